@@ -1,0 +1,60 @@
+"""Errors that point at the user's Python: file, line, column, the line itself, a caret."""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A place in the user's source: 1-based line, 0-based column (as libcst reports)."""
+
+    file: str
+    line: int
+    col: int = 0
+    function: str = ""
+    stmt: int = 0  # first line of the enclosing statement: groups ops for comments
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col + 1}"
+
+    def source_line(self) -> str:
+        return linecache.getline(self.file, self.line).rstrip("\n")
+
+
+class CompilationError(Exception):
+    """A kernel could not be compiled; the message shows where in the user's source."""
+
+    def __init__(self, message: str, loc: Loc | None = None, *, log: str = ""):
+        self.message = message
+        self.loc = loc
+        self.log = log
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.loc is None:
+            return self.message
+        where = f"{self.loc}" + (f" in {self.loc.function}" if self.loc.function else "")
+        text = self.loc.source_line()
+        if not text:
+            return f"{where}: {self.message}"
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        caret = " " * (4 + max(0, self.loc.col - indent)) + "^"
+        return f"{where}:\n    {stripped}\n{caret}\n{self.message}"
+
+
+class InterpreterError(Exception):
+    """A kernel run on the interpreter did something illegal (an out-of-bounds access,
+    a failed device assertion); the message names the user's line."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        self.message = message
+        self.loc = loc
+        prefix = ""
+        if loc is not None:
+            prefix = f"{loc}" + (f" in {loc.function}" if loc.function else "")
+            text = loc.source_line().strip()
+            prefix += f":\n    {text}\n" if text else ": "
+        super().__init__(prefix + message)

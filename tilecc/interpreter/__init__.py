@@ -1,0 +1,85 @@
+"""The NumPy interpreter: `kernel.interpret[grid](...)`, or any launch with TILECC_INTERPRET=1.
+
+Arguments are NumPy arrays (CPU torch tensors and GPU arrays are copied to the host and
+back).  The kernel is specialized and passed through the same frontend and passes as
+for the GPU, then each program of the grid runs in turn on the IR.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tilecc.interpreter.evaluate import Pointer, Program
+from tilecc.runtime import specialize as SP
+
+__all__ = ["run_interpreted"]
+
+
+def _flat_memory(arr: np.ndarray) -> np.ndarray:
+    """The memory an array spans, as a flat writable view starting at its first element."""
+    if arr.flags.c_contiguous or arr.flags.f_contiguous:
+        return arr.reshape(-1, order="A")
+    if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
+        raise TypeError("the interpreter needs arrays with positive, element-aligned strides")
+    extent = 1 + sum((n - 1) * s // arr.itemsize for n, s in zip(arr.shape, arr.strides) if n)
+    return np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(arr.itemsize,))
+
+
+def _to_host(x: Any) -> tuple[Any, Callable[[], None] | None]:
+    """A NumPy view of an array argument, and how to write results back (if copied)."""
+    if isinstance(x, np.ndarray):
+        return x, None
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch"):
+        if x.device.type == "cpu":
+            return x.detach().numpy(), None
+        import torch
+
+        host = x.detach().cpu().numpy()
+        return host, lambda: x.copy_(torch.from_numpy(host))
+    if mod.startswith("cupy"):
+        host = x.get()
+        return host, lambda: x.set(host)
+    info = SP.array_info(x)
+    if info is not None:
+        raise TypeError(f"the interpreter cannot read arrays of type {type(x).__name__}; "
+                        "pass NumPy arrays")
+    return x, None
+
+
+def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
+    values, options = jit_fn.bind(args, dict(kwargs))
+    writebacks = []
+    for name, v in list(values.items()):
+        host, back = _to_host(v)
+        values[name] = host
+        if back is not None:
+            writebacks.append(back)
+    specs, _ = jit_fn.specs_for(values)
+    built = jit_fn.build(specs, "cuda", options.get("num_warps", 4), debug=True)
+    kernel = built.kernel
+    grid = grid({**values, **options}) if callable(grid) else grid
+    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid}")
+    grid = grid + (1,) * (3 - len(grid))
+    if min(grid) < 0:
+        raise ValueError(f"grid dimensions must be >= 0, got {grid}")
+    env: dict[int, object] = {}
+    for p in kernel.params:
+        if p.value is None:
+            continue
+        v = values[p.name]
+        if p.value.dtype.is_ptr():
+            env[p.value.id] = Pointer(_flat_memory(v), np.int64(0), p.name)
+        else:
+            env[p.value.id] = p.value.dtype.to_numpy().type(v)
+    with np.errstate(all="ignore"):
+        for z in range(grid[2]):
+            for y in range(grid[1]):
+                for x in range(grid[0]):
+                    Program(kernel, (x, y, z), grid, env).run()
+    for back in writebacks:
+        back()

@@ -1,0 +1,271 @@
+"""Evaluate the tile IR on NumPy, one program at a time.
+
+This runs the very IR the GPU source is rendered from (after the passes), so CI exercises
+the frontend, the typing rules and the passes without a GPU.  Semantics follow the
+generated C: integers wrap, `//` and `%` round toward zero, 16-bit floats round after
+every operation, math on 16-bit floats is computed in float32.  Every load and store is
+bounds-checked against the array behind the pointer, lane by lane, and reported at the
+user's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilecc.errors import InterpreterError
+from tilecc.language import dtypes as D
+from tilecc.transpiler.ir import Kernel, Op, Region, Value
+
+
+@dataclass
+class Pointer:
+    """Pointers into one array: `buffer` is its memory as a flat array, `offset` the
+    element offsets (a NumPy int64 scalar or array)."""
+
+    buffer: np.ndarray
+    offset: np.ndarray | np.int64
+    name: str
+
+
+_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
+         "ceil": np.ceil}
+
+
+def _erf(x):
+    import math
+
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+def _np(d: D.dtype) -> np.dtype:
+    return d.to_numpy()
+
+
+def _as(x, d: D.dtype):
+    """x converted to element type d (array or 0-d → NumPy scalar)."""
+    out = np.asarray(x).astype(_np(d))
+    return out if out.ndim else out[()]
+
+
+def _compute_type(d: D.dtype) -> np.dtype:
+    # Math on 16-bit floats is done in float32 and rounded, as the device header does.
+    return np.dtype(np.float32) if d.name in ("fp16", "bf16") else _np(d)
+
+
+def trunc_div(a, b):
+    """Integer division rounding toward zero (C and Triton), not Python's floor."""
+    r = np.fmod(a, b)
+    return (a - r) // b
+
+
+class Program:
+    def __init__(self, kernel: Kernel, pid: tuple[int, int, int], grid: tuple[int, int, int],
+                 args: dict[int, object]):
+        self.kernel, self.pid, self.grid = kernel, pid, grid
+        self.env: dict[int, object] = dict(args)
+
+    def run(self) -> None:
+        self.region(self.kernel.body)
+
+    def region(self, region: Region) -> list:
+        for op in region.ops:
+            self.op(op)
+        return [self.env[v.id] for v in region.yields]
+
+    def get(self, v: Value):
+        return self.env[v.id]
+
+    def op(self, op: Op) -> None:
+        k = op.kind
+        handler = getattr(self, f"op_{k}", None)
+        if handler is not None:
+            out = handler(op)
+        else:
+            out = self.elementwise(op)
+        if op.results and out is not None:
+            if len(op.results) == 1 and k not in ("for", "while", "if"):
+                self.env[op.result.id] = out
+            else:
+                for r, v in zip(op.results, out):
+                    self.env[r.id] = v
+
+    # --- values ------------------------------------------------------------------------------
+    def elementwise(self, op: Op):
+        k, a = op.kind, [self.get(v) for v in op.operands]
+        t = op.result.dtype
+        if k == "const":
+            return _as(op.attrs["value"], t)
+        if k == "program_id":
+            return np.int32(self.pid[op.attrs["axis"]])
+        if k == "num_programs":
+            return np.int32(self.grid[op.attrs["axis"]])
+        if k == "arange":
+            return np.arange(op.attrs["start"], op.attrs["end"], dtype=np.int32)
+        if k == "splat":
+            if isinstance(a[0], Pointer):
+                return Pointer(a[0].buffer, np.full(op.result.type.shape, a[0].offset, np.int64),
+                               a[0].name)
+            return np.full(op.result.type.shape, a[0], dtype=_np(t))
+        if k == "assume":
+            return a[0]
+        if k == "addptr":
+            p, off = a
+            return Pointer(p.buffer, p.offset + np.asarray(off).astype(np.int64), p.name)
+        if k == "cast":
+            src = op.operands[0].dtype
+            if op.attrs.get("bitcast"):
+                return np.asarray(a[0]).view(_np(t))[()]
+            if t.is_bool():
+                return _as(np.asarray(a[0]) != 0, t)
+            if src.is_floating() and t.is_int():
+                with np.errstate(invalid="ignore"):
+                    return _as(np.trunc(np.asarray(a[0], dtype=np.float64)), t)
+            if src.name == "bf16" or t.name == "bf16":
+                return _as(np.asarray(a[0]).astype(np.float32), t)
+            return _as(a[0], t)
+        if k == "unary":
+            fn, x = op.attrs["fn"], a[0]
+            if fn == "neg":
+                return _as(-np.asarray(x), t) if not t.is_bool() else x
+            if fn == "invert":
+                return _as(~np.asarray(x), t)
+            if fn == "not":
+                return _as(np.logical_not(x), t)
+            if fn == "abs":
+                return _as(np.abs(x), t)
+            x = np.asarray(x).astype(_compute_type(t))
+            return _as(_erf(x) if fn == "erf" else _MATH[fn](x), t)
+        if k == "binary":
+            return _as(self.binary(op.attrs["fn"], a[0], a[1], t), t)
+        if k == "cmp":
+            x, y = a
+            return {"lt": np.less, "le": np.less_equal, "gt": np.greater,
+                    "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}[
+                op.attrs["pred"]](x, y)
+        if k == "where":
+            c, x, y = a
+            if isinstance(x, Pointer):
+                if x.buffer is not y.buffer:
+                    raise InterpreterError("tl.where between pointers into different arrays is "
+                                           "not supported by the interpreter", op.loc)
+                return Pointer(x.buffer, np.where(c, x.offset, y.offset), x.name)
+            return _as(np.where(c, x, y), t)
+        if k == "fma":
+            x, y, z = (np.asarray(v, dtype=np.float64) for v in a)
+            return _as(x * y + z, t)
+        raise NotImplementedError(f"interpreter: op {k}")
+
+    @staticmethod
+    def binary(fn: str, x, y, t: D.dtype):
+        x, y = np.asarray(x), np.asarray(y)
+        if fn in ("add", "sub", "mul") and t.name == "bf16":
+            x, y = x.astype(np.float32), y.astype(np.float32)
+        if fn == "add":
+            return x + y
+        if fn == "sub":
+            return x - y
+        if fn == "mul":
+            return x * y
+        if fn == "div":
+            if t.is_floating():
+                return x.astype(_compute_type(t)) / y.astype(_compute_type(t))
+            safe = np.where(y == 0, 1, y)  # division by zero is undefined on the GPU too
+            return trunc_div(x, safe)
+        if fn == "rem":
+            if not t.is_floating():
+                y = np.where(y == 0, 1, y)
+            return np.fmod(x, y)
+        if fn in ("and", "land"):
+            return np.logical_and(x, y) if t.is_bool() else x & y
+        if fn in ("or", "lor"):
+            return np.logical_or(x, y) if t.is_bool() else x | y
+        if fn == "xor":
+            return np.logical_xor(x, y) if t.is_bool() else x ^ y
+        if fn == "shl":
+            return np.left_shift(x, y)
+        if fn == "shr":
+            return np.right_shift(x, y)
+        if fn == "min":
+            return np.minimum(x, y)
+        if fn == "max":
+            return np.maximum(x, y)
+        if fn == "fmin":
+            return np.fmin(x, y)
+        if fn == "fmax":
+            return np.fmax(x, y)
+        raise NotImplementedError(fn)
+
+    # --- memory ------------------------------------------------------------------------------
+    def _lanes(self, op: Op, ptr: Pointer, mask, what: str):
+        offset = np.asarray(ptr.offset)
+        active = np.ones(offset.shape, bool) if mask is None else np.asarray(mask, bool)
+        bad = active & ((offset < 0) | (offset >= ptr.buffer.size))
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0]) if bad.ndim else 0
+            off = int(offset.reshape(-1)[lane]) if offset.ndim else int(offset)
+            where = f" (lane {lane} of the block)" if offset.ndim else ""
+            raise InterpreterError(
+                f"out-of-bounds {what}: element {off} of `{ptr.name}`, which has "
+                f"{ptr.buffer.size} elements{where}, in program {self.pid}; "
+                "mask the access or fix the offsets", op.loc)
+        return offset, active
+
+    def op_load(self, op: Op):
+        ptr = self.get(op.operands[0])
+        mask = self.get(op.operands[1]) if len(op.operands) > 1 else None
+        t = op.result.dtype
+        other = self.get(op.operands[2]) if len(op.operands) > 2 else _as(0, t)
+        offset, active = self._lanes(op, ptr, mask, "load")
+        values = ptr.buffer[np.where(active, offset, 0)] if ptr.buffer.size else \
+            np.zeros(offset.shape, _np(t))
+        return _as(np.where(active, values, other), t)
+
+    def op_store(self, op: Op):
+        ptr = self.get(op.operands[0])
+        value = self.get(op.operands[1])
+        mask = self.get(op.operands[2]) if len(op.operands) > 2 else None
+        offset, active = self._lanes(op, ptr, mask, "store")
+        if offset.ndim == 0:
+            if active:
+                ptr.buffer[int(offset)] = value
+            return None
+        ptr.buffer[offset[active]] = np.asarray(value)[active]
+        return None
+
+    def op_device_assert(self, op: Op):
+        if not np.all(self.get(op.operands[0])):
+            raise InterpreterError(f"device assertion failed: {op.attrs['msg']} "
+                                   f"(program {self.pid})", op.loc)
+
+    # --- control flow ------------------------------------------------------------------------
+    def op_for(self, op: Op):
+        lo, hi, step = (int(self.get(v)) for v in op.operands[:3])
+        carried = [self.get(v) for v in op.operands[3:]]
+        body = op.regions[0]
+        iv_type = body.args[0].dtype
+        for i in range(lo, hi, step):
+            self.env[body.args[0].id] = _as(i, iv_type)
+            for a, v in zip(body.args[1:], carried):
+                self.env[a.id] = v
+            carried = self.region(body)
+        return carried
+
+    def op_while(self, op: Op):
+        carried = [self.get(v) for v in op.operands]
+        before, body = op.regions
+        while True:
+            for a, v in zip(before.args, carried):
+                self.env[a.id] = v
+            (cond,) = self.region(before)
+            if not bool(cond):
+                return carried
+            for a, v in zip(body.args, carried):
+                self.env[a.id] = v
+            carried = self.region(body)
+
+    def op_if(self, op: Op):
+        taken = op.regions[0] if bool(self.get(op.operands[0])) else op.regions[1]
+        return self.region(taken)

@@ -1,0 +1,178 @@
+"""The `tl` functions kernels call: signatures and documentation only.
+
+These stubs are the one declaration of each builtin.  The frontend binds a call's
+arguments against the stub's signature (so argument errors read like Python's own) and
+dispatches to the implementation registered under the stub's canonical name in
+`tilecc.transpiler.builtins`.  Called from ordinary Python, a stub raises.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from tilecc.language.dtypes import dtype
+
+
+class OutsideKernelError(RuntimeError):
+    """A `tl` function was called from ordinary Python rather than inside a kernel."""
+
+
+def builtin(fn: Callable) -> Callable:
+    """Mark `fn` as the declaration of a kernel builtin named `tl.<fn name>`."""
+
+    @functools.wraps(fn)
+    def outside_kernel(*args: Any, **kwargs: Any):
+        raise OutsideKernelError(
+            f"tl.{fn.__name__}() can only be called inside a @tilecc.jit kernel "
+            "(or a @tilecc.jit helper it calls); to run a kernel on the CPU use "
+            "kernel.interpret[grid](...) or TILECC_INTERPRET=1")
+
+    outside_kernel.__tilecc_builtin__ = fn.__name__
+    return outside_kernel
+
+
+class constexpr:
+    """Annotation for compile-time parameters (`BLOCK: tl.constexpr`), or a wrapper
+    that marks a global as a compile-time constant (`BLOCK = tl.constexpr(128)`)."""
+
+    def __init__(self, value: Any):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+
+# --- program geometry -------------------------------------------------------------------
+
+@builtin
+def program_id(axis):
+    """Index of this program along grid `axis` (0, 1 or 2), as int32."""
+
+
+@builtin
+def num_programs(axis):
+    """Number of programs along grid `axis` (0, 1 or 2), as int32."""
+
+
+@builtin
+def arange(start, end):
+    """The block [start, start+1, ..., end-1]; both constexpr, end - start a power of 2."""
+
+
+# --- memory -----------------------------------------------------------------------------
+
+@builtin
+def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="",
+         volatile=False):
+    """Load from a pointer or block of pointers; masked-off lanes take `other`
+    (left undefined when `other` is None)."""
+
+
+@builtin
+def store(pointer, value, mask=None, cache_modifier="", eviction_policy=""):
+    """Store `value` (cast to the pointee type) where `mask` is true."""
+
+
+# --- element-wise -----------------------------------------------------------------------
+
+@builtin
+def where(condition, x, y):
+    """Element-wise `x if condition else y`, broadcasting the three operands."""
+
+
+@builtin
+def minimum(x, y, propagate_nan=None):
+    """Element-wise minimum (for floats, a NaN operand yields the other one)."""
+
+
+@builtin
+def maximum(x, y, propagate_nan=None):
+    """Element-wise maximum (for floats, a NaN operand yields the other one)."""
+
+
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """Convert `input` to `dtype` (same as `input.to(dtype)`)."""
+
+
+@builtin
+def fma(x, y, z):
+    """Fused multiply-add x * y + z, rounded once."""
+
+
+@builtin
+def cdiv(x, div):
+    """Ceiling division (x + div - 1) // div."""
+
+
+@builtin
+def sigmoid(x):
+    """1 / (1 + exp(-x))."""
+
+
+def _unary_math(name: str, doc: str) -> Callable:
+    def stub(x):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = doc
+    return builtin(stub)
+
+
+abs = _unary_math("abs", "Absolute value.")
+exp = _unary_math("exp", "e ** x.")
+exp2 = _unary_math("exp2", "2 ** x.")
+log = _unary_math("log", "Natural logarithm.")
+log2 = _unary_math("log2", "Base-2 logarithm.")
+sqrt = _unary_math("sqrt", "Square root.")
+rsqrt = _unary_math("rsqrt", "1 / sqrt(x).")
+sin = _unary_math("sin", "Sine.")
+cos = _unary_math("cos", "Cosine.")
+floor = _unary_math("floor", "Largest integer not greater than x.")
+ceil = _unary_math("ceil", "Smallest integer not less than x.")
+erf = _unary_math("erf", "The error function.")
+
+UNARY_MATH = ("abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
+              "ceil", "erf")
+
+
+# --- compile-time helpers and hints -----------------------------------------------------
+
+@builtin
+def static_range(arg1, arg2=None, step=None):
+    """A range with constexpr bounds that is unrolled at compile time."""
+
+
+@builtin
+def range(arg1, arg2=None, step=None, num_stages=None):
+    """A run-time loop range (as Python's `range`)."""
+
+
+@builtin
+def static_assert(cond, msg=""):
+    """Fail compilation when the constexpr `cond` is false."""
+
+
+@builtin
+def device_assert(cond, msg=""):
+    """Check `cond` at run time in debug mode (and always in the interpreter)."""
+
+
+@builtin
+def multiple_of(input, values):
+    """Promise that `input` (each run start, for a block) is a multiple of `values`."""
+
+
+@builtin
+def max_contiguous(input, values):
+    """Promise that `input` holds runs of `values` consecutive integers."""
+
+
+@builtin
+def max_constancy(input, values):
+    """Promise that `input` holds runs of `values` equal elements."""
+
+
+def is_dtype(value: Any) -> bool:
+    return isinstance(value, dtype)

@@ -1,0 +1,199 @@
+"""Element types of the kernel language, and Triton's rules for combining them.
+
+A `dtype` is a value object shared by the language (`tl.float32`), the tile IR and both
+back ends.  The promotion functions here are the single statement of Triton's typing
+rules; the frontend calls them and the interpreter trusts their result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class dtype:
+    """A scalar element type: `kind` is "int", "uint", "float" or "bool"."""
+
+    name: str  # Triton's short name: "fp32", "i32", "u8", "i1", ...
+    kind: str
+    bits: int
+
+    def __repr__(self) -> str:
+        return f"tl.{LONG_NAMES.get(self.name, self.name)}"
+
+    # Predicates named as in Triton, so helper code reads the same.
+    def is_floating(self) -> bool:
+        return self.kind == "float"
+
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+    def is_int_signed(self) -> bool:
+        return self.kind == "int"
+
+    def is_int_unsigned(self) -> bool:
+        return self.kind == "uint"
+
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    @property
+    def mantissa_bits(self) -> int:
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}.get(self.name, 0)
+
+    @property
+    def kind_rank(self) -> int:
+        """bool < integer < floating: the order Triton uses for literal operands."""
+        return {"bool": 0, "int": 1, "uint": 1, "float": 2}[self.kind]
+
+    def to_numpy(self) -> np.dtype:
+        if self.name == "bf16":
+            import ml_dtypes
+
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(NUMPY_NAMES[self.name])
+
+    @property
+    def min(self) -> int:
+        return 0 if self.kind in ("uint", "bool") else -(1 << (self.bits - 1))
+
+    @property
+    def max(self) -> int:
+        if self.kind == "bool":
+            return 1
+        return (1 << self.bits) - 1 if self.kind == "uint" else (1 << (self.bits - 1)) - 1
+
+
+@dataclass(frozen=True)
+class pointer_type:
+    """A pointer to global memory holding elements of `element_ty`."""
+
+    element_ty: dtype
+
+    name = "ptr"
+    kind = "ptr"
+    bits = 64
+
+    def __repr__(self) -> str:
+        return f"tl.pointer_type({self.element_ty!r})"
+
+    def is_ptr(self) -> bool:
+        return True
+
+    def is_floating(self) -> bool:
+        return False
+
+    def is_int(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    @property
+    def itemsize(self) -> int:
+        return 8
+
+
+int1 = dtype("i1", "bool", 1)
+int8 = dtype("i8", "int", 8)
+int16 = dtype("i16", "int", 16)
+int32 = dtype("i32", "int", 32)
+int64 = dtype("i64", "int", 64)
+uint8 = dtype("u8", "uint", 8)
+uint16 = dtype("u16", "uint", 16)
+uint32 = dtype("u32", "uint", 32)
+uint64 = dtype("u64", "uint", 64)
+float16 = dtype("fp16", "float", 16)
+bfloat16 = dtype("bf16", "float", 16)
+float32 = dtype("fp32", "float", 32)
+float64 = dtype("fp64", "float", 64)
+
+ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              float16, bfloat16, float32, float64)
+BY_NAME = {d.name: d for d in ALL_DTYPES}
+LONG_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+              "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+              "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+BY_LONG_NAME = {long: BY_NAME[short] for short, long in LONG_NAMES.items()}
+NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+               "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+               "fp16": "float16", "fp32": "float32", "fp64": "float64"}
+
+
+def from_numpy(np_dtype) -> dtype:
+    """The tilecc dtype of a NumPy (or ml_dtypes) dtype; KeyError if it has none."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype.name == "bfloat16":
+        return bfloat16
+    for short, np_name in NUMPY_NAMES.items():
+        if np_dtype == np.dtype(np_name):
+            return BY_NAME[short]
+    raise KeyError(np_dtype)
+
+
+def literal_dtype(value) -> dtype:
+    """How Triton types a Python literal: bool → i1, int → i32/i64/u64, float → fp32."""
+    if isinstance(value, (bool, np.bool_)):
+        return int1
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if int32.min <= v <= int32.max:
+            return int32
+        if int64.min <= v <= int64.max:
+            return int64
+        if 0 <= v <= uint64.max:
+            return uint64
+        raise OverflowError(f"integer literal {v} does not fit in 64 bits")
+    if isinstance(value, (float, np.floating)):
+        return float32
+    raise TypeError(f"{type(value).__name__} is not a number")
+
+
+def integer_promote(a: dtype, b: dtype) -> dtype:
+    """C's usual arithmetic conversions, as Triton applies them to two integer types."""
+    if a.kind == b.kind:
+        return a if a.bits > b.bits else b
+    if a.kind == "uint":
+        return a if a.bits >= b.bits else b
+    if b.kind == "uint":
+        return b if b.bits >= a.bits else a
+    # bool with a signed integer
+    return a if a.bits >= b.bits else b
+
+
+def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
+                     div_or_mod: bool = False) -> dtype:
+    """The type both operands of an arithmetic operator are converted to (Triton's rules).
+
+    A Python literal (or constexpr) of a lower or equal kind does not take part in the
+    promotion: `x_fp16 * 2` stays fp16, `x_i8 + 1` stays i8.
+    """
+    if a_literal != b_literal:
+        lit, other = (a, b) if a_literal else (b, a)
+        if lit.kind_rank <= other.kind_rank:
+            if div_or_mod and other in (float16, bfloat16):
+                return float32
+            return other
+    if float64 in (a, b):
+        return float64
+    if float32 in (a, b):
+        return float32
+    if float16 in (a, b):
+        return float32 if div_or_mod else float16
+    if bfloat16 in (a, b):
+        if div_or_mod or not (a == b == bfloat16):
+            return float32
+        return bfloat16
+    if div_or_mod and a.kind != b.kind and "bool" not in (a.kind, b.kind):
+        raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they differ in "
+                        "signedness, which is unlikely to give a useful answer; cast one of them")
+    return integer_promote(a, b)

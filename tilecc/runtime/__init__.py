@@ -1,0 +1,1 @@
+"""Run time: specialization, compilation (NVRTC / hiprtc), caching and launching."""

@@ -1,0 +1,268 @@
+"""`@tilecc.jit`: specialize, transpile, compile, cache and launch a kernel.
+
+    kernel[grid](*args, num_warps=4, **constexprs)   launch on the GPU (or the interpreter
+                                                     when TILECC_INTERPRET=1)
+    kernel.interpret[grid](*args, ...)               always the NumPy interpreter
+    kernel.source(signature, target="cuda")          generated source, no GPU needed
+    kernel.compile(signature, target, arch)          cubin / HIP code object, no GPU needed
+
+Compiled kernels are cached in memory per (specialization, launch options, device).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from tilecc.errors import CompilationError, Loc
+from tilecc.language import dtypes as D
+from tilecc.runtime import specialize as SP
+from tilecc.transpiler import frontend
+from tilecc.transpiler.frontend import ArgSpec, ParamDecl
+from tilecc.transpiler.ir import Kernel
+from tilecc.transpiler.passes import run_passes
+from tilecc.transpiler.passes.layouts import Blocked1D
+from tilecc.transpiler.render import INCLUDE_DIR, render
+from tilecc.transpiler.target import Target, get_target
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
+
+
+def _user_facing(method: Callable) -> Callable:
+    """Re-raise CompilationErrors without tilecc's own frames behind them."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except CompilationError as e:
+            raise e.with_traceback(None) from None
+    return wrapper
+
+
+@dataclass
+class Built:
+    kernel: Kernel
+    layouts: dict[int, Blocked1D]
+    source: str
+    specs: tuple[ArgSpec, ...]
+
+
+class JITFunction:
+    def __init__(self, fn: Callable, *, debug: bool | None = None):
+        if not inspect.isfunction(fn):
+            raise TypeError("@tilecc.jit decorates a plain Python function")
+        self.fn = fn
+        self.debug = debug
+        functools.update_wrapper(self, fn)
+        self._params: list[ParamDecl] | None = None
+        self._launchers: dict[tuple, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<tilecc kernel {self.fn.__module__}.{self.fn.__qualname__}>"
+
+    @property
+    def params(self) -> list[ParamDecl]:
+        if self._params is None:
+            try:
+                self._params = frontend.declared_params(self.fn)
+            except CompilationError as e:
+                raise e.with_traceback(None) from None
+        return self._params
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.fn.__name__} is a tilecc kernel: launch it with "
+                        f"{self.fn.__name__}[grid](...), or call it from another kernel")
+
+    # --- building ------------------------------------------------------------------------------
+    def _debug(self, debug: bool | None) -> bool:
+        if debug is not None:
+            return debug
+        if self.debug is not None:
+            return self.debug
+        return os.environ.get("TILECC_DEBUG", "0") == "1"
+
+    def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
+              *, debug: bool | None = None, line_directives: bool = False) -> Built:
+        target = get_target(target)
+        if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
+        kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
+        layouts = run_passes(kernel, target)
+        source = render(kernel, target, layouts, specialization=describe_specs(specs),
+                        line_directives=line_directives)
+        return Built(kernel, layouts, source, tuple(specs))
+
+    def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
+        try:
+            return SP.specs_from_signature(self.params, signature, constexprs)
+        except ValueError as e:
+            raise CompilationError(f"{self.fn.__name__}: {e}") from None
+
+    @_user_facing
+    def source(self, signature: str | list[str] | None = None, target: str = "cuda",
+               num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
+               **constexprs) -> str:
+        """The generated CUDA or HIP source for one specialization (no GPU needed)."""
+        return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
+                          line_directives=line_directives).source
+
+    @_user_facing
+    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4, **constexprs) -> Kernel:
+        """The tile IR after the passes, for inspection."""
+        return self.build(self._specs(signature, constexprs), target, num_warps).kernel
+
+    @_user_facing
+    def compile(self, signature=None, target: str = "cuda", arch: str | None = None,
+                num_warps: int = 4, debug: bool | None = None, **constexprs):
+        """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
+        built = self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
+                           line_directives=True)
+        return compile_source(built, get_target(target), arch)
+
+    # --- launching -------------------------------------------------------------------------------
+    def __getitem__(self, grid) -> Callable:
+        return functools.partial(self._run, grid)
+
+    @property
+    def interpret(self) -> "_Interpret":
+        return _Interpret(self)
+
+    def _run(self, grid, *args, **kwargs):
+        if os.environ.get("TILECC_INTERPRET", "0") == "1":
+            return self.interpret[grid](*args, **kwargs)
+        from tilecc.runtime.launch import launch
+
+        try:
+            return launch(self, grid, args, kwargs)
+        except CompilationError as e:
+            raise e.with_traceback(None) from None
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Match launch arguments to parameters: (values by name, launch options)."""
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        params = self.params
+        if len(args) > len(params):
+            raise TypeError(f"{self.fn.__name__}() takes {len(params)} arguments but "
+                            f"{len(args)} were given")
+        values = dict(zip((p.name for p in params), args))
+        for k, v in kwargs.items():
+            if k not in {p.name for p in params}:
+                raise TypeError(f"{self.fn.__name__}() got an unexpected argument `{k}`")
+            if k in values:
+                raise TypeError(f"{self.fn.__name__}() got multiple values for argument `{k}`")
+            values[k] = v
+        for p in params:
+            if p.name not in values:
+                if p.default is inspect.Parameter.empty:
+                    raise TypeError(f"{self.fn.__name__}() is missing argument `{p.name}`")
+                values[p.name] = p.default
+        return values, options
+
+    def specs_for(self, values: dict[str, Any]) -> tuple[list[ArgSpec], list[Any]]:
+        """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass."""
+        specs, passed = [], []
+        for p in self.params:
+            v = values[p.name]
+            if p.is_constexpr:
+                if SP.array_info(v) is not None:
+                    raise TypeError(f"argument `{p.name}` is a tl.constexpr and takes a "
+                                    "compile-time value, not an array")
+                specs.append(ArgSpec(p.name, constexpr=v.value if hasattr(v, "value") and
+                                     type(v).__name__ == "constexpr" else v, is_constexpr=True))
+                continue
+            arr = SP.array_info(v)
+            if arr is not None:
+                specs.append(ArgSpec(p.name, type=D.pointer_type(arr.dtype),
+                                     divisible_by_16=arr.ptr % 16 == 0))
+                passed.append(arr)
+                continue
+            t = SP.scalar_type(v)
+            if t is None:
+                raise TypeError(f"argument `{p.name}` has type {type(v).__name__}; kernels take "
+                                "arrays (CuPy, torch, __cuda_array_interface__, DLPack) and "
+                                "int, float or bool scalars")
+            if t.is_int() and not t.is_bool():
+                iv = int(v)
+                if iv == 1:
+                    specs.append(ArgSpec(p.name, type=t, equals_one=True))
+                    continue
+                specs.append(ArgSpec(p.name, type=t, divisible_by_16=iv % 16 == 0))
+            else:
+                specs.append(ArgSpec(p.name, type=t))
+            passed.append(t.to_numpy().type(v))
+        return specs, passed
+
+
+class _Interpret:
+    def __init__(self, jit_fn: JITFunction):
+        self.jit_fn = jit_fn
+
+    def __getitem__(self, grid) -> Callable:
+        from tilecc.interpreter import run_interpreted
+
+        def run(*args, **kwargs):
+            try:
+                return run_interpreted(self.jit_fn, grid, args, kwargs)
+            except CompilationError as e:
+                raise e.with_traceback(None) from None
+        return run
+
+
+def jit(fn: Callable | None = None, *, debug: bool | None = None, **_ignored):
+    """Decorate a kernel (or a helper that kernels call). `@jit` or `@jit(debug=True)`."""
+    if fn is None:
+        return lambda f: JITFunction(f, debug=debug)
+    return JITFunction(fn, debug=debug)
+
+
+def describe_specs(specs) -> list[str]:
+    out = []
+    for s in specs:
+        if s.is_constexpr:
+            out.append(f"{s.name} = {s.constexpr!r} (constexpr)")
+        elif s.equals_one:
+            out.append(f"{s.name} = 1 (specialized: the argument was 1)")
+        elif s.type.is_ptr():
+            out.append(f"{s.name}: *{s.type.element_ty.name}" +
+                       (" (16-byte aligned)" if s.divisible_by_16 else ""))
+        else:
+            out.append(f"{s.name}: {s.type.name}" + (" (multiple of 16)" if s.divisible_by_16
+                                                      else ""))
+    return out
+
+
+_LOG_LINE = re.compile(r"^(?P<file>[^\s(:]+\.py)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+):(?:\d+:)?)\s*"
+                       r"(?P<what>error|warning)?:?\s*(?P<msg>.*)$")
+
+
+def compile_source(built: Built, target: Target, arch: str | None):
+    """NVRTC / hiprtc on rendered source (with #line directives); compile errors become
+    CompilationErrors at the user's Python line."""
+    from tilecc.runtime import native_compile as NC
+
+    arch = arch or target.default_arch
+    options = [f"-I{INCLUDE_DIR}"]
+    try:
+        if target.name == "cuda":
+            return NC.compile_cuda(built.source, arch=arch, options=options + ["-lineinfo"],
+                                   filename=f"{built.kernel.name}.cu")
+        return NC.compile_hip(built.source, arch=arch, options=options,
+                              filename=f"{built.kernel.name}.hip")
+    except NC.NativeCompileError as e:
+        loc, message = None, ""
+        for line in e.log.splitlines():
+            m = _LOG_LINE.match(line.strip())
+            if m and (m.group("what") == "error" or "error" in line):
+                loc = Loc(m.group("file"), int(m.group("l1") or m.group("l2")), 0,
+                          built.kernel.name)
+                message = m.group("msg")
+                break
+        raise CompilationError(f"{target.name} compiler ({arch}) rejected the generated code: "
+                               f"{message or 'see the log'}\n--- compiler log ---\n{e.log}",
+                               loc, log=e.log) from None

@@ -1,0 +1,157 @@
+"""Specialization: from a signature string or from launch arguments to `ArgSpec`s.
+
+Signature strings follow Triton's AOT convention, one comma-separated entry per parameter:
+`*fp32` (pointer), `*fp16:16` (16-byte aligned pointer), `i32`, `i64:16` (multiple of 16),
+`i32:1` (equal to 1), `fp32`, or a bare literal for a constexpr.  Launch arguments are
+typed as Triton types them: Python int → i32 (i64 when it needs it), float → fp32,
+bool → i1, NumPy scalars by their dtype, arrays → pointers to their dtype.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilecc.language import dtypes as D
+from tilecc.transpiler.frontend import ArgSpec, ParamDecl
+
+TYPE_NAMES = {**D.BY_NAME, **D.BY_LONG_NAME, "f16": D.float16, "f32": D.float32,
+              "f64": D.float64, "bool": D.int1}
+
+
+def parse_type(text: str) -> D.dtype:
+    try:
+        return TYPE_NAMES[text.strip()]
+    except KeyError:
+        raise ValueError(f"unknown type {text!r}; expected one of "
+                         f"{', '.join(sorted(D.BY_NAME))}") from None
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        if text in TYPE_NAMES:
+            return TYPE_NAMES[text]
+        raise ValueError(f"constexpr value {text!r} is not a Python literal") from None
+
+
+def specs_from_signature(params: list[ParamDecl], signature: str | list[str] | None,
+                         constexprs: dict[str, Any]) -> list[ArgSpec]:
+    """ArgSpecs from an AOT signature; constexprs may instead come as keyword values."""
+    entries = signature.split(",") if isinstance(signature, str) else list(signature or [])
+    entries = [e.strip() for e in entries if str(e).strip()]
+    runtime = [p for p in params if not p.is_constexpr]
+    if len(entries) == len(params):
+        by_param = dict(zip((p.name for p in params), entries))
+    elif len(entries) == len(runtime):
+        by_param = dict(zip((p.name for p in runtime), entries))
+    else:
+        raise ValueError(f"signature has {len(entries)} entries; the kernel has {len(params)} "
+                         f"parameters ({len(runtime)} not constexpr): "
+                         f"{', '.join(p.name for p in params)}")
+    unknown = set(constexprs) - {p.name for p in params}
+    if unknown:
+        raise ValueError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+    specs = []
+    for p in params:
+        if p.is_constexpr:
+            if p.name in constexprs:
+                value = constexprs[p.name]
+            elif p.name in by_param:
+                value = _literal(by_param[p.name])
+            elif p.default is not inspect.Parameter.empty:
+                value = p.default
+            else:
+                raise ValueError(f"constexpr parameter `{p.name}` needs a value")
+            specs.append(ArgSpec(p.name, constexpr=value, is_constexpr=True))
+            continue
+        entry = by_param.get(p.name)
+        if entry is None:
+            raise ValueError(f"parameter `{p.name}` needs a type in the signature")
+        specs.append(_spec_from_entry(p.name, entry))
+    return specs
+
+
+def _spec_from_entry(name: str, entry: str) -> ArgSpec:
+    text, _, attr = entry.partition(":")
+    if attr not in ("", "16", "1"):
+        raise ValueError(f"`{name}`: unknown specialization ':{attr}' (use :16 or :1)")
+    if text.startswith("*"):
+        if attr == "1":
+            raise ValueError(f"`{name}`: a pointer cannot be specialized to 1")
+        return ArgSpec(name, type=D.pointer_type(parse_type(text[1:])), divisible_by_16=attr == "16")
+    t = parse_type(text)
+    if attr and not t.is_int():
+        raise ValueError(f"`{name}`: only integers take :16 or :1")
+    return ArgSpec(name, type=t, divisible_by_16=attr == "16", equals_one=attr == "1")
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """What the launcher needs of an array argument."""
+
+    ptr: int
+    dtype: D.dtype
+    device: str  # "cuda", "rocm", "cpu"
+    device_id: int
+    framework: str  # "torch", "cupy", "other"
+
+
+_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 10: "rocm", 13: "cpu"}
+
+
+def array_info(x: Any) -> ArrayInfo | None:
+    """Pointer, dtype and device of an array argument, or None if `x` is not an array."""
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch"):
+        import torch
+
+        if isinstance(x, torch.Tensor):
+            dev = x.device
+            kind = "cpu" if dev.type == "cpu" else ("rocm" if getattr(torch.version, "hip", None)
+                                                   else "cuda")
+            return ArrayInfo(x.data_ptr(), _torch_dtype(x.dtype), kind, dev.index or 0, "torch")
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        dev_id = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
+        return ArrayInfo(cai["data"][0], D.from_numpy(np.dtype(cai["typestr"])), "cuda", dev_id,
+                         "cupy" if mod.startswith("cupy") else "other")
+    if isinstance(x, np.ndarray):
+        return ArrayInfo(x.ctypes.data, D.from_numpy(x.dtype), "cpu", 0, "numpy")
+    if hasattr(x, "__dlpack_device__"):
+        dev_type, dev_id = x.__dlpack_device__()
+        kind = _DLPACK_DEVICES.get(int(dev_type), "other")
+        if kind in ("cuda", "rocm"):
+            import cupy
+
+            arr = cupy.from_dlpack(x)
+            return ArrayInfo(arr.data.ptr, D.from_numpy(arr.dtype), kind, int(dev_id), "other")
+        return ArrayInfo(0, D.int8, kind, int(dev_id), "other")
+    return None
+
+
+def _torch_dtype(t) -> D.dtype:
+    name = str(t).replace("torch.", "")
+    aliases = {"bool": "int1", "half": "float16", "float": "float32", "double": "float64"}
+    name = aliases.get(name, name)
+    if name not in D.BY_LONG_NAME:
+        raise TypeError(f"torch dtype {t} is not supported")
+    return D.BY_LONG_NAME[name]
+
+
+def scalar_type(value: Any) -> D.dtype | None:
+    """The kernel type of a scalar argument, or None if `value` is not a scalar."""
+    if isinstance(value, (bool, np.bool_)):
+        return D.int1
+    if isinstance(value, np.generic):
+        return D.from_numpy(value.dtype)
+    if isinstance(value, int):
+        return D.literal_dtype(value)
+    if isinstance(value, float):
+        return D.float32
+    return None

@@ -1,0 +1,235 @@
+// tilecc device library: the types and helpers that generated kernels call.
+//
+// Compiles under NVRTC (CUDA) and hiprtc (HIP) with no SDK headers: 16-bit floats are
+// our own storage types with conversions through PTX `cvt` (CUDA) or _Float16 (HIP);
+// everything else is plain C++17.  The target differences live here, in a few
+// preprocessor branches, so that generated kernels are the same text for both.
+#pragma once
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define TC_HIP 1
+#endif
+
+#define TC_DEVICE __device__ __forceinline__
+
+namespace tc {
+
+template <typename A, typename B> struct is_same { static constexpr bool value = false; };
+template <typename A> struct is_same<A, A> { static constexpr bool value = true; };
+
+// ---- 16-bit floating point: storage types; arithmetic rounds through float ---------------
+
+TC_DEVICE unsigned short float_to_half_bits(float f) {
+#ifdef TC_HIP
+  return __builtin_bit_cast(unsigned short, static_cast<_Float16>(f));
+#else
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#endif
+}
+
+TC_DEVICE float half_bits_to_float(unsigned short h) {
+#ifdef TC_HIP
+  return static_cast<float>(__builtin_bit_cast(_Float16, h));
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#endif
+}
+
+TC_DEVICE unsigned short float_to_bfloat16_bits(float f) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+  return static_cast<unsigned short>(u >> 16);
+#endif
+}
+
+TC_DEVICE float bfloat16_bits_to_float(unsigned short h) {
+  return __uint_as_float(static_cast<unsigned int>(h) << 16);
+}
+
+struct half {
+  unsigned short bits;
+  half() = default;
+  TC_DEVICE explicit half(float f) : bits(float_to_half_bits(f)) {}
+  TC_DEVICE explicit operator float() const { return half_bits_to_float(bits); }
+};
+
+struct bfloat16 {
+  unsigned short bits;
+  bfloat16() = default;
+  TC_DEVICE explicit bfloat16(float f) : bits(float_to_bfloat16_bits(f)) {}
+  TC_DEVICE explicit operator float() const { return bfloat16_bits_to_float(bits); }
+};
+
+#define TC_HALF_OPERATORS(H)                                                                  \
+  TC_DEVICE H operator+(H a, H b) { return H(float(a) + float(b)); }                          \
+  TC_DEVICE H operator-(H a, H b) { return H(float(a) - float(b)); }                          \
+  TC_DEVICE H operator*(H a, H b) { return H(float(a) * float(b)); }                          \
+  TC_DEVICE H operator/(H a, H b) { return H(float(a) / float(b)); }                          \
+  TC_DEVICE H operator-(H a) { H r = a; r.bits ^= 0x8000u; return r; }                         \
+  TC_DEVICE bool operator<(H a, H b) { return float(a) < float(b); }                          \
+  TC_DEVICE bool operator<=(H a, H b) { return float(a) <= float(b); }                        \
+  TC_DEVICE bool operator>(H a, H b) { return float(a) > float(b); }                          \
+  TC_DEVICE bool operator>=(H a, H b) { return float(a) >= float(b); }                        \
+  TC_DEVICE bool operator==(H a, H b) { return float(a) == float(b); }                        \
+  TC_DEVICE bool operator!=(H a, H b) { return float(a) != float(b); }
+TC_HALF_OPERATORS(half)
+TC_HALF_OPERATORS(bfloat16)
+#undef TC_HALF_OPERATORS
+
+template <typename T> struct is_half_like {
+  static constexpr bool value = is_same<T, half>::value || is_same<T, bfloat16>::value;
+};
+
+// ---- conversions -----------------------------------------------------------------------
+
+// Value conversion with Triton's semantics: to bool is `!= 0`, floats to integers
+// truncate, 16-bit floats convert through float.
+template <typename To, typename From>
+TC_DEVICE To cast(From x) {
+  if constexpr (is_same<To, From>::value) {
+    return x;
+  } else if constexpr (is_half_like<From>::value) {
+    return cast<To>(static_cast<float>(x));
+  } else if constexpr (is_same<To, bool>::value) {
+    return x != From(0);
+  } else if constexpr (is_half_like<To>::value) {
+    return To(static_cast<float>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+template <typename To, typename From>
+TC_DEVICE To bitcast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");
+  To y;
+  __builtin_memcpy(&y, &x, sizeof(To));
+  return y;
+}
+
+template <typename T> TC_DEVICE T inf();
+template <> TC_DEVICE float inf<float>() { return __int_as_float(0x7f800000); }
+template <> TC_DEVICE double inf<double>() { return __longlong_as_double(0x7ff0000000000000ll); }
+template <typename T> TC_DEVICE T nan();
+template <> TC_DEVICE float nan<float>() { return __int_as_float(0x7fc00000); }
+template <> TC_DEVICE double nan<double>() { return __longlong_as_double(0x7ff8000000000000ll); }
+
+// ---- math: one name per function, overloaded on the element type ------------------------
+
+#define TC_UNARY_MATH(NAME, F32, F64)                                                         \
+  TC_DEVICE float NAME(float x) { return F32(x); }                                            \
+  TC_DEVICE double NAME(double x) { return F64(x); }                                          \
+  TC_DEVICE half NAME(half x) { return half(F32(static_cast<float>(x))); }                    \
+  TC_DEVICE bfloat16 NAME(bfloat16 x) { return bfloat16(F32(static_cast<float>(x))); }
+TC_UNARY_MATH(exp, ::expf, ::exp)
+TC_UNARY_MATH(exp2, ::exp2f, ::exp2)
+TC_UNARY_MATH(log, ::logf, ::log)
+TC_UNARY_MATH(log2, ::log2f, ::log2)
+TC_UNARY_MATH(sqrt, ::sqrtf, ::sqrt)
+TC_UNARY_MATH(rsqrt, ::rsqrtf, ::rsqrt)
+TC_UNARY_MATH(sin, ::sinf, ::sin)
+TC_UNARY_MATH(cos, ::cosf, ::cos)
+TC_UNARY_MATH(floor, ::floorf, ::floor)
+TC_UNARY_MATH(ceil, ::ceilf, ::ceil)
+TC_UNARY_MATH(erf, ::erff, ::erf)
+TC_UNARY_MATH(fabs, ::fabsf, ::fabs)
+#undef TC_UNARY_MATH
+
+#define TC_BINARY_MATH(NAME, F32, F64)                                                        \
+  TC_DEVICE float NAME(float a, float b) { return F32(a, b); }                                \
+  TC_DEVICE double NAME(double a, double b) { return F64(a, b); }                             \
+  TC_DEVICE half NAME(half a, half b) {                                                       \
+    return half(F32(static_cast<float>(a), static_cast<float>(b)));                           \
+  }                                                                                           \
+  TC_DEVICE bfloat16 NAME(bfloat16 a, bfloat16 b) {                                           \
+    return bfloat16(F32(static_cast<float>(a), static_cast<float>(b)));                       \
+  }
+TC_BINARY_MATH(fmin, ::fminf, ::fmin)
+TC_BINARY_MATH(fmax, ::fmaxf, ::fmax)
+TC_BINARY_MATH(fmod, ::fmodf, ::fmod)
+#undef TC_BINARY_MATH
+
+TC_DEVICE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
+TC_DEVICE double fma(double a, double b, double c) { return ::fma(a, b, c); }
+TC_DEVICE half fma(half a, half b, half c) {
+  return half(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+}
+TC_DEVICE bfloat16 fma(bfloat16 a, bfloat16 b, bfloat16 c) {
+  return bfloat16(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+}
+
+template <typename T> TC_DEVICE T abs(T x) { return x < T(0) ? T(-x) : x; }
+template <typename T> TC_DEVICE T min(T a, T b) { return b < a ? b : a; }
+template <typename T> TC_DEVICE T max(T a, T b) { return a < b ? b : a; }
+
+// ---- vectors: what one 16-byte (or narrower) memory access moves -----------------------
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+  TC_DEVICE T& operator[](int i) { return v[i]; }
+  TC_DEVICE const T& operator[](int i) const { return v[i]; }
+};
+
+template <int N, typename T>
+TC_DEVICE Vec<T, N> splat(T x) {
+  Vec<T, N> r;
+#pragma unroll
+  for (int i = 0; i < N; ++i) r[i] = x;
+  return r;
+}
+
+// `p` must be aligned to the vector's size; the planner only asks where it proved that.
+template <int N, typename T>
+TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*>(p); }
+
+template <int N, typename T>
+TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
+
+// ---- layouts ------------------------------------------------------------------------------
+
+// A one-dimensional blocked layout: each thread holds VEC consecutive elements, THREADS
+// threads cover VEC * THREADS elements, repeated to cover BLOCK.  When BLOCK < THREADS,
+// thread t holds element t % BLOCK and only threads t < BLOCK own (store) it.
+template <int BLOCK, int VEC, int THREADS>
+struct Blocked1D {
+  enum : int { kRegs = BLOCK / THREADS > VEC ? BLOCK / THREADS : VEC };
+  enum : bool { kReplicated = BLOCK < THREADS };
+
+  // The element index held in register slot r of the calling thread.
+  static TC_DEVICE int index(int r) {
+    const int t = static_cast<int>(threadIdx.x);
+    return kReplicated ? (t * VEC + r) % BLOCK : (r / VEC) * (VEC * THREADS) + t * VEC + r % VEC;
+  }
+  static TC_DEVICE bool owner() { return !kReplicated || static_cast<int>(threadIdx.x) < BLOCK; }
+};
+
+// ---- debugging ------------------------------------------------------------------------------
+
+#ifdef TC_HIP
+#define TC_TRAP() __builtin_trap()
+#else
+#define TC_TRAP() __trap()
+#endif
+
+#define TC_DEVICE_ASSERT(cond, msg, file, line)                                               \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      printf("%s:%d: program (%d, %d, %d) thread %d: device assertion failed: %s\n", file,   \
+             line, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),                \
+             static_cast<int>(blockIdx.z), static_cast<int>(threadIdx.x), msg);               \
+      TC_TRAP();                                                                              \
+    }                                                                                         \
+  } while (0)
+
+}  // namespace tc

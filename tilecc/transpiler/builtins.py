@@ -1,0 +1,244 @@
+"""Implementations of the `tl` builtins and value methods, as IR emission.
+
+Each builtin's signature is its stub in `tilecc.language.core`; a call's arguments are
+bound against that signature first, so argument errors read like Python's.  Handlers
+receive the tracer (for `.b`, the emitter, and `.error`) and the bound arguments.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import libcst as cst
+
+from tilecc.language import core as L
+from tilecc.language import dtypes as D
+from tilecc.transpiler import semantic as S
+from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.semantic import Const
+
+_HANDLERS: dict[str, Callable] = {}
+
+
+def handles(*names: str):
+    def register(fn):
+        for n in names:
+            _HANDLERS[n] = fn
+        return fn
+    return register
+
+
+def is_builtin(short_name: str) -> bool:
+    return short_name in _HANDLERS
+
+
+def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) -> Any:
+    short = name[3:] if name.startswith("tl.") else name
+    if short == "constexpr":
+        if len(args) != 1 or not isinstance(args[0], Const):
+            raise tracer.error(node, "tl.constexpr() takes one compile-time value")
+        return args[0]
+    if short == "pointer_type":
+        if len(args) != 1 or not isinstance(args[0], Const):
+            raise tracer.error(node, "tl.pointer_type() takes a dtype")
+        return Const(D.pointer_type(args[0].value))
+    handler = _HANDLERS.get(short)
+    if handler is None:
+        raise tracer.error(node, f"tl.{short} is not supported by tilecc")
+    stub = getattr(L, short)
+    try:
+        bound = inspect.signature(stub).bind(*args, **kwargs)
+    except TypeError as e:
+        raise tracer.error(node, f"tl.{short}(): {e}") from None
+    bound.apply_defaults()
+    arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
+                 for k, v in bound.arguments.items()}
+    return handler(tracer, short, **arguments)
+
+
+def _const(x: Any, what: str) -> Any:
+    if not isinstance(x, Const):
+        raise TypeError(f"{what} must be a compile-time constant (constexpr)")
+    return x.value
+
+
+def _value(tracer, x: Any, what: str) -> Value | Const:
+    if isinstance(x, Value) or S.is_number(x):
+        return x
+    raise TypeError(f"{what} must be a kernel value, got {x.value!r}"
+                    if isinstance(x, Const) else f"{what} must be a kernel value")
+
+
+@handles("program_id", "num_programs")
+def _program_geometry(tracer, name, axis):
+    axis = _const(axis, "axis")
+    if axis not in (0, 1, 2):
+        raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
+    return tracer.b.emit(name, [], Type(D.int32), axis=axis)
+
+
+@handles("arange")
+def _arange(tracer, name, start, end):
+    start, end = _const(start, "tl.arange start"), _const(end, "tl.arange end")
+    if not (isinstance(start, int) and isinstance(end, int)):
+        raise TypeError("tl.arange bounds must be integers")
+    n = end - start
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"tl.arange(start, end) needs end - start to be a positive power of 2, "
+                         f"got {n}")
+    if n > 1 << 20:
+        raise ValueError(f"a block of {n} elements is too large (at most 2**20)")
+    return tracer.b.emit("arange", [], Type(D.int32, (n,)), start=start, end=end)
+
+
+@handles("load")
+def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, volatile):
+    b = tracer.b
+    if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
+        raise TypeError("tl.load needs a pointer or a block of pointers as its first argument")
+    elem = pointer.dtype.element_ty
+    operands = [pointer]
+    if isinstance(mask, Const) and mask.value is None:
+        if not (isinstance(other, Const) and other.value is None):
+            raise ValueError("tl.load: `other` needs a `mask`")
+    else:
+        m = S.truthy(b, _value(tracer, mask, "mask"))
+        if isinstance(m, Const):
+            if not m.value:
+                raise ValueError("tl.load with a mask that is always false loads nothing")
+        else:
+            shape = S.broadcast_shapes(pointer.type.shape, m.type.shape)
+            if shape != pointer.type.shape:
+                raise ValueError(f"mask of shape {list(m.type.shape)} does not match the "
+                                 f"pointers' shape {list(pointer.type.shape)}")
+            operands.append(S.splat(b, m, shape))
+            if not (isinstance(other, Const) and other.value is None):
+                o = S.cast(b, _value(tracer, other, "other"), elem)
+                operands.append(S.splat(b, o, shape))
+    return b.emit("load", operands, pointer.type.with_dtype(elem))
+
+
+@handles("store")
+def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
+    b = tracer.b
+    if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
+        raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
+    elem = pointer.dtype.element_ty
+    v = S.cast(b, _value(tracer, value, "value"), elem)
+    if v.type.is_block and v.type.shape != pointer.type.shape:
+        if not pointer.type.is_block:
+            raise ValueError("tl.store of a block through a single pointer; add offsets "
+                             "(ptr + tl.arange(...)) to make a block of pointers")
+        raise ValueError(f"value of shape {list(v.type.shape)} does not match the pointers' "
+                         f"shape {list(pointer.type.shape)}")
+    operands = [pointer, S.splat(b, v, pointer.type.shape)]
+    if not (isinstance(mask, Const) and mask.value is None):
+        m = S.truthy(b, _value(tracer, mask, "mask"))
+        if isinstance(m, Const):
+            if not m.value:
+                return Const(None)
+        else:
+            operands.append(S.splat(b, m, S.broadcast_shapes(pointer.type.shape, m.type.shape)))
+            if operands[-1].type.shape != pointer.type.shape:
+                raise ValueError("mask shape does not match the pointers' shape")
+    b.emit("store", operands, None)
+    return Const(None)
+
+
+@handles("where")
+def _where(tracer, name, condition, x, y):
+    return S.where(tracer.b, _value(tracer, condition, "condition"), _value(tracer, x, "x"),
+                   _value(tracer, y, "y"))
+
+
+@handles("minimum", "maximum")
+def _min_max(tracer, name, x, y, propagate_nan):
+    fn = "min" if name == "minimum" else "max"
+    return S.min_max(tracer.b, fn, _value(tracer, x, "x"), _value(tracer, y, "y"))
+
+
+@handles("cast")
+def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
+    to = _const(dtype, "dtype")
+    if not isinstance(to, D.dtype):
+        raise TypeError(f"expected a dtype, got {to!r}")
+    return S.cast(tracer.b, _value(tracer, input, "input"), to, bool(_const(bitcast, "bitcast")))
+
+
+@handles("fma")
+def _fma(tracer, name, x, y, z):
+    return S.fma(tracer.b, _value(tracer, x, "x"), _value(tracer, y, "y"), _value(tracer, z, "z"))
+
+
+@handles("cdiv")
+def _cdiv(tracer, name, x, div):
+    b = tracer.b
+    x, div = _value(tracer, x, "x"), _value(tracer, div, "div")
+    return S.binary(b, "floordiv", S.binary(b, "sub", S.binary(b, "add", x, div), Const(1)), div)
+
+
+@handles("sigmoid")
+def _sigmoid(tracer, name, x):
+    # Triton's definition, operator by operator, so types follow its rules exactly
+    # (sigmoid of fp16 is fp32, because `1 / half` divides in fp32).
+    b = tracer.b
+    e = S.math_unary(b, "exp", S.unary(b, "neg", _value(tracer, x, "x")))
+    return S.binary(b, "div", Const(1), S.binary(b, "add", Const(1), e))
+
+
+for _name in L.UNARY_MATH:
+    handles(_name)(lambda tracer, name, x: S.math_unary(tracer.b, name, _value(tracer, x, "x")))
+
+
+@handles("static_range", "range")
+def _range_outside_for(tracer, name, **_):
+    raise TypeError(f"tl.{name}() can only be used as a `for` loop's range")
+
+
+@handles("static_assert")
+def _static_assert(tracer, name, cond, msg):
+    if not isinstance(cond, Const):
+        raise TypeError("tl.static_assert needs a compile-time condition; use tl.device_assert "
+                        "for run-time checks")
+    if not cond.value:
+        raise ValueError(f"static assertion failed: {_const(msg, 'msg')}" if msg.value
+                         else "static assertion failed")
+    return Const(None)
+
+
+@handles("device_assert")
+def device_assert(tracer, name, cond, msg):
+    msg = _const(msg, "msg") if isinstance(msg, Const) else ""
+    c = S.truthy(tracer.b, _value(tracer, cond, "cond"))
+    if isinstance(c, Const):
+        if not c.value:
+            raise ValueError(f"assertion is always false: {msg}")
+        return Const(None)
+    tracer.b.emit("device_assert", [c], None, msg=str(msg or "device assertion failed"))
+    return Const(None)
+
+
+@handles("multiple_of", "max_contiguous", "max_constancy")
+def _hint(tracer, name, input, values):
+    v = _value(tracer, input, "input")
+    n = _const(values, "values")
+    n = n[0] if isinstance(n, tuple) and len(n) == 1 else n
+    if not isinstance(n, int) or n <= 0:
+        raise TypeError(f"tl.{name} takes a positive integer")
+    if isinstance(v, Const):
+        return v
+    return tracer.b.emit("assume", [v], v.type, **{name: n})
+
+
+def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node: cst.Call):
+    if name == "to":
+        def to(dtype, fp_downcast_rounding=None, bitcast=False):
+            return dtype, bitcast
+        try:
+            dtype, bitcast = to(*args, **kwargs)
+        except TypeError as e:
+            raise tracer.error(node, f".to(): {e}") from None
+        return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
+                     else Const(bitcast))
+    raise tracer.error(node, f"method `.{name}()` is not supported on kernel values")

@@ -1,0 +1,818 @@
+"""Frontend: a `@tilecc.jit` Python function, specialized, → tile IR (`parse`).
+
+The function's source is parsed with libcst (positions and comments kept).  Names
+resolve by qualified name through the function's globals, so `triton.language` and
+`tilecc.language` spell the same builtins.  Constexprs fold while tracing: constexpr
+`if`s keep one branch, `tl.static_range` unrolls, `@jit` helpers inline.  Every user
+error becomes a `CompilationError` at the offending node.
+"""
+
+from __future__ import annotations
+
+import builtins as pybuiltins
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tilecc.errors import CompilationError, Loc
+from tilecc.language import dtypes as D
+from tilecc.language.core import constexpr as ConstexprClass
+from tilecc.transpiler import semantic as S
+from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
+from tilecc.transpiler.semantic import Const, Operand
+
+
+# --- parsed sources -----------------------------------------------------------------------
+
+@dataclass
+class ParsedFunction:
+    fn: Callable
+    file: str
+    funcdef: cst.FunctionDef
+    module: cst.Module
+    positions: Any
+    line_offset: int
+    col_offset: int
+
+    def loc(self, node: cst.CSTNode, stmt: int = 0) -> Loc:
+        pos = self.positions[node].start
+        line = pos.line + self.line_offset
+        return Loc(self.file, line, pos.column + self.col_offset, self.fn.__name__, stmt or line)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return " ".join(self.module.code_for_node(node).split())
+
+
+@lru_cache(maxsize=None)
+def parse_function(fn: Callable) -> ParsedFunction:
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise CompilationError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    col_offset = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+    module = cst.parse_module(dedented)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    funcdef = next(n for n in module.body if isinstance(n, cst.FunctionDef))
+    return ParsedFunction(fn, file, funcdef, module, positions, first - 1, col_offset)
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    name: str
+    is_constexpr: bool
+    default: Any = inspect.Parameter.empty
+
+
+def declared_params(fn: Callable) -> list[ParamDecl]:
+    """The kernel's parameters, with which are `tl.constexpr` (read from the source)."""
+    pf = parse_function(fn)
+    sig = inspect.signature(fn)
+    out = []
+    for p in pf.funcdef.params.params:
+        name = p.name.value
+        ann = p.annotation.annotation if p.annotation else None
+        is_ce = ann is not None and _annotation_is_constexpr(fn, ann)
+        out.append(ParamDecl(name, is_ce, sig.parameters[name].default))
+    if pf.funcdef.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            pf.funcdef.params.kwonly_params or pf.funcdef.params.star_kwarg:
+        raise CompilationError("kernels take plain positional parameters only",
+                               pf.loc(pf.funcdef.params))
+    return out
+
+
+def _annotation_is_constexpr(fn: Callable, ann: cst.BaseExpression) -> bool:
+    if isinstance(ann, cst.SimpleString):
+        ann = cst.parse_expression(ann.evaluated_value)
+    ref = _resolve_static(fn, ann)
+    return ref is ConstexprClass or (isinstance(ref, TLRef) and ref.name == "tl.constexpr")
+
+
+# --- references to things that are not kernel values ---------------------------------------
+
+@dataclass(frozen=True)
+class TLRef:
+    """A name in the `tl` namespace (a module prefix or a builtin), by canonical name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class OtherModule:
+    module: types.ModuleType
+
+
+@dataclass(frozen=True)
+class HelperRef:
+    fn: Callable  # the plain Python function of a @jit helper
+
+
+@dataclass(frozen=True)
+class PyBuiltin:
+    name: str  # range, min, max
+
+
+@dataclass(frozen=True)
+class Method:
+    value: Value
+    name: str
+
+
+_TL_PREFIXES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice",
+                "triton.language.math", "triton.language.core", "triton.language.standard",
+                "triton.language", "tilecc.language.math", "tilecc.language.core",
+                "tilecc.language.dtypes", "tilecc.language")
+_TOP_LEVEL = {"triton.cdiv": "tl.cdiv", "tilecc.cdiv": "tl.cdiv",
+              "triton.jit": "jit", "tilecc.jit": "jit"}
+
+
+def canonical_name(qualname: str) -> str | None:
+    """'triton.language.math.exp' → 'tl.exp'; 'tilecc.language' → 'tl'; else None."""
+    if qualname in _TOP_LEVEL:
+        return _TOP_LEVEL[qualname]
+    for prefix in _TL_PREFIXES:
+        if qualname == prefix:
+            return "tl"
+        if qualname.startswith(prefix + "."):
+            return "tl." + qualname[len(prefix) + 1:]
+    return None
+
+
+def reference_for(obj: Any) -> Any:
+    """What a global (or an attribute of a module) means inside a kernel."""
+    from tilecc.runtime.jit import JITFunction  # the runtime wraps kernels and helpers
+
+    if isinstance(obj, ConstexprClass):
+        return Const(obj.value)
+    if obj is ConstexprClass:
+        return TLRef("tl.constexpr")
+    if isinstance(obj, (bool, int, float, str, type(None), D.dtype)):
+        return Const(obj)
+    if isinstance(obj, JITFunction):
+        return HelperRef(obj.fn)
+    if isinstance(obj, types.ModuleType):
+        name = canonical_name(obj.__name__)
+        return TLRef(name) if name == "tl" else OtherModule(obj)
+    builtin_name = getattr(obj, "__tilecc_builtin__", None)
+    if builtin_name:
+        return TLRef("tl." + builtin_name)
+    tmod = type(obj).__module__ or ""
+    if tmod.startswith("triton"):  # objects of an installed Triton
+        if type(obj).__name__ == "JITFunction":
+            return HelperRef(obj.fn)
+        if type(obj).__name__ == "constexpr":
+            return Const(obj.value)
+        if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_NAME:
+            return Const(D.BY_NAME[str(obj)])
+    mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if mod and qual:
+        name = canonical_name(f"{mod}.{qual}")
+        if name:
+            return TLRef(name)
+    if obj in (pybuiltins.range, pybuiltins.min, pybuiltins.max):
+        return PyBuiltin(obj.__name__)
+    return obj  # left for the caller to reject with a message
+
+
+def _resolve_static(fn: Callable, node: cst.BaseExpression) -> Any:
+    """Resolve a Name/Attribute chain through fn's globals without tracing anything."""
+    if isinstance(node, cst.Name):
+        g = _globals_of(fn)
+        return reference_for(g[node.value]) if node.value in g else None
+    if isinstance(node, cst.Attribute):
+        base = _resolve_static(fn, node.value)
+        return _attribute_of_ref(base, node.attr.value)
+    return None
+
+
+def _attribute_of_ref(base: Any, attr: str) -> Any:
+    if isinstance(base, TLRef):
+        name = f"{base.name}.{attr}"
+        return TLRef("tl." + attr) if base.name == "tl" else TLRef(name)
+    if isinstance(base, OtherModule):
+        if not hasattr(base.module, attr):
+            return None
+        sub = getattr(base.module, attr)
+        if isinstance(sub, types.ModuleType):
+            name = canonical_name(sub.__name__)
+            return TLRef(name) if name == "tl" else OtherModule(sub)
+        name = canonical_name(f"{base.module.__name__}.{attr}")
+        return TLRef(name) if name else reference_for(sub)
+    return None
+
+
+def _globals_of(fn: Callable) -> dict[str, Any]:
+    g = dict(fn.__globals__)
+    if fn.__closure__:
+        g.update(inspect.getclosurevars(fn).nonlocals)
+    return g
+
+
+# --- the tracer -----------------------------------------------------------------------------
+
+class Emitter:
+    """Appends ops to the innermost open region; shared by a kernel and its inlined helpers."""
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+        self.loc: Loc | None = None
+
+    def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value | None:
+        results = [Value(type)] if type is not None else []
+        self.regions[-1].ops.append(Op(kind, list(operands), results, self.loc, attrs))
+        return results[0] if results else None
+
+    def emit_op(self, op: Op) -> Op:
+        self.regions[-1].ops.append(op)
+        return op
+
+
+class _Return(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class FunctionTracer:
+    """Traces one Python function (the kernel, or an inlined helper) into the emitter."""
+
+    def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
+        self.pf, self.b, self.kernel, self.depth = pf, emitter, kernel, depth
+        self.globals = _globals_of(pf.fn)
+        self.scope: dict[str, Any] = {}
+        self.stmt_line = 0
+
+    # errors ------------------------------------------------------------------------------
+    def error(self, node: cst.CSTNode, message: str) -> CompilationError:
+        return CompilationError(message, self.pf.loc(node, self.stmt_line))
+
+    def _at(self, node: cst.CSTNode, thunk: Callable[[], Any]) -> Any:
+        saved = self.b.loc
+        self.b.loc = self.pf.loc(node, self.stmt_line)
+        try:
+            return thunk()
+        except (CompilationError, _Return):
+            raise
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError) as e:
+            msg = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)
+            raise self.error(node, msg) from None
+        finally:
+            self.b.loc = saved
+
+    # statements ----------------------------------------------------------------------------
+    def run_body(self, statements) -> None:
+        for stmt in statements:
+            self.visit_stmt(stmt)
+
+    def run_nested(self, node: cst.CSTNode, statements) -> None:
+        """A body under run-time control flow, where `return` cannot be honoured."""
+        try:
+            self.run_body(statements)
+        except _Return:
+            raise self.error(node, "`return` inside a run-time `if` or loop is not supported; "
+                                   "compute the result in a variable and return it at the end"
+                             ) from None
+
+    def visit_stmt(self, stmt: cst.CSTNode) -> None:
+        self.stmt_line = self.pf.loc(stmt).line
+        self._record_statement(stmt)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._at(small, lambda s=small: self.visit_small(s))
+        elif isinstance(stmt, cst.If):
+            self.visit_if(stmt)
+        elif isinstance(stmt, cst.For):
+            self.visit_for(stmt)
+        elif isinstance(stmt, cst.While):
+            self.visit_while(stmt)
+        else:
+            raise self.error(stmt, f"{type(stmt).__name__} statements are not supported in kernels")
+
+    def _record_statement(self, stmt: cst.CSTNode) -> None:
+        comments = [line.comment.value for line in getattr(stmt, "leading_lines", ())
+                    if line.comment is not None]
+        if isinstance(stmt, cst.SimpleStatementLine):
+            text = "; ".join(self.pf.code(s) for s in stmt.body)
+            if stmt.trailing_whitespace.comment:
+                comments.append(stmt.trailing_whitespace.comment.value)
+        elif isinstance(stmt, cst.If):
+            text = f"if {self.pf.code(stmt.test)}:"
+        elif isinstance(stmt, cst.For):
+            text = f"for {self.pf.code(stmt.target)} in {self.pf.code(stmt.iter)}:"
+        elif isinstance(stmt, cst.While):
+            text = f"while {self.pf.code(stmt.test)}:"
+        else:
+            return
+        self.kernel.statements[(self.pf.file, self.stmt_line)] = (text, comments)
+
+    def visit_small(self, s: cst.BaseSmallStatement) -> None:
+        if isinstance(s, cst.Assign):
+            value = self.eval(s.value)
+            for target in s.targets:
+                self.assign(target.target, value)
+        elif isinstance(s, cst.AnnAssign):
+            if s.value is None:
+                return
+            self.assign(s.target, self.eval(s.value))
+        elif isinstance(s, cst.AugAssign):
+            fn = _BINOPS.get(type(s.operator).__name__.replace("Assign", ""))
+            if fn is None or not isinstance(s.target, cst.Name):
+                raise self.error(s, "unsupported augmented assignment")
+            current = self.lookup(s.target)
+            self.assign(s.target, self.binop(fn, current, self.eval(s.value)))
+        elif isinstance(s, cst.Expr):
+            if not isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
+                self.eval(s.value)
+        elif isinstance(s, cst.Return):
+            raise _Return(self.eval(s.value) if s.value is not None else Const(None))
+        elif isinstance(s, cst.Pass):
+            pass
+        elif isinstance(s, cst.Assert):
+            msg = self.eval(s.msg) if s.msg is not None else Const("")
+            from tilecc.transpiler.builtins import device_assert
+            device_assert(self, "device_assert", self.eval(s.test), msg)
+        elif isinstance(s, (cst.Break, cst.Continue)):
+            raise self.error(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
+                                "use a `while` loop with a condition")
+        else:
+            raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
+
+    def assign(self, target: cst.BaseAssignTargetExpression, value: Any) -> None:
+        if isinstance(target, cst.Name):
+            if isinstance(value, Value) and value.name is None:
+                value.name = target.value
+            self.scope[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.value if isinstance(value, Const) else value
+            if not isinstance(items, tuple) or len(items) != len(target.elements):
+                raise self.error(target, "cannot unpack this value into "
+                                         f"{len(target.elements)} names")
+            for el, item in zip(target.elements, items):
+                self.assign(el.value, item if not isinstance(item, (int, float, bool))
+                            else Const(item))
+        else:
+            raise self.error(target, "only assignments to plain names are supported in kernels")
+
+    # control flow ------------------------------------------------------------------------------
+    def visit_if(self, node: cst.If) -> None:
+        cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
+        orelse = node.orelse
+        else_body = [] if orelse is None else (
+            [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body))
+        if isinstance(cond, Const):  # constexpr condition: keep one branch, no code for the test
+            self.run_body(node.body.body if cond.value else else_body)
+            return
+        if cond.type.is_block:
+            raise self.error(node.test, "an `if` condition must be a scalar; for blocks use "
+                                        "tl.where or a mask")
+        before = dict(self.scope)
+        branches = []
+        for body in (node.body.body, else_body):
+            self.scope = dict(before)
+            region = Region()
+            self.b.regions.append(region)
+            try:
+                self.run_nested(node, body)
+            finally:
+                self.b.regions.pop()
+            branches.append((region, self.scope))
+        self.scope = before
+        names = [n for n in _assigned_names(node) if n in branches[0][1] and n in branches[1][1]
+                 and (branches[0][1][n] is not before.get(n) or
+                      branches[1][1][n] is not before.get(n))]
+        merged = []
+        for name in names:
+            a, c = branches[0][1][name], branches[1][1][name]
+            if isinstance(a, Const) and isinstance(c, Const) and a.value == c.value:
+                self.scope[name] = a
+                continue
+            merged.append(name)
+        yields = [[], []]
+        for name in merged:
+            pair = [branches[i][1][name] for i in (0, 1)]
+            types_ = {v.type for v in pair if isinstance(v, Value)}
+            if len(types_) > 1:
+                raise self.error(node, f"`{name}` has type {pair[0].type} in the if-branch and "
+                                       f"{pair[1].type} in the else-branch; cast one of them")
+            for i, v in enumerate(pair):
+                if not isinstance(v, (Value, Const)) or not (isinstance(v, Value) or S.is_number(v)):
+                    raise self.error(node, f"`{name}` must be a kernel value to be assigned "
+                                           "in a run-time `if`")
+                if isinstance(v, Const):
+                    self.b.regions.append(branches[i][0])
+                    try:
+                        v = S.constant(self.b, v.value, next(iter(types_)).dtype) if types_ \
+                            else S.to_value(self.b, v)
+                    finally:
+                        self.b.regions.pop()
+                yields[i].append(v)
+        results = [Value(y.type, n) for y, n in zip(yields[0], merged)]
+        branches[0][0].yields, branches[1][0].yields = yields
+        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node, self.stmt_line), {},
+                          [branches[0][0], branches[1][0]]))
+        for name, r in zip(merged, results):
+            self.scope[name] = r
+
+    def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
+        """Names a loop reassigns that exist before it, with their initial values."""
+        carried, inits = [], []
+        for name in names:
+            if name not in self.scope:
+                continue
+            v = self.scope[name]
+            if isinstance(v, Const):
+                if not S.is_number(v):
+                    raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
+                                           f"{v.value!r}, which is not a kernel value")
+                v = self._at(node, lambda v=v: S.to_value(self.b, v))
+            elif not isinstance(v, Value):
+                raise self.error(node, f"`{name}` cannot be reassigned inside a loop")
+            carried.append(name)
+            inits.append(v)
+        return carried, inits
+
+    def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value]):
+        for name, init in zip(carried, inits):
+            v = self.scope[name]
+            if isinstance(v, Const):
+                v = self._at(node, lambda v=v, t=init.dtype: S.cast(self.b, v, t))
+            if not isinstance(v, Value) or v.type != init.type:
+                got = v.type if isinstance(v, Value) else v
+                raise self.error(node, f"loop-carried variable `{name}` has type {init.type} "
+                                       f"before the loop but {got} at the end of its body; "
+                                       "give it its final type before the loop")
+            region.yields.append(v)
+
+    def visit_for(self, node: cst.For) -> None:
+        if not isinstance(node.target, cst.Name):
+            raise self.error(node.target, "the loop variable must be a plain name")
+        it = node.iter
+        func = self.eval(it.func) if isinstance(it, cst.Call) else None
+        kind = {PyBuiltin("range"): "range", TLRef("tl.range"): "range",
+                TLRef("tl.static_range"): "static"}.get(func) if func is not None else None
+        if kind is None:
+            raise self.error(it, "kernels can only loop over range(...), tl.range(...) "
+                                 "or tl.static_range(...)")
+        args = [self.eval(a.value) for a in it.args if a.keyword is None]
+        kwargs = {a.keyword.value: self.eval(a.value) for a in it.args if a.keyword is not None}
+        if not 1 <= len(args) <= 3:
+            raise self.error(it, "range takes 1 to 3 arguments")
+        lo, hi, step = (Const(0), args[0], Const(1)) if len(args) == 1 else \
+            (args[0], args[1], args[2] if len(args) == 3 else Const(1))
+        if "step" in kwargs:
+            step = kwargs["step"]
+        var = node.target.value
+        if kind == "static":
+            if not all(isinstance(x, Const) and isinstance(x.value, int) for x in (lo, hi, step)):
+                raise self.error(it, "tl.static_range bounds must be constexpr integers")
+            for i in pybuiltins.range(lo.value, hi.value, step.value):
+                self.scope[var] = Const(i)
+                self.run_body(node.body.body)
+            return
+        if isinstance(step, Const) and step.value == 0:
+            raise self.error(it, "range() step must not be zero")
+        bounds = []
+        for x in (lo, hi, step):
+            v = self._at(it, lambda x=x: S.to_value(self.b, x))
+            if not v.dtype.is_int() or v.type.is_block:
+                raise self.error(it, f"range bounds must be integer scalars, got {v.type}")
+            bounds.append(v)
+        iv_type = D.int32
+        for v in bounds:
+            iv_type = D.integer_promote(iv_type, v.dtype)
+        bounds = [self._at(it, lambda v=v: S.cast(self.b, v, iv_type)) for v in bounds]
+        carried, inits = self._carried(node, _assigned_names(node.body))
+        iv = Value(Type(iv_type), var)
+        region = Region([iv] + [Value(v.type, n) for v, n in zip(inits, carried)])
+        outer = dict(self.scope)
+        self.scope.update({var: iv, **dict(zip(carried, region.args[1:]))})
+        self.b.regions.append(region)
+        try:
+            self.run_nested(node, node.body.body)
+            self._close_loop_body(node, region, carried, inits)
+        finally:
+            self.b.regions.pop()
+        results = [Value(v.type, n) for v, n in zip(inits, carried)]
+        step_sign = (1 if step.value > 0 else -1) if isinstance(step, Const) else 1
+        self.b.emit_op(Op("for", bounds + inits, results, self.pf.loc(node, self.stmt_line),
+                          {"step_sign": step_sign}, [region]))
+        self.scope = outer
+        self.scope.update(dict(zip(carried, results)))
+
+    def visit_while(self, node: cst.While) -> None:
+        if node.orelse is not None:
+            raise self.error(node, "`while ... else` is not supported")
+        carried, inits = self._carried(node, _assigned_names(node.body))
+        outer = dict(self.scope)
+        before = Region([Value(v.type, n) for v, n in zip(inits, carried)])
+        self.scope.update(dict(zip(carried, before.args)))
+        self.b.regions.append(before)
+        try:
+            cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
+        finally:
+            self.b.regions.pop()
+        if isinstance(cond, Const):
+            if cond.value:
+                raise self.error(node.test, "`while True` needs `break`, which kernels do not "
+                                            "support; loop on a run-time condition")
+            self.scope = outer  # the loop never runs
+            return
+        if cond.type.is_block:
+            raise self.error(node.test, "a `while` condition must be a scalar")
+        before.yields = [cond]
+        body = Region([Value(v.type, n) for v, n in zip(inits, carried)])
+        self.scope = dict(outer)
+        self.scope.update(dict(zip(carried, body.args)))
+        self.b.regions.append(body)
+        try:
+            self.run_nested(node, node.body.body)
+            self._close_loop_body(node, body, carried, inits)
+        finally:
+            self.b.regions.pop()
+        results = [Value(v.type, n) for v, n in zip(inits, carried)]
+        self.b.emit_op(Op("while", inits, results, self.pf.loc(node, self.stmt_line), {},
+                          [before, body]))
+        self.scope = outer
+        self.scope.update(dict(zip(carried, results)))
+
+    # expressions --------------------------------------------------------------------------------
+    def eval(self, node: cst.BaseExpression) -> Any:
+        return self._at(node, lambda: self._eval(node))
+
+    def lookup(self, node: cst.Name) -> Any:
+        name = node.value
+        if name in self.scope:
+            return self.scope[name]
+        if name in ("True", "False", "None"):
+            return Const({"True": True, "False": False, "None": None}[name])
+        if name in self.globals:
+            ref = reference_for(self.globals[name])
+            if isinstance(ref, (Const, TLRef, OtherModule, HelperRef, PyBuiltin)):
+                return ref
+            raise self.error(node, f"global `{name}` ({type(ref).__name__}) cannot be used in a "
+                                   "kernel; pass it as an argument or wrap it in tl.constexpr")
+        if name in ("range", "min", "max"):
+            return PyBuiltin(name)
+        raise self.error(node, f"name `{name}` is not defined")
+
+    def _eval(self, node: cst.BaseExpression) -> Any:
+        if isinstance(node, cst.Name):
+            return self.lookup(node)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return Const(node.evaluated_value)
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            return Const(node.evaluated_value)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.BinaryOperation):
+            fn = _BINOPS.get(type(node.operator).__name__)
+            if fn is None:
+                raise self.error(node, f"operator `{node.operator.__class__.__name__}` is not "
+                                       "supported")
+            return self.binop(fn, self.eval(node.left), self.eval(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            x = self.eval(node.expression)
+            op = type(node.operator).__name__
+            if op == "Plus":
+                return x
+            return S.unary(self.b, {"Minus": "neg", "BitInvert": "invert", "Not": "not"}[op],
+                           self._value_or_const(node.expression, x))
+        if isinstance(node, cst.BooleanOperation):
+            left = self.eval(node.left)
+            is_and = isinstance(node.operator, cst.And)
+            if isinstance(left, Const):  # Python short-circuit on constexprs
+                if bool(left.value) != is_and:
+                    return left
+                return self.eval(node.right)
+            return S.logical(self.b, "land" if is_and else "lor", left, self.eval(node.right))
+        if isinstance(node, cst.Comparison):
+            return self.compare(node)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return Const(tuple(self.eval(e.value) for e in node.elements))
+        if isinstance(node, cst.IfExp):
+            test = S.truthy(self.b, self.eval(node.test))
+            if isinstance(test, Const):
+                return self.eval(node.body if test.value else node.orelse)
+            return S.where(self.b, test, self.eval(node.body), self.eval(node.orelse))
+        if isinstance(node, cst.Subscript):
+            base = self.eval(node.value)
+            if isinstance(base, Const) and isinstance(base.value, tuple) and \
+                    len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                idx = self.eval(node.slice[0].slice.value)
+                if isinstance(idx, Const) and isinstance(idx.value, int):
+                    item = base.value[idx.value]
+                    return item if isinstance(item, (Value, Const)) else Const(item)
+            raise self.error(node, "indexing blocks (x[None], x[:, None]) needs multi-"
+                                   "dimensional blocks, which this version does not support")
+        raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
+
+    def _value_or_const(self, node, x):
+        if isinstance(x, (Value,)) or S.is_number(x):
+            return x
+        raise self.error(node, f"expected a kernel value, got {_describe(x)}")
+
+    def binop(self, fn: str, a: Any, c: Any) -> Any:
+        for x in (a, c):
+            if not (isinstance(x, Value) or S.is_number(x)):
+                raise TypeError(f"operator needs kernel values or numbers, got {_describe(x)}")
+        return S.binary(self.b, fn, a, c)
+
+    def compare(self, node: cst.Comparison) -> Any:
+        left = self.eval(node.left)
+        result = None
+        for target in node.comparisons:
+            right = self.eval(target.comparator)
+            op = type(target.operator).__name__
+            if op in ("Is", "IsNot"):
+                if not (isinstance(left, Const) and isinstance(right, Const)):
+                    raise TypeError("`is` compares constexprs only (e.g. `other is None`)")
+                r = Const((left.value is right.value) == (op == "Is"))
+            elif op in _CMPOPS:
+                r = S.compare(self.b, _CMPOPS[op], self._value_or_const(node.left, left),
+                              self._value_or_const(target.comparator, right))
+            else:
+                raise TypeError(f"comparison `{op}` is not supported in kernels")
+            result = r if result is None else S.logical(self.b, "land", result, r)
+            left = right
+        return result
+
+    def attribute(self, node: cst.Attribute) -> Any:
+        base = self.eval(node.value)
+        attr = node.attr.value
+        if isinstance(base, (TLRef, OtherModule)):
+            ref = _attribute_of_ref(base, attr)
+            if isinstance(ref, TLRef):
+                return _tl_member(ref, node, self)
+            if isinstance(ref, (Const, HelperRef)):
+                return ref
+            raise self.error(node, f"`{self.pf.code(node)}` cannot be used in a kernel")
+        if isinstance(base, Value):
+            if attr == "dtype":
+                return Const(base.dtype if not base.dtype.is_ptr() else base.dtype)
+            if attr == "shape":
+                return Const(base.type.shape)
+            return Method(base, attr)
+        if isinstance(base, Const):
+            if isinstance(base.value, D.pointer_type) and attr == "element_ty":
+                return Const(base.value.element_ty)
+            if isinstance(base.value, D.dtype) and hasattr(base.value, attr):
+                got = getattr(base.value, attr)
+                return Const(got() if callable(got) else got)
+            if S.is_number(base) and attr == "to":
+                return Method(S.to_value(self.b, base), attr)
+        raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
+
+    def call(self, node: cst.Call) -> Any:
+        func = self.eval(node.func)
+        args, kwargs = [], {}
+        for a in node.args:
+            if a.star:
+                raise self.error(a, "*args / **kwargs are not supported in kernel calls")
+            v = self.eval(a.value)
+            if a.keyword is not None:
+                kwargs[a.keyword.value] = v
+            else:
+                args.append(v)
+        from tilecc.transpiler import builtins as B
+        if isinstance(func, TLRef):
+            return B.call_builtin(self, func.name, args, kwargs, node)
+        if isinstance(func, Method):
+            return B.call_method(self, func.value, func.name, args, kwargs, node)
+        if isinstance(func, PyBuiltin):
+            if func.name in ("min", "max") and len(args) >= 2 and not kwargs:
+                out = args[0]
+                for x in args[1:]:
+                    out = S.min_max(self.b, func.name, out, x)
+                return out
+            raise self.error(node, f"{func.name}() is only supported as a loop range "
+                             if func.name == "range" else f"{func.name}() takes two or more "
+                                                          "scalars in kernels")
+        if isinstance(func, HelperRef):
+            return self.inline(func.fn, args, kwargs, node)
+        raise self.error(node.func, f"`{self.pf.code(node.func)}` is not callable in a kernel")
+
+    def inline(self, fn: Callable, args: list, kwargs: dict, node: cst.Call) -> Any:
+        if self.depth > 32:
+            raise self.error(node, "helper calls nest too deeply (recursion is not supported)")
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"{fn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        pf = parse_function(fn)
+        tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
+        for name, v in bound.arguments.items():
+            tracer.scope[name] = v if isinstance(v, (Value, Const)) else Const(v)
+        try:
+            tracer.run_body(pf.funcdef.body.body)
+        except _Return as r:
+            return r.value
+        return Const(None)
+
+
+def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
+    short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
+    if short in D.BY_LONG_NAME:
+        return Const(D.BY_LONG_NAME[short])
+    if short in ("math", "extra", "libdevice", "cuda") or "." in short:
+        return TLRef("tl") if "." not in short else TLRef("tl." + short.rsplit(".", 1)[1])
+    from tilecc.transpiler.builtins import is_builtin
+    if short == "constexpr" or short == "pointer_type" or is_builtin(short):
+        return ref
+    raise tracer.error(node, f"`tl.{short}` is not supported by tilecc")
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, Const):
+        return repr(x.value)
+    if isinstance(x, TLRef):
+        return x.name
+    return type(x).__name__
+
+
+_BINOPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div",
+           "FloorDivide": "floordiv", "Modulo": "rem", "BitAnd": "and", "BitOr": "or",
+           "BitXor": "xor", "LeftShift": "shl", "RightShift": "shr"}
+_CMPOPS = {"LessThan": "lt", "LessThanEqual": "le", "GreaterThan": "gt",
+           "GreaterThanEqual": "ge", "Equal": "eq", "NotEqual": "ne"}
+
+
+def _assigned_names(node: cst.CSTNode) -> list[str]:
+    """Names bound by assignments anywhere inside `node`, in order of first appearance."""
+    found: list[str] = []
+
+    class Collector(cst.CSTVisitor):
+        def _add(self, target):
+            if isinstance(target, cst.Name) and target.value not in found:
+                found.append(target.value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for el in target.elements:
+                    self._add(el.value)
+
+        def visit_Assign(self, n):
+            for t in n.targets:
+                self._add(t.target)
+
+        def visit_AugAssign(self, n):
+            self._add(n.target)
+
+        def visit_AnnAssign(self, n):
+            self._add(n.target)
+
+        def visit_For(self, n):
+            self._add(n.target)
+
+    node.visit(Collector())
+    return found
+
+
+# --- entry point ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """How one parameter is specialized: a constexpr value, or a run-time type."""
+
+    name: str
+    constexpr: Any = None
+    is_constexpr: bool = False
+    type: D.dtype | D.pointer_type | None = None
+    divisible_by_16: bool = False
+    equals_one: bool = False
+
+
+def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool = False) -> Kernel:
+    """Trace `fn` under the specialization `specs` into a tile IR kernel."""
+    pf = parse_function(fn)
+    body = Region()
+    kernel = Kernel(fn.__name__, [], body, pf.loc(pf.funcdef.name), num_warps, debug)
+    emitter = Emitter()
+    emitter.regions.append(body)
+    tracer = FunctionTracer(pf, emitter, kernel)
+    for spec in specs:
+        if spec.is_constexpr:
+            kernel.params.append(Param(spec.name, None, spec.constexpr, is_constexpr=True))
+            tracer.scope[spec.name] = Const(spec.constexpr)
+        elif spec.equals_one:  # Triton specializes integer arguments equal to 1
+            kernel.params.append(Param(spec.name, None, 1, is_constexpr=True))
+            tracer.scope[spec.name] = Const(1)
+        else:
+            v = Value(Type(spec.type), spec.name)
+            kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
+            tracer.scope[spec.name] = v
+    try:
+        tracer.run_body(pf.funcdef.body.body)
+    except _Return as r:
+        if not (isinstance(r.value, Const) and r.value.value is None):
+            raise CompilationError("a kernel cannot return a value; store results through "
+                                   "a pointer", kernel.loc) from None
+    return kernel

@@ -1,0 +1,206 @@
+"""The tile IR: typed SSA values in structured regions.
+
+A `Value` is a scalar (shape ()) or a block (shape (N,), ...) of one dtype.  An `Op` has a
+kind, operands, attributes, the user's source location and, for `for` / `if` / `while`,
+nested `Region`s.  Loop-carried and branch-merged values flow through region arguments
+and `Region.yields`, as in MLIR's scf dialect.  Passes annotate values through
+`Value.info` (axis facts) and `Value.layout`; the renderer and the interpreter read the
+same objects.
+
+Op kinds (operands → result):
+  const{value}                          → scalar
+  program_id{axis}, num_programs{axis}  → i32 scalar
+  arange{start,end}                     → i32 block
+  splat(x)                              → block of x
+  cast(x){bitcast}                      → x converted
+  unary(x){fn}: neg invert not abs exp exp2 log log2 sqrt rsqrt sin cos floor ceil erf
+  binary(a,b){fn}: add sub mul div rem and or xor shl shr min max fmin fmax
+                   land lor (scalars only) ; cmp(a,b){pred}: lt le gt ge eq ne
+  fma(a,b,c) ; where(c,a,b) ; addptr(ptr, offset)
+  assume(x){multiple_of, max_contiguous, max_constancy}  → x with a promise attached
+  load(ptr[, mask[, other]]) ; store(ptr, value[, mask]) ; device_assert(cond){msg}
+  for(lo, hi, step, *init)   regions[0]: args (iv, *carried), yields carried
+  if(cond)                   regions[0] then, regions[1] else: yields results
+  while(*init)               regions[0] before: args carried, yields (cond,);
+                             regions[1] body: args carried, yields carried
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from tilecc.errors import Loc
+from tilecc.language.dtypes import dtype, pointer_type
+
+ScalarType = dtype | pointer_type
+
+
+@dataclass(frozen=True)
+class Type:
+    dtype: ScalarType
+    shape: tuple[int, ...] = ()
+
+    @property
+    def is_block(self) -> bool:
+        return bool(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def with_dtype(self, d: ScalarType) -> "Type":
+        return Type(d, self.shape)
+
+    def __str__(self) -> str:
+        name = f"*{self.dtype.element_ty.name}" if self.dtype.is_ptr() else self.dtype.name
+        return f"{name}[{', '.join(map(str, self.shape))}]" if self.shape else name
+
+
+_ids = itertools.count()
+
+
+class Value:
+    """An SSA value.  `name` is the Python variable it was bound to, if any."""
+
+    __slots__ = ("id", "type", "name", "owner", "info", "layout")
+
+    def __init__(self, type: Type, name: str | None = None):
+        self.id = next(_ids)
+        self.type = type
+        self.name = name
+        self.owner: Op | None = None  # defining op; None for region arguments
+        self.info: Any = None  # AxisInfo, set by passes.axis_info
+        self.layout: Any = None  # Layout, set by passes.layouts
+
+    @property
+    def dtype(self) -> ScalarType:
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        return f"%{self.name or ''}{self.id}:{self.type}"
+
+
+@dataclass(eq=False)
+class Region:
+    args: list[Value] = field(default_factory=list)
+    ops: list["Op"] = field(default_factory=list)
+    yields: list[Value] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Op:
+    kind: str
+    operands: list[Value]
+    results: list[Value]
+    loc: Loc
+    attrs: dict[str, Any] = field(default_factory=dict)
+    regions: list[Region] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for r in self.results:
+            r.owner = self
+
+    @property
+    def result(self) -> Value:
+        return self.results[0]
+
+
+@dataclass
+class Param:
+    """A kernel parameter: a run-time value, or a constexpr folded at trace time."""
+
+    name: str
+    value: Value | None  # None for constexpr parameters
+    constexpr: Any = None
+    divisible_by_16: bool = False  # ints: value % 16 == 0; pointers: 16-byte aligned
+    is_constexpr: bool = False
+
+
+@dataclass
+class Kernel:
+    name: str
+    params: list[Param]
+    body: Region
+    loc: Loc
+    num_warps: int = 4
+    debug: bool = False
+    # Source text of each statement line, and the author's comments above it, keyed by
+    # (file, line): the renderer writes them above the code the line produced.
+    statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)
+
+    def walk(self) -> Iterator[Op]:
+        yield from walk(self.body)
+
+
+def walk(region: Region) -> Iterator[Op]:
+    for op in region.ops:
+        yield op
+        for r in op.regions:
+            yield from walk(r)
+
+
+def uses(kernel: Kernel) -> dict[int, int]:
+    """How many times each value id is read (operands and yields)."""
+    counts: dict[int, int] = {}
+
+    def visit(region: Region) -> None:
+        for op in region.ops:
+            for v in op.operands:
+                counts[v.id] = counts.get(v.id, 0) + 1
+            for r in op.regions:
+                visit(r)
+        for v in region.yields:
+            counts[v.id] = counts.get(v.id, 0) + 1
+
+    visit(kernel.body)
+    return counts
+
+
+def format_kernel(kernel: Kernel) -> str:
+    """A textual dump of the IR, for debugging and TILECC_DUMP."""
+    lines = [f"kernel {kernel.name}(" + ", ".join(
+        f"{p.name}={p.constexpr!r}" if p.is_constexpr else repr(p.value) for p in kernel.params)
+        + ")"]
+
+    def emit(region: Region, depth: int) -> None:
+        pad = "  " * depth
+        for op in region.ops:
+            res = ", ".join(map(repr, op.results))
+            attrs = " ".join(f"{k}={v!r}" for k, v in op.attrs.items())
+            lines.append(f"{pad}{res + ' = ' if res else ''}{op.kind}"
+                         f"({', '.join(map(repr, op.operands))}) {attrs}".rstrip())
+            for i, r in enumerate(op.regions):
+                lines.append(f"{pad}  region {i} args({', '.join(map(repr, r.args))})")
+                emit(r, depth + 2)
+                lines.append(f"{pad}    yield {', '.join(map(repr, r.yields))}")
+
+    emit(kernel.body, 1)
+    return "\n".join(lines)
+
+
+def verify(kernel: Kernel) -> None:
+    """Structural checks: every operand defined before use and in scope, yields match.
+
+    Raises AssertionError: a failure here is a transpiler bug, not a user error."""
+    def check(region: Region, visible: set[int]) -> None:
+        scope = set(visible) | {a.id for a in region.args}
+        for op in region.ops:
+            for v in op.operands:
+                assert v.id in scope, f"{op.kind} at {op.loc} reads {v!r} out of scope"
+            for r in op.regions:
+                check(r, scope)
+            if op.kind in ("for", "if"):
+                for r in op.regions:
+                    assert len(r.yields) == len(op.results), f"{op.kind} yields mismatch"
+                    for y, res in zip(r.yields, op.results):
+                        assert y.type == res.type, f"{op.kind} at {op.loc}: {y!r} vs {res!r}"
+            scope |= {r.id for r in op.results}
+        for v in region.yields:
+            assert v.id in scope, f"yield of {v!r} out of scope"
+
+    check(kernel.body, {p.value.id for p in kernel.params if p.value is not None})

@@ -1,0 +1,520 @@
+"""Render a kernel (after the passes) as CUDA C++ or HIP source: `render(kernel, target)`.
+
+Block values become per-thread register arrays (`float x[8]`) filled by `#pragma unroll`
+loops; scalars become plain variables.  Values are named after the Python variables they
+were bound to; single-use temporaries, constants, broadcasts and index arithmetic are
+inlined as expressions at their use.  Above the code each Python statement produced, the
+statement and its author's comments appear as `//` comments (optionally with `#line`
+directives back to the .py file).  Spellings live in the Jinja templates and the device
+header; this module decides what to emit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+
+import jinja2
+
+from tilecc.errors import Loc
+from tilecc.transpiler import ir
+from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.passes.layouts import Blocked1D, MemoryPlan
+from tilecc.transpiler.target import NARROW_INTS, Target, c_type
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
+INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
+
+
+@lru_cache(maxsize=None)
+def environment() -> jinja2.Environment:
+    """The one Jinja environment: a missing variable is an error, never an empty string."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+def _macros():
+    return environment().get_template("c_like/ops.j2").module
+
+
+# C operator precedence (higher binds tighter), for minimal parentheses.
+PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
+    16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3
+BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL),
+          "rem": ("%", MUL), "and": ("&", BAND), "or": ("|", BOR), "xor": ("^", BXOR),
+          "shl": ("<<", SHIFT), "shr": (">>", SHIFT), "land": ("&&", LAND), "lor": ("||", LOR)}
+COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
+           "eq": ("==", EQ), "ne": ("!=", EQ)}
+CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
+MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
+ALWAYS_INLINE = {"const", "splat", "arange", "assume"}
+PURE = ALWAYS_INLINE | {"program_id", "num_programs", "cast", "unary", "binary", "cmp",
+                        "where", "fma", "addptr"}
+C_RESERVED = {"r", "v", "k", "chunk", "auto", "bool", "break", "case", "char", "class", "const",
+              "continue", "default", "delete", "do", "double", "else", "enum", "extern",
+              "float", "for", "goto", "if", "int", "long", "new", "operator", "private",
+              "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
+              "switch", "template", "this", "throw", "typedef", "union", "unsigned", "void",
+              "volatile", "while", "tc", "half", "blockIdx", "threadIdx", "gridDim",
+              "blockDim", "warpSize"}
+
+
+def literal(value, d) -> str:
+    """A C literal of element type `d`."""
+    name = d.name
+    if name == "i1":
+        return "true" if value else "false"
+    if d.is_floating():
+        if math.isnan(value) or math.isinf(value):
+            base = "double" if name == "fp64" else "float"
+            text = f"tc::nan<{base}>()" if math.isnan(value) else f"tc::inf<{base}>()"
+            text = f"-{text}" if value < 0 else text
+        else:
+            text = repr(float(value))
+            if "e" not in text and "." not in text:
+                text += ".0"
+            text += "" if name == "fp64" else "f"
+        if name in ("fp16", "bf16"):
+            return f"{c_type(d)}({text})"
+        return text
+    value = int(value)
+    if name == "i32":
+        return str(value) if value != -2**31 else "(-2147483647 - 1)"
+    if name == "i64":
+        return f"{value}ll" if value != -2**63 else "(-9223372036854775807ll - 1)"
+    if name == "u32":
+        return f"{value}u"
+    if name == "u64":
+        return f"{value}ull"
+    return f"static_cast<{c_type(d)}>({value})"
+
+
+class Renderer:
+    def __init__(self, kernel: Kernel, target: Target, layouts: dict[int, Blocked1D],
+                 line_directives: bool):
+        self.k, self.target, self.layouts = kernel, target, layouts
+        self.line_directives = line_directives
+        self.uses = ir.uses(kernel)
+        self.names: dict[int, str] = {}
+        self.taken: set[str] = set()
+        self.inline: set[int] = set()
+        self.mutable: set[int] = set()
+        self.alias: dict[int, int] = {}  # loop-carried slot → the value whose C variable it reuses
+        self.lines: list[str] = []
+        self.depth = 1
+        self.last_stmt: tuple[str, int] | None = None
+        self.layout_names = {l: f"Blocked{i}" for i, l in enumerate(layouts.values())}
+        self.writes = self._written_pointers()
+        self._plan(kernel.body, loop_header=set())
+
+    # --- planning: what is inlined, what is a variable, which variables loops reuse --------
+    def _plan(self, region: Region, loop_header: set[int]) -> None:
+        use_region: dict[int, bool] = {}
+        for op in region.ops:
+            for v in op.operands:
+                use_region[v.id] = True
+        yielded_here = {v.id for v in region.yields}
+        for op in region.ops:
+            for r in op.regions:
+                self._plan(r, loop_header)
+            if op.kind in PURE and op.results:
+                v = op.result
+                n_uses = self.uses.get(v.id, 0)
+                single_local = n_uses == 1 and (v.id in use_region or v.id in yielded_here)
+                if op.kind in ALWAYS_INLINE or (op.kind in ("program_id", "num_programs")
+                                               and v.name is None):
+                    self.inline.add(v.id)
+                elif single_local and (v.name is None or v.id in yielded_here):
+                    self.inline.add(v.id)
+                elif n_uses == 0:
+                    self.inline.add(v.id)  # dead pure value: nothing to emit
+            if op.kind in ("for", "while"):
+                inits = op.operands[3:] if op.kind == "for" else op.operands
+                slots = op.results
+                for init, slot in zip(inits, slots):
+                    reusable = (self.uses.get(init.id, 0) == 1 and init.id not in self.inline
+                                and init.owner is not None and init.owner in region.ops)
+                    if reusable:
+                        self.alias[slot.id] = init.id
+                        self.mutable.add(init.id)
+                    else:
+                        self.mutable.add(slot.id)
+                    for r in op.regions:
+                        args = r.args[1:] if op.kind == "for" else r.args
+                        self.alias[args[slots.index(slot)].id] = self.alias.get(slot.id, slot.id)
+            if op.kind == "if":
+                for res in op.results:
+                    self.mutable.add(res.id)
+
+    def _written_pointers(self) -> set[int]:
+        """Pointer values that stores write through (and everything they derive from)."""
+        written: set[int] = set()
+
+        def mark(v: Value) -> None:
+            if v.id in written or not v.dtype.is_ptr():
+                return
+            written.add(v.id)
+            if v.owner is not None:
+                for o in v.owner.operands:
+                    mark(o)
+
+        for op in self.k.walk():
+            if op.kind == "store":
+                mark(op.operands[0])
+        return written
+
+    # --- names ------------------------------------------------------------------------------
+    def name(self, v: Value) -> str:
+        vid = self.alias.get(v.id, v.id)
+        if vid in self.names:
+            return self.names[vid]
+        base = v.name or "t"
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
+        if base in C_RESERVED or base.startswith("__"):
+            base += "_"
+        candidate, n = base, 0
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        self.taken.add(candidate)
+        self.names[vid] = candidate
+        return candidate
+
+    def ctype(self, v: Value) -> str:
+        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)
+
+    # --- expressions ----------------------------------------------------------------------------
+    def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
+        if v.id not in self.inline:
+            return (f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)), PRIMARY
+        op = v.owner
+        a = op.operands
+        k = op.kind
+        if k == "const":
+            text = literal(op.attrs["value"], v.dtype)
+            return text, (UNARY if text.startswith("-") else PRIMARY)
+        if k == "splat":
+            return self.expr(a[0])
+        if k == "assume":
+            return self.expr(a[0], idx)
+        if k == "arange":
+            index = f"{self.layout_names[v.layout]}::index({idx})"
+            start = op.attrs["start"]
+            return (f"{start} + {index}", ADD) if start else (index, PRIMARY)
+        if k == "program_id":
+            return f"static_cast<int>(blockIdx.{'xyz'[op.attrs['axis']]})", PRIMARY
+        if k == "num_programs":
+            return f"static_cast<int>(gridDim.{'xyz'[op.attrs['axis']]})", PRIMARY
+        if k == "cast":
+            fn = "tc::bitcast" if op.attrs.get("bitcast") else "tc::cast"
+            return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
+        if k == "unary":
+            fn = op.attrs["fn"]
+            if fn in MATH:
+                return f"tc::{fn}({self.text(a[0], idx)})", PRIMARY
+            if fn == "abs":
+                f = "tc::fabs" if v.dtype.is_floating() else "tc::abs"
+                return f"{f}({self.text(a[0], idx)})", PRIMARY
+            sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
+            text = f"{sym}{self.wrap(a[0], idx, UNARY)}"
+            return self.narrow(text, UNARY, v)
+        if k == "binary":
+            fn = op.attrs["fn"]
+            if fn in CALLS:
+                return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            if fn == "rem" and v.dtype.is_floating():
+                return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            sym, prec = BINARY[fn]
+            text = f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}"
+            return self.narrow(text, prec, v)
+        if k == "cmp":
+            sym, prec = COMPARE[op.attrs["pred"]]
+            return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
+        if k == "where":
+            return (f"{self.wrap(a[0], idx, LOR)} ? {self.wrap(a[1], idx, COND)} : "
+                    f"{self.wrap(a[2], idx, COND)}"), COND
+        if k == "fma":
+            return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
+        if k == "addptr":
+            return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
+        raise AssertionError(f"cannot inline {k}")
+
+    def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
+        # C promotes narrow integers to int; the language keeps their width.
+        if v.dtype.name in NARROW_INTS and v.dtype.name != "i1":
+            return f"static_cast<{c_type(v.dtype)}>({text})", PRIMARY
+        return text, prec
+
+    def text(self, v: Value, idx: str = "r") -> str:
+        return self.expr(v, idx)[0]
+
+    def wrap(self, v: Value, idx: str, need: int) -> str:
+        text, prec = self.expr(v, idx)
+        return text if prec >= need else f"({text})"
+
+    def pointer(self, v: Value, idx: str) -> str:
+        """A pointer expression for `*(...)` / `tc::load(...)`."""
+        return self.text(v, idx)
+
+    def element(self, v: Value, idx: str) -> str:
+        """The lvalue/rvalue `*ptr`, written `base[offset]` when the pointer is base + offset
+        with a uniform base."""
+        if v.id in self.inline and v.owner.kind == "addptr":
+            base, off = v.owner.operands
+            if not base.type.is_block or not self._varies(base):
+                return f"{self.wrap(base, idx, PRIMARY)}[{self.text(off, idx)}]"
+        return f"*({self.text(v, idx)})"
+
+    # --- statements ------------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        pad = "  " * self.depth
+        for part in text.split("\n"):
+            self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
+
+    def comment_for(self, op: Op) -> None:
+        loc: Loc = op.loc
+        key = (loc.file, loc.stmt)
+        if key == self.last_stmt or key not in self.k.statements:
+            return
+        self.last_stmt = key
+        text, comments = self.k.statements[key]
+        for c in comments:
+            self.line("// " + c.lstrip("#").strip())
+        where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
+        self.line(f"// {where}: {text}")
+        if self.line_directives:
+            self.lines.append(f'#line {loc.stmt} "{loc.file}"')
+
+    def region(self, region: Region) -> None:
+        ops = [op for op in region.ops if not (op.results and op.results[0].id in self.inline
+                                               and op.kind in PURE)]
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            self.comment_for(op)
+            if op.kind in PURE and op.result.type.is_block:
+                group = [op]
+                while i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
+                        and ops[i + 1].result.layout == op.result.layout:
+                    i += 1
+                    group.append(ops[i])
+                self.block_values(group)
+            else:
+                getattr(self, f"op_{op.kind}", self.op_scalar)(op)
+            i += 1
+
+    def declare(self, v: Value, init: str | None = None) -> None:
+        if v.type.is_block:
+            self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
+        else:
+            const = "" if self.alias.get(v.id, v.id) in self.mutable else "const "
+            self.line(f"{const}{self.ctype(v)} {self.name(v)}" +
+                      (f" = {init};" if init is not None else ";"))
+
+    def block_values(self, group: list[Op]) -> None:
+        for op in group:
+            self.declare(op.result)
+        assigns = [f"{self.name(op.result)}[r] = {self.op_text(op)};" for op in group]
+        self.line(_macros().register_loop(group[0].result.layout.regs, assigns))
+
+    def op_text(self, op: Op, idx: str = "r") -> str:
+        v = op.result
+        self.inline.add(v.id)  # render the defining expression itself, not the variable
+        try:
+            return self.text(v, idx)
+        finally:
+            self.inline.discard(v.id)
+
+    def op_scalar(self, op: Op) -> None:
+        self.declare(op.result, self.op_text(op))
+
+    def op_load(self, op: Op) -> None:
+        v, ptr = op.result, op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        other = op.operands[2] if len(op.operands) > 2 else None
+        zero = literal(0, v.dtype)
+        if not v.type.is_block:
+            load = self.element(ptr, "r")
+            if mask is not None:
+                load = f"{self.wrap(mask, 'r', LOR)} ? {load} : " + \
+                       (self.wrap(other, "r", COND) if other is not None else zero)
+            self.declare(v, load)
+            return
+        plan: MemoryPlan = op.attrs["plan"]
+        regs = v.layout.regs
+        self.declare(v)
+        if plan.vec == 1:
+            value = self.element(ptr, "r")
+            if mask is not None:
+                fill = self.wrap(other, "r", COND) if other is not None else zero
+                value = f"{self.wrap(mask, 'r', LOR)} ? {value} : {fill}"
+            self.line(_macros().register_loop(regs, [f"{self.name(v)}[r] = {value};"]))
+            return
+        vec = plan.vec
+        if other is None:
+            fill = f"tc::splat<{vec}>({zero})"
+        elif not self._varies(other):
+            fill = f"tc::splat<{vec}>({self.text(other, 'v')})"
+        else:
+            raise NotImplementedError("per-element `other` with vector loads")
+        self.line(_macros().vector_load(
+            dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
+            ptr=self.pointer(ptr, "v"), mask_mode=plan.mask_mode,
+            mask_first=self.text(mask, "v") if mask is not None else "",
+            mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
+            lane_mask=self.text(mask, "v + k") if mask is not None else "",
+            lane_ptr=self.element(ptr, "v + k")))
+
+    def _varies(self, v: Value) -> bool:
+        return not (v.id in self.inline and v.owner.kind in ("splat", "const"))
+
+    def op_store(self, op: Op) -> None:
+        ptr, value = op.operands[0], op.operands[1]
+        mask = op.operands[2] if len(op.operands) > 2 else None
+        if not ptr.type.is_block:
+            guard = "threadIdx.x == 0" + (f" && {self.wrap(mask, 'r', LAND)}" if mask else "")
+            self.line(f"if ({guard}) {self.element(ptr, 'r')} = {self.text(value, 'r')};")
+            return
+        plan: MemoryPlan = op.attrs["plan"]
+        layout: Blocked1D = ptr.layout
+        owner = f"{self.layout_names[layout]}::owner()" if layout.replicated else ""
+        if plan.vec == 1:
+            conds = [c for c in (owner, self.wrap(mask, "r", LAND) if mask else "") if c]
+            stmt = f"{self.element(ptr, 'r')} = {self.text(value, 'r')};"
+            if conds:
+                stmt = f"if ({' && '.join(conds)}) {stmt}"
+            self.line(_macros().register_loop(layout.regs, [stmt]))
+            return
+        vec = plan.vec
+        guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
+        self.line(_macros().vector_store(
+            regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
+            lane_value=self.text(value, "v + k"), ptr=self.pointer(ptr, "v"), guard=guard,
+            mask_mode=plan.mask_mode,
+            mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
+            lane_mask=self.text(mask, "v + k") if mask is not None else "",
+            lane_ptr=self.element(ptr, "v + k")))
+
+    def op_device_assert(self, op: Op) -> None:
+        if not self.k.debug:
+            return
+        cond = op.operands[0]
+        msg = op.attrs["msg"].replace("\\", "\\\\").replace('"', '\\"')
+        args = f'"{msg}", "{os.path.basename(op.loc.file)}", {op.loc.line}'
+        if cond.type.is_block:
+            self.line(_macros().register_loop(
+                cond.layout.regs, [f"TC_DEVICE_ASSERT({self.text(cond, 'r')}, {args});"]))
+        else:
+            self.line(f"TC_DEVICE_ASSERT({self.text(cond)}, {args});")
+
+    def assign_yields(self, targets: list[Value], values: list[Value]) -> None:
+        pairs = [(t, v) for t, v in zip(targets, values)
+                 if self.alias.get(v.id, v.id) != self.alias.get(t.id, t.id)]
+        if len(pairs) > 1:  # stage through temporaries: later values may read earlier targets
+            staged = []
+            for t, v in pairs:
+                tmp = Value(v.type, f"{t.name or 't'}_next")
+                tmp.layout = v.layout
+                self._assign_into(tmp, v, declare=True)
+                staged.append((t, tmp))
+            pairs = staged
+        for t, v in pairs:
+            self._assign_into(t, v, declare=False)
+
+    def _assign_into(self, target: Value, v: Value, declare: bool) -> None:
+        if target.type.is_block:
+            if declare:
+                self.declare(target)
+            self.line(_macros().register_loop(
+                target.layout.regs, [f"{self.name(target)}[r] = {self.text(v, 'r')};"]))
+        elif declare:
+            self.line(f"const {self.ctype(target)} {self.name(target)} = {self.text(v)};")
+        else:
+            self.line(f"{self.name(target)} = {self.text(v)};")
+
+    def declare_slots(self, results: list[Value], inits: list[Value] | None) -> None:
+        for i, res in enumerate(results):
+            if res.id in self.alias:
+                continue  # reuses the initial value's variable
+            if inits is None:
+                self.declare(res)
+            elif res.type.is_block:
+                self.declare(res)
+                self.line(_macros().register_loop(
+                    res.layout.regs, [f"{self.name(res)}[r] = {self.text(inits[i], 'r')};"]))
+            else:
+                self.declare(res, self.text(inits[i]))
+
+    def op_for(self, op: Op) -> None:
+        lo, hi, step = op.operands[:3]
+        self.declare_slots(op.results, op.operands[3:])
+        body = op.regions[0]
+        iv = body.args[0]
+        neg = op.attrs["step_sign"] < 0
+        step_text = self.text(step)
+        inc = f"++{self.name(iv)}" if step_text == "1" else f"{self.name(iv)} += {step_text}"
+        self.line(f"for ({c_type(iv.dtype)} {self.name(iv)} = {self.text(lo)}; "
+                  f"{self.name(iv)} {'>' if neg else '<'} {self.text(hi)}; {inc}) {{")
+        self.nested(body, op.results)
+        self.line("}")
+
+    def op_while(self, op: Op) -> None:
+        self.declare_slots(op.results, op.operands)
+        before, body = op.regions
+        emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]
+        if not emitted:
+            self.line(f"while ({self.text(before.yields[0])}) {{")
+        else:
+            self.line("while (true) {")
+            self.depth += 1
+            self.region(before)
+            self.line(f"if (!({self.text(before.yields[0])})) break;")
+            self.depth -= 1
+        self.nested(body, op.results)
+        self.line("}")
+
+    def op_if(self, op: Op) -> None:
+        self.declare_slots(op.results, None)
+        self.line(f"if ({self.text(op.operands[0])}) {{")
+        self.nested(op.regions[0], op.results)
+        els = op.regions[1]
+        if els.yields or any(not (o.results and o.results[0].id in self.inline) for o in els.ops):
+            self.line("} else {")
+            self.nested(els, op.results)
+        self.line("}")
+
+    def nested(self, region: Region, targets: list[Value]) -> None:
+        self.depth += 1
+        saved = self.last_stmt
+        self.region(region)
+        self.assign_yields(targets, region.yields)
+        self.last_stmt = saved
+        self.depth -= 1
+
+
+def render(kernel: Kernel, target: Target, layouts: dict[int, Blocked1D], *,
+           specialization: list[str], line_directives: bool = False) -> str:
+    from tilecc import __version__
+
+    r = Renderer(kernel, target, layouts, line_directives)
+    r.region(kernel.body)
+    params = []
+    for p in kernel.params:
+        if p.value is not None:
+            params.append(f"{r.ctype(p.value)} {r.name(p.value)}")
+    memory = []
+    for op in kernel.walk():
+        if op.kind in ("load", "store") and "plan" in op.attrs:
+            what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
+            memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
+    threads = kernel.num_warps * target.warp_size
+    source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
+    return environment().get_template("c_like/kernel.j2").render(
+        name=kernel.name, version=__version__, source=source, target=target.describe(),
+        num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
+        specialization=specialization, memory=memory, params=params, body=r.lines,
+        layouts=[{"name": r.layout_names[l], "block": l.block, "vec": l.vec,
+                  "threads": l.threads, "description": l.describe()} for l in layouts.values()])

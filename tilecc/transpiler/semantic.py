@@ -1,0 +1,273 @@
+"""Typing and broadcasting of operations: Triton's semantics, emitted as tile IR.
+
+Operands are IR `Value`s or `Const`s (compile-time Python values).  Two constants fold
+with Python's own semantics (as constexpr arithmetic does in Triton); otherwise operands
+are promoted with `dtypes.computation_type`, scalars are splatted to the block shape, and
+one op is emitted through the `Emitter`.  Errors are `TypeError` / `ValueError`; the
+frontend turns them into `CompilationError`s at the user's line.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+import operator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tilecc.language import dtypes as D
+from tilecc.language.dtypes import dtype
+from tilecc.transpiler.ir import Type, Value
+
+
+@dataclass(frozen=True)
+class Const:
+    """A compile-time value: a Python number, bool, None, string, dtype or tuple."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"Const({self.value!r})"
+
+
+class Emitter(Protocol):
+    def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value: ...
+
+
+Operand = Value | Const
+
+
+def is_number(x: Operand) -> bool:
+    return isinstance(x, Const) and isinstance(x.value, (bool, int, float)) and \
+        not isinstance(x.value, dtype)
+
+
+def constant(b: Emitter, value, d: dtype | None = None) -> Value:
+    d = d or D.literal_dtype(value)
+    if d.is_floating():
+        value = float(value)
+    elif d.is_bool():
+        value = bool(value)
+    else:
+        value = int(value)
+        if not d.min <= value <= d.max:
+            raise ValueError(f"constant {value} is out of range for {d!r}")
+    return b.emit("const", [], Type(d), value=value)
+
+
+def to_value(b: Emitter, x: Operand) -> Value:
+    if isinstance(x, Value):
+        return x
+    if not is_number(x):
+        raise TypeError(f"{x.value!r} cannot be used as a kernel value")
+    return constant(b, x.value)
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if a == b or not b:
+        return a
+    if not a:
+        return b
+    raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
+
+
+def splat(b: Emitter, v: Value, shape: tuple[int, ...]) -> Value:
+    if v.type.shape == shape:
+        return v
+    if v.type.is_block:
+        raise ValueError(f"cannot broadcast a block of shape {list(v.type.shape)} to {list(shape)}")
+    return b.emit("splat", [v], Type(v.dtype, shape))
+
+
+def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:
+    if isinstance(x, Const):
+        return constant(b, x.value, to) if not bitcast else cast(b, to_value(b, x), to, True)
+    if x.dtype == to:
+        return x
+    if x.dtype.is_ptr() or getattr(to, "is_ptr", lambda: False)():
+        raise TypeError(f"cannot cast {x.dtype!r} to {to!r}: pointer casts are not supported")
+    if bitcast and x.dtype.bits != to.bits:
+        raise ValueError(f"bitcast needs equal widths, got {x.dtype!r} and {to!r}")
+    return b.emit("cast", [x], x.type.with_dtype(to), bitcast=bitcast)
+
+
+_FOLD = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floordiv": operator.floordiv, "rem": operator.mod, "and": operator.and_,
+    "or": operator.or_, "xor": operator.xor, "shl": operator.lshift, "shr": operator.rshift,
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "eq": operator.eq, "ne": operator.ne,
+}
+
+
+def _scalar_dtype(x: Operand) -> D.dtype | D.pointer_type:
+    return x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+
+
+def _promote(b: Emitter, lhs: Operand, rhs: Operand, div_or_mod: bool
+             ) -> tuple[Value, Value, dtype]:
+    lt, rt = _scalar_dtype(lhs), _scalar_dtype(rhs)
+    ct = D.computation_type(lt, isinstance(lhs, Const), rt, isinstance(rhs, Const), div_or_mod)
+    for side in (lhs, rhs):
+        if isinstance(side, Const) and ct.kind == "uint" and side.value < 0:
+            raise ValueError("cannot combine an unsigned value with a negative constant "
+                             f"({side.value}); cast one of them explicitly")
+    return _unify(b, cast(b, lhs, ct), cast(b, rhs, ct)) + (ct,)
+
+
+def _unify(b: Emitter, lhs: Value, rhs: Value) -> tuple[Value, Value]:
+    shape = broadcast_shapes(lhs.type.shape, rhs.type.shape)
+    return splat(b, lhs, shape), splat(b, rhs, shape)
+
+
+def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
+    """`lhs <fn> rhs` for fn in add sub mul div floordiv rem and or xor shl shr."""
+    if is_number(lhs) and is_number(rhs):
+        return Const(_FOLD[fn](lhs.value, rhs.value))
+    lt, rt = _scalar_dtype(lhs), _scalar_dtype(rhs)
+    if fn in ("add", "sub") and (lt.is_ptr() or rt.is_ptr()):
+        return _pointer_arith(b, fn, lhs, rhs)
+    if lt.is_ptr() or rt.is_ptr():
+        raise TypeError(f"operator {fn} is not defined on pointers")
+    if fn in ("and", "or", "xor"):
+        if not (lt.is_int() and rt.is_int()):
+            raise TypeError(f"bitwise operators need integer operands, got {lt!r} and {rt!r}")
+        a, c, t = _promote(b, lhs, rhs, False)
+        return b.emit("binary", [a, c], a.type, fn=fn)
+    if fn in ("shl", "shr"):
+        if not (lt.is_int() and rt.is_int()):
+            raise TypeError(f"shifts need integer operands, got {lt!r} and {rt!r}")
+        a, c, t = _promote(b, lhs, rhs, False)
+        return b.emit("binary", [a, c], a.type, fn=fn)
+    if fn == "floordiv":
+        a, c, t = _promote(b, lhs, rhs, True)
+        if not t.is_int():
+            raise TypeError(f"// is only defined on integers in kernels, got {lt!r} and {rt!r}")
+        return b.emit("binary", [a, c], a.type, fn="div")  # C semantics: rounds toward zero
+    if fn == "div":
+        a, c, t = _promote(b, lhs, rhs, True)
+        if t.is_int():  # int / int is float32 in Triton
+            a, c, t = cast(b, a, D.float32), cast(b, c, D.float32), D.float32
+        return b.emit("binary", [a, c], a.type, fn="div")
+    a, c, t = _promote(b, lhs, rhs, fn == "rem")
+    return b.emit("binary", [a, c], a.type, fn=fn)
+
+
+def _pointer_arith(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Value:
+    if _scalar_dtype(rhs).is_ptr():
+        if fn == "sub":
+            raise TypeError("subtracting pointers is not supported")
+        lhs, rhs = rhs, lhs
+    if _scalar_dtype(rhs).is_ptr() or not _scalar_dtype(rhs).is_int():
+        raise TypeError(f"a pointer offset must be an integer, got {_scalar_dtype(rhs)!r}")
+    offset = to_value(b, rhs)
+    if fn == "sub":
+        offset = unary(b, "neg", offset)
+    ptr, offset = _unify(b, lhs, offset)
+    return b.emit("addptr", [ptr, offset], ptr.type)
+
+
+def compare(b: Emitter, pred: str, lhs: Operand, rhs: Operand) -> Operand:
+    if is_number(lhs) and is_number(rhs):
+        return Const(_FOLD[pred](lhs.value, rhs.value))
+    if _scalar_dtype(lhs).is_ptr() or _scalar_dtype(rhs).is_ptr():
+        raise TypeError("comparing pointers is not supported")
+    a, c, _ = _promote(b, lhs, rhs, False)
+    return b.emit("cmp", [a, c], a.type.with_dtype(D.int1), pred=pred)
+
+
+def unary(b: Emitter, fn: str, x: Operand) -> Operand:
+    if is_number(x):
+        v = x.value
+        return Const({"neg": operator.neg, "invert": operator.invert,
+                      "not": operator.not_}[fn](v))
+    x = to_value(b, x)
+    if x.dtype.is_ptr():
+        raise TypeError(f"operator {fn} is not defined on pointers")
+    if fn == "invert":
+        if not x.dtype.is_int():
+            raise TypeError(f"~ needs an integer operand, got {x.dtype!r}")
+        return b.emit("unary", [x], x.type, fn="invert")
+    if fn == "not":
+        return b.emit("unary", [truthy(b, x)], x.type.with_dtype(D.int1), fn="not")
+    return b.emit("unary", [x], x.type, fn=fn)
+
+
+def truthy(b: Emitter, x: Operand) -> Operand:
+    """x as int1 (x != 0), for conditions and the logical operators."""
+    if isinstance(x, Const):
+        return Const(bool(x.value))
+    if x.dtype == D.int1:
+        return x
+    return compare(b, "ne", x, Const(0))
+
+
+def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
+    """`and` / `or` on scalars (both sides are evaluated; kernels have no side effects
+    in conditions)."""
+    lhs, rhs = truthy(b, lhs), truthy(b, rhs)
+    if isinstance(lhs, Const) and isinstance(rhs, Const):
+        return Const(lhs.value and rhs.value if fn == "land" else lhs.value or rhs.value)
+    for side in (lhs, rhs):
+        if isinstance(side, Value) and side.type.is_block:
+            raise TypeError(f"`{'and' if fn == 'land' else 'or'}` needs scalar operands; "
+                            "use & or | on blocks")
+    a, c = to_value(b, lhs), to_value(b, rhs)
+    return b.emit("binary", [a, c], a.type, fn=fn)
+
+
+def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
+    if is_number(lhs) and is_number(rhs):
+        return Const(min(lhs.value, rhs.value) if fn == "min" else max(lhs.value, rhs.value))
+    a, c, t = _promote(b, lhs, rhs, False)
+    if t.is_floating():
+        fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
+    return b.emit("binary", [a, c], a.type, fn=fn)
+
+
+FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil",
+              "erf"}
+
+
+def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
+    if is_number(x):
+        v = x.value
+        if fn == "abs":
+            return Const(abs(v))
+        fold = {"exp": pymath.exp, "exp2": lambda t: 2.0 ** t, "log": pymath.log,
+                "log2": pymath.log2, "sqrt": pymath.sqrt, "rsqrt": lambda t: 1 / pymath.sqrt(t),
+                "sin": pymath.sin, "cos": pymath.cos, "floor": pymath.floor,
+                "ceil": pymath.ceil, "erf": pymath.erf}
+        return Const(float(fold[fn](v)))
+    x = to_value(b, x)
+    if fn in FLOAT_ONLY and not x.dtype.is_floating():
+        raise TypeError(f"tl.{fn} needs a floating-point operand, got {x.dtype!r}; "
+                        "cast it first, e.g. x.to(tl.float32)")
+    if fn == "abs" and x.dtype.kind in ("uint", "bool"):
+        return x
+    return b.emit("unary", [x], x.type, fn=fn)
+
+
+def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
+    if isinstance(cond, Const):
+        return x if cond.value else y
+    cond = truthy(b, cond)
+    if is_number(x) and is_number(y):
+        t = D.computation_type(D.literal_dtype(x.value), False, D.literal_dtype(y.value), False)
+        xv, yv = constant(b, x.value, t), constant(b, y.value, t)
+    else:
+        xv, yv, t = _promote(b, x, y, False)
+    shape = broadcast_shapes(cond.type.shape, xv.type.shape)
+    cond, xv, yv = splat(b, cond, shape), splat(b, xv, shape), splat(b, yv, shape)
+    return b.emit("where", [cond, xv, yv], xv.type)
+
+
+def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
+    if all(is_number(t) for t in (x, y, z)):
+        return Const(x.value * y.value + z.value)
+    xy_a, xy_b, t = _promote(b, x, y, False)
+    if not t.is_floating():
+        raise TypeError(f"tl.fma needs floating-point operands, got {t!r}")
+    zv = cast(b, z, t)
+    shape = broadcast_shapes(xy_a.type.shape, zv.type.shape)
+    ops = [splat(b, v, shape) for v in (xy_a, xy_b, zv)]
+    return b.emit("fma", ops, ops[0].type)

@@ -1,0 +1,31 @@
+"""Run the example and test kernels on ragged sizes, for compute-sanitizer (memcheck).
+
+    compute-sanitizer --tool memcheck python scripts/sanitize_kernels.py
+Every launch uses a size that is not a multiple of the block, so any unmasked lane past
+the end of an array is an out-of-bounds access the sanitizer reports.
+"""
+
+import os
+import sys
+
+import cupy
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+
+import tilecc  # noqa: E402
+from test_gpu import add_kernel, int_kernel, loop_kernel, silu_mul_kernel  # noqa: E402
+
+for n in (1, 17, 1000, 4099, 100003):
+    for dtype in (np.float32, np.float16):
+        x = cupy.asarray(np.random.rand(n).astype(dtype))
+        out = cupy.empty_like(x)
+        add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK=1024)
+        silu_mul_kernel[(tilecc.cdiv(n, 2048),)](x, x, out, n, BLOCK=2048, num_warps=8)
+    xf = cupy.asarray(np.random.rand(n).astype(np.float32))
+    loop_kernel[(tilecc.cdiv(n, 256),)](xf, xf, n, 3, 2.0, BLOCK=256)
+    a = cupy.arange(1, n + 1, dtype=cupy.int32)
+    int_kernel[(tilecc.cdiv(n, 512),)](a, a, a, n, BLOCK=512)
+cupy.cuda.runtime.deviceSynchronize()
+print("sanitizer run: all launches completed")

@@ -1,0 +1,3 @@
+from tilecc.cli import main
+import sys
+sys.exit(main())

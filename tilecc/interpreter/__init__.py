@@ -60,13 +60,9 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     specs, _ = jit_fn.specs_for(values)
     built = jit_fn.build(specs, "cuda", options.get("num_warps", 4), debug=True)
     kernel = built.kernel
-    grid = grid({**values, **options}) if callable(grid) else grid
-    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid}")
-    grid = grid + (1,) * (3 - len(grid))
-    if min(grid) < 0:
-        raise ValueError(f"grid dimensions must be >= 0, got {grid}")
+    from tilecc.runtime.launch import normalize_grid
+
+    grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)
     env: dict[int, object] = {}
     for p in kernel.params:
         if p.value is None:

@@ -75,6 +75,14 @@ class JITFunction:
                 raise e.with_traceback(None) from None
         return self._params
 
+    @functools.cached_property
+    def _param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @functools.cached_property
+    def _param_constexpr(self) -> tuple[bool, ...]:
+        return tuple(p.is_constexpr for p in self.params)
+
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.fn.__name__} is a tilecc kernel: launch it with "
                         f"{self.fn.__name__}[grid](...), or call it from another kernel")

@@ -44,6 +44,7 @@ class HipKernel:
         self.module = _check(hip.hipModuleLoadData(binary.data))
         self.function = _check(hip.hipModuleGetFunction(self.module, name.encode()))
         self.threads = threads
+        self.device_id = device_id
 
     def __call__(self, grid, args: list, stream) -> None:
         extra = tuple(ctypes.c_void_p(int(a)) if isinstance(a, np.uint64) else
@@ -63,20 +64,23 @@ def _check(result):
 _streams: dict[int, Any] = {}
 
 
-def _stream(arrays: list[ArrayInfo], device_id: int):
-    """The current stream of the arrays' framework (torch's, else CuPy's)."""
-    if any(a.framework == "torch" for a in arrays):
-        import torch
+def _stream(device_id: int):
+    """torch's current stream on the device, as a CuPy stream (None: the default stream)."""
+    import torch
 
-        handle = torch.cuda.current_stream(device_id).cuda_stream
-        if handle == 0:
-            return None
-        if handle not in _streams:
-            import cupy
+    handle = torch._C._cuda_getCurrentRawStream(device_id)
+    if handle == 0:
+        return None
+    stream = _streams.get(handle)
+    if stream is None:
+        import warnings
 
-            _streams[handle] = cupy.cuda.ExternalStream(handle, device_id)
-        return _streams[handle]
-    return None  # CuPy launches on its current stream when given None
+        import cupy
+
+        with warnings.catch_warnings():  # ExternalStream is the direct way to wrap a handle
+            warnings.simplefilter("ignore", DeprecationWarning)
+            stream = _streams[handle] = cupy.cuda.ExternalStream(handle, device_id)
+    return stream
 
 
 def _device_arch(device_id: int, backend: str) -> str:
@@ -91,18 +95,103 @@ def _device_arch(device_id: int, backend: str) -> str:
     return props.gcnArchName.decode().split(":")[0]
 
 
-def resolve_grid(grid, meta: dict) -> tuple[int, int, int]:
-    g = grid(meta) if callable(grid) else grid
-    g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
+    """Launch on the GPU.  A warm launch costs one cheap key over the arguments (types,
+    dtypes, the specialization bits) and a dict lookup; everything else is cached."""
+    names = jit_fn._param_names
+    if kwargs or len(args) != len(names):
+        values, options = jit_fn.bind(args, dict(kwargs))
+        values = [values[n] for n in names]
+    else:
+        values, options = list(args), {}
+    num_warps = options.get("num_warps", 4)
+    debug = options.get("debug")
+    fast = _fast_key(jit_fn._param_constexpr, values)
+    entry = jit_fn._launchers.get((fast[0], num_warps, debug)) if fast is not None else None
+    if entry is None:
+        entry, call_args = _slow_path(jit_fn, values, num_warps, debug)
+        if fast is not None:
+            jit_fn._launchers[(fast[0], num_warps, debug)] = entry
+    else:
+        call_args = fast[1]
+    kernel, uses_torch = entry
+    if callable(grid):
+        grid = grid({**dict(zip(names, values)), **options, "num_warps": num_warps})
+    g = normalize_grid(grid)
+    if 0 in g:
+        return  # an empty grid launches nothing
+    kernel(g, call_args, _stream(kernel.device_id) if uses_torch else None)
+
+
+def normalize_grid(g) -> tuple[int, int, int]:
+    if isinstance(g, int):
+        return (g, 1, 1) if g >= 0 else _bad_grid(g)
+    g = tuple(int(x) for x in g)
     if not 1 <= len(g) <= 3 or min(g) < 0:
-        raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
+        _bad_grid(g)
     return g + (1,) * (3 - len(g))
 
 
-def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
-    values, options = jit_fn.bind(args, dict(kwargs))
-    num_warps = options.get("num_warps", 4)
-    specs, passed = jit_fn.specs_for(values)
+def _bad_grid(g):
+    raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
+
+
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def _fast_key(constexpr_flags, values):
+    """(key, kernel arguments) from launch values, or None when some value is unusual
+    (the slow path then specializes from scratch).  Mirrors JITFunction.specs_for."""
+    key, passed = [], []
+    for is_ce, v in zip(constexpr_flags, values):
+        t = type(v)
+        if is_ce:
+            key.append(v)
+        elif t is int:
+            if v == 1:
+                key.append(1)
+                continue
+            wide = not _INT32[0] <= v <= _INT32[1]
+            key.append(("i64" if wide else "i32", v % 16 == 0))
+            passed.append(np.int64(v) if wide else np.int32(v))
+        elif t is float:
+            key.append("fp32")
+            passed.append(np.float32(v))
+        elif _is_torch(t):
+            if not v.is_cuda:
+                return None
+            ptr = v.data_ptr()
+            key.append((v.dtype, ptr % 16 == 0, v.get_device(), "torch"))
+            passed.append(np.uint64(ptr))
+        elif t.__module__.startswith("cupy") and hasattr(v, "data"):
+            ptr = v.data.ptr
+            key.append((v.dtype, ptr % 16 == 0, v.device.id))
+            passed.append(np.uint64(ptr))
+        else:
+            return None
+    try:
+        return tuple(key), passed
+    except TypeError:
+        return None
+
+
+_torch_tensor = None
+
+
+def _is_torch(t) -> bool:
+    global _torch_tensor
+    if _torch_tensor is None:
+        if not t.__module__.startswith("torch"):
+            return False
+        import torch
+
+        _torch_tensor = torch.Tensor
+    return issubclass(t, _torch_tensor)
+
+
+def _slow_path(jit_fn, values: list, num_warps: int, debug):
+    """Specialize, check devices, compile and load: the first launch of a signature."""
+    specs, passed = jit_fn.specs_for(dict(zip(jit_fn._param_names, values)))
     names = [s.name for s in specs if not s.is_constexpr and not s.equals_one]
     arrays = []
     for name, a in zip(names, passed):
@@ -119,17 +208,14 @@ def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         raise ValueError(f"array arguments are on different devices: {sorted(devices)}")
     backend = "hip" if any(a.device == "rocm" for a in arrays) else "cuda"
     device_id = devices.pop() if devices else _current_device(backend)
-    debug = options.get("debug")
     key = (tuple(specs), num_warps, debug, backend, device_id)
     kernel = jit_fn._launchers.get(key)
     if kernel is None:
         kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id)
         jit_fn._launchers[key] = kernel
-    g = resolve_grid(grid, {**values, **options, "num_warps": num_warps})
-    if 0 in g:
-        return  # an empty grid launches nothing
+    uses_torch = backend == "cuda" and any(a.framework == "torch" for a in arrays)
     call_args = [np.uint64(a.ptr) if isinstance(a, ArrayInfo) else a for a in passed]
-    kernel(g, call_args, _stream(arrays, device_id) if backend == "cuda" else None)
+    return (kernel, uses_torch), call_args
 
 
 def _current_device(backend: str) -> int:

@@ -416,7 +416,7 @@ class FunctionTracer:
                 yields[i].append(v)
         results = [Value(y.type, n) for y, n in zip(yields[0], merged)]
         branches[0][0].yields, branches[1][0].yields = yields
-        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node, self.stmt_line), {},
+        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
                           [branches[0][0], branches[1][0]]))
         for name, r in zip(merged, results):
             self.scope[name] = r
@@ -502,7 +502,7 @@ class FunctionTracer:
             self.b.regions.pop()
         results = [Value(v.type, n) for v, n in zip(inits, carried)]
         step_sign = (1 if step.value > 0 else -1) if isinstance(step, Const) else 1
-        self.b.emit_op(Op("for", bounds + inits, results, self.pf.loc(node, self.stmt_line),
+        self.b.emit_op(Op("for", bounds + inits, results, self.pf.loc(node),
                           {"step_sign": step_sign}, [region]))
         self.scope = outer
         self.scope.update(dict(zip(carried, results)))
@@ -538,7 +538,7 @@ class FunctionTracer:
         finally:
             self.b.regions.pop()
         results = [Value(v.type, n) for v, n in zip(inits, carried)]
-        self.b.emit_op(Op("while", inits, results, self.pf.loc(node, self.stmt_line), {},
+        self.b.emit_op(Op("while", inits, results, self.pf.loc(node), {},
                           [before, body]))
         self.scope = outer
         self.scope.update(dict(zip(carried, results)))

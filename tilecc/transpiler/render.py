@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from functools import lru_cache
 
 import jinja2
@@ -137,16 +138,21 @@ class Renderer:
                     reusable = (self.uses.get(init.id, 0) == 1 and init.id not in self.inline
                                 and init.owner is not None and init.owner in region.ops)
                     if reusable:
-                        self.alias[slot.id] = init.id
-                        self.mutable.add(init.id)
-                    else:
-                        self.mutable.add(slot.id)
+                        self.alias[slot.id] = self.root(init)
+                    self.mutable.add(self.root(slot))
                     for r in op.regions:
                         args = r.args[1:] if op.kind == "for" else r.args
-                        self.alias[args[slots.index(slot)].id] = self.alias.get(slot.id, slot.id)
+                        self.alias[args[slots.index(slot)].id] = self.root(slot)
             if op.kind == "if":
                 for res in op.results:
                     self.mutable.add(res.id)
+
+    def root(self, v: Value) -> int:
+        """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
+        vid = v.id
+        while vid in self.alias:
+            vid = self.alias[vid]
+        return vid
 
     def _written_pointers(self) -> set[int]:
         """Pointer values that stores write through (and everything they derive from)."""
@@ -167,7 +173,7 @@ class Renderer:
 
     # --- names ------------------------------------------------------------------------------
     def name(self, v: Value) -> str:
-        vid = self.alias.get(v.id, v.id)
+        vid = self.root(v)
         if vid in self.names:
             return self.names[vid]
         base = v.name or "t"
@@ -310,7 +316,7 @@ class Renderer:
         if v.type.is_block:
             self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
         else:
-            const = "" if self.alias.get(v.id, v.id) in self.mutable else "const "
+            const = "" if self.root(v) in self.mutable else "const "
             self.line(f"{const}{self.ctype(v)} {self.name(v)}" +
                       (f" = {init};" if init is not None else ";"))
 
@@ -411,9 +417,8 @@ class Renderer:
             self.line(f"TC_DEVICE_ASSERT({self.text(cond)}, {args});")
 
     def assign_yields(self, targets: list[Value], values: list[Value]) -> None:
-        pairs = [(t, v) for t, v in zip(targets, values)
-                 if self.alias.get(v.id, v.id) != self.alias.get(t.id, t.id)]
-        if len(pairs) > 1:  # stage through temporaries: later values may read earlier targets
+        pairs = [(t, v) for t, v in zip(targets, values) if self.root(v) != self.root(t)]
+        if self._needs_staging(pairs):  # a later value reads a variable assigned before it
             staged = []
             for t, v in pairs:
                 tmp = Value(v.type, f"{t.name or 't'}_next")
@@ -422,7 +427,18 @@ class Renderer:
                 staged.append((t, tmp))
             pairs = staged
         for t, v in pairs:
+            if v.owner is not None:
+                self.comment_for(v.owner)
             self._assign_into(t, v, declare=False)
+
+    def _needs_staging(self, pairs: list[tuple[Value, Value]]) -> bool:
+        assigned: list[str] = []
+        for t, v in pairs:
+            text = self.text(v)
+            if any(re.search(rf"\b{re.escape(name)}\b", text) for name in assigned):
+                return True
+            assigned.append(self.name(t))
+        return False
 
     def _assign_into(self, target: Value, v: Value, declare: bool) -> None:
         if target.type.is_block:
@@ -437,7 +453,7 @@ class Renderer:
 
     def declare_slots(self, results: list[Value], inits: list[Value] | None) -> None:
         for i, res in enumerate(results):
-            if res.id in self.alias:
+            if self.root(res) != res.id:
                 continue  # reuses the initial value's variable
             if inits is None:
                 self.declare(res)

@@ -637,6 +637,10 @@ class FunctionTracer:
                 if not (isinstance(left, Const) and isinstance(right, Const)):
                     raise TypeError("`is` compares constexprs only (e.g. `other is None`)")
                 r = Const((left.value is right.value) == (op == "Is"))
+            elif op in _CMPOPS and isinstance(left, Const) and isinstance(right, Const):
+                # constexprs of any kind (strings, dtypes, None) compare as in Python,
+                # e.g. `if ACTIVATION == "relu":` or `if x.dtype == tl.float16:`
+                r = Const(S.compare_constants(_CMPOPS[op], left.value, right.value))
             elif op in _CMPOPS:
                 r = S.compare(self.b, _CMPOPS[op], self._value_or_const(node.left, left),
                               self._value_or_const(target.comparator, right))

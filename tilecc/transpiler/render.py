@@ -108,6 +108,8 @@ class Renderer:
         self.last_stmt: tuple[str, int] | None = None
         self.layout_names = {l: f"Blocked{i}" for i, l in enumerate(layouts.values())}
         self.writes = self._written_pointers()
+        self.consumers = {o.id: op.result for op in kernel.walk() if op.results
+                          for o in op.operands}
         self._plan(kernel.body, loop_header=set())
 
     # --- planning: what is inlined, what is a variable, which variables loops reuse --------
@@ -176,7 +178,7 @@ class Renderer:
         vid = self.root(v)
         if vid in self.names:
             return self.names[vid]
-        base = v.name or "t"
+        base = v.name or self._derived_name(v)
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
         if base in C_RESERVED or base.startswith("__"):
             base += "_"
@@ -187,6 +189,16 @@ class Renderer:
         self.taken.add(candidate)
         self.names[vid] = candidate
         return candidate
+
+    def _derived_name(self, v: Value) -> str:
+        """An unnamed value feeding a named one is named after it: the raw load behind
+        `x = tl.load(...).to(tl.float32)` becomes `x_fp16`."""
+        if v.owner is not None and v.owner.kind == "load":
+            user = self.consumers.get(v.id)
+            if user is not None and user.name:
+                return f"{user.name}_{v.dtype.name}"
+            return "loaded"
+        return "t"
 
     def ctype(self, v: Value) -> str:
         return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)

@@ -166,6 +166,11 @@ def _pointer_arith(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Value:
     return b.emit("addptr", [ptr, offset], ptr.type)
 
 
+def compare_constants(pred: str, lhs: Any, rhs: Any) -> bool:
+    """Two compile-time values compared with Python's semantics."""
+    return bool(_FOLD[pred](lhs, rhs))
+
+
 def compare(b: Emitter, pred: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
         return Const(_FOLD[pred](lhs.value, rhs.value))

@@ -1,0 +1,54 @@
+"""The examples' generated CUDA and HIP are checked in beside them (examples/NAME.cu,
+examples/NAME.hip) and reviewed like code; this test fails when the generator's output
+drifts from them.  Regenerate with: TILECC_UPDATE_GOLDEN=1 pytest tests/test_golden.py
+"""
+
+import importlib.util
+import os
+
+import pytest
+
+from conftest_compilers import require_cuda_compiler, require_hip_compiler
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+# example file → (kernel name, signature, num_warps)
+GOLDEN = {
+    "vector_add": ("add_kernel", "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024", 4),
+    "fused_elementwise": ("silu_mul_kernel", "*fp16:16, *fp16:16, *fp16:16, i32:16, 2048", 8),
+}
+
+
+def _kernel(example: str):
+    spec = importlib.util.spec_from_file_location(f"example_{example}",
+                                                  os.path.join(EXAMPLES, example + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    name, signature, warps = GOLDEN[example]
+    return getattr(module, name), signature, warps
+
+
+@pytest.mark.parametrize("target,suffix", [("cuda", ".cu"), ("hip", ".hip")])
+@pytest.mark.parametrize("example", sorted(GOLDEN))
+def test_generated_source_matches_checked_in(example, target, suffix):
+    kernel, signature, warps = _kernel(example)
+    text = kernel.source(signature, target=target, num_warps=warps)
+    path = os.path.join(EXAMPLES, example + suffix)
+    if os.environ.get("TILECC_UPDATE_GOLDEN") == "1":
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        assert f.read() == text, f"{path} is stale: regenerate with TILECC_UPDATE_GOLDEN=1"
+
+
+@pytest.mark.parametrize("example", sorted(GOLDEN))
+def test_examples_compile_cleanly(example):
+    kernel, signature, warps = _kernel(example)
+    require_cuda_compiler()
+    for arch in ("sm_80", "sm_90"):
+        binary = kernel.compile(signature, target="cuda", arch=arch, num_warps=warps)
+        assert "warning" not in binary.log.lower(), binary.log
+        assert "0 bytes spill stores" in binary.log, binary.log
+    require_hip_compiler()
+    binary = kernel.compile(signature, target="hip", arch="gfx90a", num_warps=warps)
+    assert "warning" not in binary.log.lower(), binary.log
+    assert binary.data[:4] == b"\x7fELF"

@@ -1,0 +1,199 @@
+"""Every kernel of tests/kernels.py on the NumPy interpreter, against its NumPy reference.
+
+Hypothesis draws the problem size (smaller than a block, a multiple of it, or not),
+the masked or mask-free specialization where a kernel has one, and the input data; each
+(case, dtype) pair is its own test.  Also: bounds checking and device assertions report
+the user's line, and TILECC_INTERPRET=1 routes ordinary launches to the interpreter.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+import tilecc
+import tilecc.language as tl
+
+try:
+    import kernels as K
+except ImportError:  # tests/ imported as a package
+    from tests import kernels as K
+
+KERNELS_FILE = os.path.abspath(K.__file__)
+
+
+def _dtype_id(dt) -> str:
+    if isinstance(dt, tuple):
+        return "->".join(K.tl_name(d) for d in dt)
+    return K.tl_name(dt)
+
+
+def _params():
+    for case in K.CASES:
+        for dt in case.dtypes:
+            yield pytest.param(case, dt, id=f"{case.name}-{_dtype_id(dt)}")
+
+
+def _max_examples(case: K.Case) -> int:
+    # ~12 examples per dtype, fewer where a case has very many dtype combinations
+    return 3 if len(case.dtypes) > 20 else 12
+
+
+def sizes(case: K.Case):
+    b = case.block
+    return st.one_of(
+        st.integers(1, b - 1),                                    # smaller than a block
+        st.integers(1, case.max_n // b).map(lambda k: k * b),     # whole blocks
+        st.integers(b + 1, case.max_n).filter(lambda n: n % b),   # a partial last block
+    )
+
+
+def assert_output(actual: np.ndarray, expected: np.ndarray, tol: tuple[float, float],
+                  what: str) -> None:
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, what
+    if actual.dtype.kind == "f" or actual.dtype == K.BF16:
+        rtol, atol = tol
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
+                                   rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected.astype(actual.dtype), err_msg=what)
+
+
+def run_case(case: K.Case, dtype, n: int, seed: int, masked: bool = True) -> None:
+    rng = np.random.default_rng(seed)
+    args = case.make_args(n, dtype, rng, masked=masked)
+    before = copy.deepcopy(args)
+    expected = case.reference(copy.deepcopy(args))
+    assert len(expected) == len(case.outputs)
+    case.kernel.interpret[case.grid(n)](*args)
+    for i, (a, b) in enumerate(zip(args, before)):
+        if isinstance(a, np.ndarray) and i not in case.outputs:
+            np.testing.assert_array_equal(a, b, err_msg=f"input argument {i} was modified")
+    for idx, exp in zip(case.outputs, expected):
+        assert_output(args[idx], exp, case.tol(args[idx].dtype),
+                      f"{case.name}: output argument {idx} (n={n}, masked={masked})")
+
+
+@pytest.mark.parametrize("case,dtype", list(_params()))
+def test_case_matches_numpy(case: K.Case, dtype) -> None:
+    masks = st.booleans() if case.unmasked else st.just(True)
+
+    @settings(max_examples=_max_examples(case), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(n=sizes(case), masked=masks, seed=st.integers(0, 2**32 - 1))
+    def check(n: int, masked: bool, seed: int) -> None:
+        if not masked:  # the mask-free specialization needs whole blocks
+            n = max(case.block, K.cdiv(n, case.block) * case.block)
+        note(f"n={n} masked={masked} seed={seed}")
+        run_case(case, dtype, n, seed, masked)
+
+    check()
+
+
+def test_every_size_class_is_drawn_for_masked_cases() -> None:
+    """The size strategy covers n < block, n % block == 0 and a partial last block."""
+    seen = set()
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(n=sizes(K.ADD))
+    def collect(n):
+        seen.add("small" if n < 64 else ("whole" if n % 64 == 0 else "partial"))
+
+    collect()
+    assert seen == {"small", "whole", "partial"}
+
+
+# --- bounds checks and assertions -----------------------------------------------------------
+
+def _line_of(fn, text: str) -> int:
+    """The line number, in its file, of the line of `fn`'s source containing `text`."""
+    lines, first = inspect.getsourcelines(fn)
+    hits = [first + i for i, line in enumerate(lines) if text in line]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+def test_out_of_bounds_load_names_the_line() -> None:
+    n = 100  # not a multiple of 64, but the mask-free specialization is forced
+    x, y, out = (np.ones(n, np.float32) for _ in range(3))
+    with pytest.raises(tilecc.InterpreterError) as excinfo:
+        K.add_kernel.interpret[(2,)](x, y, out, n, 64, True)
+    msg = str(excinfo.value)
+    line = _line_of(K.add_kernel.fn, "x = tl.load(x_ptr + offsets)")
+    assert f"{KERNELS_FILE}:{line}:" in msg
+    assert "x = tl.load(x_ptr + offsets)" in msg
+    assert "out-of-bounds load" in msg and "`x_ptr`" in msg and "100 elements" in msg
+    assert "program (1, 0, 0)" in msg
+    np.testing.assert_array_equal(out, 1)  # nothing was stored
+
+
+@tilecc.jit
+def unmasked_store_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x + 1.0)  # forgot the mask
+
+
+def test_out_of_bounds_store_names_the_line() -> None:
+    x = np.arange(40, dtype=np.float32)
+    out = np.zeros(40, np.float32)
+    with pytest.raises(tilecc.InterpreterError) as excinfo:
+        unmasked_store_kernel.interpret[(1,)](x, out, 40, 64)
+    msg = str(excinfo.value)
+    line = _line_of(unmasked_store_kernel.fn, "tl.store(out_ptr + offs, x + 1.0)")
+    assert f"{os.path.abspath(__file__)}:{line}:" in msg
+    assert "out-of-bounds store" in msg and "`out_ptr`" in msg
+    assert re.search(r"element 40\b", msg), msg
+
+
+def test_failing_device_assert_raises() -> None:
+    x = np.array([4.0, -1.0, 9.0], np.float32)
+    out = np.zeros(3, np.float32)
+    with pytest.raises(tilecc.InterpreterError) as excinfo:
+        K.checked_sqrt_kernel.interpret[(1,)](x, out, 3, 64)
+    msg = str(excinfo.value)
+    line = _line_of(K.checked_sqrt_kernel.fn, "tl.device_assert(")
+    assert f"{KERNELS_FILE}:{line}:" in msg
+    assert "sqrt of a negative number" in msg
+
+
+def test_failing_assert_statement_raises() -> None:
+    x = np.zeros(1, np.float32)
+    out = np.zeros(1, np.float32)
+    with pytest.raises(tilecc.InterpreterError) as excinfo:
+        K.checked_sqrt_kernel.interpret[(1,)](x, out, 0, 64)
+    line = _line_of(K.checked_sqrt_kernel.fn, "assert n > 0")
+    assert f"{KERNELS_FILE}:{line}:" in str(excinfo.value)
+    assert "empty input" in str(excinfo.value)
+
+
+def test_passing_device_assert_is_silent() -> None:
+    run_case(K.ASSERTS, np.dtype(np.float32), 70, seed=1)
+
+
+# --- TILECC_INTERPRET=1 ---------------------------------------------------------------------
+
+def test_tilecc_interpret_env_routes_launches_to_the_interpreter(monkeypatch) -> None:
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    rng = np.random.default_rng(0)
+    x, y = rng.random(200).astype(np.float32), rng.random(200).astype(np.float32)
+    out = np.zeros(200, np.float32)
+    K.add_kernel[(K.cdiv(200, 64),)](x, y, out, 200, BLOCK_SIZE=64, EVEN=False)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_tilecc_interpret_env_with_a_grid_function(monkeypatch) -> None:
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    x = np.arange(130, dtype=np.int16)
+    out = np.zeros_like(x)
+    K.add_kernel[lambda meta: (tilecc.cdiv(130, meta["BLOCK_SIZE"]),)](
+        x, x, out, 130, BLOCK_SIZE=32, EVEN=False)
+    np.testing.assert_array_equal(out, 2 * x)

@@ -99,11 +99,10 @@ def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     """Launch on the GPU.  A warm launch costs one cheap key over the arguments (types,
     dtypes, the specialization bits) and a dict lookup; everything else is cached."""
     names = jit_fn._param_names
-    if kwargs or len(args) != len(names):
-        values, options = jit_fn.bind(args, dict(kwargs))
-        values = [values[n] for n in names]
-    else:
-        values, options = list(args), {}
+    values, options = _bind_fast(names, args, kwargs)
+    if values is None:  # defaults, misspelt or repeated arguments: the careful path
+        by_name, options = jit_fn.bind(args, dict(kwargs))
+        values = [by_name[n] for n in names]
     num_warps = options.get("num_warps", 4)
     debug = options.get("debug")
     fast = _fast_key(jit_fn._param_constexpr, values)
@@ -121,6 +120,30 @@ def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     if 0 in g:
         return  # an empty grid launches nothing
     kernel(g, call_args, _stream(kernel.device_id) if uses_torch else None)
+
+
+_MISSING = object()
+
+
+def _bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
+    """Positional arguments followed by keyword ones, in parameter order; (None, None)
+    when anything is unusual."""
+    if not kwargs:
+        return (list(args), {}) if len(args) == len(names) else (None, None)
+    values = list(args)
+    used = 0
+    for name in names[len(args):]:
+        v = kwargs.get(name, _MISSING)
+        if v is _MISSING:
+            return None, None
+        values.append(v)
+        used += 1
+    if used == len(kwargs):
+        return values, {}
+    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "debug") if k in kwargs}
+    if used + len(options) != len(kwargs):
+        return None, None
+    return values, options
 
 
 def normalize_grid(g) -> tuple[int, int, int]:

@@ -47,6 +47,10 @@ TOLERANCE = {"float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1e
              "float64": (1e-12, 1e-12)}
 
 
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f" or np.dtype(dtype) == BF16
+
+
 def tl_name(dtype) -> str:
     """'fp32', 'i8', 'bf16', ... for a NumPy dtype."""
     return D.from_numpy(dtype).name
@@ -742,19 +746,19 @@ _ACC = {"i": tl.int64, "u": tl.uint64, "f": tl.float32}
 def _col_sum_args(n, dt, rng, masked=True):
     rows = int(rng.integers(1, 6))
     return [rand(rng, rows * n, dt, -100, 100), junk(rng, n, dt), junk(rng, cdiv(n, 64), I32),
-            rows, n, _ACC[np.dtype(dt).kind if np.dtype(dt) != BF16 else "f"], 64]
+            rows, n, _ACC["f" if is_float(dt) else np.dtype(dt).kind], 64]
 
 
 def _col_sum_ref(a):
     x, out, _, rows, n = a[:5]
-    acc = x.reshape(rows, n).astype(np.float64 if x.dtype.kind == "f" else x.dtype)
-    if x.dtype.kind == "f":  # accumulated in float32, row by row
+    if is_float(x.dtype):  # accumulated in float32, row by row
         acc = x.reshape(rows, n).astype(np.float32)
         total = acc[0].copy()
         for r in range(1, rows):
             total = total + acc[r]
     else:
-        total = acc.sum(axis=0, dtype=np.int64 if x.dtype.kind == "i" else np.uint64)
+        total = x.reshape(rows, n).sum(axis=0, dtype=np.int64 if x.dtype.kind == "i"
+                                       else np.uint64)
     return [total.astype(out.dtype), np.full(cdiv(n, 64), rows, np.int32)]
 
 

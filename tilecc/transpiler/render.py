@@ -21,6 +21,7 @@ import jinja2
 from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.layouts import Blocked1D, MemoryPlan
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
@@ -51,8 +52,6 @@ COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", R
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
 ALWAYS_INLINE = {"const", "splat", "arange", "assume"}
-PURE = ALWAYS_INLINE | {"program_id", "num_programs", "cast", "unary", "binary", "cmp",
-                        "where", "fma", "addptr"}
 C_RESERVED = {"r", "v", "k", "chunk", "auto", "bool", "break", "case", "char", "class", "const",
               "continue", "default", "delete", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "int", "long", "new", "operator", "private",
@@ -131,8 +130,6 @@ class Renderer:
                     self.inline.add(v.id)
                 elif single_local and (v.name is None or v.id in yielded_here):
                     self.inline.add(v.id)
-                elif n_uses == 0:
-                    self.inline.add(v.id)  # dead pure value: nothing to emit
             if op.kind in ("for", "while"):
                 inits = op.operands[3:] if op.kind == "for" else op.operands
                 slots = op.results
@@ -245,13 +242,16 @@ class Renderer:
             if fn == "rem" and v.dtype.is_floating():
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             sym, prec = BINARY[fn]
-            text = f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}"
+            # Mixed bitwise / shift / logical operators always get parentheses (as
+            # compilers' -Wparentheses asks); arithmetic follows plain precedence.
+            need = UNARY if prec <= SHIFT else prec
+            text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
             return self.narrow(text, prec, v)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
         if k == "where":
-            return (f"{self.wrap(a[0], idx, LOR)} ? {self.wrap(a[1], idx, COND)} : "
+            return (f"{self.wrap(a[0], idx, EQ)} ? {self.wrap(a[1], idx, COND)} : "
                     f"{self.wrap(a[2], idx, COND)}"), COND
         if k == "fma":
             return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
@@ -328,9 +328,16 @@ class Renderer:
         if v.type.is_block:
             self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
         else:
-            const = "" if self.root(v) in self.mutable else "const "
-            self.line(f"{const}{self.ctype(v)} {self.name(v)}" +
+            const = self.root(v) not in self.mutable
+            self.line(f"{self.scalar_decl(v, const)}" +
                       (f" = {init};" if init is not None else ";"))
+
+    def scalar_decl(self, v: Value, const: bool) -> str:
+        if not const:
+            return f"{self.ctype(v)} {self.name(v)}"
+        if v.dtype.is_ptr():  # the pointer is constant, not (necessarily) what it points to
+            return f"{self.ctype(v)} const {self.name(v)}"
+        return f"const {self.ctype(v)} {self.name(v)}"
 
     def block_values(self, group: list[Op]) -> None:
         for op in group:
@@ -357,7 +364,7 @@ class Renderer:
         if not v.type.is_block:
             load = self.element(ptr, "r")
             if mask is not None:
-                load = f"{self.wrap(mask, 'r', LOR)} ? {load} : " + \
+                load = f"{self.wrap(mask, 'r', EQ)} ? {load} : " + \
                        (self.wrap(other, "r", COND) if other is not None else zero)
             self.declare(v, load)
             return
@@ -368,7 +375,7 @@ class Renderer:
             value = self.element(ptr, "r")
             if mask is not None:
                 fill = self.wrap(other, "r", COND) if other is not None else zero
-                value = f"{self.wrap(mask, 'r', LOR)} ? {value} : {fill}"
+                value = f"{self.wrap(mask, 'r', EQ)} ? {value} : {fill}"
             self.line(_macros().register_loop(regs, [f"{self.name(v)}[r] = {value};"]))
             return
         vec = plan.vec
@@ -416,9 +423,7 @@ class Renderer:
             lane_mask=self.text(mask, "v + k") if mask is not None else "",
             lane_ptr=self.element(ptr, "v + k")))
 
-    def op_device_assert(self, op: Op) -> None:
-        if not self.k.debug:
-            return
+    def op_device_assert(self, op: Op) -> None:  # present in debug builds only (passes.dce)
         cond = op.operands[0]
         msg = op.attrs["msg"].replace("\\", "\\\\").replace('"', '\\"')
         args = f'"{msg}", "{os.path.basename(op.loc.file)}", {op.loc.line}'
@@ -459,7 +464,7 @@ class Renderer:
             self.line(_macros().register_loop(
                 target.layout.regs, [f"{self.name(target)}[r] = {self.text(v, 'r')};"]))
         elif declare:
-            self.line(f"const {self.ctype(target)} {self.name(target)} = {self.text(v)};")
+            self.line(f"{self.scalar_decl(target, True)} = {self.text(v)};")
         else:
             self.line(f"{self.name(target)} = {self.text(v)};")
 

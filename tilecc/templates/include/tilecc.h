@@ -112,9 +112,9 @@ TC_DEVICE To cast(From x) {
 template <typename To, typename From>
 TC_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");
-  To y;
-  __builtin_memcpy(&y, &x, sizeof(To));
-  return y;
+  union { From from; To to; } u;  // type punning through a union: NVRTC has no memcpy builtin
+  u.from = x;
+  return u.to;
 }
 
 template <typename T> TC_DEVICE T inf();

@@ -1,10 +1,11 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
+  0. dce        — drop pure values nothing reads
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
   2. layouts    — a blocked layout for every block value, and a plan (vector width, mask
                   checking) for every load and store
-Both only annotate: the interpreter runs the same ops, so what the GPU code computes and
-what CI checks on NumPy cannot drift apart.
+The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
+checks on NumPy cannot drift apart.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, layouts
+from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.layouts import Blocked1D
 from tilecc.transpiler.target import Target
 
@@ -19,6 +21,7 @@ from tilecc.transpiler.target import Target
 def run_passes(kernel: Kernel, target: Target) -> dict[int, Blocked1D]:
     """Annotate `kernel` in place; returns its layouts by block size."""
     ir.verify(kernel)
+    eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
     found = layouts.assign(kernel, target.warp_size)
     ir.verify(kernel)

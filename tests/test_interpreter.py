@@ -42,8 +42,8 @@ def _params():
 
 
 def _max_examples(case: K.Case) -> int:
-    # ~12 examples per dtype, fewer where a case has very many dtype combinations
-    return 3 if len(case.dtypes) > 20 else 12
+    # ~20 examples per dtype, fewer where a case has very many dtype combinations
+    return 4 if len(case.dtypes) > 20 else 20
 
 
 def sizes(case: K.Case):

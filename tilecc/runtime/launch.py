@@ -147,6 +147,8 @@ def _bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
 
 
 def normalize_grid(g) -> tuple[int, int, int]:
+    if type(g) is tuple and len(g) == 1 and type(g[0]) is int and g[0] >= 0:
+        return (g[0], 1, 1)  # the common case, first
     if isinstance(g, int):
         return (g, 1, 1) if g >= 0 else _bad_grid(g)
     g = tuple(int(x) for x in g)

@@ -356,8 +356,7 @@ class FunctionTracer:
                 raise self.error(target, "cannot unpack this value into "
                                          f"{len(target.elements)} names")
             for el, item in zip(target.elements, items):
-                self.assign(el.value, item if not isinstance(item, (int, float, bool))
-                            else Const(item))
+                self.assign(el.value, _wrap_item(item))
         else:
             raise self.error(target, "only assignments to plain names are supported in kernels")
 
@@ -598,7 +597,10 @@ class FunctionTracer:
         if isinstance(node, cst.Comparison):
             return self.compare(node)
         if isinstance(node, (cst.Tuple, cst.List)):
-            return Const(tuple(self.eval(e.value) for e in node.elements))
+            # Constant items are stored as plain Python values, so that a tuple of
+            # constexprs equals the same Python tuple (`x.shape == (BLOCK,)`) and
+            # hints take `(16,)`; unpacking and indexing wrap them back in Const.
+            return Const(tuple(_unwrap_const(self.eval(e.value)) for e in node.elements))
         if isinstance(node, cst.IfExp):
             test = S.truthy(self.b, self.eval(node.test))
             if isinstance(test, Const):
@@ -611,7 +613,7 @@ class FunctionTracer:
                 idx = self.eval(node.slice[0].slice.value)
                 if isinstance(idx, Const) and isinstance(idx.value, int):
                     item = base.value[idx.value]
-                    return item if isinstance(item, (Value, Const)) else Const(item)
+                    return _wrap_item(item)
             raise self.error(node, "indexing blocks (x[None], x[:, None]) needs multi-"
                                    "dimensional blocks, which this version does not support")
         raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
@@ -734,6 +736,17 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     if short == "constexpr" or short == "pointer_type" or is_builtin(short):
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc")
+
+
+def _unwrap_const(x: Any) -> Any:
+    return x.value if isinstance(x, Const) else x
+
+
+def _wrap_item(item: Any) -> Any:
+    """An item of a compile-time tuple, as the tracer handles values."""
+    if isinstance(item, (Value, Const, TLRef, OtherModule, HelperRef, PyBuiltin, Method)):
+        return item
+    return Const(item)
 
 
 def _describe(x: Any) -> str:

@@ -1,0 +1,148 @@
+"""The command line, signature parsing, launch-argument checks and compile-error mapping —
+everything on the way to a launch that needs no GPU."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from conftest_compilers import require_cuda_compiler
+from tilecc.runtime import specialize as SP
+from tilecc.runtime.jit import Built, compile_source
+from tilecc.transpiler.target import CUDA
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "vector_add.py")
+TRITON_FILE = os.path.join(os.path.dirname(__file__), "triton_kernels.py")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "tilecc", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_emit_prints_cuda_and_hip():
+    for target, marker in (("cuda", "warp size 32"), ("hip", "warp size 64")):
+        r = _cli("emit", f"{EXAMPLE}:add_kernel", "--target", target, "-s",
+                 "*fp32:16,*fp32:16,*fp32:16,i32:16,1024")
+        assert r.returncode == 0, r.stderr
+        assert marker in r.stdout and "add_kernel(" in r.stdout
+        assert "// L22: x = tl.load(x_ptr + offsets, mask=mask)" in r.stdout
+
+
+def test_emit_line_directives_and_output_file(tmp_path):
+    out = tmp_path / "k.cu"
+    r = _cli("emit", f"{EXAMPLE}:add_kernel", "-s", "*fp32,*fp32,*fp32,i32,256",
+             "--line-directives", "-o", str(out), "--num-warps", "2")
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert '#line 22 "' in text and "vector_add.py" in text
+    assert "__launch_bounds__(64)" in text
+
+
+def test_emit_loads_a_triton_file_without_triton():
+    names = [n for n in open(TRITON_FILE).read().split() if n.startswith("def")]
+    assert names
+    r = _cli("emit", f"{TRITON_FILE}:leaky_relu_kernel", "-s", "*fp32:16,*fp32:16,i32,fp32,1024")
+    assert r.returncode == 0, r.stderr
+    assert "leaky_relu_kernel(" in r.stdout
+
+
+def test_emit_reports_bad_signature():
+    r = _cli("emit", f"{EXAMPLE}:add_kernel", "-s", "*fp32,*fp32")
+    assert r.returncode == 1
+    assert "signature has 2 entries" in r.stderr
+
+
+def test_compile_writes_a_cubin(tmp_path):
+    require_cuda_compiler()
+    out = tmp_path / "k.cubin"
+    r = _cli("compile", f"{EXAMPLE}:add_kernel", "-s", "*fp32:16,*fp32:16,*fp32:16,i32,1024",
+             "--arch", "sm_80", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("entry,expect", [
+    ("*fp16:16", (tl.pointer_type(tl.float16), True, False)),
+    ("*bf16", (tl.pointer_type(tl.bfloat16), False, False)),
+    ("i64:16", (tl.int64, True, False)),
+    ("i32:1", (tl.int32, False, True)),
+    ("fp32", (tl.float32, False, False)),
+])
+def test_signature_entries(entry, expect):
+    spec = SP._spec_from_entry("p", entry)
+    assert (spec.type, spec.divisible_by_16, spec.equals_one) == expect
+
+
+@pytest.mark.parametrize("entry", ["*fp33", "fp32:16", "*i32:1", "i32:8"])
+def test_bad_signature_entries(entry):
+    with pytest.raises(ValueError):
+        SP._spec_from_entry("p", entry)
+
+
+@pytest.mark.parametrize("value,dtype", [(3, tl.int32), (2**31, tl.int64), (-2**40, tl.int64),
+                                         (2**63, tl.uint64), (1.5, tl.float32), (True, tl.int1),
+                                         (np.int16(3), tl.int16), (np.float64(2), tl.float64)])
+def test_scalar_arguments_are_typed_as_triton_types_them(value, dtype):
+    assert SP.scalar_type(value) == dtype
+
+
+@tilecc.jit
+def _copy(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+def test_specialization_on_launch_arguments():
+    x = np.zeros(64, np.float32)
+    specs, passed = _copy.specs_for({"src": x, "dst": x[1:], "n": 32, "BLOCK": 64})
+    assert specs[0].divisible_by_16 and not specs[1].divisible_by_16
+    assert specs[2].divisible_by_16 and not specs[2].equals_one
+    one, passed_one = _copy.specs_for({"src": x, "dst": x, "n": 1, "BLOCK": 64})
+    assert one[2].equals_one and len(passed_one) == 2  # n == 1 becomes a constant
+
+
+def test_wrong_argument_count_and_type():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        _copy.bind((x, x, 8, 8, 8), {})
+    with pytest.raises(TypeError, match="missing argument `n`"):
+        _copy.bind((x, x), {"BLOCK": 8})
+    with pytest.raises(TypeError, match="argument `n` has type str"):
+        _copy.specs_for({"src": x, "dst": x, "n": "8", "BLOCK": 8})
+    with pytest.raises(TypeError, match="`BLOCK` is a tl.constexpr"):
+        _copy.specs_for({"src": x, "dst": x, "n": 8, "BLOCK": x})
+
+
+def test_calling_a_kernel_directly_is_an_error():
+    with pytest.raises(TypeError, match=r"launch it with _copy\[grid\]"):
+        _copy(1, 2, 3, 4)
+
+
+def test_empty_grid_runs_nothing_in_the_interpreter():
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    _copy.interpret[(0,)](x, y, 8, BLOCK=8)
+    assert not y.any()
+
+
+def test_native_compile_errors_point_at_the_python_line(tmp_path):
+    require_cuda_compiler()
+    py = tmp_path / "user_kernel.py"
+    py.write_text("line one\nline two\n    x = broken(y)\n")
+    kernel = _copy.ir("*fp32,*fp32,i32,64")
+    source = textwrap.dedent(f"""\
+        extern "C" __global__ void k() {{
+        #line 3 "{py}"
+          int x = undefined_thing;
+        }}
+        """)
+    with pytest.raises(tilecc.CompilationError) as e:
+        compile_source(Built(kernel, {}, source, ()), CUDA, "sm_90")
+    msg = str(e.value)
+    assert f"{py}:3:1" in msg and "x = broken(y)" in msg
+    assert "undefined_thing" in msg

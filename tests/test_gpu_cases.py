@@ -1,0 +1,77 @@
+"""Every kernel of tests/kernels.py on the GPU against its NumPy reference (`pytest -m gpu`),
+with CuPy and with torch arguments: the same cases the interpreter runs in CI."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+try:
+    import kernels as K
+    from test_interpreter import assert_output
+except ImportError:  # tests/ imported as a package
+    from tests import kernels as K
+    from tests.test_interpreter import assert_output
+
+pytestmark = pytest.mark.gpu
+
+
+def _to_torch(a: np.ndarray):
+    import torch
+
+    if a.dtype == K.BF16:
+        return torch.from_numpy(a.view(np.uint16).copy()).cuda().view(torch.bfloat16)
+    return torch.from_numpy(a.copy()).cuda()
+
+
+def _from_torch(t, like: np.ndarray) -> np.ndarray:
+    import torch
+
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).cpu().numpy().view(K.BF16)
+    return t.cpu().numpy()
+
+
+def _to_cupy(a: np.ndarray):
+    import cupy
+
+    return cupy.asarray(a)
+
+
+def _from_cupy(a, like: np.ndarray) -> np.ndarray:
+    import cupy
+
+    return cupy.asnumpy(a)
+
+
+FRAMEWORKS = {"torch": (_to_torch, _from_torch), "cupy": (_to_cupy, _from_cupy)}
+
+
+def _params():
+    for case in K.CASES:
+        for dt in case.dtypes:
+            dts = dt if isinstance(dt, tuple) else (dt,)
+            for fw in FRAMEWORKS:
+                if fw == "cupy" and any(np.dtype(d) == K.BF16 for d in dts):
+                    continue  # CuPy has no bfloat16 arrays
+                name = "->".join(K.tl_name(d) for d in dts)
+                yield pytest.param(case, dt, fw, id=f"{case.name}-{name}-{fw}")
+
+
+@pytest.mark.parametrize("case,dtype,fw", list(_params()))
+def test_case_on_gpu(case: K.Case, dtype, fw: str) -> None:
+    pytest.importorskip(fw)
+    to_dev, to_host = FRAMEWORKS[fw]
+    for n in (max(1, case.block - 3), min(case.max_n, 3 * case.block + 5)):
+        rng = np.random.default_rng(n)
+        args = case.make_args(n, dtype, rng, masked=True)
+        with np.errstate(all="ignore"):
+            expected = case.reference(copy.deepcopy(args))
+        dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
+        case.kernel[case.grid(n)](*dev)
+        for idx, exp in zip(case.outputs, expected):
+            got = to_host(dev[idx], args[idx])
+            assert_output(got, exp, case.tol(args[idx].dtype),
+                          f"{case.name} on {fw}: output {idx} (n={n})")

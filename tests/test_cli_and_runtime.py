@@ -146,3 +146,9 @@ def test_native_compile_errors_point_at_the_python_line(tmp_path):
     msg = str(e.value)
     assert f"{py}:3:1" in msg and "x = broken(y)" in msg
     assert "undefined_thing" in msg
+
+
+def test_unsupported_array_dtype_names_the_parameter():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="argument `dst` has dtype complex64"):
+        _copy.specs_for({"src": x, "dst": np.zeros(8, np.complex64), "n": 8, "BLOCK": 8})

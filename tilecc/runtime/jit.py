@@ -184,7 +184,13 @@ class JITFunction:
                 specs.append(ArgSpec(p.name, constexpr=v.value if hasattr(v, "value") and
                                      type(v).__name__ == "constexpr" else v, is_constexpr=True))
                 continue
-            arr = SP.array_info(v)
+            try:
+                arr = SP.array_info(v)
+            except (KeyError, TypeError) as e:
+                dtype = getattr(v, "dtype", "?")
+                raise TypeError(f"argument `{p.name}` has dtype {dtype}, which kernels cannot "
+                                "take (supported: bool, (u)int8-64, float16, bfloat16, float32, "
+                                "float64)") from e
             if arr is not None:
                 specs.append(ArgSpec(p.name, type=D.pointer_type(arr.dtype),
                                      divisible_by_16=arr.ptr % 16 == 0))

@@ -21,11 +21,24 @@ for n in (1, 17, 1000, 4099, 100003):
     for dtype in (np.float32, np.float16):
         x = cupy.asarray(np.random.rand(n).astype(dtype))
         out = cupy.empty_like(x)
-        add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK=1024)
-        silu_mul_kernel[(tilecc.cdiv(n, 2048),)](x, x, out, n, BLOCK=2048, num_warps=8)
+        add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK_SIZE=1024)
+        silu_mul_kernel[(tilecc.cdiv(n, 2048),)](x, x, out, n, BLOCK_SIZE=2048, num_warps=8)
     xf = cupy.asarray(np.random.rand(n).astype(np.float32))
     loop_kernel[(tilecc.cdiv(n, 256),)](xf, xf, n, 3, 2.0, BLOCK=256)
     a = cupy.arange(1, n + 1, dtype=cupy.int32)
     int_kernel[(tilecc.cdiv(n, 512),)](a, a, a, n, BLOCK=512)
+
+# Every test case once, on a ragged size, first dtype that CuPy can hold.
+import kernels as K  # noqa: E402
+
+for case in K.CASES:
+    dtype = next((d for d in case.dtypes if K.BF16 not in (d if isinstance(d, tuple) else (d,))),
+                 None)
+    if dtype is None:
+        continue
+    n = min(case.max_n, 3 * case.block + 5)
+    args = case.make_args(n, dtype, np.random.default_rng(0), masked=True)
+    dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    case.kernel[case.grid(n)](*dev)
 cupy.cuda.runtime.deviceSynchronize()
-print("sanitizer run: all launches completed")
+print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases included)")

@@ -1,5 +1,8 @@
 """GPU runs against NumPy, with CuPy and torch arguments (`pytest -m gpu`)."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -9,23 +12,10 @@ import tilecc.language as tl
 pytestmark = pytest.mark.gpu
 
 
-@tilecc.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-
-@tilecc.jit
-def silu_mul_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
-    out = x * tl.sigmoid(x) * y
-    tl.store(out_ptr + offs, out.to(out_ptr.dtype.element_ty), mask=mask)
+# The examples' kernels, run here on real arrays.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+from fused_elementwise import silu_mul_kernel  # noqa: E402
+from vector_add import add_kernel  # noqa: E402
 
 
 @tilecc.jit
@@ -92,7 +82,7 @@ def test_add(fw, n, dtype):
     rng = np.random.default_rng(n)
     x, y = (rng.standard_normal(n).astype(dtype) for _ in range(2))
     out = to_dev(np.full(n, np.nan, dtype))
-    add_kernel[(tilecc.cdiv(n, 1024),)](to_dev(x), to_dev(y), out, n, BLOCK=1024)
+    add_kernel[(tilecc.cdiv(n, 1024),)](to_dev(x), to_dev(y), out, n, BLOCK_SIZE=1024)
     np.testing.assert_array_equal(to_host(out), x + y)
 
 
@@ -104,8 +94,8 @@ def test_silu_mul(fw, n, dtype):
     rng = np.random.default_rng(n + 1)
     x, y = (rng.standard_normal(n).astype(dtype) for _ in range(2))
     out = to_dev(np.full(n, np.nan, dtype))
-    silu_mul_kernel[lambda m: (tilecc.cdiv(n, m["BLOCK"]),)](to_dev(x), to_dev(y), out, n,
-                                                              BLOCK=2048, num_warps=8)
+    silu_mul_kernel[lambda m: (tilecc.cdiv(n, m["BLOCK_SIZE"]),)](to_dev(x), to_dev(y), out, n,
+                                                              BLOCK_SIZE=2048, num_warps=8)
     xf, yf = x.astype(np.float64), y.astype(np.float64)
     ref = xf / (1 + np.exp(-xf)) * yf
     tol = 1e-5 if dtype == np.float32 else 2e-3
@@ -151,14 +141,14 @@ def test_empty_grid_launches_nothing():
     import cupy
     x = cupy.ones(16, cupy.float32)
     out = cupy.full(16, -1.0, cupy.float32)
-    add_kernel[(0,)](x, x, out, 16, BLOCK=16)
+    add_kernel[(0,)](x, x, out, 16, BLOCK_SIZE=16)
     assert float(out[0]) == -1.0
 
 
 def test_host_array_is_rejected():
     x = np.ones(16, np.float32)
     with pytest.raises(TypeError, match="x_ptr.*host"):
-        add_kernel[(1,)](x, x, x, 16, BLOCK=16)
+        add_kernel[(1,)](x, x, x, 16, BLOCK_SIZE=16)
 
 
 def test_current_torch_stream_is_used():
@@ -168,6 +158,6 @@ def test_current_torch_stream_is_used():
     x = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     with torch.cuda.stream(s):
-        add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK=1024)
+        add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK_SIZE=1024)
     s.synchronize()
     torch.testing.assert_close(out, x + x)

@@ -1029,6 +1029,38 @@ PAD = Case("load_other", pad_kernel, _pad_args, _pad_ref, (1,), NUMERIC,
 
 
 @tilecc.jit
+def pad_max_kernel(x_ptr, out_ptr, n_in, n_out, floor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if x_ptr.dtype.element_ty.is_floating():
+        lowest = -float("inf")  # padding never wins the maximum
+    else:
+        lowest = 0
+    x = tl.load(x_ptr + offs, mask=offs < n_in, other=lowest)
+    tl.store(out_ptr + offs, tl.maximum(x, floor), mask=offs < n_out)
+
+
+def _pad_max_args(n, dt, rng, masked=True):
+    n_in = int(rng.integers(0, n + 1))
+    floor = float(rng.uniform(-2, 2)) if is_float(dt) else int(rng.integers(0, 50))
+    return [rand(rng, max(n_in, 1), dt)[:n_in].copy(), junk(rng, n, dt), n_in, n, floor, 64]
+
+
+def _pad_max_ref(a):
+    x, out, n_in, n, floor = a[:5]
+    if is_float(x.dtype):
+        ct = np.float64 if x.dtype == np.float64 else np.float32
+        padded = np.concatenate([x.astype(ct), np.full(n - n_in, -np.inf, ct)])
+        return [np.maximum(padded, ct(np.float32(floor))).astype(out.dtype)]
+    padded = np.concatenate([x, np.zeros(n - n_in, x.dtype)]).astype(object)
+    return [np.array([max(int(v), floor) for v in padded], dtype=out.dtype)]
+
+
+PAD_MAX = Case("dtype_methods_float_inf", pad_max_kernel, _pad_max_args, _pad_max_ref, (1,),
+               NUMERIC, ("*fp32:16,*fp32:16,i32,i32,fp32,1024", "*i8,*i8,i32,i32,i32,256",
+                         "*fp16,*fp16,i32,i32,fp32,512"), grid_1d(64))
+
+
+@tilecc.jit
 def masked_fill_kernel(x_ptr, keep_ptr, out_ptr, n, value, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -1118,6 +1150,7 @@ CASES: list[Case] = [
     ADD, ARITH, DIVMOD, FMOD, BITWISE, COMPARE, MINMAX, *MATH, GELU, SCALE_SHIFT,
     LITERAL_PROMOTION, INT_LITERAL, RATIO, AXPBY, CONVERT, BITCAST, GRID_2D, GRID_3D,
     COL_SUM, HORNER, HORNER_STATIC, PERSISTENT, CHUNKED, WHILE, SELECT, SILU, ASSERTS, PAD,
+    PAD_MAX,
     MASKED_FILL, STRIDED, LEAKY_RELU, SOFTPLUS,
 ]
 BY_NAME = {c.name: c for c in CASES}

@@ -390,3 +390,24 @@ def test_tl_function_outside_a_kernel(call) -> None:
 def test_calling_a_kernel_directly() -> None:
     with pytest.raises(TypeError, match=r"launch it with with_kernel\[grid\]"):
         with_kernel(1, 2, 3, 4)
+
+
+@tilecc.jit
+def float_of_value_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.store(out_ptr, float(n))
+
+
+def test_python_float_of_a_runtime_value() -> None:
+    expect_error(float_of_value_kernel, SIG, "float(n)",
+                 "float() takes one compile-time value in kernels; convert kernel values "
+                 "with x.to(tl.float32)")
+
+
+@tilecc.jit
+def in_runtime_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    if n in (1, 2):
+        tl.store(out_ptr, tl.load(x_ptr))
+
+
+def test_in_on_a_runtime_value() -> None:
+    expect_error(in_runtime_kernel, SIG, "n in (1, 2)", "`in` tests constexprs only")

@@ -346,3 +346,29 @@ def tuple_hint_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_constexpr_tuples_compare_and_feed_hints() -> None:
     (load,) = plans(tuple_hint_kernel, "*fp32:16,*fp32:16,i32,256", "load")
     assert load.attrs["plan"].mask_mode == "vector"  # n is promised a multiple of 16
+
+
+HALF_BLOCK = tl.constexpr(32)
+
+
+@tilecc.jit
+def python_conversions_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(int(BLOCK / 2) == HALF_BLOCK)  # a tl.constexpr global
+    tl.static_assert(float("inf") > 1e38 and bool(BLOCK))
+    tl.static_assert(x_ptr.dtype.element_ty.is_fp16() != x_ptr.dtype.element_ty.is_fp32())
+    tl.static_assert(x_ptr.dtype.element_ty.primitive_bitwidth in (16, 32))
+    tl.static_assert(BLOCK not in (16, 32))
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    if x.dtype.is_floating():
+        x = tl.maximum(x, 0.0)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@pytest.mark.parametrize("elem", ["fp16", "fp32"])
+def test_python_conversions_and_dtype_methods_fold(elem) -> None:
+    ir = python_conversions_kernel.ir(f"*{elem},*{elem},i32,64")
+    (load,) = ops_of(ir, "load")
+    other = load.operands[2].owner.operands[0].owner
+    assert other.kind == "const" and other.attrs["value"] == float("-inf")
+    assert "if" not in kinds(ir) and ops_of(ir, "binary", fn="fmax")

@@ -42,6 +42,22 @@ class dtype:
     def is_ptr(self) -> bool:
         return False
 
+    def is_fp16(self) -> bool:
+        return self.name == "fp16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bf16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "fp32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "fp64"
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.bits
+
     @property
     def itemsize(self) -> int:
         return max(1, self.bits // 8)

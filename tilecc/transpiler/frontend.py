@@ -558,7 +558,7 @@ class FunctionTracer:
                 return ref
             raise self.error(node, f"global `{name}` ({type(ref).__name__}) cannot be used in a "
                                    "kernel; pass it as an argument or wrap it in tl.constexpr")
-        if name in ("range", "min", "max"):
+        if name in ("range", "min", "max", "float", "int", "bool"):
             return PyBuiltin(name)
         raise self.error(node, f"name `{name}` is not defined")
 
@@ -639,6 +639,11 @@ class FunctionTracer:
                 if not (isinstance(left, Const) and isinstance(right, Const)):
                     raise TypeError("`is` compares constexprs only (e.g. `other is None`)")
                 r = Const((left.value is right.value) == (op == "Is"))
+            elif op in ("In", "NotIn"):
+                if not (isinstance(left, Const) and isinstance(right, Const)):
+                    raise TypeError("`in` tests constexprs only (e.g. `ACT in (\"relu\", "
+                                    "\"gelu\")`)")
+                r = Const((left.value in right.value) == (op == "In"))
             elif op in _CMPOPS and isinstance(left, Const) and isinstance(right, Const):
                 # constexprs of any kind (strings, dtypes, None) compare as in Python,
                 # e.g. `if ACTIVATION == "relu":` or `if x.dtype == tl.float16:`
@@ -672,8 +677,9 @@ class FunctionTracer:
             if isinstance(base.value, D.pointer_type) and attr == "element_ty":
                 return Const(base.value.element_ty)
             if isinstance(base.value, D.dtype) and hasattr(base.value, attr):
-                got = getattr(base.value, attr)
-                return Const(got() if callable(got) else got)
+                # Methods stay uncalled until the call: `x.dtype.is_floating()` as in
+                # Triton (a bound method of a dtype is called in `call` below).
+                return Const(getattr(base.value, attr))
             if S.is_number(base) and attr == "to":
                 return Method(S.to_value(self.b, base), attr)
         raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
@@ -694,6 +700,19 @@ class FunctionTracer:
             return B.call_builtin(self, func.name, args, kwargs, node)
         if isinstance(func, Method):
             return B.call_method(self, func.value, func.name, args, kwargs, node)
+        if isinstance(func, Const) and isinstance(getattr(func.value, "__self__", None),
+                                                  (D.dtype, D.pointer_type)):
+            if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
+                raise self.error(node, f"`{self.pf.code(node.func)}` takes constexpr arguments")
+            return _wrap_item(func.value(*[a.value for a in args],
+                                         **{k: v.value for k, v in kwargs.items()}))
+        if isinstance(func, PyBuiltin) and func.name in ("float", "int", "bool"):
+            # float("inf"), int(BLOCK / 2): conversions of compile-time values only
+            if len(args) != 1 or kwargs or not isinstance(args[0], Const):
+                to = {"float": "float32", "int": "int32", "bool": "int1"}[func.name]
+                raise self.error(node, f"{func.name}() takes one compile-time value in kernels; "
+                                       f"convert kernel values with x.to(tl.{to})")
+            return Const(getattr(pybuiltins, func.name)(args[0].value))
         if isinstance(func, PyBuiltin):
             if func.name in ("min", "max") and len(args) >= 2 and not kwargs:
                 out = args[0]

@@ -16,7 +16,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 step=${1:-all}
 if [ "$step" = all ] || [ "$step" = tests ]; then
-    python3 -m pytest -m gpu -q -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+    python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
 fi
 if [ "$step" = all ] || [ "$step" = sanitize ]; then
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 scripts/sanitize_kernels.py \

@@ -456,7 +456,8 @@ GELU = Case("gelu_math_spelling", gelu_kernel,
             lambda n, dt, rng, masked=True: [rand(rng, n, dt), junk(rng, n, dt), n, 64],
             _gelu_ref, (1,), FLOATS,
             ("*fp32:16,*fp32:16,i32,1024", "*bf16:16,*bf16:16,i32,1024"), grid_1d(64),
-            tolerance={"float32": (1e-5, 1e-6), "float64": (1e-6, 1e-7)})
+            # computed in float32 whatever the storage type
+            tolerance={"float32": (1e-5, 1e-6), "float64": (1e-5, 1e-6)})
 
 
 @tilecc.jit
@@ -616,7 +617,10 @@ def convert_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def _convert_args(n, dts, rng, masked=True):
     src, dst = dts
-    if src.kind == "f" or dst.kind == "f":
+    if is_float(src) and dst.kind in "iu":
+        # out of range on purpose: float -> int truncates and saturates on the GPUs
+        x = rand(rng, n, src, -1000, 1000)
+    elif src.kind == "f" or dst.kind == "f":
         # float -> int is undefined out of range: stay inside both types
         lo = 0 if dst.kind in "ub" or src.kind in "ub" else -100
         x = rand(rng, n, src, lo, 100)
@@ -631,8 +635,12 @@ def _convert_ref(a):
     x, y = a[0], a[1]
     if y.dtype == BOOL:
         return [x != 0]
-    if x.dtype.kind == "f" and y.dtype.kind in "iu":
-        return [np.trunc(x.astype(np.float64)).astype(y.dtype)]
+    if (x.dtype.kind == "f" or x.dtype == BF16) and y.dtype.kind in "iu":
+        # GPUs truncate and saturate (NaN → 0); C leaves out-of-range values undefined
+        info = np.iinfo(y.dtype)
+        f = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
+        return [np.array([info.max if v >= info.max else info.min if v <= info.min else int(v)
+                          for v in f], dtype=y.dtype)]
     if x.dtype == BF16 or y.dtype == BF16:
         return [x.astype(np.float32).astype(y.dtype)]
     return [x.astype(y.dtype)]
@@ -981,7 +989,8 @@ SILU = Case("jit_helpers", silu_kernel,
             lambda n, dt, rng, masked=True: [rand(rng, n, dt), junk(rng, n, dt), n, 64],
             _silu_ref, (1,), FLOATS,
             ("*fp32:16,*fp32:16,i32,1024", "*fp16:16,*fp16:16,i32,1024"), grid_1d(64),
-            tolerance={"float32": (1e-5, 1e-6), "float64": (1e-6, 1e-7)})
+            # computed in float32 whatever the storage type
+            tolerance={"float32": (1e-5, 1e-6), "float64": (1e-5, 1e-6)})
 
 
 @tilecc.jit

@@ -55,6 +55,15 @@ def _compute_type(d: D.dtype) -> np.dtype:
     return np.dtype(np.float32) if d.name in ("fp16", "bf16") else _np(d)
 
 
+def float_to_int(x: np.ndarray, t: D.dtype) -> np.ndarray:
+    """Float → integer as the GPUs convert (PTX cvt.rzi, AMD v_cvt, tc::cast): truncate
+    toward zero, saturate to the target's range, NaN → 0."""
+    y = np.clip(np.trunc(np.nan_to_num(x, nan=0.0)), t.min, t.max)
+    below_top = y < float(t.max)  # float64 rounds 2**63 - 1 and 2**64 - 1 up: pin them
+    return np.where(below_top, np.where(below_top, y, 0).astype(_np(t)),
+                    np.array(t.max, dtype=_np(t)))
+
+
 def trunc_div(a, b):
     """Integer division rounding toward zero (C and Triton), not Python's floor."""
     r = np.fmod(a, b)
@@ -121,8 +130,7 @@ class Program:
             if t.is_bool():
                 return _as(np.asarray(a[0]) != 0, t)
             if src.is_floating() and t.is_int():
-                with np.errstate(invalid="ignore"):
-                    return _as(np.trunc(np.asarray(a[0], dtype=np.float64)), t)
+                return _as(float_to_int(np.asarray(a[0], dtype=np.float64), t), t)
             if src.name == "bf16" or t.name == "bf16":
                 return _as(np.asarray(a[0]).astype(np.float32), t)
             return _as(a[0], t)

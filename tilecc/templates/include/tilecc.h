@@ -92,8 +92,35 @@ template <typename T> struct is_half_like {
 
 // ---- conversions -----------------------------------------------------------------------
 
+template <typename T> struct int_range;  // the integer types' limits, without <limits>
+#define TC_INT_RANGE(T, LO, HI) \
+  template <> struct int_range<T> { static constexpr T lo = LO, hi = HI; };
+TC_INT_RANGE(signed char, -128, 127)
+TC_INT_RANGE(short, -32768, 32767)
+TC_INT_RANGE(int, -2147483647 - 1, 2147483647)
+TC_INT_RANGE(long long, -9223372036854775807ll - 1, 9223372036854775807ll)
+TC_INT_RANGE(unsigned char, 0, 255)
+TC_INT_RANGE(unsigned short, 0, 65535)
+TC_INT_RANGE(unsigned int, 0u, 4294967295u)
+TC_INT_RANGE(unsigned long long, 0ull, 18446744073709551615ull)
+#undef TC_INT_RANGE
+
+template <typename T> struct is_float {
+  static constexpr bool value = is_same<T, float>::value || is_same<T, double>::value;
+};
+
+// Float → integer: truncate, saturate to the target's range, NaN → 0 — what the
+// hardware conversions do, made explicit because C leaves out-of-range values undefined.
+template <typename To, typename From>
+TC_DEVICE To float_to_int(From x) {
+  if (!(x == x)) return To(0);
+  if (x <= static_cast<From>(int_range<To>::lo)) return int_range<To>::lo;
+  if (x >= static_cast<From>(int_range<To>::hi)) return int_range<To>::hi;
+  return static_cast<To>(x);
+}
+
 // Value conversion with Triton's semantics: to bool is `!= 0`, floats to integers
-// truncate, 16-bit floats convert through float.
+// truncate (and saturate), 16-bit floats convert through float.
 template <typename To, typename From>
 TC_DEVICE To cast(From x) {
   if constexpr (is_same<To, From>::value) {
@@ -104,6 +131,8 @@ TC_DEVICE To cast(From x) {
     return x != From(0);
   } else if constexpr (is_half_like<To>::value) {
     return To(static_cast<float>(x));
+  } else if constexpr (is_float<From>::value && !is_float<To>::value) {
+    return float_to_int<To>(x);
   } else {
     return static_cast<To>(x);
   }

@@ -26,3 +26,12 @@ fi
 if [ "$step" = all ] || [ "$step" = bench ]; then
     python3 benchmarks/bench_elementwise.py ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_elementwise.txt"
 fi
+# Further steps, one script each (run from the repository root, with PYTHONPATH and OUT set):
+#   bash scripts/gpu_check.sh NAME   runs scripts/gpu/NAME.sh;  "all" runs every one of them.
+for extra in scripts/gpu/*.sh; do
+    [ -e "$extra" ] || continue
+    name=$(basename "$extra" .sh)
+    if [ "$step" = all ] || [ "$step" = "$name" ]; then
+        echo "== $name"; bash "$extra" 2>&1 | tee "$OUT/$name.txt" | tail -40
+    fi
+done

@@ -58,8 +58,7 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         if back is not None:
             writebacks.append(back)
     specs, _ = jit_fn.specs_for(values)
-    built = jit_fn.build(specs, "cuda", options.get("num_warps", 4), debug=True)
-    kernel = built.kernel
+    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True)
     from tilecc.runtime.launch import normalize_grid
 
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)

@@ -95,11 +95,11 @@ class Program:
         else:
             out = self.elementwise(op)
         if op.results and out is not None:
-            if len(op.results) == 1 and k not in ("for", "while", "if"):
-                self.env[op.result.id] = out
-            else:
+            if isinstance(out, list):  # control flow, reductions, scans, split
                 for r, v in zip(op.results, out):
                     self.env[r.id] = v
+            else:
+                self.env[op.result.id] = out
 
     # --- values ------------------------------------------------------------------------------
     def elementwise(self, op: Op):
@@ -206,6 +206,63 @@ class Program:
             return np.fmax(x, y)
         raise NotImplementedError(fn)
 
+    # --- shapes, reductions, scans ----------------------------------------------------------
+    def _shaped(self, op: Op, fn):
+        x = self.get(op.operands[0])
+        if isinstance(x, Pointer):
+            return Pointer(x.buffer, fn(np.asarray(x.offset)), x.name)
+        return fn(np.asarray(x))
+
+    def op_broadcast(self, op: Op):
+        shape = op.result.type.shape
+        return self._shaped(op, lambda a: np.broadcast_to(a, shape).copy())
+
+    def op_expand_dims(self, op: Op):
+        return self._shaped(op, lambda a: np.expand_dims(a, op.attrs["axis"]))
+
+    def op_reshape(self, op: Op):
+        return self._shaped(op, lambda a: a.reshape(op.result.type.shape))
+
+    def op_permute(self, op: Op):
+        return self._shaped(op, lambda a: np.transpose(a, op.attrs["order"]).copy())
+
+    def op_join(self, op: Op):
+        return np.stack([np.asarray(self.get(v)) for v in op.operands], axis=-1)
+
+    def op_split(self, op: Op):
+        x = np.asarray(self.get(op.operands[0]))
+        return [x[..., 0].copy(), x[..., 1].copy()]
+
+    def combine(self, region: Region, left: list, right: list) -> list:
+        """Apply a combine region element-wise to arrays."""
+        for a, v in zip(region.args, left + right):
+            self.env[a.id] = v
+        return self.region(region)
+
+    def op_reduce(self, op: Op):
+        axis = op.attrs["axis"]
+        xs = [np.asarray(self.get(v)) for v in op.operands]
+        acc = [np.take(x, 0, axis=axis) for x in xs]
+        for i in range(1, xs[0].shape[axis]):
+            acc = self.combine(op.regions[0], acc, [np.take(x, i, axis=axis) for x in xs])
+        return [_as(a, r.dtype) for a, r in zip(acc, op.results)]
+
+    def op_scan(self, op: Op):
+        axis, reverse = op.attrs["axis"], op.attrs["reverse"]
+        xs = [np.asarray(self.get(v)) for v in op.operands]
+        n = xs[0].shape[axis]
+        order = range(n - 1, -1, -1) if reverse else range(n)
+        outs = [np.empty_like(x) for x in xs]
+        acc = None
+        for i in order:
+            cur = [np.take(x, i, axis=axis) for x in xs]
+            acc = cur if acc is None else self.combine(op.regions[0], acc, cur)
+            for o, a in zip(outs, acc):
+                idx = [slice(None)] * o.ndim
+                idx[axis] = i
+                o[tuple(idx)] = a
+        return outs
+
     # --- memory ------------------------------------------------------------------------------
     def _lanes(self, op: Op, ptr: Pointer, mask, what: str):
         offset = np.asarray(ptr.offset)
@@ -242,6 +299,37 @@ class Program:
             return None
         ptr.buffer[offset[active]] = np.asarray(value)[active]
         return None
+
+    _RMW = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+            "or": np.bitwise_or, "xor": np.bitwise_xor, "xchg": lambda old, v: v}
+
+    def _atomic_lanes(self, op: Op, ptr: Pointer, mask, apply):
+        offset, active = self._lanes(op, ptr, mask, "atomic")
+        offs = np.atleast_1d(offset)
+        act = np.broadcast_to(np.atleast_1d(active), offs.shape)
+        old = np.zeros(offs.shape, ptr.buffer.dtype)
+        for lane in np.ndindex(offs.shape):  # one lane at a time: atomics serialize
+            if act[lane]:
+                i = int(offs[lane])
+                old[lane] = ptr.buffer[i]
+                ptr.buffer[i] = apply(lane, ptr.buffer[i])
+        return old.reshape(np.shape(offset)) if np.ndim(offset) else old[0]
+
+    def op_atomic(self, op: Op):
+        ptr, val = self.get(op.operands[0]), np.asarray(self.get(op.operands[1]))
+        mask = self.get(op.operands[2]) if len(op.operands) > 2 else None
+        fn = self._RMW[op.attrs["op"]]
+        vals = np.atleast_1d(val)
+        return self._atomic_lanes(op, ptr, mask, lambda lane, old: fn(old, vals[lane]))
+
+    def op_atomic_cas(self, op: Op):
+        ptr = self.get(op.operands[0])
+        cmp, val = (np.atleast_1d(np.asarray(self.get(v))) for v in op.operands[1:])
+        return self._atomic_lanes(op, ptr, None,
+                                  lambda lane, old: val[lane] if old == cmp[lane] else old)
+
+    def op_barrier(self, op: Op):
+        return None  # one program runs at a time here
 
     def op_device_assert(self, op: Op):
         if not np.all(self.get(op.operands[0])):

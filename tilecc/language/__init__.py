@@ -7,16 +7,23 @@ transpiler turns into tile IR.  Called outside a kernel, a stub raises
 
 from tilecc.language import math
 from tilecc.language.core import (
-    OutsideKernelError, abs, arange, cast, cdiv, ceil, constexpr, cos, device_assert, erf,
-    exp, exp2, floor, fma, load, log, log2, max_constancy, max_contiguous, maximum,
-    minimum, multiple_of, num_programs, program_id, range, rsqrt, sigmoid, sin, sqrt,
-    static_assert, static_range, store, where)
+    OutsideKernelError, abs, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
+    atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
+    broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
+    device_assert, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
+    max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
+    program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt,
+    static_assert, static_range, store, sum, trans, view, where, zeros, zeros_like)
 from tilecc.language.dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
     pointer_type, uint8, uint16, uint32, uint64)
 
 __all__ = [
-    "OutsideKernelError", "abs", "arange", "bfloat16", "cast", "cdiv", "ceil", "constexpr",
+    "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor", "broadcast", "broadcast_to", "cumprod", "cumsum",
+    "debug_barrier", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
+    "reduce", "reshape", "split", "sum", "trans", "view", "zeros", "zeros_like", "bfloat16", "cast", "cdiv", "ceil", "constexpr",
     "cos", "device_assert", "dtype", "erf", "exp", "exp2", "float16", "float32", "float64",
     "floor", "fma", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "math",
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",

@@ -176,3 +176,153 @@ def max_constancy(input, values):
 
 def is_dtype(value: Any) -> bool:
     return isinstance(value, dtype)
+
+
+# --- blocks: creation and shape ------------------------------------------------------------
+
+@builtin
+def zeros(shape, dtype):
+    """A block of `shape` filled with zeros of `dtype`."""
+
+
+@builtin
+def zeros_like(input):
+    """A block of zeros with the shape and dtype of `input`."""
+
+
+@builtin
+def full(shape, value, dtype):
+    """A block of `shape` filled with `value` (converted to `dtype`)."""
+
+
+@builtin
+def expand_dims(input, axis):
+    """Insert a size-1 axis at `axis` (an int or a tuple of ints)."""
+
+
+@builtin
+def broadcast_to(input, *shape):
+    """Repeat `input`'s size-1 axes to `shape`."""
+
+
+@builtin
+def broadcast(input, other):
+    """Broadcast two blocks to their common shape; returns both."""
+
+
+@builtin
+def reshape(input, *shape, can_reorder=False):
+    """The same elements, in row-major order, with a new shape."""
+
+
+@builtin
+def view(input, *shape):
+    """Alias of reshape (elements may be reordered in Triton; tilecc keeps row-major order)."""
+
+
+@builtin
+def ravel(x, can_reorder=False):
+    """Flatten to one dimension, row-major."""
+
+
+@builtin
+def trans(input, *dims):
+    """Permute axes (reverses a 2-D block's axes when no `dims` are given)."""
+
+
+@builtin
+def permute(input, *dims):
+    """Permute axes to the order `dims`."""
+
+
+@builtin
+def join(a, b):
+    """Stack two blocks of equal shape along a new last axis of size 2."""
+
+
+@builtin
+def split(a):
+    """Split a block whose last axis has size 2 into two blocks."""
+
+
+# --- reductions and scans --------------------------------------------------------------------
+
+@builtin
+def sum(input, axis=None, keep_dims=False, dtype=None):
+    """Sum along `axis` (all axes when None); integers narrower than 32 bits sum in 32."""
+
+
+@builtin
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,
+        keep_dims=False):
+    """Maximum along `axis`; with `return_indices`, also where it is."""
+
+
+@builtin
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,
+        keep_dims=False):
+    """Minimum along `axis`; with `return_indices`, also where it is."""
+
+
+@builtin
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    """Index of the maximum along `axis` (the first one on ties by default)."""
+
+
+@builtin
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    """Index of the minimum along `axis` (the first one on ties by default)."""
+
+
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """Reduce along `axis` with a @jit `combine_fn(a, b)` (or a tuple of blocks with
+    `combine_fn(a0, a1, ..., b0, b1, ...)` returning a tuple)."""
+
+
+@builtin
+def cumsum(input, axis=0, reverse=False, dtype=None):
+    """Inclusive prefix sum along `axis`."""
+
+
+@builtin
+def cumprod(input, axis=0, reverse=False):
+    """Inclusive prefix product along `axis`."""
+
+
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """Inclusive scan along `axis` with an associative @jit `combine_fn`."""
+
+
+# --- atomics and synchronization ---------------------------------------------------------------
+
+def _atomic(name: str, doc: str) -> Callable:
+    def stub(pointer, val, mask=None, sem=None, scope=None):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = doc + " Returns the previous values."
+    return builtin(stub)
+
+
+atomic_add = _atomic("atomic_add", "Atomically add `val` at `pointer` where `mask`.")
+atomic_max = _atomic("atomic_max", "Atomically keep the maximum.")
+atomic_min = _atomic("atomic_min", "Atomically keep the minimum.")
+atomic_and = _atomic("atomic_and", "Atomic bitwise and.")
+atomic_or = _atomic("atomic_or", "Atomic bitwise or.")
+atomic_xor = _atomic("atomic_xor", "Atomic bitwise xor.")
+atomic_xchg = _atomic("atomic_xchg", "Atomically store `val`.")
+
+ATOMICS = ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+           "atomic_xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Atomically store `val` where the current value equals `cmp`; returns the old value."""
+
+
+@builtin
+def debug_barrier():
+    """Synchronize all threads of the program (__syncthreads)."""

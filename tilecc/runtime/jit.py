@@ -98,13 +98,19 @@ class JITFunction:
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False) -> Built:
         target = get_target(target)
-        if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
-        kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
-        layouts = run_passes(kernel, target)
+        kernel, layouts = self.lower(specs, target, num_warps, debug=debug)
         source = render(kernel, target, layouts, specialization=describe_specs(specs),
                         line_directives=line_directives)
         return Built(kernel, layouts, source, tuple(specs))
+
+    def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
+              *, debug: bool | None = None):
+        """Frontend and passes: the tile IR that is rendered (and interpreted)."""
+        target = get_target(target)
+        if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
+        kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
+        return kernel, run_passes(kernel, target)
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:

@@ -249,6 +249,7 @@ class FunctionTracer:
         self.globals = _globals_of(pf.fn)
         self.scope: dict[str, Any] = {}
         self.stmt_line = 0
+        self.current_call: cst.Call | None = None
 
     # errors ------------------------------------------------------------------------------
     def error(self, node: cst.CSTNode, message: str) -> CompilationError:
@@ -614,9 +615,31 @@ class FunctionTracer:
                 if isinstance(idx, Const) and isinstance(idx.value, int):
                     item = base.value[idx.value]
                     return _wrap_item(item)
-            raise self.error(node, "indexing blocks (x[None], x[:, None]) needs multi-"
-                                   "dimensional blocks, which this version does not support")
+            if isinstance(base, Value):
+                return self.index_block(node, base)
+            raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
         raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
+
+    def index_block(self, node: cst.Subscript, x: Value) -> Value:
+        """x[None, :], x[:, None], x[None]: `None` adds an axis of size 1, `:` keeps one."""
+        from tilecc.transpiler.builtins_blocks import expand_dims
+
+        axis, kept = 0, 0
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and \
+                    sl.value.value == "None":
+                x = expand_dims(self.b, x, axis)
+            elif isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is None and \
+                    sl.step is None:
+                kept += 1
+            else:
+                raise self.error(el, "blocks are indexed only with None and `:` "
+                                     "(x[:, None], x[None, :])")
+            axis += 1
+        if kept > len(x.type.shape) - (axis - kept):
+            raise self.error(node, f"too many `:` for a block of rank {len(x.type.shape)}")
+        return x
 
     def _value_or_const(self, node, x):
         if isinstance(x, (Value,)) or S.is_number(x):
@@ -696,6 +719,7 @@ class FunctionTracer:
             else:
                 args.append(v)
         from tilecc.transpiler import builtins as B
+        self.current_call = node  # for errors raised while tracing a combine_fn
         if isinstance(func, TLRef):
             return B.call_builtin(self, func.name, args, kwargs, node)
         if isinstance(func, Method):

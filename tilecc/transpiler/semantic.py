@@ -63,19 +63,32 @@ def to_value(b: Emitter, x: Operand) -> Value:
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """Triton's broadcasting: scalars broadcast to anything; blocks of equal rank broadcast
+    where one side has size 1."""
     if a == b or not b:
         return a
     if not a:
         return b
-    raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
+    if len(a) != len(b):
+        raise ValueError(f"blocks of shapes {list(a)} and {list(b)} have different ranks; "
+                         "add axes with x[None, :] or x[:, None] first")
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
+        out.append(max(x, y))
+    return tuple(out)
 
 
 def splat(b: Emitter, v: Value, shape: tuple[int, ...]) -> Value:
+    """`v` broadcast to `shape`: a scalar is splatted, a block's size-1 axes are repeated."""
     if v.type.shape == shape:
         return v
-    if v.type.is_block:
+    if not v.type.is_block:
+        return b.emit("splat", [v], Type(v.dtype, shape))
+    if broadcast_shapes(v.type.shape, shape) != shape:
         raise ValueError(f"cannot broadcast a block of shape {list(v.type.shape)} to {list(shape)}")
-    return b.emit("splat", [v], Type(v.dtype, shape))
+    return b.emit("broadcast", [v], Type(v.dtype, shape))
 
 
 def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:

@@ -1,0 +1,121 @@
+"""Export kernels for C++ projects: one self-contained header per kernel set.
+
+    from tilecc.export import export
+    path = export([add_kernel], ["*fp32:16,*fp32:16,*fp32:16,i32,1024",
+                                 "*fp32,*fp32,*fp32,i32,1024"], target="cuda", out_dir="gen")
+
+or `tilecc export FILE.py:KERNEL ... --signature SIG ... -o DIR`.  The header (`NAME.cuh`
+for CUDA, `NAME.hip.hpp` for HIP) needs only the CUDA or HIP runtime headers; see
+docs/export.md for what is in it and the ABI of its launchers.
+
+Modules: `variants` (one kernel per signature, grouped per launcher), `grid` (the launch
+grid: given or derived), `runtime_api` (CUDA / HIP host spellings), `header` (assembly).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping, Sequence
+
+from tilecc.errors import CompilationError
+from tilecc.export.grid import Grid, derive_grid, given_grid
+from tilecc.export.header import render_header
+from tilecc.export.runtime_api import APIS
+from tilecc.export.variants import ExportError, JITFunction, build_variant, group_variants
+
+__all__ = ["ExportError", "export", "export_header", "header_filename"]
+
+
+def header_filename(name: str, target: str) -> str:
+    return name + APIS[target].header_suffix
+
+
+def _per_kernel(value, kernels: Sequence[JITFunction], what: str) -> dict[str, object]:
+    """`value` for every kernel, or a {kernel name: value} mapping."""
+    names = [k.fn.__name__ for k in kernels]
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(names)
+        if unknown:
+            raise ExportError(f"{what} for unknown kernel(s) {', '.join(sorted(unknown))}; "
+                              f"exporting {', '.join(names)}")
+        return dict(value)
+    return {n: value for n in names}
+
+
+def export_header(kernels: JITFunction | Sequence[JITFunction],
+                  signatures: str | Sequence[str] | Mapping[str, Sequence[str]], *,
+                  target: str = "cuda", num_warps: int = 4,
+                  grid: str | Mapping[str, str] | None = None, name: str | None = None,
+                  command: str | None = None, debug: bool = False) -> tuple[str, str]:
+    """The header's file name and text.  `signatures`: AOT signatures applied to every
+    kernel, or {kernel name: [signatures]}; `grid` likewise (None: derive it)."""
+    if isinstance(kernels, JITFunction):
+        kernels = [kernels]
+    kernels = list(kernels)
+    if not kernels:
+        raise ExportError("nothing to export: give at least one kernel")
+    if target not in APIS:
+        raise ExportError(f"unknown target {target!r}; choose one of {sorted(APIS)}")
+    if isinstance(signatures, str):
+        signatures = [signatures]
+    sigs = _per_kernel(signatures, kernels, "signatures")
+    grids = _per_kernel(grid, kernels, "--grid")
+    if len({k.fn.__name__ for k in kernels}) != len(kernels):
+        raise ExportError("the same kernel name appears twice")
+    name = name or os.path.splitext(os.path.basename(kernels[0].fn.__code__.co_filename))[0]
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ExportError(f"header name {name!r} must be a C identifier (use --name)")
+    groups, group_grids = [], []
+    for k in kernels:
+        kname = k.fn.__name__
+        if not sigs.get(kname):
+            raise ExportError(f"{kname}: no --signature for it")
+        try:
+            variants = [build_variant(k, s, target, num_warps, debug) for s in sigs[kname]]
+        except CompilationError as e:
+            raise e.with_traceback(None) from None
+        for g in group_variants(k, variants):
+            groups.append(g)
+            group_grids.append(given_grid(grids[kname], g) if grids.get(kname)
+                               else derive_grid(g))
+    if command is None:
+        command = _command(kernels, sigs, target, num_warps, grids, name)
+    return header_filename(name, target), render_header(groups, group_grids, target, name,
+                                                         command)
+
+
+def export(kernels, signatures, *, out_dir: str, **options) -> str:
+    """Write the header into `out_dir` (only if its text changed); return its path."""
+    filename, text = export_header(kernels, signatures, **options)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, filename)
+    if not os.path.exists(path) or open(path).read() != text:
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return path
+
+
+def _command(kernels, sigs, target, num_warps, grids, name) -> str:
+    """The `tilecc export` command that makes this header (file names without directories,
+    so the text does not depend on where it was built)."""
+    parts = ["tilecc export"]
+    parts += [f"{os.path.basename(k.fn.__code__.co_filename)}:{k.fn.__name__}" for k in kernels]
+    parts += ["--target", target]
+    single = len(kernels) == 1
+    for k in kernels:
+        for s in sigs[k.fn.__name__]:
+            sig = ",".join(e.strip() for e in s.split(","))
+            parts += ["--signature", f"'{sig}'" if single else f"'{k.fn.__name__}={sig}'"]
+        g = grids.get(k.fn.__name__)
+        if g:
+            parts += ["--grid", f"'{g}'" if single else f"'{k.fn.__name__}={g}'"]
+    if num_warps != 4:
+        parts += ["--num-warps", str(num_warps)]
+    parts += ["--name", name, "-o", "DIR"]
+    return " ".join(parts)
+
+
+_unused = Grid  # re-exported for type hints in callers

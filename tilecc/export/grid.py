@@ -1,0 +1,147 @@
+"""The launch grid of an exported kernel, as C++ expressions over the launcher's arguments.
+
+Consumes the `--grid` text (Triton AOT style: up to three comma-separated C expressions
+over the kernel's parameter names, constexprs included, e.g. `(n + 1023) / 1024,1,1`) or,
+when none is given, the kernel's IR; produces three expressions for the launcher.
+
+Without `--grid` the grid is derived only where the kernel's shape makes it certain: one
+program per block of a one-dimensional kernel — no program_id axis but 0, one block size
+(the length of its `tl.arange`s), one integer size argument, no loops (a loop may mean a
+persistent or grid-stride kernel) — gives `cdiv(size, BLOCK)`; a kernel that never reads
+program_id runs one program.  Anything else asks for `--grid`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tilecc.export.variants import ExportError, KernelGroup, Variant, cxx_name
+
+HELPERS = {"cdiv", "min", "max"}
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+@dataclass
+class Grid:
+    exprs: list[str]  # three C++ expressions, launcher argument and constexpr names
+    how: str  # for the header comment: "given" or why it was derived
+    constexprs: set[str]  # constexpr names the expressions read
+
+
+def split_grid(text: str) -> list[str]:
+    """Top-level comma split (commas inside `cdiv(a, b)` stay)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        cur += ch
+    parts.append(cur.strip())
+    if depth != 0 or any(not p for p in parts) or not 1 <= len(parts) <= 3:
+        raise ExportError(f"--grid {text!r}: expected one to three comma-separated "
+                          "expressions with balanced parentheses, e.g. '(n + 1023) / 1024,1,1'")
+    return parts + ["1"] * (3 - len(parts))
+
+
+def given_grid(text: str, group: KernelGroup) -> Grid:
+    exprs = split_grid(text)
+    runtime = {p.name: p.cxx_name for p in group.params}
+    constexpr_names = set().union(*(v.constexprs for v in group.variants))
+    used_constexprs: set[str] = set()
+    out = []
+    for e in exprs:
+        if re.search(r"[;{}\"'#\\]", e):
+            raise ExportError(f"--grid: {e!r} is not a plain C expression")
+
+        def rename(m: re.Match) -> str:
+            word = m.group(0)
+            if word in runtime:
+                return runtime[word]
+            if word in constexpr_names:
+                used_constexprs.add(word)
+                return cxx_name(word)
+            if word in HELPERS:
+                return word
+            raise ExportError(
+                f"--grid for {group.kernel}: `{word}` is not a parameter of the kernel "
+                f"(parameters: {', '.join(p.name for p in group.jit_fn.params)}; helpers: "
+                f"{', '.join(sorted(HELPERS))})")
+
+        # numeric literals such as 1024u or 1e3 are not identifiers: skip digits' suffixes
+        out.append(re.sub(r"\b(?<![\d.])[A-Za-z_]\w*\b", rename, e))
+    for name in used_constexprs:
+        for v in group.variants:
+            if not _c_constant(v.constexprs.get(name)):
+                raise ExportError(f"--grid for {group.kernel}: constexpr `{name}` is "
+                                  f"{v.constexprs.get(name)!r} in signature {v.signature!r}; "
+                                  "grids can read integer, float and bool constexprs")
+    return Grid(out, "given with --grid", used_constexprs)
+
+
+def _c_constant(value) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def derive_grid(group: KernelGroup) -> Grid:
+    """`cdiv(size, BLOCK)` for the plain one-dimensional shape, else an ExportError."""
+    found = {_derive_one(group, v) for v in group.variants}
+    if len(found) != 1:
+        raise ExportError(f"{group.kernel}: its specializations would need different grids "
+                          f"({', '.join(sorted(str(f) for f in found))}); pass --grid")
+    size, block = found.pop()
+    if size is None:
+        return Grid(["1", "1", "1"], "derived: the kernel never reads program_id, so one "
+                    "program", set())
+    cname = next(p.cxx_name for p in group.params if p.name == size)
+    block_text = cxx_name(block) if isinstance(block, str) else str(block)
+    return Grid([f"cdiv({cname}, {block_text})", "1", "1"],
+                f"derived: one program per {block} elements of {size}",
+                {block} if isinstance(block, str) else set())
+
+
+def _derive_one(group: KernelGroup, v: Variant):
+    k = v.built.kernel
+    why = None
+    axes, lengths, loops = set(), set(), False
+    for op in k.walk():
+        if op.kind in ("program_id", "num_programs"):
+            axes.add(op.attrs["axis"])
+        elif op.kind == "arange":
+            lengths.add(op.attrs["end"] - op.attrs["start"])
+        elif op.kind in ("for", "while"):
+            loops = True
+    if not axes:
+        return (None, None)
+    sizes = [p.name for p in group.params if not p.is_pointer and p.spec.type.is_int()
+             and not p.spec.type.is_bool()]
+    if axes != {0}:
+        why = f"it reads program_id / num_programs on axes {sorted(axes)}"
+    elif loops:
+        why = "it loops (a persistent or grid-stride kernel needs its own grid)"
+    elif len(lengths) != 1:
+        why = (f"it uses blocks of {len(lengths)} different lengths" if lengths
+               else "it has no tl.arange to take a block size from")
+    elif len(sizes) != 1:
+        why = (f"it has {len(sizes)} integer arguments ({', '.join(sizes)}), not one size"
+               if sizes else "it has no integer size argument")
+    if why:
+        raise ExportError(f"cannot derive a launch grid for {group.kernel}: {why}; pass "
+                          "--grid with C expressions over its parameters, e.g. "
+                          "--grid '(n + 1023) / 1024,1,1'")
+    (length,) = lengths
+    named = [n for n, val in v.constexprs.items()
+             if isinstance(val, int) and not isinstance(val, bool) and val == length]
+    return (sizes[0], named[0] if len(named) == 1 else length)
+
+
+def c_constant_decl(name: str, value) -> str:
+    """`constexpr int BLOCK_SIZE = 1024;` for a constexpr the grid reads."""
+    if isinstance(value, bool):
+        return f"constexpr bool {cxx_name(name)} = {'true' if value else 'false'};"
+    if isinstance(value, int):
+        ctype = "int" if -2**31 <= value < 2**31 else "long long"
+        return f"constexpr {ctype} {cxx_name(name)} = {value}{'' if ctype == 'int' else 'll'};"
+    return f"constexpr double {cxx_name(name)} = {float(value)!r};"

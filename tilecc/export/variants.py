@@ -1,0 +1,221 @@
+"""Specializations to export: one `Variant` per (kernel, signature), grouped into the
+overload sets that one typed launcher serves.
+
+Consumes a `JITFunction` and AOT signature strings; produces, per variant, the kernel's
+device code ready to sit in a namespace of a larger header (the rendered translation unit
+with its `#include "tilecc.h"` removed and its `extern "C"` dropped, so that several
+specializations of one kernel can share a file), the C types of the parameters it takes,
+and the run-time conditions under which it may be launched (`guards`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilecc.runtime.jit import Built, JITFunction
+from tilecc.transpiler.frontend import ArgSpec
+from tilecc.transpiler.target import Target, c_type
+
+
+class ExportError(ValueError):
+    """The export request cannot be satisfied (bad signature, grid, names, ...)."""
+
+
+# C++ keywords and names the generated launcher uses for itself: a Python parameter with
+# one of these names gets a trailing underscore in the C++ signature.
+_CXX_KEYWORDS = {
+    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+    "class", "const", "constexpr", "continue", "decltype", "default", "delete", "do",
+    "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+    "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
+    "register", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "template", "this", "throw", "true", "try", "typedef", "typename", "union", "unsigned",
+    "using", "virtual", "void", "volatile", "while", "xor",
+    # the launcher's own names
+    "stream", "grid", "cdiv", "min", "max", "aligned16", "detail", "tc", "dim3", "k",
+}
+
+_KERNEL_SIGNATURE = re.compile(
+    r'extern "C" __global__ void __launch_bounds__\((?P<threads>\d+)\) (?P<name>\w+)\('
+    r'(?P<params>[^)]*)\)')
+
+
+@dataclass
+class LauncherParam:
+    """One parameter of the typed launcher: every non-constexpr Python parameter."""
+
+    name: str  # Python name
+    cxx_name: str  # its spelling in C++ (keyword-safe)
+    spec: ArgSpec  # of the first variant; types agree across a group
+    ctype: str = ""  # C++ type, constness joined over the group's variants
+    c_abi_type: str = ""  # type in the extern "C" wrapper (16-bit floats as uint16_t bits)
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.spec.type.is_ptr()
+
+
+@dataclass
+class Variant:
+    """One exported specialization of one kernel."""
+
+    kernel: str
+    index: int  # position in the dispatch order of its group
+    signature: str  # as given on the command line, normalized
+    specs: list[ArgSpec]
+    built: Built
+    device_code: str  # namespace-ready kernel source
+    threads: int
+    kernel_ctypes: dict[str, str]  # Python name -> C type, for parameters the kernel takes
+    constexprs: dict[str, Any]  # Python name -> value
+    shared_bytes: int = 0
+    namespace: str = ""
+
+    def guards(self, params: list[LauncherParam]) -> list[str]:
+        """C++ conditions (over launcher argument names) that must hold to launch it."""
+        out = []
+        for p in params:
+            s = next(x for x in self.specs if x.name == p.name)
+            if s.equals_one:
+                out.append(f"{p.cxx_name} == 1")
+            elif s.divisible_by_16:
+                out.append(f"aligned16({p.cxx_name})" if s.type.is_ptr()
+                           else f"{p.cxx_name} % 16 == 0")
+        return out
+
+    def describe_guards(self) -> str:
+        parts = []
+        for s in self.specs:
+            if s.is_constexpr:
+                continue
+            if s.equals_one:
+                parts.append(f"{s.name} == 1")
+            elif s.divisible_by_16:
+                parts.append(f"{s.name} 16-byte aligned" if s.type.is_ptr()
+                             else f"{s.name} % 16 == 0")
+        return " and ".join(parts) if parts else "always"
+
+
+@dataclass
+class KernelGroup:
+    """The variants one typed launcher dispatches between (same parameter types)."""
+
+    kernel: str
+    jit_fn: JITFunction
+    source: str  # "file.py:line"
+    variants: list[Variant] = field(default_factory=list)
+    params: list[LauncherParam] = field(default_factory=list)
+    type_suffix: str = ""  # "fp32_fp32_fp32_i32", for distinguishing groups of one kernel
+
+    @property
+    def has_fallback(self) -> bool:
+        return not self.variants[-1].guards(self.params)
+
+
+def normalize_signature(signature: str) -> str:
+    return ",".join(e.strip() for e in signature.split(",") if e.strip())
+
+
+def cxx_name(name: str) -> str:
+    return name + "_" if name in _CXX_KEYWORDS or name.startswith("__") else name
+
+
+def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
+    """The rendered translation unit without its `#include "tilecc.h"` (the exported header
+    carries the device library once) and without `extern "C"` (specializations of one kernel
+    share its name, each in its own namespace).  Also returns the threads per program and
+    the kernel's C parameter types, in order."""
+    include = '#include "tilecc.h"\n'
+    m = _KERNEL_SIGNATURE.search(source)
+    if include not in source or m is None or m.group("name") != kernel:
+        raise ExportError(f"{kernel}: the rendered kernel does not have the shape tilecc "
+                          "export expects (an `#include \"tilecc.h\"` line and one "
+                          "`extern \"C\" __global__` kernel); tilecc's templates changed")
+    types = []
+    for decl in (d.strip() for d in m.group("params").split(",") if d.strip()):
+        types.append(re.sub(r"\s*\b\w+$", "", decl))
+    code = source.replace(include, "", 1)
+    code = code.replace('extern "C" __global__', "__global__", 1)
+    return code, int(m.group("threads")), types
+
+
+def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps: int,
+                  debug: bool = False) -> Variant:
+    name = jit_fn.fn.__name__
+    signature = normalize_signature(signature)
+    try:
+        specs = jit_fn._specs(signature, {})
+        built = jit_fn.build(specs, target, num_warps, debug=debug)
+    except ValueError as e:
+        raise ExportError(f"{name}: {e}") from None
+    code, threads, types = namespace_ready(built.source, name)
+    taken = [p.name for p in built.kernel.params if p.value is not None]
+    if len(taken) != len(types):
+        raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "
+                          f"{len(taken)}; tilecc's templates changed")
+    return Variant(
+        kernel=name, index=0, signature=signature, specs=specs, built=built,
+        device_code=code, threads=threads, kernel_ctypes=dict(zip(taken, types)),
+        constexprs={s.name: s.constexpr for s in specs if s.is_constexpr},
+        # Dynamic shared memory the kernel asks for at launch; no kernel kind uses any yet.
+        shared_bytes=int(getattr(built.kernel, "shared_bytes", 0) or 0))
+
+
+def specificity(v: Variant) -> int:
+    return sum(1 for s in v.specs if not s.is_constexpr and (s.divisible_by_16 or s.equals_one))
+
+
+def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelGroup]:
+    """Variants with the same parameter types share a launcher; within it they are tried
+    most specialized first (stable for equally specialized ones)."""
+    groups: dict[tuple, KernelGroup] = {}
+    loc = jit_fn.fn.__code__
+    source = f"{os.path.basename(loc.co_filename)}:{loc.co_firstlineno}"
+    seen = set()
+    for v in variants:
+        key = tuple((s.name, str(s.type)) for s in v.specs if not s.is_constexpr)
+        if v.signature in seen:
+            raise ExportError(f"{v.kernel}: signature {v.signature!r} given twice")
+        seen.add(v.signature)
+        g = groups.setdefault(key, KernelGroup(v.kernel, jit_fn, source))
+        g.variants.append(v)
+    out = list(groups.values())
+    for g in out:
+        g.variants.sort(key=specificity, reverse=True)
+        g.type_suffix = type_suffix(g.variants[0]) if len(out) > 1 else ""
+        for i, v in enumerate(g.variants):
+            v.index = i
+            v.namespace = "_".join(x for x in (v.kernel, g.type_suffix, f"v{i}") if x)
+        g.params = _launcher_params(g.variants)
+    return out
+
+
+def type_suffix(v: Variant) -> str:
+    """`fp32_fp32_fp32_i32`: names one kernel's launcher for one set of parameter types."""
+    return "_".join((s.type.element_ty.name if s.type.is_ptr() else s.type.name)
+                    for s in v.specs if not s.is_constexpr)
+
+
+def _launcher_params(variants: list[Variant]) -> list[LauncherParam]:
+    first = variants[0]
+    params = []
+    for s in first.specs:
+        if s.is_constexpr:
+            continue
+        p = LauncherParam(s.name, cxx_name(s.name), s)
+        if s.type.is_ptr():
+            # const only where no specialization writes through the pointer
+            const = all(v.kernel_ctypes.get(s.name, "const ").startswith("const ")
+                        for v in variants)
+            p.ctype = c_type(s.type, const=const)
+            base = c_type(s.type.element_ty)
+            c_base = "uint16_t" if base.startswith("tc::") else base
+            p.c_abi_type = ("const " if const else "") + c_base + "*"
+        else:
+            p.ctype = p.c_abi_type = c_type(s.type)
+        params.append(p)
+    return params

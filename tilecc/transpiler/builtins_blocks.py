@@ -1,0 +1,391 @@
+"""Builtins of multi-dimensional blocks: creation, shape, reductions, scans, atomics.
+
+Reductions and scans carry their combine function as a region traced from a @jit
+function — the user's `combine_fn`, or one of `tilecc.language.standard`'s for `tl.sum`,
+`tl.max`, ... — so the interpreter and the renderer see one definition of each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilecc.language import dtypes as D
+from tilecc.transpiler import semantic as S
+from tilecc.transpiler.builtins import _const, _value, handles
+from tilecc.transpiler.ir import Op, Region, Type, Value
+from tilecc.transpiler.semantic import Const
+
+
+def _ints(x: Any, what: str) -> tuple[int, ...]:
+    """A constexpr int or (nested) tuple of ints → a flat tuple of ints."""
+    v = x.value if isinstance(x, Const) else x
+    if isinstance(v, Const):
+        v = v.value
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,)
+    if isinstance(v, (tuple, list)):
+        out: list[int] = []
+        for item in v:
+            out.extend(_ints(item, what))
+        return tuple(out)
+    raise TypeError(f"{what} must be constexpr integers, got {v!r}")
+
+
+def _block(tracer, x: Any, what: str = "input") -> Value:
+    v = _value(tracer, x, what)
+    if isinstance(v, Const) or not v.type.is_block:
+        raise TypeError(f"{what} must be a block")
+    return v
+
+
+def _axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of range for a block of rank {rank}")
+    return axis % rank
+
+
+# --- creation and shape -------------------------------------------------------------------
+
+@handles("zeros", "full")
+def _full(tracer, name, shape, dtype, value=Const(0)):
+    shape = _ints(shape, "shape")
+    d = _const(dtype, "dtype")
+    if not isinstance(d, D.dtype):
+        raise TypeError(f"expected a dtype, got {d!r}")
+    for n in shape:
+        if n <= 0 or n & (n - 1):
+            raise ValueError(f"block dimensions must be powers of 2, got {list(shape)}")
+    scalar = S.cast(tracer.b, _value(tracer, value, "value"), d)
+    return S.splat(tracer.b, scalar, shape)
+
+
+@handles("zeros_like")
+def _zeros_like(tracer, name, input):
+    x = _block(tracer, input)
+    return S.splat(tracer.b, S.constant(tracer.b, 0, x.dtype), x.type.shape)
+
+
+def expand_dims(b, x: Value, axis: int) -> Value:
+    if not x.type.is_block:
+        return S.splat(b, x, (1,))
+    shape = x.type.shape
+    axis = _axis(axis, len(shape) + 1)
+    return b.emit("expand_dims", [x], Type(x.dtype, shape[:axis] + (1,) + shape[axis:]),
+                  axis=axis)
+
+
+@handles("expand_dims")
+def _expand_dims(tracer, name, input, axis):
+    x = _value(tracer, input, "input")
+    if isinstance(x, Const):
+        x = S.to_value(tracer.b, x)
+    for a in sorted(_ints(axis, "axis")):
+        x = expand_dims(tracer.b, x, a)
+    return x
+
+
+@handles("broadcast_to")
+def _broadcast_to(tracer, name, input, shape):
+    return S.splat(tracer.b, _value(tracer, input, "input"), _ints(shape, "shape"))
+
+
+@handles("broadcast")
+def _broadcast(tracer, name, input, other):
+    a, c = (S.to_value(tracer.b, _value(tracer, v, "input")) for v in (input, other))
+    shape = S.broadcast_shapes(a.type.shape, c.type.shape)
+    return Const((S.splat(tracer.b, a, shape), S.splat(tracer.b, c, shape)))
+
+
+def reshape(b, x: Value, shape: tuple[int, ...]) -> Value:
+    if x.type.shape == shape:
+        return x
+    n = 1
+    for s in shape:
+        n *= s
+    if n != x.type.numel:
+        raise ValueError(f"cannot reshape a block of shape {list(x.type.shape)} to {list(shape)}")
+    return b.emit("reshape", [x], Type(x.dtype, shape))
+
+
+@handles("reshape", "view")
+def _reshape(tracer, name, input, shape, can_reorder=Const(False)):
+    return reshape(tracer.b, _block(tracer, input), _ints(shape, "shape"))
+
+
+@handles("ravel")
+def _ravel(tracer, name, x, can_reorder):
+    v = _block(tracer, x, "x")
+    return reshape(tracer.b, v, (v.type.numel,))
+
+
+@handles("trans", "permute")
+def _permute(tracer, name, input, dims):
+    x = _block(tracer, input)
+    rank = len(x.type.shape)
+    order = _ints(dims, "dims") if dims.value else tuple(reversed(range(rank)))
+    if sorted(order) != list(range(rank)):
+        raise ValueError(f"dims {list(order)} is not a permutation of the block's {rank} axes")
+    if order == tuple(range(rank)):
+        return x
+    shape = tuple(x.type.shape[i] for i in order)
+    return tracer.b.emit("permute", [x], Type(x.dtype, shape), order=order)
+
+
+@handles("join")
+def _join(tracer, name, a, b):
+    x, y = (S.to_value(tracer.b, _value(tracer, v, "input")) for v in (a, b))
+    if x.dtype != y.dtype:
+        raise TypeError(f"tl.join needs blocks of one dtype, got {x.dtype!r} and {y.dtype!r}")
+    shape = S.broadcast_shapes(x.type.shape, y.type.shape)
+    x, y = S.splat(tracer.b, x, shape), S.splat(tracer.b, y, shape)
+    return tracer.b.emit("join", [x, y], Type(x.dtype, shape + (2,)))
+
+
+@handles("split")
+def _split(tracer, name, a):
+    x = _block(tracer, a, "a")
+    if x.type.shape[-1] != 2:
+        raise ValueError(f"tl.split needs a last axis of size 2, got shape {list(x.type.shape)}")
+    shape = x.type.shape[:-1]
+    results = [Value(Type(x.dtype, shape)), Value(Type(x.dtype, shape))]
+    tracer.b.emit_op(Op("split", [x], results, tracer.b.loc))
+    return Const(tuple(results))
+
+
+# --- reductions and scans ---------------------------------------------------------------------
+
+def _combine_region(tracer, fn, dtypes: list[D.dtype], constexprs: dict) -> Region:
+    """Trace `fn(a0, .., b0, ..)` on scalars into a region yielding one value per input."""
+    b = tracer.b
+    region = Region([Value(Type(d), f"{side}{i}" if len(dtypes) > 1 else side)
+                     for side in ("a", "b") for i, d in enumerate(dtypes)])
+    b.regions.append(region)
+    try:
+        out = tracer.inline(fn, list(region.args), {k: Const(v) for k, v in constexprs.items()},
+                            tracer.current_call)
+        items = list(out.value) if isinstance(out, Const) and isinstance(out.value, tuple) \
+            else [out]
+        if len(items) != len(dtypes):
+            raise TypeError(f"combine function returned {len(items)} values for "
+                            f"{len(dtypes)} inputs")
+        region.yields = [S.cast(b, S.to_value(b, v if isinstance(v, (Value, Const)) else
+                                               Const(v)), d) for v, d in zip(items, dtypes)]
+    finally:
+        b.regions.pop()
+    return region
+
+
+def _combine_fn(x: Any):
+    from tilecc.transpiler.frontend import HelperRef
+
+    ref = x.value if isinstance(x, Const) else x
+    if isinstance(ref, HelperRef):
+        return ref.fn
+    raise TypeError("combine_fn must be a @tilecc.jit function")
+
+
+def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
+                  keep_dims: bool = False, kind: str = "reduce", reverse: bool = False
+                  ) -> list[Value]:
+    b = tracer.b
+    if axis is None:
+        if kind == "scan":
+            raise ValueError("scans need an axis")
+        inputs = [reshape(b, x, (x.type.numel,)) for x in inputs]
+        axis = 0
+    shape = inputs[0].type.shape
+    for x in inputs[1:]:
+        if x.type.shape != shape:
+            raise ValueError("reduced blocks must have one shape")
+    axis = _axis(axis, len(shape))
+    region = _combine_region(tracer, fn, [x.dtype for x in inputs], constexprs)
+    out_shape = shape if kind == "scan" else shape[:axis] + shape[axis + 1:]
+    results = [Value(Type(x.dtype, out_shape)) for x in inputs]
+    attrs = {"axis": axis}
+    if kind == "scan":
+        attrs["reverse"] = reverse
+    b.emit_op(Op(kind, list(inputs), results, b.loc, attrs, [region]))
+    if keep_dims and kind == "reduce":
+        results = [expand_dims(b, r, axis) if r.type.is_block else S.splat(b, r, (1,))
+                   for r in results]
+    return results
+
+
+def _std(name: str):
+    from tilecc.language import standard
+
+    return getattr(standard, name).fn
+
+
+def _axis_value(axis) -> int | None:
+    v = axis.value if isinstance(axis, Const) else axis
+    if v is None:
+        return None
+    if isinstance(v, tuple) and len(v) == 1:
+        v = v[0]
+    if not isinstance(v, int):
+        raise TypeError(f"axis must be a constexpr int or None, got {v!r}")
+    return v
+
+
+def _indices(b, shape: tuple[int, ...], axis: int) -> Value:
+    idx = b.emit("arange", [], Type(D.int32, (shape[axis],)), start=0, end=shape[axis])
+    for d in range(len(shape)):
+        if d != axis:
+            idx = expand_dims(b, idx, d)
+    return S.splat(b, idx, shape)
+
+
+@handles("sum")
+def _sum(tracer, name, input, axis, keep_dims, dtype):
+    x = _block(tracer, input)
+    out = _const(dtype, "dtype")
+    if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
+        out = D.uint32 if x.dtype.kind == "uint" else D.int32
+    if out is not None:
+        x = S.cast(tracer.b, x, out)
+    return reduce_blocks(tracer, [x], _axis_value(axis), _std("_sum_combine"), {},
+                         bool(_const(keep_dims, "keep_dims")))[0]
+
+
+def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dims):
+    x = _block(tracer, input)
+    keep = bool(_const(keep_dims, "keep_dims"))
+    if x.dtype == D.bfloat16 or (x.dtype.bits < 32 and not _const(return_indices, "r")):
+        # Triton reduces 16-bit floats in fp32 and narrow integers in int32
+        x = S.cast(tracer.b, x, D.float32 if x.dtype.is_floating() else
+                   (D.uint32 if x.dtype.kind == "uint" else D.int32))
+    ax = _axis_value(axis)
+    if not _const(return_indices, "return_indices"):
+        fn = _std("_max_combine" if name in ("max", "argmax") else "_min_combine")
+        return reduce_blocks(tracer, [x], ax, fn, {}, keep)[0]
+    if ax is None:
+        x, ax = reshape(tracer.b, x, (x.type.numel,)), 0
+    idx = _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
+    fn = _std("_argmax_combine" if name in ("max", "argmax") else "_argmin_combine")
+    values, indices = reduce_blocks(tracer, [x, idx], ax, fn,
+                                    {"TIE_BREAK_LEFT": bool(_const(tie_break_left, "tie"))}, keep)
+    return Const((values, indices))
+
+
+@handles("max", "min")
+def _max_min(tracer, name, input, axis, return_indices, return_indices_tie_break_left,
+             keep_dims):
+    return _min_max(tracer, name, input, axis, return_indices, return_indices_tie_break_left,
+                    keep_dims)
+
+
+@handles("argmax", "argmin")
+def _arg(tracer, name, input, axis, tie_break_left, keep_dims):
+    pair = _min_max(tracer, name, input, axis, Const(True), tie_break_left, keep_dims)
+    return pair.value[1]
+
+
+@handles("reduce")
+def _reduce(tracer, name, input, axis, combine_fn, keep_dims):
+    inputs = list(input.value) if isinstance(input, Const) and isinstance(input.value, tuple) \
+        else [input]
+    blocks = [_block(tracer, x) for x in inputs]
+    out = reduce_blocks(tracer, blocks, _axis_value(axis), _combine_fn(combine_fn), {},
+                        bool(_const(keep_dims, "keep_dims")))
+    return out[0] if len(out) == 1 and not isinstance(input.value, tuple) else Const(tuple(out))
+
+
+def _scan(tracer, inputs, axis, fn, reverse) -> list[Value]:
+    return reduce_blocks(tracer, inputs, _axis_value(axis), fn, {}, kind="scan",
+                         reverse=bool(_const(reverse, "reverse")))
+
+
+@handles("cumsum")
+def _cumsum(tracer, name, input, axis, reverse, dtype):
+    x = _block(tracer, input)
+    out = _const(dtype, "dtype")
+    if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
+        out = D.uint32 if x.dtype.kind == "uint" else D.int32
+    if out is not None:
+        x = S.cast(tracer.b, x, out)
+    return _scan(tracer, [x], axis, _std("_sum_combine"), reverse)[0]
+
+
+@handles("cumprod")
+def _cumprod(tracer, name, input, axis, reverse):
+    return _scan(tracer, [_block(tracer, input)], axis, _std("_prod_combine"), reverse)[0]
+
+
+@handles("associative_scan")
+def _associative_scan(tracer, name, input, axis, combine_fn, reverse):
+    inputs = list(input.value) if isinstance(input, Const) and isinstance(input.value, tuple) \
+        else [input]
+    out = _scan(tracer, [_block(tracer, x) for x in inputs], axis, _combine_fn(combine_fn),
+                reverse)
+    return out[0] if not isinstance(input.value, tuple) else Const(tuple(out))
+
+
+# --- atomics and barriers ------------------------------------------------------------------------
+
+_ATOMIC_TYPES = {
+    "add": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "max": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "min": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "and": ("i32", "u32", "i64", "u64"), "or": ("i32", "u32", "i64", "u64"),
+    "xor": ("i32", "u32", "i64", "u64"),
+    "xchg": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "cas": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+}
+_SEMS = ("acq_rel", "acquire", "release", "relaxed")
+_SCOPES = ("gpu", "cta", "sys")
+
+
+def _atomic_common(tracer, op: str, pointer, sem, scope):
+    if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
+        raise TypeError(f"tl.atomic_{op} needs a pointer or a block of pointers")
+    elem = pointer.dtype.element_ty
+    if elem.name not in _ATOMIC_TYPES[op]:
+        raise TypeError(f"tl.atomic_{op} does not support {elem!r} (supported: "
+                        f"{', '.join(_ATOMIC_TYPES[op])})")
+    sem = _const(sem, "sem") or "acq_rel"
+    scope = _const(scope, "scope") or "gpu"
+    if sem not in _SEMS or scope not in _SCOPES:
+        raise ValueError(f"sem must be one of {_SEMS} and scope one of {_SCOPES}")
+    return elem, {"sem": sem, "scope": scope}
+
+
+def _atomic_rmw(tracer, name, pointer, val, mask, sem, scope):
+    op = name[len("atomic_"):]
+    elem, attrs = _atomic_common(tracer, op, pointer, sem, scope)
+    b = tracer.b
+    v = S.cast(b, _value(tracer, val, "val"), elem)
+    shape = S.broadcast_shapes(pointer.type.shape, v.type.shape)
+    operands = [S.splat(b, pointer, shape), S.splat(b, v, shape)]
+    if not (isinstance(mask, Const) and mask.value is None):
+        m = S.truthy(b, _value(tracer, mask, "mask"))
+        operands.append(S.splat(b, S.to_value(b, m), shape))
+    return b.emit("atomic", operands, Type(elem, shape), op=op, **attrs)
+
+
+for _name in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
+              "atomic_xor", "atomic_xchg"):
+    handles(_name)(_atomic_rmw)
+
+
+@handles("atomic_cas")
+def _atomic_cas(tracer, name, pointer, cmp, val, sem, scope):
+    elem, attrs = _atomic_common(tracer, "cas", pointer, sem, scope)
+    b = tracer.b
+    c = S.cast(b, _value(tracer, cmp, "cmp"), elem)
+    v = S.cast(b, _value(tracer, val, "val"), elem)
+    shape = S.broadcast_shapes(S.broadcast_shapes(pointer.type.shape, c.type.shape),
+                               v.type.shape)
+    operands = [S.splat(b, x, shape) for x in (pointer, c, v)]
+    return b.emit("atomic_cas", operands, Type(elem, shape), **attrs)
+
+
+@handles("debug_barrier")
+def _barrier(tracer, name):
+    tracer.b.emit("barrier", [], None)
+    return Const(None)
+
+
+METHODS = {"sum", "max", "min", "argmax", "argmin", "reduce", "reshape", "view", "ravel",
+           "trans", "permute", "expand_dims", "broadcast_to", "cumsum", "cumprod",
+           "associative_scan", "split"}

@@ -3,6 +3,9 @@
     tilecc emit FILE.py:KERNEL --signature SIG [--target cuda|hip] [--num-warps N]
                 [--line-directives] [-o OUT]
     tilecc compile FILE.py:KERNEL --signature SIG [--target cuda|hip] [--arch ARCH] -o OUT
+    tilecc cache list|clear [--kind kernels|autotune]   ($TILECC_CACHE_DIR, ~/.cache/tilecc)
+    tilecc export FILE.py:KERNEL [...] --signature SIG [...] [--target cuda|hip] [--grid EXPRS]
+                  [--num-warps N] -o DIR     (a C++ header; see docs/export.md)
 
 Kernel files written against `triton.language` load even where Triton is not installed:
 `triton`, `triton.language` and `triton.language.math` then resolve to tilecc's own.
@@ -73,6 +76,32 @@ def load_kernel(ref: str):
     return obj
 
 
+def _add_cache_parser(sub) -> None:
+    cache = sub.add_parser("cache", help="list or clear the disk cache")
+    cache.add_argument("action", choices=("list", "clear"))
+    cache.add_argument("--kind", choices=("kernels", "autotune"), help="only these entries")
+
+
+def _cache_command(args) -> int:
+    from tilecc.runtime import cache
+
+    if args.action == "clear":
+        print(f"removed {cache.clear(args.kind)} entries from {cache.cache_dir()}")
+        return 0
+    rows = cache.entries(args.kind)
+    for kind, path, size, meta in rows:
+        if meta is None:
+            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  (corrupt: rebuilt on use)")
+        elif kind == "kernels":
+            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  {meta['target']} "
+                  f"{meta['arch']:<7} {meta['kernel']} num_warps={meta['num_warps']} "
+                  f"[{'; '.join(meta['specialization'])}]")
+        else:
+            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  {meta['config']}")
+    print(f"{len(rows)} entries, {sum(r[2] for r in rows)} bytes in {cache.cache_dir()}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tilecc", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -91,7 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                           help="compile to a cubin / HIP code object (no GPU needed)")
     comp.add_argument("--arch", help="sm_80, sm_90, gfx90a, ... (default: the target's)")
     comp.add_argument("-o", "--output", required=True)
+    from tilecc.export import command as export_command
+
+    export_command.add_parser(sub)
+    _add_cache_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return _cache_command(args)
+    if args.command == "export":
+        return export_command.run(args, load_kernel)
 
     kernel = load_kernel(args.kernel)
     try:

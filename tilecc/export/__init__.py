@@ -19,7 +19,7 @@ import re
 from typing import Mapping, Sequence
 
 from tilecc.errors import CompilationError
-from tilecc.export.grid import Grid, derive_grid, given_grid
+from tilecc.export.grid import derive_grid, given_grid
 from tilecc.export.header import render_header
 from tilecc.export.runtime_api import APIS
 from tilecc.export.variants import ExportError, JITFunction, build_variant, group_variants
@@ -117,5 +117,3 @@ def _command(kernels, sigs, target, num_warps, grids, name) -> str:
     parts += ["--name", name, "-o", "DIR"]
     return " ".join(parts)
 
-
-_unused = Grid  # re-exported for type hints in callers

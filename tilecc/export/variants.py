@@ -97,7 +97,7 @@ class Variant:
             elif s.divisible_by_16:
                 parts.append(f"{s.name} 16-byte aligned" if s.type.is_ptr()
                              else f"{s.name} % 16 == 0")
-        return " and ".join(parts) if parts else "always"
+        return "when " + " and ".join(parts) if parts else "for any arguments"
 
 
 @dataclass
@@ -173,8 +173,8 @@ def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelG
     """Variants with the same parameter types share a launcher; within it they are tried
     most specialized first (stable for equally specialized ones)."""
     groups: dict[tuple, KernelGroup] = {}
-    loc = jit_fn.fn.__code__
-    source = f"{os.path.basename(loc.co_filename)}:{loc.co_firstlineno}"
+    loc = variants[0].built.kernel.loc
+    source = f"{os.path.basename(loc.file)}:{loc.line}"
     seen = set()
     for v in variants:
         key = tuple((s.name, str(s.type)) for s in v.specs if not s.is_constexpr)

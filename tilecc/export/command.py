@@ -1,0 +1,81 @@
+"""`tilecc export`: the command-line face of `tilecc.export.export`.
+
+    tilecc export FILE.py:KERNEL [FILE.py:KERNEL ...] --target cuda|hip
+                  --signature SIG [--signature SIG ...] [--grid EXPRS] [--num-warps N]
+                  [--name NAME] -o DIR
+
+With several kernels, `--signature KERNEL=SIG` and `--grid KERNEL=EXPRS` address one of
+them; a plain `--signature SIG` / `--grid EXPRS` applies to every kernel given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Callable
+
+from tilecc.errors import CompilationError
+
+_ADDRESSED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)(.*)$")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "export", help="write one self-contained C++ header with the kernels and typed "
+        "host launchers (NAME.cuh / NAME.hip.hpp)",
+        description="Write one header with every requested specialization of the kernels, "
+        "the device library they use, a typed launcher per kernel (namespace tilecc::NAME) "
+        "and extern \"C\" wrappers.  See docs/export.md.")
+    p.add_argument("kernels", nargs="+", metavar="FILE.py:KERNEL")
+    p.add_argument("--target", choices=("cuda", "hip"), default="cuda")
+    p.add_argument("--signature", "-s", action="append", required=True,
+                   help="AOT signature, e.g. '*fp32:16,*fp32:16,*fp32:16,i32,1024'; repeat "
+                   "for more specializations (the launcher picks at run time); "
+                   "KERNEL=SIG for one kernel of several")
+    p.add_argument("--grid", action="append", default=[],
+                   help="launch grid: up to three C expressions over the parameter names, "
+                   "e.g. '(n + 1023) / 1024,1,1' (cdiv, min, max available); KERNEL=EXPRS "
+                   "for one kernel of several.  Default: derived where the kernel is plain "
+                   "one-dimensional (one program per block of its one size argument)")
+    p.add_argument("--num-warps", type=int, default=4)
+    p.add_argument("--name", help="header name (default: the first kernel's file name)")
+    p.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
+    p.add_argument("-o", "--output-dir", required=True, help="directory to write the header to")
+
+
+def _split(values: list[str], names: list[str], what: str, many: bool) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {n: [] for n in names}
+    for v in values:
+        m = _ADDRESSED.match(v)
+        if m and m.group(1) in out:
+            out[m.group(1)].append(m.group(2).strip())
+        elif m and not any(c in m.group(1) for c in "*:"):
+            raise SystemExit(f"tilecc: {what} {v!r} names `{m.group(1)}`, which is not a "
+                             f"kernel being exported ({', '.join(names)})")
+        else:
+            for n in names:
+                out[n].append(v.strip())
+    if not many:
+        for n, vs in out.items():
+            if len(vs) > 1:
+                raise SystemExit(f"tilecc: more than one {what} for {n}")
+    return out
+
+
+def run(args: argparse.Namespace, load_kernel: Callable) -> int:
+    from tilecc.export import ExportError, export
+
+    kernels = [load_kernel(ref) for ref in args.kernels]
+    names = [k.fn.__name__ for k in kernels]
+    signatures = _split(args.signature, names, "--signature", many=True)
+    grids = {n: (g[0] if g else None)
+             for n, g in _split(args.grid, names, "--grid", many=False).items()}
+    try:
+        path = export(kernels, signatures, target=args.target, num_warps=args.num_warps,
+                      grid=grids, name=args.name, debug=args.debug, out_dir=args.output_dir)
+    except (ExportError, CompilationError) as e:
+        print(f"tilecc: error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0

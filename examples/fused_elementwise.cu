@@ -9,16 +9,24 @@
 //   out_ptr: *fp16 (16-byte aligned)
 //   n_elements: i32 (multiple of 16)
 //   BLOCK_SIZE = 2048 (constexpr)
-// Layouts:
-//   Blocked0: 2048 elements; thread t holds 8 consecutive elements at t*8 (8 registers)
-// Layout conversions: none
+// Layouts (which thread holds which element; see the structs below):
+//   Blocked0: 2048 block, 8 registers per thread; axis 0: 8 per thread x 32 lanes x 8 warps
+// Layout conversions (through shared memory):
+//   none
 // Memory accesses:
 //   L18 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L19 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L21 store: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-using Blocked0 = tc::Blocked1D</*block=*/2048, /*vec=*/8, /*threads=*/256>;
+// Blocked0: 2048 block, 8 registers per thread; axis 0: 8 per thread x 32 lanes x 8 warps
+struct Blocked0 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 256 + tc::lane_id() * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
 
 extern "C" __global__ void __launch_bounds__(256) silu_mul_kernel(
     const tc::half* x_ptr,
@@ -28,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul_kernel(
   // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
   int offsets[8];
 #pragma unroll
-  for (int r = 0; r < 8; ++r) offsets[r] = static_cast<int>(blockIdx.x) * 2048 + Blocked0::index(r);
+  for (int r = 0; r < 8; ++r) offsets[r] = static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(r);
   // L16: mask = offsets < n_elements
   bool mask[8];
 #pragma unroll

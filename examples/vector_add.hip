@@ -9,16 +9,24 @@
 //   out_ptr: *fp32 (16-byte aligned)
 //   n_elements: i32 (multiple of 16)
 //   BLOCK_SIZE = 1024 (constexpr)
-// Layouts:
-//   Blocked0: 1024 elements; thread t holds 4 consecutive elements at t*4 (4 registers)
-// Layout conversions: none
+// Layouts (which thread holds which element; see the structs below):
+//   Blocked0: 1024 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 4 warps
+// Layout conversions (through shared memory):
+//   none
 // Memory accesses:
 //   L22 load x: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L23 load y: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L25 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-using Blocked0 = tc::Blocked1D</*block=*/1024, /*vec=*/4, /*threads=*/256>;
+// Blocked0: 1024 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 4 warps
+struct Blocked0 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 256 + tc::lane_id() * 4 + r % 4; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
 
 extern "C" __global__ void __launch_bounds__(256) add_kernel(
     const float* x_ptr,
@@ -33,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
   // L19: offsets = block_start + tl.arange(0, BLOCK_SIZE)
   int offsets[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) offsets[r] = block_start + Blocked0::index(r);
+  for (int r = 0; r < 4; ++r) offsets[r] = block_start + Blocked0::coord0(r);
   // The last block may run past the end: mask those lanes off.
   // L21: mask = offsets < n_elements
   bool mask[4];

@@ -274,7 +274,7 @@ def test_aligned_contiguous_fp32_load_is_a_4_wide_vector() -> None:
     for op in loads:
         assert op.attrs["plan"].vec == 4
         ptr_info = info(op.operands[0])
-        assert ptr_info.contiguity == 1024 and ptr_info.divisibility >= 16
+        assert ptr_info.contiguity == (1024,) and ptr_info.divisibility[0] >= 16
 
 
 def test_fp16_aligned_load_is_8_wide_and_unaligned_is_scalar() -> None:
@@ -289,7 +289,7 @@ def test_mask_with_n_divisible_by_16_is_checked_once_per_vector() -> None:
     mask = load.operands[1]
     assert mask.owner.kind == "cmp"
     m = info(mask)
-    assert m.constancy >= 4  # offs < n cannot change inside a run of 16 aligned offsets
+    assert m.constancy[0] >= 4  # offs < n cannot change inside a run of 16 aligned offsets
     assert load.attrs["plan"].vec == 4 and load.attrs["plan"].mask_mode == "vector"
     (store,) = plans(K.add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32:16,1024,False", "store")
     assert store.attrs["plan"].mask_mode == "vector"
@@ -297,19 +297,19 @@ def test_mask_with_n_divisible_by_16_is_checked_once_per_vector() -> None:
 
 def test_mask_with_arbitrary_n_is_a_prefix_check() -> None:
     (load, _) = plans(K.add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32,1024,False", "load")
-    assert info(load.operands[1]).constancy == 1
+    assert info(load.operands[1]).constancy == (1,)
     assert load.attrs["plan"].mask_mode == "prefix"
 
 
 def test_arange_and_offsets_axis_info() -> None:
     ir = K.add_kernel.ir("*fp32:16,*fp32:16,*fp32:16,i32,1024,False")
     (arange,) = ops_of(ir, "arange")
-    assert info(arange.result).contiguity == 1024
-    assert info(arange.result).divisibility == HUGE  # starts at 0
+    assert info(arange.result).contiguity == (1024,)
+    assert info(arange.result).divisibility == (HUGE,)  # starts at 0
     offsets = next(op.result for op in ir.walk() if op.results and
                    op.result.name == "offsets")
     i = info(offsets)
-    assert i.contiguity == 1024 and i.divisibility == 1024 and i.constancy == 1
+    assert i.contiguity == (1024,) and i.divisibility == (1024,) and i.constancy == (1,)
 
 
 def test_multiple_of_hint_enables_vectorization() -> None:
@@ -326,13 +326,14 @@ def test_multiple_of_hint_enables_vectorization() -> None:
 def test_small_block_on_many_threads_is_not_vectorized() -> None:
     (load, _) = plans(K.add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32,64,False", "load")
     assert load.attrs["plan"].vec == 1
-    assert load.operands[0].layout.replicated
+    assert load.operands[0].layout.owner_expr() != "true"  # 128 threads hold 64 elements
 
 
 def test_hip_layout_uses_64_thread_warps() -> None:
     (load, _) = plans(K.add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32,1024,False", "load",
                       target="hip")
-    assert load.operands[0].layout.threads == 256 and load.attrs["plan"].vec == 4
+    base = load.operands[0].layout.base
+    assert base.tpw == (64,) and base.wpc == (4,) and load.attrs["plan"].vec == 4
 
 
 @tilecc.jit

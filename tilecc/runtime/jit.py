@@ -27,7 +27,6 @@ from tilecc.transpiler import frontend
 from tilecc.transpiler.frontend import ArgSpec, ParamDecl
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import run_passes
-from tilecc.transpiler.passes.layouts import Blocked1D
 from tilecc.transpiler.render import INCLUDE_DIR, render
 from tilecc.transpiler.target import Target, get_target
 
@@ -48,7 +47,7 @@ def _user_facing(method: Callable) -> Callable:
 @dataclass
 class Built:
     kernel: Kernel
-    layouts: dict[int, Blocked1D]
+    conversions: list[str]  # layout conversions, described
     source: str
     specs: tuple[ArgSpec, ...]
 
@@ -98,10 +97,10 @@ class JITFunction:
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False) -> Built:
         target = get_target(target)
-        kernel, layouts = self.lower(specs, target, num_warps, debug=debug)
-        source = render(kernel, target, layouts, specialization=describe_specs(specs),
+        kernel, conversions = self.lower(specs, target, num_warps, debug=debug)
+        source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives)
-        return Built(kernel, layouts, source, tuple(specs))
+        return Built(kernel, conversions, source, tuple(specs))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None):

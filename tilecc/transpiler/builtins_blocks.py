@@ -201,7 +201,8 @@ def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
     region = _combine_region(tracer, fn, [x.dtype for x in inputs], constexprs)
     out_shape = shape if kind == "scan" else shape[:axis] + shape[axis + 1:]
     results = [Value(Type(x.dtype, out_shape)) for x in inputs]
-    attrs = {"axis": axis}
+    # the combine function's name, for readable names in the generated code
+    attrs = {"axis": axis, "combine": fn.__name__.strip("_").replace("_combine", "")}
     if kind == "scan":
         attrs["reverse"] = reverse
     b.emit_op(Op(kind, list(inputs), results, b.loc, attrs, [region]))

@@ -22,7 +22,8 @@ from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.layouts import Blocked1D, MemoryPlan
+from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
+from tilecc.transpiler.render_blocks import BlockOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -51,8 +52,10 @@ COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", R
            "eq": ("==", EQ), "ne": ("!=", EQ)}
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
-ALWAYS_INLINE = {"const", "splat", "arange", "assume"}
-C_RESERVED = {"r", "v", "k", "chunk", "auto", "bool", "break", "case", "char", "class", "const",
+ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
+# the generated code's own names (loop indices, buffers), and C++'s
+C_RESERVED = {"r", "v", "k", "o", "j", "chunk", "acc", "lane_mask", "warp", "line", "step",
+              "first", "buffer", "combine", "result", "smem", "auto", "bool", "break", "case", "char", "class", "const",
               "continue", "default", "delete", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "int", "long", "new", "operator", "private",
               "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
@@ -91,10 +94,9 @@ def literal(value, d) -> str:
     return f"static_cast<{c_type(d)}>({value})"
 
 
-class Renderer:
-    def __init__(self, kernel: Kernel, target: Target, layouts: dict[int, Blocked1D],
-                 line_directives: bool):
-        self.k, self.target, self.layouts = kernel, target, layouts
+class Renderer(BlockOps):
+    def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
+        self.k, self.target = kernel, target
         self.line_directives = line_directives
         self.uses = ir.uses(kernel)
         self.names: dict[int, str] = {}
@@ -105,7 +107,9 @@ class Renderer:
         self.lines: list[str] = []
         self.depth = 1
         self.last_stmt: tuple[str, int] | None = None
-        self.layout_names = {l: f"Blocked{i}" for i, l in enumerate(layouts.values())}
+        self.layout_names: dict[Placement, str] = {}
+        self.smem_bytes = 0  # the shared-memory pool: the largest any one step needs
+        self.in_lambda = False  # rendering a combine function: no statement comments
         self.writes = self._written_pointers()
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
@@ -177,7 +181,8 @@ class Renderer:
             return self.names[vid]
         base = v.name or self._derived_name(v)
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
-        if base in C_RESERVED or base.startswith("__"):
+        if base in C_RESERVED or base.startswith("__") or \
+                re.fullmatch(r"(acc|partial|line|out)\d+(_other)?", base):
             base += "_"
         candidate, n = base, 0
         while candidate in self.taken:
@@ -189,7 +194,11 @@ class Renderer:
 
     def _derived_name(self, v: Value) -> str:
         """An unnamed value feeding a named one is named after it: the raw load behind
-        `x = tl.load(...).to(tl.float32)` becomes `x_fp16`."""
+        `x = tl.load(...).to(tl.float32)` becomes `x_fp16`; `tl.max(x, 0)` is `x_max`."""
+        if v.owner is not None and v.owner.kind in ("reduce", "scan"):
+            what = v.owner.attrs.get("combine", v.owner.kind)
+            src = v.owner.operands[0].name
+            return f"{src}_{what}" if src else what
         if v.owner is not None and v.owner.kind == "load":
             user = self.consumers.get(v.id)
             if user is not None and user.name:
@@ -214,8 +223,10 @@ class Renderer:
             return self.expr(a[0])
         if k == "assume":
             return self.expr(a[0], idx)
+        if k in ("expand_dims", "broadcast"):
+            return self.expr(a[0], self.reg_map(a[0].layout, v.layout, idx))
         if k == "arange":
-            index = f"{self.layout_names[v.layout]}::index({idx})"
+            index = f"{self.lname(v.layout)}::coord0({idx})"
             start = op.attrs["start"]
             return (f"{start} + {index}", ADD) if start else (index, PRIMARY)
         if k == "program_id":
@@ -259,6 +270,28 @@ class Renderer:
             return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
 
+    def lname(self, p: Placement) -> str:
+        """The C struct of a placement (emitted in the kernel file when used)."""
+        if p not in self.layout_names:
+            kind = "Blocked" if isinstance(p.enc, Blocked) else "Sliced"
+            self.layout_names[p] = f"{kind}{len(self.layout_names)}"
+        return self.layout_names[p]
+
+    def reg_map(self, src: Placement, dst: Placement, idx: str) -> str:
+        """The register of `src` holding what register `idx` of `dst` holds, where dst
+        only adds axes to (or repeats size-1 axes of) src: no data moves."""
+        if src == dst:
+            return idx
+        terms = []
+        for e in src.kept:
+            comp = dst.reg_component(e, idx)
+            if src.reg_sizes[e] < dst.reg_sizes[e]:
+                comp = f"({comp}) % {src.reg_sizes[e]}" if src.reg_sizes[e] > 1 else "0"
+            if comp != "0" and src.reg_sizes[e] > 1:
+                stride = src.rstride(e)
+                terms.append(comp if stride == 1 else f"({comp}) * {stride}")
+        return " + ".join(terms) or "0"
+
     def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
         # C promotes narrow integers to int; the language keeps their width.
         if v.dtype.name in NARROW_INTS and v.dtype.name != "i1":
@@ -294,7 +327,7 @@ class Renderer:
     def comment_for(self, op: Op) -> None:
         loc: Loc = op.loc
         key = (loc.file, loc.stmt)
-        if key == self.last_stmt or key not in self.k.statements:
+        if self.in_lambda or key == self.last_stmt or key not in self.k.statements:
             return
         self.last_stmt = key
         text, comments = self.k.statements[key]
@@ -328,7 +361,7 @@ class Renderer:
         if v.type.is_block:
             self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
         else:
-            const = self.root(v) not in self.mutable
+            const = self.root(v) not in self.mutable and init is not None
             self.line(f"{self.scalar_decl(v, const)}" +
                       (f" = {init};" if init is not None else ";"))
 
@@ -404,8 +437,8 @@ class Renderer:
             self.line(f"if ({guard}) {self.element(ptr, 'r')} = {self.text(value, 'r')};")
             return
         plan: MemoryPlan = op.attrs["plan"]
-        layout: Blocked1D = ptr.layout
-        owner = f"{self.layout_names[layout]}::owner()" if layout.replicated else ""
+        layout: Placement = ptr.layout
+        owner = f"{self.lname(layout)}::owner()" if layout.owner_expr() != "true" else ""
         if plan.vec == 1:
             conds = [c for c in (owner, self.wrap(mask, "r", LAND) if mask else "") if c]
             stmt = f"{self.element(ptr, 'r')} = {self.text(value, 'r')};"
@@ -528,12 +561,17 @@ class Renderer:
         self.depth -= 1
 
 
-def render(kernel: Kernel, target: Target, layouts: dict[int, Blocked1D], *,
+def render(kernel: Kernel, target: Target, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False) -> str:
     from tilecc import __version__
 
-    r = Renderer(kernel, target, layouts, line_directives)
+    r = Renderer(kernel, target, line_directives)
     r.region(kernel.body)
+    body = r.lines
+    if r.smem_bytes:
+        body = [f"  // shared memory for reductions, scans and layout conversions "
+                f"({r.smem_bytes} bytes, reused step by step)",
+                f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned(16)));"] + body
     params = []
     for p in kernel.params:
         if p.value is not None:
@@ -545,9 +583,13 @@ def render(kernel: Kernel, target: Target, layouts: dict[int, Blocked1D], *,
             memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
     threads = kernel.num_warps * target.warp_size
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
+    layouts = []
+    for p, name in r.layout_names.items():
+        layouts.append({"name": name, "regs": p.regs, "description": p.describe(),
+                        "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
+                        "owner": p.owner_expr()})
     return environment().get_template("c_like/kernel.j2").render(
         name=kernel.name, version=__version__, source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
-        specialization=specialization, memory=memory, params=params, body=r.lines,
-        layouts=[{"name": r.layout_names[l], "block": l.block, "vec": l.vec,
-                  "threads": l.threads, "description": l.describe()} for l in layouts.values()])
+        specialization=specialization, memory=memory, params=params, body=body,
+        layouts=layouts, conversions=conversions)

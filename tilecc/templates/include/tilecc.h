@@ -225,23 +225,125 @@ TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*
 template <int N, typename T>
 TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
 
-// ---- layouts ------------------------------------------------------------------------------
+// ---- threads, warps and shuffles ------------------------------------------------------------
 
-// A one-dimensional blocked layout: each thread holds VEC consecutive elements, THREADS
-// threads cover VEC * THREADS elements, repeated to cover BLOCK.  When BLOCK < THREADS,
-// thread t holds element t % BLOCK and only threads t < BLOCK own (store) it.
-template <int BLOCK, int VEC, int THREADS>
-struct Blocked1D {
-  enum : int { kRegs = BLOCK / THREADS > VEC ? BLOCK / THREADS : VEC };
-  enum : bool { kReplicated = BLOCK < THREADS };
+#ifdef TC_HIP
+#define TC_WARP_SIZE 64  // AMD CDNA wavefronts
+#else
+#define TC_WARP_SIZE 32
+#endif
 
-  // The element index held in register slot r of the calling thread.
-  static TC_DEVICE int index(int r) {
-    const int t = static_cast<int>(threadIdx.x);
-    return kReplicated ? (t * VEC + r) % BLOCK : (r / VEC) * (VEC * THREADS) + t * VEC + r % VEC;
+TC_DEVICE int lane_id() { return static_cast<int>(threadIdx.x) % TC_WARP_SIZE; }
+TC_DEVICE int warp_id() { return static_cast<int>(threadIdx.x) / TC_WARP_SIZE; }
+
+// The value held by lane (this lane ^ mask), for any type of 1, 2, 4 or 8 bytes.
+template <typename T>
+TC_DEVICE T shfl_xor(T v, int mask) {
+  if constexpr (sizeof(T) == 8) {
+    long long bits = bitcast<long long>(v);
+#ifdef TC_HIP
+    bits = __shfl_xor(bits, mask);
+#else
+    bits = __shfl_xor_sync(0xffffffffu, bits, mask);
+#endif
+    return bitcast<T>(bits);
+  } else {
+    union { T t; int i; } u;  // narrow types travel in the low bytes of a 32-bit word
+    u.i = 0;
+    u.t = v;
+#ifdef TC_HIP
+    u.i = __shfl_xor(u.i, mask);
+#else
+    u.i = __shfl_xor_sync(0xffffffffu, u.i, mask);
+#endif
+    return u.t;
   }
-  static TC_DEVICE bool owner() { return !kReplicated || static_cast<int>(threadIdx.x) < BLOCK; }
-};
+}
+
+// ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------
+
+template <typename T> TC_DEVICE T atomic_add(T* p, T v) { return atomicAdd(p, v); }
+TC_DEVICE long long atomic_add(long long* p, long long v) {
+  return static_cast<long long>(atomicAdd(reinterpret_cast<unsigned long long*>(p),
+                                          static_cast<unsigned long long>(v)));
+}
+
+template <typename T> TC_DEVICE T atomic_and(T* p, T v) { return atomicAnd(p, v); }
+template <typename T> TC_DEVICE T atomic_or(T* p, T v) { return atomicOr(p, v); }
+template <typename T> TC_DEVICE T atomic_xor(T* p, T v) { return atomicXor(p, v); }
+#define TC_SIGNED64_BITWISE(NAME, FN)                                                         \
+  TC_DEVICE long long NAME(long long* p, long long v) {                                       \
+    return static_cast<long long>(FN(reinterpret_cast<unsigned long long*>(p),                \
+                                     static_cast<unsigned long long>(v)));                    \
+  }
+TC_SIGNED64_BITWISE(atomic_and, atomicAnd)
+TC_SIGNED64_BITWISE(atomic_or, atomicOr)
+TC_SIGNED64_BITWISE(atomic_xor, atomicXor)
+#undef TC_SIGNED64_BITWISE
+
+template <typename T> TC_DEVICE T atomic_cas(T* p, T cmp, T v) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                is_same<T, unsigned long long>::value) {
+    return atomicCAS(p, cmp, v);
+  } else if constexpr (sizeof(T) == 4) {
+    return bitcast<T>(atomicCAS(reinterpret_cast<unsigned int*>(p), bitcast<unsigned int>(cmp),
+                                bitcast<unsigned int>(v)));
+  } else {
+    return bitcast<T>(atomicCAS(reinterpret_cast<unsigned long long*>(p),
+                                bitcast<unsigned long long>(cmp),
+                                bitcast<unsigned long long>(v)));
+  }
+}
+
+template <typename T> TC_DEVICE T atomic_xchg(T* p, T v) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                is_same<T, unsigned long long>::value || is_same<T, float>::value) {
+    return atomicExch(p, v);
+  } else {
+    return bitcast<T>(atomicExch(reinterpret_cast<unsigned long long*>(p),
+                                 bitcast<unsigned long long>(v)));
+  }
+}
+
+// max / min: native for integers; a compare-and-swap loop for floats (NaN-ignoring, like
+// tl.maximum).
+template <typename T> TC_DEVICE T atomic_max(T* p, T v) {
+  if constexpr (is_float<T>::value) {
+    T old = *p;
+    while (!(old >= v)) {
+      T seen = atomic_cas(p, old, fmax(old, v));
+      if (bitcast<long long>(static_cast<double>(seen)) ==
+          bitcast<long long>(static_cast<double>(old))) break;
+      old = seen;
+    }
+    return old;
+  } else if constexpr (is_same<T, long long>::value || is_same<T, unsigned long long>::value ||
+                       sizeof(T) == 4) {
+    return atomicMax(p, v);
+  }
+}
+template <typename T> TC_DEVICE T atomic_min(T* p, T v) {
+  if constexpr (is_float<T>::value) {
+    T old = *p;
+    while (!(old <= v)) {
+      T seen = atomic_cas(p, old, fmin(old, v));
+      if (bitcast<long long>(static_cast<double>(seen)) ==
+          bitcast<long long>(static_cast<double>(old))) break;
+      old = seen;
+    }
+    return old;
+  } else {
+    return atomicMin(p, v);
+  }
+}
+
+// Triton's memory orders around a relaxed hardware atomic: fences on the sides that the
+// order asks for (a fence is at least as strong as the ordering required).
+TC_DEVICE void fence_before(bool release) { if (release) __threadfence(); }
+TC_DEVICE void fence_after(bool acquire) { if (acquire) __threadfence(); }
+
+// Layouts are generated per kernel (a struct per block placement, with each register's
+// coordinates): see the kernel's header comment.
 
 // ---- debugging ------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
   0. dce        — drop pure values nothing reads
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
-  2. layouts    — a blocked layout for every block value, and a plan (vector width, mask
+  2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
+                  memory conversions where layouts disagree, and a plan (vector width, mask
                   checking) for every load and store
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
@@ -14,15 +15,14 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, layouts
 from tilecc.transpiler.passes.dce import eliminate_dead_code
-from tilecc.transpiler.passes.layouts import Blocked1D
 from tilecc.transpiler.target import Target
 
 
-def run_passes(kernel: Kernel, target: Target) -> dict[int, Blocked1D]:
-    """Annotate `kernel` in place; returns its layouts by block size."""
+def run_passes(kernel: Kernel, target: Target) -> list[str]:
+    """Annotate `kernel` in place; returns the layout conversions it needs, described."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
-    found = layouts.assign(kernel, target.warp_size)
+    conversions = layouts.assign(kernel, target.warp_size)
     ir.verify(kernel)
-    return found
+    return conversions

@@ -1,10 +1,11 @@
 """Contiguity, divisibility and constancy of integer and pointer values (Triton's AxisInfo).
 
-For a one-dimensional block, `contiguity` is the length of the runs of consecutive
-values (runs start at multiples of it), `divisibility` the largest power of two dividing
+For each axis of a block: `contiguity` is the length of the runs of consecutive values
+along it (runs start at multiples of it), `divisibility` the largest power of two dividing
 the first value of every run (in bytes for pointers), and `constancy` the length of the
 runs of equal values.  Scalars are constant over any block.  Memory accesses read these
-facts to choose vector widths and to check masks once per vector.
+facts along the axis their layout vectorizes to choose vector widths and to check masks
+once per vector.
 """
 
 from __future__ import annotations
@@ -19,12 +20,18 @@ HUGE = 1 << 30
 
 @dataclass(frozen=True)
 class AxisInfo:
-    contiguity: int = 1
-    divisibility: int = 1
-    constancy: int = 1
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
 
-    def clamp(self, n: int) -> "AxisInfo":
-        return AxisInfo(min(self.contiguity, n), self.divisibility, min(self.constancy, n))
+    @staticmethod
+    def uniform(rank: int, div: int = 1, const: int = 1) -> "AxisInfo":
+        return AxisInfo((1,) * rank, (div,) * rank, (const,) * rank)
+
+    def clamp(self, shape: tuple[int, ...]) -> "AxisInfo":
+        return AxisInfo(tuple(min(c, n) for c, n in zip(self.contiguity, shape)),
+                        self.divisibility,
+                        tuple(min(c, n) for c, n in zip(self.constancy, shape)))
 
 
 def _pow2_factor(v: int) -> int:
@@ -38,65 +45,100 @@ def info(v: Value) -> AxisInfo:
 
 
 def _default(v: Value) -> AxisInfo:
-    if not v.type.is_block:
-        return AxisInfo(1, 1, HUGE)
-    return AxisInfo(1, 1, 1)
+    rank = max(1, len(v.type.shape))
+    return AxisInfo.uniform(rank, 1, 1 if v.type.is_block else HUGE)
+
+
+def _zip(f, *infos: AxisInfo, field: str) -> tuple[int, ...]:
+    return tuple(f(*vals) for vals in zip(*(getattr(i, field) for i in infos)))
+
+
+def _gcd_all(*xs: int) -> int:
+    out = 0
+    for x in xs:
+        out = gcd(out, x)
+    return out
+
+
+def _expand(i: AxisInfo, rank: int) -> AxisInfo:
+    """A scalar's info (rank 1) spread over `rank` axes."""
+    if len(i.contiguity) == rank:
+        return i
+    return AxisInfo((1,) * rank, (i.divisibility[0],) * rank, (HUGE,) * rank)
 
 
 def _rule(op: Op) -> AxisInfo:
     k, ops = op.kind, op.operands
-    a = info(ops[0]) if ops else None
-    c = info(ops[1]) if len(ops) > 1 else None
+    rank = max(1, len(op.result.type.shape))
+    infos = [_expand(info(v), rank) if not v.type.is_block else info(v) for v in ops]
+    a = infos[0] if infos else None
+    c = infos[1] if len(infos) > 1 else None
     if k == "const":
         v = op.attrs["value"]
         div = _pow2_factor(int(v)) if isinstance(v, (int, bool)) else 1
-        return AxisInfo(1, div, HUGE)
+        return AxisInfo.uniform(rank, div, HUGE)
     if k == "arange":
-        return AxisInfo(op.attrs["end"] - op.attrs["start"], _pow2_factor(op.attrs["start"]), 1)
+        return AxisInfo((op.attrs["end"] - op.attrs["start"],),
+                        (_pow2_factor(op.attrs["start"]),), (1,))
     if k == "splat":
-        return AxisInfo(1, a.divisibility, HUGE)
+        return AxisInfo((1,) * rank, (a.divisibility[0],) * rank, (HUGE,) * rank)
+    if k == "broadcast":
+        src = ops[0].type.shape
+        return AxisInfo(
+            tuple(1 if s == 1 else x for s, x in zip(src, a.contiguity)), a.divisibility,
+            tuple(HUGE if s == 1 else x for s, x in zip(src, a.constancy)))
+    if k == "expand_dims":
+        ax = op.attrs["axis"]
+        ins = lambda t, x: t[:ax] + (x,) + t[ax:]  # noqa: E731
+        return AxisInfo(ins(a.contiguity, 1), ins(a.divisibility, a.divisibility[0]),
+                        ins(a.constancy, HUGE))
     if k == "assume":
         hint = op.attrs
-        return AxisInfo(hint.get("max_contiguous", a.contiguity),
-                        hint.get("multiple_of", a.divisibility),
-                        hint.get("max_constancy", a.constancy))
+        last = rank - 1  # hints apply to the innermost axis, as in Triton's 1-D use
+        def put(t, key):
+            return t[:last] + (hint[key],) + t[last + 1:] if key in hint else t
+        return AxisInfo(put(a.contiguity, "max_contiguous"), put(a.divisibility, "multiple_of"),
+                        put(a.constancy, "max_constancy"))
     if k == "cast" and ops[0].dtype.is_int() and op.result.dtype.is_int() \
             and not op.attrs.get("bitcast"):
         return a
+    const = _zip(gcd, a, c, field="constancy") if c else None
     if k == "addptr":
         esize = ops[0].dtype.element_ty.itemsize
-        return AxisInfo(max(gcd(a.contiguity, c.constancy), gcd(a.constancy, c.contiguity)),
-                        gcd(a.divisibility, min(HUGE, c.divisibility * esize)),
-                        gcd(a.constancy, c.constancy))
+        contig = tuple(max(gcd(x, y), gcd(p, q)) for x, y, p, q in
+                       zip(a.contiguity, c.constancy, a.constancy, c.contiguity))
+        div = tuple(gcd(x, min(HUGE, y * esize)) for x, y in zip(a.divisibility, c.divisibility))
+        return AxisInfo(contig, div, const)
     if k == "binary":
         fn = op.attrs["fn"]
-        const = gcd(a.constancy, c.constancy)
+        div = _zip(gcd, a, c, field="divisibility")
         if fn == "add":
-            contig = max(gcd(a.contiguity, c.constancy), gcd(a.constancy, c.contiguity))
-            return AxisInfo(contig, gcd(a.divisibility, c.divisibility), const)
+            contig = tuple(max(gcd(x, y), gcd(p, q)) for x, y, p, q in
+                           zip(a.contiguity, c.constancy, a.constancy, c.contiguity))
+            return AxisInfo(contig, div, const)
         if fn == "sub":
-            return AxisInfo(gcd(a.contiguity, c.constancy), gcd(a.divisibility, c.divisibility),
-                            const)
+            return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, c.constancy)),
+                            div, const)
         if fn == "mul":
-            return AxisInfo(1, min(HUGE, a.divisibility * c.divisibility), const)
-        return AxisInfo(1, 1, const)
+            return AxisInfo((1,) * rank, tuple(min(HUGE, x * y) for x, y in
+                                               zip(a.divisibility, c.divisibility)), const)
+        return AxisInfo((1,) * rank, (1,) * rank, const)
     if k == "cmp":
-        const = gcd(a.constancy, c.constancy)
         pred = op.attrs["pred"]
+        out = list(const)
         # offs < n with offs contiguous and n constant over the run: the mask can change
         # only where a multiple of gcd(div(offs), div(n)) is crossed.
         if pred in ("lt", "le", "gt", "ge"):
-            if c.constancy >= a.contiguity > 1:
-                const = max(const, gcd(a.contiguity, gcd(a.divisibility, c.divisibility)))
-            if a.constancy >= c.contiguity > 1:
-                const = max(const, gcd(c.contiguity, gcd(a.divisibility, c.divisibility)))
-        return AxisInfo(1, 1, const)
+            for d in range(rank):
+                for x, y in ((a, c), (c, a)):
+                    if y.constancy[d] >= x.contiguity[d] > 1:
+                        out[d] = max(out[d], gcd(x.contiguity[d],
+                                                 gcd(x.divisibility[d], y.divisibility[d])))
+        return AxisInfo((1,) * rank, (1,) * rank, tuple(out))
     if k in ("where", "fma", "unary", "cast", "load"):
-        const = HUGE
-        for v in ops:
-            const = gcd(const, info(v).constancy)
-        return AxisInfo(1, 1, const)
-    return AxisInfo(1, 1, 1)
+        return AxisInfo((1,) * rank, (1,) * rank,
+                        tuple(_gcd_all(*col) for col in zip(*(i.constancy for i in infos))))
+    return AxisInfo.uniform(rank)
 
 
 def analyze(kernel: Kernel) -> None:
@@ -109,8 +151,12 @@ def analyze(kernel: Kernel) -> None:
             div = 16 if p.divisible_by_16 else t.element_ty.itemsize
         else:
             div = 16 if p.divisible_by_16 else 1
-        p.value.info = AxisInfo(1, div, HUGE)
+        p.value.info = AxisInfo((1,), (div,), (HUGE,))
     _region(kernel.body)
+
+
+_NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute", "join",
+            "atomic", "atomic_cas", "convert"}
 
 
 def _region(region: Region) -> None:
@@ -120,6 +166,8 @@ def _region(region: Region) -> None:
                 a.info = _default(a)
             _region(r)
         for res in op.results:
-            res.info = _rule(op).clamp(res.type.shape[0]) if (
-                op.kind not in ("for", "if", "while") and res.type.is_block) else (
-                _rule(op) if op.kind not in ("for", "if", "while") else _default(res))
+            if op.kind in _NO_RULE:
+                res.info = _default(res)
+            else:
+                got = _rule(op)
+                res.info = got.clamp(res.type.shape) if res.type.is_block else got

@@ -12,7 +12,9 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Region
 
 PURE = {"const", "splat", "arange", "assume", "program_id", "num_programs", "cast", "unary",
-        "binary", "cmp", "where", "fma", "addptr"}
+        "binary", "cmp", "where", "fma", "addptr", "broadcast", "expand_dims"}
+# also free of side effects, but not inlined as expressions by the renderer
+REMOVABLE = PURE | {"reduce", "scan", "reshape", "permute", "join", "split", "convert"}
 
 
 def eliminate_dead_code(kernel: Kernel) -> None:
@@ -30,7 +32,7 @@ def _sweep(region: Region, uses: dict[int, int]) -> bool:
     for op in region.ops:
         for r in op.regions:
             changed |= _sweep(r, uses)
-        if op.kind in PURE and all(uses.get(v.id, 0) == 0 for v in op.results):
+        if op.kind in REMOVABLE and all(uses.get(v.id, 0) == 0 for v in op.results):
             changed = True
             continue
         kept.append(op)

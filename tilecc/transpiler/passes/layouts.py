@@ -1,54 +1,229 @@
-"""Layout assignment and memory-access planning.
+"""Data layouts: which thread holds which element of a block, in which register slot.
 
-A program is one thread block of `num_warps × warp_size` threads.  Every block value gets
-a *blocked* layout: each thread holds `vec` consecutive elements, the threads of the
-block cover `vec × threads` consecutive elements, and that pattern repeats to cover the
-block — so a thread holds `regs` elements in a register array.  `vec` is the widest
-16-byte vector any memory access on blocks of that size can use.  When a block is
-smaller than the thread count, threads hold copies and only the owners store.
+A program is one thread block of `num_warps × warp_size` threads.  Layouts are Triton's:
 
-Each load and store then gets a `MemoryPlan`: its vector width (from the pointers'
-contiguity and alignment) and how its mask is checked (once per vector, per vector
-with a lane-by-lane tail, or per element), with the reason written for the header.
+* `Blocked(spt, tpw, wpc, order)`: along each axis a thread holds `spt` consecutive
+  elements, `tpw` lanes of a warp and `wpc` warps tile the axis, and the tile repeats to
+  cover the block; `order` lists axes fastest first.  A thread holds `regs` elements in a
+  register array, the fastest axis varying fastest, so 16-byte vectors are consecutive
+  registers.
+* `Slice(parent, dim)`: the parent with axis `dim` removed — what a reduction along `dim`
+  leaves.  `x[:, None]` of a slice value is the parent again, with no data movement.
+
+An encoding is shape-free; a `Placement` is an encoding applied to a block shape, and
+knows the register count and each register's coordinates (as Python, for tests, and as C
+expressions, for the renderer).  `assign` gives every block value a placement: values
+joined by element-wise ops share one encoding, `expand_dims` and reductions relate
+encodings by slicing, and where two demands disagree a `convert` op (through shared
+memory) is inserted and listed in the kernel's header.  Loads and stores then get a
+`MemoryPlan`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from math import prod
 
-from tilecc.transpiler.ir import Kernel, Op, Value
+from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
 from tilecc.transpiler.passes.axis_info import info
 
 
 @dataclass(frozen=True)
-class Blocked1D:
-    block: int
-    vec: int
-    threads: int
+class Blocked:
+    spt: tuple[int, ...]
+    tpw: tuple[int, ...]
+    wpc: tuple[int, ...]
+    order: tuple[int, ...]  # axes, fastest first
+
+
+@dataclass(frozen=True)
+class Slice:
+    parent: "Blocked | Slice"
+    dim: int
+
+
+Encoding = Blocked | Slice
+
+
+def _stride(sizes: tuple[int, ...], order: tuple[int, ...], axis: int) -> int:
+    s = 1
+    for a in order:
+        if a == axis:
+            return s
+        s *= sizes[a]
+    raise ValueError(axis)
+
+
+@dataclass(frozen=True)
+class Placement:
+    enc: Encoding
+    shape: tuple[int, ...]
+
+    @cached_property
+    def _resolved(self) -> tuple[Blocked, tuple[int, ...], tuple[int, ...]]:
+        enc, shape, removed = self.enc, self.shape, []
+        while isinstance(enc, Slice):
+            removed.append(enc.dim)
+            shape = shape[:enc.dim] + (1,) + shape[enc.dim:]
+            enc = enc.parent
+        kept = list(range(len(shape)))
+        for d in reversed(removed):  # innermost slice was applied last
+            kept.pop(d)
+        # kept[i] = base axis of value axis i; the removal indices are in parent terms
+        return enc, shape, tuple(kept)
+
+    @property
+    def base(self) -> Blocked:
+        return self._resolved[0]
+
+    @property
+    def full(self) -> tuple[int, ...]:
+        return self._resolved[1]
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        return self._resolved[2]
+
+    def tile(self, e: int) -> int:
+        b = self.base
+        return b.spt[e] * b.tpw[e] * b.wpc[e]
+
+    def regs_along(self, e: int) -> int:
+        if e not in self.kept:
+            return 1
+        return self.base.spt[e] * max(1, self.full[e] // self.tile(e))
+
+    @cached_property
+    def reg_sizes(self) -> tuple[int, ...]:
+        return tuple(self.regs_along(e) for e in range(len(self.full)))
 
     @property
     def regs(self) -> int:
-        return max(self.vec, self.block // self.threads)
+        return prod(self.reg_sizes)
+
+    def rstride(self, e: int) -> int:
+        return _stride(self.reg_sizes, self.base.order, e)
+
+    def lstride(self, e: int) -> int:
+        return _stride(self.base.tpw, self.base.order, e)
+
+    def wstride(self, e: int) -> int:
+        return _stride(self.base.wpc, self.base.order, e)
 
     @property
-    def replicated(self) -> bool:
-        """More threads than elements: threads t >= block hold copies."""
-        return self.block < self.threads
+    def fast_axis(self) -> int | None:
+        """The value axis whose consecutive registers hold consecutive elements."""
+        for e in self.base.order:
+            if e in self.kept:
+                return self.kept.index(e)
+        return None
 
-    def index(self, thread: int, reg: int) -> int:
-        """Element held by `thread` in register slot `reg` (mirrors the device header)."""
-        if self.replicated:
-            return (thread * self.vec + reg) % self.block
-        return (reg // self.vec) * (self.vec * self.threads) + thread * self.vec + reg % self.vec
+    @property
+    def vec(self) -> int:
+        ax = self.fast_axis
+        if ax is None:
+            return 1
+        e = self.kept[ax]
+        return min(self.base.spt[e], self.full[e])
+
+    def unique_lanes(self, e: int) -> int:
+        b = self.base
+        return min(b.tpw[e], max(1, self.full[e] // b.spt[e]))
+
+    def unique_warps(self, e: int) -> int:
+        b = self.base
+        return min(b.wpc[e], max(1, self.full[e] // (b.spt[e] * b.tpw[e])))
+
+    # --- Python evaluation (the definition the C expressions must match) -------------------
+    def coords(self, thread: int, r: int, warp_size: int) -> tuple[int, ...]:
+        lane, warp = thread % warp_size, thread // warp_size
+        out = []
+        for e in self.kept:
+            out.append(self._coord(e, r, lane, warp))
+        return tuple(out)
+
+    def _coord(self, e: int, r: int, lane: int, warp: int) -> int:
+        b = self.base
+        r_e = (r // self.rstride(e)) % self.reg_sizes[e]
+        lane_e = (lane // self.lstride(e)) % b.tpw[e]
+        warp_e = (warp // self.wstride(e)) % b.wpc[e]
+        c = ((r_e // b.spt[e]) * self.tile(e) + warp_e * b.spt[e] * b.tpw[e]
+             + lane_e * b.spt[e] + r_e % b.spt[e])
+        return c % self.full[e]
+
+    # --- C expressions --------------------------------------------------------------------
+    def reg_component(self, e: int, r: str) -> str:
+        stride, size = self.rstride(e), self.reg_sizes[e]
+        if not r.isidentifier():
+            r = f"({r})"
+        text = r if stride == 1 else f"{r} / {stride}"
+        if stride * size < self.regs:
+            text = f"({text}) % {size}" if stride != 1 else f"{text} % {size}"
+        return text
+
+    def lane_along(self, e: int) -> str:
+        return _div_mod("tc::lane_id()", self.lstride(e), self.base.tpw[e], prod(self.base.tpw))
+
+    def warp_along(self, e: int) -> str:
+        return _div_mod("tc::warp_id()", self.wstride(e), self.base.wpc[e], prod(self.base.wpc))
+
+    def coord_expr(self, axis: int, r: str) -> str:
+        e = self.kept[axis]
+        b = self.base
+        r_e = self.reg_component(e, r)
+        terms = []
+        if self.reg_sizes[e] > b.spt[e]:
+            terms.append(f"({r_e}) / {b.spt[e]} * {self.tile(e)}" if b.spt[e] > 1
+                         else f"({r_e}) * {self.tile(e)}")
+        if b.wpc[e] > 1:
+            terms.append(f"{self.warp_along(e)} * {b.spt[e] * b.tpw[e]}")
+        if b.tpw[e] > 1:
+            terms.append(f"{self.lane_along(e)}" + (f" * {b.spt[e]}" if b.spt[e] > 1 else ""))
+        if b.spt[e] > 1:
+            terms.append(f"({r_e}) % {b.spt[e]}")
+        text = " + ".join(terms) or "0"
+        if self.full[e] < self.tile(e):
+            text = f"({text}) % {self.full[e]}"
+        return text.replace("(r) ", "r ")
+
+    def owner_expr(self) -> str:
+        """True in the one thread that stores each element (others hold copies)."""
+        b, conds = self.base, []
+        for e in range(len(self.full)):
+            base_e = []
+            if b.wpc[e] > 1:
+                base_e.append(f"{self.warp_along(e)} * {b.spt[e] * b.tpw[e]}")
+            if b.tpw[e] > 1:
+                base_e.append(self.lane_along(e) + (f" * {b.spt[e]}" if b.spt[e] > 1 else ""))
+            if not base_e:
+                continue
+            if e not in self.kept:
+                conds.append(f"{' + '.join(base_e)} == 0")
+            elif self.full[e] < self.tile(e):
+                conds.append(f"{' + '.join(base_e)} < {self.full[e]}")
+        return " && ".join(conds) or "true"
 
     def describe(self) -> str:
-        if self.replicated:
-            return (f"{self.block} elements over {self.threads} threads: thread t holds element "
-                    f"t % {self.block} (threads >= {self.block} hold copies and do not store)")
-        reps = self.regs // self.vec
-        where = f"t*{self.vec}" + (f" + {self.vec * self.threads}*k, k < {reps}" if reps > 1 else "")
-        return (f"{self.block} elements; thread t holds {self.vec} consecutive element"
-                f"{'s' if self.vec > 1 else ''} at {where} ({self.regs} registers)")
+        b = self.base
+        dims = " x ".join(map(str, self.shape)) or "scalar"
+        parts = []
+        for i, e in enumerate(self.kept):
+            parts.append(f"axis {i}: {b.spt[e]} per thread x {b.tpw[e]} lanes x "
+                         f"{b.wpc[e]} warps")
+        sliced = "" if isinstance(self.enc, Blocked) else \
+            f"; sliced from a {' x '.join(map(str, self.full))} tiling (reduced axes dropped)"
+        return f"{dims} block, {self.regs} registers per thread; " + "; ".join(parts) + sliced
+
+
+def _div_mod(x: str, stride: int, size: int, total: int) -> str:
+    """(x / stride) % size, written without the operations that do nothing."""
+    if size == 1:
+        return "0"
+    text = x if stride == 1 else f"{x} / {stride}"
+    if stride * size == total:  # x < total already
+        return text if stride == 1 else f"({text})"
+    return f"({text}) % {size}" if stride != 1 else f"{text} % {size}"
 
 
 @dataclass(frozen=True)
@@ -58,32 +233,168 @@ class MemoryPlan:
     reason: str
 
 
-def assign(kernel: Kernel, warp_size: int) -> dict[int, Blocked1D]:
-    """Set `Value.layout` on block values and `op.attrs['plan']` on loads and stores.
+# --- assignment ----------------------------------------------------------------------------
 
-    Returns the layouts by block size."""
-    threads = kernel.num_warps * warp_size
-    widest: dict[int, int] = {}
-    for op in kernel.walk():
-        if op.kind in ("load", "store") and op.operands[0].type.is_block:
-            n = op.operands[0].type.shape[0]
-            esize = op.operands[0].dtype.element_ty.itemsize
-            widest[n] = max(widest.get(n, 1), 16 // esize)
-    sizes = {v.type.shape[0] for op in kernel.walk() for v in op.results + op.operands
-             if v.type.is_block}
-    sizes |= {a.type.shape[0] for op in kernel.walk() for r in op.regions for a in r.args
-              if a.type.is_block}
-    layouts = {}
-    for n in sorted(sizes):
-        vec = min(widest.get(n, 1), max(1, n // threads))
-        layouts[n] = Blocked1D(n, vec, threads)
+ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "addptr", "assume", "load",
+               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan"}
+
+
+class _Classes:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def join(self, a: Value, b: Value) -> None:
+        if a.type.is_block and b.type.is_block:
+            self.parent[self.find(a.id)] = self.find(b.id)
+
+
+def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size: int) -> Blocked:
+    rank = len(shape)
+    order = tuple(reversed(range(rank)))
+    fast = order[0]
+    threads = num_warps * warp_size
+    spt = [1] * rank
+    spt[fast] = max(1, min(vec, shape[fast], prod(shape) // threads))
+    tpw, wpc = [1] * rank, [1] * rank
+    lanes, warps = warp_size, num_warps
+    for e in order:
+        tpw[e] = min(lanes, max(1, shape[e] // spt[e]))
+        lanes //= tpw[e]
+    tpw[order[-1]] *= lanes
+    for e in order:
+        wpc[e] = min(warps, max(1, shape[e] // (spt[e] * tpw[e])))
+        warps //= wpc[e]
+    wpc[order[-1]] *= warps
+    return Blocked(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+
+def assign(kernel: Kernel, warp_size: int) -> list[str]:
+    """Give every block value a placement and every load/store a plan; returns the
+    descriptions of the layout conversions inserted."""
+    classes = _Classes()
+    derived: list[tuple[Value, Value, int]] = []  # (value, source, axis): enc(v) = Slice(enc(src))
+    blocks: list[Value] = []
     for op in kernel.walk():
         for v in op.results + [a for r in op.regions for a in r.args]:
             if v.type.is_block:
-                v.layout = layouts[v.type.shape[0]]
+                blocks.append(v)
+                classes.find(v.id)
+        if op.kind in ELEMENTWISE:
+            group = [v for v in op.operands + op.results if v.type.is_block]
+            for v in group[1:]:
+                classes.join(group[0], v)
+        elif op.kind == "for":
+            body = op.regions[0]
+            for init, arg, y, res in zip(op.operands[3:], body.args[1:], body.yields, op.results):
+                for v in (arg, y, res):
+                    classes.join(init, v)
+        elif op.kind == "while":
+            before, body = op.regions
+            for i, init in enumerate(op.operands):
+                for v in (before.args[i], body.args[i], body.yields[i], op.results[i]):
+                    classes.join(init, v)
+        elif op.kind == "if":
+            for i, res in enumerate(op.results):
+                for r in op.regions:
+                    classes.join(res, r.yields[i])
+        elif op.kind == "reduce":
+            for x, res in zip(op.operands, op.results):
+                classes.join(op.operands[0], x)
+                if res.type.is_block:
+                    derived.append((res, x, op.attrs["axis"]))
+        elif op.kind == "expand_dims" and op.operands[0].type.is_block:
+            derived.append((op.operands[0], op.result, op.attrs["axis"]))
+    # one vector width per class: 16 bytes of its narrowest accessed element type
+    vec: dict[int, int] = {}
+    for op in kernel.walk():
+        if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
+            c = classes.find(op.operands[0].id)
+            width = 1 if op.kind.startswith("atomic") else \
+                16 // op.operands[0].dtype.element_ty.itemsize
+            vec[c] = max(vec.get(c, 1), width)
+    rep: dict[int, tuple[int, ...]] = {}
+    for v in blocks:
+        c = classes.find(v.id)
+        if c not in rep or prod(v.type.shape) > prod(rep[c]):
+            rep[c] = v.type.shape
+    sources: dict[int, tuple[int, int]] = {}
+    for v, src, axis in derived:
+        sources.setdefault(classes.find(v.id), (classes.find(src.id), axis))
+    encodings: dict[int, Encoding] = {}
+
+    def encoding(c: int, seen: tuple = ()) -> Encoding:
+        if c in encodings:
+            return encodings[c]
+        if c in sources and c not in seen:
+            src, axis = sources[c]
+            enc: Encoding = Slice(encoding(src, seen + (c,)), axis)
+        else:
+            enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
+        encodings[c] = enc
+        return enc
+
+    for v in blocks:
+        v.layout = Placement(encoding(classes.find(v.id)), v.type.shape)
+    conversions = _insert_conversions(kernel, derived)
+    for op in kernel.walk():
         if op.kind in ("load", "store"):
             op.attrs["plan"] = _plan(op)
-    return layouts
+    return conversions
+
+
+def _insert_conversions(kernel: Kernel, derived) -> list[str]:
+    """Where a slice demand was not met, convert through shared memory."""
+    notes = []
+    fixes: dict[int, tuple[Value, Placement]] = {}
+    for v, src, axis in derived:
+        want = Placement(Slice(src.layout.enc, axis), v.type.shape)
+        if v.layout != want:
+            fixes[v.id] = (v, want)
+    if not fixes:
+        return notes
+
+    def walk(region: Region) -> None:
+        new_ops: list[Op] = []
+        for op in region.ops:
+            for r in op.regions:
+                walk(r)
+            if op.kind == "expand_dims" and op.operands[0].id in fixes and \
+                    op.operands[0].layout != Placement(Slice(op.result.layout.enc,
+                                                             op.attrs["axis"]),
+                                                       op.operands[0].type.shape):
+                x = op.operands[0]
+                want = Placement(Slice(op.result.layout.enc, op.attrs["axis"]), x.type.shape)
+                y = Value(x.type, x.name)
+                y.layout, y.info = want, x.info
+                new_ops.append(Op("convert", [x], [y], op.loc))
+                op.operands[0] = y
+                notes.append(f"L{op.loc.line}: {x.name or 'a value'} ({x.type}) before "
+                             "x[..., None]: through shared memory")
+            new_ops.append(op)
+            if op.kind == "reduce":
+                for i, res in enumerate(op.results):
+                    if res.id in fixes:
+                        tmp = Value(res.type, res.name)
+                        tmp.layout = Placement(Slice(op.operands[i].layout.enc, op.attrs["axis"]),
+                                               res.type.shape)
+                        tmp.info = res.info
+                        op.results[i] = tmp
+                        tmp.owner = op
+                        conv = Op("convert", [tmp], [res], op.loc)
+                        new_ops.append(conv)
+                        notes.append(f"L{op.loc.line}: result of the reduction "
+                                     f"({res.type}): through shared memory")
+        region.ops = new_ops
+
+    walk(kernel.body)
+    return notes
 
 
 def _pow2_floor(n: int) -> int:
@@ -95,23 +406,29 @@ def _plan(op: Op) -> MemoryPlan:
     mask = _mask_of(op)
     if not ptr.type.is_block:
         return MemoryPlan(1, "none" if mask is None else "element", "scalar access")
-    layout = ptr.layout
+    place: Placement = ptr.layout
+    ax = place.fast_axis
     esize = ptr.dtype.element_ty.itemsize
     pinfo = info(ptr)
-    align_elems = max(1, pinfo.divisibility // esize) if pinfo.divisibility >= esize else 1
-    vec = _pow2_floor(min(layout.vec, pinfo.contiguity, align_elems, 16 // esize))
+    if ax is None:
+        return MemoryPlan(1, "element" if mask is not None else "none",
+                          "1 element per access (no contiguous axis in this layout)")
+    contig, div = pinfo.contiguity[ax], pinfo.divisibility[ax]
+    align_elems = max(1, div // esize) if div >= esize else 1
+    vec = _pow2_floor(min(place.vec, contig, align_elems, 16 // esize))
+    axis_note = f" along axis {ax}" if len(ptr.type.shape) > 1 else ""
     why = (f"{vec} x {ptr.dtype.element_ty.name}" + (f" ({vec * esize} B)" if vec > 1 else "")
-           + f"; pointers contiguous over {min(pinfo.contiguity, layout.block)}, "
-           f"aligned to {pinfo.divisibility if pinfo.divisibility < 1 << 20 else 'any'} B")
+           + f"{axis_note}; pointers contiguous over {min(contig, ptr.type.shape[ax])}, "
+           f"aligned to {div if div < 1 << 20 else 'any'} B")
     if mask is None:
         return MemoryPlan(vec, "none", why + "; no mask")
-    minfo = info(mask)
     if vec == 1:
         return MemoryPlan(1, "element", why + "; mask checked per element")
-    if minfo.constancy >= vec:
-        return MemoryPlan(vec, "vector", why + f"; mask uniform over {minfo.constancy} "
+    minfo = info(mask)
+    if minfo.constancy[ax] >= vec:
+        return MemoryPlan(vec, "vector", why + f"; mask uniform over {minfo.constancy[ax]} "
                                              "elements, checked once per vector")
-    if _is_prefix_mask(mask, vec):
+    if _is_prefix_mask(mask, vec, ax):
         return MemoryPlan(vec, "prefix", why + "; mask is a bound on contiguous offsets: "
                                              "whole vectors in bounds take the vector path, "
                                              "the tail goes lane by lane")
@@ -125,16 +442,25 @@ def _mask_of(op: Op) -> Value | None:
     return op.operands[2] if len(op.operands) > 2 else None
 
 
-def _is_prefix_mask(mask: Value, vec: int) -> bool:
-    """mask = offs < n (or n > offs, <=, >=) with offs increasing and n uniform per vector:
-    within a vector the mask is true on a prefix, so its last lane decides the whole."""
+def _is_prefix_mask(mask: Value, vec: int, ax: int) -> bool:
+    """mask = offs < n (or n > offs, <=, >=) with offs increasing and n uniform per vector
+    along the vector axis: within a vector the mask is true on a prefix, so its last lane
+    decides the whole."""
     op = mask.owner
+    if op is not None and op.kind == "binary" and op.attrs["fn"] == "and":
+        # (rows < M) & (cols < N): one side fixed along the vector, the other a prefix
+        a, c = op.operands
+        return any(info(u).constancy[ax] >= vec and _is_prefix_mask(w, vec, ax)
+                   for u, w in ((a, c), (c, a)))
     if op is None or op.kind != "cmp":
         return False
     a, c = (info(v) for v in op.operands)
     pred = op.attrs["pred"]
     if pred in ("lt", "le"):
-        return a.contiguity >= vec and c.constancy >= vec
+        return a.contiguity[ax] >= vec and c.constancy[ax] >= vec
     if pred in ("gt", "ge"):
-        return c.contiguity >= vec and a.constancy >= vec
+        return c.contiguity[ax] >= vec and a.constancy[ax] >= vec
     return False
+
+
+__all__ = ["Blocked", "Slice", "Placement", "MemoryPlan", "assign", "default_blocked", "Type"]

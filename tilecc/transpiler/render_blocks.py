@@ -1,0 +1,375 @@
+"""Rendering of the block operations that move data between threads: reductions, scans,
+layout changes (convert, reshape, permute, join, split) and atomics.
+
+A mixin of `render.Renderer`.  Reductions go register → warp (butterfly shuffles) → block
+(one shared-memory exchange, only when warps split the reduced axis), leaving the result
+in the slice layout every thread of a row already agrees on.  Scans and layout changes go
+through shared memory.  Each step is written out in the kernel, commented, so a reader can
+follow where the data goes.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from tilecc.transpiler.ir import Op, Region, Value
+from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.target import c_type
+
+
+def _row_major(shape: tuple[int, ...]) -> list[int]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return list(reversed(strides))
+
+
+class BlockOps:
+    # --- shared pieces ----------------------------------------------------------------------
+    def use_smem(self, nbytes: int) -> None:
+        self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
+
+    def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
+        t = c_type(v.dtype)
+        off = f" + {offset_elems}" if offset_elems else ""
+        self.line(f"{t}* {name} = reinterpret_cast<{t}*>(smem){off};")
+        return name
+
+    def linear(self, p: Placement, idx: str, strides: list[int]) -> str:
+        """Row-major position of register `idx`'s element, by the placement's coordinates."""
+        terms = []
+        for i, stride in enumerate(strides):
+            if p.shape[i] == 1:
+                continue
+            c = f"{self.lname(p)}::coord{i}({idx})"
+            terms.append(c if stride == 1 else f"{c} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def slot(self, v: Value, idx: str) -> str:
+        return f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)
+
+    def combine_lambda(self, region: Region, n: int) -> None:
+        """The combine function as a C++ lambda: `combine(a, b)` returning the combined
+        value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
+        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
+        saved_taken = set(self.taken)  # a lambda is its own scope: names may repeat
+        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
+        try:
+            self.region(region)
+            body = self.lines
+            if n == 1:
+                ret = f"return {self.text(region.yields[0])};"
+            else:
+                ret = " ".join(f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields))
+        finally:
+            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
+            self.in_lambda = False
+        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
+        self.taken = saved_taken
+        if n > 1:
+            params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
+        head = f"auto combine = []({', '.join(params)}) {{"
+        if not body:
+            self.line(f"{head} {ret} }};")
+        else:
+            self.line(head)
+            self.lines.extend(body)
+            self.line(f"  {ret}")
+            self.line("};")
+
+    def combine_call(self, accs: list[str], others: list[str]) -> str:
+        if len(accs) == 1:
+            return f"{accs[0]} = combine({accs[0]}, {others[0]});"
+        return f"combine({', '.join(accs + others + accs)});"
+
+    # --- reductions ------------------------------------------------------------------------------
+    def op_reduce(self, op: Op) -> None:
+        xs, results, axis = op.operands, op.results, op.attrs["axis"]
+        src: Placement = xs[0].layout
+        e = src.kept[axis]
+        dst = results[0].layout if results[0].type.is_block else None
+        n_out = dst.regs if dst is not None else 1
+        for res in results:
+            self.declare(res)
+        j_count = min(src.reg_sizes[e], src.full[e])
+
+        def reg(s: str, j: str) -> str:
+            terms = []
+            for e2 in src.kept:
+                if e2 == e or src.reg_sizes[e2] == 1:
+                    continue
+                comp = dst.reg_component(e2, s) if dst is not None else "0"
+                stride = src.rstride(e2)
+                terms.append(comp if stride == 1 else f"({comp}) * {stride}")
+            if j != "0":
+                stride = src.rstride(e)
+                terms.append(j if stride == 1 else f"{j} * {stride}")
+            return " + ".join(terms) or "0"
+
+        what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
+        self.line("{")
+        self.depth += 1
+        self.combine_lambda(op.regions[0], len(xs))
+        types = [c_type(x.dtype) for x in xs]
+        accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
+        lanes, lstride = src.unique_lanes(e), src.lstride(e)
+        self.line(f"// 1. in registers: each thread combines its {j_count} element"
+                  f"{'s' if j_count > 1 else ''} along {what}"
+                  + (f"; 2. then across the {lanes} lanes that hold the axis, by butterfly "
+                     "shuffles" if lanes > 1 else ""))
+        self.line("#pragma unroll")
+        self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
+        self.depth += 1
+        for t, acc, x in zip(types, accs, xs):
+            self.line(f"{t} {acc} = {self.text(x, reg('o', '0'))};")
+        if j_count > 1:
+            others = [self.text(x, reg("o", "j")) for x in xs]
+            self.line("#pragma unroll")
+            self.line(f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}")
+        if lanes > 1:
+            self.line("#pragma unroll")
+            shuffled = [f"tc::shfl_xor({a}, lane_mask)" for a in accs]
+            if len(xs) == 1:
+                self.line(f"for (int lane_mask = {lstride}; lane_mask < {lstride * lanes}; "
+                          f"lane_mask <<= 1) {self.combine_call(accs, shuffled)}")
+            else:
+                self.line(f"for (int lane_mask = {lstride}; lane_mask < {lstride * lanes}; "
+                          "lane_mask <<= 1) {")
+                others = [f"{a}_other" for a in accs]
+                for t, a, o in zip(types, accs, others):
+                    self.line(f"  const {t} {o} = tc::shfl_xor({a}, lane_mask);")
+                self.line(f"  {self.combine_call(accs, others)}")
+                self.line("}")
+        for res, acc in zip(results, accs):
+            self.line(f"{self.slot(res, 'o')} = {acc};")
+        self.depth -= 1
+        self.line("}")
+        warps = src.unique_warps(e)
+        if warps > 1:
+            self.cross_warp(op, src, e, dst, results, accs, types, warps)
+        self.depth -= 1
+        self.line("}")
+
+    def cross_warp(self, op, src, e, dst, results, accs, types, warps) -> None:
+        wpc = src.base.wpc[e]
+        slots = prod(results[0].type.shape) if dst is not None else 1
+        self.line(f"// 3. across the {warps} warps that split the axis: through shared memory")
+        offsets, total = [], 0
+        for res in results:
+            offsets.append(total)
+            total += slots * wpc * res.dtype.itemsize
+        self.use_smem(total)
+        for k, res in enumerate(results):
+            t = c_type(res.dtype)
+            off = f" + {offsets[k]}" if offsets[k] else ""
+            self.line(f"{t}* partial{k} = reinterpret_cast<{t}*>(smem{off});")
+        slot = self.linear(dst, "o", _row_major(dst.shape)) if dst is not None else "0"
+        where = f"({slot}) * {wpc} + " if slot != "0" else ""
+        warp = src.warp_along(e)
+        n_out = dst.regs if dst is not None else 1
+        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.line("#pragma unroll")
+        writes = " ".join(f"partial{k}[{where}{warp}] = {self.slot(res, 'o')};"
+                          for k, res in enumerate(results))
+        self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {writes} }}")
+        self.line("__syncthreads();")
+        self.line("#pragma unroll")
+        self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
+        for k, (t, acc) in enumerate(zip(types, accs)):
+            self.line(f"  {t} {acc} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+        others = [f"partial{k}[{where}warp]" for k in range(len(results))]
+        self.line("#pragma unroll")
+        self.line(f"  for (int warp = 1; warp < {warps}; ++warp) "
+                  f"{self.combine_call(accs, others)}")
+        for res, acc in zip(results, accs):
+            self.line(f"  {self.slot(res, 'o')} = {acc};")
+        self.line("}")
+
+    # --- scans -------------------------------------------------------------------------------------
+    def op_scan(self, op: Op) -> None:
+        xs, results = op.operands, op.results
+        axis, reverse = op.attrs["axis"], op.attrs["reverse"]
+        shape = xs[0].type.shape
+        strides = _row_major(shape)
+        n, inner = shape[axis], strides[axis]
+        lines = prod(shape) // n
+        threads = self.k.num_warps * self.target.warp_size
+        for res in results:
+            self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.combine_lambda(op.regions[0], len(xs))
+        self.line(f"// through shared memory: one thread scans each of the {lines} line"
+                  f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
+        offs = []
+        for k, x in enumerate(xs):
+            offs.append(sum(prod(shape) * y.dtype.itemsize for y in xs[:k]))
+        self.use_smem(sum(prod(shape) * x.dtype.itemsize for x in xs))
+        for k, x in enumerate(xs):
+            t = c_type(x.dtype)
+            self.line(f"{t}* line{k} = reinterpret_cast<{t}*>(smem" +
+                      (f" + {offs[k]});" if offs[k] else ");"))
+        src: Placement = xs[0].layout
+        lin = self.linear(src, "r", strides)
+        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
+                  " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs))
+                  + " }")
+        self.line("__syncthreads();")
+        self.line(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
+                  f"line += {threads}) {{")
+        start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
+        self.line(f"  const int first = {start};")
+        step = f" * {inner}" if inner > 1 else ""
+        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+            (lambda i: f"first + {i}{step}")  # noqa: E731
+        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+        for k, (acc, x) in enumerate(zip(accs, xs)):
+            self.line(f"  {c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
+        self.line(f"  for (int step = 1; step < {n}; ++step) {{")
+        self.line("    " + self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                  for k in range(len(xs))]))
+        self.line("    " + " ".join(f"line{k}[{pos('step')}] = {a};"
+                                    for k, a in enumerate(accs)))
+        self.line("  }")
+        self.line("}")
+        self.line("__syncthreads();")
+        dst: Placement = results[0].layout
+        lin = self.linear(dst, "r", strides)
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
+                  " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
+                           for k, res in enumerate(results)) + " }")
+        self.depth -= 1
+        self.line("}")
+
+    # --- layout changes through shared memory -------------------------------------------------
+    def exchange(self, op: Op, writes: list[tuple[Value, str]],
+                 reads: list[tuple[Value, str]], why: str) -> None:
+        """Each thread writes its registers of `writes` at the given positions; after a
+        barrier each reads `reads`' registers from theirs."""
+        for res, _ in reads:
+            self.declare(res)
+        t = c_type(writes[0][0].dtype)
+        count = sum(prod(v.type.shape) for v, _ in writes)
+        self.use_smem(count * writes[0][0].dtype.itemsize)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// {why}: through shared memory")
+        self.line(f"{t}* buffer = reinterpret_cast<{t}*>(smem);")
+        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        for v, pos in writes:
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
+                      f"{self.text(v, 'r')};")
+        self.line("__syncthreads();")
+        for v, pos in reads:
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
+                      f"buffer[{pos}];")
+        self.depth -= 1
+        self.line("}")
+
+    def op_convert(self, op: Op) -> None:
+        x, y = op.operands[0], op.result
+        strides = _row_major(x.type.shape)
+        self.exchange(op, [(x, self.linear(x.layout, "r", strides))],
+                      [(y, self.linear(y.layout, "r", strides))], "layout conversion")
+
+    def op_reshape(self, op: Op) -> None:
+        x, y = op.operands[0], op.result
+        self.exchange(op, [(x, self.linear(x.layout, "r", _row_major(x.type.shape)))],
+                      [(y, self.linear(y.layout, "r", _row_major(y.type.shape)))],
+                      f"reshape {list(x.type.shape)} -> {list(y.type.shape)} (row-major order)")
+
+    def op_permute(self, op: Op) -> None:
+        x, y, order = op.operands[0], op.result, op.attrs["order"]
+        src_strides = _row_major(x.type.shape)
+        self.exchange(op, [(x, self.linear(x.layout, "r", src_strides))],
+                      [(y, self.linear(y.layout, "r", [src_strides[o] for o in order]))],
+                      f"permute axes to {list(order)}")
+
+    def op_join(self, op: Op) -> None:
+        a, b = op.operands
+        strides = [2 * s for s in _row_major(a.type.shape)]
+        self.exchange(op, [(a, self.linear(a.layout, "r", strides)),
+                           (b, self.linear(b.layout, "r", strides) + " + 1")],
+                      [(op.result, self.linear(op.result.layout, "r",
+                                               _row_major(op.result.type.shape)))],
+                      "join along a new last axis")
+
+    def op_split(self, op: Op) -> None:
+        x = op.operands[0]
+        out = op.results
+        strides = [2 * s for s in _row_major(out[0].type.shape)]
+        self.exchange(op, [(x, self.linear(x.layout, "r", _row_major(x.type.shape)))],
+                      [(out[0], self.linear(out[0].layout, "r", strides)),
+                       (out[1], self.linear(out[1].layout, "r", strides) + " + 1")],
+                      "split the last axis")
+
+    # --- atomics and barriers ------------------------------------------------------------------------
+    def atomic_call(self, op: Op, idx: str) -> str:
+        ptr = self.text(op.operands[0], idx)
+        if op.kind == "atomic_cas":
+            return f"tc::atomic_cas({ptr}, {self.text(op.operands[1], idx)}, " \
+                   f"{self.text(op.operands[2], idx)})"
+        return f"tc::atomic_{op.attrs['op']}({ptr}, {self.text(op.operands[1], idx)})"
+
+    def op_atomic(self, op: Op) -> None:
+        res = op.result
+        used = self.uses.get(res.id, 0) > 0
+        mask = op.operands[2] if op.kind == "atomic" and len(op.operands) > 2 else None
+        sem = op.attrs["sem"]
+        release = "true" if sem in ("release", "acq_rel") else "false"
+        acquire = "true" if sem in ("acquire", "acq_rel") else "false"
+        scope = op.attrs["scope"]
+        if scope != "gpu":
+            self.line(f"// scope={scope}: device-wide atomics (at least as strong as asked)")
+        if not res.type.is_block:
+            if used:
+                self.declare(res)
+            self.line("{")
+            self.depth += 1
+            self.line("// one thread performs the atomic; the others see its result")
+            guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None else "")
+            if used:
+                t = c_type(res.dtype)
+                self.use_smem(res.dtype.itemsize)
+                self.line(f"{t}* result = reinterpret_cast<{t}*>(smem);")
+                self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+                self.line(f"if ({guard}) {{")
+                self.line(f"  tc::fence_before({release});")
+                self.line(f"  result[0] = {self.atomic_call(op, 'r')};")
+                self.line(f"  tc::fence_after({acquire});")
+                self.line("}")
+                self.line("__syncthreads();")
+                self.line(f"{self.name(res)} = result[0];")
+            else:
+                self.line(f"if ({guard}) {{")
+                self.line(f"  tc::fence_before({release});")
+                self.line(f"  {self.atomic_call(op, 'r')};")
+                self.line(f"  tc::fence_after({acquire});")
+                self.line("}")
+            self.depth -= 1
+            self.line("}")
+            return
+        p: Placement = res.layout
+        if used:
+            self.declare(res)
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             self.text(mask, "r") if mask is not None else "") if c]
+        call = self.atomic_call(op, "r")
+        stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
+        if conds:
+            stmt = f"if ({' && '.join(conds)}) {stmt}"
+        self.line(f"tc::fence_before({release});")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {p.regs}; ++r) {stmt}")
+        self.line(f"tc::fence_after({acquire});")
+
+    op_atomic_cas = op_atomic
+
+    def op_barrier(self, op: Op) -> None:
+        self.line("__syncthreads();")

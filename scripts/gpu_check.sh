@@ -16,6 +16,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 step=${1:-all}
 if [ "$step" = all ] || [ "$step" = tests ]; then
+    for ex in examples/*.py; do python3 "$ex" | tail -1; done 2>&1 | tee "$OUT/examples.txt"
     python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
 fi
 if [ "$step" = all ] || [ "$step" = sanitize ]; then
@@ -25,6 +26,7 @@ if [ "$step" = all ] || [ "$step" = sanitize ]; then
 fi
 if [ "$step" = all ] || [ "$step" = bench ]; then
     python3 benchmarks/bench_elementwise.py ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_elementwise.txt"
+    python3 benchmarks/bench_norms.py 2>&1 | tee "$OUT/bench_norms.txt"
 fi
 # Further steps, one script each (run from the repository root, with PYTHONPATH and OUT set):
 #   bash scripts/gpu_check.sh NAME   runs scripts/gpu/NAME.sh;  "all" runs every one of them.

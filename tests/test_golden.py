@@ -11,19 +11,29 @@ import pytest
 from conftest_compilers import require_cuda_compiler, require_hip_compiler
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
-# example file → (kernel name, signature, num_warps)
+# golden file stem → (example file, kernel name, signature, num_warps)
 GOLDEN = {
-    "vector_add": ("add_kernel", "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024", 4),
-    "fused_elementwise": ("silu_mul_kernel", "*fp16:16, *fp16:16, *fp16:16, i32:16, 2048", 8),
+    "vector_add": ("vector_add", "add_kernel", "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024", 4),
+    "fused_elementwise": ("fused_elementwise", "silu_mul_kernel",
+                          "*fp16:16, *fp16:16, *fp16:16, i32:16, 2048", 8),
+    "softmax": ("softmax", "softmax_kernel", "*fp32:16, *fp32:16, i32:16, i32:16, i32, 1024", 4),
+    "layernorm_fwd": ("layernorm", "layer_norm_fwd",
+                      "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, "
+                      "i32:16, fp32, 1024", 4),
+    "layernorm_bwd_dx": ("layernorm", "layer_norm_bwd_dx",
+                         "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, "
+                         "*fp32:16, *i32:16, i32:16, i32:16, 64, 1024", 4),
+    "layernorm_bwd_dwdb": ("layernorm", "layer_norm_bwd_dwdb",
+                           "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32, i32:16, 32, 128", 4),
 }
 
 
-def _kernel(example: str):
+def _kernel(stem: str):
+    example, name, signature, warps = GOLDEN[stem]
     spec = importlib.util.spec_from_file_location(f"example_{example}",
                                                   os.path.join(EXAMPLES, example + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    name, signature, warps = GOLDEN[example]
     return getattr(module, name), signature, warps
 
 

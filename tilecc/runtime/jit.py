@@ -6,7 +6,9 @@
     kernel.source(signature, target="cuda")          generated source, no GPU needed
     kernel.compile(signature, target, arch)          cubin / HIP code object, no GPU needed
 
-Compiled kernels are cached in memory per (specialization, launch options, device).
+Compiled kernels are cached in memory per (specialization, launch options, device), and
+on disk (`tilecc.runtime.cache`): a new process that finds its kernels there skips the
+transpiler and the compiler.
 """
 
 from __future__ import annotations
@@ -68,11 +70,21 @@ class JITFunction:
     @property
     def params(self) -> list[ParamDecl]:
         if self._params is None:
-            try:
-                self._params = frontend.declared_params(self.fn)
-            except CompilationError as e:
-                raise e.with_traceback(None) from None
+            params = _params_from_annotations(self.fn)  # no libcst parse: warm starts
+            if params is None:
+                try:
+                    params = frontend.declared_params(self.fn)
+                except CompilationError as e:
+                    raise e.with_traceback(None) from None
+            self._params = params
         return self._params
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Hash of the source, the helpers it calls and the globals it reads (disk cache)."""
+        from tilecc.runtime.cache import fingerprint
+
+        return fingerprint(self.fn)
 
     @functools.cached_property
     def _param_names(self) -> tuple[str, ...]:
@@ -134,9 +146,8 @@ class JITFunction:
     def compile(self, signature=None, target: str = "cuda", arch: str | None = None,
                 num_warps: int = 4, debug: bool | None = None, **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
-        built = self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
-                           line_directives=True)
-        return compile_source(built, get_target(target), arch)
+        return compile_cached(self, self._specs(signature, constexprs), get_target(target), arch,
+                              num_warps, debug)[0]
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
@@ -145,6 +156,20 @@ class JITFunction:
     @property
     def interpret(self) -> "_Interpret":
         return _Interpret(self)
+
+    def run(self, *args, grid, warmup: bool = False, **kwargs):
+        """Triton's spelling of kernel[grid](*args, **kwargs) (used by autotune/heuristics);
+        warmup=True compiles (disk cache included) without launching."""
+        if warmup:
+            from tilecc.runtime.launch import precompile
+
+            return precompile(self, args, kwargs)
+        return self._run(grid, *args, **kwargs)
+
+    def _launch(self, grid, args: tuple, kwargs: dict, interpret: bool):
+        if interpret:
+            return self.interpret[grid](*args, **kwargs)
+        return self._run(grid, *args, **kwargs)
 
     def _run(self, grid, *args, **kwargs):
         if os.environ.get("TILECC_INTERPRET", "0") == "1":
@@ -238,6 +263,122 @@ def jit(fn: Callable | None = None, *, debug: bool | None = None, **_ignored):
     if fn is None:
         return lambda f: JITFunction(f, debug=debug)
     return JITFunction(fn, debug=debug)
+
+
+def _params_from_annotations(fn: Callable) -> list[ParamDecl] | None:
+    """The parameters as `frontend.declared_params` reads them, from the evaluated
+    annotations (microseconds, where the libcst parse costs milliseconds).  None when an
+    annotation is a string that does not resolve or anything else is unusual: the frontend
+    then decides (and reports errors)."""
+    from tilecc.language.core import constexpr
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in sig.parameters.values():
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            return None
+        ann = p.annotation
+        if isinstance(ann, str):
+            ann = _resolve_dotted(fn, ann)
+            if ann is None:
+                return None
+        is_ce = ann is constexpr or (isinstance(ann, type) and ann.__name__ == "constexpr" and
+                                     ann.__module__.startswith("triton.language"))
+        out.append(ParamDecl(p.name, is_ce, p.default))
+    return out
+
+
+def _resolve_dotted(fn: Callable, text: str) -> Any:
+    parts = text.strip().split(".")
+    if not all(x.isidentifier() for x in parts):
+        return None
+    scope = fn.__globals__
+    if fn.__closure__:
+        scope = {**scope, **dict(zip(fn.__code__.co_freevars,
+                                     (c.cell_contents for c in fn.__closure__)))}
+    if parts[0] not in scope:
+        return None
+    obj = scope[parts[0]]
+    for attr in parts[1:]:
+        obj = getattr(obj, attr, None)
+        if obj is None:
+            return None
+    return obj
+
+
+# --- compiling through the disk cache --------------------------------------------------------
+
+_binaries: dict[str, tuple[Any, str]] = {}  # this process's compiled binaries, by cache key
+
+
+def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None, num_warps: int,
+                   debug: bool | None, num_stages: int | None = None) -> tuple[Any, str]:
+    """(Binary, kernel name) for one specialization: from this process's memory, else from
+    the disk cache, else transpiled, compiled and published there.  Used by
+    `kernel.compile` and by the GPU launch, so both share entries."""
+    from tilecc.runtime import cache
+    from tilecc.runtime.native_compile import Binary
+
+    arch = arch or target.default_arch
+    debug = jit_fn._debug(debug)
+    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
+               "line_directives": True, "options": ["-lineinfo"] if target.name == "cuda" else []}
+    key = cache.kernel_key(jit_fn.fingerprint, specs, target.name, arch, options)
+    hit = _binaries.get(key)
+    if hit is not None:
+        return hit
+    dump = cache.dump_dir()
+    entry = cache.load("kernels", key) if dump is None else None  # dumps need a build
+    if entry is not None and "binary" in entry.blobs:
+        m = entry.meta
+        hit = _binaries[key] = (Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"]),
+                                m["name"])
+        return hit
+    built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True)
+    binary = compile_source(built, target, arch)
+    name = built.kernel.name
+    cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
+                                 "log": binary.log, "num_warps": num_warps,
+                                 "kernel": f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
+                                 "specialization": describe_specs(specs)},
+                {"source": built.source.encode(), "binary": binary.data})
+    if dump is not None:
+        _dump(built, binary, target, arch, key)
+    hit = _binaries[key] = (binary, name)
+    return hit
+
+
+def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:
+    from tilecc.runtime import cache
+    from tilecc.transpiler.ir import format_kernel
+
+    name = built.kernel.name
+    ext = "cu" if target.name == "cuda" else "hip"
+    files: dict[str, Any] = {"ir.txt": format_kernel(built.kernel), f"{name}.{ext}": built.source,
+                             f"{name}.{'cubin' if ext == 'cu' else 'hsaco'}": binary.data,
+                             "compile.log": binary.log}
+    if target.name == "cuda":
+        try:
+            files[f"{name}.ptx"] = _ptx(built.source, arch, name)
+        except Exception as e:  # the dump is for inspection; never fail a build over it
+            files["ptx-error.txt"] = str(e)
+    cache.dump(name, key, files)
+
+
+def _ptx(source: str, arch: str, name: str) -> str:
+    from cupy.cuda import nvrtc
+
+    prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
+                                    f"-I{INCLUDE_DIR}", "-lineinfo"])
+        ptx = nvrtc.getPTX(prog)
+        return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
+    finally:
+        nvrtc.destroyProgram(prog)
 
 
 def describe_specs(specs) -> list[str]:

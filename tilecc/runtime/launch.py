@@ -216,6 +216,18 @@ def _is_torch(t) -> bool:
 
 def _slow_path(jit_fn, values: list, num_warps: int, debug):
     """Specialize, check devices, compile and load: the first launch of a signature."""
+    specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
+    key = (tuple(specs), num_warps, debug, backend, device_id)
+    kernel = jit_fn._launchers.get(key)
+    if kernel is None:
+        kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id)
+        jit_fn._launchers[key] = kernel
+    uses_torch = backend == "cuda" and any(a.framework == "torch" for a in arrays)
+    call_args = [np.uint64(a.ptr) if isinstance(a, ArrayInfo) else a for a in passed]
+    return (kernel, uses_torch), call_args
+
+
+def _specialize(jit_fn, values: list):
     specs, passed = jit_fn.specs_for(dict(zip(jit_fn._param_names, values)))
     names = [s.name for s in specs if not s.is_constexpr and not s.equals_one]
     arrays = []
@@ -233,14 +245,20 @@ def _slow_path(jit_fn, values: list, num_warps: int, debug):
         raise ValueError(f"array arguments are on different devices: {sorted(devices)}")
     backend = "hip" if any(a.device == "rocm" for a in arrays) else "cuda"
     device_id = devices.pop() if devices else _current_device(backend)
-    key = (tuple(specs), num_warps, debug, backend, device_id)
-    kernel = jit_fn._launchers.get(key)
-    if kernel is None:
-        kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id)
-        jit_fn._launchers[key] = kernel
-    uses_torch = backend == "cuda" and any(a.framework == "torch" for a in arrays)
-    call_args = [np.uint64(a.ptr) if isinstance(a, ArrayInfo) else a for a in passed]
-    return (kernel, uses_torch), call_args
+    return specs, passed, arrays, backend, device_id
+
+
+def precompile(jit_fn, args: tuple, kwargs: dict):
+    """Compile (through the disk cache) what kernel[grid](*args, **kwargs) would launch,
+    without loading or launching it: (Binary, kernel name).  Thread-safe; the autotuner
+    compiles its candidates with it in parallel."""
+    from tilecc.runtime.jit import compile_cached
+
+    by_name, options = jit_fn.bind(args, dict(kwargs))
+    specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
+                                                           jit_fn._param_names])
+    return compile_cached(jit_fn, specs, get_target(backend), _device_arch(device_id, backend),
+                          options.get("num_warps", 4), options.get("debug"))
 
 
 def _current_device(backend: str) -> int:
@@ -252,12 +270,11 @@ def _current_device(backend: str) -> int:
 
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id):
-    from tilecc.runtime.jit import compile_source
+    from tilecc.runtime.jit import compile_cached
 
     target = get_target(backend)
-    arch = _device_arch(device_id, backend)
-    built = jit_fn.build(specs, target, num_warps, debug=debug, line_directives=True)
-    binary = compile_source(built, target, arch)
+    binary, name = compile_cached(jit_fn, specs, target, _device_arch(device_id, backend),
+                                  num_warps, debug)
     threads = num_warps * target.warp_size
     cls = CudaKernel if backend == "cuda" else HipKernel
-    return cls(binary, built.kernel.name, threads, device_id)
+    return cls(binary, name, threads, device_id)

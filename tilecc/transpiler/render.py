@@ -170,7 +170,7 @@ class Renderer(BlockOps):
                     mark(o)
 
         for op in self.k.walk():
-            if op.kind == "store":
+            if op.kind in ("store", "atomic", "atomic_cas"):
                 mark(op.operands[0])
         return written
 

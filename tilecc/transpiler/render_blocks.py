@@ -53,7 +53,8 @@ class BlockOps:
         """The combine function as a C++ lambda: `combine(a, b)` returning the combined
         value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
         saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
-        saved_taken = set(self.taken)  # a lambda is its own scope: names may repeat
+        saved_taken = self.taken  # a lambda captures nothing: it has its own names
+        self.taken = set()
         self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
         try:
             self.region(region)

@@ -164,6 +164,10 @@ def _region(region: Region) -> None:
         for r in op.regions:
             for a in r.args:  # loop-carried values: nothing is known across iterations
                 a.info = _default(a)
+            if op.kind == "for":  # but the induction variable is lo + k * step
+                lo, step = info(op.operands[0]), info(op.operands[2])
+                r.args[0].info = AxisInfo((1,), (gcd(lo.divisibility[0], step.divisibility[0]),),
+                                          (HUGE,))
             _region(r)
         for res in op.results:
             if op.kind in _NO_RULE:

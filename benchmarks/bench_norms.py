@@ -1,0 +1,170 @@
+"""Softmax and layer norm through tilecc, Triton and torch, side by side in one run.
+
+    python benchmarks/bench_norms.py [--quick]
+
+The kernels are the examples' own functions (examples/softmax.py, examples/layernorm.py):
+tilecc compiles them as they are, and Triton compiles the very same function source with
+`tl` bound to `triton.language`.  Each is timed with device events (median after warm-up,
+`triton.testing.do_bench`) over the same warp counts for both; the best of each is shown.
+GB/s counts the bytes each kernel must move (inputs read once, outputs written once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import types
+
+import torch
+import triton
+import triton.language as triton_language
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import layernorm as LN  # noqa: E402
+import softmax as SM  # noqa: E402
+
+M = 4096
+SIZES = (1024, 4096, 16384)
+
+
+def as_triton(kernel):
+    """The same Python function, its `tl` bound to triton.language, through triton.jit."""
+    fn = kernel.fn
+    glob = dict(fn.__globals__, tl=triton_language)
+    clone = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
+    return triton.jit(clone)
+
+
+def best(fn_by_warps: dict) -> tuple[float, int]:
+    out = (float("inf"), 0)
+    for warps, fn in fn_by_warps.items():
+        t = do_bench(fn, warmup=25, rep=100, return_mode="median")
+        out = min(out, (t, warps))
+    return out
+
+
+def bench_softmax(warps_list) -> list[tuple]:
+    tc_k, tr_k = SM.softmax_kernel, as_triton(SM.softmax_kernel)
+    rows = []
+    for n in SIZES:
+        x = torch.randn(M, n, device="cuda", dtype=torch.float32)
+        y_tc, y_tr = torch.empty_like(x), torch.empty_like(x)
+        block = triton.next_power_of_2(n)
+
+        def run(k, y, w):
+            return lambda: k[(M,)](y, x, x.stride(0), y.stride(0), n, BLOCK_SIZE=block,
+                                   num_warps=w)
+        t_tc = best({w: run(tc_k, y_tc, w) for w in warps_list})
+        t_tr = best({w: run(tr_k, y_tr, w) for w in warps_list})
+        t_torch = do_bench(lambda: torch.softmax(x, dim=-1), warmup=25, rep=100,
+                           return_mode="median")
+        ref = torch.softmax(x, dim=-1)
+        torch.testing.assert_close(y_tc, ref, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(y_tr, ref, rtol=1e-5, atol=1e-6)
+        gb = 2 * x.numel() * x.element_size() / 1e9
+        rows.append(("softmax fp32", n, gb / (t_tc[0] * 1e-3), gb / (t_tr[0] * 1e-3),
+                     gb / (t_torch * 1e-3), t_tc[1], t_tr[1]))
+    return rows
+
+
+def bench_layernorm_forward(warps_list) -> list[tuple]:
+    tc_k, tr_k = LN.layer_norm_fwd, as_triton(LN.layer_norm_fwd)
+    rows = []
+    for n in SIZES:
+        x = torch.randn(M, n, device="cuda", dtype=torch.float16)
+        w, b = torch.randn(n, device="cuda", dtype=torch.float16), \
+            torch.randn(n, device="cuda", dtype=torch.float16)
+        outs = {k: (torch.empty_like(x), torch.empty(M, device="cuda"),
+                    torch.empty(M, device="cuda")) for k in ("tc", "tr")}
+        block = min(65536 // 2, triton.next_power_of_2(n))
+
+        def run(k, key, warps):
+            y, mean, rstd = outs[key]
+            return lambda: k[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5,
+                                   BLOCK_SIZE=block, num_warps=warps)
+        t_tc = best({w_: run(tc_k, "tc", w_) for w_ in warps_list})
+        t_tr = best({w_: run(tr_k, "tr", w_) for w_ in warps_list})
+        t_torch = do_bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5),
+                           warmup=25, rep=100, return_mode="median")
+        ref = torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)
+        torch.testing.assert_close(outs["tc"][0], ref, rtol=1e-2, atol=1e-2)
+        torch.testing.assert_close(outs["tr"][0], ref, rtol=1e-2, atol=1e-2)
+        gb = 2 * x.numel() * x.element_size() / 1e9
+        rows.append(("layernorm fwd fp16", n, gb / (t_tc[0] * 1e-3), gb / (t_tr[0] * 1e-3),
+                     gb / (t_torch * 1e-3), t_tc[1], t_tr[1]))
+    return rows
+
+
+def bench_layernorm_backward(warps_list) -> list[tuple]:
+    kernels = {"tc": (LN.layer_norm_bwd_dx, LN.layer_norm_bwd_dwdb),
+               "tr": (as_triton(LN.layer_norm_bwd_dx), as_triton(LN.layer_norm_bwd_dwdb))}
+    rows = []
+    for n in SIZES:
+        x = torch.randn(M, n, device="cuda", dtype=torch.float16, requires_grad=True)
+        w = torch.randn(n, device="cuda", dtype=torch.float16, requires_grad=True)
+        b = torch.randn(n, device="cuda", dtype=torch.float16, requires_grad=True)
+        dy = torch.randn(M, n, device="cuda", dtype=torch.float16)
+        y = torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)
+        xf = x.float()
+        mean = xf.mean(dim=1).contiguous()
+        rstd = (1 / torch.sqrt(xf.var(dim=1, unbiased=False) + 1e-5)).contiguous()
+        group = 64 if n <= 8192 else 32
+        block = min(65536 // 2, triton.next_power_of_2(n))
+        results = {}
+
+        def run(key, warps):
+            dx_k, dwdb_k = kernels[key]
+            locks = torch.zeros(2 * group, dtype=torch.int32, device="cuda")
+            pdw = torch.zeros((group, n), dtype=w.dtype, device="cuda")
+            pdb = torch.zeros((group, n), dtype=w.dtype, device="cuda")
+            dx = torch.empty_like(x)
+            dw = torch.empty(n, device="cuda")
+            db = torch.empty(n, device="cuda")
+            results[key] = (dx, dw, db)
+
+            def go():
+                locks.zero_()
+                dx_k[(M,)](dx, dy, pdw, pdb, x, w, mean, rstd, locks, x.stride(0), n,
+                           GROUP_SIZE_M=group, BLOCK_SIZE_N=block, num_warps=warps)
+                dwdb_k[(triton.cdiv(n, 128),)](pdw, pdb, dw, db, group, n,
+                                               BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
+            return go
+        t_tc = best({w_: run("tc", w_) for w_ in warps_list})
+        run("tc", t_tc[1])()
+        t_tr = best({w_: run("tr", w_) for w_ in warps_list})
+        run("tr", t_tr[1])()
+        t_torch = do_bench(lambda: y.backward(dy, retain_graph=True), warmup=25, rep=100,
+                           return_mode="median", grad_to_none=[x, w, b])
+        x.grad = w.grad = b.grad = None
+        y.backward(dy, retain_graph=True)
+        for key in ("tc", "tr"):
+            dx, dw, db = results[key]
+            torch.testing.assert_close(dx, x.grad, rtol=1e-2, atol=1e-2)
+            torch.testing.assert_close(dw.to(w.dtype), w.grad, rtol=5e-2, atol=0.5)
+            torch.testing.assert_close(db.to(b.dtype), b.grad, rtol=5e-2, atol=0.5)
+        gb = 3 * x.numel() * x.element_size() / 1e9
+        rows.append(("layernorm bwd fp16", n, gb / (t_tc[0] * 1e-3), gb / (t_tr[0] * 1e-3),
+                     gb / (t_torch * 1e-3), t_tc[1], t_tr[1]))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="one warp count")
+    args = ap.parse_args()
+    warps = [8] if args.quick else [4, 8, 16]
+    rows = bench_softmax(warps) + bench_layernorm_forward(warps) + \
+        bench_layernorm_backward(warps)
+    print(f"\n{torch.cuda.get_device_name()}, M = {M} rows (GB/s; best num_warps of each)")
+    print(f"{'kernel':<20} {'N':>6} {'tilecc':>8} {'triton':>8} {'torch':>8} "
+          f"{'tc/triton':>10} {'tc/torch':>9}  warps tc/tr")
+    for name, n, tc, tr, th, wtc, wtr in rows:
+        print(f"{name:<20} {n:>6} {tc:8.0f} {tr:8.0f} {th:8.0f} {tc / tr:10.3f} "
+              f"{tc / th:9.3f}  {wtc}/{wtr}")
+
+
+if __name__ == "__main__":
+    main()

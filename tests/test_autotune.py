@@ -1,0 +1,294 @@
+"""@tilecc.autotune and @tilecc.heuristics: Triton's semantics, through the interpreter (CI)
+and on the GPU (`pytest -m gpu`)."""
+
+import logging
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.runtime.autotune import Autotuner, Config, Heuristics
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILECC_PRINT_AUTOTUNING", raising=False)
+
+
+@tilecc.jit
+def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out += 2 * x: running it twice gives a different answer, so tuning must not leak
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.load(out_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, acc + 2.0 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def _grid(meta):
+    return (tilecc.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+CONFIGS = [Config({"BLOCK": 32}, num_warps=1), Config({"BLOCK": 64}, num_warps=2),
+           Config({"BLOCK": 128}, num_warps=4)]
+
+
+class FakeTimer:
+    """do_bench that runs the candidate and returns scripted times, in config order."""
+
+    def __init__(self, times):
+        self.times, self.calls = list(times), 0
+
+    def __call__(self, fn):
+        fn()
+        self.calls += 1
+        return self.times[(self.calls - 1) % len(self.times)]
+
+
+def _tuned(times=(3.0, 1.0, 2.0), **kw):
+    timer = FakeTimer(times)
+    return autotuned_kernel(timer, **kw), timer
+
+
+def autotuned_kernel(timer, configs=CONFIGS, key=("n",), **kw):
+    return tilecc.autotune(configs=list(configs), key=list(key), do_bench=timer, **kw)(accumulate)
+
+
+def test_picks_fastest_config_and_caches_per_key():
+    k, timer = _tuned()
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(100, np.float32)
+    k.interpret[_grid](x, out, 100, )
+    assert k.best_config == CONFIGS[1] and timer.calls == 3
+    assert k.configs_timings == {CONFIGS[0]: 3.0, CONFIGS[1]: 1.0, CONFIGS[2]: 2.0}
+    k.interpret[_grid](x, out, 100)  # same key: no tuning
+    assert timer.calls == 3
+    k.interpret[_grid](x[:50], out[:50], 50)  # new value of a key argument: tuned again
+    assert timer.calls == 6
+    k.interpret[_grid](x.astype(np.float16), out.astype(np.float16), 100)  # new dtypes
+    assert timer.calls == 9
+    assert set(k.cache) == {(100, "float32", "float32"), (50, "float32", "float32"),
+                            (100, "float16", "float16")}
+
+
+def test_tuning_does_not_corrupt_data_restore_value():
+    k, _ = _tuned(restore_value=["out_ptr"])
+    x = np.arange(100, dtype=np.float32)
+    out = np.full(100, 5.0, np.float32)
+    k.interpret[_grid](x, out, 100)
+    np.testing.assert_array_equal(out, 5.0 + 2 * x)  # exactly one accumulation
+
+
+def test_tuning_without_restore_leaks_runs():
+    k, _ = _tuned()
+    x = np.ones(100, dtype=np.float32)
+    out = np.zeros(100, np.float32)
+    k.interpret[_grid](x, out, 100)
+    assert out[0] > 2.0  # the benchmark runs accumulated too: why restore_value exists
+
+
+def test_reset_to_zero():
+    k, _ = _tuned(reset_to_zero=["out_ptr"])
+    x = np.arange(100, dtype=np.float32)
+    out = np.full(100, 7.0, np.float32)
+    k.interpret[_grid](x, out, 100)
+    np.testing.assert_array_equal(out, 2 * x)  # zeroed before the real run
+
+
+def test_hooks_see_all_arguments():
+    seen = []
+
+    def pre(nargs):
+        seen.append(("pre", nargs["BLOCK"], nargs["num_warps"], nargs["n"]))
+
+    def post(nargs, exception):
+        seen.append(("post", nargs["BLOCK"], exception))
+
+    cfg_hook = []
+    configs = [Config({"BLOCK": 32}, num_warps=1, pre_hook=lambda a: cfg_hook.append(a["BLOCK"])),
+               Config({"BLOCK": 64}, num_warps=2)]
+    k = autotuned_kernel(FakeTimer([2.0, 1.0]), configs=configs, pre_hook=pre, post_hook=post,
+                         restore_value=["out_ptr"])
+    x = np.ones(40, np.float32)
+    out = np.zeros(40, np.float32)
+    k.interpret[_grid](x, out, 40)
+    assert ("pre", 32, 1, 40) in seen and ("pre", 64, 2, 40) in seen
+    assert ("post", 64, None) in seen
+    assert cfg_hook and set(cfg_hook) == {32}
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_unknown_key_is_an_error():
+    with pytest.raises(ValueError, match="'m'.*not a parameter.*x_ptr, out_ptr, n, BLOCK"):
+        tilecc.autotune(configs=CONFIGS, key=["m"])(accumulate)
+    with pytest.raises(ValueError, match="reset_to_zero.*'y'"):
+        tilecc.autotune(configs=CONFIGS, key=["n"], reset_to_zero=["y"])(accumulate)
+
+
+def test_tuned_arguments_cannot_be_passed():
+    k, _ = _tuned()
+    with pytest.raises(ValueError, match="BLOCK are tuned"):
+        k.interpret[_grid](np.ones(4, np.float32), np.ones(4, np.float32), 4, BLOCK=32)
+
+
+def test_prune_configs_by():
+    seen = {}
+
+    def early(configs, named, **kwargs):
+        seen["named"] = sorted(named)
+        return [c for c in configs if c.kwargs["BLOCK"] >= 64]
+
+    def perf_model(**kw):
+        return {64: 2.0, 128: 1.0}[kw["BLOCK"]]
+
+    timer = FakeTimer([1.0])
+    k = autotuned_kernel(timer, prune_configs_by={"early_config_prune": early,
+                                                   "perf_model": perf_model, "top_k": 1})
+    out = np.zeros(10, np.float32)
+    k.interpret[_grid](np.ones(10, np.float32), out, 10)
+    assert k.best_config == CONFIGS[2] and timer.calls == 0  # one left: nothing to time
+    assert seen["named"] == ["n", "out_ptr", "x_ptr"]
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_failing_config_is_skipped_with_a_reason(caplog):
+    bad = Config({"BLOCK": 64}, num_warps=3)  # not a power of 2: the build rejects it
+    k = tilecc.autotune(configs=[bad, CONFIGS[0]], key=["n"], restore_value=["out_ptr"])(
+        accumulate)
+    out = np.zeros(64, np.float32)
+    with caplog.at_level(logging.WARNING, logger="tilecc.autotune"):
+        k.interpret[_grid](np.ones(64, np.float32), out, 64)
+    assert k.best_config == CONFIGS[0]
+    assert k.configs_timings[bad] == float("inf")
+    assert "skipping config BLOCK: 64, num_warps: 3" in caplog.text and "power of 2" in caplog.text
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_all_configs_failing_is_an_error():
+    k = tilecc.autotune(configs=[Config({"BLOCK": 64}, num_warps=3),
+                                 Config({"BLOCK": 32}, num_warps=5)], key=["n"])(accumulate)
+    with pytest.raises(RuntimeError, match="every autotune configuration failed"):
+        k.interpret[_grid](np.ones(64, np.float32), np.zeros(64, np.float32), 64)
+
+
+def test_cpu_timing_in_the_interpreter_and_print(monkeypatch, capsys):
+    monkeypatch.setenv("TILECC_PRINT_AUTOTUNING", "1")
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], restore_value=["out_ptr"])(accumulate)
+    out = np.zeros(200, np.float32)
+    k.interpret[_grid](np.ones(200, np.float32), out, 200)
+    assert k.best_config in CONFIGS
+    assert all(0 < t < float("inf") for t in k.configs_timings.values())
+    err = capsys.readouterr().err
+    assert "tilecc autotuning: accumulate key=(200, 'float32', 'float32'): tuned" in err
+    assert "best config: BLOCK:" in err
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_env_interpret_runs_autotuned_kernel(monkeypatch):
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    k, _ = _tuned(restore_value=["out_ptr"])
+    out = np.zeros(70, np.float32)
+    k[_grid](np.ones(70, np.float32), out, 70)
+    np.testing.assert_array_equal(out, 2.0)
+    k.run(np.ones(70, np.float32), out, 70, grid=_grid)
+    np.testing.assert_array_equal(out, 4.0)
+
+
+def test_heuristics_alone_and_under_autotune():
+    @tilecc.heuristics({"BLOCK": lambda a: tilecc.next_power_of_2(a["n"])})
+    @tilecc.jit
+    def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr = False):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3.0, mask=mask)
+
+    assert isinstance(scale, Heuristics) and scale.arg_names[:3] == ("x_ptr", "out_ptr", "n")
+    out = np.zeros(37, np.float32)
+    scale.interpret[(1,)](np.ones(37, np.float32), out, 37)
+    np.testing.assert_array_equal(out, 3.0)
+
+    seen = []
+    inner = tilecc.heuristics({"EVEN": lambda a: seen.append(a["num_warps"]) or
+                               a["n"] % a["BLOCK"] == 0})(accumulate_even)
+    k = tilecc.autotune(configs=CONFIGS[:2], key=["n"], do_bench=FakeTimer([1.0, 2.0]),
+                        restore_value=["out_ptr"])(inner)
+    assert isinstance(k, Autotuner)
+    out = np.zeros(64, np.float32)
+    k.interpret[_grid](np.ones(64, np.float32), out, 64)
+    assert k.best_config == CONFIGS[0] and set(seen) == {1, 2}
+    np.testing.assert_array_equal(out, 2.0)
+
+
+@tilecc.jit
+def accumulate_even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(out_ptr + offs) + 2.0 * tl.load(x_ptr + offs))
+    else:
+        mask = offs < n
+        acc = tl.load(out_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, acc + 2.0 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def test_config_repr_and_kwargs():
+    c = Config({"BLOCK": 128}, num_warps=8, num_stages=2)
+    assert repr(c) == "BLOCK: 128, num_warps: 8, num_stages: 2"
+    assert c.all_kwargs() == {"BLOCK": 128, "num_warps": 8, "num_stages": 2}
+    with pytest.raises(ValueError, match="num_ctas"):
+        Config({}, num_ctas=2)
+
+
+# --- on the GPU -------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_autotune_cupy_restores_data_and_caches_on_disk(capsys, monkeypatch):
+    import cupy as cp
+
+    monkeypatch.setenv("TILECC_PRINT_AUTOTUNING", "1")
+    configs = CONFIGS + [Config({"BLOCK": 1024}, num_warps=4), Config({"BLOCK": 256},
+                                                                      num_warps=64)]
+    n = 1 << 20
+    x = cp.arange(n, dtype=cp.float32)
+    out = cp.full(n, 1.0, cp.float32)
+    k = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k[_grid](x, out, n)
+    cp.testing.assert_array_equal(out, 1.0 + 2 * x)
+    assert k.configs_timings[configs[-1]] == float("inf")  # 64 warps: skipped
+    assert all(0 < t < 10 for c, t in k.configs_timings.items() if c is not configs[-1])
+    assert "tuned" in capsys.readouterr().err
+    # a new process (here: a new autotuner) finds the decision on disk
+    k2 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k2[_grid](x, out, n)
+    assert k2.best_config == k.best_config
+    assert "from the disk cache" in capsys.readouterr().err
+    cp.testing.assert_array_equal(out, 1.0 + 4 * x)
+
+
+@pytest.mark.gpu
+def test_gpu_autotune_torch_reset_to_zero_and_heuristics():
+    torch = pytest.importorskip("torch")
+    n = 5000
+    x = torch.randn(n, device="cuda")
+    out = torch.full((n,), 3.0, device="cuda")
+    inner = tilecc.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(accumulate_even)
+    k = tilecc.autotune(configs=CONFIGS + [Config({"BLOCK": 512}, num_warps=4)], key=["n"],
+                        reset_to_zero=["out_ptr"])(inner)
+    k[_grid](x, out, n)
+    torch.testing.assert_close(out, 2 * x)
+    assert k.best_config is not None and len(k.configs_timings) == 4
+
+
+@pytest.mark.gpu
+def test_gpu_autotune_picks_the_fastest():
+    import cupy as cp
+
+    n = 1 << 24
+    x = cp.ones(n, cp.float32)
+    out = cp.zeros(n, cp.float32)
+    configs = [Config({"BLOCK": 32}, num_warps=1), Config({"BLOCK": 2048}, num_warps=8)]
+    k = tilecc.autotune(configs=configs, key=["n"], reset_to_zero=["out_ptr"])(accumulate)
+    k[_grid](x, out, n)
+    t = k.configs_timings
+    assert k.best_config == configs[1] and t[configs[1]] < t[configs[0]], t
+    cp.testing.assert_array_equal(out, 2.0)

@@ -1,0 +1,274 @@
+"""The disk cache through the compile-only path (no GPU): hits, misses, versioning,
+corruption, many processes at once, the `tilecc cache` CLI and TILECC_DUMP_DIR."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tilecc
+from conftest_compilers import require_cuda_compiler
+from tilecc.runtime import cache, jit as J
+from tilecc.transpiler import frontend
+
+HERE = os.path.dirname(__file__)
+EXAMPLES = os.path.join(HERE, "..", "examples")
+sys.path.insert(0, EXAMPLES)
+from vector_add import add_kernel  # noqa: E402
+
+SIG = "*fp32:16,*fp32:16,*fp32:16,i32:16,1024"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILECC_DUMP_DIR", raising=False)
+    monkeypatch.delenv("TILECC_CACHE", raising=False)
+    J._binaries.clear()
+    yield
+    J._binaries.clear()
+
+
+def _entries():
+    return cache.entries("kernels")
+
+
+def _no_build(monkeypatch):
+    def fail(*a, **k):
+        raise AssertionError("transpiled although the disk cache had the entry")
+    monkeypatch.setattr(J.JITFunction, "build", fail)
+    monkeypatch.setattr(J, "compile_source", fail)
+
+
+def test_miss_then_hit_skips_transpile_and_compile(monkeypatch):
+    require_cuda_compiler()
+    first = add_kernel.compile(SIG, arch="sm_80")
+    [(_, path, _, meta)] = _entries()
+    assert meta["name"] == "add_kernel" and meta["arch"] == "sm_80"
+    assert meta["kernel"].endswith("add_kernel") and "n_elements: i32 (multiple of 16)" in \
+        meta["specialization"]
+    J._binaries.clear()  # as in a new process
+    _no_build(monkeypatch)
+    again = add_kernel.compile(SIG, arch="sm_80")
+    assert again.data == first.data and again.log == first.log and again.arch == "sm_80"
+    entry = cache.load("kernels", os.path.basename(path)[:-4])
+    assert b"add_kernel(" in entry.blobs["source"] and entry.blobs["binary"] == first.data
+
+
+def test_every_input_is_in_the_key(monkeypatch):
+    require_cuda_compiler()
+    add_kernel.compile(SIG, arch="sm_80")
+    add_kernel.compile(SIG, arch="sm_80")  # hit
+    assert len(_entries()) == 1
+    add_kernel.compile(SIG, arch="sm_90")
+    add_kernel.compile(SIG, arch="sm_80", num_warps=2)
+    add_kernel.compile(SIG.replace("1024", "512"), arch="sm_80")
+    add_kernel.compile(SIG.replace("i32:16", "i32"), arch="sm_80")
+    add_kernel.compile(SIG, arch="sm_80", debug=True)
+    assert len(_entries()) == 6
+    monkeypatch.setitem(cache._stamps, "tilecc", "tilecc 9.9 other")  # a new tilecc
+    add_kernel.compile(SIG, arch="sm_80")
+    monkeypatch.setitem(cache._stamps, "cuda", "nvrtc 99.0")  # a new compiler
+    add_kernel.compile(SIG, arch="sm_80")
+    assert len(_entries()) == 8
+
+
+def _module(tmp_path, name, text):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+KERNEL = """
+import tilecc
+import tilecc.language as tl
+SCALE = tl.constexpr({scale})
+
+@tilecc.jit
+def helper(x):
+    return x * {factor}
+
+@tilecc.jit
+def kern(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, helper(x) * SCALE, mask=offs < n)
+"""
+
+
+def test_fingerprint_follows_helpers_and_globals(tmp_path):
+    def fp(name, **kw):
+        return _module(tmp_path, name, KERNEL.format(**kw)).kern.fingerprint
+
+    base = fp("m0", scale=2.0, factor=3.0)
+    assert fp("m0", scale=2.0, factor=3.0) == base  # the same file, reloaded
+    assert fp("m0", scale=2.0, factor=4.0) != base  # a helper's body
+    assert fp("m0", scale=5.0, factor=3.0) != base  # a constexpr global
+    assert fp("m1", scale=2.0, factor=3.0) != base  # another file: other #line directives
+
+
+def test_source_lines_match_inspect():
+    import inspect
+
+    for k in (add_kernel, J.JITFunction):
+        fn = k.fn if hasattr(k, "fn") else None
+        if fn is not None:
+            assert cache._source_lines(fn.__code__) == inspect.getsource(fn)
+
+
+def test_params_fast_path_matches_the_frontend():
+    import kernels
+    import triton_kernels
+
+    checked = 0
+    for mod in (kernels, triton_kernels):
+        for obj in vars(mod).values():
+            fn = getattr(obj, "fn", None)
+            if fn is None or not callable(fn):
+                continue
+            fast = J._params_from_annotations(fn)
+            if fast is not None:
+                assert fast == frontend.declared_params(fn), fn.__name__
+                checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
+def test_corrupt_entry_is_a_miss_and_is_rebuilt(damage):
+    require_cuda_compiler()
+    good = add_kernel.compile(SIG, arch="sm_80")
+    [(_, path, _, _)] = _entries()
+    data = open(path, "rb").read()
+    bad = {"flip": data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:],
+           "truncate": data[: len(data) // 2], "empty": b"",
+           "garbage": b"TILECC-CACHE 1\nxyz\n{}"}[damage]
+    with open(path, "wb") as f:
+        f.write(bad)
+    assert cache.load("kernels", os.path.basename(path)[:-4]) is None
+    J._binaries.clear()
+    assert add_kernel.compile(SIG, arch="sm_80").data == good.data
+    assert open(path, "rb").read() == data or cache.decode(open(path, "rb").read()) is not None
+
+
+def test_disabled_cache_writes_nothing(monkeypatch):
+    require_cuda_compiler()
+    monkeypatch.setenv("TILECC_CACHE", "0")
+    add_kernel.compile(SIG, arch="sm_80")
+    assert _entries() == []
+
+
+def test_encode_decode_roundtrip():
+    blob = cache.encode({"a": 1}, {"source": b"abc", "binary": b"\x00\x01"})
+    e = cache.decode(blob)
+    assert e.meta["a"] == 1 and e.blobs == {"source": b"abc", "binary": b"\x00\x01"}
+    for i in range(len(blob)):
+        assert cache.decode(blob[:i]) is None
+
+
+def test_dump_dir_writes_every_stage(tmp_path, monkeypatch):
+    require_cuda_compiler()
+    monkeypatch.setenv("TILECC_DUMP_DIR", str(tmp_path / "dump"))
+    add_kernel.compile(SIG, arch="sm_80")
+    [d] = os.listdir(tmp_path / "dump")
+    files = sorted(os.listdir(tmp_path / "dump" / d))
+    assert files == ["add_kernel.cu", "add_kernel.cubin", "add_kernel.ptx", "compile.log",
+                     "ir.txt"], files
+    ptx = (tmp_path / "dump" / d / "add_kernel.ptx").read_text()
+    assert ".entry add_kernel" in ptx and ".target sm_80" in ptx
+    assert "tl.load" in (tmp_path / "dump" / d / "ir.txt").read_text() or \
+        (tmp_path / "dump" / d / "ir.txt").read_text().strip()
+
+
+def test_cli_cache_list_and_clear(tmp_path):
+    require_cuda_compiler()
+    add_kernel.compile(SIG, arch="sm_80")
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path / "cache")}
+    r = subprocess.run([sys.executable, "-m", "tilecc", "cache", "list"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "add_kernel" in r.stdout and "sm_80" in r.stdout and "1 entries" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tilecc", "cache", "clear"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0 and "removed 1 entries" in r.stdout
+    assert _entries() == []
+
+
+WORKER = r"""
+import hashlib, os, sys, time
+sys.path.insert(0, {examples!r})
+from vector_add import add_kernel
+from fused_elementwise import silu_mul_kernel
+from tilecc.runtime import cache
+go = float(sys.argv[1])
+while time.time() < go:
+    time.sleep(0.001)
+out = []
+for i, (k, sig) in enumerate([(add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32:16,1024"),
+                              (silu_mul_kernel, "*fp16:16,*fp16:16,*fp16:16,i32,512"),
+                              (add_kernel, "*fp32,*fp32,*fp32,i32,256")]):
+    b = k.compile(sig, arch="sm_80")
+    out.append(hashlib.sha256(b.data).hexdigest()[:16])
+print(" ".join(out))
+"""
+
+READER = r"""
+import os, sys, time
+from tilecc.runtime import cache
+d = os.path.join(cache.cache_dir(), "kernels")
+seen = bad = 0
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    for name in os.listdir(d) if os.path.isdir(d) else []:
+        if not name.endswith(".tck"):
+            continue
+        try:
+            data = open(os.path.join(d, name), "rb").read()
+        except FileNotFoundError:
+            continue
+        seen += 1
+        if cache.decode(data) is None:
+            bad += 1
+print(seen, bad)
+"""
+
+
+def test_eight_processes_share_one_cache(tmp_path):
+    require_cuda_compiler()
+    import time
+
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([os.path.join(HERE, ".."),
+                                          os.environ.get("PYTHONPATH", "")])}
+    go = time.time() + 3.0  # every process starts compiling at the same moment
+    reader = subprocess.Popen([sys.executable, "-c", READER, "12"], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER.format(examples=EXAMPLES),
+                               str(go)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    results = [p.communicate(timeout=240) for p in procs]
+    for p, (out, err) in zip(procs, results):
+        assert p.returncode == 0, err
+    hashes = {out.strip() for out, _ in results}
+    # the reference, compiled here without any cache
+    J._binaries.clear()
+    from fused_elementwise import silu_mul_kernel
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TILECC_CACHE", "0")
+        ref = " ".join(hashlib.sha256(k.compile(s, arch="sm_80").data).hexdigest()[:16]
+                       for k, s in [(add_kernel, "*fp32:16,*fp32:16,*fp32:16,i32:16,1024"),
+                                    (silu_mul_kernel, "*fp16:16,*fp16:16,*fp16:16,i32,512"),
+                                    (add_kernel, "*fp32,*fp32,*fp32,i32,256")])
+    assert hashes == {ref}
+    seen, bad = map(int, reader.communicate(timeout=60)[0].split())
+    assert bad == 0 and seen > 0
+    assert len(_entries()) == 3 and all(meta for *_, meta in _entries())
+    leftovers = [f for f in os.listdir(tmp_path / "cache" / "kernels") if f.endswith(".tmp")]
+    assert leftovers == []

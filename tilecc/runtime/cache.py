@@ -1,0 +1,341 @@
+"""The disk cache: generated source and compiled binaries, shared by many processes.
+
+Consumes: a kernel's Python function (for its fingerprint), its specialization, launch
+options, target, architecture.  Produces: cache keys, and entries read back verified.
+
+Layout under ``$TILECC_CACHE_DIR`` (default ``~/.cache/tilecc``)::
+
+    kernels/<key>.tck      one entry: generated source + binary + metadata
+    autotune/<key>.tck     one autotuning decision (the winning config of one key)
+
+The key is a SHA-256 of what the transpiler and the compiler consume, never of their
+internals: the kernel's source, file and first line (they appear in `#line` directives),
+the sources of the `@jit` helpers it calls (transitively, resolved through its globals and
+closure as the frontend resolves them), the constexpr-like globals it names, the
+specialization (`ArgSpec`s), launch options, target, architecture, a stamp of tilecc's own
+files (name, size, mtime: any edit to the transpiler is a new key) and the compiler's
+identity.
+
+An entry is one file: ``MAGIC`` line, SHA-256 of the payload, payload.  It is written to a
+temporary name in the same directory and published with one ``os.replace``, so a reader
+sees the old file, the new one, or none — never a partial one; and every read verifies
+the checksum, so a torn or corrupt file (a crash, a full disk, a stray edit) is a miss
+that gets rebuilt and replaced.  Processes that build the same entry at once each publish
+a complete, identical file; the last rename wins.
+
+Set ``TILECC_CACHE=0`` to neither read nor write the disk cache.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import inspect
+import linecache
+import json
+import os
+import sys
+import tempfile
+import time
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+MAGIC = b"TILECC-CACHE 1\n"
+KINDS = ("kernels", "autotune")
+
+
+def cache_dir() -> str:
+    return os.environ.get("TILECC_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tilecc")
+
+
+def enabled() -> bool:
+    return os.environ.get("TILECC_CACHE", "1") != "0"
+
+
+# --- stamps: tilecc itself and the native compiler ------------------------------------------
+
+_stamps: dict[str, str] = {}
+
+
+def tilecc_stamp() -> str:
+    """Version plus (path, size, mtime) of every file of the package: any edit to the
+    transpiler, its templates or the device header changes every key.  ~0.4 ms, once."""
+    s = _stamps.get("tilecc")
+    if s is None:
+        import tilecc
+
+        root = os.path.dirname(os.path.abspath(tilecc.__file__))
+        h = hashlib.sha256(tilecc.__version__.encode())
+        for d, dirs, files in os.walk(root):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            for f in sorted(files):
+                if f.endswith((".py", ".j2", ".h")):
+                    st = os.stat(os.path.join(d, f))
+                    h.update(f"{os.path.relpath(d, root)}/{f} {st.st_size} "
+                             f"{st.st_mtime_ns}\n".encode())
+        s = _stamps["tilecc"] = f"tilecc {tilecc.__version__} {h.hexdigest()[:16]}"
+    return s
+
+
+def compiler_stamp(target: str) -> str:
+    """The compiler's identity.  For NVRTC from a pip wheel this is read from the files
+    (name, size, mtime of libnvrtc and its versioned builtins library) without loading
+    it: loading libnvrtc costs ~50 ms, which a warm start must not pay.  Elsewhere
+    (conda, a system CUDA, HIP) the compiler is asked (`native_compile.compiler_version`)."""
+    s = _stamps.get(target)
+    if s is None:
+        s = _nvrtc_wheel_stamp() if target == "cuda" else None
+        if s is None:
+            from tilecc.runtime.native_compile import compiler_version
+
+            try:
+                s = compiler_version(target)
+            except RuntimeError as e:
+                s = f"{target} compiler unavailable ({e})"
+        _stamps[target] = s
+    return s
+
+
+def _nvrtc_wheel_stamp() -> str | None:
+    # cupy finds NVRTC through cuda-pathfinder, which tries the pip wheels first
+    # (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib) before conda and system locations.
+    for base in sys.path:
+        libs = sorted(glob.glob(os.path.join(base or ".", "nvidia", "*", "lib", "libnvrtc*.so*")))
+        if libs:
+            parts = []
+            for p in libs:
+                st = os.stat(p)
+                parts.append(f"{os.path.basename(p)}:{st.st_size}:{st.st_mtime_ns}")
+            return "nvrtc-wheel " + " ".join(parts)
+    return None
+
+
+# --- the fingerprint of a kernel's source ----------------------------------------------------
+
+def fingerprint(fn: Callable) -> str:
+    """SHA-256 of the kernel's source, the helpers it calls and the globals it reads."""
+    h = hashlib.sha256()
+    _add_function(fn, h, set())
+    return h.hexdigest()
+
+
+def _add_function(fn: Callable, h, seen: set) -> None:
+    if fn in seen:
+        return
+    seen.add(fn)
+    code = fn.__code__
+    src = _source_lines(code)
+    h.update(f"def {fn.__module__}.{fn.__qualname__} {code.co_filename}:{code.co_firstlineno}\n"
+             .encode())
+    h.update(src.encode())
+    names = set()
+    _code_names(code, names)
+    scope = dict(fn.__globals__)
+    if fn.__closure__:
+        scope.update(zip(code.co_freevars, (_cell(c) for c in fn.__closure__)))
+    helpers = []
+    for name in sorted(names):
+        if name not in scope:
+            continue
+        value = scope[name]
+        if isinstance(value, types.ModuleType):
+            # `helpers.fn`, `cfg.BLOCK`: attributes of a user module that the code names
+            if value.__name__.split(".")[0] in ("triton", "tilecc", "numpy", "torch"):
+                continue
+            for attr in sorted(names):
+                if hasattr(value, attr):
+                    _add_value(f"{name}.{attr}", getattr(value, attr), h, helpers)
+            continue
+        _add_value(name, value, h, helpers)
+    for helper in helpers:
+        _add_function(helper, h, seen)
+
+
+def _add_value(name: str, value: Any, h, helpers: list) -> None:
+    inner = getattr(value, "fn", None)
+    if type(value).__name__ == "JITFunction" and inspect.isfunction(inner):
+        h.update(f"helper {name}\n".encode())
+        helpers.append(inner)
+        return
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):
+        value = value.value
+    if isinstance(value, (bool, int, float, str, type(None))):
+        h.update(f"global {name} = {value!r}\n".encode())
+    elif type(value).__module__.startswith("tilecc.language") and not callable(value):
+        h.update(f"global {name} = {value!r}\n".encode())  # dtypes
+
+
+def _source_lines(code) -> str:
+    """The function's lines, from its first decorator to its last line of code (what
+    `inspect.getsource` returns, without its tokenizer: ~10 ms on a cold start)."""
+    last = code.co_firstlineno
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        last = max([last, *(ln for _, _, ln in c.co_lines() if ln is not None)])
+        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    linecache.checkcache(code.co_filename)  # a file rewritten since it was read
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return repr(code.co_code) + repr(code.co_consts)
+    return "".join(lines[code.co_firstlineno - 1:last])
+
+
+def _code_names(code, out: set) -> None:
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+
+
+def _cell(cell) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
+
+
+# --- keys ------------------------------------------------------------------------------------
+
+def spec_key(specs: Iterable) -> list:
+    out = []
+    for s in specs:
+        if s.is_constexpr:
+            out.append([s.name, "constexpr", repr(s.constexpr)])
+        else:
+            out.append([s.name, str(s.type), bool(s.divisible_by_16), bool(s.equals_one)])
+    return out
+
+
+def kernel_key(fp: str, specs, target: str, arch: str, options: dict) -> str:
+    parts = ["kernel", tilecc_stamp(), compiler_stamp(target), fp, target, arch,
+             spec_key(specs), sorted((k, repr(v)) for k, v in options.items())]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def key_of(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps([tilecc_stamp(), *parts], default=repr).encode()).hexdigest()
+
+
+# --- entries ---------------------------------------------------------------------------------
+
+@dataclass
+class Entry:
+    meta: dict
+    blobs: dict[str, bytes]  # e.g. "source", "binary"
+
+
+def _path(kind: str, key: str) -> str:
+    return os.path.join(cache_dir(), kind, key + ".tck")
+
+
+def encode(meta: dict, blobs: dict[str, bytes]) -> bytes:
+    meta = {**meta, "blobs": [[k, len(v)] for k, v in blobs.items()]}
+    payload = json.dumps(meta).encode() + b"\n" + b"".join(blobs.values())
+    return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def decode(data: bytes) -> Entry | None:
+    """The entry in `data`, or None if it is not a complete, intact entry."""
+    try:
+        if not data.startswith(MAGIC):
+            return None
+        digest, _, payload = data[len(MAGIC):].partition(b"\n")
+        if hashlib.sha256(payload).hexdigest().encode() != digest:
+            return None
+        header, _, rest = payload.partition(b"\n")
+        meta = json.loads(header)
+        blobs, at = {}, 0
+        for name, size in meta.pop("blobs"):
+            blobs[name] = rest[at:at + size]
+            at += size
+        if at != len(rest):
+            return None
+        return Entry(meta, blobs)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def load(kind: str, key: str) -> Entry | None:
+    if not enabled():
+        return None
+    try:
+        with open(_path(kind, key), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return decode(data)
+
+
+def store(kind: str, key: str, meta: dict, blobs: dict[str, bytes]) -> str | None:
+    """Publish an entry atomically; None (and no error) if the cache cannot be written."""
+    if not enabled():
+        return None
+    path = _path(kind, key)
+    data = encode({**meta, "created": time.time()}, blobs)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key[:16]}.",
+                                   suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            _unlink(tmp)
+            raise
+    except OSError:
+        return None
+    return path
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def entries(kind: str | None = None) -> list[tuple[str, str, int, dict | None]]:
+    """(kind, path, size, metadata or None if unreadable) of every entry."""
+    out = []
+    for k in ([kind] if kind else KINDS):
+        for path in sorted(glob.glob(os.path.join(cache_dir(), k, "*.tck"))):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            e = decode(data)
+            out.append((k, path, len(data), e.meta if e else None))
+    return out
+
+
+def clear(kind: str | None = None) -> int:
+    """Remove entries (and leftover temporary files); the number of entries removed."""
+    n = 0
+    for k in ([kind] if kind else KINDS):
+        d = os.path.join(cache_dir(), k)
+        for path in glob.glob(os.path.join(d, "*.tck")) + glob.glob(os.path.join(d, ".*.tmp")):
+            n += path.endswith(".tck")
+            _unlink(path)
+    return n
+
+
+# --- TILECC_DUMP_DIR ------------------------------------------------------------------------
+
+def dump_dir() -> str | None:
+    return os.environ.get("TILECC_DUMP_DIR") or None
+
+
+def dump(name: str, key: str, files: dict[str, bytes | str]) -> str:
+    """Write every stage's output of one build under $TILECC_DUMP_DIR/<name>-<key>/."""
+    d = os.path.join(dump_dir(), f"{name}-{key[:16]}")
+    os.makedirs(d, exist_ok=True)
+    for fname, content in files.items():
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(os.path.join(d, fname), mode) as f:
+            f.write(content)
+    return d

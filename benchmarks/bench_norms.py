@@ -35,6 +35,10 @@ def as_triton(kernel):
     glob = dict(fn.__globals__, tl=triton_language)
     clone = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
+    import tilecc.language
+
+    clone.__annotations__ = {k: triton_language.constexpr if v is tilecc.language.constexpr
+                             else v for k, v in fn.__annotations__.items()}
     return triton.jit(clone)
 
 

@@ -33,21 +33,15 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
     const tc::half* y_ptr,
     tc::half* out_ptr,
     int n_elements) {
-  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-  int offsets[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) offsets[r] = static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(r);
-  // L16: mask = offsets < n_elements
-  bool mask[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) mask[r] = offsets[r] < n_elements;
+  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L16: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // Compute in fp32 even for fp16 / bf16 storage, and round once at the end.
   // L18: x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
   tc::half x_fp16[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-    if (mask[v]) chunk = tc::load<4>(x_ptr + offsets[v]);
+    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -59,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-    if (mask[v]) chunk = tc::load<4>(y_ptr + offsets[v]);
+    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y_fp16[v + k] = chunk[k];
   }
@@ -69,13 +63,13 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   // L20: out = x * tl.sigmoid(x) * y
   float out[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) out[r] = x[r] * (1.0f / (1.0f + tc::exp(-x[r]))) * y[r];
+  for (int r = 0; r < 4; ++r) out[r] = x[r] * tc::fdiv(1.0f, 1.0f + tc::exp(-x[r])) * y[r];
   // L21: tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<tc::half, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(out[v + k]);
-    if (mask[v]) tc::store<4>(out_ptr + offsets[v], chunk);
+    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) tc::store<4>(out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
   }
 }

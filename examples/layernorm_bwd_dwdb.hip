@@ -13,8 +13,8 @@
 //   BLOCK_SIZE_M = 32 (constexpr)
 //   BLOCK_SIZE_N = 128 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
-//   Sliced1: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced0: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced1: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
@@ -24,22 +24,22 @@
 //   L118 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced0: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
-};
-
-// Sliced1: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-struct Sliced1 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced1: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced1 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
@@ -54,10 +54,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
   // each program sums BLOCK_SIZE_N columns of the partial buffers down all M rows
   // L105: pid = tl.program_id(0)
   const int pid = static_cast<int>(blockIdx.x);
-  // L106: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-  int cols[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) cols[r] = pid * 128 + Sliced0::coord0(r);
+  // L106: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
   // L109: for i in range(0, M, BLOCK_SIZE_M):
   float dw[16];
 #pragma unroll
@@ -66,18 +63,15 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
 #pragma unroll
   for (int r = 0; r < 16; ++r) db[r] = 0.0f;
   for (int i = 0; i < M; i += 32) {
-    // L110: rows = i + tl.arange(0, BLOCK_SIZE_M)
-    int rows[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) rows[r] = i + Sliced1::coord0(r);
+    // L110: rows = i + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
     // L111: mask = (rows[:, None] < M) & (cols[None, :] < N)
     bool mask[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) mask[r] = (rows[((r / 8) * 8 + r % 8) / 8] < M) & (cols[(r % 8)] < N);
+    for (int r = 0; r < 16; ++r) mask[r] = (i + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < M) & (pid * 128 + Sliced1::coord0((r % 8)) < N);
     // L112: offs = rows[:, None] * N + cols[None, :]
     int offs[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) offs[r] = rows[((r / 8) * 8 + r % 8) / 8] * N + cols[(r % 8)];
+    for (int r = 0; r < 16; ++r) offs[r] = (i + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * N + (pid * 128 + Sliced1::coord0((r % 8)));
     // L113: dw += tl.load(DW + offs, mask=mask, other=0.0)
     tc::half loaded[16];
 #pragma unroll
@@ -121,13 +115,13 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem);
     __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-    for (int o = 0; o < 8; ++o) { partial0[(Sliced0::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o]; }
+    for (int o = 0; o < 8; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o]; }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 8; ++o) {
-      float acc = partial0[(Sliced0::coord0(o)) * 4];
+      float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced0::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_dw[o] = acc;
     }
   }
@@ -149,13 +143,13 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem);
     __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-    for (int o = 0; o < 8; ++o) { partial0[(Sliced0::coord0(o)) * 4 + tc::warp_id()] = sum_db[o]; }
+    for (int o = 0; o < 8; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o]; }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 8; ++o) {
-      float acc = partial0[(Sliced0::coord0(o)) * 4];
+      float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced0::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_db[o] = acc;
     }
   }
@@ -165,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_dw[v + k];
-    if (cols[v] < N) tc::store<4>(FINAL_DW + cols[v], chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
   // L118: tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 #pragma unroll
@@ -173,6 +167,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_db[v + k];
-    if (cols[v] < N) tc::store<4>(FINAL_DB + cols[v], chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
 }

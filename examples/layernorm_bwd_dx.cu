@@ -47,8 +47,8 @@ struct Blocked0 {
 extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::half* DX,
     const tc::half* DY,
-    tc::half* DW_1,
-    tc::half* DB_1,
+    tc::half* DW,
+    tc::half* DB,
     const tc::half* X,
     const tc::half* W,
     const float* Mean,
@@ -60,10 +60,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
   __shared__ unsigned char smem[16] __attribute__((aligned(16)));
   // L58: row = tl.program_id(0)
   const int row = static_cast<int>(blockIdx.x);
-  // L60: mask = cols < N
-  bool mask[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) mask[r] = Blocked0::coord0(r) < N;
+  // L59: cols = tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
+  // L60: mask = cols < N (index arithmetic: recomputed where it is used)
   // L61: X += row * stride
   const tc::half* const X_1 = X + row * stride;
   // L62: DY += row * stride
@@ -77,20 +75,14 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
   int* const Lock_1 = Lock + lock_id;
   // L67: Count = Lock + GROUP_SIZE_M
   int* const Count = Lock_1 + 64;
-  // L68: DW = DW + lock_id * N + cols
-  tc::half* DW[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) DW[r] = DW_1 + lock_id * N + Blocked0::coord0(r);
-  // L69: DB = DB + lock_id * N + cols
-  tc::half* DB[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) DB[r] = DB_1 + lock_id * N + Blocked0::coord0(r);
+  // L68: DW = DW + lock_id * N + cols (index arithmetic: recomputed where it is used)
+  // L69: DB = DB + lock_id * N + cols (index arithmetic: recomputed where it is used)
   // L70: x = tl.load(X + cols, mask=mask, other=0).to(tl.float32)
   tc::half x_fp16[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
     tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half(0.0f));
-    if (mask[v]) chunk = tc::load<8>(X_1 + Blocked0::coord0(v));
+    if (Blocked0::coord0(v) < N) chunk = tc::load<8>(X_1 + Blocked0::coord0(v));
 #pragma unroll
     for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -102,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
     tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half(0.0f));
-    if (mask[v]) chunk = tc::load<8>(DY_1 + Blocked0::coord0(v));
+    if (Blocked0::coord0(v) < N) chunk = tc::load<8>(DY_1 + Blocked0::coord0(v));
 #pragma unroll
     for (int k = 0; k < 8; ++k) dy_fp16[v + k] = chunk[k];
   }
@@ -114,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
     tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half(0.0f));
-    if (mask[v]) chunk = tc::load<8>(W + Blocked0::coord0(v));
+    if (Blocked0::coord0(v) < N) chunk = tc::load<8>(W + Blocked0::coord0(v));
 #pragma unroll
     for (int k = 0; k < 8; ++k) w_fp16[v + k] = chunk[k];
   }
@@ -137,11 +129,11 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
   // L78: xhat = tl.where(mask, xhat, 0.0)
   float xhat_1[8];
 #pragma unroll
-  for (int r = 0; r < 8; ++r) xhat_1[r] = mask[r] ? xhat[r] : 0.0f;
+  for (int r = 0; r < 8; ++r) xhat_1[r] = Blocked0::coord0(r) < N ? xhat[r] : 0.0f;
   // L79: wdy = tl.where(mask, wdy, 0.0)
   float wdy_1[8];
 #pragma unroll
-  for (int r = 0; r < 8; ++r) wdy_1[r] = mask[r] ? wdy[r] : 0.0f;
+  for (int r = 0; r < 8; ++r) wdy_1[r] = Blocked0::coord0(r) < N ? wdy[r] : 0.0f;
   // L80: c1 = tl.sum(xhat * wdy, axis=0) / N
   float sum;
   {
@@ -170,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
       sum = acc;
     }
   }
-  const float c1 = sum / tc::cast<float>(N);
+  const float c1 = tc::fdiv(sum, tc::cast<float>(N));
   // L81: c2 = tl.sum(wdy, axis=0) / N
   float wdy_sum;
   {
@@ -199,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
       wdy_sum = acc;
     }
   }
-  const float c2 = wdy_sum / tc::cast<float>(N);
+  const float c2 = tc::fdiv(wdy_sum, tc::cast<float>(N));
   // L82: dx = (wdy - (xhat * c1 + c2)) * rstd
   float dx[8];
 #pragma unroll
@@ -210,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dx[v + k]);
-    if (mask[v]) tc::store<8>(DX_1 + Blocked0::coord0(v), chunk);
+    if (Blocked0::coord0(v) < N) tc::store<8>(DX_1 + Blocked0::coord0(v), chunk);
   }
   // this row's share of dw and db, added into the group's buffer under its lock
   // L85: partial_dw = (dy * xhat).to(w.dtype)
@@ -263,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half(0.0f));
-      if (mask[v]) chunk = tc::load<8>(DW[v]);
+      if (Blocked0::coord0(v) < N) chunk = tc::load<8>(DW + lock_id * N + Blocked0::coord0(v));
 #pragma unroll
       for (int k = 0; k < 8; ++k) loaded[v + k] = chunk[k];
     }
@@ -272,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half(0.0f));
-      if (mask[v]) chunk = tc::load<8>(DB[v]);
+      if (Blocked0::coord0(v) < N) chunk = tc::load<8>(DB + lock_id * N + Blocked0::coord0(v));
 #pragma unroll
       for (int k = 0; k < 8; ++k) loaded_1[v + k] = chunk[k];
     }
@@ -289,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(partial_dw_1[v + k]);
-    if (mask[v]) tc::store<8>(DW[v], chunk);
+    if (Blocked0::coord0(v) < N) tc::store<8>(DW + lock_id * N + Blocked0::coord0(v), chunk);
   }
   // L96: tl.store(DB, partial_db, mask=mask)
 #pragma unroll
@@ -297,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(partial_db[v + k]);
-    if (mask[v]) tc::store<8>(DB[v], chunk);
+    if (Blocked0::coord0(v) < N) tc::store<8>(DB + lock_id * N + Blocked0::coord0(v), chunk);
   }
   // every thread's stores are done before the lock is released
   // L97: tl.debug_barrier()

@@ -61,16 +61,13 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
 #pragma unroll
   for (int r = 0; r < 4; ++r) _mean[r] = 0.0f;
   for (int off = 0; off < N; off += 1024) {
-    // L28: cols = off + tl.arange(0, BLOCK_SIZE)
-    int cols[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) cols[r] = off + Blocked0::coord0(r);
+    // L28: cols = off + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
     // L29: a = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
     tc::half a_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-      if (cols[v] < N) chunk = tc::load<4>(X_1 + cols[v]);
+      if (off + Blocked0::coord0(v) < N) chunk = tc::load<4>(X_1 + (off + Blocked0::coord0(v)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) a_fp16[v + k] = chunk[k];
     }
@@ -109,22 +106,19 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
       _mean_sum = acc;
     }
   }
-  const float mean = _mean_sum / tc::cast<float>(N);
+  const float mean = tc::fdiv(_mean_sum, tc::cast<float>(N));
   // L34: for off in range(0, N, BLOCK_SIZE):
   float _var[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) _var[r] = 0.0f;
   for (int off_1 = 0; off_1 < N; off_1 += 1024) {
-    // L35: cols = off + tl.arange(0, BLOCK_SIZE)
-    int cols_1[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) cols_1[r] = off_1 + Blocked0::coord0(r);
+    // L35: cols = off + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
     // L36: x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
     tc::half x_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-      if (cols_1[v] < N) chunk = tc::load<4>(X_1 + cols_1[v]);
+      if (off_1 + Blocked0::coord0(v) < N) chunk = tc::load<4>(X_1 + (off_1 + Blocked0::coord0(v)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -134,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     // L37: x = tl.where(cols < N, x - mean, 0.0)
     float x_1[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) x_1[r] = cols_1[r] < N ? x[r] - mean : 0.0f;
+    for (int r = 0; r < 4; ++r) x_1[r] = off_1 + Blocked0::coord0(r) < N ? x[r] - mean : 0.0f;
     // L38: _var += x * x
 #pragma unroll
     for (int r = 0; r < 4; ++r) _var[r] = _var[r] + x_1[r] * x_1[r];
@@ -167,9 +161,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
       _var_sum = acc;
     }
   }
-  const float var = _var_sum / tc::cast<float>(N);
+  const float var = tc::fdiv(_var_sum, tc::cast<float>(N));
   // L40: rstd = 1 / tl.sqrt(var + eps)
-  const float rstd = 1.0f / tc::sqrt(var + eps);
+  const float rstd = tc::fdiv(1.0f, tc::sqrt(var + eps));
   // L41: tl.store(Mean + row, mean)
   if (threadIdx.x == 0) Mean[row] = mean;
   // L42: tl.store(Rstd + row, rstd)
@@ -177,20 +171,14 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
   // normalize and apply the affine transform
   // L44: for off in range(0, N, BLOCK_SIZE):
   for (int off_2 = 0; off_2 < N; off_2 += 1024) {
-    // L45: cols = off + tl.arange(0, BLOCK_SIZE)
-    int cols_2[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) cols_2[r] = off_2 + Blocked0::coord0(r);
-    // L46: mask = cols < N
-    bool mask[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) mask[r] = cols_2[r] < N;
+    // L45: cols = off + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+    // L46: mask = cols < N (index arithmetic: recomputed where it is used)
     // L47: w = tl.load(W + cols, mask=mask)
     tc::half w[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-      if (mask[v]) chunk = tc::load<4>(W + cols_2[v]);
+      if (off_2 + Blocked0::coord0(v) < N) chunk = tc::load<4>(W + (off_2 + Blocked0::coord0(v)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) w[v + k] = chunk[k];
     }
@@ -199,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-      if (mask[v]) chunk = tc::load<4>(B + cols_2[v]);
+      if (off_2 + Blocked0::coord0(v) < N) chunk = tc::load<4>(B + (off_2 + Blocked0::coord0(v)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) b[v + k] = chunk[k];
     }
@@ -208,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-      if (mask[v]) chunk = tc::load<4>(X_1 + cols_2[v]);
+      if (off_2 + Blocked0::coord0(v) < N) chunk = tc::load<4>(X_1 + (off_2 + Blocked0::coord0(v)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16_1[v + k] = chunk[k];
     }
@@ -229,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(y[v + k]);
-      if (mask[v]) tc::store<4>(Y_1 + cols_2[v], chunk);
+      if (off_2 + Blocked0::coord0(v) < N) tc::store<4>(Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
     }
   }
 }

@@ -39,20 +39,18 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
   // One program per row; the whole row fits in BLOCK_SIZE (a power of 2 >= n_cols).
   // L20: row_idx = tl.program_id(0)
   const int row_idx = static_cast<int>(blockIdx.x);
-  // L22: mask = col_offsets < n_cols
-  bool mask[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) mask[r] = Blocked0::coord0(r) < n_cols;
+  // L21: col_offsets = tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L22: mask = col_offsets < n_cols (index arithmetic: recomputed where it is used)
   // L23: row = tl.load(input_ptr + row_idx * input_row_stride + col_offsets, mask=mask, other=-float("inf"))
   float row[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
     tc::Vec<float, 4> chunk = tc::splat<4>(-tc::inf<float>());
-    if (mask[v + 3]) {  // the whole vector is in bounds
+    if (Blocked0::coord0(v + 3) < n_cols) {  // the whole vector is in bounds
       chunk = tc::load<4>(input_ptr + row_idx * input_row_stride + Blocked0::coord0(v));
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (mask[v + k]) chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
+      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols) chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) row[v + k] = chunk[k];
@@ -124,18 +122,18 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
   // L29: softmax_output = numerator / denominator
   float softmax_output[8];
 #pragma unroll
-  for (int r = 0; r < 8; ++r) softmax_output[r] = numerator[r] / denominator;
+  for (int r = 0; r < 8; ++r) softmax_output[r] = tc::fdiv(numerator[r], denominator);
   // L30: tl.store(output_ptr + row_idx * output_row_stride + col_offsets, softmax_output, mask=mask)
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = softmax_output[v + k];
-    if (mask[v + 3]) {  // the whole vector is in bounds
+    if (Blocked0::coord0(v + 3) < n_cols) {  // the whole vector is in bounds
       tc::store<4>(output_ptr + row_idx * output_row_stride + Blocked0::coord0(v), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (mask[v + k]) (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
+      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols) (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
     }
   }
 }

@@ -38,21 +38,15 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
   const int pid = static_cast<int>(blockIdx.x);
   // L18: block_start = pid * BLOCK_SIZE
   const int block_start = pid * 1024;
-  // L19: offsets = block_start + tl.arange(0, BLOCK_SIZE)
-  int offsets[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) offsets[r] = block_start + Blocked0::coord0(r);
+  // L19: offsets = block_start + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
   // The last block may run past the end: mask those lanes off.
-  // L21: mask = offsets < n_elements
-  bool mask[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) mask[r] = offsets[r] < n_elements;
+  // L21: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // L22: x = tl.load(x_ptr + offsets, mask=mask)
   float x[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-    if (mask[v]) chunk = tc::load<4>(x_ptr + offsets[v]);
+    if (block_start + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(x_ptr + (block_start + Blocked0::coord0(v)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
@@ -61,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-    if (mask[v]) chunk = tc::load<4>(y_ptr + offsets[v]);
+    if (block_start + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(y_ptr + (block_start + Blocked0::coord0(v)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y[v + k] = chunk[k];
   }
@@ -75,6 +69,6 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = output[v + k];
-    if (mask[v]) tc::store<4>(out_ptr + offsets[v], chunk);
+    if (block_start + Blocked0::coord0(v) < n_elements) tc::store<4>(out_ptr + (block_start + Blocked0::coord0(v)), chunk);
   }
 }

@@ -114,6 +114,7 @@ class Renderer(BlockOps):
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
         self._plan(kernel.body, loop_header=set())
+        self.recomputed = self._index_values()
 
     # --- planning: what is inlined, what is a variable, which variables loops reuse --------
     def _plan(self, region: Region, loop_header: set[int]) -> None:
@@ -149,6 +150,26 @@ class Renderer(BlockOps):
             if op.kind == "if":
                 for res in op.results:
                     self.mutable.add(res.id)
+
+    def _index_values(self) -> set[int]:
+        """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,
+        masks): recomputed at each use instead of kept in registers, as Triton does — they
+        cost a few integer operations and save a register array each."""
+        found: set[int] = set()
+        for op in self.k.walk():
+            if op.kind not in PURE or not op.results or not op.result.type.is_block:
+                continue
+            if op.result.id in self.inline and op.kind not in ("arange", "splat"):
+                continue
+            ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
+                                        v.owner.kind in ("const", "arange")))
+                     if v.type.is_block else self.root(v) not in self.mutable
+                     for v in op.operands)
+            if ok or op.kind == "arange":
+                found.add(op.result.id)
+                self.inline.add(op.result.id)
+        return {op.result.id for op in self.k.walk() if op.results and op.result.id in found
+                and op.result.name and op.kind not in ("splat", "const")}
 
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
@@ -250,6 +271,8 @@ class Renderer(BlockOps):
             fn = op.attrs["fn"]
             if fn in CALLS:
                 return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            if fn == "div" and v.dtype.name == "fp32":  # div.full.f32, as Triton divides
+                return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "rem" and v.dtype.is_floating():
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             sym, prec = BINARY[fn]
@@ -324,7 +347,7 @@ class Renderer(BlockOps):
         for part in text.split("\n"):
             self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
 
-    def comment_for(self, op: Op) -> None:
+    def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc = op.loc
         key = (loc.file, loc.stmt)
         if self.in_lambda or key == self.last_stmt or key not in self.k.statements:
@@ -334,20 +357,30 @@ class Renderer(BlockOps):
         for c in comments:
             self.line("// " + c.lstrip("#").strip())
         where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
-        self.line(f"// {where}: {text}")
+        self.line(f"// {where}: {text}{note}")
         if self.line_directives:
             self.lines.append(f'#line {loc.stmt} "{loc.file}"')
 
     def region(self, region: Region) -> None:
-        ops = [op for op in region.ops if not (op.results and op.results[0].id in self.inline
-                                               and op.kind in PURE)]
+        ops = []
+        for op in region.ops:
+            if op.results and op.results[0].id in self.inline and op.kind in PURE:
+                if op.results[0].id in self.recomputed and not self.in_lambda:
+                    ops.append(op)  # a named index value: only its comment is written
+                continue
+            ops.append(op)
         i = 0
         while i < len(ops):
             op = ops[i]
+            if op.results and op.results[0].id in self.recomputed:
+                self.comment_for(op, " (index arithmetic: recomputed where it is used)")
+                i += 1
+                continue
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
                 group = [op]
                 while i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        ops[i + 1].result.id not in self.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
                     i += 1

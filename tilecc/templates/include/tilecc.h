@@ -155,15 +155,44 @@ template <> TC_DEVICE double nan<double>() { return __longlong_as_double(0x7ff80
 
 // ---- math: one name per function, overloaded on the element type ------------------------
 
+// float32 exp / exp2 / log / log2 and division as Triton computes them on NVIDIA: the
+// hardware's approximate units (ex2.approx, lg2.approx: ~2 ulp) and div.full.f32 (2 ulp),
+// rather than libm's longer exact-rounding sequences.
+#ifdef TC_HIP
+TC_DEVICE float exp_f32(float x) { return ::__expf(x); }
+TC_DEVICE float exp2_f32(float x) { return ::exp2f(x); }
+TC_DEVICE float log_f32(float x) { return ::__logf(x); }
+TC_DEVICE float log2_f32(float x) { return ::log2f(x); }
+TC_DEVICE float fdiv(float a, float b) { return a / b; }
+#else
+TC_DEVICE float exp2_f32(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+TC_DEVICE float exp_f32(float x) { return exp2_f32(x * 1.4426950408889634f); }
+TC_DEVICE float log2_f32(float x) {
+  float y;
+  asm("lg2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+TC_DEVICE float log_f32(float x) { return log2_f32(x) * 0.6931471805599453f; }
+TC_DEVICE float fdiv(float a, float b) {
+  float y;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
+#endif
+
 #define TC_UNARY_MATH(NAME, F32, F64)                                                         \
   TC_DEVICE float NAME(float x) { return F32(x); }                                            \
   TC_DEVICE double NAME(double x) { return F64(x); }                                          \
   TC_DEVICE half NAME(half x) { return half(F32(static_cast<float>(x))); }                    \
   TC_DEVICE bfloat16 NAME(bfloat16 x) { return bfloat16(F32(static_cast<float>(x))); }
-TC_UNARY_MATH(exp, ::expf, ::exp)
-TC_UNARY_MATH(exp2, ::exp2f, ::exp2)
-TC_UNARY_MATH(log, ::logf, ::log)
-TC_UNARY_MATH(log2, ::log2f, ::log2)
+TC_UNARY_MATH(exp, exp_f32, ::exp)
+TC_UNARY_MATH(exp2, exp2_f32, ::exp2)
+TC_UNARY_MATH(log, log_f32, ::log)
+TC_UNARY_MATH(log2, log2_f32, ::log2)
 TC_UNARY_MATH(sqrt, ::sqrtf, ::sqrt)
 TC_UNARY_MATH(rsqrt, ::rsqrtf, ::rsqrt)
 TC_UNARY_MATH(sin, ::sinf, ::sin)

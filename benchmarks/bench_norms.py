@@ -105,6 +105,7 @@ def bench_layernorm_forward(warps_list) -> list[tuple]:
 def bench_layernorm_backward(warps_list) -> list[tuple]:
     kernels = {"tc": (LN.layer_norm_bwd_dx, LN.layer_norm_bwd_dwdb),
                "tr": (as_triton(LN.layer_norm_bwd_dx), as_triton(LN.layer_norm_bwd_dwdb))}
+    programs = 2 * torch.cuda.get_device_properties(0).multi_processor_count
     rows = []
     for n in SIZES:
         x = torch.randn(M, n, device="cuda", dtype=torch.float16, requires_grad=True)
@@ -115,30 +116,27 @@ def bench_layernorm_backward(warps_list) -> list[tuple]:
         xf = x.float()
         mean = xf.mean(dim=1).contiguous()
         rstd = (1 / torch.sqrt(xf.var(dim=1, unbiased=False) + 1e-5)).contiguous()
-        group = 64 if n <= 8192 else 32
-        block = min(65536 // 2, triton.next_power_of_2(n))
+        block = triton.next_power_of_2(n)
         results = {}
 
         def run(key, warps):
             dx_k, dwdb_k = kernels[key]
-            locks = torch.zeros(2 * group, dtype=torch.int32, device="cuda")
-            pdw = torch.zeros((group, n), dtype=w.dtype, device="cuda")
-            pdb = torch.zeros((group, n), dtype=w.dtype, device="cuda")
+            pdw = torch.empty((programs, n), dtype=torch.float32, device="cuda")
+            pdb = torch.empty((programs, n), dtype=torch.float32, device="cuda")
             dx = torch.empty_like(x)
             dw = torch.empty(n, device="cuda")
             db = torch.empty(n, device="cuda")
             results[key] = (dx, dw, db)
 
             def go():
-                locks.zero_()
-                dx_k[(M,)](dx, dy, pdw, pdb, x, w, mean, rstd, locks, x.stride(0), n,
-                           GROUP_SIZE_M=group, BLOCK_SIZE_N=block, num_warps=warps)
-                dwdb_k[(triton.cdiv(n, 128),)](pdw, pdb, dw, db, group, n,
+                dx_k[(programs,)](dx, dy, pdw, pdb, x, w, mean, rstd, x.stride(0), M, n,
+                                  BLOCK_SIZE_N=block, num_warps=warps)
+                dwdb_k[(triton.cdiv(n, 128),)](pdw, pdb, dw, db, programs, n,
                                                BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
             return go
-        t_tc = best({w_: run("tc", w_) for w_ in warps_list})
+        t_tc = best({w_: run("tc", w_) for w_ in warps_list + [32]})
         run("tc", t_tc[1])()
-        t_tr = best({w_: run("tr", w_) for w_ in warps_list})
+        t_tr = best({w_: run("tr", w_) for w_ in warps_list + [32]})
         run("tr", t_tr[1])()
         t_torch = do_bench(lambda: y.backward(dy, retain_graph=True), warmup=25, rep=100,
                            return_mode="median", grad_to_none=[x, w, b])
@@ -147,8 +145,8 @@ def bench_layernorm_backward(warps_list) -> list[tuple]:
         for key in ("tc", "tr"):
             dx, dw, db = results[key]
             torch.testing.assert_close(dx, x.grad, rtol=1e-2, atol=1e-2)
-            torch.testing.assert_close(dw.to(w.dtype), w.grad, rtol=5e-2, atol=0.5)
-            torch.testing.assert_close(db.to(b.dtype), b.grad, rtol=5e-2, atol=0.5)
+            torch.testing.assert_close(dw.to(w.dtype), w.grad, rtol=2e-2, atol=0.5)
+            torch.testing.assert_close(db.to(b.dtype), b.grad, rtol=2e-2, atol=0.5)
         gb = 3 * x.numel() * x.element_size() / 1e9
         rows.append(("layernorm bwd fp16", n, gb / (t_tc[0] * 1e-3), gb / (t_tr[0] * 1e-3),
                      gb / (t_torch * 1e-3), t_tc[1], t_tr[1]))

@@ -1,10 +1,9 @@
 """Layer normalization, forward and backward (Triton's tutorial kernels).
 
 Forward: one program per row; mean and variance are reduced over the row in fp32.
-Backward: one program per row computes dx and accumulates its contribution to the weight
-and bias gradients into one of GROUP_SIZE_M partial buffers, taking that buffer's lock
-(an atomic compare-and-swap spin); a second kernel sums the partial buffers down the rows
-with 2-D blocks.
+Backward: each program walks a strided set of rows, computing dx and keeping its share of
+the weight and bias gradients in registers; it writes one row of partial sums, and a
+second kernel adds the partial rows up with 2-D blocks.
 
     python examples/layernorm.py
 prints the generated CUDA of the forward kernel and checks all three kernels against
@@ -53,49 +52,33 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
 
 
 @tilecc.jit
-def layer_norm_bwd_dx(DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N,
-                      GROUP_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
-    row = tl.program_id(0)
+def layer_norm_bwd_dx(DX, DY, DW, DB, X, W, Mean, Rstd, stride, M, N,
+                      BLOCK_SIZE_N: tl.constexpr):
+    # Program p handles rows p, p + P, p + 2P, ... (P programs in all) and keeps its share
+    # of dw and db in registers: no atomics, no locks, one partial row per program.
+    pid = tl.program_id(0)
+    n_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N
-    X += row * stride
-    DY += row * stride
-    DX += row * stride
-    # rows share GROUP_SIZE_M partial dw / db buffers, each behind a lock
-    lock_id = row % GROUP_SIZE_M
-    Lock += lock_id
-    Count = Lock + GROUP_SIZE_M
-    DW = DW + lock_id * N + cols
-    DB = DB + lock_id * N + cols
-    x = tl.load(X + cols, mask=mask, other=0).to(tl.float32)
-    dy = tl.load(DY + cols, mask=mask, other=0).to(tl.float32)
-    w = tl.load(W + cols, mask=mask).to(tl.float32)
-    mean = tl.load(Mean + row)
-    rstd = tl.load(Rstd + row)
-    # dx
-    xhat = (x - mean) * rstd
-    wdy = w * dy
-    xhat = tl.where(mask, xhat, 0.0)
-    wdy = tl.where(mask, wdy, 0.0)
-    c1 = tl.sum(xhat * wdy, axis=0) / N
-    c2 = tl.sum(wdy, axis=0) / N
-    dx = (wdy - (xhat * c1 + c2)) * rstd
-    tl.store(DX + cols, dx, mask=mask)
-    # this row's share of dw and db, added into the group's buffer under its lock
-    partial_dw = (dy * xhat).to(w.dtype)
-    partial_db = dy.to(w.dtype)
-    while tl.atomic_cas(Lock, 0, 1) == 1:
-        pass
-    count = tl.load(Count)
-    if count == 0:
-        tl.atomic_xchg(Count, 1)  # the first row of the group initializes the buffer
-    else:
-        partial_dw += tl.load(DW, mask=mask)
-        partial_db += tl.load(DB, mask=mask)
-    tl.store(DW, partial_dw, mask=mask)
-    tl.store(DB, partial_db, mask=mask)
-    tl.debug_barrier()  # every thread's stores are done before the lock is released
-    tl.atomic_xchg(Lock, 0)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK_SIZE_N], dtype=tl.float32)
+    db = tl.zeros([BLOCK_SIZE_N], dtype=tl.float32)
+    for row in range(pid, M, n_programs):
+        x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        dy = tl.load(DY + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.load(Mean + row)
+        rstd = tl.load(Rstd + row)
+        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+        wdy = tl.where(mask, w * dy, 0.0)
+        c1 = tl.sum(xhat * wdy, axis=0) / N
+        c2 = tl.sum(wdy, axis=0) / N
+        dx = (wdy - (xhat * c1 + c2)) * rstd
+        tl.store(DX + row * stride + cols, dx, mask=mask)
+        dw += dy * xhat
+        db += dy
+    # this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up
+    tl.store(DW + pid * N + cols, dw, mask=mask)
+    tl.store(DB + pid * N + cols, db, mask=mask)
 
 
 @tilecc.jit
@@ -133,21 +116,23 @@ def layer_norm(x, w, b, eps: float, xp=np):
     return y, mean, rstd
 
 
-def layer_norm_backward(dy, x, w, mean, rstd, xp=np):
-    """dx, dw, db for the forward above."""
+def backward_config(n: int, itemsize: int) -> dict:
+    block = tilecc.next_power_of_2(n)
+    return {"BLOCK_SIZE_N": block, "num_warps": min(max(block // 512, 4), 32)}
+
+
+def layer_norm_backward(dy, x, w, mean, rstd, xp=np, programs: int = 256):
+    """dx, dw, db for the forward above; `programs` rows of partial dw / db sums."""
     m, n = x.shape
-    group = 64 if n <= 8192 else 32
-    group = min(group, m)
-    locks = xp.zeros(2 * group, xp.int32)
-    partial_dw = xp.zeros((group, n), w.dtype)
-    partial_db = xp.zeros((group, n), w.dtype)
+    programs = min(programs, m)
+    partial_dw = xp.empty((programs, n), xp.float32)
+    partial_db = xp.empty((programs, n), xp.float32)
     dx, dw, db = xp.empty_like(x), xp.empty(n, xp.float32), xp.empty(n, xp.float32)
-    cfg = forward_config(n, x.itemsize)
     dx_kernel = layer_norm_bwd_dx.interpret if xp is np else layer_norm_bwd_dx
-    dx_kernel[(m,)](dx, dy, partial_dw, partial_db, x, w, mean, rstd, locks, n, n,
-                    GROUP_SIZE_M=group, BLOCK_SIZE_N=cfg["BLOCK_SIZE"], num_warps=cfg["num_warps"])
+    dx_kernel[(programs,)](dx, dy, partial_dw, partial_db, x, w, mean, rstd, n, m, n,
+                           **backward_config(n, x.itemsize))
     dwdb = layer_norm_bwd_dwdb.interpret if xp is np else layer_norm_bwd_dwdb
-    dwdb[(tilecc.cdiv(n, 128),)](partial_dw, partial_db, dw, db, group, n,
+    dwdb[(tilecc.cdiv(n, 128),)](partial_dw, partial_db, dw, db, programs, n,
                                  BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
     return dx, dw.astype(w.dtype), db.astype(w.dtype)
 

@@ -1,26 +1,12 @@
-"""Shared test set-up: GPU tests are marked `gpu` and skipped cleanly without a GPU."""
+"""Shared test set-up.  GPU tests are marked `gpu`; tilecc's pytest plugin
+(tilecc.testing.pytest_plugin: the marker, clean skips without a GPU, `--require-gpu`, the
+`tilecc_cache_dir` fixture and the Hypothesis profiles) is loaded through its entry point
+where tilecc is installed, and through `pytest_plugins` below where it only is on PYTHONPATH
+(the entry point has the module's name, so it is never loaded twice)."""
 
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.dirname(__file__))  # tests import kernels.py, conftest_compilers.py
 
-
-def gpu_available() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
-def pytest_collection_modifyitems(config, items):
-    if gpu_available():
-        return
-    skip = pytest.mark.skip(reason="no CUDA GPU on this machine")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+pytest_plugins = ["tilecc.testing.pytest_plugin"]

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import tilecc
 import tilecc.language as tl
+import tilecc.testing as tt
 
 try:
     import kernels as K
@@ -47,24 +48,19 @@ def _max_examples(case: K.Case) -> int:
 
 
 def sizes(case: K.Case):
-    b = case.block
-    return st.one_of(
-        st.integers(1, b - 1),                                    # smaller than a block
-        st.integers(1, case.max_n // b).map(lambda k: k * b),     # whole blocks
-        st.integers(b + 1, case.max_n).filter(lambda n: n % b),   # a partial last block
-    )
+    """tilecc.testing's sizes for the case's block: tiny, whole blocks, one less and one
+    more than a multiple, primes, anything up to `max_n`."""
+    return tt.sizes(case.block, max_size=case.max_n)
 
 
 def assert_output(actual: np.ndarray, expected: np.ndarray, tol: tuple[float, float],
                   what: str) -> None:
+    """tilecc.testing's comparison (reports the worst element and its index) with the
+    case's tolerance for floats, exact for integers and bools."""
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, what
-    if K.is_float(actual.dtype):
-        rtol, atol = tol
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
-                                   rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-        np.testing.assert_array_equal(actual, expected.astype(actual.dtype), err_msg=what)
+    tt.assert_close(actual, expected, tt.Tolerance(*tol) if K.is_float(actual.dtype)
+                    else tt.EXACT, what)
 
 
 def run_case(case: K.Case, dtype, n: int, seed: int, masked: bool = True) -> None:

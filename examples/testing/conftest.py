@@ -1,0 +1,6 @@
+"""The property tests here import the examples' kernels from examples/."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))

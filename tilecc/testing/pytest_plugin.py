@@ -1,0 +1,89 @@
+"""tilecc's pytest plugin — loaded automatically where tilecc is installed (entry point
+`pytest11`), or with `-p tilecc.testing.pytest_plugin`; `-p no:tilecc.testing.pytest_plugin`
+turns it off.
+
+* `@pytest.mark.gpu`: the test needs a CUDA GPU that tilecc can launch on (CuPy sees a
+  device); without one it is skipped, with the reason.  `--require-gpu` makes that an error
+  instead (for the GPU machine, where a silent skip would hide a broken driver).
+* `tilecc_cache_dir` fixture: a fresh, empty directory set as TILECC_CACHE_DIR for the test.
+* Hypothesis settings profiles, chosen with `--hypothesis-profile NAME` or
+  HYPOTHESIS_PROFILE=NAME (nothing is loaded unless asked, so other projects' tests in the
+  same environment keep their settings):
+    tilecc-ci   derandomized, no example database, no deadline, 50 examples, no "explain"
+                phase (it re-runs a failing kernel many times to annotate the report);
+    tilecc-dev  random, the local example database (failures replay first), no deadline,
+                100 examples;
+    tilecc-gpu  like tilecc-ci with 200 examples, for the GPU machine.
+This module imports neither hypothesis (unless installed) nor the rest of tilecc.testing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+GPU_MARKER = "gpu: needs a CUDA GPU tilecc can launch on (skipped where there is none)"
+
+
+def _register_profiles() -> None:
+    try:
+        from hypothesis import HealthCheck, Phase, settings
+    except ImportError:
+        return
+    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    no_explain = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
+    settings.register_profile("tilecc-ci", max_examples=50, deadline=None, derandomize=True,
+                              database=None, print_blob=True, suppress_health_check=quiet,
+                              phases=no_explain)
+    settings.register_profile("tilecc-dev", max_examples=100, deadline=None,
+                              suppress_health_check=quiet)
+    settings.register_profile("tilecc-gpu", max_examples=200, deadline=None, derandomize=True,
+                              database=None, print_blob=True, suppress_health_check=quiet,
+                              phases=no_explain)
+
+
+_register_profiles()  # at import: before Hypothesis's own plugin loads a profile by name
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--require-gpu", action="store_true", default=False,
+                     help="tilecc: fail, instead of skipping, tests marked gpu when no GPU "
+                          "is present")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", GPU_MARKER)
+
+
+def _gpu() -> bool:
+    from tilecc.testing.devices import gpu_available
+
+    return gpu_available()
+
+
+def pytest_report_header(config) -> str | None:
+    if os.environ.get("TILECC_TEST_BACKENDS"):
+        return f"tilecc: TILECC_TEST_BACKENDS={os.environ['TILECC_TEST_BACKENDS']}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    marked = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not marked or _gpu():
+        return
+    if config.getoption("--require-gpu"):
+        raise pytest.UsageError(f"--require-gpu: {len(marked)} tests are marked gpu, but "
+                                "CuPy sees no CUDA device here")
+    skip = pytest.mark.skip(reason="no CUDA GPU on this machine (CuPy sees none)")
+    for item in marked:
+        item.add_marker(skip)
+
+
+@pytest.fixture
+def tilecc_cache_dir(tmp_path, monkeypatch):
+    """A fresh, empty tilecc cache directory (TILECC_CACHE_DIR) for this test."""
+    path = tmp_path / "tilecc-cache"
+    path.mkdir()
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(path))
+    return path

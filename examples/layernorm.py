@@ -60,7 +60,6 @@ def layer_norm_bwd_dx(DX, DY, DW, DB, X, W, Mean, Rstd, stride, M, N,
     n_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
     dw = tl.zeros([BLOCK_SIZE_N], dtype=tl.float32)
     db = tl.zeros([BLOCK_SIZE_N], dtype=tl.float32)
     for row in range(pid, M, n_programs):
@@ -69,13 +68,15 @@ def layer_norm_bwd_dx(DX, DY, DW, DB, X, W, Mean, Rstd, stride, M, N,
         mean = tl.load(Mean + row)
         rstd = tl.load(Rstd + row)
         xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+        dw += dy * xhat
+        db += dy
+        # w is re-read each row (from cache) rather than held: registers are the limit here
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
         wdy = tl.where(mask, w * dy, 0.0)
         c1 = tl.sum(xhat * wdy, axis=0) / N
         c2 = tl.sum(wdy, axis=0) / N
         dx = (wdy - (xhat * c1 + c2)) * rstd
         tl.store(DX + row * stride + cols, dx, mask=mask)
-        dw += dy * xhat
-        db += dy
     # this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up
     tl.store(DW + pid * N + cols, dw, mask=mask)
     tl.store(DB + pid * N + cols, db, mask=mask)

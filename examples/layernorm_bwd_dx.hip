@@ -21,14 +21,14 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L63 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L66 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L67 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L68 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L69 load mean: scalar access
-//   L70 load rstd: scalar access
-//   L76 store: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L80 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L68 load mean: scalar access
+//   L69 load rstd: scalar access
+//   L74 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L79 store: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L81 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L82 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 4 warps
@@ -62,19 +62,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
   const int n_programs = static_cast<int>(gridDim.x);
   // L61: cols = tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
   // L62: mask = cols < N (index arithmetic: recomputed where it is used)
-  // L63: w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-  tc::half w_fp16[4];
-#pragma unroll
-  for (int v = 0; v < 4; v += 4) {
-    tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
-    if (Blocked0::coord0(v) < N) chunk = tc::load<4>(W + Blocked0::coord0(v));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w_fp16[v + k] = chunk[k];
-  }
-  float w[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) w[r] = tc::cast<float>(w_fp16[r]);
-  // L66: for row in range(pid, M, n_programs):
+  // L65: for row in range(pid, M, n_programs):
   float dw[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) dw[r] = 0.0f;
@@ -82,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
 #pragma unroll
   for (int r = 0; r < 4; ++r) db[r] = 0.0f;
   for (int row = pid; row < M; row += n_programs) {
-    // L67: x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    // L66: x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
     tc::half x_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
@@ -94,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     float x[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) x[r] = tc::cast<float>(x_fp16[r]);
-    // L68: dy = tl.load(DY + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    // L67: dy = tl.load(DY + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
     tc::half dy_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
@@ -106,19 +94,38 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     float dy[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) dy[r] = tc::cast<float>(dy_fp16[r]);
-    // L69: mean = tl.load(Mean + row)
+    // L68: mean = tl.load(Mean + row)
     const float mean = Mean[row];
-    // L70: rstd = tl.load(Rstd + row)
+    // L69: rstd = tl.load(Rstd + row)
     const float rstd = Rstd[row];
-    // L71: xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+    // L70: xhat = tl.where(mask, (x - mean) * rstd, 0.0)
     float xhat[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) xhat[r] = Blocked0::coord0(r) < N ? (x[r] - mean) * rstd : 0.0f;
-    // L72: wdy = tl.where(mask, w * dy, 0.0)
+    // L71: dw += dy * xhat
+#pragma unroll
+    for (int r = 0; r < 4; ++r) dw[r] = dw[r] + dy[r] * xhat[r];
+    // L72: db += dy
+#pragma unroll
+    for (int r = 0; r < 4; ++r) db[r] = db[r] + dy[r];
+    // w is re-read each row (from cache) rather than held: registers are the limit here
+    // L74: w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    tc::half w_fp16[4];
+#pragma unroll
+    for (int v = 0; v < 4; v += 4) {
+      tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half(0.0f));
+      if (Blocked0::coord0(v) < N) chunk = tc::load<4>(W + Blocked0::coord0(v));
+#pragma unroll
+      for (int k = 0; k < 4; ++k) w_fp16[v + k] = chunk[k];
+    }
+    float w[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) w[r] = tc::cast<float>(w_fp16[r]);
+    // L75: wdy = tl.where(mask, w * dy, 0.0)
     float wdy[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) wdy[r] = Blocked0::coord0(r) < N ? w[r] * dy[r] : 0.0f;
-    // L73: c1 = tl.sum(xhat * wdy, axis=0) / N
+    // L76: c1 = tl.sum(xhat * wdy, axis=0) / N
     float sum;
     {
       auto combine = [](float a, float b) { return a + b; };
@@ -147,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
       }
     }
     const float c1 = tc::fdiv(sum, tc::cast<float>(N));
-    // L74: c2 = tl.sum(wdy, axis=0) / N
+    // L77: c2 = tl.sum(wdy, axis=0) / N
     float wdy_sum;
     {
       auto combine = [](float a, float b) { return a + b; };
@@ -176,11 +183,11 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
       }
     }
     const float c2 = tc::fdiv(wdy_sum, tc::cast<float>(N));
-    // L75: dx = (wdy - (xhat * c1 + c2)) * rstd
+    // L78: dx = (wdy - (xhat * c1 + c2)) * rstd
     float dx[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) dx[r] = (wdy[r] - (xhat[r] * c1 + c2)) * rstd;
-    // L76: tl.store(DX + row * stride + cols, dx, mask=mask)
+    // L79: tl.store(DX + row * stride + cols, dx, mask=mask)
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       tc::Vec<tc::half, 4> chunk;
@@ -188,15 +195,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
       for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dx[v + k]);
       if (Blocked0::coord0(v) < N) tc::store<4>(DX + row * stride + Blocked0::coord0(v), chunk);
     }
-    // L77: dw += dy * xhat
-#pragma unroll
-    for (int r = 0; r < 4; ++r) dw[r] = dw[r] + dy[r] * xhat[r];
-    // L78: db += dy
-#pragma unroll
-    for (int r = 0; r < 4; ++r) db[r] = db[r] + dy[r];
   }
   // this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up
-  // L80: tl.store(DW + pid * N + cols, dw, mask=mask)
+  // L81: tl.store(DW + pid * N + cols, dw, mask=mask)
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<float, 4> chunk;
@@ -204,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     for (int k = 0; k < 4; ++k) chunk[k] = dw[v + k];
     if (Blocked0::coord0(v) < N) tc::store<4>(DW + pid * N + Blocked0::coord0(v), chunk);
   }
-  // L81: tl.store(DB + pid * N + cols, db, mask=mask)
+  // L82: tl.store(DB + pid * N + cols, db, mask=mask)
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
     tc::Vec<float, 4> chunk;

@@ -110,6 +110,7 @@ class Renderer(BlockOps):
         self.layout_names: dict[Placement, str] = {}
         self.smem_bytes = 0  # the shared-memory pool: the largest any one step needs
         self.in_lambda = False  # rendering a combine function: no statement comments
+        self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
         self.writes = self._written_pointers()
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
@@ -365,13 +366,19 @@ class Renderer(BlockOps):
         ops = []
         for op in region.ops:
             if op.results and op.results[0].id in self.inline and op.kind in PURE:
-                if op.results[0].id in self.recomputed and not self.in_lambda:
-                    ops.append(op)  # a named index value: only its comment is written
+                if (op.results[0].id in self.recomputed and not self.in_lambda) or \
+                        op.results[0].id in self.early:
+                    ops.append(op)  # only a comment, or an early loop-carried update
                 continue
             ops.append(op)
         i = 0
         while i < len(ops):
             op = ops[i]
+            if op.results and op.results[0].id in self.early:
+                self.comment_for(op)
+                self._assign_into(self.early[op.results[0].id], op.results[0], declare=False)
+                i += 1
+                continue
             if op.results and op.results[0].id in self.recomputed:
                 self.comment_for(op, " (index arithmetic: recomputed where it is used)")
                 i += 1
@@ -557,7 +564,7 @@ class Renderer(BlockOps):
         inc = f"++{self.name(iv)}" if step_text == "1" else f"{self.name(iv)} += {step_text}"
         self.line(f"for ({c_type(iv.dtype)} {self.name(iv)} = {self.text(lo)}; "
                   f"{self.name(iv)} {'>' if neg else '<'} {self.text(hi)}; {inc}) {{")
-        self.nested(body, op.results)
+        self.nested(body, op.results, body.args[1:])
         self.line("}")
 
     def op_while(self, op: Op) -> None:
@@ -572,7 +579,7 @@ class Renderer(BlockOps):
             self.region(before)
             self.line(f"if (!({self.text(before.yields[0])})) break;")
             self.depth -= 1
-        self.nested(body, op.results)
+        self.nested(body, op.results, body.args)
         self.line("}")
 
     def op_if(self, op: Op) -> None:
@@ -585,13 +592,50 @@ class Renderer(BlockOps):
             self.nested(els, op.results)
         self.line("}")
 
-    def nested(self, region: Region, targets: list[Value]) -> None:
+    def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
         self.depth += 1
         saved = self.last_stmt
+        early = self._early_updates(region, targets, list(carried))
+        self.early.update(early)
         self.region(region)
-        self.assign_yields(targets, region.yields)
+        self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
+                           [y for y in region.yields if y.id not in early])
         self.last_stmt = saved
         self.depth -= 1
+
+    def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
+                       ) -> dict[int, Value]:
+        """Loop-carried updates (`acc += x`) written where the statement is, not at the end
+        of the body: the operands then die early, which keeps register pressure down.  Only
+        when nothing later in the body reads the old value."""
+        if not carried:
+            return {}
+        position = {id(op): i for i, op in enumerate(region.ops)}
+        early: dict[int, Value] = {}
+        for target, y, old in zip(targets, region.yields, carried):
+            op = y.owner
+            if op is None or id(op) not in position or y.id not in self.inline or \
+                    self.root(y) == self.root(target):
+                continue
+            at = position[id(op)]
+            later = [o for o in region.ops[at + 1:]]
+            reads_later = any(old.id in {v.id for v in o.operands} or
+                              any(old.id in {v.id for v in x.operands}
+                                  for r in o.regions for x in ir.walk(r)) for o in later)
+            other_yields = any(old.id in self._reads(v) for v in region.yields if v is not y)
+            if not reads_later and not other_yields:
+                early[y.id] = target
+        return early
+
+    def _reads(self, v: Value) -> set[int]:
+        """Ids of the values an inlined expression of `v` reads."""
+        out, todo = set(), [v]
+        while todo:
+            x = todo.pop()
+            out.add(x.id)
+            if x.id in self.inline and x.owner is not None:
+                todo.extend(x.owner.operands)
+        return out
 
 
 def render(kernel: Kernel, target: Target, conversions: list[str], *,

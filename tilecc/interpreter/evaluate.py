@@ -217,6 +217,10 @@ class Program:
         shape = op.result.type.shape
         return self._shaped(op, lambda a: np.broadcast_to(a, shape).copy())
 
+    def op_convert(self, op: Op):
+        # a layout change (inserted by the layouts pass): the values are unchanged
+        return self._shaped(op, lambda a: a.copy())
+
     def op_expand_dims(self, op: Op):
         return self._shaped(op, lambda a: np.expand_dims(a, op.attrs["axis"]))
 

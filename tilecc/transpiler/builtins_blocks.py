@@ -188,11 +188,15 @@ def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
                   keep_dims: bool = False, kind: str = "reduce", reverse: bool = False
                   ) -> list[Value]:
     b = tracer.b
+    rank = len(inputs[0].type.shape)
     if axis is None:
         if kind == "scan":
             raise ValueError("scans need an axis")
         inputs = [reshape(b, x, (x.type.numel,)) for x in inputs]
         axis = 0
+        if keep_dims:  # axis=None keeps every axis, as size 1: shape (1,) * rank
+            out = reduce_blocks(tracer, inputs, 0, fn, constexprs, True, kind, reverse)
+            return [reshape(b, r, (1,) * rank) for r in out]
     shape = inputs[0].type.shape
     for x in inputs[1:]:
         if x.type.shape != shape:
@@ -243,6 +247,8 @@ def _sum(tracer, name, input, axis, keep_dims, dtype):
     out = _const(dtype, "dtype")
     if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
         out = D.uint32 if x.dtype.kind == "uint" else D.int32
+    if out is None and x.dtype == D.bfloat16:  # Triton sums bfloat16 in fp32
+        out = D.float32
     if out is not None:
         x = S.cast(tracer.b, x, out)
     return reduce_blocks(tracer, [x], _axis_value(axis), _std("_sum_combine"), {},
@@ -260,12 +266,15 @@ def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dim
     if not _const(return_indices, "return_indices"):
         fn = _std("_max_combine" if name in ("max", "argmax") else "_min_combine")
         return reduce_blocks(tracer, [x], ax, fn, {}, keep)[0]
-    if ax is None:
+    rank, flat = len(x.type.shape), ax is None
+    if flat:
         x, ax = reshape(tracer.b, x, (x.type.numel,)), 0
     idx = _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
     fn = _std("_argmax_combine" if name in ("max", "argmax") else "_argmin_combine")
     values, indices = reduce_blocks(tracer, [x, idx], ax, fn,
                                     {"TIE_BREAK_LEFT": bool(_const(tie_break_left, "tie"))}, keep)
+    if flat and keep:  # axis=None with keep_dims: shape (1,) * rank, as without indices
+        values, indices = (reshape(tracer.b, r, (1,) * rank) for r in (values, indices))
     return Const((values, indices))
 
 
@@ -284,12 +293,13 @@ def _arg(tracer, name, input, axis, tie_break_left, keep_dims):
 
 @handles("reduce")
 def _reduce(tracer, name, input, axis, combine_fn, keep_dims):
-    inputs = list(input.value) if isinstance(input, Const) and isinstance(input.value, tuple) \
-        else [input]
+    is_tuple = isinstance(input, Const) and isinstance(input.value, tuple)
+    inputs = list(input.value) if is_tuple else [input]
     blocks = [_block(tracer, x) for x in inputs]
     out = reduce_blocks(tracer, blocks, _axis_value(axis), _combine_fn(combine_fn), {},
                         bool(_const(keep_dims, "keep_dims")))
-    return out[0] if len(out) == 1 and not isinstance(input.value, tuple) else Const(tuple(out))
+    # a single block (a Value, no `.value`) gives a single result
+    return Const(tuple(out)) if is_tuple else out[0]
 
 
 def _scan(tracer, inputs, axis, fn, reverse) -> list[Value]:
@@ -303,6 +313,8 @@ def _cumsum(tracer, name, input, axis, reverse, dtype):
     out = _const(dtype, "dtype")
     if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
         out = D.uint32 if x.dtype.kind == "uint" else D.int32
+    if out is None and x.dtype == D.bfloat16:  # Triton sums bfloat16 in fp32
+        out = D.float32
     if out is not None:
         x = S.cast(tracer.b, x, out)
     return _scan(tracer, [x], axis, _std("_sum_combine"), reverse)[0]
@@ -310,16 +322,19 @@ def _cumsum(tracer, name, input, axis, reverse, dtype):
 
 @handles("cumprod")
 def _cumprod(tracer, name, input, axis, reverse):
-    return _scan(tracer, [_block(tracer, input)], axis, _std("_prod_combine"), reverse)[0]
+    x = _block(tracer, input)
+    if x.dtype == D.bfloat16:  # as Triton: bfloat16 is promoted to fp32
+        x = S.cast(tracer.b, x, D.float32)
+    return _scan(tracer, [x], axis, _std("_prod_combine"), reverse)[0]
 
 
 @handles("associative_scan")
 def _associative_scan(tracer, name, input, axis, combine_fn, reverse):
-    inputs = list(input.value) if isinstance(input, Const) and isinstance(input.value, tuple) \
-        else [input]
+    is_tuple = isinstance(input, Const) and isinstance(input.value, tuple)
+    inputs = list(input.value) if is_tuple else [input]
     out = _scan(tracer, [_block(tracer, x) for x in inputs], axis, _combine_fn(combine_fn),
                 reverse)
-    return out[0] if not isinstance(input.value, tuple) else Const(tuple(out))
+    return Const(tuple(out)) if is_tuple else out[0]  # same fix as _reduce
 
 
 # --- atomics and barriers ------------------------------------------------------------------------

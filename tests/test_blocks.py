@@ -1,0 +1,343 @@
+"""Multi-dimensional block kernels (tests/kernels_blocks.py) and the softmax / layer norm
+examples: on the NumPy interpreter against NumPy (Hypothesis draws shapes that are not
+multiples of the block), compiled by NVRTC (sm_80, sm_90) and hiprtc (gfx90a) with no
+warnings and no spills, and on the GPU (`pytest -m gpu`) with torch and CuPy arrays.
+
+Cases whose atomics return order-dependent values are compared through the case's
+`canonical` form (e.g. the sorted tickets), on the interpreter and on the GPU alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import inspect
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+
+try:
+    import kernels as K
+    import kernels_blocks as KB
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import TARGETS, assert_clean_compile
+    from test_gpu_cases import FRAMEWORKS
+    from test_interpreter import assert_output
+except ImportError:  # tests/ imported as a package
+    from tests import kernels as K
+    from tests import kernels_blocks as KB
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import TARGETS, assert_clean_compile
+    from tests.test_gpu_cases import FRAMEWORKS
+    from tests.test_interpreter import assert_output
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Known back-end bugs (in render*.py / passes / templates / runtime, not fixed here): the
+# tests they break are strict xfails, so a fix shows up as XPASS.
+_UNUSED_RESULT = ("render bug: a multi-result reduce/scan whose first result is unused (the "
+                  "values of tl.argmax along a warp-local axis; `_, h = "
+                  "tl.associative_scan((a, b), ...)`) leaves a set-but-unused array: NVRTC "
+                  "warning #550-D")
+XFAIL_COMPILE: dict[tuple[str, str], str] = {  # (case name, target): reason
+    ("row_stats_2d", "cuda"): _UNUSED_RESULT,
+    ("row_stats_tiny_block", "cuda"): _UNUSED_RESULT,
+    ("associative_scan_reduce_tuples", "cuda"): _UNUSED_RESULT,
+}
+XFAIL_GPU: dict[str, str] = {}  # case name: reason
+XFAIL_INTERP: dict[tuple[str, str], str] = {}  # (case name, dtype): reason
+
+
+def _dtype_id(dt) -> str:
+    return K.tl_name(dt)
+
+
+def _mark(params_id: str, reason: str | None, values: tuple):
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(*values, id=params_id, marks=marks)
+
+
+# --- shapes ------------------------------------------------------------------------------------
+
+def dim_sizes(block: int, top: int):
+    """Sizes along one dimension: below a block, whole blocks, a partial last block."""
+    options = [st.integers(1, block - 1)] if block > 1 else []
+    options.append(st.integers(1, max(1, top // block)).map(lambda k: k * block))
+    if top > block + 1:
+        options.append(st.integers(block + 1, top).filter(lambda n: n % block))
+    return st.one_of(*options)
+
+
+def shapes(case):
+    return st.tuples(*(dim_sizes(b, top) for b, top in case.dims))
+
+
+# --- running a case ----------------------------------------------------------------------------
+
+def expected_and_actual(case, args_before, outs):
+    with np.errstate(all="ignore"):
+        expected = case.reference(copy.deepcopy(args_before))
+    if case.canonical is not None:
+        outs = case.canonical(outs, args_before)
+    return expected, outs
+
+
+def check_outputs(case, args_before, outs, what: str) -> None:
+    expected, actual = expected_and_actual(case, args_before, outs)
+    assert len(expected) == len(actual)
+    for i, (got, exp) in enumerate(zip(actual, expected)):
+        got = np.asarray(got)
+        dt = args_before[case.outputs[i]].dtype if case.canonical is None else got.dtype
+        assert_output(got, np.asarray(exp), case.tol(dt), f"{what}: output {i}")
+
+
+def run_interpreted(case, dtype, n, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    args = case.make_args(n, dtype, rng)
+    before = copy.deepcopy(args)
+    case.kernel.interpret[case.grid(n)](*args, **case.options)
+    for i, (a, b) in enumerate(zip(args, before)):
+        if isinstance(a, np.ndarray) and i not in case.outputs:
+            np.testing.assert_array_equal(a, b, err_msg=f"input argument {i} was modified")
+    check_outputs(case, before, [args[i] for i in case.outputs], f"{case.name} n={n}")
+
+
+def _interp_params():
+    for case in KB.CASES_BLOCKS:
+        for dt in case.dtypes:
+            pid = f"{case.name}-{_dtype_id(dt)}"
+            yield _mark(pid, XFAIL_INTERP.get((case.name, _dtype_id(dt))), (case, dt))
+
+
+@pytest.mark.parametrize("case,dtype", list(_interp_params()))
+def test_block_case_matches_numpy(case, dtype) -> None:
+    # no shrinking: a failure reports its shape and seed (see the note), and runs stay short
+    @settings(max_examples=10, deadline=None, database=None, derandomize=True,
+              phases=[Phase.explicit, Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(n=shapes(case), seed=st.integers(0, 2**32 - 1))
+    def check(n, seed):
+        note(f"shape={n} seed={seed}")
+        run_interpreted(case, dtype, n, seed)
+
+    check()
+
+
+@pytest.mark.parametrize("case", KB.CASES_BLOCKS, ids=lambda c: c.name)
+def test_block_case_at_the_edges(case) -> None:
+    """Every dimension at 1, and every dimension at its largest size."""
+    for n in (tuple(1 for _ in case.dims), tuple(top for _, top in case.dims)):
+        run_interpreted(case, case.dtypes[0], n, seed=sum(n))
+
+
+def test_shape_strategy_draws_every_size_class() -> None:
+    seen = set()
+
+    @settings(max_examples=80, deadline=None, database=None)
+    @given(n=dim_sizes(8, 40))
+    def collect(n):
+        seen.add("small" if n < 8 else ("whole" if n % 8 == 0 else "partial"))
+
+    collect()
+    assert seen == {"small", "whole", "partial"}
+
+
+# --- native compiles ---------------------------------------------------------------------------
+
+def _compile_params():
+    for case in KB.CASES_BLOCKS:
+        for sig in case.signatures:
+            for target, arch in TARGETS:
+                yield _mark(f"{case.name}-{arch}-[{sig}]", XFAIL_COMPILE.get((case.name, target)),
+                            (case, sig, target, arch))
+
+
+@pytest.mark.parametrize("case,signature,target,arch", list(_compile_params()))
+def test_block_case_compiles_cleanly(case, signature: str, target: str, arch: str) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert_clean_compile(case.kernel, signature, target, arch, **case.options)
+
+
+# --- GPU -----------------------------------------------------------------------------------------
+
+def _gpu_params():
+    for case in KB.CASES_BLOCKS:
+        for dt in case.dtypes:
+            for fw in FRAMEWORKS:
+                if fw == "cupy" and np.dtype(dt) == K.BF16:
+                    continue  # CuPy has no bfloat16 arrays
+                yield _mark(f"{case.name}-{_dtype_id(dt)}-{fw}", XFAIL_GPU.get(case.name),
+                            (case, dt, fw))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,dtype,fw", list(_gpu_params()))
+def test_block_case_on_gpu(case, dtype, fw: str) -> None:
+    pytest.importorskip(fw)
+    to_dev, to_host = FRAMEWORKS[fw]
+    sizes = [tuple(max(1, b - 3) if top > 1 else 1 for b, top in case.dims),
+             tuple(top for _, top in case.dims),
+             tuple(min(top, b + 5) for b, top in case.dims)]
+    for n in sizes:
+        for seed in range(3):  # atomics race differently each run
+            rng = np.random.default_rng(seed)
+            args = case.make_args(n, dtype, rng)
+            before = copy.deepcopy(args)
+            dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
+            case.kernel[case.grid(n)](*dev, **case.options)
+            outs = [to_host(dev[i], args[i]) for i in case.outputs]
+            check_outputs(case, before, outs, f"{case.name} on {fw} n={n}")
+
+
+# --- examples: softmax and layer norm ------------------------------------------------------
+
+def _load_example(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}",
+                                                  os.path.join(ROOT, "examples", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+softmax_ex = _load_example("softmax")
+layernorm_ex = _load_example("layernorm")
+
+SOFTMAX_COLS = (1, 2, 3, 7, 31, 32, 33, 100, 257, 781, 1000)
+
+
+def _softmax_ref(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _softmax_input(rows, cols, dtype, seed=0):
+    rng = np.random.default_rng(seed + cols)
+    return (rng.standard_normal((rows, cols)) * 3).astype(dtype)
+
+
+def _softmax_tol(dtype):
+    return (1e-5, 1e-7) if dtype == np.float32 else (5e-3, 1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("cols", SOFTMAX_COLS)
+def test_softmax_example_interpreted(cols: int, dtype) -> None:
+    x = _softmax_input(3, cols, dtype)
+    y = softmax_ex.softmax(x)
+    assert y.dtype == x.dtype
+    rtol, atol = _softmax_tol(dtype)
+    np.testing.assert_allclose(y.astype(np.float64), _softmax_ref(x), rtol=rtol, atol=atol)
+    if cols == 1:
+        np.testing.assert_array_equal(y, 1)
+
+
+def test_softmax_example_strided_rows() -> None:
+    big = _softmax_input(5, 64, np.float32)
+    x = big[:, :45]  # rows 64 elements apart
+    out = np.zeros((5, 50), np.float32)[:, :45]
+    softmax_ex.softmax(x, out)
+    np.testing.assert_allclose(out, _softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+@pytest.mark.parametrize("sig", [softmax_ex.SIGNATURE,
+                                 "*fp16:16, *fp16:16, i32, i32, i32, 128",
+                                 "*fp32, *fp32, i32, i32, i32, 4096"])
+def test_softmax_example_compiles(sig: str, target: str, arch: str) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    block = int(sig.rsplit(",", 1)[1])
+    assert_clean_compile(softmax_ex.softmax_kernel, sig, target, arch,
+                         num_warps=softmax_ex.launch_config(block)["num_warps"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fw", list(FRAMEWORKS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_softmax_example_on_gpu(dtype, fw: str) -> None:
+    pytest.importorskip(fw)
+    to_dev, to_host = FRAMEWORKS[fw]
+    for cols in SOFTMAX_COLS + (4096, 5000):
+        x = _softmax_input(37, cols, dtype)
+        y = to_host(softmax_ex.softmax(to_dev(x)), x)
+        rtol, atol = _softmax_tol(dtype)
+        np.testing.assert_allclose(y.astype(np.float64), _softmax_ref(x), rtol=rtol, atol=atol,
+                                   err_msg=f"cols={cols}")
+
+
+LN_SHAPES = ((1, 1), (3, 7), (5, 100), (19, 300), (4, 1030))
+
+
+def _ln_inputs(m, n, dtype, seed=0):
+    rng = np.random.default_rng(seed + m * 1000 + n)
+    x = rng.standard_normal((m, n)).astype(dtype)
+    w, b = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+    dy = rng.standard_normal((m, n)).astype(dtype)
+    return x, w, b, dy
+
+
+def _ln_check(got, want, dtype, m):
+    tol = {"y": 1e-2, "dx": 1e-2, "dw": 5e-2, "db": 5e-2} if dtype == np.float16 else \
+        {"y": 1e-4, "dx": 1e-4, "dw": 1e-4, "db": 1e-4}
+    for name, g, w in zip(("y", "dx", "dw", "db"), got, want):
+        np.testing.assert_allclose(np.asarray(g).astype(np.float64), w, rtol=tol[name],
+                                   atol=tol[name], err_msg=f"{name} ({m} rows)")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("m,n", LN_SHAPES)
+def test_layernorm_example_interpreted(m: int, n: int, dtype) -> None:
+    x, w, b, dy = _ln_inputs(m, n, dtype)
+    eps = 1e-5
+    y, mean, rstd = layernorm_ex.layer_norm(x, w, b, eps)
+    np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=1), rtol=1e-4, atol=1e-5)
+    dx, dw, db = layernorm_ex.layer_norm_backward(dy, x, w, mean, rstd)
+    _ln_check((y, dx, dw, db), layernorm_ex.reference(x, w, b, dy, eps), dtype, m)
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+@pytest.mark.parametrize("kernel,sig,warps", [
+    ("layer_norm_fwd", layernorm_ex.FWD_SIGNATURE, 4),
+    ("layer_norm_fwd", "*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,i32,fp32,8192", 8),
+    ("layer_norm_bwd_dx", None, 4),
+    ("layer_norm_bwd_dwdb", "*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32,i32,32,128", 4),
+], ids=["fwd_fp16", "fwd_fp32_8192", "bwd_dx", "bwd_dwdb"])
+def test_layernorm_example_compiles(kernel: str, sig: str, warps: int, target: str,
+                                    arch: str) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    fn = getattr(layernorm_ex, kernel)
+    if sig is None:  # derived from the parameters: the example's backward is still evolving
+        sig = _fp32_signature(fn)
+    assert_clean_compile(fn, sig, target, arch, num_warps=warps)
+
+
+def _fp32_signature(fn) -> str:
+    """fp32 pointers, i32 sizes, an i32 lock, 512-wide blocks, groups of 64."""
+    entries = []
+    for p in inspect.signature(fn.fn).parameters.values():
+        if p.annotation is not inspect.Parameter.empty:  # constexpr
+            entries.append("64" if "GROUP" in p.name else "512")
+        elif p.name in ("stride", "M", "N"):
+            entries.append("i32")
+        elif p.name == "Lock":
+            entries.append("*i32")
+        else:
+            entries.append("*fp32:16")
+    return ",".join(entries)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("m,n", LN_SHAPES + ((200, 4000),))
+def test_layernorm_example_on_gpu(m: int, n: int, dtype) -> None:
+    cupy = pytest.importorskip("cupy")
+    x, w, b, dy = _ln_inputs(m, n, dtype)
+    eps = 1e-5
+    to = cupy.asarray
+    y, mean, rstd = layernorm_ex.layer_norm(to(x), to(w), to(b), eps, cupy)
+    dx, dw, db = layernorm_ex.layer_norm_backward(to(dy), to(x), to(w), mean, rstd, cupy)
+    _ln_check([cupy.asnumpy(a) for a in (y, dx, dw, db)],
+              layernorm_ex.reference(x, w, b, dy, eps), dtype, m)

@@ -38,15 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Known back-end bugs (in render*.py / passes / templates / runtime, not fixed here): the
 # tests they break are strict xfails, so a fix shows up as XPASS.
-_UNUSED_RESULT = ("render bug: a multi-result reduce/scan whose first result is unused (the "
-                  "values of tl.argmax along a warp-local axis; `_, h = "
-                  "tl.associative_scan((a, b), ...)`) leaves a set-but-unused array: NVRTC "
-                  "warning #550-D")
-XFAIL_COMPILE: dict[tuple[str, str], str] = {  # (case name, target): reason
-    ("row_stats_2d", "cuda"): _UNUSED_RESULT,
-    ("row_stats_tiny_block", "cuda"): _UNUSED_RESULT,
-    ("associative_scan_reduce_tuples", "cuda"): _UNUSED_RESULT,
-}
+XFAIL_COMPILE: dict[tuple[str, str], str] = {}  # (case name, target): reason
 XFAIL_GPU: dict[str, str] = {}  # case name: reason
 XFAIL_INTERP: dict[tuple[str, str], str] = {}  # (case name, dtype): reason
 

@@ -151,6 +151,14 @@ class BlockOps:
             self.cross_warp(op, src, e, dst, results, accs, types, warps)
         self.depth -= 1
         self.line("}")
+        self.discard_unused(results)
+
+    def discard_unused(self, results: list[Value]) -> None:
+        """A combined result the kernel never reads (the values of an argmax) is still
+        computed alongside the others; say so, and keep compilers from warning."""
+        for res in results:
+            if self.uses.get(res.id, 0) == 0:
+                self.line(f"(void){self.name(res)};  // computed with the others, not used")
 
     def cross_warp(self, op, src, e, dst, results, accs, types, warps) -> None:
         wpc = src.base.wpc[e]
@@ -245,6 +253,7 @@ class BlockOps:
                            for k, res in enumerate(results)) + " }")
         self.depth -= 1
         self.line("}")
+        self.discard_unused(results)
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],

@@ -91,8 +91,11 @@ class BlockOps:
         e = src.kept[axis]
         dst = results[0].layout if results[0].type.is_block else None
         n_out = dst.regs if dst is not None else 1
-        for res in results:
-            self.declare(res)
+        warps = src.unique_warps(e)
+        used = [self.uses.get(res.id, 0) > 0 for res in results]
+        for res, u in zip(results, used):
+            if u:
+                self.declare(res)
         j_count = min(src.reg_sizes[e], src.full[e])
 
         def reg(s: str, j: str) -> str:
@@ -111,6 +114,9 @@ class BlockOps:
         what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
         self.line("{")
         self.depth += 1
+        for res, u in zip(results, used):
+            if not u and warps > 1:  # not read later, but the warps exchange it
+                self.declare(res)
         self.combine_lambda(op.regions[0], len(xs))
         types = [c_type(x.dtype) for x in xs]
         accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
@@ -142,25 +148,17 @@ class BlockOps:
                     self.line(f"  const {t} {o} = tc::shfl_xor({a}, lane_mask);")
                 self.line(f"  {self.combine_call(accs, others)}")
                 self.line("}")
-        for res, acc in zip(results, accs):
-            self.line(f"{self.slot(res, 'o')} = {acc};")
+        for res, acc, u in zip(results, accs, used):
+            if u or warps > 1:
+                self.line(f"{self.slot(res, 'o')} = {acc};")
         self.depth -= 1
         self.line("}")
-        warps = src.unique_warps(e)
         if warps > 1:
-            self.cross_warp(op, src, e, dst, results, accs, types, warps)
+            self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
         self.depth -= 1
         self.line("}")
-        self.discard_unused(results)
 
-    def discard_unused(self, results: list[Value]) -> None:
-        """A combined result the kernel never reads (the values of an argmax) is still
-        computed alongside the others; say so, and keep compilers from warning."""
-        for res in results:
-            if self.uses.get(res.id, 0) == 0:
-                self.line(f"(void){self.name(res)};  // computed with the others, not used")
-
-    def cross_warp(self, op, src, e, dst, results, accs, types, warps) -> None:
+    def cross_warp(self, op, src, e, dst, results, accs, types, warps, used) -> None:
         wpc = src.base.wpc[e]
         slots = prod(results[0].type.shape) if dst is not None else 1
         self.line(f"// 3. across the {warps} warps that split the axis: through shared memory")
@@ -191,8 +189,9 @@ class BlockOps:
         self.line("#pragma unroll")
         self.line(f"  for (int warp = 1; warp < {warps}; ++warp) "
                   f"{self.combine_call(accs, others)}")
-        for res, acc in zip(results, accs):
-            self.line(f"  {self.slot(res, 'o')} = {acc};")
+        for res, acc, u in zip(results, accs, used):
+            if u:
+                self.line(f"  {self.slot(res, 'o')} = {acc};")
         self.line("}")
 
     # --- scans -------------------------------------------------------------------------------------
@@ -204,7 +203,8 @@ class BlockOps:
         n, inner = shape[axis], strides[axis]
         lines = prod(shape) // n
         threads = self.k.num_warps * self.target.warp_size
-        for res in results:
+        used = [res for res in results if self.uses.get(res.id, 0) > 0]
+        for res in used:
             self.declare(res)
         self.line("{")
         self.depth += 1
@@ -250,10 +250,9 @@ class BlockOps:
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
                   " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
-                           for k, res in enumerate(results)) + " }")
+                           for k, res in enumerate(results) if res in used) + " }")
         self.depth -= 1
         self.line("}")
-        self.discard_unused(results)
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],

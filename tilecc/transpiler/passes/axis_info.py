@@ -90,7 +90,11 @@ def _rule(op: Op) -> AxisInfo:
     if k == "expand_dims":
         ax = op.attrs["axis"]
         ins = lambda t, x: t[:ax] + (x,) + t[ax:]  # noqa: E731
-        return AxisInfo(ins(a.contiguity, 1), ins(a.divisibility, a.divisibility[0]),
+        # Along the new axis every element starts a run, so its divisibility is that of
+        # all elements: 1 as soon as they count up along some axis (rows[:, None] is
+        # 0, 1, 2, ...; only rows[:, None] * 16 is divisible by 16).
+        new_div = 1 if any(c > 1 for c in a.contiguity) else min(a.divisibility)
+        return AxisInfo(ins(a.contiguity, 1), ins(a.divisibility, new_div),
                         ins(a.constancy, HUGE))
     if k == "assume":
         hint = op.attrs

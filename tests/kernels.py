@@ -573,8 +573,9 @@ def _ratio_ref(a):
 
 RATIO = Case("true_div_promotes", ratio_kernel, _ratio_args, _ratio_ref, (2,), NUMERIC,
              ("*i32:16,*i32:16,*fp32:16,i32,1024", "*fp16:16,*fp16:16,*fp32:16,i32,1024"),
+             # float32 `/` is div.full.f32 on NVIDIA, as in Triton: within 2 ulp
              grid_1d(64), tolerance={"float16": (0, 0), "bfloat16": (0, 0),
-                                     "float32": (0, 0), "float64": (0, 0)})
+                                     "float32": (2.5e-7, 0), "float64": (0, 0)})
 
 
 @tilecc.jit

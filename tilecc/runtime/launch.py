@@ -169,49 +169,60 @@ def _fast_key(constexpr_flags, values):
     (the slow path then specializes from scratch).  Mirrors JITFunction.specs_for."""
     key, passed = [], []
     for is_ce, v in zip(constexpr_flags, values):
-        t = type(v)
         if is_ce:
             key.append(v)
-        elif t is int:
+            continue
+        kind = _KINDS.get(type(v)) or _kind_of(type(v))
+        if kind == "int":
             if v == 1:
                 key.append(1)
                 continue
             wide = not _INT32[0] <= v <= _INT32[1]
             key.append(("i64" if wide else "i32", v % 16 == 0))
             passed.append(np.int64(v) if wide else np.int32(v))
-        elif t is float:
-            key.append("fp32")
-            passed.append(np.float32(v))
-        elif _is_torch(t):
-            if not v.is_cuda:
-                return None
+        elif kind == "torch":
+            device = v.get_device()
+            if device < 0:
+                return None  # a host tensor: the slow path explains
             ptr = v.data_ptr()
-            key.append((v.dtype, ptr % 16 == 0, v.get_device(), "torch"))
+            key.append((v.dtype, ptr % 16 == 0, device))
             passed.append(np.uint64(ptr))
-        elif t.__module__.startswith("cupy") and hasattr(v, "data"):
+        elif kind == "cupy":
             ptr = v.data.ptr
             key.append((v.dtype, ptr % 16 == 0, v.device.id))
             passed.append(np.uint64(ptr))
+        elif kind == "float":
+            key.append("fp32")
+            passed.append(np.float32(v))
+        elif kind == "bool":
+            key.append("i1")
+            passed.append(np.bool_(v))
         else:
             return None
+    key = tuple(key)
     try:
-        return tuple(key), passed
-    except TypeError:
+        hash(key)
+    except TypeError:  # an unhashable constexpr: specialize the slow way every time
         return None
+    return key, passed
 
 
-_torch_tensor = None
+# argument type → how the warm path reads it; filled in as types are first seen
+_KINDS: dict[type, str] = {int: "int", float: "float", bool: "bool"}
 
 
-def _is_torch(t) -> bool:
-    global _torch_tensor
-    if _torch_tensor is None:
-        if not t.__module__.startswith("torch"):
-            return False
+def _kind_of(t: type) -> str:
+    module = t.__module__ or ""
+    if module.startswith("torch"):
         import torch
 
-        _torch_tensor = torch.Tensor
-    return issubclass(t, _torch_tensor)
+        kind = "torch" if issubclass(t, torch.Tensor) else "other"
+    elif module.startswith("cupy") and hasattr(t, "data") and hasattr(t, "device"):
+        kind = "cupy"
+    else:
+        kind = "other"
+    _KINDS[t] = kind
+    return kind
 
 
 def _slow_path(jit_fn, values: list, num_warps: int, debug):

@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 import jinja2
+import numpy as np
 
 from tilecc.errors import Loc
 from tilecc.transpiler import ir
@@ -79,8 +80,9 @@ def literal(value, d) -> str:
             if "e" not in text and "." not in text:
                 text += ".0"
             text += "" if name == "fp64" else "f"
-        if name in ("fp16", "bf16"):
-            return f"{c_type(d)}({text})"
+        if name in ("fp16", "bf16"):  # the rounded bit pattern, as a constant
+            bits = int(np.asarray(value, dtype=d.to_numpy()).view(np.uint16))
+            return f"{c_type(d)}::from_bits(0x{bits:04x} /* {float(value)!r} */)"
         return text
     value = int(value)
     if name == "i32":

@@ -59,6 +59,8 @@ TC_DEVICE float bfloat16_bits_to_float(unsigned short h) {
 struct half {
   unsigned short bits;
   half() = default;
+  // a constant from its bit pattern: no conversion at run time
+  static constexpr TC_DEVICE half from_bits(unsigned short b) { half h{}; h.bits = b; return h; }
   TC_DEVICE explicit half(float f) : bits(float_to_half_bits(f)) {}
   TC_DEVICE explicit operator float() const { return half_bits_to_float(bits); }
 };
@@ -66,6 +68,11 @@ struct half {
 struct bfloat16 {
   unsigned short bits;
   bfloat16() = default;
+  static constexpr TC_DEVICE bfloat16 from_bits(unsigned short b) {
+    bfloat16 h{};
+    h.bits = b;
+    return h;
+  }
   TC_DEVICE explicit bfloat16(float f) : bits(float_to_bfloat16_bits(f)) {}
   TC_DEVICE explicit operator float() const { return bfloat16_bits_to_float(bits); }
 };

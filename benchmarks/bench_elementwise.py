@@ -13,9 +13,9 @@ measured for tilecc, Triton and a bare CuPy RawKernel of the same generated sour
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from timing import host_us_per_launch
 import torch
 import triton
 import triton.language as tl
@@ -100,20 +100,8 @@ def launch_overhead(iters: int = 20000) -> list[tuple[str, float]]:
         "triton": lambda: tr_k[(1,)](x, x, out, n, BLOCK=1024),
         "cupy RawKernel": lambda: raw((1,), (128,), (cx, cx, cout, np.int32(n))),
     }
-    results = []
-    for label, fn in cases.items():
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(iters):
-                fn()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            best = min(best, (t1 - t0) / iters * 1e6)
-        results.append((label, best))
+    results = [(label, host_us_per_launch(fn, iters, torch.cuda.synchronize))
+               for label, fn in cases.items()]
     return results
 
 

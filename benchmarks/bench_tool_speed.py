@@ -103,8 +103,6 @@ def first_calls(kernels: list[str]) -> list[tuple]:
 
 def launch_overhead(iters: int = 20000) -> dict[str, float]:
     """Host µs per warm launch, ten arguments (6 pointers, 3 ints, 1 float; 1 constexpr)."""
-    import time
-
     import cupy
     import numpy as np
     import torch
@@ -136,20 +134,10 @@ def launch_overhead(iters: int = 20000) -> dict[str, float]:
         "triton (torch)": lambda: tr_k[(1,)](*ts, n, 3, 5, 0.5, BLOCK=1024),
         "cupy RawKernel": lambda: raw((1,), (128,), args_raw),
     }
-    out = {}
-    for label, fn in cases.items():
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(iters):
-                fn()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            best = min(best, (t1 - t0) / iters * 1e6)
-        out[label] = best
+    from timing import host_us_per_launch
+
+    out = {label: host_us_per_launch(fn, iters, torch.cuda.synchronize)
+           for label, fn in cases.items()}
     ref = ts[0] + ts[1] + ts[2] + ts[3]
     torch.testing.assert_close(ts[4], ref * 0.5 + 3)
     if "--profile" in sys.argv:

@@ -241,16 +241,21 @@ def _indices(b, shape: tuple[int, ...], axis: int) -> Value:
     return S.splat(b, idx, shape)
 
 
-@handles("sum")
-def _sum(tracer, name, input, axis, keep_dims, dtype):
+def _summand(tracer, input, dtype) -> Value:
+    """The block `tl.sum` / `tl.cumsum` add up: in `dtype` if given; else as Triton does,
+    narrow integers in 32 bits and bfloat16 in fp32."""
     x = _block(tracer, input)
     out = _const(dtype, "dtype")
     if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
         out = D.uint32 if x.dtype.kind == "uint" else D.int32
-    if out is None and x.dtype == D.bfloat16:  # Triton sums bfloat16 in fp32
+    if out is None and x.dtype == D.bfloat16:
         out = D.float32
-    if out is not None:
-        x = S.cast(tracer.b, x, out)
+    return S.cast(tracer.b, x, out) if out is not None else x
+
+
+@handles("sum")
+def _sum(tracer, name, input, axis, keep_dims, dtype):
+    x = _summand(tracer, input, dtype)
     return reduce_blocks(tracer, [x], _axis_value(axis), _std("_sum_combine"), {},
                          bool(_const(keep_dims, "keep_dims")))[0]
 
@@ -309,14 +314,7 @@ def _scan(tracer, inputs, axis, fn, reverse) -> list[Value]:
 
 @handles("cumsum")
 def _cumsum(tracer, name, input, axis, reverse, dtype):
-    x = _block(tracer, input)
-    out = _const(dtype, "dtype")
-    if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
-        out = D.uint32 if x.dtype.kind == "uint" else D.int32
-    if out is None and x.dtype == D.bfloat16:  # Triton sums bfloat16 in fp32
-        out = D.float32
-    if out is not None:
-        x = S.cast(tracer.b, x, out)
+    x = _summand(tracer, input, dtype)
     return _scan(tracer, [x], axis, _std("_sum_combine"), reverse)[0]
 
 

@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.runtime import specialize as SP

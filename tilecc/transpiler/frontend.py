@@ -25,7 +25,7 @@ from tilecc.language import dtypes as D
 from tilecc.language.core import constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
-from tilecc.transpiler.semantic import Const, Operand
+from tilecc.transpiler.semantic import Const
 
 
 # --- parsed sources -----------------------------------------------------------------------

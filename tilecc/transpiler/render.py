@@ -116,11 +116,11 @@ class Renderer(BlockOps):
         self.writes = self._written_pointers()
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
-        self._plan(kernel.body, loop_header=set())
+        self._plan(kernel.body)
         self.recomputed = self._index_values()
 
     # --- planning: what is inlined, what is a variable, which variables loops reuse --------
-    def _plan(self, region: Region, loop_header: set[int]) -> None:
+    def _plan(self, region: Region) -> None:
         use_region: dict[int, bool] = {}
         for op in region.ops:
             for v in op.operands:
@@ -128,7 +128,7 @@ class Renderer(BlockOps):
         yielded_here = {v.id for v in region.yields}
         for op in region.ops:
             for r in op.regions:
-                self._plan(r, loop_header)
+                self._plan(r)
             if op.kind in PURE and op.results:
                 v = op.result
                 n_uses = self.uses.get(v.id, 0)
@@ -331,10 +331,6 @@ class Renderer(BlockOps):
         text, prec = self.expr(v, idx)
         return text if prec >= need else f"({text})"
 
-    def pointer(self, v: Value, idx: str) -> str:
-        """A pointer expression for `*(...)` / `tc::load(...)`."""
-        return self.text(v, idx)
-
     def element(self, v: Value, idx: str) -> str:
         """The lvalue/rvalue `*ptr`, written `base[offset]` when the pointer is base + offset
         with a uniform base."""
@@ -462,7 +458,7 @@ class Renderer(BlockOps):
             raise NotImplementedError("per-element `other` with vector loads")
         self.line(_macros().vector_load(
             dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
-            ptr=self.pointer(ptr, "v"), mask_mode=plan.mask_mode,
+            ptr=self.text(ptr, "v"), mask_mode=plan.mask_mode,
             mask_first=self.text(mask, "v") if mask is not None else "",
             mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
             lane_mask=self.text(mask, "v + k") if mask is not None else "",
@@ -492,7 +488,7 @@ class Renderer(BlockOps):
         guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
         self.line(_macros().vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
-            lane_value=self.text(value, "v + k"), ptr=self.pointer(ptr, "v"), guard=guard,
+            lane_value=self.text(value, "v + k"), ptr=self.text(ptr, "v"), guard=guard,
             mask_mode=plan.mask_mode,
             mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
             lane_mask=self.text(mask, "v + k") if mask is not None else "",

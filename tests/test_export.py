@@ -89,6 +89,21 @@ def test_grid_must_be_given_when_it_cannot_be_derived():
         export_header(scale_rows, "*fp32:16,*fp32:16,i32,i32,256", grid="1,1,1,1")
 
 
+def test_grid_arg_is_a_launcher_argument_for_the_grid_only():
+    sig = "*fp32:16,*fp32:16,i32,i32,256"
+    _, text = export_header(scale_rows, sig, grid="rows,1,1", grid_args=["rows"])
+    assert "scale_rows(const float* x_ptr, float* out_ptr, int n_rows, int n_cols, int rows, " \
+        "cudaStream_t stream = 0)" in text
+    assert "scale_rows_select(const float* x_ptr, float* out_ptr, int n_rows, int n_cols)" in text
+    assert "launch(k::scale_rows, rows, 1, 1," in text and "--grid-arg rows" in text
+    with pytest.raises(ExportError, match="needs a --grid"):
+        export_header(scale_rows, sig, grid_args=["rows"])
+    with pytest.raises(ExportError, match="does not read rows"):
+        export_header(scale_rows, sig, grid="n_rows", grid_args=["rows"])
+    with pytest.raises(ExportError, match="must be a new C identifier"):
+        export_header(scale_rows, sig, grid="n_rows", grid_args=["n_rows"])
+
+
 def test_signature_errors():
     with pytest.raises(tilecc.CompilationError, match="signature has 2 entries"):
         export_header(add_kernel, "*fp32,*fp32")
@@ -237,6 +252,7 @@ def test_cmake_example_builds_with_nvcc(tmp_path):
     assert os.path.exists(os.path.join(build, "tilecc_example"))
     assert os.path.exists(os.path.join(build, "tilecc", "vector_add.cuh"))
     assert os.path.exists(os.path.join(build, "tilecc", "fused_elementwise.cuh"))
+    assert os.path.exists(os.path.join(build, "tilecc", "softmax.cuh"))
 
 
 def test_cmake_example_builds_with_hipcc(tmp_path):
@@ -247,3 +263,4 @@ def test_cmake_example_builds_with_hipcc(tmp_path):
                  env={**os.environ, "HIP_PLATFORM": "amd"})
     assert os.path.exists(os.path.join(build, "tilecc_example_hip"))
     assert os.path.exists(os.path.join(build, "tilecc", "vector_add.hip.hpp"))
+    assert os.path.exists(os.path.join(build, "tilecc", "softmax.hip.hpp"))

@@ -10,11 +10,13 @@
 #ifdef __HIPCC__
 #include "vector_add.hip.hpp"
 #include "fused_elementwise.hip.hpp"
+#include "softmax.hip.hpp"
 #define gpu(name) hip##name
 using gpuError_t = hipError_t;
 #else
 #include "vector_add.cuh"
 #include "fused_elementwise.cuh"
+#include "softmax.cuh"
 #define gpu(name) cuda##name
 using gpuError_t = cudaError_t;
 #endif
@@ -154,6 +156,38 @@ void silu_mul_fp16(int n, gpu(Stream_t) stream) {
   report("silu_mul fp16, unaligned x: refused with InvalidValue", err == gpu(ErrorInvalidValue));
 }
 
+// Row softmax of an n_rows x n_cols fp32 matrix (rows `stride` elements apart, in both
+// input and output) through the C++ launcher, or the extern "C" wrapper; `offset`
+// elements into the buffers (1: unaligned, the any-pointer specialization).  The last
+// argument before the stream is the row count: the grid, one program per row.
+void softmax(int n_rows, int n_cols, int stride, size_t offset, bool c_abi, gpu(Stream_t) stream) {
+  char what[96];
+  std::snprintf(what, sizeof what, "softmax %dx%d stride=%d offset=%zu%s", n_rows, n_cols,
+                stride, offset, c_abi ? " (extern \"C\" wrapper)" : "");
+  const size_t n = static_cast<size_t>(n_rows) * stride;
+  const auto x = random_floats(n, 9);
+  DeviceBuffer<float> dx(n), dout(n);
+  dx.upload(x, offset);
+  const gpuError_t err =
+      c_abi ? softmax_softmax_kernel(dout.data + offset, dx.data + offset, stride, stride, n_cols, n_rows, stream)
+            : tilecc::softmax::softmax_kernel(dout.data + offset, dx.data + offset, stride, stride, n_cols, n_rows, stream);
+  if (!check_call(what, err) || !check_call(what, gpu(StreamSynchronize)(stream))) return;
+  const auto out = dout.download(n, offset);
+  bool ok = true;
+  for (int r = 0; r < n_rows; ++r) {
+    const float* row = x.data() + static_cast<size_t>(r) * stride;
+    double m = row[0], sum = 0.0;
+    for (int c = 1; c < n_cols; ++c) m = row[c] > m ? row[c] : m;
+    for (int c = 0; c < n_cols; ++c) sum += std::exp(row[c] - m);
+    for (int c = 0; c < n_cols; ++c) {
+      const double want = std::exp(row[c] - m) / sum;
+      const float got = out[static_cast<size_t>(r) * stride + c];
+      ok = ok && std::fabs(got - want) <= 1e-6 + 1e-5 * want;
+    }
+  }
+  report(what, ok);
+}
+
 }  // namespace
 
 int main() {
@@ -188,6 +222,11 @@ int main() {
   silu_mul_fp32(100000, 0, stream);
   silu_mul_fp32(777, 1, stream);
   silu_mul_fp16(50001, stream);
+  softmax(781, 1000, 1000, 0, false, stream);  // aligned: specialization 0
+  softmax(781, 1000, 1000, 1, false, stream);  // unaligned: specialization 1
+  softmax(37, 1000, 1024, 0, true, stream);    // padded rows, extern "C" wrapper
+  report("softmax 0 rows: nothing launched, success",
+         tilecc::softmax::softmax_kernel(nullptr, nullptr, 1000, 1000, 1000, 0, stream) == gpu(Success));
   (void)gpu(StreamDestroy)(stream);
   std::printf("%s\n", all_ok ? "PASS" : "FAIL");
   return all_ok ? 0 : 1;

@@ -41,7 +41,7 @@ function(tilecc_export target name headers_var source)
   set(${headers_var} ${${headers_var}} ${header} PARENT_SCOPE)
 endfunction()
 
-# Softmax and matmul kernels do not exist in tilecc yet; add them here when they do.
+# A matmul kernel does not exist in tilecc yet; add it here when it does.
 function(tilecc_export_kernels target headers_var)
   set(headers)
   # Vector add, fp32: 16-byte aligned (vectorized, n % 16 == 0 or not) and any-pointer
@@ -59,5 +59,14 @@ function(tilecc_export_kernels target headers_var)
          --signature "*fp32:16,*fp32:16,*fp32:16,i32,1024"
          --signature "*fp32,*fp32,*fp32,i32,1024"
          --grid "(n_elements + BLOCK_SIZE - 1) / BLOCK_SIZE,1,1" --num-warps 8)
+  # Row softmax, fp32, one program per row.  The kernel has no row count, so the launcher
+  # gets one for the grid only (--grid-arg n_rows, after the kernel's own arguments).
+  # BLOCK_SIZE is fixed at 1024: rows of up to 1024 columns (a wider row needs another
+  # specialization, e.g. 2048 or 4096 with --num-warps 8, exported under another --name).
+  tilecc_export(${target} softmax headers ${TILECC_EXAMPLES_DIR}/softmax.py
+    KERNELS softmax_kernel
+    ARGS --signature "*fp32:16,*fp32:16,i32,i32,i32,1024"
+         --signature "*fp32,*fp32,i32,i32,i32,1024"
+         --grid "n_rows,1,1" --grid-arg n_rows --num-warps 4)
   set(${headers_var} ${headers} PARENT_SCOPE)
 endfunction()

@@ -46,10 +46,13 @@ def _per_kernel(value, kernels: Sequence[JITFunction], what: str) -> dict[str, o
 def export_header(kernels: JITFunction | Sequence[JITFunction],
                   signatures: str | Sequence[str] | Mapping[str, Sequence[str]], *,
                   target: str = "cuda", num_warps: int = 4,
-                  grid: str | Mapping[str, str] | None = None, name: str | None = None,
-                  command: str | None = None, debug: bool = False) -> tuple[str, str]:
+                  grid: str | Mapping[str, str] | None = None,
+                  grid_args: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+                  name: str | None = None, command: str | None = None,
+                  debug: bool = False) -> tuple[str, str]:
     """The header's file name and text.  `signatures`: AOT signatures applied to every
-    kernel, or {kernel name: [signatures]}; `grid` likewise (None: derive it)."""
+    kernel, or {kernel name: [signatures]}; `grid` likewise (None: derive it);
+    `grid_args` likewise: extra `int` launcher arguments that only `grid` reads."""
     if isinstance(kernels, JITFunction):
         kernels = [kernels]
     kernels = list(kernels)
@@ -61,6 +64,9 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
         signatures = [signatures]
     sigs = _per_kernel(signatures, kernels, "signatures")
     grids = _per_kernel(grid, kernels, "--grid")
+    if isinstance(grid_args, str):
+        grid_args = [grid_args]
+    extra = _per_kernel(grid_args, kernels, "--grid-arg")
     if len({k.fn.__name__ for k in kernels}) != len(kernels):
         raise ExportError("the same kernel name appears twice")
     name = name or os.path.splitext(os.path.basename(kernels[0].fn.__code__.co_filename))[0]
@@ -77,10 +83,13 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
             raise e.with_traceback(None) from None
         for g in group_variants(k, variants):
             groups.append(g)
-            group_grids.append(given_grid(grids[kname], g) if grids.get(kname)
-                               else derive_grid(g))
+            if extra.get(kname) and not grids.get(kname):
+                raise ExportError(f"{kname}: --grid-arg {', '.join(extra[kname])} needs a "
+                                  "--grid that reads it")
+            group_grids.append(given_grid(grids[kname], g, extra.get(kname) or ())
+                               if grids.get(kname) else derive_grid(g))
     if command is None:
-        command = _command(kernels, sigs, target, num_warps, grids, name)
+        command = _command(kernels, sigs, target, num_warps, grids, extra, name)
     return header_filename(name, target), render_header(groups, group_grids, target, name,
                                                          command)
 
@@ -98,7 +107,7 @@ def export(kernels, signatures, *, out_dir: str, **options) -> str:
     return path
 
 
-def _command(kernels, sigs, target, num_warps, grids, name) -> str:
+def _command(kernels, sigs, target, num_warps, grids, extra, name) -> str:
     """The `tilecc export` command that makes this header (file names without directories,
     so the text does not depend on where it was built)."""
     parts = ["tilecc export"]
@@ -112,6 +121,8 @@ def _command(kernels, sigs, target, num_warps, grids, name) -> str:
         g = grids.get(k.fn.__name__)
         if g:
             parts += ["--grid", f"'{g}'" if single else f"'{k.fn.__name__}={g}'"]
+        for a in extra.get(k.fn.__name__) or ():
+            parts += ["--grid-arg", a if single else f"{k.fn.__name__}={a}"]
     if num_warps != 4:
         parts += ["--num-warps", str(num_warps)]
     parts += ["--name", name, "-o", "DIR"]

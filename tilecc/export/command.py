@@ -1,11 +1,11 @@
 """`tilecc export`: the command-line face of `tilecc.export.export`.
 
     tilecc export FILE.py:KERNEL [FILE.py:KERNEL ...] --target cuda|hip
-                  --signature SIG [--signature SIG ...] [--grid EXPRS] [--num-warps N]
-                  [--name NAME] -o DIR
+                  --signature SIG [--signature SIG ...] [--grid EXPRS]
+                  [--grid-arg NAME ...] [--num-warps N] [--name NAME] -o DIR
 
-With several kernels, `--signature KERNEL=SIG` and `--grid KERNEL=EXPRS` address one of
-them; a plain `--signature SIG` / `--grid EXPRS` applies to every kernel given.
+With several kernels, `--signature KERNEL=SIG`, `--grid KERNEL=EXPRS` and
+`--grid-arg KERNEL=NAME` address one of them; a plain one applies to every kernel given.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ def add_parser(sub) -> None:
                    "e.g. '(n + 1023) / 1024,1,1' (cdiv, min, max available); KERNEL=EXPRS "
                    "for one kernel of several.  Default: derived where the kernel is plain "
                    "one-dimensional (one program per block of its one size argument)")
+    p.add_argument("--grid-arg", action="append", default=[], metavar="NAME",
+                   help="an extra int argument of the launcher (after the kernel's own) "
+                   "that only --grid reads, e.g. --grid-arg n_rows --grid 'n_rows,1,1' for "
+                   "one program per row of a kernel without a row count; repeatable; "
+                   "KERNEL=NAME for one kernel of several")
     p.add_argument("--num-warps", type=int, default=4)
     p.add_argument("--name", help="header name (default: the first kernel's file name)")
     p.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
@@ -71,9 +76,10 @@ def run(args: argparse.Namespace, load_kernel: Callable) -> int:
     signatures = _split(args.signature, names, "--signature", many=True)
     grids = {n: (g[0] if g else None)
              for n, g in _split(args.grid, names, "--grid", many=False).items()}
+    grid_args = _split(args.grid_arg, names, "--grid-arg", many=True)
     try:
         path = export(kernels, signatures, target=args.target, num_warps=args.num_warps,
-                      grid=grids, name=args.name, debug=args.debug, out_dir=args.output_dir)
+                      grid=grids, grid_args=grid_args, name=args.name, debug=args.debug, out_dir=args.output_dir)
     except (ExportError, CompilationError) as e:
         print(f"tilecc: error: {e}", file=sys.stderr)
         return 1

@@ -14,9 +14,9 @@ program_id runs one program.  Anything else asks for `--grid`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from tilecc.export.variants import ExportError, KernelGroup, Variant, cxx_name
+from tilecc.export.variants import _CXX_KEYWORDS, ExportError, KernelGroup, Variant, cxx_name
 
 HELPERS = {"cdiv", "min", "max"}
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -27,6 +27,7 @@ class Grid:
     exprs: list[str]  # three C++ expressions, launcher argument and constexpr names
     how: str  # for the header comment: "given" or why it was derived
     constexprs: set[str]  # constexpr names the expressions read
+    args: list[str] = field(default_factory=list)  # grid-only launcher arguments (int)
 
 
 def split_grid(text: str) -> list[str]:
@@ -46,10 +47,19 @@ def split_grid(text: str) -> list[str]:
     return parts + ["1"] * (3 - len(parts))
 
 
-def given_grid(text: str, group: KernelGroup) -> Grid:
+def given_grid(text: str, group: KernelGroup, grid_args=()) -> Grid:
+    """`grid_args`: names of extra `int` launcher arguments (after the kernel's own) that
+    only the grid reads -- the row count of a one-program-per-row kernel, say."""
     exprs = split_grid(text)
     runtime = {p.name: p.cxx_name for p in group.params}
     constexpr_names = set().union(*(v.constexprs for v in group.variants))
+    grid_args = list(grid_args)
+    for a in grid_args:
+        if (not re.fullmatch(r"[A-Za-z_]\w*", a) or a in runtime or a in constexpr_names
+                or a in _CXX_KEYWORDS or a.startswith("__") or grid_args.count(a) > 1):
+            raise ExportError(f"--grid-arg for {group.kernel}: `{a}` must be a new C "
+                              "identifier (not a parameter, constexpr, keyword or repeat)")
+    used_args: set[str] = set()
     used_constexprs: set[str] = set()
     out = []
     for e in exprs:
@@ -60,6 +70,9 @@ def given_grid(text: str, group: KernelGroup) -> Grid:
             word = m.group(0)
             if word in runtime:
                 return runtime[word]
+            if word in grid_args:
+                used_args.add(word)
+                return word
             if word in constexpr_names:
                 used_constexprs.add(word)
                 return cxx_name(word)
@@ -78,7 +91,15 @@ def given_grid(text: str, group: KernelGroup) -> Grid:
                 raise ExportError(f"--grid for {group.kernel}: constexpr `{name}` is "
                                   f"{v.constexprs.get(name)!r} in signature {v.signature!r}; "
                                   "grids can read integer, float and bool constexprs")
-    return Grid(out, "given with --grid", used_constexprs)
+    unused = [a for a in grid_args if a not in used_args]
+    if unused:
+        raise ExportError(f"--grid-arg for {group.kernel}: the grid does not read "
+                          f"{', '.join(unused)}")
+    how = "given with --grid"
+    if grid_args:
+        how += f" ({', '.join(grid_args)}: launcher argument{'s' if len(grid_args) > 1 else ''}" \
+               " for the grid only)"
+    return Grid(out, how, used_constexprs, grid_args)
 
 
 def _c_constant(value) -> bool:

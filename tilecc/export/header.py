@@ -51,14 +51,16 @@ def _group_context(g: KernelGroup, grid: Grid, header: str) -> dict:
         else:
             c_to_cxx.append(p.cxx_name)
     threads = sorted({v.threads for v in g.variants})
+    extra = [f"int {a}" for a in grid.args]  # grid-only arguments, after the kernel's
     return {
         "kernel": g.kernel, "source": g.source, "variants": variants,
         "has_fallback": g.has_fallback, "grid": grid.exprs, "grid_how": grid.how,
         "threads": " or ".join(map(str, threads)),
-        "cxx_params": ", ".join(f"{p.ctype} {p.cxx_name}" for p in g.params),
-        "cxx_args": ", ".join(p.cxx_name for p in g.params),
-        "c_params": ", ".join(f"{p.c_abi_type} {p.cxx_name}" for p in g.params),
-        "c_to_cxx_args": ", ".join(c_to_cxx), "c_name": c_name,
+        "select_params": ", ".join(f"{p.ctype} {p.cxx_name}" for p in g.params),
+        "cxx_params": ", ".join([f"{p.ctype} {p.cxx_name}" for p in g.params] + extra),
+        "select_args": ", ".join(p.cxx_name for p in g.params),
+        "c_params": ", ".join([f"{p.c_abi_type} {p.cxx_name}" for p in g.params] + extra),
+        "c_to_cxx_args": ", ".join(c_to_cxx + list(grid.args)), "c_name": c_name,
         "unused_in_select": [p.cxx_name for p in g.params if p.cxx_name not in guarded],
     }
 

@@ -319,17 +319,22 @@ class Autotuner(KernelInterface):
                 try:
                     timings[config] = bench(call, named, self.warmup, self.rep)
                 except Exception as e:
-                    if not _skippable(e):
-                        raise
-                    self._failures[config] = f"{type(e).__name__}: {_first_line(e)}"
-                    log.warning("autotune %s: skipping config %s: %s", self.__name__, config,
-                                self._failures[config])
+                    self._skip(config, e)
                     timings[config] = float("inf")
                 _advance(progress, f"{config}: {timings[config]:.4f} ms")
         finally:
             if progress is not None:
                 progress.close()
         return timings
+
+    def _skip(self, config, e: Exception) -> None:
+        """Record and log why a candidate is skipped; re-raise what is not a config's fault.
+        (Called from an `except` block, so a bare `raise` keeps the original traceback.)"""
+        if not _skippable(e):
+            raise e
+        self._failures[config] = f"{type(e).__name__}: {_first_line(e)}"
+        log.warning("autotune %s: skipping config %s: %s", self.__name__, config,
+                    self._failures[config])
 
     def _precompile(self, pruned, args, kwargs) -> None:
         """Compile every candidate at once on a thread pool (transpiling holds the GIL,
@@ -339,11 +344,7 @@ class Autotuner(KernelInterface):
                 a, k = _expand_chain(self.fn, args, {**kwargs, **config.all_kwargs()})
                 _base_jit(self.fn).run(*a, grid=None, warmup=True, **k)
             except Exception as e:
-                if not _skippable(e):
-                    raise
-                self._failures[config] = f"{type(e).__name__}: {_first_line(e)}"
-                log.warning("autotune %s: skipping config %s: %s", self.__name__, config,
-                            self._failures[config])
+                self._skip(config, e)
 
         workers = min(len(pruned), os.cpu_count() or 1, 8)
         if workers <= 1:

@@ -64,6 +64,14 @@ def float_to_int(x: np.ndarray, t: D.dtype) -> np.ndarray:
                     np.array(t.max, dtype=_np(t)))
 
 
+def round_to_tf32(x: np.ndarray) -> np.ndarray:
+    """fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero (PTX
+    cvt.rna.tf32.f32, what the tensor cores are fed); infinities and NaN pass through."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(x), rounded, x).astype(np.float32)
+
+
 def trunc_div(a, b):
     """Integer division rounding toward zero (C and Triton), not Python's floor."""
     r = np.fmod(a, b)
@@ -236,6 +244,17 @@ class Program:
     def op_split(self, op: Op):
         x = np.asarray(self.get(op.operands[0]))
         return [x[..., 0].copy(), x[..., 1].copy()]
+
+    def op_dot(self, op: Op):
+        a, b, c = (np.asarray(self.get(v)) for v in op.operands)
+        acc = _np(op.attrs["acc_dtype"])
+        if acc.kind == "i":  # int8 products summed exactly in int32 (wrapping as the GPU)
+            prod = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+            return _as(prod + c.astype(np.int32), op.result.dtype)
+        a, b = a.astype(acc), b.astype(acc)
+        if op.attrs["precision"] == "tf32":
+            a, b = round_to_tf32(a), round_to_tf32(b)
+        return _as(np.matmul(a, b) + c.astype(acc), op.result.dtype)
 
     def combine(self, region: Region, left: list, right: list) -> list:
         """Apply a combine region element-wise to arrays."""

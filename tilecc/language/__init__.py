@@ -10,7 +10,7 @@ from tilecc.language.core import (
     OutsideKernelError, abs, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
     broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
-    device_assert, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
+    device_assert, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt,
     static_assert, static_range, store, sum, trans, view, where, zeros, zeros_like)
@@ -22,7 +22,7 @@ __all__ = [
     "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
     "atomic_xchg", "atomic_xor", "broadcast", "broadcast_to", "cumprod", "cumsum",
-    "debug_barrier", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
+    "debug_barrier", "dot", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
     "reduce", "reshape", "split", "sum", "trans", "view", "zeros", "zeros_like", "bfloat16", "cast", "cdiv", "ceil", "constexpr",
     "cos", "device_assert", "dtype", "erf", "exp", "exp2", "float16", "float32", "float64",
     "floor", "fma", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "math",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from tilecc.language.dtypes import dtype
+from tilecc.language.dtypes import dtype, float32
 
 
 class OutsideKernelError(RuntimeError):
@@ -321,6 +321,18 @@ ATOMICS = ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", 
 @builtin
 def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Atomically store `val` where the current value equals `cmp`; returns the old value."""
+
+
+# --- matrix multiplication --------------------------------------------------------------
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
+        max_num_imprecise_acc=None, out_dtype=float32):
+    """The matrix product of two 2-D blocks, plus `acc` when given.
+
+    fp16 / bf16 inputs accumulate in fp32; fp32 inputs multiply as tf32 unless
+    `input_precision="ieee"`; int8 inputs accumulate in int32.  Shapes are at least 16 along
+    every axis (K at least 32 for int8).  On NVIDIA GPUs it runs on the tensor cores."""
 
 
 @builtin

@@ -25,6 +25,7 @@ from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import BlockOps
+from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -96,7 +97,7 @@ def literal(value, d) -> str:
     return f"static_cast<{c_type(d)}>({value})"
 
 
-class Renderer(BlockOps):
+class Renderer(BlockOps, DotOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
@@ -118,6 +119,10 @@ class Renderer(BlockOps):
                           for o in op.operands}
         self._plan(kernel.body)
         self.recomputed = self._index_values()
+
+    @property
+    def macros(self):
+        return _macros()
 
     # --- planning: what is inlined, what is a variable, which variables loops reuse --------
     def _plan(self, region: Region) -> None:
@@ -153,6 +158,11 @@ class Renderer(BlockOps):
             if op.kind == "if":
                 for res in op.results:
                     self.mutable.add(res.id)
+            if op.kind == "dot":  # accumulate in place when nothing else reads the old value
+                acc = op.operands[2]
+                if self.uses.get(acc.id, 0) == 1 and acc.id not in self.inline and \
+                        acc.layout == op.result.layout:
+                    self.alias[op.result.id] = self.root(acc)
 
     def _index_values(self) -> set[int]:
         """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,

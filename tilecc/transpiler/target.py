@@ -20,12 +20,15 @@ class Target:
     default_arch: str
     source_suffix: str
     vendor: str
+    # matrix instructions `tl.dot` uses: "mma.sync" (NVIDIA tensor cores, sm_80+), or ""
+    # for the portable fused-multiply-add loop
+    matrix_unit: str = ""
 
     def describe(self) -> str:
         return f"{self.vendor} ({self.name}, warp size {self.warp_size})"
 
 
-CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA")
+CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", "mma.sync")
 HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA")
 
 TARGETS = {"cuda": CUDA, "hip": HIP}

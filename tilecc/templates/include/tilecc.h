@@ -296,6 +296,96 @@ TC_DEVICE T shfl_xor(T v, int mask) {
   }
 }
 
+// ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
+
+// A dot operand tile lives in shared memory as rows of 16-byte chunks.  Chunk c of row r is
+// stored at chunk position c ^ f(r), f(r) < 8: the 8 rows one ldmatrix (or one warp's
+// stores) touch then fall in 8 different bank groups, so neither conflicts.
+template <int CHUNKS>  // 16-byte chunks per tile row
+TC_DEVICE int swizzled_chunk(int row, int chunk) {
+  constexpr int span = CHUNKS < 8 ? CHUNKS : 8;
+  constexpr int rows_per_128b = CHUNKS < 8 ? 8 / CHUNKS : 1;
+  return row * CHUNKS + (chunk ^ ((row / rows_per_128b) % span));
+}
+
+#ifndef TC_HIP
+TC_DEVICE unsigned smem_address(const void* p) {
+  unsigned addr;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(addr) : "l"(p));
+  return addr;
+}
+
+// Four (two) 8 x 8 matrices of 16-bit elements; lane i gives the address of row i % 8 of
+// matrix i / 8.  `.trans` hands each lane a column pair instead of a row pair.
+TC_DEVICE void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+TC_DEVICE void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
+                                 unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+TC_DEVICE void ldmatrix_x2_trans(unsigned& r0, unsigned& r1, unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+
+// fp32 → tf32, rounded to nearest (ties away), as the tensor cores want it
+TC_DEVICE unsigned to_tf32(unsigned x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "r"(x));
+  return r;
+}
+
+// D = A B + D for one 16 x 8 output tile of a warp; d0..d3 are the C fragment (rows g and
+// g + 8, columns 2 (lane % 4) and + 1, g = lane / 4).
+TC_DEVICE void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3,
+                                const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+TC_DEVICE void mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3,
+                                 const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+TC_DEVICE void mma_m16n8k8_tf32(float& d0, float& d1, float& d2, float& d3,
+                                const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+TC_DEVICE void mma_m16n8k32_s8(int& d0, int& d1, int& d2, int& d3,
+                               const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Asynchronous global → shared copies of 4, 8 or 16 bytes; `src_bytes` < size fills the
+// rest with zeros (0: a masked-off vector reads nothing).
+template <int BYTES>
+TC_DEVICE void cp_async(unsigned dst, const void* src, int src_bytes) {
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(dst), "l"(src), "r"(src_bytes));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(dst), "l"(src), "n"(BYTES), "r"(src_bytes));
+  }
+}
+TC_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int PENDING>  // wait until at most PENDING groups are still in flight
+TC_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(PENDING)); }
+#endif
+
 // ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------
 
 template <typename T> TC_DEVICE T atomic_add(T* p, T v) { return atomicAdd(p, v); }

@@ -4,7 +4,8 @@
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
                   memory conversions where layouts disagree, and a plan (vector width, mask
-                  checking) for every load and store
+                  checking) for every load and store, and a dot plan (passes.dot) for every
+                  tl.dot
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -23,6 +24,6 @@ def run_passes(kernel: Kernel, target: Target) -> list[str]:
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size)
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_unit)
     ir.verify(kernel)
     return conversions

@@ -124,6 +124,9 @@ def _rule(op: Op) -> AxisInfo:
             return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, c.constancy)),
                             div, const)
         if fn == "mul":
+            for x, y in ((ops[0], a), (ops[1], c)):  # times one: the other side unchanged
+                if _is_one(x):
+                    return c if y is a else a
             return AxisInfo((1,) * rank, tuple(min(HUGE, x * y) for x, y in
                                                zip(a.divisibility, c.divisibility)), const)
         return AxisInfo((1,) * rank, (1,) * rank, const)
@@ -163,15 +166,27 @@ _NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute
             "atomic", "atomic_cas", "convert"}
 
 
+def _is_one(v: Value) -> bool:
+    op = v.owner
+    while op is not None and op.kind in ("splat", "broadcast"):
+        op = op.operands[0].owner
+    return op is not None and op.kind == "const" and op.attrs["value"] == 1
+
+
+def _meet(x: AxisInfo, y: AxisInfo) -> AxisInfo:
+    """What holds of a value that is sometimes x, sometimes y."""
+    return AxisInfo(*(tuple(gcd(p, q) for p, q in zip(getattr(x, f), getattr(y, f)))
+                      for f in ("contiguity", "divisibility", "constancy")))
+
+
 def _region(region: Region) -> None:
     for op in region.ops:
+        if op.kind == "for":
+            _for(op)
+            continue
         for r in op.regions:
-            for a in r.args:  # loop-carried values: nothing is known across iterations
+            for a in r.args:  # while loops: nothing is known across iterations
                 a.info = _default(a)
-            if op.kind == "for":  # but the induction variable is lo + k * step
-                lo, step = info(op.operands[0]), info(op.operands[2])
-                r.args[0].info = AxisInfo((1,), (gcd(lo.divisibility[0], step.divisibility[0]),),
-                                          (HUGE,))
             _region(r)
         for res in op.results:
             if op.kind in _NO_RULE:
@@ -179,3 +194,30 @@ def _region(region: Region) -> None:
             else:
                 got = _rule(op)
                 res.info = got.clamp(res.type.shape) if res.type.is_block else got
+
+
+def _for(op: Op) -> None:
+    """A loop-carried value (`a_ptrs += BLOCK_K * stride`) is its initial value or any
+    update of it: iterate from the initial facts to a fixed point (facts only weaken, and
+    each is a power of two, so this ends within a few rounds)."""
+    body = op.regions[0]
+    lo, step = info(op.operands[0]), info(op.operands[2])
+    body.args[0].info = AxisInfo((1,), (gcd(lo.divisibility[0], step.divisibility[0]),), (HUGE,))
+    inits = op.operands[3:]
+    for arg, init in zip(body.args[1:], inits):
+        arg.info = info(init) if init.type.shape == arg.type.shape else _default(arg)
+    for _ in range(8):
+        _region(body)
+        changed = False
+        for arg, y in zip(body.args[1:], body.yields):
+            met = _meet(arg.info, info(y))
+            if met != arg.info:
+                arg.info, changed = met, True
+        if not changed:
+            break
+    else:  # not settled: assume nothing
+        for arg in body.args[1:]:
+            arg.info = _default(arg)
+        _region(body)
+    for res, arg in zip(op.results, body.args[1:]):
+        res.info = arg.info

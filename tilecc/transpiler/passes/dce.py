@@ -14,7 +14,8 @@ from tilecc.transpiler.ir import Kernel, Region
 PURE = {"const", "splat", "arange", "assume", "program_id", "num_programs", "cast", "unary",
         "binary", "cmp", "where", "fma", "addptr", "broadcast", "expand_dims"}
 # also free of side effects, but not inlined as expressions by the renderer
-REMOVABLE = PURE | {"reduce", "scan", "reshape", "permute", "join", "split", "convert"}
+REMOVABLE = PURE | {"reduce", "scan", "reshape", "permute", "join", "split", "convert",
+                    "dot"}
 
 
 def eliminate_dead_code(kernel: Kernel) -> None:

@@ -275,10 +275,19 @@ def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size:
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), order)
 
 
-def assign(kernel: Kernel, warp_size: int) -> list[str]:
-    """Give every block value a placement and every load/store a plan; returns the
-    descriptions of the layout conversions inserted."""
+def mma_accumulator(warps: tuple[int, int]) -> Blocked:
+    """mma.sync's C fragment as a blocked layout: per 16 x 8 tile a lane holds 2 adjacent
+    columns of row lane/4 and of row lane/4 + 8; tiles repeat over the warp's share."""
+    return Blocked((1, 2), (8, 4), warps, (1, 0))
+
+
+def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "") -> list[str]:
+    """Give every block value a placement, every load/store a memory plan and every dot a
+    dot plan; returns the descriptions of the layout conversions inserted."""
+    from tilecc.transpiler.passes import dot
+
     classes = _Classes()
+    forced: list[tuple[Value, Blocked]] = []  # dot results: the mma accumulator layout
     derived: list[tuple[Value, Value, int]] = []  # (value, source, axis): enc(v) = Slice(enc(src))
     blocks: list[Value] = []
     for op in kernel.walk():
@@ -311,6 +320,11 @@ def assign(kernel: Kernel, warp_size: int) -> list[str]:
                     derived.append((res, x, op.attrs["axis"]))
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
+        elif op.kind == "dot":
+            classes.join(op.operands[2], op.result)
+            op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_unit)
+            if op.attrs["plan"].engine == "mma":
+                forced.append((op.result, mma_accumulator(op.attrs["plan"].warps)))
     # one vector width per class: 16 bytes of its narrowest accessed element type
     vec: dict[int, int] = {}
     for op in kernel.walk():
@@ -328,6 +342,14 @@ def assign(kernel: Kernel, warp_size: int) -> list[str]:
     for v, src, axis in derived:
         sources.setdefault(classes.find(v.id), (classes.find(src.id), axis))
     encodings: dict[int, Encoding] = {}
+    for v, enc in forced:
+        c = classes.find(v.id)
+        if encodings.setdefault(c, enc) != enc:  # two dots of different splits in one class
+            for op in kernel.walk():
+                if op.kind == "dot" and classes.find(op.result.id) == c:
+                    op.attrs["plan"] = dot.DotPlan("fma", (1, 1), 1, "", "fused multiply-adds "
+                                                   "(results joined with another dot's)")
+            encodings[c] = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
 
     def encoding(c: int, seen: tuple = ()) -> Encoding:
         if c in encodings:
@@ -371,6 +393,13 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
                                                        op.operands[0].type.shape):
                 x = op.operands[0]
                 want = Placement(Slice(op.result.layout.enc, op.attrs["axis"]), x.type.shape)
+                clones: list[Op] = []
+                y = _rematerialize(x, want, clones)
+                if y is not None:  # index arithmetic: computed again in the layout wanted
+                    new_ops.extend(clones)
+                    op.operands[0] = y
+                    new_ops.append(op)
+                    continue
                 y = Value(x.type, x.name)
                 y.layout, y.info = want, x.info
                 new_ops.append(Op("convert", [x], [y], op.loc))
@@ -395,6 +424,38 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
 
     walk(kernel.body)
     return notes
+
+
+_REMAT = {"arange", "splat", "const", "binary", "cmp", "cast", "unary", "where", "assume",
+          "broadcast", "expand_dims"}
+
+
+def _rematerialize(x: Value, want: Placement, clones: list[Op]) -> Value | None:
+    """`x` computed again with placement `want`, when it is index arithmetic (built from
+    `tl.arange`, constants and scalars): a few integer operations instead of a trip through
+    shared memory.  New ops are appended to `clones` in dependency order; None when x
+    depends on anything else."""
+    op = x.owner
+    if op is None or op.kind not in _REMAT:
+        return None
+    operands = []
+    for o in op.operands:
+        if not o.type.is_block:
+            operands.append(o)
+            continue
+        if op.kind == "expand_dims":
+            sub = Placement(Slice(want.enc, op.attrs["axis"]), o.type.shape)
+        else:  # element-wise and broadcast: the same encoding at the operand's shape
+            sub = Placement(want.enc, o.type.shape)
+        y = o if o.layout == sub else _rematerialize(o, sub, clones)
+        if y is None:
+            return None
+        operands.append(y)
+    y = Value(x.type, None)
+    y.layout, y.info = want, x.info
+    clone = Op(op.kind, operands, [y], op.loc, dict(op.attrs))
+    clones.append(clone)
+    return y
 
 
 def _pow2_floor(n: int) -> int:
@@ -432,7 +493,7 @@ def _plan(op: Op) -> MemoryPlan:
         return MemoryPlan(vec, "prefix", why + "; mask is a bound on contiguous offsets: "
                                              "whole vectors in bounds take the vector path, "
                                              "the tail goes lane by lane")
-    return MemoryPlan(1, "element", why.replace(f"{vec} x", "1 x", 1)
+    return MemoryPlan(1, "element", why.replace(f"{vec} x {ptr.dtype.element_ty.name} ({vec * esize} B)", f"1 x {ptr.dtype.element_ty.name}", 1)
                       + "; mask varies within vectors, checked per element")
 
 
@@ -447,6 +508,8 @@ def _is_prefix_mask(mask: Value, vec: int, ax: int) -> bool:
     along the vector axis: within a vector the mask is true on a prefix, so its last lane
     decides the whole."""
     op = mask.owner
+    while op is not None and op.kind == "broadcast":  # repeats along other axes keep prefixes
+        op = op.operands[0].owner
     if op is not None and op.kind == "binary" and op.attrs["fn"] == "and":
         # (rows < M) & (cols < N): one side fixed along the vector, the other a prefix
         a, c = op.operands

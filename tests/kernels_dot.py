@@ -1,0 +1,175 @@
+"""The registry of `tl.dot` kernels (same `Case` conventions as tests/kernels_blocks.py).
+
+The problem size is `(M, K, N)`.  References are computed in float64 from the very inputs
+the kernel reads (for tf32, from the inputs rounded to tf32 as the tensor cores see them),
+so tolerances only cover the fp32 summation order and the final rounding; they scale with
+the largest K drawn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilecc
+import tilecc.language as tl
+from tilecc.interpreter.evaluate import round_to_tf32
+
+try:
+    from kernels import BF16, F32, I32, cdiv, junk, rand
+    from kernels_blocks import F16, I8, block_case
+except ImportError:  # tests/ imported as a package
+    from tests.kernels import BF16, F32, I32, cdiv, junk, rand
+    from tests.kernels_blocks import F16, I8, block_case
+
+
+def _operands(n, dt, rng):
+    """A (M x K, row- or column-major, drawn) and B (K x N row-major), small values."""
+    m, k, nn = n
+    lo, hi = (-3, 3) if np.dtype(dt).kind == "i" else (-2, 2)
+    a = rand(rng, m * k, dt, lo, hi).reshape(m, k)
+    b = rand(rng, k * nn, dt, lo, hi).reshape(k, nn)
+    return a, b
+
+
+def _product(a: np.ndarray, b: np.ndarray, tf32: bool = False) -> np.ndarray:
+    if a.dtype.kind == "i":
+        return a.astype(np.int64) @ b.astype(np.int64)
+    x, y = a.astype(np.float32), b.astype(np.float32)
+    if tf32:
+        x, y = round_to_tf32(x), round_to_tf32(y)
+    return x.astype(np.float64) @ y.astype(np.float64)
+
+
+# ========================================================================================
+# 1. Triton's tutorial loop: pointers advanced by the loop, K masked, any strides.
+# ========================================================================================
+
+@tilecc.jit
+def dot_loop_kernel(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    IEEE: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = B + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=C.dtype.element_ty)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0)
+        if IEEE:
+            acc = tl.dot(a, b, acc, input_precision="ieee")
+        else:
+            acc = tl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _loop_args(n, dt, rng, constexprs):
+    m, k, nn = n
+    a, b = _operands(n, dt, rng)
+    out = np.dtype(I32 if np.dtype(dt).kind == "i" else F32)
+    if rng.integers(0, 2):  # A stored column-major: K is not the contiguous axis
+        a_mem, sam, sak = np.asfortranarray(a).ravel(order="K"), 1, m
+    else:
+        a_mem, sam, sak = a.ravel(), k, 1
+    return [a_mem, b.ravel(), junk(rng, m * nn, out), m, nn, k, sam, sak, nn, 1, nn,
+            *constexprs]
+
+
+def _loop_ref(args, tf32: bool):
+    m, nn, k, sam, sak = args[3:8]
+    a = np.lib.stride_tricks.as_strided(args[0], (m, k), (sam * args[0].itemsize,
+                                                           sak * args[0].itemsize)).copy()
+    b = args[1].reshape(k, nn)
+    out = _product(a, b, tf32)
+    return [out.reshape(-1).astype(args[2].dtype)]
+
+
+TL_NAMES = {F16: ("fp16", "fp32"), BF16: ("bf16", "fp32"), F32: ("fp32", "fp32"),
+            I8: ("i8", "i32")}
+
+
+def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=4, tol=None):
+    bm, bk, bn = blocks
+    sigs = [f"*{d}:16,*{d}:16,*{o}:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+            f"{bm},{bn},{bk},{int(ieee)}" for d, o in
+            (TL_NAMES[np.dtype(x)] for x in dtypes)]
+    case = block_case(
+        name, dot_loop_kernel,
+        lambda n, dt, rng, masked=True: _loop_args(n, dt, rng, (bm, bn, bk, int(ieee))),
+        lambda a: _loop_ref(a, tf32), (2,), dtypes, sigs,
+        lambda n: (cdiv(n[0], bm), cdiv(n[2], bn)),
+        dims=((bm, 3 * bm), (bk, 3 * bk + 5), (bn, 3 * bn)),
+        options={"num_warps": warps},
+        tolerance=tol or {"float32": (1e-5, 1e-3)})
+    return case
+
+
+DOT_LOOP = _loop_case("dot_loop", (F16, BF16, I8), ieee=False, tf32=False)
+DOT_LOOP_TF32 = _loop_case("dot_loop_tf32", (F32,), ieee=False, tf32=True)
+DOT_LOOP_IEEE = _loop_case("dot_loop_ieee", (F32,), ieee=True, tf32=False)
+# one warp, the smallest tile; and 8 warps on a tile the warps split unevenly (64 x 16)
+DOT_LOOP_MIN = _loop_case("dot_loop_min", (F16,), ieee=False, tf32=False,
+                          blocks=(16, 16, 16), warps=1)
+DOT_LOOP_WIDE = _loop_case("dot_loop_8warps", (BF16,), ieee=False, tf32=False,
+                           blocks=(64, 32, 16), warps=8)
+
+
+# ========================================================================================
+# 2. Operands from arithmetic, casts and tl.trans; `acc += tl.dot(...)`; a fused epilogue
+#    (bias and leaky ReLU) stored in the input type.
+# ========================================================================================
+
+@tilecc.jit
+def dot_epilogue_kernel(A, BT, BIAS, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                        BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K),
+                    other=0.0)
+        # B^T stored N x K in fp32: loaded, transposed and rounded to A's type in the kernel
+        bt = tl.load(BT + rn[:, None] * K + rk[None, :], mask=(rn[:, None] < N) & (rk[None, :] < K),
+                     other=0.0)
+        acc += tl.dot(a * 2, tl.trans(bt).to(A.dtype.element_ty))
+    bias = tl.load(BIAS + rn, mask=rn < N, other=0.0)
+    y = acc + bias[None, :]
+    y = tl.where(y >= 0, y, 0.01 * y)
+    tl.store(C + rm[:, None] * N + rn[None, :], y.to(C.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _epilogue_args(n, dt, rng, masked=True):
+    m, k, nn = n
+    a = rand(rng, m * k, dt, -2, 2)
+    bt = rand(rng, nn * k, dt, -2, 2).astype(F32)  # values exact in the input type
+    return [a, bt, rand(rng, nn, F32, -4, 4), junk(rng, m * nn, dt), m, nn, k, 64, 64, 32]
+
+
+def _epilogue_ref(args):
+    m, nn, k = args[4:7]
+    a = args[0].reshape(m, k).astype(np.float64) * 2
+    b = args[1].reshape(nn, k).T.astype(np.float64)
+    y = a @ b + args[2].astype(np.float64)[None, :]
+    y = np.where(y >= 0, y, 0.01 * y)
+    return [y.reshape(-1).astype(args[3].dtype)]
+
+
+DOT_EPILOGUE = block_case(
+    "dot_epilogue", dot_epilogue_kernel, _epilogue_args, _epilogue_ref, (3,), (F16, BF16),
+    ("*fp16:16,*fp32:16,*fp32:16,*fp16:16,i32,i32,i32:16,64,64,32",
+     "*bf16:16,*fp32:16,*fp32:16,*bf16:16,i32,i32,i32:16,64,64,32"),
+    lambda n: (cdiv(n[0], 64), cdiv(n[2], 64)), dims=((64, 150), (32, 80), (64, 150)),
+    options={"num_warps": 4},
+    tolerance={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 1e-2)})
+
+
+CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_EPILOGUE]
+BY_NAME = {c.name: c for c in CASES_DOT}

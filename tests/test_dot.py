@@ -1,0 +1,189 @@
+"""`tl.dot` (tests/kernels_dot.py): on the NumPy interpreter against float64 references,
+compiled by NVRTC (sm_80, sm_90) and hiprtc (gfx90a) with no warnings and no spills, and on
+the GPU (`pytest -m gpu`) with torch and CuPy arrays; plus the typing rules' errors and the
+plan each target gets."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+
+import tilecc
+import tilecc.language as tl
+from tilecc.errors import CompilationError
+
+try:
+    import kernels_dot as KD
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_blocks import check_outputs, run_interpreted, shapes
+    from test_compile_kernels import TARGETS, assert_clean_compile
+    from test_gpu_cases import FRAMEWORKS
+except ImportError:  # tests/ imported as a package
+    from tests import kernels_dot as KD
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_blocks import check_outputs, run_interpreted, shapes
+    from tests.test_compile_kernels import TARGETS, assert_clean_compile
+    from tests.test_gpu_cases import FRAMEWORKS
+
+
+def _dt_id(dt) -> str:
+    return np.dtype(dt).name
+
+
+@pytest.mark.parametrize("case,dtype", [pytest.param(c, d, id=f"{c.name}-{_dt_id(d)}")
+                                        for c in KD.CASES_DOT for d in c.dtypes])
+def test_dot_case_matches_numpy(case, dtype) -> None:
+    @settings(max_examples=6, deadline=None, database=None, derandomize=True,
+              phases=[Phase.explicit, Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(n=shapes(case), seed=st.integers(0, 2**32 - 1))
+    def check(n, seed):
+        note(f"shape={n} seed={seed}")
+        run_interpreted(case, dtype, n, seed)
+
+    check()
+
+
+@pytest.mark.parametrize("case", KD.CASES_DOT, ids=lambda c: c.name)
+def test_dot_case_at_the_edges(case) -> None:
+    for n in (tuple(1 for _ in case.dims), tuple(top for _, top in case.dims)):
+        for dt in case.dtypes:
+            run_interpreted(case, dt, n, seed=sum(n))
+
+
+@pytest.mark.parametrize("case,signature,target,arch", [
+    pytest.param(c, s, t, a, id=f"{c.name}-{a}-[{s}]")
+    for c in KD.CASES_DOT for s in c.signatures for t, a in TARGETS])
+def test_dot_case_compiles_cleanly(case, signature: str, target: str, arch: str) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert_clean_compile(case.kernel, signature, target, arch, **case.options)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,dtype,fw", [
+    pytest.param(c, d, fw, id=f"{c.name}-{_dt_id(d)}-{fw}")
+    for c in KD.CASES_DOT for d in c.dtypes for fw in FRAMEWORKS
+    if not (fw == "cupy" and _dt_id(d) == "bfloat16")])
+def test_dot_case_on_gpu(case, dtype, fw: str) -> None:
+    pytest.importorskip(fw)
+    to_dev, to_host = FRAMEWORKS[fw]
+    sizes = [tuple(max(1, b - 3) for b, _ in case.dims), tuple(top for _, top in case.dims),
+             tuple(min(top, 2 * b + 5) for b, top in case.dims)]
+    for n in sizes:
+        for seed in range(2):
+            rng = np.random.default_rng(seed)
+            args = case.make_args(n, dtype, rng)
+            before = copy.deepcopy(args)
+            dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
+            case.kernel[case.grid(n)](*dev, **case.options)
+            outs = [to_host(dev[i], args[i]) for i in case.outputs]
+            check_outputs(case, before, outs, f"{case.name} on {fw} n={n}")
+
+
+# --- plans: which instructions each target and type gets -------------------------------------
+
+def _source(kernel, sig, target="cuda", **kw):
+    return kernel.source(sig, target=target, **kw)
+
+
+@pytest.mark.parametrize("dt,instr", [("fp16", "mma_m16n8k16_f16"), ("bf16", "mma_m16n8k16_bf16"),
+                                      ("i8", "mma_m16n8k32_s8")])
+def test_tensor_core_instruction_per_type(dt, instr) -> None:
+    out = "i32" if dt == "i8" else "fp32"
+    sig = f"*{dt}:16,*{dt}:16,*{out}:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,0"
+    src = _source(KD.dot_loop_kernel, sig)
+    assert f"tc::{instr}(" in src and "ldmatrix_x4(" in src
+    hip = _source(KD.dot_loop_kernel, sig, target="hip")
+    assert "mma" not in hip.split("#include")[1] and "tc::fma(" in hip or dt == "i8"
+
+
+def test_fp32_precision_selects_tf32_or_fma() -> None:
+    base = "*fp32:16,*fp32:16,*fp32:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,"
+    assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0")
+    ieee = _source(KD.dot_loop_kernel, base + "1")
+    assert "mma_" not in ieee.split("#include")[1] and "tc::fma(" in ieee
+
+
+def test_accumulates_in_place_and_stages_operands_swizzled() -> None:
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,0"
+    src = _source(KD.dot_loop_kernel, sig)
+    # the loop-carried accumulator is the mma C fragment itself: no copy per iteration
+    body = src.split("for (int k_")[1] if "for (int k_" in src else src
+    assert "acc[r] = " not in body.split("tl.store")[0]
+    assert "tc::swizzled_chunk<" in src
+
+
+# --- typing rules -----------------------------------------------------------------------------
+
+def _dot_kernel(expr: str):
+    ns: dict = {}
+    code = (
+        "import tilecc\nimport tilecc.language as tl\n"
+        "@tilecc.jit\n"
+        "def k(A, B, C):\n"
+        "    r16 = tl.arange(0, 16)\n"
+        "    r32 = tl.arange(0, 32)\n"
+        "    a = tl.load(A + r16[:, None] * 32 + r32[None, :])\n"
+        "    b = tl.load(B + r32[:, None] * 16 + r16[None, :])\n"
+        f"    c = {expr}\n"
+        "    tl.store(C + r16[:, None] * 16 + r16[None, :], c)\n")
+    import linecache
+    name = f"<dot-test-{abs(hash(expr))}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    exec(compile(code, name, "exec"), ns)
+    return ns["k"]
+
+
+@pytest.mark.parametrize("expr,message", [
+    ("tl.dot(a, a)", "inner dimensions differ"),
+    ("tl.dot(a, b.to(tl.float32))", "one element type"),
+    ("tl.dot(a, b, input_precision='tf64')", "input_precision must be one of"),
+    ("tl.dot(a, b, out_dtype=tl.int32)", "out_dtype of a fp16 tl.dot"),
+    ("tl.dot(a, b, acc=tl.zeros((16, 16), dtype=tl.float16))", "acc is fp16"),
+    ("tl.dot(a[:, :16], b)", ""),
+    ("tl.dot(tl.sum(a, 1), b)", "two 2-D blocks"),
+])
+def test_dot_typing_errors_point_at_the_line(expr, message) -> None:
+    k = _dot_kernel(expr)
+    with pytest.raises(CompilationError) as e:
+        k.source("*fp16:16,*fp16:16,*fp32:16")
+    text = str(e.value)
+    assert message in text
+    assert ":9:" in text  # the line of the dot
+
+
+def test_dot_minimum_shapes() -> None:
+    @tilecc.jit
+    def small(A, C):
+        r = tl.arange(0, 8)
+        a = tl.load(A + r[:, None] * 8 + r[None, :])
+        tl.store(C + r[:, None] * 8 + r[None, :], tl.dot(a, a))
+
+    with pytest.raises(CompilationError, match="M, N >= 16 and K >= 16"):
+        small.source("*fp16:16,*fp32:16")
+
+
+def test_out_dtype_fp16_rounds_the_fp32_sum_once() -> None:
+    @tilecc.jit
+    def half_out(A, B, C):
+        r = tl.arange(0, 16)
+        a = tl.load(A + r[:, None] * 16 + r[None, :])
+        b = tl.load(B + r[:, None] * 16 + r[None, :])
+        tl.store(C + r[:, None] * 16 + r[None, :], tl.dot(a, b, out_dtype=tl.float16))
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-2, 2, (16, 16)).astype(np.float16)
+    b = rng.uniform(-2, 2, (16, 16)).astype(np.float16)
+    c = np.zeros((16, 16), np.float16)
+    half_out.interpret[(1,)](a, b, c)
+    ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(c.astype(np.float32), ref.astype(np.float32), rtol=1e-3,
+                               atol=1e-2)
+    src = half_out.source("*fp16:16,*fp16:16,*fp16:16")
+    assert "float" in src and "_sum[" in src
+    require_cuda_compiler()
+    assert_clean_compile(half_out, "*fp16:16,*fp16:16,*fp16:16", "cuda", "sm_90")

@@ -1,0 +1,75 @@
+"""Planning `tl.dot`: which instructions compute it, how warps split the output tile, and
+how the operands are staged in shared memory.
+
+On NVIDIA the product runs on the tensor cores with `mma.sync` (m16n8k16 for fp16 / bf16,
+m16n8k8 for tf32, m16n8k32 for int8).  Its accumulator is a blocked layout in Triton's
+terms — 2 consecutive columns per thread, 8 × 4 lanes, `wm × wn` warps — which is exactly
+the register layout of mma's C fragment, repeated; so the epilogue (casts, activations,
+masked stores) runs on it like on any other block.  Operands are written to swizzled
+shared-memory tiles and read with `ldmatrix` into A / B fragments.  Everywhere else
+(AMD, fp32 with `input_precision="ieee"`, fp64, tiles the warps cannot split) each thread
+sums its own outputs over K from the shared-memory tiles with fused multiply-adds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecc.transpiler.ir import Op
+
+# input type (and precision) → (mma shape name, K per instruction, PTX types)
+MMA = {("fp16", "ieee"): ("m16n8k16", 16, "f32.f16.f16.f32"),
+       ("bf16", "ieee"): ("m16n8k16", 16, "f32.bf16.bf16.f32"),
+       ("fp32", "tf32"): ("m16n8k8", 8, "f32.tf32.tf32.f32"),
+       ("i8", "ieee"): ("m16n8k32", 32, "s32.s8.s8.s32")}
+
+
+@dataclass(frozen=True)
+class DotPlan:
+    engine: str  # "mma" or "fma"
+    warps: tuple[int, int]  # warps along M and N (mma only)
+    k_step: int  # K per mma instruction (mma only)
+    instr: str  # the mma shape and types, e.g. "m16n8k16.row.col.f32.f16.f16.f32"
+    reason: str
+
+    @property
+    def swizzled(self) -> bool:
+        return self.engine == "mma"
+
+
+def mma_warps(m: int, n: int, num_warps: int) -> tuple[int, int] | None:
+    """How `num_warps` warps split an m × n accumulator into per-warp tiles of whole 16 × 8
+    mma tiles: the split with the least shared-memory traffic (each warp reads m/wm rows of
+    A and n/wn columns of B per K step), more warps along M on a tie."""
+    best = None
+    wm = 1
+    while wm <= num_warps:
+        wn = num_warps // wm
+        if m % (16 * wm) == 0 and n % (8 * wn) == 0:
+            cost = (m // wm + n // wn, -wm)
+            if best is None or cost < best[0]:
+                best = (cost, (wm, wn))
+        wm *= 2
+    return best[1] if best else None
+
+
+def plan(op: Op, num_warps: int, matrix_unit: str) -> DotPlan:
+    a = op.operands[0]
+    (m, k), n = a.type.shape, op.result.type.shape[1]
+    key = (a.dtype.name, op.attrs["precision"])
+    if matrix_unit != "mma.sync":
+        return DotPlan("fma", (1, 1), 1, "", "fused multiply-adds (no matrix instructions "
+                                             "on this target yet)")
+    if key not in MMA:
+        why = "fp32 with input_precision='ieee'" if key[0] == "fp32" else f"{key[0]} inputs"
+        return DotPlan("fma", (1, 1), 1, "", f"fused multiply-adds ({why}: no tensor-core "
+                                             "instruction)")
+    shape, k_step, types = MMA[key]
+    warps = mma_warps(m, n, num_warps)
+    if warps is None or k % k_step:
+        return DotPlan("fma", (1, 1), 1, "", f"fused multiply-adds ({num_warps} warps cannot "
+                                             f"split {m} x {n} into 16 x 8 mma tiles)")
+    wm, wn = warps
+    return DotPlan("mma", warps, k_step, f"{shape}.row.col.{types}",
+                   f"mma.sync.{shape} ({types.split('.')[1]}), {wm} x {wn} warps, "
+                   f"{m // wm} x {n // wn} outputs per warp")

@@ -1,0 +1,183 @@
+"""Rendering of `tl.dot` (planned by `passes.dot`).
+
+A mixin of `render.Renderer`.  The generated code has three visible parts: the operands
+are staged into shared-memory tiles (by the threads' own stores, or — when the pipelining
+pass moved their loads ahead — by `cp.async` copies issued iterations earlier), the main
+loop over K reads fragments (`ldmatrix`) and issues `mma.sync`, and the result is left in
+the accumulator's registers for whatever the kernel does next.  The portable path keeps
+the staging and replaces the middle part by a loop of fused multiply-adds.
+"""
+
+from __future__ import annotations
+
+from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.passes.dot import DotPlan
+from tilecc.transpiler.target import c_type
+
+MMA_FN = {"fp16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "fp32": "mma_m16n8k8_tf32",
+          "i8": "mma_m16n8k32_s8"}
+
+
+class DotOps:
+    def tile_offset(self, plan: DotPlan, row: str, col: str, row_len: int, esize: int) -> str:
+        """Element offset of (row, col) in an operand tile: swizzled 16-byte chunks for
+        ldmatrix, plain row-major for the portable loop."""
+        if not plan.swizzled:
+            return f"{row} * {row_len} + {col}"
+        epc = 16 // esize
+        return (f"tc::swizzled_chunk<{row_len // epc}>({row}, {col} / {epc}) * {epc} + "
+                f"{col} % {epc}")
+
+    def stage_operand(self, plan: DotPlan, x: Value, tile: str, row_len: int) -> None:
+        """x's registers → its shared-memory tile, a vector per store where x's layout
+        holds consecutive elements of a tile row."""
+        p = x.layout
+        esize = x.dtype.itemsize
+        lname = self.lname(p)
+        vec = p.vec if p.fast_axis == 1 else 1
+        if plan.swizzled:
+            vec = min(vec, 16 // esize)
+        t = c_type(x.dtype)
+        if vec == 1:
+            off = self.tile_offset(plan, f"{lname}::coord0(r)", f"{lname}::coord1(r)",
+                                   row_len, esize)
+            self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
+            return
+        off = self.tile_offset(plan, "row", "col", row_len, esize)
+        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {vec}) {{\n"
+                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
+                  f"  tc::Vec<{t}, {vec}> chunk;\n"
+                  f"#pragma unroll\n  for (int k = 0; k < {vec}; ++k) chunk[k] = "
+                  f"{self.text(x, 'v + k')};\n"
+                  f"  tc::store<{vec}>({tile} + {off}, chunk);\n}}")
+
+    def op_dot(self, op: Op) -> None:
+        plan: DotPlan = op.attrs["plan"]
+        a, b, c = op.operands
+        d = op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        acc_t = c_type(op.attrs["acc_dtype"])
+        in_t = c_type(a.dtype)
+        esize = a.dtype.itemsize
+        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.reason}")
+        # the result: in the accumulator's own registers when nothing else reads them
+        if self.root(d) != self.root(c):
+            self.declare(d)
+            self.line(self.macros.register_loop(
+                d.layout.regs, [f"{self.name(d)}[r] = {self.text(c, 'r')};"]))
+        acc = self.name(d)
+        if c_type(d.dtype) != acc_t:  # out_dtype narrower than the sum: round once at the end
+            acc = f"{self.name(d)}_sum"
+            self.line(f"{acc_t} {acc}[{d.layout.regs}];")
+            self.line(self.macros.register_loop(
+                d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
+        a_tile, b_tile = f"{self.name(d)}_a", f"{self.name(d)}_b"
+        b_offset = (m * k * esize + 15) // 16 * 16
+        self.use_smem(b_offset + k * n * esize)
+        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.line(f"{in_t}* {a_tile} = reinterpret_cast<{in_t}*>(smem);")
+        self.line(f"{in_t}* {b_tile} = reinterpret_cast<{in_t}*>(smem + {b_offset});")
+        self.stage_operand(plan, a, a_tile, k)
+        self.stage_operand(plan, b, b_tile, n)
+        self.line("__syncthreads();")
+        if plan.engine == "mma":
+            self.mma_loop(op, plan, acc, a_tile, b_tile)
+        else:
+            self.fma_loop(op, acc, a_tile, b_tile)
+        if acc != self.name(d):
+            self.line(self.macros.register_loop(
+                d.layout.regs, [f"{self.name(d)}[r] = tc::cast<{c_type(d.dtype)}>({acc}[r]);"]))
+
+    def fma_loop(self, op: Op, acc: str, a_tile: str, b_tile: str) -> None:
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        lname = self.lname(d.layout)
+        acc_t = c_type(op.attrs["acc_dtype"])
+        x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
+                ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
+        step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
+            f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
+        self.line(f"for (int kk = 0; kk < {k}; ++kk) {{")
+        self.depth += 1
+        self.line(self.macros.register_loop(d.layout.regs, [step]))
+        self.depth -= 1
+        self.line("}")
+
+    def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        ty = a.dtype.name
+        esize = a.dtype.itemsize
+        epc = 16 // esize
+        wm, wn = plan.warps
+        mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
+        rn = 2 * nt  # accumulator registers per row of the warp's share
+        ks = plan.k_step
+        chunks_a, chunks_b = k // epc, n // epc
+        warp_m = "tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}"
+        warp_n = "0" if wn == 1 else f"tc::warp_id() % {wn}"
+        L = self.line
+        L(f"// main loop: {k // ks} steps of K = {ks}; warp (wm, wn) owns rows "
+          f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
+        L("{")
+        self.depth += 1
+        L(f"const int wm = {warp_m}, wn = {warp_n};")
+        L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q")
+        L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
+        L("#pragma unroll")
+        L(f"for (int kk = 0; kk < {k // ks}; ++kk) {{")
+        self.depth += 1
+        L(f"unsigned a_frag[{mt}][4];")
+        L("#pragma unroll")
+        L(f"for (int mi = 0; mi < {mt}; ++mi) {{")
+        row = f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g"
+        L(f"  tc::ldmatrix_x4(a_frag[mi], a_base + 16 * tc::swizzled_chunk<{chunks_a}>("
+          f"{row}, kk * 2 + q / 2));")
+        if ty == "fp32":
+            L("#pragma unroll")
+            L("  for (int i = 0; i < 4; ++i) a_frag[mi][i] = tc::to_tf32(a_frag[mi][i]);")
+        L("}")
+        L(f"unsigned b_frag[{nt}][2];")
+        col0 = f"{8 * wn} * ni + 8 * wn"
+        if esize == 2:
+            pairs = nt // 2
+            if pairs:
+                L("#pragma unroll")
+                L(f"for (int ni = 0; ni < {2 * pairs}; ni += 2)")
+                L(f"  tc::ldmatrix_x4_trans(b_frag[ni][0], b_frag[ni][1], b_frag[ni + 1][0], "
+                  f"b_frag[ni + 1][1], b_base + 16 * tc::swizzled_chunk<{chunks_b}>("
+                  f"kk * 16 + q % 2 * 8 + g, (ni + q / 2) * {wn} + wn));")
+            if nt % 2:
+                L(f"tc::ldmatrix_x2_trans(b_frag[{nt - 1}][0], b_frag[{nt - 1}][1], b_base + 16 * "
+                  f"tc::swizzled_chunk<{chunks_b}>(kk * 16 + q % 2 * 8 + g, {nt - 1} * {wn} + wn));")
+        else:
+            lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
+            off = self.tile_offset(plan, "kr", "nc", n, esize)
+            L("#pragma unroll")
+            L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
+            L(f"  const int nc = {col0} + tc::lane_id() / 4;")
+            L("#pragma unroll")
+            L("  for (int h = 0; h < 2; ++h) {")
+            L(f"    const int kr = kk * {ks} + {lane_k} + h * {half};")
+            if ty == "fp32":
+                L(f"    b_frag[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
+            else:  # four int8 values along K, packed low byte first
+                off_t = self.tile_offset(plan, "(kr + t)", "nc", n, esize)
+                L("    unsigned packed = 0;")
+                L("#pragma unroll")
+                L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
+                  f"static_cast<unsigned char>({b_tile}[{off_t}])) << (8 * t));")
+                L("    b_frag[ni][h] = packed;")
+            L("  }")
+            L("}")
+        L("#pragma unroll")
+        L(f"for (int mi = 0; mi < {mt}; ++mi)")
+        L("#pragma unroll")
+        L(f"  for (int ni = 0; ni < {nt}; ++ni)")
+        c0 = f"2 * mi * {rn} + 2 * ni"
+        L(f"    tc::{MMA_FN[ty]}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
+          f"{acc}[{c0} + {rn + 1}], a_frag[mi], b_frag[ni][0], b_frag[ni][1]);")
+        self.depth -= 1
+        L("}")
+        self.depth -= 1
+        L("}")

@@ -14,32 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import types
 
 import torch
 import triton
-import triton.language as triton_language
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import layernorm as LN  # noqa: E402
 import softmax as SM  # noqa: E402
+from triton_clone import as_triton  # noqa: E402
 
 M = 4096
 SIZES = (1024, 4096, 16384)
-
-
-def as_triton(kernel):
-    """The same Python function, its `tl` bound to triton.language, through triton.jit."""
-    fn = kernel.fn
-    glob = dict(fn.__globals__, tl=triton_language)
-    clone = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
-    import tilecc.language
-
-    clone.__annotations__ = {k: triton_language.constexpr if v is tilecc.language.constexpr
-                             else v for k, v in fn.__annotations__.items()}
-    return triton.jit(clone)
 
 
 def best(fn_by_warps: dict) -> tuple[float, int]:

@@ -58,7 +58,8 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         if back is not None:
             writebacks.append(back)
     specs, _ = jit_fn.specs_for(values)
-    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True)
+    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True,
+                             num_stages=options.get("num_stages"))
     from tilecc.runtime.launch import normalize_grid
 
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)

@@ -31,6 +31,7 @@ from tilecc.transpiler.render import INCLUDE_DIR, render
 from tilecc.transpiler.target import Target, get_target
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
+DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
 
 
 def _user_facing(method: Callable) -> Callable:
@@ -105,20 +106,26 @@ class JITFunction:
         return os.environ.get("TILECC_DEBUG", "0") == "1"
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
-              *, debug: bool | None = None, line_directives: bool = False) -> Built:
+              *, debug: bool | None = None, line_directives: bool = False,
+              num_stages: int | None = None) -> Built:
         target = get_target(target)
-        kernel, conversions = self.lower(specs, target, num_warps, debug=debug)
+        kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
+                                         num_stages=num_stages)
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives)
         return Built(kernel, conversions, source, tuple(specs))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
-              *, debug: bool | None = None):
+              *, debug: bool | None = None, num_stages: int | None = None):
         """Frontend and passes: the tile IR that is rendered (and interpreted)."""
         target = get_target(target)
         if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
+        num_stages = DEFAULT_NUM_STAGES if num_stages is None else num_stages
+        if not isinstance(num_stages, int) or not 1 <= num_stages <= 8:
+            raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
         kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
+        kernel.num_stages = num_stages
         return kernel, run_passes(kernel, target)
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
@@ -130,22 +137,25 @@ class JITFunction:
     @_user_facing
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
                num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
-               **constexprs) -> str:
+               num_stages: int | None = None, **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed)."""
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
-                          line_directives=line_directives).source
+                          line_directives=line_directives, num_stages=num_stages).source
 
     @_user_facing
-    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4, **constexprs) -> Kernel:
+    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
+           num_stages: int | None = None, **constexprs) -> Kernel:
         """The tile IR after the passes, for inspection."""
-        return self.build(self._specs(signature, constexprs), target, num_warps).kernel
+        return self.build(self._specs(signature, constexprs), target, num_warps,
+                          num_stages=num_stages).kernel
 
     @_user_facing
     def compile(self, signature=None, target: str = "cuda", arch: str | None = None,
-                num_warps: int = 4, debug: bool | None = None, **constexprs):
+                num_warps: int = 4, debug: bool | None = None, num_stages: int | None = None,
+                **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
         return compile_cached(self, self._specs(signature, constexprs), get_target(target), arch,
-                              num_warps, debug)[0]
+                              num_warps, debug, num_stages)[0]
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
@@ -335,7 +345,8 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
         hit = _binaries[key] = (Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"]),
                                 m["name"])
         return hit
-    built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True)
+    built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
+                         num_stages=num_stages)
     binary = compile_source(built, target, arch)
     name = built.kernel.name
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,

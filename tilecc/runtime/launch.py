@@ -104,13 +104,14 @@ def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         by_name, options = jit_fn.bind(args, dict(kwargs))
         values = [by_name[n] for n in names]
     num_warps = options.get("num_warps", 4)
-    debug = options.get("debug")
+    debug, num_stages = options.get("debug"), options.get("num_stages")
     fast = _fast_key(jit_fn._param_constexpr, values)
-    entry = jit_fn._launchers.get((fast[0], num_warps, debug)) if fast is not None else None
+    fkey = (fast[0], num_warps, debug, num_stages) if fast is not None else None
+    entry = jit_fn._launchers.get(fkey) if fast is not None else None
     if entry is None:
-        entry, call_args = _slow_path(jit_fn, values, num_warps, debug)
+        entry, call_args = _slow_path(jit_fn, values, num_warps, debug, num_stages)
         if fast is not None:
-            jit_fn._launchers[(fast[0], num_warps, debug)] = entry
+            jit_fn._launchers[fkey] = entry
     else:
         call_args = fast[1]
     kernel, uses_torch = entry
@@ -225,13 +226,13 @@ def _kind_of(t: type) -> str:
     return kind
 
 
-def _slow_path(jit_fn, values: list, num_warps: int, debug):
+def _slow_path(jit_fn, values: list, num_warps: int, debug, num_stages=None):
     """Specialize, check devices, compile and load: the first launch of a signature."""
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
-    key = (tuple(specs), num_warps, debug, backend, device_id)
+    key = (tuple(specs), num_warps, debug, num_stages, backend, device_id)
     kernel = jit_fn._launchers.get(key)
     if kernel is None:
-        kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id)
+        kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages)
         jit_fn._launchers[key] = kernel
     uses_torch = backend == "cuda" and any(a.framework == "torch" for a in arrays)
     call_args = [np.uint64(a.ptr) if isinstance(a, ArrayInfo) else a for a in passed]
@@ -269,7 +270,8 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
     specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
                                                            jit_fn._param_names])
     return compile_cached(jit_fn, specs, get_target(backend), _device_arch(device_id, backend),
-                          options.get("num_warps", 4), options.get("debug"))
+                          options.get("num_warps", 4), options.get("debug"),
+                          options.get("num_stages"))
 
 
 def _current_device(backend: str) -> int:
@@ -280,12 +282,12 @@ def _current_device(backend: str) -> int:
     return 0
 
 
-def _build(jit_fn, specs, num_warps, debug, backend, device_id):
+def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
     from tilecc.runtime.jit import compile_cached
 
     target = get_target(backend)
     binary, name = compile_cached(jit_fn, specs, target, _device_arch(device_id, backend),
-                                  num_warps, debug)
+                                  num_warps, debug, num_stages)
     threads = num_warps * target.warp_size
     cls = CudaKernel if backend == "cuda" else HipKernel
     return cls(binary, name, threads, device_id)

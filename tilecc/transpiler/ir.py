@@ -129,6 +129,7 @@ class Kernel:
     loc: Loc
     num_warps: int = 4
     debug: bool = False
+    num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
     statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)

@@ -119,6 +119,9 @@ class Renderer(BlockOps, DotOps):
                           for o in op.operands}
         self._plan(kernel.body)
         self.recomputed = self._index_values()
+        self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
+        self.pipe_smem = 0
+        self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
 
     @property
     def macros(self):
@@ -373,6 +376,8 @@ class Renderer(BlockOps, DotOps):
     def region(self, region: Region) -> None:
         ops = []
         for op in region.ops:
+            if id(op) in self.moved:
+                continue
             if op.results and op.results[0].id in self.inline and op.kind in PURE:
                 if (op.results[0].id in self.recomputed and not self.in_lambda) or \
                         op.results[0].id in self.early:
@@ -563,6 +568,8 @@ class Renderer(BlockOps, DotOps):
                 self.declare(res, self.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
+        if "pipeline" in op.attrs:
+            return self.op_for_pipelined(op)
         lo, hi, step = op.operands[:3]
         self.declare_slots(op.results, op.operands[3:])
         body = op.regions[0]
@@ -661,8 +668,12 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     for p in kernel.params:
         if p.value is not None:
             params.append(f"{r.ctype(p.value)} {r.name(p.value)}")
-    memory = []
+    memory, dots = [], []
     for op in kernel.walk():
+        if op.kind == "dot":
+            dots.append(f"L{op.loc.line}: {op.attrs['plan'].reason}")
+        if op.kind == "for" and "pipeline" in op.attrs:
+            dots.append(op.attrs["pipeline"].note)
         if op.kind in ("load", "store") and "plan" in op.attrs:
             what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
             memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
@@ -677,4 +688,4 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         name=kernel.name, version=__version__, source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
-        layouts=layouts, conversions=conversions)
+        layouts=layouts, conversions=conversions, dots=dots)

@@ -10,19 +10,23 @@ the staging and replaces the middle part by a loop of fused multiply-adds.
 
 from __future__ import annotations
 
+from tilecc.errors import CompilationError
 from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.passes.dot import DotPlan
+from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
+
+STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static shared memory a kernel may declare
 
 MMA_FN = {"fp16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "fp32": "mma_m16n8k8_tf32",
           "i8": "mma_m16n8k32_s8"}
 
 
 class DotOps:
-    def tile_offset(self, plan: DotPlan, row: str, col: str, row_len: int, esize: int) -> str:
+    def tile_offset(self, swizzled: bool, row: str, col: str, row_len: int, esize: int) -> str:
         """Element offset of (row, col) in an operand tile: swizzled 16-byte chunks for
         ldmatrix, plain row-major for the portable loop."""
-        if not plan.swizzled:
+        if not swizzled:
             return f"{row} * {row_len} + {col}"
         epc = 16 // esize
         return (f"tc::swizzled_chunk<{row_len // epc}>({row}, {col} / {epc}) * {epc} + "
@@ -39,11 +43,11 @@ class DotOps:
             vec = min(vec, 16 // esize)
         t = c_type(x.dtype)
         if vec == 1:
-            off = self.tile_offset(plan, f"{lname}::coord0(r)", f"{lname}::coord1(r)",
+            off = self.tile_offset(plan.swizzled, f"{lname}::coord0(r)", f"{lname}::coord1(r)",
                                    row_len, esize)
             self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
             return
-        off = self.tile_offset(plan, "row", "col", row_len, esize)
+        off = self.tile_offset(plan.swizzled, "row", "col", row_len, esize)
         self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {vec}) {{\n"
                   f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
                   f"  tc::Vec<{t}, {vec}> chunk;\n"
@@ -71,15 +75,29 @@ class DotOps:
             self.line(f"{acc_t} {acc}[{d.layout.regs}];")
             self.line(self.macros.register_loop(
                 d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
-        a_tile, b_tile = f"{self.name(d)}_a", f"{self.name(d)}_b"
-        b_offset = (m * k * esize + 15) // 16 * 16
-        self.use_smem(b_offset + k * n * esize)
-        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
-        self.line(f"{in_t}* {a_tile} = reinterpret_cast<{in_t}*>(smem);")
-        self.line(f"{in_t}* {b_tile} = reinterpret_cast<{in_t}*>(smem + {b_offset});")
-        self.stage_operand(plan, a, a_tile, k)
-        self.stage_operand(plan, b, b_tile, n)
-        self.line("__syncthreads();")
+        tiles = []
+        offset = 0
+        for x, row_len in ((a, k), (b, n)):
+            if x.id in self.pipe_tiles:  # already in its pipeline stage
+                arr, stage, elems = self.pipe_tiles[x.id]
+                tiles.append((x, f"{arr} + {stage} * {elems}", row_len, False))
+            else:
+                tiles.append((x, f"{self.name(d)}_{'ab'[len(tiles)]}", row_len, True))
+                offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
+        if any(own for *_, own in tiles):
+            self.use_smem(offset)
+            self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+            at = 0
+            for x, tile, row_len, own in tiles:
+                if own:
+                    self.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
+                              (f" + {at});" if at else ");"))
+                    at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
+            for x, tile, row_len, own in tiles:
+                if own:
+                    self.stage_operand(plan, x, tile, row_len)
+            self.line("__syncthreads();")
+        a_tile, b_tile = tiles[0][1], tiles[1][1]
         if plan.engine == "mma":
             self.mma_loop(op, plan, acc, a_tile, b_tile)
         else:
@@ -152,7 +170,7 @@ class DotOps:
                   f"tc::swizzled_chunk<{chunks_b}>(kk * 16 + q % 2 * 8 + g, {nt - 1} * {wn} + wn));")
         else:
             lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
-            off = self.tile_offset(plan, "kr", "nc", n, esize)
+            off = self.tile_offset(plan.swizzled, "kr", "nc", n, esize)
             L("#pragma unroll")
             L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
             L(f"  const int nc = {col0} + tc::lane_id() / 4;")
@@ -162,7 +180,7 @@ class DotOps:
             if ty == "fp32":
                 L(f"    b_frag[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
             else:  # four int8 values along K, packed low byte first
-                off_t = self.tile_offset(plan, "(kr + t)", "nc", n, esize)
+                off_t = self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize)
                 L("    unsigned packed = 0;")
                 L("#pragma unroll")
                 L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
@@ -181,3 +199,129 @@ class DotOps:
         L("}")
         self.depth -= 1
         L("}")
+
+    # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
+    def active_pipelines(self) -> set[int]:
+        """Keep the planned pipelines whose moved ops are all expressions the renderer
+        inlines (so they can be written out again at the issue point); ids of moved ops."""
+        moved: set[int] = set()
+        for op in self.k.walk():
+            p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
+            if p is None:
+                continue
+            body = {id(o): o for o in op.regions[0].ops}
+            if all(body[i] in p.loads or body[i].results[0].id in self.inline
+                   for i in p.slice_ops):
+                moved |= p.slice_ops
+            else:
+                del op.attrs["pipeline"]
+        return moved
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def op_for_pipelined(self, op: Op) -> None:
+        p: Pipeline = op.attrs["pipeline"]
+        s = p.stages
+        lo, hi, step = op.operands[:3]
+        body = op.regions[0]
+        iv = body.args[0]
+        ivt, ivn = c_type(iv.dtype), self.name(iv)
+        cmp = ">" if op.attrs["step_sign"] < 0 else "<"
+        step_text, hi_text = self.text(step), self.text(hi)
+        self.declare_slots(op.results, op.operands[3:])
+        stage = self.fresh(f"{ivn}_stage")
+        for ld in p.loads:
+            x = ld.result
+            rows, cols = x.type.shape
+            arr = self.fresh(f"{self.name(x)}_stages")
+            self.pipe_tiles[x.id] = (arr, stage, rows * cols)
+            self.pipe_smem += s * rows * cols * x.dtype.itemsize
+            self.line(f"__shared__ __align__(128) {c_type(x.dtype)} {arr}[{s} * {rows * cols}];")
+        if self.pipe_smem + self.smem_bytes > STATIC_SMEM_LIMIT:
+            raise CompilationError(
+                f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
+                f"operand stages; a program has {STATIC_SMEM_LIMIT} bytes: use fewer stages or "
+                "smaller blocks", op.loc)
+        L = self.line
+        L(f"// pipeline ({p.note.split(': ', 1)[1]})")
+        nxt = self.fresh(f"{ivn}_next")
+        L(f"{{  // prologue: the copies of the first {s - 1} iteration{'s' if s > 2 else ''}")
+        self.depth += 1
+        L(f"{ivt} {nxt} = {self.text(lo)};")
+        L("#pragma unroll")
+        L(f"for (int s = 0; s < {s - 1}; ++s) {{")
+        self.depth += 1
+        self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
+        L(f"{nxt} += {step_text};")
+        self.depth -= 1
+        L("}")
+        self.depth -= 1
+        L("}")
+        L(f"int {stage} = 0;  // the stage this iteration reads")
+        inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
+        L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
+        self.depth += 1
+        L(f"tc::cp_async_wait<{s - 2}>();  // this thread's copies for this stage have landed")
+        L("__syncthreads();  // everyone's have; the stage refilled below was read last iteration")
+        ahead = self.fresh(f"{ivn}_ahead")
+        L(f"const {ivt} {ahead} = {ivn} + {s - 1}" + (f" * {self.wrap(step, 'r', 13)};"
+                                                       if step_text != "1" else ";"))
+        write = f"{stage} ^ 1" if s == 2 else f"({stage} + {s - 1}) % {s}"
+        self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
+        saved = self.last_stmt
+        self.region(body)
+        keep = [i for i in range(len(op.results)) if i not in p.state]
+        self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
+        self.last_stmt = saved
+        L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
+        self.depth -= 1
+        L("}")
+        L("tc::cp_async_wait<0>();")
+
+    def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
+        """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
+        advanced past it; skipped past the end of the loop.  Commits one group either way,
+        so the waits can count groups."""
+        p: Pipeline = op.attrs["pipeline"]
+        body = op.regions[0]
+        iv = body.args[0]
+        saved = self.names[self.root(iv)]
+        self.names[self.root(iv)] = iv_text
+        try:
+            self.line(f"if ({guard}) {{")
+            self.depth += 1
+            for ld in p.loads:
+                self.comment_for(ld)
+                self.copy_tile(ld, stage)
+            self.assign_yields([body.args[1 + i] for i in p.state],
+                               [body.yields[i] for i in p.state])
+            self.depth -= 1
+            self.line("}")
+            self.line("tc::cp_async_commit();")
+        finally:
+            self.names[self.root(iv)] = saved
+
+    def copy_tile(self, ld: Op, stage: str) -> None:
+        x = ld.result
+        plan = ld.attrs["plan"]
+        p = x.layout
+        lname = self.lname(p)
+        esize = x.dtype.itemsize
+        nbytes = plan.vec * esize
+        arr, _, elems = self.pipe_tiles[x.id]
+        off = self.tile_offset(True, "row", "col", x.type.shape[1], esize)
+        ptr = self.text(ld.operands[0], "v")
+        size = str(nbytes)
+        if len(ld.operands) > 1:
+            size = f"{self.wrap(ld.operands[1], 'v', 4)} ? {nbytes} : 0"
+        base = f"{arr}_base"
+        self.line(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
+        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {plan.vec}) {{\n"
+                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
+                  f"  tc::cp_async<{nbytes}>({base} + {esize} * ({off}), {ptr}, {size});\n}}")

@@ -6,6 +6,8 @@
                   memory conversions where layouts disagree, and a plan (vector width, mask
                   checking) for every load and store, and a dot plan (passes.dot) for every
                   tl.dot
+  3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies into
+                  shared-memory stages, issued num_stages - 1 iterations ahead
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
-from tilecc.transpiler.passes import axis_info, layouts
+from tilecc.transpiler.passes import axis_info, layouts, pipeline
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.target import Target
 
@@ -25,5 +27,7 @@ def run_passes(kernel: Kernel, target: Target) -> list[str]:
     eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
     conversions = layouts.assign(kernel, target.warp_size, target.matrix_unit)
+    if target.matrix_unit == "mma.sync":
+        pipeline.plan(kernel)
     ir.verify(kernel)
     return conversions

@@ -129,6 +129,12 @@ def _rule(op: Op) -> AxisInfo:
                     return c if y is a else a
             return AxisInfo((1,) * rank, tuple(min(HUGE, x * y) for x, y in
                                                zip(a.divisibility, c.divisibility)), const)
+        if fn == "rem" and op.operands[0].dtype.is_int():
+            # x % n with n the same over a run: a run of x aligned to a divisor of n does
+            # not wrap (offs % M keeps 16-element runs when M % 16 == 0)
+            contig = tuple(gcd(x, y) if q >= x else 1 for x, y, q in
+                           zip(a.contiguity, c.divisibility, c.constancy))
+            return AxisInfo(contig, div, const)
         return AxisInfo((1,) * rank, (1,) * rank, const)
     if k == "cmp":
         pred = op.attrs["pred"]

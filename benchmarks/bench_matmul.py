@@ -39,6 +39,9 @@ def run(kernel, a, b, c, config: tilecc.Config, activation: str = ""):
                                 num_stages=config.num_stages)
 
 
+VERBOSE = False
+
+
 def best(kernel, a, b, c, configs, ref) -> tuple[float, str]:
     out = (float("inf"), "")
     for cfg in configs:
@@ -55,6 +58,9 @@ def best(kernel, a, b, c, configs, ref) -> tuple[float, str]:
         kw = cfg.kwargs
         label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
                  f"w{cfg.num_warps} s{cfg.num_stages}")
+        if VERBOSE:
+            m, k = a.shape
+            print(f"    {label:<22} {2 * m * k * b.shape[1] / t / 1e9:8.1f} TFLOP/s")
         out = min(out, (t, label))
     return out
 
@@ -62,7 +68,10 @@ def best(kernel, a, b, c, configs, ref) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="every configuration's speed")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     configs = MM.CONFIGS[:2] if args.quick else MM.CONFIGS
     tc_k, tr_k = MM.matmul_kernel, as_triton(MM.matmul_kernel)
     shapes = [(s, s, s) for s in SQUARE] + list(RAGGED)

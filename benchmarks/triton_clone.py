@@ -21,12 +21,13 @@ def as_triton(kernel):
         return _clones[id(kernel)]
     fn = kernel.fn
     glob = dict(fn.__globals__, tl=triton_language)
-    for name, value in fn.__globals__.items():  # helpers the kernel calls
-        if isinstance(value, tilecc.JITFunction) and value is not kernel:
-            glob[name] = as_triton(value)
     clone = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
     clone.__annotations__ = {k: triton_language.constexpr if v is tilecc.language.constexpr
                              else v for k, v in fn.__annotations__.items()}
     _clones[id(kernel)] = triton.jit(clone)
+    for name in fn.__code__.co_names:  # the helpers it calls (after registering: cycles)
+        value = fn.__globals__.get(name)
+        if isinstance(value, tilecc.JITFunction):
+            glob[name] = as_triton(value)
     return _clones[id(kernel)]

@@ -96,9 +96,10 @@ TL_NAMES = {F16: ("fp16", "fp32"), BF16: ("bf16", "fp32"), F32: ("fp32", "fp32")
 
 def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=4, tol=None):
     bm, bk, bn = blocks
-    sigs = [f"*{d}:16,*{d}:16,*{o}:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+    # sizes any, and sizes multiples of 16 (whole vectors: both operands stream in by cp.async)
+    sigs = [f"*{d}:16,*{d}:16,*{o}:16,{mn},{mn},i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
             f"{bm},{bn},{bk},{int(ieee)}" for d, o in
-            (TL_NAMES[np.dtype(x)] for x in dtypes)]
+            (TL_NAMES[np.dtype(x)] for x in dtypes) for mn in ("i32", "i32:16")]
     case = block_case(
         name, dot_loop_kernel,
         lambda n, dt, rng, masked=True: _loop_args(n, dt, rng, (bm, bn, bk, int(ieee))),

@@ -13,6 +13,7 @@ transpiler and the compiler.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -342,15 +343,17 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
     entry = cache.load("kernels", key) if dump is None else None  # dumps need a build
     if entry is not None and "binary" in entry.blobs:
         m = entry.meta
-        hit = _binaries[key] = (Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"]),
-                                m["name"])
+        hit = _binaries[key] = (Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
+                                       m.get("shared_bytes", 0)), m["name"])
         return hit
     built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
                          num_stages=num_stages)
-    binary = compile_source(built, target, arch)
+    binary = dataclasses.replace(compile_source(built, target, arch),
+                                 shared_bytes=built.kernel.shared_bytes)
     name = built.kernel.name
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
                                  "log": binary.log, "num_warps": num_warps,
+                                 "shared_bytes": binary.shared_bytes,
                                  "kernel": f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
                                  "specialization": describe_specs(specs)},
                 {"source": built.source.encode(), "binary": binary.data})

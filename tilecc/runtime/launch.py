@@ -26,11 +26,17 @@ class CudaKernel:
             self.module = cupy.cuda.function.Module()
             self.module.load(binary.data)
             self.function = self.module.get_function(name)
+            self.shared_bytes = binary.shared_bytes
+            if self.shared_bytes > 48 * 1024:  # beyond the default, allowed per kernel
+                cupy.cuda.driver.funcSetAttribute(
+                    self.function.ptr,
+                    cupy.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    self.shared_bytes)
         self.block = (threads, 1, 1)
         self.device_id = device_id
 
     def __call__(self, grid: tuple[int, int, int], args: list, stream) -> None:
-        self.function(grid, self.block, args, stream=stream)
+        self.function(grid, self.block, args, stream=stream, shared_mem=self.shared_bytes)
 
 
 class HipKernel:
@@ -44,13 +50,18 @@ class HipKernel:
         self.module = _check(hip.hipModuleLoadData(binary.data))
         self.function = _check(hip.hipModuleGetFunction(self.module, name.encode()))
         self.threads = threads
+        self.shared_bytes = binary.shared_bytes
+        if self.shared_bytes > 48 * 1024:
+            _check(hip.hipFuncSetAttribute(
+                self.function, hip.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
+                self.shared_bytes))
         self.device_id = device_id
 
     def __call__(self, grid, args: list, stream) -> None:
         extra = tuple(ctypes.c_void_p(int(a)) if isinstance(a, np.uint64) else
                       np.ctypeslib.as_ctypes_type(a.dtype)(a.item()) for a in args)
         _check(self.hip.hipModuleLaunchKernel(self.function, *grid, self.threads, 1, 1,
-                                              sharedMemBytes=0, stream=stream,
+                                              sharedMemBytes=self.shared_bytes, stream=stream,
                                               kernelParams=None, extra=extra))
 
 

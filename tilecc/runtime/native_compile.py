@@ -49,6 +49,7 @@ class Binary:
     arch: str  # "sm_90", "sm_80", "gfx90a", ...
     data: bytes = field(repr=False)  # cubin, or HIP code object (ELF)
     log: str = field(repr=False)  # full compiler log (CUDA: includes ptxas -v report)
+    shared_bytes: int = 0  # dynamic shared memory each launch must give the kernel
 
 
 class NativeCompileError(Exception):

@@ -57,7 +57,7 @@ MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "c
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 # the generated code's own names (loop indices, buffers), and C++'s
 C_RESERVED = {"r", "v", "k", "o", "j", "chunk", "acc", "lane_mask", "warp", "line", "step",
-              "first", "buffer", "combine", "result", "smem", "auto", "bool", "break", "case", "char", "class", "const",
+              "first", "buffer", "combine", "result", "smem", "dynamic_smem", "auto", "bool", "break", "case", "char", "class", "const",
               "continue", "default", "delete", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "int", "long", "new", "operator", "private",
               "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
@@ -660,6 +660,11 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.region(kernel.body)
     body = r.lines
+    kernel.shared_bytes = r.pipe_smem  # dynamic shared memory, passed at launch
+    if r.pipe_smem:
+        body = [f"  // dynamic shared memory: the tl.dot pipeline stages ({r.pipe_smem} bytes, "
+                "given at launch)",
+                "  extern __shared__ __align__(128) unsigned char dynamic_smem[];"] + body
     if r.smem_bytes:
         body = [f"  // shared memory for reductions, scans and layout conversions "
                 f"({r.smem_bytes} bytes, reused step by step)",

@@ -16,7 +16,7 @@ from tilecc.transpiler.passes.dot import DotPlan
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
 
-STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static shared memory a kernel may declare
+DYNAMIC_SMEM_LIMIT = 227 * 1024  # shared memory per thread block on sm_90 (sm_80: 163 KiB)
 
 MMA_FN = {"fp16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "fp32": "mma_m16n8k8_tf32",
           "i8": "mma_m16n8k32_s8"}
@@ -80,7 +80,7 @@ class DotOps:
         for x, row_len in ((a, k), (b, n)):
             if x.id in self.pipe_tiles:  # already in its pipeline stage
                 arr, stage, elems = self.pipe_tiles[x.id]
-                tiles.append((x, f"{arr} + {stage} * {elems}", row_len, False))
+                tiles.append((x, f"({arr} + {stage} * {elems})", row_len, False))
             else:
                 tiles.append((x, f"{self.name(d)}_{'ab'[len(tiles)]}", row_len, True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
@@ -236,18 +236,20 @@ class DotOps:
         step_text, hi_text = self.text(step), self.text(hi)
         self.declare_slots(op.results, op.operands[3:])
         stage = self.fresh(f"{ivn}_stage")
-        for ld in p.loads:
+        for ld in p.loads:  # the stages live in dynamic shared memory (sized at launch)
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
-            self.pipe_smem += s * rows * cols * x.dtype.itemsize
-            self.line(f"__shared__ __align__(128) {c_type(x.dtype)} {arr}[{s} * {rows * cols}];")
-        if self.pipe_smem + self.smem_bytes > STATIC_SMEM_LIMIT:
+            t = c_type(x.dtype)
+            self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
+                      + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
+            self.pipe_smem += (s * rows * cols * x.dtype.itemsize + 127) // 128 * 128
+        if self.pipe_smem + self.smem_bytes > DYNAMIC_SMEM_LIMIT:
             raise CompilationError(
                 f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
-                f"operand stages; a program has {STATIC_SMEM_LIMIT} bytes: use fewer stages or "
-                "smaller blocks", op.loc)
+                f"operand stages; a program has at most {DYNAMIC_SMEM_LIMIT} bytes: use fewer "
+                "stages or smaller blocks", op.loc)
         L = self.line
         L(f"// pipeline ({p.note.split(': ', 1)[1]})")
         nxt = self.fresh(f"{ivn}_next")

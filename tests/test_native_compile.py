@@ -94,7 +94,7 @@ def test_import_needs_neither_cupy_nor_hip() -> None:
 
 def test_binary_repr_omits_payload() -> None:
     b = Binary("cuda", "sm_90", b"\x00" * 10_000, "log " * 1000)
-    assert repr(b) == "Binary(target='cuda', arch='sm_90')"
+    assert repr(b) == "Binary(target='cuda', arch='sm_90', shared_bytes=0)"
 
 
 def test_error_carries_fields() -> None:

@@ -121,6 +121,7 @@ class Renderer(BlockOps, DotOps):
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0
+        self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
 
     @property

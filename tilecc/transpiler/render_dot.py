@@ -125,68 +125,34 @@ class DotOps:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
         ty = a.dtype.name
-        esize = a.dtype.itemsize
-        epc = 16 // esize
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
-        ks = plan.k_step
-        chunks_a, chunks_b = k // epc, n // epc
+        steps = k // plan.k_step
         warp_m = "tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}"
         warp_n = "0" if wn == 1 else f"tc::warp_id() % {wn}"
         L = self.line
-        L(f"// main loop: {k // ks} steps of K = {ks}; warp (wm, wn) owns rows "
+        L(f"// main loop: {steps} steps of K = {plan.k_step}; warp (wm, wn) owns rows "
           f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
         L("{")
         self.depth += 1
         L(f"const int wm = {warp_m}, wn = {warp_n};")
         L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q")
         L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
+        L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
+        L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
+        self.fragment_loads(op, plan, "0", "0", b_tile)
+        hook, self.after_first_fragments = self.after_first_fragments, None
+        if hook is not None:
+            hook()
         L("#pragma unroll")
-        L(f"for (int kk = 0; kk < {k // ks}; ++kk) {{")
+        L(f"for (int kk = 0; kk < {steps}; ++kk) {{")
         self.depth += 1
-        L(f"unsigned a_frag[{mt}][4];")
-        L("#pragma unroll")
-        L(f"for (int mi = 0; mi < {mt}; ++mi) {{")
-        row = f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g"
-        L(f"  tc::ldmatrix_x4(a_frag[mi], a_base + 16 * tc::swizzled_chunk<{chunks_a}>("
-          f"{row}, kk * 2 + q / 2));")
-        if ty == "fp32":
-            L("#pragma unroll")
-            L("  for (int i = 0; i < 4; ++i) a_frag[mi][i] = tc::to_tf32(a_frag[mi][i]);")
-        L("}")
-        L(f"unsigned b_frag[{nt}][2];")
-        col0 = f"{8 * wn} * ni + 8 * wn"
-        if esize == 2:
-            pairs = nt // 2
-            if pairs:
-                L("#pragma unroll")
-                L(f"for (int ni = 0; ni < {2 * pairs}; ni += 2)")
-                L(f"  tc::ldmatrix_x4_trans(b_frag[ni][0], b_frag[ni][1], b_frag[ni + 1][0], "
-                  f"b_frag[ni + 1][1], b_base + 16 * tc::swizzled_chunk<{chunks_b}>("
-                  f"kk * 16 + q % 2 * 8 + g, (ni + q / 2) * {wn} + wn));")
-            if nt % 2:
-                L(f"tc::ldmatrix_x2_trans(b_frag[{nt - 1}][0], b_frag[{nt - 1}][1], b_base + 16 * "
-                  f"tc::swizzled_chunk<{chunks_b}>(kk * 16 + q % 2 * 8 + g, {nt - 1} * {wn} + wn));")
-        else:
-            lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
-            off = self.tile_offset(plan.swizzled, "kr", "nc", n, esize)
-            L("#pragma unroll")
-            L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
-            L(f"  const int nc = {col0} + tc::lane_id() / 4;")
-            L("#pragma unroll")
-            L("  for (int h = 0; h < 2; ++h) {")
-            L(f"    const int kr = kk * {ks} + {lane_k} + h * {half};")
-            if ty == "fp32":
-                L(f"    b_frag[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
-            else:  # four int8 values along K, packed low byte first
-                off_t = self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize)
-                L("    unsigned packed = 0;")
-                L("#pragma unroll")
-                L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
-                  f"static_cast<unsigned char>({b_tile}[{off_t}])) << (8 * t));")
-                L("    b_frag[ni][h] = packed;")
-            L("  }")
+        if steps > 1:
+            L(f"if (kk + 1 < {steps}) {{")
+            self.depth += 1
+            self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
+            self.depth -= 1
             L("}")
         L("#pragma unroll")
         L(f"for (int mi = 0; mi < {mt}; ++mi)")
@@ -194,10 +160,70 @@ class DotOps:
         L(f"  for (int ni = 0; ni < {nt}; ++ni)")
         c0 = f"2 * mi * {rn} + 2 * ni"
         L(f"    tc::{MMA_FN[ty]}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
-          f"{acc}[{c0} + {rn + 1}], a_frag[mi], b_frag[ni][0], b_frag[ni][1]);")
+          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], "
+          "b_frag[kk % 2][ni][1]);")
         self.depth -= 1
         L("}")
         self.depth -= 1
+        L("}")
+
+    def fragment_loads(self, op: Op, plan: DotPlan, kk: str, buf: str, b_tile: str) -> None:
+        """ldmatrix (or, for B of tf32 / int8, shared-memory loads) of step `kk`'s A and B
+        fragments into buffer `buf`."""
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        ty = a.dtype.name
+        esize = a.dtype.itemsize
+        epc = 16 // esize
+        wm, wn = plan.warps
+        mt, nt = m // (16 * wm), n // (8 * wn)
+        ks = plan.k_step
+        chunks_a, chunks_b = k // epc, n // epc
+        kk = kk if kk.isidentifier() or kk.isdigit() else f"({kk})"
+        L = self.line
+        af, bf = f"a_frag[{buf}]", f"b_frag[{buf}]"
+        L("#pragma unroll")
+        L(f"for (int mi = 0; mi < {mt}; ++mi) {{")
+        row = f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g"
+        L(f"  tc::ldmatrix_x4({af}[mi], a_base + 16 * tc::swizzled_chunk<{chunks_a}>("
+          f"{row}, {'' if kk == '0' else f'{kk} * 2 + '}q / 2));")
+        if ty == "fp32":
+            L("#pragma unroll")
+            L(f"  for (int i = 0; i < 4; ++i) {af}[mi][i] = tc::to_tf32({af}[mi][i]);")
+        L("}")
+        col0 = f"{8 * wn} * ni + 8 * wn"
+        if esize == 2:
+            krow = "" if kk == "0" else f"{kk} * 16 + "
+            pairs = nt // 2
+            if pairs:
+                L("#pragma unroll")
+                L(f"for (int ni = 0; ni < {2 * pairs}; ni += 2)")
+                L(f"  tc::ldmatrix_x4_trans({bf}[ni][0], {bf}[ni][1], {bf}[ni + 1][0], "
+                  f"{bf}[ni + 1][1], b_base + 16 * tc::swizzled_chunk<{chunks_b}>("
+                  f"{krow}q % 2 * 8 + g, (ni + q / 2) * {wn} + wn));")
+            if nt % 2:
+                L(f"tc::ldmatrix_x2_trans({bf}[{nt - 1}][0], {bf}[{nt - 1}][1], b_base + 16 * "
+                  f"tc::swizzled_chunk<{chunks_b}>({krow}q % 2 * 8 + g, "
+                  f"{nt - 1} * {wn} + wn));")
+            return
+        lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
+        off = self.tile_offset(plan.swizzled, "kr", "nc", n, esize)
+        L("#pragma unroll")
+        L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
+        L(f"  const int nc = {col0} + tc::lane_id() / 4;")
+        L("#pragma unroll")
+        L("  for (int h = 0; h < 2; ++h) {")
+        L(f"    const int kr = {kk} * {ks} + {lane_k} + h * {half};")
+        if ty == "fp32":
+            L(f"    {bf}[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
+        else:  # four int8 values along K, packed low byte first
+            off_t = self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize)
+            L("    unsigned packed = 0;")
+            L("#pragma unroll")
+            L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
+              f"static_cast<unsigned char>({b_tile}[{off_t}])) << (8 * t));")
+            L(f"    {bf}[ni][h] = packed;")
+        L("  }")
         L("}")
 
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
@@ -275,9 +301,15 @@ class DotOps:
         L(f"const {ivt} {ahead} = {ivn} + {s - 1}" + (f" * {self.wrap(step, 'r', 13)};"
                                                        if step_text != "1" else ";"))
         write = f"{stage} ^ 1" if s == 2 else f"({stage} + {s - 1}) % {s}"
-        self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
+        # The copies are issued once the first mma fragments are read from shared memory
+        # (their reads then need not wait behind the copies' writes).
+        self.after_first_fragments = lambda: self.issue_copies(
+            op, ahead, write, f"{ahead} {cmp} {hi_text}")
         saved = self.last_stmt
         self.region(body)
+        if self.after_first_fragments is not None:  # no mma read the stages first
+            self.after_first_fragments()
+            self.after_first_fragments = None
         keep = [i for i in range(len(op.results)) if i not in p.state]
         self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
         self.last_stmt = saved

@@ -18,17 +18,18 @@ import inspect
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.runtime import specialize as SP
-from tilecc.transpiler import frontend
-from tilecc.transpiler.frontend import ArgSpec, ParamDecl
-from tilecc.transpiler.ir import Kernel
-from tilecc.transpiler.passes import run_passes
-from tilecc.transpiler.render import INCLUDE_DIR, render
+from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
+
+# The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
+# whose kernels are all in the disk cache never loads it.
+if TYPE_CHECKING:
+    from tilecc.transpiler.ir import Kernel
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
 
@@ -70,6 +71,8 @@ class JITFunction:
         if self._params is None:
             params = _params_from_annotations(self.fn)  # no libcst parse: warm starts
             if params is None:
+                from tilecc.transpiler import frontend
+
                 try:
                     params = frontend.declared_params(self.fn)
                 except CompilationError as e:
@@ -106,6 +109,8 @@ class JITFunction:
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False) -> Built:
+        from tilecc.transpiler.render import render
+
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug)
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
@@ -115,6 +120,9 @@ class JITFunction:
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None):
         """Frontend and passes: the tile IR that is rendered (and interpreted)."""
+        from tilecc.transpiler import frontend
+        from tilecc.transpiler.passes import run_passes
+
         target = get_target(target)
         if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
@@ -136,7 +144,7 @@ class JITFunction:
                           line_directives=line_directives).source
 
     @_user_facing
-    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4, **constexprs) -> Kernel:
+    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4, **constexprs):
         """The tile IR after the passes, for inspection."""
         return self.build(self._specs(signature, constexprs), target, num_warps).kernel
 
@@ -369,6 +377,8 @@ def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:
 def _ptx(source: str, arch: str, name: str) -> str:
     from cupy.cuda import nvrtc
 
+    from tilecc.transpiler.render import INCLUDE_DIR
+
     prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
     try:
         nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
@@ -403,6 +413,7 @@ def compile_source(built: Built, target: Target, arch: str | None):
     """NVRTC / hiprtc on rendered source (with #line directives); compile errors become
     CompilationErrors at the user's Python line."""
     from tilecc.runtime import native_compile as NC
+    from tilecc.transpiler.render import INCLUDE_DIR
 
     arch = arch or target.default_arch
     options = [f"-I{INCLUDE_DIR}"]

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.runtime import specialize as SP
+from tilecc.runtime.launch import normalize_grid as _normalize_grid
+from tilecc.runtime.launch import run as _launch_run
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
 
@@ -61,7 +63,12 @@ class JITFunction:
         self.debug = debug
         functools.update_wrapper(self, fn)
         self._params: list[ParamDecl] | None = None
-        self._launchers: dict[tuple, Any] = {}
+        self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
+        self._binder: Callable | None = None  # launch.make_binder, after the first launch
+        self._binder_tried = False
+        self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
+        self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
+        self._grids: dict[Any, Callable] = {}  # grid -> bound launch (kernel[grid])
 
     def __repr__(self) -> str:
         return f"<tilecc kernel {self.fn.__module__}.{self.fn.__qualname__}>"
@@ -157,7 +164,24 @@ class JITFunction:
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
-        return functools.partial(self._run, grid)
+        """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
+        Bound launches are kept per grid tuple (normalized once), so a warm
+        `kernel[grid](...)` builds nothing."""
+        try:
+            bound = self._grids.get(grid)
+        except TypeError:  # an unhashable grid (a list)
+            return functools.partial(_launch_run, self, grid, None)
+        if bound is None:
+            if type(grid) is not tuple:  # a callable grid is often a new lambda per call
+                return functools.partial(_launch_run, self, grid, None)
+            try:
+                g3 = _normalize_grid(grid)
+            except ValueError:  # the launch reports it
+                return functools.partial(_launch_run, self, grid, None)
+            if len(self._grids) >= 64:
+                self._grids.clear()
+            bound = self._grids[grid] = functools.partial(_launch_run, self, grid, g3)
+        return bound
 
     @property
     def interpret(self) -> "_Interpret":
@@ -178,14 +202,7 @@ class JITFunction:
         return self._run(grid, *args, **kwargs)
 
     def _run(self, grid, *args, **kwargs):
-        if os.environ.get("TILECC_INTERPRET", "0") == "1":
-            return self.interpret[grid](*args, **kwargs)
-        from tilecc.runtime.launch import launch
-
-        try:
-            return launch(self, grid, args, kwargs)
-        except CompilationError as e:
-            raise e.with_traceback(None) from None
+        return _launch_run(self, grid, None, *args, **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
@@ -209,7 +226,9 @@ class JITFunction:
         return values, options
 
     def specs_for(self, values: dict[str, Any]) -> tuple[list[ArgSpec], list[Any]]:
-        """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass."""
+        """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass
+        (`ArrayInfo` for arrays, scalars as given; not the constexprs nor the ints equal to
+        1, which are compiled in)."""
         specs, passed = [], []
         for p in self.params:
             v = values[p.name]
@@ -245,7 +264,7 @@ class JITFunction:
                 specs.append(ArgSpec(p.name, type=t, divisible_by_16=iv % 16 == 0))
             else:
                 specs.append(ArgSpec(p.name, type=t))
-            passed.append(t.to_numpy().type(v))
+            passed.append(v)  # as given: the launcher packs it by its type (no NumPy here)
         return specs, passed
 
 

@@ -419,3 +419,52 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
     k[(1,)](x, x, 64, 1.5, BLOCK=64, num_warps=2)
     k[(2,)](x, x, 80, 2.5, BLOCK=64, num_warps=2)
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
+
+
+def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):
+    calls = []
+    current = {"device": 0}
+
+    def ctx_get_device():
+        if current["device"] is None:
+            raise RuntimeError("CUDA_ERROR_INVALID_CONTEXT")
+        return current["device"]
+
+    driver = types.SimpleNamespace(
+        ctxGetDevice=ctx_get_device, launchKernel=None,
+        moduleLoadData=lambda data: calls.append(("load", current["device"], data)) or 11,
+        moduleGetFunction=lambda module, name: calls.append(("get", module, name)) or 22)
+
+    def set_device(d):
+        calls.append(("set", d))
+        current["device"] = d
+
+    runtime = types.SimpleNamespace(getDevice=lambda: current["device"] or 0,
+                                    setDevice=set_device)
+    monkeypatch.setattr(L, "_driver", lambda: driver)
+    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    binary = types.SimpleNamespace(data=b"cubin")
+    k = L.CudaKernel(binary, "kern", 128, 0)  # torch / CuPy made device 0's context current
+    assert (k.module, k.handle) == (11, 22)
+    assert calls == [("load", 0, b"cubin"), ("get", 11, "kern")]
+    calls.clear()
+    L.CudaKernel(binary, "kern", 128, 1)  # another device: its primary context, then back
+    assert calls == [("set", 1), ("load", 1, b"cubin"), ("get", 11, "kern"), ("set", 0)]
+    calls.clear()
+    current["device"] = None  # a thread without a context
+    L.CudaKernel(binary, "kern", 128, 0)
+    assert calls[:2] == [("set", 0), ("load", 0, b"cubin")]
+
+
+def test_device_arch_from_torch_or_the_runtime(monkeypatch):
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(is_initialized=lambda: True,
+                                       get_device_capability=lambda d: (9, 0))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(L, "_archs", {})
+    assert L._device_arch(0, "cuda") == "sm_90"
+    torch.cuda.is_initialized = lambda: False
+    runtime = types.SimpleNamespace(deviceGetAttribute=lambda attr, d: {75: 12, 76: 0}[attr])
+    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    assert L._device_arch(1, "cuda") == "sm_120"
+    assert L._device_arch(0, "cuda") == "sm_90"  # kept per device

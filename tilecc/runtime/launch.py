@@ -335,19 +335,32 @@ def _runtime():
     return runtime
 
 
+def _context_device(driver) -> int | None:
+    """The device of the calling thread's current context (None: no context)."""
+    try:
+        return driver.ctxGetDevice()
+    except Exception:  # CUDA_ERROR_INVALID_CONTEXT
+        return None
+
+
 class CudaKernel:
     """A compiled kernel loaded into the primary context of one device (driver API)."""
 
     def __init__(self, binary, name: str, threads: int, device_id: int):
-        driver, runtime = _driver(), _runtime()
-        prev = runtime.getDevice()
-        runtime.setDevice(device_id)  # makes the device's primary context current
-        try:
+        driver = _driver()
+        if _context_device(driver) == device_id:  # as torch or CuPy left it: load there
             self.module = driver.moduleLoadData(binary.data)
             self.handle = driver.moduleGetFunction(self.module, name)
-        finally:
-            if prev != device_id:
-                runtime.setDevice(prev)
+        else:
+            runtime = _runtime()
+            prev = runtime.getDevice()
+            runtime.setDevice(device_id)  # makes the device's primary context current
+            try:
+                self.module = driver.moduleLoadData(binary.data)
+                self.handle = driver.moduleGetFunction(self.module, name)
+            finally:
+                if prev != device_id:
+                    runtime.setDevice(prev)
         self.name = name
         self.threads = threads
         self.device_id = device_id
@@ -672,9 +685,13 @@ def _device_arch(device_id: int, backend: str) -> str:
     if arch is not None:
         return arch
     if backend == "cuda":
-        runtime = _runtime()
-        major = runtime.deviceGetAttribute(75, device_id)  # cudaDevAttrComputeCapabilityMajor
-        minor = runtime.deviceGetAttribute(76, device_id)  # cudaDevAttrComputeCapabilityMinor
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():  # no CUDA runtime binding to load
+            major, minor = torch.cuda.get_device_capability(device_id)
+        else:
+            runtime = _runtime()
+            major = runtime.deviceGetAttribute(75, device_id)  # ComputeCapabilityMajor
+            minor = runtime.deviceGetAttribute(76, device_id)  # ComputeCapabilityMinor
         arch = f"sm_{major}{minor}"
     else:
         from hip import hip

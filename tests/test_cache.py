@@ -272,3 +272,118 @@ def test_eight_processes_share_one_cache(tmp_path):
     assert len(_entries()) == 3 and all(meta for *_, meta in _entries())
     leftovers = [f for f in os.listdir(tmp_path / "cache" / "kernels") if f.endswith(".tmp")]
     assert leftovers == []
+
+
+AUX = """
+import tilecc
+SHIFT = {shift}
+
+@tilecc.jit
+def twice(x):
+    return x * {two}
+"""
+
+KMOD = """
+import tilecc
+import tilecc.language as tl
+import {aux} as aux
+SCALE = tl.constexpr({scale})
+
+@tilecc.jit
+def inner(x):
+    return x * {inner}
+
+@tilecc.jit
+def helper(x):
+    return inner(x) + 1.0
+
+@tilecc.jit
+def kern(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, aux.twice(helper(x)) * SCALE + aux.SHIFT, mask=offs < n)
+"""
+
+
+def _write(path, text, stamp):
+    path.write_text(textwrap.dedent(text))
+    os.utime(path, ns=(stamp, stamp))  # a new mtime even within one clock tick
+
+
+def test_editing_what_the_kernel_calls_or_reads_misses(tmp_path, monkeypatch):
+    """The disk-cache key follows the kernel's source, the @jit helpers it calls
+    (transitively, also through a module attribute) and the constant globals it reads:
+    each edit is a miss, and undoing it is a hit again."""
+    require_cuda_compiler()
+    import importlib
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = {"shift": 2.0, "two": 2.0, "scale": 3.0, "inner": 5.0}
+    stamp = [1_700_000_000_000_000_000]
+
+    def compile_with(**changes):
+        v = {**base, **changes}
+        stamp[0] += 10 ** 9
+        _write(tmp_path / "aux_ed.py", AUX.format(**v), stamp[0])
+        _write(tmp_path / "kmod_ed.py", KMOD.format(aux="aux_ed", **v), stamp[0])
+        for name in ("aux_ed", "kmod_ed"):
+            sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        J._binaries.clear()  # as in a new process
+        importlib.import_module("kmod_ed").kern.compile("*fp32:16,i32:16,64", arch="sm_80")
+        return len(_entries())
+
+    assert compile_with() == 1
+    assert compile_with() == 1  # nothing changed: a hit
+    assert compile_with(inner=6.0) == 2  # a helper of a helper
+    assert compile_with(scale=4.0) == 3  # a tl.constexpr global
+    assert compile_with(two=3.0) == 4  # a helper reached as module.attr
+    assert compile_with(shift=1.0) == 5  # a global reached as module.attr
+    assert compile_with() == 5  # back to the first version: a hit
+
+
+WARM_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+t0 = time.perf_counter()
+import tilecc
+t1 = time.perf_counter()
+after_import = sorted(sys.modules)
+import kmod_warm
+from tilecc.runtime import cache
+t2 = time.perf_counter()
+kmod_warm.kern.compile("*fp32:16,i32:16,64", arch="sm_80")
+t3 = time.perf_counter()
+print(json.dumps({"after_import": after_import, "after_compile": sorted(sys.modules),
+                  "nvrtc_wheel": cache._nvrtc_wheel_stamp() is not None,
+                  "import_ms": (t1 - t0) * 1e3, "compile_ms": (t3 - t2) * 1e3}))
+"""
+
+
+def test_warm_cache_compile_needs_neither_the_transpiler_nor_its_libraries(tmp_path):
+    """`import tilecc` loads no heavy library, and a compile that the disk cache answers
+    imports neither libcst nor Jinja (nor the transpiler that uses them)."""
+    require_cuda_compiler()
+    import json
+
+    v = {"shift": 2.0, "two": 2.0, "scale": 3.0, "inner": 5.0}
+    (tmp_path / "aux_warm.py").write_text(textwrap.dedent(AUX.format(**v)))
+    (tmp_path / "kmod_warm.py").write_text(textwrap.dedent(KMOD.format(aux="aux_warm", **v)))
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([os.path.join(HERE, ".."),
+                                          os.environ.get("PYTHONPATH", "")])}
+    env.pop("TILECC_DUMP_DIR", None)
+    runs = []
+    for _ in range(2):  # the first run compiles and fills the cache; the second hits it
+        r = subprocess.run([sys.executable, "-c", WARM_CHILD, str(tmp_path)], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert "libcst" in cold["after_compile"]  # the cold run did transpile
+    heavy = ["libcst", "jinja2", "tilecc.transpiler.frontend", "tilecc.transpiler.render",
+             "tilecc.transpiler.passes"]
+    assert not [m for m in heavy if m in warm["after_compile"]]
+    assert not [m for m in heavy + ["numpy", "cupy"] if m in warm["after_import"]]
+    if warm["nvrtc_wheel"]:  # the compiler's identity is read from its files
+        assert "cupy" not in warm["after_compile"]

@@ -7,9 +7,13 @@ rules; the frontend calls them and the interpreter trusts their result.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+# NumPy is imported where a conversion needs it: `import tilecc` does not load it.
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class dtype:
         return {"bool": 0, "int": 1, "uint": 1, "float": 2}[self.kind]
 
     def to_numpy(self) -> np.dtype:
+        import numpy as np
+
         if self.name == "bf16":
             import ml_dtypes
 
@@ -147,6 +153,8 @@ NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64"
 
 def from_numpy(np_dtype) -> dtype:
     """The tilecc dtype of a NumPy (or ml_dtypes) dtype; KeyError if it has none."""
+    import numpy as np
+
     np_dtype = np.dtype(np_dtype)
     if np_dtype.name == "bfloat16":
         return bfloat16
@@ -158,9 +166,10 @@ def from_numpy(np_dtype) -> dtype:
 
 def literal_dtype(value) -> dtype:
     """How Triton types a Python literal: bool → i1, int → i32/i64/u64, float → fp32."""
-    if isinstance(value, (bool, np.bool_)):
+    np = sys.modules.get("numpy")  # not imported: `value` is no NumPy scalar
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return int1
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         v = int(value)
         if int32.min <= v <= int32.max:
             return int32
@@ -169,7 +178,7 @@ def literal_dtype(value) -> dtype:
         if 0 <= v <= uint64.max:
             return uint64
         raise OverflowError(f"integer literal {v} does not fit in 64 bits")
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         return float32
     raise TypeError(f"{type(value).__name__} is not a number")
 

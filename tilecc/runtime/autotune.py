@@ -38,10 +38,8 @@ from __future__ import annotations
 import builtins
 import logging
 import os
-import statistics
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from tilecc.errors import CompilationError
@@ -351,6 +349,8 @@ class Autotuner(KernelInterface):
             for c in pruned:
                 one(c)
             return
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(workers, thread_name_prefix="tilecc-compile") as pool:
             list(pool.map(one, pruned))
 
@@ -398,6 +398,8 @@ def _device_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) 
         call()
         e.record()
     fw.synchronize()
+    import statistics
+
     return statistics.median(fw.elapsed(s, e) for s, e in zip(starts, ends))
 
 
@@ -416,6 +418,8 @@ def _cpu_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) -> 
         t0 = time.perf_counter()
         call()
         times.append((time.perf_counter() - t0) * 1e3)
+    import statistics
+
     return statistics.median(times)
 
 

@@ -35,7 +35,6 @@ import linecache
 import json
 import os
 import sys
-import tempfile
 import time
 import types
 from dataclasses import dataclass
@@ -275,6 +274,8 @@ def store(kind: str, key: str, meta: dict, blobs: dict[str, bytes]) -> str | Non
         return None
     path = _path(kind, key)
     data = encode({**meta, "created": time.time()}, blobs)
+    import tempfile
+
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key[:16]}.",

@@ -19,17 +19,20 @@ import inspect
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.runtime import specialize as SP
-from tilecc.transpiler import frontend
-from tilecc.transpiler.frontend import ArgSpec, ParamDecl
-from tilecc.transpiler.ir import Kernel
-from tilecc.transpiler.passes import run_passes
-from tilecc.transpiler.render import INCLUDE_DIR, render
+from tilecc.runtime.launch import normalize_grid as _normalize_grid
+from tilecc.runtime.launch import run as _launch_run
+from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
+
+# The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
+# whose kernels are all in the disk cache never loads it.
+if TYPE_CHECKING:
+    from tilecc.transpiler.ir import Kernel
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
 DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
@@ -62,7 +65,12 @@ class JITFunction:
         self.debug = debug
         functools.update_wrapper(self, fn)
         self._params: list[ParamDecl] | None = None
-        self._launchers: dict[tuple, Any] = {}
+        self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
+        self._binder: Callable | None = None  # launch.make_binder, after the first launch
+        self._binder_tried = False
+        self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
+        self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
+        self._grids: dict[Any, Callable] = {}  # grid -> bound launch (kernel[grid])
 
     def __repr__(self) -> str:
         return f"<tilecc kernel {self.fn.__module__}.{self.fn.__qualname__}>"
@@ -72,6 +80,8 @@ class JITFunction:
         if self._params is None:
             params = _params_from_annotations(self.fn)  # no libcst parse: warm starts
             if params is None:
+                from tilecc.transpiler import frontend
+
                 try:
                     params = frontend.declared_params(self.fn)
                 except CompilationError as e:
@@ -109,6 +119,8 @@ class JITFunction:
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None) -> Built:
+        from tilecc.transpiler.render import render
+
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
                                          num_stages=num_stages)
@@ -119,6 +131,9 @@ class JITFunction:
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, num_stages: int | None = None):
         """Frontend and passes: the tile IR that is rendered (and interpreted)."""
+        from tilecc.transpiler import frontend
+        from tilecc.transpiler.passes import run_passes
+
         target = get_target(target)
         if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
@@ -145,7 +160,7 @@ class JITFunction:
 
     @_user_facing
     def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
-           num_stages: int | None = None, **constexprs) -> Kernel:
+           num_stages: int | None = None, **constexprs):
         """The tile IR after the passes, for inspection."""
         return self.build(self._specs(signature, constexprs), target, num_warps,
                           num_stages=num_stages).kernel
@@ -160,7 +175,24 @@ class JITFunction:
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
-        return functools.partial(self._run, grid)
+        """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
+        Bound launches are kept per grid tuple (normalized once), so a warm
+        `kernel[grid](...)` builds nothing."""
+        try:
+            bound = self._grids.get(grid)
+        except TypeError:  # an unhashable grid (a list)
+            return functools.partial(_launch_run, self, grid, None)
+        if bound is None:
+            if type(grid) is not tuple:  # a callable grid is often a new lambda per call
+                return functools.partial(_launch_run, self, grid, None)
+            try:
+                g3 = _normalize_grid(grid)
+            except ValueError:  # the launch reports it
+                return functools.partial(_launch_run, self, grid, None)
+            if len(self._grids) >= 64:
+                self._grids.clear()
+            bound = self._grids[grid] = functools.partial(_launch_run, self, grid, g3)
+        return bound
 
     @property
     def interpret(self) -> "_Interpret":
@@ -181,14 +213,7 @@ class JITFunction:
         return self._run(grid, *args, **kwargs)
 
     def _run(self, grid, *args, **kwargs):
-        if os.environ.get("TILECC_INTERPRET", "0") == "1":
-            return self.interpret[grid](*args, **kwargs)
-        from tilecc.runtime.launch import launch
-
-        try:
-            return launch(self, grid, args, kwargs)
-        except CompilationError as e:
-            raise e.with_traceback(None) from None
+        return _launch_run(self, grid, None, *args, **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
@@ -212,7 +237,9 @@ class JITFunction:
         return values, options
 
     def specs_for(self, values: dict[str, Any]) -> tuple[list[ArgSpec], list[Any]]:
-        """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass."""
+        """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass
+        (`ArrayInfo` for arrays, scalars as given; not the constexprs nor the ints equal to
+        1, which are compiled in)."""
         specs, passed = [], []
         for p in self.params:
             v = values[p.name]
@@ -248,7 +275,7 @@ class JITFunction:
                 specs.append(ArgSpec(p.name, type=t, divisible_by_16=iv % 16 == 0))
             else:
                 specs.append(ArgSpec(p.name, type=t))
-            passed.append(t.to_numpy().type(v))
+            passed.append(v)  # as given: the launcher packs it by its type (no NumPy here)
         return specs, passed
 
 
@@ -383,6 +410,8 @@ def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:
 def _ptx(source: str, arch: str, name: str) -> str:
     from cupy.cuda import nvrtc
 
+    from tilecc.transpiler.render import INCLUDE_DIR
+
     prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
     try:
         nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
@@ -417,6 +446,7 @@ def compile_source(built: Built, target: Target, arch: str | None):
     """NVRTC / hiprtc on rendered source (with #line directives); compile errors become
     CompilationErrors at the user's Python line."""
     from tilecc.runtime import native_compile as NC
+    from tilecc.transpiler.render import INCLUDE_DIR
 
     arch = arch or target.default_arch
     options = [f"-I{INCLUDE_DIR}"]

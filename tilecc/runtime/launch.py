@@ -1,54 +1,406 @@
 """Launching on the GPU: argument checks, specialization, compile-once caching, launch.
 
-CUDA goes through CuPy (module load and launch on the array framework's current stream).
-HIP goes through hip-python and shares everything up to the launch call itself; no AMD
-GPU has run it yet (see docs/architecture.md).
+`kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once).
+A warm call — every call after the first of a signature — does only this:
+
+1. bind the arguments: the positional ones as given; keywords only when there are some;
+2. compute the warm key: per argument, what decides the specialization (array: dtype,
+   pointer % 16, device; int: i32/i64/u64, % 16, == 1; float; bool; constexpr: its
+   value) and the values the kernel receives (pointers and scalars as Python numbers).
+   `make_binder` generates this as straight-line code for the argument types of the
+   first launch (`type(a) is T` checks); other types go through the generic loop,
+   `arg_key`;
+3. one dict lookup of that key: a `Launcher`, built by the first call;
+4. `Launcher.__call__`: `struct.pack_into` of the values into the launcher's argument
+   block (whose `kernelParams` array of pointers was built once), the framework's
+   current stream (torch's when a tensor is among the arguments, else CuPy's), and
+   `cuLaunchKernel` through CuPy's thin driver binding (`cupy_backends`; `cupy` itself
+   is not imported).
+
+Anything the warm path does not read (NumPy scalars, host arrays, misspelt or defaulted
+arguments, a new dtype, device or alignment) takes the slow path: `JITFunction.specs_for`
+specializes from scratch with every check and error message (host arrays, mixed
+devices, unsupported dtypes), the kernel is compiled through the memory and disk caches
+and loaded, and a `Launcher` is built and cached under the warm key.
+
+CUDA modules are loaded in the primary context of the arrays' device — the context that
+torch and CuPy use.  HIP goes through hip-python and shares everything up to the launch
+call itself; no AMD GPU has run it yet (see docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import ctypes
-from typing import Any
+import os
+import struct
+import sys
+import threading
+from typing import Any, Callable
 
-import numpy as np
-
+from tilecc.errors import CompilationError
 from tilecc.runtime.specialize import ArrayInfo
 from tilecc.transpiler.target import get_target
 
+# --- the interpreter switch, read cheaply -------------------------------------------------------
+
+# os.environ.get costs ~1 µs for a missing name (a KeyError raised and caught); the
+# mapping underneath answers the same question in ~50 ns.
+try:
+    _env_get = os.environ._data.get  # type: ignore[attr-defined]
+    _INTERPRET_KEY = os.environ.encodekey("TILECC_INTERPRET")  # type: ignore[attr-defined]
+    _ONE = os.environ.encodevalue("1")  # type: ignore[attr-defined]
+except AttributeError:
+    _env_get, _INTERPRET_KEY, _ONE = os.environ.get, "TILECC_INTERPRET", "1"
+
+
+def interpret_requested() -> bool:
+    """TILECC_INTERPRET=1: ordinary launches run on the interpreter."""
+    return _env_get(_INTERPRET_KEY) == _ONE
+
+
+# --- the warm key ------------------------------------------------------------------------------
+
+# argument type -> how the warm path reads it; filled in as types are first seen
+_INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER = range(7)
+_KINDS: dict[type, int] = {int: _INT, float: _FLOAT, bool: _BOOL}
+
+# constexpr values of these types go into the key as they are (with their type: 1, 1.0
+# and True are equal and hash alike, but specialize differently)
+_PLAIN = frozenset((int, float, bool, str, type(None)))
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_U64_MAX = (1 << 64) - 1
+
+
+def _kind_of(t: type) -> int:
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(t, torch.Tensor):
+        kind = _TORCH
+    elif (t.__module__ or "").startswith("cupy") and hasattr(t, "data") and \
+            hasattr(t, "__cuda_array_interface__"):
+        kind = _CUPY
+    elif hasattr(t, "__cuda_array_interface__"):
+        kind = _CAI
+    else:
+        kind = _OTHER
+    _KINDS[t] = kind
+    return kind
+
+
+def _wide(v: int) -> str:
+    """The key of an int outside i32 (Triton: i64, then u64; wider is an error)."""
+    if _I64_MIN <= v <= _I64_MAX:
+        return "i64/16" if v & 15 == 0 else "i64"
+    if 0 <= v <= _U64_MAX:
+        return "u64/16" if v & 15 == 0 else "u64"
+    return "too wide"  # never cached: the slow path raises OverflowError
+
+
+def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | None:
+    """(key, values) for the warm path, or None when some argument needs the slow path.
+    The key holds, per parameter, what `JITFunction.specs_for` specializes on; the values
+    are those of the run-time (not constexpr) parameters in order, pointers and scalars as
+    Python numbers — ints equal to 1 included: `ArgBuffer` packs them, but the kernel,
+    which has 1 compiled in, is not given them.
+
+    The generic form of what `make_binder` generates for one set of argument types.
+    Pure Python over the arguments: no GPU, no framework calls beyond reading pointers,
+    dtypes and devices."""
+    key: list = []
+    out: list = []
+    for is_ce, v in zip(constexpr_flags, values):
+        t = type(v)
+        if is_ce:
+            if t not in _PLAIN:
+                if t.__name__ == "constexpr" and hasattr(v, "value"):
+                    v = v.value  # tl.constexpr(x) specializes as x
+                    t = type(v)
+                if hasattr(v, "__cuda_array_interface__") or hasattr(v, "data_ptr"):
+                    return None  # an array as a constexpr: the slow path explains
+            key.append(t)
+            key.append(v)
+            continue
+        kind = _KINDS.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _TORCH:
+            ptr = v.data_ptr()
+            key.append((v.dtype, ptr & 15 == 0, v.get_device()))
+            out.append(ptr)
+        elif kind == _INT:
+            if _I32_MIN <= v <= _I32_MAX:
+                key.append("=1" if v == 1 else "i32/16" if v & 15 == 0 else "i32")
+            else:
+                key.append(_wide(v))
+            out.append(v)
+        elif kind == _FLOAT:
+            key.append("fp32")
+            out.append(v)
+        elif kind == _CUPY:
+            mem = v.data
+            ptr = mem.ptr
+            key.append((v.dtype, ptr & 15 == 0, mem.device_id))
+            out.append(ptr)
+        elif kind == _BOOL:
+            key.append("i1")
+            out.append(v)
+        elif kind == _CAI:
+            cai = v.__cuda_array_interface__
+            ptr = cai["data"][0]
+            dev = getattr(v, "device", None)
+            key.append(("cai", cai["typestr"], ptr & 15 == 0, getattr(dev, "id", 0)))
+            out.append(ptr)
+        else:
+            return None
+    return key, out
+
+
+def make_binder(constexpr_flags: tuple[bool, ...], values) -> Callable | None:
+    """Generate `arg_key` specialized to the argument types of `values`: straight-line code
+    that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
+    when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
+    left out of the key.  About twice as fast as the loop; None when some argument is of
+    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...)."""
+    n = len(values)
+    env: dict[str, Any] = {"_wide": _wide}
+    guards, body, key, out = [], [], [], []
+    for i, (is_ce, v) in enumerate(zip(constexpr_flags, values)):
+        a, t = f"a{i}", type(v)
+        env[f"T{i}"] = t
+        guards.append(f"type({a}) is not T{i}")
+        if is_ce:
+            if t not in _PLAIN:
+                return None
+            key.append(a)
+            continue
+        kind = _KINDS.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _TORCH:
+            body.append(f"p{i} = {a}.data_ptr()")
+            key += [f"{a}.dtype", f"p{i} & 15 == 0", f"{a}.get_device()"]
+            out.append(f"p{i}")
+        elif kind == _CUPY:
+            body.append(f"m{i} = {a}.data")
+            body.append(f"p{i} = m{i}.ptr")
+            key += [f"{a}.dtype", f"p{i} & 15 == 0", f"m{i}.device_id"]
+            out.append(f"p{i}")
+        elif kind == _INT:
+            key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
+                       f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")
+            out.append(a)
+        elif kind in (_FLOAT, _BOOL):
+            out.append(a)  # fp32 / i1: fixed by the type check
+        else:
+            return None
+    names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    lines = ["def binder(values):", f"    {names} = values" if n else "    pass"]
+    if guards:
+        lines.append(f"    if {' or '.join(guards)}:")
+        lines.append("        return None")
+    lines += [f"    {b}" for b in body]
+    lines.append(f"    return ({', '.join(key)}{',' if len(key) == 1 else ''}), "
+                 f"[{', '.join(out)}]")
+    exec(compile("\n".join(lines), "<tilecc launch binder>", "exec"), env)
+    binder = env["binder"]
+    binder.source = "\n".join(lines)
+    return binder
+
+
+# --- packing kernel arguments ------------------------------------------------------------------
+
+# struct codes of the kernel's parameter types (bf16 travels as its 16 bits)
+_CODES = {"ptr": "Q", "i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B",
+          "u16": "H", "u32": "I", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f",
+          "fp64": "d"}
+
+
+def slot_layout(specs) -> tuple[str, tuple[bool, ...]]:
+    """One struct code per run-time (not constexpr) parameter, and which of them the
+    kernel takes (not the ints specialized to 1, which are packed but not passed)."""
+    runtime = [s for s in specs if not s.is_constexpr]
+    return ("".join(_CODES[s.type.name] for s in runtime),
+            tuple(not s.equals_one for s in runtime))
+
+
+class ArgBuffer:
+    """The argument block of one kernel: values packed at their natural alignment (as the
+    C ABI lays out the kernel's parameters) and the `void *kernelParams[]` array that
+    points at each value the kernel takes, built once.  Per launch only the
+    `struct.pack_into` of `pack` runs."""
+
+    __slots__ = ("codes", "offsets", "size", "struct", "storage", "params", "params_ptr")
+
+    def __init__(self, codes: str, taken: tuple[bool, ...] | None = None):
+        import ctypes
+
+        self.codes = codes
+        fmt, offsets, at = ["="], [], 0
+        for c in codes:
+            size = struct.calcsize("=" + c)
+            pad = -at % size
+            if pad:
+                fmt.append(f"{pad}x")
+            at += pad
+            offsets.append(at)
+            fmt.append(c)
+            at += size
+        self.offsets = tuple(offsets)
+        self.size = at
+        self.struct = struct.Struct("".join(fmt))
+        self.storage = ctypes.create_string_buffer(max(at, 8))
+        base = ctypes.addressof(self.storage)
+        taken = taken if taken is not None else (True,) * len(codes)
+        pointers = [base + o for o, t in zip(offsets, taken) if t]
+        self.params = (ctypes.c_void_p * max(len(pointers), 1))(*pointers)
+        self.params_ptr = ctypes.addressof(self.params)
+
+    def pack(self, values) -> int:
+        """Write `values` into the block; the address of the kernelParams array."""
+        self.struct.pack_into(self.storage, 0, *values)
+        return self.params_ptr
+
+    def unpack(self) -> tuple:
+        """The values in the block (tests, debugging)."""
+        return self.struct.unpack_from(self.storage, 0)
+
+    def kernel_params(self) -> list[int]:
+        """The addresses in the kernelParams array (tests, debugging)."""
+        return list(self.params)
+
+
+def slot_values(specs, values: dict, passed: list) -> list:
+    """The run-time values of a slow-path launch, as `arg_key` gives warm ones, from
+    `JITFunction.specs_for`'s result."""
+    out = []
+    it = iter(passed)
+    for spec in specs:
+        if spec.is_constexpr:
+            continue
+        if spec.equals_one:
+            out.append(1)
+            continue
+        p = next(it)
+        if isinstance(p, ArrayInfo):
+            out.append(p.ptr)
+            continue
+        v = values[spec.name]
+        if spec.type.name == "bf16":
+            import numpy as np
+
+            out.append(int(np.asarray(v, spec.type.to_numpy()).view(np.uint16)))
+        elif hasattr(v, "item"):  # a NumPy scalar
+            out.append(v.item())
+        else:
+            out.append(v)
+    return out
+
+
+# --- streams -----------------------------------------------------------------------------------
+
+def _torch_stream() -> Callable[[int], int]:
+    return sys.modules["torch"]._C._cuda_getCurrentRawStream
+
+
+def _cupy_stream(device_id: int) -> int:
+    return sys.modules["cupy"].cuda.get_current_stream(device_id).ptr
+
+
+def _default_stream(device_id: int) -> int:
+    cupy = sys.modules.get("cupy")  # arrays of another framework: CuPy's stream if in use
+    return cupy.cuda.get_current_stream(device_id).ptr if cupy is not None else 0
+
+
+def stream_getter(frameworks: set[str]) -> Callable[[int], int]:
+    """The array framework's current stream on a device, as a raw handle: torch's when any
+    argument is a torch tensor, else CuPy's."""
+    if "torch" in frameworks:
+        return _torch_stream()
+    if "cupy" in frameworks:
+        return _cupy_stream
+    return _default_stream
+
+
+# --- kernels -----------------------------------------------------------------------------------
+
+def _driver():
+    from cupy_backends.cuda.api import driver
+
+    return driver
+
+
+def _runtime():
+    from cupy_backends.cuda.api import runtime
+
+    return runtime
+
+
+def _context_device(driver) -> int | None:
+    """The device of the calling thread's current context (None: no context)."""
+    try:
+        return driver.ctxGetDevice()
+    except Exception:  # CUDA_ERROR_INVALID_CONTEXT
+        return None
+
+
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
 
 class CudaKernel:
-    """A compiled kernel loaded into the current CUDA context through CuPy."""
+    """A compiled kernel loaded into the primary context of one device (driver API)."""
 
     def __init__(self, binary, name: str, threads: int, device_id: int):
-        import cupy
-
-        with cupy.cuda.Device(device_id):
-            self.module = cupy.cuda.function.Module()
-            self.module.load(binary.data)
-            self.function = self.module.get_function(name)
-            self.shared_bytes = binary.shared_bytes
-            if self.shared_bytes > 48 * 1024:  # beyond the default, allowed per kernel
-                cupy.cuda.driver.funcSetAttribute(
-                    self.function.ptr,
-                    cupy.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    self.shared_bytes)
-        self.block = (threads, 1, 1)
+        driver = _driver()
+        if _context_device(driver) == device_id:  # as torch or CuPy left it: load there
+            self.module = driver.moduleLoadData(binary.data)
+            self.handle = driver.moduleGetFunction(self.module, name)
+        else:
+            runtime = _runtime()
+            prev = runtime.getDevice()
+            runtime.setDevice(device_id)  # makes the device's primary context current
+            try:
+                self.module = driver.moduleLoadData(binary.data)
+                self.handle = driver.moduleGetFunction(self.module, name)
+            finally:
+                if prev != device_id:
+                    runtime.setDevice(prev)
+        self.name = name
+        self.threads = threads
         self.device_id = device_id
+        self.shared_bytes = binary.shared_bytes  # dynamic shared memory, given at each launch
+        if self.shared_bytes > 48 * 1024:  # beyond the default: allowed per kernel
+            driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    self.shared_bytes)
+        self.launch_kernel = driver.launchKernel  # cuLaunchKernel, 11 integer arguments
 
-    def __call__(self, grid: tuple[int, int, int], args: list, stream) -> None:
-        self.function(grid, self.block, args, stream=stream, shared_mem=self.shared_bytes)
+    def relaunch(self, error: Exception, grid, stream: int, params_ptr: int) -> None:
+        """After a failed launch: if it failed for want of this kernel's context (a thread
+        where another device, or no context yet, is current), make the kernel's device
+        current, launch again, and put the previous device back; otherwise raise."""
+        if getattr(error, "status", None) not in (201, 400):  # INVALID_CONTEXT / _HANDLE
+            raise error
+        runtime = _runtime()
+        prev = runtime.getDevice()
+        runtime.setDevice(self.device_id)  # binds the device's primary context
+        try:
+            self.launch_kernel(self.handle, grid[0], grid[1], grid[2], self.threads, 1, 1,
+                               self.shared_bytes, stream, params_ptr, 0)
+        finally:
+            if prev != self.device_id:
+                runtime.setDevice(prev)
 
 
 class HipKernel:
     """A compiled code object loaded and launched through hip-python."""
 
-    def __init__(self, binary, name: str, threads: int, device_id: int):
+    def __init__(self, binary, name: str, threads: int, device_id: int, specs=()):
         from hip import hip
 
         self.hip = hip
         _check(hip.hipSetDevice(device_id))
         self.module = _check(hip.hipModuleLoadData(binary.data))
         self.function = _check(hip.hipModuleGetFunction(self.module, name.encode()))
+        self.name = name
         self.threads = threads
         self.shared_bytes = binary.shared_bytes
         if self.shared_bytes > 48 * 1024:
@@ -56,13 +408,28 @@ class HipKernel:
                 self.function, hip.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
                 self.shared_bytes))
         self.device_id = device_id
+        # hipModuleLaunchKernel's `extra`: one ctypes value per parameter the kernel takes
+        self.ctypes_of = [None if s.equals_one else _hip_ctype(s.type) for s in specs
+                          if not s.is_constexpr]
 
-    def __call__(self, grid, args: list, stream) -> None:
-        extra = tuple(ctypes.c_void_p(int(a)) if isinstance(a, np.uint64) else
-                      np.ctypeslib.as_ctypes_type(a.dtype)(a.item()) for a in args)
+    def launch_values(self, grid, values, stream) -> None:
+        extra = tuple(make(v) for make, v in zip(self.ctypes_of, values) if make is not None)
         _check(self.hip.hipModuleLaunchKernel(self.function, *grid, self.threads, 1, 1,
                                               sharedMemBytes=self.shared_bytes, stream=stream,
                                               kernelParams=None, extra=extra))
+
+
+def _hip_ctype(t) -> Callable:
+    import ctypes
+
+    if t.is_ptr():
+        return ctypes.c_void_p
+    if t.name == "fp16":  # ctypes has no half: its 16 bits
+        return lambda v: ctypes.c_uint16(struct.unpack("=H", struct.pack("=e", v))[0])
+    return {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
+            "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
+            "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
+            "bf16": ctypes.c_uint16, "fp32": ctypes.c_float, "fp64": ctypes.c_double}[t.name]
 
 
 def _check(result):
@@ -72,185 +439,225 @@ def _check(result):
     return rest[0] if len(rest) == 1 else tuple(rest)
 
 
-_streams: dict[int, Any] = {}
+_get_ident = threading.get_ident
 
 
-def _stream(device_id: int):
-    """torch's current stream on the device, as a CuPy stream (None: the default stream)."""
-    import torch
+class Launcher:
+    """One kernel, ready to launch with one specialization's argument layout: the cached
+    object of the warm path.  `launcher(grid, values)` packs the values into the argument
+    block and calls cuLaunchKernel on the framework's current stream.
 
-    handle = torch._C._cuda_getCurrentRawStream(device_id)
-    if handle == 0:
-        return None
-    stream = _streams.get(handle)
-    if stream is None:
-        import warnings
+    `kernel` needs `handle`, `threads`, `device_id`, `launch_kernel` (cuLaunchKernel's
+    signature) and `relaunch`: tests pass a recording stand-in."""
 
-        import cupy
+    __slots__ = ("kernel", "codes", "taken", "stream_of", "device_id", "_owner", "_buffer",
+                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes")
 
-        with warnings.catch_warnings():  # ExternalStream is the direct way to wrap a handle
-            warnings.simplefilter("ignore", DeprecationWarning)
-            stream = _streams[handle] = cupy.cuda.ExternalStream(handle, device_id)
-    return stream
+    def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
+                 stream_of: Callable[[int], int]):
+        self.kernel = kernel
+        self.codes, self.taken = layout
+        self.stream_of = stream_of
+        self.device_id = kernel.device_id
+        # One argument block per thread: between packing and cuLaunchKernel (which copies
+        # the values) another thread must not write the block.
+        self._owner = _get_ident()
+        self._buffer = ArgBuffer(self.codes, self.taken)
+        self._buffers: dict[int, ArgBuffer] = {}
+        self._handle = getattr(kernel, "handle", None)
+        self._threads = kernel.threads
+        self._launch_kernel = getattr(kernel, "launch_kernel", None)
+        self._shared_bytes = getattr(kernel, "shared_bytes", 0)
+
+    def __call__(self, grid: tuple[int, int, int], values) -> None:
+        buf = self._buffer if _get_ident() == self._owner else self._thread_buffer()
+        try:
+            buf.struct.pack_into(buf.storage, 0, *values)
+        except (struct.error, OverflowError):  # a float beyond fp16/fp32: inf, as a C cast
+            buf.struct.pack_into(buf.storage, 0, *_saturate(self.codes, values))
+        stream = self.stream_of(self.device_id)
+        try:
+            self._launch_kernel(self._handle, grid[0], grid[1], grid[2], self._threads, 1, 1,
+                                self._shared_bytes, stream, buf.params_ptr, 0)
+        except Exception as e:
+            self.kernel.relaunch(e, grid, stream, buf.params_ptr)
+
+    def _thread_buffer(self) -> ArgBuffer:
+        ident = _get_ident()
+        buf = self._buffers.get(ident)
+        if buf is None:
+            buf = self._buffers[ident] = ArgBuffer(self.codes, self.taken)
+        return buf
 
 
-def _device_arch(device_id: int, backend: str) -> str:
-    if backend == "cuda":
-        import cupy
+def _saturate(codes: str, values) -> list:
+    import math
 
-        return "sm_" + cupy.cuda.Device(device_id).compute_capability
-    from hip import hip
+    out = []
+    for c, v in zip(codes, values):
+        if c in "ef":
+            try:
+                struct.pack("=" + c, v)
+            except (struct.error, OverflowError):
+                v = math.copysign(math.inf, v)
+        out.append(v)
+    return out
 
-    props = hip.hipDeviceProp_t()
-    _check(hip.hipGetDeviceProperties(props, device_id))
-    return props.gcnArchName.decode().split(":")[0]
+
+class HipLauncher(Launcher):
+    __slots__ = ()
+
+    def __call__(self, grid, values) -> None:
+        self.kernel.launch_values(grid, values, None)
 
 
-def launch(jit_fn, grid, args: tuple, kwargs: dict) -> None:
-    """Launch on the GPU.  A warm launch costs one cheap key over the arguments (types,
-    dtypes, the specialization bits) and a dict lookup; everything else is cached."""
+# --- launch ------------------------------------------------------------------------------------
+
+def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
+    """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
+    TILECC_INTERPRET=1.  `g3`: the grid, normalized (kernel[grid] does it once per grid
+    tuple), or None.  See the module docstring for what a warm launch costs."""
+    if _env_get(_INTERPRET_KEY) == _ONE:
+        return jit_fn.interpret[grid](*args, **kwargs)
     names = jit_fn._param_names
-    values, options = _bind_fast(names, args, kwargs)
-    if values is None:  # defaults, misspelt or repeated arguments: the careful path
-        by_name, options = jit_fn.bind(args, dict(kwargs))
-        values = [by_name[n] for n in names]
-    num_warps = options.get("num_warps", 4)
-    debug, num_stages = options.get("debug"), options.get("num_stages")
-    fast = _fast_key(jit_fn._param_constexpr, values)
-    fkey = (fast[0], num_warps, debug, num_stages) if fast is not None else None
-    entry = jit_fn._launchers.get(fkey) if fast is not None else None
-    if entry is None:
-        entry, call_args = _slow_path(jit_fn, values, num_warps, debug, num_stages)
-        if fast is not None:
-            jit_fn._launchers[fkey] = entry
+    if kwargs:
+        values, options = _bind_fast(names, args, kwargs)
+        if values is None:  # defaults, misspelt or repeated arguments: the careful path
+            by_name, options = jit_fn.bind(args, dict(kwargs))
+            values = [by_name[n] for n in names]
+    elif len(args) == len(names):
+        values, options = args, None
     else:
-        call_args = fast[1]
-    kernel, uses_torch = entry
-    if callable(grid):
-        grid = grid({**dict(zip(names, values)), **options, "num_warps": num_warps})
-    g = normalize_grid(grid)
-    if 0 in g:
-        return  # an empty grid launches nothing
-    kernel(g, call_args, _stream(kernel.device_id) if uses_torch else None)
+        by_name, options = jit_fn.bind(args, {})
+        values = [by_name[n] for n in names]
+    binder = jit_fn._binder
+    fast = binder(values) if binder is not None else None
+    if fast is not None:
+        key, kernel_values = fast
+        cache = jit_fn._bound
+    else:
+        fast = arg_key(jit_fn._param_constexpr, values)
+        if fast is not None:
+            key, kernel_values = fast
+            key = tuple(key)
+            cache = jit_fn._entries
+    launcher = None
+    if fast is not None:
+        if options:
+            key = (key, options.get("num_warps", 4), options.get("debug"),
+                   options.get("num_stages"))
+        try:
+            launcher = cache.get(key)
+        except TypeError:  # an unhashable constexpr: specialize the slow way every time
+            fast = None
+    if launcher is None:
+        try:
+            launcher, kernel_values, has_arrays = _slow_path(jit_fn, values, options or {})
+        except CompilationError as e:  # without tilecc's frames behind it
+            raise e.with_traceback(None) from None
+        if fast is not None and has_arrays:  # without arrays the device is the current one
+            cache[key] = launcher
+            if binder is None and not jit_fn._binder_tried:
+                _add_binder(jit_fn, values, options, launcher)
+    if g3 is None:
+        if callable(grid):
+            opts = options or {}
+            grid = grid({**dict(zip(names, values)), **opts,
+                         "num_warps": opts.get("num_warps", 4)})
+        g3 = normalize_grid(grid)
+    if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
+        launcher(g3, kernel_values)
+
+
+def _add_binder(jit_fn, values, options, launcher) -> None:
+    """Generate the kernel's binder for these argument types; file the launcher under
+    its key too, so that the next launch is already warm."""
+    jit_fn._binder_tried = True
+    binder = make_binder(jit_fn._param_constexpr, values)
+    if binder is None:
+        return
+    key = binder(values)[0]
+    if options:
+        key = (key, options.get("num_warps", 4), options.get("debug"), options.get("num_stages"))
+    jit_fn._bound[key] = launcher
+    jit_fn._binder = binder
 
 
 _MISSING = object()
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
 
 
 def _bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
     """Positional arguments followed by keyword ones, in parameter order; (None, None)
     when anything is unusual."""
-    if not kwargs:
-        return (list(args), {}) if len(args) == len(names) else (None, None)
+    n = len(args)
+    if n > len(names):
+        return None, None
     values = list(args)
-    used = 0
-    for name in names[len(args):]:
+    for name in names[n:]:
         v = kwargs.get(name, _MISSING)
         if v is _MISSING:
             return None, None
         values.append(v)
-        used += 1
+    used = len(names) - n
     if used == len(kwargs):
-        return values, {}
-    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "debug") if k in kwargs}
+        return values, None
+    options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
     if used + len(options) != len(kwargs):
         return None, None
     return values, options
 
 
+_GRID_X_MAX = (1 << 31) - 1
+_GRID_YZ_MAX = 65535
+
+
 def normalize_grid(g) -> tuple[int, int, int]:
-    if type(g) is tuple and len(g) == 1 and type(g[0]) is int and g[0] >= 0:
-        return (g[0], 1, 1)  # the common case, first
+    """(x, y, z) from an int or a 1- to 3-tuple of non-negative sizes; errors name the
+    grid (CUDA's limits: x < 2**31, y and z <= 65535)."""
     if isinstance(g, int):
-        return (g, 1, 1) if g >= 0 else _bad_grid(g)
-    g = tuple(int(x) for x in g)
+        g = (g,)
+    try:
+        g = tuple(int(x) for x in g)
+    except (TypeError, ValueError):
+        _bad_grid(g)
     if not 1 <= len(g) <= 3 or min(g) < 0:
         _bad_grid(g)
-    return g + (1,) * (3 - len(g))
+    g = g + (1,) * (3 - len(g))
+    if g[0] > _GRID_X_MAX or g[1] > _GRID_YZ_MAX or g[2] > _GRID_YZ_MAX:
+        raise ValueError(f"grid {g} exceeds the GPU's limits (x < 2**31, y and z <= 65535)")
+    return g
 
 
 def _bad_grid(g):
     raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
 
 
-_INT32 = (-(1 << 31), (1 << 31) - 1)
-
-
-def _fast_key(constexpr_flags, values):
-    """(key, kernel arguments) from launch values, or None when some value is unusual
-    (the slow path then specializes from scratch).  Mirrors JITFunction.specs_for."""
-    key, passed = [], []
-    for is_ce, v in zip(constexpr_flags, values):
-        if is_ce:
-            key.append(v)
-            continue
-        kind = _KINDS.get(type(v)) or _kind_of(type(v))
-        if kind == "int":
-            if v == 1:
-                key.append(1)
-                continue
-            wide = not _INT32[0] <= v <= _INT32[1]
-            key.append(("i64" if wide else "i32", v % 16 == 0))
-            passed.append(np.int64(v) if wide else np.int32(v))
-        elif kind == "torch":
-            device = v.get_device()
-            if device < 0:
-                return None  # a host tensor: the slow path explains
-            ptr = v.data_ptr()
-            key.append((v.dtype, ptr % 16 == 0, device))
-            passed.append(np.uint64(ptr))
-        elif kind == "cupy":
-            ptr = v.data.ptr
-            key.append((v.dtype, ptr % 16 == 0, v.device.id))
-            passed.append(np.uint64(ptr))
-        elif kind == "float":
-            key.append("fp32")
-            passed.append(np.float32(v))
-        elif kind == "bool":
-            key.append("i1")
-            passed.append(np.bool_(v))
-        else:
-            return None
-    key = tuple(key)
-    try:
-        hash(key)
-    except TypeError:  # an unhashable constexpr: specialize the slow way every time
-        return None
-    return key, passed
-
-
-# argument type → how the warm path reads it; filled in as types are first seen
-_KINDS: dict[type, str] = {int: "int", float: "float", bool: "bool"}
-
-
-def _kind_of(t: type) -> str:
-    module = t.__module__ or ""
-    if module.startswith("torch"):
-        import torch
-
-        kind = "torch" if issubclass(t, torch.Tensor) else "other"
-    elif module.startswith("cupy") and hasattr(t, "data") and hasattr(t, "device"):
-        kind = "cupy"
-    else:
-        kind = "other"
-    _KINDS[t] = kind
-    return kind
-
-
-def _slow_path(jit_fn, values: list, num_warps: int, debug, num_stages=None):
-    """Specialize, check devices, compile and load: the first launch of a signature."""
+def _slow_path(jit_fn, values, options: dict):
+    """Specialize, check devices, compile and load: the first launch of a signature (and
+    every launch whose arguments the warm path does not read)."""
+    num_warps = options.get("num_warps", 4)
+    debug, num_stages = options.get("debug"), options.get("num_stages")
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
-    key = (tuple(specs), num_warps, debug, num_stages, backend, device_id)
-    kernel = jit_fn._launchers.get(key)
-    if kernel is None:
-        kernel = _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages)
-        jit_fn._launchers[key] = kernel
-    uses_torch = backend == "cuda" and any(a.framework == "torch" for a in arrays)
-    call_args = [np.uint64(a.ptr) if isinstance(a, ArrayInfo) else a for a in passed]
-    return (kernel, uses_torch), call_args
+    frameworks = {a.framework for a in arrays}
+    # constexpr types too: 64 == 64.0 == True, but they specialize differently
+    key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps, debug, num_stages,
+           backend, device_id, frozenset(frameworks))
+    launcher = jit_fn._launchers.get(key)
+    if launcher is None:
+        kernel_key = key[:7]
+        kernel = jit_fn._launchers.get(kernel_key)
+        if kernel is None:
+            kernel = jit_fn._launchers[kernel_key] = _build(jit_fn, specs, num_warps, debug,
+                                                            backend, device_id, num_stages)
+        cls = Launcher if backend == "cuda" else HipLauncher
+        launcher = cls(kernel, slot_layout(specs), stream_getter(frameworks))
+        jit_fn._launchers[key] = launcher
+    return (launcher, slot_values(specs, dict(zip(jit_fn._param_names, values)), passed),
+            bool(arrays))
 
 
-def _specialize(jit_fn, values: list):
+def _specialize(jit_fn, values):
     specs, passed = jit_fn.specs_for(dict(zip(jit_fn._param_names, values)))
     names = [s.name for s in specs if not s.is_constexpr and not s.equals_one]
     arrays = []
@@ -285,11 +692,35 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
                           options.get("num_stages"))
 
 
+_archs: dict[tuple[int, str], str] = {}
+
+
+def _device_arch(device_id: int, backend: str) -> str:
+    arch = _archs.get((device_id, backend))
+    if arch is not None:
+        return arch
+    if backend == "cuda":
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():  # no CUDA runtime binding to load
+            major, minor = torch.cuda.get_device_capability(device_id)
+        else:
+            runtime = _runtime()
+            major = runtime.deviceGetAttribute(75, device_id)  # ComputeCapabilityMajor
+            minor = runtime.deviceGetAttribute(76, device_id)  # ComputeCapabilityMinor
+        arch = f"sm_{major}{minor}"
+    else:
+        from hip import hip
+
+        props = hip.hipDeviceProp_t()
+        _check(hip.hipGetDeviceProperties(props, device_id))
+        arch = props.gcnArchName.decode().split(":")[0]
+    _archs[(device_id, backend)] = arch
+    return arch
+
+
 def _current_device(backend: str) -> int:
     if backend == "cuda":
-        import cupy
-
-        return cupy.cuda.runtime.getDevice()
+        return _runtime().getDevice()
     return 0
 
 
@@ -300,5 +731,6 @@ def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None)
     binary, name = compile_cached(jit_fn, specs, target, _device_arch(device_id, backend),
                                   num_warps, debug, num_stages)
     threads = num_warps * target.warp_size
-    cls = CudaKernel if backend == "cuda" else HipKernel
-    return cls(binary, name, threads, device_id)
+    if backend == "cuda":
+        return CudaKernel(binary, name, threads, device_id)
+    return HipKernel(binary, name, threads, device_id, specs)

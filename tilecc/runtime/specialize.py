@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tilecc.language import dtypes as D
-from tilecc.transpiler.frontend import ArgSpec, ParamDecl
+from tilecc.transpiler.specs import ArgSpec, ParamDecl
 
 TYPE_NAMES = {**D.BY_NAME, **D.BY_LONG_NAME, "f16": D.float16, "f32": D.float32,
               "f64": D.float64, "bool": D.int1}
@@ -117,11 +116,12 @@ def array_info(x: Any) -> ArrayInfo | None:
                                                    else "cuda")
             return ArrayInfo(x.data_ptr(), _torch_dtype(x.dtype), kind, dev.index or 0, "torch")
     cai = getattr(x, "__cuda_array_interface__", None)
+    np = sys.modules.get("numpy")  # not imported yet: `x` is no NumPy array
     if cai is not None:
         dev_id = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
-        return ArrayInfo(cai["data"][0], D.from_numpy(np.dtype(cai["typestr"])), "cuda", dev_id,
+        return ArrayInfo(cai["data"][0], D.from_numpy(cai["typestr"]), "cuda", dev_id,
                          "cupy" if mod.startswith("cupy") else "other")
-    if isinstance(x, np.ndarray):
+    if np is not None and isinstance(x, np.ndarray):
         return ArrayInfo(x.ctypes.data, D.from_numpy(x.dtype), "cpu", 0, "numpy")
     if hasattr(x, "__dlpack_device__"):
         dev_type, dev_id = x.__dlpack_device__()
@@ -146,9 +146,10 @@ def _torch_dtype(t) -> D.dtype:
 
 def scalar_type(value: Any) -> D.dtype | None:
     """The kernel type of a scalar argument, or None if `value` is not a scalar."""
-    if isinstance(value, (bool, np.bool_)):
+    np = sys.modules.get("numpy")  # not imported yet: `value` is no NumPy scalar
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return D.int1
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         return D.from_numpy(value.dtype)
     if isinstance(value, int):
         return D.literal_dtype(value)

@@ -26,6 +26,7 @@ from tilecc.language.core import constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const
+from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
 
 
 # --- parsed sources -----------------------------------------------------------------------
@@ -64,13 +65,6 @@ def parse_function(fn: Callable) -> ParsedFunction:
     positions = wrapper.resolve(PositionProvider)
     funcdef = next(n for n in module.body if isinstance(n, cst.FunctionDef))
     return ParsedFunction(fn, file, funcdef, module, positions, first - 1, col_offset)
-
-
-@dataclass(frozen=True)
-class ParamDecl:
-    name: str
-    is_constexpr: bool
-    default: Any = inspect.Parameter.empty
 
 
 def declared_params(fn: Callable) -> list[ParamDecl]:
@@ -837,18 +831,6 @@ def _assigned_names(node: cst.CSTNode) -> list[str]:
 
 
 # --- entry point ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """How one parameter is specialized: a constexpr value, or a run-time type."""
-
-    name: str
-    constexpr: Any = None
-    is_constexpr: bool = False
-    type: D.dtype | D.pointer_type | None = None
-    divisible_by_16: bool = False
-    equals_one: bool = False
-
 
 def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool = False) -> Kernel:
     """Trace `fn` under the specialization `specs` into a tile IR kernel."""

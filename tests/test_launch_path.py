@@ -1,0 +1,491 @@
+"""The GPU launch path without a GPU: the warm key, argument packing, launcher caching,
+grids, devices and streams — with stand-in arrays (torch-like, CuPy-like, and plain
+`__cuda_array_interface__` objects) and a recording stand-in for cuLaunchKernel."""
+
+import ctypes
+import itertools
+import struct
+import sys
+import threading
+import types
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.language import dtypes as D
+from tilecc.runtime import cache
+from tilecc.runtime import launch as L
+
+
+# --- stand-ins -------------------------------------------------------------------------------
+
+class FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+
+F32, F16, I32 = FakeDtype("float32"), FakeDtype("float16"), FakeDtype("int32")
+
+
+class FakeTensor:
+    """What the launcher reads of a torch tensor (the test installs a stand-in `torch`)."""
+
+    def __init__(self, ptr, dtype=F32, device=0):
+        self.ptr, self.dtype, self.index = ptr, dtype, device
+        self.device = types.SimpleNamespace(type="cuda" if device >= 0 else "cpu",
+                                            index=device if device >= 0 else None)
+
+    def data_ptr(self):
+        return self.ptr
+
+    def get_device(self):
+        return self.index
+
+
+FakeTensor.__module__ = "torch"  # as a torch tensor's type says
+
+
+class FakeCuPyArray:
+    """What the launcher reads of a CuPy array (a stand-in `cupy` is installed too)."""
+
+    def __init__(self, ptr, typestr="<f4", device=0):
+        self._mem = types.SimpleNamespace(ptr=ptr, device_id=device)
+        self.dtype = np.dtype(typestr)
+        self.device = types.SimpleNamespace(id=device)
+
+    @property
+    def data(self):  # a MemoryPointer: .ptr, .device_id
+        return self._mem
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self._mem.ptr, False), "typestr": self.dtype.str, "shape": (64,),
+                "version": 3}
+
+
+FakeCuPyArray.__module__ = "cupy._core.core"
+
+
+class CAIArray:
+    """Any other device array: only the CUDA array interface (and a device id)."""
+
+    def __init__(self, ptr, typestr="<f4", device=0):
+        self.ptr, self.typestr = ptr, typestr
+        self.device = types.SimpleNamespace(id=device)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "typestr": self.typestr, "shape": (64,),
+                "version": 3}
+
+
+class RecordingKernel:
+    """A loaded kernel whose cuLaunchKernel records what the GPU would receive."""
+
+    def __init__(self, specs, num_warps, device_id, log):
+        self.codes, self.taken = L.slot_layout(specs)
+        self.specs = specs
+        self.num_warps = num_warps
+        self.handle = 0x1234
+        self.threads = num_warps * 32
+        self.device_id = device_id
+        self.log = log
+        self.shared_bytes = 0
+
+    def launch_kernel(self, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+        assert f == self.handle and (bx, by, bz) == (self.threads, 1, 1)
+        assert shmem == self.shared_bytes
+        assert extra == 0
+        taken = [c for c, t in zip(self.codes, self.taken) if t]
+        values = []
+        for i, code in enumerate(taken):  # follow each kernelParams pointer
+            addr = ctypes.c_void_p.from_address(params + i * ctypes.sizeof(ctypes.c_void_p))
+            size = struct.calcsize("=" + code)
+            values.append(struct.unpack("=" + code, ctypes.string_at(addr.value, size))[0])
+        self.log.append({"grid": (gx, gy, gz), "stream": stream, "values": values,
+                         "device": self.device_id, "specs": self.specs, "threads": bx})
+
+    def relaunch(self, error, *args):
+        raise error
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    """Stand-ins for torch, CuPy and the driver; yields the launch log and build list."""
+    torch = types.ModuleType("torch")
+    torch.Tensor = FakeTensor
+    torch.version = types.SimpleNamespace(hip=None)
+    streams = {"torch": 0x7000}  # the current stream (device 0), as torch.cuda.stream sets it
+    torch._C = types.SimpleNamespace(
+        _cuda_getCurrentRawStream=lambda dev: streams["torch"] + dev)
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(
+        get_current_stream=lambda dev: types.SimpleNamespace(ptr=0x9000 + dev))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    for t in (FakeTensor, FakeCuPyArray, CAIArray):
+        L._KINDS.pop(t, None)
+    log, builds = [], []
+
+    def build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
+        builds.append(specs)
+        return RecordingKernel(specs, num_warps, device_id, log)
+
+    monkeypatch.setattr(L, "_build", build)
+    monkeypatch.setattr(L, "_current_device", lambda backend: 0)
+    monkeypatch.setattr(L, "_default_stream", lambda dev: 0x5000 + dev)
+    monkeypatch.delenv("TILECC_INTERPRET", raising=False)
+    yield types.SimpleNamespace(log=log, builds=builds, streams=streams)
+    for t in (FakeTensor, FakeCuPyArray, CAIArray):
+        L._KINDS.pop(t, None)
+
+
+def ten(a, b, c, d, e, f, n, m, k, alpha, BLOCK: tl.constexpr):
+    pass
+
+
+def copy(src, dst, n, flag, BLOCK: tl.constexpr):
+    pass
+
+
+BASE = 0x7F0000000000
+MAKERS = {"torch": lambda p, dev=0: FakeTensor(p, device=dev),
+          "cupy": lambda p, dev=0: FakeCuPyArray(p, device=dev),
+          "cai": lambda p, dev=0: CAIArray(p, device=dev)}
+STREAMS = {"torch": 0x7000, "cupy": 0x9000, "cai": 0x5000}
+
+
+# --- the argument block --------------------------------------------------------------------
+
+def test_arg_buffer_aligns_like_c_and_points_at_taken_values():
+    buf = L.ArgBuffer("?qifHd", taken=(True, False, True, True, True, True))
+    assert buf.offsets == (0, 8, 16, 20, 24, 32) and buf.size == 40
+    base = ctypes.addressof(buf.storage)
+    ptr = buf.pack([True, 1, -7, 0.5, 65535, 2.25])
+    assert ptr == buf.params_ptr
+    assert buf.kernel_params() == [base + o for o in (0, 16, 20, 24, 32)]
+    assert buf.unpack() == (True, 1, -7, 0.5, 65535, 2.25)
+    assert struct.unpack("=i", ctypes.string_at(base + 16, 4))[0] == -7
+    assert L.ArgBuffer("").kernel_params() == [None]  # no parameters: kernelParams unused
+
+
+def test_slot_layout_and_values_from_specs():
+    k = tilecc.jit(copy)
+    x = np.zeros(64, np.float32)
+    specs, passed = k.specs_for({"src": x, "dst": x, "n": 1, "flag": np.float16(1.5),
+                                 "BLOCK": 64})
+    codes, taken = L.slot_layout(specs)
+    assert codes == "QQie" and taken == (True, True, False, True)
+    values = L.slot_values(specs, {"n": 1, "flag": np.float16(1.5)}, passed)
+    assert values == [x.ctypes.data, x.ctypes.data, 1, 1.5]
+
+
+# --- launches ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
+def test_warm_launch_passes_what_the_first_launch_passes(gpu, fw):
+    k = tilecc.jit(ten)
+    arrays = [MAKERS[fw](BASE + i * 4096) for i in range(6)]
+    for _ in range(3):
+        k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    assert len(gpu.builds) == 1  # compiled and loaded once
+    first, *warm = gpu.log
+    assert all(w == first for w in warm) and len(warm) == 2
+    assert first["grid"] == (5, 1, 1) and first["stream"] == STREAMS[fw]
+    # k == 1 is compiled in: the kernel is not given it
+    assert first["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5]
+    if fw == "cai":  # the generic loop; torch and CuPy arrays get a generated binder
+        assert k._binder is None and len(k._entries) == 1
+    else:
+        assert k._binder is not None and len(k._bound) == 1
+        assert "data_ptr" in k._binder.source or ".ptr" in k._binder.source
+
+
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
+def test_every_specialized_fact_is_in_the_warm_key(gpu, fw):
+    """Each change of what the specialization depends on compiles anew; repeating an
+    earlier launch does not.  The kernel receives the right values every time."""
+    k = tilecc.jit(copy)
+    mk = MAKERS[fw]
+    x, y = mk(BASE), mk(BASE + 256)
+    calls = [
+        ((x, y, 64, 1.5), {"BLOCK": 64}),
+        ((mk(BASE + 4), y, 64, 1.5), {"BLOCK": 64}),  # not 16-byte aligned
+        ((x, y, 65, 1.5), {"BLOCK": 64}),  # not a multiple of 16
+        ((x, y, 1, 1.5), {"BLOCK": 64}),  # == 1
+        ((x, y, 1 << 31, 1.5), {"BLOCK": 64}),  # i64
+        ((x, y, 1 << 63, 1.5), {"BLOCK": 64}),  # u64
+        ((x, y, 64, 2), {"BLOCK": 64}),  # int instead of float
+        ((x, y, 64, True), {"BLOCK": 64}),  # bool
+        ((x, y, 64, 1.5), {"BLOCK": 128}),  # constexpr value
+        ((x, y, 64, 1.5), {"BLOCK": 64.0}),  # constexpr type (64 == 64.0)
+        ((x, y, 64, 1.5), {"BLOCK": 64, "num_warps": 8}),
+    ]
+    for args, kwargs in calls + calls:
+        k[(1,)](*args, **kwargs)
+    assert len(gpu.builds) == len(calls)
+    got = [entry["values"] for entry in gpu.log[:len(calls)]]
+    assert got == [entry["values"] for entry in gpu.log[len(calls):]]
+    assert got[1][0] == BASE + 4 and got[3] == [BASE, BASE + 256, 1.5]  # n == 1 not given
+    assert got[5][2] == 1 << 63 and got[7][3] is True
+    assert [e["threads"] for e in gpu.log[:len(calls)]] == [128] * 10 + [256]
+    assert gpu.builds[8][-1].constexpr == 128 and gpu.builds[9][-1].constexpr == 64.0
+
+
+def test_warm_keys_decide_the_specialization(gpu):
+    """Equal warm keys (generic loop or generated binder) mean equal specializations."""
+    k = tilecc.jit(copy)
+    flags = k._param_constexpr
+    arrays = [FakeTensor(BASE), FakeTensor(BASE + 8), FakeTensor(BASE, F16),
+              FakeCuPyArray(BASE), FakeCuPyArray(BASE + 4, "<f2"), CAIArray(BASE + 32)]
+    scalars = [0, 1, 2, 16, -16, 17, (1 << 31) - 1, 1 << 31, 1 << 40, 1 << 63, 0.0, 1.0,
+               True, False]
+    constexprs = [1, 1.0, True, 2, "a", None]
+    combos = list(itertools.product(arrays[:3] + arrays[3:], scalars, constexprs))
+    by_key, by_bound = {}, {}
+    binder = L.make_binder(flags, (arrays[0], arrays[0], 5, 0.5, 64))
+    for a, s, ce in combos:
+        values = (a, a, s, 0.5, ce)
+        specs, _ = k.specs_for(dict(zip(k._param_names, values)))
+        spec = repr(cache.spec_key(specs))
+        key = tuple(L.arg_key(flags, values)[0])
+        assert by_key.setdefault(key, spec) == spec, values
+        bound = binder(values)
+        if bound is not None:
+            assert by_bound.setdefault(bound[0], spec) == spec, values
+            assert bound[1] == L.arg_key(flags, values)[1]
+    assert len(by_bound) > 10
+
+
+def test_binder_declines_other_types(gpu):
+    flags = (False, False, True)
+    assert L.make_binder(flags, (np.float32(1), 2, 3)) is None  # NumPy scalar
+    assert L.make_binder(flags, (CAIArray(BASE), 2, 3)) is None
+    assert L.make_binder(flags, (1, 2, tl.float32)) is None  # a non-plain constexpr
+    binder = L.make_binder(flags, (FakeTensor(BASE), 2, 3))
+    assert binder((FakeCuPyArray(BASE), 2, 3)) is None  # another type: the generic loop
+    assert binder((FakeTensor(BASE), 2.0, 3)) is None
+    assert binder((FakeTensor(BASE), 2, 3)) is not None
+
+
+def test_numpy_scalars_and_defaults_take_the_slow_path_correctly(gpu):
+    def kern(x, n, scale, BLOCK: tl.constexpr = 32):
+        pass
+
+    k = tilecc.jit(kern)
+    x = FakeTensor(BASE)
+    for _ in range(2):
+        k[(2,)](x, np.int64(40), np.float64(0.25))  # BLOCK from its default
+    assert len(gpu.builds) == 1
+    assert gpu.log[0]["values"] == gpu.log[1]["values"] == [BASE, 40, 0.25]
+    assert [s.type.name for s in gpu.builds[0][1:3]] == ["i64", "fp64"]
+
+
+def test_empty_grid_compiles_but_launches_nothing(gpu):
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(0,)](x, x, 64, 1.5, BLOCK=64)
+    k[(4, 0)](x, x, 64, 1.5, BLOCK=64)
+    k[lambda meta: (0,)](x, x, 64, 1.5, BLOCK=64)
+    assert len(gpu.builds) == 1 and gpu.log == []
+
+
+def test_grids(gpu):
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[4](x, x, 64, 1.5, BLOCK=64)
+    k[(2, 3)](x, x, 64, 1.5, BLOCK=64)
+    k[(2, 3, 4)](x, x, 64, 1.5, BLOCK=64)
+    k[[5]](x, x, 64, 1.5, BLOCK=64)
+    k[lambda meta: (tilecc.cdiv(meta["n"], meta["BLOCK"]), meta["num_warps"])](
+        x, x, 640, 1.5, BLOCK=64)
+    assert [e["grid"] for e in gpu.log] == [(4, 1, 1), (2, 3, 1), (2, 3, 4), (5, 1, 1),
+                                            (10, 4, 1)]
+    assert k[(2, 3)] is k[(2, 3)]  # bound launches are kept per grid
+    for bad in [(-1,), (1, 2, 3, 4), (), (1, 65536), (1 << 31,), "x"]:
+        with pytest.raises(ValueError, match="grid"):
+            k[bad](x, x, 64, 1.5, BLOCK=64)
+    assert len(gpu.log) == 5
+
+
+def test_device_checks(gpu):
+    k = tilecc.jit(copy)
+    with pytest.raises(TypeError, match="`src` is a host"):
+        k[(1,)](np.zeros(4, np.float32), FakeTensor(BASE), 64, 1.5, BLOCK=64)
+    with pytest.raises(TypeError, match="`dst` is a host"):
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=-1), 64, 1.5, BLOCK=64)
+    k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOCK=64)  # warm on device 0
+    with pytest.raises(ValueError, match=r"different devices: \[0, 1\]"):
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=1), 64, 1.5, BLOCK=64)
+    k[(1,)](FakeTensor(BASE, device=1), FakeTensor(BASE, device=1), 64, 1.5, BLOCK=64)
+    assert [(e["device"], e["stream"]) for e in gpu.log] == [(0, 0x7000), (1, 0x7001)]
+    with pytest.raises(TypeError, match="missing argument `BLOCK`"):
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5)
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, 64, 7)
+    with pytest.raises(TypeError, match="unexpected argument `BLOK`"):
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOK=64)
+
+
+def test_streams_follow_the_array_framework(gpu):
+    k = tilecc.jit(copy)
+    t, c, o = FakeTensor(BASE), FakeCuPyArray(BASE), CAIArray(BASE)
+    k[(1,)](t, t, 64, 1.5, BLOCK=64)
+    k[(1,)](c, c, 64, 1.5, BLOCK=64)
+    k[(1,)](o, o, 64, 1.5, BLOCK=64)
+    k[(1,)](c, t, 64, 1.5, BLOCK=64)  # torch among the arguments: torch's stream
+    gpu.streams["torch"] = 0x7770  # `with torch.cuda.stream(s):`
+    k[(1,)](t, t, 64, 1.5, BLOCK=64)
+    assert [e["stream"] for e in gpu.log] == [0x7000, 0x9000, 0x5000, 0x7000, 0x7770]
+
+
+def test_each_thread_packs_its_own_block(gpu):
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    th = threading.Thread(target=lambda: k[(1,)](x, x, 96, 2.5, BLOCK=64))
+    th.start()
+    th.join()
+    [launcher] = k._bound.values()
+    assert len(launcher._buffers) == 1
+    assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [96, 2.5]]
+
+
+def test_interpreter_switch_after_a_warm_launch(gpu, monkeypatch):
+    @tilecc.jit
+    def fill(out, v, BLOCK: tl.constexpr):
+        tl.store(out + tl.arange(0, BLOCK), tl.full((BLOCK,), v, tl.float32))
+
+    x = FakeTensor(BASE)
+    fill[(1,)](x, 2.0, BLOCK=8)
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    out = np.zeros(8, np.float32)
+    fill[(1,)](out, 3.0, BLOCK=8)
+    assert (out == 3.0).all() and len(gpu.log) == 1
+
+
+def test_relaunch_makes_the_kernels_device_current(monkeypatch):
+    calls = []
+    runtime = types.SimpleNamespace(getDevice=lambda: 0,
+                                    setDevice=lambda d: calls.append(("set", d)))
+    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    kernel = object.__new__(L.CudaKernel)
+    kernel.handle, kernel.threads, kernel.device_id = 7, 64, 1
+    kernel.shared_bytes = 0
+    kernel.launch_kernel = lambda *a: calls.append(("launch", a[0], a[8]))
+
+    class DriverError(Exception):
+        def __init__(self, status):
+            self.status = status
+
+    kernel.relaunch(DriverError(201), (1, 1, 1), 0x42, 0)
+    assert calls == [("set", 1), ("launch", 7, 0x42), ("set", 0)]
+    with pytest.raises(DriverError):
+        kernel.relaunch(DriverError(700), (1, 1, 1), 0x42, 0)  # not a context problem
+    calls.clear()
+    kernel.device_id = 0  # a new thread: device 0, but no context bound yet
+    kernel.relaunch(DriverError(201), (1, 1, 1), 0x42, 0)
+    assert calls == [("set", 0), ("launch", 7, 0x42)]
+
+
+def test_interpret_env_is_read_cheaply(monkeypatch):
+    monkeypatch.delenv("TILECC_INTERPRET", raising=False)
+    assert not L.interpret_requested()
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    assert L.interpret_requested()
+    monkeypatch.setenv("TILECC_INTERPRET", "0")
+    assert not L.interpret_requested()
+
+
+def test_floats_beyond_fp32_become_inf_as_a_c_cast_makes_them(gpu):
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(1,)](x, x, 64, 1e300, BLOCK=64)
+    k[(1,)](x, x, 64, -1e300, BLOCK=64)
+    assert [e["values"][3] for e in gpu.log] == [float("inf"), float("-inf")]
+
+
+def test_the_second_launch_is_warm(gpu, monkeypatch):
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64, num_warps=2)
+
+    def no_slow_path(*a, **kw):
+        raise AssertionError("the slow path ran again")
+
+    monkeypatch.setattr(L, "_slow_path", no_slow_path)
+    monkeypatch.setattr(k, "specs_for", no_slow_path)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64, num_warps=2)
+    k[(2,)](x, x, 80, 2.5, BLOCK=64, num_warps=2)
+    assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
+
+
+def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):
+    calls = []
+    current = {"device": 0}
+
+    def ctx_get_device():
+        if current["device"] is None:
+            raise RuntimeError("CUDA_ERROR_INVALID_CONTEXT")
+        return current["device"]
+
+    driver = types.SimpleNamespace(
+        ctxGetDevice=ctx_get_device, launchKernel=None,
+        funcSetAttribute=lambda f, attr, value: calls.append(("attr", f, attr, value)),
+        moduleLoadData=lambda data: calls.append(("load", current["device"], data)) or 11,
+        moduleGetFunction=lambda module, name: calls.append(("get", module, name)) or 22)
+
+    def set_device(d):
+        calls.append(("set", d))
+        current["device"] = d
+
+    runtime = types.SimpleNamespace(getDevice=lambda: current["device"] or 0,
+                                    setDevice=set_device)
+    monkeypatch.setattr(L, "_driver", lambda: driver)
+    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    binary = types.SimpleNamespace(data=b"cubin", shared_bytes=0)
+    k = L.CudaKernel(binary, "kern", 128, 0)  # torch / CuPy made device 0's context current
+    assert (k.module, k.handle) == (11, 22)
+    assert calls == [("load", 0, b"cubin"), ("get", 11, "kern")]
+    calls.clear()  # more than 48 KiB of dynamic shared memory must be allowed first
+    big = L.CudaKernel(types.SimpleNamespace(data=b"cubin", shared_bytes=96 * 1024), "kern",
+                       128, 0)
+    assert big.shared_bytes == 96 * 1024 and ("attr", 22, 8, 96 * 1024) in calls
+    calls.clear()
+    calls.clear()
+    L.CudaKernel(binary, "kern", 128, 1)  # another device: its primary context, then back
+    assert calls == [("set", 1), ("load", 1, b"cubin"), ("get", 11, "kern"), ("set", 0)]
+    calls.clear()
+    current["device"] = None  # a thread without a context
+    L.CudaKernel(binary, "kern", 128, 0)
+    assert calls[:2] == [("set", 0), ("load", 0, b"cubin")]
+
+
+def test_device_arch_from_torch_or_the_runtime(monkeypatch):
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(is_initialized=lambda: True,
+                                       get_device_capability=lambda d: (9, 0))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(L, "_archs", {})
+    assert L._device_arch(0, "cuda") == "sm_90"
+    torch.cuda.is_initialized = lambda: False
+    runtime = types.SimpleNamespace(deviceGetAttribute=lambda attr, d: {75: 12, 76: 0}[attr])
+    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    assert L._device_arch(1, "cuda") == "sm_120"
+    assert L._device_arch(0, "cuda") == "sm_90"  # kept per device
+
+
+def test_launch_gives_the_kernels_dynamic_shared_memory():
+    """tl.dot pipelines keep their stages in dynamic shared memory: every launch passes it."""
+    specs = [types.SimpleNamespace(is_constexpr=False, equals_one=False, type=D.int32)]
+    log: list = []
+    kernel = RecordingKernel(specs, 4, 0, log)
+    kernel.shared_bytes = 98304
+    launcher = L.Launcher(kernel, L.slot_layout(specs), lambda dev: 0)
+    launcher((2, 1, 1), [5])
+    assert log and log[0]["values"] == [5] and log[0]["grid"] == (2, 1, 1)

@@ -72,7 +72,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 CONFIGS = [
     tilecc.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": 8},
                   num_warps=w, num_stages=s)
-    for m, n, k, w, s in [(128, 256, 64, 8, 3), (128, 256, 32, 8, 3), (256, 128, 32, 8, 3),
+    for m, n, k, w, s in [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
+                          (128, 256, 32, 8, 3), (256, 128, 32, 8, 3),
                           (128, 128, 64, 4, 3), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4),
                           (128, 64, 32, 4, 4), (64, 128, 32, 4, 4)]
 ]

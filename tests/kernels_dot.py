@@ -120,6 +120,13 @@ DOT_LOOP_MIN = _loop_case("dot_loop_min", (F16,), ieee=False, tf32=False,
 DOT_LOOP_WIDE = _loop_case("dot_loop_8warps", (BF16,), ieee=False, tf32=False,
                            blocks=(64, 32, 16), warps=8)
 
+# tiles Hopper's wgmma takes (sm_90): one warpgroup with K = 64 (128-byte swizzle), two
+# warpgroups with K = 32 (64-byte swizzle)
+DOT_LOOP_WG1 = _loop_case("dot_loop_warpgroup", (F16, BF16), ieee=False, tf32=False,
+                          blocks=(64, 64, 64), warps=4, tol={"float32": (1e-5, 2e-3)})
+DOT_LOOP_WG2 = _loop_case("dot_loop_2_warpgroups", (F16,), ieee=False, tf32=False,
+                          blocks=(128, 32, 128), warps=8)
+
 
 # ========================================================================================
 # 2. Operands from arithmetic, casts and tl.trans; `acc += tl.dot(...)`; a fused epilogue
@@ -172,5 +179,6 @@ DOT_EPILOGUE = block_case(
     tolerance={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 1e-2)})
 
 
-CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_EPILOGUE]
+CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_LOOP_WG1,
+             DOT_LOOP_WG2, DOT_EPILOGUE]
 BY_NAME = {c.name: c for c in CASES_DOT}

@@ -95,10 +95,27 @@ def _source(kernel, sig, target="cuda", **kw):
 def test_tensor_core_instruction_per_type(dt, instr) -> None:
     out = "i32" if dt == "i8" else "fp32"
     sig = f"*{dt}:16,*{dt}:16,*{out}:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,0"
-    src = _source(KD.dot_loop_kernel, sig)
+    src = _source(KD.dot_loop_kernel, sig, arch="sm_80")
     assert f"tc::{instr}(" in src and "ldmatrix_x4(" in src
     hip = _source(KD.dot_loop_kernel, sig, target="hip")
     assert "mma" not in hip.split("#include")[1] and "tc::fma(" in hip or dt == "i8"
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+def test_hopper_takes_warpgroup_mma(dt) -> None:
+    """On sm_90, 16-bit products whose tiles warpgroups can split run as wgmma, compiled for
+    sm_90a; int8 stays on mma.sync; sm_80 never sees wgmma."""
+    sig = f"*{dt}:16,*{dt}:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
+    src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
+    assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{dt.replace('fp', 'f')}" in src
+    assert "tc::wgmma_a_row<4, 64>" in src and "cp_async<16>" in src
+    assert "tc::wgmma_wait<1>()" in src  # the accumulator only feeds the loop: one in flight
+    assert "wgmma" not in _source(KD.dot_loop_kernel, sig, arch="sm_80").split("#include")[1]
+    require_cuda_compiler()
+    binary = KD.dot_loop_kernel.compile(sig, target="cuda", arch="sm_90")
+    assert binary.arch == "sm_90a" and "0 bytes spill stores" in binary.log
+    i8 = "*i8:16,*i8:16,*i32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
+    assert "mma_m16n8k32_s8" in _source(KD.dot_loop_kernel, i8, arch="sm_90")
 
 
 def test_fp32_precision_selects_tf32_or_fma() -> None:

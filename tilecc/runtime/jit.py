@@ -118,19 +118,21 @@ class JITFunction:
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
-              num_stages: int | None = None) -> Built:
+              num_stages: int | None = None, arch: str | None = None) -> Built:
         from tilecc.transpiler.render import render
 
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
-                                         num_stages=num_stages)
+                                         num_stages=num_stages, arch=arch)
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives)
         return Built(kernel, conversions, source, tuple(specs))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
-              *, debug: bool | None = None, num_stages: int | None = None):
-        """Frontend and passes: the tile IR that is rendered (and interpreted)."""
+              *, debug: bool | None = None, num_stages: int | None = None,
+              arch: str | None = None):
+        """Frontend and passes: the tile IR that is rendered (and interpreted).  `arch`
+        (default: the target's) picks instructions: Hopper's wgmma needs sm_90."""
         from tilecc.transpiler import frontend
         from tilecc.transpiler.passes import run_passes
 
@@ -142,7 +144,7 @@ class JITFunction:
             raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
         kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
         kernel.num_stages = num_stages
-        return kernel, run_passes(kernel, target)
+        return kernel, run_passes(kernel, target, arch)
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:
@@ -153,10 +155,12 @@ class JITFunction:
     @_user_facing
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
                num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
-               num_stages: int | None = None, **constexprs) -> str:
-        """The generated CUDA or HIP source for one specialization (no GPU needed)."""
+               num_stages: int | None = None, arch: str | None = None, **constexprs) -> str:
+        """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
+        (default sm_90 / gfx90a) as the source would be compiled for."""
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
-                          line_directives=line_directives, num_stages=num_stages).source
+                          line_directives=line_directives, num_stages=num_stages,
+                          arch=arch).source
 
     @_user_facing
     def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
@@ -374,7 +378,7 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
                                        m.get("shared_bytes", 0)), m["name"])
         return hit
     built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
-                         num_stages=num_stages)
+                         num_stages=num_stages, arch=arch)
     binary = dataclasses.replace(compile_source(built, target, arch),
                                  shared_bytes=built.kernel.shared_bytes)
     name = built.kernel.name
@@ -449,6 +453,8 @@ def compile_source(built: Built, target: Target, arch: str | None):
     from tilecc.transpiler.render import INCLUDE_DIR
 
     arch = arch or target.default_arch
+    if built.kernel.arch_specific and not arch.endswith("a"):
+        arch += "a"  # wgmma is an sm_90a feature: compiled for exactly this architecture
     options = [f"-I{INCLUDE_DIR}"]
     try:
         if target.name == "cuda":

@@ -122,6 +122,8 @@ class Renderer(BlockOps, DotOps):
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
+        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
+        self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
         self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
 
     @property
@@ -665,11 +667,12 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     if r.pipe_smem:
         body = [f"  // dynamic shared memory: the tl.dot pipeline stages ({r.pipe_smem} bytes, "
                 "given at launch)",
-                "  extern __shared__ __align__(128) unsigned char dynamic_smem[];"] + body
+                "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"] + body
     if r.smem_bytes:
+        align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
         body = [f"  // shared memory for reductions, scans and layout conversions "
                 f"({r.smem_bytes} bytes, reused step by step)",
-                f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned(16)));"] + body
+                f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned({align})));"] + body
     params = []
     for p in kernel.params:
         if p.value is not None:

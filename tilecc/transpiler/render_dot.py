@@ -32,7 +32,28 @@ class DotOps:
         return (f"tc::swizzled_chunk<{row_len // epc}>({row}, {col} / {epc}) * {epc} + "
                 f"{col} % {epc}")
 
-    def stage_operand(self, plan: DotPlan, x: Value, tile: str, row_len: int) -> None:
+    def operand_offset(self, dot: Op, which: int, row: str, col: str) -> str:
+        """Element offset of (row, col) in operand `which` (0: A, 1: B) of `dot`'s tiles, in
+        the layout its plan reads: wgmma's atoms (A's rows placed where each warpgroup's
+        instruction computes them), ldmatrix's swizzled rows, or plain rows."""
+        plan: DotPlan = dot.attrs["plan"]
+        x = dot.operands[which]
+        rows, cols = x.type.shape
+        esize = x.dtype.itemsize
+        if plan.engine != "wgmma":
+            return self.tile_offset(plan.swizzled, row, col, cols, esize)
+        if which == 1:  # B: atoms of 64 columns, each K rows of 128 B
+            return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({row}, {col} % 64 / 8) "
+                    f"* 8 + {col} % 8")
+        warps = plan.warps[0]
+        place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
+        if cols == 32:  # 64-byte rows, 64-byte swizzle
+            return f"tc::swizzled_chunk<4>({place}, {col} / 8) * 8 + {col} % 8"
+        return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({place}, {col} % 64 / 8) "
+                f"* 8 + {col} % 8")
+
+    def stage_operand(self, plan: DotPlan, x: Value, tile: str, row_len: int,
+                      dot: Op | None = None, which: int = 0) -> None:
         """x's registers → its shared-memory tile, a vector per store where x's layout
         holds consecutive elements of a tile row."""
         p = x.layout
@@ -43,11 +64,10 @@ class DotOps:
             vec = min(vec, 16 // esize)
         t = c_type(x.dtype)
         if vec == 1:
-            off = self.tile_offset(plan.swizzled, f"{lname}::coord0(r)", f"{lname}::coord1(r)",
-                                   row_len, esize)
+            off = self.operand_offset(dot, which, f"{lname}::coord0(r)", f"{lname}::coord1(r)")
             self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
             return
-        off = self.tile_offset(plan.swizzled, "row", "col", row_len, esize)
+        off = self.operand_offset(dot, which, "row", "col")
         self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {vec}) {{\n"
                   f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
                   f"  tc::Vec<{t}, {vec}> chunk;\n"
@@ -93,12 +113,16 @@ class DotOps:
                     self.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
                               (f" + {at});" if at else ");"))
                     at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
-            for x, tile, row_len, own in tiles:
+            for which, (x, tile, row_len, own) in enumerate(tiles):
                 if own:
-                    self.stage_operand(plan, x, tile, row_len)
+                    self.stage_operand(plan, x, tile, row_len, op, which)
+            if plan.engine == "wgmma":
+                self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
             self.line("__syncthreads();")
         a_tile, b_tile = tiles[0][1], tiles[1][1]
-        if plan.engine == "mma":
+        if plan.engine == "wgmma":
+            self.wgmma_loop(op, plan, acc, a_tile, b_tile)
+        elif plan.engine == "mma":
             self.mma_loop(op, plan, acc, a_tile, b_tile)
         else:
             self.fma_loop(op, acc, a_tile, b_tile)
@@ -164,6 +188,65 @@ class DotOps:
           "b_frag[kk % 2][ni][1]);")
         self.depth -= 1
         L("}")
+        self.depth -= 1
+        L("}")
+
+    def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        ty = "f16" if a.dtype.name == "fp16" else "bf16"
+        warps = plan.warps[0]
+        groups = warps // 4
+        per_group = m // groups
+        rn = n // 4  # accumulator registers per row repetition
+        self.k.arch_specific = True
+        L = self.line
+        L(f"// main loop: {k // 16} steps of K = 16; warpgroup w computes rows "
+          f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
+          f"{'s' if per_group > 64 else ''}, reading A and B from shared memory")
+        L("{")
+        self.depth += 1
+        L("const int warpgroup = tc::warp_id() / 4;")
+        L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
+        L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
+        L("#pragma unroll")
+        L(f"for (int kk = 0; kk < {k // 16}; ++kk) {{")
+        self.depth += 1
+        L(f"const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, "
+          f"{k * 128}, 1024, 1);")
+        for i in range(per_group // 64):
+            first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
+            if k == 32:
+                start = f"a_base + ({first}) * 64 + kk * 32"
+                desc = f"tc::wgmma_descriptor({start}, 16, 512, 2)"
+            else:
+                start = f"a_base + kk / 4 * {m * 128} + ({first}) * 128 + kk % 4 * 32"
+                desc = f"tc::wgmma_descriptor({start}, 16, 1024, 1)"
+            regs = [f"{acc}[{(2 * i + h) * rn + 2 * j + e}]"
+                    for j in range(n // 8) for h in (0, 1) for e in (0, 1)]
+            count = len(regs)
+            names = ", ".join(f"%{r}" for r in range(count))
+            L(f"// rows 64 {i} + 16 (warp % 4) + [0, 16) of the warpgroup's slice; "
+              "registers in the instruction's order")
+            L(f"const unsigned long long a_desc{i} = {desc};")
+            L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{count + 2}, 0;\\n"')
+            L(f'             "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} '
+              f'{{{names}}}, %{count}, %{count + 1}, p, 1, 1, 0, 1;\\n}}\\n"')
+            outs = [f'"+f"({r})' for r in regs]
+            for c in range(0, count, 8):
+                L(f"             {':' if c == 0 else ' '} {', '.join(outs[c:c + 8])}"
+                  + ("," if c + 8 < count else ""))
+            L(f'             : "l"(a_desc{i}), "l"(b_desc), "r"(1));')
+        self.depth -= 1
+        L("}")
+        L("tc::wgmma_commit();")
+        if self.wgmma_in_flight:
+            L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
+        hook, self.after_first_fragments = self.after_first_fragments, None
+        if hook is not None:  # the next stages' copies overlap the multiplication
+            hook()
+        if not self.wgmma_in_flight:
+            L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
         self.depth -= 1
         L("}")
 
@@ -239,6 +322,10 @@ class DotOps:
             if all(body[i] in p.loads or body[i].results[0].id in self.inline
                    for i in p.slice_ops):
                 moved |= p.slice_ops
+                for o in op.regions[0].ops:
+                    if o.kind == "dot":
+                        for which, x in enumerate(o.operands[:2]):
+                            self.dot_use[x.id] = (o, which)
             else:
                 del op.attrs["pipeline"]
         return moved
@@ -270,20 +357,31 @@ class DotOps:
             t = c_type(x.dtype)
             self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
                       + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-            self.pipe_smem += (s * rows * cols * x.dtype.itemsize + 127) // 128 * 128
+            self.pipe_smem += (s * rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024
         if self.pipe_smem + self.smem_bytes > DYNAMIC_SMEM_LIMIT:
             raise CompilationError(
                 f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
                 f"operand stages; a program has at most {DYNAMIC_SMEM_LIMIT} bytes: use fewer "
                 "stages or smaller blocks", op.loc)
+        # Hopper: one warpgroup MMA stays in flight while the next iteration starts, when
+        # only the loop reads its accumulator.  A stage is then refilled two iterations
+        # after it was read (every warpgroup has retired that MMA by the barrier between),
+        # so the copies run num_stages - 2 iterations ahead instead of num_stages - 1.
+        dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].engine == "wgmma"]
+        overlap = s >= 3 and len(dots) == 1 and self._accumulates_only(dots[0], body)
+        self.wgmma_in_flight = overlap
+        dist = s - 2 if overlap else s - 1
+        p.note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
+                  f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
+                  + ("; one wgmma kept in flight)" if overlap else ")"))
         L = self.line
         L(f"// pipeline ({p.note.split(': ', 1)[1]})")
         nxt = self.fresh(f"{ivn}_next")
-        L(f"{{  // prologue: the copies of the first {s - 1} iteration{'s' if s > 2 else ''}")
+        L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
         self.depth += 1
         L(f"{ivt} {nxt} = {self.text(lo)};")
         L("#pragma unroll")
-        L(f"for (int s = 0; s < {s - 1}; ++s) {{")
+        L(f"for (int s = 0; s < {dist}; ++s) {{")
         self.depth += 1
         self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
         L(f"{nxt} += {step_text};")
@@ -295,12 +393,14 @@ class DotOps:
         inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
         L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
         self.depth += 1
-        L(f"tc::cp_async_wait<{s - 2}>();  // this thread's copies for this stage have landed")
-        L("__syncthreads();  // everyone's have; the stage refilled below was read last iteration")
+        L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for this stage have landed")
+        if any(self.dot_use[ld.result.id][0].attrs["plan"].engine == "wgmma" for ld in p.loads):
+            L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
+        L("__syncthreads();  // everyone's have; the stage refilled below is no longer read")
         ahead = self.fresh(f"{ivn}_ahead")
-        L(f"const {ivt} {ahead} = {ivn} + {s - 1}" + (f" * {self.wrap(step, 'r', 13)};"
-                                                       if step_text != "1" else ";"))
-        write = f"{stage} ^ 1" if s == 2 else f"({stage} + {s - 1}) % {s}"
+        L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
+                                                    if step_text != "1" else ";"))
+        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
         # The copies are issued once the first mma fragments are read from shared memory
         # (their reads then need not wait behind the copies' writes).
         self.after_first_fragments = lambda: self.issue_copies(
@@ -317,6 +417,16 @@ class DotOps:
         self.depth -= 1
         L("}")
         L("tc::cp_async_wait<0>();")
+        if overlap:
+            L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
+        self.wgmma_in_flight = False
+
+    def _accumulates_only(self, dot: Op, body) -> bool:
+        """The dot's result is the loop-carried accumulator, updated in place, and nothing
+        else in the loop reads it."""
+        d, acc = dot.result, dot.operands[2]
+        return (self.root(d) == self.root(acc) and any(a is acc for a in body.args) and
+                self.uses.get(d.id, 0) == 1 and any(y is d for y in body.yields))
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
@@ -349,7 +459,8 @@ class DotOps:
         esize = x.dtype.itemsize
         nbytes = plan.vec * esize
         arr, _, elems = self.pipe_tiles[x.id]
-        off = self.tile_offset(True, "row", "col", x.type.shape[1], esize)
+        dot, which = self.dot_use[x.id]
+        off = self.operand_offset(dot, which, "row", "col")
         ptr = self.text(ld.operands[0], "v")
         size = str(nbytes)
         if len(ld.operands) > 1:

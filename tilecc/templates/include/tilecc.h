@@ -369,6 +369,38 @@ TC_DEVICE void mma_m16n8k32_s8(int& d0, int& d1, int& d2, int& d3,
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// ---- Hopper warpgroup MMA (sm_90a) ----
+// Operand tiles for wgmma: A is K-major with 64-byte rows (K = 32) or 128-byte swizzle
+// atoms (K a multiple of 64); B is N-major in atoms of 64 columns x K rows.  A shared
+// memory matrix descriptor gives the tensor cores a tile's address, the byte strides
+// between 8-row groups (SBO) and between atoms (LBO), and the swizzle (1: 128 B, 2: 64 B).
+TC_DEVICE unsigned long long wgmma_descriptor(unsigned address, unsigned lbo, unsigned sbo,
+                                              unsigned long long swizzle) {
+  return static_cast<unsigned long long>((address & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
+         (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32) | (swizzle << 62);
+}
+
+// Row of the A tile in shared memory that holds the accumulator's logical row `row`.
+// The accumulator is tilecc's mma layout (8 rows per warp, repeated); a wgmma warp owns 16
+// consecutive rows of its warpgroup's m64 slice, so rows are placed where the instruction
+// computes them.
+template <int WARPS, int ROWS_PER_GROUP>
+TC_DEVICE int wgmma_a_row(int row) {
+  const int g = row % 8, warp = (row / 8) % WARPS, rep = row / (8 * WARPS);
+  return (warp / 4) * ROWS_PER_GROUP + 64 * (rep / 2) + 16 * (warp % 4) + 8 * (rep % 2) + g;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+TC_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TC_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int PENDING>  // until at most PENDING groups of this warpgroup are in flight
+TC_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(PENDING) : "memory"); }
+#endif
+// Shared-memory writes of this thread (stores, cp.async) made visible to the tensor
+// cores' reads (the async proxy) before a barrier hands the tile over.
+TC_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 // Asynchronous global → shared copies of 4, 8 or 16 bytes; `src_bytes` < size fills the
 // rest with zeros (0: a masked-off vector reads nothing).
 template <int BYTES>

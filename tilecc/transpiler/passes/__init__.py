@@ -21,12 +21,13 @@ from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.target import Target
 
 
-def run_passes(kernel: Kernel, target: Target) -> list[str]:
+def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[str]:
     """Annotate `kernel` in place; returns the layout conversions it needs, described."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size, target.matrix_unit)
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_unit,
+                                 arch or target.default_arch)
     if target.matrix_unit == "mma.sync":
         pipeline.plan(kernel)
     ir.verify(kernel)

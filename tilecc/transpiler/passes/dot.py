@@ -1,8 +1,10 @@
 """Planning `tl.dot`: which instructions compute it, how warps split the output tile, and
 how the operands are staged in shared memory.
 
-On NVIDIA the product runs on the tensor cores with `mma.sync` (m16n8k16 for fp16 / bf16,
-m16n8k8 for tf32, m16n8k32 for int8).  Its accumulator is a blocked layout in Triton's
+On Hopper (sm_90) fp16 / bf16 products run as warpgroup MMA (`wgmma.mma_async`), both
+operands read by the tensor cores straight from swizzled shared memory; elsewhere on
+NVIDIA they run with `mma.sync` (m16n8k16 for fp16 / bf16, m16n8k8 for tf32, m16n8k32 for
+int8).  Its accumulator is a blocked layout in Triton's
 terms — 2 consecutive columns per thread, 8 × 4 lanes, `wm × wn` warps — which is exactly
 the register layout of mma's C fragment, repeated; so the epilogue (casts, activations,
 masked stores) runs on it like on any other block.  Operands are written to swizzled
@@ -26,7 +28,7 @@ MMA = {("fp16", "ieee"): ("m16n8k16", 16, "f32.f16.f16.f32"),
 
 @dataclass(frozen=True)
 class DotPlan:
-    engine: str  # "mma" or "fma"
+    engine: str  # "wgmma", "mma" or "fma"
     warps: tuple[int, int]  # warps along M and N (mma only)
     k_step: int  # K per mma instruction (mma only)
     instr: str  # the mma shape and types, e.g. "m16n8k16.row.col.f32.f16.f16.f32"
@@ -34,7 +36,16 @@ class DotPlan:
 
     @property
     def swizzled(self) -> bool:
-        return self.engine == "mma"
+        return self.engine in ("mma", "wgmma")
+
+
+def wgmma_fits(m: int, n: int, k: int, num_warps: int) -> bool:
+    """Hopper's warpgroup MMA as tilecc stages it: warpgroups (4 warps) split M into
+    m64 instructions, each instruction spans all of N (B in 64-column swizzle atoms), and
+    a row of A is 64 B (K = 32) or whole 128-byte swizzle atoms (K a multiple of 64)."""
+    groups = num_warps // 4
+    return (num_warps in (4, 8) and m % (64 * groups) == 0 and n % 64 == 0 and n <= 256
+            and (k == 32 or k % 64 == 0))
 
 
 def mma_warps(m: int, n: int, num_warps: int) -> tuple[int, int] | None:
@@ -53,10 +64,19 @@ def mma_warps(m: int, n: int, num_warps: int) -> tuple[int, int] | None:
     return best[1] if best else None
 
 
-def plan(op: Op, num_warps: int, matrix_unit: str) -> DotPlan:
+def plan(op: Op, num_warps: int, matrix_unit: str, arch: str = "") -> DotPlan:
     a = op.operands[0]
     (m, k), n = a.type.shape, op.result.type.shape[1]
     key = (a.dtype.name, op.attrs["precision"])
+    if matrix_unit == "mma.sync" and arch.startswith("sm_90") and \
+            a.dtype.name in ("fp16", "bf16") and wgmma_fits(m, n, k, num_warps):
+        groups = num_warps // 4
+        return DotPlan("wgmma", (num_warps, 1), 16,
+                       f"m64n{n}k16.f32.{a.dtype.name}.{a.dtype.name}",
+                       f"wgmma.m64n{n}k16 ({a.dtype.name}, Hopper), {groups} warpgroup"
+                       f"{'s' if groups > 1 else ''} x {m // (64 * groups)} instruction"
+                       f"{'s' if m // (64 * groups) > 1 else ''} per K step, operands read "
+                       "from shared memory")
     if matrix_unit != "mma.sync":
         return DotPlan("fma", (1, 1), 1, "", "fused multiply-adds (no matrix instructions "
                                              "on this target yet)")

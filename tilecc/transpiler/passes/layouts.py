@@ -281,7 +281,7 @@ def mma_accumulator(warps: tuple[int, int]) -> Blocked:
     return Blocked((1, 2), (8, 4), warps, (1, 0))
 
 
-def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "") -> list[str]:
+def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = "") -> list[str]:
     """Give every block value a placement, every load/store a memory plan and every dot a
     dot plan; returns the descriptions of the layout conversions inserted."""
     from tilecc.transpiler.passes import dot
@@ -322,8 +322,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "") -> list[str]:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
         elif op.kind == "dot":
             classes.join(op.operands[2], op.result)
-            op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_unit)
-            if op.attrs["plan"].engine == "mma":
+            op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_unit, arch)
+            if op.attrs["plan"].engine in ("mma", "wgmma"):
                 forced.append((op.result, mma_accumulator(op.attrs["plan"].warps)))
     # one vector width per class: 16 bytes of its narrowest accessed element type
     vec: dict[int, int] = {}

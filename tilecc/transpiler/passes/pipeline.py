@@ -81,7 +81,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
     carried = {a.id: i for i, a in enumerate(body.args[1:])}
     loads: list[Op] = []
     for op in body.ops:
-        if op.kind != "dot" or op.attrs["plan"].engine != "mma":
+        if op.kind != "dot" or op.attrs["plan"].engine not in ("mma", "wgmma"):
             continue
         for x in op.operands[:2]:
             ld = defined.get(x.id)

@@ -28,13 +28,13 @@
 //   Sliced3: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
 //   Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced6: 128 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 2 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 2 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+//   Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
 //   L53: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
-//   L56: mma.sync.m16n8k16 (f16), 2 x 2 warps, 64 x 64 outputs per warp
+//   L56: wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
 // Memory accesses:
 //   L54 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask uniform over 16 elements, checked once per vector
 //   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask uniform over 128 elements, checked once per vector
@@ -99,22 +99,22 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 128 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 2 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced6 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 4); }
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 8 + tc::lane_id() % 4 * 2 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Sliced7: 128 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 2 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 16 };
+  enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 2 * 16 + tc::warp_id() % 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
+  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 4) == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     int stride_bk,
     int stride_cm) {
   // dynamic shared memory: the tl.dot pipeline stages (49152 bytes, given at launch)
-  extern __shared__ __align__(128) unsigned char dynamic_smem[];
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Program ids in groups of GROUP_SIZE_M rows of tiles, column by column within a group.
   // L33: pid = tl.program_id(axis=0)
   const int pid = static_cast<int>(blockIdx.x);
@@ -184,14 +184,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(row, col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (tc::swizzled_chunk<16>(row, col / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -207,38 +207,65 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   int k__stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
     tc::cp_async_wait<1>();  // this thread's copies for this stage have landed
-    __syncthreads();  // everyone's have; the stage refilled below was read last iteration
+    tc::fence_proxy_async();  // ... visible to the tensor cores' reads
+    __syncthreads();  // everyone's have; the stage refilled below is no longer read
     const int k__ahead = k_ + 2;
     // L56: accumulator = tl.dot(a, b, accumulator)
-    // 128 x 32 @ 32 x 128 (fp16): mma.sync.m16n8k16 (f16), 2 x 2 warps, 64 x 64 outputs per warp
-    // main loop: 2 steps of K = 16; warp (wm, wn) owns rows 16 i + 8 wm + [0, 8) and columns 16 j + 8 wn + [0, 8)
+    // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
+    // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128 instructions, reading A and B from shared memory
     {
-      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
+      const int warpgroup = tc::warp_id() / 4;
       const unsigned a_base = tc::smem_address((a_stages + k__stage * 4096)), b_base = tc::smem_address((b_stages + k__stage * 4096));
-      // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
-      unsigned a_frag[2][4][4], b_frag[2][8][2];
+      // the accumulator registers stay where the tensor cores write them (no copies
+      // between multiplications, which would serialize them)
 #pragma unroll
-      for (int mi = 0; mi < 4; ++mi) {
-        tc::ldmatrix_x4(a_frag[0][mi], a_base + 16 * tc::swizzled_chunk<4>((2 * mi + q % 2) * 16 + wm * 8 + g, q / 2));
+      for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
+      tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) {
+        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 4096, 1024, 1);
+        // rows 64 0 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64 + kk * 32, 16, 512, 2);
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                     : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[2]), "+f"(accumulator[3]), "+f"(accumulator[34]), "+f"(accumulator[35]),
+                       "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[36]), "+f"(accumulator[37]), "+f"(accumulator[6]), "+f"(accumulator[7]), "+f"(accumulator[38]), "+f"(accumulator[39]),
+                       "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[40]), "+f"(accumulator[41]), "+f"(accumulator[10]), "+f"(accumulator[11]), "+f"(accumulator[42]), "+f"(accumulator[43]),
+                       "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[44]), "+f"(accumulator[45]), "+f"(accumulator[14]), "+f"(accumulator[15]), "+f"(accumulator[46]), "+f"(accumulator[47]),
+                       "+f"(accumulator[16]), "+f"(accumulator[17]), "+f"(accumulator[48]), "+f"(accumulator[49]), "+f"(accumulator[18]), "+f"(accumulator[19]), "+f"(accumulator[50]), "+f"(accumulator[51]),
+                       "+f"(accumulator[20]), "+f"(accumulator[21]), "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[22]), "+f"(accumulator[23]), "+f"(accumulator[54]), "+f"(accumulator[55]),
+                       "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[26]), "+f"(accumulator[27]), "+f"(accumulator[58]), "+f"(accumulator[59]),
+                       "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[30]), "+f"(accumulator[31]), "+f"(accumulator[62]), "+f"(accumulator[63])
+                     : "l"(a_desc0), "l"(b_desc), "r"(1));
+        // rows 64 1 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        const unsigned long long a_desc1 = tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64 + kk * 32, 16, 512, 2);
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                     : "+f"(accumulator[64]), "+f"(accumulator[65]), "+f"(accumulator[96]), "+f"(accumulator[97]), "+f"(accumulator[66]), "+f"(accumulator[67]), "+f"(accumulator[98]), "+f"(accumulator[99]),
+                       "+f"(accumulator[68]), "+f"(accumulator[69]), "+f"(accumulator[100]), "+f"(accumulator[101]), "+f"(accumulator[70]), "+f"(accumulator[71]), "+f"(accumulator[102]), "+f"(accumulator[103]),
+                       "+f"(accumulator[72]), "+f"(accumulator[73]), "+f"(accumulator[104]), "+f"(accumulator[105]), "+f"(accumulator[74]), "+f"(accumulator[75]), "+f"(accumulator[106]), "+f"(accumulator[107]),
+                       "+f"(accumulator[76]), "+f"(accumulator[77]), "+f"(accumulator[108]), "+f"(accumulator[109]), "+f"(accumulator[78]), "+f"(accumulator[79]), "+f"(accumulator[110]), "+f"(accumulator[111]),
+                       "+f"(accumulator[80]), "+f"(accumulator[81]), "+f"(accumulator[112]), "+f"(accumulator[113]), "+f"(accumulator[82]), "+f"(accumulator[83]), "+f"(accumulator[114]), "+f"(accumulator[115]),
+                       "+f"(accumulator[84]), "+f"(accumulator[85]), "+f"(accumulator[116]), "+f"(accumulator[117]), "+f"(accumulator[86]), "+f"(accumulator[87]), "+f"(accumulator[118]), "+f"(accumulator[119]),
+                       "+f"(accumulator[88]), "+f"(accumulator[89]), "+f"(accumulator[120]), "+f"(accumulator[121]), "+f"(accumulator[90]), "+f"(accumulator[91]), "+f"(accumulator[122]), "+f"(accumulator[123]),
+                       "+f"(accumulator[92]), "+f"(accumulator[93]), "+f"(accumulator[124]), "+f"(accumulator[125]), "+f"(accumulator[94]), "+f"(accumulator[95]), "+f"(accumulator[126]), "+f"(accumulator[127])
+                     : "l"(a_desc1), "l"(b_desc), "r"(1));
       }
-#pragma unroll
-      for (int ni = 0; ni < 8; ni += 2)
-        tc::ldmatrix_x4_trans(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0], b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<16>(q % 2 * 8 + g, (ni + q / 2) * 2 + wn));
+      tc::wgmma_commit();
       if (k__ahead < (K + 32 - 1) / 32) {
         // L54: a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k__stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(row, col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k__stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (tc::swizzled_chunk<16>(row, col / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -248,23 +275,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
       }
       tc::cp_async_commit();
+      tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
-      for (int kk = 0; kk < 2; ++kk) {
-        if (kk + 1 < 2) {
-#pragma unroll
-          for (int mi = 0; mi < 4; ++mi) {
-            tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi], a_base + 16 * tc::swizzled_chunk<4>((2 * mi + q % 2) * 16 + wm * 8 + g, (kk + 1) * 2 + q / 2));
-          }
-#pragma unroll
-          for (int ni = 0; ni < 8; ni += 2)
-            tc::ldmatrix_x4_trans(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1], b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1], b_base + 16 * tc::swizzled_chunk<16>((kk + 1) * 16 + q % 2 * 8 + g, (ni + q / 2) * 2 + wn));
-        }
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 8; ++ni)
-            tc::mma_m16n8k16_f16(accumulator[2 * mi * 16 + 2 * ni], accumulator[2 * mi * 16 + 2 * ni + 1], accumulator[2 * mi * 16 + 2 * ni + 16], accumulator[2 * mi * 16 + 2 * ni + 17], a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
-      }
+      for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
     }
     k__stage = k__stage + 1 == 3 ? 0 : k__stage + 1;
   }
@@ -282,11 +295,11 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
   tc::half* c_ptrs[128];
 #pragma unroll
-  for (int r = 0; r < 128; ++r) c_ptrs[r] = c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((r / 16) * 2 + (r % 16) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((r % 16)));
+  for (int r = 0; r < 128; ++r) c_ptrs[r] = c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((r % 32)));
   // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
   bool c_mask[128];
 #pragma unroll
-  for (int r = 0; r < 128; ++r) c_mask[r] = (pid_m * 128 + Sliced6::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0((r % 16)) < N);
+  for (int r = 0; r < 128; ++r) c_mask[r] = (pid_m * 128 + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0((r % 32)) < N);
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
   for (int v = 0; v < 128; v += 2) {

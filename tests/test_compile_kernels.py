@@ -49,6 +49,7 @@ def assert_clean_compile(kernel, signature: str, target: str, arch: str, **optio
     assert len(binary.data) > 0
     log = binary.log or ""
     assert "warning" not in log.lower(), f"compiler warnings:\n{log}\n{kernel.source(signature, target=target)}"
+    assert "Performance Loss" not in log, f"ptxas serialized something:\n{log}"
     if target == "cuda":
         spills = re.findall(r"(\d+) bytes spill stores", log)
         assert spills, f"no ptxas resource report in the log:\n{log}"

@@ -208,6 +208,11 @@ class DotOps:
         self.depth += 1
         L("const int warpgroup = tc::warp_id() / 4;")
         L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
+        pin = self.macros.register_loop(
+            d.layout.regs, [f"tc::fence_operand({acc}[r]);"])
+        L("// the accumulator registers stay where the tensor cores write them (no copies")
+        L("// between multiplications, which would serialize them)")
+        L(pin)
         L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
         L("#pragma unroll")
         L(f"for (int kk = 0; kk < {k // 16}; ++kk) {{")
@@ -247,6 +252,7 @@ class DotOps:
             hook()
         if not self.wgmma_in_flight:
             L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
+        L(pin)
         self.depth -= 1
         L("}")
 
@@ -363,12 +369,12 @@ class DotOps:
                 f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
                 f"operand stages; a program has at most {DYNAMIC_SMEM_LIMIT} bytes: use fewer "
                 "stages or smaller blocks", op.loc)
-        # Hopper: one warpgroup MMA stays in flight while the next iteration starts, when
-        # only the loop reads its accumulator.  A stage is then refilled two iterations
-        # after it was read (every warpgroup has retired that MMA by the barrier between),
-        # so the copies run num_stages - 2 iterations ahead instead of num_stages - 1.
+        # Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next
+        # iteration starts, when only the loop reads its accumulator.  A stage is then
+        # refilled two iterations after it was read (every warpgroup has retired that MMA
+        # by the barrier between), so the copies run num_stages - 2 iterations ahead.
         dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].engine == "wgmma"]
-        overlap = s >= 3 and len(dots) == 1 and self._accumulates_only(dots[0], body)
+        overlap = s >= 4 and len(dots) == 1 and self._accumulates_only(dots[0], body)
         self.wgmma_in_flight = overlap
         dist = s - 2 if overlap else s - 1
         p.note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
@@ -376,6 +382,9 @@ class DotOps:
                   + ("; one wgmma kept in flight)" if overlap else ")"))
         L = self.line
         L(f"// pipeline ({p.note.split(': ', 1)[1]})")
+        if overlap:  # each accumulator register its own, before the first multiplication
+            d = dots[0].result
+            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
         nxt = self.fresh(f"{ivn}_next")
         L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
         self.depth += 1
@@ -419,6 +428,7 @@ class DotOps:
         L("tc::cp_async_wait<0>();")
         if overlap:
             L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
+            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
         self.wgmma_in_flight = False
 
     def _accumulates_only(self, dot: Op, body) -> bool:

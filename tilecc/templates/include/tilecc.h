@@ -391,6 +391,8 @@ TC_DEVICE int wgmma_a_row(int row) {
   return (warp / 4) * ROWS_PER_GROUP + 64 * (rep / 2) + 16 * (warp % 4) + 8 * (rep % 2) + g;
 }
 
+// An empty asm that "reads and writes" a register: the compiler keeps the value in place.
+TC_DEVICE void fence_operand(float& x) { asm volatile("" : "+f"(x) :: "memory"); }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 TC_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 TC_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

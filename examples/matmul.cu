@@ -216,8 +216,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     {
       const int warpgroup = tc::warp_id() / 4;
       const unsigned a_base = tc::smem_address((a_stages + k__stage * 4096)), b_base = tc::smem_address((b_stages + k__stage * 4096));
-      // the accumulator registers stay where the tensor cores write them (no copies
-      // between multiplications, which would serialize them)
+      // the accumulator registers stay in place around the multiplication (a copy the
+      // compiler moved between the wgmma and its wait would serialize the tensor cores)
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores

@@ -122,7 +122,6 @@ class Renderer(BlockOps, DotOps):
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
-        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
         self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
 

@@ -11,12 +11,14 @@
 #include "vector_add.hip.hpp"
 #include "fused_elementwise.hip.hpp"
 #include "softmax.hip.hpp"
+#include "matmul.hip.hpp"
 #define gpu(name) hip##name
 using gpuError_t = hipError_t;
 #else
 #include "vector_add.cuh"
 #include "fused_elementwise.cuh"
 #include "softmax.cuh"
+#include "matmul.cuh"
 #define gpu(name) cuda##name
 using gpuError_t = cudaError_t;
 #endif
@@ -26,7 +28,7 @@ namespace {
 bool all_ok = true;
 
 void report(const char* what, bool ok) {
-  std::printf("%-58s %s\n", what, ok ? "ok" : "FAILED");
+  std::printf("%-64s %s\n", what, ok ? "ok" : "FAILED");
   all_ok = all_ok && ok;
 }
 
@@ -188,6 +190,36 @@ void softmax(int n_rows, int n_cols, int stride, size_t offset, bool c_abi, gpu(
   report(what, ok);
 }
 
+// C = leaky_relu(A @ B) in fp16, M x K times K x N, row-major, through the extern "C"
+// wrapper; checked against a float reference of the same fp16 inputs.
+void matmul_fp16(int m, int n, int k, gpu(Stream_t) stream) {
+  char what[96];
+  std::snprintf(what, sizeof what, "matmul fp16 %dx%dx%d, leaky_relu (extern \"C\" wrapper)", m, k, n);
+  std::vector<uint16_t> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n);
+  const auto af = random_floats(a.size(), 10), bf = random_floats(b.size(), 11);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = to_half(af[i]);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = to_half(bf[i]);
+  DeviceBuffer<uint16_t> da(a.size()), db(b.size()), dc(static_cast<size_t>(m) * n);
+  da.upload(a);
+  db.upload(b);
+  if (!check_call(what, matmul_matmul_kernel(da.data, db.data, dc.data, m, n, k, k, 1, n, 1, n, 1, stream)) ||
+      !check_call(what, gpu(StreamSynchronize)(stream)))
+    return;
+  const auto c = dc.download(static_cast<size_t>(m) * n);
+  bool ok = true;
+  for (int i = 0; i < m; i += 7) {  // every 7th row, all columns
+    for (int j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int t = 0; t < k; ++t)
+        s += static_cast<double>(from_half(a[static_cast<size_t>(i) * k + t])) * from_half(b[static_cast<size_t>(t) * n + j]);
+      const double want = s >= 0 ? s : 0.01 * s;
+      const float got = from_half(c[static_cast<size_t>(i) * n + j]);
+      ok = ok && std::fabs(got - want) <= 1e-2 + 2e-3 * std::fabs(want);
+    }
+  }
+  report(what, ok);
+}
+
 }  // namespace
 
 int main() {
@@ -227,6 +259,8 @@ int main() {
   softmax(37, 1000, 1024, 0, true, stream);    // padded rows, extern "C" wrapper
   report("softmax 0 rows: nothing launched, success",
          tilecc::softmax::softmax_kernel(nullptr, nullptr, 1000, 1000, 1000, 0, stream) == gpu(Success));
+  matmul_fp16(512, 384, 256, stream);
+  matmul_fp16(1000, 1008, 496, stream);  // ragged tiles in M, N and K
   (void)gpu(StreamDestroy)(stream);
   std::printf("%s\n", all_ok ? "PASS" : "FAIL");
   return all_ok ? 0 : 1;

@@ -41,7 +41,6 @@ function(tilecc_export target name headers_var source)
   set(${headers_var} ${${headers_var}} ${header} PARENT_SCOPE)
 endfunction()
 
-# A matmul kernel does not exist in tilecc yet; add it here when it does.
 function(tilecc_export_kernels target headers_var)
   set(headers)
   # Vector add, fp32: 16-byte aligned (vectorized, n % 16 == 0 or not) and any-pointer
@@ -68,5 +67,12 @@ function(tilecc_export_kernels target headers_var)
     ARGS --signature "*fp32:16,*fp32:16,i32,i32,i32,1024"
          --signature "*fp32,*fp32,i32,i32,i32,1024"
          --grid "n_rows,1,1" --grid-arg n_rows --num-warps 4)
+  # Tiled GEMM, fp16, C = leaky_relu(A @ B) for row-major matrices whose sizes and row
+  # strides are multiples of 16 (16-byte vectors); 128 x 128 x 32 tiles, grouped program
+  # order.  The tl.dot operand stages use dynamic shared memory, which the launcher gives.
+  tilecc_export(${target} matmul headers ${TILECC_EXAMPLES_DIR}/matmul.py
+    KERNELS matmul_kernel
+    ARGS --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1,128,128,32,8,'leaky_relu'"
+         --grid "cdiv(M, 128) * cdiv(N, 128),1,1" --num-warps 4)
   set(${headers_var} ${headers} PARENT_SCOPE)
 endfunction()

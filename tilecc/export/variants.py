@@ -17,7 +17,7 @@ from typing import Any
 
 from tilecc.runtime.jit import Built, JITFunction
 from tilecc.transpiler.frontend import ArgSpec
-from tilecc.transpiler.target import Target, c_type
+from tilecc.transpiler.target import Target, c_type, get_target
 
 
 class ExportError(ValueError):
@@ -149,7 +149,11 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
     signature = normalize_signature(signature)
     try:
         specs = jit_fn._specs(signature, {})
-        built = jit_fn.build(specs, target, num_warps, debug=debug)
+        # The project's own compiler builds the header for the architectures it targets:
+        # sm_80 code (mma.sync for tl.dot) runs on all of them from Ampere on, where
+        # Hopper's wgmma would need an sm_90a-only build.
+        built = jit_fn.build(specs, target, num_warps, debug=debug,
+                             arch="sm_80" if get_target(target).name == "cuda" else None)
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
     code, threads, types = namespace_ready(built.source, name)
@@ -161,7 +165,7 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         kernel=name, index=0, signature=signature, specs=specs, built=built,
         device_code=code, threads=threads, kernel_ctypes=dict(zip(taken, types)),
         constexprs={s.name: s.constexpr for s in specs if s.is_constexpr},
-        # Dynamic shared memory the kernel asks for at launch; no kernel kind uses any yet.
+        # Dynamic shared memory the kernel asks for at launch (tl.dot's pipeline stages).
         shared_bytes=int(getattr(built.kernel, "shared_bytes", 0) or 0))
 
 

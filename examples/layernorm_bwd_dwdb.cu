@@ -64,20 +64,14 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dwdb(
   for (int r = 0; r < 32; ++r) db[r] = 0.0f;
   for (int i = 0; i < M; i += 32) {
     // L94: rows = i + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
-    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N)
-    bool mask[32];
-#pragma unroll
-    for (int r = 0; r < 32; ++r) mask[r] = (i + Sliced0::coord0(((r / 4) * 4 + r % 4) / 4) < M) & (pid * 128 + Sliced1::coord0((r % 4)) < N);
-    // L96: offs = rows[:, None] * N + cols[None, :]
-    int offs[32];
-#pragma unroll
-    for (int r = 0; r < 32; ++r) offs[r] = (i + Sliced0::coord0(((r / 4) * 4 + r % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((r % 4)));
+    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N) (index arithmetic: recomputed where it is used)
+    // L96: offs = rows[:, None] * N + cols[None, :] (index arithmetic: recomputed where it is used)
     // L97: dw += tl.load(DW + offs, mask=mask, other=0.0)
     float dw_fp32[32];
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-      if (mask[v]) chunk = tc::load<4>(DW + offs[v]);
+      if ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0((v % 4)) < N)) chunk = tc::load<4>(DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
     }
@@ -88,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dwdb(
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-      if (mask[v]) chunk = tc::load<4>(DB + offs[v]);
+      if ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0((v % 4)) < N)) chunk = tc::load<4>(DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];
     }

@@ -23,9 +23,9 @@
 //   ACTIVATION = 'leaky_relu' (constexpr)
 // Layouts (which thread holds which element; see the structs below):
 //   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
-//   Sliced2: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced3: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
 //   Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
 //   Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
@@ -50,17 +50,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
 };
 
-// Sliced1: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
 struct Sliced1 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
-};
-
-// Sliced2: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
-struct Sliced2 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
@@ -68,13 +59,22 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced3: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-struct Sliced3 {
+// Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+struct Sliced2 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
 };
 
 // Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
@@ -150,23 +150,17 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   const int pid_n = pid % num_pid_in_group / group_size_m;
   // Rows and columns wrap around (% M, % N): loads need no mask on M and N, and the
   // out-of-range results are never stored.
-  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-  int offs_am[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) offs_am[r] = (pid_m * 128 + Sliced0::coord0(r)) % M;
-  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-  int offs_bn[8];
-#pragma unroll
-  for (int r = 0; r < 8; ++r) offs_bn[r] = (pid_n * 128 + Sliced1::coord0(r)) % N;
+  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M (index arithmetic: recomputed where it is used)
+  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N (index arithmetic: recomputed where it is used)
   // L47: offs_k = tl.arange(0, BLOCK_SIZE_K) (index arithmetic: recomputed where it is used)
   // L48: a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
   const tc::half* a_ptrs[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptr + (offs_am[((r / 8) * 8 + r % 8) / 8] * stride_am + Sliced2::coord0((r % 8)) * 1);
+  for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptr + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am + Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptr + (Sliced3::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk + offs_bn[(r % 8)] * 1);
+  for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptr + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll
@@ -184,14 +178,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0((v % 8)) < K - k__next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -258,14 +252,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced2::coord0((v % 8)) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0((v % 8)) < K - k__ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k__stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -292,20 +286,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   for (int r = 0; r < 128; ++r) c[r] = tc::cast<tc::half>(accumulator_1[r]);
   // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
   // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
-  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-  tc::half* c_ptrs[128];
-#pragma unroll
-  for (int r = 0; r < 128; ++r) c_ptrs[r] = c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((r % 32)));
-  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-  bool c_mask[128];
-#pragma unroll
-  for (int r = 0; r < 128; ++r) c_mask[r] = (pid_m * 128 + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0((r % 32)) < N);
+  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index arithmetic: recomputed where it is used)
+  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N) (index arithmetic: recomputed where it is used)
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
   for (int v = 0; v < 128; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if (c_mask[v]) tc::store<2>(c_ptrs[v], chunk);
+    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0((v % 32)) < N)) tc::store<2>(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
   }
 }

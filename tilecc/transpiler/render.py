@@ -174,10 +174,10 @@ class Renderer(BlockOps, DotOps):
         masks): recomputed at each use instead of kept in registers, as Triton does — they
         cost a few integer operations and save a register array each."""
         found: set[int] = set()
+        carried_in = set(self.alias.values())  # variables loop-carried slots live in
         for op in self.k.walk():
-            if op.kind not in PURE or not op.results or not op.result.type.is_block:
-                continue
-            if op.result.id in self.inline and op.kind not in ("arange", "splat"):
+            if op.kind not in PURE or not op.results or not op.result.type.is_block or \
+                    op.result.id in carried_in:
                 continue
             ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
                                         v.owner.kind in ("const", "arange")))

@@ -198,11 +198,11 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
       k__next += 1;
     }
   }
+  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  tc::fence_proxy_async();  // ... visible to the tensor cores' reads
+  __syncthreads();
   int k__stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
-    tc::cp_async_wait<1>();  // this thread's copies for this stage have landed
-    tc::fence_proxy_async();  // ... visible to the tensor cores' reads
-    __syncthreads();  // everyone's have; the stage refilled below is no longer read
     const int k__ahead = k_ + 2;
     // L56: accumulator = tl.dot(a, b, accumulator)
     // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
@@ -218,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
         const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 4096, 1024, 1);
-        // rows 64 0 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
         const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64 + kk * 32, 16, 512, 2);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
@@ -231,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
                        "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[26]), "+f"(accumulator[27]), "+f"(accumulator[58]), "+f"(accumulator[59]),
                        "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[30]), "+f"(accumulator[31]), "+f"(accumulator[62]), "+f"(accumulator[63])
                      : "l"(a_desc0), "l"(b_desc), "r"(1));
-        // rows 64 1 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
         const unsigned long long a_desc1 = tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64 + kk * 32, 16, 512, 2);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
@@ -269,10 +269,13 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
       }
       tc::cp_async_commit();
+      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
+      tc::fence_proxy_async();  // ... visible to the tensor cores' reads
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
     }
+    __syncthreads();  // the next stage is everyone's; this one is no longer read
     k__stage = k__stage + 1 == 3 ? 0 : k__stage + 1;
   }
   tc::cp_async_wait<0>();

@@ -231,8 +231,8 @@ class DotOps:
                     for j in range(n // 8) for h in (0, 1) for e in (0, 1)]
             count = len(regs)
             names = ", ".join(f"%{r}" for r in range(count))
-            L(f"// rows 64 {i} + 16 (warp % 4) + [0, 16) of the warpgroup's slice; "
-              "registers in the instruction's order")
+            L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the warpgroup's "
+              "slice; registers in the instruction's order")
             L(f"const unsigned long long a_desc{i} = {desc};")
             L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{count + 2}, 0;\\n"')
             L(f'             "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} '
@@ -384,27 +384,47 @@ class DotOps:
         L("}")
         self.depth -= 1
         L("}")
+        wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].engine == "wgmma"
+                    for ld in p.loads)
+
+        def await_stage(what: str) -> None:
+            L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for {what} have landed")
+            if wgmma:
+                L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
+
+        # The loop is rotated: each iteration ends by waiting for the next stage and with
+        # the barrier that also retires this one, so the next multiplication starts right
+        # after it.  The first stage is waited for here.
+        await_stage("the first stage")
+        L("__syncthreads();")
         L(f"int {stage} = 0;  // the stage this iteration reads")
         inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
         L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
         self.depth += 1
-        L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for this stage have landed")
-        if any(self.dot_use[ld.result.id][0].attrs["plan"].engine == "wgmma" for ld in p.loads):
-            L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
-        L("__syncthreads();  // everyone's have; the stage refilled below is no longer read")
         ahead = self.fresh(f"{ivn}_ahead")
         L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
                                                     if step_text != "1" else ";"))
         write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
-        # The copies are issued once the first mma fragments are read from shared memory
-        # (their reads then need not wait behind the copies' writes).
-        self.after_first_fragments = lambda: self.issue_copies(
-            op, ahead, write, f"{ahead} {cmp} {hi_text}")
+        waited = []
+
+        def copies() -> None:
+            # Issued once the first mma fragments are read from shared memory (their reads
+            # need not queue behind the copies' writes), or once the wgmma are issued; a
+            # wgmma then waits for the next stage while it multiplies.
+            self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
+            if wgmma:
+                await_stage("the next stage")
+                waited.append(True)
+
+        self.after_first_fragments = copies
         saved = self.last_stmt
         self.region(body)
         if self.after_first_fragments is not None:  # no mma read the stages first
             self.after_first_fragments()
             self.after_first_fragments = None
+        if not waited:
+            await_stage("the next stage")
+        L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
         keep = [i for i in range(len(op.results)) if i not in p.state]
         self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
         self.last_stmt = saved

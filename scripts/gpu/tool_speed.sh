@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 on a GPU machine: the launch path's GPU tests (launches with CuPy and torch
+# On a GPU machine: the launch path's GPU tests (launches with CuPy and torch
 # arguments, streams, empty grids, autotune, cache), then the tool-speed benchmark (tilecc
 # vs Triton: cold / warm-cache first calls, warm launch overhead with the bars' verdicts,
 # a cProfile of the launch).  Run from the repository root with PYTHONPATH set so tilecc

@@ -17,9 +17,8 @@ host side of a warm launch — binding, warm key, packing — with stand-in torc
 a no-op in place of cuLaunchKernel.
 
 Kernels: the element-wise ones of benchmarks/bench_elementwise.py (add, silu_mul), and
-softmax_kernel / matmul_kernel of examples/softmax.py / examples/matmul.py when they exist
-(they are reported as missing otherwise; matmul takes the softmax call for now and needs
-its own launch line once the example lands).  Import time of each package is printed apart: it is paid once per process
+softmax_kernel / matmul_kernel (with its helper) of examples/softmax.py / examples/matmul.py.
+Import time of each package is printed apart: it is paid once per process
 whatever the cache holds.
 """
 
@@ -61,27 +60,47 @@ if kernel in ("add", "silu_mul"):
     torch.cuda.synchronize()
     t4 = time.perf_counter()
 else:
-    # examples/<kernel>.py's @tilecc.jit kernel, rewritten against triton.language into a
-    # temporary module (both tools read the source from a file), then jitted by the tool
+    # examples/<kernel>.py's @tilecc.jit kernel (and the helpers it calls), rewritten
+    # against triton.language into a module at a fixed path (both tools read the source
+    # from a file, and tilecc's cache keys include it, as a user's kernel file stays put),
+    # then jitted by the tool
     import importlib.util, inspect, tempfile, textwrap
     ex = __import__(kernel)
-    jk = getattr(ex, kernel + "_kernel")
-    src = textwrap.dedent(inspect.getsource(jk.fn)).split("\n", 1)[1]  # drop the decorator
-    path = os.path.join(tempfile.mkdtemp(), "_bench_" + kernel + ".py")
+    jit_type = type(getattr(ex, kernel + "_kernel"))  # tilecc's JITFunction
+    helpers = [name for name, v in vars(ex).items() if isinstance(v, jit_type)]
+    src = "".join(textwrap.dedent(inspect.getsource(getattr(ex, name).fn)).split("\n", 1)[1]
+                  + "\n\n" for name in helpers)  # each without its decorator
+    folder = os.path.join(tempfile.gettempdir(), "tilecc-bench-kernels")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "_bench_" + kernel + ".py")
     with open(path, "w") as f:
         f.write("import triton.language as tl\n\n" + src)
     spec = importlib.util.spec_from_file_location("_bench_" + kernel, path)
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-    k = tool_mod.jit(getattr(mod, kernel + "_kernel"))
-    rows, cols = 4096, 781
-    x = torch.randn(rows, cols, device="cuda"); out = torch.empty_like(x)
+    for name in helpers:
+        setattr(mod, name, tool_mod.jit(getattr(mod, name)))
+    k = getattr(mod, kernel + "_kernel")
+    if kernel == "softmax":
+        rows, cols = 4096, 781
+        x = torch.randn(rows, cols, device="cuda"); out = torch.empty_like(x)
+        launch = lambda: k[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK_SIZE=1024,
+                                    num_warps=4)
+        check = lambda: torch.testing.assert_close(out, torch.softmax(x, dim=1))
+    else:  # matmul, 1024^3 fp16, one block configuration
+        a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16); b = torch.randn_like(a)
+        c = torch.empty_like(a)
+        launch = lambda: k[(64,)](a, b, c, 1024, 1024, 1024, 1024, 1, 1024, 1, 1024, 1,
+                                  BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32,
+                                  GROUP_SIZE_M=8, ACTIVATION="", num_warps=4, num_stages=3)
+        check = lambda: torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2,
+                                                   atol=0.25)
     torch.cuda.synchronize()
     before = set(sys.modules)
     t3 = time.perf_counter()
-    k[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK_SIZE=1024, num_warps=4)
+    launch()
     torch.cuda.synchronize()
     t4 = time.perf_counter()
-    torch.testing.assert_close(out, torch.softmax(x, dim=1))
+    check()
 new = sorted({{m.split(".")[0] for m in set(sys.modules) - before}})
 print(json.dumps({{"import_ms": (t2 - t1) * 1e3, "first_call_ms": (t4 - t3) * 1e3,
                    "imported_by_call": new}}))
@@ -294,8 +313,8 @@ def main() -> None:
     if args.no_gpu:
         return no_gpu()
     kernels = ["add", "silu_mul"]
-    missing = ["matmul"]
-    for name in ("softmax",):  # "matmul": add its launch to CHILD when examples/matmul.py lands
+    missing = []
+    for name in ("softmax", "matmul"):
         path = os.path.join(ROOT, "examples", f"{name}.py")
         if os.path.exists(path) and f"def {name}_kernel" in open(path).read():
             kernels.append(name)

@@ -355,7 +355,7 @@ t2 = time.perf_counter()
 kmod_warm.kern.compile("*fp32:16,i32:16,64", arch="sm_80")
 t3 = time.perf_counter()
 print(json.dumps({"after_import": after_import, "after_compile": sorted(sys.modules),
-                  "nvrtc_wheel": cache._nvrtc_wheel_stamp() is not None,
+                  "nvrtc_found": cache._nvrtc_stamp() is not None,
                   "import_ms": (t1 - t0) * 1e3, "compile_ms": (t3 - t2) * 1e3}))
 """
 
@@ -385,5 +385,21 @@ def test_warm_cache_compile_needs_neither_the_transpiler_nor_its_libraries(tmp_p
              "tilecc.transpiler.passes"]
     assert not [m for m in heavy if m in warm["after_compile"]]
     assert not [m for m in heavy + ["numpy", "cupy"] if m in warm["after_import"]]
-    if warm["nvrtc_wheel"]:  # the compiler's identity is read from its files
+    if warm["nvrtc_found"]:  # the compiler's identity is read from its files
         assert "cupy" not in warm["after_compile"]
+
+
+def test_nvrtc_identity_is_read_from_the_toolkits_files(tmp_path, monkeypatch):
+    """Without NVRTC wheels, the toolkit's libnvrtc (CUDA_HOME) names the compiler, by
+    path, size and modification time, without loading it; replacing it changes every key."""
+    lib = tmp_path / "lib64"
+    lib.mkdir()
+    (lib / "libnvrtc.so.13").write_bytes(b"x" * 10)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "no-wheels")])
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    first = cache._nvrtc_stamp()
+    assert first is not None and "libnvrtc.so.13:10:" in first
+    (lib / "libnvrtc.so.13").write_bytes(b"y" * 11)  # a newer compiler in its place
+    assert cache._nvrtc_stamp() != first

@@ -260,7 +260,11 @@ int main() {
   report("softmax 0 rows: nothing launched, success",
          tilecc::softmax::softmax_kernel(nullptr, nullptr, 1000, 1000, 1000, 0, stream) == gpu(Success));
   matmul_fp16(512, 384, 256, stream);
-  matmul_fp16(1000, 1008, 496, stream);  // ragged tiles in M, N and K
+  matmul_fp16(1008, 1008, 496, stream);  // partial tiles in M, N and K
+  // Only sizes that are multiples of 16 were exported: M = 1000 is refused, not miscomputed.
+  report("matmul M=1000: refused with InvalidValue",
+         matmul_matmul_kernel(nullptr, nullptr, nullptr, 1000, 1008, 496, 496, 1, 1008, 1, 1008, 1,
+                              stream) == gpu(ErrorInvalidValue));
   (void)gpu(StreamDestroy)(stream);
   std::printf("%s\n", all_ok ? "PASS" : "FAIL");
   return all_ok ? 0 : 1;

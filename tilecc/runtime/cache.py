@@ -79,13 +79,14 @@ def tilecc_stamp() -> str:
 
 
 def compiler_stamp(target: str) -> str:
-    """The compiler's identity.  For NVRTC from a pip wheel this is read from the files
-    (name, size, mtime of libnvrtc and its versioned builtins library) without loading
-    it: loading libnvrtc costs ~50 ms, which a warm start must not pay.  Elsewhere
-    (conda, a system CUDA, HIP) the compiler is asked (`native_compile.compiler_version`)."""
+    """The compiler's identity.  For NVRTC it is read from the files (name, size, mtime of
+    libnvrtc and its versioned builtins library), found where CuPy's loader looks — pip
+    wheels, then conda, then the CUDA toolkit — without loading it: loading libnvrtc (and
+    CuPy with it) costs 50–500 ms, which a warm start must not pay.  Where no file is
+    found, and for HIP, the compiler is asked (`native_compile.compiler_version`)."""
     s = _stamps.get(target)
     if s is None:
-        s = _nvrtc_wheel_stamp() if target == "cuda" else None
+        s = _nvrtc_stamp() if target == "cuda" else None
         if s is None:
             from tilecc.runtime.native_compile import compiler_version
 
@@ -97,17 +98,25 @@ def compiler_stamp(target: str) -> str:
     return s
 
 
-def _nvrtc_wheel_stamp() -> str | None:
-    # cupy finds NVRTC through cuda-pathfinder, which tries the pip wheels first
-    # (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib) before conda and system locations.
-    for base in sys.path:
-        libs = sorted(glob.glob(os.path.join(base or ".", "nvidia", "*", "lib", "libnvrtc*.so*")))
+def _nvrtc_stamp() -> str | None:
+    # The search order of cuda-pathfinder, which CuPy uses: the pip wheels
+    # (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib), conda, then the toolkit.
+    patterns = [os.path.join(base or ".", "nvidia", "*", "lib") for base in sys.path]
+    if os.environ.get("CONDA_PREFIX"):
+        patterns.append(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(var):
+            root = os.environ[var]
+            patterns += [os.path.join(root, "lib64"), os.path.join(root, "targets", "*", "lib")]
+    patterns += ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/*/lib"]
+    for pattern in patterns:
+        libs = sorted(glob.glob(os.path.join(pattern, "libnvrtc*.so*")))
         if libs:
             parts = []
             for p in libs:
                 st = os.stat(p)
-                parts.append(f"{os.path.basename(p)}:{st.st_size}:{st.st_mtime_ns}")
-            return "nvrtc-wheel " + " ".join(parts)
+                parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+            return "nvrtc " + " ".join(parts)
     return None
 
 

@@ -435,7 +435,7 @@ def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypa
         return current["device"]
 
     driver = types.SimpleNamespace(
-        ctxGetDevice=ctx_get_device, launchKernel=None,
+        ctxGetDevice=ctx_get_device, launcher=lambda: None,
         funcSetAttribute=lambda f, attr, value: calls.append(("attr", f, attr, value)),
         moduleLoadData=lambda data: calls.append(("load", current["device"], data)) or 11,
         moduleGetFunction=lambda module, name: calls.append(("get", module, name)) or 22)
@@ -489,3 +489,17 @@ def test_launch_gives_the_kernels_dynamic_shared_memory():
     launcher = L.Launcher(kernel, L.slot_layout(specs), lambda dev: 0)
     launcher((2, 1, 1), [5])
     assert log and log[0]["values"] == [5] and log[0]["grid"] == (2, 1, 1)
+
+
+def test_driver_calls_need_no_cupy(monkeypatch):
+    """Loading goes through libcuda by ctypes; launches take CuPy's compiled binding only
+    when CuPy is loaded anyway."""
+    from tilecc.runtime import cuda_driver
+
+    monkeypatch.delitem(sys.modules, "cupy_backends.cuda.api.driver", raising=False)
+    assert cuda_driver.launcher() is cuda_driver.launchKernel
+    fake = types.SimpleNamespace(launchKernel=object())
+    monkeypatch.setitem(sys.modules, "cupy_backends.cuda.api.driver", fake)
+    assert cuda_driver.launcher() is fake.launchKernel
+    e = cuda_driver.CUDADriverError("cuLaunchKernel", 201)
+    assert e.status == 201 and "201" in str(e)  # what CudaKernel.relaunch reads

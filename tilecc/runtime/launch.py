@@ -324,9 +324,9 @@ def stream_getter(frameworks: set[str]) -> Callable[[int], int]:
 # --- kernels -----------------------------------------------------------------------------------
 
 def _driver():
-    from cupy_backends.cuda.api import driver
+    from tilecc.runtime import cuda_driver
 
-    return driver
+    return cuda_driver
 
 
 def _runtime():
@@ -371,7 +371,7 @@ class CudaKernel:
         if self.shared_bytes > 48 * 1024:  # beyond the default: allowed per kernel
             driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     self.shared_bytes)
-        self.launch_kernel = driver.launchKernel  # cuLaunchKernel, 11 integer arguments
+        self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
 
     def relaunch(self, error: Exception, grid, stream: int, params_ptr: int) -> None:
         """After a failed launch: if it failed for want of this kernel's context (a thread

@@ -1,0 +1,76 @@
+"""The few CUDA driver calls a launch needs, through ctypes on libcuda.
+
+Loading a module, finding its kernel, allowing it more dynamic shared memory and asking
+which device the current context belongs to need no more than libcuda itself: importing
+CuPy for them costs 50–500 ms, which a process whose kernels are all in the disk cache
+must not pay on its first call.  Launches go through CuPy's compiled binding when CuPy is
+loaded anyway (it is the faster caller), through ctypes otherwise.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from functools import lru_cache
+
+
+class CUDADriverError(RuntimeError):
+    """A driver call failed; `status` is its CUresult."""
+
+    def __init__(self, call: str, status: int):
+        super().__init__(f"{call} failed: CUDA driver error {status}")
+        self.status = status
+
+
+@lru_cache(maxsize=None)
+def _lib() -> ctypes.CDLL:
+    lib = ctypes.CDLL("libcuda.so.1")
+    vp, u = ctypes.c_void_p, ctypes.c_uint
+    lib.cuLaunchKernel.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
+    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
+    lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+    lib.cuFuncSetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_int]
+    lib.cuCtxGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    return lib
+
+
+def _check(call: str, status: int) -> None:
+    if status:
+        raise CUDADriverError(call, status)
+
+
+def ctxGetDevice() -> int:  # noqa: N802  (the driver API's names, as CuPy spells them)
+    dev = ctypes.c_int()
+    _check("cuCtxGetDevice", _lib().cuCtxGetDevice(ctypes.byref(dev)))
+    return dev.value
+
+
+def moduleLoadData(image: bytes) -> int:  # noqa: N802
+    module = ctypes.c_void_p()
+    _check("cuModuleLoadData", _lib().cuModuleLoadData(ctypes.byref(module), image))
+    return module.value
+
+
+def moduleGetFunction(module: int, name: str) -> int:  # noqa: N802
+    fn = ctypes.c_void_p()
+    _check("cuModuleGetFunction",
+           _lib().cuModuleGetFunction(ctypes.byref(fn), module, name.encode()))
+    return fn.value
+
+
+def funcSetAttribute(fn: int, attribute: int, value: int) -> None:  # noqa: N802
+    _check("cuFuncSetAttribute", _lib().cuFuncSetAttribute(fn, attribute, value))
+
+
+def launchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> None:  # noqa: N802
+    status = _lib().cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream or None,
+                                   params, extra or None)
+    if status:
+        raise CUDADriverError("cuLaunchKernel", status)
+
+
+def launcher():
+    """cuLaunchKernel through CuPy's compiled binding when CuPy is already loaded, else
+    through ctypes: the same 11 integer arguments either way."""
+    cupy_driver = sys.modules.get("cupy_backends.cuda.api.driver")
+    return cupy_driver.launchKernel if cupy_driver is not None else launchKernel

@@ -11,7 +11,7 @@ the staging and replaces the middle part by a loop of fused multiply-adds.
 from __future__ import annotations
 
 from tilecc.errors import CompilationError
-from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.ir import Op
 from tilecc.transpiler.passes.dot import DotPlan
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
@@ -52,10 +52,11 @@ class DotOps:
         return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({place}, {col} % 64 / 8) "
                 f"* 8 + {col} % 8")
 
-    def stage_operand(self, plan: DotPlan, x: Value, tile: str, row_len: int,
-                      dot: Op | None = None, which: int = 0) -> None:
-        """x's registers → its shared-memory tile, a vector per store where x's layout
-        holds consecutive elements of a tile row."""
+    def stage_operand(self, dot: Op, which: int, tile: str) -> None:
+        """Operand `which`'s registers → its shared-memory tile, a vector per store where
+        its layout holds consecutive elements of a tile row."""
+        plan: DotPlan = dot.attrs["plan"]
+        x = dot.operands[which]
         p = x.layout
         esize = x.dtype.itemsize
         lname = self.lname(p)
@@ -97,25 +98,25 @@ class DotOps:
                 d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
         tiles = []
         offset = 0
-        for x, row_len in ((a, k), (b, n)):
+        for x in (a, b):
             if x.id in self.pipe_tiles:  # already in its pipeline stage
                 arr, stage, elems = self.pipe_tiles[x.id]
-                tiles.append((x, f"({arr} + {stage} * {elems})", row_len, False))
+                tiles.append((x, f"({arr} + {stage} * {elems})", False))
             else:
-                tiles.append((x, f"{self.name(d)}_{'ab'[len(tiles)]}", row_len, True))
+                tiles.append((x, f"{self.name(d)}_{'ab'[len(tiles)]}", True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
             self.use_smem(offset)
             self.line("__syncthreads();  // the buffer may still be read by an earlier step")
             at = 0
-            for x, tile, row_len, own in tiles:
+            for x, tile, own in tiles:
                 if own:
                     self.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
                               (f" + {at});" if at else ");"))
                     at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
-            for which, (x, tile, row_len, own) in enumerate(tiles):
+            for which, (x, tile, own) in enumerate(tiles):
                 if own:
-                    self.stage_operand(plan, x, tile, row_len, op, which)
+                    self.stage_operand(op, which, tile)
             if plan.engine == "wgmma":
                 self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
             self.line("__syncthreads();")

@@ -31,12 +31,16 @@ class DotPlan:
     engine: str  # "wgmma", "mma" or "fma"
     warps: tuple[int, int]  # warps along M and N (mma only)
     k_step: int  # K per mma instruction (mma only)
-    instr: str  # the mma shape and types, e.g. "m16n8k16.row.col.f32.f16.f16.f32"
-    reason: str
+    reason: str  # what runs it, for the kernel's header
 
     @property
     def swizzled(self) -> bool:
         return self.engine in ("mma", "wgmma")
+
+
+def fma_plan(why: str) -> DotPlan:
+    """The portable loop of fused multiply-adds, and why the tensor cores are not used."""
+    return DotPlan("fma", (1, 1), 1, f"fused multiply-adds ({why})")
 
 
 def wgmma_fits(m: int, n: int, k: int, num_warps: int) -> bool:
@@ -72,24 +76,20 @@ def plan(op: Op, num_warps: int, matrix_unit: str, arch: str = "") -> DotPlan:
             a.dtype.name in ("fp16", "bf16") and wgmma_fits(m, n, k, num_warps):
         groups = num_warps // 4
         return DotPlan("wgmma", (num_warps, 1), 16,
-                       f"m64n{n}k16.f32.{a.dtype.name}.{a.dtype.name}",
                        f"wgmma.m64n{n}k16 ({a.dtype.name}, Hopper), {groups} warpgroup"
                        f"{'s' if groups > 1 else ''} x {m // (64 * groups)} instruction"
                        f"{'s' if m // (64 * groups) > 1 else ''} per K step, operands read "
                        "from shared memory")
     if matrix_unit != "mma.sync":
-        return DotPlan("fma", (1, 1), 1, "", "fused multiply-adds (no matrix instructions "
-                                             "on this target yet)")
+        return fma_plan("no matrix instructions on this target yet")
     if key not in MMA:
         why = "fp32 with input_precision='ieee'" if key[0] == "fp32" else f"{key[0]} inputs"
-        return DotPlan("fma", (1, 1), 1, "", f"fused multiply-adds ({why}: no tensor-core "
-                                             "instruction)")
+        return fma_plan(f"{why}: no tensor-core instruction")
     shape, k_step, types = MMA[key]
     warps = mma_warps(m, n, num_warps)
     if warps is None or k % k_step:
-        return DotPlan("fma", (1, 1), 1, "", f"fused multiply-adds ({num_warps} warps cannot "
-                                             f"split {m} x {n} into 16 x 8 mma tiles)")
+        return fma_plan(f"{num_warps} warps cannot split {m} x {n} into 16 x 8 mma tiles")
     wm, wn = warps
-    return DotPlan("mma", warps, k_step, f"{shape}.row.col.{types}",
+    return DotPlan("mma", warps, k_step,
                    f"mma.sync.{shape} ({types.split('.')[1]}), {wm} x {wn} warps, "
                    f"{m // wm} x {n // wn} outputs per warp")

@@ -347,8 +347,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = ""
         if encodings.setdefault(c, enc) != enc:  # two dots of different splits in one class
             for op in kernel.walk():
                 if op.kind == "dot" and classes.find(op.result.id) == c:
-                    op.attrs["plan"] = dot.DotPlan("fma", (1, 1), 1, "", "fused multiply-adds "
-                                                   "(results joined with another dot's)")
+                    op.attrs["plan"] = dot.fma_plan("results joined with another dot's")
             encodings[c] = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
 
     def encoding(c: int, seen: tuple = ()) -> Encoding:

@@ -40,8 +40,7 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul_kernel(
   tc::half x_fp16[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
-    tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */));
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<8>(x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
+    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -52,8 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul_kernel(
   tc::half y_fp16[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
-    tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */));
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<8>(y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
+    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) y_fp16[v + k] = chunk[k];
   }

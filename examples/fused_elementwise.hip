@@ -40,8 +40,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   tc::half x_fp16[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */));
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
+    const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -52,8 +51,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   tc::half y_fp16[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    tc::Vec<tc::half, 4> chunk = tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */));
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)));
+    const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y_fp16[v + k] = chunk[k];
   }

@@ -171,8 +171,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::half a[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */));
-      if (Sliced1::coord0((v % 8)) < K - k_ * 32) chunk = tc::load<8>(a_ptrs[v]);
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced1::coord0((v % 8)) < K - k_ * 32, a_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -180,8 +179,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::half b[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      tc::Vec<tc::half, 8> chunk = tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */));
-      if (Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32) chunk = tc::load<8>(b_ptrs[v]);
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32, b_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }

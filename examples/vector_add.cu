@@ -45,8 +45,7 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
   float x[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
-    tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-    if (block_start + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(x_ptr + (block_start + Blocked0::coord0(v)));
+    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements, x_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
@@ -54,8 +53,7 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
   float y[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
-    tc::Vec<float, 4> chunk = tc::splat<4>(0.0f);
-    if (block_start + Blocked0::coord0(v) < n_elements) chunk = tc::load<4>(y_ptr + (block_start + Blocked0::coord0(v)));
+    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements, y_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y[v + k] = chunk[k];
   }

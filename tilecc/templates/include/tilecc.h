@@ -261,6 +261,23 @@ TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*
 template <int N, typename T>
 TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
 
+// The N elements at `p` where `pred` holds, else `other`: one predicated access.  The choice
+// is made on 32-bit words, as the hardware loads them; chosen element by element, 16- and
+// 8-bit elements would each cost a byte permute and the registers to hold both vectors.
+template <int N, typename T>
+TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
+  if constexpr (sizeof(T) * N % 4 == 0) {
+    using Words = Vec<unsigned, sizeof(T) * N / 4>;
+    Words w = bitcast<Words>(other);
+    if (pred) w = *reinterpret_cast<const Words*>(p);
+    return bitcast<Vec<T, N>>(w);
+  } else {
+    Vec<T, N> r = other;
+    if (pred) r = load<N>(p);
+    return r;
+  }
+}
+
 // ---- threads, warps and shuffles ------------------------------------------------------------
 
 #ifdef TC_HIP

@@ -210,8 +210,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     {
       const int warpgroup = tc::warp_id() / 4;
       const unsigned a_base = tc::smem_address((a_stages + k__stage * 4096)), b_base = tc::smem_address((b_stages + k__stage * 4096));
-      // the accumulator registers stay in place around the multiplication (a copy the
-      // compiler moved between the wgmma and its wait would serialize the tensor cores)
+      // the accumulator registers stay where the tensor cores write them (no copies
+      // between multiplications, which would serialize them)
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
@@ -286,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   // L63: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[128];
 #pragma unroll
-  for (int r = 0; r < 128; ++r) c[r] = tc::cast<tc::half>(accumulator_1[r]);
+  for (int r = 0; r < 128; r += 2) tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
   // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
   // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
   // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index arithmetic: recomputed where it is used)

@@ -223,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   // L63: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[64];
 #pragma unroll
-  for (int r = 0; r < 64; ++r) c[r] = tc::cast<tc::half>(accumulator_1[r]);
+  for (int r = 0; r < 64; r += 2) tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
   // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
   // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
   // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index arithmetic: recomputed where it is used)

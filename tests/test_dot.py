@@ -109,7 +109,9 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
     assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{dt.replace('fp', 'f')}" in src
     assert "tc::wgmma_a_row<4, 64>" in src and "cp_async<16>" in src
-    assert "tc::wgmma_wait<0>()" in src and "tc::fence_proxy_async()" in src
+    assert "tc::wgmma_wait<0>()" in src and "tc::wgmma_wait<1>()" not in src  # 3 stages
+    deep = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=4)
+    assert "tc::wgmma_wait<1>()" in deep  # 4 stages: one multiplication kept in flight
     assert "wgmma" not in _source(KD.dot_loop_kernel, sig, arch="sm_80").split("#include")[1]
     require_cuda_compiler()
     binary = KD.dot_loop_kernel.compile(sig, target="cuda", arch="sm_90")

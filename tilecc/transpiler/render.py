@@ -97,6 +97,22 @@ def literal(value, d) -> str:
     return f"static_cast<{c_type(d)}>({value})"
 
 
+def _in_accumulator_layout(v: Value) -> bool:
+    """Held as a tensor-core accumulator (mma.sync's C fragment, which wgmma's matches)."""
+    enc = v.layout.enc if v.layout is not None else None
+    return isinstance(enc, Blocked) and enc.spt == (1, 2) and enc.tpw == (8, 4) and \
+        enc.order == (1, 0)
+
+
+def _pairs_cast(op: Op) -> bool:
+    """A block cast from fp32 to fp16 or bf16, converted two elements at a time (the
+    accumulators of tensor-core products must be: see tc::cast_pair)."""
+    if op.kind != "cast" or op.attrs.get("bitcast") or not op.result.type.is_block:
+        return False
+    return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
+            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+
+
 class Renderer(BlockOps, DotOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
@@ -122,6 +138,7 @@ class Renderer(BlockOps, DotOps):
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
+        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
         self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
 
@@ -146,7 +163,8 @@ class Renderer(BlockOps, DotOps):
                 if op.kind in ALWAYS_INLINE or (op.kind in ("program_id", "num_programs")
                                                and v.name is None):
                     self.inline.add(v.id)
-                elif single_local and (v.name is None or v.id in yielded_here):
+                elif single_local and (v.name is None or v.id in yielded_here) and \
+                        not (_pairs_cast(op) and _in_accumulator_layout(op.operands[0])):
                     self.inline.add(v.id)
             if op.kind in ("for", "while"):
                 inits = op.operands[3:] if op.kind == "for" else op.operands
@@ -401,7 +419,8 @@ class Renderer(BlockOps, DotOps):
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
                 group = [op]
-                while i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                while not _pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        not _pairs_cast(ops[i + 1]) and \
                         ops[i + 1].result.id not in self.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
@@ -430,6 +449,12 @@ class Renderer(BlockOps, DotOps):
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
+        if _pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
+            x, v = group[0].operands[0], group[0].result
+            pair = (f"tc::cast_pair({self.text(x, 'r')}, {self.text(x, 'r + 1')}, "
+                    f"{self.name(v)}[r], {self.name(v)}[r + 1]);")
+            self.line(_macros().register_loop(v.layout.regs, [pair], step=2))
+            return
         assigns = [f"{self.name(op.result)}[r] = {self.op_text(op)};" for op in group]
         self.line(_macros().register_loop(group[0].result.layout.regs, assigns))
 

@@ -133,7 +133,7 @@ class DotOps:
 
     def fma_loop(self, op: Op, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
-        k, n = a.type.shape[1], d.type.shape[1]
+        (m, k), n = a.type.shape, d.type.shape[1]
         lname = self.lname(d.layout)
         acc_t = c_type(op.attrs["acc_dtype"])
         x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
@@ -211,8 +211,8 @@ class DotOps:
         L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
         pin = self.macros.register_loop(
             d.layout.regs, [f"tc::fence_operand({acc}[r]);"])
-        L("// the accumulator registers stay in place around the multiplication (a copy the")
-        L("// compiler moved between the wgmma and its wait would serialize the tensor cores)")
+        L("// the accumulator registers stay where the tensor cores write them (no copies")
+        L("// between multiplications, which would serialize them)")
         L(pin)
         L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
         L("#pragma unroll")
@@ -246,10 +246,13 @@ class DotOps:
         self.depth -= 1
         L("}")
         L("tc::wgmma_commit();")
+        if self.wgmma_in_flight:
+            L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
         hook, self.after_first_fragments = self.after_first_fragments, None
         if hook is not None:  # the next stages' copies overlap the multiplication
             hook()
-        L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
+        if not self.wgmma_in_flight:
+            L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
         L(pin)
         self.depth -= 1
         L("}")
@@ -367,11 +370,22 @@ class DotOps:
                 f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
                 f"operand stages; a program has at most {DYNAMIC_SMEM_LIMIT} bytes: use fewer "
                 "stages or smaller blocks", op.loc)
-        dist = s - 1  # iterations the copies run ahead
+        # Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next
+        # iteration starts, when only the loop reads its accumulator.  A stage is then
+        # refilled two iterations after it was read (every warpgroup has retired that MMA
+        # by the barrier between), so the copies run num_stages - 2 iterations ahead.
+        dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].engine == "wgmma"]
+        overlap = s >= 4 and len(dots) == 1 and self._accumulates_only(dots[0], body)
+        self.wgmma_in_flight = overlap
+        dist = s - 2 if overlap else s - 1
         p.note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
-                  f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages)")
+                  f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
+                  + ("; one wgmma kept in flight)" if overlap else ")"))
         L = self.line
         L(f"// pipeline ({p.note.split(': ', 1)[1]})")
+        if overlap:  # each accumulator register its own, before the first multiplication
+            d = dots[0].result
+            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
         nxt = self.fresh(f"{ivn}_next")
         L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
         self.depth += 1
@@ -433,6 +447,17 @@ class DotOps:
         self.depth -= 1
         L("}")
         L("tc::cp_async_wait<0>();")
+        if overlap:
+            L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
+            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
+        self.wgmma_in_flight = False
+
+    def _accumulates_only(self, dot: Op, body) -> bool:
+        """The dot's result is the loop-carried accumulator, updated in place, and nothing
+        else in the loop reads it."""
+        d, acc = dot.result, dot.operands[2]
+        return (self.root(d) == self.root(acc) and any(a is acc for a in body.args) and
+                self.uses.get(d.id, 0) == 1 and any(y is d for y in body.yields))
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state

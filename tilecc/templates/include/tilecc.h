@@ -145,6 +145,27 @@ TC_DEVICE To cast(From x) {
   }
 }
 
+// Two fp32 values to fp16 or bf16 in one instruction (cvt.rn.{f16,bf16}x2.f32), the form
+// the tensor-core accumulators are converted in: converted one by one, ptxas serializes
+// warpgroup MMAs kept in flight across loop iterations (info C7514).
+template <typename To>
+TC_DEVICE void cast_pair(float a, float b, To& x, To& y) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(is_half_like<To>::value, "cast_pair converts to fp16 or bf16");
+  unsigned packed;
+  if constexpr (is_same<To, half>::value) {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(b), "f"(a));
+  } else {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(b), "f"(a));
+  }
+  x = To::from_bits(static_cast<unsigned short>(packed & 0xffffu));
+  y = To::from_bits(static_cast<unsigned short>(packed >> 16));
+#else
+  x = cast<To>(a);
+  y = cast<To>(b);
+#endif
+}
+
 template <typename To, typename From>
 TC_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");

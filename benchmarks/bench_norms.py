@@ -5,7 +5,8 @@
 The kernels are the examples' own functions (examples/softmax.py, examples/layernorm.py):
 tilecc compiles them as they are, and Triton compiles the very same function source with
 `tl` bound to `triton.language`.  Each is timed with device events (median after warm-up,
-`triton.testing.do_bench`) over the same warp counts for both; the best of each is shown.
+`triton.testing.do_bench`, over three interleaved rounds) over the same warp counts for
+both; the best of each is shown.
 GB/s counts the bytes each kernel must move (inputs read once, outputs written once).
 """
 
@@ -28,12 +29,22 @@ M = 4096
 SIZES = (1024, 4096, 16384)
 
 
-def best(fn_by_warps: dict) -> tuple[float, int]:
-    out = (float("inf"), 0)
-    for warps, fn in fn_by_warps.items():
-        t = do_bench(fn, warmup=25, rep=100, return_mode="median")
-        out = min(out, (t, warps))
-    return out
+ROUNDS = 3
+
+
+def best(tc: dict, tr: dict) -> tuple[tuple[float, int], tuple[float, int]]:
+    """(ms, warps) of the fastest warp count of tilecc (`tc`: warps → fn) and of Triton
+    (`tr`): per candidate the median of ROUNDS medians, each round timing every candidate
+    of both tools in turn, so that a drift of the GPU's clocks or load spreads over all of
+    them instead of favouring one."""
+    fns = {("tc", w): fn for w, fn in tc.items()} | {("tr", w): fn for w, fn in tr.items()}
+    times: dict = {key: [] for key in fns}
+    for _ in range(ROUNDS):
+        for key, fn in fns.items():
+            times[key].append(do_bench(fn, warmup=25, rep=100, return_mode="median"))
+    med = {key: sorted(ts)[len(ts) // 2] for key, ts in times.items()}
+    return tuple(min((t, w) for (tool, w), t in med.items() if tool == which)
+                 for which in ("tc", "tr"))
 
 
 def bench_softmax(warps_list) -> list[tuple]:
@@ -47,8 +58,8 @@ def bench_softmax(warps_list) -> list[tuple]:
         def run(k, y, w):
             return lambda: k[(M,)](y, x, x.stride(0), y.stride(0), n, BLOCK_SIZE=block,
                                    num_warps=w)
-        t_tc = best({w: run(tc_k, y_tc, w) for w in warps_list})
-        t_tr = best({w: run(tr_k, y_tr, w) for w in warps_list})
+        t_tc, t_tr = best({w: run(tc_k, y_tc, w) for w in warps_list},
+                          {w: run(tr_k, y_tr, w) for w in warps_list})
         t_torch = do_bench(lambda: torch.softmax(x, dim=-1), warmup=25, rep=100,
                            return_mode="median")
         ref = torch.softmax(x, dim=-1)
@@ -75,8 +86,8 @@ def bench_layernorm_forward(warps_list) -> list[tuple]:
             y, mean, rstd = outs[key]
             return lambda: k[(M,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5,
                                    BLOCK_SIZE=block, num_warps=warps)
-        t_tc = best({w_: run(tc_k, "tc", w_) for w_ in warps_list})
-        t_tr = best({w_: run(tr_k, "tr", w_) for w_ in warps_list})
+        t_tc, t_tr = best({w_: run(tc_k, "tc", w_) for w_ in warps_list},
+                          {w_: run(tr_k, "tr", w_) for w_ in warps_list})
         t_torch = do_bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5),
                            warmup=25, rep=100, return_mode="median")
         ref = torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)
@@ -120,9 +131,9 @@ def bench_layernorm_backward(warps_list) -> list[tuple]:
                 dwdb_k[(triton.cdiv(n, 128),)](pdw, pdb, dw, db, programs, n,
                                                BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
             return go
-        t_tc = best({w_: run("tc", w_) for w_ in warps_list + [32]})
+        t_tc, t_tr = best({w_: run("tc", w_) for w_ in warps_list + [32]},
+                          {w_: run("tr", w_) for w_ in warps_list + [32]})
         run("tc", t_tc[1])()
-        t_tr = best({w_: run("tr", w_) for w_ in warps_list + [32]})
         run("tr", t_tr[1])()
         t_torch = do_bench(lambda: y.backward(dy, retain_graph=True), warmup=25, rep=100,
                            return_mode="median", grad_to_none=[x, w, b])
@@ -141,11 +152,17 @@ def bench_layernorm_backward(warps_list) -> list[tuple]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="one warp count")
+    ap.add_argument("--quick", action="store_true", help="one warp count, one round")
+    ap.add_argument("--only", choices=["softmax", "layernorm_fwd", "layernorm_bwd"],
+                    action="append", help="run only these benchmarks (repeatable)")
     args = ap.parse_args()
+    global ROUNDS
     warps = [8] if args.quick else [4, 8, 16]
-    rows = bench_softmax(warps) + bench_layernorm_forward(warps) + \
-        bench_layernorm_backward(warps)
+    ROUNDS = 1 if args.quick else ROUNDS
+    benches = {"softmax": bench_softmax, "layernorm_fwd": bench_layernorm_forward,
+               "layernorm_bwd": bench_layernorm_backward}
+    rows = [row for name, bench in benches.items() if not args.only or name in args.only
+            for row in bench(warps)]
     print(f"\n{torch.cuda.get_device_name()}, M = {M} rows (GB/s; best num_warps of each)")
     print(f"{'kernel':<20} {'N':>6} {'tilecc':>8} {'triton':>8} {'torch':>8} "
           f"{'tc/triton':>10} {'tc/torch':>9}  warps tc/tr")

@@ -70,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float dw_fp32[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0((v % 4)) < N), DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
     }
@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float db_fp32[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0((v % 4)) < N), DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];
     }
@@ -149,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_dw[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
+    tc::store_if<4>(pid * 128 + Sliced1::coord0(v) < N, FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
   // L102: tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 #pragma unroll
@@ -157,6 +157,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_db[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
+    tc::store_if<4>(pid * 128 + Sliced1::coord0(v) < N, FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
 }

@@ -99,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     // L70: xhat = tl.where(mask, (x - mean) * rstd, 0.0)
     float xhat[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) xhat[r] = Blocked0::coord0(r) < N ? (x[r] - mean) * rstd : 0.0f;
+    for (int r = 0; r < 4; ++r) xhat[r] = Blocked0::coord0(r / 4 * 4) < N ? (x[r] - mean) * rstd : 0.0f;
     // L71: dw += dy * xhat
 #pragma unroll
     for (int r = 0; r < 4; ++r) dw[r] = dw[r] + dy[r] * xhat[r];
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     // L75: wdy = tl.where(mask, w * dy, 0.0)
     float wdy[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) wdy[r] = Blocked0::coord0(r) < N ? w[r] * dy[r] : 0.0f;
+    for (int r = 0; r < 4; ++r) wdy[r] = Blocked0::coord0(r / 4 * 4) < N ? w[r] * dy[r] : 0.0f;
     // L76: c1 = tl.sum(xhat * wdy, axis=0) / N
     float sum;
     {
@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dx[v + k]);
-      if (Blocked0::coord0(v) < N) tc::store<4>(DX + row * stride + Blocked0::coord0(v), chunk);
+      tc::store_if<4>(Blocked0::coord0(v) < N, DX + row * stride + Blocked0::coord0(v), chunk);
     }
   }
   // this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up
@@ -200,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = dw[v + k];
-    if (Blocked0::coord0(v) < N) tc::store<4>(DW + pid * N + Blocked0::coord0(v), chunk);
+    tc::store_if<4>(Blocked0::coord0(v) < N, DW + pid * N + Blocked0::coord0(v), chunk);
   }
   // L82: tl.store(DB + pid * N + cols, db, mask=mask)
 #pragma unroll
@@ -208,6 +208,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = db[v + k];
-    if (Blocked0::coord0(v) < N) tc::store<4>(DB + pid * N + Blocked0::coord0(v), chunk);
+    tc::store_if<4>(Blocked0::coord0(v) < N, DB + pid * N + Blocked0::coord0(v), chunk);
   }
 }

@@ -126,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     // L36: x = tl.where(cols < N, x - mean, 0.0)
     float x_1[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) x_1[r] = off_1 + Blocked0::coord0(r) < N ? x[r] - mean : 0.0f;
+    for (int r = 0; r < 8; ++r) x_1[r] = off_1 + Blocked0::coord0(r / 8 * 8) < N ? x[r] - mean : 0.0f;
     // L37: _var += x * x
 #pragma unroll
     for (int r = 0; r < 8; ++r) _var[r] = _var[r] + x_1[r] * x_1[r];
@@ -212,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(y[v + k]);
-      if (off_2 + Blocked0::coord0(v) < N) tc::store<8>(Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
+      tc::store_if<8>(off_2 + Blocked0::coord0(v) < N, Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
     }
   }
 }

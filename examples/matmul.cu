@@ -178,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0((v % 8)) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k__next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
@@ -252,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0((v % 8)) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k__ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k__stage + 2) % 3) * 4096);
@@ -297,6 +297,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0((v % 32)) < N)) tc::store<2>(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
+    tc::store_if<2>((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N), c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
   }
 }

@@ -171,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::half a[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced1::coord0((v % 8)) < K - k_ * 32, a_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32, a_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -234,6 +234,6 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 + Sliced3::coord0((v % 8)) < N)) tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
+    tc::store_if<8>((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N), c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
   }
 }

@@ -319,6 +319,7 @@ class Renderer(BlockOps, DotOps):
             return self.narrow(text, prec, v)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
+            idx = self.run_start(v, idx)
             return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
         if k == "where":
             return (f"{self.wrap(a[0], idx, EQ)} ? {self.wrap(a[1], idx, COND)} : "
@@ -356,6 +357,20 @@ class Renderer(BlockOps, DotOps):
         if v.dtype.name in NARROW_INTS and v.dtype.name != "i1":
             return f"static_cast<{c_type(v.dtype)}>({text})", PRIMARY
         return text, prec
+
+    def run_start(self, v: Value, idx: str) -> str:
+        """A comparison constant over runs of a thread's consecutive registers (`offs < n`
+        with n a multiple of the run) is written at the run's first register: one expression
+        for the whole run, which the compiler evaluates once, as a vector load checks its
+        mask once."""
+        place, info = v.layout, getattr(v, "info", None)
+        if not v.type.is_block or place is None or info is None or place.fast_axis is None:
+            return idx
+        ax = place.fast_axis
+        run = math.gcd(info.constancy[ax], place.vec)
+        if run < 2 or place.full[place.kept[ax]] % run or idx == "v":  # v: a vector's start
+            return idx
+        return f"{idx if idx.isidentifier() else f'({idx})'} / {run} * {run}"
 
     def text(self, v: Value, idx: str = "r") -> str:
         return self.expr(v, idx)[0]

@@ -149,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_dw[v + k];
-    tc::store_if<4>(pid * 128 + Sliced1::coord0(v) < N, FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
   // L102: tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 #pragma unroll
@@ -157,6 +157,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_db[v + k];
-    tc::store_if<4>(pid * 128 + Sliced1::coord0(v) < N, FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
 }

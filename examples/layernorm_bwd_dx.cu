@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dx[v + k]);
-      tc::store_if<8>(Blocked0::coord0(v) < N, DX + row * stride + Blocked0::coord0(v), chunk);
+      if (Blocked0::coord0(v) < N) tc::store<8>(DX + row * stride + Blocked0::coord0(v), chunk);
     }
   }
   // this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up
@@ -200,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = dw[v + k];
-    tc::store_if<4>(Blocked0::coord0(v) < N, DW + pid * N + Blocked0::coord0(v), chunk);
+    if (Blocked0::coord0(v) < N) tc::store<4>(DW + pid * N + Blocked0::coord0(v), chunk);
   }
   // L82: tl.store(DB + pid * N + cols, db, mask=mask)
 #pragma unroll
@@ -208,6 +208,6 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = db[v + k];
-    tc::store_if<4>(Blocked0::coord0(v) < N, DB + pid * N + Blocked0::coord0(v), chunk);
+    if (Blocked0::coord0(v) < N) tc::store<4>(DB + pid * N + Blocked0::coord0(v), chunk);
   }
 }

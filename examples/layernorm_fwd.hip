@@ -212,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(y[v + k]);
-      tc::store_if<4>(off_2 + Blocked0::coord0(v) < N, Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
+      if (off_2 + Blocked0::coord0(v) < N) tc::store<4>(Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
     }
   }
 }

@@ -297,6 +297,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    tc::store_if<2>((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N), c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
+    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N)) tc::store<2>(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
   }
 }

@@ -234,6 +234,6 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    tc::store_if<8>((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N), c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
+    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N)) tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
   }
 }

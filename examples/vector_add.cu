@@ -67,6 +67,6 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = output[v + k];
-    tc::store_if<4>(block_start + Blocked0::coord0(v) < n_elements, out_ptr + (block_start + Blocked0::coord0(v)), chunk);
+    if (block_start + Blocked0::coord0(v) < n_elements) tc::store<4>(out_ptr + (block_start + Blocked0::coord0(v)), chunk);
   }
 }

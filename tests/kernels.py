@@ -374,6 +374,8 @@ def unary_math_kernel(x_ptr, y_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr,
         y = tl.log2(x)
     elif FN == "sqrt":
         y = tl.sqrt(x)
+    elif FN == "sqrt_rn":
+        y = tl.sqrt_rn(x)
     elif FN == "rsqrt":
         y = tl.rsqrt(x)
     elif FN == "sin":
@@ -404,7 +406,7 @@ def _erf(x):
 
 MATH_FUNCTIONS = {
     "exp": (np.exp, -4, 4), "exp2": (np.exp2, -4, 4), "log": (np.log, 0.01, 10),
-    "log2": (np.log2, 0.01, 10), "sqrt": (np.sqrt, 0, 10),
+    "log2": (np.log2, 0.01, 10), "sqrt": (np.sqrt, 0, 10), "sqrt_rn": (np.sqrt, 0, 10),
     "rsqrt": (lambda x: 1 / np.sqrt(x), 0.05, 10), "sin": (np.sin, -6, 6),
     "cos": (np.cos, -6, 6), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), -8, 8),
     "floor": (np.floor, -10, 10), "ceil": (np.ceil, -10, 10), "erf": (_erf, -3, 3),

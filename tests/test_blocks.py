@@ -306,6 +306,18 @@ def test_layernorm_example_compiles(kernel: str, sig: str, warps: int, target: s
     assert_clean_compile(fn, sig, target, arch, num_warps=warps)
 
 
+def test_bound_checks_are_evaluated_once_per_run_of_registers() -> None:
+    """`cols < N` with N a multiple of 16 is the same for a thread's 8 consecutive elements:
+    written at the run's first register (one comparison), as the loads check it once per
+    vector.  With N of unknown divisibility it varies within the run and stays per element."""
+    where = "Blocked0::coord0(r / 8 * 8) < N ? x[r] - mean : 0.0f"
+    aligned = layernorm_ex.layer_norm_fwd.source(layernorm_ex.FWD_SIGNATURE, num_warps=4)
+    assert where in aligned
+    ragged = layernorm_ex.layer_norm_fwd.source(
+        layernorm_ex.FWD_SIGNATURE.replace("i32:16, fp32", "i32, fp32"), num_warps=4)
+    assert "/ 8 * 8" not in ragged and "Blocked0::coord0(r) < N ? x[r] - mean" in ragged
+
+
 def _fp32_signature(fn) -> str:
     """fp32 pointers, i32 sizes, an i32 lock, 512-wide blocks, groups of 64."""
     entries = []

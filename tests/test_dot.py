@@ -206,3 +206,37 @@ def test_out_dtype_fp16_rounds_the_fp32_sum_once() -> None:
     assert "float" in src and "_sum[" in src
     require_cuda_compiler()
     assert_clean_compile(half_out, "*fp16:16,*fp16:16,*fp16:16", "cuda", "sm_90")
+
+
+def _matmul_example():
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.py")
+    spec = importlib.util.spec_from_file_location("example_matmul", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MM = _matmul_example()
+
+
+@pytest.mark.parametrize("config", MM.CONFIGS, ids=lambda c: "{BLOCK_SIZE_M}x{BLOCK_SIZE_N}x"
+                         "{BLOCK_SIZE_K}".format(**c.kwargs) + f"-w{c.num_warps}-s{c.num_stages}")
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+def test_matmul_example_configs_compile_for_hopper(config, dt: str) -> None:
+    """Every block configuration the benchmark tries, with its 16-bit epilogue: clean on
+    sm_90 (no spills, no wgmma serialized by ptxas), one multiplication kept in flight from
+    4 stages on, and the accumulator converted two elements per instruction."""
+    kw = config.kwargs
+    sig = (f"*{dt}:16,*{dt}:16,*{dt}:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,"
+           f"i32:16,i32:1,{kw['BLOCK_SIZE_M']},{kw['BLOCK_SIZE_N']},{kw['BLOCK_SIZE_K']},"
+           f"{kw['GROUP_SIZE_M']},None")  # the plain epilogue: the one ptxas serialized
+    options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
+    src = MM.matmul_kernel.source(sig, arch="sm_90", **options)
+    if "wgmma" in src.split("#include")[1]:
+        assert ("tc::wgmma_wait<1>()" in src) == (config.num_stages >= 4)
+    assert "tc::cast_pair(" in src
+    require_cuda_compiler()
+    assert_clean_compile(MM.matmul_kernel, sig, "cuda", "sm_90", **options)

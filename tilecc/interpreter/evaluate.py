@@ -30,8 +30,8 @@ class Pointer:
 
 
 _MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
-         "ceil": np.ceil}
+         "sqrt_rn": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos,
+         "floor": np.floor, "ceil": np.ceil}
 
 
 def _erf(x):

@@ -12,7 +12,7 @@ from tilecc.language.core import (
     broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
     device_assert, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
-    program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt,
+    program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
     static_assert, static_range, store, sum, trans, view, where, zeros, zeros_like)
 from tilecc.language.dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
@@ -27,6 +27,6 @@ __all__ = [
     "cos", "device_assert", "dtype", "erf", "exp", "exp2", "float16", "float32", "float64",
     "floor", "fma", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "math",
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
-    "pointer_type", "program_id", "range", "rsqrt", "sigmoid", "sin", "sqrt",
+    "pointer_type", "program_id", "range", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn",
     "static_assert", "static_range", "store", "uint8", "uint16", "uint32", "uint64", "where",
 ]

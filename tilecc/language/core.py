@@ -125,7 +125,8 @@ exp = _unary_math("exp", "e ** x.")
 exp2 = _unary_math("exp2", "2 ** x.")
 log = _unary_math("log", "Natural logarithm.")
 log2 = _unary_math("log2", "Base-2 logarithm.")
-sqrt = _unary_math("sqrt", "Square root.")
+sqrt = _unary_math("sqrt", "Square root (fp32: the hardware's approximation, as Triton's).")
+sqrt_rn = _unary_math("sqrt_rn", "Square root, correctly rounded.")
 rsqrt = _unary_math("rsqrt", "1 / sqrt(x).")
 sin = _unary_math("sin", "Sine.")
 cos = _unary_math("cos", "Cosine.")
@@ -133,8 +134,8 @@ floor = _unary_math("floor", "Largest integer not greater than x.")
 ceil = _unary_math("ceil", "Smallest integer not less than x.")
 erf = _unary_math("erf", "The error function.")
 
-UNARY_MATH = ("abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
-              "ceil", "erf")
+UNARY_MATH = ("abs", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos",
+              "floor", "ceil", "erf")
 
 
 # --- compile-time helpers and hints -----------------------------------------------------

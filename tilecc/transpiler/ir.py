@@ -13,7 +13,7 @@ Op kinds (operands → result):
   arange{start,end}                     → i32 block
   splat(x)                              → block of x
   cast(x){bitcast}                      → x converted
-  unary(x){fn}: neg invert not abs exp exp2 log log2 sqrt rsqrt sin cos floor ceil erf
+  unary(x){fn}: neg invert not abs exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos floor ceil erf
   binary(a,b){fn}: add sub mul div rem and or xor shl shr min max fmin fmax
                    land lor (scalars only) ; cmp(a,b){pred}: lt le gt ge eq ne
   fma(a,b,c) ; where(c,a,b) ; addptr(ptr, offset)

@@ -53,7 +53,7 @@ BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", 
 COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
            "eq": ("==", EQ), "ne": ("!=", EQ)}
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
-MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
+MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 # the generated code's own names (loop indices, buffers), and C++'s
 C_RESERVED = {"r", "v", "k", "o", "j", "chunk", "acc", "lane_mask", "warp", "line", "step",

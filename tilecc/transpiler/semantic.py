@@ -242,7 +242,7 @@ def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
-FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil",
+FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
               "erf"}
 
 
@@ -252,7 +252,7 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
         if fn == "abs":
             return Const(abs(v))
         fold = {"exp": pymath.exp, "exp2": lambda t: 2.0 ** t, "log": pymath.log,
-                "log2": pymath.log2, "sqrt": pymath.sqrt, "rsqrt": lambda t: 1 / pymath.sqrt(t),
+                "log2": pymath.log2, "sqrt": pymath.sqrt, "sqrt_rn": pymath.sqrt, "rsqrt": lambda t: 1 / pymath.sqrt(t),
                 "sin": pymath.sin, "cos": pymath.cos, "floor": pymath.floor,
                 "ceil": pymath.ceil, "erf": pymath.erf}
         return Const(float(fold[fn](v)))

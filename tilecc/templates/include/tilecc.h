@@ -183,15 +183,18 @@ template <> TC_DEVICE double nan<double>() { return __longlong_as_double(0x7ff80
 
 // ---- math: one name per function, overloaded on the element type ------------------------
 
-// float32 exp / exp2 / log / log2 and division as Triton computes them on NVIDIA: the
-// hardware's approximate units (ex2.approx, lg2.approx: ~2 ulp) and div.full.f32 (2 ulp),
-// rather than libm's longer exact-rounding sequences.
+// float32 exp / exp2 / log / log2 / sqrt / rsqrt and division as Triton computes them on
+// NVIDIA: the hardware's approximate units (ex2.approx, lg2.approx: ~2 ulp; sqrt.approx,
+// rsqrt.approx, flushing subnormals as Triton does) and div.full.f32 (2 ulp), rather than
+// libm's longer exact-rounding sequences (tl.sqrt_rn is the correctly rounded root).
 #ifdef TC_HIP
 TC_DEVICE float exp_f32(float x) { return ::__expf(x); }
 TC_DEVICE float exp2_f32(float x) { return ::exp2f(x); }
 TC_DEVICE float log_f32(float x) { return ::__logf(x); }
 TC_DEVICE float log2_f32(float x) { return ::log2f(x); }
 TC_DEVICE float fdiv(float a, float b) { return a / b; }
+TC_DEVICE float sqrt_f32(float x) { return ::sqrtf(x); }
+TC_DEVICE float rsqrt_f32(float x) { return ::rsqrtf(x); }
 #else
 TC_DEVICE float exp2_f32(float x) {
   float y;
@@ -210,6 +213,16 @@ TC_DEVICE float fdiv(float a, float b) {
   asm("div.full.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
   return y;
 }
+TC_DEVICE float sqrt_f32(float x) {
+  float y;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+TC_DEVICE float rsqrt_f32(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 #endif
 
 #define TC_UNARY_MATH(NAME, F32, F64)                                                         \
@@ -221,8 +234,9 @@ TC_UNARY_MATH(exp, exp_f32, ::exp)
 TC_UNARY_MATH(exp2, exp2_f32, ::exp2)
 TC_UNARY_MATH(log, log_f32, ::log)
 TC_UNARY_MATH(log2, log2_f32, ::log2)
-TC_UNARY_MATH(sqrt, ::sqrtf, ::sqrt)
-TC_UNARY_MATH(rsqrt, ::rsqrtf, ::rsqrt)
+TC_UNARY_MATH(sqrt, sqrt_f32, ::sqrt)
+TC_UNARY_MATH(sqrt_rn, ::sqrtf, ::sqrt)
+TC_UNARY_MATH(rsqrt, rsqrt_f32, ::rsqrt)
 TC_UNARY_MATH(sin, ::sinf, ::sin)
 TC_UNARY_MATH(cos, ::cosf, ::cos)
 TC_UNARY_MATH(floor, ::floorf, ::floor)
@@ -281,34 +295,6 @@ TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*
 
 template <int N, typename T>
 TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
-
-// Store where `pred` holds, as one predicated instruction (as Triton writes it): a branch
-// around each store would cost a divergence barrier per vector, and the values it stores
-// could not be computed ahead of it.  `p` must point to global memory.
-template <int N, typename T>
-TC_DEVICE void store_if(bool pred, T* p, const Vec<T, N>& v) {
-#ifndef TC_HIP
-  if constexpr (sizeof(T) * N == 16) {
-    const Vec<unsigned, 4> w = bitcast<Vec<unsigned, 4>>(v);
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n"
-                 " @p st.global.v4.b32 [%1], {%2, %3, %4, %5};\n}"
-                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]),
-                    "r"(w[3]) : "memory");
-    return;
-  } else if constexpr (sizeof(T) * N == 8) {
-    const Vec<unsigned, 2> w = bitcast<Vec<unsigned, 2>>(v);
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n"
-                 " @p st.global.v2.b32 [%1], {%2, %3};\n}"
-                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(w[0]), "r"(w[1]) : "memory");
-    return;
-  } else if constexpr (sizeof(T) * N == 4) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.global.b32 [%1], %2;\n}"
-                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(bitcast<unsigned>(v)) : "memory");
-    return;
-  }
-#endif
-  if (pred) store<N>(p, v);
-}
 
 // The N elements at `p` where `pred` holds, else `other`: one predicated access.  The choice
 // is made on 32-bit words, as the hardware loads them; chosen element by element, 16- and

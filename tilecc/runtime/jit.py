@@ -65,7 +65,7 @@ class JITFunction:
         functools.update_wrapper(self, fn)
         self._params: list[ParamDecl] | None = None
         self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
-        self._binder: Callable | None = None  # launch.make_binder, after the first launch
+        self._binder: Callable | None = None  # launch.make_binder, at a repeated launch
         self._binder_tried = False
         self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
         self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher

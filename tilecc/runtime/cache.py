@@ -28,16 +28,14 @@ Set ``TILECC_CACHE=0`` to neither read nor write the disk cache.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import inspect
-import linecache
 import json
+import linecache
 import os
 import sys
 import time
 import types
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 MAGIC = b"TILECC-CACHE 1\n"
@@ -66,16 +64,26 @@ def tilecc_stamp() -> str:
         import tilecc
 
         root = os.path.dirname(os.path.abspath(tilecc.__file__))
+        lines: list[str] = []
+        _package_files(root, "", lines)
         h = hashlib.sha256(tilecc.__version__.encode())
-        for d, dirs, files in os.walk(root):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            for f in sorted(files):
-                if f.endswith((".py", ".j2", ".h")):
-                    st = os.stat(os.path.join(d, f))
-                    h.update(f"{os.path.relpath(d, root)}/{f} {st.st_size} "
-                             f"{st.st_mtime_ns}\n".encode())
+        h.update("".join(lines).encode())
         s = _stamps["tilecc"] = f"tilecc {tilecc.__version__} {h.hexdigest()[:16]}"
     return s
+
+
+def _package_files(folder: str, rel: str, out: list[str]) -> None:
+    # os.scandir: the listing says which names are folders, so only the files are stat'ed
+    # (os.walk and os.path.relpath per file cost twice as much)
+    with os.scandir(folder) as it:
+        items = sorted(it, key=lambda e: e.name)
+    for e in items:
+        if e.is_dir(follow_symlinks=False):
+            if e.name != "__pycache__":
+                _package_files(e.path, f"{rel}{e.name}/", out)
+        elif e.name.endswith((".py", ".j2", ".h")):
+            st = e.stat()
+            out.append(f"{rel}{e.name} {st.st_size} {st.st_mtime_ns}\n")
 
 
 def compiler_stamp(target: str) -> str:
@@ -99,18 +107,9 @@ def compiler_stamp(target: str) -> str:
 
 
 def _nvrtc_stamp() -> str | None:
-    # The search order of cuda-pathfinder, which CuPy uses: the pip wheels
-    # (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib), conda, then the toolkit.
-    patterns = [os.path.join(base or ".", "nvidia", "*", "lib") for base in sys.path]
-    if os.environ.get("CONDA_PREFIX"):
-        patterns.append(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
-    for var in ("CUDA_PATH", "CUDA_HOME"):
-        if os.environ.get(var):
-            root = os.environ[var]
-            patterns += [os.path.join(root, "lib64"), os.path.join(root, "targets", "*", "lib")]
-    patterns += ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/*/lib"]
-    for pattern in patterns:
-        libs = sorted(glob.glob(os.path.join(pattern, "libnvrtc*.so*")))
+    for folders in _nvrtc_places():
+        libs = sorted(os.path.join(d, f) for d in folders for f in _listdir(d)
+                      if f.startswith("libnvrtc") and ".so" in f[8:])  # libnvrtc*.so*
         if libs:
             parts = []
             for p in libs:
@@ -118,6 +117,37 @@ def _nvrtc_stamp() -> str | None:
                 parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
             return "nvrtc " + " ".join(parts)
     return None
+
+
+def _nvrtc_places():
+    """The folders where libnvrtc may be, in the search order of cuda-pathfinder, which CuPy
+    uses: the pip wheels (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib), conda, then the
+    toolkit.  Each item is one place: a list of folders (a wildcard's matches, as glob
+    would give them; os.listdir spares importing glob and its regular expressions)."""
+    for base in sys.path:
+        yield _subfolders(os.path.join(base or ".", "nvidia"), "lib")
+    if os.environ.get("CONDA_PREFIX"):
+        yield [os.path.join(os.environ["CONDA_PREFIX"], "lib")]
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(var):
+            root = os.environ[var]
+            yield [os.path.join(root, "lib64")]
+            yield _subfolders(os.path.join(root, "targets"), "lib")
+    yield ["/usr/local/cuda/lib64"]
+    yield _subfolders("/usr/local/cuda/targets", "lib")
+
+
+def _subfolders(parent: str, child: str) -> list[str]:
+    """`parent/*/child`: one folder per name in `parent` (not hidden ones, as glob)."""
+    return [os.path.join(parent, name, child) for name in _listdir(parent)
+            if not name.startswith(".")]
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:  # missing, or not a folder
+        return []
 
 
 # --- the fingerprint of a kernel's source ----------------------------------------------------
@@ -229,10 +259,13 @@ def key_of(*parts: Any) -> str:
 
 # --- entries ---------------------------------------------------------------------------------
 
-@dataclass
 class Entry:
-    meta: dict
-    blobs: dict[str, bytes]  # e.g. "source", "binary"
+    # a plain class: creating a dataclass costs ~0.25 ms, on every warm start
+    __slots__ = ("meta", "blobs")
+
+    def __init__(self, meta: dict, blobs: dict[str, bytes]):
+        self.meta = meta
+        self.blobs = blobs  # e.g. "source", "binary"
 
 
 def _path(kind: str, key: str) -> str:
@@ -312,7 +345,9 @@ def entries(kind: str | None = None) -> list[tuple[str, str, int, dict | None]]:
     """(kind, path, size, metadata or None if unreadable) of every entry."""
     out = []
     for k in ([kind] if kind else KINDS):
-        for path in sorted(glob.glob(os.path.join(cache_dir(), k, "*.tck"))):
+        d = os.path.join(cache_dir(), k)
+        for path in [os.path.join(d, name) for name in sorted(_listdir(d))
+                     if name.endswith(".tck") and not name.startswith(".")]:
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -328,9 +363,13 @@ def clear(kind: str | None = None) -> int:
     n = 0
     for k in ([kind] if kind else KINDS):
         d = os.path.join(cache_dir(), k)
-        for path in glob.glob(os.path.join(d, "*.tck")) + glob.glob(os.path.join(d, ".*.tmp")):
-            n += path.endswith(".tck")
-            _unlink(path)
+        for name in _listdir(d):
+            if name.startswith("."):
+                if name.endswith(".tmp"):  # a writer's leftover
+                    _unlink(os.path.join(d, name))
+            elif name.endswith(".tck"):
+                n += 1
+                _unlink(os.path.join(d, name))
     return n
 
 

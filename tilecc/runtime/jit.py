@@ -13,7 +13,6 @@ transpiler and the compiler.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import os
@@ -66,7 +65,7 @@ class JITFunction:
         functools.update_wrapper(self, fn)
         self._params: list[ParamDecl] | None = None
         self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
-        self._binder: Callable | None = None  # launch.make_binder, after the first launch
+        self._binder: Callable | None = None  # launch.make_binder, at a repeated launch
         self._binder_tried = False
         self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
         self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
@@ -360,7 +359,7 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
     the disk cache, else transpiled, compiled and published there.  Used by
     `kernel.compile` and by the GPU launch, so both share entries."""
     from tilecc.runtime import cache
-    from tilecc.runtime.native_compile import Binary
+    from tilecc.runtime.binary import Binary
 
     arch = arch or target.default_arch
     debug = jit_fn._debug(debug)
@@ -379,8 +378,8 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
         return hit
     built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
                          num_stages=num_stages, arch=arch)
-    binary = dataclasses.replace(compile_source(built, target, arch),
-                                 shared_bytes=built.kernel.shared_bytes)
+    binary = compile_source(built, target, arch)._replace(
+        shared_bytes=built.kernel.shared_bytes)
     name = built.kernel.name
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
                                  "log": binary.log, "num_warps": num_warps,

@@ -8,8 +8,8 @@ A warm call — every call after the first of a signature — does only this:
    pointer % 16, device; int: i32/i64/u64, % 16, == 1; float; bool; constexpr: its
    value) and the values the kernel receives (pointers and scalars as Python numbers).
    `make_binder` generates this as straight-line code for the argument types of the
-   first launch (`type(a) is T` checks); other types go through the generic loop,
-   `arg_key`;
+   first launch that repeats an earlier one (`type(a) is T` checks); other types, and
+   that launch, go through the generic loop, `arg_key`;
 3. one dict lookup of that key: a `Launcher`, built by the first call;
 4. `Launcher.__call__`: `struct.pack_into` of the values into the launcher's argument
    block (whose `kernelParams` array of pointers was built once), the framework's
@@ -557,8 +557,11 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
             raise e.with_traceback(None) from None
         if fast is not None and has_arrays:  # without arrays the device is the current one
             cache[key] = launcher
-            if binder is None and not jit_fn._binder_tried:
-                _add_binder(jit_fn, values, options, launcher)
+    elif binder is None and not jit_fn._binder_tried:
+        # A second launch: the binder (~0.3 ms to generate) pays off from here on.  A
+        # process's first launch does not wait for it, and one that launches once never
+        # pays it.
+        _add_binder(jit_fn, values, options, launcher)
     if g3 is None:
         if callable(grid):
             opts = options or {}

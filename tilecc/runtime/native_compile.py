@@ -28,9 +28,10 @@ import ctypes
 import os
 import re
 import threading
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional, Sequence
+
+from tilecc.runtime.binary import Binary
 
 __all__ = [
     "Binary",
@@ -41,15 +42,6 @@ __all__ = [
     "hip_compiler_available",
     "compiler_version",
 ]
-
-
-@dataclass(frozen=True)
-class Binary:
-    target: str  # "cuda" or "hip"
-    arch: str  # "sm_90", "sm_80", "gfx90a", ...
-    data: bytes = field(repr=False)  # cubin, or HIP code object (ELF)
-    log: str = field(repr=False)  # full compiler log (CUDA: includes ptxas -v report)
-    shared_bytes: int = 0  # dynamic shared memory each launch must give the kernel
 
 
 class NativeCompileError(Exception):

@@ -191,6 +191,33 @@ def test_cuda_compiler_version(nvrtc: None) -> None:
     assert v.startswith("nvrtc ") and v.split()[1][0].isdigit()
 
 
+def test_cuda_binding_is_tilecc_s_own_and_agrees_with_cupy_s(nvrtc: None) -> None:
+    """NVRTC is called through ctypes on the library file the cache stamps (no CuPy import
+    before a first compile); CuPy's binding, the fallback, sees the same NVRTC and builds
+    the same cubin."""
+    from tilecc.runtime import native_compile, nvrtc as own
+
+    assert native_compile._nvrtc() is own
+    code = textwrap.dedent("""
+        import sys
+        from tilecc.runtime.native_compile import compile_cuda
+        compile_cuda('extern "C" __global__ void k(float* x) { x[0] = 1.0f; }')
+        print("cupy" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
+    cupy_nvrtc = pytest.importorskip("cupy.cuda.nvrtc")
+    assert own.getVersion() == tuple(cupy_nvrtc.getVersion())
+    prog = cupy_nvrtc.createProgram(KERNEL, "kernel.cu", [], [])
+    try:
+        cupy_nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90", "--std=c++17"])
+        theirs = bytes(cupy_nvrtc.getCUBIN(prog))
+    finally:
+        cupy_nvrtc.destroyProgram(prog)
+    assert compile_cuda(KERNEL).data == theirs
+
+
 # ---------------------------------------------------------------------------- HIP
 
 

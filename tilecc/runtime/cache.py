@@ -107,16 +107,25 @@ def compiler_stamp(target: str) -> str:
 
 
 def _nvrtc_stamp() -> str | None:
+    libs = nvrtc_files()
+    if not libs:
+        return None
+    parts = []
+    for p in libs:
+        st = os.stat(p)
+        parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+    return "nvrtc " + " ".join(parts)
+
+
+def nvrtc_files() -> list[str]:
+    """The libnvrtc files (the library and its versioned builtins) of the first place that
+    has them: what NVRTC's identity is stamped from, and what tilecc loads."""
     for folders in _nvrtc_places():
         libs = sorted(os.path.join(d, f) for d in folders for f in _listdir(d)
                       if f.startswith("libnvrtc") and ".so" in f[8:])  # libnvrtc*.so*
         if libs:
-            parts = []
-            for p in libs:
-                st = os.stat(p)
-                parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
-            return "nvrtc " + " ".join(parts)
-    return None
+            return libs
+    return []
 
 
 def _nvrtc_places():

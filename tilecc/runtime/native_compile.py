@@ -5,8 +5,9 @@ Consumes: one translation unit of CUDA C++ (for NVRTC) or HIP C++ (for hiprtc) a
 Produces: a :class:`Binary` holding the cubin (CUDA) or AMDGPU code object ELF (HIP)
 and the compiler's full log, or raises :class:`NativeCompileError` carrying that log.
 
-* CUDA goes through CuPy's NVRTC bindings (``cupy.cuda.nvrtc``, libnvrtc from the
-  ``nvidia-cuda-nvrtc`` wheel). The log includes ptxas' ``-v`` resource report.
+* CUDA goes through NVRTC (libnvrtc from the ``nvidia-cuda-nvrtc`` wheel), called through
+  ctypes (``tilecc.runtime.nvrtc``) or, where tilecc does not find the library file,
+  CuPy's bindings (``cupy.cuda.nvrtc``). The log includes ptxas' ``-v`` resource report.
 * HIP goes through hip-python's ``hip.hiprtc``. hip-python dlopens the library named
   by the module global ``hip.chiprtc.DLL`` (default ``libhiprtc.so``); ROCm <= 5.2 has
   no libhiprtc (hiprtc lives in ``libamdhip64.so``), and newer distributions may ship
@@ -60,10 +61,20 @@ class NativeCompileError(Exception):
 _SM_ARCH = re.compile(r"sm_\d+[a-z]?")
 
 
+@lru_cache(maxsize=None)
 def _nvrtc() -> Any:
-    from cupy.cuda import nvrtc  # lazy: needs cupy + libnvrtc, not a GPU
+    """NVRTC's binding: tilecc's ctypes one where the library file is found (no CuPy import
+    on the way to a first compile), else CuPy's (which also finds the library its own way).
+    Lazy: importing this module needs neither."""
+    from tilecc.runtime import nvrtc
 
-    return nvrtc
+    try:
+        nvrtc.getVersion()
+        return nvrtc
+    except OSError:
+        from cupy.cuda import nvrtc as cupy_nvrtc
+
+        return cupy_nvrtc
 
 
 def _clean(log: str) -> str:

@@ -25,6 +25,9 @@ GOLDEN = {
                          "*fp32:16, i32:16, i32, i32:16, 1024", 4),
     "layernorm_bwd_dwdb": ("layernorm", "layer_norm_bwd_dwdb",
                            "*fp32:16, *fp32:16, *fp32:16, *fp32:16, i32, i32:16, 32, 128", 4),
+    "attention": ("attention", "attention_fwd",
+                  "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, i32:16, "
+                  "i32:16, i32, i32, 64, 128, 64, True", 8),
     "matmul": ("matmul", "matmul_kernel",
                "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, "
                "i32:1, i32:16, i32:1, 128, 128, 32, 8, 'leaky_relu'", 4),

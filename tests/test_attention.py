@@ -1,0 +1,107 @@
+"""The fused-attention example (examples/attention.py): the interpreter against a float64
+NumPy reference (Hypothesis over sequence lengths, head dimensions, blocks and both masks),
+NVRTC and hiprtc compiles of the benchmark's configurations, and the GPU against torch's
+scaled_dot_product_attention in fp32."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+try:
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import assert_clean_compile
+
+
+def _example():
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "attention.py")
+    spec = importlib.util.spec_from_file_location("example_attention", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+A = _example()
+
+
+def _inputs(rng, shape, dtype):
+    return tuple(rng.standard_normal(shape).astype(dtype) for _ in range(3))
+
+
+def _check(out, lse, q, k, v, causal, scale=None, atol=2e-2):
+    want, want_lse = A.reference(q, k, v, causal, scale)
+    np.testing.assert_allclose(np.asarray(out, np.float64), want, atol=atol, rtol=atol)
+    np.testing.assert_allclose(np.asarray(lse), want_lse, atol=1e-2, rtol=1e-3)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 150), d=st.sampled_from([16, 32, 64]), causal=st.booleans(),
+       blocks=st.sampled_from([(16, 16), (32, 16), (16, 32)]), heads=st.integers(1, 2),
+       seed=st.integers(0, 2**16))
+def test_interpreter_matches_numpy(n, d, causal, blocks, heads, seed) -> None:
+    """Sequence lengths that are and are not multiples of either block, both masks."""
+    rng = np.random.default_rng(seed)
+    q, k, v = _inputs(rng, (1, heads, n, d), np.float16)
+    bm, bn = blocks
+    out, lse = A.attention(q, k, v, causal, BLOCK_M=bm, BLOCK_N=bn, num_warps=4)
+    _check(out, lse, q, k, v, causal)
+
+
+def test_interpreter_batches_fp32_and_scale() -> None:
+    """Two batches (the batch stride reaches the kernel), fp32 inputs, a custom scale."""
+    rng = np.random.default_rng(1)
+    q, k, v = _inputs(rng, (2, 2, 40, 32), np.float32)
+    out, lse = A.attention(q, k, v, False, sm_scale=0.3, BLOCK_M=16, BLOCK_N=16,
+                           num_warps=4)
+    _check(out, lse, q, k, v, False, 0.3, atol=1e-3)
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"),
+                                         ("hip", "gfx90a")])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_benchmark_configurations_compile(d: int, causal: bool, target: str, arch: str):
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    cfg = A.config(d, causal)
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
+           f"{d},{cfg['BLOCK_M']},{cfg['BLOCK_N']},{causal}")
+    assert_clean_compile(A.attention_fwd, sig, target, arch, num_warps=cfg["num_warps"],
+                         num_stages=cfg["num_stages"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(2, 3, 200, 64), (1, 2, 256, 128), (1, 1, 77, 64)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gpu_matches_sdpa(shape, causal: bool, dtype: str) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=getattr(torch, dtype))
+               for _ in range(3))
+    out = torch.empty_like(q)
+    z, h, n, d = shape
+    lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
+    cfg = A.config(d, causal)
+    A.attention_fwd[(-(-n // cfg["BLOCK_M"]), z * h)](
+        q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
+        HEAD_DIM=d, CAUSAL=causal, **cfg)
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    tol = 2e-2 if dtype == "float16" else 6e-2
+    torch.testing.assert_close(out.float(), want, atol=tol, rtol=tol)
+    s = (q.float() @ k.float().transpose(-1, -2)) / d ** 0.5
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, device="cuda", dtype=torch.bool).triu(1), -float("inf"))
+    want_lse = torch.logsumexp(s, dim=-1).reshape(z * h, n) / np.log(2)
+    torch.testing.assert_close(lse, want_lse, atol=2e-2, rtol=1e-3)

@@ -368,7 +368,9 @@ class CudaKernel:
         self.threads = threads
         self.device_id = device_id
         self.shared_bytes = binary.shared_bytes  # dynamic shared memory, given at each launch
-        if self.shared_bytes > 48 * 1024:  # beyond the default: allowed per kernel
+        # static plus dynamic shared memory beyond 48 KiB must be allowed per kernel: the
+        # dynamic part is, whenever there is one (the static part alone may pass 48 KiB)
+        if self.shared_bytes > 0:
             driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     self.shared_bytes)
         self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
@@ -403,7 +405,7 @@ class HipKernel:
         self.name = name
         self.threads = threads
         self.shared_bytes = binary.shared_bytes
-        if self.shared_bytes > 48 * 1024:
+        if self.shared_bytes > 0:  # as for CUDA: static plus dynamic past 48 KiB
             _check(hip.hipFuncSetAttribute(
                 self.function, hip.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
                 self.shared_bytes))

@@ -24,27 +24,26 @@
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
 //   Sliced3: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis 1: 1 per thread x 32 lanes x 2 warps
-//   Blocked5: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced6: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Blocked8: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
+//   Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced5: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L58: result of the reduction (fp32[128]): through shared memory
-//   L59: m_ij (fp32[128]) before x[..., None]: through shared memory
-//   L61: result of the reduction (fp32[128]): through shared memory
-//   L62: alpha (fp32[128]) before x[..., None]: through shared memory
-//   L68: l_i (fp32[128]) before x[..., None]: through shared memory
+//   L57: result of the reduction (fp32[128]): through shared memory
+//   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
+//   L60: result of the reduction (fp32[128]): through shared memory
+//   L61: alpha (fp32[128]) before x[..., None]: through shared memory
+//   L66: l_i (fp32[128]) before x[..., None]: through shared memory
 // Matrix products (tl.dot):
 //   L49: v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
 //   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
-//   L65: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
+//   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
 // Memory accesses:
 //   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L50 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L63 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L69 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L70 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L51 load kt: 1 x fp16 along axis 1; pointers contiguous over 1, aligned to 2 B; mask checked per element
+//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
+//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
 // Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
@@ -85,19 +84,8 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis 1: 1 per thread x 32 lanes x 2 warps
+// Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
 struct Blocked4 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked5: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -107,8 +95,8 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced6 {
+// Sliced5: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -116,8 +104,8 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
+// Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced6 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -125,8 +113,8 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Blocked8: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
-struct Blocked8 {
+// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
+struct Blocked7 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 16) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -172,7 +160,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int k = 0; k < 8; ++k) q[v + k] = chunk[k];
   }
-  // L38: k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
+  // a block of K^T
+  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
   // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
   // exp(x) = exp2(x * log2(e))
   // L45: qk_scale = sm_scale * 1.4426950408889634
@@ -196,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       if (start_n_next < hi) {
-        // L63: v = tl.load(v_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
+        // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v__stages_base = tc::smem_address(v__stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
@@ -214,26 +203,12 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   int start_n_stage = 0;  // the stage this iteration reads
   for (int start_n = 0; start_n < hi; start_n += 64) {
     const int start_n_ahead = start_n + 2 * 64;
-    // L50: k = tl.load(k_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
-    tc::half k_[16];
+    // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
+    // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+    tc::half kt[16];
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, K + base + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
-    }
-    // L52: qk = tl.dot(q, tl.trans(k))
-    tc::half t_1[16];
-    {
-      // permute axes to [1, 0]: through shared memory
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Blocked2::coord0(r) * 64 + Blocked2::coord1(r)] = k_[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r) t_1[r] = buffer[Blocked4::coord0(r) + Blocked4::coord1(r) * 64];
-    }
+    for (int r = 0; r < 16; ++r) kt[r] = start_n + Sliced1::coord0((r % 8)) < N_CTX ? *(K + base + Sliced1::coord0((r % 8)) * stride_m + Sliced3::coord0(((r / 8) * 8 + r % 8) / 8) + start_n * stride_m) : tc::half::from_bits(0x0000 /* 0.0 */);
+    // L52: qk = tl.dot(q, kt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
     float qk[32];
 #pragma unroll
@@ -243,14 +218,20 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::half* qk_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 32; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
       tc::store<8>(qk_a + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 16; ++r) qk_b[Blocked4::coord1(r) / 64 * 4096 + tc::swizzled_chunk<8>(Blocked4::coord0(r), Blocked4::coord1(r) % 64 / 8) * 8 + Blocked4::coord1(r) % 8] = t_1[r];
+    for (int v = 0; v < 16; v += 8) {
+      const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+      tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
+      tc::store<8>(qk_b + col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8, chunk);
+    }
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
     __syncthreads();
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A and B from shared memory
@@ -277,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
-        // L63: v = tl.load(v_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
+        // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v__stages_base = tc::smem_address(v__stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
@@ -292,15 +273,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(qk[r]);
     }
-    // the keys' positions: past the end (or the query) masked
-    // L53: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
-    // L54: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
-    // L56: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
-    // L57: qk = tl.where(keep, qk * qk_scale, -1.0e6)
+    // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
+    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
+    // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced6::coord0((r % 16)) < N_CTX) & (t + Sliced7::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced6::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
-    // L58: m_ij = tl.maximum(m_i, tl.max(qk, 1))
+    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced5::coord0((r % 16)) < N_CTX) & (t + Sliced6::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced5::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+    // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
@@ -315,21 +294,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         qk_max[o] = acc;
       }
     }
-    float t_2[4];
+    float t_1[4];
     {
       // layout conversion: through shared memory
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced7::coord0(r)] = qk_max[r];
+      for (int r = 0; r < 2; ++r) buffer[Sliced6::coord0(r)] = qk_max[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 4; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
+      for (int r = 0; r < 4; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
     }
     float m_ij[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) m_ij[r] = tc::fmax(m_i[r], t_2[r]);
-    // L59: p = tl.math.exp2(qk - m_ij[:, None])
+    for (int r = 0; r < 4; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
+    // L58: p = tl.math.exp2(qk - m_ij[:, None])
     float m_ij_1[2];
     {
       // layout conversion: through shared memory
@@ -339,17 +318,17 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) m_ij_1[r] = buffer[Sliced7::coord0(r)];
+      for (int r = 0; r < 2; ++r) m_ij_1[r] = buffer[Sliced6::coord0(r)];
     }
     float p[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[((r / 16) * 2 + (r % 16) % 2) / 2]);
     // rescales what was summed with the old maximum
-    // L60: alpha = tl.math.exp2(m_i - m_ij)
+    // L59: alpha = tl.math.exp2(m_i - m_ij)
     float alpha[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
-    // L61: l_i = l_i * alpha + tl.sum(p, 1)
+    // L60: l_i = l_i * alpha + tl.sum(p, 1)
     float p_sum[2];
     {
       auto combine = [](float a, float b) { return a + b; };
@@ -364,18 +343,18 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         p_sum[o] = acc;
       }
     }
-    float t_3[4];
+    float t_2[4];
     {
       // layout conversion: through shared memory
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced7::coord0(r)] = p_sum[r];
+      for (int r = 0; r < 2; ++r) buffer[Sliced6::coord0(r)] = p_sum[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 4; ++r) t_3[r] = buffer[Sliced0::coord0(r)];
+      for (int r = 0; r < 4; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
     }
-    // L62: acc = acc * alpha[:, None]
+    // L61: acc = acc * alpha[:, None]
     float alpha_1[2];
     {
       // layout conversion: through shared memory
@@ -385,24 +364,24 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = alpha[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) alpha_1[r] = buffer[Sliced7::coord0(r)];
+      for (int r = 0; r < 2; ++r) alpha_1[r] = buffer[Sliced6::coord0(r)];
     }
     float acc__1[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) acc__1[r] = acc_[r] * alpha_1[((r / 16) * 2 + (r % 16) % 2) / 2];
-    // L65: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
-    tc::half t_4[32];
+    // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
+    tc::half t_3[32];
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_4[r], t_4[r + 1]);
+    for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_3[r], t_3[r + 1]);
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 32; v += 2) {
-      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
+      for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
       tc::store<2>(acc__1_a + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
     }
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
@@ -435,19 +414,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       for (int r = 0; r < 32; ++r) tc::fence_operand(acc__1[r]);
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
-    // L61: l_i = l_i * alpha + tl.sum(p, 1)
+    // L60: l_i = l_i * alpha + tl.sum(p, 1)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) l_i[r] = l_i[r] * alpha[r] + t_3[r];
-    // L65: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
+    for (int r = 0; r < 4; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
+    // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
 #pragma unroll
     for (int r = 0; r < 32; ++r) acc_[r] = acc__1[r];
-    // L58: m_ij = tl.maximum(m_i, tl.max(qk, 1))
+    // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
     for (int r = 0; r < 4; ++r) m_i[r] = m_ij[r];
     start_n_stage = start_n_stage + 1 == 3 ? 0 : start_n_stage + 1;
   }
   tc::cp_async_wait<0>();
-  // L68: acc = acc / l_i[:, None]
+  // L66: acc = acc / l_i[:, None]
   float l_i_1[2];
   {
     // layout conversion: through shared memory
@@ -457,23 +436,23 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = l_i[r];
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < 2; ++r) l_i_1[r] = buffer[Sliced7::coord0(r)];
+    for (int r = 0; r < 2; ++r) l_i_1[r] = buffer[Sliced6::coord0(r)];
   }
   float acc__2[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i_1[((r / 16) * 2 + (r % 16) % 2) / 2]);
-  // L69: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
+  // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
   for (int r = 0; r < 4; ++r) if (Sliced0::owner() && t + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
-  // L70: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
-  tc::half t_5[32];
+  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+  tc::half t_4[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc__2[r], acc__2[r + 1], t_5[r], t_5[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc__2[r], acc__2[r + 1], t_4[r], t_4[r + 1]);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_5[v + k];
-    if (t + Sliced7::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced7::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced6::coord0((v % 16)), chunk);
+    for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
+    if (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced5::coord0((v % 16)), chunk);
   }
 }

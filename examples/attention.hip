@@ -23,25 +23,24 @@
 //   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
 //   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked3: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Blocked3: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
+//   Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced7: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   L58: result of the reduction (fp32[128]): through shared memory
-//   L59: m_ij (fp32[128]) before x[..., None]: through shared memory
-//   L61: result of the reduction (fp32[128]): through shared memory
+//   L57: result of the reduction (fp32[128]): through shared memory
+//   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
+//   L60: result of the reduction (fp32[128]): through shared memory
 // Matrix products (tl.dot):
 //   L52: fused multiply-adds (no matrix instructions on this target yet)
-//   L65: fused multiply-adds (no matrix instructions on this target yet)
+//   L63: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
 //   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L50 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L63 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L69 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L70 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L51 load kt: 1 x fp16 along axis 1; pointers contiguous over 1, aligned to 2 B; mask checked per element
+//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
+//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
 // Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
@@ -71,30 +70,8 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked3: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked3: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
 struct Blocked3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -104,8 +81,19 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-struct Blocked6 {
+// Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked4 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
+struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
@@ -115,8 +103,8 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced7 {
+// Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced6 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
@@ -124,8 +112,8 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
 };
 
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+// Sliced7: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced7 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
@@ -167,7 +155,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int k = 0; k < 8; ++k) q[v + k] = chunk[k];
   }
-  // L38: k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
+  // a block of K^T
+  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
   // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
   // exp(x) = exp2(x * log2(e))
   // L45: qk_scale = sm_scale * 1.4426950408889634
@@ -185,26 +174,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   for (int start_n = 0; start_n < hi; start_n += 64) {
-    // L50: k = tl.load(k_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
-    tc::half k_[8];
+    // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
+    // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+    tc::half kt[8];
 #pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX, K + base + Sliced2::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
-    }
-    // L52: qk = tl.dot(q, tl.trans(k))
-    tc::half t_1[8];
-    {
-      // permute axes to [1, 0]: through shared memory
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-      for (int r = 0; r < 8; ++r) buffer[Blocked3::coord0(r) * 64 + Blocked3::coord1(r)] = k_[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 8; ++r) t_1[r] = buffer[Blocked4::coord0(r) + Blocked4::coord1(r) * 64];
-    }
+    for (int r = 0; r < 8; ++r) kt[r] = start_n + Sliced1::coord0(r) < N_CTX ? *(K + base + Sliced1::coord0(r) * stride_m + Sliced2::coord0(0) + start_n * stride_m) : tc::half::from_bits(0x0000 /* 0.0 */);
+    // L52: qk = tl.dot(q, kt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float qk[16];
 #pragma unroll
@@ -214,28 +189,32 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* qk_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+      const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
       tc::store<8>(qk_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 8; ++r) qk_b[Blocked4::coord0(r) * 64 + Blocked4::coord1(r)] = t_1[r];
+    for (int v = 0; v < 8; v += 8) {
+      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+      tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
+      tc::store<8>(qk_b + row * 64 + col, chunk);
+    }
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) qk[r] = tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]), tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
+      for (int r = 0; r < 16; ++r) qk[r] = tc::fma(tc::cast<float>(qk_a[Blocked5::coord0(r) * 64 + kk]), tc::cast<float>(qk_b[kk * 64 + Blocked5::coord1(r)]), qk[r]);
     }
-    // the keys' positions: past the end (or the query) masked
-    // L53: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
-    // L54: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
-    // L56: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
-    // L57: qk = tl.where(keep, qk * qk_scale, -1.0e6)
+    // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
+    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
+    // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced7::coord0(0) < N_CTX) & (t + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
-    // L58: m_ij = tl.maximum(m_i, tl.max(qk, 1))
+    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced6::coord0(0) < N_CTX) & (t + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
+    // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
@@ -248,21 +227,21 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
         qk_max[o] = acc;
       }
     }
-    float t_2[2];
+    float t_1[2];
     {
       // layout conversion: through shared memory
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
+      for (int r = 0; r < 16; ++r) buffer[Sliced7::coord0(r)] = qk_max[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
+      for (int r = 0; r < 2; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
     }
     float m_ij[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], t_2[r]);
-    // L59: p = tl.math.exp2(qk - m_ij[:, None])
+    for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
+    // L58: p = tl.math.exp2(qk - m_ij[:, None])
     float m_ij_1[16];
     {
       // layout conversion: through shared memory
@@ -272,17 +251,17 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced7::coord0(r)];
     }
     float p[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[r]);
     // rescales what was summed with the old maximum
-    // L60: alpha = tl.math.exp2(m_i - m_ij)
+    // L59: alpha = tl.math.exp2(m_i - m_ij)
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
-    // L61: l_i = l_i * alpha + tl.sum(p, 1)
+    // L60: l_i = l_i * alpha + tl.sum(p, 1)
     float p_sum[16];
     {
       auto combine = [](float a, float b) { return a + b; };
@@ -295,24 +274,24 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
         p_sum[o] = acc;
       }
     }
-    float t_3[2];
+    float t_2[2];
     {
       // layout conversion: through shared memory
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
+      for (int r = 0; r < 16; ++r) buffer[Sliced7::coord0(r)] = p_sum[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) t_3[r] = buffer[Sliced0::coord0(r)];
+      for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
     }
 #pragma unroll
-    for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_3[r];
-    // L62: acc = acc * alpha[:, None]
+    for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
+    // L61: acc = acc * alpha[:, None]
     float acc__1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc__1[r] = acc_[r] * alpha[((r / 8) * 8 + r % 8) / 8];
-    // L63: v = tl.load(v_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
+    // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
@@ -320,16 +299,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
-    // L65: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
+    // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* acc__1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc__1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
+    for (int r = 0; r < 16; ++r) acc__1_a[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = tc::cast<tc::half>(p[r]);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
@@ -338,22 +317,22 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) acc__1[r] = tc::fma(tc::cast<float>(acc__1_a[Blocked5::coord0(r) * 64 + kk]), tc::cast<float>(acc__1_b[kk * 64 + Blocked5::coord1(r)]), acc__1[r]);
+      for (int r = 0; r < 16; ++r) acc__1[r] = tc::fma(tc::cast<float>(acc__1_a[Blocked3::coord0(r) * 64 + kk]), tc::cast<float>(acc__1_b[kk * 64 + Blocked3::coord1(r)]), acc__1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc__1[r];
-    // L58: m_ij = tl.maximum(m_i, tl.max(qk, 1))
+    // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
     for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
   }
-  // L68: acc = acc / l_i[:, None]
+  // L66: acc = acc / l_i[:, None]
   float acc__2[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
-  // L69: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
+  // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
   for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
-  // L70: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;

@@ -35,7 +35,7 @@ def attention_fwd(Q, K, V, Out, LSE, sm_scale, stride_z, stride_h, stride_m, H, 
     offs_d = tl.arange(0, HEAD_DIM)
     q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :],
                 mask=offs_m[:, None] < N_CTX, other=0.0)
-    k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :]
+    kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None]  # a block of K^T
     v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :]
 
     # running row maximum and row sum of the online softmax, and the output accumulator
@@ -47,10 +47,9 @@ def attention_fwd(Q, K, V, Out, LSE, sm_scale, stride_z, stride_h, stride_m, H, 
     if CAUSAL:  # keys after the block's last query contribute nothing
         hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
     for start_n in range(0, hi, BLOCK_N):
-        k = tl.load(k_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX,
-                    other=0.0)
-        qk = tl.dot(q, tl.trans(k))
-        cols = start_n + offs_n  # the keys' positions: past the end (or the query) masked
+        cols = start_n + offs_n
+        kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        qk = tl.dot(q, kt)
         keep = cols[None, :] < N_CTX
         if CAUSAL:
             keep = keep & (offs_m[:, None] >= cols[None, :])
@@ -60,8 +59,7 @@ def attention_fwd(Q, K, V, Out, LSE, sm_scale, stride_z, stride_h, stride_m, H, 
         alpha = tl.math.exp2(m_i - m_ij)  # rescales what was summed with the old maximum
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = tl.load(v_ptrs + start_n * stride_m, mask=(start_n + offs_n)[:, None] < N_CTX,
-                    other=0.0)
+        v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
         m_i = m_ij
 

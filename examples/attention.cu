@@ -29,11 +29,7 @@
 //   Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 //   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L57: result of the reduction (fp32[128]): through shared memory
-//   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
-//   L60: result of the reduction (fp32[128]): through shared memory
-//   L61: alpha (fp32[128]) before x[..., None]: through shared memory
-//   L66: l_i (fp32[128]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
 //   L49: v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
 //   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
@@ -169,15 +165,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   // L48: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L49: for start_n in range(0, hi, BLOCK_N):
-  float l_i[4];
+  float l_i[2];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) l_i[r] = 0.0f;
+  for (int r = 0; r < 2; ++r) l_i[r] = 0.0f;
   float acc_[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) acc_[r] = 0.0f;
-  float m_i[4];
+  float m_i[2];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) m_i[r] = -tc::inf<float>();
+  for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   tc::half* const v__stages = reinterpret_cast<tc::half*>(dynamic_smem);
   // pipeline (v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
@@ -294,40 +290,18 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         qk_max[o] = acc;
       }
     }
-    float t_1[4];
-    {
-      // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
+    float m_ij[2];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced6::coord0(r)] = qk_max[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
-    }
-    float m_ij[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
+    for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], qk_max[r]);
     // L58: p = tl.math.exp2(qk - m_ij[:, None])
-    float m_ij_1[2];
-    {
-      // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 2; ++r) m_ij_1[r] = buffer[Sliced6::coord0(r)];
-    }
     float p[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[((r / 16) * 2 + (r % 16) % 2) / 2]);
+    for (int r = 0; r < 32; ++r) p[r] = tc::exp2(qk_1[r] - m_ij[((r / 16) * 2 + (r % 16) % 2) / 2]);
     // rescales what was summed with the old maximum
     // L59: alpha = tl.math.exp2(m_i - m_ij)
-    float alpha[4];
+    float alpha[2];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
+    for (int r = 0; r < 2; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
     float p_sum[2];
     {
@@ -343,36 +317,14 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         p_sum[o] = acc;
       }
     }
-    float t_2[4];
-    {
-      // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced6::coord0(r)] = p_sum[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
-    }
     // L61: acc = acc * alpha[:, None]
-    float alpha_1[2];
-    {
-      // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
-      __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = alpha[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 2; ++r) alpha_1[r] = buffer[Sliced6::coord0(r)];
-    }
     float acc__1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) acc__1[r] = acc_[r] * alpha_1[((r / 16) * 2 + (r % 16) % 2) / 2];
+    for (int r = 0; r < 32; ++r) acc__1[r] = acc_[r] * alpha[((r / 16) * 2 + (r % 16) % 2) / 2];
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
-    tc::half t_3[32];
+    tc::half t_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_3[r], t_3[r + 1]);
+    for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_1[r], t_1[r + 1]);
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
@@ -381,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
+      for (int k = 0; k < 2; ++k) chunk[k] = t_1[v + k];
       tc::store<2>(acc__1_a + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
     }
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
@@ -416,43 +368,32 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     __syncthreads();  // the next stage is everyone's; this one is no longer read
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
+    for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + p_sum[r];
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
 #pragma unroll
     for (int r = 0; r < 32; ++r) acc_[r] = acc__1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
-    for (int r = 0; r < 4; ++r) m_i[r] = m_ij[r];
+    for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
     start_n_stage = start_n_stage + 1 == 3 ? 0 : start_n_stage + 1;
   }
   tc::cp_async_wait<0>();
   // L66: acc = acc / l_i[:, None]
-  float l_i_1[2];
-  {
-    // layout conversion: through shared memory
-    float* buffer = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
-#pragma unroll
-    for (int r = 0; r < 4; ++r) buffer[Sliced0::coord0(r)] = l_i[r];
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 2; ++r) l_i_1[r] = buffer[Sliced6::coord0(r)];
-  }
   float acc__2[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i_1[((r / 16) * 2 + (r % 16) % 2) / 2]);
+  for (int r = 0; r < 32; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 4; ++r) if (Sliced0::owner() && t + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r) if (Sliced6::owner() && t + Sliced6::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced6::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
-  tc::half t_4[32];
+  tc::half t_2[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc__2[r], acc__2[r + 1], t_4[r], t_4[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc__2[r], acc__2[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
+    for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
     if (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced5::coord0((v % 16)), chunk);
   }
 }

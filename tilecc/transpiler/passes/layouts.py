@@ -338,9 +338,16 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = ""
         c = classes.find(v.id)
         if c not in rep or prod(v.type.shape) > prod(rep[c]):
             rep[c] = v.type.shape
+    # A class sliced from several others (a row statistic that is both a reduction of a
+    # dot's result and broadcast against a load) takes the slice of a dot result's class
+    # where it has one: the tensor-core accumulator's layout is fixed, and what the other
+    # slices would spare is index arithmetic (recomputed) or one conversion outside loops.
+    forced_classes = {classes.find(v.id) for v, _ in forced}
     sources: dict[int, tuple[int, int]] = {}
     for v, src, axis in derived:
-        sources.setdefault(classes.find(v.id), (classes.find(src.id), axis))
+        c, s = classes.find(v.id), classes.find(src.id)
+        if c not in sources or (s in forced_classes and sources[c][0] not in forced_classes):
+            sources[c] = (s, axis)
     encodings: dict[int, Encoding] = {}
     for v, enc in forced:
         c = classes.find(v.id)

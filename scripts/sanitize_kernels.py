@@ -51,6 +51,15 @@ for case in KD.CASES_DOT:
         args = case.make_args(n, dtype, np.random.default_rng(0))
         dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
         case.kernel[case.grid(n)](*dev, **case.options)
+# the attention example at a ragged length (masked keys and queries), both masks, d 64 / 128
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import attention as AT  # noqa: E402
+
+for d in (64, 128):
+    for causal in (False, True):
+        q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 200, d)),
+                                dtype=cupy.float16) for i in range(3))
+        AT.attention(q, k, v, causal, xp=cupy)
 cupy.cuda.runtime.deviceSynchronize()
-print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases and "
-      f"{len(KD.CASES_DOT)} dot cases included)")
+print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
+      f"{len(KD.CASES_DOT)} dot cases and 4 attention launches included)")

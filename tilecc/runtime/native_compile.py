@@ -71,7 +71,7 @@ def _nvrtc() -> Any:
     try:
         nvrtc.getVersion()
         return nvrtc
-    except OSError:
+    except (OSError, AttributeError):  # no library file, or one without NVRTC's calls
         from cupy.cuda import nvrtc as cupy_nvrtc
 
         return cupy_nvrtc

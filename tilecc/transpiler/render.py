@@ -23,7 +23,7 @@ from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
+from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
 from tilecc.transpiler.render_blocks import BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
@@ -53,7 +53,8 @@ BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", 
 COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
            "eq": ("==", EQ), "ne": ("!=", EQ)}
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
-MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil", "erf"}
+MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
+        "erf"}
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 # the generated code's own names (loop indices, buffers), and C++'s
 C_RESERVED = {"r", "v", "k", "o", "j", "chunk", "acc", "lane_mask", "warp", "line", "step",
@@ -100,8 +101,7 @@ def literal(value, d) -> str:
 def _in_accumulator_layout(v: Value) -> bool:
     """Held as a tensor-core accumulator (mma.sync's C fragment, which wgmma's matches)."""
     enc = v.layout.enc if v.layout is not None else None
-    return isinstance(enc, Blocked) and enc.spt == (1, 2) and enc.tpw == (8, 4) and \
-        enc.order == (1, 0)
+    return isinstance(enc, Blocked) and enc == mma_accumulator(enc.wpc)
 
 
 def _pairs_cast(op: Op) -> bool:

@@ -19,6 +19,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
+import tilecc
+import tilecc.language as tl
+
 try:
     import kernels as K
     import kernels_blocks as KB
@@ -316,6 +319,25 @@ def test_bound_checks_are_evaluated_once_per_run_of_registers() -> None:
     ragged = layernorm_ex.layer_norm_fwd.source(
         layernorm_ex.FWD_SIGNATURE.replace("i32:16, fp32", "i32, fp32"), num_warps=4)
     assert "/ 8 * 8" not in ragged and "Blocked0::coord0(r) < N ? x[r] - mean" in ragged
+
+
+@tilecc.jit
+def _bound_kernel(X, Y, n, BLOCK: tl.constexpr, INCLUSIVE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if INCLUSIVE:
+        keep = offs <= n
+    else:
+        keep = offs < n
+    tl.store(Y + offs, tl.where(keep, tl.load(X + offs), 0.0))
+
+
+def test_inclusive_bounds_are_checked_per_element() -> None:
+    """`offs <= n` changes value at offs = n + 1, which a multiple of 16 in n does not put
+    on a run boundary: it is never treated as constant over a run (`offs < n` is)."""
+    strict = _bound_kernel.source("*fp32:16, *fp32:16, i32:16, 1024, False")
+    inclusive = _bound_kernel.source("*fp32:16, *fp32:16, i32:16, 1024, True")
+    assert "/ 4 * 4) < n ?" in strict
+    assert "/ 4 * 4" not in inclusive and "Blocked0::coord0(v + k) <= n ?" in inclusive
 
 
 def _fp32_signature(fn) -> str:

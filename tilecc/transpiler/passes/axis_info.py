@@ -139,14 +139,16 @@ def _rule(op: Op) -> AxisInfo:
     if k == "cmp":
         pred = op.attrs["pred"]
         out = list(const)
-        # offs < n with offs contiguous and n constant over the run: the mask can change
-        # only where a multiple of gcd(div(offs), div(n)) is crossed.
+        # offs < n (offs >= n, n > offs, n <= offs) with offs contiguous and n constant over
+        # the run: the mask changes only where offs reaches n, a multiple of
+        # gcd(div(offs), div(n)) past the run's start.  offs <= n and offs > n change at
+        # n + 1 instead, which no divisibility places on a run boundary.
         if pred in ("lt", "le", "gt", "ge"):
+            x, y = (a, c) if pred in ("lt", "ge") else (c, a)  # (offs, n)
             for d in range(rank):
-                for x, y in ((a, c), (c, a)):
-                    if y.constancy[d] >= x.contiguity[d] > 1:
-                        out[d] = max(out[d], gcd(x.contiguity[d],
-                                                 gcd(x.divisibility[d], y.divisibility[d])))
+                if y.constancy[d] >= x.contiguity[d] > 1:
+                    out[d] = max(out[d], gcd(x.contiguity[d],
+                                             gcd(x.divisibility[d], y.divisibility[d])))
         return AxisInfo((1,) * rank, (1,) * rank, tuple(out))
     if k in ("where", "fma", "unary", "cast", "load"):
         return AxisInfo((1,) * rank, (1,) * rank,

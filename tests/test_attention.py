@@ -5,9 +5,6 @@ scaled_dot_product_attention in fp32."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,21 +12,15 @@ from hypothesis import strategies as st
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_blocks import load_example
     from test_compile_kernels import assert_clean_compile
 except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_blocks import load_example
     from tests.test_compile_kernels import assert_clean_compile
 
 
-def _example():
-    path = os.path.join(os.path.dirname(__file__), "..", "examples", "attention.py")
-    spec = importlib.util.spec_from_file_location("example_attention", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-A = _example()
+A = load_example("attention")
 
 
 def _inputs(rng, shape, dtype):

@@ -189,7 +189,8 @@ def test_block_case_on_gpu(case, dtype, fw: str) -> None:
 
 # --- examples: softmax and layer norm ------------------------------------------------------
 
-def _load_example(name: str):
+def load_example(name: str):
+    """examples/NAME.py as a module (the examples are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(f"example_{name}",
                                                   os.path.join(ROOT, "examples", f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
@@ -197,8 +198,8 @@ def _load_example(name: str):
     return mod
 
 
-softmax_ex = _load_example("softmax")
-layernorm_ex = _load_example("layernorm")
+softmax_ex = load_example("softmax")
+layernorm_ex = load_example("layernorm")
 
 SOFTMAX_COLS = (1, 2, 3, 7, 31, 32, 33, 100, 257, 781, 1000)
 

@@ -19,13 +19,13 @@ from tilecc.errors import CompilationError
 try:
     import kernels_dot as KD
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from test_blocks import check_outputs, run_interpreted, shapes
+    from test_blocks import check_outputs, load_example, run_interpreted, shapes
     from test_compile_kernels import TARGETS, assert_clean_compile
     from test_gpu_cases import FRAMEWORKS
 except ImportError:  # tests/ imported as a package
     from tests import kernels_dot as KD
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from tests.test_blocks import check_outputs, run_interpreted, shapes
+    from tests.test_blocks import check_outputs, load_example, run_interpreted, shapes
     from tests.test_compile_kernels import TARGETS, assert_clean_compile
     from tests.test_gpu_cases import FRAMEWORKS
 
@@ -208,18 +208,7 @@ def test_out_dtype_fp16_rounds_the_fp32_sum_once() -> None:
     assert_clean_compile(half_out, "*fp16:16,*fp16:16,*fp16:16", "cuda", "sm_90")
 
 
-def _matmul_example():
-    import importlib.util
-    import os
-
-    path = os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.py")
-    spec = importlib.util.spec_from_file_location("example_matmul", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-MM = _matmul_example()
+MM = load_example("matmul")
 
 
 @pytest.mark.parametrize("config", MM.CONFIGS, ids=lambda c: "{BLOCK_SIZE_M}x{BLOCK_SIZE_N}x"

@@ -136,7 +136,8 @@ class Renderer(BlockOps, DotOps):
         self._plan(kernel.body)
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
-        self.pipe_smem = 0
+        self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
+        self.hoisted: dict[int, str] = {}  # loop-invariant dot operand → its tile
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
@@ -610,6 +611,7 @@ class Renderer(BlockOps, DotOps):
                 self.declare(res, self.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
+        self.hoist_invariant_operands(op)
         if "pipeline" in op.attrs:
             return self.op_for_pipelined(op)
         lo, hi, step = op.operands[:3]

@@ -10,9 +10,12 @@ the staging and replaces the middle part by a loop of fused multiply-adds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tilecc.errors import CompilationError
-from tilecc.transpiler.ir import Op
-from tilecc.transpiler.passes.dot import DotPlan
+from tilecc.transpiler import ir
+from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
 
@@ -42,11 +45,15 @@ class DotOps:
         esize = x.dtype.itemsize
         if plan.engine != "wgmma":
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
-        if which == 1:  # B: atoms of 64 columns, each K rows of 128 B
+        if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
             return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({row}, {col} % 64 / 8) "
                     f"* 8 + {col} % 8")
-        warps = plan.warps[0]
-        place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
+        if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
+            row, col, rows, cols = col, row, cols, rows
+            place = row
+        else:
+            warps = plan.warps[0]
+            place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
         if cols == 32:  # 64-byte rows, 64-byte swizzle
             return f"tc::swizzled_chunk<4>({place}, {col} / 8) * 8 + {col} % 8"
         return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({place}, {col} % 64 / 8) "
@@ -60,7 +67,8 @@ class DotOps:
         p = x.layout
         esize = x.dtype.itemsize
         lname = self.lname(p)
-        vec = p.vec if p.fast_axis == 1 else 1
+        along = 0 if which == 1 and b_k_major(dot) else 1  # the axis contiguous in the tile
+        vec = p.vec if p.fast_axis == along else 1
         if plan.swizzled:
             vec = min(vec, 16 // esize)
         t = c_type(x.dtype)
@@ -84,6 +92,9 @@ class DotOps:
         acc_t = c_type(op.attrs["acc_dtype"])
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
+        a_regs = a_in_registers(op) and a.id not in self.pipe_tiles
+        if plan.engine == "wgmma":  # where the operands come from, for the kernel's header
+            plan = op.attrs["plan"] = replace(plan, reason=self.wgmma_reason(op, a_regs))
         self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.reason}")
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
@@ -98,12 +109,16 @@ class DotOps:
                 d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
         tiles = []
         offset = 0
-        for x in (a, b):
-            if x.id in self.pipe_tiles:  # already in its pipeline stage
+        for which, x in enumerate((a, b)):
+            if which == 0 and a_regs:
+                tiles.append((x, None, False))
+            elif x.id in self.pipe_tiles:  # already in its pipeline stage
                 arr, stage, elems = self.pipe_tiles[x.id]
                 tiles.append((x, f"({arr} + {stage} * {elems})", False))
+            elif x.id in self.hoisted:  # staged once, before the loop
+                tiles.append((x, self.hoisted[x.id], False))
             else:
-                tiles.append((x, f"{self.name(d)}_{'ab'[len(tiles)]}", True))
+                tiles.append((x, f"{self.name(d)}_{'ab'[which]}", True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
             self.use_smem(offset)
@@ -192,7 +207,19 @@ class DotOps:
         self.depth -= 1
         L("}")
 
-    def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+    def wgmma_reason(self, op: Op, a_regs: bool) -> str:
+        head = op.attrs["plan"].reason.split(", operands read")[0].split(", A from")[0]
+        if not a_regs and not b_k_major(op):
+            return f"{head}, operands read from shared memory"
+        a = "registers (held in the accumulator layout)" if a_regs else "shared memory"
+        return f"{head}, A from {a}, B from shared memory" + \
+            (" (K-major)" if b_k_major(op) else "")
+
+    def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
+                   b_tile: str) -> None:
+        """Warpgroup MMA over K.  A comes from its shared-memory tile, or, when `a_tile` is
+        None, from the registers of its accumulator-layout value; B from its tile, N-major
+        (transposed for the instruction) or K-major."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
         ty = "f16" if a.dtype.name == "fp16" else "bf16"
@@ -200,15 +227,22 @@ class DotOps:
         groups = warps // 4
         per_group = m // groups
         rn = n // 4  # accumulator registers per row repetition
+        b_trans = 0 if b_k_major(op) else 1
         self.k.arch_specific = True
         L = self.line
         L(f"// main loop: {k // 16} steps of K = 16; warpgroup w computes rows "
           f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
-          f"{'s' if per_group > 64 else ''}, reading A and B from shared memory")
+          f"{'s' if per_group > 64 else ''}, reading "
+          + ("A from registers and B from shared memory" if a_tile is None
+             else "A and B from shared memory"))
         L("{")
         self.depth += 1
         L("const int warpgroup = tc::warp_id() / 4;")
-        L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
+        if a_tile is None:
+            L(f"const unsigned b_base = tc::smem_address({b_tile});")
+        else:
+            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
+              f"b_base = tc::smem_address({b_tile});")
         pin = self.macros.register_loop(
             d.layout.regs, [f"tc::fence_operand({acc}[r]);"])
         L("// the accumulator registers stay where the tensor cores write them (no copies")
@@ -218,31 +252,47 @@ class DotOps:
         L("#pragma unroll")
         L(f"for (int kk = 0; kk < {k // 16}; ++kk) {{")
         self.depth += 1
-        L(f"const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, "
-          f"{k * 128}, 1024, 1);")
+        if b_trans:
+            L(f"const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, "
+              f"{k * 128}, 1024, 1);")
+        else:  # K-major: as A's tile, all n rows
+            L(f"const unsigned long long b_desc = {self.k_major_descriptor('b_base', '', k, n)};")
+        rk = k // 4  # A's registers per row repetition, in the accumulator layout
         for i in range(per_group // 64):
             first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-            if k == 32:
-                start = f"a_base + ({first}) * 64 + kk * 32"
-                desc = f"tc::wgmma_descriptor({start}, 16, 512, 2)"
-            else:
-                start = f"a_base + kk / 4 * {m * 128} + ({first}) * 128 + kk % 4 * 32"
-                desc = f"tc::wgmma_descriptor({start}, 16, 1024, 1)"
             regs = [f"{acc}[{(2 * i + h) * rn + 2 * j + e}]"
                     for j in range(n // 8) for h in (0, 1) for e in (0, 1)]
             count = len(regs)
             names = ", ".join(f"%{r}" for r in range(count))
             L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the warpgroup's "
               "slice; registers in the instruction's order")
-            L(f"const unsigned long long a_desc{i} = {desc};")
-            L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{count + 2}, 0;\\n"')
+            if a_tile is None:
+                # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2 (lane % 4)
+                # + [0, 2) of this K step: the accumulator layout's registers, paired
+                frags = []
+                for c in (0, 1):
+                    for h in (0, 1):
+                        first_reg = (2 * i + h) * rk + 2 * c
+                        r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                        frags.append(f"tc::pack2({self.text(a, r0)}, "
+                                     f"{self.text(a, r0 + ' + 1')})")
+                L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
+                a_ops, a_in = (f"{{%{count}, %{count + 1}, %{count + 2}, %{count + 3}}}",
+                               ", ".join(f'"r"(a_frag{i}[{q}])' for q in range(4)))
+                at, trans = count + 4, f"{b_trans}"
+            else:
+                desc = self.k_major_descriptor("a_base", first, k, m)
+                L(f"const unsigned long long a_desc{i} = {desc};")
+                a_ops, a_in = f"%{count}", f'"l"(a_desc{i})'
+                at, trans = count + 1, f"0, {b_trans}"
+            L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"')
             L(f'             "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} '
-              f'{{{names}}}, %{count}, %{count + 1}, p, 1, 1, 0, 1;\\n}}\\n"')
+              f'{{{names}}}, {a_ops}, %{at}, p, 1, 1, {trans};\\n}}\\n"')
             outs = [f'"+f"({r})' for r in regs]
             for c in range(0, count, 8):
                 L(f"             {':' if c == 0 else ' '} {', '.join(outs[c:c + 8])}"
                   + ("," if c + 8 < count else ""))
-            L(f'             : "l"(a_desc{i}), "l"(b_desc), "r"(1));')
+            L(f'             : {a_in}, "l"(b_desc), "r"(1));')
         self.depth -= 1
         L("}")
         L("tc::wgmma_commit();")
@@ -256,6 +306,18 @@ class DotOps:
         L(pin)
         self.depth -= 1
         L("}")
+
+    @staticmethod
+    def k_major_descriptor(base: str, first_row: str, k: int, rows: int) -> str:
+        """The descriptor of K step `kk` of a K-major wgmma tile (`rows` rows of K elements:
+        64-byte rows with 64-byte swizzle when K = 32, else 128-byte swizzle atoms of 64
+        elements), starting at row `first_row`."""
+        if k == 32:
+            row = f" + ({first_row}) * 64" if first_row else ""
+            return f"tc::wgmma_descriptor({base}{row} + kk * 32, 16, 512, 2)"
+        row = f" + ({first_row}) * 128" if first_row else ""
+        return (f"tc::wgmma_descriptor({base} + kk / 4 * {rows * 128}{row} + kk % 4 * 32, "
+                f"16, 1024, 1)")
 
     def fragment_loads(self, op: Op, plan: DotPlan, kk: str, buf: str, b_tile: str) -> None:
         """ldmatrix (or, for B of tf32 / int8, shared-memory loads) of step `kk`'s A and B
@@ -316,6 +378,53 @@ class DotOps:
         L("  }")
         L("}")
 
+    # --- operands that do not change in a loop -----------------------------------------------
+    def hoist_invariant_operands(self, loop: Op) -> None:
+        """Stage once, before `loop`, the tensor-core operands of the dots in its body that
+        are defined before it (attention's block of queries): each gets a tile of its own in
+        dynamic shared memory instead of being stored again every iteration."""
+        body = loop.regions[0]
+        inside = {a.id for a in body.args}
+        for o in ir.walk(body):
+            inside.update(r.id for r in o.results)
+            inside.update(a.id for r in o.regions for a in r.args)
+        staged: list[tuple[Op, int, Value]] = []
+        for o in body.ops:
+            if o.kind != "dot" or o.attrs["plan"].engine not in ("mma", "wgmma"):
+                continue
+            for which, x in enumerate(o.operands[:2]):
+                if x.id in inside or x.id in self.pipe_tiles or x.id in self.hoisted or \
+                        (which == 0 and a_in_registers(o)):
+                    continue
+                rows, cols = x.type.shape
+                t = c_type(x.dtype)
+                tile = self.fresh(f"{self.name(x)}_tile")
+                self.hoisted[x.id] = tile
+                self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change in "
+                          "the loop: staged in shared memory once")
+                self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
+                          + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
+                self.pipe_smem += (rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024
+                staged.append((o, which, x))
+        if not staged:
+            return
+        self.check_dynamic_smem(loop)
+        if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
+            self.line("__syncthreads();")
+        for o, which, x in staged:
+            self.stage_operand(o, which, self.hoisted[x.id])
+        if any(o.attrs["plan"].engine == "wgmma" for o, _, _ in staged):
+            self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
+        self.line("__syncthreads();")
+
+    def check_dynamic_smem(self, loop: Op) -> None:
+        if self.pipe_smem + self.smem_bytes > DYNAMIC_SMEM_LIMIT:
+            stages = loop.attrs["pipeline"].stages if "pipeline" in loop.attrs else None
+            raise CompilationError(
+                f"the tl.dot operand tiles{f' of num_stages={stages}' if stages else ''} need "
+                f"{self.pipe_smem} bytes of shared memory; a program has at most "
+                f"{DYNAMIC_SMEM_LIMIT} bytes: use fewer stages or smaller blocks", loop.loc)
+
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
     def active_pipelines(self) -> set[int]:
         """Keep the planned pipelines whose moved ops are all expressions the renderer
@@ -365,17 +474,14 @@ class DotOps:
             self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
                       + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
             self.pipe_smem += (s * rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024
-        if self.pipe_smem + self.smem_bytes > DYNAMIC_SMEM_LIMIT:
-            raise CompilationError(
-                f"num_stages={s} needs {self.pipe_smem} bytes of shared memory for the tl.dot "
-                f"operand stages; a program has at most {DYNAMIC_SMEM_LIMIT} bytes: use fewer "
-                "stages or smaller blocks", op.loc)
+        self.check_dynamic_smem(op)
         # Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next
         # iteration starts, when only the loop reads its accumulator.  A stage is then
         # refilled two iterations after it was read (every warpgroup has retired that MMA
         # by the barrier between), so the copies run num_stages - 2 iterations ahead.
         dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].engine == "wgmma"]
-        overlap = s >= 4 and len(dots) == 1 and self._accumulates_only(dots[0], body)
+        overlap = (s >= 4 and len(dots) == 1 and self._accumulates_only(dots[0], body)
+                   and not a_in_registers(dots[0]))  # A's registers must outlive the MMA
         self.wgmma_in_flight = overlap
         dist = s - 2 if overlap else s - 1
         p.note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "

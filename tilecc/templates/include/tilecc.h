@@ -166,6 +166,13 @@ TC_DEVICE void cast_pair(float a, float b, To& x, To& y) {
 #endif
 }
 
+// Two 16-bit floats in one 32-bit register, the first in the low half: a pair of a
+// tensor-core register fragment.
+template <typename T>
+TC_DEVICE unsigned pack2(T lo, T hi) {
+  return static_cast<unsigned>(lo.bits) | (static_cast<unsigned>(hi.bits) << 16);
+}
+
 template <typename To, typename From>
 TC_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");

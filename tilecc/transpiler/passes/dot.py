@@ -38,6 +38,28 @@ class DotPlan:
         return self.engine in ("mma", "wgmma")
 
 
+def b_k_major(op: Op) -> bool:
+    """B is staged K-major (each column's K elements contiguous, as A's rows are) when its
+    layout runs along K — a block of K^T loaded from a row-major K — so its loads and
+    copies stay 16-byte vectors; wgmma then reads it untransposed."""
+    b = op.operands[1]
+    return (op.attrs["plan"].engine == "wgmma" and b.layout is not None
+            and b.layout.fast_axis == 0)
+
+
+def a_in_registers(op: Op) -> bool:
+    """A goes to wgmma from registers, with no trip through shared memory, when it is held
+    in the accumulator layout of a product of the same warps (attention's probabilities,
+    the first product's result cast to fp16, feeding the second): a thread then holds
+    exactly the elements of A that wgmma's register fragment asks of it."""
+    from tilecc.transpiler.passes.layouts import Placement, mma_accumulator
+
+    plan: DotPlan = op.attrs["plan"]
+    a = op.operands[0]
+    return (plan.engine == "wgmma" and a.layout is not None and
+            a.layout == Placement(mma_accumulator(plan.warps), a.type.shape))
+
+
 def fma_plan(why: str) -> DotPlan:
     """The portable loop of fused multiply-adds, and why the tensor cores are not used."""
     return DotPlan("fma", (1, 1), 1, f"fused multiply-adds ({why})")

@@ -255,9 +255,10 @@ class _Classes:
             self.parent[self.find(a.id)] = self.find(b.id)
 
 
-def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size: int) -> Blocked:
+def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size: int,
+                    order: tuple[int, ...] | None = None) -> Blocked:
     rank = len(shape)
-    order = tuple(reversed(range(rank)))
+    order = tuple(reversed(range(rank))) if order is None else order
     fast = order[0]
     threads = num_warps * warp_size
     spt = [1] * rank
@@ -325,14 +326,20 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = ""
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_unit, arch)
             if op.attrs["plan"].engine in ("mma", "wgmma"):
                 forced.append((op.result, mma_accumulator(op.attrs["plan"].warps)))
-    # one vector width per class: 16 bytes of its narrowest accessed element type
+    # one vector width per class: 16 bytes of its narrowest accessed element type; and
+    # the axis order its pointers are contiguous in (Triton's coalescing): the loads of a
+    # transposed block (`K^T`, contiguous along axis 0) run along axis 0
     vec: dict[int, int] = {}
+    orders: dict[int, tuple[tuple[int, ...], int]] = {}  # class → (order, elements accessed)
     for op in kernel.walk():
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
-            c = classes.find(op.operands[0].id)
-            width = 1 if op.kind.startswith("atomic") else \
-                16 // op.operands[0].dtype.element_ty.itemsize
+            ptr = op.operands[0]
+            c = classes.find(ptr.id)
+            width = 1 if op.kind.startswith("atomic") else 16 // ptr.dtype.element_ty.itemsize
             vec[c] = max(vec.get(c, 1), width)
+            order = _contiguity_order(ptr)
+            if c not in orders or prod(ptr.type.shape) > orders[c][1]:
+                orders[c] = (order, prod(ptr.type.shape))
     rep: dict[int, tuple[int, ...]] = {}
     for v in blocks:
         c = classes.find(v.id)
@@ -364,7 +371,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = ""
             src, axis = sources[c]
             enc: Encoding = Slice(encoding(src, seen + (c,)), axis)
         else:
-            enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
+            order = orders[c][0] if c in orders and len(orders[c][0]) == len(rep[c]) else None
+            enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size, order)
         encodings[c] = enc
         return enc
 
@@ -375,6 +383,18 @@ def assign(kernel: Kernel, warp_size: int, matrix_unit: str = "", arch: str = ""
         if op.kind in ("load", "store"):
             op.attrs["plan"] = _plan(op)
     return conversions
+
+
+def _contiguity_order(ptr: Value) -> tuple[int, ...]:
+    """Axes of a pointer block, the one its addresses run contiguously along first (the
+    last axis unless another is strictly more contiguous); the rest keep their order."""
+    rank = len(ptr.type.shape)
+    default = tuple(reversed(range(rank)))
+    contig = info(ptr).contiguity
+    if len(contig) != rank:
+        return default
+    fast = max(default, key=lambda e: (min(contig[e], ptr.type.shape[e]), e == rank - 1))
+    return (fast,) + tuple(e for e in default if e != fast)
 
 
 def _insert_conversions(kernel: Kernel, derived) -> list[str]:

@@ -17,8 +17,9 @@ What the loads read must be computable ahead: their pointers, masks and `other` 
 on the loop index, on values from before the loop, and on loop-carried values ("stream
 state", the pointers) whose updates depend on nothing else and which nothing else reads.
 Masked-off vectors are zero-filled by the copy (`other` must be 0); a load whose mask
-varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows, stays
-a plain load.  This pass only marks what to pipeline; the renderer writes it out.
+varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows (along
+K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  This pass only
+marks what to pipeline; the renderer writes it out.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
+from tilecc.transpiler.passes.dot import b_k_major
 
 
 @dataclass
@@ -58,11 +60,13 @@ def _is_zero(v: Value) -> bool:
     return op is not None and op.kind == "const" and op.attrs["value"] == 0
 
 
-def _candidate(load: Op, dot: Op) -> bool:
+def _candidate(load: Op, dot: Op, which: int) -> bool:
     x = load.result
     plan = load.attrs.get("plan")
     p = x.layout
-    if plan is None or p.fast_axis != 1:
+    # vectors along the tile's rows; along B's K where B is staged K-major
+    along = 0 if which == 1 and b_k_major(dot) else 1
+    if plan is None or p.fast_axis != along:
         return False
     nbytes = plan.vec * x.dtype.itemsize
     if nbytes not in (4, 8, 16) or plan.mask_mode not in ("none", "vector"):
@@ -83,10 +87,10 @@ def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
     for op in body.ops:
         if op.kind != "dot" or op.attrs["plan"].engine not in ("mma", "wgmma"):
             continue
-        for x in op.operands[:2]:
+        for which, x in enumerate(op.operands[:2]):
             ld = defined.get(x.id)
             if ld is not None and ld.kind == "load" and users.get(x.id) == [op] and \
-                    x.id not in yielded and _candidate(ld, op):
+                    x.id not in yielded and _candidate(ld, op, which):
                 loads.append(ld)
     if not loads:
         return None

@@ -26,12 +26,7 @@ import attention as AT  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 B, H, N = 4, 32, 4096
-# (BLOCK_M, BLOCK_N, num_warps, num_stages) per head dimension: the tutorial's, less those
-# that spill registers in tilecc's build for sm_90
-CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 64, 8, 4), (64, 64, 4, 3),
-                (128, 128, 8, 3)],
-           128: [(128, 32, 8, 3), (128, 64, 8, 3), (128, 64, 8, 4), (64, 64, 4, 3),
-                 (128, 128, 8, 3)]}
+CONFIGS = AT.CONFIGS  # (BLOCK_M, BLOCK_N, num_warps, num_stages) per head dimension
 
 
 def launcher(kernel, q, k, v, out, lse, causal, cfg):

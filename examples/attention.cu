@@ -22,21 +22,23 @@
 // Layouts (which thread holds which element; see the structs below):
 //   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced3: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced5: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
+//   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 4 lanes x 8 warps
+//   Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L49: v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
-//   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
-//   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
+//   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared memory, B from shared memory (K-major)
+//   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers (held in the accumulator layout), B from shared memory
 // Memory accesses:
 //   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L51 load kt: 1 x fp16 along axis 1; pointers contiguous over 1, aligned to 2 B; mask checked per element
+//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
 //   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
@@ -60,9 +62,9 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked2: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
 struct Blocked2 {
-  enum : int { kRegs = 16 };
+  enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // the coordinate along axis 1 of the element in this thread's register r
@@ -71,8 +73,19 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-struct Sliced3 {
+// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 4 lanes x 8 warps
+struct Blocked3 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced4 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -80,9 +93,18 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 32 };
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
+};
+
+// Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked6 {
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // the coordinate along axis 1 of the element in this thread's register r
@@ -91,8 +113,17 @@ struct Blocked4 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced5: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced5 {
+// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced7 {
+  enum : int { kRegs = 2 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -100,24 +131,13 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
+// Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced9 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
-};
-
-// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 2 per thread x 4 lanes x 1 warps
-struct Blocked7 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 16) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return (r % 16) / 2 * 8 + tc::lane_id() % 4 * 2 + (r % 16) % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) attention_fwd(
@@ -132,9 +152,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     int stride_m,
     int H,
     int N_CTX) {
-  // shared memory for reductions, scans and layout conversions (24576 bytes, reused step by step)
-  __shared__ unsigned char smem[24576] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (24576 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (65536 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Q, K, V and Out are (batch, heads, N_CTX, HEAD_DIM) with one set of strides, the
   // last dimension contiguous.
@@ -165,6 +183,18 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   // L48: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L49: for start_n in range(0, hi, BLOCK_N):
+  // L52: q of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
+    tc::store<8>(q_tile + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+  }
+  tc::fence_proxy_async();  // the stores, visible to the tensor cores
+  __syncthreads();
   float l_i[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) l_i[r] = 0.0f;
@@ -174,19 +204,27 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   float m_i[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
-  tc::half* const v__stages = reinterpret_cast<tc::half*>(dynamic_smem);
-  // pipeline (v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
+  tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
+  tc::half* const v__stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
+  // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       if (start_n_next < hi) {
+        // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+        }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v__stages_base = tc::smem_address(v__stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -200,40 +238,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int start_n = 0; start_n < hi; start_n += 64) {
     const int start_n_ahead = start_n + 2 * 64;
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
-    // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-    tc::half kt[16];
-#pragma unroll
-    for (int r = 0; r < 16; ++r) kt[r] = start_n + Sliced1::coord0((r % 8)) < N_CTX ? *(K + base + Sliced1::coord0((r % 8)) * stride_m + Sliced3::coord0(((r / 8) * 8 + r % 8) / 8) + start_n * stride_m) : tc::half::from_bits(0x0000 /* 0.0 */);
     // L52: qk = tl.dot(q, kt)
-    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
+    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared memory, B from shared memory (K-major)
     float qk[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) qk[r] = 0.0f;
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* qk_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* qk_b = reinterpret_cast<tc::half*>(smem + 16384);
-#pragma unroll
-    for (int v = 0; v < 32; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
-      tc::store<8>(qk_a + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
-    }
-#pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
-      tc::store<8>(qk_b + col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8, chunk);
-    }
-    tc::fence_proxy_async();  // the stores, visible to the tensor cores
-    __syncthreads();
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(qk_a), b_base = tc::smem_address(qk_b);
+      const unsigned a_base = tc::smem_address(q_tile), b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -241,11 +254,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 8192, 1024, 1);
+        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk / 4 * 8192 + kk % 4 * 32, 16, 1024, 1);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
         const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + kk / 4 * 16384 + (warpgroup * 64) * 128 + kk % 4 * 32, 16, 1024, 1);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
                      : "+f"(qk[0]), "+f"(qk[1]), "+f"(qk[16]), "+f"(qk[17]), "+f"(qk[2]), "+f"(qk[3]), "+f"(qk[18]), "+f"(qk[19]),
                        "+f"(qk[4]), "+f"(qk[5]), "+f"(qk[20]), "+f"(qk[21]), "+f"(qk[6]), "+f"(qk[7]), "+f"(qk[22]), "+f"(qk[23]),
                        "+f"(qk[8]), "+f"(qk[9]), "+f"(qk[24]), "+f"(qk[25]), "+f"(qk[10]), "+f"(qk[11]), "+f"(qk[26]), "+f"(qk[27]),
@@ -254,12 +267,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
+        // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        const unsigned kt_stages_base = tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+        }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v__stages_base = tc::smem_address(v__stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced3::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -274,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced5::coord0((r % 16)) < N_CTX) & (t + Sliced6::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced5::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced8::coord0((r % 16)) < N_CTX) & (t + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {
@@ -325,23 +345,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::half t_1[32];
 #pragma unroll
     for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_1[r], t_1[r + 1]);
-    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read from shared memory
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-    for (int v = 0; v < 32; v += 2) {
-      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_1[v + k];
-      tc::store<2>(acc__1_a + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
-    }
-    tc::fence_proxy_async();  // the stores, visible to the tensor cores
-    __syncthreads();
-    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A and B from shared memory
+    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers (held in the accumulator layout), B from shared memory
+    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A from registers and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(acc__1_a), b_base = tc::smem_address((v__stages + start_n_stage * 4096));
+      const unsigned b_base = tc::smem_address((v__stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -351,14 +359,14 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 8192, 1024, 1);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
-        const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + kk / 4 * 16384 + (warpgroup * 64) * 128 + kk % 4 * 32, 16, 1024, 1);
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]), tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]), tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]), tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
                      : "+f"(acc__1[0]), "+f"(acc__1[1]), "+f"(acc__1[16]), "+f"(acc__1[17]), "+f"(acc__1[2]), "+f"(acc__1[3]), "+f"(acc__1[18]), "+f"(acc__1[19]),
                        "+f"(acc__1[4]), "+f"(acc__1[5]), "+f"(acc__1[20]), "+f"(acc__1[21]), "+f"(acc__1[6]), "+f"(acc__1[7]), "+f"(acc__1[22]), "+f"(acc__1[23]),
                        "+f"(acc__1[8]), "+f"(acc__1[9]), "+f"(acc__1[24]), "+f"(acc__1[25]), "+f"(acc__1[10]), "+f"(acc__1[11]), "+f"(acc__1[26]), "+f"(acc__1[27]),
                        "+f"(acc__1[12]), "+f"(acc__1[13]), "+f"(acc__1[28]), "+f"(acc__1[29]), "+f"(acc__1[14]), "+f"(acc__1[15]), "+f"(acc__1[30]), "+f"(acc__1[31])
-                     : "l"(a_desc0), "l"(b_desc), "r"(1));
+                     : "r"(a_frag0[0]), "r"(a_frag0[1]), "r"(a_frag0[2]), "r"(a_frag0[3]), "l"(b_desc), "r"(1));
       }
       tc::wgmma_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers
@@ -384,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int r = 0; r < 32; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced6::owner() && t + Sliced6::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced6::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t + Sliced9::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half t_2[32];
 #pragma unroll
@@ -394,6 +402,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
-    if (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced6::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced5::coord0((v % 16)), chunk);
+    if (t + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced8::coord0((v % 16)), chunk);
   }
 }

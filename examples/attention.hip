@@ -22,12 +22,15 @@
 // Layouts (which thread holds which element; see the structs below):
 //   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked3: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 8 lanes x 8 warps
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
+//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
 //   L57: result of the reduction (fp32[128]): through shared memory
 //   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
@@ -37,7 +40,7 @@
 //   L63: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
 //   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L51 load kt: 1 x fp16 along axis 1; pointers contiguous over 1, aligned to 2 B; mask checked per element
+//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
 //   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
@@ -61,7 +64,7 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
 struct Sliced2 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -70,8 +73,17 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked3: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked3 {
+// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked4 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -81,19 +93,19 @@ struct Blocked3 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked4: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
+// Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 8 lanes x 8 warps
+struct Blocked5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-struct Blocked5 {
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
+struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
@@ -103,8 +115,8 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced6 {
+// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced7 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
@@ -112,13 +124,33 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
 };
 
-// Sliced7: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
+// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
+};
+
+// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced9 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked10 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) attention_fwd(
@@ -178,7 +210,11 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
     tc::half kt[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) kt[r] = start_n + Sliced1::coord0(r) < N_CTX ? *(K + base + Sliced1::coord0(r) * stride_m + Sliced2::coord0(0) + start_n * stride_m) : tc::half::from_bits(0x0000 /* 0.0 */);
+    for (int v = 0; v < 8; v += 8) {
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX, K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+#pragma unroll
+      for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
+    }
     // L52: qk = tl.dot(q, kt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float qk[16];
@@ -189,31 +225,25 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* qk_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
       tc::store<8>(qk_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
-      tc::store<8>(qk_b + row * 64 + col, chunk);
-    }
+    for (int r = 0; r < 8; ++r) qk_b[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = kt[r];
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) qk[r] = tc::fma(tc::cast<float>(qk_a[Blocked5::coord0(r) * 64 + kk]), tc::cast<float>(qk_b[kk * 64 + Blocked5::coord1(r)]), qk[r]);
+      for (int r = 0; r < 16; ++r) qk[r] = tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]), tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
     // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced6::coord0(0) < N_CTX) & (t + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced7::coord0(0) < N_CTX) & (t + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
@@ -233,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced7::coord0(r)] = qk_max[r];
+      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 2; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
@@ -251,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced7::coord0(r)];
+      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
     }
     float p[16];
 #pragma unroll
@@ -280,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced7::coord0(r)] = p_sum[r];
+      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
@@ -295,7 +325,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX, V + base + Sliced2::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX, V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
@@ -305,10 +335,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* acc__1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc__1_a[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = tc::cast<tc::half>(p[r]);
+    for (int r = 0; r < 16; ++r) acc__1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
@@ -317,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) acc__1[r] = tc::fma(tc::cast<float>(acc__1_a[Blocked3::coord0(r) * 64 + kk]), tc::cast<float>(acc__1_b[kk * 64 + Blocked3::coord1(r)]), acc__1[r]);
+      for (int r = 0; r < 16; ++r) acc__1[r] = tc::fma(tc::cast<float>(acc__1_a[Blocked4::coord0(r) * 64 + kk]), tc::cast<float>(acc__1_b[kk * 64 + Blocked4::coord1(r)]), acc__1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc__1[r];

@@ -77,15 +77,23 @@ def _loop_args(n, dt, rng, constexprs):
         a_mem, sam, sak = np.asfortranarray(a).ravel(order="K"), 1, m
     else:
         a_mem, sam, sak = a.ravel(), k, 1
-    return [a_mem, b.ravel(), junk(rng, m * nn, out), m, nn, k, sam, sak, nn, 1, nn,
+    if rng.integers(0, 2):  # B stored column-major (a block of K^T): K is contiguous
+        b_mem, sbk, sbn = np.asfortranarray(b).ravel(order="K"), 1, k
+    else:
+        b_mem, sbk, sbn = b.ravel(), nn, 1
+    return [a_mem, b_mem, junk(rng, m * nn, out), m, nn, k, sam, sak, sbk, sbn, nn,
             *constexprs]
 
 
+def _strided(mem: np.ndarray, shape: tuple[int, int], strides: tuple[int, int]) -> np.ndarray:
+    return np.lib.stride_tricks.as_strided(mem, shape, tuple(s * mem.itemsize
+                                                             for s in strides)).copy()
+
+
 def _loop_ref(args, tf32: bool):
-    m, nn, k, sam, sak = args[3:8]
-    a = np.lib.stride_tricks.as_strided(args[0], (m, k), (sam * args[0].itemsize,
-                                                           sak * args[0].itemsize)).copy()
-    b = args[1].reshape(k, nn)
+    m, nn, k, sam, sak, sbk, sbn = args[3:10]
+    a = _strided(args[0], (m, k), (sam, sak))
+    b = _strided(args[1], (k, nn), (sbk, sbn))
     out = _product(a, b, tf32)
     return [out.reshape(-1).astype(args[2].dtype)]
 
@@ -96,10 +104,14 @@ TL_NAMES = {F16: ("fp16", "fp32"), BF16: ("bf16", "fp32"), F32: ("fp32", "fp32")
 
 def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=4, tol=None):
     bm, bk, bn = blocks
-    # sizes any, and sizes multiples of 16 (whole vectors: both operands stream in by cp.async)
-    sigs = [f"*{d}:16,*{d}:16,*{o}:16,{mn},{mn},i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+    # sizes any, and sizes multiples of 16 (whole vectors: both operands stream in by
+    # cp.async); B row-major, and B column-major (contiguous along K: staged K-major for
+    # wgmma)
+    sigs = [f"*{d}:16,*{d}:16,*{o}:16,{mn},{mn},i32:16,i32:16,i32:1,{b_strides},i32:16,"
             f"{bm},{bn},{bk},{int(ieee)}" for d, o in
-            (TL_NAMES[np.dtype(x)] for x in dtypes) for mn in ("i32", "i32:16")]
+            (TL_NAMES[np.dtype(x)] for x in dtypes)
+            for mn, b_strides in (("i32", "i32:16,i32:1"), ("i32:16", "i32:16,i32:1"),
+                                  ("i32:16", "i32:1,i32:16"))]
     case = block_case(
         name, dot_loop_kernel,
         lambda n, dt, rng, masked=True: _loop_args(n, dt, rng, (bm, bn, bk, int(ieee))),
@@ -179,6 +191,47 @@ DOT_EPILOGUE = block_case(
     tolerance={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 1e-2)})
 
 
+# ========================================================================================
+# 3. An operand that does not change in the loop of its product (staged in shared memory
+#    once per entry of the loop), the loop itself inside another loop.
+# ========================================================================================
+
+@tilecc.jit
+def dot_rows_kernel(X, W, C, M, N, ROWS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                    K: tl.constexpr):
+    # C = X @ W with K whole: each program takes ROWS blocks of X's rows in turn and
+    # multiplies each, held, by every block of W's columns
+    rk = tl.arange(0, K)
+    for i in range(ROWS):
+        rm = (tl.program_id(0) * ROWS + i) * BM + tl.arange(0, BM)
+        x = tl.load(X + rm[:, None] * K + rk[None, :], mask=rm[:, None] < M, other=0.0)
+        for n0 in range(0, N, BN):
+            rn = n0 + tl.arange(0, BN)
+            w = tl.load(W + rk[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0.0)
+            tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(x, w),
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _rows_args(n, dt, rng, masked=True):
+    m, nn = n
+    x, w = (rand(rng, size, dt, -2, 2) for size in (m * 64, 64 * nn))
+    return [x, w, junk(rng, m * nn, F32), m, nn, 2, 64, 64, 64]
+
+
+def _rows_ref(args):
+    m, nn = args[3:5]
+    return [_product(args[0].reshape(m, 64), args[1].reshape(64, nn)).reshape(-1)
+            .astype(F32)]
+
+
+DOT_ROWS = block_case(
+    "dot_rows_held", dot_rows_kernel, _rows_args, _rows_ref, (2,), (F16, BF16),
+    tuple(f"*{d}:16,*{d}:16,*fp32:16,i32,{nn},2,64,64,64" for d in ("fp16", "bf16")
+          for nn in ("i32", "i32:16")),
+    lambda n: (cdiv(n[0], 128),), dims=((64, 300), (64, 200)), options={"num_warps": 4},
+    tolerance={"float32": (1e-5, 2e-3)})
+
+
 CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_LOOP_WG1,
-             DOT_LOOP_WG2, DOT_EPILOGUE]
+             DOT_LOOP_WG2, DOT_EPILOGUE, DOT_ROWS]
 BY_NAME = {c.name: c for c in CASES_DOT}

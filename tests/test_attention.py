@@ -61,11 +61,69 @@ def test_interpreter_batches_fp32_and_scale() -> None:
 @pytest.mark.parametrize("causal", [False, True])
 def test_benchmark_configurations_compile(d: int, causal: bool, target: str, arch: str):
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    cfg = A.config(d, causal)
+    cfg = A.config(d, causal, arch)
     sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
            f"{d},{cfg['BLOCK_M']},{cfg['BLOCK_N']},{causal}")
     assert_clean_compile(A.attention_fwd, sig, target, arch, num_warps=cfg["num_warps"],
                          num_stages=cfg["num_stages"])
+
+
+@pytest.mark.parametrize("d,blocks", [(d, c) for d in A.CONFIGS for c in A.CONFIGS[d]])
+def test_benchmark_configurations_compile_for_hopper(d: int, blocks) -> None:
+    """Every configuration the benchmark tries: no spills, no ptxas serialization."""
+    require_cuda_compiler()
+    bm, bn, warps, stages = blocks
+    for causal in (False, True):
+        sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,"
+               f"i32,{d},{bm},{bn},{causal}")
+        assert_clean_compile(A.attention_fwd, sig, "cuda", "sm_90", num_warps=warps,
+                             num_stages=stages)
+
+
+def test_hopper_source_keeps_operands_where_they_are() -> None:
+    """On sm_90: Q is staged in shared memory once, before the loop; K^T is loaded along
+    its contiguous axis and copied K-major by cp.async (wgmma reads B untransposed); the
+    probabilities reach the second product from registers; no layout conversion."""
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
+           "64,128,64,True")
+    src = A.attention_fwd.source(sig, arch="sm_90", num_warps=8, num_stages=3)
+    header, body = src.split("#include")
+    loop = body.index("for (int start_n = 0;")
+    assert "q of tl.dot does not change in the loop" in body[:loop]
+    assert "q_tile" in body[loop:] and "q[" not in body[loop:]
+    assert "load kt: 8 x fp16 (16 B) along axis 0" in header
+    assert "kt, v of tl.dot copied into shared memory with cp.async" in header
+    assert "A from registers (held in the accumulator layout)" in header
+    assert "B from shared memory (K-major)" in header
+    assert "Layout conversions (through shared memory):\n//   none" in header
+    assert "__shared__ unsigned char smem" not in body  # no staging through the pool
+    assert body.count(", p, 1, 1, 0, 0;") == 1  # Q K^T: B K-major, not transposed
+    assert body.count(", p, 1, 1, 1;") == 1  # P V: A from registers, B transposed
+    assert "tc::pack2(" in body
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d,blocks", [(d, c) for d in A.CONFIGS for c in A.CONFIGS[d]])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gpu_configurations_match_sdpa(d: int, blocks, causal: bool) -> None:
+    """Every benchmark configuration, on a length no block divides."""
+    import torch
+    import torch.nn.functional as F
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(1)
+    z, h, n = 1, 2, 300
+    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    out = torch.empty_like(q)
+    lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
+    bm, bn, warps, stages = blocks
+    A.attention_fwd[(-(-n // bm), z * h)](
+        q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
+        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=stages)
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)
 
 
 @pytest.mark.gpu
@@ -84,7 +142,7 @@ def test_gpu_matches_sdpa(shape, causal: bool, dtype: str) -> None:
     out = torch.empty_like(q)
     z, h, n, d = shape
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
-    cfg = A.config(d, causal)
+    cfg = A.config(d, causal, "sm_{}{}".format(*torch.cuda.get_device_capability()))
     A.attention_fwd[(-(-n // cfg["BLOCK_M"]), z * h)](
         q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
         HEAD_DIM=d, CAUSAL=causal, **cfg)

@@ -120,6 +120,25 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     assert "mma_m16n8k32_s8" in _source(KD.dot_loop_kernel, i8, arch="sm_90")
 
 
+def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
+    """B stored column-major (a block of K^T): its loads run along K in 16-byte vectors;
+    on sm_90 cp.async copies them into a K-major tile that wgmma reads untransposed; on
+    sm_80 (ldmatrix reads N-major tiles) B is stored by the threads, A still streams in."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,i32:16,i32:16,64,64,64,0"
+    src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
+    header, body = src.split("#include")
+    assert "load b: 8 x fp16 (16 B) along axis 0" in header
+    assert "a, b of tl.dot copied into shared memory with cp.async" in header
+    assert "B from shared memory (K-major)" in header
+    assert body.count(", p, 1, 1, 0, 0;") == 1 and ", p, 1, 1, 0, 1;" not in body
+    row_major = _source(KD.dot_loop_kernel, sig.replace("i32:1,i32:1,i32:16", "i32:1,i32:16,i32:1"),
+                        arch="sm_90")
+    assert row_major.count(", p, 1, 1, 0, 1;") == 1 and "K-major" not in row_major
+    ampere = _source(KD.dot_loop_kernel, sig, arch="sm_80")
+    assert "load b: 8 x fp16 (16 B) along axis 0" in ampere
+    assert "a of tl.dot copied into shared memory with cp.async" in ampere
+
+
 def test_fp32_precision_selects_tf32_or_fma() -> None:
     base = "*fp32:16,*fp32:16,*fp32:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,"
     assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0")

@@ -252,11 +252,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(qk[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
+      const unsigned long long a_desc0_0 = tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk / 4 * 8192 + kk % 4 * 32, 16, 1024, 1);
+        const unsigned long long b_desc = b_desc0 + (kk / 4 * 512 + kk % 4 * 2);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
-        const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + kk / 4 * 16384 + (warpgroup * 64) * 128 + kk % 4 * 32, 16, 1024, 1);
+        const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
                      : "+f"(qk[0]), "+f"(qk[1]), "+f"(qk[16]), "+f"(qk[17]), "+f"(qk[2]), "+f"(qk[3]), "+f"(qk[18]), "+f"(qk[19]),
@@ -355,9 +357,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(acc__1[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 8192, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 8192, 1024, 1);
+        const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
         const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]), tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]), tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]), tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"

@@ -215,11 +215,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 4096, 1024, 1);
+      const unsigned long long a_desc0_0 = tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64, 16, 512, 2);
+      const unsigned long long a_desc1_0 = tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64, 16, 512, 2);
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
-        const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, 4096, 1024, 1);
+        const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
-        const unsigned long long a_desc0 = tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64 + kk * 32, 16, 512, 2);
+        const unsigned long long a_desc0 = a_desc0_0 + (kk * 2);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
                      : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[2]), "+f"(accumulator[3]), "+f"(accumulator[34]), "+f"(accumulator[35]),
@@ -232,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
                        "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[30]), "+f"(accumulator[31]), "+f"(accumulator[62]), "+f"(accumulator[63])
                      : "l"(a_desc0), "l"(b_desc), "r"(1));
         // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
-        const unsigned long long a_desc1 = tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64 + kk * 32, 16, 512, 2);
+        const unsigned long long a_desc1 = a_desc1_0 + (kk * 2);
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
                      : "+f"(accumulator[64]), "+f"(accumulator[65]), "+f"(accumulator[96]), "+f"(accumulator[97]), "+f"(accumulator[66]), "+f"(accumulator[67]), "+f"(accumulator[98]), "+f"(accumulator[99]),

@@ -249,17 +249,26 @@ class DotOps:
         L("// between multiplications, which would serialize them)")
         L(pin)
         L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
+        # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
+        # address field is the low 14 bits, and the tiles end below 256 KiB)
+        if b_trans:
+            L(f"const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, {k * 128}, "
+              "1024, 1);")
+            b_step = "kk * 128"
+        else:  # K-major: as A's tile, all n rows
+            b_desc0, b_step = self.k_major_descriptor("b_base", "", k, n)
+            L(f"const unsigned long long b_desc0 = {b_desc0};")
+        if a_tile is not None:
+            for i in range(per_group // 64):
+                first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
+                a_desc0, a_step = self.k_major_descriptor("a_base", first, k, m)
+                L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
         L("#pragma unroll")
         L(f"for (int kk = 0; kk < {k // 16}; ++kk) {{")
         self.depth += 1
-        if b_trans:
-            L(f"const unsigned long long b_desc = tc::wgmma_descriptor(b_base + kk * 2048, "
-              f"{k * 128}, 1024, 1);")
-        else:  # K-major: as A's tile, all n rows
-            L(f"const unsigned long long b_desc = {self.k_major_descriptor('b_base', '', k, n)};")
+        L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
         rk = k // 4  # A's registers per row repetition, in the accumulator layout
         for i in range(per_group // 64):
-            first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
             regs = [f"{acc}[{(2 * i + h) * rn + 2 * j + e}]"
                     for j in range(n // 8) for h in (0, 1) for e in (0, 1)]
             count = len(regs)
@@ -281,8 +290,7 @@ class DotOps:
                                ", ".join(f'"r"(a_frag{i}[{q}])' for q in range(4)))
                 at, trans = count + 4, f"{b_trans}"
             else:
-                desc = self.k_major_descriptor("a_base", first, k, m)
-                L(f"const unsigned long long a_desc{i} = {desc};")
+                L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
                 a_ops, a_in = f"%{count}", f'"l"(a_desc{i})'
                 at, trans = count + 1, f"0, {b_trans}"
             L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"')
@@ -308,16 +316,16 @@ class DotOps:
         L("}")
 
     @staticmethod
-    def k_major_descriptor(base: str, first_row: str, k: int, rows: int) -> str:
-        """The descriptor of K step `kk` of a K-major wgmma tile (`rows` rows of K elements:
-        64-byte rows with 64-byte swizzle when K = 32, else 128-byte swizzle atoms of 64
-        elements), starting at row `first_row`."""
+    def k_major_descriptor(base: str, first_row: str, k: int, rows: int) -> tuple[str, str]:
+        """The descriptor of a K-major wgmma tile (`rows` rows of K elements: 64-byte rows
+        with 64-byte swizzle when K = 32, else 128-byte swizzle atoms of 64 elements) from
+        row `first_row` on, and what K step `kk` adds to it (its offset / 16 bytes)."""
         if k == 32:
             row = f" + ({first_row}) * 64" if first_row else ""
-            return f"tc::wgmma_descriptor({base}{row} + kk * 32, 16, 512, 2)"
+            return f"tc::wgmma_descriptor({base}{row}, 16, 512, 2)", "kk * 2"
         row = f" + ({first_row}) * 128" if first_row else ""
-        return (f"tc::wgmma_descriptor({base} + kk / 4 * {rows * 128}{row} + kk % 4 * 32, "
-                f"16, 1024, 1)")
+        return (f"tc::wgmma_descriptor({base}{row}, 16, 1024, 1)",
+                f"kk / 4 * {rows * 8} + kk % 4 * 2")
 
     def fragment_loads(self, op: Op, plan: DotPlan, kk: str, buf: str, b_tile: str) -> None:
         """ldmatrix (or, for B of tf32 / int8, shared-memory loads) of step `kk`'s A and B

@@ -203,9 +203,9 @@ TC_DEVICE float fdiv(float a, float b) { return a / b; }
 TC_DEVICE float sqrt_f32(float x) { return ::sqrtf(x); }
 TC_DEVICE float rsqrt_f32(float x) { return ::rsqrtf(x); }
 #else
-TC_DEVICE float exp2_f32(float x) {
+TC_DEVICE float exp2_f32(float x) {  // flushing subnormal results to zero, as Triton does
   float y;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 TC_DEVICE float exp_f32(float x) { return exp2_f32(x * 1.4426950408889634f); }

@@ -82,7 +82,7 @@ def config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
     fastest of benchmarks/bench_attention.py on an H100 (the probabilities reach the second
     product in registers there, which leaves room for wider blocks), elsewhere narrower."""
     if arch.startswith("sm_90"):
-        if head_dim <= 64 and causal:
+        if head_dim <= 64:
             return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     return {"BLOCK_M": 128, "BLOCK_N": 64 if head_dim <= 64 else 32, "num_warps": 8,

@@ -13,6 +13,7 @@ import copy
 import importlib.util
 import inspect
 import os
+import re
 
 import numpy as np
 import pytest
@@ -308,6 +309,28 @@ def test_layernorm_example_compiles(kernel: str, sig: str, warps: int, target: s
     if sig is None:  # derived from the parameters: the example's backward is still evolving
         sig = _fp32_signature(fn)
     assert_clean_compile(fn, sig, target, arch, num_warps=warps)
+
+
+def test_memory_bound_kernels_ask_for_two_programs_per_sm() -> None:
+    """From 256 threads, a kernel without tensor-core products asks ptxas for two programs
+    per SM (registers held to 65536 / 512 = 128 at 8 warps); 128 threads need no asking,
+    HIP has other launch bounds; where ptxas would spill for it, the compiled kernel is
+    built without it (the fp32 row of 8192 at 8 warps, on sm_80)."""
+    fwd = layernorm_ex.layer_norm_fwd
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32:16,i32:16,fp32,16384")
+    src = fwd.source(sig, arch="sm_90", num_warps=8)
+    assert "__launch_bounds__(256, 2)" in src
+    assert "at least 2 programs per SM (registers per thread held to 128" in src
+    assert "__launch_bounds__(128)" in fwd.source(sig, arch="sm_90", num_warps=4)
+    assert "__launch_bounds__(256)" in fwd.source(sig, target="hip", num_warps=4)
+    require_cuda_compiler()
+    binary = fwd.compile(sig, target="cuda", arch="sm_90", num_warps=8)
+    used = int(re.search(r"Used (\d+) registers", binary.log).group(1))
+    assert used <= 128 and "0 bytes spill stores" in binary.log
+    wide = "*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,i32,fp32,8192"
+    assert "__launch_bounds__(256, 2)" in fwd.source(wide, arch="sm_80", num_warps=8)
+    for arch in ("sm_80", "sm_90"):  # asked for in the source, dropped where it spills
+        assert_clean_compile(fwd, wide, "cuda", arch, num_warps=8)
 
 
 def test_bound_checks_are_evaluated_once_per_run_of_registers() -> None:

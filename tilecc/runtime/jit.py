@@ -117,14 +117,15 @@ class JITFunction:
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
-              num_stages: int | None = None, arch: str | None = None) -> Built:
+              num_stages: int | None = None, arch: str | None = None,
+              occupancy: bool = True) -> Built:
         from tilecc.transpiler.render import render
 
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
                                          num_stages=num_stages, arch=arch)
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
-                        line_directives=line_directives)
+                        line_directives=line_directives, occupancy=occupancy)
         return Built(kernel, conversions, source, tuple(specs))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
@@ -378,8 +379,13 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
         return hit
     built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
                          num_stages=num_stages, arch=arch)
-    binary = compile_source(built, target, arch)._replace(
-        shared_bytes=built.kernel.shared_bytes)
+    binary = compile_source(built, target, arch)
+    if built.kernel.min_programs and _spills(binary.log):
+        # the programs per SM asked of ptxas cost register spills: not worth them
+        built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
+                             num_stages=num_stages, arch=arch, occupancy=False)
+        binary = compile_source(built, target, arch)
+    binary = binary._replace(shared_bytes=built.kernel.shared_bytes)
     name = built.kernel.name
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
                                  "log": binary.log, "num_warps": num_warps,
@@ -391,6 +397,10 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
         _dump(built, binary, target, arch, key)
     hit = _binaries[key] = (binary, name)
     return hit
+
+
+def _spills(log: str) -> bool:
+    return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
 
 
 def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:

@@ -132,6 +132,7 @@ class Kernel:
     num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
     shared_bytes: int = 0  # dynamic shared memory the launch must give (set by the renderer)
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by the renderer
+    min_programs: int | None = None  # programs per SM asked of ptxas: set by the renderer
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
     statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)

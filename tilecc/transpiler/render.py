@@ -697,8 +697,39 @@ class Renderer(BlockOps, DotOps):
         return out
 
 
+REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture since sm_50
+
+
+def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None) -> int | None:
+    """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
+
+    A kernel without tensor-core products streams memory: a second program on the SM keeps
+    loads in flight while the first reduces and waits at barriers.  ptxas does not count on
+    that; for 256 threads and more it may take more registers than leave room for two (at
+    16384 columns, layer norm's forward pass took 140 registers with 8 warps, one program
+    per SM, and ran 0.90x Triton's speed; held to 128 it ran 1.01x).  Asked only where a
+    thread's largest block value fills at most half of that budget; where ptxas still has
+    to spill to meet it, the runtime compiles the kernel again without it.  `held`: the ids of the values kept in registers (not inlined or
+    recomputed where used); None: every block value."""
+    threads = kernel.num_warps * target.warp_size
+    if target.name != "cuda" or threads * 2 * 255 <= REGISTERS_PER_SM:
+        return None
+    if any(op.kind == "dot" for op in kernel.walk()):
+        return None  # tensor-core tiles want their registers
+    budget = REGISTERS_PER_SM // (2 * threads)
+    words = 0
+    for op in kernel.walk():
+        for v in op.results:
+            if v.type.is_block and v.layout is not None and (held is None or v.id in held):
+                words = max(words, -(-v.layout.regs * v.dtype.itemsize // 4))
+    return 2 if words <= budget // 2 else None
+
+
 def render(kernel: Kernel, target: Target, conversions: list[str], *,
-           specialization: list[str], line_directives: bool = False) -> str:
+           specialization: list[str], line_directives: bool = False,
+           occupancy: bool = True) -> str:
+    """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
+    (the runtime renders again without it when ptxas spills registers to meet it)."""
     from tilecc import __version__
 
     r = Renderer(kernel, target, line_directives)
@@ -728,6 +759,10 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
             what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
             memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
     threads = kernel.num_warps * target.warp_size
+    held = {v.id for op in kernel.walk() for v in op.results
+            if v.id not in r.inline and v.id not in r.recomputed}
+    min_programs = programs_per_sm(kernel, target, held) if occupancy else None
+    kernel.min_programs = min_programs
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
     for p, name in r.layout_names.items():
@@ -738,4 +773,4 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         name=kernel.name, version=__version__, source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
-        layouts=layouts, conversions=conversions, dots=dots)
+        layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)

@@ -703,14 +703,16 @@ REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture s
 def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None) -> int | None:
     """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
 
-    A kernel without tensor-core products streams memory: a second program on the SM keeps
-    loads in flight while the first reduces and waits at barriers.  ptxas does not count on
-    that; for 256 threads and more it may take more registers than leave room for two (at
-    16384 columns, layer norm's forward pass took 140 registers with 8 warps, one program
-    per SM, and ran 0.90x Triton's speed; held to 128 it ran 1.01x).  Asked only where a
-    thread's largest block value fills at most half of that budget; where ptxas still has
-    to spill to meet it, the runtime compiles the kernel again without it.  `held`: the ids of the values kept in registers (not inlined or
-    recomputed where used); None: every block value."""
+    A kernel without tensor-core products streams memory: two programs on an SM keep loads
+    in flight while one of them reduces or waits at a barrier.  Without a minimum, ptxas
+    picks its register count by heuristics that need not leave room for two, or that hold
+    it so low that it keeps few loads in flight: at 16384 columns with 8 warps, layer norm's
+    forward pass took 91 registers and ran 0.92x Triton's speed; asked for two programs per
+    SM (128 registers) it took 115 and ran 1.03x.  Asked from 256 threads on (below that,
+    two programs fit any register count), where a thread's largest block value fills at
+    most half of the registers two programs leave; where ptxas still spills to meet it,
+    the runtime compiles the kernel again without it.  `held`: the ids of the values kept
+    in registers (not inlined or recomputed where used); None: every block value."""
     threads = kernel.num_warps * target.warp_size
     if target.name != "cuda" or threads * 2 * 255 <= REGISTERS_PER_SM:
         return None

@@ -303,34 +303,6 @@ TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*
 template <int N, typename T>
 TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
 
-// 1, 2 or 4 words from `p` where `pred` holds; `w` keeps its values where not.  On NVIDIA
-// one predicated ld.global: a branch around each load (what `if (pred)` compiles to) ends a
-// basic block, and ptxas then schedules each load just before its uses, so a thread has one
-// load in flight instead of all of them (Triton's loads are predicated too).  The memory
-// clobber keeps it in order with the kernel's other memory accesses.
-template <int WORDS>
-TC_DEVICE void load_words_if(bool pred, const void* p, Vec<unsigned, WORDS>& w) {
-#if !defined(TC_HIP) && defined(__CUDA_ARCH__)
-  if constexpr (WORDS == 4) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-                 "@p ld.global.v4.b32 {%0, %1, %2, %3}, [%5];\n}"
-                 : "+r"(w[0]), "+r"(w[1]), "+r"(w[2]), "+r"(w[3])
-                 : "r"(static_cast<int>(pred)), "l"(p) : "memory");
-  } else if constexpr (WORDS == 2) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
-                 "@p ld.global.v2.b32 {%0, %1}, [%3];\n}"
-                 : "+r"(w[0]), "+r"(w[1]) : "r"(static_cast<int>(pred)), "l"(p) : "memory");
-  } else {
-    static_assert(WORDS == 1, "1, 2 or 4 words");
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n"
-                 "@p ld.global.b32 %0, [%2];\n}"
-                 : "+r"(w[0]) : "r"(static_cast<int>(pred)), "l"(p) : "memory");
-  }
-#else
-  if (pred) w = *reinterpret_cast<const Vec<unsigned, WORDS>*>(p);
-#endif
-}
-
 // The N elements at `p` where `pred` holds, else `other`: one predicated access.  The choice
 // is made on 32-bit words, as the hardware loads them; chosen element by element, 16- and
 // 8-bit elements would each cost a byte permute and the registers to hold both vectors.
@@ -339,7 +311,7 @@ TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
   if constexpr (sizeof(T) * N % 4 == 0) {
     using Words = Vec<unsigned, sizeof(T) * N / 4>;
     Words w = bitcast<Words>(other);
-    load_words_if<sizeof(T) * N / 4>(pred, p, w);
+    if (pred) w = *reinterpret_cast<const Words*>(p);
     return bitcast<Vec<T, N>>(w);
   } else {
     Vec<T, N> r = other;

@@ -425,6 +425,45 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
 
 
+@pytest.mark.parametrize("fw", ["torch", "cupy"])
+def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
+    """From the second launch on, one generated function binds, keys, packs and launches;
+    it hands anything unusual (another key or launch option, a float that needs
+    saturating, another thread, arguments that do not bind) to the general path, and every
+    launch passes the same values either way."""
+    k = tilecc.jit(ten)
+    arrays = [MAKERS[fw](BASE + i * 4096) for i in range(6)]
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # the second: the binder is generated
+    direct = k._direct
+    assert direct is not None and "def direct(_tc_g3, a, b, c" in direct.source
+    taken = []
+
+    def counting(*a, **kw):
+        taken.append(direct(*a, **kw))
+        return taken[-1]
+
+    monkeypatch.setattr(k, "_direct", counting)
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(6, 2)](*arrays, n=1001, m=4, k=1, alpha=0.25, BLOCK=1024)  # keywords bind too
+    assert taken == [True, True]
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # a new key: general path
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # ... and then direct
+    k[(5,)](*arrays, 1000, 3, 1, 1e300, BLOCK=1024)  # beyond fp32: saturated by the general
+    th = threading.Thread(target=lambda: k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024))
+    th.start()
+    th.join()
+    with pytest.raises(TypeError, match="BLCK"):  # does not bind: the general path says why
+        k[(5,)](*arrays, 1000, 3, 1, 0.5, BLCK=1024)
+    assert taken[2:] == [False, True, False, False]
+    values = [e["values"] for e in gpu.log]
+    assert values[0] == values[1] == values[2] == values[4] == values[5] == values[7]
+    assert values[3][6:] == [1001, 4, 0.25] and gpu.log[3]["grid"] == (6, 2, 1)
+    assert values[6][-1] == float("inf")
+    assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2
+    assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2
+
+
 def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):
     calls = []
     current = {"device": 0}

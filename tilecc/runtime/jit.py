@@ -68,6 +68,7 @@ class JITFunction:
         self._binder: Callable | None = None  # launch.make_binder, at a repeated launch
         self._binder_tried = False
         self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
+        self._direct: Callable | None = None  # the binder's whole warm launch (launch.py)
         self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
         self._grids: dict[Any, Callable] = {}  # grid -> bound launch (kernel[grid])
 

@@ -17,6 +17,11 @@ A warm call — every call after the first of a signature — does only this:
    `cuLaunchKernel` through CuPy's thin driver binding (`cupy_backends`; `cupy` itself
    is not imported).
 
+Once a binder exists, steps 1-4 are one generated function of the kernel's own
+parameters (`binder.direct`): Python binds the arguments as it binds any call, and no
+argument list, key list or launcher call is built in between.  It declines (returns
+False) whatever it was not generated for, and the steps above run as written.
+
 Anything the warm path does not read (NumPy scalars, host arrays, misspelt or defaulted
 arguments, a new dtype, device or alignment) takes the slow path: `JITFunction.specs_for`
 specializes from scratch with every check and error message (host arrays, mixed
@@ -155,12 +160,17 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
     return key, out
 
 
-def make_binder(constexpr_flags: tuple[bool, ...], values) -> Callable | None:
+def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[str, ...] = (),
+                bound: dict | None = None) -> Callable | None:
     """Generate `arg_key` specialized to the argument types of `values`: straight-line code
     that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
     when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
     left out of the key.  About twice as fast as the loop; None when some argument is of
-    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...)."""
+    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...).
+
+    With the parameters' names and the `bound` dict (key → Launcher), the binder also
+    carries `binder.direct`: the whole warm launch in one generated function (see
+    `_direct_source`)."""
     n = len(values)
     env: dict[str, Any] = {"_wide": _wide}
     guards, body, key, out = [], [], [], []
@@ -204,7 +214,60 @@ def make_binder(constexpr_flags: tuple[bool, ...], values) -> Callable | None:
     exec(compile("\n".join(lines), "<tilecc launch binder>", "exec"), env)
     binder = env["binder"]
     binder.source = "\n".join(lines)
+    binder.direct = None
+    usable = len(param_names) == n and all(
+        m.isidentifier() and not m.startswith("_tc_") and m not in LAUNCH_OPTIONS
+        for m in param_names)
+    if bound is not None and usable:
+        direct = _direct_source(param_names, guards, body, key, out)
+        env.update(_tc_bound=bound, _tc_ident=_get_ident, _tc_error=(struct.error, OverflowError),
+                   _NO=_MISSING)
+        exec(compile(direct, "<tilecc direct launch>", "exec"), env)
+        binder.direct = env["direct"]
+        binder.direct.source = direct
     return binder
+
+
+def _direct_source(names, guards, body, key, out) -> str:
+    """A warm launch as one function of the kernel's own parameters (Python binds them, as
+    it binds any call): the binder's type checks and key, the Launcher looked up, its
+    values packed and cuLaunchKernel called — no argument lists, no intermediate calls.
+    Returns True when it launched; False hands the launch to the general path (another
+    thread, a value that does not pack, a key not seen yet, ...)."""
+    n = len(names)
+    rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    lines = [f"def direct(_tc_g3, {', '.join(names)}{', ' if n else ''}"
+             "num_warps=_NO, num_stages=_NO, debug=_NO):"]
+    if n:
+        lines.append(f"    {rename} = {', '.join(names)}")
+    if guards:
+        lines.append(f"    if {' or '.join(guards)}:")
+        lines.append("        return False")
+    lines += [f"    {b}" for b in body]
+    lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
+    lines += [
+        "    if num_warps is not _NO or num_stages is not _NO or debug is not _NO:",
+        "        _tc_key = (_tc_key, 4 if num_warps is _NO else num_warps,",
+        "                   None if debug is _NO else debug, None if num_stages is _NO else num_stages)",
+        "    _tc_l = _tc_bound.get(_tc_key)",
+        "    if _tc_l is None or _tc_l._owner != _tc_ident() or _tc_l.direct is None:",
+        "        return False",
+        "    _tc_pack, _tc_storage, _tc_launch, _tc_handle, _tc_threads, _tc_shared, "
+        "_tc_stream, _tc_dev, _tc_params, _tc_kernel = _tc_l.direct",
+        "    try:",
+        f"        _tc_pack(_tc_storage, 0{''.join(', ' + o for o in out)})",
+        "    except _tc_error:  # a float beyond fp16 / fp32: the general path saturates it",
+        "        return False",
+        "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
+        "        _tc_s = _tc_stream(_tc_dev)",
+        "        try:",
+        "            _tc_launch(_tc_handle, _tc_g3[0], _tc_g3[1], _tc_g3[2], _tc_threads, 1, 1,",
+        "                       _tc_shared, _tc_s, _tc_params, 0)",
+        "        except Exception as _tc_e:",
+        "            _tc_kernel.relaunch(_tc_e, _tc_g3, _tc_s, _tc_params)",
+        "    return True",
+    ]
+    return "\n".join(lines)
 
 
 # --- packing kernel arguments ------------------------------------------------------------------
@@ -453,7 +516,7 @@ class Launcher:
     signature) and `relaunch`: tests pass a recording stand-in."""
 
     __slots__ = ("kernel", "codes", "taken", "stream_of", "device_id", "_owner", "_buffer",
-                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes")
+                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct")
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
                  stream_of: Callable[[int], int]):
@@ -470,6 +533,11 @@ class Launcher:
         self._threads = kernel.threads
         self._launch_kernel = getattr(kernel, "launch_kernel", None)
         self._shared_bytes = getattr(kernel, "shared_bytes", 0)
+        # what a generated direct launch (make_binder) reads, in one tuple
+        buf = self._buffer
+        self.direct = (buf.struct.pack_into, buf.storage, self._launch_kernel, self._handle,
+                       self._threads, self._shared_bytes, stream_of, self.device_id,
+                       buf.params_ptr, kernel)
 
     def __call__(self, grid: tuple[int, int, int], values) -> None:
         buf = self._buffer if _get_ident() == self._owner else self._thread_buffer()
@@ -509,6 +577,10 @@ def _saturate(codes: str, values) -> list:
 class HipLauncher(Launcher):
     __slots__ = ()
 
+    def __init__(self, kernel, layout, stream_of) -> None:
+        super().__init__(kernel, layout, stream_of)
+        self.direct = None  # hip-python takes the values, not a packed block
+
     def __call__(self, grid, values) -> None:
         self.kernel.launch_values(grid, values, None)
 
@@ -521,6 +593,13 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
     tuple), or None.  See the module docstring for what a warm launch costs."""
     if _env_get(_INTERPRET_KEY) == _ONE:
         return jit_fn.interpret[grid](*args, **kwargs)
+    direct = jit_fn._direct
+    if direct is not None and g3 is not None:
+        try:
+            if direct(g3, *args, **kwargs):
+                return None
+        except TypeError:  # arguments that do not bind, an unhashable constexpr: see below
+            pass
     names = jit_fn._param_names
     if kwargs:
         values, options = _bind_fast(names, args, kwargs)
@@ -578,9 +657,10 @@ def _add_binder(jit_fn, values, options, launcher) -> None:
     """Generate the kernel's binder for these argument types; file the launcher under
     its key too, so that the next launch is already warm."""
     jit_fn._binder_tried = True
-    binder = make_binder(jit_fn._param_constexpr, values)
+    binder = make_binder(jit_fn._param_constexpr, values, jit_fn._param_names, jit_fn._bound)
     if binder is None:
         return
+    jit_fn._direct = binder.direct
     key = binder(values)[0]
     if options:
         key = (key, options.get("num_warps", 4), options.get("debug"), options.get("num_stages"))

@@ -3,6 +3,7 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         4 warps x 32 threads = 128 threads per program; grid from the caller
+//                 at least 2 programs per SM (registers per thread held to 256: see __launch_bounds__)
 // Specialization:
 //   DW: *fp32 (16-byte aligned)
 //   DB: *fp32 (16-byte aligned)
@@ -42,7 +43,7 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
 };
 
-extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dwdb(
+extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     const float* DW,
     const float* DB,
     float* FINAL_DW,

@@ -312,17 +312,28 @@ def test_layernorm_example_compiles(kernel: str, sig: str, warps: int, target: s
 
 
 def test_memory_bound_kernels_ask_for_two_programs_per_sm() -> None:
-    """From 256 threads, a kernel without tensor-core products asks ptxas for two programs
-    per SM (registers held to 65536 / 512 = 128 at 8 warps); 128 threads need no asking,
-    HIP has other launch bounds; where ptxas would spill for it, the compiled kernel is
-    built without it (the fp32 row of 8192 at 8 warps, on sm_80)."""
+    """A kernel without tensor-core products asks ptxas for two programs per SM
+    (registers held to 65536 / 512 = 128 at 8 warps) where its largest block fits half of
+    that; below 256 threads only for blocks of 16 words a thread or more; not on HIP
+    (other launch bounds), not with tl.dot.  Where ptxas would spill for it, the compiled
+    kernel is built without it (the fp32 row of 8192 at 8 warps, on sm_80)."""
     fwd = layernorm_ex.layer_norm_fwd
     sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32:16,i32:16,fp32,16384")
     src = fwd.source(sig, arch="sm_90", num_warps=8)
     assert "__launch_bounds__(256, 2)" in src
     assert "at least 2 programs per SM (registers per thread held to 128" in src
+    # 4 warps: 128 fp32 words a thread do not fit half of 255; at 4096 columns 32 do
     assert "__launch_bounds__(128)" in fwd.source(sig, arch="sm_90", num_warps=4)
+    assert "__launch_bounds__(128, 2)" in fwd.source(sig.replace("16384", "4096"),
+                                                     arch="sm_90", num_warps=4)
+    # 1024 columns, 4 warps: 8 words a thread, ptxas's own choice
+    assert "__launch_bounds__(128)" in fwd.source(sig.replace("16384", "1024"),
+                                                  arch="sm_90", num_warps=4)
     assert "__launch_bounds__(256)" in fwd.source(sig, target="hip", num_warps=4)
+    mm = load_example("matmul").matmul_kernel
+    mm_sig = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,"
+              "i32:16,i32:1,128,128,64,8,None")
+    assert "__launch_bounds__(256)" in mm.source(mm_sig, arch="sm_90", num_warps=8)
     require_cuda_compiler()
     binary = fwd.compile(sig, target="cuda", arch="sm_90", num_warps=8)
     used = int(re.search(r"Used (\d+) registers", binary.log).group(1))

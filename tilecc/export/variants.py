@@ -40,7 +40,7 @@ _CXX_KEYWORDS = {
 }
 
 _KERNEL_SIGNATURE = re.compile(
-    r'extern "C" __global__ void __launch_bounds__\((?P<threads>\d+)\) (?P<name>\w+)\('
+    r'extern "C" __global__ void __launch_bounds__\((?P<threads>\d+)(?:, \d+)?\) (?P<name>\w+)\('
     r'(?P<params>[^)]*)\)')
 
 

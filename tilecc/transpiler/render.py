@@ -706,25 +706,31 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None
     A kernel without tensor-core products streams memory: two programs on an SM keep loads
     in flight while one of them reduces or waits at a barrier.  Without a minimum, ptxas
     picks its register count by heuristics that need not leave room for two, or that hold
-    it so low that it keeps few loads in flight: at 16384 columns with 8 warps, layer norm's
-    forward pass took 91 registers and ran 0.92x Triton's speed; asked for two programs per
-    SM (128 registers) it took 115 and ran 1.03x.  Asked from 256 threads on (below that,
-    two programs fit any register count), where a thread's largest block value fills at
-    most half of the registers two programs leave; where ptxas still spills to meet it,
-    the runtime compiles the kernel again without it.  `held`: the ids of the values kept
-    in registers (not inlined or recomputed where used); None: every block value."""
+    it so low that it keeps few loads in flight.  Layer norm's forward pass on an H100:
+    at 16384 columns with 8 warps ptxas took 91 registers and it ran 0.92x Triton's
+    speed, asked for two programs per SM (at most 128) it took 115 and ran 1.03x; at 4096
+    columns with 4 warps it took 56 (0.94x), asked, 72 (1.07x).  So it is asked for where
+    a thread's largest block value fills at most half of the registers two programs leave
+    — and, below 256 threads (where two programs fit any count), only where that value
+    is 16 words or more: with fewer, ptxas's own low count keeps more programs resident,
+    which short rows need (1024 columns, 4 warps: 32 registers).  Where ptxas still
+    spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
+    of the values kept in registers (not inlined or recomputed where used); None: every
+    block value."""
     threads = kernel.num_warps * target.warp_size
-    if target.name != "cuda" or threads * 2 * 255 <= REGISTERS_PER_SM:
-        return None
-    if any(op.kind == "dot" for op in kernel.walk()):
+    if target.name != "cuda" or any(op.kind == "dot" for op in kernel.walk()):
         return None  # tensor-core tiles want their registers
-    budget = REGISTERS_PER_SM // (2 * threads)
+    budget = min(255, REGISTERS_PER_SM // (2 * threads))
     words = 0
     for op in kernel.walk():
         for v in op.results:
             if v.type.is_block and v.layout is not None and (held is None or v.id in held):
                 words = max(words, -(-v.layout.regs * v.dtype.itemsize // 4))
-    return 2 if words <= budget // 2 else None
+    if words > budget // 2:
+        return None
+    if threads * 2 * 255 <= REGISTERS_PER_SM and words < 16:
+        return None  # small blocks in few threads: ptxas's own count keeps occupancy high
+    return 2
 
 
 def render(kernel: Kernel, target: Target, conversions: list[str], *,

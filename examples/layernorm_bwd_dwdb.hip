@@ -103,7 +103,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     }
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
     for (int o = 0; o < 4; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o]; }
     __syncthreads();

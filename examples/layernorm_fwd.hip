@@ -93,7 +93,6 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     }
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
     for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = _mean_sum; }
     __syncthreads();

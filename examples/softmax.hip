@@ -72,7 +72,6 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel(
     }
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
 #pragma unroll
     for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = row_max; }
     __syncthreads();

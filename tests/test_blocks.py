@@ -344,6 +344,27 @@ def test_memory_bound_kernels_ask_for_two_programs_per_sm() -> None:
         assert_clean_compile(fwd, wide, "cuda", arch, num_warps=8)
 
 
+def test_the_pools_first_use_needs_no_barrier_before_it() -> None:
+    """A step writing the shared-memory pool waits for earlier readers — except the first
+    such step outside any loop: softmax's maximum writes without a barrier before, its sum
+    after one; in a loop even the first use waits (the previous iteration read it)."""
+    src = softmax_ex.softmax_kernel.source(softmax_ex.SIGNATURE, num_warps=4)
+    body = src.split("#include")[1]
+    first = body.index("partial0[tc::warp_id()] = row_max")
+    early = "__syncthreads();  // the buffer may still be read by an earlier step"
+    assert early not in body[:first] and body.count(early) == 1
+    assert body.index(early) < body.index("partial0[tc::warp_id()]", first + 1)
+
+    @tilecc.jit
+    def row_sums(X, Y, N, BLOCK: tl.constexpr):
+        for i in range(N):
+            x = tl.load(X + i * BLOCK + tl.arange(0, BLOCK))
+            tl.store(Y + i, tl.sum(x, axis=0))
+
+    looped = row_sums.source("*fp32:16,*fp32:16,i32,256", num_warps=4)
+    assert looped.split("for (int i = 0;")[1].count(early) == 1
+
+
 def test_bound_checks_are_evaluated_once_per_run_of_registers() -> None:
     """`cols < N` with N a multiple of 16 is the same for a thread's 8 consecutive elements:
     written at the run's first register (one comparison), as the loads check it once per

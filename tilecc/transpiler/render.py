@@ -138,6 +138,8 @@ class Renderer(BlockOps, DotOps):
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
         self.hoisted: dict[int, str] = {}  # loop-invariant dot operand → its tile
+        self.pool_used = False  # a step has used the shared-memory pool (`smem`) already
+        self.loop_depth = 0  # loops around the op being rendered
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
@@ -611,6 +613,13 @@ class Renderer(BlockOps, DotOps):
                 self.declare(res, self.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
+        self.loop_depth += 1
+        try:
+            self._op_for(op)
+        finally:
+            self.loop_depth -= 1
+
+    def _op_for(self, op: Op) -> None:
         self.hoist_invariant_operands(op)
         if "pipeline" in op.attrs:
             return self.op_for_pipelined(op)
@@ -627,6 +636,13 @@ class Renderer(BlockOps, DotOps):
         self.line("}")
 
     def op_while(self, op: Op) -> None:
+        self.loop_depth += 1
+        try:
+            self._op_while(op)
+        finally:
+            self.loop_depth -= 1
+
+    def _op_while(self, op: Op) -> None:
         self.declare_slots(op.results, op.operands)
         before, body = op.regions
         emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]

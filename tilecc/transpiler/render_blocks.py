@@ -30,6 +30,14 @@ class BlockOps:
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
 
+    def pool_barrier(self) -> None:
+        """The barrier before a step writes the shared-memory pool, which an earlier step
+        may still be reading; left out for the pool's first use outside any loop (nothing
+        can have read it yet)."""
+        if self.pool_used or self.loop_depth:
+            self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.pool_used = True
+
     def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
         t = c_type(v.dtype)
         off = f" + {offset_elems}" if offset_elems else ""
@@ -175,7 +183,7 @@ class BlockOps:
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
         n_out = dst.regs if dst is not None else 1
-        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.pool_barrier()
         self.line("#pragma unroll")
         writes = " ".join(f"partial{k}[{where}{warp}] = {self.slot(res, 'o')};"
                           for k, res in enumerate(results))
@@ -221,7 +229,7 @@ class BlockOps:
                       (f" + {offs[k]});" if offs[k] else ");"))
         src: Placement = xs[0].layout
         lin = self.linear(src, "r", strides)
-        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.pool_barrier()
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
                   " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs))
@@ -268,7 +276,7 @@ class BlockOps:
         self.depth += 1
         self.line(f"// {why}: through shared memory")
         self.line(f"{t}* buffer = reinterpret_cast<{t}*>(smem);")
-        self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+        self.pool_barrier()
         for v, pos in writes:
             self.line("#pragma unroll")
             self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
@@ -347,7 +355,7 @@ class BlockOps:
                 t = c_type(res.dtype)
                 self.use_smem(res.dtype.itemsize)
                 self.line(f"{t}* result = reinterpret_cast<{t}*>(smem);")
-                self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+                self.pool_barrier()
                 self.line(f"if ({guard}) {{")
                 self.line(f"  tc::fence_before({release});")
                 self.line(f"  result[0] = {self.atomic_call(op, 'r')};")

@@ -122,7 +122,7 @@ class DotOps:
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
             self.use_smem(offset)
-            self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+            self.pool_barrier()
             at = 0
             for x, tile, own in tiles:
                 if own:

@@ -260,8 +260,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     float t_1[2];
     {
       // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
+      float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
       __syncthreads();
@@ -275,8 +275,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     float m_ij_1[16];
     {
       // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
+      float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
       __syncthreads();
@@ -307,8 +307,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     float t_2[2];
     {
       // layout conversion: through shared memory
-      float* buffer = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
+      float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
       __syncthreads();

@@ -49,8 +49,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* FINAL_DB,
     int M,
     int N) {
-  // shared memory for reductions, scans and layout conversions (2048 bytes, reused step by step)
-  __shared__ unsigned char smem[2048] __attribute__((aligned(16)));
+  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step; consecutive steps alternate at byte 2048)
+  __shared__ unsigned char smem[4096] __attribute__((aligned(16)));
   // each program sums BLOCK_SIZE_N columns of the partial buffers down all M rows
   // L89: pid = tl.program_id(0)
   const int pid = static_cast<int>(blockIdx.x);
@@ -129,8 +129,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
       sum_db[o] = acc;
     }
     // 3. across the 4 warps that split the axis: through shared memory
-    float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
+    float* partial0 = reinterpret_cast<float*>(smem + 2048);
 #pragma unroll
     for (int o = 0; o < 4; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o]; }
     __syncthreads();

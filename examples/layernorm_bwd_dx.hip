@@ -137,8 +137,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
         sum = acc;
       }
       // 3. across the 4 warps that split the axis: through shared memory
-      float* partial0 = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
+      float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = sum; }
       __syncthreads();
@@ -166,8 +166,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
         wdy_sum = acc;
       }
       // 3. across the 4 warps that split the axis: through shared memory
-      float* partial0 = reinterpret_cast<float*>(smem);
       __syncthreads();  // the buffer may still be read by an earlier step
+      float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = wdy_sum; }
       __syncthreads();

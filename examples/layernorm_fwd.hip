@@ -48,8 +48,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     int stride,
     int N,
     float eps) {
-  // shared memory for reductions, scans and layout conversions (16 bytes, reused step by step)
-  __shared__ unsigned char smem[16] __attribute__((aligned(16)));
+  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step; consecutive steps alternate at byte 16)
+  __shared__ unsigned char smem[32] __attribute__((aligned(16)));
   // L21: row = tl.program_id(0)
   const int row = static_cast<int>(blockIdx.x);
   // L22: Y += row * stride
@@ -145,8 +145,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
       _var_sum = acc;
     }
     // 3. across the 4 warps that split the axis: through shared memory
-    float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
+    float* partial0 = reinterpret_cast<float*>(smem + 16);
 #pragma unroll
     for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = _var_sum; }
     __syncthreads();

@@ -34,8 +34,8 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel(
     int input_row_stride,
     int output_row_stride,
     int n_cols) {
-  // shared memory for reductions, scans and layout conversions (16 bytes, reused step by step)
-  __shared__ unsigned char smem[16] __attribute__((aligned(16)));
+  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step; consecutive steps alternate at byte 16)
+  __shared__ unsigned char smem[32] __attribute__((aligned(16)));
   // One program per row; the whole row fits in BLOCK_SIZE (a power of 2 >= n_cols).
   // L20: row_idx = tl.program_id(0)
   const int row_idx = static_cast<int>(blockIdx.x);
@@ -105,8 +105,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel(
       denominator = acc;
     }
     // 3. across the 4 warps that split the axis: through shared memory
-    float* partial0 = reinterpret_cast<float*>(smem);
-    __syncthreads();  // the buffer may still be read by an earlier step
+    float* partial0 = reinterpret_cast<float*>(smem + 16);
 #pragma unroll
     for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = denominator; }
     __syncthreads();

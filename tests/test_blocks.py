@@ -344,25 +344,31 @@ def test_memory_bound_kernels_ask_for_two_programs_per_sm() -> None:
         assert_clean_compile(fwd, wide, "cuda", arch, num_warps=8)
 
 
-def test_the_pools_first_use_needs_no_barrier_before_it() -> None:
-    """A step writing the shared-memory pool waits for earlier readers — except the first
-    such step outside any loop: softmax's maximum writes without a barrier before, its sum
-    after one; in a loop even the first use waits (the previous iteration read it)."""
+def test_consecutive_pool_steps_alternate_halves_instead_of_waiting() -> None:
+    """A step writing the shared-memory pool waits for earlier readers only where it must.
+    Softmax: the maximum's partials at byte 0, the sum's at byte 16, no wait before either
+    (a thread at the sum has passed the barrier inside the maximum's step).  In a loop
+    every step waits (the previous iteration's step used the same half), and after a loop
+    the next step waits too (the loop may have run no iteration)."""
+    early = "__syncthreads();  // the buffer may still be read by an earlier step"
     src = softmax_ex.softmax_kernel.source(softmax_ex.SIGNATURE, num_warps=4)
     body = src.split("#include")[1]
-    first = body.index("partial0[tc::warp_id()] = row_max")
-    early = "__syncthreads();  // the buffer may still be read by an earlier step"
-    assert early not in body[:first] and body.count(early) == 1
-    assert body.index(early) < body.index("partial0[tc::warp_id()]", first + 1)
+    assert early not in body and body.count("__syncthreads();") == 2
+    assert "float* partial0 = reinterpret_cast<float*>(smem);" in body
+    assert "float* partial0 = reinterpret_cast<float*>(smem + 16);" in body
+    assert "smem[32]" in body and "consecutive steps alternate at byte 16" in body
 
     @tilecc.jit
     def row_sums(X, Y, N, BLOCK: tl.constexpr):
+        total = tl.sum(tl.load(X + tl.arange(0, BLOCK)), axis=0)
         for i in range(N):
             x = tl.load(X + i * BLOCK + tl.arange(0, BLOCK))
-            tl.store(Y + i, tl.sum(x, axis=0))
+            tl.store(Y + i, tl.sum(x, axis=0) - total)
+        tl.store(Y + N, tl.max(tl.load(X + tl.arange(0, BLOCK)), axis=0))
 
-    looped = row_sums.source("*fp32:16,*fp32:16,i32,256", num_warps=4)
-    assert looped.split("for (int i = 0;")[1].count(early) == 1
+    looped = row_sums.source("*fp32:16,*fp32:16,i32,256", num_warps=4).split("#include")[1]
+    before, rest = looped.split("for (int i = 0;")
+    assert early not in before and rest.count(early) == 2  # in the loop, and after it
 
 
 def test_bound_checks_are_evaluated_once_per_run_of_registers() -> None:

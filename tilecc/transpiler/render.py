@@ -24,7 +24,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
-from tilecc.transpiler.render_blocks import BlockOps
+from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
@@ -138,8 +138,12 @@ class Renderer(BlockOps, DotOps):
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
         self.hoisted: dict[int, str] = {}  # loop-invariant dot operand → its tile
-        self.pool_used = False  # a step has used the shared-memory pool (`smem`) already
+        # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
+        # or "?" (a step in a loop or branch: not known which ran last); see pool_step
+        self.pool_prev: str | None = None
+        self.pool_b_bytes = 0  # the largest step in the second half (smem_bytes: the first)
         self.loop_depth = 0  # loops around the op being rendered
+        self.branch_depth = 0  # ifs around it
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
@@ -658,6 +662,13 @@ class Renderer(BlockOps, DotOps):
         self.line("}")
 
     def op_if(self, op: Op) -> None:
+        self.branch_depth += 1
+        try:
+            self._op_if(op)
+        finally:
+            self.branch_depth -= 1
+
+    def _op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)
         self.line(f"if ({self.text(op.operands[0])}) {{")
         self.nested(op.regions[0], op.results)
@@ -759,6 +770,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.region(kernel.body)
     body = r.lines
+    if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
+        body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
+        r.smem_bytes += r.pool_b_bytes
     kernel.shared_bytes = r.pipe_smem  # dynamic shared memory, passed at launch
     if r.pipe_smem:
         body = [f"  // dynamic shared memory: the tl.dot pipeline stages ({r.pipe_smem} bytes, "
@@ -766,8 +780,10 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
                 "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"] + body
     if r.smem_bytes:
         align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
+        reuse = "reused step by step" if not r.pool_b_bytes else \
+            f"reused step by step; consecutive steps alternate at byte {r.smem_bytes - r.pool_b_bytes}"
         body = [f"  // shared memory for reductions, scans and layout conversions "
-                f"({r.smem_bytes} bytes, reused step by step)",
+                f"({r.smem_bytes} bytes, {reuse})",
                 f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned({align})));"] + body
     params = []
     for p in kernel.params:

@@ -25,18 +25,39 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
     return list(reversed(strides))
 
 
+
+# where the pool's second half starts: written as a placeholder, replaced by the byte
+# offset once every step has been rendered and the largest is known (render.render)
+POOL_B = "@pool_b@"
+
 class BlockOps:
     # --- shared pieces ----------------------------------------------------------------------
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
 
-    def pool_barrier(self) -> None:
-        """The barrier before a step writes the shared-memory pool, which an earlier step
-        may still be reading; left out for the pool's first use outside any loop (nothing
-        can have read it yet)."""
-        if self.pool_used or self.loop_depth:
-            self.line("__syncthreads();  // the buffer may still be read by an earlier step")
-        self.pool_used = True
+    def pool_step(self, nbytes: int, alternate: bool = True) -> str:
+        """Start a step that writes `nbytes` of the shared-memory pool, then (after its own
+        barrier) reads them; returns the base of its region.  An earlier step may still be
+        reading the pool, so a step waits for it first — except where that cannot be:
+        the pool's first use outside loops, and consecutive steps of the kernel's straight-
+        line code, which alternate between the pool's two halves (a thread that reaches a
+        step has passed the barrier inside the one before, so every thread has finished
+        reading what the step before that wrote).  Inside loops and branches (and for
+        tl.dot's tiles, `alternate=False`) steps use the first half and always wait, and
+        the alternation starts again after them."""
+        straight = not self.loop_depth and not self.branch_depth
+        if straight and alternate and self.pool_prev != "?":
+            region = "B" if self.pool_prev == "A" else "A"
+        else:
+            if self.pool_prev is not None or self.loop_depth:
+                self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+            region = "A"
+        self.pool_prev = region if straight else "?"
+        if region == "A":
+            self.use_smem(nbytes)
+            return "smem"
+        self.pool_b_bytes = max(self.pool_b_bytes, (nbytes + 15) // 16 * 16)
+        return f"smem + {POOL_B}"
 
     def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
         t = c_type(v.dtype)
@@ -174,16 +195,15 @@ class BlockOps:
         for res in results:
             offsets.append(total)
             total += slots * wpc * res.dtype.itemsize
-        self.use_smem(total)
+        base = self.pool_step(total)
         for k, res in enumerate(results):
             t = c_type(res.dtype)
             off = f" + {offsets[k]}" if offsets[k] else ""
-            self.line(f"{t}* partial{k} = reinterpret_cast<{t}*>(smem{off});")
+            self.line(f"{t}* partial{k} = reinterpret_cast<{t}*>({base}{off});")
         slot = self.linear(dst, "o", _row_major(dst.shape)) if dst is not None else "0"
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
         n_out = dst.regs if dst is not None else 1
-        self.pool_barrier()
         self.line("#pragma unroll")
         writes = " ".join(f"partial{k}[{where}{warp}] = {self.slot(res, 'o')};"
                           for k, res in enumerate(results))
@@ -222,14 +242,13 @@ class BlockOps:
         offs = []
         for k, x in enumerate(xs):
             offs.append(sum(prod(shape) * y.dtype.itemsize for y in xs[:k]))
-        self.use_smem(sum(prod(shape) * x.dtype.itemsize for x in xs))
+        base = self.pool_step(sum(prod(shape) * x.dtype.itemsize for x in xs))
         for k, x in enumerate(xs):
             t = c_type(x.dtype)
-            self.line(f"{t}* line{k} = reinterpret_cast<{t}*>(smem" +
+            self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
                       (f" + {offs[k]});" if offs[k] else ");"))
         src: Placement = xs[0].layout
         lin = self.linear(src, "r", strides)
-        self.pool_barrier()
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
                   " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs))
@@ -271,12 +290,11 @@ class BlockOps:
             self.declare(res)
         t = c_type(writes[0][0].dtype)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        self.use_smem(count * writes[0][0].dtype.itemsize)
         self.line("{")
         self.depth += 1
         self.line(f"// {why}: through shared memory")
-        self.line(f"{t}* buffer = reinterpret_cast<{t}*>(smem);")
-        self.pool_barrier()
+        base = self.pool_step(count * writes[0][0].dtype.itemsize)
+        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
         for v, pos in writes:
             self.line("#pragma unroll")
             self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
@@ -353,9 +371,8 @@ class BlockOps:
             guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None else "")
             if used:
                 t = c_type(res.dtype)
-                self.use_smem(res.dtype.itemsize)
-                self.line(f"{t}* result = reinterpret_cast<{t}*>(smem);")
-                self.pool_barrier()
+                base = self.pool_step(res.dtype.itemsize)
+                self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
                 self.line(f"if ({guard}) {{")
                 self.line(f"  tc::fence_before({release});")
                 self.line(f"  result[0] = {self.atomic_call(op, 'r')};")

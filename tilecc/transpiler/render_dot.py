@@ -121,8 +121,7 @@ class DotOps:
                 tiles.append((x, f"{self.name(d)}_{'ab'[which]}", True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
-            self.use_smem(offset)
-            self.pool_barrier()
+            self.pool_step(offset, alternate=False)  # wgmma's tiles: at the pool's start
             at = 0
             for x, tile, own in tiles:
                 if own:

@@ -23,6 +23,10 @@ if [ "$step" = all ] || [ "$step" = sanitize ]; then
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 scripts/sanitize_kernels.py \
         > "$OUT/sanitizer.log" 2>&1; echo "compute-sanitizer exit: $?" | tee -a "$OUT/sanitizer.log"
     tail -5 "$OUT/sanitizer.log"
+    # shared-memory hazards: the barriers the renderer leaves out must not be needed
+    compute-sanitizer --tool racecheck --error-exitcode 9 python3 scripts/sanitize_kernels.py \
+        > "$OUT/racecheck.log" 2>&1; echo "racecheck exit: $?" | tee -a "$OUT/racecheck.log"
+    tail -3 "$OUT/racecheck.log"
 fi
 if [ "$step" = all ] || [ "$step" = bench ]; then
     python3 benchmarks/bench_elementwise.py ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_elementwise.txt"

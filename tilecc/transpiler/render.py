@@ -98,6 +98,10 @@ def literal(value, d) -> str:
     return f"static_cast<{c_type(d)}>({value})"
 
 
+# ops whose regions the renderer counts itself inside: Renderer.loop_depth, .branch_depth
+_NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
+
+
 def _in_accumulator_layout(v: Value) -> bool:
     """Held as a tensor-core accumulator (mma.sync's C fragment, which wgmma's matches)."""
     enc = v.layout.enc if v.layout is not None else None
@@ -142,7 +146,7 @@ class Renderer(BlockOps, DotOps):
         # or "?" (a step in a loop or branch: not known which ran last); see pool_step
         self.pool_prev: str | None = None
         self.pool_b_bytes = 0  # the largest step in the second half (smem_bytes: the first)
-        self.loop_depth = 0  # loops around the op being rendered
+        self.loop_depth = 0  # loops around the op being rendered (see _NESTING)
         self.branch_depth = 0  # ifs around it
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
@@ -450,7 +454,12 @@ class Renderer(BlockOps, DotOps):
                     group.append(ops[i])
                 self.block_values(group)
             else:
+                counter = _NESTING.get(op.kind)  # what the pool's steps need to know
+                if counter:
+                    setattr(self, counter, getattr(self, counter) + 1)
                 getattr(self, f"op_{op.kind}", self.op_scalar)(op)
+                if counter:
+                    setattr(self, counter, getattr(self, counter) - 1)
             i += 1
 
     def declare(self, v: Value, init: str | None = None) -> None:
@@ -617,13 +626,6 @@ class Renderer(BlockOps, DotOps):
                 self.declare(res, self.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
-        self.loop_depth += 1
-        try:
-            self._op_for(op)
-        finally:
-            self.loop_depth -= 1
-
-    def _op_for(self, op: Op) -> None:
         self.hoist_invariant_operands(op)
         if "pipeline" in op.attrs:
             return self.op_for_pipelined(op)
@@ -640,13 +642,6 @@ class Renderer(BlockOps, DotOps):
         self.line("}")
 
     def op_while(self, op: Op) -> None:
-        self.loop_depth += 1
-        try:
-            self._op_while(op)
-        finally:
-            self.loop_depth -= 1
-
-    def _op_while(self, op: Op) -> None:
         self.declare_slots(op.results, op.operands)
         before, body = op.regions
         emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]
@@ -662,13 +657,6 @@ class Renderer(BlockOps, DotOps):
         self.line("}")
 
     def op_if(self, op: Op) -> None:
-        self.branch_depth += 1
-        try:
-            self._op_if(op)
-        finally:
-            self.branch_depth -= 1
-
-    def _op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)
         self.line(f"if ({self.text(op.operands[0])}) {{")
         self.nested(op.regions[0], op.results)

@@ -232,6 +232,41 @@ DOT_ROWS = block_case(
     tolerance={"float32": (1e-5, 2e-3)})
 
 
+@tilecc.jit
+def dot_held_twice_kernel(X, W, C, D, N, B: tl.constexpr):
+    # one block x, held across two loops: C = x @ W (x as A), D = W^T @ x (x as B)
+    r = tl.arange(0, B)
+    x = tl.load(X + r[:, None] * B + r[None, :])
+    for n0 in range(0, N, B):
+        cols = n0 + r
+        w = tl.load(W + r[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+        tl.store(C + r[:, None] * N + cols[None, :], tl.dot(x, w), mask=cols[None, :] < N)
+    for n0 in range(0, N, B):
+        rows = n0 + r
+        wt = tl.load(W + r[None, :] * N + rows[:, None], mask=rows[:, None] < N, other=0.0)
+        tl.store(D + rows[:, None] * B + r[None, :], tl.dot(wt, x), mask=rows[:, None] < N)
+
+
+def _twice_args(n, dt, rng, masked=True):
+    nn = n[0]
+    x, w = rand(rng, 64 * 64, dt, -2, 2), rand(rng, 64 * nn, dt, -2, 2)
+    return [x, w, junk(rng, 64 * nn, F32), junk(rng, nn * 64, F32), nn, 64]
+
+
+def _twice_ref(args):
+    nn = args[4]
+    x, w = args[0].reshape(64, 64), args[1].reshape(64, nn)
+    return [_product(x, w).reshape(-1).astype(F32), _product(w.T, x).reshape(-1).astype(F32)]
+
+
+DOT_HELD_TWICE = block_case(
+    "dot_held_twice", dot_held_twice_kernel, _twice_args, _twice_ref, (2, 3), (F16, BF16),
+    tuple(f"*{d}:16,*{d}:16,*fp32:16,*fp32:16,{nn},64" for d in ("fp16", "bf16")
+          for nn in ("i32", "i32:16")),
+    lambda n: (1,), dims=((64, 200),), options={"num_warps": 4},
+    tolerance={"float32": (1e-5, 2e-3)})
+
+
 CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_LOOP_WG1,
-             DOT_LOOP_WG2, DOT_EPILOGUE, DOT_ROWS]
+             DOT_LOOP_WG2, DOT_EPILOGUE, DOT_ROWS, DOT_HELD_TWICE]
 BY_NAME = {c.name: c for c in CASES_DOT}

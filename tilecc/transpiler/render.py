@@ -141,7 +141,7 @@ class Renderer(BlockOps, DotOps):
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
-        self.hoisted: dict[int, str] = {}  # loop-invariant dot operand → its tile
+        self.hoisted: dict[tuple[int, int], str] = {}  # (dot, operand) staged before its loop → tile
         # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
         # or "?" (a step in a loop or branch: not known which ran last); see pool_step
         self.pool_prev: str | None = None

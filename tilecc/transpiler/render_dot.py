@@ -115,8 +115,8 @@ class DotOps:
             elif x.id in self.pipe_tiles:  # already in its pipeline stage
                 arr, stage, elems = self.pipe_tiles[x.id]
                 tiles.append((x, f"({arr} + {stage} * {elems})", False))
-            elif x.id in self.hoisted:  # staged once, before the loop
-                tiles.append((x, self.hoisted[x.id], False))
+            elif (id(op), which) in self.hoisted:  # staged once, before the loop
+                tiles.append((x, self.hoisted[(id(op), which)], False))
             else:
                 tiles.append((x, f"{self.name(d)}_{'ab'[which]}", True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
@@ -400,13 +400,13 @@ class DotOps:
             if o.kind != "dot" or o.attrs["plan"].engine not in ("mma", "wgmma"):
                 continue
             for which, x in enumerate(o.operands[:2]):
-                if x.id in inside or x.id in self.pipe_tiles or x.id in self.hoisted or \
-                        (which == 0 and a_in_registers(o)):
+                if x.id in inside or x.id in self.pipe_tiles or (which == 0 and a_in_registers(o)):
                     continue
+                # a tile per product and operand: its layout is the operand's for that product
                 rows, cols = x.type.shape
                 t = c_type(x.dtype)
                 tile = self.fresh(f"{self.name(x)}_tile")
-                self.hoisted[x.id] = tile
+                self.hoisted[(id(o), which)] = tile
                 self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change in "
                           "the loop: staged in shared memory once")
                 self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
@@ -419,7 +419,7 @@ class DotOps:
         if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
             self.line("__syncthreads();")
         for o, which, x in staged:
-            self.stage_operand(o, which, self.hoisted[x.id])
+            self.stage_operand(o, which, self.hoisted[(id(o), which)])
         if any(o.attrs["plan"].engine == "wgmma" for o, _, _ in staged):
             self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
         self.line("__syncthreads();")

@@ -780,7 +780,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     memory, dots = [], []
     for op in kernel.walk():
         if op.kind == "dot":
-            dots.append(f"L{op.loc.line}: {op.attrs['plan'].reason}")
+            dots.append(f"L{op.loc.line}: {op.attrs['plan'].description}")
         if op.kind == "for" and "pipeline" in op.attrs:
             dots.append(op.attrs["pipeline"].note)
         if op.kind in ("load", "store") and "plan" in op.attrs:

@@ -94,8 +94,8 @@ class DotOps:
         esize = a.dtype.itemsize
         a_regs = a_in_registers(op) and a.id not in self.pipe_tiles
         if plan.engine == "wgmma":  # where the operands come from, for the kernel's header
-            plan = op.attrs["plan"] = replace(plan, reason=self.wgmma_reason(op, a_regs))
-        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.reason}")
+            plan = op.attrs["plan"] = replace(plan, sources=self.wgmma_sources(op, a_regs))
+        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.description}")
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
             self.declare(d)
@@ -206,13 +206,12 @@ class DotOps:
         self.depth -= 1
         L("}")
 
-    def wgmma_reason(self, op: Op, a_regs: bool) -> str:
-        head = op.attrs["plan"].reason.split(", operands read")[0].split(", A from")[0]
+    @staticmethod
+    def wgmma_sources(op: Op, a_regs: bool) -> str:
         if not a_regs and not b_k_major(op):
-            return f"{head}, operands read from shared memory"
+            return "operands read from shared memory"
         a = "registers (held in the accumulator layout)" if a_regs else "shared memory"
-        return f"{head}, A from {a}, B from shared memory" + \
-            (" (K-major)" if b_k_major(op) else "")
+        return f"A from {a}, B from shared memory" + (" (K-major)" if b_k_major(op) else "")
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:

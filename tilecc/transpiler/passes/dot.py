@@ -32,6 +32,11 @@ class DotPlan:
     warps: tuple[int, int]  # warps along M and N (mma only)
     k_step: int  # K per mma instruction (mma only)
     reason: str  # what runs it, for the kernel's header
+    sources: str = ""  # where its operands come from (wgmma: set when rendered)
+
+    @property
+    def description(self) -> str:
+        return f"{self.reason}, {self.sources}" if self.sources else self.reason
 
     @property
     def swizzled(self) -> bool:
@@ -100,8 +105,8 @@ def plan(op: Op, num_warps: int, matrix_unit: str, arch: str = "") -> DotPlan:
         return DotPlan("wgmma", (num_warps, 1), 16,
                        f"wgmma.m64n{n}k16 ({a.dtype.name}, Hopper), {groups} warpgroup"
                        f"{'s' if groups > 1 else ''} x {m // (64 * groups)} instruction"
-                       f"{'s' if m // (64 * groups) > 1 else ''} per K step, operands read "
-                       "from shared memory")
+                       f"{'s' if m // (64 * groups) > 1 else ''} per K step",
+                       "operands read from shared memory")
     if matrix_unit != "mma.sync":
         return fma_plan("no matrix instructions on this target yet")
     if key not in MMA:

@@ -3,7 +3,7 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         4 warps x 32 threads = 128 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 256: see __launch_bounds__)
+//                 at least 2 programs per SM (registers per thread held to 255: see __launch_bounds__)
 // Specialization:
 //   DW: *fp32 (16-byte aligned)
 //   DB: *fp32 (16-byte aligned)

@@ -124,7 +124,8 @@ def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     """B stored column-major (a block of K^T): its loads run along K in 16-byte vectors;
     on sm_90 cp.async copies them into a K-major tile that wgmma reads untransposed; on
     sm_80 (ldmatrix reads N-major tiles) B is stored by the threads, A still streams in."""
-    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,i32:16,i32:16,64,64,64,0"
+    sig = ("*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,i32:16,i32:16,"
+           "64,64,64,0")
     src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
     header, body = src.split("#include")
     assert "load b: 8 x fp16 (16 B) along axis 0" in header

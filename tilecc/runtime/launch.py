@@ -248,7 +248,8 @@ def _direct_source(names, guards, body, key, out) -> str:
     lines += [
         "    if num_warps is not _NO or num_stages is not _NO or debug is not _NO:",
         "        _tc_key = (_tc_key, 4 if num_warps is _NO else num_warps,",
-        "                   None if debug is _NO else debug, None if num_stages is _NO else num_stages)",
+        "                   None if debug is _NO else debug,",
+        "                   None if num_stages is _NO else num_stages)",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None or _tc_l._owner != _tc_ident() or _tc_l.direct is None:",
         "        return False",

@@ -141,7 +141,8 @@ class Renderer(BlockOps, DotOps):
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
-        self.hoisted: dict[tuple[int, int], str] = {}  # (dot, operand) staged before its loop → tile
+        # (dot, operand) staged once before its loop → its tile
+        self.hoisted: dict[tuple[int, int], str] = {}
         # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
         # or "?" (a step in a loop or branch: not known which ran last); see pool_step
         self.pool_prev: str | None = None
@@ -768,8 +769,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
                 "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"] + body
     if r.smem_bytes:
         align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
-        reuse = "reused step by step" if not r.pool_b_bytes else \
-            f"reused step by step; consecutive steps alternate at byte {r.smem_bytes - r.pool_b_bytes}"
+        half = r.smem_bytes - r.pool_b_bytes
+        reuse = "reused step by step" + \
+            (f"; consecutive steps alternate at byte {half}" if r.pool_b_bytes else "")
         body = [f"  // shared memory for reductions, scans and layout conversions "
                 f"({r.smem_bytes} bytes, {reuse})",
                 f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned({align})));"] + body

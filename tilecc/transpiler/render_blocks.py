@@ -25,10 +25,10 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
     return list(reversed(strides))
 
 
-
 # where the pool's second half starts: written as a placeholder, replaced by the byte
 # offset once every step has been rendered and the largest is known (render.render)
 POOL_B = "@pool_b@"
+
 
 class BlockOps:
     # --- shared pieces ----------------------------------------------------------------------

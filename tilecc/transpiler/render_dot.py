@@ -406,8 +406,8 @@ class DotOps:
                 t = c_type(x.dtype)
                 tile = self.fresh(f"{self.name(x)}_tile")
                 self.hoisted[(id(o), which)] = tile
-                self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change in "
-                          "the loop: staged in shared memory once")
+                self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
+                          "in the loop: staged in shared memory once")
                 self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
                           + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
                 self.pipe_smem += (rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024

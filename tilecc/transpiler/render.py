@@ -716,7 +716,7 @@ class Renderer(BlockOps, DotOps):
 REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture since sm_50
 
 
-def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None) -> int | None:
+def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | None:
     """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
 
     A kernel without tensor-core products streams memory: two programs on an SM keep loads
@@ -731,8 +731,7 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None
     is 16 words or more: with fewer, ptxas's own low count keeps more programs resident,
     which short rows need (1024 columns, 4 warps: 32 registers).  Where ptxas still
     spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
-    of the values kept in registers (not inlined or recomputed where used); None: every
-    block value."""
+    of the values kept in registers (not inlined or recomputed where used)."""
     threads = kernel.num_warps * target.warp_size
     if target.name != "cuda" or any(op.kind == "dot" for op in kernel.walk()):
         return None  # tensor-core tiles want their registers
@@ -740,7 +739,7 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int] | None = None
     words = 0
     for op in kernel.walk():
         for v in op.results:
-            if v.type.is_block and v.layout is not None and (held is None or v.id in held):
+            if v.type.is_block and v.layout is not None and v.id in held:
                 words = max(words, -(-v.layout.regs * v.dtype.itemsize // 4))
     if words > budget // 2:
         return None

@@ -38,3 +38,43 @@ def host_us_interleaved(cases: dict, iters: int, synchronize, rounds: int = 7) -
             synchronize()
             best[label] = min(best[label], (t1 - t0) / iters * 1e6)
     return best
+
+
+def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -> dict:
+    """Device milliseconds per call of each case, per round: {label: [ms, ...]}.
+
+    `cases[label](i)` launches one call on buffer set `i % copies`.  A round queues, for
+    each case in turn, a sleep kernel (so that the host has enqueued every call before
+    the GPU reaches them) then `calls` calls back to back between two events, and takes
+    the mean: event resolution (about 0.5 µs) is then spread over `calls` calls, which
+    a 10 µs kernel timed one call at a time cannot afford.  Rotating over `copies`
+    buffer sets, chosen by the caller to exceed the L2 cache, keeps every call reading
+    from memory as a single call would.  Cases are interleaved within each round, so a
+    drift of the GPU's clocks or load spreads over all of them."""
+    import torch
+
+    for fn in cases.values():  # warm-up: compile, first-touch the buffers
+        for i in range(2 * copies):
+            fn(i)
+    torch.cuda.synchronize()
+    out = {label: [] for label in cases}
+    for _ in range(rounds):
+        for label, fn in cases.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(5_000_000)  # a few ms: longer than any host hiccup
+            start.record()
+            for i in range(calls):
+                fn(i)
+            end.record()
+            end.synchronize()
+            out[label].append(start.elapsed_time(end) / calls)
+    return out
+
+
+def copies_beyond_l2(bytes_per_call: int) -> int:
+    """How many buffer sets `gpu_ms_queued` rotates over: together at least three times
+    the L2 cache, so that no call finds its inputs left there by an earlier one."""
+    import torch
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    return max(2, -(-3 * l2 // bytes_per_call))

@@ -190,14 +190,16 @@ def test_cli_cache_list_and_clear(tmp_path):
     require_cuda_compiler()
     add_kernel.compile(SIG, arch="sm_80")
     env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path / "cache")}
+    templates = len(cache.entries("templates"))  # written where this process first rendered
     r = subprocess.run([sys.executable, "-m", "tilecc", "cache", "list"], capture_output=True,
                        text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert "add_kernel" in r.stdout and "sm_80" in r.stdout and "1 entries" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "tilecc", "cache", "clear"], capture_output=True,
-                       text=True, env=env, timeout=60)
+    assert "add_kernel" in r.stdout and "sm_80" in r.stdout and \
+        f"{1 + templates} entries" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tilecc", "cache", "clear", "--kind", "kernels"],
+                       capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0 and "removed 1 entries" in r.stdout
-    assert _entries() == []
+    assert _entries() == [] and len(cache.entries("templates")) == templates
 
 
 WORKER = r"""
@@ -399,3 +401,47 @@ def test_nvrtc_identity_is_read_from_the_toolkits_files(tmp_path, monkeypatch):
     assert first is not None and "libnvrtc.so.13:10:" in first
     (lib / "libnvrtc.so.13").write_bytes(b"y" * 11)  # a newer compiler in its place
     assert cache._nvrtc_stamp() != first
+
+
+TEMPLATE_CHILD = r"""
+import json, sys
+import jinja2
+sys.path.insert(0, sys.argv[1])
+from vector_add import add_kernel
+from tilecc.runtime import cache
+parsed = []
+parse = jinja2.Environment._parse
+jinja2.Environment._parse = lambda self, *a: parsed.append(a[1]) or parse(self, *a)
+source = add_kernel.source("*fp32:16,*fp32:16,*fp32:16,i32:16,1024")
+print(json.dumps({"parsed": parsed, "source": source,
+                  "entries": sorted(m["template"] for _, _, _, m in cache.entries("templates"))}))
+"""
+
+
+def test_templates_compile_once_per_cache(tmp_path):
+    """A process's first render stores each template's bytecode in the disk cache; the next
+    process renders from it without parsing a template, and a damaged entry is a miss that
+    is rebuilt.  The source is the same every time."""
+    import json
+
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([os.path.join(HERE, ".."),
+                                          os.environ.get("PYTHONPATH", "")])}
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", TEMPLATE_CHILD, EXAMPLES], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    used = ["c_like/kernel.j2", "c_like/ops.j2"]
+    assert sorted(first["parsed"]) == used and first["entries"] == used
+    assert second["parsed"] == [] and second["source"] == first["source"]
+    for path in (tmp_path / "cache" / "templates").iterdir():
+        path.write_bytes(path.read_bytes()[:-7])  # torn
+    third = run()
+    assert sorted(third["parsed"]) == used and third["source"] == first["source"]
+    assert run()["parsed"] == []  # rebuilt entries
+    env["TILECC_CACHE"] = "0"
+    assert sorted(run()["parsed"]) == used

@@ -3,7 +3,7 @@
     tilecc emit FILE.py:KERNEL --signature SIG [--target cuda|hip] [--num-warps N]
                 [--line-directives] [-o OUT]
     tilecc compile FILE.py:KERNEL --signature SIG [--target cuda|hip] [--arch ARCH] -o OUT
-    tilecc cache list|clear [--kind kernels|autotune]   ($TILECC_CACHE_DIR, ~/.cache/tilecc)
+    tilecc cache list|clear [--kind kernels|autotune|templates]   ($TILECC_CACHE_DIR, ~/.cache/tilecc)
     tilecc export FILE.py:KERNEL [...] --signature SIG [...] [--target cuda|hip] [--grid EXPRS]
                   [--num-warps N] -o DIR     (a C++ header; see docs/export.md)
 
@@ -77,9 +77,11 @@ def load_kernel(ref: str):
 
 
 def _add_cache_parser(sub) -> None:
+    from tilecc.runtime.cache import KINDS
+
     cache = sub.add_parser("cache", help="list or clear the disk cache")
     cache.add_argument("action", choices=("list", "clear"))
-    cache.add_argument("--kind", choices=("kernels", "autotune"), help="only these entries")
+    cache.add_argument("--kind", choices=KINDS, help="only these entries")
 
 
 def _cache_command(args) -> int:
@@ -91,13 +93,15 @@ def _cache_command(args) -> int:
     rows = cache.entries(args.kind)
     for kind, path, size, meta in rows:
         if meta is None:
-            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  (corrupt: rebuilt on use)")
+            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  (corrupt: rebuilt on use)")
         elif kind == "kernels":
-            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  {meta['target']} "
+            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  {meta['target']} "
                   f"{meta['arch']:<7} {meta['kernel']} num_warps={meta['num_warps']} "
                   f"[{'; '.join(meta['specialization'])}]")
+        elif kind == "templates":
+            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  {meta['template']}")
         else:
-            print(f"{kind:<8} {os.path.basename(path)[:16]}  {size:>8} B  {meta['config']}")
+            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  {meta['config']}")
     print(f"{len(rows)} entries, {sum(r[2] for r in rows)} bytes in {cache.cache_dir()}")
     return 0
 

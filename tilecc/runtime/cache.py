@@ -7,6 +7,9 @@ Layout under ``$TILECC_CACHE_DIR`` (default ``~/.cache/tilecc``)::
 
     kernels/<key>.tck      one entry: generated source + binary + metadata
     autotune/<key>.tck     one autotuning decision (the winning config of one key)
+    templates/<key>.tck    one Jinja template compiled to Python bytecode (by its source
+                           and the Python version), so a process's first render skips
+                           Jinja's lexer and code generator
 
 The key is a SHA-256 of what the transpiler and the compiler consume, never of their
 internals: the kernel's source, file and first line (they appear in `#line` directives),
@@ -39,7 +42,7 @@ import types
 from typing import Any, Callable, Iterable
 
 MAGIC = b"TILECC-CACHE 1\n"
-KINDS = ("kernels", "autotune")
+KINDS = ("kernels", "autotune", "templates")
 
 
 def cache_dir() -> str:

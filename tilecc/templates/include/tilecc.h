@@ -328,8 +328,11 @@ TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
 #define TC_WARP_SIZE 32
 #endif
 
-TC_DEVICE int lane_id() { return static_cast<int>(threadIdx.x) % TC_WARP_SIZE; }
-TC_DEVICE int warp_id() { return static_cast<int>(threadIdx.x) / TC_WARP_SIZE; }
+// Unsigned / and %: a mask and a shift, which the compiler can fold back together, so that
+// a layout's warp_id() * 128 + lane_id() * 4 becomes threadIdx.x * 4 (signed division by 32
+// costs a rounding fix-up and hides that).
+TC_DEVICE int lane_id() { return static_cast<int>(threadIdx.x % TC_WARP_SIZE); }
+TC_DEVICE int warp_id() { return static_cast<int>(threadIdx.x / TC_WARP_SIZE); }
 
 // The value held by lane (this lane ^ mask), for any type of 1, 2, 4 or 8 bytes.
 template <typename T>

@@ -69,6 +69,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(out[v + k]);
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) tc::store<8>(out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
+    tc::store_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
   }
 }

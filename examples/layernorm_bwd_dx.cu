@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dx[v + k]);
-      if (Blocked0::coord0(v) < N) tc::store<8>(DX + row * stride + Blocked0::coord0(v), chunk);
+      tc::store_if<8>(Blocked0::coord0(v) < N, DX + row * stride + Blocked0::coord0(v), chunk);
     }
   }
   // this program's partial sums, in fp32; layer_norm_bwd_dwdb adds them up

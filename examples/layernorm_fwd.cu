@@ -210,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(y[v + k]);
-      if (off_2 + Blocked0::coord0(v) < N) tc::store<8>(Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
+      tc::store_if<8>(off_2 + Blocked0::coord0(v) < N, Y_1 + (off_2 + Blocked0::coord0(v)), chunk);
     }
   }
 }

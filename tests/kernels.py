@@ -1158,6 +1158,16 @@ SOFTPLUS = Case("triton_math", softplus_kernel,
                 tolerance={"float32": (1e-5, 1e-6), "float64": (1e-6, 1e-6)})
 
 
+@tilecc.jit
+def narrow_store_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # fp32 in, the output's (narrower) type out: the store converts and packs 16- or 8-bit
+    # elements into words, under a mask that is uniform over each vector where n % 16 == 0
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2.0 - 1.0, mask=mask)
+
+
 CASES: list[Case] = [
     ADD, ARITH, DIVMOD, FMOD, BITWISE, COMPARE, MINMAX, *MATH, GELU, SCALE_SHIFT,
     LITERAL_PROMOTION, INT_LITERAL, RATIO, AXPBY, CONVERT, BITCAST, GRID_2D, GRID_3D,

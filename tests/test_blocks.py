@@ -344,6 +344,35 @@ def test_memory_bound_kernels_ask_for_two_programs_per_sm() -> None:
         assert_clean_compile(fwd, wide, "cuda", arch, num_warps=8)
 
 
+@pytest.mark.parametrize("out,block,vec", [("fp16", 1024, 8), ("i8", 1024, 8),
+                                           ("bf16", 512, 4), ("fp16", 256, 2),
+                                           ("fp32", 1024, 4)])
+def test_masked_narrow_vector_stores_are_predicated(out: str, block: int, vec: int) -> None:
+    """CUDA: a masked vector store of elements under 32 bits is one predicated st.global
+    (`tc::store_if`), so the packing is not placed under a branch; 32-bit elements and HIP
+    keep `if (mask) tc::store`.  Each form compiles cleanly (16-, 8-, 4- and 2-byte
+    vectors), and the interpreter agrees with NumPy where the mask cuts a block."""
+    kernel = K.narrow_store_kernel
+    sig = f"*fp32:16,*{out}:16,i32:16,{block}"
+    cuda, hip = kernel.source(sig, arch="sm_90"), kernel.source(sig, target="hip")
+    narrow = out != "fp32"
+    assert (f"tc::store_if<{vec}>(" in cuda) == narrow
+    assert (f"tc::store<{vec}>(" in cuda) == (not narrow)
+    assert "store_if" not in hip  # (64-lane wavefronts: 1024 elements are 4 a thread)
+    for target, arch in TARGETS:
+        (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+        assert_clean_compile(kernel, sig, target, arch)
+    dt = {"fp16": np.float16, "i8": np.int8, "bf16": K.BF16, "fp32": np.float32}[out]
+    n = block + 48  # a multiple of 16: the mask is uniform over each vector
+    x = np.random.default_rng(0).uniform(-30, 30, n).astype(np.float32)
+    got = np.full(n + 16, 7, dtype=dt)  # 16 elements past n that must stay as they are
+    kernel.interpret[(K.cdiv(n, block),)](x, got, n, BLOCK=block)
+    want = (x * 2.0 - 1.0).astype(np.float64)
+    want = np.trunc(want).astype(dt) if out == "i8" else want.astype(dt)
+    np.testing.assert_array_equal(got[:n], want)
+    assert (got[n:] == np.array(7, dtype=dt)).all()
+
+
 def test_consecutive_pool_steps_alternate_halves_instead_of_waiting() -> None:
     """A step writing the shared-memory pool waits for earlier readers only where it must.
     Softmax: the maximum's partials at byte 0, the sum's at byte 16, no wait before either

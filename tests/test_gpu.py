@@ -161,3 +161,22 @@ def test_current_torch_stream_is_used():
         add_kernel[(tilecc.cdiv(n, 1024),)](x, x, out, n, BLOCK_SIZE=1024)
     s.synchronize()
     torch.testing.assert_close(out, x + x)
+
+
+@pytest.mark.parametrize("out,block", [("float16", 1024), ("int8", 1024), ("float16", 256),
+                                       ("float32", 1024)])
+def test_masked_narrow_vector_stores(out, block):
+    """Predicated vector stores (`tc::store_if`) write exactly the elements below n, as the
+    interpreter does, and nothing past them (n a multiple of 16, not of the block)."""
+    import torch
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from kernels import cdiv, narrow_store_kernel
+
+    n = 3 * block + 48
+    x = np.random.default_rng(1).uniform(-30, 30, n).astype(np.float32)
+    want = np.full(n + 16, 7, dtype=out)
+    narrow_store_kernel.interpret[(cdiv(n, block),)](x, want, n, BLOCK=block)
+    got = torch.full((n + 16,), 7, dtype=getattr(torch, out), device="cuda")
+    narrow_store_kernel[(cdiv(n, block),)](torch.from_numpy(x).cuda(), got, n, BLOCK=block)
+    np.testing.assert_array_equal(got.cpu().numpy(), want)

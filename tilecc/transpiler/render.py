@@ -173,6 +173,7 @@ class Renderer(BlockOps, DotOps):
         self.writes = self._written_pointers()
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
+        self.memory_bound = not any(op.kind == "dot" for op in kernel.walk())
         self._plan(kernel.body)
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
@@ -596,13 +597,20 @@ class Renderer(BlockOps, DotOps):
             return
         vec = plan.vec
         guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
+        # elements under 32 bits are packed into words: a predicated store keeps the packing
+        # out from under the branch (layer norm at 1024 columns, 1 warp: +3%).  32-bit ones
+        # keep the branch, which lets the compiler compute each vector just before its store
+        # (softmax at 1024 columns, 2 warps: 31 registers, 44 with the predicated form), as
+        # do tensor-core epilogues, where the accumulators already fill the registers
+        predicated = (self.target.name == "cuda" and value.dtype.itemsize < 4
+                      and self.memory_bound)
         self.line(_macros().vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
             lane_value=self.text(value, "v + k"), ptr=self.text(ptr, "v"), guard=guard,
             mask_mode=plan.mask_mode,
             mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
             lane_mask=self.text(mask, "v + k") if mask is not None else "",
-            lane_ptr=self.element(ptr, "v + k")))
+            lane_ptr=self.element(ptr, "v + k"), predicated=predicated))
 
     def op_device_assert(self, op: Op) -> None:  # present in debug builds only (passes.dce)
         cond = op.operands[0]

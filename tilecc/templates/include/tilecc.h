@@ -303,6 +303,35 @@ TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*
 template <int N, typename T>
 TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
 
+// The N elements at global `p` where `pred` holds: one predicated st.global, with the value
+// computed whether or not it is stored.  As `if (pred) store(...)`, the compiler would
+// place the packing of 16- and 8-bit elements into words under the branch, and a branch
+// around several instructions costs a convergence barrier (BSSY / BSYNC) per vector.
+template <int N, typename T>
+TC_DEVICE void store_if(bool pred, T* p, const Vec<T, N>& v) {
+#ifndef TC_HIP
+  constexpr int kBytes = sizeof(T) * N;
+  if constexpr (kBytes == 16) {
+    const auto w = bitcast<Vec<unsigned, 4>>(v);
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
+                 "@p st.global.v4.b32 [%1], {%2, %3, %4, %5};\n}"
+                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]),
+                    "r"(w[3]) : "memory");
+    return;
+  } else if constexpr (kBytes == 8) {
+    const auto w = bitcast<Vec<unsigned, 2>>(v);
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p st.global.v2.b32 [%1], {%2, %3};\n}"
+                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+    return;
+  } else if constexpr (kBytes == 4) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p st.global.b32 [%1], %2;\n}"
+                 :: "r"(static_cast<int>(pred)), "l"(p), "r"(bitcast<unsigned>(v)) : "memory");
+    return;
+  }
+#endif
+  if (pred) store<N>(p, v);
+}
+
 // The N elements at `p` where `pred` holds, else `other`: one predicated access.  The choice
 // is made on 32-bit words, as the hardware loads them; chosen element by element, 16- and
 // 8-bit elements would each cost a byte permute and the registers to hold both vectors.

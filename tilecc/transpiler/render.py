@@ -72,7 +72,8 @@ class CompiledTemplates(jinja2.BytecodeCache):
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         from tilecc.runtime import cache
 
-        cache.store("templates", self._key(bucket), {"template": self.names.get(bucket.key, bucket.key)},
+        cache.store("templates", self._key(bucket),
+                    {"template": self.names.get(bucket.key, bucket.key)},
                     {"code": bucket.bytecode_to_string()})
 
 
@@ -173,7 +174,7 @@ class Renderer(BlockOps, DotOps):
         self.writes = self._written_pointers()
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
-        self.memory_bound = not any(op.kind == "dot" for op in kernel.walk())
+        self.memory_bound = memory_bound(kernel)
         self._plan(kernel.body)
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
@@ -760,6 +761,12 @@ class Renderer(BlockOps, DotOps):
 REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture since sm_50
 
 
+def memory_bound(kernel: Kernel) -> bool:
+    """No tensor-core products: the kernel streams memory, and its registers are free for
+    loads in flight rather than held by accumulator tiles."""
+    return not any(op.kind == "dot" for op in kernel.walk())
+
+
 def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | None:
     """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
 
@@ -777,7 +784,7 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | Non
     spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
     of the values kept in registers (not inlined or recomputed where used)."""
     threads = kernel.num_warps * target.warp_size
-    if target.name != "cuda" or any(op.kind == "dot" for op in kernel.walk()):
+    if target.name != "cuda" or not memory_bound(kernel):
         return None  # tensor-core tiles want their registers
     budget = min(255, REGISTERS_PER_SM // (2 * threads))
     words = 0

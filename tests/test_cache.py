@@ -53,7 +53,7 @@ def test_miss_then_hit_skips_transpile_and_compile(monkeypatch):
     _no_build(monkeypatch)
     again = add_kernel.compile(SIG, arch="sm_80")
     assert again.data == first.data and again.log == first.log and again.arch == "sm_80"
-    entry = cache.load("kernels", os.path.basename(path)[:-4])
+    entry = cache.decode(open(path, "rb").read())
     assert b"add_kernel(" in entry.blobs["source"] and entry.blobs["binary"] == first.data
 
 
@@ -148,13 +148,133 @@ def test_corrupt_entry_is_a_miss_and_is_rebuilt(damage):
     data = open(path, "rb").read()
     bad = {"flip": data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:],
            "truncate": data[: len(data) // 2], "empty": b"",
-           "garbage": b"TILECC-CACHE 1\nxyz\n{}"}[damage]
+           "garbage": cache.MAGIC + b"xyz\n{}"}[damage]
     with open(path, "wb") as f:
         f.write(bad)
-    assert cache.load("kernels", os.path.basename(path)[:-4]) is None
+    assert cache.decode(bad) is None
     J._binaries.clear()
     assert add_kernel.compile(SIG, arch="sm_80").data == good.data
     assert open(path, "rb").read() == data or cache.decode(open(path, "rb").read()) is not None
+
+
+def _compile_new_entry(kernel, sig):
+    """Compile and return (binary, path of the entry this compile published)."""
+    before = {path for _, path, _, _ in _entries()}
+    binary = kernel.compile(sig, arch="sm_80")
+    [path] = [path for _, path, _, _ in _entries() if path not in before]
+    return binary, path
+
+
+def test_an_entry_of_another_kernel_at_its_name_is_rebuilt(monkeypatch):
+    """A complete, intact entry of kernel A copied onto kernel B's file name (a stale copy,
+    a collision) is not served for B: B is rebuilt and its own entry replaces the file."""
+    require_cuda_compiler()
+    from fused_elementwise import silu_mul_kernel
+
+    a, a_path = _compile_new_entry(silu_mul_kernel, "*fp16:16,*fp16:16,*fp16:16,i32,512")
+    b, b_path = _compile_new_entry(add_kernel, SIG)
+    assert a.data != b.data
+    b_entry = open(b_path, "rb").read()
+    with open(b_path, "wb") as f:
+        f.write(open(a_path, "rb").read())
+    listed = subprocess.run([sys.executable, "-m", "tilecc", "cache", "list"],
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": os.path.join(HERE, "..")})
+    assert "holds another key's entry: rebuilt on use" in listed.stdout, listed.stdout
+    J._binaries.clear()  # as in a new process
+    again = add_kernel.compile(SIG, arch="sm_80")
+    assert again.data == b.data and again.data != a.data
+    assert cache.decode(open(b_path, "rb").read()).key == cache.decode(b_entry).key
+    J._binaries.clear()
+    _no_build(monkeypatch)  # the rewritten entry is B's: a hit
+    assert add_kernel.compile(SIG, arch="sm_80").data == b.data
+
+
+def _reencode(data: bytes, edit) -> bytes:
+    """`data`'s entry with its JSON header (a dict) changed by `edit`, the checksum made to
+    match."""
+    import hashlib
+    import json
+
+    digest, _, payload = data[len(cache.MAGIC):].partition(b"\n")
+    header, _, rest = payload.partition(b"\n")
+    meta = json.loads(header)
+    edit(meta)
+    payload = json.dumps(meta).encode() + b"\n" + rest
+    return cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def _v1_entry(data: bytes) -> bytes:
+    """`data`'s entry in the format before keys were stored (format 1: no key field)."""
+    import hashlib
+    import json
+
+    entry = cache.decode(data)
+    meta = {**entry.meta, "blobs": [[k, len(v)] for k, v in entry.blobs.items()]}
+    payload = json.dumps(meta).encode() + b"\n" + b"".join(entry.blobs.values())
+    return (b"TILECC-CACHE 1\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+            + payload)
+
+
+FORGERIES = {
+    # the key field names another specialization; the checksum is recomputed to match
+    "other key, valid checksum": lambda d: _reencode(
+        d, lambda m: m.update(key=m["key"].replace("sm_80", "sm_86"))),
+    # the key field edited in place, the checksum left as it was
+    "other key, stale checksum": lambda d: d.replace(b"sm_80", b"sm_86", 1),
+    "no key field": lambda d: _reencode(d, lambda m: m.pop("key")),
+    "key not a string": lambda d: _reencode(d, lambda m: m.update(key=7)),
+    "header cut short": lambda d: d[:len(cache.MAGIC) + 65 + 40],
+    "old format": _v1_entry,
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_an_entry_whose_header_does_not_hold_its_key_is_rebuilt(forgery, monkeypatch):
+    require_cuda_compiler()
+    good, path = _compile_new_entry(add_kernel, SIG)
+    data = open(path, "rb").read()
+    bad = FORGERIES[forgery](data)
+    assert bad != data
+    with open(path, "wb") as f:
+        f.write(bad)
+    key = cache.Key(cache.decode(data).key)
+    assert cache.load("kernels", key) is None and _entries()[0][3] is None
+    assert cache.problem(path) == ("an older tilecc's format" if forgery == "old format"
+                                   else "holds another key's entry"
+                                   if forgery == "other key, valid checksum" else "corrupt")
+    J._binaries.clear()
+    assert add_kernel.compile(SIG, arch="sm_80").data == good.data
+    assert cache.load("kernels", key).blobs["binary"] == good.data  # republished
+    assert cache.problem(path) is None
+
+
+@pytest.mark.parametrize("kind", cache.KINDS)
+def test_load_serves_only_the_key_asked_for(kind):
+    """At the cache's own interface, for every kind of entry: an entry at the file name of
+    the key asked for, but stored under another key, is a miss."""
+    a, b = cache.key_of(kind, "a"), cache.key_of(kind, "b")
+    cache.store(kind, a, {"what": "a"}, {"blob": b"A"})
+    cache.store(kind, b, {"what": "b"}, {"blob": b"B"})
+    assert cache.load(kind, b).blobs["blob"] == b"B"
+    a_path, b_path = cache._path(kind, a), cache._path(kind, b)
+    os.replace(a_path, b_path)  # a's entry under b's name
+    assert cache.load(kind, b) is None and cache.load(kind, a) is None
+    assert cache.entries(kind) == [(kind, b_path, os.path.getsize(b_path), None)]
+    cache.store(kind, b, {"what": "b"}, {"blob": b"B"})  # the rebuild replaces it
+    assert cache.load(kind, b).blobs["blob"] == b"B"
+
+
+def test_warm_compile_does_not_read_the_disk_again(monkeypatch):
+    """Verification is on the disk read only: this process's later compiles of a kernel
+    are answered from memory."""
+    require_cuda_compiler()
+    first = add_kernel.compile(SIG, arch="sm_80")
+    J._binaries.clear()
+    add_kernel.compile(SIG, arch="sm_80")  # read from disk and verified, once
+    monkeypatch.setattr(cache, "load", lambda *a: pytest.fail("the disk was read again"))
+    _no_build(monkeypatch)
+    assert add_kernel.compile(SIG, arch="sm_80").data == first.data
 
 
 def test_disabled_cache_writes_nothing(monkeypatch):
@@ -165,9 +285,11 @@ def test_disabled_cache_writes_nothing(monkeypatch):
 
 
 def test_encode_decode_roundtrip():
-    blob = cache.encode({"a": 1}, {"source": b"abc", "binary": b"\x00\x01"})
+    key = cache.key_of("test", 1)
+    blob = cache.encode(key, {"a": 1}, {"source": b"abc", "binary": b"\x00\x01"})
     e = cache.decode(blob)
     assert e.meta["a"] == 1 and e.blobs == {"source": b"abc", "binary": b"\x00\x01"}
+    assert e.key == key.material
     for i in range(len(blob)):
         assert cache.decode(blob[:i]) is None
 

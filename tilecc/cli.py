@@ -93,7 +93,8 @@ def _cache_command(args) -> int:
     rows = cache.entries(args.kind)
     for kind, path, size, meta in rows:
         if meta is None:
-            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  (corrupt: rebuilt on use)")
+            print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  "
+                  f"({cache.problem(path) or 'replaced while listing'}: rebuilt on use)")
         elif kind == "kernels":
             print(f"{kind:<9} {os.path.basename(path)[:16]}  {size:>8} B  {meta['target']} "
                   f"{meta['arch']:<7} {meta['kernel']} num_warps={meta['num_warps']} "

@@ -264,7 +264,7 @@ class Autotuner(KernelInterface):
         _report(self, key, best, timings, self.bench_time, "tuned")
         return best
 
-    def _disk_key(self, key, pruned, named) -> str | None:
+    def _disk_key(self, key, pruned, named):  # a cache.Key, or None
         from tilecc.runtime import cache
 
         base = _base_jit(self.fn)
@@ -522,7 +522,7 @@ def _copy_into(dst, src) -> None:
 
 # --- decisions on disk, reporting, progress --------------------------------------------------
 
-def _load_decision(disk_key: str, pruned: list[Config]) -> Config | None:
+def _load_decision(disk_key, pruned: list[Config]) -> Config | None:
     from tilecc.runtime import cache
     import json
 
@@ -537,7 +537,7 @@ def _load_decision(disk_key: str, pruned: list[Config]) -> Config | None:
     return config if repr(config) == d["config"] else None
 
 
-def _store_decision(disk_key: str, index: int, config: Config, timings: dict) -> None:
+def _store_decision(disk_key, index: int, config: Config, timings: dict) -> None:
     from tilecc.runtime import cache
     import json
 

@@ -19,12 +19,15 @@ specialization (`ArgSpec`s), launch options, target, architecture, a stamp of ti
 files (name, size, mtime: any edit to the transpiler is a new key) and the compiler's
 identity.
 
-An entry is one file: ``MAGIC`` line, SHA-256 of the payload, payload.  It is written to a
-temporary name in the same directory and published with one ``os.replace``, so a reader
-sees the old file, the new one, or none — never a partial one; and every read verifies
-the checksum, so a torn or corrupt file (a crash, a full disk, a stray edit) is a miss
-that gets rebuilt and replaced.  Processes that build the same entry at once each publish
-a complete, identical file; the last rename wins.
+An entry is one file: ``MAGIC`` line, SHA-256 of the payload, payload; the payload's JSON
+header holds the entry's full key — the text that was hashed into its file name, not only
+the hash.  It is written to a temporary name in the same directory and published with one
+``os.replace``, so a reader sees the old file, the new one, or none — never a partial one.
+Every read verifies the checksum, then that the stored key is the one asked for: a torn
+or corrupt file (a crash, a full disk, a stray edit), an entry of another key (a file
+copied or renamed into place, a hash collision) and one of an older format are misses,
+rebuilt and replaced — never served.  Processes that build the same entry at once each
+publish a complete, identical file; the last rename wins.
 
 Set ``TILECC_CACHE=0`` to neither read nor write the disk cache.
 """
@@ -41,7 +44,7 @@ import time
 import types
 from typing import Any, Callable, Iterable
 
-MAGIC = b"TILECC-CACHE 1\n"
+MAGIC = b"TILECC-CACHE 2\n"  # 2: the full key is in the header (1 had only its hash)
 KINDS = ("kernels", "autotune", "templates")
 
 
@@ -259,39 +262,55 @@ def spec_key(specs: Iterable) -> list:
     return out
 
 
-def kernel_key(fp: str, specs, target: str, arch: str, options: dict) -> str:
+class Key:
+    """A cache key: its full text (`material`, what the entry is for) and that text's
+    SHA-256 (`digest`, the entry's file name).  Entries store the material, so a read can
+    tell an entry of this key from one of another key that sits at its file name."""
+    __slots__ = ("material", "digest")
+
+    def __init__(self, material: str):
+        self.material = material
+        self.digest = hashlib.sha256(material.encode()).hexdigest()
+
+    def __repr__(self) -> str:
+        return f"Key({self.digest[:16]})"
+
+
+def kernel_key(fp: str, specs, target: str, arch: str, options: dict) -> Key:
     parts = ["kernel", tilecc_stamp(), compiler_stamp(target), fp, target, arch,
              spec_key(specs), sorted((k, repr(v)) for k, v in options.items())]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return Key(json.dumps(parts))
 
 
-def key_of(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps([tilecc_stamp(), *parts], default=repr).encode()).hexdigest()
+def key_of(*parts: Any) -> Key:
+    return Key(json.dumps([tilecc_stamp(), *parts], default=repr))
 
 
 # --- entries ---------------------------------------------------------------------------------
 
 class Entry:
     # a plain class: creating a dataclass costs ~0.25 ms, on every warm start
-    __slots__ = ("meta", "blobs")
+    __slots__ = ("key", "meta", "blobs")
 
-    def __init__(self, meta: dict, blobs: dict[str, bytes]):
+    def __init__(self, key: str, meta: dict, blobs: dict[str, bytes]):
+        self.key = key  # the full key (`Key.material`) the entry was stored under
         self.meta = meta
         self.blobs = blobs  # e.g. "source", "binary"
 
 
-def _path(kind: str, key: str) -> str:
-    return os.path.join(cache_dir(), kind, key + ".tck")
+def _path(kind: str, key: Key) -> str:
+    return os.path.join(cache_dir(), kind, key.digest + ".tck")
 
 
-def encode(meta: dict, blobs: dict[str, bytes]) -> bytes:
-    meta = {**meta, "blobs": [[k, len(v)] for k, v in blobs.items()]}
+def encode(key: Key, meta: dict, blobs: dict[str, bytes]) -> bytes:
+    meta = {"key": key.material, **meta, "blobs": [[k, len(v)] for k, v in blobs.items()]}
     payload = json.dumps(meta).encode() + b"\n" + b"".join(blobs.values())
     return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
 def decode(data: bytes) -> Entry | None:
-    """The entry in `data`, or None if it is not a complete, intact entry."""
+    """The entry in `data`, or None if it is not a complete, intact entry of this format.
+    Which key it belongs to is the caller's question (`load` asks it)."""
     try:
         if not data.startswith(MAGIC):
             return None
@@ -300,18 +319,23 @@ def decode(data: bytes) -> Entry | None:
             return None
         header, _, rest = payload.partition(b"\n")
         meta = json.loads(header)
+        key = meta.pop("key")
+        if not isinstance(key, str):
+            return None
         blobs, at = {}, 0
         for name, size in meta.pop("blobs"):
             blobs[name] = rest[at:at + size]
             at += size
         if at != len(rest):
             return None
-        return Entry(meta, blobs)
-    except (ValueError, KeyError, TypeError):
+        return Entry(key, meta, blobs)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def load(kind: str, key: str) -> Entry | None:
+def load(kind: str, key: Key) -> Entry | None:
+    """The entry of `key`, verified: None (a miss) where there is none, where it is damaged
+    or of an older format, and where the file at its name holds another key's entry."""
     if not enabled():
         return None
     try:
@@ -319,20 +343,23 @@ def load(kind: str, key: str) -> Entry | None:
             data = f.read()
     except OSError:
         return None
-    return decode(data)
+    entry = decode(data)
+    if entry is None or entry.key != key.material:
+        return None
+    return entry
 
 
-def store(kind: str, key: str, meta: dict, blobs: dict[str, bytes]) -> str | None:
+def store(kind: str, key: Key, meta: dict, blobs: dict[str, bytes]) -> str | None:
     """Publish an entry atomically; None (and no error) if the cache cannot be written."""
     if not enabled():
         return None
     path = _path(kind, key)
-    data = encode({**meta, "created": time.time()}, blobs)
+    data = encode(key, {**meta, "created": time.time()}, blobs)
     import tempfile
 
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key[:16]}.",
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key.digest[:16]}.",
                                    suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -354,7 +381,8 @@ def _unlink(path: str) -> None:
 
 
 def entries(kind: str | None = None) -> list[tuple[str, str, int, dict | None]]:
-    """(kind, path, size, metadata or None if unreadable) of every entry."""
+    """(kind, path, size, metadata) of every entry; the metadata is None where a read would
+    not serve the entry (`problem` says why)."""
     out = []
     for k in ([kind] if kind else KINDS):
         d = os.path.join(cache_dir(), k)
@@ -366,8 +394,25 @@ def entries(kind: str | None = None) -> list[tuple[str, str, int, dict | None]]:
             except OSError:
                 continue
             e = decode(data)
-            out.append((k, path, len(data), e.meta if e else None))
+            ok = e is not None and Key(e.key).digest == os.path.basename(path)[:-4]
+            out.append((k, path, len(data), e.meta if ok else None))
     return out
+
+
+def problem(path: str) -> str | None:
+    """Why the entry file at `path` would be a miss (None if it would be served)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"unreadable ({e.strerror})"
+    e = decode(data)
+    if e is None:
+        return ("an older tilecc's format" if data.startswith(b"TILECC-CACHE ")
+                and not data.startswith(MAGIC) else "corrupt")
+    if Key(e.key).digest != os.path.basename(path)[:-4]:
+        return "holds another key's entry"
+    return None
 
 
 def clear(kind: str | None = None) -> int:

@@ -352,7 +352,7 @@ def _resolve_dotted(fn: Callable, text: str) -> Any:
 
 # --- compiling through the disk cache --------------------------------------------------------
 
-_binaries: dict[str, tuple[Any, str]] = {}  # this process's compiled binaries, by cache key
+_binaries: dict[str, tuple[Any, str]] = {}  # this process's compiled binaries, by key digest
 
 
 def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None, num_warps: int,
@@ -368,15 +368,16 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
     options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
                "line_directives": True, "options": ["-lineinfo"] if target.name == "cuda" else []}
     key = cache.kernel_key(jit_fn.fingerprint, specs, target.name, arch, options)
-    hit = _binaries.get(key)
+    hit = _binaries.get(key.digest)  # verified when it was read from disk: not again
     if hit is not None:
         return hit
     dump = cache.dump_dir()
     entry = cache.load("kernels", key) if dump is None else None  # dumps need a build
     if entry is not None and "binary" in entry.blobs:
         m = entry.meta
-        hit = _binaries[key] = (Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
-                                       m.get("shared_bytes", 0)), m["name"])
+        binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
+                        m.get("shared_bytes", 0))
+        hit = _binaries[key.digest] = (binary, m["name"])
         return hit
     built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
                          num_stages=num_stages, arch=arch)
@@ -395,8 +396,8 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
                                  "specialization": describe_specs(specs)},
                 {"source": built.source.encode(), "binary": binary.data})
     if dump is not None:
-        _dump(built, binary, target, arch, key)
-    hit = _binaries[key] = (binary, name)
+        _dump(built, binary, target, arch, key.digest)
+    hit = _binaries[key.digest] = (binary, name)
     return hit
 
 

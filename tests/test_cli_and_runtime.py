@@ -55,7 +55,8 @@ def test_emit_loads_a_triton_file_without_triton():
 def test_emit_reports_bad_signature():
     r = _cli("emit", f"{EXAMPLE}:add_kernel", "-s", "*fp32,*fp32")
     assert r.returncode == 1
-    assert "signature has 2 entries" in r.stderr
+    assert "vector_add.py:15: kernel `add_kernel` has 5 parameters (x_ptr, y_ptr, out_ptr, " \
+        "n_elements, BLOCK_SIZE), the signature gives 2" in r.stderr
 
 
 def test_compile_writes_a_cubin(tmp_path):

@@ -9,71 +9,25 @@
 
 Kernel files written against `triton.language` load even where Triton is not installed:
 `triton`, `triton.language` and `triton.language.math` then resolve to tilecc's own.
+
+A failure is one line on stderr, `tilecc: error: ...`, naming the file and what to do (a
+kernel's compile error also shows its line with a caret), and exit status 1; the input is
+checked (`cli_input`) before anything is compiled.  An internal error says so in one line
+too; `TILECC_TRACEBACK=1` shows its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.abc
-import importlib.util
 import os
 import sys
-import types
 from typing import Sequence
 
+from tilecc.cli_input import (UsageError, check_arch, check_output_file, check_signature,
+                              load_kernel, write_output)
 from tilecc.errors import CompilationError
 
-
-class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves `import triton[.language[.math]]` from tilecc when Triton is absent."""
-
-    NAMES = {"triton": "tilecc", "triton.language": "tilecc.language",
-             "triton.language.math": "tilecc.language.math"}
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname in self.NAMES:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        real = importlib.import_module(self.NAMES[spec.name])
-        module = types.ModuleType(spec.name)
-        module.__dict__.update({k: v for k, v in real.__dict__.items() if not k.startswith("__")})
-        if spec.name == "triton":
-            module.__path__ = []
-        return module
-
-    def exec_module(self, module):
-        if module.__name__ == "triton.language":
-            module.__path__ = []
-
-
-def load_kernel(ref: str):
-    """`path/to/file.py:kernel_name` → the JITFunction defined there."""
-    from tilecc.runtime.jit import JITFunction
-
-    path, sep, name = ref.rpartition(":")
-    if not sep or not path.endswith(".py"):
-        raise SystemExit(f"tilecc: expected FILE.py:KERNEL, got {ref!r}")
-    if not os.path.exists(path):
-        raise SystemExit(f"tilecc: no such file: {path}")
-    if importlib.util.find_spec("triton") is None:
-        sys.meta_path.insert(0, _TritonAlias())
-    module_name = "_tilecc_cli_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
-    obj = getattr(module, name, None)
-    if obj is None:
-        raise SystemExit(f"tilecc: {path} defines no `{name}`")
-    if not isinstance(obj, JITFunction):
-        if type(obj).__name__ == "JITFunction" and hasattr(obj, "fn"):  # an installed Triton's
-            obj = JITFunction(obj.fn)
-        else:
-            raise SystemExit(f"tilecc: `{name}` in {path} is not a @jit kernel")
-    return obj
+__all__ = ["main", "load_kernel"]
 
 
 def _add_cache_parser(sub) -> None:
@@ -108,14 +62,56 @@ def _cache_command(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tilecc", description=__doc__.split("\n\n")[0])
+    """Run one command; every failure is one `tilecc: error: ...` line on stderr (a kernel's
+    CompilationError also shows its line and a caret) and a nonzero exit status."""
+    try:
+        return _main(argv)
+    except (UsageError, CompilationError) as e:
+        print(f"tilecc: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tilecc: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        from tilecc.export.variants import ExportError  # imported by now if it was raised
+
+        if isinstance(e, ExportError):
+            print(f"tilecc: error: {e}", file=sys.stderr)
+            return 1
+        if os.environ.get("TILECC_TRACEBACK") == "1":
+            raise
+        message = (str(e).strip().splitlines() or [""])[0]
+        print(f"tilecc: internal error: {type(e).__name__}: {message} (a bug in tilecc: rerun "
+              "with TILECC_TRACEBACK=1 for the traceback and report it)", file=sys.stderr)
+        return 70
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse's, with its errors in tilecc's one-line form (the usage is --help's)."""
+
+    def error(self, message: str):
+        self.exit(2, f"tilecc: error: {message} (`{self.prog} --help` shows the usage)\n")
+
+
+def _num_warps(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1 or n > 32 or n & (n - 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a power of 2 from 1 to 32")
+    return n
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = _ArgumentParser(prog="tilecc", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
+    common = _ArgumentParser(add_help=False)
     common.add_argument("kernel", help="FILE.py:KERNEL")
     common.add_argument("--signature", "-s", required=True,
                         help="comma-separated parameter types, e.g. '*fp32:16,*fp32:16,i32,1024'")
     common.add_argument("--target", choices=("cuda", "hip"), default="cuda")
-    common.add_argument("--num-warps", type=int, default=4)
+    common.add_argument("--num-warps", type=_num_warps, default=4)
     common.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
     emit = sub.add_parser("emit", parents=[common], help="print the generated source")
     emit.add_argument("--line-directives", action="store_true",
@@ -127,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     comp.add_argument("-o", "--output", required=True)
     from tilecc.export import command as export_command
 
-    export_command.add_parser(sub)
+    export_command.add_parser(sub, _num_warps)
     _add_cache_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
@@ -135,25 +131,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "export":
         return export_command.run(args, load_kernel)
 
+    suffix = ("cu" if args.target == "cuda" else "hip") if args.command == "emit" else \
+        ("cubin" if args.target == "cuda" else "hsaco")
+    if args.output:
+        check_output_file(args.output, example=f"kernel.{suffix}")
+    if args.command == "compile":
+        check_arch(args.target, args.arch)
     kernel = load_kernel(args.kernel)
-    try:
-        if args.command == "emit":
-            text = kernel.source(args.signature, target=args.target, num_warps=args.num_warps,
-                                 line_directives=args.line_directives, debug=args.debug)
-            if args.output:
-                with open(args.output, "w") as f:
-                    f.write(text)
-            else:
-                sys.stdout.write(text)
+    check_signature(kernel, args.signature)
+    if args.command == "emit":
+        text = kernel.source(args.signature, target=args.target, num_warps=args.num_warps,
+                             line_directives=args.line_directives, debug=args.debug)
+        if args.output:
+            write_output(args.output, text)
         else:
-            binary = kernel.compile(args.signature, target=args.target, arch=args.arch,
-                                    num_warps=args.num_warps, debug=args.debug)
-            with open(args.output, "wb") as f:
-                f.write(binary.data)
-            print(f"wrote {args.output} ({len(binary.data)} bytes, {binary.target} {binary.arch})")
-    except CompilationError as e:
-        print(f"tilecc: error: {e}", file=sys.stderr)
-        return 1
+            sys.stdout.write(text)
+    else:
+        binary = kernel.compile(args.signature, target=args.target, arch=args.arch,
+                                num_warps=args.num_warps, debug=args.debug)
+        write_output(args.output, binary.data)
+        print(f"wrote {args.output} ({len(binary.data)} bytes, {binary.target} {binary.arch})")
     return 0
 
 

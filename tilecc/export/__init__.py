@@ -19,7 +19,7 @@ import re
 from typing import Mapping, Sequence
 
 from tilecc.errors import CompilationError
-from tilecc.export.grid import derive_grid, given_grid
+from tilecc.export.grid import derive_grid, given_grid, split_grid
 from tilecc.export.header import render_header
 from tilecc.export.runtime_api import APIS
 from tilecc.export.variants import ExportError, JITFunction, build_variant, group_variants
@@ -77,6 +77,8 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
         kname = k.fn.__name__
         if not sigs.get(kname):
             raise ExportError(f"{kname}: no --signature for it")
+        if grids.get(kname):
+            split_grid(grids[kname])  # its syntax, before the kernel is built
         try:
             variants = [build_variant(k, s, target, num_warps, debug) for s in sigs[kname]]
         except CompilationError as e:
@@ -97,13 +99,22 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
 def export(kernels, signatures, *, out_dir: str, **options) -> str:
     """Write the header into `out_dir` (only if its text changed); return its path."""
     filename, text = export_header(kernels, signatures, **options)
-    os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, filename)
-    if not os.path.exists(path) or open(path).read() != text:
-        tmp = path + ".tmp"
+    tmp = path + ".tmp"
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        if os.path.exists(path):
+            with open(path) as f:
+                if f.read() == text:
+                    return path
         with open(tmp, "w") as f:
             f.write(text)
         os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise ExportError(f"cannot write {e.filename or path}: {e.strerror or e}; give a "
+                          "writable output folder") from None
     return path
 
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from typing import Callable
 
-from tilecc.errors import CompilationError
+from tilecc.cli_input import UsageError, check_output_folder, check_signature
 
 _ADDRESSED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)(.*)$")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub, num_warps_type: Callable = int) -> None:
     p = sub.add_parser(
         "export", help="write one self-contained C++ header with the kernels and typed "
         "host launchers (NAME.cuh / NAME.hip.hpp)",
@@ -43,7 +42,7 @@ def add_parser(sub) -> None:
                    "that only --grid reads, e.g. --grid-arg n_rows --grid 'n_rows,1,1' for "
                    "one program per row of a kernel without a row count; repeatable; "
                    "KERNEL=NAME for one kernel of several")
-    p.add_argument("--num-warps", type=int, default=4)
+    p.add_argument("--num-warps", type=num_warps_type, default=4)
     p.add_argument("--name", help="header name (default: the first kernel's file name)")
     p.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
     p.add_argument("-o", "--output-dir", required=True, help="directory to write the header to")
@@ -56,32 +55,43 @@ def _split(values: list[str], names: list[str], what: str, many: bool) -> dict[s
         if m and m.group(1) in out:
             out[m.group(1)].append(m.group(2).strip())
         elif m and not any(c in m.group(1) for c in "*:"):
-            raise SystemExit(f"tilecc: {what} {v!r} names `{m.group(1)}`, which is not a "
-                             f"kernel being exported ({', '.join(names)})")
+            raise UsageError(f"{what} {v!r} names `{m.group(1)}`, which is not a kernel "
+                             f"being exported ({', '.join(names)}): give KERNEL=... with one "
+                             "of those")
         else:
             for n in names:
                 out[n].append(v.strip())
     if not many:
         for n, vs in out.items():
             if len(vs) > 1:
-                raise SystemExit(f"tilecc: more than one {what} for {n}")
+                raise UsageError(f"more than one {what} for {n}: give one")
     return out
 
 
 def run(args: argparse.Namespace, load_kernel: Callable) -> int:
-    from tilecc.export import ExportError, export
+    """Check the input (the output folder, the files, signatures and grids), then export.
+    Errors are raised (UsageError, ExportError, CompilationError) for `cli.main` to print."""
+    from tilecc.export import export
+    from tilecc.export.grid import split_grid
 
+    check_output_folder(args.output_dir)
     kernels = [load_kernel(ref) for ref in args.kernels]
     names = [k.fn.__name__ for k in kernels]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two kernels are named {[n for n in names if names.count(n) > 1][0]}: "
+                         "export kernels of different names")
     signatures = _split(args.signature, names, "--signature", many=True)
+    for k in kernels:
+        for sig in signatures[k.fn.__name__]:
+            check_signature(k, sig)
     grids = {n: (g[0] if g else None)
              for n, g in _split(args.grid, names, "--grid", many=False).items()}
+    for grid in grids.values():
+        if grid is not None:
+            split_grid(grid)  # its syntax, before anything is built
     grid_args = _split(args.grid_arg, names, "--grid-arg", many=True)
-    try:
-        path = export(kernels, signatures, target=args.target, num_warps=args.num_warps,
-                      grid=grids, grid_args=grid_args, name=args.name, debug=args.debug, out_dir=args.output_dir)
-    except (ExportError, CompilationError) as e:
-        print(f"tilecc: error: {e}", file=sys.stderr)
-        return 1
+    path = export(kernels, signatures, target=args.target, num_warps=args.num_warps,
+                  grid=grids, grid_args=grid_args, name=args.name, debug=args.debug,
+                  out_dir=args.output_dir)
     print(f"wrote {path}")
     return 0

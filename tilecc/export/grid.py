@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tilecc.export import grid_expr
 from tilecc.export.variants import _CXX_KEYWORDS, ExportError, KernelGroup, Variant, cxx_name
 
-HELPERS = {"cdiv", "min", "max"}
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+HELPERS = set(grid_expr.HELPERS)
+_EXAMPLE = "e.g. '(n + 1023) / 1024,1,1' or 'cdiv(n, BLOCK),1,1'"
 
 
 @dataclass
@@ -31,9 +32,15 @@ class Grid:
 
 
 def split_grid(text: str) -> list[str]:
-    """Top-level comma split (commas inside `cdiv(a, b)` stay)."""
+    """The three expressions of a `--grid` text, its syntax checked (`grid_expr.parse`);
+    missing dimensions are 1."""
+    try:
+        grid_expr.parse(text)
+    except grid_expr.GridError as e:
+        raise ExportError(f"--grid {text!r}: {e.message} (column {e.column}); give one to "
+                          f"three comma-separated C expressions, {_EXAMPLE}") from None
     parts, depth, cur = [], 0, ""
-    for ch in text:
+    for ch in text:  # top-level commas: those inside `cdiv(a, b)` stay
         if ch == "," and depth == 0:
             parts.append(cur.strip())
             cur = ""
@@ -41,9 +48,6 @@ def split_grid(text: str) -> list[str]:
         depth += {"(": 1, ")": -1}.get(ch, 0)
         cur += ch
     parts.append(cur.strip())
-    if depth != 0 or any(not p for p in parts) or not 1 <= len(parts) <= 3:
-        raise ExportError(f"--grid {text!r}: expected one to three comma-separated "
-                          "expressions with balanced parentheses, e.g. '(n + 1023) / 1024,1,1'")
     return parts + ["1"] * (3 - len(parts))
 
 
@@ -59,13 +63,39 @@ def given_grid(text: str, group: KernelGroup, grid_args=()) -> Grid:
                 or a in _CXX_KEYWORDS or a.startswith("__") or grid_args.count(a) > 1):
             raise ExportError(f"--grid-arg for {group.kernel}: `{a}` must be a new C "
                               "identifier (not a parameter, constexpr, keyword or repeat)")
+    params = [p.name for p in group.jit_fn.params]
+
+    def unknown(node) -> None:
+        import difflib
+
+        close = difflib.get_close_matches(node.text, params + grid_args + sorted(HELPERS), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        raise ExportError(
+            f"--grid for {group.kernel}: `{node.text}` is not a parameter of the kernel{hint} "
+            f"(parameters: {', '.join(params)}; helpers: {', '.join(sorted(HELPERS))})")
+
+    for v in group.variants:
+        types = {p.name: "pointer" if p.is_pointer else
+                 "float" if p.spec.type.is_floating() else "int" for p in group.params}
+        types.update({a: "int" for a in grid_args})
+        for name, value in v.constexprs.items():
+            if _c_constant(value):
+                types[name] = "float" if isinstance(value, float) else "int"
+            else:
+                types[name] = "int"  # reported below, with its value, if the grid reads it
+        for e in exprs:
+            try:
+                kind = grid_expr.check(grid_expr.parse(e)[0], types, unknown)
+            except grid_expr.GridError as err:
+                raise ExportError(f"--grid for {group.kernel}: {e!r}: {err.message}") from None
+            if kind != "int":
+                raise ExportError(f"--grid for {group.kernel}: {e!r} is a floating-point value "
+                                  f"(in signature {v.signature!r}); a grid dimension is an "
+                                  "integer: compute it in integers, e.g. cdiv(n, BLOCK)")
     used_args: set[str] = set()
     used_constexprs: set[str] = set()
     out = []
     for e in exprs:
-        if re.search(r"[;{}\"'#\\]", e):
-            raise ExportError(f"--grid: {e!r} is not a plain C expression")
-
         def rename(m: re.Match) -> str:
             word = m.group(0)
             if word in runtime:
@@ -76,21 +106,10 @@ def given_grid(text: str, group: KernelGroup, grid_args=()) -> Grid:
             if word in constexpr_names:
                 used_constexprs.add(word)
                 return cxx_name(word)
-            if word in HELPERS:
-                return word
-            raise ExportError(
-                f"--grid for {group.kernel}: `{word}` is not a parameter of the kernel "
-                f"(parameters: {', '.join(p.name for p in group.jit_fn.params)}; helpers: "
-                f"{', '.join(sorted(HELPERS))})")
+            return word  # a helper: every other name was rejected above
 
         # numeric literals such as 1024u or 1e3 are not identifiers: skip digits' suffixes
         out.append(re.sub(r"\b(?<![\d.])[A-Za-z_]\w*\b", rename, e))
-    for name in used_constexprs:
-        for v in group.variants:
-            if not _c_constant(v.constexprs.get(name)):
-                raise ExportError(f"--grid for {group.kernel}: constexpr `{name}` is "
-                                  f"{v.constexprs.get(name)!r} in signature {v.signature!r}; "
-                                  "grids can read integer, float and bool constexprs")
     unused = [a for a in grid_args if a not in used_args]
     if unused:
         raise ExportError(f"--grid-arg for {group.kernel}: the grid does not read "

@@ -149,9 +149,10 @@ class JITFunction:
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:
-            return SP.specs_from_signature(self.params, signature, constexprs)
+            return SP.specs_from_signature(self.params, signature, constexprs,
+                                           self.fn.__name__)
         except ValueError as e:
-            raise CompilationError(f"{self.fn.__name__}: {e}") from None
+            raise CompilationError(str(e)) from None
 
     @_user_facing
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",

@@ -87,3 +87,12 @@ def getCUBIN(prog: int) -> bytes:  # noqa: N802
 def destroyProgram(prog: int) -> None:  # noqa: N802
     handle = ctypes.c_void_p(prog)
     _check("nvrtcDestroyProgram", _lib().nvrtcDestroyProgram(ctypes.byref(handle)))
+
+
+def getSupportedArchs() -> list[int]:  # noqa: N802
+    """The sm_XX numbers this NVRTC compiles for (75, 80, 86, ...)."""
+    lib, n = _lib(), ctypes.c_int()
+    _check("nvrtcGetNumSupportedArchs", lib.nvrtcGetNumSupportedArchs(ctypes.byref(n)))
+    archs = (ctypes.c_int * n.value)()
+    _check("nvrtcGetSupportedArchs", lib.nvrtcGetSupportedArchs(archs))
+    return list(archs)

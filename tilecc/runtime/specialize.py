@@ -26,67 +26,93 @@ def parse_type(text: str) -> D.dtype:
     try:
         return TYPE_NAMES[text.strip()]
     except KeyError:
-        raise ValueError(f"unknown type {text!r}; expected one of "
+        import difflib
+
+        close = difflib.get_close_matches(text.strip(), list(D.BY_NAME), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"unknown type {text!r}{hint}; the types are "
                          f"{', '.join(sorted(D.BY_NAME))}") from None
 
 
 def _literal(text: str) -> Any:
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         if text in TYPE_NAMES:
             return TYPE_NAMES[text]
-        raise ValueError(f"constexpr value {text!r} is not a Python literal") from None
+        raise ValueError(f"{text!r} is not a value: give a Python literal (1024, 0.5, True, "
+                         "'name') or a type name (fp32)") from None
 
 
 def specs_from_signature(params: list[ParamDecl], signature: str | list[str] | None,
-                         constexprs: dict[str, Any]) -> list[ArgSpec]:
-    """ArgSpecs from an AOT signature; constexprs may instead come as keyword values."""
+                         constexprs: dict[str, Any], kernel: str = "") -> list[ArgSpec]:
+    """ArgSpecs from an AOT signature; constexprs may instead come as keyword values.
+    `kernel`: the kernel's name, which every message starts with."""
+    try:
+        return _specs(params, signature, constexprs, kernel)
+    except ValueError as e:
+        if not kernel or str(e).startswith("kernel `"):
+            raise
+        raise ValueError(f"kernel `{kernel}`: {e}") from None
+
+
+def _specs(params: list[ParamDecl], signature: str | list[str] | None,
+           constexprs: dict[str, Any], kernel: str) -> list[ArgSpec]:
     entries = signature.split(",") if isinstance(signature, str) else list(signature or [])
     entries = [e.strip() for e in entries if str(e).strip()]
     runtime = [p for p in params if not p.is_constexpr]
+    has = (f"kernel `{kernel}` has" if kernel else "the kernel has") + \
+        f" {len(params)} parameter{'s' if len(params) != 1 else ''} " \
+        f"({', '.join(p.name for p in params)}), the signature gives {len(entries)}"
     if len(entries) == len(params):
         by_param = dict(zip((p.name for p in params), entries))
     elif len(entries) == len(runtime):
         by_param = dict(zip((p.name for p in runtime), entries))
     else:
-        raise ValueError(f"signature has {len(entries)} entries; the kernel has {len(params)} "
-                         f"parameters ({len(runtime)} not constexpr): "
-                         f"{', '.join(p.name for p in params)}")
+        also = f" (the {len(runtime)} that are not constexpr, where every constexpr has a " \
+            "default or a keyword value)" if len(runtime) != len(params) else ""
+        raise ValueError(f"{has}: give one entry per parameter{also}")
     unknown = set(constexprs) - {p.name for p in params}
     if unknown:
         raise ValueError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
     specs = []
-    for p in params:
+    for i, p in enumerate(params):
         if p.is_constexpr:
             if p.name in constexprs:
                 value = constexprs[p.name]
             elif p.name in by_param:
-                value = _literal(by_param[p.name])
+                try:
+                    value = _literal(by_param[p.name])
+                except ValueError as e:
+                    raise ValueError(f"constexpr `{p.name}` (entry {i + 1}): {e}") from None
             elif p.default is not inspect.Parameter.empty:
                 value = p.default
             else:
-                raise ValueError(f"constexpr parameter `{p.name}` needs a value")
+                raise ValueError(f"{has}: constexpr `{p.name}` has no default, give its value "
+                                 f"as entry {i + 1}")
             specs.append(ArgSpec(p.name, constexpr=value, is_constexpr=True))
             continue
         entry = by_param.get(p.name)
         if entry is None:
             raise ValueError(f"parameter `{p.name}` needs a type in the signature")
-        specs.append(_spec_from_entry(p.name, entry))
+        try:
+            specs.append(_spec_from_entry(p.name, entry))
+        except ValueError as e:
+            raise ValueError(f"parameter `{p.name}` (entry {i + 1}, {entry!r}): {e}") from None
     return specs
 
 
 def _spec_from_entry(name: str, entry: str) -> ArgSpec:
     text, _, attr = entry.partition(":")
     if attr not in ("", "16", "1"):
-        raise ValueError(f"`{name}`: unknown specialization ':{attr}' (use :16 or :1)")
+        raise ValueError(f"unknown specialization ':{attr}' (use :16 or :1)")
     if text.startswith("*"):
         if attr == "1":
-            raise ValueError(f"`{name}`: a pointer cannot be specialized to 1")
+            raise ValueError("a pointer cannot be specialized to 1")
         return ArgSpec(name, type=D.pointer_type(parse_type(text[1:])), divisible_by_16=attr == "16")
     t = parse_type(text)
     if attr and not t.is_int():
-        raise ValueError(f"`{name}`: only integers take :16 or :1")
+        raise ValueError("only integers take :16 or :1")
     return ArgSpec(name, type=t, divisible_by_16=attr == "16", equals_one=attr == "1")
 
 

@@ -25,8 +25,8 @@ class UsageError(Exception):
     """Bad input to the command line: the message is one line, printed without traceback."""
 
 
-def _suggest(name: str, candidates, what: str = "") -> str:
-    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+def _suggest(name: str, candidates, what: str = "", n: int = 3) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.6)
     if not close:
         return ""
     return f"; did you mean {' or '.join(f'`{c}`' for c in close)}{what}?"
@@ -79,8 +79,11 @@ def load_kernel(ref: str):
     if kernel is None:
         what = ("a plain function: decorate it with @tilecc.jit (or @triton.jit)"
                 if isinstance(obj, types.FunctionType) else
-                f"an {type(obj).__name__} wrapper; name the @jit function under it"
-                if hasattr(obj, "fn") else f"a {type(obj).__name__}, not a @jit kernel")
+                f"an {type(obj).__name__} wrapper (@autotune / @heuristics): the command line "
+                "compiles a @jit kernel for one signature; give the @jit function under it a "
+                "name of its own and name that"
+                if hasattr(obj, "fn") else f"not a @jit kernel (a value of type "
+                f"{type(obj).__name__})")
         raise UsageError(f"`{name}` in {path} is {what} ({listed})")
     return kernel
 
@@ -110,7 +113,7 @@ def load_file(path: str) -> types.ModuleType:
     if not os.path.exists(path):
         folder = os.path.dirname(path) or "."
         names = [f for f in _listdir(folder) if f.endswith(".py")]
-        hint = _suggest(os.path.basename(path), names, " (in " + folder + ")")
+        hint = _suggest(os.path.basename(path), names, " (in " + folder + ")", n=1)
         raise UsageError(f"{path}: no such file{hint}")
     if os.path.isdir(path):
         raise UsageError(f"{path} is a folder; give a Python file, FILE.py:KERNEL")

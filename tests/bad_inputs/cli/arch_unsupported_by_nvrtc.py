@@ -1,0 +1,12 @@
+# args: compile {file}:scale -s '*fp32:16,*fp32:16,i32,1024' --arch sm_99 -o {tmp}/k.cubin
+# requires: nvrtc
+# error: --arch sm_99: this NVRTC does not compile for it; it compiles for sm_
+
+import tilecc
+import tilecc.language as tl
+
+
+@tilecc.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)

@@ -1,0 +1,11 @@
+# args: emit {dir}/missing_fil.py:scale -s '*fp32:16,*fp32:16,i32,1024'
+# error: tilecc: error: {dir}/missing_fil.py: no such file; did you mean `missing_file.py` (in {dir})?
+
+import tilecc
+import tilecc.language as tl
+
+
+@tilecc.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)

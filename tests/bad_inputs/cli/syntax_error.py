@@ -1,0 +1,12 @@
+# args: emit {file}:scale -s '*fp32,*fp32,i32,1024'
+# error: tilecc: error: {file}:11:
+# error: : SyntaxError: invalid syntax
+
+import tilecc
+import tilecc.language as tl
+
+
+@tilecc.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK) +* 2
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)

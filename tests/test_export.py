@@ -89,6 +89,38 @@ def test_grid_must_be_given_when_it_cannot_be_derived():
         export_header(scale_rows, "*fp32:16,*fp32:16,i32,i32,256", grid="1,1,1,1")
 
 
+@pytest.mark.parametrize("grid,expect", [
+    ("(n_rows + 3) / 4", "(n_rows + 3) / 4, 1, 1"),
+    ("cdiv(n_rows, 4), max(1, n_cols >> 8)", "cdiv(n_rows, 4), max(1, n_cols >> 8), 1"),
+    ("n_rows > 0 ? min(n_rows, 65535u) : 1,1,1", "n_rows > 0 ? min(n_rows, 65535u) : 1, 1, 1"),
+    ("0x10 * (BLOCK == 256)", "0x10 * (BLOCK == 256), 1, 1"),
+])
+def test_grid_expressions_c_allows_are_kept(grid, expect):
+    """The grid check accepts C's integer expressions and leaves their text as written."""
+    _, text = export_header(scale_rows, "*fp32:16,*fp32:16,i32,i32,256", grid=grid)
+    assert f"launch(k::scale_rows, {expect}," in text
+
+
+@pytest.mark.parametrize("grid,message", [
+    ("(n_rows", r"--grid '\(n_rows': expected `\)` .*column 1.*found the end \(column 8\)"),
+    ("cdiv(n_rows)", "`cdiv` takes 2 arguments, not 1"),
+    ("n_rows * 0.5", "is a floating-point value"),
+    ("x_ptr", "`x_ptr` is a pointer"),
+    ("n_rws", "`n_rws` is not a parameter of the kernel; did you mean `n_rows`"),
+    ("n_rows % 2.0", "`%` needs integers"),
+])
+def test_grid_expressions_are_checked(grid, message):
+    with pytest.raises(ExportError, match=message):
+        export_header(scale_rows, "*fp32:16,*fp32:16,i32,i32,256", grid=grid)
+
+
+def test_export_into_a_folder_that_cannot_be_made(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ExportError, match=r"cannot write .*file/gen.*; give a writable output "
+                       "folder"):
+        export(add_kernel, ANY, out_dir=str(tmp_path / "file" / "gen"))
+
+
 def test_grid_arg_is_a_launcher_argument_for_the_grid_only():
     sig = "*fp32:16,*fp32:16,i32,i32,256"
     _, text = export_header(scale_rows, sig, grid="rows,1,1", grid_args=["rows"])

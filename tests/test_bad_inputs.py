@@ -19,6 +19,9 @@ CASES = sorted(p for p in glob.glob(os.path.join(CASE_DIR, "*.py"))
                if not os.path.basename(p).startswith("_"))
 
 
+KEYS = ("args", "error", "exit", "lines", "requires")
+
+
 def _header(path: str) -> dict:
     """The case's `# key: value` lines (before its first line that is not a comment)."""
     out: dict = {"error": []}
@@ -27,9 +30,9 @@ def _header(path: str) -> dict:
             if not line.startswith("#"):
                 break
             key, sep, value = line[1:].strip().partition(": ")
-            if not sep:
-                continue
-            if key == "error":
+            if key not in KEYS or not sep:
+                out.setdefault("bad", []).append(line)
+            elif key == "error":
                 out["error"].append(value.rstrip("\n"))
             else:
                 out[key] = value.strip()
@@ -51,6 +54,7 @@ def test_the_corpus_is_there():
     for case in CASES:
         h = _header(case)
         assert h.get("args") and h["error"], f"{case}: needs `# args:` and `# error:` lines"
+        assert "bad" not in h, f"{case}: not `# KEY: value` with a KEY of {KEYS}: {h['bad']}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: os.path.basename(p)[:-3])

@@ -240,7 +240,8 @@ def test_an_entry_whose_header_does_not_hold_its_key_is_rebuilt(forgery, monkeyp
         f.write(bad)
     key = cache.Key(cache.decode(data).key)
     assert cache.load("kernels", key) is None and _entries()[0][3] is None
-    assert cache.problem(path) == ("an older tilecc's format" if forgery == "old format"
+    assert cache.problem(path) == ("another tilecc's format (TILECC-CACHE 1)"
+                                   if forgery == "old format"
                                    else "holds another key's entry"
                                    if forgery == "other key, valid checksum" else "corrupt")
     J._binaries.clear()

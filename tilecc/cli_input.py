@@ -72,20 +72,23 @@ def load_kernel(ref: str):
               else f"{path} defines no @jit kernel")
     if not name:
         raise UsageError(f"{ref}: name the kernel as {path}:KERNEL ({listed})")
-    obj = getattr(module, name, None)
-    if obj is None:
+    obj = getattr(module, name, _MISSING)
+    if obj is _MISSING:
         raise UsageError(f"{path} defines no `{name}`{_suggest(name, kernels)} ({listed})")
     kernel = _as_jit(obj)
     if kernel is None:
         what = ("a plain function: decorate it with @tilecc.jit (or @triton.jit)"
                 if isinstance(obj, types.FunctionType) else
-                f"an {type(obj).__name__} wrapper (@autotune / @heuristics): the command line "
-                "compiles a @jit kernel for one signature; give the @jit function under it a "
-                "name of its own and name that"
+                f"wrapped in @autotune / @heuristics ({type(obj).__name__}): the command "
+                "line compiles a @jit kernel for one signature; give the @jit function under "
+                "it a name of its own and name that"
                 if hasattr(obj, "fn") else f"not a @jit kernel (a value of type "
                 f"{type(obj).__name__})")
         raise UsageError(f"`{name}` in {path} is {what} ({listed})")
     return kernel
+
+
+_MISSING = object()
 
 
 def _as_jit(obj):

@@ -408,8 +408,10 @@ def problem(path: str) -> str | None:
         return f"unreadable ({e.strerror})"
     e = decode(data)
     if e is None:
-        return ("an older tilecc's format" if data.startswith(b"TILECC-CACHE ")
-                and not data.startswith(MAGIC) else "corrupt")
+        if data.startswith(b"TILECC-CACHE ") and not data.startswith(MAGIC):
+            version = data.split(b"\n", 1)[0].decode(errors="replace")
+            return f"another tilecc's format ({version})"
+        return "corrupt"
     if Key(e.key).digest != os.path.basename(path)[:-4]:
         return "holds another key's entry"
     return None

@@ -1,6 +1,6 @@
 # args: emit {file}:tuned -s '*fp32,i32,256'
-# error: `tuned` in {file} is an Autotuner wrapper (@autotune / @heuristics)
-# give the @jit function under it a name of its own
+# error: `tuned` in {file} is wrapped in @autotune / @heuristics (Autotuner)
+# error: give the @jit function under it a name of its own and name that
 
 import tilecc
 import tilecc.language as tl

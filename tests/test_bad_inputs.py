@@ -163,6 +163,19 @@ def test_an_internal_error_is_one_line_unless_asked(monkeypatch, capsys):
         main(["emit", KERNEL, "-s", SIG])
 
 
+def test_a_closed_pipe_is_not_an_error_message(monkeypatch, capsys):
+    """`tilecc emit ... | head`: the reader closed the pipe; nothing to report."""
+    import io
+
+    class Closed(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("sys.stdout", Closed())
+    status = main(["emit", KERNEL, "-s", SIG])
+    assert status == 1 and capsys.readouterr().err == ""
+
+
 def test_the_script_prints_no_traceback(tmp_path):
     """The same through `python -m tilecc`, as a user runs it."""
     import subprocess

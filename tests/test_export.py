@@ -137,7 +137,8 @@ def test_grid_arg_is_a_launcher_argument_for_the_grid_only():
 
 
 def test_signature_errors():
-    with pytest.raises(tilecc.CompilationError, match="kernel `add_kernel` has 5 parameters .*, the signature gives 2"):
+    with pytest.raises(tilecc.CompilationError,
+                       match="kernel `add_kernel` has 5 parameters .*, the signature gives 2"):
         export_header(add_kernel, "*fp32,*fp32")
     with pytest.raises(ExportError, match="given twice"):
         export_header(add_kernel, [ANY, ANY + " "])

@@ -72,6 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tilecc: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `tilecc emit ... | head`: the reader has all it wanted
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout without a descriptor (a test's capture)
+            pass
+        return 1
     except Exception as e:
         from tilecc.export.variants import ExportError  # imported by now if it was raised
 

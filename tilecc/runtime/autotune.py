@@ -499,21 +499,46 @@ def _device_name(named: dict) -> str:
 
 
 # --- array helpers (torch, CuPy, NumPy) -----------------------------------------------------
+# An argument may be a view (a slice, a transpose, an offset into a larger buffer): saving,
+# restoring and zeroing go through its framework's indexing, which touches exactly the
+# view's elements, never the memory between them nor the buffer around them.
+
+def _array(a):
+    """`a` as a torch, CuPy or NumPy array viewing exactly its elements; other device
+    arrays (`__cuda_array_interface__`, DLPack) are viewed through CuPy, with their
+    strides and offset, without a copy."""
+    mod = type(a).__module__ or ""
+    if mod.startswith(("torch", "cupy", "numpy")):
+        return a
+    import numpy as np
+
+    if isinstance(a, np.ndarray):
+        return a
+    import cupy
+
+    if hasattr(a, "__cuda_array_interface__"):
+        return cupy.asarray(a)
+    if hasattr(a, "__dlpack__"):
+        return cupy.from_dlpack(a)
+    raise TypeError(f"autotune cannot save, restore or zero an argument of type "
+                    f"{type(a).__name__}: pass torch, CuPy or NumPy arrays")
+
 
 def _zero(a) -> None:
+    a = _array(a)
     if hasattr(a, "zero_"):
         a.zero_()
-    elif hasattr(a, "fill"):
-        a.fill(0)
     else:
         a[...] = 0
 
 
 def _clone(a):
+    a = _array(a)
     return a.clone() if hasattr(a, "clone") else a.copy()
 
 
 def _copy_into(dst, src) -> None:
+    dst = _array(dst)
     if hasattr(dst, "copy_"):
         dst.copy_(src)
     else:

@@ -409,7 +409,7 @@ def _context_device(driver) -> int | None:
 
 _CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1  # the kernel's static shared memory
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-_DEV_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97  # the same number in the runtime and driver
+_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 
 
 class CudaKernel:
@@ -438,14 +438,14 @@ class CudaKernel:
         # dynamic part is, whenever there is one, within what this device allows (the
         # architecture's table was checked at compile time; a device may allow less)
         if self.shared_bytes > 0:
-            self._check_shared_memory(driver, binary)
+            self._check_shared_memory(driver)
             driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     self.shared_bytes)
         self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
 
-    def _check_shared_memory(self, driver, binary) -> None:
-        limit = _runtime().deviceGetAttribute(_DEV_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                              self.device_id)
+    def _check_shared_memory(self, driver) -> None:
+        limit = driver.deviceGetAttribute(_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                          self.device_id)
         static = driver.funcGetAttribute(_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.handle)
         if static + self.shared_bytes > limit:
             raise OutOfResources(static + self.shared_bytes, limit, "shared memory", details=(

@@ -93,7 +93,7 @@ def test_pool_past_48_kib_is_dynamic_on_cuda():
     assert "__shared__ unsigned char smem[16384]" in small and "dynamic_smem" not in small
     src = transpose_kernel.source("*fp32:16,*fp32:16", N=128, arch="sm_80")
     assert "__shared__ unsigned char smem[" not in src
-    assert "unsigned char* const smem = dynamic_smem + 0;" in src
+    assert "unsigned char* const smem = dynamic_smem;" in src
     assert "extern __shared__ __align__(1024) unsigned char dynamic_smem[];" in src
     require_cuda_compiler()
     binary = transpose_kernel.compile("*fp32:16,*fp32:16", N=128, arch="sm_80")
@@ -103,6 +103,20 @@ def test_pool_past_48_kib_is_dynamic_on_cuda():
         transpose_kernel.compile("*fp32:16,*fp32:16", N=256, arch="sm_90")
     assert info.value.required >= 256 * 256 * 4 and info.value.limit == 232448
     assert "the pool for reductions, scans, layout conversions" in str(info.value)
+
+
+def test_pool_past_48_kib_follows_the_dot_stages():
+    """B with ragged N is staged from registers through the pool (64 x 256 fp16 x 2: 64 KiB),
+    A streams into two cp.async stages (32 KiB): ptxas rejected the 64 KiB static pool
+    ("uses too much shared data"); now it follows the stages in dynamic shared memory."""
+    sig = ("*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+           "64,256,128,0")
+    for arch in ("sm_80", "sm_90"):
+        src = KD.dot_loop_kernel.source(sig, arch=arch, num_warps=8, num_stages=2)
+        assert "unsigned char* const smem = dynamic_smem + 32768;" in src
+    require_cuda_compiler()
+    binary = KD.dot_loop_kernel.compile(sig, arch="sm_80", num_warps=8, num_stages=2)
+    assert binary.shared_bytes == 32768 + 65536 and "bytes smem" not in binary.log
 
 
 def test_hip_lds_limit():

@@ -836,8 +836,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
             pool.append(f"  __shared__ unsigned char smem[{r.smem_bytes}] "
                         f"__attribute__((aligned({align})));")
         else:
-            pool.append(f"  unsigned char* const smem = dynamic_smem + {pool_at};  "
-                        "// past static arrays' 48 KiB: dynamic")
+            at = f" + {pool_at}" if pool_at else ""
+            pool.append(f"  unsigned char* const smem = dynamic_smem{at};  // more than static "
+                        "arrays may take (48 KiB)")
     if dynamic:
         what = "the tl.dot pipeline stages" if pool_at is None else \
             "the tl.dot tiles, then the pool" if r.pipe_smem else "the pool"

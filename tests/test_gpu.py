@@ -212,7 +212,7 @@ def test_shared_pool_past_48_kib_runs_from_dynamic_shared_memory():
     transpose_kernel[(1,)](cp.asarray(x), y, N=128)
     np.testing.assert_array_equal(cp.asnumpy(y), x.T + 1.0)
     # B (N ragged: staged from registers) takes a 64 KiB pool behind A's cp.async stages
-    got, want = _dot_loop_run(KD.dot_loop_kernel, 200, 250, 300, (64, 256, 128), 2, 8)
+    got, want = _dot_loop_run(KD.dot_loop_kernel, 200, 250, 320, (64, 256, 128), 2, 8)
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
 
 
@@ -235,3 +235,20 @@ def test_config_over_the_device_limit_is_out_of_resources(monkeypatch, tmp_path)
     monkeypatch.setattr(T, "shared_memory_limit", lambda target, arch: 1 << 30)
     with pytest.raises(tilecc.OutOfResources, match=f"Hardware limit: {device_limit}"):
         _dot_loop_run(KD.dot_loop_kernel, 256, 256, 512, (256, 256, 128), 3, 8)
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS, ids=[f[0] for f in FRAMEWORKS])
+def test_interpreter_on_interleaved_device_views(fw):
+    """kernel.interpret with device arrays: two interleaved strided views of one buffer are
+    copied to the host once, with their strides, and back (as on the GPU)."""
+    _, to_dev, to_host = fw
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_interpreter import bump_two_views
+
+    memory = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
+    want = memory.copy()
+    bump_two_views.interpret[(1,)](want[1:5, 0::2], want[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
+    for launch in (bump_two_views.interpret, bump_two_views):
+        dev = to_dev(memory)
+        launch[(1,)](dev[1:5, 0::2], dev[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
+        np.testing.assert_array_equal(to_host(dev), want)

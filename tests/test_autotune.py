@@ -268,6 +268,12 @@ def test_strided_view_is_saved_restored_and_zeroed_exactly(mode):
                                                        start + 2 * x))
 
 
+def test_restore_value_of_a_non_array_is_a_clear_error():
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], restore_value=["n"])(accumulate)
+    with pytest.raises(TypeError, match="cannot save, restore or zero an argument of type int"):
+        k.interpret[_grid](np.ones(8, np.float32), np.zeros(8, np.float32), 8)
+
+
 def test_config_repr_and_kwargs():
     c = Config({"BLOCK": 128}, num_warps=8, num_stages=2)
     assert repr(c) == "BLOCK: 128, num_warps: 8, num_stages: 2"

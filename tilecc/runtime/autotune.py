@@ -514,11 +514,13 @@ def _array(a):
 
     if isinstance(a, np.ndarray):
         return a
-    import cupy
-
     if hasattr(a, "__cuda_array_interface__"):
+        import cupy
+
         return cupy.asarray(a)
     if hasattr(a, "__dlpack__"):
+        import cupy
+
         return cupy.from_dlpack(a)
     raise TypeError(f"autotune cannot save, restore or zero an argument of type "
                     f"{type(a).__name__}: pass torch, CuPy or NumPy arrays")

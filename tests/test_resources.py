@@ -2,6 +2,7 @@
 runs: `tilecc.OutOfResources` (Triton's message), and the autotuner skipping such configs."""
 
 import logging
+import pickle
 import re
 
 import numpy as np
@@ -49,6 +50,8 @@ def test_oversized_dot_config_is_out_of_resources(arch, blocks, stages, required
     e = info.value
     assert (e.required, e.limit, e.name) == (required, limit, "shared memory")
     assert isinstance(e, tilecc.CompilationError)
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.required, again.limit, str(again)) == (required, limit, str(e))
     lines = str(e).splitlines()
     assert lines[0] == (f"out of resource: shared memory, Required: {required}, Hardware "
                         f"limit: {limit}. Reducing block sizes or `num_stages` may help.")

@@ -66,9 +66,12 @@ class OutOfResources(CompilationError):
     message).  `required` and `limit` are bytes; `name` says which resource; the
     autotuner skips configurations that raise it."""
 
-    def __init__(self, required: int, limit: int, name: str, *, details: str = ""):
-        self.required, self.limit, self.name = required, limit, name
+    def __init__(self, required: int, limit: int, name: str, details: str = ""):
+        self.required, self.limit, self.name, self.details = required, limit, name, details
         message = (f"out of resource: {name}, Required: {required}, Hardware limit: {limit}. "
                    "Reducing block sizes or `num_stages` may help.")
         super().__init__(message + (f"\n{details}" if details else ""))
+
+    def __reduce__(self):  # picklable, as Triton's
+        return (type(self), (self.required, self.limit, self.name, self.details))
 

@@ -155,8 +155,9 @@ def _dot_args(n=32):
     return a, b, c, (n, n, n, n, 1, n, 1, n)
 
 
-def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, tmp_path):
+def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, capsys, tmp_path):
     monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILECC_PRINT_AUTOTUNING", "1")
     monkeypatch.setattr(Autotuner, "_inner_launch", _checked_for("sm_80"))
     big = Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=4)
     small = Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=2)
@@ -168,6 +169,9 @@ def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, tmp_p
             a, b, c, *sizes, IEEE=False)
     assert k.best_config == small and k.configs_timings[big] == float("inf")
     assert "skipping config BM: 128, BN: 256, BK: 64, num_warps: 8, num_stages: 4" in caplog.text
+    printed = capsys.readouterr().err  # TILECC_PRINT_AUTOTUNING: the reason by the config
+    assert re.search(r"inf ms  BM: 128, .*num_stages: 4  \(skipped: OutOfResources: out of "
+                     r"resource: shared memory, Required: 196608", printed)
     assert ("OutOfResources: out of resource: shared memory, Required: 196608, "
             "Hardware limit: 166912") in caplog.text
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,

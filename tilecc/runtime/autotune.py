@@ -579,9 +579,10 @@ def _report(tuner: Autotuner, key, config, timings, seconds: float, how: str) ->
         return
     print(f"tilecc autotuning: {tuner.__name__} key={key!r}: {how} in {seconds:.2f} s; "
           f"best config: {config}", file=sys.stderr)
+    failures = getattr(tuner, "_failures", {})
     for c, t in (timings or {}).items():
-        print(f"    {t:10.4f} ms  {c}" + ("  (failed)" if t == float("inf") else ""),
-              file=sys.stderr)
+        failed = f"  (skipped: {failures.get(c, 'failed')})" if t == float("inf") else ""
+        print(f"    {t:10.4f} ms  {c}{failed}", file=sys.stderr)
 
 
 def _progress(total: int, name: str):

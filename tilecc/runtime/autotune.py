@@ -15,12 +15,14 @@ On a new key the candidates (after pruning) are compiled in parallel on a thread
 median of repeated runs after warm-up, the L2 cache flushed before each — and the fastest
 is kept in memory and on disk (`$TILECC_CACHE_DIR/autotune/`, per device and key).  A
 candidate that fails to compile or to launch (too many registers or threads, shared
-memory) is skipped with a logged reason; if all fail, the error lists every reason.
+memory: `tilecc.OutOfResources`, found before compiling) is skipped with a logged reason;
+if all fail, the error lists every reason.
 
 Tuning never changes the caller's data: before each timed run, `reset_to_zero` arguments
 are zeroed; after each, `restore_value` arguments get their original contents back (one
 copy is taken before tuning); the `reset_to_zero` arguments are zeroed once more before
-the real launch.  Unlike Triton, a user `pre_hook` / `post_hook` runs *in addition* to
+the real launch.  Views (slices, transposes, offsets into larger buffers) are copied and
+zeroed through their framework: exactly their elements.  Unlike Triton, a user `pre_hook` / `post_hook` runs *in addition* to
 these (Triton drops `reset_to_zero` / `restore_value` when hooks are given).
 
 Interpreter (`kernel.interpret[grid]`, `TILECC_INTERPRET=1`): the same procedure runs

@@ -27,7 +27,7 @@ from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
-from tilecc.transpiler.target import CUDA_STATIC_SHARED_LIMIT, NARROW_INTS, Target, c_type
+from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
@@ -813,38 +813,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
-    # CUDA's static `__shared__` arrays stop at 48 KiB: a larger pool goes into dynamic
-    # shared memory, after the tl.dot tiles (kernel.shared_bytes then counts both)
-    pool_at = None
-    if target.name == "cuda" and r.smem_bytes > CUDA_STATIC_SHARED_LIMIT:
-        pool_at = -(-r.pipe_smem // 1024) * 1024
-    dynamic = r.pipe_smem if pool_at is None else pool_at + r.smem_bytes
-    kernel.shared_bytes = dynamic  # dynamic shared memory, passed at launch
-    kernel.static_shared_bytes = r.smem_bytes if pool_at is None else 0
-    kernel.shared_uses = r.shared_uses + ([f"the pool for reductions, scans, layout conversions "
-                                           f"and tl.dot operands staged from registers: "
-                                           f"{r.smem_bytes} bytes"] if r.smem_bytes else [])
-    pool, dynamic_decl = [], []
-    if r.smem_bytes:
-        half = r.smem_bytes - r.pool_b_bytes
-        reuse = "reused step by step" + \
-            (f"; consecutive steps alternate at byte {half}" if r.pool_b_bytes else "")
-        pool = [f"  // shared memory for reductions, scans and layout conversions "
-                f"({r.smem_bytes} bytes, {reuse})"]
-        if pool_at is None:
-            align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
-            pool.append(f"  __shared__ unsigned char smem[{r.smem_bytes}] "
-                        f"__attribute__((aligned({align})));")
-        else:
-            at = f" + {pool_at}" if pool_at else ""
-            pool.append(f"  unsigned char* const smem = dynamic_smem{at};  // more than static "
-                        "arrays may take (48 KiB)")
-    if dynamic:
-        what = "the tl.dot pipeline stages" if pool_at is None else \
-            "the tl.dot tiles, then the pool" if r.pipe_smem else "the pool"
-        dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at launch)",
-                        "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
-    body = (pool + dynamic_decl if pool_at is None else dynamic_decl + pool) + body
+    body = r.shared_memory_declarations() + body
     params = []
     for p in kernel.params:
         if p.value is not None:

@@ -74,4 +74,3 @@ class OutOfResources(CompilationError):
 
     def __reduce__(self):  # picklable, as Triton's
         return (type(self), (self.required, self.limit, self.name, self.details))
-

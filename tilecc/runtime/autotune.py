@@ -22,8 +22,9 @@ Tuning never changes the caller's data: before each timed run, `reset_to_zero` a
 are zeroed; after each, `restore_value` arguments get their original contents back (one
 copy is taken before tuning); the `reset_to_zero` arguments are zeroed once more before
 the real launch.  Views (slices, transposes, offsets into larger buffers) are copied and
-zeroed through their framework: exactly their elements.  Unlike Triton, a user `pre_hook` / `post_hook` runs *in addition* to
-these (Triton drops `reset_to_zero` / `restore_value` when hooks are given).
+zeroed through their framework: exactly their elements.  Unlike Triton, a user
+`pre_hook` / `post_hook` runs *in addition* to these (Triton drops `reset_to_zero` /
+`restore_value` when hooks are given).
 
 Interpreter (`kernel.interpret[grid]`, `TILECC_INTERPRET=1`): the same procedure runs
 with every candidate executed by the NumPy interpreter and timed on the CPU clock

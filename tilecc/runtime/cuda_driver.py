@@ -3,8 +3,9 @@
 Loading a module, finding its kernel, reading and raising its shared memory (and the
 device's limit on it) and asking which device the current context belongs to need no more
 than libcuda itself: importing CuPy for them costs 50–500 ms, which a process whose kernels
-are all in the disk cache must not pay on its first call.  Launches go through CuPy's compiled binding when CuPy is
-loaded anyway (it is the faster caller), through ctypes otherwise.
+are all in the disk cache must not pay on its first call.  Launches go through CuPy's
+compiled binding when CuPy is loaded anyway (it is the faster caller), through ctypes
+otherwise.
 """
 
 from __future__ import annotations

@@ -351,16 +351,14 @@ def _resolve_dotted(fn: Callable, text: str) -> Any:
     return obj
 
 
-def check_shared_memory(kernel: Kernel, target: Target, arch: str, limit: int | None = None,
-                        static_bytes: int | None = None) -> None:
+def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:
     """Raise OutOfResources where a program of the rendered `kernel` needs more shared
-    memory than one may have on `arch` (or than `limit`, a device's own number): before the
-    native compiler runs, instead of a ptxas error or a failed launch."""
+    memory than one may have on `arch`: before the native compiler runs, instead of a
+    ptxas error or a failed launch (a launch checks the device's own number again)."""
     from tilecc.transpiler.target import shared_memory_limit
 
-    limit = shared_memory_limit(target, arch) if limit is None else limit
-    static = kernel.static_shared_bytes if static_bytes is None else static_bytes
-    required = static + kernel.shared_bytes
+    limit = shared_memory_limit(target, arch)
+    required = kernel.static_shared_bytes + kernel.shared_bytes
     if required <= limit:
         return
     uses = "".join(f"\n  {u}" for u in kernel.shared_uses)

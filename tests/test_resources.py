@@ -82,6 +82,34 @@ def test_source_for_an_architecture_checks_too():
 
 
 @tilecc.jit
+def dot_then_sum(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # pipelined tl.dot (dynamic shared memory), then a column sum across warps (the pool)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * K + rk[None, :]
+    b_ptrs = B + rk[:, None] * BN + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BK
+        b_ptrs += BK * BN
+    tl.store(C + rn, tl.sum(acc, axis=0))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_static_shared_memory_is_counted_as_ptxas_counts_it(arch):
+    """A small pool beside dynamic shared memory: ptxas pads the static arrays to the
+    dynamic array's 1024-byte alignment, and so does the count the limit is checked on."""
+    sig, meta = "*fp16:16,*fp16:16,*fp32:16,i32:16", dict(BM=64, BN=64, BK=32)
+    kernel = dot_then_sum.build(dot_then_sum._specs(sig, meta), "cuda", 4, arch=arch).kernel
+    assert kernel.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2  # A and B in 3 stages
+    require_cuda_compiler()
+    log = dot_then_sum.compile(sig, arch=arch, **meta).log
+    assert re.findall(r"(\d+) bytes smem", log) == [str(kernel.static_shared_bytes)]
+
+
+@tilecc.jit
 def transpose_kernel(X, Y, N: tl.constexpr):
     # the transpose goes through the shared-memory pool: N * N * 4 bytes
     offs = tl.arange(0, N)

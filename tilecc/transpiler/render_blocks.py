@@ -47,7 +47,10 @@ class BlockOps:
             pool_at = -(-self.pipe_smem // 1024) * 1024
         dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
         kernel.shared_bytes = dynamic  # passed at launch
-        kernel.static_shared_bytes = pool_bytes if pool_at is None else 0
+        # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
+        static = 0 if pool_at is not None else pool_bytes if not dynamic else \
+            -(-pool_bytes // 1024) * 1024
+        kernel.static_shared_bytes = static
         kernel.shared_uses = self.shared_uses + (
             [f"the pool for reductions, scans, layout conversions and tl.dot operands staged "
              f"from registers: {pool_bytes} bytes"] if pool_bytes else [])

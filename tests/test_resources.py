@@ -219,3 +219,15 @@ def test_autotuner_with_every_config_out_of_resources(monkeypatch, tmp_path):
     text = str(info.value)
     assert "Required: 131072, Hardware limit: 101376" in text
     assert "Required: 147456, Hardware limit: 101376" in text
+
+
+def test_cli_compile_reports_out_of_resources(capsys, tmp_path):
+    from tilecc.cli import main
+
+    out = tmp_path / "k.cubin"
+    rc = main(["compile", f"{KD.__file__}:dot_loop_kernel", "-s", _loop_sig(256, 256, 64),
+               "--arch", "sm_80", "--num-warps", "8", "-o", str(out)])
+    err = capsys.readouterr().err  # 3 stages of 64 KiB: 192 KiB
+    assert rc == 1 and not out.exists()
+    assert "tilecc: error: out of resource: shared memory, Required: 196608, Hardware limit: " \
+        "166912" in err

@@ -231,6 +231,49 @@ def accumulate_even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
         tl.store(out_ptr + offs, acc + 2.0 * tl.load(x_ptr + offs, mask=mask), mask=mask)
 
 
+@tilecc.jit
+def accumulate_strided(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    # out[i * stride] += 2 * x[i]: `out` may be a view with a stride and an offset
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.load(out_ptr + offs * stride, mask=mask)
+    tl.store(out_ptr + offs * stride, acc + 2.0 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def _strided_case(xp, n=300, stride=3):
+    """A row of a larger buffer, every `stride`-th element from the second: (buffer, view,
+    x); the buffer holds 5 everywhere, so any element touched outside the view shows."""
+    big = xp.full((4, n * stride + 5), 5.0, dtype=xp.float32)
+    view = big[2, 1:1 + n * stride:stride]
+    return big, view, xp.arange(n, dtype=xp.float32)
+
+
+def _expected_after(big, view_index, values):
+    want = np.full(big.shape, 5.0, np.float32)
+    want[view_index] = values
+    return want
+
+
+@pytest.mark.parametrize("mode", ["restore_value", "reset_to_zero"])
+def test_strided_view_is_saved_restored_and_zeroed_exactly(mode):
+    """restore_value / reset_to_zero on a view with a stride and an offset: exactly its
+    elements are saved, put back and zeroed; the buffer around and between them is not."""
+    big, view, x = _strided_case(np)
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], do_bench=FakeTimer([3.0, 1.0, 2.0]),
+                        **{mode: ["out_ptr"]})(accumulate_strided)
+    k.interpret[_grid](x, view, x.size, 3)
+    assert len(k.configs_timings) == len(CONFIGS)  # tuned: every config ran on the view
+    start = 5.0 if mode == "restore_value" else 0.0
+    np.testing.assert_array_equal(big, _expected_after(big, (2, slice(1, 901, 3)),
+                                                       start + 2 * x))
+
+
+def test_restore_value_of_a_non_array_is_a_clear_error():
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], restore_value=["n"])(accumulate)
+    with pytest.raises(TypeError, match="cannot save, restore or zero an argument of type int"):
+        k.interpret[_grid](np.ones(8, np.float32), np.zeros(8, np.float32), 8)
+
+
 def test_config_repr_and_kwargs():
     c = Config({"BLOCK": 128}, num_warps=8, num_stages=2)
     assert repr(c) == "BLOCK: 128, num_warps: 8, num_stages: 2"
@@ -292,3 +335,71 @@ def test_gpu_autotune_picks_the_fastest():
     t = k.configs_timings
     assert k.best_config == configs[1] and t[configs[1]] < t[configs[0]], t
     cp.testing.assert_array_equal(out, 2.0)
+
+
+def _device_frameworks():
+    out = []
+    try:
+        import cupy
+
+        out.append(("cupy", cupy, cupy.asnumpy))
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            class TorchCuda:  # the namespace _strided_case uses, making CUDA tensors
+                float32 = torch.float32
+
+                @staticmethod
+                def full(shape, value, dtype):
+                    return torch.full(shape, value, dtype=dtype, device="cuda")
+
+                @staticmethod
+                def arange(n, dtype):
+                    return torch.arange(n, dtype=dtype, device="cuda")
+
+            out.append(("torch", TorchCuda, lambda t: t.cpu().numpy()))
+    except ImportError:
+        pass
+    return out
+
+
+DEVICE_FRAMEWORKS = _device_frameworks()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fw", DEVICE_FRAMEWORKS, ids=[f[0] for f in DEVICE_FRAMEWORKS])
+@pytest.mark.parametrize("mode", ["restore_value", "reset_to_zero"])
+@pytest.mark.parametrize("interpret", [False, True], ids=["gpu", "interpreter"])
+def test_gpu_strided_view_is_saved_restored_and_zeroed_exactly(fw, mode, interpret):
+    """As on NumPy, with CuPy arrays and CUDA tensors, launched on the GPU and interpreted
+    (where the view is copied to the host with its strides, and back)."""
+    _, xp, to_host = fw
+    big, view, x = _strided_case(xp)
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], do_bench=FakeTimer([3.0, 1.0, 2.0]),
+                        **{mode: ["out_ptr"]})(accumulate_strided)
+    (k.interpret if interpret else k)[_grid](x, view, 300, 3)
+    start = 5.0 if mode == "restore_value" else 0.0
+    np.testing.assert_array_equal(to_host(big), _expected_after(
+        to_host(big), (2, slice(1, 901, 3)), start + 2 * to_host(x)))
+
+
+@pytest.mark.gpu
+def test_gpu_strided_view_through_the_cuda_array_interface():
+    """A device array that is neither CuPy nor torch (only `__cuda_array_interface__`, as
+    Numba's): restored exactly, through a CuPy view of the same memory."""
+    import cupy as cp
+
+    big, view, x = _strided_case(cp)
+
+    class Foreign:
+        def __init__(self, a):
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+    k = tilecc.autotune(configs=CONFIGS, key=["n"], do_bench=FakeTimer([3.0, 1.0, 2.0]),
+                        restore_value=["out_ptr"])(accumulate_strided)
+    k[_grid](x, Foreign(view), 300, 3)
+    np.testing.assert_array_equal(cp.asnumpy(big), _expected_after(
+        cp.asnumpy(big), (2, slice(1, 901, 3)), 5.0 + 2 * cp.asnumpy(x)))

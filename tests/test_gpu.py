@@ -180,3 +180,75 @@ def test_masked_narrow_vector_stores(out, block):
     got = torch.full((n + 16,), 7, dtype=getattr(torch, out), device="cuda")
     narrow_store_kernel[(cdiv(n, block),)](torch.from_numpy(x).cuda(), got, n, BLOCK=block)
     np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+# --- shared memory: a pool past 48 KiB, and configs over the device's limit -----------------
+
+def _dot_loop_run(kernel, m, n, k, blocks, stages, warps):
+    import cupy as cp
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = cp.full((m, n), np.nan, cp.float32)
+    bm, bn, bk = blocks
+    kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        cp.asarray(a), cp.asarray(b), c, m, n, k, k, 1, n, 1, n, BM=bm, BN=bn, BK=bk, IEEE=False,
+        num_warps=warps, num_stages=stages)
+    return cp.asnumpy(c), a.astype(np.float32) @ b.astype(np.float32)
+
+
+def test_shared_pool_past_48_kib_runs_from_dynamic_shared_memory():
+    """A pool over CUDA's 48 KiB of static arrays lives in dynamic shared memory (after the
+    tl.dot stages, when there are some): the results are the interpreter's / NumPy's."""
+    import cupy as cp
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    import kernels_dot as KD
+    from test_resources import transpose_kernel
+
+    x = np.random.default_rng(2).standard_normal((128, 128)).astype(np.float32)
+    y = cp.full((128, 128), np.nan, cp.float32)
+    transpose_kernel[(1,)](cp.asarray(x), y, N=128)
+    np.testing.assert_array_equal(cp.asnumpy(y), x.T + 1.0)
+    # B (N ragged: staged from registers) takes a 64 KiB pool behind A's cp.async stages
+    got, want = _dot_loop_run(KD.dot_loop_kernel, 200, 250, 320, (64, 256, 128), 2, 8)
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
+def test_config_over_the_device_limit_is_out_of_resources(monkeypatch, tmp_path):
+    import cupy as cp
+
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))  # keeps what the patch lets by
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    import kernels_dot as KD
+
+    device_limit = cp.cuda.runtime.deviceGetAttribute(97, 0)  # MaxSharedMemoryPerBlockOptin
+    with pytest.raises(tilecc.OutOfResources) as info:  # 512 KiB of stages: too much anywhere
+        _dot_loop_run(KD.dot_loop_kernel, 256, 256, 512, (256, 256, 128), 4, 8)
+    assert info.value.required == 4 * (256 * 128 + 128 * 256) * 2
+    assert info.value.limit == device_limit  # the architecture's table is the device's number
+    # where the table would allow it, the device's own number (read at load) still refuses
+    import tilecc.transpiler.target as T
+
+    monkeypatch.setattr(T, "shared_memory_limit", lambda target, arch: 1 << 30)
+    with pytest.raises(tilecc.OutOfResources, match=f"Hardware limit: {device_limit}"):
+        _dot_loop_run(KD.dot_loop_kernel, 256, 256, 512, (256, 256, 128), 3, 8)
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS, ids=[f[0] for f in FRAMEWORKS])
+def test_interpreter_on_interleaved_device_views(fw):
+    """kernel.interpret with device arrays: two interleaved strided views of one buffer are
+    copied to the host once, with their strides, and back (as on the GPU)."""
+    _, to_dev, to_host = fw
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_interpreter import bump_two_views
+
+    memory = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
+    want = memory.copy()
+    bump_two_views.interpret[(1,)](want[1:5, 0::2], want[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
+    for launch in (bump_two_views.interpret, bump_two_views):
+        dev = to_dev(memory)
+        launch[(1,)](dev[1:5, 0::2], dev[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
+        np.testing.assert_array_equal(to_host(dev), want)

@@ -195,3 +195,94 @@ def test_tilecc_interpret_env_with_a_grid_function(monkeypatch) -> None:
     K.add_kernel[lambda meta: (tilecc.cdiv(130, meta["BLOCK_SIZE"]),)](
         x, x, out, 130, BLOCK_SIZE=32, EVEN=False)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+# --- device arrays: copied to the host with the memory they span ----------------------------
+
+@tilecc.jit
+def bump_two_views(a_ptr, b_ptr, rows, cols, stride_r, stride_c, BR: tl.constexpr,
+                   BC: tl.constexpr):
+    r = tl.arange(0, BR)[:, None]
+    c = tl.arange(0, BC)[None, :]
+    m = (r < rows) & (c < cols)
+    offs = r * stride_r + c * stride_c
+    tl.store(a_ptr + offs, tl.load(a_ptr + offs, mask=m) + 1.0, mask=m)
+    tl.store(b_ptr + offs, tl.load(b_ptr + offs, mask=m) + 10.0, mask=m)
+
+
+def _fake_cupy(monkeypatch):
+    """A stand-in for CuPy whose "device" memory is host memory at the same addresses: the
+    interpreter's device path (copy what the arrays span to the host and back) runs on a
+    machine without a GPU."""
+    import ctypes
+    import sys
+    import types
+
+    def at(ptr, size):
+        return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(ptr))
+
+    class Memory:
+        def __init__(self, ptr, size, owner, device_id=-1):
+            self.ptr, self.size, self.owner = ptr, size, owner
+
+    class Pointer:
+        def __init__(self, mem, offset):
+            self.ptr, self.mem = mem.ptr + offset, mem
+
+    class ndarray:  # noqa: N801  (CuPy's name)
+        def __init__(self, shape, dtype, memptr):
+            self.size, self.memptr = shape[0], memptr
+
+        def get(self):
+            return at(self.memptr.ptr, self.size).copy()
+
+        def set(self, host):
+            at(self.memptr.ptr, self.size)[...] = host
+
+    class Device:
+        def __init__(self, device_id):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    runtime = types.SimpleNamespace(deviceSynchronize=lambda: None)
+    cuda = types.SimpleNamespace(Device=Device, UnownedMemory=Memory, MemoryPointer=Pointer,
+                                 runtime=runtime)
+    fake = types.SimpleNamespace(cuda=cuda, ndarray=ndarray, uint8=np.uint8)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+
+    class DeviceArray:
+        """A "CuPy array": a view of the fake device memory, as CuPy describes one."""
+
+        def __init__(self, view: np.ndarray):
+            self.view, self.shape, self.strides = view, view.shape, view.strides
+            self.dtype, self.itemsize = view.dtype, view.itemsize
+            self.device = types.SimpleNamespace(id=0)
+            self.data = types.SimpleNamespace(ptr=view.ctypes.data)
+
+        def get(self):  # CuPy's copies, compacted
+            return np.ascontiguousarray(self.view)
+
+        def set(self, host):
+            self.view[...] = host
+
+    DeviceArray.__module__ = "cupy._core.core"
+    return DeviceArray
+
+
+def test_strided_device_views_keep_their_strides_and_share_their_memory(monkeypatch):
+    """Two interleaved views of one device buffer (its even and odd columns), each updated
+    through its strides: the interpreter copies the memory they span once, with their
+    strides, so neither reads the other's elements nor writes back stale ones."""
+    device_array = _fake_cupy(monkeypatch)
+    memory = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
+    want = memory.copy()
+    bump_two_views.interpret[(1,)](want[1:5, 0::2], want[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
+    assert not np.array_equal(want, memory)  # NumPy views: the reference
+    bump_two_views.interpret[(1,)](device_array(memory[1:5, 0::2]),
+                                   device_array(memory[1:5, 1::2]), 4, 4, 8, 2, BR=4, BC=4)
+    np.testing.assert_array_equal(memory, want)

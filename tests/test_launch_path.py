@@ -476,6 +476,8 @@ def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypa
     driver = types.SimpleNamespace(
         ctxGetDevice=ctx_get_device, launcher=lambda: None,
         funcSetAttribute=lambda f, attr, value: calls.append(("attr", f, attr, value)),
+        deviceGetAttribute=lambda attr, device: {97: 100 * 1024}[attr],  # opt-in shared memory
+        funcGetAttribute=lambda attr, f: {1: 4096}[attr],  # the kernel's static shared memory
         moduleLoadData=lambda data: calls.append(("load", current["device"], data)) or 11,
         moduleGetFunction=lambda module, name: calls.append(("get", module, name)) or 22)
 
@@ -495,7 +497,10 @@ def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypa
     big = L.CudaKernel(types.SimpleNamespace(data=b"cubin", shared_bytes=96 * 1024), "kern",
                        128, 0)
     assert big.shared_bytes == 96 * 1024 and ("attr", 22, 8, 96 * 1024) in calls
-    calls.clear()
+    calls.clear()  # 96 + 4 KiB static: just what the device allows; 98 + 4 KiB: refused
+    with pytest.raises(tilecc.OutOfResources, match="Required: 104448, Hardware limit: 102400"):
+        L.CudaKernel(types.SimpleNamespace(data=b"cubin", shared_bytes=98 * 1024), "kern", 128, 0)
+    assert not [c for c in calls if c[0] == "attr"]
     calls.clear()
     L.CudaKernel(binary, "kern", 128, 1)  # another device: its primary context, then back
     assert calls == [("set", 1), ("load", 1, b"cubin"), ("get", 11, "kern"), ("set", 0)]

@@ -58,3 +58,19 @@ class InterpreterError(Exception):
             text = loc.source_line().strip()
             prefix += f":\n    {text}\n" if text else ": "
         super().__init__(prefix + message)
+
+
+class OutOfResources(CompilationError):
+    """A kernel needs more of a per-program resource than the target has: raised before
+    the native compiler runs (Triton's `triton.runtime.errors.OutOfResources`, same
+    message).  `required` and `limit` are bytes; `name` says which resource; the
+    autotuner skips configurations that raise it."""
+
+    def __init__(self, required: int, limit: int, name: str, details: str = ""):
+        self.required, self.limit, self.name, self.details = required, limit, name, details
+        message = (f"out of resource: {name}, Required: {required}, Hardware limit: {limit}. "
+                   "Reducing block sizes or `num_stages` may help.")
+        super().__init__(message + (f"\n{details}" if details else ""))
+
+    def __reduce__(self):  # picklable, as Triton's
+        return (type(self), (self.required, self.limit, self.name, self.details))

@@ -1,8 +1,9 @@
 """The NumPy interpreter: `kernel.interpret[grid](...)`, or any launch with TILECC_INTERPRET=1.
 
-Arguments are NumPy arrays (CPU torch tensors and GPU arrays are copied to the host and
-back).  The kernel is specialized and passed through the same frontend and passes as
-for the GPU, then each program of the grid runs in turn on the IR.
+Arguments are NumPy arrays (CPU torch tensors are viewed; GPU arrays are copied to the host
+and back with all the memory they span, so views keep their strides).  The kernel is
+specialized and passed through the same frontend and passes as for the GPU, then each
+program of the grid runs in turn on the IR.
 """
 
 from __future__ import annotations
@@ -17,46 +18,105 @@ from tilecc.runtime import specialize as SP
 __all__ = ["run_interpreted"]
 
 
+def _extent(shape, strides, itemsize: int) -> int:
+    """Elements from an array's first element to its last (inclusive), counted in its
+    element size: what a kernel given its pointer and strides may reach."""
+    if any(s < 0 for s in strides) or any(s % itemsize for s in strides):
+        raise TypeError("the interpreter needs arrays with positive, element-aligned strides")
+    if not all(shape):
+        return 0
+    return 1 + sum((n - 1) * s // itemsize for n, s in zip(shape, strides))
+
+
 def _flat_memory(arr: np.ndarray) -> np.ndarray:
     """The memory an array spans, as a flat writable view starting at its first element."""
     if arr.flags.c_contiguous or arr.flags.f_contiguous:
         return arr.reshape(-1, order="A")
-    if any(s < 0 for s in arr.strides) or any(s % arr.itemsize for s in arr.strides):
-        raise TypeError("the interpreter needs arrays with positive, element-aligned strides")
-    extent = 1 + sum((n - 1) * s // arr.itemsize for n, s in zip(arr.shape, arr.strides) if n)
+    extent = _extent(arr.shape, arr.strides, arr.itemsize)
     return np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(arr.itemsize,))
 
 
-def _to_host(x: Any) -> tuple[Any, Callable[[], None] | None]:
-    """A NumPy view of an array argument, and how to write results back (if copied)."""
-    if isinstance(x, np.ndarray):
-        return x, None
+def _device_layout(x: Any) -> tuple[int, int, tuple, tuple, np.dtype] | None:
+    """(device, address of the first element, shape, byte strides, NumPy dtype) of a CUDA
+    tensor or CuPy array; None for anything else."""
     mod = type(x).__module__ or ""
-    if mod.startswith("torch"):
-        if x.device.type == "cpu":
-            return x.detach().numpy(), None
+    if mod.startswith("torch") and x.device.type != "cpu":
         import torch
 
-        host = x.detach().cpu().numpy()
-        return host, lambda: x.copy_(torch.from_numpy(host))
+        dtype = torch.empty(0, dtype=x.dtype).numpy().dtype
+        return (x.device.index or 0, x.data_ptr(), tuple(x.shape),
+                tuple(s * x.element_size() for s in x.stride()), dtype)
     if mod.startswith("cupy"):
-        host = x.get()
-        return host, lambda: x.set(host)
-    info = SP.array_info(x)
-    if info is not None:
+        return x.device.id, x.data.ptr, x.shape, x.strides, x.dtype
+    return None
+
+
+def _mirror_device_arrays(values: dict[str, Any]) -> list[Callable[[], None]]:
+    """Replace device arrays in `values` by host arrays with the same strides, over copies
+    of the memory they span; return the copies back.  Arguments whose spans overlap (one
+    buffer passed twice, interleaved views) share one host copy, so that what the kernel
+    writes through one is what the others read, and nothing is written back twice."""
+    layouts = {n: _device_layout(v) for n, v in values.items()}
+    layouts = {n: lay for n, lay in layouts.items() if lay is not None}
+    if not layouts:
+        return []
+    spans = []  # [device, start, end, names]: merged where they overlap
+    for name, (dev, ptr, shape, strides, dtype) in sorted(layouts.items(),
+                                                          key=lambda kv: kv[1][:2]):
+        end = ptr + _extent(shape, strides, dtype.itemsize) * dtype.itemsize
+        if spans and spans[-1][0] == dev and ptr < spans[-1][2]:
+            spans[-1][2] = max(spans[-1][2], end)
+            spans[-1][3].append(name)
+        else:
+            spans.append([dev, ptr, end, [name]])
+    import cupy
+
+    backs = []
+    for dev, start, end, names in spans:
+        if end == start:  # empty arrays: nothing to read or write
+            for n in names:
+                values[n] = np.empty(layouts[n][2], layouts[n][4])
+            continue
+        with cupy.cuda.Device(dev):
+            cupy.cuda.runtime.deviceSynchronize()  # the frameworks' queued work is done
+            owners = [values[n] for n in names]
+            memory = cupy.cuda.UnownedMemory(start, end - start, owners, dev)
+            on_device = cupy.ndarray((end - start,), cupy.uint8,
+                                     cupy.cuda.MemoryPointer(memory, 0))
+            host = on_device.get()
+        for n in names:
+            _, ptr, shape, strides, dtype = layouts[n]
+            values[n] = np.ndarray(shape, dtype, buffer=host, offset=ptr - start, strides=strides)
+        backs.append(lambda d=dev, a=on_device, h=host: _copy_back(d, a, h))
+    return backs
+
+
+def _copy_back(device: int, on_device, host: np.ndarray) -> None:
+    import cupy
+
+    with cupy.cuda.Device(device):
+        on_device.set(host)
+        cupy.cuda.runtime.deviceSynchronize()  # before the caller's next work, on any stream
+
+
+def _to_host(x: Any) -> Any:
+    """A NumPy view of a host array argument (device arrays: _mirror_device_arrays)."""
+    if isinstance(x, np.ndarray):
+        return x
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch") and x.device.type == "cpu":
+        return x.detach().numpy()
+    if SP.array_info(x) is not None:
         raise TypeError(f"the interpreter cannot read arrays of type {type(x).__name__}; "
                         "pass NumPy arrays")
-    return x, None
+    return x
 
 
 def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     values, options = jit_fn.bind(args, dict(kwargs))
-    writebacks = []
+    writebacks = _mirror_device_arrays(values)
     for name, v in list(values.items()):
-        host, back = _to_host(v)
-        values[name] = host
-        if back is not None:
-            writebacks.append(back)
+        values[name] = _to_host(v)
     specs, _ = jit_fn.specs_for(values)
     kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True,
                              num_stages=options.get("num_stages"))

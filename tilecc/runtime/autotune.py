@@ -15,13 +15,16 @@ On a new key the candidates (after pruning) are compiled in parallel on a thread
 median of repeated runs after warm-up, the L2 cache flushed before each — and the fastest
 is kept in memory and on disk (`$TILECC_CACHE_DIR/autotune/`, per device and key).  A
 candidate that fails to compile or to launch (too many registers or threads, shared
-memory) is skipped with a logged reason; if all fail, the error lists every reason.
+memory: `tilecc.OutOfResources`, found before compiling) is skipped with a logged reason;
+if all fail, the error lists every reason.
 
 Tuning never changes the caller's data: before each timed run, `reset_to_zero` arguments
 are zeroed; after each, `restore_value` arguments get their original contents back (one
 copy is taken before tuning); the `reset_to_zero` arguments are zeroed once more before
-the real launch.  Unlike Triton, a user `pre_hook` / `post_hook` runs *in addition* to
-these (Triton drops `reset_to_zero` / `restore_value` when hooks are given).
+the real launch.  Views (slices, transposes, offsets into larger buffers) are copied and
+zeroed through their framework: exactly their elements.  Unlike Triton, a user
+`pre_hook` / `post_hook` runs *in addition* to these (Triton drops `reset_to_zero` /
+`restore_value` when hooks are given).
 
 Interpreter (`kernel.interpret[grid]`, `TILECC_INTERPRET=1`): the same procedure runs
 with every candidate executed by the NumPy interpreter and timed on the CPU clock
@@ -499,21 +502,48 @@ def _device_name(named: dict) -> str:
 
 
 # --- array helpers (torch, CuPy, NumPy) -----------------------------------------------------
+# An argument may be a view (a slice, a transpose, an offset into a larger buffer): saving,
+# restoring and zeroing go through its framework's indexing, which touches exactly the
+# view's elements, never the memory between them nor the buffer around them.
+
+def _array(a):
+    """`a` as a torch, CuPy or NumPy array viewing exactly its elements; other device
+    arrays (`__cuda_array_interface__`, DLPack) are viewed through CuPy, with their
+    strides and offset, without a copy."""
+    mod = type(a).__module__ or ""
+    if mod.startswith(("torch", "cupy", "numpy")):
+        return a
+    import numpy as np
+
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy.asarray(a)
+    if hasattr(a, "__dlpack__"):
+        import cupy
+
+        return cupy.from_dlpack(a)
+    raise TypeError(f"autotune cannot save, restore or zero an argument of type "
+                    f"{type(a).__name__}: pass torch, CuPy or NumPy arrays")
+
 
 def _zero(a) -> None:
+    a = _array(a)
     if hasattr(a, "zero_"):
         a.zero_()
-    elif hasattr(a, "fill"):
-        a.fill(0)
     else:
         a[...] = 0
 
 
 def _clone(a):
+    a = _array(a)
     return a.clone() if hasattr(a, "clone") else a.copy()
 
 
 def _copy_into(dst, src) -> None:
+    dst = _array(dst)
     if hasattr(dst, "copy_"):
         dst.copy_(src)
     else:
@@ -552,9 +582,10 @@ def _report(tuner: Autotuner, key, config, timings, seconds: float, how: str) ->
         return
     print(f"tilecc autotuning: {tuner.__name__} key={key!r}: {how} in {seconds:.2f} s; "
           f"best config: {config}", file=sys.stderr)
+    failures = getattr(tuner, "_failures", {})
     for c, t in (timings or {}).items():
-        print(f"    {t:10.4f} ms  {c}" + ("  (failed)" if t == float("inf") else ""),
-              file=sys.stderr)
+        failed = f"  (skipped: {failures.get(c, 'failed')})" if t == float("inf") else ""
+        print(f"    {t:10.4f} ms  {c}{failed}", file=sys.stderr)
 
 
 def _progress(total: int, name: str):

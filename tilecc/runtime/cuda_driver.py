@@ -1,10 +1,11 @@
 """The few CUDA driver calls a launch needs, through ctypes on libcuda.
 
-Loading a module, finding its kernel, allowing it more dynamic shared memory and asking
-which device the current context belongs to need no more than libcuda itself: importing
-CuPy for them costs 50–500 ms, which a process whose kernels are all in the disk cache
-must not pay on its first call.  Launches go through CuPy's compiled binding when CuPy is
-loaded anyway (it is the faster caller), through ctypes otherwise.
+Loading a module, finding its kernel, reading and raising its shared memory (and the
+device's limit on it) and asking which device the current context belongs to need no more
+than libcuda itself: importing CuPy for them costs 50–500 ms, which a process whose kernels
+are all in the disk cache must not pay on its first call.  Launches go through CuPy's
+compiled binding when CuPy is loaded anyway (it is the faster caller), through ctypes
+otherwise.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def _lib() -> ctypes.CDLL:
     lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
     lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
     lib.cuFuncSetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_int]
+    lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, vp]
+    lib.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    lib.cuDeviceGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                         ctypes.c_int]
     lib.cuCtxGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
     return lib
 
@@ -60,6 +65,20 @@ def moduleGetFunction(module: int, name: str) -> int:  # noqa: N802
 
 def funcSetAttribute(fn: int, attribute: int, value: int) -> None:  # noqa: N802
     _check("cuFuncSetAttribute", _lib().cuFuncSetAttribute(fn, attribute, value))
+
+
+def funcGetAttribute(attribute: int, fn: int) -> int:  # noqa: N802
+    value = ctypes.c_int()
+    _check("cuFuncGetAttribute", _lib().cuFuncGetAttribute(ctypes.byref(value), attribute, fn))
+    return value.value
+
+
+def deviceGetAttribute(attribute: int, ordinal: int) -> int:  # noqa: N802
+    device, value = ctypes.c_int(), ctypes.c_int()
+    _check("cuDeviceGet", _lib().cuDeviceGet(ctypes.byref(device), ordinal))
+    _check("cuDeviceGetAttribute",
+           _lib().cuDeviceGetAttribute(ctypes.byref(value), attribute, device))
+    return value.value
 
 
 def launchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> None:  # noqa: N802

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from tilecc.errors import CompilationError, Loc
+from tilecc.errors import CompilationError, Loc, OutOfResources
 from tilecc.language import dtypes as D
 from tilecc.runtime import specialize as SP
 from tilecc.runtime.launch import normalize_grid as _normalize_grid
@@ -127,6 +127,7 @@ class JITFunction:
                                          num_stages=num_stages, arch=arch)
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives, occupancy=occupancy)
+        check_shared_memory(kernel, target, arch or target.default_arch)
         return Built(kernel, conversions, source, tuple(specs))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
@@ -349,6 +350,22 @@ def _resolve_dotted(fn: Callable, text: str) -> Any:
         if obj is None:
             return None
     return obj
+
+
+def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:
+    """Raise OutOfResources where a program of the rendered `kernel` needs more shared
+    memory than one may have on `arch`: before the native compiler runs, instead of a
+    ptxas error or a failed launch (a launch checks the device's own number again)."""
+    from tilecc.transpiler.target import shared_memory_limit
+
+    limit = shared_memory_limit(target, arch)
+    required = kernel.static_shared_bytes + kernel.shared_bytes
+    if required <= limit:
+        return
+    uses = "".join(f"\n  {u}" for u in kernel.shared_uses)
+    raise OutOfResources(required, limit, "shared memory", details=(
+        f"{kernel.name} (num_warps={kernel.num_warps}, num_stages={kernel.num_stages}) needs "
+        f"{required} bytes of shared memory per program; {arch} allows {limit}:{uses}"))
 
 
 # --- compiling through the disk cache --------------------------------------------------------

@@ -41,7 +41,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError
+from tilecc.errors import CompilationError, OutOfResources
 from tilecc.runtime.specialize import ArrayInfo
 from tilecc.transpiler.target import get_target
 
@@ -407,7 +407,9 @@ def _context_device(driver) -> int | None:
         return None
 
 
+_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1  # the kernel's static shared memory
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 
 
 class CudaKernel:
@@ -433,11 +435,22 @@ class CudaKernel:
         self.device_id = device_id
         self.shared_bytes = binary.shared_bytes  # dynamic shared memory, given at each launch
         # static plus dynamic shared memory beyond 48 KiB must be allowed per kernel: the
-        # dynamic part is, whenever there is one (the static part alone may pass 48 KiB)
+        # dynamic part is, whenever there is one, within what this device allows (the
+        # architecture's table was checked at compile time; a device may allow less)
         if self.shared_bytes > 0:
+            self._check_shared_memory(driver)
             driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     self.shared_bytes)
         self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
+
+    def _check_shared_memory(self, driver) -> None:
+        limit = driver.deviceGetAttribute(_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                          self.device_id)
+        static = driver.funcGetAttribute(_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.handle)
+        if static + self.shared_bytes > limit:
+            raise OutOfResources(static + self.shared_bytes, limit, "shared memory", details=(
+                f"{self.name} needs {static} bytes of static and {self.shared_bytes} of "
+                f"dynamic shared memory per program; device {self.device_id} allows {limit}"))
 
     def relaunch(self, error: Exception, grid, stream: int, params_ptr: int) -> None:
         """After a failed launch: if it failed for want of this kernel's context (a thread

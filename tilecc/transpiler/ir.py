@@ -131,6 +131,10 @@ class Kernel:
     debug: bool = False
     num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
     shared_bytes: int = 0  # dynamic shared memory the launch must give (set by the renderer)
+    static_shared_bytes: int = 0  # `__shared__` arrays (the pool): set by the renderer
+    # what takes shared memory, one line each (set by the renderer; the resource check
+    # lists them when a program needs more than the target has)
+    shared_uses: list[str] = field(default_factory=list)
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by the renderer
     min_programs: int | None = None  # programs per SM asked of ptxas: set by the renderer
     # Source text of each statement line, and the author's comments above it, keyed by

@@ -179,6 +179,7 @@ class Renderer(BlockOps, DotOps):
         self.recomputed = self._index_values()
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
+        self.shared_uses: list[str] = []  # what dynamic shared memory holds (use_dynamic_smem)
         # (dot, operand) staged once before its loop → its tile
         self.hoisted: dict[tuple[int, int], str] = {}
         # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
@@ -812,19 +813,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
-    kernel.shared_bytes = r.pipe_smem  # dynamic shared memory, passed at launch
-    if r.pipe_smem:
-        body = [f"  // dynamic shared memory: the tl.dot pipeline stages ({r.pipe_smem} bytes, "
-                "given at launch)",
-                "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"] + body
-    if r.smem_bytes:
-        align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
-        half = r.smem_bytes - r.pool_b_bytes
-        reuse = "reused step by step" + \
-            (f"; consecutive steps alternate at byte {half}" if r.pool_b_bytes else "")
-        body = [f"  // shared memory for reductions, scans and layout conversions "
-                f"({r.smem_bytes} bytes, {reuse})",
-                f"  __shared__ unsigned char smem[{r.smem_bytes}] __attribute__((aligned({align})));"] + body
+    body = r.shared_memory_declarations() + body
     params = []
     for p in kernel.params:
         if p.value is not None:

@@ -14,7 +14,7 @@ from math import prod
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.passes.layouts import Placement
-from tilecc.transpiler.target import c_type
+from tilecc.transpiler.target import CUDA_STATIC_SHARED_LIMIT, c_type
 
 
 def _row_major(shape: tuple[int, ...]) -> list[int]:
@@ -34,6 +34,48 @@ class BlockOps:
     # --- shared pieces ----------------------------------------------------------------------
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
+
+    def shared_memory_declarations(self) -> list[str]:
+        """The kernel's shared memory, declared (lines to put first in its body), once
+        every step is rendered: the pool (`smem`) and the dynamic part (`dynamic_smem`,
+        tl.dot's tiles).  Records the sizes and what takes them on the kernel.  CUDA's
+        static `__shared__` arrays stop at 48 KiB: a larger pool goes into dynamic shared
+        memory, after the tl.dot tiles."""
+        kernel, pool_bytes = self.k, self.smem_bytes
+        pool_at = None
+        if self.target.name == "cuda" and pool_bytes > CUDA_STATIC_SHARED_LIMIT:
+            pool_at = -(-self.pipe_smem // 1024) * 1024
+        dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
+        kernel.shared_bytes = dynamic  # passed at launch
+        # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
+        static = 0 if pool_at is not None else pool_bytes if not dynamic else \
+            -(-pool_bytes // 1024) * 1024
+        kernel.static_shared_bytes = static
+        kernel.shared_uses = self.shared_uses + (
+            [f"the pool for reductions, scans, layout conversions and tl.dot operands staged "
+             f"from registers: {pool_bytes} bytes"] if pool_bytes else [])
+        pool, dynamic_decl = [], []
+        if pool_bytes:
+            half = pool_bytes - self.pool_b_bytes
+            reuse = "reused step by step" + \
+                (f"; consecutive steps alternate at byte {half}" if self.pool_b_bytes else "")
+            pool = [f"  // shared memory for reductions, scans and layout conversions "
+                    f"({pool_bytes} bytes, {reuse})"]
+            if pool_at is None:
+                align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
+                pool.append(f"  __shared__ unsigned char smem[{pool_bytes}] "
+                            f"__attribute__((aligned({align})));")
+            else:
+                at = f" + {pool_at}" if pool_at else ""
+                pool.append(f"  unsigned char* const smem = dynamic_smem{at};  // more than "
+                            "static arrays may take (48 KiB)")
+        if dynamic:
+            what = "the tl.dot pipeline stages" if pool_at is None else \
+                "the tl.dot tiles, then the pool" if self.pipe_smem else "the pool"
+            dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
+                            "launch)",
+                            "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
+        return pool + dynamic_decl if pool_at is None else dynamic_decl + pool
 
     def pool_step(self, nbytes: int, alternate: bool = True) -> str:
         """Start a step that writes `nbytes` of the shared-memory pool, then (after its own

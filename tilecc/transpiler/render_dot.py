@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tilecc.errors import CompilationError
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
-
-DYNAMIC_SMEM_LIMIT = 227 * 1024  # shared memory per thread block on sm_90 (sm_80: 163 KiB)
 
 MMA_FN = {"fp16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "fp32": "mma_m16n8k8_tf32",
           "i8": "mma_m16n8k32_s8"}
@@ -410,11 +407,12 @@ class DotOps:
                           "in the loop: staged in shared memory once")
                 self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
                           + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-                self.pipe_smem += (rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024
+                self.use_dynamic_smem(rows * cols * x.dtype.itemsize,
+                                      f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, "
+                                      f"{rows} x {cols} {x.dtype.name}, staged before its loop")
                 staged.append((o, which, x))
         if not staged:
             return
-        self.check_dynamic_smem(loop)
         if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
             self.line("__syncthreads();")
         for o, which, x in staged:
@@ -423,13 +421,12 @@ class DotOps:
             self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
         self.line("__syncthreads();")
 
-    def check_dynamic_smem(self, loop: Op) -> None:
-        if self.pipe_smem + self.smem_bytes > DYNAMIC_SMEM_LIMIT:
-            stages = loop.attrs["pipeline"].stages if "pipeline" in loop.attrs else None
-            raise CompilationError(
-                f"the tl.dot operand tiles{f' of num_stages={stages}' if stages else ''} need "
-                f"{self.pipe_smem} bytes of shared memory; a program has at most "
-                f"{DYNAMIC_SMEM_LIMIT} bytes: use fewer stages or smaller blocks", loop.loc)
+    def use_dynamic_smem(self, nbytes: int, what: str) -> None:
+        """Take `nbytes` of dynamic shared memory (1024-byte aligned, for the swizzle atoms)
+        and say what for: the resource check lists it when the total is too much."""
+        taken = (nbytes + 1023) // 1024 * 1024
+        self.pipe_smem += taken
+        self.shared_uses.append(f"{what}: {taken} bytes")
 
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
     def active_pipelines(self) -> set[int]:
@@ -479,8 +476,9 @@ class DotOps:
             t = c_type(x.dtype)
             self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
                       + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-            self.pipe_smem += (s * rows * cols * x.dtype.itemsize + 1023) // 1024 * 1024
-        self.check_dynamic_smem(op)
+            self.use_dynamic_smem(s * rows * cols * x.dtype.itemsize,
+                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
+                                  f"{rows} x {cols} {x.dtype.name} in {s} pipeline stages")
         # Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next
         # iteration starts, when only the loop reads its accumulator.  A stage is then
         # refilled two iterations after it was read (every warpgroup has retired that MMA

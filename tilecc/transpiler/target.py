@@ -34,6 +34,37 @@ HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA")
 TARGETS = {"cuda": CUDA, "hip": HIP}
 
 
+# Shared memory one program (thread block) may use, static and dynamic together, in bytes:
+# CUDA's opt-in maximum per block by compute capability (the CUDA C++ Programming Guide's
+# table of technical specifications; what cuDeviceGetAttribute reports as
+# MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), and the LDS of AMD's CDNA chips.  A launch on a real
+# device checks the device's own number as well.
+_CUDA_SHARED_PER_BLOCK = {
+    (7, 0): 96 * 1024, (7, 2): 96 * 1024, (7, 5): 64 * 1024,
+    (8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 7): 163 * 1024, (8, 9): 99 * 1024,
+    (9, 0): 227 * 1024, (10, 0): 227 * 1024, (10, 1): 227 * 1024, (10, 3): 227 * 1024,
+    (11, 0): 227 * 1024, (12, 0): 99 * 1024, (12, 1): 99 * 1024,
+}
+_HIP_SHARED_PER_BLOCK = {"gfx950": 160 * 1024}  # every other CDNA / RDNA chip: 64 KiB
+# A kernel's static `__shared__` arrays alone may take at most 48 KiB on CUDA (ptxas rejects
+# more); beyond that shared memory must be dynamic and allowed per kernel at launch.
+CUDA_STATIC_SHARED_LIMIT = 48 * 1024
+
+
+def shared_memory_limit(target: Target, arch: str) -> int:
+    """Bytes of shared memory (LDS) one program may use on `arch`."""
+    if target.name == "hip":
+        return _HIP_SHARED_PER_BLOCK.get(arch.split(":")[0], 64 * 1024)
+    digits = "".join(c for c in arch.removeprefix("sm_").removeprefix("compute_") if c.isdigit())
+    if len(digits) < 2:
+        raise ValueError(f"unknown CUDA architecture {arch!r} (expected e.g. sm_80, sm_90a)")
+    cc = (int(digits[:-1]), int(digits[-1]))
+    if cc in _CUDA_SHARED_PER_BLOCK:
+        return _CUDA_SHARED_PER_BLOCK[cc]
+    known = [k for k in _CUDA_SHARED_PER_BLOCK if k <= cc]  # a newer minor: its major's
+    return _CUDA_SHARED_PER_BLOCK[max(known)] if known else 48 * 1024
+
+
 def get_target(name: str | Target) -> Target:
     if isinstance(name, Target):
         return name

@@ -1,0 +1,233 @@
+"""Shared memory a program needs, checked against the target before the native compiler
+runs: `tilecc.OutOfResources` (Triton's message), and the autotuner skipping such configs."""
+
+import logging
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.runtime.autotune import Autotuner, Config
+from tilecc.transpiler.target import CUDA, HIP, shared_memory_limit
+
+try:
+    import kernels_dot as KD
+    from conftest_compilers import require_cuda_compiler
+except ImportError:  # tests/ imported as a package
+    from tests import kernels_dot as KD
+    from tests.conftest_compilers import require_cuda_compiler
+
+
+def _loop_sig(bm, bn, bk, dt="fp16"):
+    # N a multiple of 16: both operands' masks are uniform over a vector, so both pipeline
+    return (f"*{dt}:16,*{dt}:16,*fp32:16,i32,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+            f"{bm},{bn},{bk},0")
+
+
+def test_limits_per_architecture():
+    assert shared_memory_limit(CUDA, "sm_80") == 166912  # 163 KiB
+    assert shared_memory_limit(CUDA, "sm_86") == shared_memory_limit(CUDA, "sm_89") == 101376
+    assert shared_memory_limit(CUDA, "sm_90") == shared_memory_limit(CUDA, "sm_90a") == 232448
+    assert shared_memory_limit(HIP, "gfx90a") == shared_memory_limit(HIP, "gfx942") == 65536
+
+
+@pytest.mark.parametrize("arch, blocks, stages, required, limit", [
+    # A 128 x 64 and B 64 x 256 fp16 in 4 stages: 64 KiB + 128 KiB, over sm_80's 163 KiB
+    ("sm_80", (128, 256, 64), 4, 196608, 166912),
+    ("sm_86", (128, 128, 64), 4, 131072, 101376),
+    ("sm_90", (256, 256, 64), 4, 262144, 232448),
+])
+def test_oversized_dot_config_is_out_of_resources(arch, blocks, stages, required, limit):
+    """The need is the rendered kernel's: each pipelined operand's stages, listed by line;
+    it is compared with the architecture's limit before NVRTC runs (sm_80 compiled such a
+    kernel, which then failed at launch; sm_90 raised a plain CompilationError)."""
+    with pytest.raises(tilecc.OutOfResources) as info:
+        KD.dot_loop_kernel.compile(_loop_sig(*blocks), arch=arch, num_warps=8,
+                                   num_stages=stages)
+    e = info.value
+    assert (e.required, e.limit, e.name) == (required, limit, "shared memory")
+    assert isinstance(e, tilecc.CompilationError)
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.required, again.limit, str(again)) == (required, limit, str(e))
+    lines = str(e).splitlines()
+    assert lines[0] == (f"out of resource: shared memory, Required: {required}, Hardware "
+                        f"limit: {limit}. Reducing block sizes or `num_stages` may help.")
+    assert f"dot_loop_kernel (num_warps=8, num_stages={stages}) needs {required} bytes" in lines[1]
+    assert f"{arch} allows {limit}" in lines[1]
+    bm, bn, bk = blocks
+    assert any(re.search(rf"L\d+: a of tl.dot, {bm} x {bk} fp16 in {stages} pipeline stages: "
+                         rf"{bm * bk * 2 * stages} bytes", x) for x in lines)
+    assert any(re.search(rf"L\d+: b of tl.dot, {bk} x {bn} fp16 in {stages} pipeline stages: "
+                         rf"{bk * bn * 2 * stages} bytes", x) for x in lines)
+
+
+def test_same_config_fits_where_the_architecture_has_more():
+    require_cuda_compiler()
+    sig = _loop_sig(128, 256, 64)
+    with pytest.raises(tilecc.OutOfResources):
+        KD.dot_loop_kernel.compile(sig, arch="sm_80", num_warps=8, num_stages=4)
+    binary = KD.dot_loop_kernel.compile(sig, arch="sm_90", num_warps=8, num_stages=4)
+    assert binary.shared_bytes == 196608
+    # fewer stages fit on sm_80 (3 x 48 KiB)
+    assert KD.dot_loop_kernel.compile(sig, arch="sm_80", num_warps=8,
+                                      num_stages=3).shared_bytes == 147456
+
+
+def test_source_for_an_architecture_checks_too():
+    with pytest.raises(tilecc.OutOfResources, match="Required: 262144, Hardware limit: 232448"):
+        KD.dot_loop_kernel.source(_loop_sig(256, 256, 64), num_warps=8, num_stages=4)
+
+
+@tilecc.jit
+def dot_then_sum(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # pipelined tl.dot (dynamic shared memory), then a column sum across warps (the pool)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * K + rk[None, :]
+    b_ptrs = B + rk[:, None] * BN + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BK
+        b_ptrs += BK * BN
+    tl.store(C + rn, tl.sum(acc, axis=0))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_static_shared_memory_is_counted_as_ptxas_counts_it(arch):
+    """A small pool beside dynamic shared memory: ptxas pads the static arrays to the
+    dynamic array's 1024-byte alignment, and so does the count the limit is checked on."""
+    sig, meta = "*fp16:16,*fp16:16,*fp32:16,i32:16", dict(BM=64, BN=64, BK=32)
+    kernel = dot_then_sum.build(dot_then_sum._specs(sig, meta), "cuda", 4, arch=arch).kernel
+    assert kernel.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2  # A and B in 3 stages
+    require_cuda_compiler()
+    log = dot_then_sum.compile(sig, arch=arch, **meta).log
+    assert re.findall(r"(\d+) bytes smem", log) == [str(kernel.static_shared_bytes)]
+
+
+@tilecc.jit
+def transpose_kernel(X, Y, N: tl.constexpr):
+    # the transpose goes through the shared-memory pool: N * N * 4 bytes
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs[:, None] * N + offs[None, :])
+    tl.store(Y + offs[:, None] * N + offs[None, :], tl.trans(x) + 1.0)
+
+
+def test_pool_past_48_kib_is_dynamic_on_cuda():
+    """CUDA's static `__shared__` arrays stop at 48 KiB (ptxas: "uses too much shared
+    data"): a larger pool lives in dynamic shared memory, given at launch."""
+    small = transpose_kernel.source("*fp32:16,*fp32:16", N=64)
+    assert "__shared__ unsigned char smem[16384]" in small and "dynamic_smem" not in small
+    src = transpose_kernel.source("*fp32:16,*fp32:16", N=128, arch="sm_80")
+    assert "__shared__ unsigned char smem[" not in src
+    assert "unsigned char* const smem = dynamic_smem;" in src
+    assert "extern __shared__ __align__(1024) unsigned char dynamic_smem[];" in src
+    require_cuda_compiler()
+    binary = transpose_kernel.compile("*fp32:16,*fp32:16", N=128, arch="sm_80")
+    assert binary.shared_bytes >= 128 * 128 * 4
+    assert "bytes smem" not in binary.log  # ptxas: no static shared memory left
+    with pytest.raises(tilecc.OutOfResources) as info:  # 256 KiB: over any GPU's limit
+        transpose_kernel.compile("*fp32:16,*fp32:16", N=256, arch="sm_90")
+    assert info.value.required >= 256 * 256 * 4 and info.value.limit == 232448
+    assert "the pool for reductions, scans, layout conversions" in str(info.value)
+
+
+def test_pool_past_48_kib_follows_the_dot_stages():
+    """B with ragged N is staged from registers through the pool (64 x 256 fp16 x 2: 64 KiB),
+    A streams into two cp.async stages (32 KiB): ptxas rejected the 64 KiB static pool
+    ("uses too much shared data"); now it follows the stages in dynamic shared memory."""
+    sig = ("*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+           "64,256,128,0")
+    for arch in ("sm_80", "sm_90"):
+        src = KD.dot_loop_kernel.source(sig, arch=arch, num_warps=8, num_stages=2)
+        assert "unsigned char* const smem = dynamic_smem + 32768;" in src
+    require_cuda_compiler()
+    binary = KD.dot_loop_kernel.compile(sig, arch="sm_80", num_warps=8, num_stages=2)
+    assert binary.shared_bytes == 32768 + 65536 and "bytes smem" not in binary.log
+
+
+def test_hip_lds_limit():
+    with pytest.raises(tilecc.OutOfResources) as info:
+        transpose_kernel.source("*fp32:16,*fp32:16", N=256, target="hip")
+    assert info.value.limit == 65536 and info.value.required >= 256 * 256 * 4
+    # no 48 KiB bound on HIP's static arrays: 64 KiB of LDS are a static pool there
+    assert "__shared__ unsigned char smem[65536]" in \
+        transpose_kernel.source("*fp32:16,*fp32:16", N=128, target="hip")
+
+
+# --- the autotuner skips configs that need too much ------------------------------------------
+
+def _checked_for(arch):
+    """An interpreted launch that first builds the kernel for `arch`, as a GPU launch does
+    (the interpreter itself has no device whose resources could run out)."""
+    plain = Autotuner._inner_launch
+
+    def launch(self, grid, args, kwargs, interpret):
+        values, options = self.fn.bind(args, dict(kwargs))
+        specs, _ = self.fn.specs_for(values)
+        self.fn.build(specs, "cuda", options.get("num_warps", 4),
+                      num_stages=options.get("num_stages"), arch=arch)
+        return plain(self, grid, args, kwargs, interpret)
+    return launch
+
+
+def _dot_args(n=32):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    c = np.zeros((n, n), np.float32)
+    return a, b, c, (n, n, n, n, 1, n, 1, n)
+
+
+def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, capsys, tmp_path):
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILECC_PRINT_AUTOTUNING", "1")
+    monkeypatch.setattr(Autotuner, "_inner_launch", _checked_for("sm_80"))
+    big = Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=4)
+    small = Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=2)
+    k = tilecc.autotune(configs=[big, small], key=["M"], do_bench=lambda f: (f(), 1.0)[1])(
+        KD.dot_loop_kernel)
+    a, b, c, sizes = _dot_args()
+    with caplog.at_level(logging.WARNING, logger="tilecc.autotune"):
+        k.interpret[lambda m: (tilecc.cdiv(32, m["BM"]), tilecc.cdiv(32, m["BN"]))](
+            a, b, c, *sizes, IEEE=False)
+    assert k.best_config == small and k.configs_timings[big] == float("inf")
+    assert "skipping config BM: 128, BN: 256, BK: 64, num_warps: 8, num_stages: 4" in caplog.text
+    printed = capsys.readouterr().err  # TILECC_PRINT_AUTOTUNING: the reason by the config
+    assert re.search(r"inf ms  BM: 128, .*num_stages: 4  \(skipped: OutOfResources: out of "
+                     r"resource: shared memory, Required: 196608", printed)
+    assert ("OutOfResources: out of resource: shared memory, Required: 196608, "
+            "Hardware limit: 166912") in caplog.text
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
+                               atol=1e-2)
+
+
+def test_autotuner_with_every_config_out_of_resources(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(Autotuner, "_inner_launch", _checked_for("sm_86"))
+    configs = [Config({"BM": 128, "BN": 128, "BK": 64}, num_warps=8, num_stages=4),
+               Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=3)]
+    k = tilecc.autotune(configs=configs, key=["M"], do_bench=lambda f: (f(), 1.0)[1])(
+        KD.dot_loop_kernel)
+    a, b, c, sizes = _dot_args()
+    with pytest.raises(RuntimeError, match="every autotune configuration failed") as info:
+        k.interpret[lambda m: (1, 1)](a, b, c, *sizes, IEEE=False)
+    text = str(info.value)
+    assert "Required: 131072, Hardware limit: 101376" in text
+    assert "Required: 147456, Hardware limit: 101376" in text
+
+
+def test_cli_compile_reports_out_of_resources(capsys, tmp_path):
+    from tilecc.cli import main
+
+    out = tmp_path / "k.cubin"
+    rc = main(["compile", f"{KD.__file__}:dot_loop_kernel", "-s", _loop_sig(256, 256, 64),
+               "--arch", "sm_80", "--num-warps", "8", "-o", str(out)])
+    err = capsys.readouterr().err  # 3 stages of 64 KiB: 192 KiB
+    assert rc == 1 and not out.exists()
+    assert "tilecc: error: out of resource: shared memory, Required: 196608, Hardware limit: " \
+        "166912" in err

@@ -150,6 +150,11 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
         if not (lt.is_int() and rt.is_int()):
             raise TypeError(f"shifts need integer operands, got {lt!r} and {rt!r}")
         a, c, t = _promote(b, lhs, rhs, False)
+        if fn == "shr":
+            # Triton picks the shift from the block operand's own signedness (the left
+            # one, or the right one under a literal), before promotion: int8 >> uint8
+            # is an arithmetic shift of uint8 bits.
+            fn = "ashr" if (lt if isinstance(lhs, Value) else rt).signed else "lshr"
         return b.emit("binary", [a, c], a.type, fn=fn)
     if fn == "floordiv":
         a, c, t = _promote(b, lhs, rhs, True)
@@ -162,6 +167,9 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
             a, c, t = cast(b, a, D.float32), cast(b, c, D.float32), D.float32
         return b.emit("binary", [a, c], a.type, fn="div")
     a, c, t = _promote(b, lhs, rhs, fn == "rem")
+    if t == D.int1 and fn in ("add", "sub", "mul"):
+        # 1-bit arithmetic wraps: + and - are exclusive or, * is and (1 + 1 == 0)
+        fn = "and" if fn == "mul" else "xor"
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
@@ -189,7 +197,9 @@ def compare(b: Emitter, pred: str, lhs: Operand, rhs: Operand) -> Operand:
         return Const(_FOLD[pred](lhs.value, rhs.value))
     if _scalar_dtype(lhs).is_ptr() or _scalar_dtype(rhs).is_ptr():
         raise TypeError("comparing pointers is not supported")
-    a, c, _ = _promote(b, lhs, rhs, False)
+    # Triton turns a literal into a value of its own type before comparing (no literal
+    # rule here): `x_fp16 < 0.1` compares in fp32, `x_int8 == 300` in int32.
+    a, c, _ = _promote(b, to_value(b, lhs), to_value(b, rhs), False)
     return b.emit("cmp", [a, c], a.type.with_dtype(D.int1), pred=pred)
 
 
@@ -216,7 +226,7 @@ def truthy(b: Emitter, x: Operand) -> Operand:
         return Const(bool(x.value))
     if x.dtype == D.int1:
         return x
-    return compare(b, "ne", x, Const(0))
+    return compare(b, "ne", x, constant(b, 0, x.dtype))
 
 
 def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
@@ -236,6 +246,9 @@ def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
 def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
         return Const(min(lhs.value, rhs.value) if fn == "min" else max(lhs.value, rhs.value))
+    # As tl.minimum / tl.maximum: literals become values of their own type first (they
+    # take part in promotion: maximum(x_fp16, 0.0) is fp32), bfloat16 goes to fp32.
+    lhs, rhs = (_bf16_to_fp32(b, to_value(b, x)) for x in (lhs, rhs))
     a, c, t = _promote(b, lhs, rhs, False)
     if t.is_floating():
         fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
@@ -279,13 +292,20 @@ def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
     return b.emit("where", [cond, xv, yv], xv.type)
 
 
+def _bf16_to_fp32(b: Emitter, x: Value) -> Value:
+    return cast(b, x, D.float32) if x.dtype == D.bfloat16 else x
+
+
 def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
     if all(is_number(t) for t in (x, y, z)):
         return Const(x.value * y.value + z.value)
-    xy_a, xy_b, t = _promote(b, x, y, False)
+    # tl.fma turns literals into values of their own type, then promotes pairwise
+    x, y, z = (to_value(b, v) for v in (x, y, z))
+    t = D.computation_type(D.computation_type(x.dtype, False, y.dtype, False), False,
+                           z.dtype, False)
     if not t.is_floating():
         raise TypeError(f"tl.fma needs floating-point operands, got {t!r}")
-    zv = cast(b, z, t)
+    xy_a, xy_b, zv = cast(b, x, t), cast(b, y, t), cast(b, z, t)
     shape = broadcast_shapes(xy_a.type.shape, zv.type.shape)
     ops = [splat(b, v, shape) for v in (xy_a, xy_b, zv)]
     return b.emit("fma", ops, ops[0].type)

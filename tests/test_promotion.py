@@ -323,6 +323,47 @@ def test_comparison_with_literal_promotes_the_literal() -> None:
     np.testing.assert_array_equal(out[1::2], [False, False, False])
 
 
+@tilecc.jit
+def int_ops_kernel(x_ptr, y_ptr, out_ptr, cmp_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    tl.store(out_ptr + offs * 6, x + y, mask=m)
+    tl.store(out_ptr + offs * 6 + 1, x - y, mask=m)
+    tl.store(out_ptr + offs * 6 + 2, x * y, mask=m)
+    tl.store(out_ptr + offs * 6 + 3, x & y, mask=m)
+    tl.store(out_ptr + offs * 6 + 4, x | y, mask=m)
+    tl.store(out_ptr + offs * 6 + 5, x ^ y, mask=m)
+    tl.store(cmp_ptr + offs * 2, x < y, mask=m)
+    tl.store(cmp_ptr + offs * 2 + 1, x == y, mask=m)
+
+
+def int_ops_ref(x: np.ndarray, y: np.ndarray, t: D.dtype):
+    """Both converted to t (sign-extending or truncating bits), then t's wrapping
+    arithmetic; t's own order for <, so int8 -1 < uint8 5 is false (255 > 5)."""
+    a, b = x.astype(np_type(t)), y.astype(np_type(t))
+    if t == D.int1:
+        ops = [a ^ b, a ^ b, a & b, a & b, a | b, a ^ b]
+    else:
+        ops = [a + b, a - b, a * b, a & b, a | b, a ^ b]
+    return np.stack(ops, axis=1).reshape(-1), np.stack([a < b, a == b], axis=1).reshape(-1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(INTS), st.sampled_from(INTS), st.integers(0, 2**32 - 1))
+def test_integer_ops_of_mixed_types_match_triton(dx, dy, seed) -> None:
+    rng = np.random.default_rng(seed)
+    x, y = _random_ints(rng, dx, 40), _random_ints(rng, dy, 40)
+    t = join_ints(dx, dy)
+    out, cmp = np.zeros(240, np_type(t)), np.zeros(80, bool)
+    with np.errstate(over="ignore"):
+        int_ops_kernel.interpret[(1,)](x, y, out, cmp, 40, BLOCK=64)
+        want_out, want_cmp = int_ops_ref(x, y, t)
+    np.testing.assert_array_equal(out, want_out, err_msg=f"{dx} op {dy} in {t}")
+    np.testing.assert_array_equal(cmp, want_cmp, err_msg=f"{dx} cmp {dy} in {t}")
+
+
 # --- reductions ----------------------------------------------------------------------------
 
 @tilecc.jit
@@ -431,6 +472,10 @@ COMPILE_CASES = [
     (shift_kernel, "*i1,*i1,*i1,*i1,i32,64"),
     (shift_kernel, "*i1,*i32,*i32,*i32,i32,64"),
     (bool_arith_kernel, "*i1,*i1,*i1,i32,64"),
+    (int_ops_kernel, "*u16,*u16,*u16,*i1,i32,64"),
+    (int_ops_kernel, "*i8,*u8,*u8,*i1,i32,64"),
+    (int_ops_kernel, "*i32,*u32,*u32,*i1,i32,64"),
+    (int_ops_kernel, "*i1,*i1,*i1,*i1,i32,64"),
     (compare_literal_kernel, "*fp16,*i1,i32,64"),
     (compare_literal_kernel, "*i8,*i1,i32,64"),
     (sum_dtype_kernel, "*i32,*i64,int1"),
@@ -449,3 +494,29 @@ def test_promotion_kernels_compile(kernel, signature, target, arch) -> None:
     binary = kernel.compile(signature, target=target, arch=arch)
     log = binary.log or ""
     assert "warning" not in log.lower(), f"{log}\n{kernel.source(signature, target=target)}"
+
+
+@pytest.mark.parametrize("x,y,z,want", [
+    (D.float16, 2.0, D.float16, D.float32),    # the literal is an fp32 value here
+    (D.float16, D.float16, D.float16, D.float16),
+    (D.bfloat16, D.float16, D.float16, D.float16),  # fp16 wins over bf16
+    (D.float64, 1.5, D.float32, D.float64)])
+def test_fma_promotes_literals_as_values(x, y, z, want) -> None:
+    def operand(v):
+        return Value(Type(v, (4,))) if isinstance(v, D.dtype) else Const(v)
+    assert S.fma(_B, operand(x), operand(y), operand(z)).dtype == want
+
+
+def test_literal_beside_wider_float_is_its_fp32_value() -> None:
+    """Triton makes 0.1 an fp32 value before comparing it with fp64: 0.1f, widened."""
+    captured = []
+
+    class Rec(_Recorder):
+        def emit(self, kind, operands, type, **attrs):
+            if kind == "const":
+                captured.append(attrs["value"])
+            return Value(type)
+
+    S.compare(Rec(), "lt", Value(Type(D.float64, (4,))), Const(0.1))
+    S.compare(Rec(), "lt", Value(Type(D.uint32, (4,))), Const(-1))
+    assert captured == [float(np.float32(0.1)), 2**32 - 1]

@@ -380,7 +380,8 @@ class Renderer(BlockOps, DotOps):
             if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
                 return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "mul" and v.dtype.name == "u16":  # C multiplies them as int: may overflow
-                text = f"static_cast<unsigned>({self.text(a[0], idx)}) * {self.wrap(a[1], idx, MUL + 1)}"
+                text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
+                        f"{self.wrap(a[1], idx, MUL + 1)}")
                 return self.narrow(text, MUL, v)
             sym, prec = BINARY[fn]
             # Mixed bitwise / shift / logical operators always get parentheses (as

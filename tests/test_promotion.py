@@ -520,3 +520,51 @@ def test_literal_beside_wider_float_is_its_fp32_value() -> None:
     S.compare(Rec(), "lt", Value(Type(D.float64, (4,))), Const(0.1))
     S.compare(Rec(), "lt", Value(Type(D.uint32, (4,))), Const(-1))
     assert captured == [float(np.float32(0.1)), 2**32 - 1]
+
+
+def test_device_shift_helpers_agree_with_the_interpreter(tmp_path) -> None:
+    """tilecc.h's tc::shl / ashr / lshr, compiled for the host (their code is plain C++),
+    against the interpreter's shifts: every type, amounts in range, at the width, past it
+    and negative. The GPU runs in test_gpu.py check the same on the device."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from tilecc.interpreter.evaluate import shift
+
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no host C++ compiler")
+    header = (Path(tilecc.__file__).parent / "templates/include/tilecc.h").read_text()
+    helpers = header[header.index("// ---- shifts"):header.index("// ---- vectors")]
+    ctypes = {D.int1: "bool", D.int8: "signed char", D.int16: "short", D.int32: "int",
+              D.int64: "long long", D.uint8: "unsigned char", D.uint16: "unsigned short",
+              D.uint32: "unsigned int", D.uint64: "unsigned long long"}
+    rng = np.random.default_rng(5)
+    cases, lines = [], []
+    for t, c in ctypes.items():
+        x = _random_ints(rng, t, 12)
+        n = _amounts(rng, t, 12)
+        if t != D.int1:
+            n[:4] = np.array([t.bits - 1, t.bits, t.bits + 1, 0]).astype(np_type(t))
+        for fn in ("shl", "ashr", "lshr"):
+            cases.append((t, fn, x, n))
+            for a, b in zip(x.tolist(), n.tolist()):
+                lines.append(f'  std::printf("%llu\\n", (unsigned long long)tc::{fn}<{c}>'
+                             f'(({c}){int(a) % 2**64}ull, ({c}){int(b) % 2**64}ull));')
+    src = tmp_path / "shifts.cpp"
+    src.write_text("#include <cstdio>\n#define TC_DEVICE inline\nnamespace tc {\n"
+                   "template <typename A, typename B> struct is_same { static constexpr bool "
+                   "value = false; };\ntemplate <typename A> struct is_same<A, A> { static "
+                   "constexpr bool value = true; };\n" + helpers + "}\nint main() {\n" +
+                   "\n".join(lines) + "\n}\n")
+    exe = tmp_path / "shifts"
+    subprocess.run([cxx, "-std=c++17", "-O2", "-o", str(exe), str(src)], check=True)
+    got = [int(v) for v in subprocess.run([str(exe)], check=True, capture_output=True,
+                                          text=True).stdout.split()]
+    want = []
+    for t, fn, x, n in cases:
+        want += [int(v) % 2**64 for v in shift(fn, x, n, t).tolist()]
+    bad = [(c[0], c[1]) for c, g, w in zip(
+        [(t, fn) for t, fn, x, _ in cases for _ in x], got, want) if g != w]
+    assert got == want, f"device helpers differ from the interpreter: {bad[:10]}"

@@ -87,6 +87,7 @@ def test_bad_signature_entries(entry):
 
 
 @pytest.mark.parametrize("value,dtype", [(3, tl.int32), (2**31, tl.int64), (-2**40, tl.int64),
+                                         (3_000_000_000, tl.int64), (1e300, tl.float32),
                                          (2**63, tl.uint64), (1.5, tl.float32), (True, tl.int1),
                                          (np.int16(3), tl.int16), (np.float64(2), tl.float64)])
 def test_scalar_arguments_are_typed_as_triton_types_them(value, dtype):

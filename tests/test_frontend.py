@@ -196,8 +196,10 @@ def test_division_of_mixed_signedness_is_rejected(a, b) -> None:
 
 
 @pytest.mark.parametrize("value,expected", [
-    (True, D.int1), (7, D.int32), (-2**31, D.int32), (2**31, D.int64), (-2**63, D.int64),
-    (2**63, D.uint64), (1.5, D.float32)])
+    (True, D.int1), (7, D.int32), (-2**31, D.int32), (2**31, D.uint32), (2**32 - 1, D.uint32),
+    (2**32, D.int64), (-2**31 - 1, D.int64), (-2**63, D.int64), (2**63, D.uint64),
+    (1.5, D.float32), (0.0, D.float32), (float("inf"), D.float32), (float("nan"), D.float32),
+    (2.0**-126, D.float32), (1e-40, D.float64), (1e300, D.float64), (-1e39, D.float64)])
 def test_literal_types(value, expected) -> None:
     assert D.literal_dtype(value) == expected
 

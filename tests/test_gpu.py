@@ -252,3 +252,108 @@ def test_interpreter_on_interleaved_device_views(fw):
         dev = to_dev(memory)
         launch[(1,)](dev[1:5, 0::2], dev[1:5, 1::2], 4, 4, 8, 2, BR=4, BC=4)
         np.testing.assert_array_equal(to_host(dev), want)
+
+
+# --- Triton's integer semantics and reductions: the GPU against the interpreter ---------------
+
+def _promotion_tests():
+    sys.path.insert(0, os.path.dirname(__file__))
+    import test_promotion
+
+    return test_promotion
+
+
+def _on_gpu(fw, kernel, grid, args, **kw):
+    """Run `kernel` with the NumPy arrays in `args` moved to the GPU; the arrays back."""
+    _, to_dev, to_host = fw
+    dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
+    kernel[grid](*dev, **kw)
+    return [to_host(d) if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+
+
+_INT_NAMES = ["int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+_CUPY_ONLY = {"uint16", "uint32", "uint64"}  # torch's unsigned types lack some kernels
+
+
+def _fw_for(*names):
+    fws = [f for f in FRAMEWORKS if f[0] == "cupy" or not _CUPY_ONLY & set(names)]
+    if not fws:
+        pytest.skip("needs CuPy for unsigned 16/32/64-bit arrays")
+    return fws[0]
+
+
+@pytest.mark.parametrize("dx", _INT_NAMES)
+@pytest.mark.parametrize("dy", _INT_NAMES)
+def test_shifts_of_every_signedness_pair(dx, dy):
+    """x << y and x >> y for every pair of integer types, amounts past the width and
+    negative ones included: the GPU gives what the interpreter (and Triton) gives."""
+    T = _promotion_tests()
+    from tilecc.language import dtypes as D
+
+    tx, ty = D.BY_LONG_NAME[dx], D.BY_LONG_NAME[dy]
+    t = D.integer_promote(tx, ty)
+    rng = np.random.default_rng(11)
+    x, y = T._random_ints(rng, tx, 1000), T._amounts(rng, ty, 1000)
+    want = T.run_shifts(T.shift_kernel.interpret, x, y, t)
+    fw = _fw_for(dx, dy, D.LONG_NAMES[t.name])
+    for block in (64, 1024):
+        n = x.size
+        shl, shr = (np.zeros(n, t.to_numpy()) for _ in range(2))
+        got = _on_gpu(fw, T.shift_kernel, (tilecc.cdiv(n, block),), [x, y, shl, shr, n],
+                      BLOCK=block)
+        np.testing.assert_array_equal(got[2], want[0], err_msg=f"{dx} << {dy}")
+        np.testing.assert_array_equal(got[3], want[1], err_msg=f"{dx} >> {dy}")
+
+
+def test_int1_arithmetic_and_literal_comparisons_on_gpu():
+    T = _promotion_tests()
+    fw = FRAMEWORKS[0]
+    x = np.array([0, 0, 1, 1], bool)
+    y = np.array([0, 1, 0, 1], bool)
+    got = _on_gpu(fw, T.bool_arith_kernel, (1,), [x, y, np.zeros(16, bool), 4], BLOCK=4)
+    np.testing.assert_array_equal(got[2], T.bool_arith_ref(x, y))
+    for xs in (np.array([0.1, 0.0999, 0.1001], np.float16), np.array([44, -1, 0], np.int8)):
+        want = np.zeros(6, bool)
+        T.compare_literal_kernel.interpret[(1,)](xs, want, 3, BLOCK=4)
+        got = _on_gpu(fw, T.compare_literal_kernel, (1,), [xs, np.zeros(6, bool), 3], BLOCK=4)
+        np.testing.assert_array_equal(got[1], want)
+
+
+@pytest.mark.parametrize("dt,fill", [(tl.int1, 1), (tl.int1, 3), (tl.int8, 1), (tl.int8, 3),
+                                     (tl.uint8, 1), (tl.int16, 64), (tl.int32, 3)])
+def test_sum_with_dtype_wraps_on_gpu(dt, fill):
+    """tl.sum(x, dtype=tl.int1) over 32 x 32 ones is 0, as Triton's 1-bit adds give."""
+    T = _promotion_tests()
+    x = np.full(1024, fill, np.int32)
+    want = np.zeros(1, np.int64)
+    T.sum_dtype_kernel.interpret[(1,)](x, want, dt)
+    for warps in (1, 4, 8):
+        got = _on_gpu(FRAMEWORKS[0], T.sum_dtype_kernel, (1,), [x, np.zeros(1, np.int64), dt],
+                      num_warps=warps)
+        assert got[1][0] == want[0], (dt, fill, warps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("n,warps", [(64, 1), (256, 4), (1024, 8)])
+@pytest.mark.parametrize("tie_left", [True, False])
+def test_argmax_argmin_with_nan_on_gpu(dtype, n, warps, tie_left):
+    """NaN wins argmax and argmin (the first NaN with tie_break_left): the GPU's combine
+    tree gives the interpreter's answer. Without tie_break_left any index of the extreme
+    value (or of a NaN) is allowed."""
+    T = _promotion_tests()
+    rng = np.random.default_rng(n + warps)
+    x = T.nan_rows(rng, 16, n, dtype)
+    got = _on_gpu(FRAMEWORKS[0], T.arg_kernel, (16,), [x, np.zeros((16, 4), np.int32), n,
+                                                       tie_left], num_warps=warps)[1]
+    if tie_left:
+        want = np.zeros((16, 4), np.int32)
+        T.arg_kernel.interpret[(16,)](x, want, n, True)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, T.arg_reference(x))
+        return
+    for r in range(16):
+        row = x[r]
+        has_nan = np.isnan(row).any()
+        for col, extreme in ((0, np.max), (1, np.min), (2, np.max), (3, np.min)):
+            v = row[got[r, col]]
+            assert np.isnan(v) if has_nan else v == extreme(row), (r, col)

@@ -78,6 +78,28 @@ def trunc_div(a, b):
     return (a - r) // b
 
 
+def shift(fn: str, x, y, t: D.dtype):
+    """Triton's shifts on t's bits, as the device header's tc::shl / ashr / lshr: the
+    amount reads as unsigned; amounts of t's width or more give 0, or the sign for ashr."""
+    width = np.dtype(f"u{max(1, t.bits // 8)}")
+    ux = np.asarray(x, dtype=_np(t)).view(width).astype(np.uint64)
+    n = np.asarray(y, dtype=_np(t)).view(width).astype(np.uint64)
+    big = n >= t.bits
+    if fn == "ashr":
+        if t.is_bool():  # a 1-bit value is its own sign
+            return np.asarray(x, dtype=_np(t))
+        signed = np.asarray(x, dtype=_np(t)).view(f"i{width.itemsize}").astype(np.int64)
+        out = signed >> np.minimum(n, np.uint64(t.bits - 1)).astype(np.int64)  # sign fill
+        return out.astype(f"i{width.itemsize}").view(_np(t))
+    n = np.where(big, np.uint64(0), n)
+    if fn == "lshr":
+        out = np.where(big, np.uint64(0), ux >> n)
+    else:
+        out = np.where(big, np.uint64(0), ux << n)
+    out = out & np.uint64(2 ** t.bits - 1)
+    return out.astype(width).view(_np(t))
+
+
 class Program:
     def __init__(self, kernel: Kernel, pid: tuple[int, int, int], grid: tuple[int, int, int],
                  args: dict[int, object]):
@@ -200,10 +222,8 @@ class Program:
             return np.logical_or(x, y) if t.is_bool() else x | y
         if fn == "xor":
             return np.logical_xor(x, y) if t.is_bool() else x ^ y
-        if fn == "shl":
-            return np.left_shift(x, y)
-        if fn == "shr":
-            return np.right_shift(x, y)
+        if fn in ("shl", "ashr", "lshr"):
+            return shift(fn, x, y, t)
         if fn == "min":
             return np.minimum(x, y)
         if fn == "max":

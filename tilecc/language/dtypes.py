@@ -71,6 +71,11 @@ class dtype:
         return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}.get(self.name, 0)
 
     @property
+    def signed(self) -> bool:
+        """Triton counts int1 among the unsigned integers (it compares and divides as such)."""
+        return self.kind == "int"
+
+    @property
     def kind_rank(self) -> int:
         """bool < integer < floating: the order Triton uses for literal operands."""
         return {"bool": 0, "int": 1, "uint": 1, "float": 2}[self.kind]
@@ -165,34 +170,36 @@ def from_numpy(np_dtype) -> dtype:
 
 
 def literal_dtype(value) -> dtype:
-    """How Triton types a Python literal: bool → i1, int → i32/i64/u64, float → fp32."""
+    """How Triton types a Python literal: bool → i1; int → the first of i32, u32, i64, u64
+    that holds it; float → fp32, or fp64 where fp32 would overflow or lose it to a
+    subnormal (0, inf and NaN stay fp32)."""
     np = sys.modules.get("numpy")  # not imported: `value` is no NumPy scalar
     if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return int1
     if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         v = int(value)
-        if int32.min <= v <= int32.max:
-            return int32
-        if int64.min <= v <= int64.max:
-            return int64
-        if 0 <= v <= uint64.max:
-            return uint64
+        for d in (int32, uint32, int64, uint64):
+            if d.min <= v <= d.max:
+                return d
         raise OverflowError(f"integer literal {v} does not fit in 64 bits")
     if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
-        return float32
+        a = abs(float(value))
+        if a == 0.0 or a == float("inf") or a != a or 2.0 ** -126 <= a <= FLOAT32_MAX:
+            return float32
+        return float64
     raise TypeError(f"{type(value).__name__} is not a number")
 
 
+FLOAT32_MAX = (2 - 2 ** -23) * 2.0 ** 127
+
+
 def integer_promote(a: dtype, b: dtype) -> dtype:
-    """C's usual arithmetic conversions, as Triton applies them to two integer types."""
-    if a.kind == b.kind:
+    """C's usual arithmetic conversions, as Triton applies them to two integer types
+    (int1 counting as an unsigned integer of width 1)."""
+    if a.signed == b.signed:
         return a if a.bits > b.bits else b
-    if a.kind == "uint":
-        return a if a.bits >= b.bits else b
-    if b.kind == "uint":
-        return b if b.bits >= a.bits else a
-    # bool with a signed integer
-    return a if a.bits >= b.bits else b
+    unsigned, signed = (b, a) if a.signed else (a, b)
+    return unsigned if unsigned.bits >= signed.bits else signed
 
 
 def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
@@ -218,7 +225,7 @@ def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
         if div_or_mod or not (a == b == bfloat16):
             return float32
         return bfloat16
-    if div_or_mod and a.kind != b.kind and "bool" not in (a.kind, b.kind):
+    if div_or_mod and a.signed != b.signed:
         raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they differ in "
                         "signedness, which is unlikely to give a useful answer; cast one of them")
     return integer_promote(a, b)

@@ -27,19 +27,33 @@ def _min_combine(a, b):
     return tl.minimum(a, b)
 
 
+# NaN counts as above every number in argmax and below every number in argmin, as in
+# NumPy and Triton's interpreter (np.argmax / np.argmin): the first NaN's index wins. A
+# NaN that loses every comparison instead would leave the answer to the order the
+# combines run in, which differs between the GPU's tree and a sequential fold.
 @jit
 def _argmax_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
+    take_first = value1 > value2
+    tie = value1 == value2
+    if value1.dtype.is_floating():
+        nan1 = value1 != value1
+        nan2 = value2 != value2
+        take_first = take_first | (nan1 & ~nan2)
+        tie = tie | (nan1 & nan2)
     if TIE_BREAK_LEFT:
-        take_first = (value1 > value2) | ((value1 == value2) & (index1 < index2))
-    else:
-        take_first = value1 > value2
+        take_first = take_first | (tie & (index1 < index2))
     return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
 
 
 @jit
 def _argmin_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
+    take_first = value1 < value2
+    tie = value1 == value2
+    if value1.dtype.is_floating():
+        nan1 = value1 != value1
+        nan2 = value2 != value2
+        take_first = take_first | (nan1 & ~nan2)
+        tie = tie | (nan1 & nan2)
     if TIE_BREAK_LEFT:
-        take_first = (value1 < value2) | ((value1 == value2) & (index1 < index2))
-    else:
-        take_first = value1 < value2
+        take_first = take_first | (tie & (index1 < index2))
     return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)

@@ -178,7 +178,12 @@ def scalar_type(value: Any) -> D.dtype | None:
     if np is not None and isinstance(value, np.generic):
         return D.from_numpy(value.dtype)
     if isinstance(value, int):
-        return D.literal_dtype(value)
+        # Triton's launcher types integer arguments i32, else i64, else u64 (no u32,
+        # unlike literals inside a kernel); float arguments are fp32 whatever their size
+        for d in (D.int32, D.int64, D.uint64):
+            if d.min <= value <= d.max:
+                return d
+        raise OverflowError(f"integer argument {value} does not fit in 64 bits")
     if isinstance(value, float):
         return D.float32
     return None

@@ -241,21 +241,23 @@ def _indices(b, shape: tuple[int, ...], axis: int) -> Value:
     return S.splat(b, idx, shape)
 
 
-def _summand(tracer, input, dtype) -> Value:
-    """The block `tl.sum` / `tl.cumsum` add up: in `dtype` if given; else as Triton does,
-    narrow integers in 32 bits and bfloat16 in fp32."""
+def _summand(tracer, input, dtype, promote_bf16: bool) -> Value:
+    """The block `tl.sum` / `tl.cumsum` add up: in `dtype` if given (tl.int1 and the
+    narrow integers then wrap); else as Triton does, integers narrower than 32 bits in
+    int32 / uint32 after their signedness (int1 counts as unsigned). `tl.cumsum` also
+    takes bfloat16 to fp32; `tl.sum` adds bfloat16 in bfloat16."""
     x = _block(tracer, input)
+    if promote_bf16 and x.dtype == D.bfloat16:
+        x = S.cast(tracer.b, x, D.float32)
     out = _const(dtype, "dtype")
-    if out is None and x.dtype.kind in ("int", "uint", "bool") and x.dtype.bits < 32:
-        out = D.uint32 if x.dtype.kind == "uint" else D.int32
-    if out is None and x.dtype == D.bfloat16:
-        out = D.float32
+    if out is None and x.dtype.is_int() and x.dtype.bits < 32:
+        out = D.int32 if x.dtype.signed else D.uint32
     return S.cast(tracer.b, x, out) if out is not None else x
 
 
 @handles("sum")
 def _sum(tracer, name, input, axis, keep_dims, dtype):
-    x = _summand(tracer, input, dtype)
+    x = _summand(tracer, input, dtype, promote_bf16=False)
     return reduce_blocks(tracer, [x], _axis_value(axis), _std("_sum_combine"), {},
                          bool(_const(keep_dims, "keep_dims")))[0]
 
@@ -264,9 +266,9 @@ def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dim
     x = _block(tracer, input)
     keep = bool(_const(keep_dims, "keep_dims"))
     if x.dtype == D.bfloat16 or (x.dtype.bits < 32 and not _const(return_indices, "r")):
-        # Triton reduces 16-bit floats in fp32 and narrow integers in int32
-        x = S.cast(tracer.b, x, D.float32 if x.dtype.is_floating() else
-                   (D.uint32 if x.dtype.kind == "uint" else D.int32))
+        # Triton reduces 16-bit floats in fp32 and narrow integers, unsigned ones too,
+        # in int32 (with indices, only bfloat16 is widened)
+        x = S.cast(tracer.b, x, D.float32 if x.dtype.is_floating() else D.int32)
     ax = _axis_value(axis)
     if not _const(return_indices, "return_indices"):
         fn = _std("_max_combine" if name in ("max", "argmax") else "_min_combine")
@@ -314,7 +316,7 @@ def _scan(tracer, inputs, axis, fn, reverse) -> list[Value]:
 
 @handles("cumsum")
 def _cumsum(tracer, name, input, axis, reverse, dtype):
-    x = _summand(tracer, input, dtype)
+    x = _summand(tracer, input, dtype, promote_bf16=True)
     return _scan(tracer, [x], axis, _std("_sum_combine"), reverse)[0]
 
 

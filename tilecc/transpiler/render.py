@@ -86,7 +86,8 @@ PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
     16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3
 BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL),
           "rem": ("%", MUL), "and": ("&", BAND), "or": ("|", BOR), "xor": ("^", BXOR),
-          "shl": ("<<", SHIFT), "shr": (">>", SHIFT), "land": ("&&", LAND), "lor": ("||", LOR)}
+          "shl": ("<<", SHIFT), "ashr": (">>", SHIFT), "lshr": (">>", SHIFT),
+          "land": ("&&", LAND), "lor": ("||", LOR)}
 COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
            "eq": ("==", EQ), "ne": ("!=", EQ)}
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
@@ -133,6 +134,19 @@ def literal(value, d) -> str:
     if name == "u64":
         return f"{value}ull"
     return f"static_cast<{c_type(d)}>({value})"
+
+
+def _plain_c_shift(fn: str, amount: Value, d) -> bool:
+    """Whether C's own `<<` / `>>` shifts as Triton does: a constant amount below the
+    width, and `>>` of a type whose signedness is the shift's (C picks arithmetic or
+    logical by type). Everything else calls tc::shl / ashr / lshr."""
+    while amount.owner is not None and amount.owner.kind in ("splat", "broadcast"):
+        amount = amount.owner.operands[0]
+    if amount.owner is None or amount.owner.kind != "const" or d.is_bool():
+        return False
+    if not 0 <= int(amount.owner.attrs["value"]) < d.bits:
+        return False
+    return fn == "shl" or (fn == "ashr") == d.signed
 
 
 # ops whose regions the renderer counts itself inside: Renderer.loop_depth, .branch_depth
@@ -351,6 +365,8 @@ class Renderer(BlockOps, DotOps):
             if fn == "abs":
                 f = "tc::fabs" if v.dtype.is_floating() else "tc::abs"
                 return f"{f}({self.text(a[0], idx)})", PRIMARY
+            if fn == "invert" and v.dtype.is_bool():  # ~ of C's bool would be -1 or -2
+                fn = "not"
             sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
             text = f"{sym}{self.wrap(a[0], idx, UNARY)}"
             return self.narrow(text, UNARY, v)
@@ -362,6 +378,12 @@ class Renderer(BlockOps, DotOps):
                 return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "rem" and v.dtype.is_floating():
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
+                return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            if fn == "mul" and v.dtype.name == "u16":  # C multiplies them as int: may overflow
+                text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
+                        f"{self.wrap(a[1], idx, MUL + 1)}")
+                return self.narrow(text, MUL, v)
             sym, prec = BINARY[fn]
             # Mixed bitwise / shift / logical operators always get parentheses (as
             # compilers' -Wparentheses asks); arithmetic follows plain precedence.

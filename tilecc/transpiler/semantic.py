@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math as pymath
 import operator
+import struct
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -116,15 +117,39 @@ def _scalar_dtype(x: Operand) -> D.dtype | D.pointer_type:
     return x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
 
 
-def _promote(b: Emitter, lhs: Operand, rhs: Operand, div_or_mod: bool
-             ) -> tuple[Value, Value, dtype]:
+def _promote(b: Emitter, lhs: Operand, rhs: Operand, div_or_mod: bool,
+             literal_rule: bool = True) -> tuple[Value, Value, dtype]:
+    """Both operands converted to their computation type. With `literal_rule` (Triton's
+    arithmetic), a literal beside a block of its kind or above does not take part and
+    must fit the block's type; without it (comparisons, tl.minimum / maximum, tl.fma) a
+    literal is a value of its own type, converted like one."""
     lt, rt = _scalar_dtype(lhs), _scalar_dtype(rhs)
-    ct = D.computation_type(lt, isinstance(lhs, Const), rt, isinstance(rhs, Const), div_or_mod)
+    ct = D.computation_type(lt, literal_rule and isinstance(lhs, Const), rt,
+                            literal_rule and isinstance(rhs, Const), div_or_mod)
+    if not literal_rule:
+        return _unify(b, _convert(b, lhs, ct), _convert(b, rhs, ct)) + (ct,)
     for side in (lhs, rhs):
         if isinstance(side, Const) and ct.kind == "uint" and side.value < 0:
             raise ValueError("cannot combine an unsigned value with a negative constant "
                              f"({side.value}); cast one of them explicitly")
     return _unify(b, cast(b, lhs, ct), cast(b, rhs, ct)) + (ct,)
+
+
+def _convert(b: Emitter, x: Operand, to: dtype) -> Value:
+    """`x` converted to `to`; a literal as Triton converts it: first made a value of its
+    own type (0.1 is fp32's 0.1 even beside fp64), then cast (-1 as uint32 is 2**32 - 1)."""
+    if isinstance(x, Value):
+        return cast(b, x, to)
+    own = D.literal_dtype(x.value)
+    if to.is_floating():
+        v = float(x.value)
+        if own == D.float32:
+            v = struct.unpack("f", struct.pack("f", v))[0]
+        return constant(b, v, to)
+    if to.is_bool():
+        return constant(b, x.value != 0, to)
+    v = int(x.value) % (1 << to.bits)  # integer casts wrap (the literal is an integer here)
+    return constant(b, v - (1 << to.bits) if to.signed and v > to.max else v, to)
 
 
 def _unify(b: Emitter, lhs: Value, rhs: Value) -> tuple[Value, Value]:
@@ -150,6 +175,11 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
         if not (lt.is_int() and rt.is_int()):
             raise TypeError(f"shifts need integer operands, got {lt!r} and {rt!r}")
         a, c, t = _promote(b, lhs, rhs, False)
+        if fn == "shr":
+            # Triton picks the shift from the block operand's own signedness (the left
+            # one, or the right one under a literal), before promotion: int8 >> uint8
+            # is an arithmetic shift of uint8 bits.
+            fn = "ashr" if (lt if isinstance(lhs, Value) else rt).signed else "lshr"
         return b.emit("binary", [a, c], a.type, fn=fn)
     if fn == "floordiv":
         a, c, t = _promote(b, lhs, rhs, True)
@@ -162,6 +192,9 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
             a, c, t = cast(b, a, D.float32), cast(b, c, D.float32), D.float32
         return b.emit("binary", [a, c], a.type, fn="div")
     a, c, t = _promote(b, lhs, rhs, fn == "rem")
+    if t == D.int1 and fn in ("add", "sub", "mul"):
+        # 1-bit arithmetic wraps: + and - are exclusive or, * is and (1 + 1 == 0)
+        fn = "and" if fn == "mul" else "xor"
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
@@ -189,7 +222,9 @@ def compare(b: Emitter, pred: str, lhs: Operand, rhs: Operand) -> Operand:
         return Const(_FOLD[pred](lhs.value, rhs.value))
     if _scalar_dtype(lhs).is_ptr() or _scalar_dtype(rhs).is_ptr():
         raise TypeError("comparing pointers is not supported")
-    a, c, _ = _promote(b, lhs, rhs, False)
+    # Triton turns a literal into a value of its own type before comparing (no literal
+    # rule here): `x_fp16 < 0.1` compares in fp32, `x_int8 == 300` in int32.
+    a, c, _ = _promote(b, lhs, rhs, False, literal_rule=False)
     return b.emit("cmp", [a, c], a.type.with_dtype(D.int1), pred=pred)
 
 
@@ -216,7 +251,7 @@ def truthy(b: Emitter, x: Operand) -> Operand:
         return Const(bool(x.value))
     if x.dtype == D.int1:
         return x
-    return compare(b, "ne", x, Const(0))
+    return compare(b, "ne", x, constant(b, 0, x.dtype))
 
 
 def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
@@ -236,7 +271,10 @@ def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
 def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
         return Const(min(lhs.value, rhs.value) if fn == "min" else max(lhs.value, rhs.value))
-    a, c, t = _promote(b, lhs, rhs, False)
+    # As tl.minimum / tl.maximum: literals become values of their own type first (they
+    # take part in promotion: maximum(x_fp16, 0.0) is fp32), bfloat16 goes to fp32.
+    lhs, rhs = (_bf16_to_fp32(b, x) if isinstance(x, Value) else x for x in (lhs, rhs))
+    a, c, t = _promote(b, lhs, rhs, False, literal_rule=False)
     if t.is_floating():
         fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
     return b.emit("binary", [a, c], a.type, fn=fn)
@@ -279,13 +317,19 @@ def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
     return b.emit("where", [cond, xv, yv], xv.type)
 
 
+def _bf16_to_fp32(b: Emitter, x: Value) -> Value:
+    return cast(b, x, D.float32) if x.dtype == D.bfloat16 else x
+
+
 def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
     if all(is_number(t) for t in (x, y, z)):
         return Const(x.value * y.value + z.value)
-    xy_a, xy_b, t = _promote(b, x, y, False)
+    # tl.fma turns literals into values of their own type, then promotes pairwise
+    xt, yt, zt = (_scalar_dtype(v) for v in (x, y, z))
+    t = D.computation_type(D.computation_type(xt, False, yt, False), False, zt, False)
     if not t.is_floating():
         raise TypeError(f"tl.fma needs floating-point operands, got {t!r}")
-    zv = cast(b, z, t)
-    shape = broadcast_shapes(xy_a.type.shape, zv.type.shape)
+    xy_a, xy_b, zv = (_convert(b, v, t) for v in (x, y, z))
+    shape = broadcast_shapes(broadcast_shapes(xy_a.type.shape, xy_b.type.shape), zv.type.shape)
     ops = [splat(b, v, shape) for v in (xy_a, xy_b, zv)]
     return b.emit("fma", ops, ops[0].type)

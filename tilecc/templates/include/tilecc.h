@@ -279,6 +279,42 @@ template <typename T> TC_DEVICE T abs(T x) { return x < T(0) ? T(-x) : x; }
 template <typename T> TC_DEVICE T min(T a, T b) { return b < a ? b : a; }
 template <typename T> TC_DEVICE T max(T a, T b) { return a < b ? b : a; }
 
+// ---- shifts --------------------------------------------------------------------------
+// Triton's shifts act on T's bits: the amount reads as unsigned, and an amount of T's
+// width or more gives 0 (shl, lshr) or copies of the sign bit (ashr), as PTX's clamped
+// shifts do (C leaves such amounts undefined). Arithmetic or logical is the operator's
+// choice, not T's: Triton shifts int8 >> uint8 arithmetically, in uint8.
+template <int Bytes> struct int_pair;
+template <> struct int_pair<1> { using S = signed char; using U = unsigned char; };
+template <> struct int_pair<2> { using S = short; using U = unsigned short; };
+template <> struct int_pair<4> { using S = int; using U = unsigned int; };
+template <> struct int_pair<8> { using S = long long; using U = unsigned long long; };
+
+template <typename T>
+TC_DEVICE bool shift_in_range(T n) {
+  if constexpr (is_same<T, bool>::value) return !n;  // int1 holds 1 bit
+  else return static_cast<typename int_pair<sizeof(T)>::U>(n) < 8 * sizeof(T);
+}
+template <typename T> TC_DEVICE T shl(T x, T n) {
+  using U = typename int_pair<sizeof(T)>::U;
+  return shift_in_range(n) ? static_cast<T>(static_cast<U>(static_cast<U>(x) << static_cast<U>(n)))
+                           : T(0);
+}
+template <typename T> TC_DEVICE T lshr(T x, T n) {
+  using U = typename int_pair<sizeof(T)>::U;
+  return shift_in_range(n) ? static_cast<T>(static_cast<U>(static_cast<U>(x) >> static_cast<U>(n)))
+                           : T(0);
+}
+template <typename T> TC_DEVICE T ashr(T x, T n) {
+  if constexpr (is_same<T, bool>::value) {
+    return x;  // a 1-bit value is its own sign
+  } else {
+    using S = typename int_pair<sizeof(T)>::S;
+    const int amount = shift_in_range(n) ? static_cast<int>(n) : 8 * sizeof(T) - 1;
+    return static_cast<T>(static_cast<S>(static_cast<S>(x) >> amount));
+  }
+}
+
 // ---- vectors: what one 16-byte (or narrower) memory access moves -----------------------
 
 template <typename T, int N>

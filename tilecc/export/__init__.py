@@ -99,9 +99,9 @@ def export(kernels, signatures, *, out_dir: str, **options) -> str:
     filename, text = export_header(kernels, signatures, **options)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, filename)
-    if not os.path.exists(path) or open(path).read() != text:
+    if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
         tmp = path + ".tmp"
-        with open(tmp, "w") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     return path

@@ -70,8 +70,10 @@ b_desc a_step b_step
 
 # generated names with a number or a role suffix: acc0, partial1, line0, out0, acc0_other,
 # the layout structs Blocked0 / Sliced1, descriptors b_desc0, and the header's TC_ macros
+# (which never end in `_`: TC_X_ is free)
 GENERATED_PATTERN = re.compile(
-    r"(acc|partial|line|out)\d+(_other)?|[ab]_(desc|frag)\d+(_0)?|(Blocked|Sliced)\d+|TC_\w*|TILECC_\w*")
+    r"(acc|partial|line|out)\d+(_other)?|[ab]_(desc|frag)\d+(_0)?|(Blocked|Sliced)\d+"
+    r"|(TC|TILECC)_\w*[A-Za-z0-9]")
 
 
 @lru_cache(maxsize=None)

@@ -226,3 +226,52 @@ def test_exported_header_with_such_names_compiles(mod, target, tmp_path):
         env = {**os.environ, "HIP_PLATFORM": "amd"}
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+# --- every name in generated code is known: a user's, or one the rule keeps users from -------
+
+# what generated code spells besides user names and tilecc's generated locals: C++ keywords
+# and types, CUDA / HIP built-ins, preprocessor words, tilecc's header (tc::, TC_ macros)
+_SPELLED = set(N.CXX_KEYWORDS) | {
+    "include", "pragma", "unroll", "line", "aligned", "threadIdx", "blockIdx", "gridDim",
+    "blockDim", "tc",
+    "kRegs", "coord0", "coord1", "coord2", "owner"}  # members of the layout structs
+
+
+def _code_identifiers(source: str) -> set[str]:
+    code = source.split('#include "tilecc.h"', 1)[1]
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", " ", code, flags=re.S)
+    code = re.sub(r'"(?:\\.|[^"\\])*"', '""', code)
+    # qualified members (tc::load, Blocked0::coord0, v.x) belong to their scope, not ours
+    code = re.sub(r"(::|\.)\s*[A-Za-z_]\w*", " ", code)
+    return set(re.findall(r"\b[A-Za-z_]\w*\b", code))
+
+
+def _kernels_to_scan():
+    try:
+        import kernels as K
+        import kernels_dot as KD
+    except ImportError:
+        from tests import kernels as K
+        from tests import kernels_dot as KD
+    seen = set()
+    for case in list(K.CASES) + list(KD.CASES_DOT):
+        if id(case.kernel) not in seen:
+            seen.add(id(case.kernel))
+            yield pytest.param(case.kernel, case.signatures[0], id=case.name)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+@pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
+def test_generated_code_spells_only_known_names(kernel, signature, target):
+    """Each identifier of a rendered kernel is a name the renderer gave out (to a user value
+    or derived from one, kernel.c_names), or one that user names are kept from
+    (names.is_reserved, names.DOT_GENERATED, `__` built-ins).  A new name in generated code
+    that is neither fails here: add it to names.GENERATED (or DOT_GENERATED)."""
+    built = kernel.build(kernel._specs(signature, {}), target, 4, arch="sm_90")
+    known = built.kernel.c_names
+    unknown = {w for w in _code_identifiers(built.source) - known - _SPELLED
+               if not (N.is_reserved(w) or w in N.DOT_GENERATED or w.startswith("__")
+                       or w == built.kernel.symbol)}
+    assert not unknown, f"generated names users are not kept from: {sorted(unknown)}"
+    assert not {w for w in known if N.is_reserved(w)}

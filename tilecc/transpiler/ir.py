@@ -136,6 +136,8 @@ class Kernel:
     min_programs: int | None = None  # programs per SM asked of ptxas: set by the renderer
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""
+    # every name the renderer gave a value or derived from one (names.unique): set by it
+    c_names: frozenset[str] = frozenset()
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
     statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)

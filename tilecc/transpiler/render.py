@@ -153,6 +153,7 @@ class Renderer(BlockOps, DotOps):
         self.uses = ir.uses(kernel)
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
+        self.allocated: set[str] = set()  # every name taken, lambdas' included
         # Python name -> its C++ spelling, where that is more than a trailing `_` (the
         # kernel's header comment lists them)
         self.renamed: dict[str, str] = {}
@@ -289,6 +290,7 @@ class Renderer(BlockOps, DotOps):
         if base in self.dot_names:
             base += "_"
         candidate = unique(base, self.taken)
+        self.allocated.add(candidate)
         if v.name and base not in (v.name, v.name + "_"):  # not just a trailing `_`
             self.renamed.setdefault(v.name, candidate)
         self.names[vid] = candidate
@@ -298,7 +300,9 @@ class Renderer(BlockOps, DotOps):
         """A new name for code tilecc generates from `base` (`acc_sum`, `x_tile`): distinct
         from every name of the kernel, user names included (`add=False`: for a block that
         declares it each time it is written, e.g. a pipeline's copies)."""
-        return unique(base, self.taken, add)
+        name = unique(base, self.taken, add)
+        self.allocated.add(name)
+        return name
 
     def name_user_values(self, kernel: Kernel) -> None:
         """Parameters first, then every named value the kernel declares, in program order:
@@ -827,6 +831,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
     kernel.shared_bytes = r.pipe_smem  # dynamic shared memory, passed at launch
+    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
     if r.pipe_smem:
         body = [f"  // dynamic shared memory: the tl.dot pipeline stages ({r.pipe_smem} bytes, "
                 "given at launch)",

@@ -118,7 +118,7 @@ def c_identifier(name: str, *, global_scope: bool = False) -> str:
                                  (text[1].islower() or text[1].isdigit())):
         text, renamed = text.lstrip("_"), True
     if not text:  # `_` alone, or underscores only
-        return "u_" if not global_scope else "u_"
+        return "u_"
     if text[0].isdigit():
         text, renamed = "u" + text, True
     if renamed or is_reserved(text):

@@ -159,7 +159,8 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "
                           f"{len(taken)}; tilecc's templates changed")
     return Variant(
-        kernel=name, symbol=built.kernel.symbol, index=0, signature=signature, specs=specs, built=built,
+        kernel=name, symbol=built.kernel.symbol, index=0, signature=signature, specs=specs,
+        built=built,
         device_code=code, threads=threads, kernel_ctypes=dict(zip(taken, types)),
         constexprs={s.name: s.constexpr for s in specs if s.is_constexpr},
         # Dynamic shared memory the kernel asks for at launch (tl.dot's pipeline stages).

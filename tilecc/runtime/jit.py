@@ -387,7 +387,7 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
                              num_stages=num_stages, arch=arch, occupancy=False)
         binary = compile_source(built, target, arch)
     binary = binary._replace(shared_bytes=built.kernel.shared_bytes)
-    name = built.kernel.symbol  # what the driver looks up: the Python name unless C++ cannot take it
+    name = built.kernel.symbol  # what the driver looks up (the Python name where C++ takes it)
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
                                  "log": binary.log, "num_warps": num_warps,
                                  "shared_bytes": binary.shared_bytes,

@@ -310,10 +310,17 @@ class Renderer(BlockOps, DotOps):
         for p in kernel.params:
             if p.value is not None:
                 self.name(p.value)
-        for op in kernel.walk():
-            for v in op.results:
-                if v.name and v.id not in self.inline:
-                    self.name(v)
+
+        def visit(region: Region) -> None:
+            for op in region.ops:
+                for v in op.results:
+                    if v.name and v.id not in self.inline:
+                        self.name(v)
+                if op.kind not in ("reduce", "scan"):  # combine functions: names of their own
+                    for r in op.regions:
+                        visit(r)
+
+        visit(kernel.body)
 
     def _derived_name(self, v: Value) -> str:
         """An unnamed value feeding a named one is named after it: the raw load behind

@@ -275,3 +275,11 @@ def test_generated_code_spells_only_known_names(kernel, signature, target):
                        or w == built.kernel.symbol)}
     assert not unknown, f"generated names users are not kept from: {sorted(unknown)}"
     assert not {w for w in known if N.is_reserved(w)}
+
+
+def test_exported_parameter_types_ignore_the_python_names_in_comments(mod):
+    from tilecc.export.variants import build_variant
+
+    v = build_variant(mod.params_0, ",".join(["*i32"] + ["i32"] * len(I.param_chunks()[0])),
+                      "cuda", 4)
+    assert set(v.kernel_ctypes.values()) == {"int*", "int"}, v.kernel_ctypes

@@ -133,7 +133,8 @@ def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
                           "export expects (an `#include \"tilecc.h\"` line and one "
                           "`extern \"C\" __global__` kernel); tilecc's templates changed")
     types = []
-    for decl in (d.strip() for d in m.group("params").split(",") if d.strip()):
+    params = re.sub(r"/\*.*?\*/", "", m.group("params"))  # a renamed one's Python name
+    for decl in (d.strip() for d in params.split(",") if d.strip()):
         types.append(re.sub(r"\s*\b\w+$", "", decl))
     code = source.replace(include, "", 1)
     code = code.replace('extern "C" __global__', "__global__", 1)

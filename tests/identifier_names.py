@@ -42,7 +42,8 @@ launch same row col g q s t kk mi ni a_frag b_frag a_base b_base b_desc0 x_sum x
 """.split()
 
 UNDERSCORES = """
-_ _x _X __x x__y _Foo __init ___ main_ int_ int_1 tc_ x_ xor_ this_
+_ _x _X __x x__y _Foo __init ___ main_ int_ int_1 tc_ x_ xor_ this_ __CUDA_ARCH__ __HIP__
+__global__ __shared__ __half _Complex __CUDACC_RTC__ _int_ __syncthreads
 """.split()
 
 # differ only in case from a reserved name, or from each other

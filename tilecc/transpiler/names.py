@@ -121,8 +121,8 @@ def c_identifier(name: str, *, global_scope: bool = False) -> str:
         return "u_"
     if text[0].isdigit():
         text, renamed = "u" + text, True
-    if renamed or is_reserved(text):
-        text += "_"
+    if (renamed and not text.endswith("_")) or is_reserved(text):
+        text += "_" if not text.endswith("_") else "u"  # never a double underscore
     return text
 
 

@@ -163,16 +163,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   // L32: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
   // L33: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-  const int t = start_m * 128;
+  const int t_ = start_m * 128;
   // L34: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L35: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
-  tc::half q[32];
+  tc::half q_[32];
 #pragma unroll
   for (int v = 0; v < 32; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) q[v + k] = chunk[k];
+    for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
   // a block of K^T
   // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
+    for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
     tc::store<8>(q_tile + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
@@ -205,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
-  tc::half* const v__stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
+  tc::half* const v_stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
   // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
@@ -220,11 +220,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
           tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned v__stages_base = tc::smem_address(v__stages + (s) * 4096);
+        const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -277,11 +277,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
           tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned v__stages_base = tc::smem_address(v__stages + ((start_n_stage + 2) % 3) * 4096);
+        const unsigned v_stages_base = tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v__stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -296,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced8::coord0((r % 16)) < N_CTX) & (t + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced8::coord0((r % 16)) < N_CTX) & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {
@@ -340,9 +340,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       }
     }
     // L61: acc = acc * alpha[:, None]
-    float acc__1[32];
+    float acc_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) acc__1[r] = acc_[r] * alpha[((r / 16) * 2 + (r % 16) % 2) / 2];
+    for (int r = 0; r < 32; ++r) acc_1[r] = acc_[r] * alpha[((r / 16) * 2 + (r % 16) % 2) / 2];
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
     tc::half t_1[32];
 #pragma unroll
@@ -351,11 +351,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A from registers and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned b_base = tc::smem_address((v__stages + start_n_stage * 4096));
+      const unsigned b_base = tc::smem_address((v_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(acc__1[r]);
+      for (int r = 0; r < 32; ++r) tc::fence_operand(acc_1[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 8192, 1024, 1);
 #pragma unroll
@@ -365,16 +365,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]), tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]), tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]), tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                     : "+f"(acc__1[0]), "+f"(acc__1[1]), "+f"(acc__1[16]), "+f"(acc__1[17]), "+f"(acc__1[2]), "+f"(acc__1[3]), "+f"(acc__1[18]), "+f"(acc__1[19]),
-                       "+f"(acc__1[4]), "+f"(acc__1[5]), "+f"(acc__1[20]), "+f"(acc__1[21]), "+f"(acc__1[6]), "+f"(acc__1[7]), "+f"(acc__1[22]), "+f"(acc__1[23]),
-                       "+f"(acc__1[8]), "+f"(acc__1[9]), "+f"(acc__1[24]), "+f"(acc__1[25]), "+f"(acc__1[10]), "+f"(acc__1[11]), "+f"(acc__1[26]), "+f"(acc__1[27]),
-                       "+f"(acc__1[12]), "+f"(acc__1[13]), "+f"(acc__1[28]), "+f"(acc__1[29]), "+f"(acc__1[14]), "+f"(acc__1[15]), "+f"(acc__1[30]), "+f"(acc__1[31])
+                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[18]), "+f"(acc_1[19]),
+                       "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[22]), "+f"(acc_1[23]),
+                       "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[26]), "+f"(acc_1[27]),
+                       "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[30]), "+f"(acc_1[31])
                      : "r"(a_frag0[0]), "r"(a_frag0[1]), "r"(a_frag0[2]), "r"(a_frag0[3]), "l"(b_desc), "r"(1));
       }
       tc::wgmma_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(acc__1[r]);
+      for (int r = 0; r < 32; ++r) tc::fence_operand(acc_1[r]);
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
@@ -382,7 +382,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + p_sum[r];
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
 #pragma unroll
-    for (int r = 0; r < 32; ++r) acc_[r] = acc__1[r];
+    for (int r = 0; r < 32; ++r) acc_[r] = acc_1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
     for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
@@ -390,21 +390,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   }
   tc::cp_async_wait<0>();
   // L66: acc = acc / l_i[:, None]
-  float acc__2[32];
+  float acc_2[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
+  for (int r = 0; r < 32; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t + Sliced9::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half t_2[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc__2[r], acc__2[r + 1], t_2[r], t_2[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
-    if (t + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced8::coord0((v % 16)), chunk);
+    if (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced8::coord0((v % 16)), chunk);
   }
 }

@@ -176,16 +176,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   // L32: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
   // L33: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-  const int t = start_m * 128;
+  const int t_ = start_m * 128;
   // L34: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L35: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
-  tc::half q[16];
+  tc::half q_[16];
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) q[v + k] = chunk[k];
+    for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
   // a block of K^T
   // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
@@ -228,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = q[v + k];
+      for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
       tc::store<8>(qk_a + row * 64 + col, chunk);
     }
 #pragma unroll
@@ -243,7 +243,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced7::coord0(0) < N_CTX) & (t + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced7::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
@@ -318,9 +318,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
     // L61: acc = acc * alpha[:, None]
-    float acc__1[16];
+    float acc_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc__1[r] = acc_[r] * alpha[((r / 8) * 8 + r % 8) / 8];
+    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha[((r / 8) * 8 + r % 8) / 8];
     // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
     tc::half v_[8];
 #pragma unroll
@@ -332,42 +332,42 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* acc__1_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* acc__1_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* acc_1_a = reinterpret_cast<tc::half*>(smem);
+    tc::half* acc_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc__1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
+    for (int r = 0; r < 16; ++r) acc_1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
-      tc::store<8>(acc__1_b + row * 64 + col, chunk);
+      tc::store<8>(acc_1_b + row * 64 + col, chunk);
     }
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) acc__1[r] = tc::fma(tc::cast<float>(acc__1_a[Blocked4::coord0(r) * 64 + kk]), tc::cast<float>(acc__1_b[kk * 64 + Blocked4::coord1(r)]), acc__1[r]);
+      for (int r = 0; r < 16; ++r) acc_1[r] = tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]), tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc_[r] = acc__1[r];
+    for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
     for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
   }
   // L66: acc = acc / l_i[:, None]
-  float acc__2[16];
+  float acc_2[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) acc__2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
+  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc__2[v + k]);
-    if (t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX) tc::store<8>(Out + base + (t + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), chunk);
+    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
+    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX) tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), chunk);
   }
 }

@@ -169,23 +169,23 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
   // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
-    int k__next = 0;
+    int k_next = 0;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      if (k__next < (K + 32 - 1) / 32) {
+      if (k_next < (K + 32 - 1) / 32) {
         // L54: a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -195,21 +195,21 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
       }
       tc::cp_async_commit();
-      k__next += 1;
+      k_next += 1;
     }
   }
   tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
   tc::fence_proxy_async();  // ... visible to the tensor cores' reads
   __syncthreads();
-  int k__stage = 0;  // the stage this iteration reads
+  int k_stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
-    const int k__ahead = k_ + 2;
+    const int k_ahead = k_ + 2;
     // L56: accumulator = tl.dot(a, b, accumulator)
     // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
     // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128 instructions, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address((a_stages + k__stage * 4096)), b_base = tc::smem_address((b_stages + k__stage * 4096));
+      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)), b_base = tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -249,20 +249,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
                      : "l"(a_desc1), "l"(b_desc), "r"(1));
       }
       tc::wgmma_commit();
-      if (k__ahead < (K + 32 - 1) / 32) {
+      if (k_ahead < (K + 32 - 1) / 32) {
         // L54: a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        const unsigned a_stages_base = tc::smem_address(a_stages + ((k__stage + 2) % 3) * 4096);
+        const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        const unsigned b_stages_base = tc::smem_address(b_stages + ((k__stage + 2) % 3) * 4096);
+        const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k__ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -279,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
-    k__stage = k__stage + 1 == 3 ? 0 : k__stage + 1;
+    k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
   }
   tc::cp_async_wait<0>();
   // leaky_relu L23: return tl.where(x >= 0, x, 0.01 * x)

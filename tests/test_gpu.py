@@ -357,3 +357,41 @@ def test_argmax_argmin_with_nan_on_gpu(dtype, n, warps, tie_left):
         for col, extreme in ((0, np.max), (1, np.min), (2, np.max), (3, np.min)):
             v = row[got[r, col]]
             assert np.isnan(v) if has_nan else v == extreme(row), (r, col)
+
+
+@pytest.fixture(scope="module")
+def identifier_kernels(tmp_path_factory):
+    try:
+        import identifier_names
+    except ImportError:  # tests/ imported as a package
+        from tests import identifier_names
+    return identifier_names, identifier_names.load_module(tmp_path_factory.mktemp("ids"))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS, ids=[f[0] for f in FRAMEWORKS])
+def test_names_cxx_cannot_take(fw, identifier_kernels):
+    """Kernels whose locals, parameters, helpers and own names are C++ keywords, CUDA
+    built-ins, math functions, tilecc's names or non-ASCII (tests/identifier_names.py):
+    launched under their C++ symbols, against the interpreter and NumPy."""
+    _, to_dev, to_host = fw
+    I, mod = identifier_kernels
+    n = 1000
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    for kernel in (mod.locals_kernel, mod.roles_kernel):
+        out = to_dev(np.full(n, np.nan, np.float32))
+        kernel[(tilecc.cdiv(n, 128),)](to_dev(x), out, n, 128)
+        host = np.full(n, np.nan, np.float32)
+        kernel.interpret[(tilecc.cdiv(n, 128),)](x, host, n, 128)
+        np.testing.assert_allclose(to_host(out), host, rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(host[:128], 6 * x[:128] + 1 + 3 * x[:128].sum() + x[:128].max()
+                               + np.cumsum(x[:128]), rtol=1e-4, atol=1e-3)
+    for c, names in enumerate(I.param_chunks()):
+        args = [(i * 7 + c) % 11 - 5 for i in range(len(names))]
+        res = to_dev(np.zeros(1, np.int32))
+        getattr(mod, f"params_{c}")[(1,)](res, *args)
+        assert int(to_host(res)[0]) == sum((i + 1) * a for i, a in enumerate(args))
+    for name in ("this", "sinf", "pow", "threadIdx", "A7", "αβ", "变量", "_", "tc", "main",
+                 "acc0", "Blocked0", "NULL", "printf", "xé"):
+        one = to_dev(np.full(1, -1.0, np.float32))
+        mod.KERNELS[name][(1,)](one)
+        assert float(to_host(one)[0]) == I.ALL.index(name), name

@@ -104,10 +104,10 @@ def export(kernels, signatures, *, out_dir: str, **options) -> str:
     try:
         os.makedirs(out_dir, exist_ok=True)
         if os.path.exists(path):
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 if f.read() == text:
                     return path
-        with open(tmp, "w") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     except OSError as e:

@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 
 from tilecc.export import grid_expr
-from tilecc.export.variants import _CXX_KEYWORDS, ExportError, KernelGroup, Variant, cxx_name
+from tilecc.export.variants import (LAUNCHER_NAMES, ExportError, KernelGroup, Variant,
+                                    cxx_name)
+from tilecc.transpiler.names import is_reserved
 
 HELPERS = set(grid_expr.HELPERS)
 _EXAMPLE = "e.g. '(n + 1023) / 1024,1,1' or 'cdiv(n, BLOCK),1,1'"
@@ -59,8 +61,11 @@ def given_grid(text: str, group: KernelGroup, grid_args=()) -> Grid:
     constexpr_names = set().union(*(v.constexprs for v in group.variants))
     grid_args = list(grid_args)
     for a in grid_args:
-        if (not re.fullmatch(r"[A-Za-z_]\w*", a) or a in runtime or a in constexpr_names
-                or a in _CXX_KEYWORDS or a.startswith("__") or grid_args.count(a) > 1):
+        taken = set(runtime.values()) | {cxx_name(n) for n in constexpr_names}
+        if (not re.fullmatch(r"[A-Za-z]\w*", a, re.ASCII) or "__" in a or a in runtime
+                or a in constexpr_names or a in taken or a in LAUNCHER_NAMES
+                or is_reserved(a) or a in (group.symbol, f"{group.symbol}_select")
+                or grid_args.count(a) > 1):
             raise ExportError(f"--grid-arg for {group.kernel}: `{a}` must be a new C "
                               "identifier (not a parameter, constexpr, keyword or repeat)")
     params = [p.name for p in group.jit_fn.params]
@@ -109,7 +114,13 @@ def given_grid(text: str, group: KernelGroup, grid_args=()) -> Grid:
             return word  # a helper: every other name was rejected above
 
         # numeric literals such as 1024u or 1e3 are not identifiers: skip digits' suffixes
-        out.append(re.sub(r"\b(?<![\d.])[A-Za-z_]\w*\b", rename, e))
+        out.append(re.sub(r"\b(?<![\d.])[^\W\d]\w*\b", rename, e))
+    for name in used_constexprs:
+        for v in group.variants:
+            if not _c_constant(v.constexprs.get(name)):
+                raise ExportError(f"--grid for {group.kernel}: constexpr `{name}` is "
+                                  f"{v.constexprs.get(name)!r} in signature {v.signature!r}; "
+                                  "grids can read integer, float and bool constexprs")
     unused = [a for a in grid_args if a not in used_args]
     if unused:
         raise ExportError(f"--grid-arg for {group.kernel}: the grid does not read "

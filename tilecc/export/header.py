@@ -31,7 +31,7 @@ def device_library() -> tuple[str, str]:
 
 
 def _group_context(g: KernelGroup, grid: Grid, header: str) -> dict:
-    c_name = "_".join(x for x in (header, g.kernel, g.type_suffix) if x)
+    c_name = re.sub(r"__+", "_", "_".join(x for x in (header, g.symbol, g.type_suffix) if x))
     guarded = {p.cxx_name for v in g.variants for p in g.params
                if any(p.cxx_name in c for c in v.guards(g.params))}
     variants = []
@@ -53,7 +53,7 @@ def _group_context(g: KernelGroup, grid: Grid, header: str) -> dict:
     threads = sorted({v.threads for v in g.variants})
     extra = [f"int {a}" for a in grid.args]  # grid-only arguments, after the kernel's
     return {
-        "kernel": g.kernel, "source": g.source, "variants": variants,
+        "kernel": g.kernel, "symbol": g.symbol, "source": g.source, "variants": variants,
         "has_fallback": g.has_fallback, "grid": grid.exprs, "grid_how": grid.how,
         "threads": " or ".join(map(str, threads)),
         "select_params": ", ".join(f"{p.ctype} {p.cxx_name}" for p in g.params),

@@ -17,6 +17,7 @@ from typing import Any
 
 from tilecc.runtime.jit import Built, JITFunction
 from tilecc.transpiler.frontend import ArgSpec
+from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.target import Target, c_type, get_target
 
 
@@ -24,20 +25,12 @@ class ExportError(ValueError):
     """The export request cannot be satisfied (bad signature, grid, names, ...)."""
 
 
-# C++ keywords and names the generated launcher uses for itself: a Python parameter with
-# one of these names gets a trailing underscore in the C++ signature.
-_CXX_KEYWORDS = {
-    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-    "class", "const", "constexpr", "continue", "decltype", "default", "delete", "do",
-    "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
-    "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
-    "register", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "template", "this", "throw", "true", "try", "typedef", "typename", "union", "unsigned",
-    "using", "virtual", "void", "volatile", "while", "xor",
-    # the launcher's own names
+# names the generated launcher uses for itself in the scopes of its parameters: a Python
+# parameter spelled like one of these (or like anything names.is_reserved) takes a `_`
+LAUNCHER_NAMES = frozenset({
     "stream", "grid", "cdiv", "min", "max", "aligned16", "detail", "tc", "dim3", "k",
-}
+    "launch", "same", "kThreads", "kDynamicSharedBytes", "tilecc",
+})
 
 _KERNEL_SIGNATURE = re.compile(
     r'extern "C" __global__ void __launch_bounds__\((?P<threads>\d+)(?:, \d+)?\) (?P<name>\w+)\('
@@ -49,7 +42,7 @@ class LauncherParam:
     """One parameter of the typed launcher: every non-constexpr Python parameter."""
 
     name: str  # Python name
-    cxx_name: str  # its spelling in C++ (keyword-safe)
+    cxx_name: str  # its spelling in C++ (names.c_identifier, distinct in the launcher)
     spec: ArgSpec  # of the first variant; types agree across a group
     ctype: str = ""  # C++ type, constness joined over the group's variants
     c_abi_type: str = ""  # type in the extern "C" wrapper (16-bit floats as uint16_t bits)
@@ -63,7 +56,8 @@ class LauncherParam:
 class Variant:
     """One exported specialization of one kernel."""
 
-    kernel: str
+    kernel: str  # the Python name
+    symbol: str  # its C++ spelling (names.kernel_symbol): the launcher's name
     index: int  # position in the dispatch order of its group
     signature: str  # as given on the command line, normalized
     specs: list[ArgSpec]
@@ -104,7 +98,8 @@ class Variant:
 class KernelGroup:
     """The variants one typed launcher dispatches between (same parameter types)."""
 
-    kernel: str
+    kernel: str  # the Python name
+    symbol: str  # its C++ spelling: the launcher is tilecc::<header>::<symbol>
     jit_fn: JITFunction
     source: str  # "file.py:line"
     variants: list[Variant] = field(default_factory=list)
@@ -121,7 +116,9 @@ def normalize_signature(signature: str) -> str:
 
 
 def cxx_name(name: str) -> str:
-    return name + "_" if name in _CXX_KEYWORDS or name.startswith("__") else name
+    """A constexpr's or parameter's spelling in the launcher (before `unique`)."""
+    text = c_identifier(name)
+    return text + "_" if text in LAUNCHER_NAMES else text
 
 
 def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
@@ -136,7 +133,8 @@ def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
                           "export expects (an `#include \"tilecc.h\"` line and one "
                           "`extern \"C\" __global__` kernel); tilecc's templates changed")
     types = []
-    for decl in (d.strip() for d in m.group("params").split(",") if d.strip()):
+    params = re.sub(r"/\*.*?\*/", "", m.group("params"))  # a renamed one's Python name
+    for decl in (d.strip() for d in params.split(",") if d.strip()):
         types.append(re.sub(r"\s*\b\w+$", "", decl))
     code = source.replace(include, "", 1)
     code = code.replace('extern "C" __global__', "__global__", 1)
@@ -156,13 +154,14 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
                              arch="sm_80" if get_target(target).name == "cuda" else None)
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
-    code, threads, types = namespace_ready(built.source, name)
+    code, threads, types = namespace_ready(built.source, built.kernel.symbol)
     taken = [p.name for p in built.kernel.params if p.value is not None]
     if len(taken) != len(types):
         raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "
                           f"{len(taken)}; tilecc's templates changed")
     return Variant(
-        kernel=name, index=0, signature=signature, specs=specs, built=built,
+        kernel=name, symbol=built.kernel.symbol, index=0, signature=signature, specs=specs,
+        built=built,
         device_code=code, threads=threads, kernel_ctypes=dict(zip(taken, types)),
         constexprs={s.name: s.constexpr for s in specs if s.is_constexpr},
         # Dynamic shared memory the kernel asks for at launch (tl.dot's pipeline stages).
@@ -185,7 +184,7 @@ def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelG
         if v.signature in seen:
             raise ExportError(f"{v.kernel}: signature {v.signature!r} given twice")
         seen.add(v.signature)
-        g = groups.setdefault(key, KernelGroup(v.kernel, jit_fn, source))
+        g = groups.setdefault(key, KernelGroup(v.kernel, v.symbol, jit_fn, source))
         g.variants.append(v)
     out = list(groups.values())
     for g in out:
@@ -193,7 +192,8 @@ def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelG
         g.type_suffix = type_suffix(g.variants[0]) if len(out) > 1 else ""
         for i, v in enumerate(g.variants):
             v.index = i
-            v.namespace = "_".join(x for x in (v.kernel, g.type_suffix, f"v{i}") if x)
+            v.namespace = re.sub(r"__+", "_", "_".join(  # no `__`: reserved in C++
+                x for x in (v.symbol, g.type_suffix, f"v{i}") if x))
         g.params = _launcher_params(g.variants)
     return out
 
@@ -207,10 +207,14 @@ def type_suffix(v: Variant) -> str:
 def _launcher_params(variants: list[Variant]) -> list[LauncherParam]:
     first = variants[0]
     params = []
+    # distinct from each other, from the constants the launcher declares beside them, and
+    # from the launcher and selection functions they would hide
+    taken = {cxx_name(n) for v in variants for n in v.constexprs} | \
+        {first.symbol, f"{first.symbol}_select"}
     for s in first.specs:
         if s.is_constexpr:
             continue
-        p = LauncherParam(s.name, cxx_name(s.name), s)
+        p = LauncherParam(s.name, unique(cxx_name(s.name), taken), s)
         if s.type.is_ptr():
             # const only where no specialization writes through the pointer
             const = all(v.kernel_ctypes.get(s.name, "const ").startswith("const ")

@@ -87,7 +87,7 @@ def _package_files(folder: str, rel: str, out: list[str]) -> None:
         if e.is_dir(follow_symlinks=False):
             if e.name != "__pycache__":
                 _package_files(e.path, f"{rel}{e.name}/", out)
-        elif e.name.endswith((".py", ".j2", ".h")):
+        elif e.name.endswith((".py", ".j2", ".h", ".txt")):  # .txt: the reserved names
             st = e.stat()
             out.append(f"{rel}{e.name} {st.st_size} {st.st_mtime_ns}\n")
 

@@ -375,7 +375,7 @@ _binaries: dict[str, tuple[Any, str]] = {}  # this process's compiled binaries, 
 
 def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None, num_warps: int,
                    debug: bool | None, num_stages: int | None = None) -> tuple[Any, str]:
-    """(Binary, kernel name) for one specialization: from this process's memory, else from
+    """(Binary, kernel symbol) for one specialization: from this process's memory, else from
     the disk cache, else transpiled, compiled and published there.  Used by
     `kernel.compile` and by the GPU launch, so both share entries."""
     from tilecc.runtime import cache
@@ -406,7 +406,7 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
                              num_stages=num_stages, arch=arch, occupancy=False)
         binary = compile_source(built, target, arch)
     binary = binary._replace(shared_bytes=built.kernel.shared_bytes)
-    name = built.kernel.name
+    name = built.kernel.symbol  # what the driver looks up (the Python name where C++ takes it)
     cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
                                  "log": binary.log, "num_warps": num_warps,
                                  "shared_bytes": binary.shared_bytes,
@@ -427,7 +427,7 @@ def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:
     from tilecc.runtime import cache
     from tilecc.transpiler.ir import format_kernel
 
-    name = built.kernel.name
+    name = built.kernel.symbol  # an ASCII file name
     ext = "cu" if target.name == "cuda" else "hip"
     files: dict[str, Any] = {"ir.txt": format_kernel(built.kernel), f"{name}.{ext}": built.source,
                              f"{name}.{'cubin' if ext == 'cu' else 'hsaco'}": binary.data,
@@ -488,9 +488,9 @@ def compile_source(built: Built, target: Target, arch: str | None):
     try:
         if target.name == "cuda":
             return NC.compile_cuda(built.source, arch=arch, options=options + ["-lineinfo"],
-                                   filename=f"{built.kernel.name}.cu")
+                                   filename=f"{built.kernel.symbol}.cu")
         return NC.compile_hip(built.source, arch=arch, options=options,
-                              filename=f"{built.kernel.name}.hip")
+                              filename=f"{built.kernel.symbol}.hip")
     except NC.NativeCompileError as e:
         loc, message = None, ""
         for line in e.log.splitlines():

@@ -13,6 +13,7 @@ import builtins as pybuiltins
 import inspect
 import textwrap
 import types
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
@@ -61,10 +62,22 @@ def parse_function(fn: Callable) -> ParsedFunction:
     dedented = textwrap.dedent(text)
     col_offset = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
     module = cst.parse_module(dedented)
+    if not dedented.isascii():
+        module = module.visit(_NormalizeNames())
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     funcdef = next(n for n in module.body if isinstance(n, cst.FunctionDef))
     return ParsedFunction(fn, file, funcdef, module, positions, first - 1, col_offset)
+
+
+class _NormalizeNames(cst.CSTTransformer):
+    """Identifiers as Python compares them (NFKC: `ｘ` and `x` are one name, as in
+    `fn.__code__` and `inspect.signature`)."""
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if updated.value.isascii():
+            return updated
+        return updated.with_changes(value=unicodedata.normalize("NFKC", updated.value))
 
 
 def declared_params(fn: Callable) -> list[ParamDecl]:

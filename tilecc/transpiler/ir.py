@@ -33,6 +33,7 @@ from typing import Any, Iterator
 
 from tilecc.errors import Loc
 from tilecc.language.dtypes import dtype, pointer_type
+from tilecc.transpiler.names import kernel_symbol
 
 ScalarType = dtype | pointer_type
 
@@ -137,9 +138,16 @@ class Kernel:
     shared_uses: list[str] = field(default_factory=list)
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by the renderer
     min_programs: int | None = None  # programs per SM asked of ptxas: set by the renderer
+    # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
+    symbol: str = ""
+    # every name the renderer gave a value or derived from one (names.unique): set by it
+    c_names: frozenset[str] = frozenset()
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
     statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.symbol = self.symbol or kernel_symbol(self.name)
 
     def walk(self) -> Iterator[Op]:
         yield from walk(self.body)

@@ -23,6 +23,7 @@ import numpy as np
 from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
@@ -94,15 +95,6 @@ CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fm
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
         "erf"}
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
-# the generated code's own names (loop indices, buffers), and C++'s
-C_RESERVED = {"r", "v", "k", "o", "j", "chunk", "acc", "lane_mask", "warp", "line", "step",
-              "first", "buffer", "combine", "result", "smem", "dynamic_smem", "auto", "bool", "break", "case", "char", "class", "const",
-              "continue", "default", "delete", "do", "double", "else", "enum", "extern",
-              "float", "for", "goto", "if", "int", "long", "new", "operator", "private",
-              "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
-              "switch", "template", "this", "throw", "typedef", "union", "unsigned", "void",
-              "volatile", "while", "tc", "half", "blockIdx", "threadIdx", "gridDim",
-              "blockDim", "warpSize"}
 
 
 def literal(value, d) -> str:
@@ -175,6 +167,13 @@ class Renderer(BlockOps, DotOps):
         self.uses = ir.uses(kernel)
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
+        self.allocated: set[str] = set()  # every name taken, lambdas' included
+        # Python name -> its C++ spelling, where that is more than a trailing `_` (the
+        # kernel's header comment lists them)
+        self.renamed: dict[str, str] = {}
+        # tl.dot's code declares short names (row, g, q...) in scopes that read user values
+        self.dot_names = DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk()) \
+            else frozenset()
         self.inline: set[int] = set()
         self.mutable: set[int] = set()
         self.alias: dict[int, int] = {}  # loop-carried slot → the value whose C variable it reuses
@@ -301,18 +300,42 @@ class Renderer(BlockOps, DotOps):
         vid = self.root(v)
         if vid in self.names:
             return self.names[vid]
-        base = v.name or self._derived_name(v)
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
-        if base in C_RESERVED or base.startswith("__") or \
-                re.fullmatch(r"(acc|partial|line|out)\d+(_other)?", base):
+        python = v.name or self._derived_name(v)
+        base = c_identifier(python)
+        if base in self.dot_names:
             base += "_"
-        candidate, n = base, 0
-        while candidate in self.taken:
-            n += 1
-            candidate = f"{base}_{n}"
-        self.taken.add(candidate)
+        candidate = unique(base, self.taken)
+        self.allocated.add(candidate)
+        if v.name and base not in (v.name, v.name + "_"):  # not just a trailing `_`
+            self.renamed.setdefault(v.name, candidate)
         self.names[vid] = candidate
         return candidate
+
+    def fresh(self, base: str, add: bool = True) -> str:
+        """A new name for code tilecc generates from `base` (`acc_sum`, `x_tile`): distinct
+        from every name of the kernel, user names included (`add=False`: for a block that
+        declares it each time it is written, e.g. a pipeline's copies)."""
+        name = unique(base, self.taken, add)
+        self.allocated.add(name)
+        return name
+
+    def name_user_values(self, kernel: Kernel) -> None:
+        """Parameters first, then every named value the kernel declares, in program order:
+        user names are all taken before generated code picks its own (see `fresh`)."""
+        for p in kernel.params:
+            if p.value is not None:
+                self.name(p.value)
+
+        def visit(region: Region) -> None:
+            for op in region.ops:
+                for v in op.results:
+                    if v.name and v.id not in self.inline:
+                        self.name(v)
+                if op.kind not in ("reduce", "scan"):  # combine functions: names of their own
+                    for r in op.regions:
+                        visit(r)
+
+        visit(kernel.body)
 
     def _derived_name(self, v: Value) -> str:
         """An unnamed value feeding a named one is named after it: the raw load behind
@@ -651,8 +674,9 @@ class Renderer(BlockOps, DotOps):
         if self._needs_staging(pairs):  # a later value reads a variable assigned before it
             staged = []
             for t, v in pairs:
-                tmp = Value(v.type, f"{t.name or 't'}_next")
+                tmp = Value(v.type, None)
                 tmp.layout = v.layout
+                self.names[tmp.id] = self.fresh(f"{self.name(t)}_next")
                 self._assign_into(tmp, v, declare=True)
                 staged.append((t, tmp))
             pairs = staged
@@ -830,16 +854,22 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     from tilecc import __version__
 
     r = Renderer(kernel, target, line_directives)
+    r.name_user_values(kernel)
     r.region(kernel.body)
     body = r.lines
     if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
     body = r.shared_memory_declarations() + body
+    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
     params = []
     for p in kernel.params:
         if p.value is not None:
-            params.append(f"{r.ctype(p.value)} {r.name(p.value)}")
+            c_name = r.name(p.value)
+            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
+    renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
+    if kernel.symbol != kernel.name:
+        renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")
     memory, dots = [], []
     for op in kernel.walk():
         if op.kind == "dot":
@@ -861,7 +891,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
                         "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
                         "owner": p.owner_expr()})
     return environment().get_template("c_like/kernel.j2").render(
-        name=kernel.name, version=__version__, source=source, target=target.describe(),
+        name=kernel.name, symbol=kernel.symbol, renamed=renamed, version=__version__,
+        source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)

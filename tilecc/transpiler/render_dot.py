@@ -100,7 +100,7 @@ class DotOps:
                 d.layout.regs, [f"{self.name(d)}[r] = {self.text(c, 'r')};"]))
         acc = self.name(d)
         if c_type(d.dtype) != acc_t:  # out_dtype narrower than the sum: round once at the end
-            acc = f"{self.name(d)}_sum"
+            acc = self.fresh(f"{self.name(d)}_sum")
             self.line(f"{acc_t} {acc}[{d.layout.regs}];")
             self.line(self.macros.register_loop(
                 d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
@@ -115,7 +115,7 @@ class DotOps:
             elif (id(op), which) in self.hoisted:  # staged once, before the loop
                 tiles.append((x, self.hoisted[(id(op), which)], False))
             else:
-                tiles.append((x, f"{self.name(d)}_{'ab'[which]}", True))
+                tiles.append((x, self.fresh(f"{self.name(d)}_{'ab'[which]}"), True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
             self.pool_step(offset, alternate=False)  # wgmma's tiles: at the pool's start
@@ -449,14 +449,6 @@ class DotOps:
                 del op.attrs["pipeline"]
         return moved
 
-    def fresh(self, base: str) -> str:
-        name, n = base, 0
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
-
     def op_for_pipelined(self, op: Op) -> None:
         p: Pipeline = op.attrs["pipeline"]
         s = p.stages
@@ -606,7 +598,7 @@ class DotOps:
         size = str(nbytes)
         if len(ld.operands) > 1:
             size = f"{self.wrap(ld.operands[1], 'v', 4)} ? {nbytes} : 0"
-        base = f"{arr}_base"
+        base = self.fresh(f"{arr}_base", add=False)
         self.line(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
         self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {plan.vec}) {{\n"
                   f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"

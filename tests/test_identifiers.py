@@ -283,3 +283,22 @@ def test_exported_parameter_types_ignore_the_python_names_in_comments(mod):
     v = build_variant(mod.params_0, ",".join(["*i32"] + ["i32"] * len(I.param_chunks()[0])),
                       "cuda", 4)
     assert set(v.kernel_ctypes.values()) == {"int*", "int"}, v.kernel_ctypes
+
+
+def test_grid_reads_a_non_ascii_parameter(tmp_path):
+    """`--grid` names parameters as Python spells them, non-ASCII ones included."""
+    import importlib.util
+
+    from tilecc.export import export_header
+
+    path = tmp_path / "grid_names.py"
+    path.write_text("import tilecc\nimport tilecc.language as tl\n\n@tilecc.jit\n"
+                    "def fill(out, 长度, B: tl.constexpr):\n"
+                    "    offs = tl.program_id(0) * B + tl.arange(0, B)\n"
+                    "    tl.store(out + offs, 1.0, mask=offs < 长度)\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("grid_names", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, text = export_header([module.fill], {"fill": ["*fp32,i32,128"]}, target="cuda",
+                            grid={"fill": "cdiv(长度, B),1,1"}, name="g")
+    assert "grid (cdiv(u957f_u5ea6, B), 1, 1)" in text

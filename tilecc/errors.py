@@ -20,7 +20,12 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col + 1}"
 
     def source_line(self) -> str:
-        return linecache.getline(self.file, self.line).rstrip("\n")
+        from tilecc import source
+
+        text = source.line(self.file, self.line)  # as imported, though the file changed since
+        if text is None:
+            text = linecache.getline(self.file, self.line)
+        return text.rstrip("\n")
 
 
 class CompilationError(Exception):

@@ -60,6 +60,13 @@ class JITFunction:
     def __init__(self, fn: Callable, *, debug: bool | None = None):
         if not inspect.isfunction(fn):
             raise TypeError("@tilecc.jit decorates a plain Python function")
+        if fn.__name__ == "<lambda>":
+            raise TypeError(f"tilecc.jit needs a function defined with `def` (a lambda, at "
+                            f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}, has "
+                            "no statements to compile): write the kernel as `def`")
+        from tilecc.source import capture
+
+        capture(fn)  # what Python imported, not what the file holds when it is compiled
         self.fn = fn
         self.debug = debug
         functools.update_wrapper(self, fn)
@@ -138,10 +145,12 @@ class JITFunction:
         from tilecc.transpiler.passes import run_passes
 
         target = get_target(target)
-        if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
+        if type(num_warps) is not int or num_warps < 1 or num_warps & (num_warps - 1) or \
+                num_warps > 32:
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32 (an int), got "
+                             f"{num_warps!r}")
         num_stages = DEFAULT_NUM_STAGES if num_stages is None else num_stages
-        if not isinstance(num_stages, int) or not 1 <= num_stages <= 8:
+        if type(num_stages) is not int or not 1 <= num_stages <= 8:
             raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
         kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
         kernel.num_stages = num_stages

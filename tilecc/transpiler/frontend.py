@@ -20,6 +20,7 @@ from typing import Any, Callable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tilecc import source
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.language.core import constexpr as ConstexprClass
@@ -52,11 +53,16 @@ class ParsedFunction:
 
 @lru_cache(maxsize=None)
 def parse_function(fn: Callable) -> ParsedFunction:
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or "<unknown>"
-    except (OSError, TypeError) as e:
-        raise CompilationError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+    snapshot = source.captured(fn)  # as @jit read it, when Python imported the function
+    if snapshot is not None:
+        file, first, lines = snapshot
+    else:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+            file = inspect.getsourcefile(fn) or "<unknown>"
+        except (OSError, TypeError) as e:
+            raise CompilationError(f"cannot read the source of {fn.__qualname__}: {e}") \
+                from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     col_offset = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0

@@ -63,3 +63,7 @@ class InterpreterError(Exception):
             text = loc.source_line().strip()
             prefix += f":\n    {text}\n" if text else ": "
         super().__init__(prefix + message)
+
+
+class NoDeviceError(RuntimeError):
+    """A GPU launch on a machine where no usable CUDA driver or GPU was found."""

@@ -41,7 +41,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError
+from tilecc.errors import CompilationError, NoDeviceError
 from tilecc.runtime.specialize import ArrayInfo
 from tilecc.transpiler.target import get_target
 
@@ -722,6 +722,31 @@ def _bad_grid(g):
 def _slow_path(jit_fn, values, options: dict):
     """Specialize, check devices, compile and load: the first launch of a signature (and
     every launch whose arguments the warm path does not read)."""
+    try:
+        return _slow_path_on_device(jit_fn, values, options)
+    except (RuntimeError, OSError, ImportError) as e:
+        if not _no_usable_gpu(e):
+            raise
+        raise NoDeviceError(
+            f"no usable CUDA driver or GPU was found ({type(e).__name__}: {e}): run the kernel "
+            "on the NumPy interpreter instead, with kernel.interpret[grid](...) or "
+            "TILECC_INTERPRET=1 (kernel.source and kernel.compile need no GPU)") from None
+
+
+# CUDA errors that say there is no GPU to use: not initialized, a stub library, a driver
+# older than the runtime, no device (the runtime's and the driver's codes agree)
+_NO_DEVICE_STATUS = (3, 34, 35, 100)
+
+
+def _no_usable_gpu(e: Exception) -> bool:
+    if type(e).__name__ in ("CUDARuntimeError", "CUDADriverError"):
+        return getattr(e, "status", None) in _NO_DEVICE_STATUS
+    if isinstance(e, ImportError):  # no CuPy to ask which device is current
+        return (e.name or "").startswith("cupy")
+    return isinstance(e, OSError) and "libcuda" in str(e)  # no driver library at all
+
+
+def _slow_path_on_device(jit_fn, values, options: dict):
     num_warps = options.get("num_warps", 4)
     debug, num_stages = options.get("debug"), options.get("num_stages")
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)

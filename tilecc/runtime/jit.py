@@ -169,6 +169,7 @@ class JITFunction:
                num_stages: int | None = None, arch: str | None = None, **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
         (default sm_90 / gfx90a) as the source would be compiled for."""
+        _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
                           arch=arch).source
@@ -185,6 +186,7 @@ class JITFunction:
                 num_warps: int = 4, debug: bool | None = None, num_stages: int | None = None,
                 **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
+        _check_arch(target, arch)
         return compile_cached(self, self._specs(signature, constexprs), get_target(target), arch,
                               num_warps, debug, num_stages)[0]
 
@@ -307,6 +309,18 @@ class _Interpret:
             except CompilationError as e:
                 raise e.with_traceback(None) from None
         return run
+
+
+def _check_arch(target: Target | str, arch: str | None) -> None:
+    """The architecture is one of the target's that the compiler knows (the command line's
+    check), before anything is compiled."""
+    if arch is None:
+        return
+    from tilecc.cli_input import arch_problem
+
+    problem = arch_problem(get_target(target).name, arch, "arch", 'target="{}"')
+    if problem:
+        raise ValueError(problem)
 
 
 def jit(fn: Callable | None = None, *, debug: bool | None = None, **_ignored):

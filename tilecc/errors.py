@@ -67,3 +67,14 @@ class InterpreterError(Exception):
 
 class NoDeviceError(RuntimeError):
     """A GPU launch on a machine where no usable CUDA driver or GPU was found."""
+
+
+class OutOfRegisters(CompilationError):
+    """A block value would give each thread more elements than tilecc compiles (their
+    register arrays: ptxas spills them and takes minutes).  `required` and `limit` are
+    elements per thread, `name` is "registers", as Triton's OutOfResources has them; an
+    autotuner skips such a config like any compile error."""
+
+    def __init__(self, message: str, loc: Loc | None, required: int, limit: int):
+        self.required, self.limit, self.name = required, limit, "registers"
+        super().__init__(message, loc)

@@ -127,11 +127,13 @@ class JITFunction:
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None, arch: str | None = None,
               occupancy: bool = True) -> Built:
+        from tilecc.transpiler.passes.layouts import check_registers
         from tilecc.transpiler.render import render
 
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
                                          num_stages=num_stages, arch=arch)
+        check_registers(kernel)  # before rendering: such blocks take ptxas minutes
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives, occupancy=occupancy)
         return Built(kernel, conversions, source, tuple(specs))

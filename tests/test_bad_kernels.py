@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -21,14 +22,15 @@ TIMEOUT_S = 60  # a case is a few kernels at most: a hang shows as a failure, no
 
 
 def header(path: str) -> dict:
-    """The case's `# key: value` lines (before its first line that is not a comment)."""
+    """The case's leading `# key: value` lines; the comment lines after them say what the
+    case is about."""
     out: dict = {"error": []}
     with open(path) as f:
         for line in f:
-            if not line.startswith("#"):
-                break
             key, sep, value = line[1:].strip("\n").lstrip().partition(": ")
-            if key not in KEYS or not sep:
+            if not line.startswith("#") or not re.fullmatch(r"[a-z]+", key) or not sep:
+                break
+            if key not in KEYS:
                 out.setdefault("bad", []).append(line)
             elif key == "error":
                 out["error"].append(value)
@@ -95,6 +97,10 @@ def test_bad_kernel(case, tmp_path):
     assert kind == f"raised: {expected}", out
     assert context == "context: no", out
     assert "Traceback" not in message, out
+    lines = message.split("\n")
     for line in h["error"]:
         line = line.replace("{file}", case)
-        assert line in message, f"expected: {line}\ngot:\n{message}"
+        if line.strip() == "^":  # a caret: exactly where it points
+            assert line in lines, f"expected the caret line: {line!r}\ngot:\n{message}"
+        else:
+            assert line in message, f"expected: {line}\ngot:\n{message}"

@@ -119,6 +119,17 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
     return b.emit("load", operands, pointer.type.with_dtype(elem))
 
 
+def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
+    """An error at argument `index` (or `keyword`) of the call being traced, where the
+    caret is most useful; at the call where that argument is not written out."""
+    call = tracer.current_call
+    for i, a in enumerate(call.args if call is not None else ()):
+        if (a.keyword is None and i == index) or \
+                (a.keyword is not None and a.keyword.value == keyword):
+            return tracer.error(a.value, message)
+    return ValueError(message)
+
+
 @handles("store")
 def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
     b = tracer.b
@@ -126,12 +137,18 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
         raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     v = S.cast(b, _value(tracer, value, "value"), elem)
-    if v.type.is_block and v.type.shape != pointer.type.shape:
+    shape, ptr_shape = v.type.shape, pointer.type.shape
+    if v.type.is_block and shape != ptr_shape and not (
+            len(shape) == len(ptr_shape) and all(s in (1, p) for s, p in zip(shape, ptr_shape))):
+        # (as Triton, a value broadcasts to the pointers' shape along its size-1 axes)
         if not pointer.type.is_block:
-            raise ValueError("tl.store of a block through a single pointer; add offsets "
-                             "(ptr + tl.arange(...)) to make a block of pointers")
-        raise ValueError(f"value of shape {list(v.type.shape)} does not match the pointers' "
-                         f"shape {list(pointer.type.shape)}")
+            raise _at_argument(tracer, 1, "value", "tl.store of a block through a single "
+                               "pointer; add offsets (ptr + tl.arange(...)) to make a block "
+                               "of pointers")
+        raise _at_argument(tracer, 1, "value", f"tl.store: the value's shape {list(shape)} "
+                           f"does not match the pointers' shape {list(ptr_shape)}: store a "
+                           "value of the pointers' shape (or one that broadcasts to it along "
+                           "size-1 axes), or build pointers of the value's shape")
     operands = [pointer, S.splat(b, v, pointer.type.shape)]
     if not (isinstance(mask, Const) and mask.value is None):
         m = S.truthy(b, _value(tracer, mask, "mask"))

@@ -237,8 +237,9 @@ class Emitter:
 
 
 class _Return(Exception):
-    def __init__(self, value: Any):
+    def __init__(self, value: Any, node: cst.Return | None = None):
         self.value = value
+        self.node = node  # where a kernel's `return value` is reported
 
 
 class FunctionTracer:
@@ -333,7 +334,7 @@ class FunctionTracer:
             if not isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 self.eval(s.value)
         elif isinstance(s, cst.Return):
-            raise _Return(self.eval(s.value) if s.value is not None else Const(None))
+            raise _Return(self.eval(s.value) if s.value is not None else Const(None), s)
         elif isinstance(s, cst.Pass):
             pass
         elif isinstance(s, cst.Assert):
@@ -861,6 +862,8 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
         tracer.run_body(pf.funcdef.body.body)
     except _Return as r:
         if not (isinstance(r.value, Const) and r.value.value is None):
-            raise CompilationError("a kernel cannot return a value; store results through "
-                                   "a pointer", kernel.loc) from None
+            where = tracer.pf.loc(r.node) if r.node is not None else kernel.loc
+            raise CompilationError("a kernel cannot return a value: store results through a "
+                                   "pointer argument (tl.store(out_ptr + offsets, value)) and "
+                                   "end with a bare `return`, or none", where) from None
     return kernel

@@ -38,16 +38,21 @@ class CompilationError(Exception):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        if self.loc is None:
-            return self.message
-        where = f"{self.loc}" + (f" in {self.loc.function}" if self.loc.function else "")
-        text = self.loc.source_line()
-        if not text:
-            return f"{where}: {self.message}"
-        stripped = text.lstrip()
-        indent = len(text) - len(stripped)
-        caret = " " * (4 + max(0, self.loc.col - indent)) + "^"
-        return f"{where}:\n    {stripped}\n{caret}\n{self.message}"
+        return _at(self.loc, self.message)
+
+
+def _at(loc: Loc | None, message: str) -> str:
+    """`message` after the place: file:line:col, the line, a caret under the column."""
+    if loc is None:
+        return message
+    where = f"{loc}" + (f" in {loc.function}" if loc.function else "")
+    text = loc.source_line()
+    if not text:
+        return f"{where}: {message}"
+    stripped = text.lstrip()
+    indent = len(text) - len(stripped)
+    caret = " " * (4 + max(0, loc.col - indent)) + "^"
+    return f"{where}:\n    {stripped}\n{caret}\n{message}"
 
 
 class InterpreterError(Exception):
@@ -57,12 +62,7 @@ class InterpreterError(Exception):
     def __init__(self, message: str, loc: Loc | None = None):
         self.message = message
         self.loc = loc
-        prefix = ""
-        if loc is not None:
-            prefix = f"{loc}" + (f" in {loc.function}" if loc.function else "")
-            text = loc.source_line().strip()
-            prefix += f":\n    {text}\n" if text else ": "
-        super().__init__(prefix + message)
+        super().__init__(_at(loc, message))
 
 
 class NoDeviceError(RuntimeError):

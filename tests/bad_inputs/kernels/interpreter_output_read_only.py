@@ -1,6 +1,7 @@
 # raises: InterpreterError
-# error: {file}:16:5 in copy:
+# error: {file}:17:5 in copy:
 # error:     tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+# error:     ^
 # error: store into `out_ptr`, a read-only NumPy array (a kernel writes its outputs in place): pass a writable array, e.g. a copy (np.array(x))
 
 import numpy as np

@@ -1,6 +1,7 @@
 # result: ok
 # A kernel file edited on disk after Python imported it: what compiles (and runs on the
-# interpreter) is the function Python imported, and an error's caret shows its text.
+# interpreter) is the function Python imported, the disk cache keys on it, and an error's
+# caret shows its text.
 
 import importlib.util
 import os
@@ -36,10 +37,14 @@ def run():
     module = importlib.util.module_from_spec(spec)
     sys.modules["user_kernels"] = module
     spec.loader.exec_module(module)
+    from tilecc.runtime.cache import fingerprint
+
+    key = fingerprint(module.scale.fn)  # what the disk cache keys on
     with open(path, "w") as f:  # edited after the import: a different body, lines moved
         f.write("\n\n" + KERNEL.replace("* 2.0", "* 3.0").replace("tl.sine(offs)", "offs"))
     os.utime(path, (1, 1))  # the edit must be seen even where mtimes are coarse
 
+    assert fingerprint(module.scale.fn) == key  # the imported function's, not the file's
     x = np.arange(16, dtype=np.float32)
     out = np.zeros(16, np.float32)
     module.scale.interpret[(1,)](x, out, BLOCK=16)

@@ -35,6 +35,7 @@ call itself; no AMD GPU has run it yet (see docs/architecture.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import sys
@@ -722,8 +723,16 @@ def _bad_grid(g):
 def _slow_path(jit_fn, values, options: dict):
     """Specialize, check devices, compile and load: the first launch of a signature (and
     every launch whose arguments the warm path does not read)."""
-    try:
+    with _gpu_required():
         return _slow_path_on_device(jit_fn, values, options)
+
+
+@contextlib.contextmanager
+def _gpu_required():
+    """CUDA's errors for a machine without a usable GPU become one NoDeviceError that
+    says how to run without one."""
+    try:
+        yield
     except (RuntimeError, OSError, ImportError) as e:
         if not _no_usable_gpu(e):
             raise
@@ -796,9 +805,11 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
     from tilecc.runtime.jit import compile_cached
 
     by_name, options = jit_fn.bind(args, dict(kwargs))
-    specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
-                                                           jit_fn._param_names])
-    return compile_cached(jit_fn, specs, get_target(backend), _device_arch(device_id, backend),
+    with _gpu_required():
+        specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
+                                                               jit_fn._param_names])
+        arch = _device_arch(device_id, backend)
+    return compile_cached(jit_fn, specs, get_target(backend), arch,
                           options.get("num_warps", 4), options.get("debug"),
                           options.get("num_stages"))
 

@@ -227,6 +227,10 @@ class Emitter:
         self.loc: Loc | None = None
 
     def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value | None:
+        if type is not None and type.is_block and type.numel > MAX_BLOCK_NUMEL:
+            raise ValueError(f"a block of {type.numel} elements ({list(type.shape)}) is larger "
+                             f"than Triton allows ({MAX_BLOCK_NUMEL}, 2**20 elements): use "
+                             "smaller blocks and loop over the data")
         results = [Value(type)] if type is not None else []
         self.regions[-1].ops.append(Op(kind, list(operands), results, self.loc, attrs))
         return results[0] if results else None
@@ -234,6 +238,9 @@ class Emitter:
     def emit_op(self, op: Op) -> Op:
         self.regions[-1].ops.append(op)
         return op
+
+
+MAX_BLOCK_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL: every block shape is checked
 
 
 class _Return(Exception):

@@ -225,7 +225,8 @@ def test_launch_with_no_visible_gpu_says_so(tmp_path):
     case = os.path.join(os.path.dirname(__file__), "bad_inputs", "kernels",
                         "launch_without_a_gpu.py")
     runner = os.path.join(os.path.dirname(__file__), "test_bad_kernels.py")
-    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path),
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     r = subprocess.run([sys.executable, runner, case], capture_output=True, text=True,
                        timeout=120, env=env)
     assert r.stdout.startswith("raised: tilecc.errors.NoDeviceError\ncontext: no\n"), r.stdout

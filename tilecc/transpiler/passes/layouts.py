@@ -554,7 +554,8 @@ def _is_prefix_mask(mask: Value, vec: int, ax: int) -> bool:
 
 # Elements of one block value a thread may hold.  Its registers (255 of them) hold far
 # fewer; the rest spill to local memory, and ptxas's time grows with the unrolled code:
-# about 15 s for 1024 elements a thread, minutes for 8192 (a 2**20 block on 4 warps).
+# 5 s for 512 elements a thread, 15 s for 1024 (2**17 on 4 warps), about three times
+# longer per doubling: minutes for a 2**20 block on 4 warps (8192).
 MAX_ELEMENTS_PER_THREAD = 1024
 
 

@@ -395,3 +395,53 @@ def test_names_cxx_cannot_take(fw, identifier_kernels):
         one = to_dev(np.full(1, -1.0, np.float32))
         mod.KERNELS[name][(1,)](one)
         assert float(to_host(one)[0]) == I.ALL.index(name), name
+
+
+@tilecc.jit
+def fill_shape(out_ptr, value, SHAPE: tl.constexpr):
+    rows = tl.arange(0, SHAPE[0])[:, None]
+    cols = tl.arange(0, SHAPE[1])[None, :]
+    tl.store(out_ptr + rows * SHAPE[1] + cols, tl.full(SHAPE, value, tl.float32))
+
+
+def test_tuple_constexpr_at_launch():
+    """A tuple constexpr (a shape) specializes the launch, warm launches included."""
+    import cupy
+    for shape in [(16, 32), (16, 32), (8, 4), (16, 32)]:  # cold, warm, another, warm again
+        out = cupy.zeros(16 * 32 + 1, cupy.float32)
+        fill_shape[(1,)](out, 2.5, shape)
+        n = shape[0] * shape[1]
+        host = cupy.asnumpy(out)
+        assert (host[:n] == 2.5).all() and (host[n:] == 0).all(), shape
+
+
+@tilecc.jit
+def fp32_constants(out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, 4)
+    v = tl.where(offs == 0, tl.full((4,), A, tl.float32), tl.full((4,), C, tl.float32))
+    v = tl.where(offs == 1, tl.full((4,), B, tl.float32), v)
+    tl.store(out_ptr + offs, v)
+
+
+def test_fp32_constants_beyond_range_as_the_interpreter():
+    import cupy
+    values = dict(A=1e39, B=1e-50, C=1e-40)
+    out = cupy.zeros(4, cupy.float32)
+    fp32_constants[(1,)](out, **values)
+    ref = np.zeros(4, np.float32)
+    fp32_constants.interpret[(1,)](ref, **values)
+    assert np.array_equal(cupy.asnumpy(out), ref), (out, ref)
+    assert np.isinf(ref[0]) and ref[1] == 0 and ref[2] == np.float32(1e-40)
+
+
+def test_launch_with_no_visible_gpu_says_so(tmp_path):
+    """The corpus' launch_without_a_gpu case, on a machine that has a GPU (hidden)."""
+    import subprocess
+    case = os.path.join(os.path.dirname(__file__), "bad_inputs", "kernels",
+                        "launch_without_a_gpu.py")
+    runner = os.path.join(os.path.dirname(__file__), "test_bad_kernels.py")
+    env = {**os.environ, "TILECC_CACHE_DIR": str(tmp_path),
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    r = subprocess.run([sys.executable, runner, case], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.stdout.startswith("raised: tilecc.errors.NoDeviceError\ncontext: no\n"), r.stdout

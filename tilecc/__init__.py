@@ -3,7 +3,8 @@ readable CUDA C++ and HIP, compiled at run time, launched — or interpreted on 
 
 __version__ = "0.1.0"
 
-from tilecc.errors import CompilationError, InterpreterError, OutOfResources  # noqa: E402
+from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError,  # noqa: E402
+                           OutOfRegisters, OutOfResources)
 from tilecc.runtime.autotune import Config, autotune, heuristics  # noqa: E402
 from tilecc.runtime.jit import JITFunction, jit  # noqa: E402
 
@@ -18,6 +19,6 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-__all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "OutOfResources",
-           "autotune", "cdiv", "heuristics", "jit",
+__all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "NoDeviceError",
+           "OutOfRegisters", "OutOfResources", "autotune", "cdiv", "heuristics", "jit",
            "next_power_of_2", "__version__"]

@@ -203,19 +203,32 @@ _ARCH = {"cuda": (re.compile(r"sm_\d{2,3}[af]?"), "sm_80, sm_90, sm_90a, sm_100,
 
 
 def check_arch(target: str, arch: str | None) -> None:
+    problem = arch_problem(target, arch)
+    if problem:
+        raise UsageError(problem)
+
+
+def arch_problem(target: str, arch: str | None, flag: str = "--arch",
+                 use_target: str = "--target {}") -> str | None:
+    """What is wrong with `arch` for `target` (None: nothing), as one line that lists valid
+    ones.  `flag` and `use_target` spell the option as the caller takes it (the command
+    line's `--arch`, the Python API's `arch`)."""
     if arch is None:
-        return
+        return None
     pattern, examples = _ARCH[target]
-    if not pattern.fullmatch(arch):
-        other = [t for t, (p, _) in _ARCH.items() if t != target and p.fullmatch(arch)]
-        hint = f" ({arch} is a {other[0]} architecture: use --target {other[0]})" if other else ""
-        raise UsageError(f"--arch {arch!r} is not a {target} architecture{hint}; give one such "
-                         f"as {examples}")
+    if not isinstance(arch, str) or not pattern.fullmatch(arch):
+        other = [t for t, (p, _) in _ARCH.items()
+                 if t != target and isinstance(arch, str) and p.fullmatch(arch)]
+        hint = (f" ({arch} is a {other[0]} architecture: use {use_target.format(other[0])})"
+                if other else "")
+        return (f"{flag} {arch!r} is not a {target} architecture{hint}; give one such as "
+                f"{examples}")
     if target == "cuda":
         supported = _nvrtc_archs()
         if supported and arch.rstrip("af") not in supported:
-            raise UsageError(f"--arch {arch}: this NVRTC does not compile for it; it compiles "
-                             f"for {', '.join(supported)}")
+            return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
+                    f"{', '.join(supported)}")
+    return None
 
 
 def _nvrtc_archs() -> list[str]:

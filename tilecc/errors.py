@@ -20,7 +20,12 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col + 1}"
 
     def source_line(self) -> str:
-        return linecache.getline(self.file, self.line).rstrip("\n")
+        from tilecc import source
+
+        text = source.line(self.file, self.line)  # as imported, though the file changed since
+        if text is None:
+            text = linecache.getline(self.file, self.line)
+        return text.rstrip("\n")
 
 
 class CompilationError(Exception):
@@ -33,16 +38,21 @@ class CompilationError(Exception):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        if self.loc is None:
-            return self.message
-        where = f"{self.loc}" + (f" in {self.loc.function}" if self.loc.function else "")
-        text = self.loc.source_line()
-        if not text:
-            return f"{where}: {self.message}"
-        stripped = text.lstrip()
-        indent = len(text) - len(stripped)
-        caret = " " * (4 + max(0, self.loc.col - indent)) + "^"
-        return f"{where}:\n    {stripped}\n{caret}\n{self.message}"
+        return _at(self.loc, self.message)
+
+
+def _at(loc: Loc | None, message: str) -> str:
+    """`message` after the place: file:line:col, the line, a caret under the column."""
+    if loc is None:
+        return message
+    where = f"{loc}" + (f" in {loc.function}" if loc.function else "")
+    text = loc.source_line()
+    if not text:
+        return f"{where}: {message}"
+    stripped = text.lstrip()
+    indent = len(text) - len(stripped)
+    caret = " " * (4 + max(0, loc.col - indent)) + "^"
+    return f"{where}:\n    {stripped}\n{caret}\n{message}"
 
 
 class InterpreterError(Exception):
@@ -52,12 +62,7 @@ class InterpreterError(Exception):
     def __init__(self, message: str, loc: Loc | None = None):
         self.message = message
         self.loc = loc
-        prefix = ""
-        if loc is not None:
-            prefix = f"{loc}" + (f" in {loc.function}" if loc.function else "")
-            text = loc.source_line().strip()
-            prefix += f":\n    {text}\n" if text else ": "
-        super().__init__(prefix + message)
+        super().__init__(_at(loc, message))
 
 
 class OutOfResources(CompilationError):
@@ -74,3 +79,18 @@ class OutOfResources(CompilationError):
 
     def __reduce__(self):  # picklable, as Triton's
         return (type(self), (self.required, self.limit, self.name, self.details))
+
+
+class NoDeviceError(RuntimeError):
+    """A GPU launch on a machine where no usable CUDA driver or GPU was found."""
+
+
+class OutOfRegisters(CompilationError):
+    """A block value would give each thread more elements than tilecc compiles (their
+    register arrays: ptxas spills them and takes minutes).  `required` and `limit` are
+    elements per thread, `name` is "registers", as Triton's OutOfResources has them; an
+    autotuner skips such a config like any compile error."""
+
+    def __init__(self, message: str, loc: Loc | None, required: int, limit: int):
+        self.required, self.limit, self.name = required, limit, "registers"
+        super().__init__(message, loc)

@@ -308,6 +308,11 @@ class Program:
 
     # --- memory ------------------------------------------------------------------------------
     def _lanes(self, op: Op, ptr: Pointer, mask, what: str):
+        if what != "load" and not ptr.buffer.flags.writeable:
+            raise InterpreterError(
+                f"{what} into `{ptr.name}`, a read-only NumPy array (a kernel writes its "
+                "outputs in place): pass a writable array, e.g. a copy (np.array(x))",
+                op.loc)
         offset = np.asarray(ptr.offset)
         active = np.ones(offset.shape, bool) if mask is None else np.asarray(mask, bool)
         bad = active & ((offset < 0) | (offset >= ptr.buffer.size))

@@ -179,7 +179,8 @@ def _add_function(fn: Callable, h, seen: set) -> None:
         return
     seen.add(fn)
     code = fn.__code__
-    src = _source_lines(code)
+    snapshot = getattr(fn, "__tilecc_source__", None)  # the text @jit captured
+    src = "".join(snapshot[2]) if snapshot is not None else _source_lines(code)
     h.update(f"def {fn.__module__}.{fn.__qualname__} {code.co_filename}:{code.co_firstlineno}\n"
              .encode())
     h.update(src.encode())

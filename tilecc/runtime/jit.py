@@ -60,6 +60,13 @@ class JITFunction:
     def __init__(self, fn: Callable, *, debug: bool | None = None):
         if not inspect.isfunction(fn):
             raise TypeError("@tilecc.jit decorates a plain Python function")
+        if fn.__name__ == "<lambda>":
+            raise TypeError(f"tilecc.jit needs a function defined with `def` (a lambda, at "
+                            f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}, has "
+                            "no statements to compile): write the kernel as `def`")
+        from tilecc.source import capture
+
+        capture(fn)  # what Python imported, not what the file holds when it is compiled
         self.fn = fn
         self.debug = debug
         functools.update_wrapper(self, fn)
@@ -120,11 +127,13 @@ class JITFunction:
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None, arch: str | None = None,
               occupancy: bool = True) -> Built:
+        from tilecc.transpiler.passes.layouts import check_registers
         from tilecc.transpiler.render import render
 
         target = get_target(target)
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
                                          num_stages=num_stages, arch=arch)
+        check_registers(kernel)  # before rendering: such blocks take ptxas minutes
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives, occupancy=occupancy)
         check_shared_memory(kernel, target, arch or target.default_arch)
@@ -139,10 +148,12 @@ class JITFunction:
         from tilecc.transpiler.passes import run_passes
 
         target = get_target(target)
-        if num_warps < 1 or num_warps & (num_warps - 1) or num_warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps}")
+        if type(num_warps) is not int or num_warps < 1 or num_warps & (num_warps - 1) or \
+                num_warps > 32:
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32 (an int), got "
+                             f"{num_warps!r}")
         num_stages = DEFAULT_NUM_STAGES if num_stages is None else num_stages
-        if not isinstance(num_stages, int) or not 1 <= num_stages <= 8:
+        if type(num_stages) is not int or not 1 <= num_stages <= 8:
             raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
         kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
         kernel.num_stages = num_stages
@@ -161,6 +172,7 @@ class JITFunction:
                num_stages: int | None = None, arch: str | None = None, **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
         (default sm_90 / gfx90a) as the source would be compiled for."""
+        _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
                           arch=arch).source
@@ -177,6 +189,7 @@ class JITFunction:
                 num_warps: int = 4, debug: bool | None = None, num_stages: int | None = None,
                 **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
+        _check_arch(target, arch)
         return compile_cached(self, self._specs(signature, constexprs), get_target(target), arch,
                               num_warps, debug, num_stages)[0]
 
@@ -299,6 +312,18 @@ class _Interpret:
             except CompilationError as e:
                 raise e.with_traceback(None) from None
         return run
+
+
+def _check_arch(target: Target | str, arch: str | None) -> None:
+    """The architecture is one of the target's that the compiler knows (the command line's
+    check), before anything is compiled."""
+    if arch is None:
+        return
+    from tilecc.cli_input import arch_problem
+
+    problem = arch_problem(get_target(target).name, arch, "arch", 'target="{}"')
+    if problem:
+        raise ValueError(problem)
 
 
 def jit(fn: Callable | None = None, *, debug: bool | None = None, **_ignored):

@@ -35,13 +35,14 @@ call itself; no AMD GPU has run it yet (see docs/architecture.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError, OutOfResources
+from tilecc.errors import CompilationError, NoDeviceError, OutOfResources
 from tilecc.runtime.specialize import ArrayInfo
 from tilecc.transpiler.target import get_target
 
@@ -735,6 +736,39 @@ def _bad_grid(g):
 def _slow_path(jit_fn, values, options: dict):
     """Specialize, check devices, compile and load: the first launch of a signature (and
     every launch whose arguments the warm path does not read)."""
+    with _gpu_required():
+        return _slow_path_on_device(jit_fn, values, options)
+
+
+@contextlib.contextmanager
+def _gpu_required():
+    """CUDA's errors for a machine without a usable GPU become one NoDeviceError that
+    says how to run without one."""
+    try:
+        yield
+    except (RuntimeError, OSError, ImportError) as e:
+        if not _no_usable_gpu(e):
+            raise
+        raise NoDeviceError(
+            f"no usable CUDA driver or GPU was found ({type(e).__name__}: {e}): run the kernel "
+            "on the NumPy interpreter instead, with kernel.interpret[grid](...) or "
+            "TILECC_INTERPRET=1 (kernel.source and kernel.compile need no GPU)") from None
+
+
+# CUDA errors that say there is no GPU to use: not initialized, a stub library, a driver
+# older than the runtime, no device (the runtime's and the driver's codes agree)
+_NO_DEVICE_STATUS = (3, 34, 35, 100)
+
+
+def _no_usable_gpu(e: Exception) -> bool:
+    if type(e).__name__ in ("CUDARuntimeError", "CUDADriverError"):
+        return getattr(e, "status", None) in _NO_DEVICE_STATUS
+    if isinstance(e, ImportError):  # no CuPy to ask which device is current
+        return (e.name or "").startswith("cupy")
+    return isinstance(e, OSError) and "libcuda" in str(e)  # no driver library at all
+
+
+def _slow_path_on_device(jit_fn, values, options: dict):
     num_warps = options.get("num_warps", 4)
     debug, num_stages = options.get("debug"), options.get("num_stages")
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
@@ -784,9 +818,11 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
     from tilecc.runtime.jit import compile_cached
 
     by_name, options = jit_fn.bind(args, dict(kwargs))
-    specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
-                                                           jit_fn._param_names])
-    return compile_cached(jit_fn, specs, get_target(backend), _device_arch(device_id, backend),
+    with _gpu_required():
+        specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
+                                                               jit_fn._param_names])
+        arch = _device_arch(device_id, backend)
+    return compile_cached(jit_fn, specs, get_target(backend), arch,
                           options.get("num_warps", 4), options.get("debug"),
                           options.get("num_stages"))
 

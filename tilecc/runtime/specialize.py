@@ -44,6 +44,22 @@ def _literal(text: str) -> Any:
                          "'name') or a type name (fp32)") from None
 
 
+def _split(signature: str) -> list[str]:
+    """The entries of a signature: split at the commas outside brackets, so that a tuple
+    constexpr `(16, 32)` is one entry."""
+    entries, depth, start = [], 0, 0
+    for i, c in enumerate(signature):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            entries.append(signature[start:i])
+            start = i + 1
+    entries.append(signature[start:])
+    return entries
+
+
 def specs_from_signature(params: list[ParamDecl], signature: str | list[str] | None,
                          constexprs: dict[str, Any], kernel: str = "") -> list[ArgSpec]:
     """ArgSpecs from an AOT signature; constexprs may instead come as keyword values.
@@ -58,8 +74,8 @@ def specs_from_signature(params: list[ParamDecl], signature: str | list[str] | N
 
 def _specs(params: list[ParamDecl], signature: str | list[str] | None,
            constexprs: dict[str, Any], kernel: str) -> list[ArgSpec]:
-    entries = signature.split(",") if isinstance(signature, str) else list(signature or [])
-    entries = [e.strip() for e in entries if str(e).strip()]
+    entries = _split(signature) if isinstance(signature, str) else list(signature or [])
+    entries = [str(e).strip() for e in entries if str(e).strip()]  # (16, 32) as a value too
     runtime = [p for p in params if not p.is_constexpr]
     has = (f"kernel `{kernel}` has" if kernel else "the kernel has") + \
         f" {len(params)} parameter{'s' if len(params) != 1 else ''} " \

@@ -108,15 +108,35 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
             if not m.value:
                 raise ValueError("tl.load with a mask that is always false loads nothing")
         else:
-            shape = S.broadcast_shapes(pointer.type.shape, m.type.shape)
-            if shape != pointer.type.shape:
-                raise ValueError(f"mask of shape {list(m.type.shape)} does not match the "
-                                 f"pointers' shape {list(pointer.type.shape)}")
+            shape = pointer.type.shape
+            if not _fits(m.type.shape, shape):
+                raise _at_argument(tracer, 1, "mask", f"tl.load: the mask's shape "
+                                   f"{list(m.type.shape)} does not match the pointers' shape "
+                                   f"{list(shape)}: give a mask of the pointers' shape (or one "
+                                   "that broadcasts to it along size-1 axes)")
             operands.append(S.splat(b, m, shape))
             if not (isinstance(other, Const) and other.value is None):
                 o = S.cast(b, _value(tracer, other, "other"), elem)
                 operands.append(S.splat(b, o, shape))
     return b.emit("load", operands, pointer.type.with_dtype(elem))
+
+
+def _fits(shape: tuple[int, ...], ptr_shape: tuple[int, ...]) -> bool:
+    """A value or mask of `shape` goes with pointers of `ptr_shape`: a scalar, the same
+    shape, or (as Triton broadcasts them) the same rank with size 1 where they differ."""
+    return not shape or shape == ptr_shape or (
+        len(shape) == len(ptr_shape) and all(s in (1, p) for s, p in zip(shape, ptr_shape)))
+
+
+def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
+    """An error at argument `index` (or `keyword`) of the call being traced, where the
+    caret is most useful; at the call where that argument is not written out."""
+    call = tracer.current_call
+    for i, a in enumerate(call.args if call is not None else ()):
+        if (a.keyword is None and i == index) or \
+                (a.keyword is not None and a.keyword.value == keyword):
+            return tracer.error(a.value, message)
+    return ValueError(message)
 
 
 @handles("store")
@@ -126,12 +146,16 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
         raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     v = S.cast(b, _value(tracer, value, "value"), elem)
-    if v.type.is_block and v.type.shape != pointer.type.shape:
+    shape, ptr_shape = v.type.shape, pointer.type.shape
+    if v.type.is_block and not _fits(shape, ptr_shape):
         if not pointer.type.is_block:
-            raise ValueError("tl.store of a block through a single pointer; add offsets "
-                             "(ptr + tl.arange(...)) to make a block of pointers")
-        raise ValueError(f"value of shape {list(v.type.shape)} does not match the pointers' "
-                         f"shape {list(pointer.type.shape)}")
+            raise _at_argument(tracer, 1, "value", "tl.store of a block through a single "
+                               "pointer; add offsets (ptr + tl.arange(...)) to make a block "
+                               "of pointers")
+        raise _at_argument(tracer, 1, "value", f"tl.store: the value's shape {list(shape)} "
+                           f"does not match the pointers' shape {list(ptr_shape)}: store a "
+                           "value of the pointers' shape (or one that broadcasts to it along "
+                           "size-1 axes), or build pointers of the value's shape")
     operands = [pointer, S.splat(b, v, pointer.type.shape)]
     if not (isinstance(mask, Const) and mask.value is None):
         m = S.truthy(b, _value(tracer, mask, "mask"))
@@ -139,9 +163,12 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
             if not m.value:
                 return Const(None)
         else:
-            operands.append(S.splat(b, m, S.broadcast_shapes(pointer.type.shape, m.type.shape)))
-            if operands[-1].type.shape != pointer.type.shape:
-                raise ValueError("mask shape does not match the pointers' shape")
+            if not _fits(m.type.shape, pointer.type.shape):
+                raise _at_argument(tracer, 2, "mask", f"tl.store: the mask's shape "
+                                   f"{list(m.type.shape)} does not match the pointers' shape "
+                                   f"{list(pointer.type.shape)}: give a mask of the pointers' "
+                                   "shape (or one that broadcasts to it along size-1 axes)")
+            operands.append(S.splat(b, m, pointer.type.shape))
     b.emit("store", operands, None)
     return Const(None)
 

@@ -86,7 +86,9 @@ def _expand_dims(tracer, name, input, axis):
 
 @handles("broadcast_to")
 def _broadcast_to(tracer, name, input, shape):
-    return S.splat(tracer.b, _value(tracer, input, "input"), _ints(shape, "shape"))
+    # a Python number is a scalar of its literal type, as Triton's broadcast_to takes it
+    value = S.to_value(tracer.b, _value(tracer, input, "input"))
+    return S.splat(tracer.b, value, _ints(shape, "shape"))
 
 
 @handles("broadcast")

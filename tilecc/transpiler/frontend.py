@@ -21,6 +21,7 @@ from typing import Any, Callable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tilecc import source
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.language.core import constexpr as ConstexprClass
@@ -53,11 +54,16 @@ class ParsedFunction:
 
 @lru_cache(maxsize=None)
 def parse_function(fn: Callable) -> ParsedFunction:
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or "<unknown>"
-    except (OSError, TypeError) as e:
-        raise CompilationError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+    snapshot = source.captured(fn)  # as @jit read it, when Python imported the function
+    if snapshot is not None:
+        file, first, lines = snapshot
+    else:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+            file = inspect.getsourcefile(fn) or "<unknown>"
+        except (OSError, TypeError) as e:
+            raise CompilationError(f"cannot read the source of {fn.__qualname__}: {e}") \
+                from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     col_offset = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
@@ -234,6 +240,10 @@ class Emitter:
         self.loc: Loc | None = None
 
     def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value | None:
+        if type is not None and type.is_block and type.numel > MAX_BLOCK_NUMEL:
+            raise ValueError(f"a block of {type.numel} elements ({list(type.shape)}) is larger "
+                             f"than Triton allows ({MAX_BLOCK_NUMEL}, 2**20 elements): use "
+                             "smaller blocks and loop over the data")
         results = [Value(type)] if type is not None else []
         self.regions[-1].ops.append(Op(kind, list(operands), results, self.loc, attrs))
         return results[0] if results else None
@@ -243,9 +253,13 @@ class Emitter:
         return op
 
 
+MAX_BLOCK_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL: every block shape is checked
+
+
 class _Return(Exception):
-    def __init__(self, value: Any):
+    def __init__(self, value: Any, node: cst.Return | None = None):
         self.value = value
+        self.node = node  # where a kernel's `return value` is reported
 
 
 class FunctionTracer:
@@ -340,7 +354,7 @@ class FunctionTracer:
             if not isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 self.eval(s.value)
         elif isinstance(s, cst.Return):
-            raise _Return(self.eval(s.value) if s.value is not None else Const(None))
+            raise _Return(self.eval(s.value) if s.value is not None else Const(None), s)
         elif isinstance(s, cst.Pass):
             pass
         elif isinstance(s, cst.Assert):
@@ -868,6 +882,8 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
         tracer.run_body(pf.funcdef.body.body)
     except _Return as r:
         if not (isinstance(r.value, Const) and r.value.value is None):
-            raise CompilationError("a kernel cannot return a value; store results through "
-                                   "a pointer", kernel.loc) from None
+            where = tracer.pf.loc(r.node) if r.node is not None else kernel.loc
+            raise CompilationError("a kernel cannot return a value: store results through a "
+                                   "pointer argument (tl.store(out_ptr + offsets, value)) and "
+                                   "end with a bare `return`, or none", where) from None
     return kernel

@@ -97,12 +97,21 @@ MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", 
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 
 
+_FP32_MAX = float(np.finfo(np.float32).max)
+_FP32_MIN_NORMAL = float(np.finfo(np.float32).tiny)
+
+
 def literal(value, d) -> str:
     """A C literal of element type `d`."""
     name = d.name
     if name == "i1":
         return "true" if value else "false"
     if d.is_floating():
+        if name == "fp32" and value and not _FP32_MIN_NORMAL <= abs(value) <= _FP32_MAX:
+            # beyond float's range, or below its normals: the value fp32 rounds it to
+            # (inf, a denormal, 0), as Triton computes it; C rejects `1e39f` and `1e-50f`
+            with np.errstate(over="ignore", under="ignore"):
+                value = float(np.float32(value))
         if math.isnan(value) or math.isinf(value):
             base = "double" if name == "fp64" else "float"
             text = f"tc::nan<{base}>()" if math.isnan(value) else f"tc::inf<{base}>()"

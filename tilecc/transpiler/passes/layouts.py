@@ -552,4 +552,33 @@ def _is_prefix_mask(mask: Value, vec: int, ax: int) -> bool:
     return False
 
 
+# Elements of one block value a thread may hold.  Its registers (255 of them) hold far
+# fewer; the rest spill to local memory, and ptxas's time grows with the unrolled code:
+# 5 s for 512 elements a thread, 15 s for 1024 (2**17 on 4 warps), about three times
+# longer per doubling: minutes for a 2**20 block on 4 warps (8192).
+MAX_ELEMENTS_PER_THREAD = 1024
+
+
+def check_registers(kernel: Kernel) -> None:
+    """Reject, before rendering, the first block value whose layout gives each thread more
+    than MAX_ELEMENTS_PER_THREAD elements (an OutOfRegisters at its statement)."""
+    from tilecc.errors import OutOfRegisters
+
+    for op in kernel.walk():
+        for v in op.results:
+            regs = getattr(v.layout, "regs", 0) if v.type.is_block else 0
+            if regs <= MAX_ELEMENTS_PER_THREAD:
+                continue
+            base = v.layout.base
+            threads = prod(base.tpw) * prod(base.wpc)
+            numel = v.type.numel
+            raise OutOfRegisters(
+                f"out of resource: registers: a block of {numel} elements ({list(v.type.shape)})"
+                f" on {threads} threads (num_warps={kernel.num_warps}) gives each thread "
+                f"{regs} of them; tilecc compiles at most {MAX_ELEMENTS_PER_THREAD} (a thread "
+                "has 255 registers; beyond that ptxas spills and takes minutes): use a "
+                "smaller block and loop over the data, or more warps",
+                op.loc, regs, MAX_ELEMENTS_PER_THREAD)
+
+
 __all__ = ["Blocked", "Slice", "Placement", "MemoryPlan", "assign", "default_blocked", "Type"]

@@ -1,0 +1,18 @@
+# raises: builtins.ValueError
+# error: num_warps must be a power of 2 between 1 and 32 (an int), got '4'
+
+import numpy as np
+
+import tilecc
+import tilecc.language as tl
+
+
+@tilecc.jit
+def copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def run():
+    x = np.ones(16, np.float32)
+    copy.interpret[(1,)](x, np.zeros_like(x), BLOCK=16, num_warps="4")

@@ -165,3 +165,26 @@ def float_extreme_kernel(P, V, OLD, n, LARGEST: tl.constexpr, BLOCK: tl.constexp
     else:
         old = tl.atomic_min(P + offs, v, mask=mask)
     tl.store(OLD + offs, old, mask=mask)
+
+
+@tilecc.jit
+def float_cas_kernel(P, CMP, OLD, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(CMP + offs)
+    tl.store(OLD + offs, tl.atomic_cas(P + offs, c, tl.full((BLOCK,), 5, c.dtype)))
+
+
+def float_cas_args(dtype):
+    """Memory and comparands that are equal as numbers but not as bits (signed zeros), and
+    NaNs that are unequal as numbers but equal as bits."""
+    dt = np.dtype(dtype)
+    nan = np.array(np.nan, dt)
+    mem = np.array([0.0, -0.0, nan, nan, 1.0, 2.0, -nan, 3.0], dt)
+    cmp = np.array([-0.0, 0.0, nan, -nan, 1.0, 7.0, -nan, 3.0], dt)
+    return mem, cmp
+
+
+def float_cas_reference(mem, cmp):
+    """atomic_cas swaps where the bits are equal, as the hardware (and Triton) compare."""
+    bits = f"u{mem.itemsize}"
+    return np.where(mem.view(bits) == cmp.view(bits), np.array(5, mem.dtype), mem)

@@ -223,3 +223,20 @@ def test_system_scope_uses_system_atomics_and_fences() -> None:
     src = KA.replicated_rmw_kernel.source(_signature("i32", 16, "or"), target="cuda")
     (line,) = _atomic_lines(src)
     assert "tc::atomic_or(" in line and "kSystem" not in src
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interpreter_float_cas_compares_bits(dtype) -> None:
+    mem, cmp = KA.float_cas_args(dtype)
+    before = mem.copy()
+    old = np.zeros_like(mem)
+    KA.float_cas_kernel.interpret[(1,)](mem, cmp, old, BLOCK=mem.size)
+    bits = f"u{mem.itemsize}"
+    np.testing.assert_array_equal(mem.view(bits), KA.float_cas_reference(before, cmp).view(bits))
+    np.testing.assert_array_equal(old.view(bits), before.view(bits))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_float_cas_kernel_compiles(target) -> None:
+    for dt in ("fp32", "fp64"):
+        _compile(KA.float_cas_kernel, f"*{dt},*{dt},*{dt},8", target)

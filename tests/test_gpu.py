@@ -295,3 +295,23 @@ def test_float_atomic_max_min_follow_tritons_order(dtype, largest):
     KA.float_extreme_kernel[(1,)](p, v, old, mem.size, LARGEST=largest, BLOCK=16)
     np.testing.assert_array_equal(p.cpu().numpy().view(bits), want.view(bits))
     np.testing.assert_array_equal(old.cpu().numpy().view(bits), mem.view(bits))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_atomic_cas_compares_bits(dtype):
+    """Signed zeros are different bits, a NaN matches the same NaN: GPU and interpreter
+    agree with the bitwise comparison."""
+    import torch
+
+    KA = _atomics()
+    mem, cmp = KA.float_cas_args(dtype)
+    bits = f"u{mem.itemsize}"
+    want = KA.float_cas_reference(mem, cmp)
+    interp, interp_old = mem.copy(), np.zeros_like(mem)
+    KA.float_cas_kernel.interpret[(1,)](interp, cmp, interp_old, BLOCK=mem.size)
+    np.testing.assert_array_equal(interp.view(bits), want.view(bits))
+    p, c = torch.from_numpy(mem.copy()).cuda(), torch.from_numpy(cmp.copy()).cuda()
+    old = torch.zeros_like(p)
+    KA.float_cas_kernel[(1,)](p, c, old, BLOCK=mem.size)
+    np.testing.assert_array_equal(p.cpu().numpy().view(bits), want.view(bits))
+    np.testing.assert_array_equal(old.cpu().numpy().view(bits), mem.view(bits))

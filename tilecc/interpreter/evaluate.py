@@ -367,8 +367,12 @@ class Program:
     def op_atomic_cas(self, op: Op):
         ptr = self.get(op.operands[0])
         cmp, val = (np.atleast_1d(np.asarray(self.get(v))) for v in op.operands[1:])
-        return self._atomic_lanes(op, ptr, None,
-                                  lambda lane, old: val[lane] if old == cmp[lane] else old)
+        # the hardware compares bits: -0.0 is not +0.0, and a NaN matches the same NaN
+        bits = np.dtype(f"u{ptr.buffer.itemsize}")
+        cmp_bits = cmp.astype(ptr.buffer.dtype).view(bits)
+        return self._atomic_lanes(
+            op, ptr, None,
+            lambda lane, old: val[lane] if np.array(old).view(bits) == cmp_bits[lane] else old)
 
     def op_barrier(self, op: Op):
         return None  # one program runs at a time here

@@ -445,3 +445,138 @@ def test_launch_with_no_visible_gpu_says_so(tmp_path):
     r = subprocess.run([sys.executable, runner, case], capture_output=True, text=True,
                        timeout=120, env=env)
     assert r.stdout.startswith("raised: tilecc.errors.NoDeviceError\ncontext: no\n"), r.stdout
+
+
+# --- atomics on blocks held by several threads (tests/kernels_atomics.py) --------------------
+
+def _atomics():
+    sys.path.insert(0, os.path.dirname(__file__))
+    import kernels_atomics
+
+    return kernels_atomics
+
+
+_KA_OPS = [(op, dt) for op in ("add", "max", "min", "xchg", "cas", "and", "or", "xor")
+           for dt in ("int32", "float32", "float64")
+           if not (op in ("and", "or", "xor") and dt != "int32")]
+_KA_SHAPES = [(S, S, w) for S in (1, 4, 16, 64) for w in (1, 4)] + [(32, 4, 1), (128, 4, 4)]
+
+
+@pytest.mark.parametrize("S,C,num_warps", _KA_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("op,dtype", _KA_OPS, ids=lambda v: str(v))
+def test_replicated_atomics_run_once_and_reach_every_copy(op, dtype, S, C, num_warps):
+    """An S x 1 block's atomic is performed once per row (P after = op(P0, X) exactly, not
+    applied twice), and every copy of its result — read broadcast over C columns and as a
+    gather index — is the old value, as on the interpreter."""
+    import torch
+
+    KA = _atomics()
+    args = KA.rmw_args(op, S, np.dtype(dtype), C=C)
+    want = KA.rmw_reference(op, [a.copy() for a in args])
+    interp = [a.copy() for a in args]
+    KA.replicated_rmw_kernel.interpret[(1,)](*interp, S=S, C=C, OP=KA.OP_CODE[op])
+    dev = [torch.from_numpy(a.copy()).cuda() for a in args]
+    KA.replicated_rmw_kernel[(1,)](*dev, S=S, C=C, OP=KA.OP_CODE[op], num_warps=num_warps)
+    for name, got, ref, i in zip(("P", "OLD", "GATHER"), (dev[0], dev[2], dev[3]), want,
+                                 (0, 2, 3)):
+        np.testing.assert_array_equal(got.cpu().numpy(), ref, err_msg=name)
+        np.testing.assert_array_equal(interp[i], ref, err_msg=f"{name} (interpreter)")
+
+
+@pytest.mark.parametrize("S", [1, 4, 16, 64])
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_issue_atomic_results_used_as_indices(S, num_warps):
+    """The issue's kernels: the old values of atomic_add / atomic_cas on an S x 1 block,
+    used right away as store indices."""
+    import torch
+
+    KA = _atomics()
+    p0 = np.random.default_rng(S).permutation(S).astype(np.int32)
+    for kernel, new, key in ((KA.issue_add_kernel, p0 + np.arange(S), p0),
+                             (KA.issue_cas_kernel, np.where(p0 == np.arange(S),
+                                                            np.arange(S) + 100, p0), p0)):
+        want_out = np.full((S, S), -1, np.int32)
+        want_p = p0.copy()
+        kernel.interpret[(1,)](want_p, want_out, S=S)
+        np.testing.assert_array_equal(want_p, new)
+        expect = np.full((S, S), -1, np.int32)
+        expect[key & (S - 1), :] = (key + 1)[:, None]
+        np.testing.assert_array_equal(want_out, expect)
+        p = torch.from_numpy(p0.copy()).cuda()
+        out = torch.full((S, S), -1, dtype=torch.int32, device="cuda")
+        kernel[(1,)](p, out, S=S, num_warps=num_warps)
+        np.testing.assert_array_equal(p.cpu().numpy(), want_p)
+        np.testing.assert_array_equal(out.cpu().numpy(), want_out)
+
+
+@pytest.mark.parametrize("num_warps", [1, 4, 8])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atomic_on_a_reductions_slice_layout(dtype, num_warps):
+    import torch
+
+    KA = _atomics()
+    S = 16
+    rng = np.random.default_rng(5)
+    x = rng.integers(-8, 9, (S, S)).astype(dtype)  # exact sums
+    p0 = rng.integers(-8, 9, S).astype(dtype)
+    p, xs, old = (torch.from_numpy(a.copy()).cuda() for a in (p0, x, np.zeros((S, S), dtype)))
+    KA.reduce_then_atomic_kernel[(1,)](p, xs, old, S=S, num_warps=num_warps)
+    np.testing.assert_array_equal(p.cpu().numpy(), p0 + x.sum(axis=1))
+    np.testing.assert_array_equal(old.cpu().numpy(), np.repeat(p0[:, None], S, axis=1))
+
+
+@pytest.mark.parametrize("S,num_warps", [(4, 4), (16, 1), (16, 4), (64, 8)])
+def test_replicated_atomics_in_loops_and_branches(S, num_warps):
+    import torch
+
+    KA = _atomics()
+    T = 5
+    p0 = np.arange(S, dtype=np.int32) * 3
+    for flag in (0, 1):
+        want_p, want_out = p0.copy(), np.zeros((S, S), np.int32)
+        KA.loop_atomic_kernel.interpret[(1,)](want_p, want_out, T, flag, S=S)
+        acc = T * p0 + T * (T - 1) // 2 + flag * 1000 * (p0 + T)
+        np.testing.assert_array_equal(want_out, np.repeat(acc[:, None], S, axis=1))
+        p = torch.from_numpy(p0.copy()).cuda()
+        out = torch.zeros((S, S), dtype=torch.int32, device="cuda")
+        KA.loop_atomic_kernel[(1,)](p, out, T, flag, S=S, num_warps=num_warps)
+        np.testing.assert_array_equal(p.cpu().numpy(), want_p)
+        np.testing.assert_array_equal(out.cpu().numpy(), want_out)
+
+
+@pytest.mark.parametrize("largest", [True, False], ids=["max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_atomic_max_min_follow_tritons_order(dtype, largest):
+    """Signed zeros and NaNs of both signs: the GPU, the interpreter and Triton's order
+    agree bit for bit, and the old values are returned."""
+    import torch
+
+    KA = _atomics()
+    mem, val = KA.float_extreme_args(dtype)
+    bits = f"i{mem.itemsize}"
+    want = KA.float_extreme_reference(mem, val, largest)
+    p, v = torch.from_numpy(mem.copy()).cuda(), torch.from_numpy(val.copy()).cuda()
+    old = torch.zeros_like(p)
+    KA.float_extreme_kernel[(1,)](p, v, old, mem.size, LARGEST=largest, BLOCK=16)
+    np.testing.assert_array_equal(p.cpu().numpy().view(bits), want.view(bits))
+    np.testing.assert_array_equal(old.cpu().numpy().view(bits), mem.view(bits))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_atomic_cas_compares_bits(dtype):
+    """Signed zeros are different bits, a NaN matches the same NaN: GPU and interpreter
+    agree with the bitwise comparison."""
+    import torch
+
+    KA = _atomics()
+    mem, cmp = KA.float_cas_args(dtype)
+    bits = f"u{mem.itemsize}"
+    want = KA.float_cas_reference(mem, cmp)
+    interp, interp_old = mem.copy(), np.zeros_like(mem)
+    KA.float_cas_kernel.interpret[(1,)](interp, cmp, interp_old, BLOCK=mem.size)
+    np.testing.assert_array_equal(interp.view(bits), want.view(bits))
+    p, c = torch.from_numpy(mem.copy()).cuda(), torch.from_numpy(cmp.copy()).cuda()
+    old = torch.zeros_like(p)
+    KA.float_cas_kernel[(1,)](p, c, old, BLOCK=mem.size)
+    np.testing.assert_array_equal(p.cpu().numpy().view(bits), want.view(bits))
+    np.testing.assert_array_equal(old.cpu().numpy().view(bits), mem.view(bits))

@@ -34,6 +34,21 @@ _MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt":
          "floor": np.floor, "ceil": np.ceil}
 
 
+def _float_extreme(old, v, largest: bool):
+    """tl.atomic_max (largest) / atomic_min of floats as Triton computes them: on the bit
+    patterns, by a signed integer max (min) where `v`'s sign bit is clear and an unsigned
+    min (max) where it is set: -NaN < -inf < .. < -0.0 < +0.0 < .. < +inf < +NaN."""
+    o = np.array(old)
+    w = np.array(v, dtype=o.dtype)
+    signed, unsigned = np.dtype(f"i{o.itemsize}"), np.dtype(f"u{o.itemsize}")
+    if w.view(signed) >= 0:
+        keep_old = o.view(signed) > w.view(signed) if largest else o.view(signed) < w.view(signed)
+    else:
+        keep_old = (o.view(unsigned) < w.view(unsigned) if largest
+                    else o.view(unsigned) > w.view(unsigned))
+    return o[()] if keep_old else w[()]
+
+
 def _erf(x):
     import math
 
@@ -350,6 +365,8 @@ class Program:
 
     _RMW = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
             "or": np.bitwise_or, "xor": np.bitwise_xor, "xchg": lambda old, v: v}
+    _FLOAT_RMW = {"max": lambda old, v: _float_extreme(old, v, True),
+                  "min": lambda old, v: _float_extreme(old, v, False)}
 
     def _atomic_lanes(self, op: Op, ptr: Pointer, mask, apply):
         offset, active = self._lanes(op, ptr, mask, "atomic")
@@ -366,15 +383,21 @@ class Program:
     def op_atomic(self, op: Op):
         ptr, val = self.get(op.operands[0]), np.asarray(self.get(op.operands[1]))
         mask = self.get(op.operands[2]) if len(op.operands) > 2 else None
-        fn = self._RMW[op.attrs["op"]]
+        kind = op.attrs["op"]
+        fn = self._FLOAT_RMW.get(kind, self._RMW[kind]) if op.result.dtype.is_floating() \
+            else self._RMW[kind]
         vals = np.atleast_1d(val)
         return self._atomic_lanes(op, ptr, mask, lambda lane, old: fn(old, vals[lane]))
 
     def op_atomic_cas(self, op: Op):
         ptr = self.get(op.operands[0])
         cmp, val = (np.atleast_1d(np.asarray(self.get(v))) for v in op.operands[1:])
-        return self._atomic_lanes(op, ptr, None,
-                                  lambda lane, old: val[lane] if old == cmp[lane] else old)
+        # the hardware compares bits: -0.0 is not +0.0, and a NaN matches the same NaN
+        bits = np.dtype(f"u{ptr.buffer.itemsize}")
+        cmp_bits = cmp.astype(ptr.buffer.dtype).view(bits)
+        return self._atomic_lanes(
+            op, ptr, None,
+            lambda lane, old: val[lane] if np.array(old).view(bits) == cmp_bits[lane] else old)
 
     def op_barrier(self, op: Op):
         return None  # one program runs at a time here

@@ -387,12 +387,17 @@ class BlockOps:
                       "split the last axis")
 
     # --- atomics and barriers ------------------------------------------------------------------------
+    @staticmethod
+    def atomic_scope(op: Op) -> str:
+        """The template argument of scope="sys" (device-wide atomics serve gpu and cta)."""
+        return "<tc::kSystem>" if op.attrs["scope"] == "sys" else ""
+
     def atomic_call(self, op: Op, idx: str) -> str:
-        ptr = self.text(op.operands[0], idx)
+        ptr, scope = self.text(op.operands[0], idx), self.atomic_scope(op)
         if op.kind == "atomic_cas":
-            return f"tc::atomic_cas({ptr}, {self.text(op.operands[1], idx)}, " \
+            return f"tc::atomic_cas{scope}({ptr}, {self.text(op.operands[1], idx)}, " \
                    f"{self.text(op.operands[2], idx)})"
-        return f"tc::atomic_{op.attrs['op']}({ptr}, {self.text(op.operands[1], idx)})"
+        return f"tc::atomic_{op.attrs['op']}{scope}({ptr}, {self.text(op.operands[1], idx)})"
 
     def op_atomic(self, op: Op) -> None:
         res = op.result
@@ -402,8 +407,9 @@ class BlockOps:
         release = "true" if sem in ("release", "acq_rel") else "false"
         acquire = "true" if sem in ("acquire", "acq_rel") else "false"
         scope = op.attrs["scope"]
-        if scope != "gpu":
-            self.line(f"// scope={scope}: device-wide atomics (at least as strong as asked)")
+        if scope == "cta":
+            self.line("// scope=cta: device-wide atomics (at least as strong as asked)")
+        before, after = (f"tc::fence_{side}{self.atomic_scope(op)}" for side in ("before", "after"))
         if not res.type.is_block:
             if used:
                 self.declare(res)
@@ -416,17 +422,17 @@ class BlockOps:
                 base = self.pool_step(res.dtype.itemsize)
                 self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
                 self.line(f"if ({guard}) {{")
-                self.line(f"  tc::fence_before({release});")
+                self.line(f"  {before}({release});")
                 self.line(f"  result[0] = {self.atomic_call(op, 'r')};")
-                self.line(f"  tc::fence_after({acquire});")
+                self.line(f"  {after}({acquire});")
                 self.line("}")
                 self.line("__syncthreads();")
                 self.line(f"{self.name(res)} = result[0];")
             else:
                 self.line(f"if ({guard}) {{")
-                self.line(f"  tc::fence_before({release});")
+                self.line(f"  {before}({release});")
                 self.line(f"  {self.atomic_call(op, 'r')};")
-                self.line(f"  tc::fence_after({acquire});")
+                self.line(f"  {after}({acquire});")
                 self.line("}")
             self.depth -= 1
             self.line("}")
@@ -434,16 +440,58 @@ class BlockOps:
         p: Placement = res.layout
         if used:
             self.declare(res)
+        # an element held in several registers, lanes or warps is updated once, by its
+        # owning copy; the others then take the owner's result (below)
+        reg_mask = p.reg_owner_mask
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {reg_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
         call = self.atomic_call(op, "r")
         stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
         if conds:
             stmt = f"if ({' && '.join(conds)}) {stmt}"
-        self.line(f"tc::fence_before({release});")
+        self.line(f"{before}({release});")
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {p.regs}; ++r) {stmt}")
-        self.line(f"tc::fence_after({acquire});")
+        self.line(f"{after}({acquire});")
+        if used and p.replicated:
+            self.broadcast_from_owners(res)
+
+    def broadcast_from_owners(self, v: Value) -> None:
+        """Every copy of each element of `v` takes the value its owning copy holds: from
+        the owning register of this thread, by a shuffle from the owning lane when all
+        copies are in one warp, else through shared memory."""
+        p: Placement = v.layout
+        name, t = self.name(v), c_type(v.dtype)
+        reg = f"r & {p.reg_owner_mask}" if p.replicated_registers else "r"
+        if not p.replicated_warps:
+            if p.replicated_lanes:
+                self.line("// copies of an element in other lanes take the owning lane's result")
+                value = f"tc::shfl({name}[{reg}], tc::lane_id() & {p.lane_owner_mask})"
+            else:
+                self.line("// copies of an element in other registers take the owning one's result")
+                value = f"{name}[{reg}]"
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = {value};")
+            return
+        self.line("{")
+        self.depth += 1
+        self.line("// copies of an element in other warps take the owner's result: "
+                  "through shared memory")
+        base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
+        self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
+        lin = self.linear(p, "r", _row_major(p.shape))
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
+                 if c]
+        guard = f"if ({' && '.join(conds)}) " if conds else ""
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
+        self.line("__syncthreads();")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
+        self.depth -= 1
+        self.line("}")
 
     op_atomic_cas = op_atomic
 

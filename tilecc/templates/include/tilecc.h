@@ -423,6 +423,31 @@ TC_DEVICE T shfl_xor(T v, int mask) {
   }
 }
 
+// The value held by lane `src` of this warp (every lane takes part), for any type of 1,
+// 2, 4 or 8 bytes.
+template <typename T>
+TC_DEVICE T shfl(T v, int src) {
+  if constexpr (sizeof(T) == 8) {
+    long long bits = bitcast<long long>(v);
+#ifdef TC_HIP
+    bits = __shfl(bits, src);
+#else
+    bits = __shfl_sync(0xffffffffu, bits, src);
+#endif
+    return bitcast<T>(bits);
+  } else {
+    union { T t; int i; } u;
+    u.i = 0;
+    u.t = v;
+#ifdef TC_HIP
+    u.i = __shfl(u.i, src);
+#else
+    u.i = __shfl_sync(0xffffffffu, u.i, src);
+#endif
+    return u.t;
+  }
+}
+
 // ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
 
 // A dot operand tile lives in shared memory as rows of 16-byte chunks.  Chunk c of row r is
@@ -548,86 +573,139 @@ TC_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(P
 #endif
 
 // ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------
+//
+// Device-wide atomics serve scope="gpu" and scope="cta" (stronger than asked); scope="sys"
+// (the host and peer devices too) takes the _system forms and system-wide fences.
+enum Scope { kGpu, kSystem };
 
-template <typename T> TC_DEVICE T atomic_add(T* p, T v) { return atomicAdd(p, v); }
-TC_DEVICE long long atomic_add(long long* p, long long v) {
-  return static_cast<long long>(atomicAdd(reinterpret_cast<unsigned long long*>(p),
-                                          static_cast<unsigned long long>(v)));
+// The hardware operations, device- or system-wide, on the types both CUDA and HIP declare
+// them for (int, unsigned, unsigned long long; add, exchange and cas also float, double).
+#define TC_NATIVE(NAME)                                                                       \
+  template <Scope SC, typename T> TC_DEVICE T native_##NAME(T* p, T v) {                      \
+    if constexpr (SC == kSystem) return NAME##_system(p, v);                                  \
+    else return NAME(p, v);                                                                   \
+  }
+TC_NATIVE(atomicAdd)
+TC_NATIVE(atomicAnd)
+TC_NATIVE(atomicOr)
+TC_NATIVE(atomicXor)
+TC_NATIVE(atomicExch)
+TC_NATIVE(atomicMax)
+TC_NATIVE(atomicMin)
+#undef TC_NATIVE
+template <Scope SC, typename T> TC_DEVICE T native_atomicCAS(T* p, T cmp, T v) {
+  if constexpr (SC == kSystem) return atomicCAS_system(p, cmp, v);
+  else return atomicCAS(p, cmp, v);
 }
 
-template <typename T> TC_DEVICE T atomic_and(T* p, T v) { return atomicAnd(p, v); }
-template <typename T> TC_DEVICE T atomic_or(T* p, T v) { return atomicOr(p, v); }
-template <typename T> TC_DEVICE T atomic_xor(T* p, T v) { return atomicXor(p, v); }
-#define TC_SIGNED64_BITWISE(NAME, FN)                                                         \
-  TC_DEVICE long long NAME(long long* p, long long v) {                                       \
-    return static_cast<long long>(FN(reinterpret_cast<unsigned long long*>(p),                \
-                                     static_cast<unsigned long long>(v)));                    \
-  }
-TC_SIGNED64_BITWISE(atomic_and, atomicAnd)
-TC_SIGNED64_BITWISE(atomic_or, atomicOr)
-TC_SIGNED64_BITWISE(atomic_xor, atomicXor)
-#undef TC_SIGNED64_BITWISE
+// A signed 64-bit operation through the unsigned one (two's complement: the same bits).
+template <typename T> TC_DEVICE unsigned long long* as_u64(T* p) {
+  return reinterpret_cast<unsigned long long*>(p);
+}
 
-template <typename T> TC_DEVICE T atomic_cas(T* p, T cmp, T v) {
+template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
+  if constexpr (is_same<T, long long>::value) {
+    return static_cast<long long>(
+        native_atomicAdd<SC>(as_u64(p), static_cast<unsigned long long>(v)));
+  } else {
+    return native_atomicAdd<SC>(p, v);
+  }
+}
+
+#define TC_BITWISE(NAME, NATIVE)                                                              \
+  template <Scope SC = kGpu, typename T> TC_DEVICE T NAME(T* p, T v) {                        \
+    if constexpr (is_same<T, long long>::value) {                                             \
+      return static_cast<long long>(NATIVE<SC>(as_u64(p), static_cast<unsigned long long>(v))); \
+    } else {                                                                                  \
+      return NATIVE<SC>(p, v);                                                                \
+    }                                                                                         \
+  }
+TC_BITWISE(atomic_and, native_atomicAnd)
+TC_BITWISE(atomic_or, native_atomicOr)
+TC_BITWISE(atomic_xor, native_atomicXor)
+#undef TC_BITWISE
+
+template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_cas(T* p, T cmp, T v) {
   if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
                 is_same<T, unsigned long long>::value) {
-    return atomicCAS(p, cmp, v);
+    return native_atomicCAS<SC>(p, cmp, v);
   } else if constexpr (sizeof(T) == 4) {
-    return bitcast<T>(atomicCAS(reinterpret_cast<unsigned int*>(p), bitcast<unsigned int>(cmp),
-                                bitcast<unsigned int>(v)));
+    return bitcast<T>(native_atomicCAS<SC>(reinterpret_cast<unsigned int*>(p),
+                                           bitcast<unsigned int>(cmp), bitcast<unsigned int>(v)));
   } else {
-    return bitcast<T>(atomicCAS(reinterpret_cast<unsigned long long*>(p),
-                                bitcast<unsigned long long>(cmp),
-                                bitcast<unsigned long long>(v)));
+    return bitcast<T>(native_atomicCAS<SC>(as_u64(p), bitcast<unsigned long long>(cmp),
+                                           bitcast<unsigned long long>(v)));
   }
 }
 
-template <typename T> TC_DEVICE T atomic_xchg(T* p, T v) {
+template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_xchg(T* p, T v) {
   if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
                 is_same<T, unsigned long long>::value || is_same<T, float>::value) {
-    return atomicExch(p, v);
+    return native_atomicExch<SC>(p, v);
   } else {
-    return bitcast<T>(atomicExch(reinterpret_cast<unsigned long long*>(p),
-                                 bitcast<unsigned long long>(v)));
+    return bitcast<T>(native_atomicExch<SC>(as_u64(p), bitcast<unsigned long long>(v)));
   }
 }
 
-// max / min: native for integers; a compare-and-swap loop for floats (NaN-ignoring, like
-// tl.maximum).
-template <typename T> TC_DEVICE T atomic_max(T* p, T v) {
+// Signed 64-bit max / min: native on CUDA; HIP (ROCm 5) declares only the unsigned forms,
+// so a compare-and-swap loop there.
+template <Scope SC, bool LARGEST> TC_DEVICE long long extreme_s64(long long* p, long long v) {
+#ifdef TC_HIP
+  long long old = *reinterpret_cast<volatile long long*>(p);
+  while (LARGEST ? old < v : old > v) {
+    const long long seen = static_cast<long long>(native_atomicCAS<SC>(
+        as_u64(p), static_cast<unsigned long long>(old), static_cast<unsigned long long>(v)));
+    if (seen == old) break;
+    old = seen;
+  }
+  return old;
+#else
+  if constexpr (LARGEST) return native_atomicMax<SC>(p, v);
+  else return native_atomicMin<SC>(p, v);
+#endif
+}
+
+// max / min: native for integers.  Floats as Triton computes them, on their bit patterns:
+// a value whose sign bit is clear by a signed integer max (min), one whose sign bit is
+// set by an unsigned integer min (max).  That is the order -NaN < -inf < .. < -0.0 < +0.0
+// < .. < +inf < +NaN: -0.0 and +0.0 are told apart, and a NaN is kept or written by
+// its sign.
+template <typename T> struct float_bits;
+template <> struct float_bits<float> { using s = int; using u = unsigned int; };
+template <> struct float_bits<double> { using s = long long; using u = unsigned long long; };
+
+template <Scope SC, bool LARGEST, typename T> TC_DEVICE T extreme(T* p, T v) {
   if constexpr (is_float<T>::value) {
-    T old = *p;
-    while (!(old >= v)) {
-      T seen = atomic_cas(p, old, fmax(old, v));
-      if (bitcast<long long>(static_cast<double>(seen)) ==
-          bitcast<long long>(static_cast<double>(old))) break;
-      old = seen;
+    using S = typename float_bits<T>::s;
+    using U = typename float_bits<T>::u;
+    if (bitcast<S>(v) >= 0) {
+      return bitcast<T>(extreme<SC, LARGEST>(reinterpret_cast<S*>(p), bitcast<S>(v)));
     }
-    return old;
-  } else if constexpr (is_same<T, long long>::value || is_same<T, unsigned long long>::value ||
-                       sizeof(T) == 4) {
-    return atomicMax(p, v);
+    return bitcast<T>(extreme<SC, !LARGEST>(reinterpret_cast<U*>(p), bitcast<U>(v)));
+  } else if constexpr (is_same<T, long long>::value) {
+    return extreme_s64<SC, LARGEST>(p, v);
+  } else if constexpr (LARGEST) {
+    return native_atomicMax<SC>(p, v);
+  } else {
+    return native_atomicMin<SC>(p, v);
   }
 }
-template <typename T> TC_DEVICE T atomic_min(T* p, T v) {
-  if constexpr (is_float<T>::value) {
-    T old = *p;
-    while (!(old <= v)) {
-      T seen = atomic_cas(p, old, fmin(old, v));
-      if (bitcast<long long>(static_cast<double>(seen)) ==
-          bitcast<long long>(static_cast<double>(old))) break;
-      old = seen;
-    }
-    return old;
-  } else {
-    return atomicMin(p, v);
-  }
+template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_max(T* p, T v) {
+  return extreme<SC, true>(p, v);
+}
+template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_min(T* p, T v) {
+  return extreme<SC, false>(p, v);
 }
 
 // Triton's memory orders around a relaxed hardware atomic: fences on the sides that the
 // order asks for (a fence is at least as strong as the ordering required).
-TC_DEVICE void fence_before(bool release) { if (release) __threadfence(); }
-TC_DEVICE void fence_after(bool acquire) { if (acquire) __threadfence(); }
+template <Scope SC = kGpu> TC_DEVICE void fence(bool wanted) {
+  if (!wanted) return;
+  if constexpr (SC == kSystem) __threadfence_system();
+  else __threadfence();
+}
+template <Scope SC = kGpu> TC_DEVICE void fence_before(bool release) { fence<SC>(release); }
+template <Scope SC = kGpu> TC_DEVICE void fence_after(bool acquire) { fence<SC>(acquire); }
 
 // Layouts are generated per kernel (a struct per block placement, with each register's
 // coordinates): see the kernel's header comment.

@@ -204,6 +204,60 @@ class Placement:
                 conds.append(f"{' + '.join(base_e)} < {self.full[e]}")
         return " && ".join(conds) or "true"
 
+    # --- copies: where one element is held more than once ------------------------------
+    # An axis shorter than its tile is held several times: by several registers of a
+    # thread (shorter than `spt`), several lanes or several warps.  Sizes are powers of
+    # two, so the copy that owns an element is found by clearing bits: the owning register
+    # is `r & reg_owner_mask`, the owning lane `lane & lane_owner_mask` (`owner()` says
+    # which thread), and the owner's position along each axis is below the axis' size.
+    @property
+    def reg_owner_mask(self) -> int:
+        """Register r's element is owned by register `r & reg_owner_mask` of the thread."""
+        mask = 0
+        for e in self.kept:
+            mask |= (min(self.reg_sizes[e], self.full[e]) - 1) * self.rstride(e)
+        return mask
+
+    @property
+    def lane_owner_mask(self) -> int:
+        """Within a warp, the lane `lane & lane_owner_mask` holds the owning copy."""
+        mask = 0
+        for e in range(len(self.full)):
+            mask |= (self.unique_lanes(e) - 1) * self.lstride(e)
+        return mask
+
+    @property
+    def replicated_registers(self) -> bool:
+        return self.reg_owner_mask != self.regs - 1
+
+    @property
+    def replicated_lanes(self) -> bool:
+        b = self.base
+        return any(self.unique_lanes(e) < b.tpw[e] for e in range(len(self.full)))
+
+    @property
+    def replicated_warps(self) -> bool:
+        b = self.base
+        return any(self.unique_warps(e) < b.wpc[e] for e in range(len(self.full)))
+
+    @property
+    def replicated(self) -> bool:
+        return self.replicated_registers or self.replicated_lanes or self.replicated_warps
+
+    def owns(self, thread: int, r: int, warp_size: int) -> bool:
+        """Python definition of the owning copy (tests check the C expressions by it)."""
+        lane, warp = thread % warp_size, thread // warp_size
+        b = self.base
+        for e in range(len(self.full)):
+            r_e = (r // self.rstride(e)) % self.reg_sizes[e] if e in self.kept else 0
+            lane_e = (lane // self.lstride(e)) % b.tpw[e]
+            warp_e = (warp // self.wstride(e)) % b.wpc[e]
+            u = ((r_e // b.spt[e]) * self.tile(e) + warp_e * b.spt[e] * b.tpw[e]
+                 + lane_e * b.spt[e] + r_e % b.spt[e])
+            if u >= self.full[e]:
+                return False
+        return True
+
     def describe(self) -> str:
         b = self.base
         dims = " x ".join(map(str, self.shape)) or "scalar"

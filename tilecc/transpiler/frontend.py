@@ -206,8 +206,14 @@ def _attribute_of_ref(base: Any, attr: str) -> Any:
 
 def _globals_of(fn: Callable) -> dict[str, Any]:
     g = dict(fn.__globals__)
-    if fn.__closure__:
-        g.update(inspect.getclosurevars(fn).nonlocals)
+    # A closure's cells, read one by one: a cell the enclosing function has not assigned yet
+    # (a name defined further down a test body) is empty, and inspect.getclosurevars raises
+    # "Cell is empty" on it; such a name is simply not visible to the kernel.
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            g[name] = cell.cell_contents
+        except ValueError:
+            pass
     return g
 
 

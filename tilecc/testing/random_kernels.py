@@ -1,0 +1,919 @@
+"""Random valid kernels, for differential testing: each `Program` is the *source text* of a
+kernel (element-wise expressions over every integer and float dtype, Python literals,
+broadcasting, masked loads, casts, reductions, scans, atomics, small `tl.dot`s) together
+with its expected outputs computed by an independent NumPy evaluation of the same
+expression tree, with Triton's typing rules written out here (not taken from tilecc).
+
+    prog = generate(seed)            # deterministic in the seed
+    kernel = prog.load(tmpdir)       # writes prog.source to a .py file and imports it
+    args = prog.make_args()
+    kernel.interpret[prog.grid](*args)
+    prog.check(args)                 # raises Mismatch-like AssertionError with the source
+
+`expected` is None where the program computes something Triton leaves undefined (signed
+32/64-bit overflow, a division by zero, an out-of-range shift or float-to-int conversion,
+NaN into min/max); such programs still must compile and run, only their values are not
+compared.  tests/test_random_kernels.py runs a few hundred in CI;
+scripts/gpu/random_kernels.py runs thousands on a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Program", "generate", "Undefined", "FEATURES"]
+
+FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot")
+
+
+class Undefined(Exception):
+    """The program computes something whose value Triton leaves undefined."""
+
+
+# --- dtypes and Triton's promotion rules ---------------------------------------------------
+
+@dataclass(frozen=True)
+class DT:
+    name: str      # tl name: "int32", "float16", ...
+    kind: str      # "bool", "int", "uint", "float"
+    bits: int
+    np: Any
+    sig: str       # signature spelling: "i32", "fp16"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+
+def _dt(name, kind, bits, npd, sig):
+    return DT(name, kind, bits, np.dtype(npd), sig)
+
+
+DTYPES = {d.name: d for d in [
+    _dt("int1", "bool", 1, np.bool_, "i1"),
+    _dt("int8", "int", 8, np.int8, "i8"), _dt("int16", "int", 16, np.int16, "i16"),
+    _dt("int32", "int", 32, np.int32, "i32"), _dt("int64", "int", 64, np.int64, "i64"),
+    _dt("uint8", "uint", 8, np.uint8, "u8"), _dt("uint16", "uint", 16, np.uint16, "u16"),
+    _dt("uint32", "uint", 32, np.uint32, "u32"), _dt("uint64", "uint", 64, np.uint64, "u64"),
+    _dt("float16", "float", 16, np.float16, "fp16"),
+    _dt("float32", "float", 32, np.float32, "fp32"),
+    _dt("float64", "float", 64, np.float64, "fp64"),
+]}
+try:  # bfloat16 where NumPy can hold it (ml_dtypes ships with tilecc's test dependencies)
+    import ml_dtypes
+
+    DTYPES["bfloat16"] = _dt("bfloat16", "float", 16, ml_dtypes.bfloat16, "bf16")
+except ImportError:  # pragma: no cover
+    pass
+D = DTYPES
+LOADABLE = [n for n in DTYPES if n != "int1"]
+_KIND_RANK = {"bool": 0, "uint": 1, "int": 1, "float": 2}  # Triton's kind(): literals of a
+# lower or equal kind do not take part in promotion
+
+
+def integer_promote(a: DT, b: DT) -> DT:
+    if a.kind == b.kind or "bool" in (a.kind, b.kind):
+        return a if a.bits > b.bits else b
+    if a.kind == "uint":
+        return a if a.bits >= b.bits else b
+    return b if b.bits >= a.bits else a
+
+
+def computation_type(a: DT, a_lit: bool, b: DT, b_lit: bool, div_or_mod: bool) -> DT:
+    """Triton 3.6 semantic.computation_type_impl."""
+    if a_lit != b_lit:
+        lit, ten = (a, b) if a_lit else (b, a)
+        if _KIND_RANK[lit.kind] <= _KIND_RANK[ten.kind]:
+            if div_or_mod and ten.name in ("float16", "bfloat16"):
+                return D["float32"]
+            return ten
+    names = (a.name, b.name)
+    if "float64" in names:
+        return D["float64"]
+    if "float32" in names:
+        return D["float32"]
+    if "float16" in names:
+        return D["float32"] if div_or_mod else D["float16"]
+    if "bfloat16" in names:
+        if div_or_mod or names != ("bfloat16", "bfloat16"):
+            return D["float32"]
+        return D["bfloat16"]
+    if div_or_mod and a.kind != b.kind and "bool" not in (a.kind, b.kind):
+        raise TypeError("mixed signedness in / or %")
+    return integer_promote(a, b)
+
+
+def literal_type(v) -> DT:
+    if isinstance(v, bool):
+        return D["int1"]
+    if isinstance(v, int):
+        return D["int32"] if -2**31 <= v < 2**31 else D["int64"]
+    return D["float32"]
+
+
+# --- expression nodes ------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    text: str
+    dt: DT
+    ev: Callable[[dict], Any]  # the NumPy value for one program
+    shape: str = "full"        # "full", "row" ([M, 1]), "col" ([1, N]), "scalar"
+    literal: bool = False      # a Python number (takes part in promotion as a literal)
+    exact: bool = True         # the same bits on every correct implementation
+
+
+def _as(v, dt: DT):
+    return np.asarray(v).astype(dt.np)
+
+
+def _check_int_range(exact_values, dt: DT, what: str):
+    """Signed 32/64-bit overflow is undefined in the generated C."""
+    if dt.kind == "int" and dt.bits >= 32:
+        info = np.iinfo(dt.np)
+        arr = np.asarray(exact_values, dtype=object)
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise Undefined(f"{dt.name} overflow in {what}")
+
+
+def _wrap(exact_values, dt: DT):
+    """Python ints wrapped to dt's width (two's complement)."""
+    bits = dt.bits
+    mask = (1 << bits) - 1
+    f = np.frompyfunc(lambda v: v & mask if dt.kind == "uint"
+                      else ((v & mask) ^ (1 << (bits - 1))) - (1 << (bits - 1)), 1, 1)
+    return np.asarray(f(np.asarray(exact_values, dtype=object)), dtype=object).astype(dt.np)
+
+
+def _ints(v):
+    return np.asarray(v).astype(object)
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _trunc_mod(a, b):
+    return a - b * _trunc_div(a, b)
+
+
+_VTRUNC_DIV = np.frompyfunc(_trunc_div, 2, 1)
+_VTRUNC_MOD = np.frompyfunc(_trunc_mod, 2, 1)
+
+
+def cast_value(v, src: DT, dst: DT):
+    """tl `.to(dst)` of NumPy values v of dtype src."""
+    v = np.asarray(v)
+    if dst.kind == "bool":
+        return v != 0
+    if src.is_float and dst.is_int:
+        f = v.astype(np.float64)
+        if np.isnan(f).any():
+            raise Undefined("NaN converted to an integer")
+        t = np.trunc(f)
+        info = np.iinfo(dst.np)
+        if t.size and (t.min() < info.min or t.max() > info.max):
+            raise Undefined("out-of-range float converted to an integer")
+        return t.astype(dst.np)
+    if src.is_int and dst.is_int:
+        return _wrap(_ints(v).astype(object) if v.dtype != object else v, dst) \
+            if v.dtype.kind != "b" else v.astype(dst.np)
+    if src.name == "bfloat16" or dst.name == "bfloat16":
+        return v.astype(np.float32).astype(dst.np) if src.is_float or src.bits <= 16 \
+            else v.astype(np.float64).astype(np.float32).astype(dst.np)
+    return v.astype(dst.np)
+
+
+class Gen:
+    """Builds one program's expression trees; `rng` decides everything."""
+
+    def __init__(self, rng: random.Random, rank: int):
+        self.rng = rng
+        self.rank = rank
+        self.loads: list[tuple[str, DT, str, Any]] = []  # (param, dtype, shape, other)
+        self.scalars: list[tuple[str, DT, int]] = []
+        self.stmts: list[str] = []
+        self.names = 0
+
+    # leaves
+    def load(self, shape: str) -> Node:
+        rng = self.rng
+        dt = D[rng.choice(LOADABLE)]
+        i = len(self.loads)
+        other = rng.choice([0, 1, 2, -1] if dt.kind != "uint" else [0, 1, 3])
+        other = float(other) if dt.is_float and rng.random() < 0.5 else other
+        param = f"in{i}_ptr"
+        self.loads.append((param, dt, shape, other))
+        var = f"x{i}"
+        if shape == "full":
+            self.stmts.append(f"{var} = tl.load({param} + offs, mask=mask, other={other!r})")
+        elif shape == "row":  # one value per row, broadcast along the columns
+            self.stmts.append(f"{var} = tl.load({param} + pid * M + rm, mask=rm < rows, "
+                              f"other={other!r})[:, None]")
+        elif shape == "col":
+            self.stmts.append(f"{var} = tl.load({param} + rn)[None, :]")
+        else:
+            self.stmts.append(f"{var} = tl.load({param} + pid)")
+
+        def ev(env, param=param, dt=dt, shape=shape, other=other):
+            return env["loads"][param]
+        return Node(var, dt, ev, shape)
+
+    def scalar_arg(self) -> Node:
+        i = len(self.scalars)
+        dt = D["int32"]  # a runtime int is i32 unless its value needs 64 bits
+        value = self.rng.choice([2, 3, 5, 7, -3, 100, -100])
+        name = f"s{i}"
+        self.scalars.append((name, dt, value))
+        return Node(name, dt, lambda env, v=value, dt=dt: dt.np.type(v), "scalar")
+
+    def literal(self, want_float: bool | None = None) -> Node:
+        rng = self.rng
+        if want_float if want_float is not None else rng.random() < 0.4:
+            v = rng.choice([0.5, 1.5, 2.0, -0.25, 3.0, 0.0])
+        else:
+            v = rng.choice([0, 1, 2, 3, 5, 7, 100])
+        return Node(repr(v), literal_type(v), lambda env, v=v: v, "scalar", literal=True)
+
+    def leaf(self) -> Node:
+        r = self.rng.random()
+        if r < 0.55:
+            return self.load("full")
+        if r < 0.7 and self.rank == 2:
+            return self.load(self.rng.choice(["row", "col"]))
+        if r < 0.8:
+            return self.scalar_arg() if self.rng.random() < 0.5 else self.load("scalar")
+        return self.literal()
+
+    # composite
+    def expr(self, depth: int) -> Node:
+        if depth <= 0:
+            return self.leaf()
+        r = self.rng.random()
+        if r < 0.4:
+            node = self.binary(depth)
+        elif r < 0.5:
+            node = self.compare_where(depth)
+        elif r < 0.62:
+            node = self.cast(depth)
+        elif r < 0.72:
+            node = self.minmax(depth)
+        elif r < 0.84:
+            node = self.math(depth)
+        elif r < 0.9:
+            node = self.unary(depth)
+        else:
+            node = self.leaf()
+        if not node.literal and node.shape != "scalar" and self.rng.random() < 0.3:
+            self.names += 1
+            name = f"t{self.names}"
+            self.stmts.append(f"{name} = {node.text}")
+            node = Node(name, node.dt, node.ev, node.shape, node.literal, node.exact)
+        return node
+
+    def _shape(self, *nodes: Node) -> str:
+        shapes = {n.shape for n in nodes} - {"scalar"}
+        if not shapes:
+            return "scalar"
+        if len(shapes) == 1:
+            return shapes.pop()
+        return "full"
+
+    def _not_literal(self, depth: int) -> Node:
+        for _ in range(20):
+            n = self.expr(depth)
+            if not n.literal:
+                return n
+        return self.load("full")
+
+    def binary(self, depth: int) -> Node:
+        rng = self.rng
+        a = self.expr(depth - 1)
+        b = self.expr(depth - 1) if not a.literal else self._not_literal(depth - 1)
+        if rng.random() < 0.5:
+            a, b = b, a
+        ops = ["+", "-", "*"]
+        if a.dt.is_float or b.dt.is_float:
+            ops += ["/"]
+        else:
+            ops += ["/", "//", "%", "&", "|", "^", "<<", ">>"]
+        op = rng.choice(ops)
+        div_or_mod = op in ("/", "//", "%")
+        try:
+            ct = computation_type(a.dt, a.literal, b.dt, b.literal, div_or_mod)
+        except TypeError:
+            op, div_or_mod = "+", False
+            ct = computation_type(a.dt, a.literal, b.dt, b.literal, False)
+        if ct.kind == "bool" and op not in ("&", "|", "^"):
+            return a if not a.literal else b
+        if ct.kind == "uint" and ((a.literal and a.ev({}) < 0) or (b.literal and b.ev({}) < 0)):
+            op = "+"
+        out = D["float32"] if op == "/" and ct.is_int else ct
+        exact = a.exact and b.exact and not out.is_float
+        text = f"({a.text} {op} {b.text})"
+
+        def ev(env, a=a, b=b, ct=ct, op=op, out=out):
+            x, y = a.ev(env), b.ev(env)
+            x = np.asarray(x).astype(ct.np) if not a.literal else ct.np.type(x)
+            y = np.asarray(y).astype(ct.np) if not b.literal else ct.np.type(y)
+            x, y = np.asarray(x), np.asarray(y)
+            if op == "/":
+                if ct.is_int:
+                    x, y = x.astype(np.float32), y.astype(np.float32)
+                return np.asarray(x / y).astype(out.np)
+            if ct.is_float:
+                return np.asarray({"+": np.add, "-": np.subtract, "*": np.multiply}[op](x, y)
+                                  ).astype(ct.np)
+            xi, yi = _ints(x), _ints(y)
+            if op in ("//", "%"):
+                if (yi == 0).any():
+                    raise Undefined("integer division by zero")
+                exact_v = (_VTRUNC_DIV if op == "//" else _VTRUNC_MOD)(*np.broadcast_arrays(xi, yi))
+                _check_int_range(exact_v, ct, op)
+                return _wrap(exact_v, ct)
+            if op in ("<<", ">>"):
+                if ((yi < 0) | (yi >= ct.bits)).any():
+                    raise Undefined("shift amount out of range")
+                if op == "<<":
+                    return _wrap(np.frompyfunc(lambda p, q: p << q, 2, 1)(xi, yi), ct)
+                return _wrap(np.frompyfunc(lambda p, q: p >> q, 2, 1)(xi, yi), ct)
+            fn = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
+                  "&": lambda p, q: p & q, "|": lambda p, q: p | q, "^": lambda p, q: p ^ q}[op]
+            exact_v = np.frompyfunc(fn, 2, 1)(xi, yi)
+            _check_int_range(exact_v, ct, op)
+            return _wrap(exact_v, ct) if ct.kind != "bool" else np.asarray(exact_v).astype(bool)
+        return Node(text, out, ev, self._shape(a, b), exact=exact)
+
+    def compare_where(self, depth: int) -> Node:
+        rng = self.rng
+        # comparisons only of exact values: a value within rounding of the other may compare
+        # either way on two correct implementations
+        for _ in range(10):
+            a = self._not_literal(depth - 1)
+            if a.exact:
+                break
+        else:
+            a = self.load("full")
+        b = self.literal(want_float=a.dt.is_float) if rng.random() < 0.5 else self.load("full")
+        if a.dt.kind == "uint" and b.literal and b.ev({}) < 0:
+            b = self.literal(False)
+        op = rng.choice(["<", "<=", ">", ">=", "==", "!="])
+        ct = computation_type(a.dt, False, b.dt, b.literal, False)
+
+        def cond_ev(env, a=a, b=b, ct=ct, op=op):
+            x = np.asarray(a.ev(env)).astype(ct.np)
+            y = b.ev(env)
+            y = ct.np.type(y) if b.literal else np.asarray(y).astype(ct.np)
+            return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                    "==": np.equal, "!=": np.not_equal}[op](x, y)
+        cond = Node(f"({a.text} {op} {b.text})", D["int1"], cond_ev, self._shape(a, b))
+        if rng.random() < 0.3:  # the int1 itself, widened
+            return Node(f"{cond.text}.to(tl.int32)", D["int32"],
+                        lambda env, c=cond: np.asarray(c.ev(env)).astype(np.int32), cond.shape)
+        x = self.expr(depth - 1)
+        y = self.expr(depth - 1)
+        # tl.where promotes its two values like arithmetic does
+        rt = computation_type(x.dt, x.literal, y.dt, y.literal, False)
+        if x.literal and y.literal:
+            rt = literal_type(x.ev({}) if x.dt.is_float else y.ev({}))
+        if rt.kind == "uint" and any(n.literal and n.ev({}) < 0 for n in (x, y)):
+            y = self.load("full")
+            rt = computation_type(x.dt, x.literal, y.dt, False, False)
+
+        def ev(env, cond=cond, x=x, y=y, rt=rt):
+            return np.where(cond.ev(env), np.asarray(x.ev(env)).astype(rt.np),
+                            np.asarray(y.ev(env)).astype(rt.np)).astype(rt.np)
+        return Node(f"tl.where({cond.text}, {x.text}, {y.text})", rt, ev,
+                    self._shape(cond, x, y), exact=x.exact and y.exact)
+
+    def cast(self, depth: int) -> Node:
+        a = self._not_literal(depth - 1)
+        dst = D[self.rng.choice(LOADABLE)]
+        if a.dt.is_float and dst.is_int and not a.exact:
+            dst = D[self.rng.choice(["float16", "float32", "float64"])]
+
+        def ev(env, a=a, dst=dst):
+            return cast_value(a.ev(env), a.dt, dst)
+        exact = a.exact and not (dst.is_float and a.dt.bits > dst.bits and False)
+        return Node(f"{a.text}.to(tl.{dst.name})", dst, ev, a.shape, exact=exact)
+
+    def minmax(self, depth: int) -> Node:
+        a = self._not_literal(depth - 1)
+        b = self.expr(depth - 1)
+        if a.dt.kind == "uint" and b.literal and b.ev({}) < 0:
+            b = self.literal(False)
+        fn = self.rng.choice(["maximum", "minimum"])
+        ct = computation_type(a.dt, False, b.dt, b.literal, False)
+
+        def ev(env, a=a, b=b, ct=ct, fn=fn):
+            x = np.asarray(a.ev(env)).astype(ct.np)
+            y = np.asarray(b.ev(env)).astype(ct.np)
+            if ct.is_float and (np.isnan(x).any() or np.isnan(y).any()):
+                raise Undefined("NaN into tl.minimum/maximum")
+            return getattr(np, fn)(x, y).astype(ct.np)
+        return Node(f"tl.{fn}({a.text}, {b.text})", ct, ev, self._shape(a, b),
+                    exact=a.exact and b.exact)
+
+    def math(self, depth: int) -> Node:
+        a = self._not_literal(depth - 1)
+        fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "abs", "exp2", "floor"])
+        if a.dt.is_int and fn != "abs":
+            a = Node(f"{a.text}.to(tl.float32)", D["float32"],
+                     lambda env, a=a: cast_value(a.ev(env), a.dt, D["float32"]), a.shape,
+                     exact=a.exact)
+        if fn in ("log", "sqrt"):  # on a safe domain: no NaN
+            inner = f"(tl.abs({a.text}) + 1)"
+        elif fn in ("exp", "exp2"):  # and no overflow
+            inner = f"tl.minimum({a.text}, 8)"
+        else:
+            inner = a.text
+        out = a.dt
+        if fn != "abs" and out.bits == 16:  # math on 16-bit floats computes in float32
+            pass
+
+        def ev(env, a=a, fn=fn, out=out):
+            x = np.asarray(a.ev(env))
+            if fn == "abs":
+                if out.is_int:
+                    return np.abs(x).astype(out.np)  # wraps INT_MIN like the hardware
+                return np.abs(x)
+            f = x.astype(np.float64 if out.name == "float64" else np.float32)
+            if fn in ("log", "sqrt"):
+                f = np.abs(f) + f.dtype.type(1) if out.bits != 16 else \
+                    (np.abs(x) + out.np.type(1)).astype(np.float32)
+            elif fn in ("exp", "exp2"):
+                f = np.minimum(f, 8)
+            r = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+                 "exp2": np.exp2, "floor": np.floor}[fn](f)
+            return r.astype(out.np)
+        exact = a.exact and fn in ("abs", "floor")
+        return Node(f"tl.{fn}({inner})", out, ev, a.shape, exact=exact)
+
+    def unary(self, depth: int) -> Node:
+        a = self._not_literal(depth - 1)
+        if a.dt.is_int and a.dt.kind != "bool" and self.rng.random() < 0.5:
+            def ev(env, a=a):
+                return _wrap(np.frompyfunc(lambda p: ~p, 1, 1)(_ints(a.ev(env))), a.dt)
+            return Node(f"(~{a.text})", a.dt, ev, a.shape, exact=a.exact)
+        if a.dt.kind == "bool":
+            return a
+
+        def ev(env, a=a):
+            x = a.ev(env)
+            if a.dt.is_float:
+                return -np.asarray(x)
+            v = np.frompyfunc(lambda p: -p, 1, 1)(_ints(x))
+            _check_int_range(v, a.dt, "negation")
+            return _wrap(v, a.dt)
+        return Node(f"(-{a.text})", a.dt, ev, a.shape, exact=a.exact)
+
+
+# --- whole programs --------------------------------------------------------------------------
+
+_RTOL = {"float16": 3e-2, "bfloat16": 8e-2, "float32": 3e-4, "float64": 1e-9}
+_SUM_TO = {"int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32",
+           "int1": "int32", "bfloat16": "float32"}
+_COMBINES = '''
+
+@tilecc.jit
+def max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@tilecc.jit
+def add_combine(a, b):
+    return a + b
+'''
+
+
+@dataclass
+class Output:
+    param: str
+    dt: DT
+    size: int
+    exact: bool
+    init: str = "junk"  # or "zeros": the atomics' target starts known
+
+
+@dataclass
+class Program:
+    seed: int
+    feature: str
+    source: str
+    name: str
+    params: list[tuple[str, Any]]          # (name, "array"/int) in order
+    arrays: dict[str, tuple[DT, int]]       # input arrays: dtype, size
+    outputs: list[Output]
+    constexprs: dict[str, int]
+    grid: tuple[int, ...]
+    num_warps: int
+    rtol: float
+    reference: Callable[[dict], dict] = field(repr=False)
+    scalars: dict[str, int] = field(default_factory=dict)
+
+    # --- running it ---
+    def load(self, directory: str):
+        """Write the source to `directory/<name>.py`, import it, return the @jit kernel."""
+        path = os.path.join(directory, f"{self.name}.py")
+        with open(path, "w") as f:
+            f.write(self.source)
+        spec = importlib.util.spec_from_file_location(self.name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, self.name)
+
+    def signature(self) -> str:
+        parts = []
+        for name, kind in self.params:
+            if kind == "array":
+                dt = self.arrays[name][0] if name in self.arrays else \
+                    next(o.dt for o in self.outputs if o.param == name)
+                parts.append(f"*{dt.sig}")
+            elif kind == "constexpr":
+                parts.append(str(self.constexprs[name]))
+            else:
+                parts.append(kind)
+        return ",".join(parts)
+
+    def inputs(self) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        out = {}
+        for name, (dt, size) in self.arrays.items():
+            out[name] = _random_array(rng, dt, size)
+        for o in self.outputs:
+            if o.init == "zeros":
+                out[o.param] = _random_array(rng, o.dt, o.size)
+        return out
+
+    def make_args(self, inputs: dict[str, np.ndarray] | None = None) -> list:
+        """The launch's positional arguments (NumPy arrays, fresh copies; outputs filled
+        with junk), constexprs included."""
+        inputs = self.inputs() if inputs is None else inputs
+        args = []
+        for name, kind in self.params:
+            if kind == "array":
+                if name in inputs:
+                    args.append(inputs[name].copy())
+                else:
+                    o = next(o for o in self.outputs if o.param == name)
+                    args.append(np.full(o.size, 77, dtype=o.dt.np))
+            elif kind == "constexpr":
+                args.append(self.constexprs[name])
+            else:
+                args.append(self.scalars[name])
+        return args
+
+    def expected(self) -> dict[str, np.ndarray] | None:
+        """The outputs by parameter name, or None where the program's values are undefined."""
+        try:
+            with np.errstate(all="ignore"):
+                return self.reference(self.inputs())
+        except Undefined:
+            return None
+
+    def compare(self, args: list, expected: dict[str, np.ndarray], what: str) -> str | None:
+        """None if `args` (after a launch) hold the expected outputs, else a description."""
+        by_name = {name: a for (name, _), a in zip(self.params, args)}
+        for o in self.outputs:
+            problem = compare_output(np.asarray(by_name[o.param]), expected[o.param], o,
+                                     self.rtol)
+            if problem:
+                return f"{what}: output {o.param} ({o.dt.name}): {problem}"
+        return None
+
+
+def compare_output(got: np.ndarray, expected: tuple[np.ndarray, np.ndarray], o: Output,
+                   rtol: float) -> str | None:
+    """`expected` is (values, written): elements no program writes are not compared."""
+    exp, valid = expected
+    g, e = got[valid], exp[valid]
+    if o.dt.is_float and not o.exact:
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        both_nan = np.isnan(g64) & np.isnan(e64)
+        same_inf = np.isinf(e64) & (g64 == e64)
+        finite = np.isfinite(e64)
+        scale = max(1.0, float(np.abs(e64[finite]).max())) if finite.any() else 1.0
+        ok = both_nan | same_inf | (np.abs(g64 - e64) <= rtol * (np.abs(e64) + scale))
+    elif o.dt.is_float:
+        ok = (g.astype(np.float64) == e.astype(np.float64)) | (np.isnan(g.astype(np.float64))
+                                                              & np.isnan(e.astype(np.float64)))
+    else:
+        ok = g == e
+    if ok.all():
+        return None
+    bad = np.flatnonzero(~ok)[:5]
+    idx = np.flatnonzero(valid)[bad]
+    return (f"{int((~ok).sum())} of {ok.size} elements differ; at {idx.tolist()}: "
+            f"got {g[bad].tolist()}, expected {e[bad].tolist()}")
+
+
+def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
+    if dt.is_float:
+        return (rng.integers(-16, 17, size) / 4.0).astype(dt.np)
+    if dt.kind == "uint":
+        return rng.integers(1, 17, size).astype(dt.np)
+    if dt.kind == "bool":
+        return rng.integers(0, 2, size).astype(bool)
+    v = rng.integers(1, 9, size) * rng.choice([-1, 1], size)
+    return v.astype(dt.np)
+
+
+def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
+    """The random program of `seed`: a kernel of one of `features`."""
+    rng = random.Random(seed)
+    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1}
+    feature = rng.choices(features, [weights[f] for f in features])[0]
+    if feature == "dot":
+        return _dot_program(seed, rng)
+    rank = rng.choice([1, 2, 2])
+    M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
+    N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
+    G = rng.choice([1, 2, 3])
+    block = M * N
+    n = rng.randint(1, G * block)
+    rows = rng.randint(1, M)
+    gen = Gen(rng, rank)
+    res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))
+    res_text = res.text
+    if res.shape != "full":
+        shape = "(M, N)" if rank == 2 else "(N,)"
+        res_text = f"tl.broadcast_to({res.text}, {shape})"
+    if res.dt.kind == "bool":
+        res_text, res_dt = f"({res_text}).to(tl.int8)", D["int8"]
+    else:
+        res_dt = res.dt
+    body = list(gen.stmts)
+    name = f"random_kernel_{seed}"
+    floats = {d.name for d in (res_dt,) if d.is_float} | {d.name for _, d, _, _ in gen.loads
+                                                          if d.is_float}
+    rtol = max((_RTOL[f] for f in floats), default=_RTOL["float32"])
+    rtol = max(rtol, _RTOL["float32"])
+    outputs: list[Output] = []
+    final: list[str] = []
+    if feature in ("elementwise", "reduce", "scan", "atomic"):
+        final.append(f"res = {res_text}")
+    reduce_fn = axis = None
+    if feature == "reduce":
+        reduce_fn = rng.choice(["sum", "max", "min", "argmax", "argmin", "reduce_max"])
+        if reduce_fn in ("argmax", "argmin", "max", "min", "reduce_max") and not res.exact:
+            reduce_fn = "sum"
+        axis = rng.choice([0, 1]) if rank == 2 else 0
+        call = (f"tl.reduce(res, {axis}, max_combine)" if reduce_fn == "reduce_max"
+                else f"tl.{reduce_fn}(res, axis={axis})")
+        final.append(f"r = {call}")
+        if rank == 1:
+            final.append("tl.store(out_ptr + pid, r)")
+            size = G
+        elif axis == 1:
+            final.append("tl.store(out_ptr + pid * M + rm, r)")
+            size = G * M
+        else:
+            final.append("tl.store(out_ptr + pid * N + rn, r)")
+            size = G * N
+        out_dt = D["int32"] if reduce_fn in ("argmax", "argmin") else \
+            D[_SUM_TO.get(res_dt.name, res_dt.name)] if reduce_fn == "sum" else res_dt
+        outputs.append(Output("out_ptr", out_dt, size, exact=res.exact or reduce_fn != "sum"))
+    elif feature == "scan":
+        scan_fn = rng.choice(["cumsum", "cumsum", "scan_max"]) if res.exact else "cumsum"
+        axis = rng.choice([0, 1]) if rank == 2 else 0
+        call = (f"tl.associative_scan(res, {axis}, max_combine)" if scan_fn == "scan_max"
+                else f"tl.cumsum(res, axis={axis})")
+        reduce_fn = scan_fn
+        final.append(f"r = {call}")
+        final.append("tl.store(out_ptr + offs, r, mask=mask)")
+        out_dt = D[_SUM_TO.get(res_dt.name, res_dt.name)] if scan_fn == "cumsum" else res_dt
+        outputs.append(Output("out_ptr", out_dt, G * block, exact=res.exact))
+    elif feature == "atomic":
+        op = rng.choice(["add", "max"]) if res.exact else "add"
+        at = rng.choice(["int32", "float32"]) if res.exact else "float32"
+        if not res.exact:
+            at = "float32"
+        if at == "int32" and res_dt.is_float and not res.exact:
+            at = "float32"
+        reduce_fn = f"atomic_{op}"
+        final.append(f"old = tl.atomic_{op}(acc_ptr + offs, res.to(tl.{at}), mask=mask)")
+        final.append("tl.store(out_ptr + offs, old, mask=mask)")
+        outputs.append(Output("acc_ptr", D[at], G * block, exact=res.exact, init="zeros"))
+        outputs.append(Output("out_ptr", D[at], G * block, exact=True))
+        out_dt = D[at]
+    else:
+        final.append(f"tl.store(out_ptr + offs, {res_text}, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
+        out_dt = res_dt
+
+    params: list[tuple[str, Any]] = []
+    arrays: dict[str, tuple[DT, int]] = {}
+    for param, dt, shape, _ in gen.loads:
+        size = {"full": G * block, "row": G * M, "col": N, "scalar": G}[shape]
+        params.append((param, "array"))
+        arrays[param] = (dt, size)
+    for o in outputs:
+        params.append((o.param, "array"))
+    scalars = {}
+    for sname, dt, value in gen.scalars:
+        params.append((sname, dt.sig))
+        scalars[sname] = value
+    params += [("n", "i32"), ("rows", "i32"), ("M", "constexpr"), ("N", "constexpr")]
+    scalars.update(n=n, rows=rows)
+    constexprs = {"M": M, "N": N}
+
+    lines = ["import tilecc", "import tilecc.language as tl", _COMBINES, "",
+             "@tilecc.jit",
+             f"def {name}({', '.join(p for p, _ in params[:-2])}, M: tl.constexpr, "
+             "N: tl.constexpr):",
+             "    pid = tl.program_id(0)",
+             "    rm = tl.arange(0, M)",
+             "    rn = tl.arange(0, N)"]
+    if rank == 2:
+        lines.append("    offs = pid * (M * N) + rm[:, None] * N + rn[None, :]")
+    else:
+        lines.append("    offs = pid * N + rn")
+    lines.append("    mask = offs < n")
+    lines += [f"    {s}" for s in body + final]
+    source = "\n".join(lines) + "\n"
+
+    def reference(inputs: dict) -> dict:
+        outs = {o.param: (np.zeros(o.size, o.dt.np), np.zeros(o.size, bool)) for o in outputs}
+        if "acc_ptr" in outs:
+            outs["acc_ptr"] = (inputs["acc_ptr"].copy(), np.ones(G * block, bool))
+        rm, rn = np.arange(M), np.arange(N)
+        for pid in range(G):
+            offs = (pid * block + rm[:, None] * N + rn[None, :]) if rank == 2 else pid * N + rn
+            mask = offs < n
+            loads = {}
+            for param, dt, shape, other in gen.loads:
+                src = inputs[param]
+                if shape == "full":
+                    v = np.where(mask, src[np.minimum(offs, src.size - 1)],
+                                 cast_value(np.asarray(other), literal_type(other), dt))
+                elif shape == "row":
+                    v = np.where(rm < rows, src[pid * M + rm],
+                                 cast_value(np.asarray(other), literal_type(other), dt))[:, None]
+                elif shape == "col":
+                    v = src[rn][None, :]
+                else:
+                    v = src[pid]
+                loads[param] = np.asarray(v).astype(dt.np)
+            env = {"loads": loads}
+            full = np.broadcast_to(np.asarray(res.ev(env)).astype(res.dt.np), offs.shape)
+            full = full.astype(res_dt.np)
+            _finish(feature, reduce_fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask,
+                    M, N)
+        return outs
+
+    return Program(seed, feature, source, name, params, arrays, outputs, constexprs, (G,),
+                   rng.choice([1, 2, 4]), rtol, reference, scalars)
+
+
+def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask, M, N):
+    """Apply the program's last step (store / reduce / scan / atomic) to one program's block."""
+    if feature == "elementwise":
+        vals, written = outs["out_ptr"]
+        vals[offs[mask]] = full[mask]
+        written[offs[mask]] = True
+        return
+    if feature == "atomic":
+        v = cast_value(full, res_dt, out_dt)
+        acc, _ = outs["acc_ptr"]
+        old, written = outs["out_ptr"]
+        idx = offs[mask]
+        old[idx] = acc[idx]
+        written[idx] = True
+        if fn == "atomic_add":
+            if out_dt.kind == "int":
+                s = _ints(acc[idx]) + _ints(v[mask])
+                _check_int_range(s, out_dt, "atomic_add")
+                acc[idx] = _wrap(s, out_dt)
+            else:
+                acc[idx] = acc[idx] + v[mask]
+        else:
+            acc[idx] = np.maximum(acc[idx], v[mask])
+        return
+    if fn in ("sum", "cumsum"):
+        sum_dt = out_dt
+        x = cast_value(full, res_dt, sum_dt) if res_dt != sum_dt else full
+        if sum_dt.is_int:
+            xs = _ints(x)
+            r = xs.sum(axis=axis) if fn == "sum" else np.cumsum(xs, axis=axis)
+            _check_int_range(r, sum_dt, fn)
+            r = _wrap(r, sum_dt)
+        else:
+            acc_t = np.float64
+            r = (x.astype(acc_t).sum(axis=axis) if fn == "sum"
+                 else np.cumsum(x.astype(acc_t), axis=axis)).astype(sum_dt.np)
+    elif fn in ("max", "reduce_max"):
+        r = full.max(axis=axis)
+    elif fn == "min":
+        r = full.min(axis=axis)
+    elif fn in ("argmax", "argmin"):
+        r = getattr(np, fn)(full, axis=axis).astype(np.int32)
+    elif fn == "scan_max":
+        r = np.maximum.accumulate(full, axis=axis)
+    else:  # pragma: no cover
+        raise AssertionError(fn)
+    if res_dt.is_float and fn in ("max", "min", "reduce_max", "scan_max", "argmax", "argmin") \
+            and np.isnan(full.astype(np.float64)).any():
+        raise Undefined("NaN into a max/min reduction")
+    vals, written = outs["out_ptr"]
+    if feature == "scan":
+        vals[offs[mask]] = np.asarray(r)[mask]
+        written[offs[mask]] = True
+    elif rank == 1:
+        vals[pid] = r
+        written[pid] = True
+    elif axis == 1:
+        vals[pid * M: (pid + 1) * M] = r
+        written[pid * M: (pid + 1) * M] = True
+    else:
+        vals[pid * N: (pid + 1) * N] = r
+        written[pid * N: (pid + 1) * N] = True
+
+
+def _dot_program(seed: int, rng: random.Random) -> Program:
+    """acc = tl.dot(a, b) on [M, K] x [K, N] tiles of fp16 or fp32, then an epilogue."""
+    dt = D[rng.choice(["float16", "float32", "bfloat16" if "bfloat16" in D else "float16"])]
+    M, N, K = rng.choice([16, 32]), rng.choice([16, 32]), rng.choice([16, 32])
+    precision = ", input_precision=\"ieee\"" if dt.name == "float32" and rng.random() < 0.5 \
+        else ""
+    epilogue = rng.choice(["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)", "(acc + c).to(tl.float16)"])
+    name = f"random_kernel_{seed}"
+    G = rng.choice([1, 2])
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, "
+        "K: tl.constexpr):",
+        "    pid = tl.program_id(0)",
+        "    rm = tl.arange(0, M)",
+        "    rn = tl.arange(0, N)",
+        "    rk = tl.arange(0, K)",
+        "    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :])",
+        "    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])",
+        "    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])",
+        f"    acc = tl.dot(a, b{precision})",
+        f"    tl.store(out_ptr + pid * (M * N) + rm[:, None] * N + rn[None, :], {epilogue})",
+    ]) + "\n"
+    out_dt = D["float16"] if "float16)" in epilogue else D["float32"]
+    # tf32 products keep 10 mantissa bits of the inputs; the inputs here are multiples of
+    # 1/4 in [-4, 4], exact in every input type, so only the sums' order differs
+    rtol = _RTOL["float16"] if out_dt.name == "float16" else 1e-4
+
+    def reference(inputs: dict) -> dict:
+        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)
+        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)
+        c = inputs["c_ptr"].astype(np.float64).reshape(M, N)
+        acc = (a @ b).astype(np.float32)
+        c32 = c.astype(np.float32)
+        r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
+             "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
+             "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
+        r = np.asarray(r).astype(out_dt.np).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "dot", source, name,
+                   [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
+                    ("out_ptr", "array"), ("M", "constexpr"), ("N", "constexpr"),
+                    ("K", "constexpr")],
+                   {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N),
+                    "c_ptr": (D["float32"], M * N)},
+                   [Output("out_ptr", out_dt, G * M * N, exact=False)],
+                   {"M": M, "N": N, "K": K}, (G,), rng.choice([1, 2, 4]), rtol, reference)
+
+
+# --- checking one program --------------------------------------------------------------------
+
+def run_interpreter(prog: Program, kernel) -> tuple[list, str | None]:
+    """Launch `kernel` on the interpreter; (its arguments after the run, a mismatch or None)."""
+    args = prog.make_args()
+    kernel.interpret[prog.grid](*args, num_warps=prog.num_warps)
+    expected = prog.expected()
+    if expected is None:
+        return args, None
+    return args, prog.compare(args, expected, "interpreter vs NumPy")
+
+
+def same_outputs(prog: Program, got: list, want: list, what: str) -> str | None:
+    """Compare two launches' outputs (GPU vs interpreter) with the program's tolerance."""
+    by_got = {name: a for (name, _), a in zip(prog.params, got)}
+    by_want = {name: a for (name, _), a in zip(prog.params, want)}
+    for o in prog.outputs:
+        written = np.ones(o.size, bool)
+        expected = prog.expected()
+        if expected is not None:
+            written = expected[o.param][1]
+        problem = compare_output(np.asarray(by_got[o.param]), (np.asarray(by_want[o.param]),
+                                                               written), o, prog.rtol)
+        if problem:
+            return f"{what}: output {o.param} ({o.dt.name}): {problem}"
+    return None

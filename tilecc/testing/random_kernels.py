@@ -428,7 +428,7 @@ class Gen:
     def math(self, depth: int) -> Node:
         a = self._not_literal(depth - 1)
         fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "abs", "exp2", "floor"])
-        if a.dt.is_int and fn != "abs":
+        if fn != "abs" and (a.dt.is_int or a.dt.bits == 16):  # Triton's math takes fp32/fp64
             a = Node(f"{a.text}.to(tl.float32)", D["float32"],
                      lambda env, a=a: cast_value(a.ev(env), a.dt, D["float32"]), a.shape,
                      exact=a.exact)
@@ -439,8 +439,6 @@ class Gen:
         else:
             inner = a.text
         out = a.dt
-        if fn != "abs" and out.bits == 16:  # math on 16-bit floats computes in float32
-            pass
 
         def ev(env, a=a, fn=fn, out=out):
             x = np.asarray(a.ev(env))
@@ -683,7 +681,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
             size = G * N
         out_dt = D["int32"] if reduce_fn in ("argmax", "argmin") else \
             D[_SUM_TO.get(res_dt.name, res_dt.name)] if reduce_fn == "sum" else res_dt
-        outputs.append(Output("out_ptr", out_dt, size, exact=res.exact or reduce_fn != "sum"))
+        outputs.append(Output("out_ptr", out_dt, size,
+                              exact=res.exact and (reduce_fn != "sum" or out_dt.is_int)))
     elif feature == "scan":
         scan_fn = rng.choice(["cumsum", "cumsum", "scan_max"]) if res.exact else "cumsum"
         axis = rng.choice([0, 1]) if rank == 2 else 0
@@ -693,7 +692,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
         final.append(f"r = {call}")
         final.append("tl.store(out_ptr + offs, r, mask=mask)")
         out_dt = D[_SUM_TO.get(res_dt.name, res_dt.name)] if scan_fn == "cumsum" else res_dt
-        outputs.append(Output("out_ptr", out_dt, G * block, exact=res.exact))
+        outputs.append(Output("out_ptr", out_dt, G * block,
+                              exact=res.exact and (scan_fn != "cumsum" or out_dt.is_int)))
     elif feature == "atomic":
         op = rng.choice(["add", "max"]) if res.exact else "add"
         at = rng.choice(["int32", "float32"]) if res.exact else "float32"
@@ -917,3 +917,78 @@ def same_outputs(prog: Program, got: list, want: list, what: str) -> str | None:
         if problem:
             return f"{what}: output {o.param} ({o.dt.name}): {problem}"
     return None
+
+
+@dataclass
+class Result:
+    """What happened to one program: the first problem found, by kind, or all fine."""
+
+    seed: int
+    kind: str = "ok"     # ok, internal (tilecc raised), rejected (compiler), interpreter,
+    detail: str = ""     # mismatch, gpu (launch failed)
+    undefined: bool = False
+    args: list | None = field(default=None, repr=False)
+
+
+TARGETS = (("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a"))
+
+
+def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True) -> Result:
+    """Transpile `prog` for each target and compile it (NVRTC / hiprtc, one by one; see
+    `compile_batch` for many at once), then run it on the interpreter against NumPy.
+    `targets` may hold (target, None): transpile only."""
+    from tilecc.runtime.native_compile import NativeCompileError
+
+    res = Result(prog.seed)
+    try:
+        kernel = prog.load(directory)
+        for target, arch in targets:
+            if arch is None:
+                kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+            else:
+                kernel.compile(prog.signature(), target=target, arch=arch,
+                               num_warps=prog.num_warps)
+    except NativeCompileError as e:
+        res.kind, res.detail = "rejected", str(e)
+        return res
+    except Exception as e:  # CompilationError on a valid program is an internal error too
+        rejected = "rejected the generated code" in str(e)
+        res.kind = "rejected" if rejected else "internal"
+        res.detail = f"{type(e).__name__}: {e}"
+        return res
+    if not interpret:
+        return res
+    try:
+        res.args, problem = run_interpreter(prog, kernel)
+    except Exception as e:
+        res.kind, res.detail = "interpreter", f"{type(e).__name__}: {e}"
+        return res
+    res.undefined = prog.expected() is None
+    if problem:
+        res.kind, res.detail = "mismatch", problem
+    return res
+
+
+def sources(prog: Program, directory: str, target: str) -> str:
+    kernel = prog.load(directory)
+    return kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+
+
+def compile_batch(texts: list[str], target: str, arch: str):
+    """Compile several generated kernels as one translation unit (each in a namespace of its
+    own; the device header once): one compiler start for many programs."""
+    from tilecc.runtime import native_compile as NC
+
+    include = '#include "tilecc.h"'
+    parts = [include] + [f"namespace program{i} {{\n{t.replace(include, '')}\n}}"
+                         for i, t in enumerate(texts)]
+    source = "\n".join(parts)
+    if target == "cuda":
+        return NC.compile_cuda(source, arch=arch, options=_include_options("cuda"))
+    return NC.compile_hip(source, arch=arch, options=_include_options("hip"))
+
+
+def _include_options(target: str) -> list[str]:
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    return [f"-I{INCLUDE_DIR}"]

@@ -351,8 +351,10 @@ class Renderer(BlockOps, DotOps):
                 f = "tc::fabs" if v.dtype.is_floating() else "tc::abs"
                 return f"{f}({self.text(a[0], idx)})", PRIMARY
             sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
-            text = f"{sym}{self.wrap(a[0], idx, UNARY)}"
-            return self.narrow(text, UNARY, v)
+            operand = self.wrap(a[0], idx, UNARY)
+            if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
+                operand = f"({operand})"
+            return self.narrow(f"{sym}{operand}", UNARY, v)
         if k == "binary":
             fn = op.attrs["fn"]
             if fn in CALLS:

@@ -117,7 +117,8 @@ def test_triton_promotion_rules_as_written() -> None:
     assert ct(D["int16"], False, D["uint8"], False, False) is D["int16"]
     assert ct(D["float16"], False, D["int64"], False, False) is D["float16"]
     assert ct(D["float16"], False, D["float16"], False, True) is D["float32"]
-    assert ct(D["float16"], False, D["bfloat16"], False, False) is D["float32"]
+    assert ct(D["float16"], False, D["bfloat16"], False, False) is D["float16"]  # fp16 first
+    assert ct(D["bfloat16"], False, D["int8"], False, False) is D["float32"]
     assert ct(D["int32"], True, D["uint8"], False, False) is D["uint8"]  # literal: no say
     assert ct(D["float32"], True, D["float16"], False, False) is D["float16"]
     assert ct(D["float32"], True, D["int8"], False, False) is D["float32"]

@@ -108,7 +108,7 @@ def computation_type(a: DT, a_lit: bool, b: DT, b_lit: bool, div_or_mod: bool) -
         if div_or_mod or names != ("bfloat16", "bfloat16"):
             return D["float32"]
         return D["bfloat16"]
-    if div_or_mod and a.kind != b.kind and "bool" not in (a.kind, b.kind):
+    if div_or_mod and (a.kind == "uint") != (b.kind == "uint"):  # int1 counts as signed
         raise TypeError("mixed signedness in / or %")
     return integer_promote(a, b)
 
@@ -992,3 +992,58 @@ def _include_options(target: str) -> list[str]:
     from tilecc.transpiler.render import INCLUDE_DIR
 
     return [f"-I{INCLUDE_DIR}"]
+
+
+# --- on a GPU --------------------------------------------------------------------------------
+
+def precompile(prog: Program, kernel, arch: str) -> None:
+    """Compile (into the disk cache) the specialization a launch with `prog`'s arguments
+    picks, so that a process that only launches finds it there."""
+    from tilecc.runtime.jit import compile_cached
+    from tilecc.transpiler.target import get_target
+
+    values, _ = kernel.bind(tuple(prog.make_args()), {"num_warps": prog.num_warps})
+    specs, _ = kernel.specs_for(values)
+    compile_cached(kernel, specs, get_target("cuda"), arch, prog.num_warps, None)
+
+
+def _to_device(a: np.ndarray):
+    if a.dtype.name == "bfloat16":  # CuPy has no bfloat16: torch
+        import torch
+
+        return torch.from_numpy(a.view(np.int16).copy()).cuda().view(torch.bfloat16)
+    import cupy
+
+    return cupy.asarray(a)
+
+
+def _to_host(d, like: np.ndarray) -> np.ndarray:
+    if type(d).__module__.startswith("torch"):
+        import torch
+
+        return d.view(torch.int16).cpu().numpy().view(like.dtype)
+    import cupy
+
+    return cupy.asnumpy(d)
+
+
+def run_gpu(prog: Program, kernel, interpreted: Result) -> Result:
+    """Launch `prog` on the GPU; compare with the interpreter's outputs (`interpreted.args`)
+    and with NumPy's."""
+    res = Result(prog.seed, undefined=interpreted.undefined)
+    host = prog.make_args()
+    try:
+        dev = [_to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+        kernel[prog.grid](*dev, num_warps=prog.num_warps)
+        got = [_to_host(d, a) if isinstance(a, np.ndarray) else a for d, a in zip(dev, host)]
+    except Exception as e:
+        res.kind, res.detail = "gpu", f"{type(e).__name__}: {e}"
+        return res
+    problem = same_outputs(prog, got, interpreted.args, "GPU vs interpreter")
+    expected = prog.expected()
+    if problem is None and expected is not None:
+        problem = prog.compare(got, expected, "GPU vs NumPy")
+    if problem:
+        res.kind, res.detail = "mismatch", problem
+    res.args = got
+    return res

@@ -180,7 +180,7 @@ def reference_for(obj: Any) -> Any:
 def _resolve_static(fn: Callable, node: cst.BaseExpression) -> Any:
     """Resolve a Name/Attribute chain through fn's globals without tracing anything."""
     if isinstance(node, cst.Name):
-        g = _globals_of(fn)
+        g = scope_of(fn)
         return reference_for(g[node.value]) if node.value in g else None
     if isinstance(node, cst.Attribute):
         base = _resolve_static(fn, node.value)
@@ -204,7 +204,8 @@ def _attribute_of_ref(base: Any, attr: str) -> Any:
     return None
 
 
-def _globals_of(fn: Callable) -> dict[str, Any]:
+def scope_of(fn: Callable) -> dict[str, Any]:
+    """The names `fn` sees: its module's globals and its closure's assigned cells."""
     g = dict(fn.__globals__)
     # A closure's cells, read one by one: a cell the enclosing function has not assigned yet
     # (a name defined further down a test body) is empty, and inspect.getclosurevars raises
@@ -246,7 +247,7 @@ class FunctionTracer:
 
     def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
         self.pf, self.b, self.kernel, self.depth = pf, emitter, kernel, depth
-        self.globals = _globals_of(pf.fn)
+        self.globals = scope_of(pf.fn)
         self.scope: dict[str, Any] = {}
         self.stmt_line = 0
         self.current_call: cst.Call | None = None

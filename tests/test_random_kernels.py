@@ -202,3 +202,25 @@ def test_double_negation_on_gpu() -> None:
     out = cupy.zeros(16, cupy.int32)
     _double_negation[(1,)](x, out)
     np.testing.assert_array_equal(cupy.asnumpy(out), np.arange(16) - 5)
+
+
+@tilecc.jit
+def _functions_of_constants(x_ptr, out_ptr, wide_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    offs = rm[:, None] * N + rn[None, :]
+    # a tl function of constants is an int32 / fp32 scalar tensor, not a literal
+    tl.store(out_ptr + offs, tl.broadcast_to(tl.abs(2.0), (M, N)))
+    x = tl.load(x_ptr + offs)  # int8
+    tl.store(wide_ptr + offs, x + tl.maximum(100, 20))  # int32: no int8 wrap-around
+
+
+def test_tl_functions_of_constants_are_typed_scalar_tensors() -> None:
+    x = np.full(32, 100, np.int8)
+    out = np.zeros(32, np.float32)
+    wide = np.zeros(32, np.int32)
+    _functions_of_constants.interpret[(1,)](x, out, wide, 2, 16)
+    np.testing.assert_array_equal(out, 2.0)
+    np.testing.assert_array_equal(wide, 200)
+    src = _functions_of_constants.source("*i8,*fp32,*i32,2,16")
+    assert "tc::fabs(2.0f)" in src

@@ -198,9 +198,10 @@ def cast_value(v, src: DT, dst: DT):
 class Gen:
     """Builds one program's expression trees; `rng` decides everything."""
 
-    def __init__(self, rng: random.Random, rank: int):
+    def __init__(self, rng: random.Random, rank: int, M: int = 1, N: int = 1):
         self.rng = rng
         self.rank = rank
+        self.M, self.N = M, N
         self.loads: list[tuple[str, DT, str, Any]] = []  # (param, dtype, shape, other)
         self.scalars: list[tuple[str, DT, int]] = []
         self.stmts: list[str] = []
@@ -261,7 +262,15 @@ class Gen:
         if depth <= 0:
             return self.leaf()
         r = self.rng.random()
-        if r < 0.4:
+        if r < 0.05:
+            node = self.constant()
+        elif r < 0.1:
+            node = self.inner_reduce(depth)
+        elif r < 0.13:
+            node = self.join_split(depth)
+        elif r < 0.16:
+            node = self.fma(depth)
+        elif r < 0.4:
             node = self.binary(depth)
         elif r < 0.5:
             node = self.compare_where(depth)
@@ -281,6 +290,106 @@ class Gen:
             self.stmts.append(f"{name} = {node.text}")
             node = Node(name, node.dt, node.ev, node.shape, node.literal, node.exact)
         return node
+
+    def block_shape(self) -> str:
+        return "(M, N)" if self.rank == 2 else "(N,)"
+
+    def full(self, n: Node) -> Node:
+        """`n` broadcast to the whole block."""
+        if n.shape == "full":
+            return n
+        return Node(f"tl.broadcast_to({n.text}, {self.block_shape()})", n.dt, n.ev, "full",
+                    exact=n.exact)
+
+    def constant(self) -> Node:
+        """Constant sub-expressions: Python arithmetic on literals stays a literal (constexpr
+        folding, with Python's semantics), tl functions of literals are scalar tensors."""
+        rng = self.rng
+        a, b = self.literal(), self.literal()
+        kind = rng.choice(["arith", "arith", "minmax", "math", "neg"])
+        if kind == "neg":
+            v = -a.ev({})
+            return Node(f"(-{a.text})", literal_type(v), lambda env, v=v: v, "scalar",
+                        literal=True)
+        if kind == "arith":
+            x, y = a.ev({}), b.ev({})
+            ops = ["+", "-", "*"] + (["//", "%"] if isinstance(x, int) and isinstance(y, int)
+                                     and y != 0 else []) + (["/"] if y != 0 else [])
+            op = rng.choice(ops)
+            v = eval(f"x {op} y")  # what Python computes: constexpr folding
+            return Node(f"({a.text} {op} {b.text})", literal_type(v), lambda env, v=v: v,
+                        "scalar", literal=True)
+        if kind == "minmax":
+            fn = rng.choice(["maximum", "minimum"])
+            ct = computation_type(a.dt, False, b.dt, False, False)
+            v = getattr(np, fn)(ct.np.type(a.ev({})), ct.np.type(b.ev({})))
+            return Node(f"tl.{fn}({a.text}, {b.text})", ct, lambda env, v=v, ct=ct: ct.np.type(v),
+                        "scalar")
+        fn = rng.choice(["exp", "sqrt", "abs"])
+        x = float(a.ev({}))
+        v = np.float32({"exp": np.exp, "sqrt": np.sqrt, "abs": np.abs}[fn](np.float32(abs(x))))
+        text = f"tl.{fn}({abs(x)!r})"
+        return Node(text, D["float32"], lambda env, v=v: v, "scalar", exact=fn == "abs")
+
+    def inner_reduce(self, depth: int) -> Node:
+        """A reduction inside the expression, broadcast back: tl.sum(e, axis=1)[:, None]."""
+        rng = self.rng
+        e = self.full(self._not_literal(depth - 1))
+        if e.dt.kind == "bool":
+            return e
+        fn = rng.choice(["sum", "max", "min"]) if e.exact else "sum"
+        axis = rng.choice([0, 1]) if self.rank == 2 else 0
+        out = D[_SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else e.dt
+        text = f"tl.{fn}({e.text}, axis={axis})"
+        if self.rank == 2:
+            text += "[:, None]" if axis == 1 else "[None, :]"
+            shape = "row" if axis == 1 else "col"
+        else:
+            shape = "scalar"
+        block = (self.M, self.N) if self.rank == 2 else (self.N,)
+
+        def ev(env, e=e, fn=fn, axis=axis, out=out):
+            x = np.broadcast_to(np.asarray(e.ev(env)).astype(e.dt.np), block)
+            if fn == "sum":
+                x = cast_value(x, e.dt, out)
+                if out.is_int:
+                    r = _ints(x).sum(axis=axis)
+                    _check_int_range(r, out, "sum")
+                    r = _wrap(r, out)
+                else:
+                    r = x.astype(np.float64).sum(axis=axis).astype(out.np)
+            else:
+                if out.is_float and np.isnan(x.astype(np.float64)).any():
+                    raise Undefined("NaN into a max/min reduction")
+                r = getattr(x, fn)(axis=axis)
+            r = np.asarray(r)
+            if self.rank == 2:
+                r = r[:, None] if axis == 1 else r[None, :]
+            return r
+        return Node(text, out, ev, shape, exact=e.exact and (fn != "sum" or out.is_int))
+
+    def join_split(self, depth: int) -> Node:
+        """tl.split(tl.join(a, b))[k]: a round trip through a block with a new last axis."""
+        a = self.full(self._not_literal(depth - 1))
+        b = self.full(self._not_literal(depth - 1))
+        k = self.rng.choice([0, 1])
+        text = f"tl.split(tl.join({a.text}, {b.text}.to(tl.{a.dt.name})))[{k}]"
+        if k == 0:
+            return Node(text, a.dt, a.ev, "full", exact=a.exact)
+        return Node(text, a.dt, lambda env, a=a, b=b: cast_value(b.ev(env), b.dt, a.dt), "full",
+                    exact=b.exact)
+
+    def fma(self, depth: int) -> Node:
+        xs = [self._not_literal(depth - 1) for _ in range(3)]
+        ct = D["float32"] if any(x.dt.bits == 16 or x.dt.is_int for x in xs) else \
+            max((x.dt for x in xs), key=lambda d: d.bits)
+        args = [f"{x.text}.to(tl.{ct.name})" if x.dt != ct else x.text for x in xs]
+
+        def ev(env, xs=xs, ct=ct):
+            a, b, c = (np.asarray(cast_value(x.ev(env), x.dt, ct)).astype(np.float64)
+                       for x in xs)
+            return np.asarray(a * b + c).astype(ct.np)
+        return Node(f"tl.fma({', '.join(args)})", ct, ev, self._shape(*xs), exact=False)
 
     def _shape(self, *nodes: Node) -> str:
         shapes = {n.shape for n in nodes} - {"scalar"}
@@ -318,8 +427,12 @@ class Gen:
         if ct.kind == "bool" and op not in ("&", "|", "^"):
             return a if not a.literal else b
         if ct.kind == "uint" and ((a.literal and a.ev({}) < 0) or (b.literal and b.ev({}) < 0)):
-            op = "+"
+            # Triton rejects a negative literal with an unsigned value: use its magnitude
+            a, b = (Node(f"({-n.ev({})!r})", n.dt, lambda env, v=-n.ev({}): v, "scalar",
+                         literal=True) if n.literal and n.ev({}) < 0 else n for n in (a, b))
         out = D["float32"] if op == "/" and ct.is_int else ct
+        if op in ("//", "%") and b.literal and b.ev({}) == 0:
+            op = "+"
         exact = a.exact and b.exact and not out.is_float
         text = f"({a.text} {op} {b.text})"
 
@@ -641,7 +754,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     block = M * N
     n = rng.randint(1, G * block)
     rows = rng.randint(1, M)
-    gen = Gen(rng, rank)
+    gen = Gen(rng, rank, M, N)
     res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))
     res_text = res.text
     if res.shape != "full":

@@ -86,7 +86,8 @@ def _expand_dims(tracer, name, input, axis):
 
 @handles("broadcast_to")
 def _broadcast_to(tracer, name, input, shape):
-    return S.splat(tracer.b, _value(tracer, input, "input"), _ints(shape, "shape"))
+    x = S.to_value(tracer.b, _value(tracer, input, "input"))
+    return S.splat(tracer.b, x, _ints(shape, "shape"))
 
 
 @handles("broadcast")

@@ -9,7 +9,6 @@ frontend turns them into `CompilationError`s at the user's line.
 
 from __future__ import annotations
 
-import math as pymath
 import operator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -233,9 +232,13 @@ def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
+# tl functions of Python numbers (tl.maximum(1, 2), tl.exp(1.0), tl.where(True, 1.0, 2.0))
+# are scalar tensors in Triton, typed like literals (int32, fp32): not literals, so they take
+# part in the promotion of what they meet (x_fp16 * tl.exp(1.0) is fp32).
+
 def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
-        return Const(min(lhs.value, rhs.value) if fn == "min" else max(lhs.value, rhs.value))
+        lhs, rhs = to_value(b, lhs), to_value(b, rhs)
     a, c, t = _promote(b, lhs, rhs, False)
     if t.is_floating():
         fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
@@ -247,15 +250,6 @@ FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "
 
 
 def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
-    if is_number(x):
-        v = x.value
-        if fn == "abs":
-            return Const(abs(v))
-        fold = {"exp": pymath.exp, "exp2": lambda t: 2.0 ** t, "log": pymath.log,
-                "log2": pymath.log2, "sqrt": pymath.sqrt, "sqrt_rn": pymath.sqrt, "rsqrt": lambda t: 1 / pymath.sqrt(t),
-                "sin": pymath.sin, "cos": pymath.cos, "floor": pymath.floor,
-                "ceil": pymath.ceil, "erf": pymath.erf}
-        return Const(float(fold[fn](v)))
     x = to_value(b, x)
     if fn in FLOAT_ONLY and not x.dtype.is_floating():
         raise TypeError(f"tl.{fn} needs a floating-point operand, got {x.dtype!r}; "
@@ -266,9 +260,12 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
 
 
 def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
-    if isinstance(cond, Const):
-        return x if cond.value else y
-    cond = truthy(b, cond)
+    if isinstance(cond, Const) and not (is_number(x) and is_number(y)):
+        # a constant condition picks a side, which still takes the promoted type and shape
+        xv, yv, t = _promote(b, x, y, False)
+        shape = broadcast_shapes(xv.type.shape, yv.type.shape)
+        return splat(b, xv if cond.value else yv, shape)
+    cond = truthy(b, to_value(b, cond) if isinstance(cond, Const) else cond)
     if is_number(x) and is_number(y):
         t = D.computation_type(D.literal_dtype(x.value), False, D.literal_dtype(y.value), False)
         xv, yv = constant(b, x.value, t), constant(b, y.value, t)
@@ -281,7 +278,7 @@ def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
 
 def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
     if all(is_number(t) for t in (x, y, z)):
-        return Const(x.value * y.value + z.value)
+        x, y, z = (to_value(b, t) for t in (x, y, z))
     xy_a, xy_b, t = _promote(b, x, y, False)
     if not t.is_floating():
         raise TypeError(f"tl.fma needs floating-point operands, got {t!r}")

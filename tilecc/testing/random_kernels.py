@@ -137,6 +137,12 @@ def _as(v, dt: DT):
     return np.asarray(v).astype(dt.np)
 
 
+def _erf(t):
+    import math
+
+    return np.vectorize(math.erf, otypes=[np.float64])(t)
+
+
 def _check_int_range(exact_values, dt: DT, what: str):
     """Signed 32/64-bit overflow is undefined in the generated C."""
     if dt.kind == "int" and dt.bits >= 32:
@@ -270,6 +276,8 @@ class Gen:
             node = self.join_split(depth)
         elif r < 0.16:
             node = self.fma(depth)
+        elif r < 0.19:
+            node = self.round_trip(depth)
         elif r < 0.4:
             node = self.binary(depth)
         elif r < 0.5:
@@ -339,7 +347,7 @@ class Gen:
             return e
         fn = rng.choice(["sum", "max", "min"]) if e.exact else "sum"
         axis = rng.choice([0, 1]) if self.rank == 2 else 0
-        out = D[_SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else e.dt
+        out = D[_SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else minmax_type(e.dt)
         text = f"tl.{fn}({e.text}, axis={axis})"
         if self.rank == 2:
             text += "[:, None]" if axis == 1 else "[None, :]"
@@ -361,7 +369,7 @@ class Gen:
             else:
                 if out.is_float and np.isnan(x.astype(np.float64)).any():
                     raise Undefined("NaN into a max/min reduction")
-                r = getattr(x, fn)(axis=axis)
+                r = getattr(cast_value(x, e.dt, out), fn)(axis=axis)
             r = np.asarray(r)
             if self.rank == 2:
                 r = r[:, None] if axis == 1 else r[None, :]
@@ -378,6 +386,21 @@ class Gen:
             return Node(text, a.dt, a.ev, "full", exact=a.exact)
         return Node(text, a.dt, lambda env, a=a, b=b: cast_value(b.ev(env), b.dt, a.dt), "full",
                     exact=b.exact)
+
+    def round_trip(self, depth: int) -> Node:
+        """Shape changes that give the block back: permutes and reshapes through shared
+        memory, each a chance to misplace an element."""
+        a = self.full(self._not_literal(depth - 1))
+        if self.rank == 2:
+            text = self.rng.choice([
+                f"tl.trans(tl.trans({a.text}))",
+                f"tl.reshape(tl.reshape({a.text}, (M * N,)), (M, N))",
+                f"tl.reshape(tl.ravel({a.text}), (M, N))",
+                f"tl.permute(tl.reshape({a.text}, (M, N, 1)), (2, 0, 1)).reshape(M, N)"])
+        else:
+            text = self.rng.choice([f"tl.reshape(tl.reshape({a.text}, (2, N // 2)), (N,))",
+                                    f"tl.ravel(tl.trans(tl.reshape({a.text}, (1, N))))"])
+        return Node(text, a.dt, a.ev, "full", exact=a.exact)
 
     def fma(self, depth: int) -> Node:
         xs = [self._not_literal(depth - 1) for _ in range(3)]
@@ -468,7 +491,7 @@ class Gen:
             return _wrap(exact_v, ct) if ct.kind != "bool" else np.asarray(exact_v).astype(bool)
         return Node(text, out, ev, self._shape(a, b), exact=exact)
 
-    def compare_where(self, depth: int) -> Node:
+    def compare_where(self, depth: int, cond_only: bool = False) -> Node:
         rng = self.rng
         # comparisons only of exact values: a value within rounding of the other may compare
         # either way on two correct implementations
@@ -491,6 +514,16 @@ class Gen:
             return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
                     "==": np.equal, "!=": np.not_equal}[op](x, y)
         cond = Node(f"({a.text} {op} {b.text})", D["int1"], cond_ev, self._shape(a, b))
+        if rng.random() < 0.3:  # combined with another condition
+            other = self.compare_where(depth - 1, cond_only=True) if depth > 1 else None
+            if other is not None:
+                lop = rng.choice(["&", "|", "^"])
+                fn = {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[lop]
+                cond = Node(f"({cond.text} {lop} {other.text})", D["int1"],
+                            lambda env, c=cond, o=other, fn=fn: fn(c.ev(env), o.ev(env)),
+                            self._shape(cond, other))
+        if cond_only:
+            return cond
         if rng.random() < 0.3:  # the int1 itself, widened
             return Node(f"{cond.text}.to(tl.int32)", D["int32"],
                         lambda env, c=cond: np.asarray(c.ev(env)).astype(np.int32), cond.shape)
@@ -540,12 +573,13 @@ class Gen:
 
     def math(self, depth: int) -> Node:
         a = self._not_literal(depth - 1)
-        fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "abs", "exp2", "floor"])
+        fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "abs", "exp2", "floor", "ceil",
+                              "log2", "rsqrt", "erf", "sigmoid"])
         if fn != "abs" and (a.dt.is_int or a.dt.bits == 16):  # Triton's math takes fp32/fp64
             a = Node(f"{a.text}.to(tl.float32)", D["float32"],
                      lambda env, a=a: cast_value(a.ev(env), a.dt, D["float32"]), a.shape,
                      exact=a.exact)
-        if fn in ("log", "sqrt"):  # on a safe domain: no NaN
+        if fn in ("log", "sqrt", "log2", "rsqrt"):  # on a safe domain: no NaN
             inner = f"(tl.abs({a.text}) + 1)"
         elif fn in ("exp", "exp2"):  # and no overflow
             inner = f"tl.minimum({a.text}, 8)"
@@ -560,15 +594,16 @@ class Gen:
                     return np.abs(x).astype(out.np)  # wraps INT_MIN like the hardware
                 return np.abs(x)
             f = x.astype(np.float64 if out.name == "float64" else np.float32)
-            if fn in ("log", "sqrt"):
-                f = np.abs(f) + f.dtype.type(1) if out.bits != 16 else \
-                    (np.abs(x) + out.np.type(1)).astype(np.float32)
+            if fn in ("log", "sqrt", "log2", "rsqrt"):
+                f = np.abs(f) + f.dtype.type(1)
             elif fn in ("exp", "exp2"):
                 f = np.minimum(f, 8)
             r = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
-                 "exp2": np.exp2, "floor": np.floor}[fn](f)
+                 "exp2": np.exp2, "floor": np.floor, "ceil": np.ceil, "log2": np.log2,
+                 "rsqrt": lambda t: 1 / np.sqrt(t), "erf": _erf,
+                 "sigmoid": lambda t: 1 / (1 + np.exp(-t))}[fn](f.astype(np.float64))
             return r.astype(out.np)
-        exact = a.exact and fn in ("abs", "floor")
+        exact = a.exact and fn in ("abs", "floor", "ceil")
         return Node(f"tl.{fn}({inner})", out, ev, a.shape, exact=exact)
 
     def unary(self, depth: int) -> Node:
@@ -595,6 +630,16 @@ class Gen:
 _RTOL = {"float16": 3e-2, "bfloat16": 8e-2, "float32": 3e-4, "float64": 1e-9}
 _SUM_TO = {"int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32",
            "int1": "int32", "bfloat16": "float32"}
+
+
+def minmax_type(dt: DT) -> DT:
+    """tl.max / tl.min (without indices) reduce 16-bit floats in fp32 and narrower ints in
+    int32 (Triton's standard.max), unsigned ones included."""
+    if dt.bits < 32:
+        return D["float32"] if dt.is_float else D["int32"]
+    return dt
+
+
 _COMBINES = '''
 
 @tilecc.jit
@@ -793,7 +838,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
             final.append("tl.store(out_ptr + pid * N + rn, r)")
             size = G * N
         out_dt = D["int32"] if reduce_fn in ("argmax", "argmin") else \
-            D[_SUM_TO.get(res_dt.name, res_dt.name)] if reduce_fn == "sum" else res_dt
+            D[_SUM_TO.get(res_dt.name, res_dt.name)] if reduce_fn == "sum" else \
+            minmax_type(res_dt) if reduce_fn in ("max", "min") else res_dt
         outputs.append(Output("out_ptr", out_dt, size,
                               exact=res.exact and (reduce_fn != "sum" or out_dt.is_int)))
     elif feature == "scan":
@@ -808,18 +854,23 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
         outputs.append(Output("out_ptr", out_dt, G * block,
                               exact=res.exact and (scan_fn != "cumsum" or out_dt.is_int)))
     elif feature == "atomic":
-        op = rng.choice(["add", "max"]) if res.exact else "add"
         at = rng.choice(["int32", "float32"]) if res.exact else "float32"
-        if not res.exact:
-            at = "float32"
-        if at == "int32" and res_dt.is_float and not res.exact:
-            at = "float32"
+        ops = ["add", "max", "min", "xchg"] + (["and", "or", "xor"] if at == "int32" else [])
+        op = rng.choice(ops) if res.exact else "add"
         reduce_fn = f"atomic_{op}"
         final.append(f"old = tl.atomic_{op}(acc_ptr + offs, res.to(tl.{at}), mask=mask)")
         final.append("tl.store(out_ptr + offs, old, mask=mask)")
         outputs.append(Output("acc_ptr", D[at], G * block, exact=res.exact, init="zeros"))
         outputs.append(Output("out_ptr", D[at], G * block, exact=True))
         out_dt = D[at]
+    elif rng.random() < 0.25:  # a loop accumulating the value: loop-carried blocks
+        final.append(f"acc = tl.zeros({gen.block_shape()}, dtype=tl.{res_dt.name})")
+        final.append("for i in range(trips):")
+        final.append(f"    acc += {res_text}")
+        final.append("tl.store(out_ptr + offs, acc, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact and res_dt.is_int))
+        out_dt = res_dt
+        reduce_fn = "loop"
     else:
         final.append(f"tl.store(out_ptr + offs, {res_text}, mask=mask)")
         outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
@@ -837,8 +888,10 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     for sname, dt, value in gen.scalars:
         params.append((sname, dt.sig))
         scalars[sname] = value
-    params += [("n", "i32"), ("rows", "i32"), ("M", "constexpr"), ("N", "constexpr")]
-    scalars.update(n=n, rows=rows)
+    trips = rng.choice([0, 2, 3])
+    params += [("n", "i32"), ("rows", "i32"), ("trips", "i32"), ("M", "constexpr"),
+               ("N", "constexpr")]
+    scalars.update(n=n, rows=rows, trips=trips)
     constexprs = {"M": M, "N": N}
 
     lines = ["import tilecc", "import tilecc.language as tl", _COMBINES, "",
@@ -882,15 +935,26 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
             full = np.broadcast_to(np.asarray(res.ev(env)).astype(res.dt.np), offs.shape)
             full = full.astype(res_dt.np)
             _finish(feature, reduce_fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask,
-                    M, N)
+                    M, N, trips)
         return outs
 
     return Program(seed, feature, source, name, params, arrays, outputs, constexprs, (G,),
                    rng.choice([1, 2, 4]), rtol, reference, scalars)
 
 
-def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask, M, N):
+def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask, M, N,
+            trips=0):
     """Apply the program's last step (store / reduce / scan / atomic) to one program's block."""
+    if fn == "loop":
+        acc = np.zeros(full.shape, res_dt.np)
+        for _ in range(trips):
+            if res_dt.is_int:
+                total = _ints(acc) + _ints(full)
+                _check_int_range(total, res_dt, "+=")
+                acc = _wrap(total, res_dt)
+            else:
+                acc = (acc + full).astype(res_dt.np)
+        full = acc
     if feature == "elementwise":
         vals, written = outs["out_ptr"]
         vals[offs[mask]] = full[mask]
@@ -903,7 +967,15 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
         idx = offs[mask]
         old[idx] = acc[idx]
         written[idx] = True
-        if fn == "atomic_add":
+        if fn in ("atomic_and", "atomic_or", "atomic_xor"):
+            f = {"atomic_and": np.bitwise_and, "atomic_or": np.bitwise_or,
+                 "atomic_xor": np.bitwise_xor}[fn]
+            acc[idx] = f(acc[idx], v[mask])
+        elif fn == "atomic_xchg":
+            acc[idx] = v[mask]
+        elif fn == "atomic_min":
+            acc[idx] = np.minimum(acc[idx], v[mask])
+        elif fn == "atomic_add":
             if out_dt.kind == "int":
                 s = _ints(acc[idx]) + _ints(v[mask])
                 _check_int_range(s, out_dt, "atomic_add")
@@ -925,10 +997,10 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
             acc_t = np.float64
             r = (x.astype(acc_t).sum(axis=axis) if fn == "sum"
                  else np.cumsum(x.astype(acc_t), axis=axis)).astype(sum_dt.np)
-    elif fn in ("max", "reduce_max"):
+    elif fn in ("max", "min"):
+        r = getattr(cast_value(full, res_dt, out_dt), fn)(axis=axis)
+    elif fn == "reduce_max":
         r = full.max(axis=axis)
-    elif fn == "min":
-        r = full.min(axis=axis)
     elif fn in ("argmax", "argmin"):
         r = getattr(np, fn)(full, axis=axis).astype(np.int32)
     elif fn == "scan_max":

@@ -424,55 +424,72 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
 
 
 def _dot_program(seed: int, rng: random.Random) -> Program:
-    """acc = tl.dot(a, b) on [M, K] x [K, N] tiles of fp16 or fp32, then an epilogue."""
-    dt = D[rng.choice(["float16", "float32", "bfloat16" if "bfloat16" in D else "float16"])]
+    """acc = tl.dot(a, b[, acc=c]) on [M, K] x [K, N] tiles of fp16, bf16, fp32 or int8,
+    the operands' K tail masked or not, then an epilogue."""
+    dt = D[rng.choice(["float16", "float32", "int8"]
+                      + (["bfloat16"] if "bfloat16" in D else []))]
+    acc_t = D["int32"] if dt.is_int else D["float32"]
     M, N, K = rng.choice([16, 32]), rng.choice([16, 32]), rng.choice([16, 32])
+    if dt.is_int:
+        K *= 2  # int8 products need K >= 32 (Triton's minimum too)
     precision = ", input_precision=\"ieee\"" if dt.name == "float32" and rng.random() < 0.5 \
         else ""
-    epilogue = rng.choice(["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
-                           "(acc + c).to(tl.float16)"])
+    with_acc = rng.random() < 0.3
+    k_masked = rng.random() < 0.3
+    kk = rng.randint(1, K) if k_masked else K
+    if dt.is_int:
+        epilogue = rng.choice(["acc", "acc * 2 + c", "tl.maximum(acc, 0)"])
+    else:
+        epilogue = rng.choice(["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
+                               "(acc + c).to(tl.float16)"])
     name = f"random_kernel_{seed}"
     G = rng.choice([1, 2])
+    a_mask = ", mask=rk[None, :] < kk, other=0" if k_masked else ""
+    b_mask = ", mask=rk[:, None] < kk, other=0" if k_masked else ""
     source = "\n".join([
         "import tilecc", "import tilecc.language as tl", "", "",
         "@tilecc.jit",
-        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, "
+        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, kk, M: tl.constexpr, N: tl.constexpr, "
         "K: tl.constexpr):",
         "    pid = tl.program_id(0)",
         "    rm = tl.arange(0, M)",
         "    rn = tl.arange(0, N)",
         "    rk = tl.arange(0, K)",
-        "    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :])",
-        "    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])",
+        f"    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :]{a_mask})",
+        f"    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]{b_mask})",
         "    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])",
-        f"    acc = tl.dot(a, b{precision})",
+        f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''}{precision})",
         f"    tl.store(out_ptr + pid * (M * N) + rm[:, None] * N + rn[None, :], {epilogue})",
     ]) + "\n"
-    out_dt = D["float16"] if "float16)" in epilogue else D["float32"]
+    out_dt = D["float16"] if "float16)" in epilogue else acc_t
     # tf32 products keep 10 mantissa bits of the inputs; the inputs here are multiples of
     # 1/4 in [-4, 4], exact in every input type, so only the sums' order differs
     rtol = RTOL["float16"] if out_dt.name == "float16" else 1e-4
 
     def reference(inputs: dict) -> dict:
-        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)
-        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)
+        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)[:, :, :kk]
+        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)[:kk]
         c = inputs["c_ptr"].astype(np.float64).reshape(M, N)
-        acc = (a @ b).astype(np.float32)
-        c32 = c.astype(np.float32)
-        r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
-             "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
-             "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
+        acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
+        if dt.is_int:
+            r = {"acc": acc, "acc * 2 + c": acc * 2 + c, "tl.maximum(acc, 0)": np.maximum(acc, 0)
+                 }[epilogue]
+        else:
+            acc, c32 = acc.astype(np.float32), c.astype(np.float32)
+            r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
+                 "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
+                 "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
         r = np.asarray(r).astype(out_dt.np).reshape(-1)
         return {"out_ptr": (r, np.ones(r.size, bool))}
 
     return Program(seed, "dot", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
-                    ("out_ptr", "array"), ("M", "constexpr"), ("N", "constexpr"),
+                    ("out_ptr", "array"), ("kk", "i32"), ("M", "constexpr"), ("N", "constexpr"),
                     ("K", "constexpr")],
-                   {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N),
-                    "c_ptr": (D["float32"], M * N)},
-                   [Output("out_ptr", out_dt, G * M * N, exact=False)],
-                   {"M": M, "N": N, "K": K}, (G,), rng.choice([1, 2, 4]), rtol, reference)
+                   {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N), "c_ptr": (acc_t, M * N)},
+                   [Output("out_ptr", out_dt, G * M * N, exact=dt.is_int)],
+                   {"M": M, "N": N, "K": K}, (G,), rng.choice([1, 2, 4]), rtol, reference,
+                   {"kk": kk})
 
 
 # --- checking one program --------------------------------------------------------------------

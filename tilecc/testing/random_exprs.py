@@ -12,7 +12,15 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Undefined", "DT", "DTYPES", "D", "computation_type", "literal_type",
-           "minmax_type", "cast_value", "Node", "Gen", "RTOL", "SUM_TO"]
+           "minmax_type", "cast_value", "Node", "Gen", "RTOL", "SUM_TO", "KNOWN_ISSUES"]
+
+
+# Known tilecc bugs in areas being changed elsewhere: the generator leaves those programs
+# out until the fix lands (remove the name here, then run the tests).
+#   narrow_unsigned_max: tl.max / tl.min of uint8 / uint16 reduce in uint32 in tilecc, in
+#     int32 in Triton (standard.max: `input.to(core.int32)`), so tl.max(x_u16) * y_i32 is
+#     u32 in tilecc (wraps negative products) and i32 in Triton.
+KNOWN_ISSUES = {"narrow_unsigned_max"}
 
 
 class Undefined(Exception):
@@ -329,6 +337,9 @@ class Gen:
         if e.dt.kind == "bool":
             return e
         fn = rng.choice(["sum", "max", "min"]) if e.exact else "sum"
+        if fn != "sum" and "narrow_unsigned_max" in KNOWN_ISSUES and e.dt.kind == "uint" \
+                and e.dt.bits < 32:
+            fn = "sum"
         axis = rng.choice([0, 1]) if self.rank == 2 else 0
         out = D[SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else minmax_type(e.dt)
         text = f"tl.{fn}({e.text}, axis={axis})"

@@ -272,6 +272,15 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
         outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact and res_dt.is_int))
         out_dt = res_dt
         reduce_fn = "loop"
+    elif rng.random() < 0.25:  # an if on a run-time scalar: both branches give one type
+        final.append("if trips > 1:")
+        final.append(f"    res = {res_text} * 2")
+        final.append("else:")
+        final.append(f"    res = {res_text} - 1")
+        final.append("tl.store(out_ptr + offs, res, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
+        out_dt = res_dt
+        reduce_fn = "branch"
     else:
         final.append(f"tl.store(out_ptr + offs, {res_text}, mask=mask)")
         outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
@@ -346,6 +355,15 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
 def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask, M, N,
             trips=0):
     """Apply the program's last step (store / reduce / scan / atomic) to one program's block."""
+    if fn == "branch":
+        double = trips > 1
+        if res_dt.is_int:
+            v = _ints(full) * 2 if double else _ints(full) - 1
+            _check_int_range(v, res_dt, "* 2" if double else "- 1")
+            full = _wrap(v, res_dt)
+        else:
+            full = (full * res_dt.np.type(2) if double else full - res_dt.np.type(1)
+                    ).astype(res_dt.np)
     if fn == "loop":
         acc = np.zeros(full.shape, res_dt.np)
         for _ in range(trips):

@@ -530,11 +530,9 @@ def same_outputs(prog: Program, got: list, want: list, what: str) -> str | None:
     """Compare two launches' outputs (GPU vs interpreter) with the program's tolerance."""
     by_got = {name: a for (name, _), a in zip(prog.params, got)}
     by_want = {name: a for (name, _), a in zip(prog.params, want)}
+    expected = prog.expected()
     for o in prog.outputs:
-        written = np.ones(o.size, bool)
-        expected = prog.expected()
-        if expected is not None:
-            written = expected[o.param][1]
+        written = np.ones(o.size, bool) if expected is None else expected[o.param][1]
         problem = compare_output(np.asarray(by_got[o.param]), (np.asarray(by_want[o.param]),
                                                                written), o, prog.rtol)
         if problem:
@@ -662,11 +660,12 @@ def run_gpu(prog: Program, kernel, interpreted: Result) -> Result:
     except Exception as e:
         res.kind, res.detail = "gpu", f"{type(e).__name__}: {e}"
         return res
-    problem = same_outputs(prog, got, interpreted.args, "GPU vs interpreter")
+    res.args = got
     expected = prog.expected()
-    if problem is None and expected is not None:
-        problem = prog.compare(got, expected, "GPU vs NumPy")
+    if expected is None:  # undefined values (overflow, division by zero): only the launch
+        return res
+    problem = same_outputs(prog, got, interpreted.args, "GPU vs interpreter") or \
+        prog.compare(got, expected, "GPU vs NumPy")
     if problem:
         res.kind, res.detail = "mismatch", problem
-    res.args = got
     return res

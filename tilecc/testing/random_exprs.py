@@ -199,7 +199,7 @@ class Gen:
         self.rng = rng
         self.rank = rank
         self.M, self.N = M, N
-        self.loads: list[tuple[str, DT, str, Any]] = []  # (param, dtype, shape, other)
+        self.loads: list[tuple[str, DT, str, Any]] = []  # (param, dtype, access, other)
         self.scalars: list[tuple[str, DT, int]] = []
         self.stmts: list[str] = []
         self.names = 0
@@ -212,10 +212,20 @@ class Gen:
         other = rng.choice([0, 1, 2, -1] if dt.kind != "uint" else [0, 1, 3])
         other = float(other) if dt.is_float and rng.random() < 0.5 else other
         param = f"in{i}_ptr"
-        self.loads.append((param, dt, shape, other))
         var = f"x{i}"
+        access = shape
         if shape == "full":
-            self.stmts.append(f"{var} = tl.load({param} + offs, mask=mask, other={other!r})")
+            # how the pointers run: contiguous, every other element, one element off the
+            # alignment, or down the columns (each a different memory-access plan)
+            access = rng.choice(["full", "full", "full:stride2", "full:shift1"]
+                                + (["full:trans"] if self.rank == 2 else []))
+            where = {"full": "offs", "full:stride2": "offs * 2", "full:shift1": "offs + 1",
+                     "full:trans": "pid * (M * N) + rm[:, None] + rn[None, :] * M"}[access]
+            self.stmts.append(f"{var} = tl.load({param} + {where}, mask=mask, "
+                              f"other={other!r})")
+        self.loads.append((param, dt, access, other))
+        if shape == "full":
+            pass  # written above
         elif shape == "row":  # one value per row, broadcast along the columns
             self.stmts.append(f"{var} = tl.load({param} + pid * M + rm, mask=rm < rows, "
                               f"other={other!r})[:, None]")
@@ -591,6 +601,8 @@ class Gen:
             if fn in ("log", "sqrt", "log2", "rsqrt"):
                 f = np.abs(f) + f.dtype.type(1)
             elif fn in ("exp", "exp2"):
+                if np.isnan(f).any():
+                    raise Undefined("NaN into tl.minimum")
                 f = np.minimum(f, 8)
             r = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
                  "exp2": np.exp2, "floor": np.floor, "ceil": np.ceil, "log2": np.log2,

@@ -290,7 +290,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     params: list[tuple[str, Any]] = []
     arrays: dict[str, tuple[DT, int]] = {}
     for param, dt, shape, _ in gen.loads:
-        size = {"full": G * block, "row": G * M, "col": N, "scalar": G}[shape]
+        size = {"full": G * block, "full:stride2": 2 * G * block, "full:shift1": G * block + 1,
+                "full:trans": G * block, "row": G * M, "col": N, "scalar": G}[shape]
         params.append((param, "array"))
         arrays[param] = (dt, size)
     for o in outputs:
@@ -331,8 +332,11 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
             loads = {}
             for param, dt, shape, other in gen.loads:
                 src = inputs[param]
-                if shape == "full":
-                    v = np.where(mask, src[np.minimum(offs, src.size - 1)],
+                if shape.startswith("full"):
+                    where = {"full": offs, "full:stride2": offs * 2, "full:shift1": offs + 1,
+                             "full:trans": pid * block + rm[:, None] + rn[None, :] * M
+                             if rank == 2 else None}[shape]
+                    v = np.where(mask, src[np.minimum(where, src.size - 1)],
                                  cast_value(np.asarray(other), literal_type(other), dt))
                 elif shape == "row":
                     v = np.where(rm < rows, src[pid * M + rm],

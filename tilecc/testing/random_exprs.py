@@ -203,6 +203,7 @@ class Gen:
         self.scalars: list[tuple[str, DT, int]] = []
         self.stmts: list[str] = []
         self.names = 0
+        self.sum_rtol = 0.0  # float sums' own error: their order is the implementation's
 
     # leaves
     def load(self, shape: str) -> Node:
@@ -352,6 +353,8 @@ class Gen:
             fn = "sum"
         axis = rng.choice([0, 1]) if self.rank == 2 else 0
         out = D[SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else minmax_type(e.dt)
+        if fn == "sum" and out.is_float:
+            self.sum_rtol = max(self.sum_rtol, sum_rtol(out, block_len(self, axis)))
         text = f"tl.{fn}({e.text}, axis={axis})"
         if self.rank == 2:
             text += "[:, None]" if axis == 1 else "[None, :]"
@@ -639,6 +642,17 @@ RTOL = {"float16": 3e-2, "bfloat16": 8e-2, "float32": 3e-4, "float64": 1e-9}
 # what tl.sum and tl.cumsum add narrow values up in (Triton's _pick_sum_dtype; bf16 in fp32)
 SUM_TO = {"int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32",
            "int1": "int32", "bfloat16": "float32"}
+
+
+def sum_rtol(dt: DT, n: int) -> float:
+    """A relative error a float sum of n terms in dt may have in any order (sequential
+    summation's bound is about n * eps; a quarter of it, capped, in practice)."""
+    eps = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24}.get(dt.name, 0.0)
+    return min(0.25, n * eps / 4)
+
+
+def block_len(gen: "Gen", axis: int) -> int:
+    return gen.N if gen.rank == 1 or axis == 1 else gen.M
 
 
 def minmax_type(dt: DT) -> DT:

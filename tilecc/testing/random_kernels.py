@@ -29,7 +29,7 @@ import numpy as np
 
 from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
     KNOWN_ISSUES, SUM_TO, D, DT, DTYPES, RTOL, Gen, Undefined, _check_int_range, _ints, _wrap,
-    cast_value, computation_type, literal_type, minmax_type)
+    block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
 
 __all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES"]
 
@@ -287,6 +287,9 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
         outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
         out_dt = res_dt
 
+    if reduce_fn in ("sum", "cumsum") and out_dt.is_float:
+        gen.sum_rtol = max(gen.sum_rtol, sum_rtol(out_dt, block_len(gen, axis)))
+    rtol = max(rtol, gen.sum_rtol)
     params: list[tuple[str, Any]] = []
     arrays: dict[str, tuple[DT, int]] = {}
     for param, dt, shape, _ in gen.loads:

@@ -580,3 +580,41 @@ def test_float_atomic_cas_compares_bits(dtype):
     KA.float_cas_kernel[(1,)](p, c, old, BLOCK=mem.size)
     np.testing.assert_array_equal(p.cpu().numpy().view(bits), want.view(bits))
     np.testing.assert_array_equal(old.cpu().numpy().view(bits), mem.view(bits))
+
+
+# --- random kernels (tilecc.testing.random_kernels; tests/test_random_kernels.py) -----------
+
+def test_random_kernels_gpu_matches_interpreter() -> None:
+    """The first programs on the GPU against the interpreter (the campaign runs thousands)."""
+    import tempfile
+
+    from tilecc.testing import random_kernels as RK
+
+    programs = {s: RK.generate(s) for s in range(200)}
+    with tempfile.TemporaryDirectory() as tmp:
+        failed = []
+        for prog in programs.values():
+            r = RK.check(prog, tmp, targets=(("cuda", None),))
+            if r.kind == "ok":
+                r = RK.run_gpu(prog, prog.load(tmp), r)
+            if r.kind != "ok":
+                failed.append(r)
+    assert not failed, "\n\n".join(f"seed {r.seed}: {r.kind}: {r.detail[:2000]}\n"
+                                    f"{programs[r.seed].source}" for r in failed)
+
+
+@tilecc.jit
+def double_negation_kernel(x_ptr, out_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, -(-x))
+
+
+def test_double_negation_on_gpu() -> None:
+    """-(-x) was rendered `--x`, a decrement of x."""
+    import cupy
+
+    x = cupy.arange(16, dtype=cupy.int32) - 5
+    out = cupy.zeros(16, cupy.int32)
+    double_negation_kernel[(1,)](x, out)
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.arange(16) - 5)

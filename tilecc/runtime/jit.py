@@ -363,10 +363,9 @@ def _resolve_dotted(fn: Callable, text: str) -> Any:
     parts = text.strip().split(".")
     if not all(x.isidentifier() for x in parts):
         return None
-    scope = fn.__globals__
-    if fn.__closure__:
-        scope = {**scope, **dict(zip(fn.__code__.co_freevars,
-                                     (c.cell_contents for c in fn.__closure__)))}
+    from tilecc.transpiler.frontend import scope_of
+
+    scope = scope_of(fn)
     if parts[0] not in scope:
         return None
     obj = scope[parts[0]]

@@ -139,6 +139,10 @@ def _join(tracer, name, a, b):
     if x.dtype != y.dtype:
         raise TypeError(f"tl.join needs blocks of one dtype, got {x.dtype!r} and {y.dtype!r}")
     shape = S.broadcast_shapes(x.type.shape, y.type.shape)
+    if not shape:  # two scalars: join them as blocks of one element, then drop that axis
+        x, y = S.splat(tracer.b, x, (1,)), S.splat(tracer.b, y, (1,))
+        pair = tracer.b.emit("join", [x, y], Type(x.dtype, (1, 2)))
+        return tracer.b.emit("reshape", [pair], Type(x.dtype, (2,)))
     x, y = S.splat(tracer.b, x, shape), S.splat(tracer.b, y, shape)
     return tracer.b.emit("join", [x, y], Type(x.dtype, shape + (2,)))
 
@@ -149,9 +153,22 @@ def _split(tracer, name, a):
     if x.type.shape[-1] != 2:
         raise ValueError(f"tl.split needs a last axis of size 2, got shape {list(x.type.shape)}")
     shape = x.type.shape[:-1]
+    if not shape:  # a block of 2 splits into two scalars: split [1, 2], take each element
+        pair = tracer.b.emit("reshape", [x], Type(x.dtype, (1, 2)))
+        halves = _split(tracer, name, pair).value
+        return Const(tuple(_only_element(tracer.b, h) for h in halves))
     results = [Value(Type(x.dtype, shape)), Value(Type(x.dtype, shape))]
     tracer.b.emit_op(Op("split", [x], results, tracer.b.loc))
     return Const(tuple(results))
+
+
+def _only_element(b, x: Value) -> Value:
+    """The element of a block of one, as a scalar: a reduction whose combine keeps `a`."""
+    region = Region([Value(Type(x.dtype), "a"), Value(Type(x.dtype), "b")])
+    region.yields = [region.args[0]]
+    result = Value(Type(x.dtype, ()))
+    b.emit_op(Op("reduce", [x], [result], b.loc, {"axis": 0, "combine": "first"}, [region]))
+    return result
 
 
 # --- reductions and scans ---------------------------------------------------------------------

@@ -199,7 +199,7 @@ def reference_for(obj: Any) -> Any:
 def _resolve_static(fn: Callable, node: cst.BaseExpression) -> Any:
     """Resolve a Name/Attribute chain through fn's globals without tracing anything."""
     if isinstance(node, cst.Name):
-        g = _globals_of(fn)
+        g = scope_of(fn)
         return reference_for(g[node.value]) if node.value in g else None
     if isinstance(node, cst.Attribute):
         base = _resolve_static(fn, node.value)
@@ -223,10 +223,17 @@ def _attribute_of_ref(base: Any, attr: str) -> Any:
     return None
 
 
-def _globals_of(fn: Callable) -> dict[str, Any]:
+def scope_of(fn: Callable) -> dict[str, Any]:
+    """The names `fn` sees: its module's globals and its closure's assigned cells."""
     g = dict(fn.__globals__)
-    if fn.__closure__:
-        g.update(inspect.getclosurevars(fn).nonlocals)
+    # A closure's cells, read one by one: a cell the enclosing function has not assigned yet
+    # (a name defined further down a test body) is empty, and inspect.getclosurevars raises
+    # "Cell is empty" on it; such a name is simply not visible to the kernel.
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            g[name] = cell.cell_contents
+        except ValueError:
+            pass
     return g
 
 
@@ -267,7 +274,7 @@ class FunctionTracer:
 
     def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
         self.pf, self.b, self.kernel, self.depth = pf, emitter, kernel, depth
-        self.globals = _globals_of(pf.fn)
+        self.globals = scope_of(pf.fn)
         self.scope: dict[str, Any] = {}
         self.stmt_line = 0
         self.current_call: cst.Call | None = None

@@ -400,8 +400,10 @@ class Renderer(BlockOps, DotOps):
             if fn == "invert" and v.dtype.is_bool():  # ~ of C's bool would be -1 or -2
                 fn = "not"
             sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
-            text = f"{sym}{self.wrap(a[0], idx, UNARY)}"
-            return self.narrow(text, UNARY, v)
+            operand = self.wrap(a[0], idx, UNARY)
+            if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
+                operand = f"({operand})"
+            return self.narrow(f"{sym}{operand}", UNARY, v)
         if k == "binary":
             fn = op.attrs["fn"]
             if fn in CALLS:

@@ -9,7 +9,6 @@ frontend turns them into `CompilationError`s at the user's line.
 
 from __future__ import annotations
 
-import math as pymath
 import operator
 import struct
 from dataclasses import dataclass
@@ -268,9 +267,13 @@ def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
+# tl functions of Python numbers (tl.maximum(1, 2), tl.exp(1.0), tl.where(True, 1.0, 2.0))
+# are scalar tensors in Triton, typed like literals (int32, fp32): not literals, so they take
+# part in the promotion of what they meet (x_fp16 * tl.exp(1.0) is fp32).
+
 def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
-        return Const(min(lhs.value, rhs.value) if fn == "min" else max(lhs.value, rhs.value))
+        lhs, rhs = to_value(b, lhs), to_value(b, rhs)
     # As tl.minimum / tl.maximum: literals become values of their own type first (they
     # take part in promotion: maximum(x_fp16, 0.0) is fp32), bfloat16 goes to fp32.
     lhs, rhs = (_bf16_to_fp32(b, x) if isinstance(x, Value) else x for x in (lhs, rhs))
@@ -285,15 +288,6 @@ FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "
 
 
 def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
-    if is_number(x):
-        v = x.value
-        if fn == "abs":
-            return Const(abs(v))
-        fold = {"exp": pymath.exp, "exp2": lambda t: 2.0 ** t, "log": pymath.log,
-                "log2": pymath.log2, "sqrt": pymath.sqrt, "sqrt_rn": pymath.sqrt, "rsqrt": lambda t: 1 / pymath.sqrt(t),
-                "sin": pymath.sin, "cos": pymath.cos, "floor": pymath.floor,
-                "ceil": pymath.ceil, "erf": pymath.erf}
-        return Const(float(fold[fn](v)))
     x = to_value(b, x)
     if fn in FLOAT_ONLY and not x.dtype.is_floating():
         raise TypeError(f"tl.{fn} needs a floating-point operand, got {x.dtype!r}; "
@@ -304,9 +298,12 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
 
 
 def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
-    if isinstance(cond, Const):
-        return x if cond.value else y
-    cond = truthy(b, cond)
+    if isinstance(cond, Const) and not (is_number(x) and is_number(y)):
+        # a constant condition picks a side, which still takes the promoted type and shape
+        xv, yv, t = _promote(b, x, y, False)
+        shape = broadcast_shapes(xv.type.shape, yv.type.shape)
+        return splat(b, xv if cond.value else yv, shape)
+    cond = truthy(b, to_value(b, cond) if isinstance(cond, Const) else cond)
     if is_number(x) and is_number(y):
         t = D.computation_type(D.literal_dtype(x.value), False, D.literal_dtype(y.value), False)
         xv, yv = constant(b, x.value, t), constant(b, y.value, t)
@@ -323,7 +320,7 @@ def _bf16_to_fp32(b: Emitter, x: Value) -> Value:
 
 def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
     if all(is_number(t) for t in (x, y, z)):
-        return Const(x.value * y.value + z.value)
+        x, y, z = (to_value(b, t) for t in (x, y, z))
     # tl.fma turns literals into values of their own type, then promotes pairwise
     xt, yt, zt = (_scalar_dtype(v) for v in (x, y, z))
     t = D.computation_type(D.computation_type(xt, False, yt, False), False, zt, False)

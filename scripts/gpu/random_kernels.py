@@ -1,0 +1,103 @@
+"""The random-kernel campaign on a GPU: N programs of tilecc.testing.random_kernels, from
+seeds, each transpiled, compiled (NVRTC for this GPU, hiprtc for gfx90a), run on the
+interpreter against NumPy, then launched on the GPU and compared with both.
+
+    PYTHONPATH=. python3 scripts/gpu/random_kernels.py [-n 2000] [--start 0] [--out DIR]
+
+Workers transpile, compile (into tilecc's disk cache) and interpret in parallel; the main
+process only launches.  Prints the counts (internal errors, compiler rejections,
+interpreter errors, mismatches, GPU failures) and writes each failing program's source and
+what went wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+
+from tilecc.testing import random_kernels as RK
+
+_DIR = None
+_ARCH = None
+
+
+def _init(directory: str, arch: str) -> None:
+    global _DIR, _ARCH
+    _DIR, _ARCH = directory, arch
+
+
+def _prepare(seed: int) -> RK.Result:
+    """Worker: everything up to the launch."""
+    from tilecc.runtime.native_compile import hip_compiler_available
+
+    prog = RK.generate(seed)
+    targets = [("cuda", _ARCH)] + ([("hip", "gfx90a")] if hip_compiler_available() else [])
+    res = RK.check(prog, _DIR, targets=targets)
+    if res.kind == "ok":
+        try:
+            RK.precompile(prog, prog.load(_DIR), _ARCH)
+        except Exception as e:  # the launch will report it
+            res.detail = f"precompile: {type(e).__name__}: {e}"
+    return res
+
+
+def _gpu_arch() -> str:
+    """The GPU's sm_XX, asked in a child process: the workers fork before CUDA starts here."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", "import cupy; d = cupy.cuda.Device(0); "
+                          "print(d.compute_capability)"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    return f"sm_{out}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--out", default=os.environ.get("OUT", "random-kernels-out"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    args = ap.parse_args()
+    out_dir = os.path.join(args.out, "random_kernels")
+    os.makedirs(out_dir, exist_ok=True)
+    arch = _gpu_arch()
+    work = tempfile.mkdtemp(prefix="random-kernels-")
+    counts: collections.Counter = collections.Counter()
+    features: collections.Counter = collections.Counter()
+    t0 = time.time()
+    seeds = range(args.start, args.start + args.n)
+    ctx = mp.get_context("fork")
+    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch)) as pool:
+        for res in pool.imap(_prepare, seeds, chunksize=4):
+            prog = RK.generate(res.seed)
+            features[prog.feature] += 1
+            if res.kind == "ok":
+                res = RK.run_gpu(prog, prog.load(work), res)
+            counts[res.kind] += 1
+            counts["undefined values (not compared)"] += res.undefined
+            if res.kind != "ok":
+                with open(os.path.join(out_dir, f"{prog.name}.py"), "w") as f:
+                    f.write(prog.source)
+                    f.write(f"\n# {res.kind}: launch grid {prog.grid}, num_warps "
+                            f"{prog.num_warps}, scalars {prog.scalars}\n")
+                    f.write("".join(f"# {line}\n" for line in res.detail.splitlines()))
+                print(f"seed {res.seed} ({prog.feature}): {res.kind}: "
+                      f"{res.detail.splitlines()[0][:300] if res.detail else ''}", flush=True)
+    took = time.time() - t0
+    failed = sum(v for k, v in counts.items() if k not in ("ok", "undefined values (not compared)"))
+    print(f"\n{args.n} programs (seeds {args.start}..{args.start + args.n - 1}) on {arch} in "
+          f"{took:.0f} s; features {dict(features)}")
+    for kind in ("ok", "internal", "rejected", "interpreter", "mismatch", "gpu",
+                 "undefined values (not compared)"):
+        print(f"  {kind:32s} {counts[kind]}")
+    print(f"failing programs: {out_dir}" if failed else "no failures")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

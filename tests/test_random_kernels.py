@@ -1,0 +1,228 @@
+"""Differential testing with random valid kernels (tilecc.testing.random_kernels): every
+program must transpile, compile with NVRTC (sm_80, sm_90) and hiprtc (gfx90a), and give on
+the interpreter what an independent NumPy evaluation with Triton's typing rules gives.  On a
+GPU, tests/test_gpu.py runs some against the interpreter and scripts/gpu/random_kernels.py
+runs thousands.
+
+Then the regressions the generator found, each as a small kernel of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.testing import random_kernels as RK
+
+try:
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+
+# CI: CHUNKS x PER_CHUNK programs (TILECC_RANDOM_KERNELS overrides the total)
+PER_CHUNK = 25
+CHUNKS = max(1, int(os.environ.get("TILECC_RANDOM_KERNELS", "300")) // PER_CHUNK)
+
+
+def _report(results: list[RK.Result], programs: dict[int, RK.Program]) -> str:
+    return "\n\n".join(f"seed {r.seed} ({programs[r.seed].feature}): {r.kind}: "
+                       f"{r.detail[:2000]}\n{programs[r.seed].source}" for r in results)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_random_kernels_compile_and_match_numpy(chunk: int) -> None:
+    require_cuda_compiler()
+    require_hip_compiler()
+    seeds = range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK)
+    programs = {s: RK.generate(s) for s in seeds}
+    failed, hip_sources = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for s, prog in programs.items():
+            # sm_90 compiles each program (tensor-core paths differ from sm_80's)
+            r = RK.check(prog, tmp, targets=(("cuda", "sm_90"), ("hip", None)))
+            if r.kind != "ok":
+                failed.append(r)
+                continue
+            hip_sources.append((s, RK.sources(prog, tmp, "hip")))
+        # hiprtc once for the whole chunk; one by one only to find a culprit
+        try:
+            RK.compile_batch([t for _, t in hip_sources], "hip", "gfx90a")
+        except Exception:
+            for s, text in hip_sources:
+                try:
+                    RK.compile_batch([text], "hip", "gfx90a")
+                except Exception as e:
+                    failed.append(RK.Result(s, "rejected", f"hiprtc: {e}"))
+    assert not failed, _report(failed, programs)
+
+
+def test_sm80_compiles_a_sample() -> None:
+    """sm_80 code differs from sm_90's mostly in tl.dot: compile the dots and a few others."""
+    require_cuda_compiler()
+    programs = {s: RK.generate(s, ("dot", "reduce")) for s in range(1000, 1012)}
+    with tempfile.TemporaryDirectory() as tmp:
+        failed = [r for r in (RK.check(p, tmp, targets=(("cuda", "sm_80"),), interpret=False)
+                              for p in programs.values()) if r.kind != "ok"]
+    assert not failed, _report(failed, programs)
+
+
+def test_generator_is_deterministic_and_covers_every_feature() -> None:
+    a, b = RK.generate(7), RK.generate(7)
+    assert a.source == b.source and a.signature() == b.signature()
+    seen = {RK.generate(s).feature for s in range(60)}
+    assert seen == set(RK.FEATURES)
+
+
+def test_numpy_evaluator_notices_a_wrong_answer() -> None:
+    """The comparison is not vacuous: a kernel computing something else is caught."""
+    prog = next(p for p in map(RK.generate, range(100))
+                if p.feature == "elementwise" and p.expected() is not None)
+    with tempfile.TemporaryDirectory() as tmp:
+        kernel = prog.load(tmp)
+        args = prog.make_args()
+        kernel.interpret[prog.grid](*args)
+    expected = prog.expected()
+    assert prog.compare(args, expected, "interpreter") is None
+    out = args[[n for n, _ in prog.params].index("out_ptr")]
+    first = np.flatnonzero(expected["out_ptr"][1])[0]
+    out[first] = out[first] + 3
+    assert prog.compare(args, expected, "interpreter") is not None
+
+
+def test_triton_promotion_rules_as_written() -> None:
+    D = RK.D
+    ct = RK.computation_type
+    assert ct(D["int8"], False, D["uint8"], False, False) is D["uint8"]
+    assert ct(D["int16"], False, D["uint8"], False, False) is D["int16"]
+    assert ct(D["float16"], False, D["int64"], False, False) is D["float16"]
+    assert ct(D["float16"], False, D["float16"], False, True) is D["float32"]
+    assert ct(D["float16"], False, D["bfloat16"], False, False) is D["float16"]  # fp16 first
+    assert ct(D["bfloat16"], False, D["int8"], False, False) is D["float32"]
+    assert ct(D["int32"], True, D["uint8"], False, False) is D["uint8"]  # literal: no say
+    assert ct(D["float32"], True, D["float16"], False, False) is D["float16"]
+    assert ct(D["float32"], True, D["int8"], False, False) is D["float32"]
+    with pytest.raises(TypeError):
+        ct(D["int32"], False, D["uint32"], False, True)
+    # tl.max / tl.min reduce narrow ints in int32 and 16-bit floats in fp32
+    assert RK.minmax_type(D["uint8"]) is D["int32"]
+    assert RK.minmax_type(D["float16"]) is D["float32"]
+    assert RK.minmax_type(D["uint64"]) is D["uint64"]
+
+
+# --- regressions the generator found ------------------------------------------------------------
+
+@tilecc.jit
+def _join_split_scalars(x_ptr, out_ptr):
+    pair = tl.join(tl.load(x_ptr), tl.load(x_ptr + 1) * 2)  # two scalars -> a block of 2
+    tl.store(out_ptr + tl.arange(0, 2), pair)
+    a, b = tl.split(pair)  # and back
+    tl.store(out_ptr + 2, a + b * 10)
+
+
+def test_join_of_two_scalars_and_split_of_a_pair() -> None:
+    x = np.array([1.5, 2.0], np.float32)
+    out = np.zeros(3, np.float32)
+    _join_split_scalars.interpret[(1,)](x, out)
+    np.testing.assert_array_equal(out, [1.5, 4.0, 41.5])
+    for target in ("cuda", "hip"):
+        src = _join_split_scalars.source("*fp32,*fp32", target=target)
+        assert "join along a new last axis" in src and "split the last axis" in src
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_90"), ("hip", "gfx90a")])
+def test_join_of_two_scalars_compiles(target: str, arch: str) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    _join_split_scalars.compile("*fp32,*fp32", target=target, arch=arch)
+
+
+def test_kernel_closing_over_a_name_assigned_later() -> None:
+    """A kernel defined in a function body sees the body's names through closure cells;
+    a cell assigned only after the launch is empty, which must not break tracing."""
+
+    @tilecc.jit
+    def combine(a, b):
+        return a + b
+
+    @tilecc.jit
+    def scan_rows(x_ptr, out_ptr, BLOCK: tl.constexpr, LATER: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        offs = r[:, None] * BLOCK + r[None, :]
+        x = tl.load(x_ptr + offs)
+        if LATER:
+            y = tl.associative_scan(x, 1, later_combine)
+        else:
+            y = tl.associative_scan(x, 1, combine)
+        tl.store(out_ptr + offs, y)
+
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    scan_rows.interpret[(1,)](x, out, 4, False)
+    np.testing.assert_array_equal(out, np.cumsum(x.reshape(4, 4), axis=1).reshape(-1))
+    later_combine = combine  # noqa: F841 - the name the kernel refers to, assigned late
+
+
+@tilecc.jit
+def _double_negation(x_ptr, out_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, -(-x))
+
+
+@pytest.mark.parametrize("sig", ["*i32,*i32", "*bf16,*bf16", "*fp32,*fp32"])
+def test_double_negation_is_not_a_decrement(sig: str) -> None:
+    """`-(-x)` was written `--x`: a decrement of x for integers and floats (a silently
+    wrong answer), a compile error for bfloat16."""
+    for target in ("cuda", "hip"):
+        src = _double_negation.source(sig, target=target)
+        assert "--x" not in src and "-(-x" in src
+
+
+
+@tilecc.jit
+def _functions_of_constants(x_ptr, out_ptr, wide_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    offs = rm[:, None] * N + rn[None, :]
+    # a tl function of constants is an int32 / fp32 scalar tensor, not a literal
+    tl.store(out_ptr + offs, tl.broadcast_to(tl.abs(2.0), (M, N)))
+    x = tl.load(x_ptr + offs)  # int8
+    tl.store(wide_ptr + offs, x + tl.maximum(100, 20))  # int32: no int8 wrap-around
+
+
+def test_tl_functions_of_constants_are_typed_scalar_tensors() -> None:
+    x = np.full(32, 100, np.int8)
+    out = np.zeros(32, np.float32)
+    wide = np.zeros(32, np.int32)
+    _functions_of_constants.interpret[(1,)](x, out, wide, 2, 16)
+    np.testing.assert_array_equal(out, 2.0)
+    np.testing.assert_array_equal(wide, 200)
+    src = _functions_of_constants.source("*i8,*fp32,*i32,2,16")
+    assert "tc::fabs(2.0f)" in src
+
+
+# --- regressions the generator found ----------------------------------------------------------
+
+@tilecc.jit
+def _max_of_narrow_unsigned(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    offs = rm[:, None] * N + rn[None, :]
+    x = tl.load(x_ptr + offs)  # uint16
+    y = tl.load(y_ptr + offs)  # int32
+    tl.store(out_ptr + offs, tl.max(x, axis=0)[None, :] * y)
+
+
+def test_max_of_narrow_unsigned_reduces_in_int32() -> None:
+    """Triton's tl.max / tl.min take ints narrower than 32 bits to int32, unsigned ones too,
+    so tl.max(x_u16) * y_i32 is int32 and -1 stays -1 (in uint32 it wraps to 2**32 - 1)."""
+    x = np.arange(1, 9, dtype=np.uint16)
+    y = np.full(8, -1, np.int32)
+    out = np.zeros(8, np.int64)
+    _max_of_narrow_unsigned.interpret[(1,)](x, y, out, 2, 4)
+    column_max = np.maximum(x[:4], x[4:]).astype(np.int64)
+    np.testing.assert_array_equal(out, np.tile(-column_max, 2))

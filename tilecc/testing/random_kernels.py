@@ -1,0 +1,678 @@
+"""Random valid kernels, for differential testing: each `Program` is the *source text* of a
+kernel (element-wise expressions over every integer and float dtype, Python literals,
+broadcasting, masked loads, casts, reductions, scans, atomics, small `tl.dot`s) together
+with its expected outputs computed by an independent NumPy evaluation of the same
+expression tree, with Triton's typing rules written out here (not taken from tilecc).
+
+    prog = generate(seed)            # deterministic in the seed
+    kernel = prog.load(tmpdir)       # writes prog.source to a .py file and imports it
+    args = prog.make_args()
+    kernel.interpret[prog.grid](*args)
+    prog.check(args)                 # raises Mismatch-like AssertionError with the source
+
+`expected` is None where the program computes something Triton leaves undefined (signed
+32/64-bit overflow, a division by zero, an out-of-range shift or float-to-int conversion,
+NaN into min/max); such programs still must compile and run, only their values are not
+compared.  tests/test_random_kernels.py runs a few hundred in CI;
+scripts/gpu/random_kernels.py runs thousands on a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
+    KNOWN_ISSUES, SUM_TO, D, DT, DTYPES, RTOL, Gen, Undefined, _check_int_range, _ints, _wrap,
+    block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
+
+__all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES"]
+
+FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot")
+
+
+# --- whole programs --------------------------------------------------------------------------
+
+_COMBINES = '''
+
+@tilecc.jit
+def max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@tilecc.jit
+def add_combine(a, b):
+    return a + b
+'''
+
+
+@dataclass
+class Output:
+    param: str
+    dt: DT
+    size: int
+    exact: bool
+    init: str = "junk"  # or "zeros": the atomics' target starts known
+
+
+@dataclass
+class Program:
+    seed: int
+    feature: str
+    source: str
+    name: str
+    params: list[tuple[str, Any]]          # (name, "array"/int) in order
+    arrays: dict[str, tuple[DT, int]]       # input arrays: dtype, size
+    outputs: list[Output]
+    constexprs: dict[str, int]
+    grid: tuple[int, ...]
+    num_warps: int
+    rtol: float
+    reference: Callable[[dict], dict] = field(repr=False)
+    scalars: dict[str, int] = field(default_factory=dict)
+
+    # --- running it ---
+    def load(self, directory: str):
+        """Write the source to `directory/<name>.py`, import it, return the @jit kernel."""
+        path = os.path.join(directory, f"{self.name}.py")
+        with open(path, "w") as f:
+            f.write(self.source)
+        spec = importlib.util.spec_from_file_location(self.name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, self.name)
+
+    def signature(self) -> str:
+        parts = []
+        for name, kind in self.params:
+            if kind == "array":
+                dt = self.arrays[name][0] if name in self.arrays else \
+                    next(o.dt for o in self.outputs if o.param == name)
+                parts.append(f"*{dt.sig}")
+            elif kind == "constexpr":
+                parts.append(str(self.constexprs[name]))
+            else:
+                parts.append(kind)
+        return ",".join(parts)
+
+    def inputs(self) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        out = {}
+        for name, (dt, size) in self.arrays.items():
+            out[name] = _random_array(rng, dt, size)
+        for o in self.outputs:
+            if o.init == "zeros":
+                out[o.param] = _random_array(rng, o.dt, o.size)
+        return out
+
+    def make_args(self, inputs: dict[str, np.ndarray] | None = None) -> list:
+        """The launch's positional arguments (NumPy arrays, fresh copies; outputs filled
+        with junk), constexprs included."""
+        inputs = self.inputs() if inputs is None else inputs
+        args = []
+        for name, kind in self.params:
+            if kind == "array":
+                if name in inputs:
+                    args.append(inputs[name].copy())
+                else:
+                    o = next(o for o in self.outputs if o.param == name)
+                    args.append(np.full(o.size, 77, dtype=o.dt.np))
+            elif kind == "constexpr":
+                args.append(self.constexprs[name])
+            else:
+                args.append(self.scalars[name])
+        return args
+
+    def expected(self) -> dict[str, np.ndarray] | None:
+        """The outputs by parameter name, or None where the program's values are undefined."""
+        try:
+            with np.errstate(all="ignore"):
+                return self.reference(self.inputs())
+        except Undefined:
+            return None
+
+    def compare(self, args: list, expected: dict[str, np.ndarray], what: str) -> str | None:
+        """None if `args` (after a launch) hold the expected outputs, else a description."""
+        by_name = {name: a for (name, _), a in zip(self.params, args)}
+        for o in self.outputs:
+            problem = compare_output(np.asarray(by_name[o.param]), expected[o.param], o,
+                                     self.rtol)
+            if problem:
+                return f"{what}: output {o.param} ({o.dt.name}): {problem}"
+        return None
+
+
+def compare_output(got: np.ndarray, expected: tuple[np.ndarray, np.ndarray], o: Output,
+                   rtol: float) -> str | None:
+    """`expected` is (values, written): elements no program writes are not compared."""
+    exp, valid = expected
+    g, e = got[valid], exp[valid]
+    if o.dt.is_float and not o.exact:
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        both_nan = np.isnan(g64) & np.isnan(e64)
+        same_inf = np.isinf(e64) & (g64 == e64)
+        finite = np.isfinite(e64)
+        scale = max(1.0, float(np.abs(e64[finite]).max())) if finite.any() else 1.0
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: compared above
+            ok = both_nan | same_inf | (np.abs(g64 - e64) <= rtol * (np.abs(e64) + scale))
+    elif o.dt.is_float:
+        ok = (g.astype(np.float64) == e.astype(np.float64)) | (np.isnan(g.astype(np.float64))
+                                                              & np.isnan(e.astype(np.float64)))
+    else:
+        ok = g == e
+    if ok.all():
+        return None
+    bad = np.flatnonzero(~ok)[:5]
+    idx = np.flatnonzero(valid)[bad]
+    return (f"{int((~ok).sum())} of {ok.size} elements differ; at {idx.tolist()}: "
+            f"got {g[bad].tolist()}, expected {e[bad].tolist()}")
+
+
+def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
+    if dt.is_float:
+        return (rng.integers(-16, 17, size) / 4.0).astype(dt.np)
+    if dt.kind == "uint":
+        return rng.integers(1, 17, size).astype(dt.np)
+    if dt.kind == "bool":
+        return rng.integers(0, 2, size).astype(bool)
+    v = rng.integers(1, 9, size) * rng.choice([-1, 1], size)
+    return v.astype(dt.np)
+
+
+def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
+    """The random program of `seed`: a kernel of one of `features`."""
+    rng = random.Random(seed)
+    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1}
+    feature = rng.choices(features, [weights[f] for f in features])[0]
+    if feature == "dot":
+        return _dot_program(seed, rng)
+    rank = rng.choice([1, 2, 2])
+    M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
+    N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
+    G = rng.choice([1, 2, 3])
+    block = M * N
+    n = rng.randint(1, G * block)
+    rows = rng.randint(1, M)
+    gen = Gen(rng, rank, M, N)
+    res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))
+    res_text = res.text
+    if res.shape != "full":
+        shape = "(M, N)" if rank == 2 else "(N,)"
+        res_text = f"tl.broadcast_to({res.text}, {shape})"
+    if res.dt.kind == "bool":
+        res_text, res_dt = f"({res_text}).to(tl.int8)", D["int8"]
+    else:
+        res_dt = res.dt
+    body = list(gen.stmts)
+    name = f"random_kernel_{seed}"
+    floats = {d.name for d in (res_dt,) if d.is_float} | {d.name for _, d, _, _ in gen.loads
+                                                          if d.is_float}
+    rtol = max((RTOL[f] for f in floats), default=RTOL["float32"])
+    rtol = max(rtol, RTOL["float32"])
+    outputs: list[Output] = []
+    final: list[str] = []
+    if feature in ("elementwise", "reduce", "scan", "atomic"):
+        final.append(f"res = {res_text}")
+    reduce_fn = axis = None
+    if feature == "reduce":
+        reduce_fn = rng.choice(["sum", "max", "min", "argmax", "argmin", "reduce_max"])
+        if reduce_fn in ("argmax", "argmin", "max", "min", "reduce_max") and not res.exact:
+            reduce_fn = "sum"
+        if reduce_fn in ("max", "min") and "narrow_unsigned_max" in KNOWN_ISSUES \
+                and res_dt.kind == "uint" and res_dt.bits < 32:
+            reduce_fn = "reduce_max"  # a combine of its own: no promotion (KNOWN_ISSUES)
+        axis = rng.choice([0, 1]) if rank == 2 else 0
+        call = (f"tl.reduce(res, {axis}, max_combine)" if reduce_fn == "reduce_max"
+                else f"tl.{reduce_fn}(res, axis={axis})")
+        final.append(f"r = {call}")
+        if rank == 1:
+            final.append("tl.store(out_ptr + pid, r)")
+            size = G
+        elif axis == 1:
+            final.append("tl.store(out_ptr + pid * M + rm, r)")
+            size = G * M
+        else:
+            final.append("tl.store(out_ptr + pid * N + rn, r)")
+            size = G * N
+        out_dt = D["int32"] if reduce_fn in ("argmax", "argmin") else \
+            D[SUM_TO.get(res_dt.name, res_dt.name)] if reduce_fn == "sum" else \
+            minmax_type(res_dt) if reduce_fn in ("max", "min") else res_dt
+        outputs.append(Output("out_ptr", out_dt, size,
+                              exact=res.exact and (reduce_fn != "sum" or out_dt.is_int)))
+    elif feature == "scan":
+        scan_fn = rng.choice(["cumsum", "cumsum", "scan_max"]) if res.exact else "cumsum"
+        axis = rng.choice([0, 1]) if rank == 2 else 0
+        call = (f"tl.associative_scan(res, {axis}, max_combine)" if scan_fn == "scan_max"
+                else f"tl.cumsum(res, axis={axis})")
+        reduce_fn = scan_fn
+        final.append(f"r = {call}")
+        final.append("tl.store(out_ptr + offs, r, mask=mask)")
+        out_dt = D[SUM_TO.get(res_dt.name, res_dt.name)] if scan_fn == "cumsum" else res_dt
+        outputs.append(Output("out_ptr", out_dt, G * block,
+                              exact=res.exact and (scan_fn != "cumsum" or out_dt.is_int)))
+    elif feature == "atomic":
+        at = rng.choice(["int32", "float32"]) if res.exact else "float32"
+        ops = ["add", "max", "min", "xchg"] + (["and", "or", "xor"] if at == "int32" else [])
+        op = rng.choice(ops) if res.exact else "add"
+        reduce_fn = f"atomic_{op}"
+        final.append(f"old = tl.atomic_{op}(acc_ptr + offs, res.to(tl.{at}), mask=mask)")
+        final.append("tl.store(out_ptr + offs, old, mask=mask)")
+        outputs.append(Output("acc_ptr", D[at], G * block, exact=res.exact, init="zeros"))
+        outputs.append(Output("out_ptr", D[at], G * block, exact=True))
+        out_dt = D[at]
+    elif rng.random() < 0.25:  # a loop accumulating the value: loop-carried blocks
+        final.append(f"acc = tl.zeros({gen.block_shape()}, dtype=tl.{res_dt.name})")
+        final.append("for i in range(trips):")
+        final.append(f"    acc += {res_text}")
+        final.append("tl.store(out_ptr + offs, acc, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact and res_dt.is_int))
+        out_dt = res_dt
+        reduce_fn = "loop"
+    elif rng.random() < 0.25:  # an if on a run-time scalar: both branches give one type
+        final.append("if trips > 1:")
+        final.append(f"    res = {res_text} * 2")
+        final.append("else:")
+        final.append(f"    res = {res_text} - 1")
+        final.append("tl.store(out_ptr + offs, res, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
+        out_dt = res_dt
+        reduce_fn = "branch"
+    else:
+        final.append(f"tl.store(out_ptr + offs, {res_text}, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
+        out_dt = res_dt
+
+    if reduce_fn in ("sum", "cumsum") and out_dt.is_float:
+        gen.sum_rtol = max(gen.sum_rtol, sum_rtol(out_dt, block_len(gen, axis)))
+    rtol = max(rtol, gen.sum_rtol)
+    params: list[tuple[str, Any]] = []
+    arrays: dict[str, tuple[DT, int]] = {}
+    for param, dt, shape, _ in gen.loads:
+        size = {"full": G * block, "full:stride2": 2 * G * block, "full:shift1": G * block + 1,
+                "full:trans": G * block, "row": G * M, "col": N, "scalar": G}[shape]
+        params.append((param, "array"))
+        arrays[param] = (dt, size)
+    for o in outputs:
+        params.append((o.param, "array"))
+    scalars = {}
+    for sname, dt, value in gen.scalars:
+        params.append((sname, dt.sig))
+        scalars[sname] = value
+    trips = rng.choice([0, 2, 3])
+    params += [("n", "i32"), ("rows", "i32"), ("trips", "i32"), ("M", "constexpr"),
+               ("N", "constexpr")]
+    scalars.update(n=n, rows=rows, trips=trips)
+    constexprs = {"M": M, "N": N}
+
+    lines = ["import tilecc", "import tilecc.language as tl", _COMBINES, "",
+             "@tilecc.jit",
+             f"def {name}({', '.join(p for p, _ in params[:-2])}, M: tl.constexpr, "
+             "N: tl.constexpr):",
+             "    pid = tl.program_id(0)",
+             "    rm = tl.arange(0, M)",
+             "    rn = tl.arange(0, N)"]
+    if rank == 2:
+        lines.append("    offs = pid * (M * N) + rm[:, None] * N + rn[None, :]")
+    else:
+        lines.append("    offs = pid * N + rn")
+    lines.append("    mask = offs < n")
+    lines += [f"    {s}" for s in body + final]
+    source = "\n".join(lines) + "\n"
+
+    def reference(inputs: dict) -> dict:
+        outs = {o.param: (np.zeros(o.size, o.dt.np), np.zeros(o.size, bool)) for o in outputs}
+        if "acc_ptr" in outs:
+            outs["acc_ptr"] = (inputs["acc_ptr"].copy(), np.ones(G * block, bool))
+        rm, rn = np.arange(M), np.arange(N)
+        for pid in range(G):
+            offs = (pid * block + rm[:, None] * N + rn[None, :]) if rank == 2 else pid * N + rn
+            mask = offs < n
+            loads = {}
+            for param, dt, shape, other in gen.loads:
+                src = inputs[param]
+                if shape.startswith("full"):
+                    where = {"full": offs, "full:stride2": offs * 2, "full:shift1": offs + 1,
+                             "full:trans": pid * block + rm[:, None] + rn[None, :] * M
+                             if rank == 2 else None}[shape]
+                    v = np.where(mask, src[np.minimum(where, src.size - 1)],
+                                 cast_value(np.asarray(other), literal_type(other), dt))
+                elif shape == "row":
+                    v = np.where(rm < rows, src[pid * M + rm],
+                                 cast_value(np.asarray(other), literal_type(other), dt))[:, None]
+                elif shape == "col":
+                    v = src[rn][None, :]
+                else:
+                    v = src[pid]
+                loads[param] = np.asarray(v).astype(dt.np)
+            env = {"loads": loads}
+            full = np.broadcast_to(np.asarray(res.ev(env)).astype(res.dt.np), offs.shape)
+            full = full.astype(res_dt.np)
+            _finish(feature, reduce_fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask,
+                    M, N, trips)
+        return outs
+
+    return Program(seed, feature, source, name, params, arrays, outputs, constexprs, (G,),
+                   rng.choice([1, 2, 4]), rtol, reference, scalars)
+
+
+def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask, M, N,
+            trips=0):
+    """Apply the program's last step (store / reduce / scan / atomic) to one program's block."""
+    if fn == "branch":
+        double = trips > 1
+        if res_dt.is_int:
+            v = _ints(full) * 2 if double else _ints(full) - 1
+            _check_int_range(v, res_dt, "* 2" if double else "- 1")
+            full = _wrap(v, res_dt)
+        else:
+            full = (full * res_dt.np.type(2) if double else full - res_dt.np.type(1)
+                    ).astype(res_dt.np)
+    if fn == "loop":
+        acc = np.zeros(full.shape, res_dt.np)
+        for _ in range(trips):
+            if res_dt.is_int:
+                total = _ints(acc) + _ints(full)
+                _check_int_range(total, res_dt, "+=")
+                acc = _wrap(total, res_dt)
+            else:
+                acc = (acc + full).astype(res_dt.np)
+        full = acc
+    if feature == "elementwise":
+        vals, written = outs["out_ptr"]
+        vals[offs[mask]] = full[mask]
+        written[offs[mask]] = True
+        return
+    if feature == "atomic":
+        v = cast_value(full, res_dt, out_dt)
+        acc, _ = outs["acc_ptr"]
+        old, written = outs["out_ptr"]
+        idx = offs[mask]
+        old[idx] = acc[idx]
+        written[idx] = True
+        if fn in ("atomic_and", "atomic_or", "atomic_xor"):
+            f = {"atomic_and": np.bitwise_and, "atomic_or": np.bitwise_or,
+                 "atomic_xor": np.bitwise_xor}[fn]
+            acc[idx] = f(acc[idx], v[mask])
+        elif fn == "atomic_xchg":
+            acc[idx] = v[mask]
+        elif fn == "atomic_min":
+            acc[idx] = np.minimum(acc[idx], v[mask])
+        elif fn == "atomic_add":
+            if out_dt.kind == "int":
+                s = _ints(acc[idx]) + _ints(v[mask])
+                _check_int_range(s, out_dt, "atomic_add")
+                acc[idx] = _wrap(s, out_dt)
+            else:
+                acc[idx] = acc[idx] + v[mask]
+        else:
+            acc[idx] = np.maximum(acc[idx], v[mask])
+        return
+    if fn in ("sum", "cumsum"):
+        sum_dt = out_dt
+        x = cast_value(full, res_dt, sum_dt) if res_dt != sum_dt else full
+        if sum_dt.is_int:
+            xs = _ints(x)
+            r = xs.sum(axis=axis) if fn == "sum" else np.cumsum(xs, axis=axis)
+            _check_int_range(r, sum_dt, fn)
+            r = _wrap(r, sum_dt)
+        else:
+            acc_t = np.float64
+            r = (x.astype(acc_t).sum(axis=axis) if fn == "sum"
+                 else np.cumsum(x.astype(acc_t), axis=axis)).astype(sum_dt.np)
+    elif fn in ("max", "min"):
+        r = getattr(cast_value(full, res_dt, out_dt), fn)(axis=axis)
+    elif fn == "reduce_max":
+        r = full.max(axis=axis)
+    elif fn in ("argmax", "argmin"):
+        r = getattr(np, fn)(full, axis=axis).astype(np.int32)
+    elif fn == "scan_max":
+        r = np.maximum.accumulate(full, axis=axis)
+    else:  # pragma: no cover
+        raise AssertionError(fn)
+    if res_dt.is_float and fn in ("max", "min", "reduce_max", "scan_max", "argmax", "argmin") \
+            and np.isnan(full.astype(np.float64)).any():
+        raise Undefined("NaN into a max/min reduction")
+    vals, written = outs["out_ptr"]
+    if feature == "scan":
+        vals[offs[mask]] = np.asarray(r)[mask]
+        written[offs[mask]] = True
+    elif rank == 1:
+        vals[pid] = r
+        written[pid] = True
+    elif axis == 1:
+        vals[pid * M: (pid + 1) * M] = r
+        written[pid * M: (pid + 1) * M] = True
+    else:
+        vals[pid * N: (pid + 1) * N] = r
+        written[pid * N: (pid + 1) * N] = True
+
+
+def _dot_program(seed: int, rng: random.Random) -> Program:
+    """acc = tl.dot(a, b[, acc=c]) on [M, K] x [K, N] tiles of fp16, bf16, fp32 or int8,
+    the operands' K tail masked or not, then an epilogue."""
+    dt = D[rng.choice(["float16", "float32", "int8"]
+                      + (["bfloat16"] if "bfloat16" in D else []))]
+    acc_t = D["int32"] if dt.is_int else D["float32"]
+    M, N, K = rng.choice([16, 32]), rng.choice([16, 32]), rng.choice([16, 32])
+    if dt.is_int:
+        K *= 2  # int8 products need K >= 32 (Triton's minimum too)
+    precision = ", input_precision=\"ieee\"" if dt.name == "float32" and rng.random() < 0.5 \
+        else ""
+    with_acc = rng.random() < 0.3
+    k_masked = rng.random() < 0.3
+    kk = rng.randint(1, K) if k_masked else K
+    if dt.is_int:
+        epilogue = rng.choice(["acc", "acc * 2 + c", "tl.maximum(acc, 0)"])
+    else:
+        epilogue = rng.choice(["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
+                               "(acc + c).to(tl.float16)"])
+    name = f"random_kernel_{seed}"
+    G = rng.choice([1, 2])
+    a_mask = ", mask=rk[None, :] < kk, other=0" if k_masked else ""
+    b_mask = ", mask=rk[:, None] < kk, other=0" if k_masked else ""
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, kk, M: tl.constexpr, N: tl.constexpr, "
+        "K: tl.constexpr):",
+        "    pid = tl.program_id(0)",
+        "    rm = tl.arange(0, M)",
+        "    rn = tl.arange(0, N)",
+        "    rk = tl.arange(0, K)",
+        f"    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :]{a_mask})",
+        f"    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]{b_mask})",
+        "    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])",
+        f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''}{precision})",
+        f"    tl.store(out_ptr + pid * (M * N) + rm[:, None] * N + rn[None, :], {epilogue})",
+    ]) + "\n"
+    out_dt = D["float16"] if "float16)" in epilogue else acc_t
+    # tf32 products keep 10 mantissa bits of the inputs; the inputs here are multiples of
+    # 1/4 in [-4, 4], exact in every input type, so only the sums' order differs
+    rtol = RTOL["float16"] if out_dt.name == "float16" else 1e-4
+
+    def reference(inputs: dict) -> dict:
+        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)[:, :, :kk]
+        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)[:kk]
+        c = inputs["c_ptr"].astype(np.float64).reshape(M, N)
+        acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
+        if dt.is_int:
+            r = {"acc": acc, "acc * 2 + c": acc * 2 + c, "tl.maximum(acc, 0)": np.maximum(acc, 0)
+                 }[epilogue]
+        else:
+            acc, c32 = acc.astype(np.float32), c.astype(np.float32)
+            r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
+                 "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
+                 "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
+        r = np.asarray(r).astype(out_dt.np).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "dot", source, name,
+                   [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
+                    ("out_ptr", "array"), ("kk", "i32"), ("M", "constexpr"), ("N", "constexpr"),
+                    ("K", "constexpr")],
+                   {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N), "c_ptr": (acc_t, M * N)},
+                   [Output("out_ptr", out_dt, G * M * N, exact=dt.is_int)],
+                   {"M": M, "N": N, "K": K}, (G,), rng.choice([1, 2, 4]), rtol, reference,
+                   {"kk": kk})
+
+
+# --- checking one program --------------------------------------------------------------------
+
+def run_interpreter(prog: Program, kernel) -> tuple[list, str | None]:
+    """Launch `kernel` on the interpreter; (its arguments after the run, a mismatch or None)."""
+    args = prog.make_args()
+    kernel.interpret[prog.grid](*args, num_warps=prog.num_warps)
+    expected = prog.expected()
+    if expected is None:
+        return args, None
+    return args, prog.compare(args, expected, "interpreter vs NumPy")
+
+
+def same_outputs(prog: Program, got: list, want: list, what: str) -> str | None:
+    """Compare two launches' outputs (GPU vs interpreter) with the program's tolerance."""
+    by_got = {name: a for (name, _), a in zip(prog.params, got)}
+    by_want = {name: a for (name, _), a in zip(prog.params, want)}
+    expected = prog.expected()
+    for o in prog.outputs:
+        written = np.ones(o.size, bool) if expected is None else expected[o.param][1]
+        problem = compare_output(np.asarray(by_got[o.param]), (np.asarray(by_want[o.param]),
+                                                               written), o, prog.rtol)
+        if problem:
+            return f"{what}: output {o.param} ({o.dt.name}): {problem}"
+    return None
+
+
+@dataclass
+class Result:
+    """What happened to one program: the first problem found, by kind, or all fine."""
+
+    seed: int
+    kind: str = "ok"     # ok, internal (tilecc raised), rejected (compiler), interpreter,
+    detail: str = ""     # mismatch, gpu (launch failed)
+    undefined: bool = False
+    args: list | None = field(default=None, repr=False)
+
+
+TARGETS = (("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a"))
+
+
+def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True) -> Result:
+    """Transpile `prog` for each target and compile it (NVRTC / hiprtc, one by one; see
+    `compile_batch` for many at once), then run it on the interpreter against NumPy.
+    `targets` may hold (target, None): transpile only."""
+    from tilecc.runtime.native_compile import NativeCompileError
+
+    res = Result(prog.seed)
+    try:
+        kernel = prog.load(directory)
+        for target, arch in targets:
+            if arch is None:
+                kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+            else:
+                kernel.compile(prog.signature(), target=target, arch=arch,
+                               num_warps=prog.num_warps)
+    except NativeCompileError as e:
+        res.kind, res.detail = "rejected", str(e)
+        return res
+    except Exception as e:  # CompilationError on a valid program is an internal error too
+        rejected = "rejected the generated code" in str(e)
+        res.kind = "rejected" if rejected else "internal"
+        res.detail = f"{type(e).__name__}: {e}"
+        return res
+    if not interpret:
+        return res
+    try:
+        res.args, problem = run_interpreter(prog, kernel)
+    except Exception as e:
+        res.kind, res.detail = "interpreter", f"{type(e).__name__}: {e}"
+        return res
+    res.undefined = prog.expected() is None
+    if problem:
+        res.kind, res.detail = "mismatch", problem
+    return res
+
+
+def sources(prog: Program, directory: str, target: str) -> str:
+    kernel = prog.load(directory)
+    return kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+
+
+def compile_batch(texts: list[str], target: str, arch: str):
+    """Compile several generated kernels as one translation unit (each in a namespace of its
+    own; the device header once): one compiler start for many programs."""
+    from tilecc.runtime import native_compile as NC
+
+    include = '#include "tilecc.h"'
+    parts = [include] + [f"namespace program{i} {{\n{t.replace(include, '')}\n}}"
+                         for i, t in enumerate(texts)]
+    source = "\n".join(parts)
+    if target == "cuda":
+        return NC.compile_cuda(source, arch=arch, options=_include_options("cuda"))
+    return NC.compile_hip(source, arch=arch, options=_include_options("hip"))
+
+
+def _include_options(target: str) -> list[str]:
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    return [f"-I{INCLUDE_DIR}"]
+
+
+# --- on a GPU --------------------------------------------------------------------------------
+
+def precompile(prog: Program, kernel, arch: str) -> None:
+    """Compile (into the disk cache) the specialization a launch with `prog`'s arguments
+    picks, so that a process that only launches finds it there."""
+    from tilecc.runtime.jit import compile_cached
+    from tilecc.transpiler.target import get_target
+
+    values, _ = kernel.bind(tuple(prog.make_args()), {"num_warps": prog.num_warps})
+    specs, _ = kernel.specs_for(values)
+    compile_cached(kernel, specs, get_target("cuda"), arch, prog.num_warps, None)
+
+
+def _to_device(a: np.ndarray):
+    if a.dtype.name == "bfloat16":  # CuPy has no bfloat16: torch
+        import torch
+
+        return torch.from_numpy(a.view(np.int16).copy()).cuda().view(torch.bfloat16)
+    import cupy
+
+    return cupy.asarray(a)
+
+
+def _to_host(d, like: np.ndarray) -> np.ndarray:
+    if type(d).__module__.startswith("torch"):
+        import torch
+
+        return d.view(torch.int16).cpu().numpy().view(like.dtype)
+    import cupy
+
+    return cupy.asnumpy(d)
+
+
+def run_gpu(prog: Program, kernel, interpreted: Result) -> Result:
+    """Launch `prog` on the GPU; compare with the interpreter's outputs (`interpreted.args`)
+    and with NumPy's."""
+    res = Result(prog.seed, undefined=interpreted.undefined)
+    host = prog.make_args()
+    try:
+        dev = [_to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+        kernel[prog.grid](*dev, num_warps=prog.num_warps)
+        got = [_to_host(d, a) if isinstance(a, np.ndarray) else a for d, a in zip(dev, host)]
+    except Exception as e:
+        res.kind, res.detail = "gpu", f"{type(e).__name__}: {e}"
+        return res
+    res.args = got
+    expected = prog.expected()
+    if expected is None:  # undefined values (overflow, division by zero): only the launch
+        return res
+    problem = same_outputs(prog, got, interpreted.args, "GPU vs interpreter") or \
+        prog.compare(got, expected, "GPU vs NumPy")
+    if problem:
+        res.kind, res.detail = "mismatch", problem
+    return res

@@ -585,12 +585,16 @@ def test_float_atomic_cas_compares_bits(dtype):
 # --- random kernels (tilecc.testing.random_kernels; tests/test_random_kernels.py) -----------
 
 def test_random_kernels_gpu_matches_interpreter() -> None:
-    """The first programs on the GPU against the interpreter (the campaign runs thousands)."""
+    """The first programs on the GPU against the interpreter (the campaign runs thousands),
+    and the campaign's seeds that once failed."""
     import tempfile
 
     from tilecc.testing import random_kernels as RK
 
-    programs = {s: RK.generate(s) for s in range(200)}
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_random_kernels import CAMPAIGN_SEEDS
+
+    programs = {s: RK.generate(s) for s in [*range(200), *CAMPAIGN_SEEDS]}
     with tempfile.TemporaryDirectory() as tmp:
         failed = []
         for prog in programs.values():
@@ -618,3 +622,21 @@ def test_double_negation_on_gpu() -> None:
     out = cupy.zeros(16, cupy.int32)
     double_negation_kernel[(1,)](x, out)
     np.testing.assert_array_equal(cupy.asnumpy(out), np.arange(16) - 5)
+
+
+@pytest.mark.parametrize("dt", ["uint8", "int8", "float16"])
+@pytest.mark.parametrize("warps", [2, 4, 8])
+def test_argmax_of_narrow_types_across_warps(dt, warps) -> None:
+    """argmax's int32 index partials follow the narrow values' partials in shared memory:
+    they must start aligned (at byte 2 they faulted with a misaligned address)."""
+    import cupy
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_random_kernels import _argmax_narrow
+
+    rng = np.random.default_rng(warps)
+    x = rng.integers(0, 100, (3, 256)).astype(dt)
+    out = cupy.zeros(3, cupy.int32)
+    for row in range(3):
+        _argmax_narrow[(1,)](cupy.asarray(x[row]), out[row:], N=256, num_warps=warps)
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.argmax(x, axis=1))

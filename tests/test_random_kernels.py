@@ -226,3 +226,87 @@ def test_max_of_narrow_unsigned_reduces_in_int32() -> None:
     _max_of_narrow_unsigned.interpret[(1,)](x, y, out, 2, 4)
     column_max = np.maximum(x[:4], x[4:]).astype(np.int64)
     np.testing.assert_array_equal(out, np.tile(-column_max, 2))
+
+
+# Seeds of the GPU campaign that failed once; each stands for a class of bug (fixed):
+#   575, 945, 2201  tl.minimum/maximum of a block and a Python number is typed as Triton's
+#                   (the number becomes an int32/fp32 tensor first) in the NumPy evaluator
+#   1117, 1278, 1367  bf16 sums: tl.sum keeps bf16 (Triton's _pick_sum_dtype); the
+#                   interpreter reduces as a tree, as the GPU does (in sequence, 2048 + 8
+#                   stays 2048 in bf16)
+#   1418, 2378, 2440  x >> y: arithmetic or logical after the block operand's own
+#                   signedness, on the promoted type's bits, in the NumPy evaluator
+#   1255            argmax of uint8 over two warps: the i32 index partials in shared memory
+#                   started at byte 2 (misaligned address on the GPU)
+#   4128            fp32 2**64 converted to uint64 is out of range (undefined), which the
+#                   evaluator missed: float(2**64 - 1) is 2**64
+CAMPAIGN_SEEDS = [575, 945, 1117, 1255, 1278, 1367, 1418, 2201, 2378, 2440, 4128]
+
+
+@pytest.mark.parametrize("seed", CAMPAIGN_SEEDS)
+def test_seeds_that_once_failed(seed: int) -> None:
+    require_cuda_compiler()
+    prog = RK.generate(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = RK.check(prog, tmp, targets=(("cuda", "sm_90"),))
+    assert r.kind == "ok", _report([r], {seed: prog})
+
+
+@tilecc.jit
+def _sum_bf16(x_ptr, out_ptr, N: tl.constexpr):
+    tl.store(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, N)), axis=0))
+
+
+def test_interpreter_sums_bf16_as_a_tree() -> None:
+    """1024 eights in bf16: a tree of adds is exact (8192), as on the GPU; adding them in
+    sequence stops at 2048 (2048 + 8 rounds back to 2048 in bf16)."""
+    import ml_dtypes
+
+    x = np.full(1024, 8, ml_dtypes.bfloat16)
+    out = np.zeros(1, ml_dtypes.bfloat16)
+    _sum_bf16.interpret[(1,)](x, out, N=1024)
+    assert float(out[0]) == 8192.0
+
+
+@tilecc.jit
+def _argmax_narrow(x_ptr, out_ptr, N: tl.constexpr):
+    tl.store(out_ptr + tl.program_id(0), tl.argmax(tl.load(x_ptr + tl.arange(0, N)), axis=0))
+
+
+@tilecc.jit
+def _pair_scan(x_ptr, i_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    v, i = tl.associative_scan((tl.load(x_ptr + offs), tl.load(i_ptr + offs)), 0,
+                               _keep_max_with_index)
+    tl.store(out_ptr + offs, i)
+
+
+@tilecc.jit
+def _keep_max_with_index(a, ai, b, bi):
+    take_b = b > a
+    return tl.where(take_b, b, a), tl.where(take_b, bi, ai)
+
+
+def _shared_casts_misaligned(src: str) -> list[str]:
+    import re
+
+    sizes = {"unsigned char": 1, "signed char": 1, "bool": 1, "short": 2, "unsigned short": 2,
+             "__half": 2, "__nv_bfloat16": 2, "int": 4, "unsigned int": 4, "float": 4,
+             "long long": 8, "unsigned long long": 8, "double": 8}
+    bad = []
+    for t, off in re.findall(r"reinterpret_cast<([\w ]+)\*>\(smem(?: \+ \w+)? \+ (\d+)\)", src):
+        if int(off) % sizes.get(t.strip(), 1):
+            bad.append(f"{t}* at byte {off}")
+    return bad
+
+
+@pytest.mark.parametrize("dt", ["u8", "i8", "i16", "fp16", "bf16"])
+@pytest.mark.parametrize("warps", [2, 4])
+def test_shared_partials_aligned_to_their_element(dt: str, warps: int) -> None:
+    """Several arrays in one shared-memory step (argmax's values then int32 indices, a
+    tuple scan's lines) each start at a multiple of their element size."""
+    srcs = [_argmax_narrow.source(f"*{dt},*i32,256", num_warps=warps),
+            _pair_scan.source(f"*{dt},*i32,*i32,256", num_warps=warps)]
+    for src in srcs:
+        assert "reinterpret_cast<int*>(smem" in src  # the int32 partials are there
+        assert not _shared_casts_misaligned(src), src

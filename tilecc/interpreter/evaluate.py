@@ -298,12 +298,21 @@ class Program:
         return self.region(region)
 
     def op_reduce(self, op: Op):
+        # A tree, as the GPU's lanes combine: neighbours pairwise, the lower indices always
+        # the left operand (a combine need only be associative). Adding n floats in sequence
+        # would lose what a tree keeps (bf16: 2048 + 8 is 2048), and take n combine calls.
         axis = op.attrs["axis"]
         xs = [np.asarray(self.get(v)) for v in op.operands]
-        acc = [np.take(x, 0, axis=axis) for x in xs]
-        for i in range(1, xs[0].shape[axis]):
-            acc = self.combine(op.regions[0], acc, [np.take(x, i, axis=axis) for x in xs])
-        return [_as(a, r.dtype) for a, r in zip(acc, op.results)]
+        while xs[0].shape[axis] > 1:
+            n = xs[0].shape[axis]
+            left = [np.take(x, range(0, n - 1, 2), axis=axis) for x in xs]
+            right = [np.take(x, range(1, n, 2), axis=axis) for x in xs]
+            pairs = [np.broadcast_to(np.asarray(c), left[0].shape)
+                     for c in self.combine(op.regions[0], left, right)]
+            xs = pairs if n % 2 == 0 else [
+                np.concatenate([c, np.take(x, [n - 1], axis=axis)], axis=axis)
+                for c, x in zip(pairs, xs)]
+        return [_as(np.take(x, 0, axis=axis), r.dtype) for x, r in zip(xs, op.results)]
 
     def op_scan(self, op: Op):
         axis, reverse = op.attrs["axis"], op.attrs["reverse"]

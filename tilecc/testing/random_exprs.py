@@ -12,12 +12,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Undefined", "DT", "DTYPES", "D", "computation_type", "literal_type",
-           "minmax_type", "cast_value", "Node", "Gen", "RTOL", "SUM_TO", "KNOWN_ISSUES"]
-
-
-# Known tilecc bugs in areas being changed elsewhere: the generator leaves those programs
-# out until the fix lands (remove the name here, then run the tests). None at present.
-KNOWN_ISSUES: set[str] = set()
+           "minmax_type", "cast_value", "Node", "Gen", "RTOL", "SUM_TO",
+           "CUMSUM_TO"]
 
 
 class Undefined(Exception):
@@ -101,6 +97,13 @@ def computation_type(a: DT, a_lit: bool, b: DT, b_lit: bool, div_or_mod: bool) -
     return integer_promote(a, b)
 
 
+def minmax_operands_type(a: DT, b: DT) -> DT:
+    """tl.minimum / tl.maximum: Python numbers become tensors of their literal type first
+    (so they take part in promotion: minimum(x_u8, 7) is int32), bfloat16 goes to float32."""
+    a, b = (D["float32"] if t.name == "bfloat16" else t for t in (a, b))
+    return computation_type(a, False, b, False, False)
+
+
 def literal_type(v) -> DT:
     if isinstance(v, bool):
         return D["int1"]
@@ -177,7 +180,8 @@ def cast_value(v, src: DT, dst: DT):
             raise Undefined("NaN converted to an integer")
         t = np.trunc(f)
         info = np.iinfo(dst.np)
-        if t.size and (t.min() < info.min or t.max() > info.max):
+        # the bounds as exact floats: float(2**64 - 1) is 2**64, which would pass
+        if t.size and (t.min() < info.min or t.max() >= 2.0 ** (dst.bits - (dst.kind == "int"))):
             raise Undefined("out-of-range float converted to an integer")
         return t.astype(dst.np)
     if src.is_int and dst.is_int:
@@ -328,7 +332,7 @@ class Gen:
                         "scalar", literal=True)
         if kind == "minmax":
             fn = rng.choice(["maximum", "minimum"])
-            ct = computation_type(a.dt, False, b.dt, False, False)
+            ct = minmax_operands_type(a.dt, b.dt)
             v = getattr(np, fn)(ct.np.type(a.ev({})), ct.np.type(b.ev({})))
             return Node(f"tl.{fn}({a.text}, {b.text})", ct, lambda env, v=v, ct=ct: ct.np.type(v),
                         "scalar")
@@ -345,9 +349,6 @@ class Gen:
         if e.dt.kind == "bool":
             return e
         fn = rng.choice(["sum", "max", "min"]) if e.exact else "sum"
-        if fn != "sum" and "narrow_unsigned_max" in KNOWN_ISSUES and e.dt.kind == "uint" \
-                and e.dt.bits < 32:
-            fn = "sum"
         axis = rng.choice([0, 1]) if self.rank == 2 else 0
         out = D[SUM_TO.get(e.dt.name, e.dt.name)] if fn == "sum" else minmax_type(e.dt)
         if fn == "sum" and out.is_float:
@@ -487,7 +488,18 @@ class Gen:
                     raise Undefined("shift amount out of range")
                 if op == "<<":
                     return _wrap(np.frompyfunc(lambda p, q: p << q, 2, 1)(xi, yi), ct)
-                return _wrap(np.frompyfunc(lambda p, q: p >> q, 2, 1)(xi, yi), ct)
+                # arithmetic or logical after the block operand's own signedness (the left
+                # one, or the right one beside a literal), on the promoted type's bits
+                own = b.dt if a.literal else a.dt
+                bits = ct.bits
+                if own.kind == "int":
+                    def shr(p, q):
+                        p &= (1 << bits) - 1
+                        return (p - (1 << bits) if p >> (bits - 1) else p) >> q
+                else:
+                    def shr(p, q):
+                        return (p & ((1 << bits) - 1)) >> q
+                return _wrap(np.frompyfunc(shr, 2, 1)(xi, yi), ct)
             fn = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
                   "&": lambda p, q: p & q, "|": lambda p, q: p | q, "^": lambda p, q: p ^ q}[op]
             exact_v = np.frompyfunc(fn, 2, 1)(xi, yi)
@@ -564,7 +576,7 @@ class Gen:
         if a.dt.kind == "uint" and b.literal and b.ev({}) < 0:
             b = self.literal(False)
         fn = self.rng.choice(["maximum", "minimum"])
-        ct = computation_type(a.dt, False, b.dt, b.literal, False)
+        ct = minmax_operands_type(a.dt, b.dt)
 
         def ev(env, a=a, b=b, ct=ct, fn=fn):
             x = np.asarray(a.ev(env)).astype(ct.np)
@@ -636,9 +648,12 @@ class Gen:
 
 # relative tolerances by the least precise float type a program computes in
 RTOL = {"float16": 3e-2, "bfloat16": 8e-2, "float32": 3e-4, "float64": 1e-9}
-# what tl.sum and tl.cumsum add narrow values up in (Triton's _pick_sum_dtype; bf16 in fp32)
+# what tl.sum adds narrow values up in (Triton's _pick_sum_dtype: after the signedness, int1
+# counting as unsigned; bfloat16 stays bfloat16), and tl.cumsum (which first takes bfloat16
+# to fp32)
 SUM_TO = {"int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32",
-           "int1": "int32", "bfloat16": "float32"}
+          "int1": "uint32"}
+CUMSUM_TO = {**SUM_TO, "bfloat16": "float32"}
 
 
 def sum_rtol(dt: DT, n: int) -> float:

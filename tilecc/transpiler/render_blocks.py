@@ -27,6 +27,18 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
 
 # where the pool's second half starts: written as a placeholder, replaced by the byte
 # offset once every step has been rendered and the largest is known (render.render)
+def _packed_arrays(arrays: list[tuple[int, int]]) -> tuple[list[int], int]:
+    """Byte offsets for consecutive shared arrays of (elements, element size), each aligned
+    to its element size (a u8 array then an i32 one: the i32 one starts at a multiple of 4),
+    and the bytes they take."""
+    offsets, total = [], 0
+    for count, size in arrays:
+        total = -(-total // size) * size
+        offsets.append(total)
+        total += count * size
+    return offsets, total
+
+
 POOL_B = "@pool_b@"
 
 
@@ -233,10 +245,7 @@ class BlockOps:
         wpc = src.base.wpc[e]
         slots = prod(results[0].type.shape) if dst is not None else 1
         self.line(f"// 3. across the {warps} warps that split the axis: through shared memory")
-        offsets, total = [], 0
-        for res in results:
-            offsets.append(total)
-            total += slots * wpc * res.dtype.itemsize
+        offsets, total = _packed_arrays([(slots * wpc, res.dtype.itemsize) for res in results])
         base = self.pool_step(total)
         for k, res in enumerate(results):
             t = c_type(res.dtype)
@@ -281,10 +290,8 @@ class BlockOps:
         self.combine_lambda(op.regions[0], len(xs))
         self.line(f"// through shared memory: one thread scans each of the {lines} line"
                   f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
-        offs = []
-        for k, x in enumerate(xs):
-            offs.append(sum(prod(shape) * y.dtype.itemsize for y in xs[:k]))
-        base = self.pool_step(sum(prod(shape) * x.dtype.itemsize for x in xs))
+        offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+        base = self.pool_step(total)
         for k, x in enumerate(xs):
             t = c_type(x.dtype)
             self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +

@@ -550,8 +550,9 @@ class Gen:
         if x.literal and y.literal:
             rt = literal_type(x.ev({}) if x.dt.is_float else y.ev({}))
         if rt.kind == "uint" and any(n.literal and n.ev({}) < 0 for n in (x, y)):
-            y = self.load("full")
-            rt = computation_type(x.dt, x.literal, y.dt, False, False)
+            # Triton rejects a negative literal beside an unsigned value: use its magnitude
+            x, y = (Node(f"({-n.ev({})!r})", n.dt, lambda env, v=-n.ev({}): v, "scalar",
+                         literal=True) if n.literal and n.ev({}) < 0 else n for n in (x, y))
 
         def ev(env, cond=cond, x=x, y=y, rt=rt):
             return np.where(cond.ev(env), np.asarray(x.ev(env)).astype(rt.np),

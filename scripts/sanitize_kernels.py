@@ -60,6 +60,25 @@ for d in (64, 128):
         q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 200, d)),
                                 dtype=cupy.float16) for i in range(3))
         AT.attention(q, k, v, causal, xp=cupy)
+# atomics on blocks that several threads hold (one atomic per element, result broadcast)
+import kernels_atomics as KA  # noqa: E402
+
+for op in KA.OPS:
+    for S in (4, 16, 64):
+        dev = [cupy.asarray(a) for a in KA.rmw_args(op, S, np.int32)]
+        KA.replicated_rmw_kernel[(1,)](*dev, S=S, C=S, OP=KA.OP_CODE[op])
+# random programs: reductions, scans and atomics through shared memory, many dtypes
+import tempfile  # noqa: E402
+
+from test_random_kernels import CAMPAIGN_SEEDS  # noqa: E402
+from tilecc.testing import random_kernels as RK  # noqa: E402
+
+with tempfile.TemporaryDirectory() as tmp:
+    for seed in [*range(80), *CAMPAIGN_SEEDS]:
+        prog = RK.generate(seed)
+        dev = [RK._to_device(a) if isinstance(a, np.ndarray) else a for a in prog.make_args()]
+        prog.load(tmp)[prog.grid](*dev, num_warps=prog.num_warps)
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
-      f"{len(KD.CASES_DOT)} dot cases and 4 attention launches included)")
+      f"{len(KD.CASES_DOT)} dot cases, 4 attention launches, {len(KA.OPS) * 3} replicated "
+      f"atomics and {80 + len(CAMPAIGN_SEEDS)} random programs included)")

@@ -8,6 +8,8 @@ Workers transpile, compile (into tilecc's disk cache) and interpret in parallel;
 process only launches.  Prints the counts (internal errors, compiler rejections,
 interpreter errors, mismatches, GPU failures) and writes each failing program's source and
 what went wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
+A failure that loses the CUDA context (a misaligned address is sticky) hands the remaining
+seeds to a fresh process, so that each program is judged on its own.
 """
 
 from __future__ import annotations
@@ -56,12 +58,40 @@ def _gpu_arch() -> str:
     return f"sm_{out}"
 
 
+def _context_lost() -> bool:
+    """Whether the last failure left the CUDA context unusable (a misaligned or illegal
+    address is sticky: every later launch in this process would fail too)."""
+    import cupy
+
+    try:
+        cupy.cuda.runtime.deviceSynchronize()
+        return int((cupy.arange(2) + 1).sum()) != 3
+    except Exception:
+        return True
+
+
+def _rest_in_a_new_process(args, start: int, n: int) -> tuple[collections.Counter,
+                                                              collections.Counter]:
+    """Seeds start..start+n-1 in a fresh process (with a fresh CUDA context); its counts."""
+    import json
+    import subprocess
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        subprocess.run([sys.executable, __file__, "-n", str(n), "--start", str(start),
+                        "--out", args.out, "--jobs", str(args.jobs), "--counts", f.name],
+                       check=False)
+        with open(f.name) as g:
+            saved = json.load(g)
+    return collections.Counter(saved["counts"]), collections.Counter(saved["features"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--out", default=os.environ.get("OUT", "random-kernels-out"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--counts", help="write the counts here as JSON (for a parent run)")
     args = ap.parse_args()
     out_dir = os.path.join(args.out, "random_kernels")
     os.makedirs(out_dir, exist_ok=True)
@@ -71,6 +101,7 @@ def main() -> int:
     features: collections.Counter = collections.Counter()
     t0 = time.time()
     seeds = range(args.start, args.start + args.n)
+    rest = None  # the seeds after one that broke the CUDA context
     ctx = mp.get_context("fork")
     with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch)) as pool:
         for res in pool.imap(_prepare, seeds, chunksize=4):
@@ -88,6 +119,21 @@ def main() -> int:
                     f.write("".join(f"# {line}\n" for line in res.detail.splitlines()))
                 print(f"seed {res.seed} ({prog.feature}): {res.kind}: "
                       f"{res.detail.splitlines()[0][:300] if res.detail else ''}", flush=True)
+                if res.kind == "gpu" and _context_lost():
+                    rest = range(res.seed + 1, seeds.stop)
+                    break
+    if rest:
+        print(f"(the CUDA context is lost: seeds {rest.start}.. go on in a new process)",
+              flush=True)
+        more_counts, more_features = _rest_in_a_new_process(args, rest.start, len(rest))
+        counts.update(more_counts)
+        features.update(more_features)
+    if args.counts:
+        import json
+
+        with open(args.counts, "w") as f:
+            json.dump({"counts": counts, "features": features}, f)
+        return 0
     took = time.time() - t0
     failed = sum(v for k, v in counts.items() if k not in ("ok", "undefined values (not compared)"))
     print(f"\n{args.n} programs (seeds {args.start}..{args.start + args.n - 1}) on {arch} in "

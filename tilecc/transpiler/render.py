@@ -25,7 +25,8 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
+from tilecc.transpiler.passes.emission import Emission, pairs_cast
+from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
@@ -94,7 +95,6 @@ COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", R
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
         "erf"}
-ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 
 
 _FP32_MAX = float(np.finfo(np.float32).max)
@@ -154,26 +154,13 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-def _in_accumulator_layout(v: Value) -> bool:
-    """Held as a tensor-core accumulator (mma.sync's C fragment, which wgmma's matches)."""
-    enc = v.layout.enc if v.layout is not None else None
-    return isinstance(enc, Blocked) and enc == mma_accumulator(enc.wpc)
-
-
-def _pairs_cast(op: Op) -> bool:
-    """A block cast from fp32 to fp16 or bf16, converted two elements at a time (the
-    accumulators of tensor-core products must be: see tc::cast_pair)."""
-    if op.kind != "cast" or op.attrs.get("bitcast") or not op.result.type.is_block:
-        return False
-    return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
-            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
-
-
 class Renderer(BlockOps, DotOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
-        self.uses = ir.uses(kernel)
+        # what is written as an expression, what as a variable (passes.emission)
+        self.emission = Emission(kernel, target.matrix_units)
+        self.uses = self.emission.uses
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
         self.allocated: set[str] = set()  # every name taken, lambdas' included
@@ -183,9 +170,9 @@ class Renderer(BlockOps, DotOps):
         # tl.dot's code declares short names (row, g, q...) in scopes that read user values
         self.dot_names = DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk()) \
             else frozenset()
-        self.inline: set[int] = set()
-        self.mutable: set[int] = set()
-        self.alias: dict[int, int] = {}  # loop-carried slot → the value whose C variable it reuses
+        self.inline = self.emission.inline
+        self.mutable = self.emission.mutable
+        self.alias = self.emission.alias  # loop-carried slot → the value whose variable it reuses
         self.lines: list[str] = []
         self.depth = 1
         self.last_stmt: tuple[str, int] | None = None
@@ -197,8 +184,7 @@ class Renderer(BlockOps, DotOps):
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
         self.memory_bound = memory_bound(kernel)
-        self._plan(kernel.body)
-        self.recomputed = self._index_values()
+        self.recomputed = self.emission.recomputed
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
         self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
         self.shared_uses: list[str] = []  # what dynamic shared memory holds (use_dynamic_smem)
@@ -213,79 +199,15 @@ class Renderer(BlockOps, DotOps):
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
-        self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
+        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
     @property
     def macros(self):
         return _macros()
 
-    # --- planning: what is inlined, what is a variable, which variables loops reuse --------
-    def _plan(self, region: Region) -> None:
-        use_region: dict[int, bool] = {}
-        for op in region.ops:
-            for v in op.operands:
-                use_region[v.id] = True
-        yielded_here = {v.id for v in region.yields}
-        for op in region.ops:
-            for r in op.regions:
-                self._plan(r)
-            if op.kind in PURE and op.results:
-                v = op.result
-                n_uses = self.uses.get(v.id, 0)
-                single_local = n_uses == 1 and (v.id in use_region or v.id in yielded_here)
-                if op.kind in ALWAYS_INLINE or (op.kind in ("program_id", "num_programs")
-                                               and v.name is None):
-                    self.inline.add(v.id)
-                elif single_local and (v.name is None or v.id in yielded_here) and \
-                        not (_pairs_cast(op) and _in_accumulator_layout(op.operands[0])):
-                    self.inline.add(v.id)
-            if op.kind in ("for", "while"):
-                inits = op.operands[3:] if op.kind == "for" else op.operands
-                slots = op.results
-                for init, slot in zip(inits, slots):
-                    reusable = (self.uses.get(init.id, 0) == 1 and init.id not in self.inline
-                                and init.owner is not None and init.owner in region.ops)
-                    if reusable:
-                        self.alias[slot.id] = self.root(init)
-                    self.mutable.add(self.root(slot))
-                    for r in op.regions:
-                        args = r.args[1:] if op.kind == "for" else r.args
-                        self.alias[args[slots.index(slot)].id] = self.root(slot)
-            if op.kind == "if":
-                for res in op.results:
-                    self.mutable.add(res.id)
-            if op.kind == "dot":  # accumulate in place when nothing else reads the old value
-                acc = op.operands[2]
-                if self.uses.get(acc.id, 0) == 1 and acc.id not in self.inline and \
-                        acc.layout == op.result.layout:
-                    self.alias[op.result.id] = self.root(acc)
-
-    def _index_values(self) -> set[int]:
-        """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,
-        masks): recomputed at each use instead of kept in registers, as Triton does — they
-        cost a few integer operations and save a register array each."""
-        found: set[int] = set()
-        carried_in = set(self.alias.values())  # variables loop-carried slots live in
-        for op in self.k.walk():
-            if op.kind not in PURE or not op.results or not op.result.type.is_block or \
-                    op.result.id in carried_in:
-                continue
-            ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
-                                        v.owner.kind in ("const", "arange")))
-                     if v.type.is_block else self.root(v) not in self.mutable
-                     for v in op.operands)
-            if ok or op.kind == "arange":
-                found.add(op.result.id)
-                self.inline.add(op.result.id)
-        return {op.result.id for op in self.k.walk() if op.results and op.result.id in found
-                and op.result.name and op.kind not in ("splat", "const")}
-
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
-        vid = v.id
-        while vid in self.alias:
-            vid = self.alias[vid]
-        return vid
+        return self.emission.root(v)
 
     def _written_pointers(self) -> set[int]:
         """Pointer values that stores write through (and everything they derive from)."""
@@ -541,8 +463,8 @@ class Renderer(BlockOps, DotOps):
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
                 group = [op]
-                while not _pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
-                        not _pairs_cast(ops[i + 1]) and \
+                while not pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        not pairs_cast(ops[i + 1]) and \
                         ops[i + 1].result.id not in self.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
@@ -576,7 +498,7 @@ class Renderer(BlockOps, DotOps):
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
-        if _pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
+        if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
             pair = (f"tc::cast_pair({self.text(x, 'r')}, {self.text(x, 'r + 1')}, "
                     f"{self.name(v)}[r], {self.name(v)}[r + 1]);")

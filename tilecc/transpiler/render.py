@@ -783,9 +783,19 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
            occupancy: bool = True) -> str:
     """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
-    (the runtime renders again without it when ptxas spills registers to meet it)."""
+    (the runtime renders again without it when ptxas spills registers to meet it).
+
+    Rendering only reads the IR; once the source is written, its products (shared memory
+    taken, programs per SM asked, the C names used: `ir.RENDER_PRODUCTS`) are recorded on
+    the kernel for the runtime."""
     from tilecc import __version__
 
+    # TILECC_CHECK_IR=1 (the test suite sets it): verify the IR the passes left, and check
+    # that rendering only read it
+    check = os.environ.get("TILECC_CHECK_IR", "0") == "1"
+    if check:
+        ir.verify(kernel)
+        before = ir.fingerprint(kernel)
     r = Renderer(kernel, target, line_directives)
     r.name_user_values(kernel)
     r.region(kernel.body)
@@ -793,8 +803,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
-    body = r.shared_memory_declarations() + body
-    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
+    declarations, shared = r.shared_memory_declarations()
+    body = declarations + body
     params = []
     for p in kernel.params:
         if p.value is not None:
@@ -816,16 +826,24 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
     min_programs = programs_per_sm(kernel, target, held) if occupancy else None
-    kernel.min_programs = min_programs
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
     for p, name in r.layout_names.items():
         layouts.append({"name": name, "regs": p.regs, "description": p.describe(),
                         "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
                         "owner": p.owner_expr()})
-    return environment().get_template("c_like/kernel.j2").render(
+    text = environment().get_template("c_like/kernel.j2").render(
         name=kernel.name, symbol=kernel.symbol, renamed=renamed, version=__version__,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)
+    if check:
+        assert ir.fingerprint(kernel) == before, (
+            f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
+            "in a pass (passes.settle)")
+    # the source's products, recorded once it is written: what the runtime needs besides it
+    kernel.shared_bytes, kernel.static_shared_bytes, kernel.shared_uses = shared
+    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
+    kernel.min_programs = min_programs
+    return text

@@ -10,6 +10,7 @@ import pytest
 
 from test_golden import GOLDEN, _kernel
 from tilecc.transpiler import ir
+from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.render import Renderer, render
 from tilecc.transpiler.target import get_target
 
@@ -38,7 +39,7 @@ def test_the_passes_settle_plans_and_pipelines_before_rendering() -> None:
     """Attention on sm_90: the second product's A (the probabilities) goes to wgmma from
     registers and its pipeline keeps a multiplication in flight — said by the IR the passes
     leave, before anything is rendered."""
-    k, _ = _lower("attention", num_stages=4)
+    k, conversions = _lower("attention", num_stages=4)
     dots = [op for op in k.walk() if op.kind == "dot"]
     assert [d.attrs["plan"].unit.name for d in dots] == ["wgmma", "wgmma"]
     assert dots[1].attrs["plan"].a_from_registers
@@ -47,6 +48,14 @@ def test_the_passes_settle_plans_and_pipelines_before_rendering() -> None:
     loops = [op.attrs["pipeline"] for op in k.walk() if "pipeline" in op.attrs]
     assert loops and all(p.distance == p.stages - 1 - p.in_flight for p in loops)
     assert all("copied into shared memory" in p.note for p in loops)
+    # its dynamic shared memory: Q staged once before the loop, then K's and V's stages
+    hoisted = [h for op in k.walk() for h in op.attrs.get("hoisted", ())]
+    assert [(h.dot is dots[0], h.which) for h in hoisted] == [(True, 0)]
+    tiles = dynamic_tiles(k)
+    assert len(tiles) == 3 and tiles[0] is hoisted[0].tile
+    assert [t.offset for t in tiles] == [sum(t.nbytes for t in tiles[:i]) for i in range(3)]
+    source = _render(k, conversions)
+    assert f"dynamic_smem + {tiles[1].offset}" in source and k.shared_bytes >= tiles[2].offset
     m, _ = _lower("matmul", arch="sm_80")
     assert not m.arch_specific
 

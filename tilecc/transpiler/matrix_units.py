@@ -22,6 +22,13 @@ class Instruction:
     k: int  # K per instruction
     types: str  # PTX types, accumulator first: "f32.f16.f16.f32"
     intrinsic: str = ""  # the header function issuing it (tc::<intrinsic>), where one does
+    # where no header function does (wgmma: its registers depend on N), the PTX opcode the
+    # renderer writes as inline assembly, before the shape and types
+    opcode: str = ""
+
+    def ptx(self, n: int) -> str:
+        """The instruction's full PTX name, for a tile N wide."""
+        return f"{self.opcode}.{self.shape.replace('N', str(n))}.{self.types}"
 
 
 def _whole_tiles(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
@@ -128,8 +135,10 @@ MMA_SYNC = MatrixUnit(
 
 WGMMA = MatrixUnit(
     "wgmma", ("sm_90",),
-    {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16"),
-     ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16")},
+    {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16",
+                                   opcode="wgmma.mma_async.sync.aligned"),
+     ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16",
+                                   opcode="wgmma.mma_async.sync.aligned")},
     split=_warpgroups, describe=_describe_warpgroups, tiles="m64 tiles per warpgroup",
     warps_per_instruction=4,
     operands_from_shared=True, a_from_registers=True, b_k_major=True, async_proxy=True,

@@ -26,6 +26,7 @@ from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import Emission, pairs_cast
+from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
@@ -186,8 +187,10 @@ class Renderer(BlockOps, DotOps):
         self.memory_bound = memory_bound(kernel)
         self.recomputed = self.emission.recomputed
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
-        self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
-        self.shared_uses: list[str] = []  # what dynamic shared memory holds (use_dynamic_smem)
+        # dynamic shared memory: pipeline stages and hoisted dot operands (passes.settle)
+        tiles = dynamic_tiles(kernel)
+        self.pipe_smem = sum(t.nbytes for t in tiles)
+        self.shared_uses = [t.what for t in tiles]  # what dynamic shared memory holds
         # (dot, operand) staged once before its loop → its tile
         self.hoisted: dict[tuple[int, int], str] = {}
         # the half of the shared-memory pool the last step used: None (none yet), "A", "B",

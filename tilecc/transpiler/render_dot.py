@@ -10,7 +10,6 @@ the staging and replaces the middle part by a loop of fused multiply-adds.
 
 from __future__ import annotations
 
-from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major
 from tilecc.transpiler.passes.pipeline import Pipeline
@@ -200,7 +199,7 @@ class DotOps:
         (transposed for the instruction) or K-major."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = "f16" if a.dtype.name == "fp16" else "bf16"
+        instruction = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])].ptx(n)
         warps = plan.warps[0]
         groups = warps // 4
         per_group = m // groups
@@ -271,7 +270,7 @@ class DotOps:
                 a_ops, a_in = f"%{count}", f'"l"(a_desc{i})'
                 at, trans = count + 1, f"0, {b_trans}"
             L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"')
-            L(f'             "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} '
+            L(f'             "{instruction} '
               f'{{{names}}}, {a_ops}, %{at}, p, 1, 1, {trans};\\n}}\\n"')
             outs = [f'"+f"({r})' for r in regs]
             for c in range(0, count, 8):
@@ -368,32 +367,19 @@ class DotOps:
         """Stage once, before `loop`, the tensor-core operands of the dots in its body that
         are defined before it (attention's block of queries): each gets a tile of its own in
         dynamic shared memory instead of being stored again every iteration."""
-        body = loop.regions[0]
-        inside = {a.id for a in body.args}
-        for o in ir.walk(body):
-            inside.update(r.id for r in o.results)
-            inside.update(a.id for r in o.regions for a in r.args)
         staged: list[tuple[Op, int, Value]] = []
-        for o in body.ops:
-            if o.kind != "dot" or not o.attrs["plan"].matrix:
-                continue
-            for which, x in enumerate(o.operands[:2]):
-                if x.id in inside or x.id in self.pipe_tiles or \
-                        (which == 0 and o.attrs["plan"].a_from_registers):
-                    continue
-                # a tile per product and operand: its layout is the operand's for that product
-                rows, cols = x.type.shape
-                t = c_type(x.dtype)
-                tile = self.fresh(f"{self.name(x)}_tile")
-                self.hoisted[(id(o), which)] = tile
-                self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
-                          "in the loop: staged in shared memory once")
-                self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
-                          + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-                self.use_dynamic_smem(rows * cols * x.dtype.itemsize,
-                                      f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                      f"{rows} x {cols} {x.dtype.name}, staged before its loop")
-                staged.append((o, which, x))
+        for h in loop.attrs.get("hoisted", ()):  # placed by passes.settle
+            # a tile per product and operand: its layout is the operand's for that product
+            o, which = h.dot, h.which
+            x = o.operands[which]
+            t = c_type(x.dtype)
+            tile = self.fresh(f"{self.name(x)}_tile")
+            self.hoisted[(id(o), which)] = tile
+            self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
+                      "in the loop: staged in shared memory once")
+            self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
+                      + (f" + {h.tile.offset});" if h.tile.offset else ");"))
+            staged.append((o, which, x))
         if not staged:
             return
         if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
@@ -403,13 +389,6 @@ class DotOps:
         if any(o.attrs["plan"].unit.async_proxy for o, _, _ in staged):
             self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
         self.line("__syncthreads();")
-
-    def use_dynamic_smem(self, nbytes: int, what: str) -> None:
-        """Take `nbytes` of dynamic shared memory (1024-byte aligned, for the swizzle atoms)
-        and say what for: the resource check lists it when the total is too much."""
-        taken = (nbytes + 1023) // 1024 * 1024
-        self.pipe_smem += taken
-        self.shared_uses.append(f"{what}: {taken} bytes")
 
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
     def pipelined_ops(self) -> set[int]:
@@ -438,17 +417,15 @@ class DotOps:
         step_text, hi_text = self.text(step), self.text(hi)
         self.declare_slots(op.results, op.operands[3:])
         stage = self.fresh(f"{ivn}_stage")
-        for ld in p.loads:  # the stages live in dynamic shared memory (sized at launch)
+        # the stages live in dynamic shared memory (sized at launch; placed by passes.settle)
+        for ld, tile in zip(p.loads, p.tiles):
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
             t = c_type(x.dtype)
             self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-            self.use_dynamic_smem(s * rows * cols * x.dtype.itemsize,
-                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                  f"{rows} x {cols} {x.dtype.name} in {s} pipeline stages")
+                      + (f" + {tile.offset});" if tile.offset else ");"))
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead
         overlap, dist = p.in_flight, p.distance

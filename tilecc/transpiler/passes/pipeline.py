@@ -43,6 +43,7 @@ class Pipeline:
     # and how many iterations ahead the copies run (num_stages - 2 then, else - 1)
     in_flight: bool = False
     distance: int = 0
+    tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
 
 
 def plan(kernel: Kernel) -> None:

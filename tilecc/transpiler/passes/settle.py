@@ -9,14 +9,18 @@ After it the IR says everything the source depends on, and rendering only reads 
   A not from registers), and so how many iterations ahead its copies run;
 * each product's final plan: whether A goes to the unit from registers, and where its
   operands come from (for the kernel's header);
-* whether the kernel needs the arch-specific target (a unit such as wgmma).
+* whether the kernel needs the arch-specific target (a unit such as wgmma);
+* the dynamic shared memory of tl.dot's tiles: the operands staged once before a loop
+  (`loop.attrs["hoisted"]`) and the pipelines' stages (`Pipeline.tiles`), each at its
+  offset, in the order the source declares them.  (The pool for reductions, scans and
+  conversions is sized by the renderer as it writes the steps.)
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from tilecc.transpiler.ir import Kernel, Op, Region
+from tilecc.transpiler.ir import Kernel, Op, Region, walk
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.pipeline import Pipeline
@@ -43,6 +47,79 @@ def settle(kernel: Kernel, target: Target) -> None:
             op.attrs["plan"] = replace(plan, a_from_registers=a_regs, sources=sources)
     kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific
                                for op in kernel.walk() if op.kind == "dot")
+    _dynamic_tiles(kernel, pipelined)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A tl.dot operand's tile (or stages) in dynamic shared memory."""
+    offset: int  # bytes from the start of dynamic shared memory
+    nbytes: int  # taken: 1024-byte aligned, for wgmma's swizzle atoms
+    what: str  # for the resource check's list of what takes shared memory
+
+
+@dataclass(frozen=True)
+class Hoisted:
+    """An operand of a product in a loop's body that is defined before the loop: staged
+    into a tile of its own once, before the loop, instead of at every iteration."""
+    dot: Op
+    which: int  # 0: A, 1: B
+    tile: Tile
+
+
+def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
+    at = 0
+
+    def take(nbytes: int, what: str) -> Tile:
+        nonlocal at
+        taken = (nbytes + 1023) // 1024 * 1024
+        tile = Tile(at, taken, f"{what}: {taken} bytes")
+        at += taken
+        return tile
+
+    for loop in kernel.walk():
+        if loop.kind != "for":
+            continue
+        body = loop.regions[0]
+        inside = {a.id for a in body.args}
+        for o in walk(body):
+            inside.update(r.id for r in o.results)
+            inside.update(a.id for r in o.regions for a in r.args)
+        hoisted = []
+        for o in body.ops:
+            if o.kind != "dot" or not o.attrs["plan"].matrix:
+                continue
+            for which, x in enumerate(o.operands[:2]):
+                if x.id in inside or x.id in pipelined or \
+                        (which == 0 and o.attrs["plan"].a_from_registers):
+                    continue
+                rows, cols = x.type.shape
+                hoisted.append(Hoisted(o, which, take(
+                    rows * cols * x.dtype.itemsize,
+                    f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, {rows} x {cols} "
+                    f"{x.dtype.name}, staged before its loop")))
+        if hoisted:
+            loop.attrs["hoisted"] = hoisted
+        p: Pipeline | None = loop.attrs.get("pipeline")
+        if p is not None:
+            tiles = []
+            for ld in p.loads:
+                x = ld.result
+                rows, cols = x.type.shape
+                tiles.append(take(p.stages * rows * cols * x.dtype.itemsize,
+                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
+                                  f"{rows} x {cols} {x.dtype.name} in {p.stages} pipeline stages"))
+            loop.attrs["pipeline"] = replace(p, tiles=tiles)
+
+
+def dynamic_tiles(kernel: Kernel) -> list[Tile]:
+    """Every tile `settle` placed in dynamic shared memory, in offset order."""
+    tiles: list[Tile] = []
+    for loop in kernel.walk():
+        tiles += [h.tile for h in loop.attrs.get("hoisted", ())]
+        if "pipeline" in loop.attrs:
+            tiles += loop.attrs["pipeline"].tiles
+    return tiles
 
 
 def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:

@@ -6,7 +6,8 @@ were bound to; single-use temporaries, constants, broadcasts and index arithmeti
 inlined as expressions at their use.  Above the code each Python statement produced, the
 statement and its author's comments appear as `//` comments (optionally with `#line`
 directives back to the .py file).  Spellings live in the Jinja templates and the device
-header; this module decides what to emit.
+header.  The passes decide (plans, pipelines, dynamic shared memory); this module only
+reads the IR they leave and writes it out (`TILECC_CHECK_IR=1` checks that it does).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""Rendering of `tl.dot` (planned by `passes.dot`).
+"""Rendering of `tl.dot` (planned by `passes.dot`, settled by `passes.settle`).
 
 A mixin of `render.Renderer`.  The generated code has three visible parts: the operands
 are staged into shared-memory tiles (by the threads' own stores, or — when the pipelining
 pass moved their loads ahead — by `cp.async` copies issued iterations earlier), the main
 loop over K reads fragments (`ldmatrix`) and issues `mma.sync`, and the result is left in
 the accumulator's registers for whatever the kernel does next.  The portable path keeps
-the staging and replaces the middle part by a loop of fused multiply-adds.
+the staging and replaces the middle part by a loop of fused multiply-adds.  Which loop
+over K is written is the plan's matrix unit's (`MatrixUnit.main_loop`), and what it
+needs (fences, operands from shared memory or registers) is asked of the unit's row.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
-
 
 
 class DotOps:

@@ -48,3 +48,10 @@ def test_a_new_row_is_data() -> None:
     assert "tc::fma(" in source and "mma" not in source
     plan, _ = _build(FP16, replace(CUDA, matrix_units=()))
     assert plan.unit is FMA and "no matrix instructions on this target" in plan.reason
+
+
+def test_targets_stay_hashable_and_short_to_print() -> None:
+    """Targets key caches and appear in messages: the rows in them compare by identity."""
+    assert {CUDA: "cuda"}[CUDA] == "cuda" and CUDA == replace(CUDA)
+    assert replace(CUDA, matrix_units=(MMA_SYNC,)) != CUDA
+    assert "MatrixUnit('wgmma')" in repr(CUDA) and "instructions" not in repr(CUDA)

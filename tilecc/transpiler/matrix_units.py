@@ -76,7 +76,7 @@ def _describe_warpgroups(m: int, n: int, num_warps: int, warps: tuple[int, int],
             "per K step")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a row is itself: compared and hashed by identity
 class MatrixUnit:
     name: str  # as the kernel's header and the IR dump say it: "mma.sync", "wgmma"
     # architectures it runs on, as prefixes of the arch name; () every arch of its target
@@ -110,6 +110,9 @@ class MatrixUnit:
     accumulator_spt: tuple[int, int] = (1, 2)
     accumulator_tpw: tuple[int, int] = (8, 4)
     main_loop: str = ""  # the renderer's method (render_dot.DotOps) writing its loop over K
+
+    def __repr__(self) -> str:  # in IR dumps and the target's repr: the row's name
+        return f"MatrixUnit({self.name!r})"
 
     def available(self, arch: str) -> bool:
         return not self.archs or arch.startswith(self.archs)

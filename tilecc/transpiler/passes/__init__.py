@@ -9,8 +9,8 @@
   3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies into
                   shared-memory stages, issued num_stages - 1 iterations ahead
   4. settle     — what the renderer would otherwise decide while writing: which pipelines
-                  are kept, how far ahead they copy, each dot's final plan; rendering
-                  then only reads the IR
+                  are kept, how far ahead they copy, each dot's final plan, where tl.dot's
+                  tiles lie in dynamic shared memory; rendering then only reads the IR
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, layouts, pipeline
-from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.passes.dce import eliminate_dead_code
+from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import Target
 
 

@@ -28,6 +28,7 @@ from tilecc.transpiler.target import Target
 
 
 def settle(kernel: Kernel, target: Target) -> None:
+    """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place."""
     emission = Emission(kernel, target.matrix_units)
     pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory
     for op in kernel.walk():

@@ -8,5 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests import kernels.py, conftest_compilers.py
+# every render verifies the IR the passes left and checks that rendering only read it
+os.environ.setdefault("TILECC_CHECK_IR", "1")
 
 pytest_plugins = ["tilecc.testing.pytest_plugin"]

@@ -27,6 +27,7 @@ Op kinds (operands → result):
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -131,16 +132,18 @@ class Kernel:
     num_warps: int = 4
     debug: bool = False
     num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
-    shared_bytes: int = 0  # dynamic shared memory the launch must give (set by the renderer)
-    static_shared_bytes: int = 0  # `__shared__` arrays (the pool): set by the renderer
-    # what takes shared memory, one line each (set by the renderer; the resource check
-    # lists them when a program needs more than the target has)
-    shared_uses: list[str] = field(default_factory=list)
-    arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by the renderer
-    min_programs: int | None = None  # programs per SM asked of ptxas: set by the renderer
+    arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by passes.settle
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""
-    # every name the renderer gave a value or derived from one (names.unique): set by it
+    # The rendered source's products (RENDER_PRODUCTS), recorded by render.render once the
+    # source is written; not part of the IR, which rendering only reads.
+    shared_bytes: int = 0  # dynamic shared memory the launch must give
+    static_shared_bytes: int = 0  # `__shared__` arrays (the pool)
+    # what takes shared memory, one line each (the resource check lists them when a
+    # program needs more than the target has)
+    shared_uses: list[str] = field(default_factory=list)
+    min_programs: int | None = None  # programs per SM asked of ptxas
+    # every name the renderer gave a value or derived from one (names.unique)
     c_names: frozenset[str] = frozenset()
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
@@ -175,6 +178,41 @@ def uses(kernel: Kernel) -> dict[int, int]:
 
     visit(kernel.body)
     return counts
+
+
+RENDER_PRODUCTS = frozenset({"shared_bytes", "static_shared_bytes", "shared_uses",
+                             "min_programs", "c_names"})
+
+
+def fingerprint(kernel: Kernel) -> tuple:
+    """Everything the renderer may read, as plain data that compares by value: the kernel's
+    fields (less its RENDER_PRODUCTS), and every op — kind, operands, results with their
+    types and layouts, attributes (plans, pipelines: field by field), regions.  Two equal
+    fingerprints: the same IR, so `render` checks that rendering left it unchanged."""
+    def data(x: Any) -> Any:
+        if isinstance(x, Value):
+            return ("value", x.id, x.name, repr(x.type), data(x.info), data(x.layout))
+        if isinstance(x, Op):
+            return ("op", id(x))
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return (type(x).__name__,) + tuple(
+                (f.name, data(getattr(x, f.name))) for f in dataclasses.fields(x))
+        if isinstance(x, (list, tuple)):
+            return tuple(data(v) for v in x)
+        if isinstance(x, (set, frozenset)):
+            return ("set",) + tuple(sorted(map(repr, x)))
+        if isinstance(x, dict):
+            return ("dict",) + tuple(sorted((repr(k), data(v)) for k, v in x.items()))
+        return repr(x)
+
+    def region(r: Region) -> tuple:
+        return (data(r.args), data(r.yields), tuple(
+            (op.kind, id(op), data(op.loc), data(op.operands), data(op.results), data(op.attrs),
+             tuple(region(x) for x in op.regions)) for op in r.ops))
+
+    fields = tuple((f.name, data(getattr(kernel, f.name))) for f in dataclasses.fields(kernel)
+                   if f.name not in RENDER_PRODUCTS and f.name != "body")
+    return fields + (region(kernel.body),)
 
 
 def format_kernel(kernel: Kernel) -> str:

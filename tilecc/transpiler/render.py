@@ -6,7 +6,8 @@ were bound to; single-use temporaries, constants, broadcasts and index arithmeti
 inlined as expressions at their use.  Above the code each Python statement produced, the
 statement and its author's comments appear as `//` comments (optionally with `#line`
 directives back to the .py file).  Spellings live in the Jinja templates and the device
-header; this module decides what to emit.
+header.  The passes decide (plans, pipelines, dynamic shared memory); this module only
+reads the IR they leave and writes it out (`TILECC_CHECK_IR=1` checks that it does).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement, mma_accumulator
+from tilecc.transpiler.passes.emission import Emission, pairs_cast
+from tilecc.transpiler.passes.settle import dynamic_tiles
+from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
@@ -94,7 +97,6 @@ COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", R
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax"}
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
         "erf"}
-ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
 
 
 _FP32_MAX = float(np.finfo(np.float32).max)
@@ -154,26 +156,13 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-def _in_accumulator_layout(v: Value) -> bool:
-    """Held as a tensor-core accumulator (mma.sync's C fragment, which wgmma's matches)."""
-    enc = v.layout.enc if v.layout is not None else None
-    return isinstance(enc, Blocked) and enc == mma_accumulator(enc.wpc)
-
-
-def _pairs_cast(op: Op) -> bool:
-    """A block cast from fp32 to fp16 or bf16, converted two elements at a time (the
-    accumulators of tensor-core products must be: see tc::cast_pair)."""
-    if op.kind != "cast" or op.attrs.get("bitcast") or not op.result.type.is_block:
-        return False
-    return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
-            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
-
-
 class Renderer(BlockOps, DotOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
-        self.uses = ir.uses(kernel)
+        # what is written as an expression, what as a variable (passes.emission)
+        self.emission = Emission(kernel, target.matrix_units)
+        self.uses = self.emission.uses
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
         self.allocated: set[str] = set()  # every name taken, lambdas' included
@@ -183,9 +172,9 @@ class Renderer(BlockOps, DotOps):
         # tl.dot's code declares short names (row, g, q...) in scopes that read user values
         self.dot_names = DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk()) \
             else frozenset()
-        self.inline: set[int] = set()
-        self.mutable: set[int] = set()
-        self.alias: dict[int, int] = {}  # loop-carried slot → the value whose C variable it reuses
+        self.inline = self.emission.inline
+        self.mutable = self.emission.mutable
+        self.alias = self.emission.alias  # loop-carried slot → the value whose variable it reuses
         self.lines: list[str] = []
         self.depth = 1
         self.last_stmt: tuple[str, int] | None = None
@@ -197,11 +186,12 @@ class Renderer(BlockOps, DotOps):
         self.consumers = {o.id: op.result for op in kernel.walk() if op.results
                           for o in op.operands}
         self.memory_bound = memory_bound(kernel)
-        self._plan(kernel.body)
-        self.recomputed = self._index_values()
+        self.recomputed = self.emission.recomputed
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
-        self.pipe_smem = 0  # dynamic shared memory: pipeline stages and hoisted dot operands
-        self.shared_uses: list[str] = []  # what dynamic shared memory holds (use_dynamic_smem)
+        # dynamic shared memory: pipeline stages and hoisted dot operands (passes.settle)
+        tiles = dynamic_tiles(kernel)
+        self.pipe_smem = sum(t.nbytes for t in tiles)
+        self.shared_uses = [t.what for t in tiles]  # what dynamic shared memory holds
         # (dot, operand) staged once before its loop → its tile
         self.hoisted: dict[tuple[int, int], str] = {}
         # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
@@ -213,79 +203,15 @@ class Renderer(BlockOps, DotOps):
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
-        self.moved = self.active_pipelines()  # ops written at a pipeline's issue point
+        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
     @property
     def macros(self):
         return _macros()
 
-    # --- planning: what is inlined, what is a variable, which variables loops reuse --------
-    def _plan(self, region: Region) -> None:
-        use_region: dict[int, bool] = {}
-        for op in region.ops:
-            for v in op.operands:
-                use_region[v.id] = True
-        yielded_here = {v.id for v in region.yields}
-        for op in region.ops:
-            for r in op.regions:
-                self._plan(r)
-            if op.kind in PURE and op.results:
-                v = op.result
-                n_uses = self.uses.get(v.id, 0)
-                single_local = n_uses == 1 and (v.id in use_region or v.id in yielded_here)
-                if op.kind in ALWAYS_INLINE or (op.kind in ("program_id", "num_programs")
-                                               and v.name is None):
-                    self.inline.add(v.id)
-                elif single_local and (v.name is None or v.id in yielded_here) and \
-                        not (_pairs_cast(op) and _in_accumulator_layout(op.operands[0])):
-                    self.inline.add(v.id)
-            if op.kind in ("for", "while"):
-                inits = op.operands[3:] if op.kind == "for" else op.operands
-                slots = op.results
-                for init, slot in zip(inits, slots):
-                    reusable = (self.uses.get(init.id, 0) == 1 and init.id not in self.inline
-                                and init.owner is not None and init.owner in region.ops)
-                    if reusable:
-                        self.alias[slot.id] = self.root(init)
-                    self.mutable.add(self.root(slot))
-                    for r in op.regions:
-                        args = r.args[1:] if op.kind == "for" else r.args
-                        self.alias[args[slots.index(slot)].id] = self.root(slot)
-            if op.kind == "if":
-                for res in op.results:
-                    self.mutable.add(res.id)
-            if op.kind == "dot":  # accumulate in place when nothing else reads the old value
-                acc = op.operands[2]
-                if self.uses.get(acc.id, 0) == 1 and acc.id not in self.inline and \
-                        acc.layout == op.result.layout:
-                    self.alias[op.result.id] = self.root(acc)
-
-    def _index_values(self) -> set[int]:
-        """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,
-        masks): recomputed at each use instead of kept in registers, as Triton does — they
-        cost a few integer operations and save a register array each."""
-        found: set[int] = set()
-        carried_in = set(self.alias.values())  # variables loop-carried slots live in
-        for op in self.k.walk():
-            if op.kind not in PURE or not op.results or not op.result.type.is_block or \
-                    op.result.id in carried_in:
-                continue
-            ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
-                                        v.owner.kind in ("const", "arange")))
-                     if v.type.is_block else self.root(v) not in self.mutable
-                     for v in op.operands)
-            if ok or op.kind == "arange":
-                found.add(op.result.id)
-                self.inline.add(op.result.id)
-        return {op.result.id for op in self.k.walk() if op.results and op.result.id in found
-                and op.result.name and op.kind not in ("splat", "const")}
-
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
-        vid = v.id
-        while vid in self.alias:
-            vid = self.alias[vid]
-        return vid
+        return self.emission.root(v)
 
     def _written_pointers(self) -> set[int]:
         """Pointer values that stores write through (and everything they derive from)."""
@@ -541,8 +467,8 @@ class Renderer(BlockOps, DotOps):
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
                 group = [op]
-                while not _pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
-                        not _pairs_cast(ops[i + 1]) and \
+                while not pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        not pairs_cast(ops[i + 1]) and \
                         ops[i + 1].result.id not in self.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
@@ -576,7 +502,7 @@ class Renderer(BlockOps, DotOps):
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
-        if _pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
+        if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
             pair = (f"tc::cast_pair({self.text(x, 'r')}, {self.text(x, 'r + 1')}, "
                     f"{self.name(v)}[r], {self.name(v)}[r + 1]);")
@@ -861,9 +787,19 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
            occupancy: bool = True) -> str:
     """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
-    (the runtime renders again without it when ptxas spills registers to meet it)."""
+    (the runtime renders again without it when ptxas spills registers to meet it).
+
+    Rendering only reads the IR; once the source is written, its products (shared memory
+    taken, programs per SM asked, the C names used: `ir.RENDER_PRODUCTS`) are recorded on
+    the kernel for the runtime."""
     from tilecc import __version__
 
+    # TILECC_CHECK_IR=1 (the test suite sets it): verify the IR the passes left, and check
+    # that rendering only read it
+    check = os.environ.get("TILECC_CHECK_IR", "0") == "1"
+    if check:
+        ir.verify(kernel)
+        before = ir.fingerprint(kernel)
     r = Renderer(kernel, target, line_directives)
     r.name_user_values(kernel)
     r.region(kernel.body)
@@ -871,8 +807,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
         body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
         r.smem_bytes += r.pool_b_bytes
-    body = r.shared_memory_declarations() + body
-    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
+    declarations, shared = r.shared_memory_declarations()
+    body = declarations + body
     params = []
     for p in kernel.params:
         if p.value is not None:
@@ -894,16 +830,24 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
     min_programs = programs_per_sm(kernel, target, held) if occupancy else None
-    kernel.min_programs = min_programs
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
     for p, name in r.layout_names.items():
         layouts.append({"name": name, "regs": p.regs, "description": p.describe(),
                         "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
                         "owner": p.owner_expr()})
-    return environment().get_template("c_like/kernel.j2").render(
+    text = environment().get_template("c_like/kernel.j2").render(
         name=kernel.name, symbol=kernel.symbol, renamed=renamed, version=__version__,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)
+    if check:
+        assert ir.fingerprint(kernel) == before, (
+            f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
+            "in a pass (passes.settle)")
+    # the source's products, recorded once it is written: what the runtime needs besides it
+    kernel.shared_bytes, kernel.static_shared_bytes, kernel.shared_uses = shared
+    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
+    kernel.min_programs = min_programs
+    return text

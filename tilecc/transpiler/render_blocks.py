@@ -11,6 +11,7 @@ follow where the data goes.
 from __future__ import annotations
 
 from math import prod
+from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.passes.layouts import Placement
@@ -23,6 +24,14 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
         strides.append(acc)
         acc *= n
     return list(reversed(strides))
+
+
+class SharedMemory(NamedTuple):
+    """What a rendered kernel takes of shared memory (render.render records it on the
+    kernel, with the source's other products)."""
+    dynamic: int  # bytes given at launch
+    static: int  # `__shared__` arrays (the pool)
+    uses: list[str]  # what takes it, one line each
 
 
 # where the pool's second half starts: written as a placeholder, replaced by the byte
@@ -47,25 +56,23 @@ class BlockOps:
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
 
-    def shared_memory_declarations(self) -> list[str]:
+    def shared_memory_declarations(self) -> tuple[list[str], SharedMemory]:
         """The kernel's shared memory, declared (lines to put first in its body), once
         every step is rendered: the pool (`smem`) and the dynamic part (`dynamic_smem`,
-        tl.dot's tiles).  Records the sizes and what takes them on the kernel.  CUDA's
-        static `__shared__` arrays stop at 48 KiB: a larger pool goes into dynamic shared
-        memory, after the tl.dot tiles."""
+        tl.dot's tiles); and the sizes and what takes them.  CUDA's static `__shared__`
+        arrays stop at 48 KiB: a larger pool goes into dynamic shared memory, after the
+        tl.dot tiles."""
         kernel, pool_bytes = self.k, self.smem_bytes
         pool_at = None
         if self.target.name == "cuda" and pool_bytes > CUDA_STATIC_SHARED_LIMIT:
             pool_at = -(-self.pipe_smem // 1024) * 1024
         dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
-        kernel.shared_bytes = dynamic  # passed at launch
         # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
         static = 0 if pool_at is not None else pool_bytes if not dynamic else \
             -(-pool_bytes // 1024) * 1024
-        kernel.static_shared_bytes = static
-        kernel.shared_uses = self.shared_uses + (
+        sizes = SharedMemory(dynamic, static, self.shared_uses + (
             [f"the pool for reductions, scans, layout conversions and tl.dot operands staged "
-             f"from registers: {pool_bytes} bytes"] if pool_bytes else [])
+             f"from registers: {pool_bytes} bytes"] if pool_bytes else []))
         pool, dynamic_decl = [], []
         if pool_bytes:
             half = pool_bytes - self.pool_b_bytes
@@ -87,7 +94,7 @@ class BlockOps:
             dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
                             "launch)",
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
-        return pool + dynamic_decl if pool_at is None else dynamic_decl + pool
+        return (pool + dynamic_decl if pool_at is None else dynamic_decl + pool), sizes
 
     def pool_step(self, nbytes: int, alternate: bool = True) -> str:
         """Start a step that writes `nbytes` of the shared-memory pool, then (after its own

@@ -1,25 +1,21 @@
-"""Rendering of `tl.dot` (planned by `passes.dot`).
+"""Rendering of `tl.dot` (planned by `passes.dot`, settled by `passes.settle`).
 
 A mixin of `render.Renderer`.  The generated code has three visible parts: the operands
 are staged into shared-memory tiles (by the threads' own stores, or — when the pipelining
 pass moved their loads ahead — by `cp.async` copies issued iterations earlier), the main
 loop over K reads fragments (`ldmatrix`) and issues `mma.sync`, and the result is left in
 the accumulator's registers for whatever the kernel does next.  The portable path keeps
-the staging and replaces the middle part by a loop of fused multiply-adds.
+the staging and replaces the middle part by a loop of fused multiply-adds.  Which loop
+over K is written is the plan's matrix unit's (`MatrixUnit.main_loop`), and what it
+needs (fences, operands from shared memory or registers) is asked of the unit's row.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Op, Value
-from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
+from tilecc.transpiler.passes.dot import DotPlan, b_k_major
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
-
-MMA_FN = {"fp16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "fp32": "mma_m16n8k8_tf32",
-          "i8": "mma_m16n8k32_s8"}
 
 
 class DotOps:
@@ -40,7 +36,7 @@ class DotOps:
         x = dot.operands[which]
         rows, cols = x.type.shape
         esize = x.dtype.itemsize
-        if plan.engine != "wgmma":
+        if not plan.unit.operands_from_shared:  # ldmatrix's rows, or the portable loop's
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
             return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({row}, {col} % 64 / 8) "
@@ -89,9 +85,7 @@ class DotOps:
         acc_t = c_type(op.attrs["acc_dtype"])
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
-        a_regs = a_in_registers(op) and a.id not in self.pipe_tiles
-        if plan.engine == "wgmma":  # where the operands come from, for the kernel's header
-            plan = op.attrs["plan"] = replace(plan, sources=self.wgmma_sources(op, a_regs))
+        a_regs = plan.a_from_registers
         self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.description}")
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
@@ -128,21 +122,17 @@ class DotOps:
             for which, (x, tile, own) in enumerate(tiles):
                 if own:
                     self.stage_operand(op, which, tile)
-            if plan.engine == "wgmma":
+            if plan.unit.async_proxy:
                 self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
             self.line("__syncthreads();")
         a_tile, b_tile = tiles[0][1], tiles[1][1]
-        if plan.engine == "wgmma":
-            self.wgmma_loop(op, plan, acc, a_tile, b_tile)
-        elif plan.engine == "mma":
-            self.mma_loop(op, plan, acc, a_tile, b_tile)
-        else:
-            self.fma_loop(op, acc, a_tile, b_tile)
+        # the loop over K: the unit's (mma_loop, wgmma_loop, fma_loop)
+        getattr(self, plan.unit.main_loop)(op, plan, acc, a_tile, b_tile)
         if acc != self.name(d):
             self.line(self.macros.register_loop(
                 d.layout.regs, [f"{self.name(d)}[r] = tc::cast<{c_type(d.dtype)}>({acc}[r]);"]))
 
-    def fma_loop(self, op: Op, acc: str, a_tile: str, b_tile: str) -> None:
+    def fma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
         lname = self.lname(d.layout)
@@ -160,7 +150,7 @@ class DotOps:
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = a.dtype.name
+        intrinsic = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])].intrinsic
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
@@ -195,20 +185,13 @@ class DotOps:
         L("#pragma unroll")
         L(f"  for (int ni = 0; ni < {nt}; ++ni)")
         c0 = f"2 * mi * {rn} + 2 * ni"
-        L(f"    tc::{MMA_FN[ty]}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
+        L(f"    tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
           f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], "
           "b_frag[kk % 2][ni][1]);")
         self.depth -= 1
         L("}")
         self.depth -= 1
         L("}")
-
-    @staticmethod
-    def wgmma_sources(op: Op, a_regs: bool) -> str:
-        if not a_regs and not b_k_major(op):
-            return "operands read from shared memory"
-        a = "registers (held in the accumulator layout)" if a_regs else "shared memory"
-        return f"A from {a}, B from shared memory" + (" (K-major)" if b_k_major(op) else "")
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:
@@ -217,13 +200,12 @@ class DotOps:
         (transposed for the instruction) or K-major."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = "f16" if a.dtype.name == "fp16" else "bf16"
+        instruction = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])].ptx(n)
         warps = plan.warps[0]
         groups = warps // 4
         per_group = m // groups
         rn = n // 4  # accumulator registers per row repetition
         b_trans = 0 if b_k_major(op) else 1
-        self.k.arch_specific = True
         L = self.line
         L(f"// main loop: {k // 16} steps of K = 16; warpgroup w computes rows "
           f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
@@ -289,7 +271,7 @@ class DotOps:
                 a_ops, a_in = f"%{count}", f'"l"(a_desc{i})'
                 at, trans = count + 1, f"0, {b_trans}"
             L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"')
-            L(f'             "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} '
+            L(f'             "{instruction} '
               f'{{{names}}}, {a_ops}, %{at}, p, 1, 1, {trans};\\n}}\\n"')
             outs = [f'"+f"({r})' for r in regs]
             for c in range(0, count, 8):
@@ -386,67 +368,43 @@ class DotOps:
         """Stage once, before `loop`, the tensor-core operands of the dots in its body that
         are defined before it (attention's block of queries): each gets a tile of its own in
         dynamic shared memory instead of being stored again every iteration."""
-        body = loop.regions[0]
-        inside = {a.id for a in body.args}
-        for o in ir.walk(body):
-            inside.update(r.id for r in o.results)
-            inside.update(a.id for r in o.regions for a in r.args)
         staged: list[tuple[Op, int, Value]] = []
-        for o in body.ops:
-            if o.kind != "dot" or o.attrs["plan"].engine not in ("mma", "wgmma"):
-                continue
-            for which, x in enumerate(o.operands[:2]):
-                if x.id in inside or x.id in self.pipe_tiles or (which == 0 and a_in_registers(o)):
-                    continue
-                # a tile per product and operand: its layout is the operand's for that product
-                rows, cols = x.type.shape
-                t = c_type(x.dtype)
-                tile = self.fresh(f"{self.name(x)}_tile")
-                self.hoisted[(id(o), which)] = tile
-                self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
-                          "in the loop: staged in shared memory once")
-                self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
-                          + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-                self.use_dynamic_smem(rows * cols * x.dtype.itemsize,
-                                      f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                      f"{rows} x {cols} {x.dtype.name}, staged before its loop")
-                staged.append((o, which, x))
+        for h in loop.attrs.get("hoisted", ()):  # placed by passes.settle
+            # a tile per product and operand: its layout is the operand's for that product
+            o, which = h.dot, h.which
+            x = o.operands[which]
+            t = c_type(x.dtype)
+            tile = self.fresh(f"{self.name(x)}_tile")
+            self.hoisted[(id(o), which)] = tile
+            self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
+                      "in the loop: staged in shared memory once")
+            self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
+                      + (f" + {h.tile.offset});" if h.tile.offset else ");"))
+            staged.append((o, which, x))
         if not staged:
             return
         if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
             self.line("__syncthreads();")
         for o, which, x in staged:
             self.stage_operand(o, which, self.hoisted[(id(o), which)])
-        if any(o.attrs["plan"].engine == "wgmma" for o, _, _ in staged):
+        if any(o.attrs["plan"].unit.async_proxy for o, _, _ in staged):
             self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
         self.line("__syncthreads();")
 
-    def use_dynamic_smem(self, nbytes: int, what: str) -> None:
-        """Take `nbytes` of dynamic shared memory (1024-byte aligned, for the swizzle atoms)
-        and say what for: the resource check lists it when the total is too much."""
-        taken = (nbytes + 1023) // 1024 * 1024
-        self.pipe_smem += taken
-        self.shared_uses.append(f"{what}: {taken} bytes")
-
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
-    def active_pipelines(self) -> set[int]:
-        """Keep the planned pipelines whose moved ops are all expressions the renderer
-        inlines (so they can be written out again at the issue point); ids of moved ops."""
+    def pipelined_ops(self) -> set[int]:
+        """Ids of the ops the pipelines (settled by passes.settle) move to their issue
+        points; records which dot and operand each pipelined load feeds."""
         moved: set[int] = set()
         for op in self.k.walk():
             p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
             if p is None:
                 continue
-            body = {id(o): o for o in op.regions[0].ops}
-            if all(body[i] in p.loads or body[i].results[0].id in self.inline
-                   for i in p.slice_ops):
-                moved |= p.slice_ops
-                for o in op.regions[0].ops:
-                    if o.kind == "dot":
-                        for which, x in enumerate(o.operands[:2]):
-                            self.dot_use[x.id] = (o, which)
-            else:
-                del op.attrs["pipeline"]
+            moved |= p.slice_ops
+            for o in op.regions[0].ops:
+                if o.kind == "dot":
+                    for which, x in enumerate(o.operands[:2]):
+                        self.dot_use[x.id] = (o, which)
         return moved
 
     def op_for_pipelined(self, op: Op) -> None:
@@ -460,33 +418,24 @@ class DotOps:
         step_text, hi_text = self.text(step), self.text(hi)
         self.declare_slots(op.results, op.operands[3:])
         stage = self.fresh(f"{ivn}_stage")
-        for ld in p.loads:  # the stages live in dynamic shared memory (sized at launch)
+        # the stages live in dynamic shared memory (sized at launch; placed by passes.settle)
+        for ld, tile in zip(p.loads, p.tiles):
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
             t = c_type(x.dtype)
             self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {self.pipe_smem});" if self.pipe_smem else ");"))
-            self.use_dynamic_smem(s * rows * cols * x.dtype.itemsize,
-                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                  f"{rows} x {cols} {x.dtype.name} in {s} pipeline stages")
-        # Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next
-        # iteration starts, when only the loop reads its accumulator.  A stage is then
-        # refilled two iterations after it was read (every warpgroup has retired that MMA
-        # by the barrier between), so the copies run num_stages - 2 iterations ahead.
-        dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].engine == "wgmma"]
-        overlap = (s >= 4 and len(dots) == 1 and self._accumulates_only(dots[0], body)
-                   and not a_in_registers(dots[0]))  # A's registers must outlive the MMA
+                      + (f" + {tile.offset});" if tile.offset else ");"))
+        # one multiplication group kept in flight across iterations (passes.settle): the
+        # copies then run num_stages - 2 iterations ahead
+        overlap, dist = p.in_flight, p.distance
         self.wgmma_in_flight = overlap
-        dist = s - 2 if overlap else s - 1
-        p.note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
-                  f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
-                  + ("; one wgmma kept in flight)" if overlap else ")"))
         L = self.line
         L(f"// pipeline ({p.note.split(': ', 1)[1]})")
         if overlap:  # each accumulator register its own, before the first multiplication
-            d = dots[0].result
+            d = next(o for o in body.ops if o.kind == "dot" and
+                     o.attrs["plan"].unit.async_groups).result
             L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
         nxt = self.fresh(f"{ivn}_next")
         L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
@@ -501,7 +450,7 @@ class DotOps:
         L("}")
         self.depth -= 1
         L("}")
-        wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].engine == "wgmma"
+        wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                     for ld in p.loads)
 
         def await_stage(what: str) -> None:
@@ -553,13 +502,6 @@ class DotOps:
             L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
             L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
         self.wgmma_in_flight = False
-
-    def _accumulates_only(self, dot: Op, body) -> bool:
-        """The dot's result is the loop-carried accumulator, updated in place, and nothing
-        else in the loop reads it."""
-        d, acc = dot.result, dot.operands[2]
-        return (self.root(d) == self.root(acc) and any(a is acc for a in body.args) and
-                self.uses.get(d.id, 0) == 1 and any(y is d for y in body.yields))
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecc.language import dtypes as D
+from tilecc.transpiler.matrix_units import MMA_SYNC, WGMMA, MatrixUnit
 
 
 @dataclass(frozen=True)
@@ -20,15 +21,19 @@ class Target:
     default_arch: str
     source_suffix: str
     vendor: str
-    # matrix instructions `tl.dot` uses: "mma.sync" (NVIDIA tensor cores, sm_80+), or ""
-    # for the portable fused-multiply-add loop
-    matrix_unit: str = ""
+    # the matrix units `tl.dot` may run on, in order of preference (matrix_units.py);
+    # none: the portable fused-multiply-add loop
+    matrix_units: tuple[MatrixUnit, ...] = ()
+    # cp.async: copies from global to shared memory that bypass the registers, which the
+    # pipelining of tl.dot's operands in loops issues ahead (passes.pipeline)
+    async_copies: bool = False
 
     def describe(self) -> str:
         return f"{self.vendor} ({self.name}, warp size {self.warp_size})"
 
 
-CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", "mma.sync")
+CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYNC),
+              async_copies=True)
 HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA")
 
 TARGETS = {"cuda": CUDA, "hip": HIP}

@@ -8,6 +8,9 @@
                   tl.dot
   3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies into
                   shared-memory stages, issued num_stages - 1 iterations ahead
+  4. settle     — what the renderer would otherwise decide while writing: which pipelines
+                  are kept, how far ahead they copy, each dot's final plan, where tl.dot's
+                  tiles lie in dynamic shared memory; rendering then only reads the IR
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -18,6 +21,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, layouts, pipeline
 from tilecc.transpiler.passes.dce import eliminate_dead_code
+from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import Target
 
 
@@ -26,9 +30,10 @@ def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size, target.matrix_unit,
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units,
                                  arch or target.default_arch)
-    if target.matrix_unit == "mma.sync":
+    if target.async_copies:
         pipeline.plan(kernel)
+    settle(kernel, target)
     ir.verify(kernel)
     return conversions

@@ -19,7 +19,7 @@ state", the pointers) whose updates depend on nothing else and which nothing els
 Masked-off vectors are zero-filled by the copy (`other` must be 0); a load whose mask
 varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows (along
 K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  This pass only
-marks what to pipeline; the renderer writes it out.
+marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ class Pipeline:
     state: list[int]  # indices (into the carried values) of the stream-state values
     slice_ops: set[int] = field(default_factory=set)  # id() of body ops moved to the issue point
     note: str = ""
+    # settled by passes.settle: one multiplication group kept in flight across iterations,
+    # and how many iterations ahead the copies run (num_stages - 2 then, else - 1)
+    in_flight: bool = False
+    distance: int = 0
+    tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
 
 
 def plan(kernel: Kernel) -> None:
@@ -85,7 +90,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
     carried = {a.id: i for i, a in enumerate(body.args[1:])}
     loads: list[Op] = []
     for op in body.ops:
-        if op.kind != "dot" or op.attrs["plan"].engine not in ("mma", "wgmma"):
+        if op.kind != "dot" or not op.attrs["plan"].matrix:
             continue
         for which, x in enumerate(op.operands[:2]):
             ld = defined.get(x.id)

@@ -1,0 +1,148 @@
+"""Matrix units: the instructions `tl.dot` can run on, one row of data per unit.
+
+A target lists its units in order of preference (`Target.matrix_units`); `passes.dot`
+plans a product on the first unit that has an instruction for its input type and whose
+warps can split its tile, and the passes and the renderer ask the row what they need
+(`unit.operands_from_shared`, `unit.async_proxy`, ...) instead of comparing names.  The
+instructions themselves are functions of the device header (`include/tilecc.h`), named
+here.  A new unit (AMD's MFMA) is a new row, its header intrinsics, its warp split, and
+the renderer's loop over K named by `main_loop`.  `FMA` is the row every target falls
+back on: no instructions, the portable loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Instruction:
+    shape: str  # PTX shape: "m16n8k16"; "m64nNk16" (N: the tile's N)
+    k: int  # K per instruction
+    types: str  # PTX types, accumulator first: "f32.f16.f16.f32"
+    intrinsic: str = ""  # the header function issuing it (tc::<intrinsic>), where one does
+    # where no header function does (wgmma: its registers depend on N), the PTX opcode the
+    # renderer writes as inline assembly, before the shape and types
+    opcode: str = ""
+
+    def ptx(self, n: int) -> str:
+        """The instruction's full PTX name, for a tile N wide."""
+        return f"{self.opcode}.{self.shape.replace('N', str(n))}.{self.types}"
+
+
+def _whole_tiles(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
+    """How `num_warps` warps split an m × n accumulator into per-warp tiles of whole 16 × 8
+    mma tiles: the split with the least shared-memory traffic (each warp reads m/wm rows of
+    A and n/wn columns of B per K step), more warps along M on a tie."""
+    best = None
+    wm = 1
+    while wm <= num_warps:
+        wn = num_warps // wm
+        if m % (16 * wm) == 0 and n % (8 * wn) == 0:
+            cost = (m // wm + n // wn, -wm)
+            if best is None or cost < best[0]:
+                best = (cost, (wm, wn))
+        wm *= 2
+    if best is None or k % k_step:
+        return None
+    return best[1]
+
+
+def _warpgroups(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
+    """Hopper's warpgroup MMA as tilecc stages it: warpgroups (4 warps) split M into
+    m64 instructions, each instruction spans all of N (B in 64-column swizzle atoms), and
+    a row of A is 64 B (K = 32) or whole 128-byte swizzle atoms (K a multiple of 64).
+    All warps along M."""
+    groups = num_warps // 4
+    fits = (num_warps in (4, 8) and m % (64 * groups) == 0 and n % 64 == 0 and n <= 256
+            and (k == 32 or k % 64 == 0))
+    return (num_warps, 1) if fits else None
+
+
+def _describe_warps(m: int, n: int, num_warps: int, warps: tuple[int, int],
+                    ins: Instruction, dtype: str) -> str:
+    wm, wn = warps
+    return (f"mma.sync.{ins.shape} ({ins.types.split('.')[1]}), {wm} x {wn} warps, "
+            f"{m // wm} x {n // wn} outputs per warp")
+
+
+def _describe_warpgroups(m: int, n: int, num_warps: int, warps: tuple[int, int],
+                         ins: Instruction, dtype: str) -> str:
+    groups = num_warps // 4
+    per = m // (64 * groups)
+    return (f"wgmma.m64n{n}k16 ({dtype}, Hopper), {groups} warpgroup"
+            f"{'s' if groups > 1 else ''} x {per} instruction{'s' if per > 1 else ''} "
+            "per K step")
+
+
+@dataclass(frozen=True, eq=False)  # a row is itself: compared and hashed by identity
+class MatrixUnit:
+    name: str  # as the kernel's header and the IR dump say it: "mma.sync", "wgmma"
+    # architectures it runs on, as prefixes of the arch name; () every arch of its target
+    archs: tuple[str, ...]
+    # (input type, input precision) → its instruction
+    instructions: dict[tuple[str, str], Instruction]
+    # how num_warps warps split an m × n × k tile: warps along (M, N), or None when they
+    # cannot; and the plan's description for the kernel's header
+    split: Callable[[int, int, int, int, int], tuple[int, int] | None] | None = \
+        field(default=None, repr=False)
+    describe: Callable[..., str] | None = field(default=None, repr=False)
+    tiles: str = ""  # what `split` cuts the tile into, for the header when it cannot
+    warps_per_instruction: int = 1  # warps that issue one instruction together
+    # A and B read by the unit itself from swizzled shared-memory tiles (matrix
+    # descriptors); else the threads load fragments into registers (ldmatrix)
+    operands_from_shared: bool = False
+    # A may come from the registers of a product's accumulator (of the same warps), with
+    # no trip through shared memory
+    a_from_registers: bool = False
+    # B may be read K-major (untransposed) when that is how its layout runs
+    b_k_major: bool = False
+    # the threads' shared-memory writes must be fenced (fence.proxy.async) before the
+    # unit reads them
+    async_proxy: bool = False
+    # issued in groups committed and waited for: one group may stay in flight across the
+    # iterations of a loop that only accumulates
+    async_groups: bool = False
+    arch_specific: bool = False  # needs the arch-specific target (sm_90a)
+    # the accumulator as a blocked layout: per instruction tile, elements per thread and
+    # lanes along (M, N); the warps are the plan's split, the order row-major
+    accumulator_spt: tuple[int, int] = (1, 2)
+    accumulator_tpw: tuple[int, int] = (8, 4)
+    main_loop: str = ""  # the renderer's method (render_dot.DotOps) writing its loop over K
+
+    def __repr__(self) -> str:  # in IR dumps and the target's repr: the row's name
+        return f"MatrixUnit({self.name!r})"
+
+    def available(self, arch: str) -> bool:
+        return not self.archs or arch.startswith(self.archs)
+
+    @property
+    def is_matrix(self) -> bool:
+        """A matrix unit, not the portable loop (FMA)."""
+        return bool(self.instructions)
+
+
+# every target's fallback: each thread sums its own outputs over K from plain shared-memory
+# tiles with fused multiply-adds
+FMA = MatrixUnit("fma", (), {}, main_loop="fma_loop")
+
+
+MMA_SYNC = MatrixUnit(
+    "mma.sync", (),
+    {("fp16", "ieee"): Instruction("m16n8k16", 16, "f32.f16.f16.f32", "mma_m16n8k16_f16"),
+     ("bf16", "ieee"): Instruction("m16n8k16", 16, "f32.bf16.bf16.f32", "mma_m16n8k16_bf16"),
+     ("fp32", "tf32"): Instruction("m16n8k8", 8, "f32.tf32.tf32.f32", "mma_m16n8k8_tf32"),
+     ("i8", "ieee"): Instruction("m16n8k32", 32, "s32.s8.s8.s32", "mma_m16n8k32_s8")},
+    split=_whole_tiles, describe=_describe_warps, tiles="16 x 8 mma tiles", main_loop="mma_loop")
+
+WGMMA = MatrixUnit(
+    "wgmma", ("sm_90",),
+    {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16",
+                                   opcode="wgmma.mma_async.sync.aligned"),
+     ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16",
+                                   opcode="wgmma.mma_async.sync.aligned")},
+    split=_warpgroups, describe=_describe_warpgroups, tiles="m64 tiles per warpgroup",
+    warps_per_instruction=4,
+    operands_from_shared=True, a_from_registers=True, b_k_major=True, async_proxy=True,
+    async_groups=True, arch_specific=True, main_loop="wgmma_loop")

@@ -1,0 +1,116 @@
+"""How the renderer writes each value: as an expression at its uses (inlined), or as a
+variable, and which variables loop-carried values reuse.
+
+A function of the IR alone, computed by the renderer for its own use and by the passes
+that settle what depends on it (`passes.settle`: a pipeline can only move ops the renderer
+writes as expressions), so both see the same answer.
+"""
+
+from __future__ import annotations
+
+from tilecc.transpiler import ir
+from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.matrix_units import MatrixUnit
+from tilecc.transpiler.passes.dce import PURE
+from tilecc.transpiler.passes.dot import accumulator
+from tilecc.transpiler.passes.placement import Blocked
+
+ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
+
+
+def in_accumulator_layout(v: Value, units: tuple[MatrixUnit, ...]) -> bool:
+    """Held as the accumulator of one of the target's matrix units."""
+    enc = v.layout.enc if v.layout is not None else None
+    return isinstance(enc, Blocked) and any(
+        enc == accumulator(u, enc.wpc) for u in units)
+
+
+def pairs_cast(op: Op) -> bool:
+    """A block cast from fp32 to fp16 or bf16, converted two elements at a time (the
+    accumulators of tensor-core products must be: see tc::cast_pair)."""
+    if op.kind != "cast" or op.attrs.get("bitcast") or not op.result.type.is_block:
+        return False
+    return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
+            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+
+
+class Emission:
+    """`inline`: ids of values written as expressions where they are read; `alias`: loop-
+    carried slot → the value whose variable it reuses; `mutable`: values whose variable
+    is assigned more than once; `recomputed`: named index values recomputed at each use."""
+
+    def __init__(self, kernel: Kernel, units: tuple[MatrixUnit, ...]):
+        self.k, self.units = kernel, units
+        self.uses = ir.uses(kernel)
+        self.inline: set[int] = set()
+        self.mutable: set[int] = set()
+        self.alias: dict[int, int] = {}
+        self._plan(kernel.body)
+        self.recomputed = self._index_values()
+
+    def _plan(self, region: Region) -> None:
+        use_region: dict[int, bool] = {}
+        for op in region.ops:
+            for v in op.operands:
+                use_region[v.id] = True
+        yielded_here = {v.id for v in region.yields}
+        for op in region.ops:
+            for r in op.regions:
+                self._plan(r)
+            if op.kind in PURE and op.results:
+                v = op.result
+                n_uses = self.uses.get(v.id, 0)
+                single_local = n_uses == 1 and (v.id in use_region or v.id in yielded_here)
+                if op.kind in ALWAYS_INLINE or (op.kind in ("program_id", "num_programs")
+                                               and v.name is None):
+                    self.inline.add(v.id)
+                elif single_local and (v.name is None or v.id in yielded_here) and not (
+                        pairs_cast(op) and in_accumulator_layout(op.operands[0], self.units)):
+                    self.inline.add(v.id)
+            if op.kind in ("for", "while"):
+                inits = op.operands[3:] if op.kind == "for" else op.operands
+                slots = op.results
+                for init, slot in zip(inits, slots):
+                    reusable = (self.uses.get(init.id, 0) == 1 and init.id not in self.inline
+                                and init.owner is not None and init.owner in region.ops)
+                    if reusable:
+                        self.alias[slot.id] = self.root(init)
+                    self.mutable.add(self.root(slot))
+                    for r in op.regions:
+                        args = r.args[1:] if op.kind == "for" else r.args
+                        self.alias[args[slots.index(slot)].id] = self.root(slot)
+            if op.kind == "if":
+                for res in op.results:
+                    self.mutable.add(res.id)
+            if op.kind == "dot":  # accumulate in place when nothing else reads the old value
+                acc = op.operands[2]
+                if self.uses.get(acc.id, 0) == 1 and acc.id not in self.inline and \
+                        acc.layout == op.result.layout:
+                    self.alias[op.result.id] = self.root(acc)
+
+    def _index_values(self) -> set[int]:
+        """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,
+        masks): recomputed at each use instead of kept in registers, as Triton does — they
+        cost a few integer operations and save a register array each."""
+        found: set[int] = set()
+        carried_in = set(self.alias.values())  # variables loop-carried slots live in
+        for op in self.k.walk():
+            if op.kind not in PURE or not op.results or not op.result.type.is_block or \
+                    op.result.id in carried_in:
+                continue
+            ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
+                                        v.owner.kind in ("const", "arange")))
+                     if v.type.is_block else self.root(v) not in self.mutable
+                     for v in op.operands)
+            if ok or op.kind == "arange":
+                found.add(op.result.id)
+                self.inline.add(op.result.id)
+        return {op.result.id for op in self.k.walk() if op.results and op.result.id in found
+                and op.result.name and op.kind not in ("splat", "const")}
+
+    def root(self, v: Value) -> int:
+        """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
+        vid = v.id
+        while vid in self.alias:
+            vid = self.alias[vid]
+        return vid

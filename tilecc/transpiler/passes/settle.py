@@ -1,0 +1,164 @@
+"""The last pass: settle every decision the renderer would otherwise take while writing.
+
+After it the IR says everything the source depends on, and rendering only reads it:
+
+* which planned pipelines are kept — those whose moved ops the renderer writes as
+  expressions (`passes.emission`), so they can be written again at the issue point;
+* for each kept pipeline, whether one warpgroup MMA stays in flight across iterations
+  (num_stages ≥ 4, one product on a unit with asynchronous groups that only accumulates,
+  A not from registers), and so how many iterations ahead its copies run;
+* each product's final plan: whether A goes to the unit from registers, and where its
+  operands come from (for the kernel's header);
+* whether the kernel needs the arch-specific target (a unit such as wgmma);
+* the dynamic shared memory of tl.dot's tiles: the operands staged once before a loop
+  (`loop.attrs["hoisted"]`) and the pipelines' stages (`Pipeline.tiles`), each at its
+  offset, in the order the source declares them.  (The pool for reductions, scans and
+  conversions is sized by the renderer as it writes the steps.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from tilecc.transpiler.ir import Kernel, Op, Region, walk
+from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
+from tilecc.transpiler.passes.emission import Emission
+from tilecc.transpiler.passes.pipeline import Pipeline
+from tilecc.transpiler.target import Target
+
+
+def settle(kernel: Kernel, target: Target) -> None:
+    """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place."""
+    emission = Emission(kernel, target.matrix_units)
+    pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory
+    for op in kernel.walk():
+        p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
+        if p is None:
+            continue
+        if not _writable_ahead(op, p, emission):
+            del op.attrs["pipeline"]
+            continue
+        pipelined |= {ld.result.id for ld in p.loads}
+        op.attrs["pipeline"] = _in_flight(op, p, emission)
+    for op in kernel.walk():
+        if op.kind == "dot":
+            plan: DotPlan = op.attrs["plan"]
+            a_regs = a_in_registers(op) and op.operands[0].id not in pipelined
+            sources = _sources(op, a_regs) if plan.unit.operands_from_shared else plan.sources
+            op.attrs["plan"] = replace(plan, a_from_registers=a_regs, sources=sources)
+    kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific
+                               for op in kernel.walk() if op.kind == "dot")
+    _dynamic_tiles(kernel, pipelined)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A tl.dot operand's tile (or stages) in dynamic shared memory."""
+    offset: int  # bytes from the start of dynamic shared memory
+    nbytes: int  # taken: 1024-byte aligned, for wgmma's swizzle atoms
+    what: str  # for the resource check's list of what takes shared memory
+
+
+@dataclass(frozen=True)
+class Hoisted:
+    """An operand of a product in a loop's body that is defined before the loop: staged
+    into a tile of its own once, before the loop, instead of at every iteration."""
+    dot: Op
+    which: int  # 0: A, 1: B
+    tile: Tile
+
+
+def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
+    at = 0
+
+    def take(nbytes: int, what: str) -> Tile:
+        nonlocal at
+        taken = (nbytes + 1023) // 1024 * 1024
+        tile = Tile(at, taken, f"{what}: {taken} bytes")
+        at += taken
+        return tile
+
+    for loop in kernel.walk():
+        if loop.kind != "for":
+            continue
+        body = loop.regions[0]
+        inside = {a.id for a in body.args}
+        for o in walk(body):
+            inside.update(r.id for r in o.results)
+            inside.update(a.id for r in o.regions for a in r.args)
+        hoisted = []
+        for o in body.ops:
+            if o.kind != "dot" or not o.attrs["plan"].matrix:
+                continue
+            for which, x in enumerate(o.operands[:2]):
+                if x.id in inside or x.id in pipelined or \
+                        (which == 0 and o.attrs["plan"].a_from_registers):
+                    continue
+                rows, cols = x.type.shape
+                hoisted.append(Hoisted(o, which, take(
+                    rows * cols * x.dtype.itemsize,
+                    f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, {rows} x {cols} "
+                    f"{x.dtype.name}, staged before its loop")))
+        if hoisted:
+            loop.attrs["hoisted"] = hoisted
+        p: Pipeline | None = loop.attrs.get("pipeline")
+        if p is not None:
+            tiles = []
+            for ld in p.loads:
+                x = ld.result
+                rows, cols = x.type.shape
+                tiles.append(take(p.stages * rows * cols * x.dtype.itemsize,
+                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
+                                  f"{rows} x {cols} {x.dtype.name} in {p.stages} pipeline stages"))
+            loop.attrs["pipeline"] = replace(p, tiles=tiles)
+
+
+def dynamic_tiles(kernel: Kernel) -> list[Tile]:
+    """Every tile `settle` placed in dynamic shared memory, in offset order."""
+    tiles: list[Tile] = []
+    for loop in kernel.walk():
+        tiles += [h.tile for h in loop.attrs.get("hoisted", ())]
+        if "pipeline" in loop.attrs:
+            tiles += loop.attrs["pipeline"].tiles
+    return tiles
+
+
+def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
+    """The ops a pipeline moves to its issue point are its loads and expressions the
+    renderer inlines (which it can write out again there)."""
+    body = {id(o): o for o in loop.regions[0].ops}
+    return all(body[i] in p.loads or body[i].results[0].id in emission.inline
+               for i in p.slice_ops)
+
+
+def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
+    """Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next iteration
+    starts, when only the loop reads its accumulator.  A stage is then refilled two
+    iterations after it was read (every warpgroup has retired that MMA by the barrier
+    between), so the copies run num_stages - 2 iterations ahead."""
+    body = loop.regions[0]
+    s = p.stages
+    dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
+    overlap = (s >= 4 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
+               and not a_in_registers(dots[0]))  # A's registers must outlive the MMA
+    dist = s - 2 if overlap else s - 1
+    note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
+            f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
+            + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
+    return replace(p, in_flight=overlap, distance=dist, note=note)
+
+
+def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:
+    """The dot's result is the loop-carried accumulator, updated in place, and nothing
+    else in the loop reads it."""
+    d, acc = dot.result, dot.operands[2]
+    return (emission.root(d) == emission.root(acc) and any(a is acc for a in body.args) and
+            emission.uses.get(d.id, 0) == 1 and any(y is d for y in body.yields))
+
+
+def _sources(op: Op, a_regs: bool) -> str:
+    """Where a unit that reads shared memory itself gets the operands, for the header."""
+    if not a_regs and not b_k_major(op):
+        return "operands read from shared memory"
+    a = "registers (held in the accumulator layout)" if a_regs else "shared memory"
+    return f"A from {a}, B from shared memory" + (" (K-major)" if b_k_major(op) else "")

@@ -21,12 +21,7 @@ def capture(fn: Callable) -> tuple[str, int, list[str]] | None:
     """(file, first line, lines) of `fn` from its first decorator to its last line of
     code, read now; kept on the function.  None where there is no file (a REPL, exec)."""
     code = fn.__code__
-    last = code.co_firstlineno
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        last = max([last, *(ln for _, _, ln in c.co_lines() if ln is not None)])
-        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    last = last_code_line(code)
     linecache.checkcache(code.co_filename)  # a file rewritten since linecache read it
     lines = linecache.getlines(code.co_filename, fn.__globals__)
     if not lines or len(lines) < last:
@@ -46,6 +41,17 @@ def capture(fn: Callable) -> tuple[str, int, list[str]] | None:
     for i, text in enumerate(snapshot[2]):
         by_line[first + i] = text
     return snapshot
+
+
+def last_code_line(code: types.CodeType) -> int:
+    """The last line that holds code of `code` or of a function nested in it."""
+    last = code.co_firstlineno
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        last = max([last, *(ln for _, _, ln in c.co_lines() if ln is not None)])
+        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    return last
 
 
 def _indent(text: str) -> int:

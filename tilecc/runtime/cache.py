@@ -44,6 +44,8 @@ import time
 import types
 from typing import Any, Callable, Iterable
 
+from tilecc import source
+
 MAGIC = b"TILECC-CACHE 2\n"  # 2: the full key is in the header (1 had only its hash)
 KINDS = ("kernels", "autotune", "templates")
 
@@ -224,12 +226,7 @@ def _add_value(name: str, value: Any, h, helpers: list) -> None:
 def _source_lines(code) -> str:
     """The function's lines, from its first decorator to its last line of code (what
     `inspect.getsource` returns, without its tokenizer: ~10 ms on a cold start)."""
-    last = code.co_firstlineno
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        last = max([last, *(ln for _, _, ln in c.co_lines() if ln is not None)])
-        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    last = source.last_code_line(code)
     linecache.checkcache(code.co_filename)  # a file rewritten since it was read
     lines = linecache.getlines(code.co_filename)
     if not lines:

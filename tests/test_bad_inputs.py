@@ -1,12 +1,14 @@
 """The command line on bad input: every case in tests/bad_inputs/cli/ (see its README.md)
 ends in its one-line `tilecc: error: ...` message and a nonzero exit status, never a
-traceback.  Cases run in this process through `tilecc.cli.main`, which is what the
-`tilecc` script calls."""
+traceback.  Each case runs in a process of its own (`python -m tilecc ...`, as the
+`tilecc` script does), so that no case sees what another imported."""
 
 import glob
 import os
 import shlex
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -14,6 +16,7 @@ from conftest_compilers import require_cuda_compiler
 from tilecc.cli import main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 CASE_DIR = os.path.join(HERE, "bad_inputs", "cli")
 CASES = sorted(p for p in glob.glob(os.path.join(CASE_DIR, "*.py"))
                if not os.path.basename(p).startswith("_"))
@@ -58,14 +61,13 @@ def test_the_corpus_is_there():
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: os.path.basename(p)[:-3])
-def test_bad_input(case, tmp_path, monkeypatch, capsys):
+def test_bad_input(case, tmp_path):
     h = _header(case)
     if h.get("requires") == "nvrtc":
         require_cuda_compiler()
-    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TILECC_TRACEBACK", raising=False)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))  # the loader prepends
+    env = {k: v for k, v in os.environ.items() if k != "TILECC_TRACEBACK"}
+    env["TILECC_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
     places = {"{file}": case, "{dir}": CASE_DIR, "{tmp}": str(tmp_path / "out")}
     os.makedirs(places["{tmp}"])
     text = h["args"] + " ".join(h["error"])
@@ -77,11 +79,9 @@ def test_bad_input(case, tmp_path, monkeypatch, capsys):
             s = s.replace(k, v)
         return s
 
-    try:
-        status = main(shlex.split(fill(h["args"])))
-    except SystemExit as e:  # argparse's errors
-        status = e.code
-    err = capsys.readouterr().err
+    r = subprocess.run([sys.executable, "-m", "tilecc", *shlex.split(fill(h["args"]))],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    status, err = r.returncode, r.stderr
     assert "Traceback" not in err
     assert status == int(h.get("exit", 1)), err
     lines = err.rstrip("\n").split("\n")

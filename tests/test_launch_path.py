@@ -138,7 +138,7 @@ def gpu(monkeypatch):
 
     monkeypatch.setattr(L, "_build", build)
     monkeypatch.setattr(L, "_current_device", lambda backend: 0)
-    monkeypatch.setattr(L, "_default_stream", lambda dev: 0x5000 + dev)
+    monkeypatch.setattr(L.cuda, "_default_stream", lambda dev: 0x5000 + dev)
     monkeypatch.delenv("TILECC_INTERPRET", raising=False)
     yield types.SimpleNamespace(log=log, builds=builds, streams=streams)
     for t in (FakeTensor, FakeCuPyArray, CAIArray):
@@ -373,7 +373,7 @@ def test_relaunch_makes_the_kernels_device_current(monkeypatch):
     calls = []
     runtime = types.SimpleNamespace(getDevice=lambda: 0,
                                     setDevice=lambda d: calls.append(("set", d)))
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     kernel = object.__new__(L.CudaKernel)
     kernel.handle, kernel.threads, kernel.device_id = 7, 64, 1
     kernel.shared_bytes = 0
@@ -427,16 +427,17 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
 
 @pytest.mark.parametrize("fw", ["torch", "cupy"])
 def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
-    """From the second launch on, one generated function binds, keys, packs and launches;
-    it hands anything unusual (another key or launch option, a float that needs
-    saturating, another thread, arguments that do not bind) to the general path, and every
+    """From the second launch on, one generated function binds, keys, packs and launches —
+    with a normalized grid or one to resolve (a callable, a list: `kernel.run`, autotuned
+    kernels), a float that needs saturating, in another thread; it hands a key or launch
+    option not seen yet and arguments that do not bind to the general path, and every
     launch passes the same values either way."""
     k = tilecc.jit(ten)
     arrays = [MAKERS[fw](BASE + i * 4096) for i in range(6)]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # the second: the binder is generated
     direct = k._direct
-    assert direct is not None and "def direct(_tc_g3, a, b, c" in direct.source
+    assert direct is not None and "def direct(_tc_grid, _tc_g3, a, b, c" in direct.source
     taken = []
 
     def counting(*a, **kw):
@@ -449,19 +450,30 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert taken == [True, True]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # a new key: general path
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # ... and then direct
-    k[(5,)](*arrays, 1000, 3, 1, 1e300, BLOCK=1024)  # beyond fp32: saturated by the general
+    k[(5,)](*arrays, 1000, 3, 1, 1e300, BLOCK=1024)  # beyond fp32: the launcher saturates
     th = threading.Thread(target=lambda: k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024))
     th.start()
     th.join()
     with pytest.raises(TypeError, match="BLCK"):  # does not bind: the general path says why
         k[(5,)](*arrays, 1000, 3, 1, 0.5, BLCK=1024)
-    assert taken[2:] == [False, True, False, False]
+    assert taken[2:] == [False, True, True, True]
+    k[lambda meta: (meta["BLOCK"] // 256, meta["num_warps"], meta["n"] // 1000)](
+        *arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)
+    k[[3, 2]](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k.run(*arrays, 1000, 3, 1, 0.5, grid=lambda meta: (7,), BLOCK=1024)
+    with pytest.raises(ValueError, match="grid"):  # a bad grid: reported at the call
+        k[lambda meta: (-1,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(0,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # an empty grid launches nothing
+    assert taken[6:] == [True] * 4 and len(taken) == 10
     values = [e["values"] for e in gpu.log]
     assert values[0] == values[1] == values[2] == values[4] == values[5] == values[7]
     assert values[3][6:] == [1001, 4, 0.25] and gpu.log[3]["grid"] == (6, 2, 1)
     assert values[6][-1] == float("inf")
-    assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2
-    assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2
+    assert values[8] == values[9] == values[10] == values[0]
+    assert [e["grid"] for e in gpu.log[8:]] == [(4, 8, 1), (3, 2, 1), (7, 1, 1)]
+    assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2 + \
+        [256] + [128] * 2
+    assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
 
 
 def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):
@@ -487,8 +499,8 @@ def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypa
 
     runtime = types.SimpleNamespace(getDevice=lambda: current["device"] or 0,
                                     setDevice=set_device)
-    monkeypatch.setattr(L, "_driver", lambda: driver)
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_driver", lambda: driver)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     binary = types.SimpleNamespace(data=b"cubin", shared_bytes=0)
     k = L.CudaKernel(binary, "kern", 128, 0)  # torch / CuPy made device 0's context current
     assert (k.module, k.handle) == (11, 22)
@@ -519,7 +531,7 @@ def test_device_arch_from_torch_or_the_runtime(monkeypatch):
     assert L._device_arch(0, "cuda") == "sm_90"
     torch.cuda.is_initialized = lambda: False
     runtime = types.SimpleNamespace(deviceGetAttribute=lambda attr, d: {75: 12, 76: 0}[attr])
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     assert L._device_arch(1, "cuda") == "sm_120"
     assert L._device_arch(0, "cuda") == "sm_90"  # kept per device
 

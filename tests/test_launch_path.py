@@ -113,6 +113,11 @@ class RecordingKernel:
     def relaunch(self, error, *args):
         raise error
 
+    def launch_values(self, grid, values, stream):  # hip-python's launch: the values as given
+        taken = [v for v, t in zip(values, self.taken) if t]
+        self.log.append({"grid": grid, "stream": stream, "values": taken,
+                         "device": self.device_id, "specs": self.specs, "threads": self.threads})
+
 
 @pytest.fixture
 def gpu(monkeypatch):
@@ -474,6 +479,28 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2 + \
         [256] + [128] * 2
     assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
+
+
+def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
+    """Arrays on a ROCm device launch through hip-python (values, not a packed block) on
+    the general path and on the generated warm launch alike."""
+    monkeypatch.setattr(sys.modules["torch"].version, "hip", "6.0", raising=False)
+    k = tilecc.jit(ten)
+    arrays = [FakeTensor(BASE + i * 4096) for i in range(6)]
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    direct = k._direct
+    assert direct is not None and "launch_values" in direct.source
+    taken = []
+    monkeypatch.setattr(k, "_direct", lambda *a, **kw: taken.append(direct(*a, **kw)) or
+                        taken[-1])
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[lambda meta: (2, meta["num_warps"])](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    assert taken == [True, True] and len(gpu.builds) == 1
+    assert isinstance(k._bound[next(iter(k._bound))], L.HipLauncher)
+    assert [e["grid"] for e in gpu.log] == [(5, 1, 1)] * 3 + [(2, 4, 1)]
+    assert all(e["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5] and
+               e["stream"] is None for e in gpu.log)
 
 
 def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):

@@ -328,8 +328,9 @@ def _direct_source(names, guards, body, key, prepare, launch) -> str:
     (a key not seen yet, a launcher of another class, or whatever `prepare` declines)."""
     n = len(names)
     rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
     lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
-             "num_warps=_NO, num_stages=_NO, debug=_NO):"]
+             f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}")
     if guards:
@@ -338,8 +339,8 @@ def _direct_source(names, guards, body, key, prepare, launch) -> str:
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [
-        "    if num_warps is not _NO or num_stages is not _NO or debug is not _NO:",
-        "        _tc_key = _tc_launch_key(_tc_key, num_warps, num_stages, debug)",
+        f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
+        f"        _tc_key = _tc_launch_key(_tc_key, {options})",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None or _tc_l.__class__ is not _tc_cls:",
         "        return False",
@@ -348,8 +349,7 @@ def _direct_source(names, guards, body, key, prepare, launch) -> str:
     named = ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names))
     lines += [
         "    if _tc_g3 is None:  # a callable grid, a list",
-        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {{{named}}}, num_warps, num_stages, "
-        "debug)",
+        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {{{named}}}, {options})",
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]

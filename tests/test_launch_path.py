@@ -586,3 +586,31 @@ def test_driver_calls_need_no_cupy(monkeypatch):
     assert cuda_driver.launcher() is fake.launchKernel
     e = cuda_driver.CUDADriverError("cuLaunchKernel", 201)
     assert e.status == 201 and "201" in str(e)  # what CudaKernel.relaunch reads
+
+
+def test_the_launch_package_does_not_import_the_jit():
+    """One direction only: `runtime.jit` imports `runtime.launch`; launch does not import
+    jit, not even inside a function (it gets what it needs through the kernel object)."""
+    import ast
+    import pathlib
+
+    init = pathlib.Path(L.__file__)
+    files = sorted(init.parent.glob("*.py")) if init.name == "__init__.py" else [init]
+    package = L.__name__ if init.name == "__init__.py" else L.__name__.rpartition(".")[0]
+    found = []
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, up level - 1 packages
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(n == "tilecc.runtime.jit" or n.startswith("tilecc.runtime.jit.")
+                   for n in names):
+                found.append(f"{f.name}:{node.lineno}")
+    assert len(files) >= 1 and found == []

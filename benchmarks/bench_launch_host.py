@@ -7,7 +7,7 @@ attributes are Python here, C in the real frameworks) and a loaded kernel whose
 cuLaunchKernel is a no-op.  Everything tilecc does per call runs: binding, the warm key,
 the cache lookup, the grid, packing the argument block, the stream, the driver call.
 
-    PYTHONPATH=. python benchmarks/bench_launch_host.py [--number N] [--repeat R]
+    PYTHONPATH=. python benchmarks/bench_launch_host.py [--number N] [--repeat R] [--match S]
 
 The numbers are the best of R repeats of N calls, in µs per call; compare runs of one
 machine only.  Only public entry points and `tilecc.runtime.launch._build` (the loader,
@@ -160,10 +160,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=20000, help="calls per repeat")
     parser.add_argument("--repeat", type=int, default=7, help="repeats; the best is kept")
+    parser.add_argument("--match", default="", help="only the rows whose label contains this")
     args = parser.parse_args()
     install_stand_ins()
     rows = []
     for label, launch in cases().items():
+        if args.match not in label:
+            continue
         for _ in range(3):  # the first launch compiles (here: loads the stand-in)
             launch()
         best = min(timeit.repeat(launch, number=args.number, repeat=args.repeat))

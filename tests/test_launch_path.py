@@ -481,6 +481,23 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
 
 
+def test_launch_options_give_one_key_on_both_paths(gpu):
+    """A launcher the general path files under a launch with options is the one the
+    generated warm launch finds for the same options (`launch_key`, written inline)."""
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)  # the generated warm launch exists from here
+    direct = k._direct
+    for opts in [{"num_stages": 2}, {"debug": True}, {"num_warps": 2, "debug": False},
+                 {"debug": None, "num_stages": 3, "num_warps": 8}]:
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False  # not seen yet
+        k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)  # the general path compiles and files it
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+    assert len(gpu.builds) == 5
+    assert [e["threads"] for e in gpu.log] == [128] * 2 + [128] * 4 + [64] * 2 + [256] * 2
+
+
 def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     """Arrays on a ROCm device launch through hip-python (values, not a packed block) on
     the general path and on the generated warm launch alike."""

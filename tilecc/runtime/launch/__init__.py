@@ -81,7 +81,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
     launcher = None
     if fast is not None:
         key, kernel_values = fast
-        key = launch_key(tuple(key), **options)
+        key = launch_key(tuple(key), **options) if options else tuple(key)
         try:
             launcher = jit_fn._entries.get(key)
         except TypeError:  # an unhashable constexpr: specialize the slow way every time

@@ -70,12 +70,13 @@ def bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
 
 def launch_key(key, num_warps=_NO, num_stages=_NO, debug=_NO):
     """The warm key of a launch: the arguments' key alone when no launch option is given,
-    else with the options (their defaults filled in).  The generated warm launch and the
-    general path both call it, so a launcher filed by one is found by the other."""
+    else the key and the options as given (`_NO` where not), in LAUNCH_OPTIONS' order.
+    The general path calls it; the generated warm launch writes the same tuple inline
+    from LAUNCH_OPTIONS (a call would cost as much as the rest of the options' key), so
+    a launcher filed by one is found by the other."""
     if num_warps is _NO and num_stages is _NO and debug is _NO:
         return key
-    return (key, 4 if num_warps is _NO else num_warps, None if debug is _NO else debug,
-            None if num_stages is _NO else num_stages)
+    return (key, num_warps, num_stages, debug)
 
 
 # --- the grid ------------------------------------------------------------------------------------
@@ -307,28 +308,34 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         for m in param_names)
     tail = getattr(launcher_cls, "direct_tail", None)
     if bound is not None and usable and tail is not None:
-        prepare, launch, tail_env = tail(out)
-        direct = _direct_source(param_names, guards, body, key, prepare, launch)
+        direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
         env.update(tail_env)
-        env.update(_tc_bound=bound, _tc_cls=launcher_cls, _tc_launch_key=launch_key,
-                   _tc_resolve_grid=resolve_grid, _NO=_NO)
+        env.update(_tc_bound=bound, _tc_cls=launcher_cls, _tc_resolve_grid=resolve_grid,
+                   _tc_hand_off=hand_off, _NO=_NO)
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
     return binder
 
 
-def _direct_source(names, guards, body, key, prepare, launch) -> str:
+def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     """A warm launch as one function of the grid and the kernel's own parameters (Python
     binds them, as it binds any call): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
     backend's `launch` lines — no argument lists, no intermediate calls.  Returns True
     when it launched (or the grid is empty); False hands the launch to the general path
-    (a key not seen yet, a launcher of another class, or whatever `prepare` declines)."""
+    (argument types or a key not seen yet, a launcher of another class).
+
+    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
+    is a statement for its rare cases (CUDA: another thread, a float to saturate) that
+    resolves the grid and calls the launcher itself (`hand_off` below)."""
     n = len(names)
     rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
     options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
+    named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
+    prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
+                                          f"{named}, [{', '.join(out)}], {options})")
     lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
              f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
     if n:
@@ -340,21 +347,31 @@ def _direct_source(names, guards, body, key, prepare, launch) -> str:
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [
         f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
-        f"        _tc_key = _tc_launch_key(_tc_key, {options})",
+        f"        _tc_key = (_tc_key, {options})  # launch_key, inline",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None or _tc_l.__class__ is not _tc_cls:",
         "        return False",
     ]
     lines += [f"    {p}" for p in prepare]
-    named = ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names))
     lines += [
         "    if _tc_g3 is None:  # a callable grid, a list",
-        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {{{named}}}, {options})",
+        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, {options})",
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]
     lines.append("    return True")
-    return "\n".join(lines)
+    return "\n".join(lines), tail_env
+
+
+def hand_off(launcher, grid, g3, named: dict, values: list, num_warps=_NO, num_stages=_NO,
+             debug=_NO) -> bool:
+    """A generated warm launch's way out where the launcher itself must run: resolve the
+    grid (unless given normalized), launch unless it is empty; True (launched)."""
+    if g3 is None:
+        g3 = resolve_grid(grid, named, num_warps, num_stages, debug)
+    if g3[0] and g3[1] and g3[2]:
+        launcher(g3, values)
+    return True
 
 
 # --- packing kernel arguments ------------------------------------------------------------------

@@ -209,32 +209,29 @@ class Launcher:
         return buf
 
     @staticmethod
-    def direct_tail(out: list[str]) -> tuple[list[str], list[str], dict]:
+    def direct_tail(out: list[str], hand_off: str) -> tuple[list[str], list[str], dict]:
         """`__call__` as source lines of a generated warm launch (`args._direct_source`),
         with `_tc_l` the launcher and `out` the expressions of the values: the lines that
         pack them, the lines that launch on `_tc_g3`, and the names they read.  In a
         thread other than the launcher's (whose block this is), and for a float that must
-        saturate, the lines call the launcher itself instead."""
+        saturate, they run `hand_off`: the launcher's own call."""
         prepare = [
+            "if _tc_l._owner != _tc_ident():",
+            f"    {hand_off}",
             "_tc_pack, _tc_storage, _tc_launch, _tc_handle, _tc_threads, _tc_shared, "
             "_tc_stream, _tc_dev, _tc_params, _tc_kernel = _tc_l.direct",
-            "_tc_packed = _tc_l._owner == _tc_ident()",
-            "if _tc_packed:",
-            "    try:",
-            f"        _tc_pack(_tc_storage, 0{''.join(', ' + o for o in out)})",
-            "    except _tc_error:  # a float beyond fp16 / fp32: the launcher saturates it",
-            "        _tc_packed = False",
+            "try:",
+            f"    _tc_pack(_tc_storage, 0{''.join(', ' + o for o in out)})",
+            "except _tc_error:  # a float beyond fp16 / fp32: the launcher saturates it",
+            f"    {hand_off}",
         ]
         launch = [
-            "if not _tc_packed:",
-            f"    _tc_l(_tc_g3, [{', '.join(out)}])",
-            "else:",
-            "    _tc_s = _tc_stream(_tc_dev)",
-            "    try:",
-            "        _tc_launch(_tc_handle, _tc_g3[0], _tc_g3[1], _tc_g3[2], _tc_threads, 1, 1,",
-            "                   _tc_shared, _tc_s, _tc_params, 0)",
-            "    except Exception as _tc_e:",
-            "        _tc_kernel.relaunch(_tc_e, _tc_g3, _tc_s, _tc_params)",
+            "_tc_s = _tc_stream(_tc_dev)",
+            "try:",
+            "    _tc_launch(_tc_handle, _tc_g3[0], _tc_g3[1], _tc_g3[2], _tc_threads, 1, 1,",
+            "               _tc_shared, _tc_s, _tc_params, 0)",
+            "except Exception as _tc_e:",
+            "    _tc_kernel.relaunch(_tc_e, _tc_g3, _tc_s, _tc_params)",
         ]
         return prepare, launch, {"_tc_ident": get_ident,
                                  "_tc_error": (struct.error, OverflowError)}

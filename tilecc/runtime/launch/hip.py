@@ -92,7 +92,7 @@ class HipLauncher:
         self.kernel.launch_values(grid, values, None)
 
     @staticmethod
-    def direct_tail(out: list[str]) -> tuple[list[str], list[str], dict]:
+    def direct_tail(out: list[str], hand_off: str) -> tuple[list[str], list[str], dict]:
         """`__call__` as the last line of a generated warm launch (see
         `cuda.Launcher.direct_tail`): hip-python takes the values, not a packed block."""
         return [], [f"_tc_l.kernel.launch_values(_tc_g3, [{', '.join(out)}], None)"], {}

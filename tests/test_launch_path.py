@@ -204,11 +204,9 @@ def test_warm_launch_passes_what_the_first_launch_passes(gpu, fw):
     assert first["grid"] == (5, 1, 1) and first["stream"] == STREAMS[fw]
     # k == 1 is compiled in: the kernel is not given it
     assert first["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5]
-    if fw == "cai":  # the generic loop; torch and CuPy arrays get a generated binder
-        assert k._binder is None and len(k._entries) == 1
-    else:
-        assert k._binder is not None and len(k._bound) == 1
-        assert "data_ptr" in k._binder.source or ".ptr" in k._binder.source
+    assert k._binder is not None and len(k._bound) == 1 and len(k._entries) == 1
+    assert {"torch": "data_ptr()", "cupy": ".ptr", "cai": "__cuda_array_interface__"}[fw] in \
+        k._binder.source
 
 
 @pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
@@ -247,35 +245,38 @@ def test_warm_keys_decide_the_specialization(gpu):
     k = tilecc.jit(copy)
     flags = k._param_constexpr
     arrays = [FakeTensor(BASE), FakeTensor(BASE + 8), FakeTensor(BASE, F16),
-              FakeCuPyArray(BASE), FakeCuPyArray(BASE + 4, "<f2"), CAIArray(BASE + 32)]
+              FakeCuPyArray(BASE), FakeCuPyArray(BASE + 4, "<f2"), CAIArray(BASE + 32),
+              CAIArray(BASE + 4), CAIArray(BASE, "<f2"), CAIArray(BASE, device=1)]
     scalars = [0, 1, 2, 16, -16, 17, (1 << 31) - 1, 1 << 31, 1 << 40, 1 << 63, 0.0, 1.0,
                True, False]
     constexprs = [1, 1.0, True, 2, "a", None]
     combos = list(itertools.product(arrays[:3] + arrays[3:], scalars, constexprs))
     by_key, by_bound = {}, {}
-    binder = L.make_binder(flags, (arrays[0], arrays[0], 5, 0.5, 64))
+    binders = [L.make_binder(flags, (arrays[i], arrays[i], 5, 0.5, 64)) for i in (0, 3, 5)]
     for a, s, ce in combos:
         values = (a, a, s, 0.5, ce)
         specs, _ = k.specs_for(dict(zip(k._param_names, values)))
         spec = repr(cache.spec_key(specs))
         key = tuple(L.arg_key(flags, values)[0])
         assert by_key.setdefault(key, spec) == spec, values
-        bound = binder(values)
-        if bound is not None:
-            assert by_bound.setdefault(bound[0], spec) == spec, values
-            assert bound[1] == L.arg_key(flags, values)[1]
-    assert len(by_bound) > 10
+        for i, binder in enumerate(binders):  # one key space per binder (its types)
+            bound = binder(values)
+            if bound is not None:
+                assert by_bound.setdefault((i, bound[0]), spec) == spec, values
+                assert bound[1] == L.arg_key(flags, values)[1]
+    assert len(by_bound) > 30 and {i for i, _ in by_bound} == {0, 1, 2}
 
 
 def test_binder_declines_other_types(gpu):
     flags = (False, False, True)
     assert L.make_binder(flags, (np.float32(1), 2, 3)) is None  # NumPy scalar
-    assert L.make_binder(flags, (CAIArray(BASE), 2, 3)) is None
     assert L.make_binder(flags, (1, 2, tl.float32)) is None  # a non-plain constexpr
     binder = L.make_binder(flags, (FakeTensor(BASE), 2, 3))
     assert binder((FakeCuPyArray(BASE), 2, 3)) is None  # another type: the generic loop
     assert binder((FakeTensor(BASE), 2.0, 3)) is None
     assert binder((FakeTensor(BASE), 2, 3)) is not None
+    binder = L.make_binder(flags, (CAIArray(BASE), 2, 3))
+    assert binder((FakeTensor(BASE), 2, 3)) is None and binder((CAIArray(BASE), 2, 3))
 
 
 def test_numpy_scalars_and_defaults_take_the_slow_path_correctly(gpu):
@@ -335,6 +336,16 @@ def test_device_checks(gpu):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, 64, 7)
     with pytest.raises(TypeError, match="unexpected argument `BLOK`"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOK=64)
+
+
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
+def test_warm_launches_follow_the_arrays_device(gpu, fw):
+    k = tilecc.jit(copy)
+    for dev in (0, 0, 0, 1, 1, 0):
+        x = MAKERS[fw](BASE, dev)
+        k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    assert [e["device"] for e in gpu.log] == [0, 0, 0, 1, 1, 0] and len(gpu.builds) == 2
+    assert k._direct is not None
 
 
 def test_streams_follow_the_array_framework(gpu):
@@ -430,7 +441,7 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
 
 
-@pytest.mark.parametrize("fw", ["torch", "cupy"])
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
 def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     """From the second launch on, one generated function binds, keys, packs and launches —
     with a normalized grid or one to resolve (a callable, a list: `kernel.run`, autotuned

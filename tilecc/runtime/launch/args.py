@@ -283,6 +283,12 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             body.append(f"p{i} = m{i}.ptr")
             key += [f"{a}.dtype", f"p{i} & 15 == 0", f"m{i}.device_id"]
             out.append(f"p{i}")
+        elif kind == _CAI:
+            body.append(f"c{i} = {a}.__cuda_array_interface__")
+            body.append(f"p{i} = c{i}['data'][0]")
+            key += [f"c{i}['typestr']", f"p{i} & 15 == 0",
+                    f"getattr(getattr({a}, 'device', None), 'id', 0)"]
+            out.append(f"p{i}")
         elif kind == _INT:
             key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
                        f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")

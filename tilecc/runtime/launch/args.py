@@ -316,8 +316,8 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     if bound is not None and usable and tail is not None:
         direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
         env.update(tail_env)
-        env.update(_tc_bound=bound, _tc_cls=launcher_cls, _tc_resolve_grid=resolve_grid,
-                   _tc_hand_off=hand_off, _NO=_NO)
+        env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
+                   _NO=_NO)
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
@@ -331,7 +331,8 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
     backend's `launch` lines — no argument lists, no intermediate calls.  Returns True
     when it launched (or the grid is empty); False hands the launch to the general path
-    (argument types or a key not seen yet, a launcher of another class).
+    (argument types or a key not seen yet).  The tail works with any launcher it finds:
+    where the launcher is not one it can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
     is a statement for its rare cases (CUDA: another thread, a float to saturate) that
@@ -355,7 +356,7 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
         f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
         f"        _tc_key = (_tc_key, {options})  # launch_key, inline",
         "    _tc_l = _tc_bound.get(_tc_key)",
-        "    if _tc_l is None or _tc_l.__class__ is not _tc_cls:",
+        "    if _tc_l is None:",
         "        return False",
     ]
     lines += [f"    {p}" for p in prepare]

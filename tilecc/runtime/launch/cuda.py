@@ -213,8 +213,9 @@ class Launcher:
         """`__call__` as source lines of a generated warm launch (`args._direct_source`),
         with `_tc_l` the launcher and `out` the expressions of the values: the lines that
         pack them, the lines that launch on `_tc_g3`, and the names they read.  In a
-        thread other than the launcher's (whose block this is), and for a float that must
-        saturate, they run `hand_off`: the launcher's own call."""
+        thread other than the launcher's (whose block this is; a launcher of another
+        backend has no thread), and for a float that must saturate, they run `hand_off`:
+        the launcher's own call."""
         prepare = [
             "if _tc_l._owner != _tc_ident():",
             f"    {hand_off}",

@@ -82,6 +82,7 @@ class HipLauncher:
     warm path.  `launcher(grid, values)` launches it on the default stream."""
 
     __slots__ = ("kernel", "codes", "taken", "device_id")
+    _owner = None  # no argument block for a generated CUDA launch to fill: it calls this
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]]):
         self.kernel = kernel
@@ -93,9 +94,9 @@ class HipLauncher:
 
     @staticmethod
     def direct_tail(out: list[str], hand_off: str) -> tuple[list[str], list[str], dict]:
-        """`__call__` as the last line of a generated warm launch (see
-        `cuda.Launcher.direct_tail`): hip-python takes the values, not a packed block."""
-        return [], [f"_tc_l.kernel.launch_values(_tc_g3, [{', '.join(out)}], None)"], {}
+        """The last line of a generated warm launch (see `cuda.Launcher.direct_tail`): the
+        launcher's call — hip-python takes the values, there is no block to pack."""
+        return [], [f"_tc_l(_tc_g3, [{', '.join(out)}])"], {}
 
 
 def launcher(kernel, layout, frameworks: set[str]) -> HipLauncher:

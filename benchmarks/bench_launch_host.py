@@ -22,7 +22,14 @@ import sys
 import timeit
 import types
 
+import tilecc
+import tilecc.language as tl
+
 BASE = 0x7F0000000000
+
+
+def ten(a, b, c, d, e, f, n, m, k, alpha, BLOCK: tl.constexpr):
+    pass
 
 
 class FakeDtype:
@@ -119,11 +126,6 @@ def install_stand_ins() -> None:
 
 def cases() -> dict:
     """label -> a no-argument function that makes one warm launch."""
-    import tilecc
-    import tilecc.language as tl
-
-    def ten(a, b, c, d, e, f, n, m, k, alpha, BLOCK: tl.constexpr):
-        pass
 
     def arrays(make):
         return [make(BASE + i * 4096) for i in range(6)]

@@ -295,7 +295,8 @@ def host_launch_path(n: int = 100000) -> dict[str, float]:
     values = (*ts, 1024, 3, 5, 0.5, 1024)
     specs, _ = kern.specs_for(dict(zip(kern._param_names, values)))
     launcher = L.Launcher(Kernel(), L.slot_layout(specs), lambda dev: 0)
-    binder = L.make_binder(kern._param_constexpr, values, kern._param_names, kern._bound)
+    binder = L.make_binder(kern._param_constexpr, values, kern._param_names, kern._bound,
+                           L.Launcher)
     key, kvals = binder(values)
     kern._bound[key] = launcher
     kern._binder, kern._binder_tried, kern._direct = binder, True, binder.direct
@@ -308,7 +309,7 @@ def host_launch_path(n: int = 100000) -> dict[str, float]:
         "warm launch kernel[(1,)](6 tensors, 4 scalars)": best(
             lambda: kern[(1,)](*ts, 1024, 3, 5, 0.5, BLOCK=1024)),
         "  of which: the direct launch (generated)": best(
-            lambda: binder.direct((1, 1, 1), *ts, 1024, 3, 5, 0.5, BLOCK=1024)),
+            lambda: binder.direct((1,), (1, 1, 1), *ts, 1024, 3, 5, 0.5, BLOCK=1024)),
         "  of which: warm key (generated binder)": best(lambda: binder(values)),
         "  of which: warm key (generic loop)": best(lambda: L.arg_key(flags, values)),
         "  of which: pack + (no-op) cuLaunchKernel": best(lambda: launcher((1, 1, 1), kvals)),

@@ -163,6 +163,59 @@ def test_current_torch_stream_is_used():
     torch.testing.assert_close(out, x + x)
 
 
+def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+
+@pytest.mark.parametrize("fw", ["torch", "cupy"])
+def test_warm_launches_however_the_grid_and_thread_come(fw):
+    """Warm launches (the generated direct launch) with a grid tuple, a callable grid, a
+    list, through kernel.run, from another thread (no CUDA context current there yet) and
+    with a float beyond fp32 (inf, as a C cast makes it): each computes its own result."""
+    xp = pytest.importorskip(fw)
+    import threading
+
+    n, block = 5000, 1024
+    host = np.arange(1, n + 1, dtype=np.float32)
+    x = xp.asarray(host) if fw == "cupy" else xp.from_numpy(host).cuda()
+
+    def new_out():
+        return xp.zeros(n, dtype=xp.float32) if fw == "cupy" else \
+            xp.zeros(n, dtype=xp.float32, device="cuda")
+
+    def to_host(a):
+        return a.get() if fw == "cupy" else a.cpu().numpy()
+
+    k = tilecc.jit(_scale)
+    grid = (tilecc.cdiv(n, block),)
+    launches = [
+        lambda out, s: k[grid](x, out, n, s, BLOCK=block),
+        lambda out, s: k[grid](x, out, n, s, BLOCK=block),
+        lambda out, s: k[grid](x, out, n, s, BLOCK=block),
+        lambda out, s: k[lambda meta: (tilecc.cdiv(meta["n"], meta["BLOCK"]),)](
+            x, out, n, s, BLOCK=block),
+        lambda out, s: k[list(grid)](x, out, n, s, BLOCK=block),
+        lambda out, s: k.run(x, out, n, s, grid=grid, BLOCK=block),
+        lambda out, s: k[grid](x, out, n, s, BLOCK=block, num_warps=8),
+        lambda out, s: k[grid](x, out, n, s, BLOCK=block, num_warps=8),
+    ]
+    for i, launch in enumerate(launches):
+        out = new_out()
+        launch(out, i + 0.5)
+        np.testing.assert_array_equal(to_host(out), host * np.float32(i + 0.5))
+    assert k._direct is not None
+    out = new_out()
+    thread = threading.Thread(target=lambda: k[grid](x, out, n, 3.5, BLOCK=block))
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(to_host(out), host * np.float32(3.5))
+    out = new_out()
+    k[grid](x, out, n, 1e300, BLOCK=block)
+    assert np.isposinf(to_host(out)).all()
+
+
 @pytest.mark.parametrize("out,block", [("float16", 1024), ("int8", 1024), ("float16", 256),
                                        ("float32", 1024)])
 def test_masked_narrow_vector_stores(out, block):

@@ -113,6 +113,11 @@ class RecordingKernel:
     def relaunch(self, error, *args):
         raise error
 
+    def launch_values(self, grid, values, stream):  # hip-python's launch: the values as given
+        taken = [v for v, t in zip(values, self.taken) if t]
+        self.log.append({"grid": grid, "stream": stream, "values": taken,
+                         "device": self.device_id, "specs": self.specs, "threads": self.threads})
+
 
 @pytest.fixture
 def gpu(monkeypatch):
@@ -138,7 +143,7 @@ def gpu(monkeypatch):
 
     monkeypatch.setattr(L, "_build", build)
     monkeypatch.setattr(L, "_current_device", lambda backend: 0)
-    monkeypatch.setattr(L, "_default_stream", lambda dev: 0x5000 + dev)
+    monkeypatch.setattr(L.cuda, "_default_stream", lambda dev: 0x5000 + dev)
     monkeypatch.delenv("TILECC_INTERPRET", raising=False)
     yield types.SimpleNamespace(log=log, builds=builds, streams=streams)
     for t in (FakeTensor, FakeCuPyArray, CAIArray):
@@ -199,11 +204,9 @@ def test_warm_launch_passes_what_the_first_launch_passes(gpu, fw):
     assert first["grid"] == (5, 1, 1) and first["stream"] == STREAMS[fw]
     # k == 1 is compiled in: the kernel is not given it
     assert first["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5]
-    if fw == "cai":  # the generic loop; torch and CuPy arrays get a generated binder
-        assert k._binder is None and len(k._entries) == 1
-    else:
-        assert k._binder is not None and len(k._bound) == 1
-        assert "data_ptr" in k._binder.source or ".ptr" in k._binder.source
+    assert k._binder is not None and len(k._bound) == 1 and len(k._entries) == 1
+    assert {"torch": "data_ptr()", "cupy": ".ptr", "cai": "__cuda_array_interface__"}[fw] in \
+        k._binder.source
 
 
 @pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
@@ -242,35 +245,38 @@ def test_warm_keys_decide_the_specialization(gpu):
     k = tilecc.jit(copy)
     flags = k._param_constexpr
     arrays = [FakeTensor(BASE), FakeTensor(BASE + 8), FakeTensor(BASE, F16),
-              FakeCuPyArray(BASE), FakeCuPyArray(BASE + 4, "<f2"), CAIArray(BASE + 32)]
+              FakeCuPyArray(BASE), FakeCuPyArray(BASE + 4, "<f2"), CAIArray(BASE + 32),
+              CAIArray(BASE + 4), CAIArray(BASE, "<f2"), CAIArray(BASE, device=1)]
     scalars = [0, 1, 2, 16, -16, 17, (1 << 31) - 1, 1 << 31, 1 << 40, 1 << 63, 0.0, 1.0,
                True, False]
     constexprs = [1, 1.0, True, 2, "a", None]
     combos = list(itertools.product(arrays[:3] + arrays[3:], scalars, constexprs))
     by_key, by_bound = {}, {}
-    binder = L.make_binder(flags, (arrays[0], arrays[0], 5, 0.5, 64))
+    binders = [L.make_binder(flags, (arrays[i], arrays[i], 5, 0.5, 64)) for i in (0, 3, 5)]
     for a, s, ce in combos:
         values = (a, a, s, 0.5, ce)
         specs, _ = k.specs_for(dict(zip(k._param_names, values)))
         spec = repr(cache.spec_key(specs))
         key = tuple(L.arg_key(flags, values)[0])
         assert by_key.setdefault(key, spec) == spec, values
-        bound = binder(values)
-        if bound is not None:
-            assert by_bound.setdefault(bound[0], spec) == spec, values
-            assert bound[1] == L.arg_key(flags, values)[1]
-    assert len(by_bound) > 10
+        for i, binder in enumerate(binders):  # one key space per binder (its types)
+            bound = binder(values)
+            if bound is not None:
+                assert by_bound.setdefault((i, bound[0]), spec) == spec, values
+                assert bound[1] == L.arg_key(flags, values)[1]
+    assert len(by_bound) > 30 and {i for i, _ in by_bound} == {0, 1, 2}
 
 
 def test_binder_declines_other_types(gpu):
     flags = (False, False, True)
     assert L.make_binder(flags, (np.float32(1), 2, 3)) is None  # NumPy scalar
-    assert L.make_binder(flags, (CAIArray(BASE), 2, 3)) is None
     assert L.make_binder(flags, (1, 2, tl.float32)) is None  # a non-plain constexpr
     binder = L.make_binder(flags, (FakeTensor(BASE), 2, 3))
     assert binder((FakeCuPyArray(BASE), 2, 3)) is None  # another type: the generic loop
     assert binder((FakeTensor(BASE), 2.0, 3)) is None
     assert binder((FakeTensor(BASE), 2, 3)) is not None
+    binder = L.make_binder(flags, (CAIArray(BASE), 2, 3))
+    assert binder((FakeTensor(BASE), 2, 3)) is None and binder((CAIArray(BASE), 2, 3))
 
 
 def test_numpy_scalars_and_defaults_take_the_slow_path_correctly(gpu):
@@ -332,6 +338,16 @@ def test_device_checks(gpu):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOK=64)
 
 
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
+def test_warm_launches_follow_the_arrays_device(gpu, fw):
+    k = tilecc.jit(copy)
+    for dev in (0, 0, 0, 1, 1, 0):
+        x = MAKERS[fw](BASE, dev)
+        k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    assert [e["device"] for e in gpu.log] == [0, 0, 0, 1, 1, 0] and len(gpu.builds) == 2
+    assert k._direct is not None
+
+
 def test_streams_follow_the_array_framework(gpu):
     k = tilecc.jit(copy)
     t, c, o = FakeTensor(BASE), FakeCuPyArray(BASE), CAIArray(BASE)
@@ -373,7 +389,7 @@ def test_relaunch_makes_the_kernels_device_current(monkeypatch):
     calls = []
     runtime = types.SimpleNamespace(getDevice=lambda: 0,
                                     setDevice=lambda d: calls.append(("set", d)))
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     kernel = object.__new__(L.CudaKernel)
     kernel.handle, kernel.threads, kernel.device_id = 7, 64, 1
     kernel.shared_bytes = 0
@@ -425,18 +441,19 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
 
 
-@pytest.mark.parametrize("fw", ["torch", "cupy"])
+@pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
 def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
-    """From the second launch on, one generated function binds, keys, packs and launches;
-    it hands anything unusual (another key or launch option, a float that needs
-    saturating, another thread, arguments that do not bind) to the general path, and every
+    """From the second launch on, one generated function binds, keys, packs and launches —
+    with a normalized grid or one to resolve (a callable, a list: `kernel.run`, autotuned
+    kernels), a float that needs saturating, in another thread; it hands a key or launch
+    option not seen yet and arguments that do not bind to the general path, and every
     launch passes the same values either way."""
     k = tilecc.jit(ten)
     arrays = [MAKERS[fw](BASE + i * 4096) for i in range(6)]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # the second: the binder is generated
     direct = k._direct
-    assert direct is not None and "def direct(_tc_g3, a, b, c" in direct.source
+    assert direct is not None and "def direct(_tc_grid, _tc_g3, a, b, c" in direct.source
     taken = []
 
     def counting(*a, **kw):
@@ -449,19 +466,69 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert taken == [True, True]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # a new key: general path
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # ... and then direct
-    k[(5,)](*arrays, 1000, 3, 1, 1e300, BLOCK=1024)  # beyond fp32: saturated by the general
+    k[(5,)](*arrays, 1000, 3, 1, 1e300, BLOCK=1024)  # beyond fp32: the launcher saturates
     th = threading.Thread(target=lambda: k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024))
     th.start()
     th.join()
     with pytest.raises(TypeError, match="BLCK"):  # does not bind: the general path says why
         k[(5,)](*arrays, 1000, 3, 1, 0.5, BLCK=1024)
-    assert taken[2:] == [False, True, False, False]
+    assert taken[2:] == [False, True, True, True]
+    k[lambda meta: (meta["BLOCK"] // 256, meta["num_warps"], meta["n"] // 1000)](
+        *arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)
+    k[[3, 2]](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k.run(*arrays, 1000, 3, 1, 0.5, grid=lambda meta: (7,), BLOCK=1024)
+    with pytest.raises(ValueError, match="grid"):  # a bad grid: reported at the call
+        k[lambda meta: (-1,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(0,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # an empty grid launches nothing
+    assert taken[6:] == [True] * 4 and len(taken) == 10
     values = [e["values"] for e in gpu.log]
     assert values[0] == values[1] == values[2] == values[4] == values[5] == values[7]
     assert values[3][6:] == [1001, 4, 0.25] and gpu.log[3]["grid"] == (6, 2, 1)
     assert values[6][-1] == float("inf")
-    assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2
-    assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2
+    assert values[8] == values[9] == values[10] == values[0]
+    assert [e["grid"] for e in gpu.log[8:]] == [(4, 8, 1), (3, 2, 1), (7, 1, 1)]
+    assert [e["threads"] for e in gpu.log] == [128] * 4 + [256] * 2 + [128] * 2 + \
+        [256] + [128] * 2
+    assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
+
+
+def test_launch_options_give_one_key_on_both_paths(gpu):
+    """A launcher the general path files under a launch with options is the one the
+    generated warm launch finds for the same options (`launch_key`, written inline)."""
+    k = tilecc.jit(copy)
+    x = FakeTensor(BASE)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)  # the generated warm launch exists from here
+    direct = k._direct
+    for opts in [{"num_stages": 2}, {"debug": True}, {"num_warps": 2, "debug": False},
+                 {"debug": None, "num_stages": 3, "num_warps": 8}]:
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False  # not seen yet
+        k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)  # the general path compiles and files it
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+    assert len(gpu.builds) == 5
+    assert [e["threads"] for e in gpu.log] == [128] * 2 + [128] * 4 + [64] * 2 + [256] * 2
+
+
+def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
+    """Arrays on a ROCm device launch through hip-python (values, not a packed block) on
+    the general path and on the generated warm launch alike."""
+    monkeypatch.setattr(sys.modules["torch"].version, "hip", "6.0", raising=False)
+    k = tilecc.jit(ten)
+    arrays = [FakeTensor(BASE + i * 4096) for i in range(6)]
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    direct = k._direct
+    assert direct is not None and "_tc_l(_tc_g3, [p0, p1" in direct.source
+    taken = []
+    monkeypatch.setattr(k, "_direct", lambda *a, **kw: taken.append(direct(*a, **kw)) or
+                        taken[-1])
+    k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    k[lambda meta: (2, meta["num_warps"])](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
+    assert taken == [True, True] and len(gpu.builds) == 1
+    assert isinstance(k._bound[next(iter(k._bound))], L.HipLauncher)
+    assert [e["grid"] for e in gpu.log] == [(5, 1, 1)] * 3 + [(2, 4, 1)]
+    assert all(e["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5] and
+               e["stream"] is None for e in gpu.log)
 
 
 def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):
@@ -487,8 +554,8 @@ def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypa
 
     runtime = types.SimpleNamespace(getDevice=lambda: current["device"] or 0,
                                     setDevice=set_device)
-    monkeypatch.setattr(L, "_driver", lambda: driver)
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_driver", lambda: driver)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     binary = types.SimpleNamespace(data=b"cubin", shared_bytes=0)
     k = L.CudaKernel(binary, "kern", 128, 0)  # torch / CuPy made device 0's context current
     assert (k.module, k.handle) == (11, 22)
@@ -519,7 +586,7 @@ def test_device_arch_from_torch_or_the_runtime(monkeypatch):
     assert L._device_arch(0, "cuda") == "sm_90"
     torch.cuda.is_initialized = lambda: False
     runtime = types.SimpleNamespace(deviceGetAttribute=lambda attr, d: {75: 12, 76: 0}[attr])
-    monkeypatch.setattr(L, "_runtime", lambda: runtime)
+    monkeypatch.setattr(L.cuda, "_runtime", lambda: runtime)
     assert L._device_arch(1, "cuda") == "sm_120"
     assert L._device_arch(0, "cuda") == "sm_90"  # kept per device
 
@@ -547,3 +614,31 @@ def test_driver_calls_need_no_cupy(monkeypatch):
     assert cuda_driver.launcher() is fake.launchKernel
     e = cuda_driver.CUDADriverError("cuLaunchKernel", 201)
     assert e.status == 201 and "201" in str(e)  # what CudaKernel.relaunch reads
+
+
+def test_the_launch_package_does_not_import_the_jit():
+    """One direction only: `runtime.jit` imports `runtime.launch`; launch does not import
+    jit, not even inside a function (it gets what it needs through the kernel object)."""
+    import ast
+    import pathlib
+
+    init = pathlib.Path(L.__file__)
+    files = sorted(init.parent.glob("*.py")) if init.name == "__init__.py" else [init]
+    package = L.__name__ if init.name == "__init__.py" else L.__name__.rpartition(".")[0]
+    found = []
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, up level - 1 packages
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(n == "tilecc.runtime.jit" or n.startswith("tilecc.runtime.jit.")
+                   for n in names):
+                found.append(f"{f.name}:{node.lineno}")
+    assert len(files) >= 1 and found == []

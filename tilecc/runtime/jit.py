@@ -194,6 +194,12 @@ class JITFunction:
                               num_warps, debug, num_stages)[0]
 
     # --- launching -------------------------------------------------------------------------------
+    def _compile_specs(self, specs, target: Target, arch: str | None, num_warps: int,
+                       debug: bool | None, num_stages: int | None = None) -> tuple[Any, str]:
+        """`compile_cached` for this kernel: how `runtime.launch` (which does not import
+        this module) compiles what it launches."""
+        return compile_cached(self, specs, target, arch, num_warps, debug, num_stages)
+
     def __getitem__(self, grid) -> Callable:
         """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
         Bound launches are kept per grid tuple (normalized once), so a warm

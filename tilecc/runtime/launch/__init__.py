@@ -1,0 +1,229 @@
+"""Launching on the GPU: `kernel[grid](...)` from the arguments to the driver call.
+
+    args.py   what both backends share: binding, the warm key (`arg_key`, `launch_key`,
+              the generated `make_binder`), device checks, the grid, the argument block
+    cuda.py   loading into the device's context, streams, the CUDA warm launch
+    hip.py    loading and launching through hip-python
+    here      `run` (every launch), the slow path (specialize, compile, load) and
+              `precompile`
+
+`kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once).
+From the second launch of a signature on, a launch is one generated function of the
+kernel's own parameters (`binder.direct`, built by `args.make_binder` for that launch's
+argument types, ending in the backend launcher's `direct_tail`):
+
+1. Python binds the arguments as it binds any call;
+2. `type(a) is T` checks, and the warm key: per argument, what decides the
+   specialization (array: dtype, pointer % 16, device; int: i32/i64/u64, % 16, == 1;
+   float; bool; constexpr: its value), with the launch options when any is given;
+3. one dict lookup of that key: the backend's launcher, built by the first call;
+4. the grid, when it was not normalized already (a callable grid, a list);
+5. CUDA: `struct.pack_into` of the values into the launcher's argument block (whose
+   `kernelParams` array of pointers was built once), the framework's current stream
+   (torch's when a tensor is among the arguments, else CuPy's), and `cuLaunchKernel`.
+
+It declines (returns False) whatever it was not generated for, and the general path
+runs: `JITFunction.bind`'s checks where binding is unusual, the generic `arg_key`, one
+dict lookup, the launcher.  Anything that path does not read (NumPy scalars, host arrays,
+misspelt or defaulted arguments, a new dtype, device or alignment) takes the slow path:
+`JITFunction.specs_for` specializes from scratch with every check and error message, the
+kernel is compiled (through `JITFunction`, which owns the memory and disk caches) and
+loaded, and a launcher is built and cached under the warm key.
+
+This package does not import `tilecc.runtime.jit`: what it needs of a kernel comes with
+the kernel (`jit_fn.bind`, `jit_fn.specs_for`, `jit_fn._compile_specs`, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from tilecc.errors import CompilationError, NoDeviceError
+from tilecc.runtime.launch import cuda, hip
+from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
+                                        LAUNCH_OPTIONS, ArgBuffer, _env_get, arg_key,
+                                        bind_fast, device_arrays, interpret_requested,
+                                        launch_key, make_binder, normalize_grid,
+                                        resolve_grid, slot_layout, slot_values)
+from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
+from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
+from tilecc.transpiler.target import get_target
+
+_BACKENDS = {"cuda": cuda, "hip": hip}
+
+
+def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
+    """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
+    TILECC_INTERPRET=1.  `g3`: the grid, normalized (kernel[grid] does it once per grid
+    tuple), or None.  See the module docstring for what a warm launch costs."""
+    if _env_get(_INTERPRET_KEY) == _ONE:
+        return jit_fn.interpret[grid](*args, **kwargs)
+    direct = jit_fn._direct
+    if direct is not None:
+        try:
+            if direct(grid, g3, *args, **kwargs):
+                return None
+        except TypeError:  # arguments that do not bind, an unhashable constexpr: see below
+            pass
+    names = jit_fn._param_names
+    if kwargs:
+        values, options = bind_fast(names, args, kwargs)
+        if values is None:  # defaults, misspelt or repeated arguments: the careful path
+            by_name, options = jit_fn.bind(args, dict(kwargs))
+            values = [by_name[n] for n in names]
+    elif len(args) == len(names):
+        values, options = args, None
+    else:
+        by_name, options = jit_fn.bind(args, {})
+        values = [by_name[n] for n in names]
+    options = options or {}
+    fast = arg_key(jit_fn._param_constexpr, values)
+    launcher = None
+    if fast is not None:
+        key, kernel_values = fast
+        key = launch_key(tuple(key), **options) if options else tuple(key)
+        try:
+            launcher = jit_fn._entries.get(key)
+        except TypeError:  # an unhashable constexpr: specialize the slow way every time
+            fast = None
+    if launcher is None:
+        try:
+            launcher, kernel_values, has_arrays = _slow_path(jit_fn, values, options)
+        except CompilationError as e:  # without tilecc's frames behind it
+            raise e.with_traceback(None) from None
+        if fast is not None and has_arrays:  # without arrays the device is the current one
+            jit_fn._entries[key] = launcher
+            _file_direct(jit_fn, values, options, launcher)
+    elif jit_fn._binder is not None:
+        _file_direct(jit_fn, values, options, launcher)
+    elif not jit_fn._binder_tried:
+        # A second launch: the generated warm launch (~0.3 ms to generate) pays off from
+        # here on.  A process's first launch does not wait for it, and one that launches
+        # once never pays it.
+        _add_direct(jit_fn, values, options, launcher)
+    if g3 is None:
+        g3 = resolve_grid(grid, dict(zip(names, values)), **options)
+    if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
+        launcher(g3, kernel_values)
+
+
+def _add_direct(jit_fn, values, options: dict, launcher) -> None:
+    """Generate the kernel's warm launch for these argument types and this launcher's
+    backend, and file the launcher under its key, so that the next launch takes it."""
+    jit_fn._binder_tried = True
+    binder = make_binder(jit_fn._param_constexpr, values, jit_fn._param_names, jit_fn._bound,
+                         type(launcher))
+    if binder is None or binder.direct is None:
+        return
+    jit_fn._binder = binder
+    jit_fn._direct = binder.direct
+    _file_direct(jit_fn, values, options, launcher)
+
+
+def _file_direct(jit_fn, values, options: dict, launcher) -> None:
+    """File a launcher the general path found or built under the generated warm launch's
+    key too, when these arguments are of the types that launch was generated for."""
+    binder = jit_fn._binder
+    bound = binder(values) if binder is not None else None
+    if bound is not None:
+        jit_fn._bound[launch_key(bound[0], **options)] = launcher
+
+
+# --- the slow path -----------------------------------------------------------------------------
+
+def _slow_path(jit_fn, values, options: dict):
+    """Specialize, check devices, compile and load: the first launch of a signature (and
+    every launch whose arguments the warm path does not read)."""
+    with _gpu_required():
+        return _slow_path_on_device(jit_fn, values, options)
+
+
+@contextlib.contextmanager
+def _gpu_required():
+    """CUDA's errors for a machine without a usable GPU become one NoDeviceError that
+    says how to run without one."""
+    try:
+        yield
+    except (RuntimeError, OSError, ImportError) as e:
+        if not _no_usable_gpu(e):
+            raise
+        raise NoDeviceError(
+            f"no usable CUDA driver or GPU was found ({type(e).__name__}: {e}): run the kernel "
+            "on the NumPy interpreter instead, with kernel.interpret[grid](...) or "
+            "TILECC_INTERPRET=1 (kernel.source and kernel.compile need no GPU)") from None
+
+
+# CUDA errors that say there is no GPU to use: not initialized, a stub library, a driver
+# older than the runtime, no device (the runtime's and the driver's codes agree)
+_NO_DEVICE_STATUS = (3, 34, 35, 100)
+
+
+def _no_usable_gpu(e: Exception) -> bool:
+    if type(e).__name__ in ("CUDARuntimeError", "CUDADriverError"):
+        return getattr(e, "status", None) in _NO_DEVICE_STATUS
+    if isinstance(e, ImportError):  # no CuPy to ask which device is current
+        return (e.name or "").startswith("cupy")
+    return isinstance(e, OSError) and "libcuda" in str(e)  # no driver library at all
+
+
+def _slow_path_on_device(jit_fn, values, options: dict):
+    num_warps = options.get("num_warps", 4)
+    debug, num_stages = options.get("debug"), options.get("num_stages")
+    specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
+    frameworks = {a.framework for a in arrays}
+    # constexpr types too: 64 == 64.0 == True, but they specialize differently
+    key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps, debug, num_stages,
+           backend, device_id, frozenset(frameworks))
+    launcher = jit_fn._launchers.get(key)
+    if launcher is None:
+        kernel_key = key[:7]
+        kernel = jit_fn._launchers.get(kernel_key)
+        if kernel is None:
+            kernel = jit_fn._launchers[kernel_key] = _build(jit_fn, specs, num_warps, debug,
+                                                            backend, device_id, num_stages)
+        launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
+        jit_fn._launchers[key] = launcher
+    return (launcher, slot_values(specs, dict(zip(jit_fn._param_names, values)), passed),
+            bool(arrays))
+
+
+def _specialize(jit_fn, values):
+    specs, passed = jit_fn.specs_for(dict(zip(jit_fn._param_names, values)))
+    arrays, backend, device_id = device_arrays(specs, passed)
+    if device_id is None:
+        device_id = _current_device(backend)
+    return specs, passed, arrays, backend, device_id
+
+
+def _current_device(backend: str) -> int:
+    return _BACKENDS[backend].current_device()
+
+
+_archs: dict[tuple[int, str], str] = {}
+
+
+def _device_arch(device_id: int, backend: str) -> str:
+    arch = _archs.get((device_id, backend))
+    if arch is None:
+        arch = _archs[(device_id, backend)] = _BACKENDS[backend].device_arch(device_id)
+    return arch
+
+
+def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
+    target = get_target(backend)
+    binary, name = jit_fn._compile_specs(specs, target, _device_arch(device_id, backend),
+                                         num_warps, debug, num_stages)
+    return _BACKENDS[backend].load(binary, name, num_warps * target.warp_size, device_id, specs)
+
+
+def precompile(jit_fn, args: tuple, kwargs: dict):
+    """Compile (through the disk cache) what kernel[grid](*args, **kwargs) would launch,
+    without loading or launching it: (Binary, kernel name).  Thread-safe; the autotuner
+    compiles its candidates with it in parallel."""
+    by_name, options = jit_fn.bind(args, dict(kwargs))
+    with _gpu_required():
+        specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
+                                                               jit_fn._param_names])
+        arch = _device_arch(device_id, backend)
+    return jit_fn._compile_specs(specs, get_target(backend), arch, options.get("num_warps", 4),
+                                 options.get("debug"), options.get("num_stages"))

@@ -1,0 +1,489 @@
+"""Launch arguments, for either backend: binding, the warm key, device checks, the grid,
+and the argument block the kernel receives.
+
+The warm key of a launch holds, per parameter, what `JITFunction.specs_for` specializes
+on (array: dtype, pointer % 16, device; int: i32/i64/u64, % 16, == 1; float; bool;
+constexpr: its type and value), and the launch options when any is given (`launch_key`,
+the one place that adds them).  `arg_key` computes it for any arguments; `make_binder`
+generates it as straight-line code for one set of argument types, and with it the
+kernel's warm launch (`binder.direct`), whose last steps the backend's launcher class
+supplies (`direct_tail`: packing and cuLaunchKernel for CUDA).
+
+Nothing here imports a GPU framework or driver: arrays are read through their own
+attributes (`data_ptr()`, `.data.ptr`, `__cuda_array_interface__`).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import threading
+from typing import Any, Callable
+
+from tilecc.runtime.specialize import ArrayInfo
+
+# --- the interpreter switch, read cheaply -------------------------------------------------------
+
+# os.environ.get costs ~1 µs for a missing name (a KeyError raised and caught); the
+# mapping underneath answers the same question in ~50 ns.
+try:
+    _env_get = os.environ._data.get  # type: ignore[attr-defined]
+    _INTERPRET_KEY = os.environ.encodekey("TILECC_INTERPRET")  # type: ignore[attr-defined]
+    _ONE = os.environ.encodevalue("1")  # type: ignore[attr-defined]
+except AttributeError:
+    _env_get, _INTERPRET_KEY, _ONE = os.environ.get, "TILECC_INTERPRET", "1"
+
+
+def interpret_requested() -> bool:
+    """TILECC_INTERPRET=1: ordinary launches run on the interpreter."""
+    return _env_get(_INTERPRET_KEY) == _ONE
+
+
+# --- binding and launch options ----------------------------------------------------------------
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
+_NO = _MISSING = object()  # a launch option (or an argument) not given
+
+
+def bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
+    """Positional arguments followed by keyword ones, in parameter order, and the launch
+    options given; (None, None) when anything is unusual (defaults, misspelt or repeated
+    names: `JITFunction.bind` then binds and reports)."""
+    n = len(args)
+    if n > len(names):
+        return None, None
+    values = list(args)
+    for name in names[n:]:
+        v = kwargs.get(name, _MISSING)
+        if v is _MISSING:
+            return None, None
+        values.append(v)
+    used = len(names) - n
+    if used == len(kwargs):
+        return values, None
+    options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
+    if used + len(options) != len(kwargs):
+        return None, None
+    return values, options
+
+
+def launch_key(key, num_warps=_NO, num_stages=_NO, debug=_NO):
+    """The warm key of a launch: the arguments' key alone when no launch option is given,
+    else the key and the options as given (`_NO` where not), in LAUNCH_OPTIONS' order.
+    The general path calls it; the generated warm launch writes the same tuple inline
+    from LAUNCH_OPTIONS (a call would cost as much as the rest of the options' key), so
+    a launcher filed by one is found by the other."""
+    if num_warps is _NO and num_stages is _NO and debug is _NO:
+        return key
+    return (key, num_warps, num_stages, debug)
+
+
+# --- the grid ------------------------------------------------------------------------------------
+
+_GRID_X_MAX = (1 << 31) - 1
+_GRID_YZ_MAX = 65535
+
+
+def normalize_grid(g) -> tuple[int, int, int]:
+    """(x, y, z) from an int or a 1- to 3-tuple of non-negative sizes; errors name the
+    grid (CUDA's limits: x < 2**31, y and z <= 65535)."""
+    if isinstance(g, int):
+        g = (g,)
+    try:
+        g = tuple(int(x) for x in g)
+    except (TypeError, ValueError):
+        _bad_grid(g)
+    if not 1 <= len(g) <= 3 or min(g) < 0:
+        _bad_grid(g)
+    g = g + (1,) * (3 - len(g))
+    if g[0] > _GRID_X_MAX or g[1] > _GRID_YZ_MAX or g[2] > _GRID_YZ_MAX:
+        raise ValueError(f"grid {g} exceeds the GPU's limits (x < 2**31, y and z <= 65535)")
+    return g
+
+
+def _bad_grid(g):
+    raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
+
+
+def resolve_grid(grid, named: dict, num_warps=_NO, num_stages=_NO, debug=_NO):
+    """(x, y, z) of a grid as given at a launch: a callable gets the arguments by name,
+    the launch options given and num_warps (4 unless given)."""
+    if callable(grid):
+        meta = named
+        if num_warps is not _NO:
+            meta["num_warps"] = num_warps
+        if num_stages is not _NO:
+            meta["num_stages"] = num_stages
+        if debug is not _NO:
+            meta["debug"] = debug
+        if num_warps is _NO:
+            meta["num_warps"] = 4
+        grid = grid(meta)
+    return normalize_grid(grid)
+
+
+# --- device checks -----------------------------------------------------------------------------
+
+def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
+    """The array arguments of a specialization (`JITFunction.specs_for`'s result), the
+    backend they live on and their device (None: no arrays, the current device decides).
+    Host arrays and arrays on different devices are errors that name them."""
+    names = [s.name for s in specs if not s.is_constexpr and not s.equals_one]
+    arrays = []
+    for name, a in zip(names, passed):
+        if not isinstance(a, ArrayInfo):
+            continue
+        if a.device not in ("cuda", "rocm"):
+            raise TypeError(f"argument `{name}` is a host ({a.framework}) array; a GPU launch "
+                            "needs device arrays (CuPy, torch CUDA tensors, ...) — or run on "
+                            "the interpreter with kernel.interpret[grid](...) or "
+                            "TILECC_INTERPRET=1")
+        arrays.append(a)
+    devices = {a.device_id for a in arrays}
+    if len(devices) > 1:
+        raise ValueError(f"array arguments are on different devices: {sorted(devices)}")
+    backend = "hip" if any(a.device == "rocm" for a in arrays) else "cuda"
+    return arrays, backend, devices.pop() if devices else None
+
+
+# --- the warm key ------------------------------------------------------------------------------
+
+# argument type -> how the warm path reads it; filled in as types are first seen
+_INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER = range(7)
+_KINDS: dict[type, int] = {int: _INT, float: _FLOAT, bool: _BOOL}
+
+# constexpr values of these types go into the key as they are (with their type: 1, 1.0
+# and True are equal and hash alike, but specialize differently)
+_PLAIN = frozenset((int, float, bool, str, type(None)))
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_U64_MAX = (1 << 64) - 1
+
+
+def _kind_of(t: type) -> int:
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(t, torch.Tensor):
+        kind = _TORCH
+    elif (t.__module__ or "").startswith("cupy") and hasattr(t, "data") and \
+            hasattr(t, "__cuda_array_interface__"):
+        kind = _CUPY
+    elif hasattr(t, "__cuda_array_interface__"):
+        kind = _CAI
+    else:
+        kind = _OTHER
+    _KINDS[t] = kind
+    return kind
+
+
+def _wide(v: int) -> str:
+    """The key of an int outside i32 (Triton: i64, then u64; wider is an error)."""
+    if _I64_MIN <= v <= _I64_MAX:
+        return "i64/16" if v & 15 == 0 else "i64"
+    if 0 <= v <= _U64_MAX:
+        return "u64/16" if v & 15 == 0 else "u64"
+    return "too wide"  # never cached: the slow path raises OverflowError
+
+
+def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | None:
+    """(key, values) for the warm path, or None when some argument needs the slow path.
+    The key holds, per parameter, what `JITFunction.specs_for` specializes on; the values
+    are those of the run-time (not constexpr) parameters in order, pointers and scalars as
+    Python numbers — ints equal to 1 included: `ArgBuffer` packs them, but the kernel,
+    which has 1 compiled in, is not given them.
+
+    The generic form of what `make_binder` generates for one set of argument types.
+    Pure Python over the arguments: no GPU, no framework calls beyond reading pointers,
+    dtypes and devices."""
+    key: list = []
+    out: list = []
+    for is_ce, v in zip(constexpr_flags, values):
+        t = type(v)
+        if is_ce:
+            if t not in _PLAIN:
+                if t.__name__ == "constexpr" and hasattr(v, "value"):
+                    v = v.value  # tl.constexpr(x) specializes as x
+                    t = type(v)
+                if hasattr(v, "__cuda_array_interface__") or hasattr(v, "data_ptr"):
+                    return None  # an array as a constexpr: the slow path explains
+            key.append(t)
+            key.append(v)
+            continue
+        kind = _KINDS.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _TORCH:
+            ptr = v.data_ptr()
+            key.append((v.dtype, ptr & 15 == 0, v.get_device()))
+            out.append(ptr)
+        elif kind == _INT:
+            if _I32_MIN <= v <= _I32_MAX:
+                key.append("=1" if v == 1 else "i32/16" if v & 15 == 0 else "i32")
+            else:
+                key.append(_wide(v))
+            out.append(v)
+        elif kind == _FLOAT:
+            key.append("fp32")
+            out.append(v)
+        elif kind == _CUPY:
+            mem = v.data
+            ptr = mem.ptr
+            key.append((v.dtype, ptr & 15 == 0, mem.device_id))
+            out.append(ptr)
+        elif kind == _BOOL:
+            key.append("i1")
+            out.append(v)
+        elif kind == _CAI:
+            cai = v.__cuda_array_interface__
+            ptr = cai["data"][0]
+            dev = getattr(v, "device", None)
+            key.append(("cai", cai["typestr"], ptr & 15 == 0, getattr(dev, "id", 0)))
+            out.append(ptr)
+        else:
+            return None
+    return key, out
+
+
+# --- the generated warm launch -----------------------------------------------------------------
+
+def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[str, ...] = (),
+                bound: dict | None = None, launcher_cls: type | None = None) -> Callable | None:
+    """Generate `arg_key` specialized to the argument types of `values`: straight-line code
+    that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
+    when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
+    left out of the key.  About twice as fast as the loop; None when some argument is of
+    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...).
+
+    With the parameters' names, the `bound` dict (key → launcher) and the launchers' class
+    (which supplies the last steps, `direct_tail`), the binder also carries
+    `binder.direct`: the whole warm launch in one generated function (see
+    `_direct_source`)."""
+    n = len(values)
+    env: dict[str, Any] = {"_wide": _wide}
+    guards, body, key, out = [], [], [], []
+    for i, (is_ce, v) in enumerate(zip(constexpr_flags, values)):
+        a, t = f"a{i}", type(v)
+        env[f"T{i}"] = t
+        guards.append(f"type({a}) is not T{i}")
+        if is_ce:
+            if t not in _PLAIN:
+                return None
+            key.append(a)
+            continue
+        kind = _KINDS.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _TORCH:
+            body.append(f"p{i} = {a}.data_ptr()")
+            key += [f"{a}.dtype", f"p{i} & 15 == 0", f"{a}.get_device()"]
+            out.append(f"p{i}")
+        elif kind == _CUPY:
+            body.append(f"m{i} = {a}.data")
+            body.append(f"p{i} = m{i}.ptr")
+            key += [f"{a}.dtype", f"p{i} & 15 == 0", f"m{i}.device_id"]
+            out.append(f"p{i}")
+        elif kind == _CAI:
+            body.append(f"c{i} = {a}.__cuda_array_interface__")
+            body.append(f"p{i} = c{i}['data'][0]")
+            key += [f"c{i}['typestr']", f"p{i} & 15 == 0",
+                    f"getattr(getattr({a}, 'device', None), 'id', 0)"]
+            out.append(f"p{i}")
+        elif kind == _INT:
+            key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
+                       f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")
+            out.append(a)
+        elif kind in (_FLOAT, _BOOL):
+            out.append(a)  # fp32 / i1: fixed by the type check
+        else:
+            return None
+    names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    lines = ["def binder(values):", f"    {names} = values" if n else "    pass"]
+    if guards:
+        lines.append(f"    if {' or '.join(guards)}:")
+        lines.append("        return None")
+    lines += [f"    {b}" for b in body]
+    lines.append(f"    return ({', '.join(key)}{',' if len(key) == 1 else ''}), "
+                 f"[{', '.join(out)}]")
+    exec(compile("\n".join(lines), "<tilecc launch binder>", "exec"), env)
+    binder = env["binder"]
+    binder.source = "\n".join(lines)
+    binder.direct = None
+    usable = len(param_names) == n and all(
+        m.isidentifier() and not m.startswith("_tc_") and m not in LAUNCH_OPTIONS
+        for m in param_names)
+    tail = getattr(launcher_cls, "direct_tail", None)
+    if bound is not None and usable and tail is not None:
+        direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
+        env.update(tail_env)
+        env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
+                   _NO=_NO)
+        exec(compile(direct, "<tilecc direct launch>", "exec"), env)
+        binder.direct = env["direct"]
+        binder.direct.source = direct
+    return binder
+
+
+def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
+    """A warm launch as one function of the grid and the kernel's own parameters (Python
+    binds them, as it binds any call): the binder's type checks and key, the launcher
+    looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
+    normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
+    backend's `launch` lines — no argument lists, no intermediate calls.  Returns True
+    when it launched (or the grid is empty); False hands the launch to the general path
+    (argument types or a key not seen yet).  The tail works with any launcher it finds:
+    where the launcher is not one it can inline, it calls it.
+
+    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
+    is a statement for its rare cases (CUDA: another thread, a float to saturate) that
+    resolves the grid and calls the launcher itself (`hand_off` below)."""
+    n = len(names)
+    rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
+    named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
+    prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
+                                          f"{named}, [{', '.join(out)}], {options})")
+    lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
+             f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
+    if n:
+        lines.append(f"    {rename} = {', '.join(names)}")
+    if guards:
+        lines.append(f"    if {' or '.join(guards)}:")
+        lines.append("        return False")
+    lines += [f"    {b}" for b in body]
+    lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
+    lines += [
+        f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
+        f"        _tc_key = (_tc_key, {options})  # launch_key, inline",
+        "    _tc_l = _tc_bound.get(_tc_key)",
+        "    if _tc_l is None:",
+        "        return False",
+    ]
+    lines += [f"    {p}" for p in prepare]
+    lines += [
+        "    if _tc_g3 is None:  # a callable grid, a list",
+        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, {options})",
+        "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
+    ]
+    lines += [f"        {x}" for x in launch]
+    lines.append("    return True")
+    return "\n".join(lines), tail_env
+
+
+def hand_off(launcher, grid, g3, named: dict, values: list, num_warps=_NO, num_stages=_NO,
+             debug=_NO) -> bool:
+    """A generated warm launch's way out where the launcher itself must run: resolve the
+    grid (unless given normalized), launch unless it is empty; True (launched)."""
+    if g3 is None:
+        g3 = resolve_grid(grid, named, num_warps, num_stages, debug)
+    if g3[0] and g3[1] and g3[2]:
+        launcher(g3, values)
+    return True
+
+
+# --- packing kernel arguments ------------------------------------------------------------------
+
+# struct codes of the kernel's parameter types (bf16 travels as its 16 bits)
+_CODES = {"ptr": "Q", "i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B",
+          "u16": "H", "u32": "I", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f",
+          "fp64": "d"}
+
+
+def slot_layout(specs) -> tuple[str, tuple[bool, ...]]:
+    """One struct code per run-time (not constexpr) parameter, and which of them the
+    kernel takes (not the ints specialized to 1, which are packed but not passed)."""
+    runtime = [s for s in specs if not s.is_constexpr]
+    return ("".join(_CODES[s.type.name] for s in runtime),
+            tuple(not s.equals_one for s in runtime))
+
+
+def slot_values(specs, values: dict, passed: list) -> list:
+    """The run-time values of a slow-path launch, as `arg_key` gives warm ones, from
+    `JITFunction.specs_for`'s result."""
+    out = []
+    it = iter(passed)
+    for spec in specs:
+        if spec.is_constexpr:
+            continue
+        if spec.equals_one:
+            out.append(1)
+            continue
+        p = next(it)
+        if isinstance(p, ArrayInfo):
+            out.append(p.ptr)
+            continue
+        v = values[spec.name]
+        if spec.type.name == "bf16":
+            import numpy as np
+
+            out.append(int(np.asarray(v, spec.type.to_numpy()).view(np.uint16)))
+        elif hasattr(v, "item"):  # a NumPy scalar
+            out.append(v.item())
+        else:
+            out.append(v)
+    return out
+
+
+class ArgBuffer:
+    """The argument block of one kernel: values packed at their natural alignment (as the
+    C ABI lays out the kernel's parameters) and the `void *kernelParams[]` array that
+    points at each value the kernel takes, built once.  Per launch only the
+    `struct.pack_into` of `pack` runs."""
+
+    __slots__ = ("codes", "offsets", "size", "struct", "storage", "params", "params_ptr")
+
+    def __init__(self, codes: str, taken: tuple[bool, ...] | None = None):
+        import ctypes
+
+        self.codes = codes
+        fmt, offsets, at = ["="], [], 0
+        for c in codes:
+            size = struct.calcsize("=" + c)
+            pad = -at % size
+            if pad:
+                fmt.append(f"{pad}x")
+            at += pad
+            offsets.append(at)
+            fmt.append(c)
+            at += size
+        self.offsets = tuple(offsets)
+        self.size = at
+        self.struct = struct.Struct("".join(fmt))
+        self.storage = ctypes.create_string_buffer(max(at, 8))
+        base = ctypes.addressof(self.storage)
+        taken = taken if taken is not None else (True,) * len(codes)
+        pointers = [base + o for o, t in zip(offsets, taken) if t]
+        self.params = (ctypes.c_void_p * max(len(pointers), 1))(*pointers)
+        self.params_ptr = ctypes.addressof(self.params)
+
+    def pack(self, values) -> int:
+        """Write `values` into the block; the address of the kernelParams array."""
+        self.struct.pack_into(self.storage, 0, *values)
+        return self.params_ptr
+
+    def unpack(self) -> tuple:
+        """The values in the block (tests, debugging)."""
+        return self.struct.unpack_from(self.storage, 0)
+
+    def kernel_params(self) -> list[int]:
+        """The addresses in the kernelParams array (tests, debugging)."""
+        return list(self.params)
+
+
+def saturate(codes: str, values) -> list:
+    """`values` with each float that does not fit its fp16 / fp32 slot made ±inf, as a C
+    cast makes it."""
+    import math
+
+    out = []
+    for c, v in zip(codes, values):
+        if c in "ef":
+            try:
+                struct.pack("=" + c, v)
+            except (struct.error, OverflowError):
+                v = math.copysign(math.inf, v)
+        out.append(v)
+    return out
+
+
+get_ident = threading.get_ident

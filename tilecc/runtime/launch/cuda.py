@@ -1,0 +1,242 @@
+"""CUDA launches: loading a cubin into the right context, the framework's current stream,
+and the warm launch — `struct.pack_into` of the values into the launcher's argument
+block, then cuLaunchKernel.
+
+`Launcher.__call__` is the warm launch as a method (the general path calls it);
+`Launcher.direct_tail` is the same two steps as source lines that `args.make_binder`
+places at the end of a kernel's generated warm launch.  Both read the fields of
+`Launcher.direct`.
+
+Modules are loaded in the primary context of the arrays' device — the context that torch
+and CuPy use.  Driver calls go through ctypes on libcuda (`runtime/cuda_driver.py`), the
+launch itself through CuPy's compiled binding when CuPy is loaded anyway.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import Callable
+
+from tilecc.errors import OutOfResources
+from tilecc.runtime.launch.args import ArgBuffer, get_ident, saturate
+
+# --- streams -----------------------------------------------------------------------------------
+
+
+def _torch_stream() -> Callable[[int], int]:
+    return sys.modules["torch"]._C._cuda_getCurrentRawStream
+
+
+def _cupy_stream(device_id: int) -> int:
+    return sys.modules["cupy"].cuda.get_current_stream(device_id).ptr
+
+
+def _default_stream(device_id: int) -> int:
+    cupy = sys.modules.get("cupy")  # arrays of another framework: CuPy's stream if in use
+    return cupy.cuda.get_current_stream(device_id).ptr if cupy is not None else 0
+
+
+def stream_getter(frameworks: set[str]) -> Callable[[int], int]:
+    """The array framework's current stream on a device, as a raw handle: torch's when any
+    argument is a torch tensor, else CuPy's."""
+    if "torch" in frameworks:
+        return _torch_stream()
+    if "cupy" in frameworks:
+        return _cupy_stream
+    return _default_stream
+
+
+# --- the device --------------------------------------------------------------------------------
+
+def _driver():
+    from tilecc.runtime import cuda_driver
+
+    return cuda_driver
+
+
+def _runtime():
+    from cupy_backends.cuda.api import runtime
+
+    return runtime
+
+
+def current_device() -> int:
+    return _runtime().getDevice()
+
+
+def device_arch(device_id: int) -> str:
+    """sm_XY of a device: from torch where it has initialized CUDA (no CUDA runtime
+    binding to load), else from the CUDA runtime."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        major, minor = torch.cuda.get_device_capability(device_id)
+    else:
+        runtime = _runtime()
+        major = runtime.deviceGetAttribute(75, device_id)  # ComputeCapabilityMajor
+        minor = runtime.deviceGetAttribute(76, device_id)  # ComputeCapabilityMinor
+    return f"sm_{major}{minor}"
+
+
+def _context_device(driver) -> int | None:
+    """The device of the calling thread's current context (None: no context)."""
+    try:
+        return driver.ctxGetDevice()
+    except Exception:  # CUDA_ERROR_INVALID_CONTEXT
+        return None
+
+
+# --- kernels -----------------------------------------------------------------------------------
+
+_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1  # the kernel's static shared memory
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+
+
+class CudaKernel:
+    """A compiled kernel loaded into the primary context of one device (driver API)."""
+
+    def __init__(self, binary, name: str, threads: int, device_id: int):
+        driver = _driver()
+        if _context_device(driver) == device_id:  # as torch or CuPy left it: load there
+            self.module = driver.moduleLoadData(binary.data)
+            self.handle = driver.moduleGetFunction(self.module, name)
+        else:
+            runtime = _runtime()
+            prev = runtime.getDevice()
+            runtime.setDevice(device_id)  # makes the device's primary context current
+            try:
+                self.module = driver.moduleLoadData(binary.data)
+                self.handle = driver.moduleGetFunction(self.module, name)
+            finally:
+                if prev != device_id:
+                    runtime.setDevice(prev)
+        self.name = name
+        self.threads = threads
+        self.device_id = device_id
+        self.shared_bytes = binary.shared_bytes  # dynamic shared memory, given at each launch
+        # static plus dynamic shared memory beyond 48 KiB must be allowed per kernel: the
+        # dynamic part is, whenever there is one, within what this device allows (the
+        # architecture's table was checked at compile time; a device may allow less)
+        if self.shared_bytes > 0:
+            self._check_shared_memory(driver)
+            driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    self.shared_bytes)
+        self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
+
+    def _check_shared_memory(self, driver) -> None:
+        limit = driver.deviceGetAttribute(_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                          self.device_id)
+        static = driver.funcGetAttribute(_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.handle)
+        if static + self.shared_bytes > limit:
+            raise OutOfResources(static + self.shared_bytes, limit, "shared memory", details=(
+                f"{self.name} needs {static} bytes of static and {self.shared_bytes} of "
+                f"dynamic shared memory per program; device {self.device_id} allows {limit}"))
+
+    def relaunch(self, error: Exception, grid, stream: int, params_ptr: int) -> None:
+        """After a failed launch: if it failed for want of this kernel's context (a thread
+        where another device, or no context yet, is current), make the kernel's device
+        current, launch again, and put the previous device back; otherwise raise."""
+        if getattr(error, "status", None) not in (201, 400):  # INVALID_CONTEXT / _HANDLE
+            raise error
+        runtime = _runtime()
+        prev = runtime.getDevice()
+        runtime.setDevice(self.device_id)  # binds the device's primary context
+        try:
+            self.launch_kernel(self.handle, grid[0], grid[1], grid[2], self.threads, 1, 1,
+                               self.shared_bytes, stream, params_ptr, 0)
+        finally:
+            if prev != self.device_id:
+                runtime.setDevice(prev)
+
+
+def load(binary, name: str, threads: int, device_id: int, specs) -> CudaKernel:
+    return CudaKernel(binary, name, threads, device_id)
+
+
+# --- the warm launch ---------------------------------------------------------------------------
+
+class Launcher:
+    """One kernel, ready to launch with one specialization's argument layout: the cached
+    object of the warm path.  `launcher(grid, values)` packs the values into the argument
+    block and calls cuLaunchKernel on the framework's current stream.
+
+    `kernel` needs `handle`, `threads`, `device_id`, `launch_kernel` (cuLaunchKernel's
+    signature) and `relaunch`: tests pass a recording stand-in."""
+
+    __slots__ = ("kernel", "codes", "taken", "stream_of", "device_id", "_owner", "_buffer",
+                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct")
+
+    def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
+                 stream_of: Callable[[int], int]):
+        self.kernel = kernel
+        self.codes, self.taken = layout
+        self.stream_of = stream_of
+        self.device_id = kernel.device_id
+        # One argument block per thread: between packing and cuLaunchKernel (which copies
+        # the values) another thread must not write the block.
+        self._owner = get_ident()
+        self._buffer = ArgBuffer(self.codes, self.taken)
+        self._buffers: dict[int, ArgBuffer] = {}
+        self._handle = getattr(kernel, "handle", None)
+        self._threads = kernel.threads
+        self._launch_kernel = getattr(kernel, "launch_kernel", None)
+        self._shared_bytes = getattr(kernel, "shared_bytes", 0)
+        # what the generated warm launch (`direct_tail`) reads, in one tuple
+        buf = self._buffer
+        self.direct = (buf.struct.pack_into, buf.storage, self._launch_kernel, self._handle,
+                       self._threads, self._shared_bytes, stream_of, self.device_id,
+                       buf.params_ptr, kernel)
+
+    def __call__(self, grid: tuple[int, int, int], values) -> None:
+        buf = self._buffer if get_ident() == self._owner else self._thread_buffer()
+        try:
+            buf.struct.pack_into(buf.storage, 0, *values)
+        except (struct.error, OverflowError):  # a float beyond fp16/fp32: inf, as a C cast
+            buf.struct.pack_into(buf.storage, 0, *saturate(self.codes, values))
+        stream = self.stream_of(self.device_id)
+        try:
+            self._launch_kernel(self._handle, grid[0], grid[1], grid[2], self._threads, 1, 1,
+                                self._shared_bytes, stream, buf.params_ptr, 0)
+        except Exception as e:
+            self.kernel.relaunch(e, grid, stream, buf.params_ptr)
+
+    def _thread_buffer(self) -> ArgBuffer:
+        ident = get_ident()
+        buf = self._buffers.get(ident)
+        if buf is None:
+            buf = self._buffers[ident] = ArgBuffer(self.codes, self.taken)
+        return buf
+
+    @staticmethod
+    def direct_tail(out: list[str], hand_off: str) -> tuple[list[str], list[str], dict]:
+        """`__call__` as source lines of a generated warm launch (`args._direct_source`),
+        with `_tc_l` the launcher and `out` the expressions of the values: the lines that
+        pack them, the lines that launch on `_tc_g3`, and the names they read.  In a
+        thread other than the launcher's (whose block this is; a launcher of another
+        backend has no thread), and for a float that must saturate, they run `hand_off`:
+        the launcher's own call."""
+        prepare = [
+            "if _tc_l._owner != _tc_ident():",
+            f"    {hand_off}",
+            "_tc_pack, _tc_storage, _tc_launch, _tc_handle, _tc_threads, _tc_shared, "
+            "_tc_stream, _tc_dev, _tc_params, _tc_kernel = _tc_l.direct",
+            "try:",
+            f"    _tc_pack(_tc_storage, 0{''.join(', ' + o for o in out)})",
+            "except _tc_error:  # a float beyond fp16 / fp32: the launcher saturates it",
+            f"    {hand_off}",
+        ]
+        launch = [
+            "_tc_s = _tc_stream(_tc_dev)",
+            "try:",
+            "    _tc_launch(_tc_handle, _tc_g3[0], _tc_g3[1], _tc_g3[2], _tc_threads, 1, 1,",
+            "               _tc_shared, _tc_s, _tc_params, 0)",
+            "except Exception as _tc_e:",
+            "    _tc_kernel.relaunch(_tc_e, _tc_g3, _tc_s, _tc_params)",
+        ]
+        return prepare, launch, {"_tc_ident": get_ident,
+                                 "_tc_error": (struct.error, OverflowError)}
+
+
+def launcher(kernel, layout, frameworks: set[str]) -> Launcher:
+    return Launcher(kernel, layout, stream_getter(frameworks))

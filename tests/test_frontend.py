@@ -375,3 +375,24 @@ def test_python_conversions_and_dtype_methods_fold(elem) -> None:
     other = load.operands[2].owner.operands[0].owner
     assert other.kind == "const" and other.attrs["value"] == float("-inf")
     assert "if" not in kinds(ir) and ops_of(ir, "binary", fn="fmax")
+
+
+def test_constexpr_annotation_the_function_cannot_resolve(tmp_path, monkeypatch):
+    """Under `from __future__ import annotations` annotations are text; a `tl` imported in
+    the enclosing function that the kernel's body never uses is not in its scope.  As in
+    Triton, which reads the text, `BLOCK: tl.constexpr` still declares a constexpr (it was
+    taken for a run-time integer)."""
+    import importlib
+
+    (tmp_path / "future_annotations_kernel.py").write_text(
+        "from __future__ import annotations\n"
+        "import tilecc\n\n\n"
+        "def make():\n"
+        "    import tilecc.language as tl  # noqa: F401 - only the annotation names it\n\n"
+        "    @tilecc.jit\n"
+        "    def scale(x_ptr, BLOCK: tl.constexpr, ROWS: 'tl.constexpr', n):\n"
+        "        pass\n"
+        "    return scale\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernel = importlib.import_module("future_annotations_kernel").make()
+    assert [p.is_constexpr for p in kernel.params] == [False, True, True, False]

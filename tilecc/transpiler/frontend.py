@@ -107,6 +107,12 @@ def _annotation_is_constexpr(fn: Callable, ann: cst.BaseExpression) -> bool:
     if isinstance(ann, cst.SimpleString):
         ann = cst.parse_expression(ann.evaluated_value)
     ref = _resolve_static(fn, ann)
+    if ref is None:
+        # a name the function cannot see (under `from __future__ import annotations`, a
+        # `tl` imported in the enclosing function that the body never uses): as Triton,
+        # which reads the annotation's text, `...constexpr` declares a constexpr
+        last = ann.attr if isinstance(ann, cst.Attribute) else ann
+        return isinstance(last, cst.Name) and last.value == "constexpr"
     return ref is ConstexprClass or (isinstance(ref, TLRef) and ref.name == "tl.constexpr")
 
 

@@ -12,7 +12,7 @@ import pytest
 import tilecc
 import tilecc.language as tl
 from conftest_compilers import require_cuda_compiler
-from tilecc.runtime import specialize as SP
+from tilecc.transpiler import specialize as SP
 from tilecc.runtime.jit import Built, compile_source
 from tilecc.transpiler.target import CUDA
 

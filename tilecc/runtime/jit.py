@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
 from tilecc.language import dtypes as D
-from tilecc.runtime import specialize as SP
-from tilecc.runtime.launch import normalize_grid as _normalize_grid
+from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
+from tilecc.runtime.options import LAUNCH_OPTIONS, OPTIONS, arch_problem, compile_key_options
+from tilecc.transpiler import specialize as SP
+from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
 
@@ -33,8 +35,6 @@ from tilecc.transpiler.target import Target, get_target
 if TYPE_CHECKING:
     from tilecc.transpiler.ir import Kernel
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
-DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
 
 
 def _user_facing(method: Callable) -> Callable:
@@ -56,7 +56,10 @@ class Built:
     specs: tuple[ArgSpec, ...]
 
 
-class JITFunction:
+class JITFunction(KernelFunction):
+    """A kernel (or a helper kernels call): the language's `KernelFunction` mark, with
+    the runtime's methods to specialize, compile, cache and launch it."""
+
     def __init__(self, fn: Callable, *, debug: bool | None = None):
         if not inspect.isfunction(fn):
             raise TypeError("@tilecc.jit decorates a plain Python function")
@@ -127,6 +130,7 @@ class JITFunction:
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None, arch: str | None = None,
               occupancy: bool = True) -> Built:
+        from tilecc.runtime import template_cache
         from tilecc.transpiler.passes.layouts import check_registers
         from tilecc.transpiler.render import render
 
@@ -134,6 +138,7 @@ class JITFunction:
         kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
                                          num_stages=num_stages, arch=arch)
         check_registers(kernel)  # before rendering: such blocks take ptxas minutes
+        template_cache.install()
         source = render(kernel, target, conversions, specialization=describe_specs(specs),
                         line_directives=line_directives, occupancy=occupancy)
         check_shared_memory(kernel, target, arch or target.default_arch)
@@ -148,13 +153,8 @@ class JITFunction:
         from tilecc.transpiler.passes import run_passes
 
         target = get_target(target)
-        if type(num_warps) is not int or num_warps < 1 or num_warps & (num_warps - 1) or \
-                num_warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32 (an int), got "
-                             f"{num_warps!r}")
-        num_stages = DEFAULT_NUM_STAGES if num_stages is None else num_stages
-        if type(num_stages) is not int or not 1 <= num_stages <= 8:
-            raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
+        num_warps = OPTIONS["num_warps"].check(num_warps)
+        num_stages = OPTIONS["num_stages"].check(num_stages)
         kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
         kernel.num_stages = num_stages
         return kernel, run_passes(kernel, target, arch)
@@ -319,8 +319,6 @@ def _check_arch(target: Target | str, arch: str | None) -> None:
     check), before anything is compiled."""
     if arch is None:
         return
-    from tilecc.cli_input import arch_problem
-
     problem = arch_problem(get_target(target).name, arch, "arch", 'target="{}"')
     if problem:
         raise ValueError(problem)
@@ -407,8 +405,7 @@ def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None,
 
     arch = arch or target.default_arch
     debug = jit_fn._debug(debug)
-    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
-               "line_directives": True, "options": ["-lineinfo"] if target.name == "cuda" else []}
+    options = compile_key_options(num_warps, num_stages, debug, target.name)
     key = cache.kernel_key(jit_fn.fingerprint, specs, target.name, arch, options)
     hit = _binaries.get(key.digest)  # verified when it was read from disk: not again
     if hit is not None:

@@ -43,7 +43,9 @@ import threading
 from typing import Any, Callable
 
 from tilecc.errors import CompilationError, NoDeviceError, OutOfResources
-from tilecc.runtime.specialize import ArrayInfo
+from tilecc.runtime.options import LAUNCH_OPTIONS
+from tilecc.transpiler.grid import normalize_grid
+from tilecc.transpiler.specialize import ArrayInfo
 from tilecc.transpiler.target import get_target
 
 # --- the interpreter switch, read cheaply -------------------------------------------------------
@@ -684,7 +686,6 @@ def _add_binder(jit_fn, values, options, launcher) -> None:
 
 
 _MISSING = object()
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
 
 
 def _bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
@@ -706,31 +707,6 @@ def _bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
     if used + len(options) != len(kwargs):
         return None, None
     return values, options
-
-
-_GRID_X_MAX = (1 << 31) - 1
-_GRID_YZ_MAX = 65535
-
-
-def normalize_grid(g) -> tuple[int, int, int]:
-    """(x, y, z) from an int or a 1- to 3-tuple of non-negative sizes; errors name the
-    grid (CUDA's limits: x < 2**31, y and z <= 65535)."""
-    if isinstance(g, int):
-        g = (g,)
-    try:
-        g = tuple(int(x) for x in g)
-    except (TypeError, ValueError):
-        _bad_grid(g)
-    if not 1 <= len(g) <= 3 or min(g) < 0:
-        _bad_grid(g)
-    g = g + (1,) * (3 - len(g))
-    if g[0] > _GRID_X_MAX or g[1] > _GRID_YZ_MAX or g[2] > _GRID_YZ_MAX:
-        raise ValueError(f"grid {g} exceeds the GPU's limits (x < 2**31, y and z <= 65535)")
-    return g
-
-
-def _bad_grid(g):
-    raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
 
 
 def _slow_path(jit_fn, values, options: dict):

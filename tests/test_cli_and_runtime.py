@@ -44,12 +44,29 @@ def test_emit_line_directives_and_output_file(tmp_path):
     assert "__launch_bounds__(64)" in text
 
 
+_WITHOUT_TRITON = """
+import importlib.util, sys
+if importlib.util.find_spec("triton") is not None:
+    sys.exit(3)  # Triton is installed here: nothing to show
+import tilecc
+from tilecc.cli import main
+rc = main(["emit", sys.argv[1] + ":leaky_relu_kernel", "-s", "*fp32:16,*fp32:16,i32,fp32,1024"])
+# the file's `import triton` / `triton.language` were served by tilecc's own
+assert sys.modules["triton"].jit is tilecc.jit
+assert sys.modules["triton.language"].program_id is tilecc.language.program_id
+sys.exit(rc)
+"""
+
+
 def test_emit_loads_a_triton_file_without_triton():
-    names = [n for n in open(TRITON_FILE).read().split() if n.startswith("def")]
-    assert names
-    r = _cli("emit", f"{TRITON_FILE}:leaky_relu_kernel", "-s", "*fp32:16,*fp32:16,i32,fp32,1024")
+    assert "import triton.language as tl" in open(TRITON_FILE).read()
+    r = subprocess.run([sys.executable, "-c", _WITHOUT_TRITON, TRITON_FILE],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode == 3:
+        pytest.skip("Triton is installed in this Python")
     assert r.returncode == 0, r.stderr
     assert "leaky_relu_kernel(" in r.stdout
+    assert "// L19: y = tl.where(x > 0, x, x * slope)" in r.stdout, r.stdout
 
 
 def test_emit_reports_bad_signature():

@@ -1,12 +1,11 @@
 """tilecc: block-level GPU kernels in Python (Triton's programming model), transpiled to
 readable CUDA C++ and HIP, compiled at run time, launched — or interpreted on NumPy."""
 
-__version__ = "0.1.0"
-
-from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError,  # noqa: E402
-                           OutOfRegisters, OutOfResources)
-from tilecc.runtime.autotune import Config, autotune, heuristics  # noqa: E402
-from tilecc.runtime.jit import JITFunction, jit  # noqa: E402
+from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError, OutOfRegisters,
+                           OutOfResources)
+from tilecc.runtime.autotune import Config, autotune, heuristics
+from tilecc.runtime.jit import JITFunction, jit
+from tilecc.version import __version__
 
 
 def cdiv(x: int, div: int) -> int:

@@ -20,6 +20,8 @@ import sys
 import traceback
 import types
 
+from tilecc.runtime.options import arch_problem
+
 
 class UsageError(Exception):
     """Bad input to the command line: the message is one line, printed without traceback."""
@@ -189,7 +191,7 @@ def def_line(fn) -> int:
 
 def check_signature(kernel, signature: str) -> None:
     """The signature parses for this kernel; else one line naming the kernel's file and line."""
-    from tilecc.runtime import specialize
+    from tilecc.transpiler import specialize
 
     try:
         specialize.specs_from_signature(kernel.params, signature, {}, kernel.fn.__name__)
@@ -198,47 +200,10 @@ def check_signature(kernel, signature: str) -> None:
         raise UsageError(f"{fn.__code__.co_filename}:{def_line(fn)}: {e}") from None
 
 
-_ARCH = {"cuda": (re.compile(r"sm_\d{2,3}[af]?"), "sm_80, sm_90, sm_90a, sm_100, ..."),
-         "hip": (re.compile(r"gfx[0-9a-f]{3,4}(:[a-z0-9-]+[+-])*"), "gfx90a, gfx942, gfx1100, ...")}
-
-
 def check_arch(target: str, arch: str | None) -> None:
     problem = arch_problem(target, arch)
     if problem:
         raise UsageError(problem)
-
-
-def arch_problem(target: str, arch: str | None, flag: str = "--arch",
-                 use_target: str = "--target {}") -> str | None:
-    """What is wrong with `arch` for `target` (None: nothing), as one line that lists valid
-    ones.  `flag` and `use_target` spell the option as the caller takes it (the command
-    line's `--arch`, the Python API's `arch`)."""
-    if arch is None:
-        return None
-    pattern, examples = _ARCH[target]
-    if not isinstance(arch, str) or not pattern.fullmatch(arch):
-        other = [t for t, (p, _) in _ARCH.items()
-                 if t != target and isinstance(arch, str) and p.fullmatch(arch)]
-        hint = (f" ({arch} is a {other[0]} architecture: use {use_target.format(other[0])})"
-                if other else "")
-        return (f"{flag} {arch!r} is not a {target} architecture{hint}; give one such as "
-                f"{examples}")
-    if target == "cuda":
-        supported = _nvrtc_archs()
-        if supported and arch.rstrip("af") not in supported:
-            return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
-                    f"{', '.join(supported)}")
-    return None
-
-
-def _nvrtc_archs() -> list[str]:
-    """The architectures the NVRTC tilecc uses compiles for ([] where it cannot say)."""
-    try:
-        from tilecc.runtime.native_compile import _nvrtc
-
-        return [f"sm_{n}" for n in _nvrtc().getSupportedArchs()]
-    except Exception:  # no NVRTC, or one without the call: the compile will tell
-        return []
 
 
 # --- output ------------------------------------------------------------------------------

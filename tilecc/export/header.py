@@ -16,7 +16,8 @@ import re
 from tilecc.export.grid import Grid, c_constant_decl
 from tilecc.export.runtime_api import APIS
 from tilecc.export.variants import KernelGroup
-from tilecc.transpiler.render import INCLUDE_DIR, environment
+from tilecc.runtime import template_cache
+from tilecc.transpiler.render import INCLUDE_DIR
 from tilecc.transpiler.target import get_target
 
 
@@ -67,12 +68,12 @@ def _group_context(g: KernelGroup, grid: Grid, header: str) -> dict:
 
 def render_header(groups: list[KernelGroup], grids: list[Grid], target: str, name: str,
                   command: str) -> str:
-    from tilecc import __version__
+    from tilecc.version import __version__
 
     api = APIS[target]
     library, digest = device_library()
     macros = " || ".join(f"defined({m})" for m in api.compiler_macros)
-    return environment().get_template("export/header.j2").render(
+    return template_cache.install().get_template("export/header.j2").render(
         file=name + api.header_suffix, version=__version__, command=command,
         target=get_target(target).describe(), api=api, name=name, guard=name.upper(),
         compiled_by_device_compiler=macros, library=library, library_hash=digest,

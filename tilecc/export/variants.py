@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tilecc.runtime.jit import Built, JITFunction
+from tilecc.runtime import compiler
+from tilecc.runtime.compiler import Artifact
+from tilecc.runtime.jit import JITFunction
 from tilecc.transpiler.frontend import ArgSpec
 from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.target import Target, c_type, get_target
@@ -61,7 +63,7 @@ class Variant:
     index: int  # position in the dispatch order of its group
     signature: str  # as given on the command line, normalized
     specs: list[ArgSpec]
-    built: Built
+    built: Artifact
     device_code: str  # namespace-ready kernel source
     threads: int
     kernel_ctypes: dict[str, str]  # Python name -> C type, for parameters the kernel takes
@@ -150,8 +152,9 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         # The project's own compiler builds the header for the architectures it targets:
         # sm_80 code (mma.sync for tl.dot) runs on all of them from Ampere on, where
         # Hopper's wgmma would need an sm_90a-only build.
-        built = jit_fn.build(specs, target, num_warps, debug=debug,
-                             arch="sm_80" if get_target(target).name == "cuda" else None)
+        built = compiler.transpile(jit_fn, specs, target, jit_fn.options(
+            num_warps=num_warps, debug=debug,
+            arch="sm_80" if get_target(target).name == "cuda" else None))
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
     code, threads, types = namespace_ready(built.source, built.kernel.symbol)

@@ -32,6 +32,28 @@ def builtin(fn: Callable) -> Callable:
     return outside_kernel
 
 
+class KernelFunction:
+    """A Python function written in the kernel language, which kernels call (or pass as a
+    `combine_fn`) and the frontend traces: `fn` is that function.  The one mark the
+    frontend recognises: `@tilecc.jit`'s `JITFunction` is one, and so are the standard
+    library's combine functions (`tilecc.language.standard`), which the language marks
+    itself with `@kernel_function` since it imports nothing of the runtime."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        raise OutsideKernelError(f"{self.fn.__name__} is written in the kernel language: "
+                                 "call it from a @tilecc.jit kernel")
+
+
+def kernel_function(fn: Callable) -> KernelFunction:
+    """Mark `fn` as a function in the kernel language (what `@tilecc.jit` does for a
+    helper, without the runtime's launch and compile methods)."""
+    return KernelFunction(fn)
+
+
 class constexpr:
     """Annotation for compile-time parameters (`BLOCK: tl.constexpr`), or a wrapper
     that marks a global as a compile-time constant (`BLOCK = tl.constexpr(128)`)."""

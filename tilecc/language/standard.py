@@ -1,28 +1,30 @@
 """Combine functions of the built-in reductions and scans, written in the kernel language
 itself (as Triton's standard library is): `tl.sum` is `tl.reduce(x, axis, _sum_combine)`.
 The frontend traces them like any user `combine_fn`, so the interpreter and both back ends
-share one definition of each."""
+share one definition of each.  They are marked `@kernel_function` (the language's own mark,
+which `@tilecc.jit` functions carry too), not `@tilecc.jit`: the language imports nothing
+of the runtime."""
 
 import tilecc.language as tl
-from tilecc.runtime.jit import jit
+from tilecc.language.core import kernel_function
 
 
-@jit
+@kernel_function
 def _sum_combine(a, b):
     return a + b
 
 
-@jit
+@kernel_function
 def _prod_combine(a, b):
     return a * b
 
 
-@jit
+@kernel_function
 def _max_combine(a, b):
     return tl.maximum(a, b)
 
 
-@jit
+@kernel_function
 def _min_combine(a, b):
     return tl.minimum(a, b)
 
@@ -31,7 +33,7 @@ def _min_combine(a, b):
 # NumPy and Triton's interpreter (np.argmax / np.argmin): the first NaN's index wins. A
 # NaN that loses every comparison instead would leave the answer to the order the
 # combines run in, which differs between the GPU's tree and a sequential fold.
-@jit
+@kernel_function
 def _argmax_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
     take_first = value1 > value2
     tie = value1 == value2
@@ -45,7 +47,7 @@ def _argmax_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr
     return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
 
 
-@jit
+@kernel_function
 def _argmin_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
     take_first = value1 < value2
     tie = value1 == value2

@@ -487,7 +487,7 @@ def _framework(named: dict):
 def _device_name(named: dict) -> str:
     import cupy
 
-    from tilecc.runtime.specialize import array_info
+    from tilecc.transpiler.specialize import array_info
 
     dev = 0
     for v in named.values():

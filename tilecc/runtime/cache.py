@@ -39,12 +39,12 @@ import inspect
 import json
 import linecache
 import os
-import sys
 import time
 import types
 from typing import Any, Callable, Iterable
 
 from tilecc import source
+from tilecc.runtime import nvrtc_location
 
 MAGIC = b"TILECC-CACHE 2\n"  # 2: the full key is in the header (1 had only its hash)
 KINDS = ("kernels", "autotune", "templates")
@@ -69,14 +69,14 @@ def tilecc_stamp() -> str:
     transpiler, its templates or the device header changes every key.  ~0.4 ms, once."""
     s = _stamps.get("tilecc")
     if s is None:
-        import tilecc
+        from tilecc import version
 
-        root = os.path.dirname(os.path.abspath(tilecc.__file__))
+        root = os.path.dirname(os.path.abspath(version.__file__))
         lines: list[str] = []
         _package_files(root, "", lines)
-        h = hashlib.sha256(tilecc.__version__.encode())
+        h = hashlib.sha256(version.__version__.encode())
         h.update("".join(lines).encode())
-        s = _stamps["tilecc"] = f"tilecc {tilecc.__version__} {h.hexdigest()[:16]}"
+        s = _stamps["tilecc"] = f"tilecc {version.__version__} {h.hexdigest()[:16]}"
     return s
 
 
@@ -115,7 +115,7 @@ def compiler_stamp(target: str) -> str:
 
 
 def _nvrtc_stamp() -> str | None:
-    libs = nvrtc_files()
+    libs = nvrtc_location.nvrtc_files()
     if not libs:
         return None
     parts = []
@@ -123,41 +123,6 @@ def _nvrtc_stamp() -> str | None:
         st = os.stat(p)
         parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
     return "nvrtc " + " ".join(parts)
-
-
-def nvrtc_files() -> list[str]:
-    """The libnvrtc files (the library and its versioned builtins) of the first place that
-    has them: what NVRTC's identity is stamped from, and what tilecc loads."""
-    for folders in _nvrtc_places():
-        libs = sorted(os.path.join(d, f) for d in folders for f in _listdir(d)
-                      if f.startswith("libnvrtc") and ".so" in f[8:])  # libnvrtc*.so*
-        if libs:
-            return libs
-    return []
-
-
-def _nvrtc_places():
-    """The folders where libnvrtc may be, in the search order of cuda-pathfinder, which CuPy
-    uses: the pip wheels (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib), conda, then the
-    toolkit.  Each item is one place: a list of folders (a wildcard's matches, as glob
-    would give them; os.listdir spares importing glob and its regular expressions)."""
-    for base in sys.path:
-        yield _subfolders(os.path.join(base or ".", "nvidia"), "lib")
-    if os.environ.get("CONDA_PREFIX"):
-        yield [os.path.join(os.environ["CONDA_PREFIX"], "lib")]
-    for var in ("CUDA_PATH", "CUDA_HOME"):
-        if os.environ.get(var):
-            root = os.environ[var]
-            yield [os.path.join(root, "lib64")]
-            yield _subfolders(os.path.join(root, "targets"), "lib")
-    yield ["/usr/local/cuda/lib64"]
-    yield _subfolders("/usr/local/cuda/targets", "lib")
-
-
-def _subfolders(parent: str, child: str) -> list[str]:
-    """`parent/*/child`: one folder per name in `parent` (not hidden ones, as glob)."""
-    return [os.path.join(parent, name, child) for name in _listdir(parent)
-            if not name.startswith(".")]
 
 
 def _listdir(folder: str) -> list[str]:

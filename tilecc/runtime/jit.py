@@ -15,27 +15,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-from tilecc.errors import CompilationError, Loc, OutOfResources
+from tilecc.errors import CompilationError
 from tilecc.language import dtypes as D
-from tilecc.runtime import specialize as SP
-from tilecc.runtime.launch import normalize_grid as _normalize_grid
+from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
+from tilecc.runtime import compiler
+from tilecc.runtime.options import LAUNCH_OPTIONS, CompileOptions, arch_problem
+from tilecc.transpiler import specialize as SP
+from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
-
-# The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
-# whose kernels are all in the disk cache never loads it.
-if TYPE_CHECKING:
-    from tilecc.transpiler.ir import Kernel
-
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
-DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
-
 
 def _user_facing(method: Callable) -> Callable:
     """Re-raise CompilationErrors without tilecc's own frames behind them."""
@@ -48,15 +39,10 @@ def _user_facing(method: Callable) -> Callable:
     return wrapper
 
 
-@dataclass
-class Built:
-    kernel: Kernel
-    conversions: list[str]  # layout conversions, described
-    source: str
-    specs: tuple[ArgSpec, ...]
+class JITFunction(KernelFunction):
+    """A kernel (or a helper kernels call): the language's `KernelFunction` mark, with
+    the runtime's methods to specialize, compile, cache and launch it."""
 
-
-class JITFunction:
     def __init__(self, fn: Callable, *, debug: bool | None = None):
         if not inspect.isfunction(fn):
             raise TypeError("@tilecc.jit decorates a plain Python function")
@@ -115,49 +101,25 @@ class JITFunction:
         raise TypeError(f"{self.fn.__name__} is a tilecc kernel: launch it with "
                         f"{self.fn.__name__}[grid](...), or call it from another kernel")
 
-    # --- building ------------------------------------------------------------------------------
-    def _debug(self, debug: bool | None) -> bool:
-        if debug is not None:
-            return debug
-        if self.debug is not None:
-            return self.debug
-        return os.environ.get("TILECC_DEBUG", "0") == "1"
+    # --- building (through the compile entry, `runtime/compiler.py`) -----------------------------
+    def options(self, **given) -> CompileOptions:
+        """Compile options from what a caller gives, checked, defaults filled in."""
+        return compiler.resolve_options(self, **given)
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
-              num_stages: int | None = None, arch: str | None = None,
-              occupancy: bool = True) -> Built:
-        from tilecc.transpiler.passes.layouts import check_registers
-        from tilecc.transpiler.render import render
-
-        target = get_target(target)
-        kernel, conversions = self.lower(specs, target, num_warps, debug=debug,
-                                         num_stages=num_stages, arch=arch)
-        check_registers(kernel)  # before rendering: such blocks take ptxas minutes
-        source = render(kernel, target, conversions, specialization=describe_specs(specs),
-                        line_directives=line_directives, occupancy=occupancy)
-        check_shared_memory(kernel, target, arch or target.default_arch)
-        return Built(kernel, conversions, source, tuple(specs))
+              num_stages: int | None = None, arch: str | None = None) -> compiler.Artifact:
+        """The IR and source of one specialization (`compiler.transpile`)."""
+        return compiler.transpile(self, specs, target, self.options(
+            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
+            line_directives=line_directives))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, num_stages: int | None = None,
               arch: str | None = None):
-        """Frontend and passes: the tile IR that is rendered (and interpreted).  `arch`
-        (default: the target's) picks instructions: Hopper's wgmma needs sm_90."""
-        from tilecc.transpiler import frontend
-        from tilecc.transpiler.passes import run_passes
-
-        target = get_target(target)
-        if type(num_warps) is not int or num_warps < 1 or num_warps & (num_warps - 1) or \
-                num_warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32 (an int), got "
-                             f"{num_warps!r}")
-        num_stages = DEFAULT_NUM_STAGES if num_stages is None else num_stages
-        if type(num_stages) is not int or not 1 <= num_stages <= 8:
-            raise ValueError(f"num_stages must be an integer from 1 to 8, got {num_stages!r}")
-        kernel = frontend.parse(self.fn, specs, num_warps=num_warps, debug=self._debug(debug))
-        kernel.num_stages = num_stages
-        return kernel, run_passes(kernel, target, arch)
+        """Frontend and passes (`compiler.lower`): the tile IR the interpreter runs."""
+        return compiler.lower(self, specs, target, self.options(
+            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch))
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:
@@ -190,16 +152,10 @@ class JITFunction:
                 **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
         _check_arch(target, arch)
-        return compile_cached(self, self._specs(signature, constexprs), get_target(target), arch,
-                              num_warps, debug, num_stages)[0]
+        return compiler.compile(self, self._specs(signature, constexprs), target, self.options(
+            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch)).binary
 
     # --- launching -------------------------------------------------------------------------------
-    def _compile_specs(self, specs, target: Target, arch: str | None, num_warps: int,
-                       debug: bool | None, num_stages: int | None = None) -> tuple[Any, str]:
-        """`compile_cached` for this kernel: how `runtime.launch` (which does not import
-        this module) compiles what it launches."""
-        return compile_cached(self, specs, target, arch, num_warps, debug, num_stages)
-
     def __getitem__(self, grid) -> Callable:
         """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
         Bound launches are kept per grid tuple (normalized once), so a warm
@@ -325,8 +281,6 @@ def _check_arch(target: Target | str, arch: str | None) -> None:
     check), before anything is compiled."""
     if arch is None:
         return
-    from tilecc.cli_input import arch_problem
-
     problem = arch_problem(get_target(target).name, arch, "arch", 'target="{}"')
     if problem:
         raise ValueError(problem)
@@ -380,156 +334,3 @@ def _resolve_dotted(fn: Callable, text: str) -> Any:
         if obj is None:
             return None
     return obj
-
-
-def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:
-    """Raise OutOfResources where a program of the rendered `kernel` needs more shared
-    memory than one may have on `arch`: before the native compiler runs, instead of a
-    ptxas error or a failed launch (a launch checks the device's own number again)."""
-    from tilecc.transpiler.target import shared_memory_limit
-
-    limit = shared_memory_limit(target, arch)
-    required = kernel.static_shared_bytes + kernel.shared_bytes
-    if required <= limit:
-        return
-    uses = "".join(f"\n  {u}" for u in kernel.shared_uses)
-    raise OutOfResources(required, limit, "shared memory", details=(
-        f"{kernel.name} (num_warps={kernel.num_warps}, num_stages={kernel.num_stages}) needs "
-        f"{required} bytes of shared memory per program; {arch} allows {limit}:{uses}"))
-
-
-# --- compiling through the disk cache --------------------------------------------------------
-
-_binaries: dict[str, tuple[Any, str]] = {}  # this process's compiled binaries, by key digest
-
-
-def compile_cached(jit_fn: JITFunction, specs, target: Target, arch: str | None, num_warps: int,
-                   debug: bool | None, num_stages: int | None = None) -> tuple[Any, str]:
-    """(Binary, kernel symbol) for one specialization: from this process's memory, else from
-    the disk cache, else transpiled, compiled and published there.  Used by
-    `kernel.compile` and by the GPU launch, so both share entries."""
-    from tilecc.runtime import cache
-    from tilecc.runtime.binary import Binary
-
-    arch = arch or target.default_arch
-    debug = jit_fn._debug(debug)
-    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
-               "line_directives": True, "options": ["-lineinfo"] if target.name == "cuda" else []}
-    key = cache.kernel_key(jit_fn.fingerprint, specs, target.name, arch, options)
-    hit = _binaries.get(key.digest)  # verified when it was read from disk: not again
-    if hit is not None:
-        return hit
-    dump = cache.dump_dir()
-    entry = cache.load("kernels", key) if dump is None else None  # dumps need a build
-    if entry is not None and "binary" in entry.blobs:
-        m = entry.meta
-        binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
-                        m.get("shared_bytes", 0))
-        hit = _binaries[key.digest] = (binary, m["name"])
-        return hit
-    built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
-                         num_stages=num_stages, arch=arch)
-    binary = compile_source(built, target, arch)
-    if built.kernel.min_programs and _spills(binary.log):
-        # the programs per SM asked of ptxas cost register spills: not worth them
-        built = jit_fn.build(list(specs), target, num_warps, debug=debug, line_directives=True,
-                             num_stages=num_stages, arch=arch, occupancy=False)
-        binary = compile_source(built, target, arch)
-    binary = binary._replace(shared_bytes=built.kernel.shared_bytes)
-    name = built.kernel.symbol  # what the driver looks up (the Python name where C++ takes it)
-    cache.store("kernels", key, {"name": name, "target": binary.target, "arch": binary.arch,
-                                 "log": binary.log, "num_warps": num_warps,
-                                 "shared_bytes": binary.shared_bytes,
-                                 "kernel": f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
-                                 "specialization": describe_specs(specs)},
-                {"source": built.source.encode(), "binary": binary.data})
-    if dump is not None:
-        _dump(built, binary, target, arch, key.digest)
-    hit = _binaries[key.digest] = (binary, name)
-    return hit
-
-
-def _spills(log: str) -> bool:
-    return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
-
-
-def _dump(built: Built, binary, target: Target, arch: str, key: str) -> None:
-    from tilecc.runtime import cache
-    from tilecc.transpiler.ir import format_kernel
-
-    name = built.kernel.symbol  # an ASCII file name
-    ext = "cu" if target.name == "cuda" else "hip"
-    files: dict[str, Any] = {"ir.txt": format_kernel(built.kernel), f"{name}.{ext}": built.source,
-                             f"{name}.{'cubin' if ext == 'cu' else 'hsaco'}": binary.data,
-                             "compile.log": binary.log}
-    if target.name == "cuda":
-        try:
-            files[f"{name}.ptx"] = _ptx(built.source, arch, name)
-        except Exception as e:  # the dump is for inspection; never fail a build over it
-            files["ptx-error.txt"] = str(e)
-    cache.dump(name, key, files)
-
-
-def _ptx(source: str, arch: str, name: str) -> str:
-    from cupy.cuda import nvrtc
-
-    from tilecc.transpiler.render import INCLUDE_DIR
-
-    prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
-    try:
-        nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
-                                    f"-I{INCLUDE_DIR}", "-lineinfo"])
-        ptx = nvrtc.getPTX(prog)
-        return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
-    finally:
-        nvrtc.destroyProgram(prog)
-
-
-def describe_specs(specs) -> list[str]:
-    out = []
-    for s in specs:
-        if s.is_constexpr:
-            out.append(f"{s.name} = {s.constexpr!r} (constexpr)")
-        elif s.equals_one:
-            out.append(f"{s.name} = 1 (specialized: the argument was 1)")
-        elif s.type.is_ptr():
-            out.append(f"{s.name}: *{s.type.element_ty.name}" +
-                       (" (16-byte aligned)" if s.divisible_by_16 else ""))
-        else:
-            out.append(f"{s.name}: {s.type.name}" + (" (multiple of 16)" if s.divisible_by_16
-                                                      else ""))
-    return out
-
-
-_LOG_LINE = re.compile(r"^(?P<file>[^\s(:]+\.py)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+):(?:\d+:)?)\s*"
-                       r"(?P<what>error|warning)?:?\s*(?P<msg>.*)$")
-
-
-def compile_source(built: Built, target: Target, arch: str | None):
-    """NVRTC / hiprtc on rendered source (with #line directives); compile errors become
-    CompilationErrors at the user's Python line."""
-    from tilecc.runtime import native_compile as NC
-    from tilecc.transpiler.render import INCLUDE_DIR
-
-    arch = arch or target.default_arch
-    if built.kernel.arch_specific and not arch.endswith("a"):
-        arch += "a"  # wgmma is an sm_90a feature: compiled for exactly this architecture
-    options = [f"-I{INCLUDE_DIR}"]
-    try:
-        if target.name == "cuda":
-            return NC.compile_cuda(built.source, arch=arch, options=options + ["-lineinfo"],
-                                   filename=f"{built.kernel.symbol}.cu")
-        return NC.compile_hip(built.source, arch=arch, options=options,
-                              filename=f"{built.kernel.symbol}.hip")
-    except NC.NativeCompileError as e:
-        loc, message = None, ""
-        for line in e.log.splitlines():
-            m = _LOG_LINE.match(line.strip())
-            if m and (m.group("what") == "error" or "error" in line):
-                loc = Loc(m.group("file"), int(m.group("l1") or m.group("l2")), 0,
-                          built.kernel.name)
-                message = m.group("msg")
-                break
-        raise CompilationError(f"{target.name} compiler ({arch}) rejected the generated code: "
-                               f"{message or 'see the log'}\n--- compiler log ---\n{e.log}",
-                               loc, log=e.log) from None

@@ -2,8 +2,8 @@
 
 CuPy's binding (`cupy.cuda.nvrtc`) imports CuPy as a whole to find the library, 100–400 ms
 that a process's first compile would wait for; the library's file is already known here
-(the disk cache stamps NVRTC's identity from it, `cache.nvrtc_files`).  The interface is
-that subset of CuPy's binding, so `native_compile` uses either: CuPy's where no library
+(the disk cache stamps NVRTC's identity from it, `nvrtc_location.py`).  The interface is that
+subset of CuPy's binding, so `native_compile` uses either: CuPy's where no library
 file is found.
 """
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import os
 from functools import lru_cache
+
+from tilecc.runtime.nvrtc_location import nvrtc_files
 
 
 class NVRTCError(RuntimeError):
@@ -22,8 +24,6 @@ class NVRTCError(RuntimeError):
 
 @lru_cache(maxsize=None)
 def _lib() -> ctypes.CDLL:
-    from tilecc.runtime.cache import nvrtc_files
-
     names = [p for p in nvrtc_files() if os.path.basename(p).startswith("libnvrtc.so")]
     if not names:
         raise OSError("no libnvrtc.so found (pip install nvidia-cuda-nvrtc)")

@@ -624,12 +624,11 @@ def _include_options(target: str) -> list[str]:
 def precompile(prog: Program, kernel, arch: str) -> None:
     """Compile (into the disk cache) the specialization a launch with `prog`'s arguments
     picks, so that a process that only launches finds it there."""
-    from tilecc.runtime.jit import compile_cached
-    from tilecc.transpiler.target import get_target
+    from tilecc.runtime import compiler
 
     values, _ = kernel.bind(tuple(prog.make_args()), {"num_warps": prog.num_warps})
     specs, _ = kernel.specs_for(values)
-    compile_cached(kernel, specs, get_target("cuda"), arch, prog.num_warps, None)
+    compiler.compile(kernel, specs, "cuda", kernel.options(num_warps=prog.num_warps, arch=arch))
 
 
 def _to_device(a: np.ndarray):

@@ -8,29 +8,20 @@ receive the tracer (for `.b`, the emitter, and `.error`) and the bound arguments
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any
 
 import libcst as cst
 
 from tilecc.language import core as L
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
+from tilecc.transpiler.builtin_registry import HANDLERS, constant, handles, kernel_value
 from tilecc.transpiler.ir import Type, Value
 from tilecc.transpiler.semantic import Const
 
-_HANDLERS: dict[str, Callable] = {}
-
-
-def handles(*names: str):
-    def register(fn):
-        for n in names:
-            _HANDLERS[n] = fn
-        return fn
-    return register
-
 
 def is_builtin(short_name: str) -> bool:
-    return short_name in _HANDLERS
+    return short_name in HANDLERS
 
 
 def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) -> Any:
@@ -43,7 +34,7 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
         if len(args) != 1 or not isinstance(args[0], Const):
             raise tracer.error(node, "tl.pointer_type() takes a dtype")
         return Const(D.pointer_type(args[0].value))
-    handler = _HANDLERS.get(short)
+    handler = HANDLERS.get(short)
     if handler is None:
         raise tracer.error(node, f"tl.{short} is not supported by tilecc")
     stub = getattr(L, short)
@@ -57,22 +48,9 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     return handler(tracer, short, **arguments)
 
 
-def _const(x: Any, what: str) -> Any:
-    if not isinstance(x, Const):
-        raise TypeError(f"{what} must be a compile-time constant (constexpr)")
-    return x.value
-
-
-def _value(tracer, x: Any, what: str) -> Value | Const:
-    if isinstance(x, Value) or S.is_number(x):
-        return x
-    raise TypeError(f"{what} must be a kernel value, got {x.value!r}"
-                    if isinstance(x, Const) else f"{what} must be a kernel value")
-
-
 @handles("program_id", "num_programs")
 def _program_geometry(tracer, name, axis):
-    axis = _const(axis, "axis")
+    axis = constant(axis, "axis")
     if axis not in (0, 1, 2):
         raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
     return tracer.b.emit(name, [], Type(D.int32), axis=axis)
@@ -80,7 +58,7 @@ def _program_geometry(tracer, name, axis):
 
 @handles("arange")
 def _arange(tracer, name, start, end):
-    start, end = _const(start, "tl.arange start"), _const(end, "tl.arange end")
+    start, end = constant(start, "tl.arange start"), constant(end, "tl.arange end")
     if not (isinstance(start, int) and isinstance(end, int)):
         raise TypeError("tl.arange bounds must be integers")
     n = end - start
@@ -103,7 +81,7 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
         if not (isinstance(other, Const) and other.value is None):
             raise ValueError("tl.load: `other` needs a `mask`")
     else:
-        m = S.truthy(b, _value(tracer, mask, "mask"))
+        m = S.truthy(b, kernel_value(tracer, mask, "mask"))
         if isinstance(m, Const):
             if not m.value:
                 raise ValueError("tl.load with a mask that is always false loads nothing")
@@ -116,7 +94,7 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
                                    "that broadcasts to it along size-1 axes)")
             operands.append(S.splat(b, m, shape))
             if not (isinstance(other, Const) and other.value is None):
-                o = S.cast(b, _value(tracer, other, "other"), elem)
+                o = S.cast(b, kernel_value(tracer, other, "other"), elem)
                 operands.append(S.splat(b, o, shape))
     return b.emit("load", operands, pointer.type.with_dtype(elem))
 
@@ -145,7 +123,7 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
-    v = S.cast(b, _value(tracer, value, "value"), elem)
+    v = S.cast(b, kernel_value(tracer, value, "value"), elem)
     shape, ptr_shape = v.type.shape, pointer.type.shape
     if v.type.is_block and not _fits(shape, ptr_shape):
         if not pointer.type.is_block:
@@ -158,7 +136,7 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
                            "size-1 axes), or build pointers of the value's shape")
     operands = [pointer, S.splat(b, v, pointer.type.shape)]
     if not (isinstance(mask, Const) and mask.value is None):
-        m = S.truthy(b, _value(tracer, mask, "mask"))
+        m = S.truthy(b, kernel_value(tracer, mask, "mask"))
         if isinstance(m, Const):
             if not m.value:
                 return Const(None)
@@ -175,33 +153,33 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
 
 @handles("where")
 def _where(tracer, name, condition, x, y):
-    return S.where(tracer.b, _value(tracer, condition, "condition"), _value(tracer, x, "x"),
-                   _value(tracer, y, "y"))
+    return S.where(tracer.b, kernel_value(tracer, condition, "condition"), kernel_value(tracer, x, "x"),
+                   kernel_value(tracer, y, "y"))
 
 
 @handles("minimum", "maximum")
 def _min_max(tracer, name, x, y, propagate_nan):
     fn = "min" if name == "minimum" else "max"
-    return S.min_max(tracer.b, fn, _value(tracer, x, "x"), _value(tracer, y, "y"))
+    return S.min_max(tracer.b, fn, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
 
 
 @handles("cast")
 def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
-    to = _const(dtype, "dtype")
+    to = constant(dtype, "dtype")
     if not isinstance(to, D.dtype):
         raise TypeError(f"expected a dtype, got {to!r}")
-    return S.cast(tracer.b, _value(tracer, input, "input"), to, bool(_const(bitcast, "bitcast")))
+    return S.cast(tracer.b, kernel_value(tracer, input, "input"), to, bool(constant(bitcast, "bitcast")))
 
 
 @handles("fma")
 def _fma(tracer, name, x, y, z):
-    return S.fma(tracer.b, _value(tracer, x, "x"), _value(tracer, y, "y"), _value(tracer, z, "z"))
+    return S.fma(tracer.b, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"), kernel_value(tracer, z, "z"))
 
 
 @handles("cdiv")
 def _cdiv(tracer, name, x, div):
     b = tracer.b
-    x, div = _value(tracer, x, "x"), _value(tracer, div, "div")
+    x, div = kernel_value(tracer, x, "x"), kernel_value(tracer, div, "div")
     return S.binary(b, "floordiv", S.binary(b, "sub", S.binary(b, "add", x, div), Const(1)), div)
 
 
@@ -210,12 +188,12 @@ def _sigmoid(tracer, name, x):
     # Triton's definition, operator by operator, so types follow its rules exactly
     # (sigmoid of fp16 is fp32, because `1 / half` divides in fp32).
     b = tracer.b
-    e = S.math_unary(b, "exp", S.unary(b, "neg", _value(tracer, x, "x")))
+    e = S.math_unary(b, "exp", S.unary(b, "neg", kernel_value(tracer, x, "x")))
     return S.binary(b, "div", Const(1), S.binary(b, "add", Const(1), e))
 
 
 for _name in L.UNARY_MATH:
-    handles(_name)(lambda tracer, name, x: S.math_unary(tracer.b, name, _value(tracer, x, "x")))
+    handles(_name)(lambda tracer, name, x: S.math_unary(tracer.b, name, kernel_value(tracer, x, "x")))
 
 
 @handles("static_range", "range")
@@ -229,15 +207,15 @@ def _static_assert(tracer, name, cond, msg):
         raise TypeError("tl.static_assert needs a compile-time condition; use tl.device_assert "
                         "for run-time checks")
     if not cond.value:
-        raise ValueError(f"static assertion failed: {_const(msg, 'msg')}" if msg.value
+        raise ValueError(f"static assertion failed: {constant(msg, 'msg')}" if msg.value
                          else "static assertion failed")
     return Const(None)
 
 
 @handles("device_assert")
 def device_assert(tracer, name, cond, msg):
-    msg = _const(msg, "msg") if isinstance(msg, Const) else ""
-    c = S.truthy(tracer.b, _value(tracer, cond, "cond"))
+    msg = constant(msg, "msg") if isinstance(msg, Const) else ""
+    c = S.truthy(tracer.b, kernel_value(tracer, cond, "cond"))
     if isinstance(c, Const):
         if not c.value:
             raise ValueError(f"assertion is always false: {msg}")
@@ -248,8 +226,8 @@ def device_assert(tracer, name, cond, msg):
 
 @handles("multiple_of", "max_contiguous", "max_constancy")
 def _hint(tracer, name, input, values):
-    v = _value(tracer, input, "input")
-    n = _const(values, "values")
+    v = kernel_value(tracer, input, "input")
+    n = constant(values, "values")
     n = n[0] if isinstance(n, tuple) and len(n) == 1 else n
     if not isinstance(n, int) or n <= 0:
         raise TypeError(f"tl.{name} takes a positive integer")

@@ -11,9 +11,9 @@ from typing import Any
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtins import _const, _value, handles
+from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
 from tilecc.transpiler.ir import Op, Region, Type, Value
-from tilecc.transpiler.semantic import Const
+from tilecc.transpiler.semantic import Const, HelperRef
 
 
 def _ints(x: Any, what: str) -> tuple[int, ...]:
@@ -32,7 +32,7 @@ def _ints(x: Any, what: str) -> tuple[int, ...]:
 
 
 def _block(tracer, x: Any, what: str = "input") -> Value:
-    v = _value(tracer, x, what)
+    v = kernel_value(tracer, x, what)
     if isinstance(v, Const) or not v.type.is_block:
         raise TypeError(f"{what} must be a block")
     return v
@@ -49,13 +49,13 @@ def _axis(axis: int, rank: int) -> int:
 @handles("zeros", "full")
 def _full(tracer, name, shape, dtype, value=Const(0)):
     shape = _ints(shape, "shape")
-    d = _const(dtype, "dtype")
+    d = constant(dtype, "dtype")
     if not isinstance(d, D.dtype):
         raise TypeError(f"expected a dtype, got {d!r}")
     for n in shape:
         if n <= 0 or n & (n - 1):
             raise ValueError(f"block dimensions must be powers of 2, got {list(shape)}")
-    scalar = S.cast(tracer.b, _value(tracer, value, "value"), d)
+    scalar = S.cast(tracer.b, kernel_value(tracer, value, "value"), d)
     return S.splat(tracer.b, scalar, shape)
 
 
@@ -76,7 +76,7 @@ def expand_dims(b, x: Value, axis: int) -> Value:
 
 @handles("expand_dims")
 def _expand_dims(tracer, name, input, axis):
-    x = _value(tracer, input, "input")
+    x = kernel_value(tracer, input, "input")
     if isinstance(x, Const):
         x = S.to_value(tracer.b, x)
     for a in sorted(_ints(axis, "axis")):
@@ -87,13 +87,13 @@ def _expand_dims(tracer, name, input, axis):
 @handles("broadcast_to")
 def _broadcast_to(tracer, name, input, shape):
     # a Python number is a scalar of its literal type, as Triton's broadcast_to takes it
-    value = S.to_value(tracer.b, _value(tracer, input, "input"))
+    value = S.to_value(tracer.b, kernel_value(tracer, input, "input"))
     return S.splat(tracer.b, value, _ints(shape, "shape"))
 
 
 @handles("broadcast")
 def _broadcast(tracer, name, input, other):
-    a, c = (S.to_value(tracer.b, _value(tracer, v, "input")) for v in (input, other))
+    a, c = (S.to_value(tracer.b, kernel_value(tracer, v, "input")) for v in (input, other))
     shape = S.broadcast_shapes(a.type.shape, c.type.shape)
     return Const((S.splat(tracer.b, a, shape), S.splat(tracer.b, c, shape)))
 
@@ -135,7 +135,7 @@ def _permute(tracer, name, input, dims):
 
 @handles("join")
 def _join(tracer, name, a, b):
-    x, y = (S.to_value(tracer.b, _value(tracer, v, "input")) for v in (a, b))
+    x, y = (S.to_value(tracer.b, kernel_value(tracer, v, "input")) for v in (a, b))
     if x.dtype != y.dtype:
         raise TypeError(f"tl.join needs blocks of one dtype, got {x.dtype!r} and {y.dtype!r}")
     shape = S.broadcast_shapes(x.type.shape, y.type.shape)
@@ -195,8 +195,6 @@ def _combine_region(tracer, fn, dtypes: list[D.dtype], constexprs: dict) -> Regi
 
 
 def _combine_fn(x: Any):
-    from tilecc.transpiler.frontend import HelperRef
-
     ref = x.value if isinstance(x, Const) else x
     if isinstance(ref, HelperRef):
         return ref.fn
@@ -268,7 +266,7 @@ def _summand(tracer, input, dtype, promote_bf16: bool) -> Value:
     x = _block(tracer, input)
     if promote_bf16 and x.dtype == D.bfloat16:
         x = S.cast(tracer.b, x, D.float32)
-    out = _const(dtype, "dtype")
+    out = constant(dtype, "dtype")
     if out is None and x.dtype.is_int() and x.dtype.bits < 32:
         out = D.int32 if x.dtype.signed else D.uint32
     return S.cast(tracer.b, x, out) if out is not None else x
@@ -278,18 +276,18 @@ def _summand(tracer, input, dtype, promote_bf16: bool) -> Value:
 def _sum(tracer, name, input, axis, keep_dims, dtype):
     x = _summand(tracer, input, dtype, promote_bf16=False)
     return reduce_blocks(tracer, [x], _axis_value(axis), _std("_sum_combine"), {},
-                         bool(_const(keep_dims, "keep_dims")))[0]
+                         bool(constant(keep_dims, "keep_dims")))[0]
 
 
 def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dims):
     x = _block(tracer, input)
-    keep = bool(_const(keep_dims, "keep_dims"))
-    if x.dtype == D.bfloat16 or (x.dtype.bits < 32 and not _const(return_indices, "r")):
+    keep = bool(constant(keep_dims, "keep_dims"))
+    if x.dtype == D.bfloat16 or (x.dtype.bits < 32 and not constant(return_indices, "r")):
         # Triton reduces 16-bit floats in fp32 and narrow integers, unsigned ones too,
         # in int32 (with indices, only bfloat16 is widened)
         x = S.cast(tracer.b, x, D.float32 if x.dtype.is_floating() else D.int32)
     ax = _axis_value(axis)
-    if not _const(return_indices, "return_indices"):
+    if not constant(return_indices, "return_indices"):
         fn = _std("_max_combine" if name in ("max", "argmax") else "_min_combine")
         return reduce_blocks(tracer, [x], ax, fn, {}, keep)[0]
     rank, flat = len(x.type.shape), ax is None
@@ -298,7 +296,7 @@ def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dim
     idx = _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
     fn = _std("_argmax_combine" if name in ("max", "argmax") else "_argmin_combine")
     values, indices = reduce_blocks(tracer, [x, idx], ax, fn,
-                                    {"TIE_BREAK_LEFT": bool(_const(tie_break_left, "tie"))}, keep)
+                                    {"TIE_BREAK_LEFT": bool(constant(tie_break_left, "tie"))}, keep)
     if flat and keep:  # axis=None with keep_dims: shape (1,) * rank, as without indices
         values, indices = (reshape(tracer.b, r, (1,) * rank) for r in (values, indices))
     return Const((values, indices))
@@ -323,14 +321,14 @@ def _reduce(tracer, name, input, axis, combine_fn, keep_dims):
     inputs = list(input.value) if is_tuple else [input]
     blocks = [_block(tracer, x) for x in inputs]
     out = reduce_blocks(tracer, blocks, _axis_value(axis), _combine_fn(combine_fn), {},
-                        bool(_const(keep_dims, "keep_dims")))
+                        bool(constant(keep_dims, "keep_dims")))
     # a single block (a Value, no `.value`) gives a single result
     return Const(tuple(out)) if is_tuple else out[0]
 
 
 def _scan(tracer, inputs, axis, fn, reverse) -> list[Value]:
     return reduce_blocks(tracer, inputs, _axis_value(axis), fn, {}, kind="scan",
-                         reverse=bool(_const(reverse, "reverse")))
+                         reverse=bool(constant(reverse, "reverse")))
 
 
 @handles("cumsum")
@@ -378,8 +376,8 @@ def _atomic_common(tracer, op: str, pointer, sem, scope):
     if elem.name not in _ATOMIC_TYPES[op]:
         raise TypeError(f"tl.atomic_{op} does not support {elem!r} (supported: "
                         f"{', '.join(_ATOMIC_TYPES[op])})")
-    sem = _const(sem, "sem") or "acq_rel"
-    scope = _const(scope, "scope") or "gpu"
+    sem = constant(sem, "sem") or "acq_rel"
+    scope = constant(scope, "scope") or "gpu"
     if sem not in _SEMS or scope not in _SCOPES:
         raise ValueError(f"sem must be one of {_SEMS} and scope one of {_SCOPES}")
     return elem, {"sem": sem, "scope": scope}
@@ -389,11 +387,11 @@ def _atomic_rmw(tracer, name, pointer, val, mask, sem, scope):
     op = name[len("atomic_"):]
     elem, attrs = _atomic_common(tracer, op, pointer, sem, scope)
     b = tracer.b
-    v = S.cast(b, _value(tracer, val, "val"), elem)
+    v = S.cast(b, kernel_value(tracer, val, "val"), elem)
     shape = S.broadcast_shapes(pointer.type.shape, v.type.shape)
     operands = [S.splat(b, pointer, shape), S.splat(b, v, shape)]
     if not (isinstance(mask, Const) and mask.value is None):
-        m = S.truthy(b, _value(tracer, mask, "mask"))
+        m = S.truthy(b, kernel_value(tracer, mask, "mask"))
         operands.append(S.splat(b, S.to_value(b, m), shape))
     return b.emit("atomic", operands, Type(elem, shape), op=op, **attrs)
 
@@ -407,8 +405,8 @@ for _name in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or
 def _atomic_cas(tracer, name, pointer, cmp, val, sem, scope):
     elem, attrs = _atomic_common(tracer, "cas", pointer, sem, scope)
     b = tracer.b
-    c = S.cast(b, _value(tracer, cmp, "cmp"), elem)
-    v = S.cast(b, _value(tracer, val, "val"), elem)
+    c = S.cast(b, kernel_value(tracer, cmp, "cmp"), elem)
+    v = S.cast(b, kernel_value(tracer, val, "val"), elem)
     shape = S.broadcast_shapes(S.broadcast_shapes(pointer.type.shape, c.type.shape),
                                v.type.shape)
     operands = [S.splat(b, x, shape) for x in (pointer, c, v)]

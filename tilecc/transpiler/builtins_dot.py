@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtins import _const, _value, handles
+from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
 from tilecc.transpiler.ir import Type, Value
 from tilecc.transpiler.semantic import Const
 
@@ -25,7 +25,7 @@ PRECISIONS = ("tf32", "ieee")
 def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc,
          out_dtype):
     b = tracer.b
-    a, w = _value(tracer, input, "input"), _value(tracer, other, "other")
+    a, w = kernel_value(tracer, input, "input"), kernel_value(tracer, other, "other")
     if not (isinstance(a, Value) and isinstance(w, Value) and a.type.is_block and
             w.type.is_block and len(a.type.shape) == 2 and len(w.type.shape) == 2):
         raise TypeError("tl.dot needs two 2-D blocks")
@@ -44,7 +44,7 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         raise ValueError(f"tl.dot needs M, N >= 16 and K >= {min_k} for {ty} inputs, got "
                          f"M={m}, N={n}, K={k}")
     precision = _precision(input_precision, allow_tf32, ty)
-    out = _const(out_dtype, "out_dtype")
+    out = constant(out_dtype, "out_dtype")
     if not isinstance(out, D.dtype):
         raise TypeError(f"out_dtype must be a dtype, got {out!r}")
     if ty == "i8":
@@ -59,7 +59,7 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     if isinstance(acc, Const) and acc.value is None:
         c = S.splat(b, S.constant(b, 0, out), (m, n))
     else:
-        c = _value(tracer, acc, "acc")
+        c = kernel_value(tracer, acc, "acc")
         if isinstance(c, Const) or c.type.shape != (m, n):
             raise ValueError(f"tl.dot: acc must be a block of shape {[m, n]}")
         if c.dtype != out:
@@ -70,8 +70,8 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
 
 
 def _precision(input_precision, allow_tf32, ty: str) -> str:
-    p = _const(input_precision, "input_precision")
-    legacy = _const(allow_tf32, "allow_tf32")
+    p = constant(input_precision, "input_precision")
+    legacy = constant(allow_tf32, "allow_tf32")
     if p is not None and legacy is not None:
         raise ValueError("pass input_precision or allow_tf32, not both")
     if p is None:

@@ -24,10 +24,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tilecc import source
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
-from tilecc.language.core import constexpr as ConstexprClass
+from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
-from tilecc.transpiler.semantic import Const
+from tilecc.transpiler.semantic import Const, HelperRef
 from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
 
 
@@ -131,11 +131,6 @@ class OtherModule:
 
 
 @dataclass(frozen=True)
-class HelperRef:
-    fn: Callable  # the plain Python function of a @jit helper
-
-
-@dataclass(frozen=True)
 class PyBuiltin:
     name: str  # range, min, max
 
@@ -168,15 +163,13 @@ def canonical_name(qualname: str) -> str | None:
 
 def reference_for(obj: Any) -> Any:
     """What a global (or an attribute of a module) means inside a kernel."""
-    from tilecc.runtime.jit import JITFunction  # the runtime wraps kernels and helpers
-
     if isinstance(obj, ConstexprClass):
         return Const(obj.value)
     if obj is ConstexprClass:
         return TLRef("tl.constexpr")
     if isinstance(obj, (bool, int, float, str, type(None), D.dtype)):
         return Const(obj)
-    if isinstance(obj, JITFunction):
+    if isinstance(obj, KernelFunction):  # @tilecc.jit helpers, the standard library's
         return HelperRef(obj.fn)
     if isinstance(obj, types.ModuleType):
         name = canonical_name(obj.__name__)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 from functools import lru_cache
 
 import jinja2
@@ -39,46 +38,12 @@ INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
 
 @lru_cache(maxsize=None)
 def environment() -> jinja2.Environment:
-    """The one Jinja environment: a missing variable is an error, never an empty string."""
+    """The one Jinja environment: a missing variable is an error, never an empty string.
+    The runtime gives it a disk cache of compiled templates (`runtime/template_cache.py`)
+    before it renders; the transpiler itself keeps nothing on disk."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False, bytecode_cache=CompiledTemplates())
-
-
-class CompiledTemplates(jinja2.BytecodeCache):
-    """Templates compiled to Python bytecode, kept in tilecc's disk cache (verified,
-    published atomically, listed and cleared with the kernels): a process's first render
-    then skips Jinja's lexer, parser and code generator, 15-20 ms of a cold compile.
-    Jinja's bucket checks its own magic (Jinja and Python versions) and the template's
-    checksum, and the key has both too, so an edited template or another Python is a miss."""
-
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}  # bucket key -> template name, for `tilecc cache list`
-
-    def get_bucket(self, environment, name, filename, source):
-        bucket = super().get_bucket(environment, name, filename, source)
-        self.names[bucket.key] = name
-        return bucket
-
-    def _key(self, bucket: jinja2.bccache.Bucket) -> str:
-        from tilecc.runtime import cache
-
-        return cache.key_of("template", bucket.key, bucket.checksum, jinja2.__version__,
-                            sys.version)
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        from tilecc.runtime import cache
-
-        entry = cache.load("templates", self._key(bucket))
-        if entry is not None and "code" in entry.blobs:
-            bucket.bytecode_from_string(entry.blobs["code"])  # a stale one resets itself
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        from tilecc.runtime import cache
-
-        cache.store("templates", self._key(bucket),
-                    {"template": self.names.get(bucket.key, bucket.key)},
-                    {"code": bucket.bytecode_to_string()})
+                              autoescape=False)
 
 
 def _macros():
@@ -792,7 +757,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     Rendering only reads the IR; once the source is written, its products (shared memory
     taken, programs per SM asked, the C names used: `ir.RENDER_PRODUCTS`) are recorded on
     the kernel for the runtime."""
-    from tilecc import __version__
+    from tilecc.version import __version__
 
     # TILECC_CHECK_IR=1 (the test suite sets it): verify the IR the passes left, and check
     # that rendering only read it

@@ -29,6 +29,13 @@ class Const:
         return f"Const({self.value!r})"
 
 
+@dataclass(frozen=True)
+class HelperRef:
+    """A @jit helper named in a kernel (called, or passed as a combine function)."""
+
+    fn: Any  # the helper's plain Python function
+
+
 class Emitter(Protocol):
     def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value: ...
 

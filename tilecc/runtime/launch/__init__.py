@@ -27,11 +27,11 @@ runs: `JITFunction.bind`'s checks where binding is unusual, the generic `arg_key
 dict lookup, the launcher.  Anything that path does not read (NumPy scalars, host arrays,
 misspelt or defaulted arguments, a new dtype, device or alignment) takes the slow path:
 `JITFunction.specs_for` specializes from scratch with every check and error message, the
-kernel is compiled (through `JITFunction`, which owns the memory and disk caches) and
+kernel is compiled (`runtime.compiler.compile`, which owns the memory and disk caches) and
 loaded, and a launcher is built and cached under the warm key.
 
 This package does not import `tilecc.runtime.jit`: what it needs of a kernel comes with
-the kernel (`jit_fn.bind`, `jit_fn.specs_for`, `jit_fn._compile_specs`, ...).
+the kernel (`jit_fn.bind`, `jit_fn.specs_for`, `runtime.compiler.compile`, ...).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 
 from tilecc.errors import CompilationError, NoDeviceError
+from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
                                         LAUNCH_OPTIONS, ArgBuffer, _env_get, arg_key,
@@ -211,9 +212,11 @@ def _device_arch(device_id: int, backend: str) -> str:
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
     target = get_target(backend)
-    binary, name = jit_fn._compile_specs(specs, target, _device_arch(device_id, backend),
-                                         num_warps, debug, num_stages)
-    return _BACKENDS[backend].load(binary, name, num_warps * target.warp_size, device_id, specs)
+    art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
+        jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages,
+        arch=_device_arch(device_id, backend)))
+    return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
+                                   device_id, specs)
 
 
 def precompile(jit_fn, args: tuple, kwargs: dict):
@@ -225,5 +228,7 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
         specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
                                                                jit_fn._param_names])
         arch = _device_arch(device_id, backend)
-    return jit_fn._compile_specs(specs, get_target(backend), arch, options.get("num_warps", 4),
-                                 options.get("debug"), options.get("num_stages"))
+    art = compiler.compile(jit_fn, specs, backend, compiler.resolve_options(
+        jit_fn, num_warps=options.get("num_warps"), debug=options.get("debug"),
+        num_stages=options.get("num_stages"), arch=arch))
+    return art.binary, art.symbol

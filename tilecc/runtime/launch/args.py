@@ -21,7 +21,9 @@ import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.runtime.specialize import ArrayInfo
+from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
+from tilecc.transpiler.grid import normalize_grid
+from tilecc.transpiler.specialize import ArrayInfo
 
 # --- the interpreter switch, read cheaply -------------------------------------------------------
 
@@ -42,7 +44,6 @@ def interpret_requested() -> bool:
 
 # --- binding and launch options ----------------------------------------------------------------
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "debug")
 _NO = _MISSING = object()  # a launch option (or an argument) not given
 
 
@@ -79,32 +80,7 @@ def launch_key(key, num_warps=_NO, num_stages=_NO, debug=_NO):
     return (key, num_warps, num_stages, debug)
 
 
-# --- the grid ------------------------------------------------------------------------------------
-
-_GRID_X_MAX = (1 << 31) - 1
-_GRID_YZ_MAX = 65535
-
-
-def normalize_grid(g) -> tuple[int, int, int]:
-    """(x, y, z) from an int or a 1- to 3-tuple of non-negative sizes; errors name the
-    grid (CUDA's limits: x < 2**31, y and z <= 65535)."""
-    if isinstance(g, int):
-        g = (g,)
-    try:
-        g = tuple(int(x) for x in g)
-    except (TypeError, ValueError):
-        _bad_grid(g)
-    if not 1 <= len(g) <= 3 or min(g) < 0:
-        _bad_grid(g)
-    g = g + (1,) * (3 - len(g))
-    if g[0] > _GRID_X_MAX or g[1] > _GRID_YZ_MAX or g[2] > _GRID_YZ_MAX:
-        raise ValueError(f"grid {g} exceeds the GPU's limits (x < 2**31, y and z <= 65535)")
-    return g
-
-
-def _bad_grid(g):
-    raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {g}")
-
+# --- the grid (normalize_grid: transpiler/grid.py, which the interpreter shares) ---------------
 
 def resolve_grid(grid, named: dict, num_warps=_NO, num_stages=_NO, debug=_NO):
     """(x, y, z) of a grid as given at a launch: a callable gets the arguments by name,
@@ -118,7 +94,7 @@ def resolve_grid(grid, named: dict, num_warps=_NO, num_stages=_NO, debug=_NO):
         if debug is not _NO:
             meta["debug"] = debug
         if num_warps is _NO:
-            meta["num_warps"] = 4
+            meta["num_warps"] = DEFAULT_NUM_WARPS
         grid = grid(meta)
     return normalize_grid(grid)
 

@@ -1,0 +1,268 @@
+"""The compile entry: (kernel, specialization, options, target) -> Artifact.
+
+Every way tilecc turns a kernel into code goes through here: `kernel.source()` and
+`kernel.compile()`, a launch's first call (`runtime.launch`), the autotuner's candidates
+(which launch, or `precompile`), `tilecc emit`/`compile` and `tilecc export`.
+
+    options = resolve_options(kernel_fn, num_warps=8)         # checked, defaults filled in
+    art = transpile(kernel_fn, specs, "cuda", options)      # IR + source, no binary
+    art = compile(kernel_fn, specs, "cuda", options)        # + cubin / code object, cached
+
+`compile` answers from this process's memory, else from the disk cache (`runtime.cache`,
+keyed on the kernel's fingerprint, the specialization, the target, the architecture and
+the options the table marks `in_key`), else transpiles, runs NVRTC or hiprtc and
+publishes the result there.  `kernel_fn` is any `KernelFunction` with the runtime's
+`fingerprint` (a `JITFunction`); this module does not import `runtime.jit`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from tilecc.errors import CompilationError, Loc, OutOfResources
+from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options
+from tilecc.transpiler.specs import ArgSpec
+from tilecc.transpiler.target import Target, get_target
+
+# The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
+# whose kernels are all in the disk cache never loads it.
+if TYPE_CHECKING:
+    from tilecc.language.core import KernelFunction
+    from tilecc.runtime.binary import Binary
+    from tilecc.transpiler.ir import Kernel
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One specialization of a kernel, transpiled (and compiled, where `binary` is set)."""
+
+    symbol: str  # the kernel's name in the binary (the Python name where C++ takes it)
+    source: str  # the generated CUDA / HIP
+    specs: tuple[ArgSpec, ...]
+    target: str
+    arch: str
+    options: CompileOptions
+    binary: Binary | None = None  # None: transpiled only
+    kernel: Kernel | None = None  # the IR after the passes; None when the disk cache answered
+    conversions: list[str] = field(default_factory=list)  # layout conversions, described
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the disk cache files with the binary, and what `tilecc cache list` shows."""
+        return {"name": self.symbol, "target": self.target, "arch": self.arch,
+                "num_warps": self.options.num_warps,
+                "shared_bytes": self.binary.shared_bytes if self.binary else 0,
+                "log": self.binary.log if self.binary else "",
+                "specialization": describe_specs(self.specs)}
+
+
+# --- options ------------------------------------------------------------------------------------
+
+def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
+                    num_stages: int | None = None, debug: bool | None = None,
+                    arch: str | None = None, line_directives: bool = False) -> CompileOptions:
+    """The options of one compile, checked against the table (`runtime/options.py`) and
+    with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
+    TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
+    if debug is None:
+        debug = kernel_fn.debug
+    if debug is None:
+        debug = os.environ.get("TILECC_DEBUG", "0") == "1"
+    return CompileOptions(
+        num_warps=OPTIONS["num_warps"].check(OPTIONS["num_warps"].default
+                                             if num_warps is None else num_warps),
+        num_stages=OPTIONS["num_stages"].check(num_stages), debug=bool(debug), arch=arch,
+        line_directives=bool(line_directives))
+
+
+# --- transpiling ----------------------------------------------------------------------------------
+
+def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
+          options: CompileOptions):
+    """Frontend and passes: (the tile IR that is rendered and interpreted, the layout
+    conversions).  `options.arch` (default: the target's) picks instructions: Hopper's
+    wgmma needs sm_90."""
+    from tilecc.transpiler import frontend
+    from tilecc.transpiler.passes import run_passes
+
+    kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
+                            debug=options.debug)
+    kernel.num_stages = options.num_stages
+    return kernel, run_passes(kernel, get_target(target), options.arch)
+
+
+def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
+              options: CompileOptions, *, occupancy: bool = True) -> Artifact:
+    """The IR and the source of one specialization, no compiler run.  `occupancy`: ask
+    ptxas for the programs per SM the kernel wants (`compile` renders again without it
+    when that makes ptxas spill registers)."""
+    from tilecc.runtime import template_cache
+    from tilecc.transpiler.passes.layouts import check_registers
+    from tilecc.transpiler.render import render
+
+    target = get_target(target)
+    arch = options.arch or target.default_arch
+    kernel, conversions = lower(kernel_fn, specs, target, options)
+    check_registers(kernel)  # before rendering: such blocks take ptxas minutes
+    template_cache.install()
+    source = render(kernel, target, conversions, specialization=describe_specs(specs),
+                    line_directives=options.line_directives, occupancy=occupancy)
+    check_shared_memory(kernel, target, arch)
+    return Artifact(kernel.symbol, source, tuple(specs), target.name, arch, options,
+                    kernel=kernel, conversions=conversions)
+
+
+# --- compiling, through the caches ----------------------------------------------------------------
+
+_compiled: dict[str, Artifact] = {}  # this process's compiled artifacts, by key digest
+
+
+def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...],
+            target: Target | str, options: CompileOptions) -> Artifact:
+    """One specialization compiled to a cubin (CUDA) or code object (HIP): from this
+    process's memory, else from the disk cache, else transpiled, compiled and published
+    there.  The runtime always compiles with #line directives (and -lineinfo on CUDA), so
+    compiler errors and profilers point at the user's lines."""
+    from tilecc.runtime import cache
+    from tilecc.runtime.binary import Binary
+
+    target = get_target(target)
+    options = replace(options, arch=options.arch or target.default_arch, line_directives=True)
+    key_options = compile_key_options(options.num_warps, options.num_stages, options.debug,
+                                      target.name)
+    key = cache.kernel_key(kernel_fn.fingerprint, specs, target.name, options.arch,
+                           key_options)
+    hit = _compiled.get(key.digest)  # verified when it was read from disk: not again
+    if hit is not None:
+        return hit
+    dump = cache.dump_dir()
+    entry = cache.load("kernels", key) if dump is None else None  # dumps need a build
+    if entry is not None and "binary" in entry.blobs:
+        m = entry.meta
+        binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
+                        m.get("shared_bytes", 0))
+        source = entry.blobs["source"].decode() if "source" in entry.blobs else ""
+        hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
+                                               options.arch, options, binary)
+        return hit
+    art = transpile(kernel_fn, list(specs), target, options)
+    binary = compile_source(art, target)
+    if art.kernel.min_programs and _spills(binary.log):
+        # the programs per SM asked of ptxas cost register spills: not worth them
+        art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
+        binary = compile_source(art, target)
+    art = replace(art, binary=binary._replace(shared_bytes=art.kernel.shared_bytes))
+    fn = kernel_fn.fn
+    cache.store("kernels", key, {**art.metadata, "kernel": f"{fn.__module__}.{fn.__qualname__}"},
+                {"source": art.source.encode(), "binary": art.binary.data})
+    if dump is not None:
+        _dump(art, key.digest)
+    hit = _compiled[key.digest] = art
+    return hit
+
+
+def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:
+    """Raise OutOfResources where a program of the rendered `kernel` needs more shared
+    memory than one may have on `arch`: before the native compiler runs, instead of a
+    ptxas error or a failed launch (a launch checks the device's own number again)."""
+    from tilecc.transpiler.target import shared_memory_limit
+
+    limit = shared_memory_limit(target, arch)
+    required = kernel.static_shared_bytes + kernel.shared_bytes
+    if required <= limit:
+        return
+    uses = "".join(f"\n  {u}" for u in kernel.shared_uses)
+    raise OutOfResources(required, limit, "shared memory", details=(
+        f"{kernel.name} (num_warps={kernel.num_warps}, num_stages={kernel.num_stages}) needs "
+        f"{required} bytes of shared memory per program; {arch} allows {limit}:{uses}"))
+
+
+_LOG_LINE = re.compile(r"^(?P<file>[^\s(:]+\.py)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+):(?:\d+:)?)\s*"
+                       r"(?P<what>error|warning)?:?\s*(?P<msg>.*)$")
+
+
+def compile_source(art: Artifact, target: Target) -> Binary:
+    """NVRTC / hiprtc on an artifact's source (with #line directives); compile errors
+    become CompilationErrors at the user's Python line."""
+    from tilecc.runtime import native_compile as NC
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    arch = art.arch
+    if art.kernel.arch_specific and not arch.endswith("a"):
+        arch += "a"  # wgmma is an sm_90a feature: compiled for exactly this architecture
+    options = [f"-I{INCLUDE_DIR}"]
+    try:
+        if target.name == "cuda":
+            return NC.compile_cuda(art.source, arch=arch, options=options + ["-lineinfo"],
+                                   filename=f"{art.symbol}.cu")
+        return NC.compile_hip(art.source, arch=arch, options=options,
+                              filename=f"{art.symbol}.hip")
+    except NC.NativeCompileError as e:
+        loc, message = None, ""
+        for line in e.log.splitlines():
+            m = _LOG_LINE.match(line.strip())
+            if m and (m.group("what") == "error" or "error" in line):
+                loc = Loc(m.group("file"), int(m.group("l1") or m.group("l2")), 0,
+                          art.kernel.name)
+                message = m.group("msg")
+                break
+        raise CompilationError(f"{target.name} compiler ({arch}) rejected the generated code: "
+                               f"{message or 'see the log'}\n--- compiler log ---\n{e.log}",
+                               loc, log=e.log) from None
+
+
+def _spills(log: str) -> bool:
+    return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
+
+
+def _dump(art: Artifact, key: str) -> None:
+    """TILECC_DUMP: the IR, the source, the binary, the log (and PTX) of a build."""
+    from tilecc.runtime import cache
+    from tilecc.transpiler.ir import format_kernel
+
+    name = art.symbol  # an ASCII file name
+    ext = "cu" if art.target == "cuda" else "hip"
+    files: dict[str, Any] = {"ir.txt": format_kernel(art.kernel), f"{name}.{ext}": art.source,
+                             f"{name}.{'cubin' if ext == 'cu' else 'hsaco'}": art.binary.data,
+                             "compile.log": art.binary.log}
+    if art.target == "cuda":
+        try:
+            files[f"{name}.ptx"] = _ptx(art.source, art.arch, name)
+        except Exception as e:  # the dump is for inspection; never fail a build over it
+            files["ptx-error.txt"] = str(e)
+    cache.dump(name, key, files)
+
+
+def _ptx(source: str, arch: str, name: str) -> str:
+    from cupy.cuda import nvrtc
+
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
+                                    f"-I{INCLUDE_DIR}", "-lineinfo"])
+        ptx = nvrtc.getPTX(prog)
+        return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def describe_specs(specs) -> list[str]:
+    """The specialization in words, a line per parameter (the source's header comment)."""
+    out = []
+    for s in specs:
+        if s.is_constexpr:
+            out.append(f"{s.name} = {s.constexpr!r} (constexpr)")
+        elif s.equals_one:
+            out.append(f"{s.name} = 1 (specialized: the argument was 1)")
+        elif s.type.is_ptr():
+            out.append(f"{s.name}: *{s.type.element_ty.name}" +
+                       (" (16-byte aligned)" if s.divisible_by_16 else ""))
+        else:
+            out.append(f"{s.name}: {s.type.name}" + (" (multiple of 16)" if s.divisible_by_16
+                                                      else ""))
+    return out

@@ -1,0 +1,142 @@
+"""Compile options: the one table of what a kernel is compiled with.
+
+Each `Option` says its default, how a value is checked (with the message every entry —
+the Python API, the launch, the command line, export, the autotuner — reports), whether a
+launch takes it as a keyword argument (`kernel[grid](..., num_warps=8)`), and whether it
+enters the kernel's cache key.  A new option is one row here, plus what reads it.
+
+    OPTIONS["num_warps"].check(8)          # the value, or ValueError with the message
+    CompileOptions(num_warps=8, ...)       # one compile's options (`compiler.resolve_options`)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
+
+
+def _num_warps_problem(n: Any) -> str | None:
+    if type(n) is not int or n < 1 or n & (n - 1) or n > 32:
+        return f"num_warps must be a power of 2 between 1 and 32 (an int), got {n!r}"
+    return None
+
+
+def _num_stages_problem(n: Any) -> str | None:
+    if type(n) is not int or not 1 <= n <= 8:
+        return f"num_stages must be an integer from 1 to 8, got {n!r}"
+    return None
+
+
+def _target_problem(t: Any) -> str | None:
+    from tilecc.transpiler.target import TARGETS, Target
+
+    if not isinstance(t, Target) and t not in TARGETS:
+        return f"unknown target {t!r}; choose one of {sorted(TARGETS)}"  # get_target's
+    return None
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: Any  # None: decided later (debug: the kernel's or TILECC_DEBUG; arch: the target's)
+    problem: Callable[[Any], str | None]  # what is wrong with a value (None: nothing)
+    launch: bool  # a launch takes it as a keyword argument, next to the kernel's own
+    in_key: bool  # it enters the kernel's cache key (memory and disk)
+    doc: str
+    none_is_default: bool = True  # an explicit None means the default (else it is checked)
+
+    def check(self, value: Any) -> Any:
+        """`value` (the default for None where that is allowed), or ValueError with the
+        option's message."""
+        if value is None and self.none_is_default:
+            return self.default
+        problem = self.problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+OPTIONS: dict[str, Option] = {o.name: o for o in (
+    Option("num_warps", DEFAULT_NUM_WARPS, _num_warps_problem, launch=True, in_key=True,
+           doc="warps per program: a program is num_warps x warp_size threads",
+           none_is_default=False),
+    Option("num_stages", DEFAULT_NUM_STAGES, _num_stages_problem, launch=True, in_key=True,
+           doc="shared-memory stages of tl.dot's pipelined operands"),
+    Option("debug", None, lambda v: None, launch=True, in_key=True,
+           doc="keep tl.device_assert checks (None: @jit(debug=...), else TILECC_DEBUG=1)"),
+    Option("target", "cuda", _target_problem, launch=False, in_key=True,
+           doc="'cuda' or 'hip' (a launch takes the arrays' device's)"),
+    Option("arch", None, lambda v: None, launch=False, in_key=True,
+           doc="sm_80, sm_90, gfx90a, ... (None: the device's, or the target's default); "
+               "checked against the target by arch_problem"),
+    Option("line_directives", False, lambda v: None, launch=False, in_key=True,
+           doc="#line directives back to the .py file (the runtime always compiles with "
+               "them, so compiler errors and profilers point at the user's lines)"),
+)}
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """The options of one compile, checked and resolved: `compiler.resolve_options` makes
+    them from what a caller gives (the kernel's own `debug` included)."""
+
+    num_warps: int = DEFAULT_NUM_WARPS
+    num_stages: int = DEFAULT_NUM_STAGES
+    debug: bool = False
+    arch: str | None = None  # None: the target's default (a launch gives the device's)
+    line_directives: bool = False
+
+
+# What a launch takes besides the kernel's arguments, in the order of the warm keys
+# (`launch/args.launch_key`) and of the generated warm launch's parameters.
+LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch)
+
+
+def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
+                        target: str) -> dict[str, Any]:
+    """The options part of a compiled kernel's cache key (`cache.kernel_key`): the options
+    that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA)."""
+    return {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
+            "line_directives": True, "options": ["-lineinfo"] if target == "cuda" else []}
+
+
+# --- architectures --------------------------------------------------------------------------
+
+_ARCH = {"cuda": (re.compile(r"sm_\d{2,3}[af]?"), "sm_80, sm_90, sm_90a, sm_100, ..."),
+         "hip": (re.compile(r"gfx[0-9a-f]{3,4}(:[a-z0-9-]+[+-])*"), "gfx90a, gfx942, gfx1100, ...")}
+
+
+def arch_problem(target: str, arch: str | None, flag: str = "--arch",
+                 use_target: str = "--target {}") -> str | None:
+    """What is wrong with `arch` for `target` (None: nothing), as one line that lists valid
+    ones.  `flag` and `use_target` spell the option as the caller takes it (the command
+    line's `--arch`, the Python API's `arch`)."""
+    if arch is None:
+        return None
+    pattern, examples = _ARCH[target]
+    if not isinstance(arch, str) or not pattern.fullmatch(arch):
+        other = [t for t, (p, _) in _ARCH.items()
+                 if t != target and isinstance(arch, str) and p.fullmatch(arch)]
+        hint = (f" ({arch} is a {other[0]} architecture: use {use_target.format(other[0])})"
+                if other else "")
+        return (f"{flag} {arch!r} is not a {target} architecture{hint}; give one such as "
+                f"{examples}")
+    if target == "cuda":
+        supported = _nvrtc_archs()
+        if supported and arch.rstrip("af") not in supported:
+            return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
+                    f"{', '.join(supported)}")
+    return None
+
+
+def _nvrtc_archs() -> list[str]:
+    """The architectures the NVRTC tilecc uses compiles for ([] where it cannot say)."""
+    try:
+        from tilecc.runtime.native_compile import _nvrtc
+
+        return [f"sm_{n}" for n in _nvrtc().getSupportedArchs()]
+    except Exception:  # no NVRTC, or one without the call: the compile will tell
+        return []

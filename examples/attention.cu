@@ -257,15 +257,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk / 4 * 512 + kk % 4 * 2);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                     : "+f"(qk[0]), "+f"(qk[1]), "+f"(qk[16]), "+f"(qk[17]), "+f"(qk[2]), "+f"(qk[3]), "+f"(qk[18]), "+f"(qk[19]),
-                       "+f"(qk[4]), "+f"(qk[5]), "+f"(qk[20]), "+f"(qk[21]), "+f"(qk[6]), "+f"(qk[7]), "+f"(qk[22]), "+f"(qk[23]),
-                       "+f"(qk[8]), "+f"(qk[9]), "+f"(qk[24]), "+f"(qk[25]), "+f"(qk[10]), "+f"(qk[11]), "+f"(qk[26]), "+f"(qk[27]),
-                       "+f"(qk[12]), "+f"(qk[13]), "+f"(qk[28]), "+f"(qk[29]), "+f"(qk[14]), "+f"(qk[15]), "+f"(qk[30]), "+f"(qk[31])
-                     : "l"(a_desc0), "l"(b_desc), "r"(1));
+        tc::wgmma_m64n64k16_f16_ss<0>(qk, qk + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
@@ -361,15 +355,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk * 128);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
         const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]), tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]), tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]), tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[18]), "+f"(acc_1[19]),
-                       "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[22]), "+f"(acc_1[23]),
-                       "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[26]), "+f"(acc_1[27]),
-                       "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[30]), "+f"(acc_1[31])
-                     : "r"(a_frag0[0]), "r"(a_frag0[1]), "r"(a_frag0[2]), "r"(a_frag0[3]), "l"(b_desc), "r"(1));
+        tc::wgmma_m64n64k16_f16_rs<1>(acc_1, acc_1 + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers

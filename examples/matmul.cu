@@ -221,32 +221,12 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk * 128);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk * 2);
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-                     : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[2]), "+f"(accumulator[3]), "+f"(accumulator[34]), "+f"(accumulator[35]),
-                       "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[36]), "+f"(accumulator[37]), "+f"(accumulator[6]), "+f"(accumulator[7]), "+f"(accumulator[38]), "+f"(accumulator[39]),
-                       "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[40]), "+f"(accumulator[41]), "+f"(accumulator[10]), "+f"(accumulator[11]), "+f"(accumulator[42]), "+f"(accumulator[43]),
-                       "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[44]), "+f"(accumulator[45]), "+f"(accumulator[14]), "+f"(accumulator[15]), "+f"(accumulator[46]), "+f"(accumulator[47]),
-                       "+f"(accumulator[16]), "+f"(accumulator[17]), "+f"(accumulator[48]), "+f"(accumulator[49]), "+f"(accumulator[18]), "+f"(accumulator[19]), "+f"(accumulator[50]), "+f"(accumulator[51]),
-                       "+f"(accumulator[20]), "+f"(accumulator[21]), "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[22]), "+f"(accumulator[23]), "+f"(accumulator[54]), "+f"(accumulator[55]),
-                       "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[26]), "+f"(accumulator[27]), "+f"(accumulator[58]), "+f"(accumulator[59]),
-                       "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[30]), "+f"(accumulator[31]), "+f"(accumulator[62]), "+f"(accumulator[63])
-                     : "l"(a_desc0), "l"(b_desc), "r"(1));
-        // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice; registers in the instruction's order
+        tc::wgmma_m64n128k16_f16_ss<1>(accumulator, accumulator + 32, a_desc0, b_desc);
+        // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
         const unsigned long long a_desc1 = a_desc1_0 + (kk * 2);
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-                     : "+f"(accumulator[64]), "+f"(accumulator[65]), "+f"(accumulator[96]), "+f"(accumulator[97]), "+f"(accumulator[66]), "+f"(accumulator[67]), "+f"(accumulator[98]), "+f"(accumulator[99]),
-                       "+f"(accumulator[68]), "+f"(accumulator[69]), "+f"(accumulator[100]), "+f"(accumulator[101]), "+f"(accumulator[70]), "+f"(accumulator[71]), "+f"(accumulator[102]), "+f"(accumulator[103]),
-                       "+f"(accumulator[72]), "+f"(accumulator[73]), "+f"(accumulator[104]), "+f"(accumulator[105]), "+f"(accumulator[74]), "+f"(accumulator[75]), "+f"(accumulator[106]), "+f"(accumulator[107]),
-                       "+f"(accumulator[76]), "+f"(accumulator[77]), "+f"(accumulator[108]), "+f"(accumulator[109]), "+f"(accumulator[78]), "+f"(accumulator[79]), "+f"(accumulator[110]), "+f"(accumulator[111]),
-                       "+f"(accumulator[80]), "+f"(accumulator[81]), "+f"(accumulator[112]), "+f"(accumulator[113]), "+f"(accumulator[82]), "+f"(accumulator[83]), "+f"(accumulator[114]), "+f"(accumulator[115]),
-                       "+f"(accumulator[84]), "+f"(accumulator[85]), "+f"(accumulator[116]), "+f"(accumulator[117]), "+f"(accumulator[86]), "+f"(accumulator[87]), "+f"(accumulator[118]), "+f"(accumulator[119]),
-                       "+f"(accumulator[88]), "+f"(accumulator[89]), "+f"(accumulator[120]), "+f"(accumulator[121]), "+f"(accumulator[90]), "+f"(accumulator[91]), "+f"(accumulator[122]), "+f"(accumulator[123]),
-                       "+f"(accumulator[92]), "+f"(accumulator[93]), "+f"(accumulator[124]), "+f"(accumulator[125]), "+f"(accumulator[94]), "+f"(accumulator[95]), "+f"(accumulator[126]), "+f"(accumulator[127])
-                     : "l"(a_desc1), "l"(b_desc), "r"(1));
+        tc::wgmma_m64n128k16_f16_ss<1>(accumulator + 64, accumulator + 96, a_desc1, b_desc);
       }
       tc::wgmma_commit();
       if (k_ahead < (K + 32 - 1) / 32) {

@@ -97,8 +97,8 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     assert "B from shared memory (K-major)" in header
     assert "Layout conversions (through shared memory):\n//   none" in header
     assert "__shared__ unsigned char smem" not in body  # no staging through the pool
-    assert body.count(", p, 1, 1, 0, 0;") == 1  # Q K^T: B K-major, not transposed
-    assert body.count(", p, 1, 1, 1;") == 1  # P V: A from registers, B transposed
+    assert body.count("_ss<0>(") == 1  # Q K^T: B K-major, not transposed
+    assert body.count("_rs<1>(") == 1  # P V: A from registers, B transposed
     assert "tc::pack2(" in body
 
 

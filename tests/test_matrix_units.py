@@ -10,7 +10,7 @@ try:
     import kernels_dot as KD
 except ImportError:  # tests/ imported as a package
     from tests import kernels_dot as KD
-from tilecc.transpiler.matrix_units import FMA, MMA_SYNC, WGMMA, Instruction
+from tilecc.transpiler.matrix_units import FMA, MMA_SYNC, WGMMA, WGMMA_WIDTHS, Instruction
 from tilecc.transpiler.target import CUDA
 
 FP16 = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
@@ -27,7 +27,7 @@ def _build(signature: str, target, arch: str = "sm_90"):
 def test_units_are_tried_in_the_targets_order() -> None:
     assert CUDA.matrix_units == (WGMMA, MMA_SYNC)
     plan, source = _build(FP16, CUDA)
-    assert plan.unit is WGMMA and "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in source
+    assert plan.unit is WGMMA and "tc::wgmma_m64n64k16_f16_ss<" in source
     plan, source = _build(FP16, CUDA, arch="sm_80")  # wgmma's row is for sm_90 only
     assert plan.unit is MMA_SYNC and "tc::mma_m16n8k16_f16(" in source
     mma_first = replace(CUDA, matrix_units=(MMA_SYNC, WGMMA))
@@ -55,3 +55,22 @@ def test_targets_stay_hashable_and_short_to_print() -> None:
     assert {CUDA: "cuda"}[CUDA] == "cuda" and CUDA == replace(CUDA)
     assert replace(CUDA, matrix_units=(MMA_SYNC,)) != CUDA
     assert "MatrixUnit('wgmma')" in repr(CUDA) and "instructions" not in repr(CUDA)
+
+
+def test_the_headers_wgmma_intrinsics_are_the_generators():
+    """tilecc.h's wgmma functions are what scripts/generate_wgmma.py writes for the wgmma
+    row: one per tile width the planner allows, input type and A operand."""
+    import importlib.util
+    import pathlib
+
+    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "generate_wgmma.py"
+    spec = importlib.util.spec_from_file_location("generate_wgmma", script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = gen.HEADER.read_text()
+    assert gen.header_with(text, gen.generated()) == text, \
+        "tilecc.h is stale: run python scripts/generate_wgmma.py"
+    for dtype in ("f16", "bf16"):
+        for n in WGMMA_WIDTHS:
+            for a in ("ss", "rs"):
+                assert f"void wgmma_m64n{n}k16_{dtype}_{a}(" in text

@@ -52,7 +52,8 @@ class Artifact:
     @property
     def metadata(self) -> dict[str, Any]:
         """What the disk cache files with the binary, and what `tilecc cache list` shows."""
-        return {"name": self.symbol, "target": self.target, "arch": self.arch,
+        return {"name": self.symbol, "target": self.target,
+                "arch": self.binary.arch if self.binary else self.arch,  # sm_90a for wgmma
                 "num_warps": self.options.num_warps,
                 "shared_bytes": self.binary.shared_bytes if self.binary else 0,
                 "log": self.binary.log if self.binary else "",

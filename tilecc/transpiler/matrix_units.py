@@ -21,14 +21,18 @@ class Instruction:
     shape: str  # PTX shape: "m16n8k16"; "m64nNk16" (N: the tile's N)
     k: int  # K per instruction
     types: str  # PTX types, accumulator first: "f32.f16.f16.f32"
-    intrinsic: str = ""  # the header function issuing it (tc::<intrinsic>), where one does
-    # where no header function does (wgmma: its registers depend on N), the PTX opcode the
-    # renderer writes as inline assembly, before the shape and types
-    opcode: str = ""
+    # the header function issuing it (tc::<intrinsic>; "N" in it: the tile's N, for
+    # instructions whose register list depends on it)
+    intrinsic: str = ""
+    opcode: str = "mma.sync.aligned"  # the PTX opcode, before the shape and types
 
     def ptx(self, n: int) -> str:
-        """The instruction's full PTX name, for a tile N wide."""
+        """The instruction's full PTX name, for a tile N wide (comments, the header)."""
         return f"{self.opcode}.{self.shape.replace('N', str(n))}.{self.types}"
+
+    def intrinsic_for(self, n: int) -> str:
+        """The header function for a tile N wide."""
+        return self.intrinsic.replace("N", str(n))
 
 
 def _whole_tiles(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
@@ -49,13 +53,18 @@ def _whole_tiles(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[i
     return best[1]
 
 
+# The tile widths wgmma runs at (B in 64-column swizzle atoms, at most 256 columns):
+# `tilecc.h` holds an intrinsic for each (scripts/generate_wgmma.py writes them).
+WGMMA_WIDTHS = (64, 128, 192, 256)
+
+
 def _warpgroups(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
     """Hopper's warpgroup MMA as tilecc stages it: warpgroups (4 warps) split M into
     m64 instructions, each instruction spans all of N (B in 64-column swizzle atoms), and
     a row of A is 64 B (K = 32) or whole 128-byte swizzle atoms (K a multiple of 64).
     All warps along M."""
     groups = num_warps // 4
-    fits = (num_warps in (4, 8) and m % (64 * groups) == 0 and n % 64 == 0 and n <= 256
+    fits = (num_warps in (4, 8) and m % (64 * groups) == 0 and n in WGMMA_WIDTHS
             and (k == 32 or k % 64 == 0))
     return (num_warps, 1) if fits else None
 
@@ -138,9 +147,9 @@ MMA_SYNC = MatrixUnit(
 
 WGMMA = MatrixUnit(
     "wgmma", ("sm_90",),
-    {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16",
+    {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16", "wgmma_m64nNk16_f16",
                                    opcode="wgmma.mma_async.sync.aligned"),
-     ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16",
+     ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16", "wgmma_m64nNk16_bf16",
                                    opcode="wgmma.mma_async.sync.aligned")},
     split=_warpgroups, describe=_describe_warpgroups, tiles="m64 tiles per warpgroup",
     warps_per_instruction=4,

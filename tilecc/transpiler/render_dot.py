@@ -200,7 +200,7 @@ class DotOps:
         (transposed for the instruction) or K-major."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        instruction = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])].ptx(n)
+        ins = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])]
         warps = plan.warps[0]
         groups = warps // 4
         per_group = m // groups
@@ -245,13 +245,10 @@ class DotOps:
         self.depth += 1
         L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
         rk = k // 4  # A's registers per row repetition, in the accumulator layout
+        intrinsic = f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>"
         for i in range(per_group // 64):
-            regs = [f"{acc}[{(2 * i + h) * rn + 2 * j + e}]"
-                    for j in range(n // 8) for h in (0, 1) for e in (0, 1)]
-            count = len(regs)
-            names = ", ".join(f"%{r}" for r in range(count))
             L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the warpgroup's "
-              "slice; registers in the instruction's order")
+              "slice: accumulator rows lane / 4 and 8 + lane / 4")
             if a_tile is None:
                 # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2 (lane % 4)
                 # + [0, 2) of this K step: the accumulator layout's registers, paired
@@ -263,21 +260,12 @@ class DotOps:
                         frags.append(f"tc::pack2({self.text(a, r0)}, "
                                      f"{self.text(a, r0 + ' + 1')})")
                 L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
-                a_ops, a_in = (f"{{%{count}, %{count + 1}, %{count + 2}, %{count + 3}}}",
-                               ", ".join(f'"r"(a_frag{i}[{q}])' for q in range(4)))
-                at, trans = count + 4, f"{b_trans}"
+                a_arg = f"a_frag{i}"
             else:
                 L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
-                a_ops, a_in = f"%{count}", f'"l"(a_desc{i})'
-                at, trans = count + 1, f"0, {b_trans}"
-            L(f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"')
-            L(f'             "{instruction} '
-              f'{{{names}}}, {a_ops}, %{at}, p, 1, 1, {trans};\\n}}\\n"')
-            outs = [f'"+f"({r})' for r in regs]
-            for c in range(0, count, 8):
-                L(f"             {':' if c == 0 else ' '} {', '.join(outs[c:c + 8])}"
-                  + ("," if c + 8 < count else ""))
-            L(f'             : {a_in}, "l"(b_desc), "r"(1));')
+                a_arg = f"a_desc{i}"
+            lo, hi = (f"{acc} + {(2 * i + h) * rn}" if (2 * i + h) else acc for h in (0, 1))
+            L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
         self.depth -= 1
         L("}")
         L("tc::wgmma_commit();")

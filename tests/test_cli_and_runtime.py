@@ -45,6 +45,72 @@ def test_emit_line_directives_and_output_file(tmp_path):
     assert "__launch_bounds__(64)" in text
 
 
+def test_version_and_include_dir():
+    r = _cli("--version")
+    assert r.returncode == 0 and r.stdout == f"tilecc {tilecc.__version__}\n", r.stderr
+    folder = tilecc.get_include()
+    assert os.path.isfile(os.path.join(folder, "tilecc.h"))
+    emitted = _cli("emit", f"{EXAMPLE}:add_kernel", "-s", "*fp32,*fp32,*fp32,i32,256").stdout
+    assert '#include "tilecc.h"' in emitted  # what the folder is for
+    r = _cli("--include-dir")
+    assert r.returncode == 0 and r.stdout == folder + "\n", r.stderr
+
+
+def test_emit_takes_every_option_that_changes_the_code():
+    """--arch, --num-stages, --num-warps and --target reach the generated code, as the
+    Python API's arguments of the same names do."""
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.py")
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1," \
+          "i32:16,i32:1,128,128,32,8,''"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_matmul_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    kernel = module.matmul_kernel
+    for cli_args, api in ((["--arch", "sm_80"], dict(arch="sm_80")),
+                          (["--num-stages", "2"], dict(num_stages=2)),
+                          (["--num-warps", "8"], dict(num_warps=8)),
+                          (["--target", "hip"], dict(target="hip"))):
+        r = _cli("emit", f"{path}:matmul_kernel", "-s", sig, *cli_args)
+        assert r.returncode == 0, r.stderr
+        expected = kernel.source(sig, **api)
+        assert expected != kernel.source(sig), cli_args  # the option changes the code
+        lines = r.stdout.splitlines(keepends=True)
+        assert lines[2].startswith("// Regenerate: ")
+        assert "".join(lines[:2] + lines[3:]) == expected, cli_args
+
+
+def test_an_emitted_file_says_how_to_regenerate_it(tmp_path):
+    """The command on its third line, run again from the folder it names, writes the file
+    anew; the Python API's source() has no such line."""
+    import shlex
+
+    work = tmp_path / "a folder"
+    work.mkdir()
+    out = work / "k.cu"
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(__file__))}
+    args = ["emit", os.path.abspath(EXAMPLE) + ":add_kernel", "-s", "*fp32,*fp32,*fp32,i32,256",
+            "--num-warps", "2", "-o", "k.cu"]
+    r = subprocess.run([sys.executable, "-m", "tilecc", *args], cwd=work, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    first = out.read_text()
+    line = first.splitlines()[2]
+    assert line == f"// Regenerate: cd {shlex.quote(str(work))} && python -m tilecc " \
+        f"{shlex.join(args)}"
+    out.unlink()
+    command = line[len("// Regenerate: "):].replace("python -m", f"{sys.executable} -m")
+    r = subprocess.run(command, shell=True, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == first
+    from tilecc.cli_input import load_kernel
+
+    assert "Regenerate" not in load_kernel(f"{EXAMPLE}:add_kernel").source(
+        "*fp32,*fp32,*fp32,i32,256")
+
+
 _WITHOUT_TRITON = """
 import importlib.util, sys
 if importlib.util.find_spec("triton") is not None:

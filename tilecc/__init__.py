@@ -1,11 +1,20 @@
 """tilecc: block-level GPU kernels in Python (Triton's programming model), transpiled to
 readable CUDA C++ and HIP, compiled at run time, launched — or interpreted on NumPy."""
 
+import os
+
 from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError, OutOfRegisters,
                            OutOfResources)
 from tilecc.runtime.autotune import Config, autotune, heuristics
 from tilecc.runtime.jit import JITFunction, jit
 from tilecc.version import __version__
+
+
+def get_include() -> str:
+    """The folder of `tilecc.h`, the device header that emitted sources `#include`: give it
+    to the device compiler (`nvcc -I"$(python -m tilecc --include-dir)" -c kernel.cu`), as
+    NumPy's and pybind11's `get_include()` are used."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates", "include")
 
 
 def cdiv(x: int, div: int) -> int:
@@ -19,5 +28,5 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "NoDeviceError",
-           "OutOfRegisters", "OutOfResources", "autotune", "cdiv", "heuristics", "jit",
-           "next_power_of_2", "__version__"]
+           "OutOfRegisters", "OutOfResources", "autotune", "cdiv", "get_include", "heuristics",
+           "jit", "next_power_of_2", "__version__"]

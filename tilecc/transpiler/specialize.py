@@ -44,6 +44,14 @@ def _literal(text: str) -> Any:
                          "'name') or a type name (fp32)") from None
 
 
+def _is_value(entry: str) -> bool:
+    """A constexpr's literal (1024, 0.5, True), not a type."""
+    try:
+        return not isinstance(ast.literal_eval(entry), str)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
 def _split(signature: str) -> list[str]:
     """The entries of a signature: split at the commas outside brackets, so that a tuple
     constexpr `(16, 32)` is one entry."""
@@ -80,10 +88,16 @@ def _specs(params: list[ParamDecl], signature: str | list[str] | None,
     has = (f"kernel `{kernel}` has" if kernel else "the kernel has") + \
         f" {len(params)} parameter{'s' if len(params) != 1 else ''} " \
         f"({', '.join(p.name for p in params)}), the signature gives {len(entries)}"
-    if len(entries) == len(params):
+    short = len(entries) != len(params)  # read as the parameters that are not constexpr
+    if not short:
         by_param = dict(zip((p.name for p in params), entries))
     elif len(entries) == len(runtime):
         by_param = dict(zip((p.name for p in runtime), entries))
+        for i, p in enumerate(params):  # a count problem before any entry's type
+            if p.is_constexpr and p.name not in constexprs and \
+                    p.default is inspect.Parameter.empty:
+                raise ValueError(f"{has}: constexpr `{p.name}` has no default, give its "
+                                 f"value as entry {i + 1}")
     else:
         also = f" (the {len(runtime)} that are not constexpr, where every constexpr has a " \
             "default or a keyword value)" if len(runtime) != len(params) else ""
@@ -114,6 +128,11 @@ def _specs(params: list[ParamDecl], signature: str | list[str] | None,
         try:
             specs.append(_spec_from_entry(p.name, entry))
         except ValueError as e:
+            if short and _is_value(entry):  # an entry missing before it, not a wrong type
+                raise ValueError(
+                    f"{has}: read as the {len(runtime)} that are not constexpr, "
+                    f"`{p.name}` (entry {list(by_param).index(p.name) + 1}) would be "
+                    f"{entry!r}, a value, not a type; give one entry per parameter") from None
             raise ValueError(f"parameter `{p.name}` (entry {i + 1}, {entry!r}): {e}") from None
     return specs
 

@@ -1,6 +1,6 @@
 # args: emit {file}:scale -s '*fp32:16,*fp32:16,i32,1024' --num-warps 3
 # exit: 2
-# error: argument --num-warps: '3' is not a power of 2 from 1 to 32
+# error: argument --num-warps: num_warps must be a power of 2 between 1 and 32 (an int), got 3
 
 import tilecc
 import tilecc.language as tl

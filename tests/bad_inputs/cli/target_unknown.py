@@ -1,6 +1,6 @@
 # args: emit {file}:scale -s '*fp32:16,*fp32:16,i32,1024' --target ptx
 # exit: 2
-# error: tilecc: error: argument --target: invalid choice: 'ptx' (choose from 'cuda', 'hip') (`tilecc emit --help` shows the usage)
+# error: tilecc: error: argument --target: unknown target 'ptx'; choose one of ['cuda', 'hip'] (`tilecc emit --help` shows the usage)
 
 import tilecc
 import tilecc.language as tl

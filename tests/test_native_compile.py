@@ -218,6 +218,83 @@ def test_cuda_binding_is_tilecc_s_own_and_agrees_with_cupy_s(nvrtc: None) -> Non
     assert compile_cuda(KERNEL).data == theirs
 
 
+def test_nvrtc_builtins_load_first_from_libnvrtc_s_folder(tmp_path, monkeypatch) -> None:
+    """NVRTC 13.0 dlopens libnvrtc-builtins.so.13.0 by bare name, which a libnvrtc loaded by
+    path does not find beside it ("failed to open libnvrtc-builtins.so.13.0" unless
+    something, torch, loaded it before): the versioned builtins of the same folder are
+    loaded first, globally, then libnvrtc."""
+    import ctypes
+
+    from tilecc.runtime import nvrtc
+
+    chosen, other = tmp_path / "wheel" / "lib", tmp_path / "toolkit" / "lib64"
+    for folder, version in ((chosen, "13.0"), (other, "12.8")):
+        folder.mkdir(parents=True)
+        for name in ("libnvrtc.so", "libnvrtc.so.13", f"libnvrtc-builtins.so.{version}",
+                     "libnvrtc-builtins.alt.so.13.0", "libnvrtc.alt.so.13"):
+            (folder / name).touch()
+    monkeypatch.setattr(nvrtc, "nvrtc_files", lambda: sorted(
+        str(chosen / n) for n in os.listdir(chosen)))
+    loaded = []
+
+    class Library:
+        def __init__(self, path, mode=ctypes.DEFAULT_MODE):
+            loaded.append((path, mode))
+
+        def __getattr__(self, name):  # the calls _lib() declares argument types for
+            value = type("Function", (), {})()
+            setattr(self, name, value)
+            return value
+
+    monkeypatch.setattr(ctypes, "CDLL", Library)
+    nvrtc._lib.__wrapped__()
+    assert loaded == [(str(chosen / "libnvrtc-builtins.so.13.0"), ctypes.RTLD_GLOBAL),
+                      (str(chosen / "libnvrtc.so.13"), ctypes.DEFAULT_MODE)]
+
+
+_CLI_KERNEL = textwrap.dedent("""\
+    import tilecc
+    import tilecc.language as tl
+
+    @tilecc.jit
+    def copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+    """)
+
+
+def _cli_compile(tmp_path, first_on_path: str = "") -> subprocess.CompletedProcess:
+    """`python -m tilecc compile` in a fresh process that imports no torch, with an empty
+    cache (so NVRTC runs), `first_on_path` (a site-packages) ahead of everything."""
+    (tmp_path / "k.py").write_text(_CLI_KERNEL)
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [first_on_path, root]))
+    env["TILECC_CACHE_DIR"] = str(tmp_path / "cache")
+    return subprocess.run([sys.executable, "-m", "tilecc", "compile", "k.py:copy", "-s",
+                           "*fp32,*fp32,16", "-o", "k.cubin"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_compiles_in_a_fresh_process_without_torch(nvrtc: None, tmp_path) -> None:
+    r = _cli_compile(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("wrote k.cubin (") and (tmp_path / "k.cubin").stat().st_size
+
+
+@pytest.mark.skipif(not os.environ.get("TILECC_TEST_NVRTC_SITES"),
+                    reason="set TILECC_TEST_NVRTC_SITES to site-packages folders, each with "
+                    "an nvidia-cuda-nvrtc wheel (13.0, the newest 13.x)")
+def test_cli_compiles_with_other_nvrtc_wheels(tmp_path) -> None:
+    """Each NVRTC wheel named (a throwaway `pip install --target DIR
+    nvidia-cuda-nvrtc==13.0.*`), first on the path, compiles from a fresh process."""
+    for i, site in enumerate(os.environ["TILECC_TEST_NVRTC_SITES"].split(os.pathsep)):
+        work = tmp_path / str(i)
+        work.mkdir()
+        r = _cli_compile(work, site)
+        assert r.returncode == 0, f"{site}: {r.stderr}"
+
+
 # ---------------------------------------------------------------------------- HIP
 
 

@@ -201,6 +201,8 @@ def compile_source(art: Artifact, target: Target) -> Binary:
                                    filename=f"{art.symbol}.cu")
         return NC.compile_hip(art.source, arch=arch, options=options,
                               filename=f"{art.symbol}.hip")
+    except NC.CompilerUnavailable as e:
+        raise CompilationError(e.hint) from None
     except NC.NativeCompileError as e:
         loc, message = None, ""
         for line in e.log.splitlines():

@@ -37,6 +37,7 @@ from tilecc.runtime.binary import Binary
 __all__ = [
     "Binary",
     "NativeCompileError",
+    "CompilerUnavailable",
     "compile_cuda",
     "compile_hip",
     "cuda_compiler_available",
@@ -56,6 +57,20 @@ class NativeCompileError(Exception):
         self.source = source
 
 
+class CompilerUnavailable(NativeCompileError):
+    """The compiler itself is missing or does not load (nothing was compiled); the message
+    says which extra installs it."""
+
+    EXTRA = {"cuda": ("NVRTC", 'pip install "tilecc[cuda]"'),
+             "hip": ("hiprtc", 'pip install "tilecc[hip]" (with ROCm\'s hiprtc library)')}
+
+    def __init__(self, target: str, arch: str, reason: str, source: str) -> None:
+        name, install = self.EXTRA[target]
+        self.hint = (f"{name}, which compiles {target.upper()} source, is not installed or "
+                     f"does not load ({reason}): {install}")
+        super().__init__(target, arch, self.hint, source)
+
+
 # --------------------------------------------------------------------------- CUDA
 
 _SM_ARCH = re.compile(r"sm_\d+[a-z]?")
@@ -71,9 +86,11 @@ def _nvrtc() -> Any:
     try:
         nvrtc.getVersion()
         return nvrtc
-    except (OSError, AttributeError):  # no library file, or one without NVRTC's calls
-        from cupy.cuda import nvrtc as cupy_nvrtc
-
+    except (OSError, AttributeError) as e:  # no library file, or one without NVRTC's calls
+        try:
+            from cupy.cuda import nvrtc as cupy_nvrtc
+        except ImportError:
+            raise OSError(f"{e}; CuPy, the other way to NVRTC, is not installed") from None
         return cupy_nvrtc
 
 
@@ -95,8 +112,8 @@ def compile_cuda(
         )
     try:
         nvrtc = _nvrtc()
-    except Exception as e:  # ImportError, or libnvrtc missing
-        raise NativeCompileError("cuda", arch, f"NVRTC unavailable: {e}", source) from e
+    except Exception as e:  # libnvrtc missing, or CuPy's without its library
+        raise CompilerUnavailable("cuda", arch, str(e), source) from None
     opts = [f"--gpu-architecture={arch}", "--std=c++17", "--ptxas-options=-v", *options]
     prog = nvrtc.createProgram(source, filename, [], [])
     try:
@@ -104,6 +121,10 @@ def compile_cuda(
             nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError as e:
             log = _clean(nvrtc.getProgramLog(prog)) or str(e)
+            missing = re.search(r"failed to open (libnvrtc-builtins\S*?)\.?$", log, re.M)
+            if missing:  # NVRTC's own file, not the source: an install problem
+                raise CompilerUnavailable("cuda", arch, f"NVRTC cannot open {missing[1]}",
+                                          source) from None
             raise NativeCompileError("cuda", arch, log, source) from None
         log = _clean(nvrtc.getProgramLog(prog))
         return Binary("cuda", arch, bytes(nvrtc.getCUBIN(prog)), log)
@@ -213,8 +234,10 @@ def compile_hip(
         raise _hip_fail(arch, problem, source)
     try:
         hiprtc = _hiprtc()
-    except Exception as e:
-        raise _hip_fail(arch, f"hiprtc unavailable: {e}", source) from e
+    except ImportError:
+        raise CompilerUnavailable("hip", arch, "hip-python is not installed", source) from None
+    except Exception as e:  # no hiprtc library
+        raise CompilerUnavailable("hip", arch, str(e), source) from None
     ok = hiprtc.hiprtcResult.HIPRTC_SUCCESS
     opts = [o.encode() for o in (f"--offload-arch={arch}", "-O3", "-std=c++17", *options)]
     with _HIP_LOCK:

@@ -22,12 +22,29 @@ class NVRTCError(RuntimeError):
         self.status = status
 
 
+def _builtins_beside(library: str) -> str | None:
+    """The versioned builtins library (libnvrtc-builtins.so.13.0) in libnvrtc's folder."""
+    folder = os.path.dirname(library)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    versioned = [n for n in names if n.startswith("libnvrtc-builtins.so.")]
+    return os.path.join(folder, max(versioned, key=len)) if versioned else None
+
+
 @lru_cache(maxsize=None)
 def _lib() -> ctypes.CDLL:
     names = [p for p in nvrtc_files() if os.path.basename(p).startswith("libnvrtc.so")]
     if not names:
         raise OSError("no libnvrtc.so found (pip install nvidia-cuda-nvrtc)")
-    lib = ctypes.CDLL(max(names, key=len))  # libnvrtc.so.13 over a bare libnvrtc.so link
+    library = max(names, key=len)  # libnvrtc.so.13 over a bare libnvrtc.so link
+    builtins = _builtins_beside(library)
+    if builtins:
+        # Some versions (13.0) dlopen their builtins by bare name, which a library loaded by
+        # path does not find beside it: load it first, globally, as CUDA's own loaders do.
+        ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
+    lib = ctypes.CDLL(library)
     vp, cp, sz = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
     lib.nvrtcGetErrorString.restype = cp
     lib.nvrtcCreateProgram.argtypes = [ctypes.POINTER(vp), cp, cp, ctypes.c_int,

@@ -7,7 +7,10 @@ table apart lets the handler modules import it without importing one another.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import difflib
+import inspect
+import types
+from typing import Any, Callable, Iterable
 
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.ir import Value
@@ -23,6 +26,40 @@ def handles(*names: str):
             HANDLERS[n] = fn
         return fn
     return register
+
+
+def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "",
+                 suffix: str = "") -> str:
+    """"; did you mean `tl.cumsum`?" for the closest candidates to `name`, else ""."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=2, cutoff=0.6)
+    spelt = " or ".join(f"`{prefix}{c}{suffix}`" for c in close)
+    return f"; did you mean {spelt}?" if close else ""
+
+
+def tl_names() -> list[str]:
+    """What a kernel may name under `tl.`: the functions and dtypes `tilecc.language`
+    defines (not its submodules)."""
+    import tilecc.language as tl
+
+    return [n for n, v in vars(tl).items() if not n.startswith("_")
+            and not isinstance(v, types.ModuleType) and not
+            (isinstance(v, type) and issubclass(v, BaseException))]
+
+
+def bind(fn: Callable, args: list, kwargs: dict, what: str) -> inspect.BoundArguments:
+    """`fn`'s signature bound to a call's arguments; TypeError as Python words it, headed
+    by `what` ("tl.sum()"), a misspelt keyword first with the closest parameter."""
+    signature = inspect.signature(fn)
+    params = signature.parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        for k in kwargs:
+            if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY:
+                raise TypeError(f"{what}: got an unexpected keyword argument '{k}'"
+                                f"{did_you_mean(k, params)}")
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{what}: {e}") from None
 
 
 def constant(x: Any, what: str) -> Any:

@@ -7,7 +7,6 @@ receive the tracer (for `.b`, the emitter, and `.error`) and the bound arguments
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import libcst as cst
@@ -15,7 +14,8 @@ import libcst as cst
 from tilecc.language import core as L
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtin_registry import HANDLERS, constant, handles, kernel_value
+from tilecc.transpiler.builtin_registry import (HANDLERS, bind, constant, did_you_mean,
+                                                handles, kernel_value, tl_names)
 from tilecc.transpiler.ir import Type, Value
 from tilecc.transpiler.semantic import Const
 
@@ -36,12 +36,12 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
         return Const(D.pointer_type(args[0].value))
     handler = HANDLERS.get(short)
     if handler is None:
-        raise tracer.error(node, f"tl.{short} is not supported by tilecc")
-    stub = getattr(L, short)
+        raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
+                           f"{did_you_mean(short, tl_names(), 'tl.')}")
     try:
-        bound = inspect.signature(stub).bind(*args, **kwargs)
+        bound = bind(getattr(L, short), args, kwargs, f"tl.{short}()")
     except TypeError as e:
-        raise tracer.error(node, f"tl.{short}(): {e}") from None
+        raise tracer.error(node, str(e)) from None
     bound.apply_defaults()
     arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
                  for k, v in bound.arguments.items()}
@@ -241,16 +241,17 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
         def to(dtype, fp_downcast_rounding=None, bitcast=False):
             return dtype, bitcast
         try:
-            dtype, bitcast = to(*args, **kwargs)
+            dtype, bitcast = to(*bind(to, args, kwargs, ".to()").args)
         except TypeError as e:
-            raise tracer.error(node, f".to(): {e}") from None
+            raise tracer.error(node, str(e)) from None
         return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
                      else Const(bitcast))
     from tilecc.transpiler.builtins_blocks import METHODS
 
     if name in METHODS:  # x.sum(0), x.reshape(4, 8), ...: the builtin with x first
         return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
-    raise tracer.error(node, f"method `.{name}()` is not supported on kernel values")
+    raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
+                       f"{did_you_mean(name, [*METHODS, 'to'], '.', '()')}")
 
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)

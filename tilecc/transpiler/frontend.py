@@ -26,6 +26,7 @@ from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
+from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const, HelperRef
 from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
@@ -781,9 +782,9 @@ class FunctionTracer:
         if self.depth > 32:
             raise self.error(node, "helper calls nest too deeply (recursion is not supported)")
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = bind(fn, args, kwargs, f"{fn.__name__}()")
         except TypeError as e:
-            raise self.error(node, f"{fn.__name__}(): {e}") from None
+            raise self.error(node, str(e)) from None
         bound.apply_defaults()
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
@@ -805,7 +806,8 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     from tilecc.transpiler.builtins import is_builtin
     if short == "constexpr" or short == "pointer_type" or is_builtin(short):
         return ref
-    raise tracer.error(node, f"`tl.{short}` is not supported by tilecc")
+    raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
+                       f"{did_you_mean(short, tl_names(), 'tl.')}")
 
 
 def _unwrap_const(x: Any) -> Any:

@@ -3,7 +3,7 @@
 # error: tilecc: error: {file}:16:30 in scale:
 # error:     tl.store(out_ptr + offs, tl.sine(x), mask=offs < n)
 # error:                              ^
-# error: `tl.sine` is not supported by tilecc
+# error: `tl.sine` is not supported by tilecc; did you mean `tl.sin`?
 
 import tilecc
 import tilecc.language as tl

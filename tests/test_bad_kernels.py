@@ -50,8 +50,14 @@ def run_case(path: str) -> int:
         module.run()
     except Exception as e:  # noqa: BLE001  (what the user would see is the point)
         shown = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        import traceback
+
+        package = os.path.join(os.path.dirname(HERE), "tilecc") + os.sep
+        inside = [f for f in traceback.extract_tb(e.__traceback__)
+                  if f.filename.startswith(package)]
         print(f"raised: {type(e).__module__}.{type(e).__qualname__}")
         print(f"context: {'yes' if shown is not None else 'no'}")
+        print(f"tilecc frames: {len(inside)}")
         print(str(e))
         return 1
     print("ok")
@@ -92,10 +98,13 @@ def test_bad_kernel(case, tmp_path):
         assert r.returncode == 0 and out == "ok\n", out + r.stderr
         return
     assert r.returncode == 1 and out.startswith("raised: "), out + r.stderr
-    kind, context, message = out.split("\n", 2)
+    kind, context, frames, message = out.split("\n", 3)
     expected = h["raises"] if "." in h["raises"] else f"tilecc.errors.{h['raises']}"
     assert kind == f"raised: {expected}", out
     assert context == "context: no", out
+    if h["raises"] in ("CompilationError", "InterpreterError", "OutOfResources",
+                       "OutOfRegisters"):  # of tilecc's frames, only the entry that raised it
+        assert frames in ("tilecc frames: 0", "tilecc frames: 1"), out
     assert "Traceback" not in message, out
     lines = message.split("\n")
     for line in h["error"]:

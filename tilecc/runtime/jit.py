@@ -17,7 +17,7 @@ import functools
 import inspect
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError
+from tilecc.errors import CompilationError, InterpreterError
 from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
@@ -271,7 +271,7 @@ class _Interpret:
         def run(*args, **kwargs):
             try:
                 return run_interpreted(self.jit_fn, grid, args, kwargs)
-            except CompilationError as e:
+            except (CompilationError, InterpreterError) as e:  # the user's line, not ours
                 raise e.with_traceback(None) from None
         return run
 

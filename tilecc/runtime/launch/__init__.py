@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 
-from tilecc.errors import CompilationError, NoDeviceError
+from tilecc.errors import CompilationError, InterpreterError, NoDeviceError
 from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
@@ -58,7 +58,10 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
     TILECC_INTERPRET=1.  `g3`: the grid, normalized (kernel[grid] does it once per grid
     tuple), or None.  See the module docstring for what a warm launch costs."""
     if _env_get(_INTERPRET_KEY) == _ONE:
-        return jit_fn.interpret[grid](*args, **kwargs)
+        try:
+            return jit_fn.interpret[grid](*args, **kwargs)
+        except (CompilationError, InterpreterError) as e:  # without tilecc's frames behind it
+            raise e.with_traceback(None) from None
     direct = jit_fn._direct
     if direct is not None:
         try:

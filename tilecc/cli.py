@@ -151,7 +151,10 @@ def regenerate_comment(argv: Sequence[str]) -> str:
     """The header line of a file `tilecc emit` wrote: the command that writes it again, from
     the folder it was run in (shell-quoted, so that it can be pasted)."""
     prog = "tilecc" if os.path.basename(sys.argv[0]) == "tilecc" else "python -m tilecc"
-    return f"// Regenerate: cd {shlex.quote(os.getcwd())} && {prog} {shlex.join(argv)}\n"
+    command = f"cd {shlex.quote(os.getcwd())} && {prog} {shlex.join(argv)}"
+    if "\n" in command or "\r" in command:  # would end the comment: C++ after it
+        return "// Regenerate: the command has a line break; run it again as it was given\n"
+    return f"// Regenerate: {command}\n"
 
 
 def _with_command(text: str, comment: str) -> str:

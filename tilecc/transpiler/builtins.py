@@ -241,7 +241,8 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
         def to(dtype, fp_downcast_rounding=None, bitcast=False):
             return dtype, bitcast
         try:
-            dtype, bitcast = to(*bind(to, args, kwargs, ".to()").args)
+            bound = bind(to, args, kwargs, ".to()")
+            dtype, bitcast = to(*bound.args, **bound.kwargs)
         except TypeError as e:
             raise tracer.error(node, str(e)) from None
         return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)

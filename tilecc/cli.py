@@ -179,7 +179,7 @@ def _main(argv: Sequence[str] | None) -> int:
     common.add_argument("--signature", "-s", required=True,
                         help="comma-separated parameter types, e.g. '*fp32:16,*fp32:16,i32,1024'")
     common.add_argument("--target", type=_option("target", str), default="cuda",
-                        help="cuda or hip (default: cuda)")
+                        metavar="{cuda,hip}", help="default: cuda")
     common.add_argument("--arch", help="sm_80, sm_90, sm_90a, gfx90a, ... (default: the "
                         "target's: sm_90, gfx90a)")
     common.add_argument("--num-warps", type=_num_warps, default=4,

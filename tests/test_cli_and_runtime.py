@@ -81,6 +81,24 @@ def test_emit_takes_every_option_that_changes_the_code():
         assert "".join(lines[:2] + lines[3:]) == expected, cli_args
 
 
+def test_compile_takes_the_same_options(tmp_path, monkeypatch, capsys):
+    from tilecc.cli import main
+    from tilecc.runtime.binary import Binary
+    from tilecc.runtime.jit import JITFunction
+
+    given = {}
+
+    def compile(self, signature, **options):
+        given.update(options)
+        return Binary(options["target"], options["arch"], b"cubin", "")
+
+    monkeypatch.setattr(JITFunction, "compile", compile)
+    assert main(["compile", f"{EXAMPLE}:add_kernel", "-s", "*fp32,*fp32,*fp32,i32,256",
+                 "--arch", "sm_80", "--num-warps", "8", "--num-stages", "2",
+                 "-o", str(tmp_path / "k.cubin")]) == 0, capsys.readouterr().err
+    assert given == dict(target="cuda", arch="sm_80", num_warps=8, num_stages=2, debug=False)
+
+
 def test_an_emitted_file_says_how_to_regenerate_it(tmp_path):
     """The command on its third line, run again from the folder it names, writes the file
     anew; the Python API's source() has no such line."""

@@ -156,3 +156,20 @@ def test_philox_refuses_a_float_seed():
 
     with pytest.raises(tilecc.CompilationError, match="seed of Philox must be an integer"):
         bad.interpret[(1,)](np.zeros(16, np.float32), BLOCK=16)
+
+
+# --- generated code ------------------------------------------------------------------------
+
+@tilecc.jit
+def normal_kernel(out_ptr, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.randn(seed, offs), mask=offs < n)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_philox_rounds_are_written_once_each(target):
+    # Philox's words are built from offsets alone, like index arithmetic; recomputed at each
+    # use, every round would write the one before twice (2**10 copies in one expression)
+    source = normal_kernel.source("*fp32:16,i32,i32,1024", target=target)
+    assert source.count("tc::umulhi(") <= 2 * 10  # two per round, or fewer (dead ones)
+    assert max(len(line) for line in source.splitlines()) < 400

@@ -12,7 +12,9 @@ the same offset always gives the same number and programs need no shared state.
 
 from __future__ import annotations
 
-import tilecc.language as tl
+# `tl` is the language's core module (the package imports this one): inside kernels names
+# resolve by their canonical name, so `tl.umulhi` here is the user's `tl.umulhi`
+from tilecc.language import core as tl
 from tilecc.language.core import kernel_function
 
 N_ROUNDS_DEFAULT = 10  # Philox's rounds, as Triton

@@ -173,3 +173,37 @@ def test_philox_rounds_are_written_once_each(target):
     source = normal_kernel.source("*fp32:16,i32,i32,1024", target=target)
     assert source.count("tc::umulhi(") <= 2 * 10  # two per round, or fewer (dead ones)
     assert max(len(line) for line in source.splitlines()) < 400
+
+
+def test_dropout_example_runs_and_checks_itself(capsys):
+    # examples/dropout.py (Triton's low-memory dropout tutorial) on the interpreter: its own
+    # checks against a NumPy Philox, the same mask from the same seed, another from another
+    import importlib.util
+
+    path = os.path.join(HERE, os.pardir, "examples", "dropout.py")
+    spec = importlib.util.spec_from_file_location("example_dropout", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
+    assert "the mask matches NumPy's Philox" in capsys.readouterr().out
+
+
+@tilecc.jit
+def integer_hash_kernel(out_ptr, BLOCK: tl.constexpr):
+    h = tl.arange(0, BLOCK).to(tl.uint32)
+    for _ in tl.static_range(12):  # each step reads h twice
+        h = (h * 2654435761) ^ (h >> 15)
+    tl.store(out_ptr + tl.arange(0, BLOCK), h)
+
+
+def test_index_arithmetic_that_reads_a_value_twice_per_step_is_kept_in_variables():
+    # built from tl.arange alone, h is "index arithmetic", recomputed at each use; written
+    # out whole, step 12 would hold 2**12 copies of step 0
+    source = integer_hash_kernel.source("*u32:16, 256")
+    assert max(len(line) for line in source.splitlines()) < 400
+    out = np.zeros(256, np.uint32)
+    integer_hash_kernel.interpret[(1,)](out, BLOCK=256)
+    h = np.arange(256, dtype=np.uint32)
+    for _ in range(12):
+        h = (h * np.uint32(2654435761)) ^ (h >> np.uint32(15))
+    np.testing.assert_array_equal(out, h)

@@ -90,7 +90,7 @@ def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     `seed`: the cheapest way to draw several streams at once. A 64-bit offset's high
     half is the counter's second word; the others are zero."""
     low = offset.to(tl.uint32)
-    zero = low * 0
+    zero = tl.zeros_like(low)
     if offset.dtype.primitive_bitwidth > 32:
         high = (offset >> 32).to(tl.uint32)
     else:

@@ -183,8 +183,12 @@ def test_philox_refuses_a_float_seed():
         offs = tl.arange(0, BLOCK)
         tl.store(out_ptr + offs, tl.rand(1.5, offs))
 
-    with pytest.raises(tilecc.CompilationError, match="seed of Philox must be an integer"):
+    with pytest.raises(tilecc.CompilationError, match="seed of Philox must be an integer") as e:
         bad.interpret[(1,)](np.zeros(16, np.float32), BLOCK=16)
+    # at the user's call, not inside tilecc's library
+    assert e.value.loc.file == __file__ and "tl.rand(1.5, offs)" in str(e.value)
+    assert str(e.value).endswith("tl.rand(): static assertion failed: the seed of Philox must "
+                                 "be an integer")
 
 
 # --- generated code ------------------------------------------------------------------------

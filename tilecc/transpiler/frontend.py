@@ -199,6 +199,11 @@ def reference_for(obj: Any) -> Any:
     return obj  # left for the caller to reject with a message
 
 
+def _is_language(fn: Callable) -> bool:
+    """`fn` is one of the language's own functions written in `tl` (tilecc.language.*)."""
+    return (getattr(fn, "__module__", "") or "").startswith("tilecc.language")
+
+
 def _language_function(short: str) -> HelperRef | None:
     """`tl.<short>` where the language writes it in `tl` itself (the random numbers of
     `tilecc.language.random`): traced like a user's helper."""
@@ -805,6 +810,12 @@ class FunctionTracer:
             tracer.run_body(pf.funcdef.body.body)
         except _Return as r:
             return r.value
+        except CompilationError as e:
+            # a misuse of the language's own functions (tl.rand's seed...) is reported at
+            # the user's call, not at a line of tilecc's library
+            if _is_language(fn) and not _is_language(self.pf.fn) and e.loc is not None:
+                raise self.error(node, f"tl.{fn.__name__}(): {e.message}") from None
+            raise
         return Const(None)
 
 

@@ -10,6 +10,7 @@ parameter is the output, `OUTPUTS` rows of `BLOCK` elements of `OUT_DTYPE`.
 import numpy as np
 import triton
 import triton.language as tl
+from triton.language.random import randint as random_randint
 
 
 @triton.jit
@@ -84,7 +85,8 @@ def block_seed_kernel(out_ptr, seeds_ptr, base, BLOCK: tl.constexpr):
     # a seed per element (Triton's philox takes blocks of seeds too)
     idx = tl.arange(0, BLOCK)
     seeds = tl.load(seeds_ptr + idx)
-    tl.store(out_ptr + idx, tl.randint(seeds, idx + base).to(tl.float32, bitcast=True))
+    bits = random_randint(seeds, idx + base)  # imported from triton.language.random
+    tl.store(out_ptr + idx, bits.to(tl.float32, bitcast=True))
     tl.store(out_ptr + BLOCK + idx, tl.rand(seeds, idx + base))
 
 

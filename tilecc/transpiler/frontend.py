@@ -828,8 +828,9 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
             return TLRef("tl")
         short = short.rsplit(".", 1)[1]
         return _language_function(short) or TLRef("tl." + short)
-    if _language_function(short):
-        return _language_function(short)
+    own = _language_function(short)
+    if own is not None:
+        return own
     from tilecc.transpiler.builtins import is_builtin
     if short == "constexpr" or short == "pointer_type" or is_builtin(short):
         return ref

@@ -78,6 +78,8 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
                          "Philox counters must be 32- or 64-bit values")
         word = tl.uint64
         key_lo = seed
+        # Triton's is a [1] block of zeros, which makes scalar counters' results [1] blocks;
+        # a scalar here keeps them scalars (the same numbers)
         key_hi = tl.to_tensor(0).to(tl.uint64)
     return philox_impl(c0.to(word, bitcast=True), c1.to(word, bitcast=True),
                        c2.to(word, bitcast=True), c3.to(word, bitcast=True),

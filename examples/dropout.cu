@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
-  // randint4x L92: low = offset.to(tl.uint32) (index arithmetic: recomputed where it is used)
+  // randint4x L94: low = offset.to(tl.uint32) (index arithmetic: recomputed where it is used)
   // philox L67: seed = seed.to(tl.uint64)
   const unsigned long long seed_1 = tc::cast<unsigned long long>(seed);
   // philox L74: key_lo = (seed & 0xFFFFFFFF).to(tl.uint32)
@@ -240,15 +240,15 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
   unsigned int c0_8[8];
 #pragma unroll
   for (int r = 0; r < 8; ++r) c0_8[r] = (tc::umulhi(3449720151u, c2_8[r]) ^ c1_6[r]) ^ k0_8;
-  // uint_to_uniform_float L114: x = x.to(tl.int32, bitcast=True)
+  // uint_to_uniform_float L116: x = x.to(tl.int32, bitcast=True)
   int x_1[8];
 #pragma unroll
   for (int r = 0; r < 8; ++r) x_1[r] = tc::bitcast<int>(c0_8[r]);
-  // uint_to_uniform_float L121: x = tl.where(x < 0, ~x, x)
+  // uint_to_uniform_float L123: x = tl.where(x < 0, ~x, x)
   int x_2[8];
 #pragma unroll
   for (int r = 0; r < 8; ++r) x_2[r] = x_1[r] < 0 ? ~x_1[r] : x_1[r];
-  // uint_to_uniform_float L122: return x * scale
+  // uint_to_uniform_float L124: return x * scale
   float random[8];
 #pragma unroll
   for (int r = 0; r < 8; ++r) random[r] = tc::cast<float>(x_2[r]) * 4.6566127342e-10f;

@@ -1168,12 +1168,118 @@ def narrow_store_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x * 2.0 - 1.0, mask=mask)
 
 
+# ========================================================================================
+# 16. Random numbers: Triton's Philox (tl.randint, tl.randint4x, tl.rand, tl.randn), against
+#     Philox-4x32-10 written here in NumPy. Bit-exact for integers and uniform floats on
+#     every path; tests/test_random.py checks the interpreter against Triton's own bits.
+# ========================================================================================
+
+PHILOX_ROUND = (0xD2511F53, 0xCD9E8D57)
+PHILOX_KEY = (0x9E3779B9, 0xBB67AE85)
+
+
+def philox_4x32(seed: int, offsets: np.ndarray, rounds: int = 10) -> list[np.ndarray]:
+    """Triton's randint4x in NumPy: the counter is (offset's low word, its high word for
+    64-bit offsets, 0, 0), the key the seed's two words."""
+    u64 = np.uint64
+    seed %= 1 << 64
+    k0, k1 = u64(seed & 0xFFFFFFFF), u64(seed >> 32)
+    wide = offsets.astype(np.int64).view(np.uint64)
+    c0 = wide & u64(0xFFFFFFFF)
+    c1 = (wide >> u64(32)) if offsets.dtype.itemsize == 8 else np.zeros_like(c0)
+    c2, c3 = np.zeros_like(c0), np.zeros_like(c0)
+    low = u64(0xFFFFFFFF)
+    for _ in range(rounds):
+        p0, p2 = u64(PHILOX_ROUND[0]) * c0, u64(PHILOX_ROUND[1]) * c2  # < 2**64: no wrap
+        c0, c1, c2, c3 = ((p2 >> u64(32)) ^ c1 ^ k0, p2 & low, (p0 >> u64(32)) ^ c3 ^ k1,
+                          p0 & low)
+        k0, k1 = (k0 + u64(PHILOX_KEY[0])) & low, (k1 + u64(PHILOX_KEY[1])) & low
+    return [c.astype(np.uint32) for c in (c0, c1, c2, c3)]
+
+
+def uniform_of(bits: np.ndarray) -> np.ndarray:
+    """Triton's uint_to_uniform_float for 32-bit words: [0, 1) in fp32."""
+    signed = bits.view(np.int32)
+    folded = np.where(signed < 0, ~signed, signed)
+    return folded.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+@tilecc.jit
+def random_bits_kernel(ints_ptr, uniform_ptr, four_ptr, seed, base, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    offsets = base + idx  # int32 or int64, as `base` is
+    tl.store(ints_ptr + idx, tl.randint(seed, offsets), mask=mask)
+    tl.store(uniform_ptr + idx, tl.rand(seed, offsets), mask=mask)
+    r0, r1, r2, r3 = tl.randint4x(seed, offsets)
+    tl.store(four_ptr + idx, r0, mask=mask)
+    tl.store(four_ptr + n + idx, r1, mask=mask)
+    tl.store(four_ptr + 2 * n + idx, r2, mask=mask)
+    tl.store(four_ptr + 3 * n + idx, r3, mask=mask)
+
+
+def _random_offsets_base(dt, rng) -> Any:
+    # int64 offsets from above 2**32 (their high word enters the counter); int32 ones of
+    # either sign
+    if np.dtype(dt) == np.int64:
+        return np.int64(rng.integers(2**32, 2**40))
+    return int(rng.integers(-2**30, 2**30))
+
+
+def _random_seed(rng) -> int:
+    return int(rng.choice([rng.integers(0, 2**31), rng.integers(2**32, 2**62)]))
+
+
+def _random_bits_args(n, dt, rng, masked=True):
+    return [junk(rng, n, np.uint32), junk(rng, n, F32), junk(rng, 4 * n, np.uint32),
+            _random_seed(rng), _random_offsets_base(dt, rng), n, 64]
+
+
+def _random_bits_ref(a):
+    seed, base, n = a[3], a[4], a[5]
+    offsets = (np.arange(n) + base).astype(np.dtype(type(base)) if isinstance(base, np.integer)
+                                           else np.int32)
+    four = philox_4x32(seed, offsets)
+    return [four[0], uniform_of(four[0]), np.concatenate(four)]
+
+
+RANDOM_BITS = Case("random_randint_rand", random_bits_kernel, _random_bits_args, _random_bits_ref,
+                   (0, 1, 2), (I32, np.dtype(np.int64)),
+                   ("*u32:16,*fp32:16,*u32:16,i32,i32,i32,1024",
+                    "*u32:16,*fp32:16,*u32:16,i64,i64,i32:16,512"),
+                   grid_1d(64), tolerance={"float32": (0.0, 0.0)})
+
+
+@tilecc.jit
+def random_normal_kernel(out_ptr, seed, n, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + idx, tl.random.randn(seed, idx), mask=idx < n)
+
+
+def _random_normal_ref(a):
+    seed, n = a[1], a[2]
+    four = philox_4x32(seed, np.arange(n, dtype=np.int32))
+    u1, u2 = np.maximum(np.float32(1e-7), uniform_of(four[0])), uniform_of(four[1])
+    radius = np.sqrt(np.float32(-2.0) * np.log(u1))
+    return [radius * np.cos(np.float32(6.283185307179586) * u2)]
+
+
+# The interpreter computes randn bit for bit as Triton's does (tests/test_random.py); the GPU
+# takes log as lg2.approx (absolute error near 2**-22), which r = sqrt(-2 log u) magnifies
+# where u is near 1 and r near 0: an absolute tolerance of 1e-3 there.
+RANDOM_NORMAL = Case("random_randn", random_normal_kernel,
+                     lambda n, dt, rng, masked=True: [junk(rng, n, F32), _random_seed(rng), n, 64],
+                     _random_normal_ref, (0,), (F32,), ("*fp32:16,i64,i32,1024",), grid_1d(64),
+                     tolerance={"float32": (1e-5, 1e-3)})
+
+
 CASES: list[Case] = [
     ADD, ARITH, DIVMOD, FMOD, BITWISE, COMPARE, MINMAX, *MATH, GELU, SCALE_SHIFT,
     LITERAL_PROMOTION, INT_LITERAL, RATIO, AXPBY, CONVERT, BITCAST, GRID_2D, GRID_3D,
     COL_SUM, HORNER, HORNER_STATIC, PERSISTENT, CHUNKED, WHILE, SELECT, SILU, ASSERTS, PAD,
     PAD_MAX,
-    MASKED_FILL, STRIDED, LEAKY_RELU, SOFTPLUS,
+    MASKED_FILL, STRIDED, LEAKY_RELU, SOFTPLUS, RANDOM_BITS, RANDOM_NORMAL,
 ]
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "case names must be unique"

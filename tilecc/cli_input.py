@@ -4,8 +4,8 @@
 Each problem is a `UsageError` whose message is one line that names the file (and line,
 where there is one) and says what to do; `tilecc.cli.main` prints it as
 `tilecc: error: ...`.  Kernel files written against `triton.language` load even where
-Triton is not installed: `triton`, `triton.language` and `triton.language.math` then
-resolve to tilecc's own.
+Triton is not installed: `triton`, `triton.language`, `triton.language.math` and
+`triton.language.random` then resolve to tilecc's own.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ def _suggest(name: str, candidates, what: str = "", n: int = 3) -> str:
 # --- the user's file -----------------------------------------------------------------------
 
 class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves `import triton[.language[.math]]` from tilecc when Triton is absent."""
+    """Serves `import triton[.language[.math|.random]]` from tilecc when Triton is absent."""
 
     NAMES = {"triton": "tilecc", "triton.language": "tilecc.language",
-             "triton.language.math": "tilecc.language.math"}
+             "triton.language.math": "tilecc.language.math",
+             "triton.language.random": "tilecc.language.random"}
 
     def find_spec(self, fullname, path, target=None):
         if fullname in self.NAMES:

@@ -115,6 +115,26 @@ def shift(fn: str, x, y, t: D.dtype):
     return out.astype(width).view(_np(t))
 
 
+def umulhi(x, y, t: D.dtype):
+    """The high half of the 2N-bit product of x and y, their bits read as unsigned (as the
+    device header's tc::umulhi), in t."""
+    unsigned = np.dtype(f"u{t.bits // 8}")
+    ux = np.asarray(x, dtype=_np(t)).view(unsigned)
+    uy = np.asarray(y, dtype=_np(t)).view(unsigned)
+    if t.bits == 32:
+        high = (ux.astype(np.uint64) * uy.astype(np.uint64)) >> np.uint64(32)
+    else:  # 64 x 64 bits in 32-bit halves: NumPy has no 128-bit integers
+        mask = np.uint64(0xFFFFFFFF)
+        x_lo, x_hi = ux & mask, ux >> np.uint64(32)
+        y_lo, y_hi = uy & mask, uy >> np.uint64(32)
+        lo_lo, hi_lo = x_lo * y_lo, x_hi * y_lo
+        lo_hi, hi_hi = x_lo * y_hi, x_hi * y_hi
+        middle = (lo_lo >> np.uint64(32)) + (hi_lo & mask) + (lo_hi & mask)
+        high = hi_hi + (hi_lo >> np.uint64(32)) + (lo_hi >> np.uint64(32)) + \
+            (middle >> np.uint64(32))
+    return np.asarray(high).astype(unsigned).view(_np(t))
+
+
 class Program:
     def __init__(self, kernel: Kernel, pid: tuple[int, int, int], grid: tuple[int, int, int],
                  args: dict[int, object]):
@@ -247,6 +267,8 @@ class Program:
             return np.fmin(x, y)
         if fn == "fmax":
             return np.fmax(x, y)
+        if fn == "umulhi":
+            return umulhi(x, y, t)
         raise NotImplementedError(fn)
 
     # --- shapes, reductions, scans ----------------------------------------------------------

@@ -13,10 +13,15 @@ from tilecc.language.core import (
     device_assert, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
-    static_assert, static_range, store, sum, trans, view, where, zeros, zeros_like)
+    static_assert, static_range, store, sum, to_tensor, trans, umulhi, view, where, zeros,
+    zeros_like)
 from tilecc.language.dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
     pointer_type, uint8, uint16, uint32, uint64)
+from tilecc.language import random  # noqa: E402  (after the names its functions call)
+from tilecc.language.random import (  # noqa: E402
+    pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn,
+    randn4x, uint_to_uniform_float)
 
 __all__ = [
     "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
@@ -29,4 +34,6 @@ __all__ = [
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn",
     "static_assert", "static_range", "store", "uint8", "uint16", "uint32", "uint64", "where",
+    "to_tensor", "umulhi", "random", "pair_uniform_to_normal", "philox", "philox_impl", "rand",
+    "rand4x", "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float",
 ]

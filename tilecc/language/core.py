@@ -133,6 +133,17 @@ def sigmoid(x):
     """1 / (1 + exp(-x))."""
 
 
+@builtin
+def umulhi(x, y):
+    """The high N bits of the 2N-bit product of x and y, their bits read as unsigned
+    (int32, int64, uint32 or uint64 operands)."""
+
+
+@builtin
+def to_tensor(x):
+    """`x` as a kernel value: a Python number becomes a scalar of its literal type."""
+
+
 def _unary_math(name: str, doc: str) -> Callable:
     def stub(x):
         pass

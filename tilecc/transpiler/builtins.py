@@ -192,6 +192,16 @@ def _sigmoid(tracer, name, x):
     return S.binary(b, "div", Const(1), S.binary(b, "add", Const(1), e))
 
 
+@handles("umulhi")
+def _umulhi(tracer, name, x, y):
+    return S.umulhi(tracer.b, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
+
+
+@handles("to_tensor")
+def _to_tensor(tracer, name, x):
+    return S.to_value(tracer.b, kernel_value(tracer, x, "x"))
+
+
 for _name in L.UNARY_MATH:
     handles(_name)(lambda tracer, name, x: S.math_unary(tracer.b, name, kernel_value(tracer, x, "x")))
 

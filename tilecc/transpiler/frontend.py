@@ -24,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tilecc import source
 from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
+from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
@@ -181,7 +182,10 @@ def reference_for(obj: Any) -> Any:
     tmod = type(obj).__module__ or ""
     if tmod.startswith("triton"):  # objects of an installed Triton
         if type(obj).__name__ == "JITFunction":
-            return HelperRef(obj.fn)
+            # Triton's own `tl` functions written in `tl` (tl.rand...) are tilecc's
+            name = canonical_name(f"{obj.fn.__module__}.{obj.fn.__qualname__}")
+            own = _language_function(name.rsplit(".", 1)[-1]) if name else None
+            return own or HelperRef(obj.fn)
         if type(obj).__name__ == "constexpr":
             return Const(obj.value)
         if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_NAME:
@@ -194,6 +198,19 @@ def reference_for(obj: Any) -> Any:
     if obj in (pybuiltins.range, pybuiltins.min, pybuiltins.max):
         return PyBuiltin(obj.__name__)
     return obj  # left for the caller to reject with a message
+
+
+def _is_language(fn: Callable) -> bool:
+    """`fn` is one of the language's own functions written in `tl` (tilecc.language.*)."""
+    return (getattr(fn, "__module__", "") or "").startswith("tilecc.language")
+
+
+def _language_function(short: str) -> HelperRef | None:
+    """`tl.<short>` where the language writes it in `tl` itself (the random numbers of
+    `tilecc.language.random`): traced like a user's helper."""
+    if short in language_random.FUNCTIONS:
+        return HelperRef(getattr(language_random, short).fn)
+    return None
 
 
 def _resolve_static(fn: Callable, node: cst.BaseExpression) -> Any:
@@ -794,6 +811,12 @@ class FunctionTracer:
             tracer.run_body(pf.funcdef.body.body)
         except _Return as r:
             return r.value
+        except CompilationError as e:
+            # a misuse of the language's own functions (tl.rand's seed...) is reported at
+            # the user's call, not at a line of tilecc's library
+            if _is_language(fn) and not _is_language(self.pf.fn) and e.loc is not None:
+                raise self.error(node, f"tl.{fn.__name__}(): {e.message}") from None
+            raise
         return Const(None)
 
 
@@ -801,8 +824,14 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])
-    if short in ("math", "extra", "libdevice", "cuda") or "." in short:
-        return TLRef("tl") if "." not in short else TLRef("tl." + short.rsplit(".", 1)[1])
+    if short in ("math", "extra", "libdevice", "cuda", "random") or "." in short:
+        if "." not in short:
+            return TLRef("tl")
+        short = short.rsplit(".", 1)[1]
+        return _language_function(short) or TLRef("tl." + short)
+    own = _language_function(short)
+    if own is not None:
+        return own
     from tilecc.transpiler.builtins import is_builtin
     if short == "constexpr" or short == "pointer_type" or is_builtin(short):
         return ref

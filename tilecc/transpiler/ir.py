@@ -14,7 +14,7 @@ Op kinds (operands → result):
   splat(x)                              → block of x
   cast(x){bitcast}                      → x converted
   unary(x){fn}: neg invert not abs exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos floor ceil erf
-  binary(a,b){fn}: add sub mul div rem and or xor shl shr min max fmin fmax
+  binary(a,b){fn}: add sub mul div rem and or xor shl shr min max fmin fmax umulhi
                    land lor (scalars only) ; cmp(a,b){pred}: lt le gt ge eq ne
   fma(a,b,c) ; where(c,a,b) ; addptr(ptr, offset)
   assume(x){multiple_of, max_contiguous, max_constancy}  → x with a promise attached

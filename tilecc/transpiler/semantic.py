@@ -290,6 +290,26 @@ def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 
+UMULHI_TYPES = (D.int32, D.int64, D.uint32, D.uint64)
+
+
+def umulhi(b: Emitter, lhs: Operand, rhs: Operand) -> Value:
+    """tl.umulhi: the high half of the double-width product, the bits of both operands
+    read as unsigned whatever their type (as CUDA's __umulhi / __umul64hi). As Triton, a
+    literal is first a value of its own type, and blocks must be 32- or 64-bit integers."""
+    for x in (lhs, rhs):
+        if isinstance(x, Value) and x.dtype not in UMULHI_TYPES:
+            raise ValueError(f"tl.umulhi expects int32, int64, uint32 or uint64 operands, "
+                             f"got {x.dtype!r}")
+    if is_number(lhs) and is_number(rhs):
+        lhs = to_value(b, lhs)
+    a, c, t = _promote(b, lhs, rhs, False, literal_rule=False)
+    if t not in UMULHI_TYPES:
+        raise ValueError(f"tl.umulhi expects int32, int64, uint32 or uint64 operands, "
+                         f"got {t!r}")
+    return b.emit("binary", [a, c], a.type, fn="umulhi")
+
+
 FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
               "erf"}
 

@@ -275,6 +275,20 @@ TC_DEVICE bfloat16 fma(bfloat16 a, bfloat16 b, bfloat16 c) {
   return bfloat16(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
 }
 
+// tl.umulhi: the high half of the double-width product, the bits read as unsigned
+// (__umulhi / __umul64hi exist under these names on CUDA and HIP alike).
+TC_DEVICE unsigned umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
+TC_DEVICE int umulhi(int a, int b) {
+  return static_cast<int>(__umulhi(static_cast<unsigned>(a), static_cast<unsigned>(b)));
+}
+TC_DEVICE unsigned long long umulhi(unsigned long long a, unsigned long long b) {
+  return __umul64hi(a, b);
+}
+TC_DEVICE long long umulhi(long long a, long long b) {
+  return static_cast<long long>(__umul64hi(static_cast<unsigned long long>(a),
+                                           static_cast<unsigned long long>(b)));
+}
+
 template <typename T> TC_DEVICE T abs(T x) { return x < T(0) ? T(-x) : x; }
 template <typename T> TC_DEVICE T min(T a, T b) { return b < a ? b : a; }
 template <typename T> TC_DEVICE T max(T a, T b) { return a < b ? b : a; }

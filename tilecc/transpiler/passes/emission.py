@@ -16,6 +16,7 @@ from tilecc.transpiler.passes.dot import accumulator
 from tilecc.transpiler.passes.placement import Blocked
 
 ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
+INDEX_COST, INDEX_REPEATS = 32, 8  # the size of index values recomputed at each use (below)
 
 
 def in_accumulator_layout(v: Value, units: tuple[MatrixUnit, ...]) -> bool:
@@ -93,17 +94,30 @@ class Emission:
         masks): recomputed at each use instead of kept in registers, as Triton does — they
         cost a few integer operations and save a register array each."""
         found: set[int] = set()
+        # An index value is written out whole at each use, and an operand read twice by it
+        # twice: a chain of such steps (Philox's rounds on offsets) doubles at each one.
+        # `written`: the operations its expression holds written out; `distinct`: the
+        # values among them. Past INDEX_COST operations, or INDEX_REPEATS operations written
+        # more than once, it is a variable (the limits sit above what kernels' addresses
+        # and masks take: attention's offsets hold 19 operations).
+        written: dict[int, int] = {}
+        distinct: dict[int, frozenset[int]] = {}
         carried_in = set(self.alias.values())  # variables loop-carried slots live in
         for op in self.k.walk():
             if op.kind not in PURE or not op.results or not op.result.type.is_block or \
-                    op.result.id in carried_in:
-                continue
+                    op.result.id in carried_in or op.attrs.get("fn") == "umulhi":
+                continue  # tl.umulhi hashes (Philox's rounds), it computes no addresses
             ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
                                         v.owner.kind in ("const", "arange")))
                      if v.type.is_block else self.root(v) not in self.mutable
                      for v in op.operands)
-            if ok or op.kind == "arange":
+            size = 1 + sum(written.get(v.id, 0) for v in op.operands)
+            values = frozenset({op.result.id}).union(
+                *(distinct.get(v.id, ()) for v in op.operands))
+            if (ok and size <= INDEX_COST and size - len(values) <= INDEX_REPEATS) or \
+                    op.kind == "arange":
                 found.add(op.result.id)
+                written[op.result.id], distinct[op.result.id] = size, values
                 self.inline.add(op.result.id)
         return {op.result.id for op in self.k.walk() if op.results and op.result.id in found
                 and op.result.name and op.kind not in ("splat", "const")}

@@ -693,3 +693,77 @@ def test_argmax_of_narrow_types_across_warps(dt, warps) -> None:
     for row in range(3):
         _argmax_narrow[(1,)](cupy.asarray(x[row]), out[row:], N=256, num_warps=warps)
     np.testing.assert_array_equal(cupy.asnumpy(out), np.argmax(x, axis=1))
+
+
+# --- two GPUs: the launch follows the arrays' device ------------------------------------------
+
+def _gpu_count() -> int:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        pass
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:
+        return 0
+
+
+two_gpus = pytest.mark.skipif(_gpu_count() < 2, reason="needs two GPUs")
+
+
+def _on_device(fw: str, dev: int):
+    """(to the device, back to NumPy, the current device) for one framework."""
+    if fw == "cupy":
+        import cupy
+
+        def put(a):
+            with cupy.cuda.Device(dev):
+                return cupy.asarray(a)
+        return put, cupy.asnumpy, lambda: cupy.cuda.runtime.getDevice()
+    torch = pytest.importorskip("torch")
+    return (lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(f"cuda:{dev}"),
+            lambda t: t.cpu().numpy(), torch.cuda.current_device)
+
+
+@two_gpus
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
+def test_launch_on_the_second_device(fw) -> None:
+    """Arrays on cuda:1 while cuda:0 is current: the kernel runs on cuda:1 (its module is
+    loaded there) and the current device is left as it was."""
+    put, get, current = _on_device(fw, 1)
+    n = 100_003
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    dx, dy, out = put(x), put(y), put(np.zeros(n, np.float32))
+    before = current()
+    add_kernel[(tilecc.cdiv(n, 1024),)](dx, dy, out, n, BLOCK_SIZE=1024)
+    np.testing.assert_array_equal(get(out), x + y)
+    assert current() == before
+
+
+@two_gpus
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
+def test_one_kernel_alternating_between_two_devices(fw) -> None:
+    """The same kernel launched on cuda:0, cuda:1, cuda:0, ...: each device its own module,
+    the warm launch of one never sent to the other."""
+    n = 4099
+    for step, dev in enumerate((0, 1, 0, 1, 1, 0)):
+        put, get, _ = _on_device(fw, dev)
+        x = np.arange(n, dtype=np.float32) + step
+        out = put(np.zeros(n, np.float32))
+        add_kernel[(tilecc.cdiv(n, 256),)](put(x), put(x), out, n, BLOCK_SIZE=256)
+        np.testing.assert_array_equal(get(out), 2 * x)
+
+
+@two_gpus
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
+def test_arrays_on_two_devices_are_refused(fw) -> None:
+    put0, _, _ = _on_device(fw, 0)
+    put1, _, _ = _on_device(fw, 1)
+    x = np.ones(64, np.float32)
+    with pytest.raises(ValueError, match=r"`y_ptr` on cuda:1"):
+        add_kernel[(1,)](put0(x), put1(x), put0(x), 64, BLOCK_SIZE=64)

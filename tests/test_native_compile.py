@@ -207,15 +207,35 @@ def test_cuda_binding_is_tilecc_s_own_and_agrees_with_cupy_s(nvrtc: None) -> Non
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
-    cupy_nvrtc = pytest.importorskip("cupy.cuda.nvrtc")
+    pytest.importorskip("cupy")
+    from cupy.cuda import nvrtc as cupy_nvrtc  # an attribute: `import cupy.cuda.nvrtc` fails
     assert own.getVersion() == tuple(cupy_nvrtc.getVersion())
     prog = cupy_nvrtc.createProgram(KERNEL, "kernel.cu", [], [])
     try:
-        cupy_nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90", "--std=c++17"])
+        cupy_nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90", "--std=c++17",
+                                         "--ptxas-options=-v"])  # as compile_cuda does
         theirs = bytes(cupy_nvrtc.getCUBIN(prog))
     finally:
         cupy_nvrtc.destroyProgram(prog)
-    assert compile_cuda(KERNEL).data == theirs
+    # CuPy's getCUBIN drops the last byte (it strips a "trailing NUL", as for PTX)
+    assert compile_cuda(KERNEL).data in (theirs, theirs + b"\0")
+
+
+def test_cuda_falls_back_to_cupy_s_binding(nvrtc: None, monkeypatch) -> None:
+    """Where tilecc's own binding finds no library file, CuPy's binding compiles."""
+    pytest.importorskip("cupy")
+    from tilecc.runtime import native_compile, nvrtc as own
+
+    def no_library():
+        raise OSError("libnvrtc.so: cannot open shared object file")
+
+    monkeypatch.setattr(own, "getVersion", no_library)
+    native_compile._nvrtc.cache_clear()
+    try:
+        assert native_compile._nvrtc() is not own
+        assert _is_elf(compile_cuda(KERNEL).data)
+    finally:
+        native_compile._nvrtc.cache_clear()
 
 
 def test_nvrtc_builtins_load_first_from_libnvrtc_s_folder(tmp_path, monkeypatch) -> None:

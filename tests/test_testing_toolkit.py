@@ -465,6 +465,61 @@ def test_plugin_in_a_fresh_pytest(tmp_path) -> None:
         assert "2 passed, 1 skipped" in out and "no CUDA GPU on this machine" in out, out
 
 
+NO_HYPOTHESIS_PROBE = '''
+import pytest
+import numpy as np
+import tilecc.testing as tt
+
+def test_comparisons_work(tilecc_cache_dir):
+    tt.assert_close(np.ones(3, np.float32), np.ones(3, np.float32))
+
+def test_strategies_say_what_to_install():
+    with pytest.raises(ImportError, match="pip install 'tilecc.testing.'"):
+        tt.sizes(64)
+
+@pytest.mark.gpu
+def test_on_gpu():
+    pass
+'''
+
+
+def test_plugin_without_hypothesis(tmp_path) -> None:
+    """Where Hypothesis is not installed, the plugin (loaded as its entry point would be)
+    breaks nothing: the run passes, the gpu marker skips; only the strategies need it."""
+    stub = tmp_path / "stub" / "hypothesis"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('No module named hypothesis', "
+                                      "name='hypothesis')\n")
+    (tmp_path / "test_probe.py").write_text(NO_HYPOTHESIS_PROBE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "stub"), ROOT]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # Hypothesis's own plugin is not there either
+    env.pop("PYTEST_ADDOPTS", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "tilecc.testing.pytest_plugin",
+                        "-p", "no:cacheprovider", "--strict-markers", "-q", "-rs",
+                        "test_probe.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    expect = "3 passed" if tt.gpu_available() else "2 passed, 1 skipped"
+    assert expect in out, out
+
+
+def test_tilecc_profile_has_no_deadline() -> None:
+    from tilecc.testing.profiles import PROFILES, register_profiles
+
+    assert register_profiles()
+    for name in PROFILES:
+        profile = settings.get_profile(name)
+        assert profile.deadline is None and HealthCheck.too_slow in profile.suppress_health_check
+
+
+def test_examples_load_the_tilecc_profile() -> None:
+    with open(os.path.join(ROOT, "examples", "testing", "conftest.py")) as f:
+        assert 'settings.load_profile("tilecc")' in f.read()
+
+
 def test_require_gpu_makes_a_missing_gpu_an_error(monkeypatch) -> None:
     from tilecc.testing import pytest_plugin
 

@@ -19,16 +19,17 @@ Parts: strategies (`sizes`, `shapes`, `*_dtypes`, `elements`, `arrays`), `Launch
 `out` / `out_like` / `inout`, comparisons (`tolerance`, `Tolerance`, `assert_close`,
 `Mismatch`), devices (`gpu_available`), and a pytest plugin (tilecc.testing.pytest_plugin,
 loaded automatically where tilecc is installed: the `gpu` marker, the `tilecc_cache_dir`
-fixture, Hypothesis profiles "tilecc-ci" and "tilecc-dev").
+fixture), and Hypothesis settings profiles (`tilecc.testing.profiles`: "tilecc", for property
+tests whose first example compiles a kernel, and "tilecc-ci", "tilecc-dev", "tilecc-gpu").
+
+Only the strategies need Hypothesis: they are imported on first use, so that comparisons,
+`Launch.check` and the pytest plugin work where Hypothesis is not installed.
 """
 
 from tilecc.testing.compare import (Comparison, Mismatch, assert_close, compare,
                                     format_array, is_floating)
 from tilecc.testing.devices import gpu_available, gpu_frameworks
 from tilecc.testing.launch import InOut, Launch, Out, default_backends, inout, out, out_like
-from tilecc.testing.strategies import (FLOAT8, LAYOUTS, arrays, element_strides, elements,
-                                       float8_dtypes, float_dtypes, integer_dtypes,
-                                       kernel_dtypes, shapes, sizes)
 from tilecc.testing.tolerances import ELEMENTWISE, EXACT, Tolerance, tolerance
 
 __all__ = [
@@ -39,3 +40,20 @@ __all__ = [
     "compare", "assert_close", "Comparison", "Mismatch", "format_array", "is_floating",
     "gpu_available", "gpu_frameworks",
 ]
+
+_STRATEGIES = ("sizes", "shapes", "float_dtypes", "integer_dtypes", "kernel_dtypes",
+               "float8_dtypes", "FLOAT8", "elements", "arrays", "LAYOUTS", "element_strides")
+
+
+def __getattr__(name: str):
+    """The strategies, imported on first use (they need Hypothesis; nothing else does)."""
+    if name not in _STRATEGIES:
+        raise AttributeError(f"module 'tilecc.testing' has no attribute {name!r}")
+    try:
+        from tilecc.testing import strategies
+    except ImportError as e:
+        if (e.name or "").split(".")[0] != "hypothesis":
+            raise
+        raise ImportError(f"tilecc.testing.{name} needs Hypothesis: pip install "
+                          "'tilecc[testing]'", name="hypothesis") from None
+    return getattr(strategies, name)

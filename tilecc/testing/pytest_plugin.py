@@ -6,15 +6,12 @@ turns it off.
   device); without one it is skipped, with the reason.  `--require-gpu` makes that an error
   instead (for the GPU machine, where a silent skip would hide a broken driver).
 * `tilecc_cache_dir` fixture: a fresh, empty directory set as TILECC_CACHE_DIR for the test.
-* Hypothesis settings profiles, chosen with `--hypothesis-profile NAME` or
-  HYPOTHESIS_PROFILE=NAME (nothing is loaded unless asked, so other projects' tests in the
-  same environment keep their settings):
-    tilecc-ci   derandomized, no example database, no deadline, 50 examples, no "explain"
-                phase (it re-runs a failing kernel many times to annotate the report);
-    tilecc-dev  random, the local example database (failures replay first), no deadline,
-                100 examples;
-    tilecc-gpu  like tilecc-ci with 200 examples, for the GPU machine.
-This module imports neither hypothesis (unless installed) nor the rest of tilecc.testing.
+* Hypothesis settings profiles (tilecc.testing.profiles: "tilecc", "tilecc-ci",
+  "tilecc-dev", "tilecc-gpu"), registered, not loaded: chosen with
+  `--hypothesis-profile NAME` or `settings.load_profile(NAME)`, so other projects' tests in
+  the same environment keep their settings.
+Hypothesis is optional: without it the plugin works and registers no profiles (only
+tilecc.testing's strategies need it).
 """
 
 from __future__ import annotations
@@ -23,27 +20,12 @@ import os
 
 import pytest
 
+from tilecc.testing.profiles import register_profiles
+
 GPU_MARKER = "gpu: needs a CUDA GPU tilecc can launch on (skipped where there is none)"
 
 
-def _register_profiles() -> None:
-    try:
-        from hypothesis import HealthCheck, Phase, settings
-    except ImportError:
-        return
-    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
-    no_explain = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
-    settings.register_profile("tilecc-ci", max_examples=50, deadline=None, derandomize=True,
-                              database=None, print_blob=True, suppress_health_check=quiet,
-                              phases=no_explain)
-    settings.register_profile("tilecc-dev", max_examples=100, deadline=None,
-                              suppress_health_check=quiet)
-    settings.register_profile("tilecc-gpu", max_examples=200, deadline=None, derandomize=True,
-                              database=None, print_blob=True, suppress_health_check=quiet,
-                              phases=no_explain)
-
-
-_register_profiles()  # at import: before Hypothesis's own plugin loads a profile by name
+register_profiles()  # at import: before Hypothesis's own plugin loads a profile by name
 
 
 def pytest_addoption(parser) -> None:

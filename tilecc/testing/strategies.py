@@ -17,9 +17,12 @@ from hypothesis.extra import numpy as hnp
 from hypothesis.strategies import SearchStrategy
 
 from tilecc.testing.compare import is_floating
+from tilecc.testing.profiles import register_profiles
 
 __all__ = ["sizes", "shapes", "float_dtypes", "integer_dtypes", "kernel_dtypes",
            "float8_dtypes", "FLOAT8", "elements", "arrays", "LAYOUTS", "element_strides"]
+
+register_profiles()  # "tilecc" & co. can be loaded by whoever draws kernel inputs from here
 
 
 # --- sizes --------------------------------------------------------------------------------------

@@ -115,10 +115,14 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
                             "needs device arrays (CuPy, torch CUDA tensors, ...) — or run on "
                             "the interpreter with kernel.interpret[grid](...) or "
                             "TILECC_INTERPRET=1")
-        arrays.append(a)
-    devices = {a.device_id for a in arrays}
+        arrays.append((name, a))
+    devices = {a.device_id for _, a in arrays}
     if len(devices) > 1:
-        raise ValueError(f"array arguments are on different devices: {sorted(devices)}")
+        where = ", ".join(f"`{name}` on {a.device}:{a.device_id}" for name, a in arrays)
+        raise ValueError(f"array arguments are on different devices: {sorted(devices)} "
+                         f"({where}); a kernel launches on one device: move them to the "
+                         "same one (e.g. x.to(y.device))")
+    arrays = [a for _, a in arrays]
     backend = "hip" if any(a.device == "rocm" for a in arrays) else "cuda"
     return arrays, backend, devices.pop() if devices else None
 

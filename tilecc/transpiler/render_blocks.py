@@ -214,8 +214,9 @@ class BlockOps:
         types = [c_type(x.dtype) for x in xs]
         accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
         lanes, lstride = src.unique_lanes(e), src.lstride(e)
-        self.line(f"// 1. in registers: each thread combines its {j_count} element"
-                  f"{'s' if j_count > 1 else ''} along {what}"
+        first = (f"in registers: each thread combines its {j_count} elements" if j_count > 1
+                 else "each thread holds one element")
+        self.line(f"// 1. {first} along {what}"
                   + (f"; 2. then across the {lanes} lanes that hold the axis, by butterfly "
                      "shuffles" if lanes > 1 else ""))
         # A loop that would run once (one output register, two elements, two lanes) is

@@ -122,6 +122,7 @@ def _wrap_code(line: str, width: int) -> list[str]:
     points = _break_points(code, indent + 1)
     # the physical lines so far: (where each starts in `code`, the column it is shown at)
     starts, cols = [0], [0]
+    body = indent  # the statement's indentation (a loop's body's, once that has moved)
 
     def column_of(pos: int) -> int:  # where `code[pos]` is shown
         k = max(n for n, s in enumerate(starts) if s <= pos)
@@ -138,11 +139,11 @@ def _wrap_code(line: str, width: int) -> list[str]:
         end, rest, _, paren, _ = max((p for p in reach if p[2] == depth),
                                      key=lambda p: (p[4], p[0]))
         if paren == -2:
-            column = indent + 2  # a loop's or branch's body
+            column = body = indent + 2  # a loop's or branch's body
         elif paren >= 0 and column_of(paren) + 1 <= width // 2:
             column = column_of(paren) + 1  # lined up after the open parenthesis
         else:
-            column = indent + 4
+            column = body + 4
         piece = code[starts[-1]:end].rstrip()
         lines.append(piece if len(starts) == 1 else " " * cols[-1] + piece.lstrip())
         starts.append(rest)

@@ -366,9 +366,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       qk_1[r] =
-        ((start_n + Sliced8::coord0((r % 16)) < N_CTX)
-         & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n
-            + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced8::coord0((r % 16)) < N_CTX)
+           & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n
+              + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {

@@ -276,8 +276,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         qk[r] =
-          tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]),
-                  tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
+            tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
     // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
@@ -287,15 +287,15 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-        ((start_n + Sliced7::coord0(0) < N_CTX)
-         & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
-        ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced7::coord0(0) < N_CTX)
+           & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
+          ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
-      // 1. in registers: each thread combines its 1 element along axis 1 of a 128 x 64 block; 2.
-      //   then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = qk_1[o];
@@ -343,8 +343,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     float p_sum[16];
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. in registers: each thread combines its 1 element along axis 1 of a 128 x 64 block; 2.
-      //   then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = p[o];
@@ -403,8 +403,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         acc_1[r] =
-          tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
-                  tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
+            tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
+                    tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];

@@ -186,17 +186,17 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     a_ptrs[r] =
-      a_ptr
-      + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
-         + Sliced1::coord0((r % 8)) * 1);
+        a_ptr
+        + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
+           + Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     b_ptrs[r] =
-      b_ptr
-      + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
-         + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+        b_ptr
+        + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
+           + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[64];
 #pragma unroll
@@ -248,8 +248,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 64; ++r)
         accumulator[r] =
-          tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 32 + kk]),
-                  tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
+            tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 32 + kk]),
+                    tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
     }
     // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll

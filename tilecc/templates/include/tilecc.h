@@ -1,8 +1,8 @@
 // tilecc device library: the types and helpers that generated kernels call.
 //
-// Compiles under NVRTC (CUDA) and hiprtc (HIP) with no SDK headers: 16-bit floats are
-// our own storage types with conversions through PTX `cvt` (CUDA) or _Float16 (HIP);
-// everything else is plain C++17.  The target differences live here, in a few
+// Compiles under NVRTC (CUDA) and hiprtc (HIP) with no SDK headers, and under nvcc and
+// hipcc (-std=c++17) as an ordinary include: 16-bit floats are our own storage types with
+// conversions through PTX `cvt` (CUDA) or _Float16 (HIP); everything else is plain C++17.  The target differences live here, in a few
 // preprocessor branches, so that generated kernels are the same text for both.
 #pragma once
 

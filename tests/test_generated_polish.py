@@ -8,6 +8,9 @@ import re
 
 import pytest
 
+import tilecc
+import tilecc.language as tl
+from conftest_compilers import require_cuda_compiler, require_hip_compiler
 from tilecc.transpiler.render_wrap import WIDTH, wrap_source
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -84,3 +87,26 @@ def test_loop_body_moves_under_its_head():
     head, body = wrap_source(line).splitlines()
     assert head == "  for (int r = 0; r < 128; ++r)"
     assert body.startswith("    accumulator_1[r] = ")
+
+
+@tilecc.jit
+def _argmax_rows(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr, tl.argmax(tl.load(x_ptr + offs), axis=0))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_small_reduction_is_straight_line_code(target):
+    """Two elements per thread, two warps (and on CUDA's 32 lanes, one register out): each
+    step is written once, for a reduction of two values (argmax: value and index)."""
+    sig = "*fp32:16, *i32:16, 128" if target == "cuda" else "*fp32:16, *i32:16, 256"
+    src = _argmax_rows.source(sig, target=target, num_warps=2)
+    assert "for (int o = 0;" not in src and "for (int warp = 1;" not in src, src
+    assert "for (int j = 1;" not in src, src
+    assert "partial0[1]" in src and "partial1[1]" in src, src
+    if target == "cuda":
+        require_cuda_compiler()
+    else:
+        require_hip_compiler()
+    _argmax_rows.compile(sig, target=target, num_warps=2,
+                         arch="sm_80" if target == "cuda" else "gfx90a")

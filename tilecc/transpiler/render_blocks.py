@@ -290,13 +290,14 @@ class BlockOps:
         slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
-        writes = " ".join(f"partial{k}[{where}{warp}] = {self.slot(res, o)};"
-                          for k, res in enumerate(results))
+        writes = [f"partial{k}[{where}{warp}] = {self.slot(res, o)};"
+                  for k, res in enumerate(results)]
         if n_out > 1:
             self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {writes} }}")
+            self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {' '.join(writes)} }}")
         else:
-            self.line(writes)
+            for write in writes:
+                self.line(write)
         self.line("__syncthreads();")
         if n_out > 1:
             self.line("#pragma unroll")

@@ -20,31 +20,48 @@
 //   BLOCK_N = 64 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 4 lanes x 8 warps
-//   Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
+//     axis 1: 1 per thread x 4 lanes x 8 warps
+//   Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
 //   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
-//   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared memory, B from shared memory (K-major)
-//   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers (held in the accumulator layout), B from shared memory
+//   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
+//   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
+//     (held in the accumulator layout), B from shared memory
 // Memory accesses:
-//   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -53,7 +70,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -62,29 +80,36 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked2 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 4 lanes x 8 warps
+// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   1: 1 per thread x 4 lanes x 8 warps
 struct Blocked3 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord1(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced4 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -93,7 +118,8 @@ struct Sliced4 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
 struct Sliced5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -102,18 +128,22 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -122,7 +152,8 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -131,7 +162,8 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced9 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -166,17 +198,24 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   const int t_ = start_m * 128;
   // L34: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L35: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
-  // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+  // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None]
+  //   < N_CTX, other=0.0)
   tc::half q_[32];
 #pragma unroll
   for (int v = 0; v < 32; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk =
+        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+                       Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
+                       + Sliced1::coord0((v % 8)),
+                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
   // a block of K^T
-  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
-  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
+  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  //   recomputed where it is used)
+  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  //   recomputed where it is used)
   // exp(x) = exp2(x * log2(e))
   // L45: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
@@ -191,7 +230,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-    tc::store<8>(q_tile + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+    tc::store<8>(q_tile + col / 64 * 8192
+                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
+                 chunk);
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();
@@ -206,7 +247,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
   tc::half* const v_stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
-  // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
+  // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
+  //   stages))
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
 #pragma unroll
@@ -217,14 +259,26 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base
+                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
+                                  + row % 8),
+                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_next * stride_m, start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(v_stages_base
+                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
+                           + Sliced1::coord0((v % 8)) + start_n_next * stride_m,
+                           start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
+                           ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -239,43 +293,62 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     const int start_n_ahead = start_n + 2 * 64;
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L52: qk = tl.dot(q, kt)
-    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared memory, B from shared memory (K-major)
+    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
+    //   step, A from shared memory, B from shared memory (K-major)
     float qk[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) qk[r] = 0.0f;
-    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A and B from shared memory
+    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
+    //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(q_tile), b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(q_tile), b_base =
+          tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(qk[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
-      const unsigned long long a_desc0_0 = tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk / 4 * 512 + kk % 4 * 2);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
+        //   lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
         tc::wgmma_m64n64k16_f16_ss<0>(qk, qk + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
         // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned kt_stages_base = tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+        const unsigned kt_stages_base =
+            tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base
+                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
+                                  + row % 8),
+                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned v_stages_base = tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
+        const unsigned v_stages_base =
+            tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m, start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(v_stages_base
+                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
+                           + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
+                           start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
+                           ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -286,23 +359,30 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       for (int r = 0; r < 32; ++r) tc::fence_operand(qk[r]);
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
-    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
+    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
+    //   is used)
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) qk_1[r] = ((start_n + Sliced8::coord0((r % 16)) < N_CTX) & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 32; ++r)
+      qk_1[r] =
+          ((start_n + Sliced8::coord0((r % 16)) < N_CTX)
+           & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n
+              + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
-      // 1. in registers: each thread combines its 16 elements along axis 1 of a 128 x 64 block; 2. then across the 4 lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 16 elements along axis 1 of a 128 x 64 block; 2.
+      //   then across the 4 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 2; ++o) {
         float acc = qk_1[(o) * 16];
 #pragma unroll
         for (int j = 1; j < 16; ++j) acc = combine(acc, qk_1[(o) * 16 + j]);
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 4; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+        for (int lane_mask = 1; lane_mask < 4; lane_mask <<= 1)
+          acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         qk_max[o] = acc;
       }
     }
@@ -322,14 +402,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     float p_sum[2];
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. in registers: each thread combines its 16 elements along axis 1 of a 128 x 64 block; 2. then across the 4 lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 16 elements along axis 1 of a 128 x 64 block; 2.
+      //   then across the 4 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 2; ++o) {
         float acc = p[(o) * 16];
 #pragma unroll
         for (int j = 1; j < 16; ++j) acc = combine(acc, p[(o) * 16 + j]);
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 4; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+        for (int lane_mask = 1; lane_mask < 4; lane_mask <<= 1)
+          acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         p_sum[o] = acc;
       }
     }
@@ -341,8 +423,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::half t_1[32];
 #pragma unroll
     for (int r = 0; r < 32; r += 2) tc::cast_pair(p[r], p[r + 1], t_1[r], t_1[r + 1]);
-    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers (held in the accumulator layout), B from shared memory
-    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64 instruction, reading A from registers and B from shared memory
+    // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
+    //   step, A from registers (held in the accumulator layout), B from shared memory
+    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
+    //   instruction, reading A from registers and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
       const unsigned b_base = tc::smem_address((v_stages + start_n_stage * 4096));
@@ -355,8 +439,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk * 128);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
-        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]), tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]), tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]), tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
+        //   lane / 4
+        const unsigned a_frag0[4] =
+            {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
+            tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]),
+            tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
+            tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
         tc::wgmma_m64n64k16_f16_rs<1>(acc_1, acc_1 + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
@@ -383,8 +472,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int r = 0; r < 32; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
-  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX)
+    (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
+  //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half t_2[32];
 #pragma unroll
   for (int r = 0; r < 32; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
@@ -393,6 +484,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
-    if (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX) tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m + Sliced8::coord0((v % 16)), chunk);
+    if (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
+      tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
+                   + Sliced8::coord0((v % 16)), chunk);
   }
 }

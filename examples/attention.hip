@@ -20,17 +20,28 @@
 //   BLOCK_N = 64 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 8 lanes x 8 warps
-//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//     1: 1 per thread x 8 lanes x 8 warps
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
+//     axis 1: 1 per thread x 64 lanes x 1 warps
+//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
 //   L57: result of the reduction (fp32[128]): through shared memory
 //   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
@@ -39,14 +50,19 @@
 //   L52: fused multiply-adds (no matrix instructions on this target yet)
 //   L63: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
-//   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
-//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L51 load kt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask uniform over 64 elements, checked once per vector
+//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -55,7 +71,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -64,7 +81,8 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced2 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -73,7 +91,8 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
 struct Sliced3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -82,18 +101,22 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked4 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis 1: 1 per thread x 8 lanes x 8 warps
+// Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   1: 1 per thread x 8 lanes x 8 warps
 struct Blocked5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -104,7 +127,8 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis 1: 1 per thread x 64 lanes x 1 warps
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
+//   1: 1 per thread x 64 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -115,7 +139,8 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from a 1 x 64 tiling (reduced axes dropped)
+// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -124,7 +149,8 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
 };
 
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -133,7 +159,8 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
 };
 
-// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from a 64 x 1 tiling (reduced axes dropped)
+// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
 struct Sliced9 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -142,7 +169,8 @@ struct Sliced9 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis 1: 8 per thread x 8 lanes x 1 warps
+// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked10 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -179,17 +207,24 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   const int t_ = start_m * 128;
   // L34: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L35: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
-  // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+  // L36: q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None]
+  //   < N_CTX, other=0.0)
   tc::half q_[16];
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX, Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk =
+        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+                       Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
+                       + Sliced1::coord0((v % 8)),
+                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
   // a block of K^T
-  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic: recomputed where it is used)
-  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic: recomputed where it is used)
+  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  //   recomputed where it is used)
+  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  //   recomputed where it is used)
   // exp(x) = exp2(x * log2(e))
   // L45: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
@@ -211,7 +246,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX, K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+                         K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -236,24 +274,34 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) qk[r] = tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]), tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
+      for (int r = 0; r < 16; ++r)
+        qk[r] =
+            tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
-    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it is used)
+    // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
+    //   is used)
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) qk_1[r] = ((start_n + Sliced7::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
+    for (int r = 0; r < 16; ++r)
+      qk_1[r] =
+          ((start_n + Sliced7::coord0(0) < N_CTX)
+           & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
+          ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
-      // 1. in registers: each thread combines its 1 element along axis 1 of a 128 x 64 block; 2. then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = qk_1[o];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+          acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         qk_max[o] = acc;
       }
     }
@@ -295,12 +343,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     float p_sum[16];
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. in registers: each thread combines its 1 element along axis 1 of a 128 x 64 block; 2. then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = p[o];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+          acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         p_sum[o] = acc;
       }
     }
@@ -325,7 +375,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX, V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
+                         V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v)
+                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
@@ -335,7 +388,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* acc_1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* acc_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc_1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
+    for (int r = 0; r < 16; ++r)
+      acc_1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
@@ -347,7 +401,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 16; ++r) acc_1[r] = tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]), tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
+      for (int r = 0; r < 16; ++r)
+        acc_1[r] =
+            tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
+                    tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
@@ -361,13 +418,17 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX) (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
-  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
+    (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
+  //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX) tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m + Sliced1::coord0((v % 8)), chunk);
+    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
+                   + Sliced1::coord0((v % 8)), chunk);
   }
 }

@@ -3,7 +3,8 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         8 warps x 32 threads = 256 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 128: see __launch_bounds__)
+//                 at least 2 programs per SM (registers per thread held to 128: see
+//                   __launch_bounds__)
 // Specialization:
 //   x_ptr: *fp16 (16-byte aligned)
 //   y_ptr: *fp16 (16-byte aligned)
@@ -15,9 +16,12 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L18 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L19 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L21 store: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L18 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L19 load: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L21 store: 8 x fp16 (16 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 2048 block, 8 registers per thread; axis 0: 8 per thread x 32 lanes x 8 warps
@@ -34,14 +38,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
     const tc::half* y_ptr,
     tc::half* out_ptr,
     int n_elements) {
-  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic:
+  //   recomputed where it is used)
   // L16: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // Compute in fp32 even for fp16 / bf16 storage, and round once at the end.
   // L18: x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
   tc::half x_fp16[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk =
+        tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
+                       x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -52,7 +60,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
   tc::half y_fp16[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
-    const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 8> chunk =
+        tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
+                       y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) y_fp16[v + k] = chunk[k];
   }
@@ -69,6 +80,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(out[v + k]);
-    tc::store_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
+    tc::store_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
+                    out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
   }
 }

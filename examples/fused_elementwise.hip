@@ -14,9 +14,12 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L18 load: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L19 load: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L21 store: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L18 load: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L19 load: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L21 store: 4 x fp16 (8 B); pointers contiguous over 2048, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 2048 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 8 warps
@@ -33,14 +36,18 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
     const tc::half* y_ptr,
     tc::half* out_ptr,
     int n_elements) {
-  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic:
+  //   recomputed where it is used)
   // L16: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // Compute in fp32 even for fp16 / bf16 storage, and round once at the end.
   // L18: x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
   tc::half x_fp16[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
+                       x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -51,7 +58,10 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   tc::half y_fp16[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements, y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
+                       y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y_fp16[v + k] = chunk[k];
   }
@@ -68,6 +78,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
     tc::Vec<tc::half, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(out[v + k]);
-    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements) tc::store<4>(out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
+    if (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements)
+      tc::store<4>(out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
   }
 }

@@ -3,7 +3,8 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         4 warps x 32 threads = 128 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 255: see __launch_bounds__)
+//                 at least 2 programs per SM (registers per thread held to 255: see
+//                   __launch_bounds__)
 // Specialization:
 //   DW: *fp32 (16-byte aligned)
 //   DB: *fp32 (16-byte aligned)
@@ -14,18 +15,25 @@
 //   BLOCK_SIZE_M = 32 (constexpr)
 //   BLOCK_SIZE_N = 128 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+//   Sliced0: 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L97 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L98 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L101 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L102 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L97 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L98 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L101 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L102 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+// Sliced0: 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -34,7 +42,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() * 4 == 0; }
 };
 
-// Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -50,12 +59,14 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     float* FINAL_DB,
     int M,
     int N) {
-  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step; consecutive steps alternate at byte 2048)
+  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step;
+  //   consecutive steps alternate at byte 2048)
   __shared__ unsigned char smem[4096] __attribute__((aligned(16)));
   // each program sums BLOCK_SIZE_N columns of the partial buffers down all M rows
   // L89: pid = tl.program_id(0)
   const int pid = static_cast<int>(blockIdx.x);
-  // L90: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
+  // L90: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where
+  //   it is used)
   // L93: for i in range(0, M, BLOCK_SIZE_M):
   float dw[32];
 #pragma unroll
@@ -65,13 +76,19 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
   for (int r = 0; r < 32; ++r) db[r] = 0.0f;
   for (int i = 0; i < M; i += 32) {
     // L94: rows = i + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
-    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N) (index arithmetic: recomputed where it is used)
+    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N) (index arithmetic: recomputed where it
+    //   is used)
     // L96: offs = rows[:, None] * N + cols[None, :] (index arithmetic: recomputed where it is used)
     // L97: dw += tl.load(DW + offs, mask=mask, other=0.0)
     float dw_fp32[32];
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk =
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
+                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+                         DW
+                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
+                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
     }
@@ -81,7 +98,12 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     float db_fp32[32];
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk =
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
+                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+                         DB
+                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
+                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];
     }
@@ -109,7 +131,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     for (int o = 0; o < 4; ++o) {
       float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp)
+        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_dw[o] = acc;
     }
   }
@@ -134,7 +157,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     for (int o = 0; o < 4; ++o) {
       float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp)
+        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_db[o] = acc;
     }
   }
@@ -144,7 +168,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_dw[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N)
+      tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
   // L102: tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 #pragma unroll
@@ -152,6 +177,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_db[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N)
+      tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
 }

@@ -13,18 +13,25 @@
 //   BLOCK_SIZE_M = 32 (constexpr)
 //   BLOCK_SIZE_N = 128 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+//   Sliced0: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L97 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L98 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L101 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L102 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L97 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L98 load: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L101 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L102 store: 4 x fp32 (16 B); pointers contiguous over 128, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+// Sliced0: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -33,7 +40,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
 };
 
-// Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced1: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -49,12 +57,14 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* FINAL_DB,
     int M,
     int N) {
-  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step; consecutive steps alternate at byte 2048)
+  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step;
+  //   consecutive steps alternate at byte 2048)
   __shared__ unsigned char smem[4096] __attribute__((aligned(16)));
   // each program sums BLOCK_SIZE_N columns of the partial buffers down all M rows
   // L89: pid = tl.program_id(0)
   const int pid = static_cast<int>(blockIdx.x);
-  // L90: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
+  // L90: cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where
+  //   it is used)
   // L93: for i in range(0, M, BLOCK_SIZE_M):
   float dw[16];
 #pragma unroll
@@ -64,13 +74,19 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
   for (int r = 0; r < 16; ++r) db[r] = 0.0f;
   for (int i = 0; i < M; i += 32) {
     // L94: rows = i + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
-    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N) (index arithmetic: recomputed where it is used)
+    // L95: mask = (rows[:, None] < M) & (cols[None, :] < N) (index arithmetic: recomputed where it
+    //   is used)
     // L96: offs = rows[:, None] * N + cols[None, :] (index arithmetic: recomputed where it is used)
     // L97: dw += tl.load(DW + offs, mask=mask, other=0.0)
     float dw_fp32[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk =
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
+                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+                         DW
+                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
+                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
     }
@@ -80,7 +96,12 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float db_fp32[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 4) {
-      const tc::Vec<float, 4> chunk = tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N), DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+      const tc::Vec<float, 4> chunk =
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
+                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+                         DB
+                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
+                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];
     }
@@ -91,14 +112,14 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
   float sum_dw[4];
   {
     auto combine = [](float a, float b) { return a + b; };
-    // 1. in registers: each thread combines its 4 elements along axis 0 of a 32 x 128 block; 2. then across the 2 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 4 elements along axis 0 of a 32 x 128 block; 2.
+    //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
       float acc = dw[o];
 #pragma unroll
       for (int j = 1; j < 4; ++j) acc = combine(acc, dw[o + j * 4]);
-#pragma unroll
-      for (int lane_mask = 32; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+      acc = combine(acc, tc::shfl_xor(acc, 32));
       sum_dw[o] = acc;
     }
     // 3. across the 4 warps that split the axis: through shared memory
@@ -110,7 +131,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     for (int o = 0; o < 4; ++o) {
       float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp)
+        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_dw[o] = acc;
     }
   }
@@ -118,14 +140,14 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
   float sum_db[4];
   {
     auto combine = [](float a, float b) { return a + b; };
-    // 1. in registers: each thread combines its 4 elements along axis 0 of a 32 x 128 block; 2. then across the 2 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 4 elements along axis 0 of a 32 x 128 block; 2.
+    //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
       float acc = db[o];
 #pragma unroll
       for (int j = 1; j < 4; ++j) acc = combine(acc, db[o + j * 4]);
-#pragma unroll
-      for (int lane_mask = 32; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+      acc = combine(acc, tc::shfl_xor(acc, 32));
       sum_db[o] = acc;
     }
     // 3. across the 4 warps that split the axis: through shared memory
@@ -137,7 +159,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     for (int o = 0; o < 4; ++o) {
       float acc = partial0[(Sliced1::coord0(o)) * 4];
 #pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+      for (int warp = 1; warp < 4; ++warp)
+        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
       sum_db[o] = acc;
     }
   }
@@ -147,7 +170,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_dw[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N)
+      tc::store<4>(FINAL_DW + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
   // L102: tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 #pragma unroll
@@ -155,6 +179,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = sum_db[v + k];
-    if (pid * 128 + Sliced1::coord0(v) < N) tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
+    if (pid * 128 + Sliced1::coord0(v) < N)
+      tc::store<4>(FINAL_DB + (pid * 128 + Sliced1::coord0(v)), chunk);
   }
 }

@@ -21,14 +21,20 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L66 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L67 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L66 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L67 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
 //   L68 load mean: scalar access
 //   L69 load rstd: scalar access
-//   L74 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L79 store: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L81 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L82 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L74 load: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L79 store: 4 x fp16 (8 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L81 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L82 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 4 warps
@@ -74,7 +80,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half x_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N, X + row * stride + Blocked0::coord0(v), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk =
+          tc::load_if<4>(Blocked0::coord0(v) < N, X + row * stride + Blocked0::coord0(v),
+                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -85,7 +93,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half dy_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N, DY + row * stride + Blocked0::coord0(v), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk =
+          tc::load_if<4>(Blocked0::coord0(v) < N, DY + row * stride + Blocked0::coord0(v),
+                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dy_fp16[v + k] = chunk[k];
     }
@@ -99,7 +109,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     // L70: xhat = tl.where(mask, (x - mean) * rstd, 0.0)
     float xhat[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) xhat[r] = Blocked0::coord0(r / 4 * 4) < N ? (x[r] - mean) * rstd : 0.0f;
+    for (int r = 0; r < 4; ++r)
+      xhat[r] = Blocked0::coord0(r / 4 * 4) < N ? (x[r] - mean) * rstd : 0.0f;
     // L71: dw += dy * xhat
 #pragma unroll
     for (int r = 0; r < 4; ++r) dw[r] = dw[r] + dy[r] * xhat[r];
@@ -111,7 +122,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half w_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N, W + Blocked0::coord0(v), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk =
+          tc::load_if<4>(Blocked0::coord0(v) < N, W + Blocked0::coord0(v),
+                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) w_fp16[v + k] = chunk[k];
     }
@@ -126,58 +139,48 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     float sum;
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. in registers: each thread combines its 4 elements along axis 0 of a 1024 block; 2. then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 4 elements along axis 0 of a 1024 block; 2. then
+      //   across the 64 lanes that hold the axis, by butterfly shuffles
+      float acc = xhat[0] * wdy[0];
 #pragma unroll
-      for (int o = 0; o < 1; ++o) {
-        float acc = xhat[0] * wdy[0];
+      for (int j = 1; j < 4; ++j) acc = combine(acc, xhat[j] * wdy[j]);
 #pragma unroll
-        for (int j = 1; j < 4; ++j) acc = combine(acc, xhat[j] * wdy[j]);
-#pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-        sum = acc;
-      }
+      for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+      sum = acc;
       // 3. across the 4 warps that split the axis: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       float* partial0 = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = sum; }
+      partial0[tc::warp_id()] = sum;
       __syncthreads();
+      acc = partial0[0];
 #pragma unroll
-      for (int o = 0; o < 1; ++o) {
-        float acc = partial0[0];
-#pragma unroll
-        for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-        sum = acc;
-      }
+      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+      sum = acc;
     }
     const float c1 = tc::fdiv(sum, tc::cast<float>(N));
     // L77: c2 = tl.sum(wdy, axis=0) / N
     float wdy_sum;
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. in registers: each thread combines its 4 elements along axis 0 of a 1024 block; 2. then across the 64 lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 4 elements along axis 0 of a 1024 block; 2. then
+      //   across the 64 lanes that hold the axis, by butterfly shuffles
+      float acc = wdy[0];
 #pragma unroll
-      for (int o = 0; o < 1; ++o) {
-        float acc = wdy[0];
+      for (int j = 1; j < 4; ++j) acc = combine(acc, wdy[j]);
 #pragma unroll
-        for (int j = 1; j < 4; ++j) acc = combine(acc, wdy[j]);
-#pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-        wdy_sum = acc;
-      }
+      for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+      wdy_sum = acc;
       // 3. across the 4 warps that split the axis: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       float* partial0 = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = wdy_sum; }
+      partial0[tc::warp_id()] = wdy_sum;
       __syncthreads();
+      acc = partial0[0];
 #pragma unroll
-      for (int o = 0; o < 1; ++o) {
-        float acc = partial0[0];
-#pragma unroll
-        for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-        wdy_sum = acc;
-      }
+      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+      wdy_sum = acc;
     }
     const float c2 = tc::fdiv(wdy_sum, tc::cast<float>(N));
     // L78: dx = (wdy - (xhat * c1 + c2)) * rstd

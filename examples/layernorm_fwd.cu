@@ -19,14 +19,20 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L28 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L35 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L28 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L35 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
 //   L40 store: scalar access
 //   L41 store: scalar access
-//   L46 load w: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L47 load b: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L48 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L51 store: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L46 load w: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L47 load b: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L48 load: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16
+//     elements, checked once per vector
+//   L51 store: 8 x fp16 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 8 registers per thread; axis 0: 8 per thread x 32 lanes x 4 warps
@@ -48,7 +54,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     int stride,
     int N,
     float eps) {
-  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step; consecutive steps alternate at byte 16)
+  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step;
+  //   consecutive steps alternate at byte 16)
   __shared__ unsigned char smem[32] __attribute__((aligned(16)));
   // L21: row = tl.program_id(0)
   const int row = static_cast<int>(blockIdx.x);
@@ -66,7 +73,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half a_fp16[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off + Blocked0::coord0(v) < N, X_1 + (off + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(off + Blocked0::coord0(v) < N, X_1 + (off + Blocked0::coord0(v)),
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a_fp16[v + k] = chunk[k];
     }
@@ -81,28 +90,23 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
   float _mean_sum;
   {
     auto combine = [](float a, float b) { return a + b; };
-    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then across the 32 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then
+    //   across the 32 lanes that hold the axis, by butterfly shuffles
+    float acc = _mean[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = _mean[0];
+    for (int j = 1; j < 8; ++j) acc = combine(acc, _mean[j]);
 #pragma unroll
-      for (int j = 1; j < 8; ++j) acc = combine(acc, _mean[j]);
-#pragma unroll
-      for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-      _mean_sum = acc;
-    }
+    for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
+      acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+    _mean_sum = acc;
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
-#pragma unroll
-    for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = _mean_sum; }
+    partial0[tc::warp_id()] = _mean_sum;
     __syncthreads();
+    acc = partial0[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = partial0[0];
-#pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-      _mean_sum = acc;
-    }
+    for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+    _mean_sum = acc;
   }
   const float mean = tc::fdiv(_mean_sum, tc::cast<float>(N));
   // L33: for off in range(0, N, BLOCK_SIZE):
@@ -115,7 +119,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half x_fp16[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_1 + Blocked0::coord0(v) < N, X_1 + (off_1 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(off_1 + Blocked0::coord0(v) < N, X_1 + (off_1 + Blocked0::coord0(v)),
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -125,7 +131,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     // L36: x = tl.where(cols < N, x - mean, 0.0)
     float x_1[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) x_1[r] = off_1 + Blocked0::coord0(r / 8 * 8) < N ? x[r] - mean : 0.0f;
+    for (int r = 0; r < 8; ++r)
+      x_1[r] = off_1 + Blocked0::coord0(r / 8 * 8) < N ? x[r] - mean : 0.0f;
     // L37: _var += x * x
 #pragma unroll
     for (int r = 0; r < 8; ++r) _var[r] = _var[r] + x_1[r] * x_1[r];
@@ -134,28 +141,23 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
   float _var_sum;
   {
     auto combine = [](float a, float b) { return a + b; };
-    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then across the 32 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then
+    //   across the 32 lanes that hold the axis, by butterfly shuffles
+    float acc = _var[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = _var[0];
+    for (int j = 1; j < 8; ++j) acc = combine(acc, _var[j]);
 #pragma unroll
-      for (int j = 1; j < 8; ++j) acc = combine(acc, _var[j]);
-#pragma unroll
-      for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-      _var_sum = acc;
-    }
+    for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
+      acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+    _var_sum = acc;
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem + 16);
-#pragma unroll
-    for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = _var_sum; }
+    partial0[tc::warp_id()] = _var_sum;
     __syncthreads();
+    acc = partial0[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = partial0[0];
-#pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-      _var_sum = acc;
-    }
+    for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+    _var_sum = acc;
   }
   const float var = tc::fdiv(_var_sum, tc::cast<float>(N));
   // L39: rstd = 1 / tl.sqrt(var + eps)
@@ -173,7 +175,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half w[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, W + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, W + (off_2 + Blocked0::coord0(v)),
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) w[v + k] = chunk[k];
     }
@@ -181,7 +185,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half b[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, B + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, B + (off_2 + Blocked0::coord0(v)),
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -189,7 +195,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half x_fp16_1[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, X_1 + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, X_1 + (off_2 + Blocked0::coord0(v)),
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) x_fp16_1[v + k] = chunk[k];
     }

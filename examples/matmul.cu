@@ -22,26 +22,39 @@
 //   GROUP_SIZE_M = 8 (constexpr)
 //   ACTIVATION = 'leaky_relu' (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
-//   Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
-//   Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+//   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
+//   Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
+//     axis 1: 8 per thread x 4 lanes x 1 warps
+//   Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
+//     axis 1: 8 per thread x 16 lanes x 1 warps
+//   Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
 //   L53: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
-//   L56: wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
+//   L56: wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read
+//     from shared memory
 // Memory accesses:
-//   L54 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask uniform over 128 elements, checked once per vector
-//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L54 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask
+//     uniform over 128 elements, checked once per vector
+//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -50,7 +63,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
 };
 
-// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
+// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -59,7 +73,8 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+// Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
 struct Sliced2 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -68,7 +83,8 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
 };
 
-// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -77,29 +93,36 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
 };
 
-// Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
+// Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis
+//   1: 8 per thread x 4 lanes x 1 warps
 struct Blocked4 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 4 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis
+//   1: 8 per thread x 16 lanes x 1 warps
 struct Blocked5 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced6 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -108,7 +131,8 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -150,24 +174,35 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   const int pid_n = pid % num_pid_in_group / group_size_m;
   // Rows and columns wrap around (% M, % N): loads need no mask on M and N, and the
   // out-of-range results are never stored.
-  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M (index arithmetic: recomputed where it is used)
-  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N (index arithmetic: recomputed where it is used)
+  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M (index arithmetic:
+  //   recomputed where it is used)
+  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N (index arithmetic:
+  //   recomputed where it is used)
   // L47: offs_k = tl.arange(0, BLOCK_SIZE_K) (index arithmetic: recomputed where it is used)
   // L48: a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
   const tc::half* a_ptrs[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptr + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am + Sliced1::coord0((r % 8)) * 1);
+  for (int r = 0; r < 32; ++r)
+    a_ptrs[r] =
+        a_ptr
+        + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
+           + Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[32];
 #pragma unroll
-  for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptr + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+  for (int r = 0; r < 32; ++r)
+    b_ptrs[r] =
+        b_ptr
+        + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
+           + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll
   for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
-  // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages))
+  // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
+  //   stages))
   {  // prologue: the copies of the first 2 iterations
     int k_next = 0;
 #pragma unroll
@@ -178,14 +213,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base
+                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
+                                  + col % 8), a_ptrs[v],
+                           Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8), b_ptrs[v],
+                           Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -205,26 +246,33 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
     const int k_ahead = k_ + 2;
     // L56: accumulator = tl.dot(a, b, accumulator)
-    // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read from shared memory
-    // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128 instructions, reading A and B from shared memory
+    // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per
+    //   K step, operands read from shared memory
+    // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128
+    //   instructions, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)), b_base = tc::smem_address((b_stages + k_stage * 4096));
+      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)), b_base =
+          tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 4096, 1024, 1);
-      const unsigned long long a_desc0_0 = tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64, 16, 512, 2);
-      const unsigned long long a_desc1_0 = tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64, 16, 512, 2);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 128) * 64, 16, 512, 2);
+      const unsigned long long a_desc1_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 128 + 64) * 64, 16, 512, 2);
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk * 128);
-        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
+        //   lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk * 2);
         tc::wgmma_m64n128k16_f16_ss<1>(accumulator, accumulator + 32, a_desc0, b_desc);
-        // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4
+        // rows 64 + 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and
+        //   8 + lane / 4
         const unsigned long long a_desc1 = a_desc1_0 + (kk * 2);
         tc::wgmma_m64n128k16_f16_ss<1>(accumulator + 64, accumulator + 96, a_desc1, b_desc);
       }
@@ -235,14 +283,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8), a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base
+                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
+                                  + col % 8), a_ptrs[v],
+                           Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8), b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8), b_ptrs[v],
+                           Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -265,21 +319,31 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   // leaky_relu L23: return tl.where(x >= 0, x, 0.01 * x)
   float accumulator_1[128];
 #pragma unroll
-  for (int r = 0; r < 128; ++r) accumulator_1[r] = accumulator[r] >= 0.0f ? accumulator[r] : 0.01f * accumulator[r];
+  for (int r = 0; r < 128; ++r)
+    accumulator_1[r] = accumulator[r] >= 0.0f ? accumulator[r] : 0.01f * accumulator[r];
   // L63: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[128];
 #pragma unroll
-  for (int r = 0; r < 128; r += 2) tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
-  // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
-  // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
-  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index arithmetic: recomputed where it is used)
-  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N) (index arithmetic: recomputed where it is used)
+  for (int r = 0; r < 128; r += 2)
+    tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
+  // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed
+  //   where it is used)
+  // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed
+  //   where it is used)
+  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index
+  //   arithmetic: recomputed where it is used)
+  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N) (index arithmetic: recomputed
+  //   where it is used)
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
   for (int v = 0; v < 128; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N)) tc::store<2>(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
+    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M)
+        & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N))
+      tc::store<2>(c_ptr
+                   + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
+                   + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
   }
 }

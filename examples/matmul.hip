@@ -22,25 +22,37 @@
 //   GROUP_SIZE_M = 8 (constexpr)
 //   ACTIVATION = 'leaky_relu' (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced2: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
-//   Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
-//   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced2: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
+//   Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps;
+//     axis 1: 8 per thread x 4 lanes x 1 warps
+//   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+//     axis 1: 8 per thread x 16 lanes x 1 warps
+//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+//     axis 1: 8 per thread x 16 lanes x 1 warps
+//   Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
 //   L56: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
-//   L54 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask uniform over 128 elements, checked once per vector
-//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L54 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask
+//     uniform over 128 elements, checked once per vector
+//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -49,7 +61,8 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
 };
 
-// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from a 1 x 32 tiling (reduced axes dropped)
+// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
 struct Sliced1 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -58,7 +71,8 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced2: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 32 x 1 tiling (reduced axes dropped)
+// Sliced2: 32 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
 struct Sliced2 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -67,7 +81,8 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
 };
 
-// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced from a 1 x 128 tiling (reduced axes dropped)
+// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -76,40 +91,50 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
-// Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps; axis 1: 8 per thread x 4 lanes x 1 warps
+// Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 4 warps;
+//   axis 1: 8 per thread x 4 lanes x 1 warps
 struct Blocked4 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 64 + tc::warp_id() * 16 + (tc::lane_id() / 4); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 64 + tc::warp_id() * 16 + (tc::lane_id() / 4);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 4 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis
+//   1: 8 per thread x 16 lanes x 1 warps
 struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+//   axis 1: 8 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 64 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+  }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from a 128 x 1 tiling (reduced axes dropped)
+// Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
@@ -151,17 +176,27 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   const int pid_n = pid % num_pid_in_group / group_size_m;
   // Rows and columns wrap around (% M, % N): loads need no mask on M and N, and the
   // out-of-range results are never stored.
-  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M (index arithmetic: recomputed where it is used)
-  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N (index arithmetic: recomputed where it is used)
+  // L45: offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M (index arithmetic:
+  //   recomputed where it is used)
+  // L46: offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N (index arithmetic:
+  //   recomputed where it is used)
   // L47: offs_k = tl.arange(0, BLOCK_SIZE_K) (index arithmetic: recomputed where it is used)
   // L48: a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
   const tc::half* a_ptrs[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) a_ptrs[r] = a_ptr + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am + Sliced1::coord0((r % 8)) * 1);
+  for (int r = 0; r < 16; ++r)
+    a_ptrs[r] =
+        a_ptr
+        + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
+           + Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) b_ptrs[r] = b_ptr + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+  for (int r = 0; r < 16; ++r)
+    b_ptrs[r] =
+        b_ptr
+        + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
+           + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[64];
 #pragma unroll
@@ -171,7 +206,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::half a[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32, a_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32, a_ptrs[v],
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -179,7 +216,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::half b[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32, b_ptrs[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32, b_ptrs[v],
+                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -207,7 +246,10 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     __syncthreads();
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
-      for (int r = 0; r < 64; ++r) accumulator[r] = tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 32 + kk]), tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
+      for (int r = 0; r < 64; ++r)
+        accumulator[r] =
+            tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 32 + kk]),
+                    tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
     }
     // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -219,21 +261,30 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   // leaky_relu L23: return tl.where(x >= 0, x, 0.01 * x)
   float accumulator_1[64];
 #pragma unroll
-  for (int r = 0; r < 64; ++r) accumulator_1[r] = accumulator[r] >= 0.0f ? accumulator[r] : 0.01f * accumulator[r];
+  for (int r = 0; r < 64; ++r)
+    accumulator_1[r] = accumulator[r] >= 0.0f ? accumulator[r] : 0.01f * accumulator[r];
   // L63: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[64];
 #pragma unroll
-  for (int r = 0; r < 64; r += 2) tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
-  // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed where it is used)
-  // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed where it is used)
-  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index arithmetic: recomputed where it is used)
-  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N) (index arithmetic: recomputed where it is used)
+  for (int r = 0; r < 64; r += 2)
+    tc::cast_pair(accumulator_1[r], accumulator_1[r + 1], c[r], c[r + 1]);
+  // L64: offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M) (index arithmetic: recomputed
+  //   where it is used)
+  // L65: offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic: recomputed
+  //   where it is used)
+  // L66: c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :] (index
+  //   arithmetic: recomputed where it is used)
+  // L67: c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N) (index arithmetic: recomputed
+  //   where it is used)
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
   for (int v = 0; v < 64; v += 8) {
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N)) tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
+    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M)
+        & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N))
+      tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
+                   + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
   }
 }

@@ -15,15 +15,20 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L23 load row: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
-//   L30 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
+//   L23 load row: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound
+//     on contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by
+//     lane
+//   L30 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on
+//     contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 8 registers per thread; axis 0: 4 per thread x 32 lanes x 4 warps
 struct Blocked0 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 4 * 512 + tc::warp_id() * 128 + tc::lane_id() * 4 + r % 4; }
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 512 + tc::warp_id() * 128 + tc::lane_id() * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -34,14 +39,16 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
     int input_row_stride,
     int output_row_stride,
     int n_cols) {
-  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step; consecutive steps alternate at byte 16)
+  // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step;
+  //   consecutive steps alternate at byte 16)
   __shared__ unsigned char smem[32] __attribute__((aligned(16)));
   // One program per row; the whole row fits in BLOCK_SIZE (a power of 2 >= n_cols).
   // L20: row_idx = tl.program_id(0)
   const int row_idx = static_cast<int>(blockIdx.x);
   // L21: col_offsets = tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
   // L22: mask = col_offsets < n_cols (index arithmetic: recomputed where it is used)
-  // L23: row = tl.load(input_ptr + row_idx * input_row_stride + col_offsets, mask=mask, other=-float("inf"))
+  // L23: row = tl.load(input_ptr + row_idx * input_row_stride + col_offsets, mask=mask,
+  //   other=-float("inf"))
   float row[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
@@ -50,7 +57,8 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
       chunk = tc::load<4>(input_ptr + row_idx * input_row_stride + Blocked0::coord0(v));
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols) chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
+      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols)
+        chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) row[v + k] = chunk[k];
@@ -60,28 +68,23 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
   float row_max;
   {
     auto combine = [](float a, float b) { return tc::fmax(a, b); };
-    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then across the 32 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then
+    //   across the 32 lanes that hold the axis, by butterfly shuffles
+    float acc = row[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = row[0];
+    for (int j = 1; j < 8; ++j) acc = combine(acc, row[j]);
 #pragma unroll
-      for (int j = 1; j < 8; ++j) acc = combine(acc, row[j]);
-#pragma unroll
-      for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-      row_max = acc;
-    }
+    for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
+      acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+    row_max = acc;
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
-#pragma unroll
-    for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = row_max; }
+    partial0[tc::warp_id()] = row_max;
     __syncthreads();
+    acc = partial0[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = partial0[0];
-#pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-      row_max = acc;
-    }
+    for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+    row_max = acc;
   }
   float row_minus_max[8];
 #pragma unroll
@@ -94,34 +97,30 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
   float denominator;
   {
     auto combine = [](float a, float b) { return a + b; };
-    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then across the 32 lanes that hold the axis, by butterfly shuffles
+    // 1. in registers: each thread combines its 8 elements along axis 0 of a 1024 block; 2. then
+    //   across the 32 lanes that hold the axis, by butterfly shuffles
+    float acc = numerator[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = numerator[0];
+    for (int j = 1; j < 8; ++j) acc = combine(acc, numerator[j]);
 #pragma unroll
-      for (int j = 1; j < 8; ++j) acc = combine(acc, numerator[j]);
-#pragma unroll
-      for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1) acc = combine(acc, tc::shfl_xor(acc, lane_mask));
-      denominator = acc;
-    }
+    for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
+      acc = combine(acc, tc::shfl_xor(acc, lane_mask));
+    denominator = acc;
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem + 16);
-#pragma unroll
-    for (int o = 0; o < 1; ++o) { partial0[tc::warp_id()] = denominator; }
+    partial0[tc::warp_id()] = denominator;
     __syncthreads();
+    acc = partial0[0];
 #pragma unroll
-    for (int o = 0; o < 1; ++o) {
-      float acc = partial0[0];
-#pragma unroll
-      for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
-      denominator = acc;
-    }
+    for (int warp = 1; warp < 4; ++warp) acc = combine(acc, partial0[warp]);
+    denominator = acc;
   }
   // L29: softmax_output = numerator / denominator
   float softmax_output[8];
 #pragma unroll
   for (int r = 0; r < 8; ++r) softmax_output[r] = tc::fdiv(numerator[r], denominator);
-  // L30: tl.store(output_ptr + row_idx * output_row_stride + col_offsets, softmax_output, mask=mask)
+  // L30: tl.store(output_ptr + row_idx * output_row_stride + col_offsets, softmax_output,
+  //   mask=mask)
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
     tc::Vec<float, 4> chunk;
@@ -131,7 +130,8 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
       tc::store<4>(output_ptr + row_idx * output_row_stride + Blocked0::coord0(v), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols) (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
+      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols)
+        (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
     }
   }
 }

@@ -14,16 +14,21 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L22 load x: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L23 load y: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
-//   L25 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over 16 elements, checked once per vector
+//   L22 load x: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L23 load y: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
+//   L25 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask uniform over
+//     16 elements, checked once per vector
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 8 registers per thread; axis 0: 4 per thread x 32 lanes x 4 warps
 struct Blocked0 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 4 * 512 + tc::warp_id() * 128 + tc::lane_id() * 4 + r % 4; }
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 512 + tc::warp_id() * 128 + tc::lane_id() * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -38,14 +43,17 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
   const int pid = static_cast<int>(blockIdx.x);
   // L18: block_start = pid * BLOCK_SIZE
   const int block_start = pid * 1024;
-  // L19: offsets = block_start + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L19: offsets = block_start + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is
+  //   used)
   // The last block may run past the end: mask those lanes off.
   // L21: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // L22: x = tl.load(x_ptr + offsets, mask=mask)
   float x[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
-    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements, x_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
+    const tc::Vec<float, 4> chunk =
+        tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
+                       x_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
@@ -53,7 +61,9 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
   float y[8];
 #pragma unroll
   for (int v = 0; v < 8; v += 4) {
-    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements, y_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
+    const tc::Vec<float, 4> chunk =
+        tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
+                       y_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y[v + k] = chunk[k];
   }
@@ -67,6 +77,7 @@ extern "C" __global__ void __launch_bounds__(128) add_kernel(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = output[v + k];
-    if (block_start + Blocked0::coord0(v) < n_elements) tc::store<4>(out_ptr + (block_start + Blocked0::coord0(v)), chunk);
+    if (block_start + Blocked0::coord0(v) < n_elements)
+      tc::store<4>(out_ptr + (block_start + Blocked0::coord0(v)), chunk);
   }
 }

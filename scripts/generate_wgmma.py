@@ -51,7 +51,7 @@ def intrinsic(n: int, dtype: str, a_from_registers: bool) -> str:
              "template <int TRANS_B>",
              f"TC_DEVICE void {name}(float* lo, float* hi, {a_param},",
              f"{' ' * (len(name) + 16)}unsigned long long b_desc) {{",
-             f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"',
+             f'  TC_WGMMA_ASM("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{at + 1}, 0;\\n"',
              f'               "{ins.ptx(n)} "']
     for c in range(0, count, 16):  # the accumulator registers, 16 names a line
         chunk = ", ".join(f"%{r}" for r in range(c, min(c + 16, count)))

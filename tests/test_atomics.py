@@ -88,8 +88,28 @@ def test_each_element_has_one_owning_copy(p: Placement, warps: int, ws: int) -> 
 
 # --- the generated source -------------------------------------------------------------------
 
+def _atomic_statements(src: str) -> list[tuple[str, int]]:
+    """The statements that call an atomic, each joined on one line (long lines are
+    wrapped), with where each starts in `src`."""
+    found, statement, start, offset = [], [], 0, 0
+    for ln in src.splitlines(keepends=True):
+        here, offset = offset, offset + len(ln)
+        ln = ln.rstrip("\n")
+        if ln.lstrip().startswith(("//", "#")):
+            continue
+        if not statement:
+            start = here
+        statement.append(ln.strip() if statement else ln)
+        if ln.rstrip().endswith((";", "{", "}")):
+            joined = " ".join(statement)
+            if "tc::atomic_" in joined:
+                found.append((joined, start))
+            statement = []
+    return found
+
+
 def _atomic_lines(src: str) -> list[str]:
-    return [ln for ln in src.splitlines() if "tc::atomic_" in ln and "//" not in ln[:4]]
+    return [joined for joined, _ in _atomic_statements(src)]
 
 
 @pytest.mark.parametrize("S,C,num_warps,how", [
@@ -101,8 +121,8 @@ def _atomic_lines(src: str) -> list[str]:
 def test_only_owners_perform_the_atomic_and_copies_take_its_result(S, C, num_warps, how):
     src = KA.replicated_rmw_kernel.source(_signature("i32", S, "add", C), target="cuda",
                                           num_warps=num_warps)
-    (line,) = _atomic_lines(src)
-    after = src[src.index(line):]
+    ((line, start),) = _atomic_statements(src)
+    after = src[start:]
     if "registers" in how:  # one thread holds a row several times: one register updates
         assert re.search(r"\(r & \d+\) == r\)", line), line
     if how != "registers":  # several threads hold it: one of them updates it
@@ -127,9 +147,9 @@ def test_unreplicated_atomic_keeps_its_code() -> None:
 def test_slice_layout_atomic_broadcasts() -> None:
     src = KA.reduce_then_atomic_kernel.source("*fp32,*fp32,*fp32,16", target="cuda",
                                               num_warps=4)
-    (line,) = _atomic_lines(src)
+    ((line, start),) = _atomic_statements(src)
     assert "owner()" in line
-    assert "copies of an element" in src[src.index(line):]
+    assert "copies of an element" in src[start:]
 
 
 def test_atomics_in_loops_and_branches_wait_before_reusing_shared_memory() -> None:

@@ -91,10 +91,11 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     loop = body.index("for (int start_n = 0;")
     assert "q of tl.dot does not change in the loop" in body[:loop]
     assert "q_tile" in body[loop:] and "q[" not in body[loop:]
-    assert "load kt: 8 x fp16 (16 B) along axis 0" in header
-    assert "kt, v of tl.dot copied into shared memory with cp.async" in header
-    assert "A from registers (held in the accumulator layout)" in header
-    assert "B from shared memory (K-major)" in header
+    notes = " ".join(line.lstrip("/ ") for line in header.splitlines())  # wrapped lines joined
+    assert "load kt: 8 x fp16 (16 B) along axis 0" in notes
+    assert "kt, v of tl.dot copied into shared memory with cp.async" in notes
+    assert "A from registers (held in the accumulator layout)" in notes
+    assert "B from shared memory (K-major)" in notes
     assert "Layout conversions (through shared memory):\n//   none" in header
     assert "__shared__ unsigned char smem" not in body  # no staging through the pool
     assert body.count("_ss<0>(") == 1  # Q K^T: B K-major, not transposed

@@ -30,6 +30,7 @@ from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
+from tilecc.transpiler.render_wrap import wrap_source
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -808,6 +809,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)
+    text = wrap_source(text)  # lines of at most 100 columns, broken where a person would
     if check:
         assert ir.fingerprint(kernel) == before, (
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "

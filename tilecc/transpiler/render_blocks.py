@@ -198,7 +198,10 @@ class BlockOps:
                 terms.append(comp if stride == 1 else f"({comp}) * {stride}")
             if j != "0":
                 stride = src.rstride(e)
-                terms.append(j if stride == 1 else f"{j} * {stride}")
+                if j.isdigit():
+                    terms.append(str(int(j) * stride))
+                else:
+                    terms.append(j if stride == 1 else f"{j} * {stride}")
             return " + ".join(terms) or "0"
 
         what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
@@ -211,42 +214,65 @@ class BlockOps:
         types = [c_type(x.dtype) for x in xs]
         accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
         lanes, lstride = src.unique_lanes(e), src.lstride(e)
-        self.line(f"// 1. in registers: each thread combines its {j_count} element"
-                  f"{'s' if j_count > 1 else ''} along {what}"
+        first = (f"in registers: each thread combines its {j_count} elements" if j_count > 1
+                 else "each thread holds one element")
+        self.line(f"// 1. {first} along {what}"
                   + (f"; 2. then across the {lanes} lanes that hold the axis, by butterfly "
                      "shuffles" if lanes > 1 else ""))
-        self.line("#pragma unroll")
-        self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
-        self.depth += 1
+        # A loop that would run once (one output register, two elements, two lanes) is
+        # written as its body.
+        o = "o" if n_out > 1 else "0"
+        if n_out > 1:
+            self.line("#pragma unroll")
+            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
+            self.depth += 1
         for t, acc, x in zip(types, accs, xs):
-            self.line(f"{t} {acc} = {self.text(x, reg('o', '0'))};")
-        if j_count > 1:
-            others = [self.text(x, reg("o", "j")) for x in xs]
+            self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
+        if j_count == 2:
+            self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
+        elif j_count > 2:
+            others = [self.text(x, reg(o, "j")) for x in xs]
             self.line("#pragma unroll")
             self.line(f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}")
         if lanes > 1:
-            self.line("#pragma unroll")
-            shuffled = [f"tc::shfl_xor({a}, lane_mask)" for a in accs]
-            if len(xs) == 1:
-                self.line(f"for (int lane_mask = {lstride}; lane_mask < {lstride * lanes}; "
-                          f"lane_mask <<= 1) {self.combine_call(accs, shuffled)}")
-            else:
-                self.line(f"for (int lane_mask = {lstride}; lane_mask < {lstride * lanes}; "
-                          "lane_mask <<= 1) {")
-                others = [f"{a}_other" for a in accs]
-                for t, a, o in zip(types, accs, others):
-                    self.line(f"  const {t} {o} = tc::shfl_xor({a}, lane_mask);")
-                self.line(f"  {self.combine_call(accs, others)}")
-                self.line("}")
+            self.shuffle_steps(accs, types, lstride, lanes)
         for res, acc, u in zip(results, accs, used):
             if u or warps > 1:
-                self.line(f"{self.slot(res, 'o')} = {acc};")
-        self.depth -= 1
-        self.line("}")
+                self.line(f"{self.slot(res, o)} = {acc};")
+        if n_out > 1:
+            self.depth -= 1
+            self.line("}")
         if warps > 1:
             self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
         self.depth -= 1
         self.line("}")
+
+    def shuffle_steps(self, accs: list[str], types: list[str], lstride: int, lanes: int) -> None:
+        """Combines `accs` across `lanes` lanes `lstride` apart by butterfly shuffles."""
+        once = lanes == 2
+        mask = str(lstride) if once else "lane_mask"
+        shuffled = [f"tc::shfl_xor({a}, {mask})" for a in accs]
+        head = (f"for (int lane_mask = {lstride}; lane_mask < {lstride * lanes}; "
+                "lane_mask <<= 1)")
+        if len(accs) == 1:
+            step = self.combine_call(accs, shuffled)
+            if once:
+                self.line(step)
+            else:
+                self.line("#pragma unroll")
+                self.line(f"{head} {step}")
+            return
+        if not once:
+            self.line("#pragma unroll")
+            self.line(f"{head} {{")
+            self.depth += 1
+        others = [f"{a}_other" for a in accs]
+        for t, o, sh in zip(types, others, shuffled):
+            self.line(f"const {t} {o} = {sh};")
+        self.line(self.combine_call(accs, others))
+        if not once:
+            self.depth -= 1
+            self.line("}")
 
     def cross_warp(self, op, src, e, dst, results, accs, types, warps, used) -> None:
         wpc = src.base.wpc[e]
@@ -258,27 +284,42 @@ class BlockOps:
             t = c_type(res.dtype)
             off = f" + {offsets[k]}" if offsets[k] else ""
             self.line(f"{t}* partial{k} = reinterpret_cast<{t}*>({base}{off});")
-        slot = self.linear(dst, "o", _row_major(dst.shape)) if dst is not None else "0"
+        n_out = dst.regs if dst is not None else 1
+        # One output register: no loops, and the accumulators of step 1 are still in scope.
+        o = "o" if n_out > 1 else "0"
+        slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
-        n_out = dst.regs if dst is not None else 1
-        self.line("#pragma unroll")
-        writes = " ".join(f"partial{k}[{where}{warp}] = {self.slot(res, 'o')};"
-                          for k, res in enumerate(results))
-        self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {writes} }}")
+        writes = [f"partial{k}[{where}{warp}] = {self.slot(res, o)};"
+                  for k, res in enumerate(results)]
+        if n_out > 1:
+            self.line("#pragma unroll")
+            self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {' '.join(writes)} }}")
+        else:
+            for write in writes:
+                self.line(write)
         self.line("__syncthreads();")
-        self.line("#pragma unroll")
-        self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
+        if n_out > 1:
+            self.line("#pragma unroll")
+            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
+            self.depth += 1
         for k, (t, acc) in enumerate(zip(types, accs)):
-            self.line(f"  {t} {acc} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
-        others = [f"partial{k}[{where}warp]" for k in range(len(results))]
-        self.line("#pragma unroll")
-        self.line(f"  for (int warp = 1; warp < {warps}; ++warp) "
-                  f"{self.combine_call(accs, others)}")
+            decl = f"{t} {acc}" if n_out > 1 else acc
+            self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+        if warps == 2:
+            self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
+                                               for k in range(len(results))]))
+        else:
+            others = [f"partial{k}[{where}warp]" for k in range(len(results))]
+            self.line("#pragma unroll")
+            self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
+                      f"{self.combine_call(accs, others)}")
         for res, acc, u in zip(results, accs, used):
             if u:
-                self.line(f"  {self.slot(res, 'o')} = {acc};")
-        self.line("}")
+                self.line(f"{self.slot(res, o)} = {acc};")
+        if n_out > 1:
+            self.depth -= 1
+            self.line("}")
 
     # --- scans -------------------------------------------------------------------------------------
     def op_scan(self, op: Op) -> None:

@@ -15,8 +15,10 @@
 // Layout conversions (through shared memory):
 //   none
 // Memory accesses:
-//   L23 load x: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
-//   L29 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
+//   L23 load x: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on
+//     contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
+//   L29 store: 4 x fp32 (16 B); pointers contiguous over 1024, aligned to 16 B; mask is a bound on
+//     contiguous offsets: whole vectors in bounds take the vector path, the tail goes lane by lane
 #include "tilecc.h"
 
 // Blocked0: 1024 block, 4 registers per thread; axis 0: 4 per thread x 64 lanes x 4 warps
@@ -36,7 +38,8 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
     int seed) {
   // L20: pid = tl.program_id(axis=0)
   const int pid = static_cast<int>(blockIdx.x);
-  // L21: offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where it is used)
+  // L21: offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where
+  //   it is used)
   // L22: mask = offsets < n_elements (index arithmetic: recomputed where it is used)
   // L23: x = tl.load(x_ptr + offsets, mask=mask)
   float x[4];
@@ -47,7 +50,8 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
       chunk = tc::load<4>(x_ptr + (pid * 1024 + Blocked0::coord0(v)));
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements) chunk[k] = x_ptr[pid * 1024 + Blocked0::coord0(v + k)];
+      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
+        chunk[k] = x_ptr[pid * 1024 + Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
@@ -66,7 +70,10 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
   // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c2[r] = (tc::umulhi(3528531795u, tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r))) ^ 0u) ^ key_hi;
+  for (int r = 0; r < 4; ++r)
+    c2[r] =
+        (tc::umulhi(3528531795u,
+                    tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r))) ^ 0u) ^ key_hi;
   // the low halves: unsigned products wrap
   // philox_impl L53: c1 = round_b * prev_c2 (index arithmetic: recomputed where it is used)
   // philox_impl L54: c3 = round_a * prev_c0 (index arithmetic: recomputed where it is used)
@@ -82,7 +89,11 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
   // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_1[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c2_1[r] = (tc::umulhi(3528531795u, c0[r]) ^ (3528531795u * tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r)))) ^ k1;
+  for (int r = 0; r < 4; ++r)
+    c2_1[r] =
+        (tc::umulhi(3528531795u,
+                    c0[r]) ^ (3528531795u * tc::cast<unsigned int>(pid * 1024
+        + Blocked0::coord0(r)))) ^ k1;
   // the low halves: unsigned products wrap
   // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1[4];
@@ -270,7 +281,8 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
       tc::store<4>(output_ptr + (pid * 1024 + Blocked0::coord0(v)), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements) output_ptr[pid * 1024 + Blocked0::coord0(v + k)] = chunk[k];
+      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
+        output_ptr[pid * 1024 + Blocked0::coord0(v + k)] = chunk[k];
     }
   }
 }

@@ -28,8 +28,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tilecc"
 
 BASE = {"tilecc.errors", "tilecc.source", "tilecc.version"}
 STAGES = ["language", "transpiler", "interpreter", "runtime", "top"]
-TOP = {"tilecc", "tilecc.__main__", "tilecc.cli", "tilecc.cli_input", "tilecc.export",
-       "tilecc.testing"}
+TOP = {"tilecc", "tilecc.__main__", "tilecc.cli", "tilecc.cli_input", "tilecc.compat",
+       "tilecc.export", "tilecc.testing"}
 
 
 def module_name(path: Path) -> str:

@@ -4,14 +4,12 @@
 Each problem is a `UsageError` whose message is one line that names the file (and line,
 where there is one) and says what to do; `tilecc.cli.main` prints it as
 `tilecc: error: ...`.  Kernel files written against `triton.language` load even where
-Triton is not installed: `triton`, `triton.language`, `triton.language.math` and
-`triton.language.random` then resolve to tilecc's own.
+Triton is not installed: `import triton` then resolves to tilecc (`tilecc.compat`).
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib.abc
 import importlib.util
 import linecache
 import os
@@ -20,6 +18,7 @@ import sys
 import traceback
 import types
 
+from tilecc import compat
 from tilecc.runtime.options import arch_problem
 
 
@@ -35,31 +34,6 @@ def _suggest(name: str, candidates, what: str = "", n: int = 3) -> str:
 
 
 # --- the user's file -----------------------------------------------------------------------
-
-class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves `import triton[.language[.math|.random]]` from tilecc when Triton is absent."""
-
-    NAMES = {"triton": "tilecc", "triton.language": "tilecc.language",
-             "triton.language.math": "tilecc.language.math",
-             "triton.language.random": "tilecc.language.random"}
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname in self.NAMES:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        real = importlib.import_module(self.NAMES[spec.name])
-        module = types.ModuleType(spec.name)
-        module.__dict__.update({k: v for k, v in real.__dict__.items() if not k.startswith("__")})
-        if spec.name == "triton":
-            module.__path__ = []
-        return module
-
-    def exec_module(self, module):
-        if module.__name__ == "triton.language":
-            module.__path__ = []
-
 
 def load_kernel(ref: str):
     """`path/to/file.py:kernel_name` → the JITFunction defined there."""
@@ -123,9 +97,8 @@ def load_file(path: str) -> types.ModuleType:
         raise UsageError(f"{path}: no such file{hint}")
     if os.path.isdir(path):
         raise UsageError(f"{path} is a folder; give a Python file, FILE.py:KERNEL")
-    if importlib.util.find_spec("triton") is None and \
-            not any(isinstance(f, _TritonAlias) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TritonAlias())
+    if not compat.installed() and importlib.util.find_spec("triton") is None:
+        compat.install()
     module_name = "_tilecc_cli_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)

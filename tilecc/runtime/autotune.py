@@ -375,9 +375,15 @@ def _first_line(e: Exception) -> str:
 # --- timing ----------------------------------------------------------------------------------
 
 def _device_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) -> float:
-    """Median ms of `call` timed with device events after warm-up; L2 flushed before each
-    run (as triton.testing.do_bench)."""
-    fw = _framework(named)
+    """Median ms of `call` timed with device events (see `device_times`)."""
+    import statistics
+
+    return statistics.median(device_times(call, _framework(named), warmup_ms, rep_ms))
+
+
+def device_times(call: Callable, fw, warmup_ms: float, rep_ms: float) -> list[float]:
+    """Times in ms of runs of `call`, timed with device events after warm-up; L2 flushed
+    before each run (as triton.testing.do_bench).  `fw`: `framework(...)`'s answer."""
     call()
     fw.synchronize()
     flush = fw.flush_buffer()
@@ -401,9 +407,7 @@ def _device_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) 
         call()
         e.record()
     fw.synchronize()
-    import statistics
-
-    return statistics.median(fw.elapsed(s, e) for s, e in zip(starts, ends))
+    return [fw.elapsed(s, e) for s, e in zip(starts, ends)]
 
 
 def _custom(do_bench: Callable) -> Callable:
@@ -479,9 +483,12 @@ class _CuPyEvent:
 
 
 def _framework(named: dict):
-    if any(type(v).__module__.startswith("torch") for v in named.values()):
-        return _Torch()
-    return _CuPy()
+    return framework(any(type(v).__module__.startswith("torch") for v in named.values()))
+
+
+def framework(prefer_torch: bool):
+    """Device events, synchronisation and an L2-flush buffer from torch or CuPy."""
+    return _Torch() if prefer_torch else _CuPy()
 
 
 def _device_name(named: dict) -> str:

@@ -1,0 +1,204 @@
+"""The compatibility mode (`tilecc.compat`): Triton code runs through tilecc unedited.
+
+Each test runs in a fresh Python (a subprocess), since installing the mode replaces
+`triton` in `sys.modules` for the life of the process."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = ROOT / "tests" / "triton_style"
+
+
+def _python(*args, env=None, cwd=None, timeout=300):
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=timeout)
+
+
+def _in_compat(code: str, **kwargs):
+    """Run `code` with the mode installed first (as `python -m tilecc.compat -c`)."""
+    return _python("-m", "tilecc.compat", "-c", textwrap.dedent(code), **kwargs)
+
+
+def test_a_triton_style_library_runs_unedited_on_the_interpreter():
+    r = _python("-m", "tilecc.compat", "check.py", cwd=LIBRARY,
+                env={"TILECC_INTERPRET": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "25 of 25 ok", r.stdout
+    assert not any(line.startswith("MISMATCH") for line in lines)
+
+
+@pytest.mark.gpu
+def test_a_triton_style_library_runs_unedited_on_the_gpu():
+    pytest.importorskip("torch")
+    r = _python("-m", "tilecc.compat", "check.py", "cuda", cwd=LIBRARY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "25 of 25 ok", r.stdout
+
+
+def test_triton_names_are_tilecc_names():
+    r = _in_compat("""
+        import tilecc, tilecc.language
+        import triton
+        import triton.language as tl
+        from triton.language import math, random
+        from triton.runtime.jit import JITFunction
+        from triton.runtime.autotuner import Autotuner, Config
+        from triton.runtime.driver import driver
+        from triton.runtime.errors import OutOfResources
+        from triton.testing import do_bench, assert_close, perf_report, Benchmark
+        assert triton.jit is tilecc.jit and triton.autotune is tilecc.autotune
+        assert triton.Config is tilecc.Config is Config and triton.heuristics is tilecc.heuristics
+        assert triton.cdiv is tilecc.cdiv and triton.next_power_of_2(33) == 64
+        assert tl is tilecc.language and tl.program_id is tilecc.language.program_id
+        assert math is tilecc.language.math and random is tilecc.language.random
+        assert JITFunction is tilecc.JITFunction and OutOfResources is tilecc.errors.OutOfResources
+        assert triton.runtime.driver is driver and driver.active is driver.default
+        assert triton.__version__ == "3.6.0"
+        print("names ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "names ok"
+
+
+def test_compiler_internals_are_refused_with_what_to_use_instead():
+    r = _in_compat("""
+        import triton
+        for name in ["triton.compiler", "triton.backends.nvidia.compiler", "triton._C.libtriton",
+                     "triton.tools.tensor_descriptor", "triton.runtime.build"]:
+            try:
+                __import__(name)
+            except ImportError as e:
+                print(name, "->", e)
+            else:
+                print(name, "imported")
+        try:
+            triton.compile
+        except AttributeError as e:
+            print("triton.compile ->", e)
+    """)
+    assert r.returncode == 0, r.stderr
+    out = dict(line.split(" -> ", 1) for line in r.stdout.splitlines())
+    assert "kernel.source()" in out["triton.compiler"]
+    assert "NVRTC or hiprtc" in out["triton.backends.nvidia.compiler"]
+    assert "not part of tilecc" in out["triton._C.libtriton"]
+    assert "tilecc export" in out["triton.tools.tensor_descriptor"]
+    assert "not provided by tilecc's compatibility mode" in out["triton.runtime.build"]
+    assert "kernel.compile()" in out["triton.compile"]
+
+
+def test_install_refuses_once_triton_is_imported():
+    r = _python("-c", textwrap.dedent("""
+        import sys, types
+        sys.modules["triton"] = types.ModuleType("triton")  # stands for a real Triton
+        import tilecc.compat
+        try:
+            tilecc.compat.install()
+        except RuntimeError as e:
+            print(e)
+        assert not tilecc.compat.installed()
+    """))
+    assert r.returncode == 0, r.stderr
+    assert "Triton is already imported (triton)" in r.stdout
+    assert "python -m tilecc.compat script.py" in r.stdout
+
+
+def test_uninstall_gives_triton_back():
+    r = _python("-c", textwrap.dedent("""
+        import sys
+        import tilecc.compat
+        tilecc.compat.install()
+        tilecc.compat.install()  # idempotent
+        import triton.language
+        assert sys.modules["triton.language"].__name__ == "tilecc.language"
+        tilecc.compat.uninstall()
+        assert not tilecc.compat.installed()
+        assert not any(n == "triton" or n.startswith("triton.") for n in sys.modules)
+        print("ok")
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_runner_forms_and_usage():
+    r = _python("-m", "tilecc.compat")
+    assert r.returncode == 2 and "usage: python -m tilecc.compat script.py" in r.stderr
+    r = _python("-m", "tilecc.compat", "no_such_script.py")
+    assert r.returncode == 2 and "no_such_script.py: no such file" in r.stderr
+    r = _python("-m", "tilecc.compat", "-c", "import sys, triton; print(triton.__version__, "
+                "sys.argv[1:])", "a", "b")
+    assert r.returncode == 0 and r.stdout.strip() == "3.6.0 ['a', 'b']", r.stderr
+    r = _python("-m", "tilecc.compat", "-m", "triton_style.check", cwd=ROOT / "tests",
+                env={"TILECC_INTERPRET": "1", "PYTHONPATH": f"{ROOT}:{LIBRARY}"})
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "25 of 25 ok", r.stdout + r.stderr
+
+
+def test_perf_report_and_assert_close():
+    r = _in_compat("""
+        import numpy as np
+        import triton.testing as tt
+
+        @tt.perf_report(tt.Benchmark(x_names=["N"], x_vals=[1, 2, 4], line_arg="provider",
+                                     line_vals=["a", "b"], line_names=["A", "B"],
+                                     plot_name="demo", args={"scale": 10}))
+        def bench(N, provider, scale):
+            return N * scale + (1 if provider == "b" else 0), 0.0, 0.0
+
+        bench.run(print_data=True)
+        tt.assert_close(np.array([1.0, np.nan]), np.array([1.005, np.nan]))
+        try:
+            tt.assert_close(np.array([1.0]), np.array([1.1]))
+        except AssertionError:
+            print("refused")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["demo:", "N   A   B", "1  10  11", "2  20  21",
+                                     "4  40  41", "refused"]
+
+
+def test_emit_turns_a_library_kernel_into_cuda():
+    r = _python("-m", "tilecc", "emit", f"{LIBRARY / 'ops.py'}:_rms_norm_forward_kernel",
+                "-s", "*fp32,i32,*fp32,i32,*fp32,*fp32,i32,fp32,fp32,1024",
+                cwd=LIBRARY)
+    assert r.returncode == 0, r.stderr
+    assert "void __launch_bounds__(128) rms_norm_forward_kernel_(" in r.stdout  # `_` + lower: reserved in C++
+    assert "tc::rsqrt(mean_square + eps)" in r.stdout
+
+
+@pytest.mark.gpu
+def test_driver_and_do_bench_on_the_gpu():
+    pytest.importorskip("torch")
+    r = _in_compat("""
+        import torch, triton, triton.language as tl
+        from triton.testing import do_bench
+        active = triton.runtime.driver.active
+        props = active.utils.get_device_properties(active.get_current_device())
+        target = active.get_current_target()
+        assert props["multiprocessor_count"] > 0 and props["warpSize"] == 32, props
+        assert props["max_shared_mem"] >= 48 * 1024, props
+        assert target.backend == "cuda" and target.arch >= 70 and target.warp_size == 32
+        assert active.get_active_torch_device() == torch.device("cuda", 0)
+
+        @triton.jit
+        def add(x, y, n, BLOCK: tl.constexpr):
+            o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y + o, tl.load(x + o, mask=o < n) + 1, mask=o < n)
+
+        x = torch.randn(1 << 20, device="cuda")
+        y = torch.empty_like(x)
+        run = lambda: add[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        mean = do_bench(run)
+        q = do_bench(run, quantiles=[0.5, 0.2, 0.8])
+        assert mean > 0 and len(q) == 3 and q[1] <= q[0] <= q[2], (mean, q)
+        assert torch.equal(y, x + 1)
+        print("ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"

@@ -1,0 +1,119 @@
+"""Compatibility mode: unmodified Triton code runs through tilecc.
+
+    import tilecc.compat
+    tilecc.compat.install()          # before anything imports triton
+    import my_triton_library         # its `import triton` is tilecc now
+
+or, without touching the program, `python -m tilecc.compat script.py [args]` (also
+`-m module` and `-c code`).  While installed, `import triton` and its submodules resolve to
+tilecc's own modules:
+
+    triton                           → tilecc.compat.triton_api (jit, autotune, Config,
+                                       heuristics, cdiv, next_power_of_2, errors, __version__)
+    triton.language[.*]              → tilecc.language[.*] (math, random, standard, extra...)
+    triton.testing                   → tilecc.compat.testing (do_bench, assert_close,
+                                       Benchmark, perf_report)
+    triton.runtime[.jit|.autotuner|.errors|.driver]
+                                     → tilecc.compat.runtime (driver.active...)
+
+Anything else under `triton` (the compiler, its IR and assembly, backends) has no meaning
+for tilecc, which compiles to CUDA/HIP source: importing it raises an ImportError that says
+so and what to use instead.  `triton.__version__` is "3.6.0", the Triton release whose
+language tilecc implements, so that libraries' version checks take the 3.6 paths.
+
+Install it before Triton is imported: a program that already holds Triton's modules would
+mix the two, so `install()` refuses then.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import pkgutil
+import sys
+
+TRITON_VERSION = "3.6.0"
+
+# Triton's module → tilecc's; the language's submodules are added by walking the package.
+_FIXED = {
+    "triton": "tilecc.compat.triton_api",
+    "triton.language": "tilecc.language",
+    "triton.testing": "tilecc.compat.testing",
+    "triton.runtime": "tilecc.compat.runtime",
+    "triton.runtime.jit": "tilecc.compat.runtime",
+    "triton.runtime.autotuner": "tilecc.compat.runtime",
+    "triton.runtime.errors": "tilecc.compat.runtime",
+    "triton.runtime.driver": "tilecc.compat.runtime",
+}
+
+# What to say about the parts of Triton that tilecc does not have.
+_INSTEAD = {
+    "triton.compiler": "Triton's compiler (its IR, PTX/AMDGCN and cubins) is not part of "
+                       "tilecc; read the CUDA/HIP tilecc writes with kernel.source() or "
+                       "`tilecc emit`, its binary with kernel.compile()",
+    "triton.backends": "tilecc has no Triton backends: it renders CUDA or HIP source and "
+                       "compiles it with NVRTC or hiprtc",
+    "triton._C": "Triton's C++ extension (MLIR, LLVM) is not part of tilecc",
+    "triton.tools": "triton.tools (tensor descriptors, AOT compile, disassembly) is not "
+                    "provided by tilecc's compatibility mode; `tilecc export` writes a "
+                    "kernel as C++ with a host launcher",
+    "triton.knobs": "Triton's knobs configure its compiler; tilecc's options are the "
+                    "launch options (num_warps, num_stages, debug) and TILECC_* variables",
+}
+
+
+def _aliases() -> dict[str, str]:
+    import tilecc.language as language
+
+    table = dict(_FIXED)
+    for info in pkgutil.walk_packages(language.__path__, "tilecc.language."):
+        table["triton.language." + info.name[len("tilecc.language."):]] = info.name
+    return table
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """Answers every `triton.*` import that the aliases do not cover with an ImportError
+    that names what to use instead (rather than finding Triton, or tilecc's files under
+    Triton's names)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "triton" and not fullname.startswith("triton."):
+            return None
+        for prefix, why in _INSTEAD.items():
+            if fullname == prefix or fullname.startswith(prefix + "."):
+                raise ImportError(f"`{fullname}`: {why}", name=fullname)
+        raise ImportError(f"`{fullname}` is not provided by tilecc's compatibility mode "
+                          f"(tilecc implements `triton.language`, `triton.jit`, "
+                          f"`triton.autotune`/`Config`/`heuristics`, `triton.testing` and "
+                          f"`triton.runtime.driver`)", name=fullname)
+
+
+_installed: list[str] = []
+
+
+def install() -> None:
+    """Make `import triton` (and its submodules) resolve to tilecc.  Idempotent."""
+    if _installed:
+        return
+    held = sorted(n for n in sys.modules if n == "triton" or n.startswith("triton."))
+    if held:
+        raise RuntimeError(
+            f"Triton is already imported ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}):"
+            " call tilecc.compat.install() before anything imports triton, or run the program "
+            "with `python -m tilecc.compat script.py`")
+    for alias, real in _aliases().items():
+        sys.modules[alias] = importlib.import_module(real)
+        _installed.append(alias)
+    sys.meta_path.insert(0, _Refuse())
+
+
+def uninstall() -> None:
+    """Undo `install()`: `import triton` finds Triton (if installed) again."""
+    for alias in _installed:
+        sys.modules.pop(alias, None)
+    _installed.clear()
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Refuse)]
+
+
+def installed() -> bool:
+    return bool(_installed)

@@ -302,6 +302,27 @@ class Program:
         x = np.asarray(self.get(op.operands[0]))
         return [x[..., 0].copy(), x[..., 1].copy()]
 
+    def op_flip(self, op: Op):
+        return self._shaped(op, lambda a: np.flip(a, op.attrs["axis"]).copy())
+
+    def op_cat(self, op: Op):
+        return np.concatenate([np.asarray(self.get(v)) for v in op.operands])
+
+    def op_gather(self, op: Op):
+        src, index = (np.asarray(self.get(v)) for v in op.operands)
+        n = src.shape[op.attrs["axis"]]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            raise InterpreterError(f"tl.gather: an index is out of range for an axis of "
+                                   f"{n} (got {index.min()} .. {index.max()})", op.loc)
+        return np.take_along_axis(src, index.astype(np.int64), axis=op.attrs["axis"])
+
+    def op_histogram(self, op: Op):
+        x = np.asarray(self.get(op.operands[0])).astype(np.int64)
+        keep = (x >= 0) & (x < op.attrs["num_bins"])  # bins of width 1 from 0; others skipped
+        if len(op.operands) > 1:
+            keep &= np.asarray(self.get(op.operands[1]), dtype=bool)
+        return np.bincount(x[keep], minlength=op.attrs["num_bins"]).astype(np.int32)
+
     def op_dot(self, op: Op):
         a, b, c = (np.asarray(self.get(v)) for v in op.operands)
         acc = _np(op.attrs["acc_dtype"])

@@ -116,6 +116,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
                 classes.join(op.operands[0], x)
                 if res.type.is_block:
                     derived.append((res, x, op.attrs["axis"]))
+        elif op.kind == "gather":  # each result element reads its index in registers
+            classes.join(op.operands[1], op.result)
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
         elif op.kind == "dot":

@@ -1,0 +1,124 @@
+"""Rendering of the ops that reorder a block's elements: flip, cat, gather, histogram.
+
+A mixin of `render.Renderer`, beside `render_blocks.BlockOps` (whose shared-memory
+`exchange` and pool steps it uses).  Each moves data once through shared memory: the
+threads write what they hold, wait at a barrier, and read what their result needs.
+(Sort, topk and bitonic_merge need nothing here: they are built from reshapes, xor
+reductions and element-wise ops, `builtins_sort`.)
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from tilecc.transpiler.ir import Op
+from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.render_blocks import _row_major
+from tilecc.transpiler.target import c_type
+
+
+class ReorderOps:
+    def _position(self, p: Placement, idx: str, shape: tuple[int, ...],
+                  coord: dict[int, str] | None = None) -> str:
+        """Row-major position in a block of `shape` of register `idx`'s element of `p`,
+        with the coordinates along the axes in `coord` replaced by those expressions."""
+        coord = coord or {}
+        terms = []
+        for axis, stride in enumerate(_row_major(shape)):
+            if axis in coord:
+                c = coord[axis]
+            elif p.shape[axis] == 1:
+                continue
+            else:
+                c = f"{self.lname(p)}::coord{axis}({idx})"
+            terms.append(c if stride == 1 else f"({c}) * {stride}" if " " in c
+                         else f"{c} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def op_flip(self, op: Op) -> None:
+        x, y, axis = op.operands[0], op.result, op.attrs["axis"]
+        shape = x.type.shape
+        last = shape[axis] - 1
+        mirrored = f"{last} - {self.lname(y.layout)}::coord{axis}(r)"
+        self.exchange(op, [(x, self._position(x.layout, "r", shape))],
+                      [(y, self._position(y.layout, "r", shape, {axis: mirrored}))],
+                      f"flip axis {axis}")
+
+    def op_cat(self, op: Op) -> None:
+        a, b = op.operands
+        n = a.type.shape[0]
+        self.exchange(op, [(a, self._position(a.layout, "r", a.type.shape)),
+                           (b, f"{n} + {self._position(b.layout, 'r', b.type.shape)}")],
+                      [(op.result, self._position(op.result.layout, "r", op.result.type.shape))],
+                      "concatenate")
+
+    def op_gather(self, op: Op) -> None:
+        src, index, res = op.operands[0], op.operands[1], op.result
+        axis = op.attrs["axis"]
+        n = src.type.shape[axis]
+        t = c_type(src.dtype)
+        self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// gather along axis {axis}: the source through shared memory")
+        in_registers = index.layout == res.layout
+        nbytes = prod(src.type.shape) * src.dtype.itemsize
+        if not in_registers:  # the indices too, at the result's positions
+            nbytes = -(-nbytes // 8) * 8 + prod(index.type.shape) * index.dtype.itemsize
+        base = self.pool_step(nbytes)
+        self.line(f"{t}* source = reinterpret_cast<{t}*>({base});")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
+                  f"source[{self._position(src.layout, 'r', src.type.shape)}] = "
+                  f"{self.text(src, 'r')};")
+        if in_registers:
+            idx = self.text(index, "r")
+        else:
+            it = c_type(index.dtype)
+            offset = -(-prod(src.type.shape) * src.dtype.itemsize // 8) * 8
+            self.line(f"{it}* indices = reinterpret_cast<{it}*>({base} + {offset});")
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {index.layout.regs}; ++r) "
+                      f"indices[{self._position(index.layout, 'r', index.type.shape)}] = "
+                      f"{self.text(index, 'r')};")
+            idx = f"indices[{self._position(res.layout, 'r', res.type.shape)}]"
+        self.line("__syncthreads();")
+        # an index outside the axis reads another element of it (Triton leaves the result
+        # undefined), never outside the buffer
+        at = self._position(res.layout, "r", src.type.shape,
+                            {axis: f"(static_cast<int>({idx}) & {n - 1})"})
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                  f"{self.name(res)}[r] = source[{at}];")
+        self.depth -= 1
+        self.line("}")
+
+    def op_histogram(self, op: Op) -> None:
+        x, res, bins = op.operands[0], op.result, op.attrs["num_bins"]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        threads = self.k.num_warps * self.target.warp_size
+        p: Placement = x.layout
+        self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// histogram into {bins} bins: counted in shared memory")
+        base = self.pool_step(bins * 4)
+        self.line(f"int* bins = reinterpret_cast<int*>({base});")
+        self.line(f"for (int i = threadIdx.x; i < {bins}; i += {threads}) bins[i] = 0;")
+        self.line("__syncthreads();")
+        # each element counted once (by the thread and register that own it); values
+        # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
+                             self.text(mask, "r") if mask is not None else "",
+                             f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull")
+                 if c]
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {p.regs}; ++r)")
+        self.line(f"  if ({' && '.join(conds)}) atomicAdd(&bins[{self.text(x, 'r')}], 1);")
+        self.line("__syncthreads();")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                  f"{self.name(res)}[r] = bins[{self._position(res.layout, 'r', res.type.shape)}];")
+        self.depth -= 1
+        self.line("}")

@@ -89,3 +89,53 @@ def test_reorder_case_on_gpu(case, dtype, fw: str) -> None:
             case.kernel[case.grid(n)](*dev, **case.options)
             outs = [to_host(dev[i], args[i]) for i in case.outputs]
             check_outputs(case, before, outs, f"{case.name} on {fw} n={n}")
+
+
+# --- examples: top-k with indices, histogram ------------------------------------------------
+
+try:
+    from test_blocks import load_example
+except ImportError:  # tests/ imported as a package
+    from tests.test_blocks import load_example
+
+topk_ex = load_example("topk")
+histogram_ex = load_example("histogram")
+
+
+def _topk_input(rows: int, cols: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = (rng.integers(-30, 30, (rows, cols)) * 0.25).astype(np.float32)  # many ties
+    x[rng.random((rows, cols)) < 0.05] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("rows,cols,k", [(1, 8, 8), (5, 100, 8), (9, 128, 1), (3, 33, 16)])
+def test_topk_example_interpreted(rows, cols, k) -> None:
+    x = _topk_input(rows, cols, seed=rows * cols)
+    v, i = topk_ex.topk(x, k)
+    want_v, want_i = topk_ex.reference(x, k)
+    np.testing.assert_array_equal(v, want_v)
+    # -0.0 and 0.0 tie in NumPy's order but not in the packed keys (-0.0 sorts below 0.0)
+    same = want_v != 0
+    np.testing.assert_array_equal(i[same], want_i[same])
+
+
+@pytest.mark.parametrize("n", [1, 1000, 3 * 1024 + 17])
+def test_histogram_example_interpreted(n) -> None:
+    x = np.random.default_rng(n).integers(0, 256, n).astype(np.uint8)
+    hist = histogram_ex.histogram(x, np.ones(256, np.int32))
+    np.testing.assert_array_equal(hist, 1 + np.bincount(x, minlength=256))
+
+
+@pytest.mark.gpu
+def test_examples_on_gpu() -> None:
+    cupy = pytest.importorskip("cupy")
+    x = _topk_input(37, 100, seed=1)
+    v, i = topk_ex.topk(cupy.asarray(x), 8)
+    want_v, want_i = topk_ex.reference(x, 8)
+    np.testing.assert_array_equal(cupy.asnumpy(v), want_v)
+    same = want_v != 0
+    np.testing.assert_array_equal(cupy.asnumpy(i)[same], want_i[same])
+    b = np.random.default_rng(0).integers(0, 256, 100_003).astype(np.uint8)
+    hist = histogram_ex.histogram(cupy.asarray(b), cupy.zeros(256, np.int32))
+    np.testing.assert_array_equal(cupy.asnumpy(hist), np.bincount(b, minlength=256))

@@ -56,40 +56,28 @@ class ReorderOps:
         src, index, res = op.operands[0], op.operands[1], op.result
         axis = op.attrs["axis"]
         n = src.type.shape[axis]
+        # the layouts pass gives the indices the result's placement: each thread reads
+        # the elements its result registers need, by the indices in the same registers
+        assert index.layout == res.layout, "gather: index and result placed apart"
         t = c_type(src.dtype)
         self.declare(res)
         self.line("{")
         self.depth += 1
         self.line(f"// gather along axis {axis}: the source through shared memory")
-        in_registers = index.layout == res.layout
-        nbytes = prod(src.type.shape) * src.dtype.itemsize
-        if not in_registers:  # the indices too, at the result's positions
-            nbytes = -(-nbytes // 8) * 8 + prod(index.type.shape) * index.dtype.itemsize
-        base = self.pool_step(nbytes)
-        self.line(f"{t}* source = reinterpret_cast<{t}*>({base});")
+        base = self.pool_step(prod(src.type.shape) * src.dtype.itemsize)
+        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
-                  f"source[{self._position(src.layout, 'r', src.type.shape)}] = "
+                  f"buffer[{self._position(src.layout, 'r', src.type.shape)}] = "
                   f"{self.text(src, 'r')};")
-        if in_registers:
-            idx = self.text(index, "r")
-        else:
-            it = c_type(index.dtype)
-            offset = -(-prod(src.type.shape) * src.dtype.itemsize // 8) * 8
-            self.line(f"{it}* indices = reinterpret_cast<{it}*>({base} + {offset});")
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {index.layout.regs}; ++r) "
-                      f"indices[{self._position(index.layout, 'r', index.type.shape)}] = "
-                      f"{self.text(index, 'r')};")
-            idx = f"indices[{self._position(res.layout, 'r', res.type.shape)}]"
         self.line("__syncthreads();")
         # an index outside the axis reads another element of it (Triton leaves the result
         # undefined), never outside the buffer
         at = self._position(res.layout, "r", src.type.shape,
-                            {axis: f"(static_cast<int>({idx}) & {n - 1})"})
+                            {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                  f"{self.name(res)}[r] = source[{at}];")
+                  f"{self.name(res)}[r] = buffer[{at}];")
         self.depth -= 1
         self.line("}")
 
@@ -103,8 +91,8 @@ class ReorderOps:
         self.depth += 1
         self.line(f"// histogram into {bins} bins: counted in shared memory")
         base = self.pool_step(bins * 4)
-        self.line(f"int* bins = reinterpret_cast<int*>({base});")
-        self.line(f"for (int i = threadIdx.x; i < {bins}; i += {threads}) bins[i] = 0;")
+        self.line(f"int* buffer = reinterpret_cast<int*>({base});")
+        self.line(f"for (int r = threadIdx.x; r < {bins}; r += {threads}) buffer[r] = 0;")
         self.line("__syncthreads();")
         # each element counted once (by the thread and register that own it); values
         # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
@@ -115,10 +103,10 @@ class ReorderOps:
                  if c]
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {p.regs}; ++r)")
-        self.line(f"  if ({' && '.join(conds)}) atomicAdd(&bins[{self.text(x, 'r')}], 1);")
+        self.line(f"  if ({' && '.join(conds)}) atomicAdd(&buffer[{self.text(x, 'r')}], 1);")
         self.line("__syncthreads();")
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                  f"{self.name(res)}[r] = bins[{self._position(res.layout, 'r', res.type.shape)}];")
+                  f"{self.name(res)}[r] = buffer[{self._position(res.layout, 'r', res.type.shape)}];")
         self.depth -= 1
         self.line("}")

@@ -1,5 +1,6 @@
 """The registry of block reordering kernels: tl.sort, tl.topk, tl.bitonic_merge, tl.flip,
-tl.gather, tl.histogram, tl.cat, tl.interleave, tl.xor_sum / tl.reduce_or, tl.swizzle2d.
+tl.gather, tl.histogram, tl.cat, tl.interleave, tl.xor_sum / tl.reduce_or, tl.swizzle2d;
+and tl.map_elementwise.
 
 Same `Case` conventions as tests/kernels_blocks.py (`n` a tuple, `case.dims`).  Each
 program reorders one block; the references do the same on the block NumPy pads as the
@@ -402,6 +403,64 @@ SWIZZLE = block_case("swizzle2d", swizzle_kernel, _swizzle_args, _swizzle_ref, (
                      ("*i32:16,i32,i32,i32,16,16",), lambda n: (1,), dims=((16, 16), (16, 16)))
 
 
-CASES_REORDER = [SORT, SORT_DESC, TOPK, MERGE, FLIP, GATHER, HISTOGRAM_BLOCK, CAT, BITS, SWIZZLE]
+# --- 4. map_elementwise -------------------------------------------------------------------------
+
+@tilecc.jit
+def _below_or_above(x, lo):
+    # a branch per element (tl.where would compute both sides)
+    if x < lo:
+        r = lo * 2
+    else:
+        r = x - 1
+    return r, (x > lo).to(tl.int32)
+
+
+@tilecc.jit
+def _differences(a0, a1, a2, a3, b0, b1, b2, b3):
+    return a0 - b0, a1 - b1, a2 - b2, a3 - b3
+
+
+@tilecc.jit
+def map_kernel(X, R, ABOVE, D, M, N, lo, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    offs = rm[:, None] * N + rn[None, :]
+    x = tl.load(X + offs, mask=mask, other=0)
+    r, above = tl.map_elementwise(_below_or_above, x, lo)
+    tl.store(R + offs, r, mask=mask)
+    tl.store(ABOVE + offs, above, mask=mask)
+    # four elements a call; a row broadcast against the block
+    (d,) = tl.map_elementwise(_differences, x, x.sum(1)[:, None], pack=4)
+    tl.store(D + offs, d, mask=mask)
+
+
+def _map_args(n, dt, rng, masked=True):
+    m, nn = n
+    x = rand(rng, m * nn, dt) if np.dtype(dt).kind in "iu" else \
+        (rng.integers(-8, 8, m * nn) * 0.5).astype(dt)  # exact row sums
+    if np.dtype(dt).kind in "iu":
+        x = (x % 64).astype(dt)
+    return [x, junk(rng, m * nn, dt), junk(rng, m * nn, I32), junk(rng, m * nn, dt), m, nn,
+            3 if np.dtype(dt).kind in "iu" else 1.5, 4, 32]
+
+
+def _map_ref(a):
+    x, m, nn, lo = a[0].reshape(a[4], a[5]), a[4], a[5], a[6]
+    lo_t = np.asarray(lo).astype(x.dtype)
+    r = np.where(x < lo_t, lo_t * x.dtype.type(2), x - x.dtype.type(1)).astype(x.dtype)
+    total = x.sum(1, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    d = (x - total[:, None]).astype(x.dtype)
+    return [r.reshape(-1), (x > lo_t).astype(np.int32).reshape(-1), d.reshape(-1)]
+
+
+MAP = block_case("map_elementwise", map_kernel, _map_args, _map_ref, (1, 2, 3), (F32, I32),
+                 ("*fp32:16,*fp32:16,*i32:16,*fp32:16,i32,i32,fp32,4,32",
+                  "*i32,*i32,*i32,*i32,i32,i32,i32,4,32"),
+                 lambda n: (cdiv(n[0], 4),), dims=((4, 13), (32, 32)))
+
+
+CASES_REORDER = [SORT, SORT_DESC, TOPK, MERGE, FLIP, GATHER, HISTOGRAM_BLOCK, CAT, BITS, SWIZZLE,
+                 MAP]
 BY_NAME = {c.name: c for c in CASES_REORDER}
 assert len(BY_NAME) == len(CASES_REORDER), "case names must be unique"

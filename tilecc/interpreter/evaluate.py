@@ -323,6 +323,29 @@ class Program:
             keep &= np.asarray(self.get(op.operands[1]), dtype=bool)
         return np.bincount(x[keep], minlength=op.attrs["num_bins"]).astype(np.int32)
 
+    def op_map(self, op: Op):
+        """tl.map_elementwise: the region on `pack` elements at a time (the last group
+        padded with copies of the last element), on whole arrays when it has no control
+        flow, else element group by element group (its `if`s decide per element)."""
+        k, region = op.attrs["pack"], op.regions[0]
+        flat = [np.asarray(self.get(v)).reshape(-1) for v in op.operands]
+        n = flat[0].size
+        groups = -(-n // k)
+        at = np.minimum(np.arange(groups * k), n - 1).reshape(groups, k)
+        nested = any(o.regions for o in region.ops)
+        if not nested:
+            outs = [np.broadcast_to(np.asarray(o), (groups,))
+                    for o in self.combine(region, [f[at[:, j]] for f in flat for j in range(k)], [])]
+        else:
+            per_group = [self.combine(region, [f[at[g, j]] for f in flat for j in range(k)], [])
+                         for g in range(groups)]
+            outs = [np.array([row[i] for row in per_group]) for i in range(len(region.yields))]
+        results = []
+        for i, res in enumerate(op.results):
+            out = np.stack([outs[i * k + j] for j in range(k)], axis=1).reshape(-1)[:n]
+            results.append(_as(out.reshape(res.type.shape), res.dtype))
+        return results
+
     def op_dot(self, op: Op):
         a, b, c = (np.asarray(self.get(v)) for v in op.operands)
         acc = _np(op.attrs["acc_dtype"])

@@ -389,6 +389,13 @@ def swizzle2d(i, j, size_i, size_j, size_g):
     groups of `size_g` rows; returns (new_i, new_j)."""
 
 
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """Apply the @jit `scalar_fn` to each element of the (broadcast) blocks `args`, `pack`
+    elements of each at a time; its `if`s then branch per element.  Returns one block,
+    or a tuple when `scalar_fn` returns several values."""
+
+
 # --- atomics and synchronization ---------------------------------------------------------------
 
 def _atomic(name: str, doc: str) -> Callable:

@@ -18,7 +18,7 @@ from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
 from tilecc.transpiler.builtins_blocks import (
     _axis, _axis_value, _block, _min_max, _std, expand_dims, reduce_blocks, reshape)
-from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.ir import Op, Region, Type, Value
 from tilecc.transpiler.semantic import Const
 
 
@@ -258,3 +258,57 @@ METHODS = {"sort", "flip", "gather", "histogram", "xor_sum", "reduce_or"}
 from tilecc.transpiler import builtins_blocks as _blocks  # noqa: E402
 
 _blocks.METHODS.update(METHODS)
+
+
+# --- map_elementwise ------------------------------------------------------------------------
+
+@handles("map_elementwise")
+def _map_elementwise(tracer, name, scalar_fn, args, pack):
+    """`scalar_fn` traced once on scalars (`pack` elements of each input at a time, input
+    by input), into a region the renderer calls per element: its `if`s branch per element
+    instead of computing both sides, as `tl.where` would."""
+    import inspect
+
+    from tilecc.transpiler.builtins_blocks import _combine_fn
+
+    fn = _combine_fn(scalar_fn)
+    k = constant(pack, "pack")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"pack must be a positive constexpr int, got {k!r}")
+    b = tracer.b
+    inputs = [S.to_value(b, kernel_value(tracer, a, "map_elementwise's inputs"))
+              for a in args.value]
+    if not inputs:
+        raise ValueError("map_elementwise must have at least 1 input tensor")
+    shape: tuple[int, ...] = ()
+    for x in inputs:
+        shape = S.broadcast_shapes(shape, x.type.shape)
+    if not shape:  # scalars: nothing to map over, the function's own values
+        out = tracer.inline(fn, [x for x in inputs for _ in range(k)], {}, tracer.current_call)
+        if not (isinstance(out, Const) and isinstance(out.value, tuple)):
+            return out
+        return Const(tuple(out.value[::k])) if len(out.value) > k else out.value[0]
+    params = [p for p in inspect.signature(fn).parameters][:len(inputs) * k]
+    params += [f"arg{i}" for i in range(len(params), len(inputs) * k)]
+    region = Region([Value(Type(x.dtype), params[i * k + j])
+                     for i, x in enumerate(inputs) for j in range(k)])
+    b.regions.append(region)
+    try:
+        out = tracer.inline(fn, list(region.args), {}, tracer.current_call)
+        single = not (isinstance(out, Const) and isinstance(out.value, tuple))
+        items = [out] if single else list(out.value)
+        if not items or len(items) % k:
+            raise ValueError(f"the mapped function returned {len(items)} values: a multiple "
+                             f"of pack={k} was expected")
+        region.yields = [S.to_value(b, v if isinstance(v, (Value, Const)) else Const(v))
+                         for v in items]
+    finally:
+        b.regions.pop()
+    types = [y.dtype for y in region.yields[::k]]
+    for j in range(1, k):
+        if [y.dtype for y in region.yields[j::k]] != types:
+            raise TypeError("type mismatch in unpacked results")
+    operands = [S.splat(b, x, shape) for x in inputs]
+    results = [Value(Type(t, shape)) for t in types]
+    b.emit_op(Op("map", operands, results, b.loc, {"pack": k, "fn": fn.__name__}, [region]))
+    return results[0] if single else Const(tuple(results))

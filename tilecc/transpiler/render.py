@@ -234,7 +234,7 @@ class Renderer(BlockOps, DotOps, ReorderOps):
                 for v in op.results:
                     if v.name and v.id not in self.inline:
                         self.name(v)
-                if op.kind not in ("reduce", "scan"):  # combine functions: names of their own
+                if op.kind not in ("reduce", "scan", "map"):  # lambdas: names of their own
                     for r in op.regions:
                         visit(r)
 

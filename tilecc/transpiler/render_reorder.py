@@ -110,3 +110,59 @@ class ReorderOps:
                   f"{self.name(res)}[r] = buffer[{self._position(res.layout, 'r', res.type.shape)}];")
         self.depth -= 1
         self.line("}")
+
+    # --- map_elementwise ----------------------------------------------------------------------
+    def op_map(self, op: Op) -> None:
+        """A lambda of the mapped function, called on `pack` registers at a time: its
+        results through reference parameters (`out0`, ...), one per result and element."""
+        region, k = op.regions[0], op.attrs["pack"]
+        results = op.results
+        regs = results[0].layout.regs
+        for res in results:
+            self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// {op.attrs['fn']} on each element"
+                  + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
+        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
+        saved_taken = self.taken  # a lambda captures nothing: it has its own names
+        self.taken = set()
+        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
+        try:
+            self.region(region)
+            body = self.lines
+            outs = [f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields)]
+        finally:
+            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
+            self.in_lambda = False
+        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
+        params += [f"{c_type(y.dtype)}& out{i}" for i, y in enumerate(region.yields)]
+        self.taken = saved_taken
+        fn = self.fresh((op.attrs["fn"].lstrip("_") or "mapped") + "_fn")
+        self.line(f"auto {fn} = []({', '.join(params)}) {{")
+        self.lines.extend(body)
+        for line in outs:
+            self.line(f"  {line}")
+        self.line("};")
+        # registers r .. r+k-1; past the last one, the last again (its results dropped)
+        spares = []
+        if regs % k:
+            for res in results:
+                spares.append(self.fresh("spare"))
+                self.line(f"{c_type(res.dtype)} {spares[-1]}[{k}];")
+
+        def reg(j: int) -> str:
+            return "r" if j == 0 else f"r + {j}" if regs % k == 0 else \
+                f"(r + {j} < {regs} ? r + {j} : {regs - 1})"
+
+        args = [self.text(v, reg(j)) for v in op.operands for j in range(k)]
+        outs_at = []
+        for i, res in enumerate(results):
+            for j in range(k):
+                outs_at.append(f"{self.name(res)}[{reg(j)}]" if j == 0 or not spares
+                               else f"*(r + {j} < {regs} ? &{self.name(res)}[r + {j}] : "
+                                    f"&{spares[i]}[{j}])")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {regs}; r += {k}) {fn}({', '.join(args + outs_at)});")
+        self.depth -= 1
+        self.line("}")

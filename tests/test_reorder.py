@@ -139,3 +139,109 @@ def test_examples_on_gpu() -> None:
     b = np.random.default_rng(0).integers(0, 256, 100_003).astype(np.uint8)
     hist = histogram_ex.histogram(cupy.asarray(b), cupy.zeros(256, np.int32))
     np.testing.assert_array_equal(cupy.asnumpy(hist), np.bincount(b, minlength=256))
+
+
+# --- the ops one by one, on random shapes, dtypes and values (interpreter) ----------------------
+
+@tilecc.jit
+def _sort_block(X, Y, M: tl.constexpr, N: tl.constexpr, DESCENDING: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(Y + offs, tl.sort(tl.load(X + offs), descending=DESCENDING))
+
+
+@tilecc.jit
+def _topk_block(X, Y, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    tl.store(Y + rm * K + tl.arange(0, K)[None, :],
+             tl.topk(tl.load(X + rm * N + tl.arange(0, N)[None, :]), K))
+
+
+@tilecc.jit
+def _flip_gather_block(X, I, F, G, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(X + offs)
+    tl.store(F + offs, tl.flip(x, AXIS))
+    tl.store(G + offs, tl.gather(x, tl.load(I + offs), AXIS))
+
+
+@tilecc.jit
+def _histogram_block(X, H, n, N: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(H + tl.arange(0, BINS), tl.histogram(tl.load(X + offs), BINS, mask=offs < n))
+
+
+SHAPES = [(1, 1), (1, 2), (4, 8), (2, 64), (1, 256), (8, 16), (16, 4)]
+DTYPES = [np.float32, np.float16, np.int8, np.uint16, np.int64]
+
+
+def _random_block(rng, shape, dt, nan: bool) -> np.ndarray:
+    if np.dtype(dt).kind == "f":
+        x = (rng.integers(-6, 6, shape) * 0.5).astype(dt)  # ties
+        if nan:
+            x[rng.random(shape) < 0.1] = np.nan
+        return x
+    info = np.iinfo(dt)
+    return rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dt)
+
+
+settings_ops = settings(max_examples=25, deadline=None, database=None, derandomize=True,
+                        suppress_health_check=[HealthCheck.too_slow])
+
+
+@settings_ops
+@given(shape=st.sampled_from(SHAPES), dt=st.sampled_from(DTYPES), descending=st.booleans(),
+       nan=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_sort_is_tritons_network(shape, dt, descending, nan, seed) -> None:
+    x = _random_block(np.random.default_rng(seed), shape, dt, nan)
+    y = np.zeros_like(x)
+    _sort_block.interpret[(1,)](x, y, *shape, descending)
+    want = KR.bitonic_sort(x, descending)
+    np.testing.assert_array_equal(y, want)
+    if not np.isnan(x.astype(np.float64)).any():  # without NaN, the network sorts
+        order = np.sort(x, axis=1)
+        np.testing.assert_array_equal(y, order[:, ::-1] if descending else order)
+
+
+@settings_ops
+@given(shape=st.sampled_from([s for s in SHAPES if s[1] > 1]), dt=st.sampled_from(DTYPES),
+       log_k=st.integers(0, 8), nan=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_topk_is_tritons_network(shape, dt, log_k, nan, seed) -> None:
+    m, n = shape
+    k = 1 << min(log_k, n.bit_length() - 1)
+    x = _random_block(np.random.default_rng(seed), shape, dt, nan)
+    y = np.zeros((m, k), dt)
+    _topk_block.interpret[(1,)](x, y, m, n, k)
+    want = KR.bitonic_topk(x, k).astype(dt)
+    np.testing.assert_array_equal(y, want)
+    if not np.isnan(x.astype(np.float64)).any():
+        np.testing.assert_array_equal(y, np.sort(x, axis=1)[:, ::-1][:, :k])
+
+
+@settings_ops
+@given(shape=st.sampled_from(SHAPES), dt=st.sampled_from(DTYPES), axis=st.sampled_from([0, 1, -1]),
+       seed=st.integers(0, 2**32 - 1))
+def test_flip_and_gather_match_numpy(shape, dt, axis, seed) -> None:
+    rng = np.random.default_rng(seed)
+    x = _random_block(rng, shape, dt, nan=False)
+    idx = rng.integers(0, shape[axis], shape).astype(rng.choice([np.int32, np.int64, np.int16]))
+    f, g = np.zeros_like(x), np.zeros_like(x)
+    _flip_gather_block.interpret[(1,)](x, idx, f, g, *shape, axis)
+    np.testing.assert_array_equal(f, np.flip(x, axis))
+    np.testing.assert_array_equal(g, np.take_along_axis(x, idx.astype(np.int64), axis))
+
+
+@settings_ops
+@given(n_log=st.integers(0, 10), bins_log=st.integers(0, 8), dt=st.sampled_from(
+    [np.int32, np.int8, np.uint8, np.int64, np.uint32]), valid=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1))
+def test_histogram_matches_numpy(n_log, bins_log, dt, valid, seed) -> None:
+    n, bins = 1 << n_log, 1 << bins_log
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    x = rng.integers(max(info.min, -5), min(info.max, bins + 5), n).astype(dt)
+    count = int(valid * n)
+    h = np.full(bins, -1, np.int32)
+    _histogram_block.interpret[(1,)](x, h, count, n, bins)
+    v = x[:count].astype(np.int64)
+    v = v[(v >= 0) & (v < bins)]  # values outside the bins are not counted
+    np.testing.assert_array_equal(h, np.bincount(v, minlength=bins))

@@ -1,5 +1,6 @@
 """Builtins that reorder a block's elements: sort, topk, bitonic_merge, flip, interleave,
-cat, gather, histogram; the integer reductions xor_sum and reduce_or; swizzle2d.
+cat, gather, histogram; the integer reductions xor_sum and reduce_or; swizzle2d; and
+map_elementwise (a scalar function run per element, as a region of its own).
 
 Sort, topk and bitonic_merge are built as Triton's standard library writes them: the
 block is reshaped into a hypercube of 2s, and each compare-and-swap finds an element's
@@ -19,7 +20,7 @@ from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
 from tilecc.transpiler.builtins_blocks import (
     _axis, _axis_value, _block, _min_max, _std, expand_dims, reduce_blocks, reshape)
 from tilecc.transpiler.ir import Op, Region, Type, Value
-from tilecc.transpiler.semantic import Const
+from tilecc.transpiler.semantic import Const, HelperRef
 
 
 def _log2(n: int, what: str) -> int:
@@ -269,9 +270,10 @@ def _map_elementwise(tracer, name, scalar_fn, args, pack):
     instead of computing both sides, as `tl.where` would."""
     import inspect
 
-    from tilecc.transpiler.builtins_blocks import _combine_fn
-
-    fn = _combine_fn(scalar_fn)
+    ref = scalar_fn.value if isinstance(scalar_fn, Const) else scalar_fn
+    if not isinstance(ref, HelperRef):
+        raise TypeError("scalar_fn must be a @tilecc.jit function")
+    fn = ref.fn
     k = constant(pack, "pack")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"pack must be a positive constexpr int, got {k!r}")

@@ -1,5 +1,5 @@
 # raises: CompilationError
-# error: {file}:19:49 in apply:
+# error: {file}:21:49 in apply:
 # error:     tl.store(out_ptr + offs, tl.map_elementwise(double, x))
 # error:                                                 ^
 # error: global `double` (function) cannot be used in a kernel

@@ -57,13 +57,21 @@ def _compare_and_swap(tracer, x: Value, flip, i: int) -> Value:
     the smaller, the right one the larger (reversed where `flip` is 1)."""
     b = tracer.b
     n_dims = _log2(x.type.numel, "the block's size")
-    ix = S.cast(b, x, _signed_int(x.dtype.primitive_bitwidth), bitcast=True)
+    ix = _named(S.cast(b, x, _signed_int(x.dtype.primitive_bitwidth), bitcast=True), "bits")
     # the pair's xor, xor-ed with an element, gives its partner
     iy = S.binary(b, "xor", ix, _xor_sum(tracer, ix, n_dims - 1 - i, True))
-    y = S.cast(b, iy, x.dtype, bitcast=True)
+    y = _named(S.cast(b, iy, x.dtype, bitcast=True), "partner")
     swap = S.compare(b, "ne", S.compare(b, "gt", x, y),
                      S.binary(b, "xor", flip, _indicator(b, n_dims, i)))
-    return S.where(b, swap, y, x)
+    return _named(S.where(b, swap, y, x), "cube")
+
+
+def _named(v: Value, name: str) -> Value:
+    """Name a step of the network in the generated code (`cube`, `partner`, ...), where
+    the value is not already a user's."""
+    if v.name is None and v.owner is not None:
+        v.name = name
+    return v
 
 
 def _merge_hypercube(tracer, x: Value, stage: int, order: int) -> Value:
@@ -92,7 +100,7 @@ def _sort_impl(tracer, x: Value, k: int | None, dim, descending: bool) -> Value:
     if log_k > log_n:
         raise ValueError(f"k ({k}) must not exceed the axis' length ({x.type.shape[d]})")
     n_dims = _log2(x.type.numel, "the block's size")
-    h = reshape(b, x, (2,) * n_dims if n_dims else (1,))
+    h = _named(reshape(b, x, (2,) * n_dims if n_dims else (1,)), "cube")
     for i in range(1, log_k + 1):
         h = _merge_hypercube(tracer, h, i, 2 if i < log_n else int(descending))
     # top k: keep the larger (smaller) half of each pair of sorted runs, merge, repeat

@@ -69,10 +69,10 @@
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 2 x 1 x 1 tiling (reduced axes dropped)
 //   Sliced23: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 x 1 tiling (reduced axes dropped)
-//   Blocked24: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis
-//     1: 1 per thread x 8 lanes x 1 warps
-//   Sliced25: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
+//   Sliced24: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 tiling (reduced axes dropped)
+//   Blocked25: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis
+//     1: 1 per thread x 8 lanes x 1 warps
 //   Sliced26: 4 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
 //     from a 4 x 1 tiling (reduced axes dropped)
 //   Sliced27: 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 1 warps; sliced
@@ -436,21 +436,9 @@ struct Sliced23 {
   }
 };
 
-// Blocked24: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1:
-//   1 per thread x 8 lanes x 1 warps
-struct Blocked24 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (tc::warp_id() * 4 + (tc::lane_id() / 8)) % 4; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) < 4; }
-};
-
-// Sliced25: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
+// Sliced24: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
 //   a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 tiling (reduced axes dropped)
-struct Sliced25 {
+struct Sliced24 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
@@ -460,6 +448,18 @@ struct Sliced25 {
         && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
         == 0;
   }
+};
+
+// Blocked25: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; axis 1:
+//   1 per thread x 8 lanes x 1 warps
+struct Blocked25 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return (tc::warp_id() * 4 + (tc::lane_id() / 8)) % 4; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) < 4; }
 };
 
 // Sliced26: 4 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
@@ -523,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     packed[r] =
         (tc::cast<long long>(key[r]) << 32ll) | tc::cast<long long>(127 - Sliced1::coord0(r));
   // L32: top = tl.topk(packed, K)
-  long long t_1[4];
+  long long cube[4];
   {
     // reshape [4, 128] -> [2, 2, 2, 2, 2, 2, 2, 2, 2] (row-major order): through shared memory
     long long* buffer = reinterpret_cast<long long*>(smem);
@@ -532,289 +532,306 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      t_1[r] =
+      cube[r] =
           buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64
                  + Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8
                  + Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
   }
-  long long xor_[4];
+  long long cube_xor[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_1[(o / 2) * 2 + o % 2];
+      long long acc = cube[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_[o] = acc;
+      cube_xor[o] = acc;
     }
   }
-  long long t_2[4];
-  long long t_3[4];
+  long long partner[4];
+  long long cube_1[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_2[r] = t_1[r] ^ xor_[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_3[r] =
-        tc::cast<int>(t_1[r] > t_2[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
-        ? t_2[r] : t_1[r];
+    partner[r] = cube[r] ^ cube_xor[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_1[r] =
+        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
+        ? partner[r] : cube[r];
   }
-  long long xor_1[4];
+  long long cube_xor_1[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_3[(o / 2) * 2 + o % 2];
+      long long acc = cube_1[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_1[o] = acc;
+      cube_xor_1[o] = acc;
     }
   }
-  long long t_4[4];
-  long long t_5[4];
+  long long partner_1[4];
+  long long cube_2[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_4[r] = t_3[r] ^ xor_1[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_5[r] =
-        tc::cast<int>(t_3[r] > t_4[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
-        ? t_4[r] : t_3[r];
+    partner_1[r] =
+        cube_1[r] ^ cube_xor_1[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_2[r] =
+        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
+        ? partner_1[r] : cube_1[r];
   }
-  long long xor_2[4];
+  long long cube_xor_2[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_5[(o / 2) * 2 + o % 2];
+      long long acc = cube_2[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_2[o] = acc;
+      cube_xor_2[o] = acc;
     }
   }
-  long long t_6[4];
-  long long t_7[4];
+  long long partner_2[4];
+  long long cube_3[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_6[r] = t_5[r] ^ xor_2[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_7[r] =
-        tc::cast<int>(t_5[r] > t_6[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
-        ? t_6[r] : t_5[r];
+    partner_2[r] =
+        cube_2[r] ^ cube_xor_2[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_3[r] =
+        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
+        ? partner_2[r] : cube_2[r];
   }
-  long long xor_3[4];
+  long long cube_xor_3[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_7[(o / 2) * 2 + o % 2];
+      long long acc = cube_3[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_3[o] = acc;
+      cube_xor_3[o] = acc;
     }
   }
-  long long t_8[4];
-  long long t_9[4];
+  long long partner_3[4];
+  long long cube_4[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_8[r] = t_7[r] ^ xor_3[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_9[r] =
-        tc::cast<int>(t_7[r] > t_8[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
-        ? t_8[r] : t_7[r];
+    partner_3[r] =
+        cube_3[r] ^ cube_xor_3[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_4[r] =
+        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
+        ? partner_3[r] : cube_3[r];
   }
-  long long xor_4[4];
+  long long cube_xor_4[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_9[(o / 2) * 2 + o % 2];
+      long long acc = cube_4[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_4[o] = acc;
+      cube_xor_4[o] = acc;
     }
   }
-  long long t_10[4];
-  long long t_11[4];
+  long long partner_4[4];
+  long long cube_5[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_10[r] = t_9[r] ^ xor_4[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_11[r] =
-        tc::cast<int>(t_9[r] > t_10[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
-        ? t_10[r] : t_9[r];
+    partner_4[r] =
+        cube_4[r] ^ cube_xor_4[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_5[r] =
+        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
+        ? partner_4[r] : cube_4[r];
   }
-  long long xor_5[4];
+  long long cube_xor_5[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_11[(o / 2) * 2 + o % 2];
+      long long acc = cube_5[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_5[o] = acc;
+      cube_xor_5[o] = acc;
     }
   }
-  long long t_12[4];
+  long long partner_5[4];
+  long long cube_6[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
-    t_12[r] = t_11[r] ^ xor_5[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-  long long max_[4];
+  for (int r = 0; r < 4; ++r) {
+    partner_5[r] =
+        cube_5[r] ^ cube_xor_5[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_6[r] =
+        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
+        ? partner_5[r] : cube_5[r];
+  }
+  long long bits_1[4];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc =
-          tc::cast<int>(t_11[(o / 2) * 2 + o % 2] > t_12[(o / 2) * 2 + o % 2])
-          != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
-          ? t_12[(o / 2) * 2 + o % 2] : t_11[(o / 2) * 2 + o % 2];
+      long long acc = cube_6[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 8));
-      max_[o] = acc;
+      bits_1[o] = acc;
     }
   }
-  long long xor_6[4];
+  long long bits_xor[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = max_[(o / 2) * 2 + o % 2];
+      long long acc = bits_1[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_6[o] = acc;
+      bits_xor[o] = acc;
     }
   }
-  long long t_13[4];
-  long long t_14[4];
+  long long partner_6[4];
+  long long cube_7[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_13[r] = max_[r] ^ xor_6[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_14[r] =
-        tc::cast<int>(max_[r] > t_13[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
-        ? t_13[r] : max_[r];
+    partner_6[r] =
+        bits_1[r] ^ bits_xor[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_7[r] =
+        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
+        ? partner_6[r] : bits_1[r];
   }
-  long long xor_7[4];
+  long long cube_xor_6[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_14[(o / 2) * 2 + o % 2];
+      long long acc = cube_7[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_7[o] = acc;
+      cube_xor_6[o] = acc;
     }
   }
-  long long t_15[4];
-  long long t_16[4];
+  long long partner_7[4];
+  long long cube_8[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_15[r] = t_14[r] ^ xor_7[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_16[r] =
-        tc::cast<int>(t_14[r] > t_15[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
-        ? t_15[r] : t_14[r];
+    partner_7[r] =
+        cube_7[r] ^ cube_xor_6[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_8[r] =
+        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
+        ? partner_7[r] : cube_7[r];
   }
-  long long xor_8[4];
+  long long cube_xor_7[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_16[(o / 2) * 2 + o % 2];
+      long long acc = cube_8[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_8[o] = acc;
+      cube_xor_7[o] = acc;
     }
   }
-  long long t_17[4];
+  long long partner_8[4];
+  long long cube_9[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
-    t_17[r] = t_16[r] ^ xor_8[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-  long long max_1[4];
+  for (int r = 0; r < 4; ++r) {
+    partner_8[r] =
+        cube_8[r] ^ cube_xor_7[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_9[r] =
+        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
+        ? partner_8[r] : cube_8[r];
+  }
+  long long bits_2[4];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc =
-          tc::cast<int>(t_16[(o / 2) * 2 + o % 2] > t_17[(o / 2) * 2 + o % 2])
-          != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
-          ? t_17[(o / 2) * 2 + o % 2] : t_16[(o / 2) * 2 + o % 2];
+      long long acc = cube_9[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 16));
-      max_1[o] = acc;
+      bits_2[o] = acc;
     }
   }
-  long long xor_9[4];
+  long long bits_xor_1[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = max_1[(o / 2) * 2 + o % 2];
+      long long acc = bits_2[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_9[o] = acc;
+      bits_xor_1[o] = acc;
     }
   }
-  long long t_18[4];
-  long long t_19[4];
+  long long partner_9[4];
+  long long cube_10[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_18[r] = max_1[r] ^ xor_9[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_19[r] =
-        tc::cast<int>(max_1[r] > t_18[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
-        ? t_18[r] : max_1[r];
+    partner_9[r] =
+        bits_2[r] ^ bits_xor_1[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_10[r] =
+        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
+        ? partner_9[r] : bits_2[r];
   }
-  long long xor_10[4];
+  long long cube_xor_8[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_19[(o / 2) * 2 + o % 2];
+      long long acc = cube_10[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_10[o] = acc;
+      cube_xor_8[o] = acc;
     }
   }
-  long long t_20[4];
-  long long t_21[4];
+  long long partner_10[4];
+  long long cube_11[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_20[r] = t_19[r] ^ xor_10[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_21[r] =
-        tc::cast<int>(t_19[r] > t_20[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
-        ? t_20[r] : t_19[r];
+    partner_10[r] =
+        cube_10[r] ^ cube_xor_8[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_11[r] =
+        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
+        ? partner_10[r] : cube_10[r];
   }
-  long long xor_11[4];
+  long long cube_xor_9[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_21[(o / 2) * 2 + o % 2];
+      long long acc = cube_11[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_11[o] = acc;
+      cube_xor_9[o] = acc;
     }
   }
-  long long t_22[4];
+  long long partner_11[4];
+  long long cube_12[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
-    t_22[r] = t_21[r] ^ xor_11[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-  long long max_2[4];
+  for (int r = 0; r < 4; ++r) {
+    partner_11[r] =
+        cube_11[r] ^ cube_xor_9[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_12[r] =
+        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
+        ? partner_11[r] : cube_11[r];
+  }
+  long long bits_3[4];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc =
-          tc::cast<int>(t_21[(o / 2) * 2 + o % 2] > t_22[(o / 2) * 2 + o % 2])
-          != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
-          ? t_22[(o / 2) * 2 + o % 2] : t_21[(o / 2) * 2 + o % 2];
-      max_2[o] = acc;
+      long long acc = cube_12[(o / 2) * 2 + o % 2];
+      bits_3[o] = acc;
     }
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
@@ -822,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     for (int o = 0; o < 4; ++o)
       { partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8
                   + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2
-                 + tc::warp_id() % 2] = max_2[o]; }
+                 + tc::warp_id() % 2] = bits_3[o]; }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
@@ -834,78 +851,83 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
                   partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16
                             + Sliced16::coord2(o) * 8 + Sliced16::coord3(o) * 4
                             + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2 + 1]);
-      max_2[o] = acc;
+      bits_3[o] = acc;
     }
   }
-  long long xor_12[4];
+  long long bits_xor_2[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = max_2[(o / 2) * 2 + o % 2];
+      long long acc = bits_3[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_12[o] = acc;
+      bits_xor_2[o] = acc;
     }
   }
-  long long t_23[4];
-  long long t_24[4];
+  long long partner_12[4];
+  long long cube_13[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_23[r] = max_2[r] ^ xor_12[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_24[r] =
-        tc::cast<int>(max_2[r] > t_23[r]) != (Sliced17::coord0(0) ^ Sliced18::coord0(0))
-        ? t_23[r] : max_2[r];
+    partner_12[r] =
+        bits_3[r] ^ bits_xor_2[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_13[r] =
+        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced17::coord0(0) ^ Sliced18::coord0(0))
+        ? partner_12[r] : bits_3[r];
   }
-  long long xor_13[4];
+  long long cube_xor_10[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_24[(o / 2) * 2 + o % 2];
+      long long acc = cube_13[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_13[o] = acc;
+      cube_xor_10[o] = acc;
     }
   }
-  long long t_25[4];
-  long long t_26[4];
+  long long partner_13[4];
+  long long cube_14[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_25[r] = t_24[r] ^ xor_13[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_26[r] =
-        tc::cast<int>(t_24[r] > t_25[r]) != (Sliced17::coord0(0) ^ Sliced19::coord0(0))
-        ? t_25[r] : t_24[r];
+    partner_13[r] =
+        cube_13[r] ^ cube_xor_10[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_14[r] =
+        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced17::coord0(0) ^ Sliced19::coord0(0))
+        ? partner_13[r] : cube_13[r];
   }
-  long long xor_14[4];
+  long long cube_xor_11[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_26[(o / 2) * 2 + o % 2];
+      long long acc = cube_14[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_14[o] = acc;
+      cube_xor_11[o] = acc;
     }
   }
-  long long t_27[4];
+  long long partner_14[4];
+  long long cube_15[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
-    t_27[r] = t_26[r] ^ xor_14[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-  long long max_3[4];
+  for (int r = 0; r < 4; ++r) {
+    partner_14[r] =
+        cube_14[r] ^ cube_xor_11[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_15[r] =
+        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced17::coord0(0) ^ Sliced20::coord0(0))
+        ? partner_14[r] : cube_14[r];
+  }
+  long long bits_4[4];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 2 of a 2 x 2 x 2 x 2 x 2 x 2 block
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc =
-          tc::cast<int>(t_26[(o / 2) * 2 + o % 2] > t_27[(o / 2) * 2 + o % 2])
-          != (Sliced17::coord0(0) ^ Sliced20::coord0(0))
-          ? t_27[(o / 2) * 2 + o % 2] : t_26[(o / 2) * 2 + o % 2];
-      max_3[o] = acc;
+      long long acc = cube_15[(o / 2) * 2 + o % 2];
+      bits_4[o] = acc;
     }
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem);
@@ -913,7 +935,7 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     for (int o = 0; o < 4; ++o)
       { partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4
                   + Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + (tc::warp_id() / 2)] =
-          max_3[o]; }
+          bits_4[o]; }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
@@ -925,63 +947,75 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
                   partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8
                             + Sliced21::coord2(o) * 4 + Sliced21::coord3(o) * 2
                             + Sliced21::coord4(o)) * 2 + 1]);
-      max_3[o] = acc;
+      bits_4[o] = acc;
     }
   }
-  long long xor_15[4];
+  long long bits_xor_3[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 2 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = max_3[(o / 2) * 2 + o % 2];
+      long long acc = bits_4[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_15[o] = acc;
+      bits_xor_3[o] = acc;
     }
   }
-  long long t_28[4];
-  long long t_29[4];
+  long long partner_15[4];
+  long long cube_16[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_28[r] = max_3[r] ^ xor_15[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_29[r] = tc::cast<int>(max_3[r] > t_28[r]) != (1 ^ Sliced22::coord0(0)) ? t_28[r] : max_3[r];
+    partner_15[r] =
+        bits_4[r] ^ bits_xor_3[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_16[r] =
+        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced22::coord0(0))
+        ? partner_15[r] : bits_4[r];
   }
-  long long xor_16[4];
+  long long cube_xor_12[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_29[(o / 2) * 2 + o % 2];
+      long long acc = cube_16[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_16[o] = acc;
+      cube_xor_12[o] = acc;
     }
   }
-  long long t_30[4];
-  long long t_31[4];
+  long long partner_16[4];
+  long long cube_17[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    t_30[r] = t_29[r] ^ xor_16[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
-    t_31[r] = tc::cast<int>(t_29[r] > t_30[r]) != (1 ^ Sliced23::coord0(0)) ? t_30[r] : t_29[r];
+    partner_16[r] =
+        cube_16[r] ^ cube_xor_12[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_17[r] =
+        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced23::coord0(0))
+        ? partner_16[r] : cube_16[r];
   }
-  long long xor_17[4];
+  long long cube_xor_13[4];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      long long acc = t_31[(o / 2) * 2 + o % 2];
+      long long acc = cube_17[(o / 2) * 2 + o % 2];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_17[o] = acc;
+      cube_xor_13[o] = acc;
     }
   }
-  long long t_32[4];
+  long long partner_17[4];
+  long long cube_18[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
-    t_32[r] = t_31[r] ^ xor_17[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+  for (int r = 0; r < 4; ++r) {
+    partner_17[r] =
+        cube_17[r] ^ cube_xor_13[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
+    cube_18[r] =
+        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced24::coord0(0))
+        ? partner_17[r] : cube_17[r];
+  }
   long long top[1];
   {
     // reshape [2, 2, 2, 2, 2] -> [4, 8] (row-major order): through shared memory
@@ -989,11 +1023,10 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       buffer[Sliced21::coord0(r) * 16 + Sliced21::coord1(r) * 8 + Sliced21::coord2(r) * 4
-             + Sliced21::coord3(r) * 2 + Sliced21::coord4(r)] =
-          tc::cast<int>(t_31[r] > t_32[r]) != (1 ^ Sliced25::coord0(0)) ? t_32[r] : t_31[r];
+             + Sliced21::coord3(r) * 2 + Sliced21::coord4(r)] = cube_18[r];
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked24::coord0(r) * 8 + Blocked24::coord1(r)];
+    for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked25::coord0(r) * 8 + Blocked25::coord1(r)];
   }
   // L33: top_key = (top >> 32).to(tl.int32)
   int top_key[1];
@@ -1012,10 +1045,10 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
   //   is used)
   // L37: tl.store(values_ptr + out, value, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced26::coord0(0) < n_rows)
+  for (int r = 0; r < 1; ++r) if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
     values_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = value[r];
   // L38: tl.store(indices_ptr + out, index, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced26::coord0(0) < n_rows)
+  for (int r = 0; r < 1; ++r) if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
     indices_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = index[r];
 }

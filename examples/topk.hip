@@ -64,10 +64,10 @@
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 2 x 1 x 1 tiling (reduced axes dropped)
 //   Sliced22: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 x 1 tiling (reduced axes dropped)
-//   Blocked23: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis
-//     1: 1 per thread x 8 lanes x 1 warps
-//   Sliced24: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
+//   Sliced23: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 tiling (reduced axes dropped)
+//   Blocked24: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis
+//     1: 1 per thread x 8 lanes x 1 warps
 //   Sliced25: 4 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
 //     from a 4 x 1 tiling (reduced axes dropped)
 //   Sliced26: 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 1 warps; sliced
@@ -419,21 +419,9 @@ struct Sliced22 {
   }
 };
 
-// Blocked23: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1:
-//   1 per thread x 8 lanes x 1 warps
-struct Blocked23 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (tc::warp_id() * 8 + (tc::lane_id() / 8)) % 4; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) < 4; }
-};
-
-// Sliced24: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
+// Sliced23: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
 //   a 1 x 1 x 1 x 1 x 1 x 1 x 1 x 1 x 2 tiling (reduced axes dropped)
-struct Sliced24 {
+struct Sliced23 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
@@ -443,6 +431,18 @@ struct Sliced24 {
         && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
         == 0 && (tc::lane_id() / 2) % 2 == 0;
   }
+};
+
+// Blocked24: 4 x 8 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis 1:
+//   1 per thread x 8 lanes x 1 warps
+struct Blocked24 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return (tc::warp_id() * 8 + (tc::lane_id() / 8)) % 4; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) < 4; }
 };
 
 // Sliced25: 4 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
@@ -506,7 +506,7 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     packed[r] =
         (tc::cast<long long>(key[r]) << 32ll) | tc::cast<long long>(127 - Sliced1::coord0(r));
   // L32: top = tl.topk(packed, K)
-  long long t_1[2];
+  long long cube[2];
   {
     // reshape [4, 128] -> [2, 2, 2, 2, 2, 2, 2, 2, 2] (row-major order): through shared memory
     long long* buffer = reinterpret_cast<long long*>(smem);
@@ -515,354 +515,370 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      t_1[r] =
+      cube[r] =
           buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64
                  + Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8
                  + Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
   }
-  long long xor_[2];
+  long long cube_xor[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_1[o];
+      long long acc = cube[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_[o] = acc;
+      cube_xor[o] = acc;
     }
   }
-  long long t_2[2];
-  long long t_3[2];
+  long long partner[2];
+  long long cube_1[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_2[r] = t_1[r] ^ xor_[r];
-    t_3[r] =
-        tc::cast<int>(t_1[r] > t_2[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
-        ? t_2[r] : t_1[r];
+    partner[r] = cube[r] ^ cube_xor[r];
+    cube_1[r] =
+        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
+        ? partner[r] : cube[r];
   }
-  long long xor_1[2];
+  long long cube_xor_1[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_3[o];
+      long long acc = cube_1[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_1[o] = acc;
+      cube_xor_1[o] = acc;
     }
   }
-  long long t_4[2];
-  long long t_5[2];
+  long long partner_1[2];
+  long long cube_2[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_4[r] = t_3[r] ^ xor_1[r];
-    t_5[r] =
-        tc::cast<int>(t_3[r] > t_4[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
-        ? t_4[r] : t_3[r];
+    partner_1[r] = cube_1[r] ^ cube_xor_1[r];
+    cube_2[r] =
+        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
+        ? partner_1[r] : cube_1[r];
   }
-  long long xor_2[2];
+  long long cube_xor_2[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_5[o];
+      long long acc = cube_2[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_2[o] = acc;
+      cube_xor_2[o] = acc;
     }
   }
-  long long t_6[2];
-  long long t_7[2];
+  long long partner_2[2];
+  long long cube_3[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_6[r] = t_5[r] ^ xor_2[r];
-    t_7[r] =
-        tc::cast<int>(t_5[r] > t_6[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
-        ? t_6[r] : t_5[r];
+    partner_2[r] = cube_2[r] ^ cube_xor_2[r];
+    cube_3[r] =
+        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
+        ? partner_2[r] : cube_2[r];
   }
-  long long xor_3[2];
+  long long cube_xor_3[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_7[o];
+      long long acc = cube_3[o];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_3[o] = acc;
+      cube_xor_3[o] = acc;
     }
   }
-  long long t_8[2];
-  long long t_9[2];
+  long long partner_3[2];
+  long long cube_4[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_8[r] = t_7[r] ^ xor_3[r];
-    t_9[r] =
-        tc::cast<int>(t_7[r] > t_8[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
-        ? t_8[r] : t_7[r];
+    partner_3[r] = cube_3[r] ^ cube_xor_3[r];
+    cube_4[r] =
+        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
+        ? partner_3[r] : cube_3[r];
   }
-  long long xor_4[2];
+  long long cube_xor_4[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_9[o];
+      long long acc = cube_4[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_4[o] = acc;
+      cube_xor_4[o] = acc;
     }
   }
-  long long t_10[2];
-  long long t_11[2];
+  long long partner_4[2];
+  long long cube_5[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_10[r] = t_9[r] ^ xor_4[r];
-    t_11[r] =
-        tc::cast<int>(t_9[r] > t_10[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
-        ? t_10[r] : t_9[r];
+    partner_4[r] = cube_4[r] ^ cube_xor_4[r];
+    cube_5[r] =
+        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
+        ? partner_4[r] : cube_4[r];
   }
-  long long xor_5[2];
+  long long cube_xor_5[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 8 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_11[o];
+      long long acc = cube_5[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_5[o] = acc;
+      cube_xor_5[o] = acc;
     }
   }
-  long long t_12[2];
+  long long partner_5[2];
+  long long cube_6[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) t_12[r] = t_11[r] ^ xor_5[r];
-  long long max_[2];
+  for (int r = 0; r < 2; ++r) {
+    partner_5[r] = cube_5[r] ^ cube_xor_5[r];
+    cube_6[r] =
+        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
+        ? partner_5[r] : cube_5[r];
+  }
+  long long bits_1[2];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block;
     //   2. then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc =
-          tc::cast<int>(t_11[o] > t_12[o]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
-          ? t_12[o] : t_11[o];
+      long long acc = cube_6[o];
       acc = combine(acc, tc::shfl_xor(acc, 8));
-      max_[o] = acc;
+      bits_1[o] = acc;
     }
   }
-  long long xor_6[2];
+  long long bits_xor[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = max_[o];
+      long long acc = bits_1[o];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_6[o] = acc;
+      bits_xor[o] = acc;
     }
   }
-  long long t_13[2];
-  long long t_14[2];
+  long long partner_6[2];
+  long long cube_7[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_13[r] = max_[r] ^ xor_6[r];
-    t_14[r] =
-        tc::cast<int>(max_[r] > t_13[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
-        ? t_13[r] : max_[r];
+    partner_6[r] = bits_1[r] ^ bits_xor[r];
+    cube_7[r] =
+        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
+        ? partner_6[r] : bits_1[r];
   }
-  long long xor_7[2];
+  long long cube_xor_6[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_14[o];
+      long long acc = cube_7[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_7[o] = acc;
+      cube_xor_6[o] = acc;
     }
   }
-  long long t_15[2];
-  long long t_16[2];
+  long long partner_7[2];
+  long long cube_8[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_15[r] = t_14[r] ^ xor_7[r];
-    t_16[r] =
-        tc::cast<int>(t_14[r] > t_15[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
-        ? t_15[r] : t_14[r];
+    partner_7[r] = cube_7[r] ^ cube_xor_6[r];
+    cube_8[r] =
+        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
+        ? partner_7[r] : cube_7[r];
   }
-  long long xor_8[2];
+  long long cube_xor_7[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 7 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_16[o];
+      long long acc = cube_8[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_8[o] = acc;
+      cube_xor_7[o] = acc;
     }
   }
-  long long t_17[2];
+  long long partner_8[2];
+  long long cube_9[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) t_17[r] = t_16[r] ^ xor_8[r];
-  long long max_1[2];
+  for (int r = 0; r < 2; ++r) {
+    partner_8[r] = cube_8[r] ^ cube_xor_7[r];
+    cube_9[r] =
+        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
+        ? partner_8[r] : cube_8[r];
+  }
+  long long bits_2[2];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2.
     //   then across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc =
-          tc::cast<int>(t_16[o] > t_17[o]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
-          ? t_17[o] : t_16[o];
+      long long acc = cube_9[o];
       acc = combine(acc, tc::shfl_xor(acc, 16));
-      max_1[o] = acc;
+      bits_2[o] = acc;
     }
   }
-  long long xor_9[2];
+  long long bits_xor_1[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = max_1[o];
+      long long acc = bits_2[o];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_9[o] = acc;
+      bits_xor_1[o] = acc;
     }
   }
-  long long t_18[2];
-  long long t_19[2];
+  long long partner_9[2];
+  long long cube_10[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_18[r] = max_1[r] ^ xor_9[r];
-    t_19[r] =
-        tc::cast<int>(max_1[r] > t_18[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
-        ? t_18[r] : max_1[r];
+    partner_9[r] = bits_2[r] ^ bits_xor_1[r];
+    cube_10[r] =
+        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
+        ? partner_9[r] : bits_2[r];
   }
-  long long xor_10[2];
+  long long cube_xor_8[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_19[o];
+      long long acc = cube_10[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_10[o] = acc;
+      cube_xor_8[o] = acc;
     }
   }
-  long long t_20[2];
-  long long t_21[2];
+  long long partner_10[2];
+  long long cube_11[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_20[r] = t_19[r] ^ xor_10[r];
-    t_21[r] =
-        tc::cast<int>(t_19[r] > t_20[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
-        ? t_20[r] : t_19[r];
+    partner_10[r] = cube_10[r] ^ cube_xor_8[r];
+    cube_11[r] =
+        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
+        ? partner_10[r] : cube_10[r];
   }
-  long long xor_11[2];
+  long long cube_xor_9[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 6 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_21[o];
+      long long acc = cube_11[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_11[o] = acc;
+      cube_xor_9[o] = acc;
     }
   }
-  long long t_22[2];
+  long long partner_11[2];
+  long long cube_12[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) t_22[r] = t_21[r] ^ xor_11[r];
-  long long max_2[2];
+  for (int r = 0; r < 2; ++r) {
+    partner_11[r] = cube_11[r] ^ cube_xor_9[r];
+    cube_12[r] =
+        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
+        ? partner_11[r] : cube_11[r];
+  }
+  long long bits_3[2];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc =
-          tc::cast<int>(t_21[o] > t_22[o]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
-          ? t_22[o] : t_21[o];
+      long long acc = cube_12[o];
       acc = combine(acc, tc::shfl_xor(acc, 32));
-      max_2[o] = acc;
+      bits_3[o] = acc;
     }
   }
-  long long xor_12[2];
+  long long bits_xor_2[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = max_2[o];
+      long long acc = bits_3[o];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_12[o] = acc;
+      bits_xor_2[o] = acc;
     }
   }
-  long long t_23[2];
-  long long t_24[2];
+  long long partner_12[2];
+  long long cube_13[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_23[r] = max_2[r] ^ xor_12[r];
-    t_24[r] =
-        tc::cast<int>(max_2[r] > t_23[r]) != (Sliced16::coord0(0) ^ Sliced17::coord0(0))
-        ? t_23[r] : max_2[r];
+    partner_12[r] = bits_3[r] ^ bits_xor_2[r];
+    cube_13[r] =
+        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced16::coord0(0) ^ Sliced17::coord0(0))
+        ? partner_12[r] : bits_3[r];
   }
-  long long xor_13[2];
+  long long cube_xor_10[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_24[o];
+      long long acc = cube_13[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_13[o] = acc;
+      cube_xor_10[o] = acc;
     }
   }
-  long long t_25[2];
-  long long t_26[2];
+  long long partner_13[2];
+  long long cube_14[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_25[r] = t_24[r] ^ xor_13[r];
-    t_26[r] =
-        tc::cast<int>(t_24[r] > t_25[r]) != (Sliced16::coord0(0) ^ Sliced18::coord0(0))
-        ? t_25[r] : t_24[r];
+    partner_13[r] = cube_13[r] ^ cube_xor_10[r];
+    cube_14[r] =
+        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced16::coord0(0) ^ Sliced18::coord0(0))
+        ? partner_13[r] : cube_13[r];
   }
-  long long xor_14[2];
+  long long cube_xor_11[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 5 of a 2 x 2 x 2 x 2 x 2 x 2 block; 2. then
     //   across the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_26[o];
+      long long acc = cube_14[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_14[o] = acc;
+      cube_xor_11[o] = acc;
     }
   }
-  long long t_27[2];
+  long long partner_14[2];
+  long long cube_15[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) t_27[r] = t_26[r] ^ xor_14[r];
-  long long max_3[2];
+  for (int r = 0; r < 2; ++r) {
+    partner_14[r] = cube_14[r] ^ cube_xor_11[r];
+    cube_15[r] =
+        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced16::coord0(0) ^ Sliced19::coord0(0))
+        ? partner_14[r] : cube_14[r];
+  }
+  long long bits_4[2];
   {
     auto combine = [](long long a, long long b) { return tc::max(a, b); };
     // 1. each thread holds one element along axis 2 of a 2 x 2 x 2 x 2 x 2 x 2 block
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc =
-          tc::cast<int>(t_26[o] > t_27[o]) != (Sliced16::coord0(0) ^ Sliced19::coord0(0))
-          ? t_27[o] : t_26[o];
-      max_3[o] = acc;
+      long long acc = cube_15[o];
+      bits_4[o] = acc;
     }
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
@@ -870,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     for (int o = 0; o < 2; ++o)
       { partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4
                   + Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + tc::warp_id() % 2] =
-          max_3[o]; }
+          bits_4[o]; }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
@@ -882,62 +898,72 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
                   partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8
                             + Sliced20::coord2(o) * 4 + Sliced20::coord3(o) * 2
                             + Sliced20::coord4(o)) * 2 + 1]);
-      max_3[o] = acc;
+      bits_4[o] = acc;
     }
   }
-  long long xor_15[2];
+  long long bits_xor_3[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 2 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = max_3[o];
+      long long acc = bits_4[o];
       acc = combine(acc, tc::shfl_xor(acc, 4));
-      xor_15[o] = acc;
+      bits_xor_3[o] = acc;
     }
   }
-  long long t_28[2];
-  long long t_29[2];
+  long long partner_15[2];
+  long long cube_16[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_28[r] = max_3[r] ^ xor_15[r];
-    t_29[r] = tc::cast<int>(max_3[r] > t_28[r]) != (1 ^ Sliced21::coord0(0)) ? t_28[r] : max_3[r];
+    partner_15[r] = bits_4[r] ^ bits_xor_3[r];
+    cube_16[r] =
+        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced21::coord0(0))
+        ? partner_15[r] : bits_4[r];
   }
-  long long xor_16[2];
+  long long cube_xor_12[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 3 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_29[o];
+      long long acc = cube_16[o];
       acc = combine(acc, tc::shfl_xor(acc, 2));
-      xor_16[o] = acc;
+      cube_xor_12[o] = acc;
     }
   }
-  long long t_30[2];
-  long long t_31[2];
+  long long partner_16[2];
+  long long cube_17[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    t_30[r] = t_29[r] ^ xor_16[r];
-    t_31[r] = tc::cast<int>(t_29[r] > t_30[r]) != (1 ^ Sliced22::coord0(0)) ? t_30[r] : t_29[r];
+    partner_16[r] = cube_16[r] ^ cube_xor_12[r];
+    cube_17[r] =
+        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced22::coord0(0))
+        ? partner_16[r] : cube_16[r];
   }
-  long long xor_17[2];
+  long long cube_xor_13[2];
   {
     auto combine = [](long long a, long long b) { return a ^ b; };
     // 1. each thread holds one element along axis 4 of a 2 x 2 x 2 x 2 x 2 block; 2. then across
     //   the 2 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      long long acc = t_31[o];
+      long long acc = cube_17[o];
       acc = combine(acc, tc::shfl_xor(acc, 1));
-      xor_17[o] = acc;
+      cube_xor_13[o] = acc;
     }
   }
-  long long t_32[2];
+  long long partner_17[2];
+  long long cube_18[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) t_32[r] = t_31[r] ^ xor_17[r];
+  for (int r = 0; r < 2; ++r) {
+    partner_17[r] = cube_17[r] ^ cube_xor_13[r];
+    cube_18[r] =
+        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced23::coord0(0))
+        ? partner_17[r] : cube_17[r];
+  }
   long long top[1];
   {
     // reshape [2, 2, 2, 2, 2] -> [4, 8] (row-major order): through shared memory
@@ -945,11 +971,10 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       buffer[Sliced20::coord0(r) * 16 + Sliced20::coord1(r) * 8 + Sliced20::coord2(r) * 4
-             + Sliced20::coord3(r) * 2 + Sliced20::coord4(r)] =
-          tc::cast<int>(t_31[r] > t_32[r]) != (1 ^ Sliced24::coord0(0)) ? t_32[r] : t_31[r];
+             + Sliced20::coord3(r) * 2 + Sliced20::coord4(r)] = cube_18[r];
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked23::coord0(r) * 8 + Blocked23::coord1(r)];
+    for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked24::coord0(r) * 8 + Blocked24::coord1(r)];
   }
   // L33: top_key = (top >> 32).to(tl.int32)
   int top_key[1];
@@ -968,10 +993,10 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   //   is used)
   // L37: tl.store(values_ptr + out, value, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked23::owner() && t + Sliced25::coord0(0) < n_rows)
+  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
     values_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = value[r];
   // L38: tl.store(indices_ptr + out, index, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked23::owner() && t + Sliced25::coord0(0) < n_rows)
+  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
     indices_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = index[r];
 }

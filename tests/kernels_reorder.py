@@ -446,7 +446,7 @@ def _map_args(n, dt, rng, masked=True):
 
 
 def _map_ref(a):
-    x, m, nn, lo = a[0].reshape(a[4], a[5]), a[4], a[5], a[6]
+    x, lo = a[0].reshape(a[4], a[5]), a[6]
     lo_t = np.asarray(lo).astype(x.dtype)
     r = np.where(x < lo_t, lo_t * x.dtype.type(2), x - x.dtype.type(1)).astype(x.dtype)
     total = x.sum(1, dtype=np.float64 if x.dtype.kind == "f" else np.int64)

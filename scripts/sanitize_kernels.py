@@ -67,6 +67,15 @@ for op in KA.OPS:
     for S in (4, 16, 64):
         dev = [cupy.asarray(a) for a in KA.rmw_args(op, S, np.int32)]
         KA.replicated_rmw_kernel[(1,)](*dev, S=S, C=S, OP=KA.OP_CODE[op])
+# sort, topk, flip, gather, histogram, cat, map_elementwise: shared memory and shuffles
+import kernels_reorder as KR  # noqa: E402
+
+for case in KR.CASES_REORDER:
+    dtype = next(d for d in case.dtypes if d != K.BF16)
+    n = tuple(top for _, top in case.dims)
+    args = case.make_args(n, dtype, np.random.default_rng(0))
+    dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    case.kernel[case.grid(n)](*dev, **case.options)
 # random programs: reductions, scans and atomics through shared memory, many dtypes
 import tempfile  # noqa: E402
 
@@ -80,5 +89,6 @@ with tempfile.TemporaryDirectory() as tmp:
         prog.load(tmp)[prog.grid](*dev, num_warps=prog.num_warps)
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
-      f"{len(KD.CASES_DOT)} dot cases, 4 attention launches, {len(KA.OPS) * 3} replicated "
+      f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
+      f"4 attention launches, {len(KA.OPS) * 3} replicated "
       f"atomics and {80 + len(CAMPAIGN_SEEDS)} random programs included)")

@@ -32,6 +32,8 @@ GOLDEN = {
     "matmul": ("matmul", "matmul_kernel",
                "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, "
                "i32:1, i32:16, i32:1, 128, 128, 32, 8, 'leaky_relu'", 4),
+    "topk": ("topk", "topk_kernel", "*fp32:16, *fp32:16, *i32:16, i32, i32, 4, 128, 8", 4),
+    "histogram": ("histogram", "histogram_kernel", "*u8:16, *i32:16, i32, 256, 1024", 4),
 }
 
 

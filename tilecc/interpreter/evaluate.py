@@ -302,6 +302,50 @@ class Program:
         x = np.asarray(self.get(op.operands[0]))
         return [x[..., 0].copy(), x[..., 1].copy()]
 
+    def op_flip(self, op: Op):
+        return self._shaped(op, lambda a: np.flip(a, op.attrs["axis"]).copy())
+
+    def op_cat(self, op: Op):
+        return np.concatenate([np.asarray(self.get(v)) for v in op.operands])
+
+    def op_gather(self, op: Op):
+        src, index = (np.asarray(self.get(v)) for v in op.operands)
+        n = src.shape[op.attrs["axis"]]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            raise InterpreterError(f"tl.gather: an index is out of range for an axis of "
+                                   f"{n} (got {index.min()} .. {index.max()})", op.loc)
+        return np.take_along_axis(src, index.astype(np.int64), axis=op.attrs["axis"])
+
+    def op_histogram(self, op: Op):
+        x = np.asarray(self.get(op.operands[0])).astype(np.int64)
+        keep = (x >= 0) & (x < op.attrs["num_bins"])  # bins of width 1 from 0; others skipped
+        if len(op.operands) > 1:
+            keep &= np.asarray(self.get(op.operands[1]), dtype=bool)
+        return np.bincount(x[keep], minlength=op.attrs["num_bins"]).astype(np.int32)
+
+    def op_map(self, op: Op):
+        """tl.map_elementwise: the region on `pack` elements at a time (the last group
+        padded with copies of the last element), on whole arrays when it has no control
+        flow, else element group by element group (its `if`s decide per element)."""
+        k, region = op.attrs["pack"], op.regions[0]
+        flat = [np.asarray(self.get(v)).reshape(-1) for v in op.operands]
+        n = flat[0].size
+        groups = -(-n // k)
+        at = np.minimum(np.arange(groups * k), n - 1).reshape(groups, k)
+        nested = any(o.regions for o in region.ops)
+        if not nested:
+            outs = [np.broadcast_to(np.asarray(o), (groups,))
+                    for o in self.combine(region, [f[at[:, j]] for f in flat for j in range(k)], [])]
+        else:
+            per_group = [self.combine(region, [f[at[g, j]] for f in flat for j in range(k)], [])
+                         for g in range(groups)]
+            outs = [np.array([row[i] for row in per_group]) for i in range(len(region.yields))]
+        results = []
+        for i, res in enumerate(op.results):
+            out = np.stack([outs[i * k + j] for j in range(k)], axis=1).reshape(-1)[:n]
+            results.append(_as(out.reshape(res.type.shape), res.dtype))
+        return results
+
     def op_dot(self, op: Op):
         a, b, c = (np.asarray(self.get(v)) for v in op.operands)
         acc = _np(op.attrs["acc_dtype"])

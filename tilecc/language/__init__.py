@@ -22,6 +22,9 @@ from tilecc.language import random  # noqa: E402  (after the names its functions
 from tilecc.language.random import (  # noqa: E402
     pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn,
     randn4x, uint_to_uniform_float)
+from tilecc.language.core import (  # noqa: E402  (block reordering)
+    bitonic_merge, cat, flip, gather, histogram, interleave, map_elementwise, reduce_or, sort,
+    swizzle2d, topk, xor_sum)
 
 __all__ = [
     "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
@@ -36,4 +39,6 @@ __all__ = [
     "static_assert", "static_range", "store", "uint8", "uint16", "uint32", "uint64", "where",
     "to_tensor", "umulhi", "random", "pair_uniform_to_normal", "philox", "philox_impl", "rand",
     "rand4x", "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float",
+    "bitonic_merge", "cat", "flip", "gather", "histogram", "interleave", "map_elementwise",
+    "reduce_or", "sort", "swizzle2d", "topk", "xor_sum",
 ]

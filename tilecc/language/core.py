@@ -329,6 +329,73 @@ def associative_scan(input, axis, combine_fn, reverse=False):
     """Inclusive scan along `axis` with an associative @jit `combine_fn`."""
 
 
+# --- reordering: sort, flip, gather, histogram, cat ------------------------------------------
+
+@builtin
+def sort(x, dim=None, descending=False):
+    """Sort along the last axis (`dim` None or the last), ascending unless `descending`;
+    any power-of-two length.  Triton's bitonic network: a NaN may take its partner's place."""
+
+
+@builtin
+def topk(x, k, dim=None):
+    """The `k` largest elements along the last axis, in descending order (k a power of 2)."""
+
+
+@builtin
+def bitonic_merge(x, dim=None, descending=False):
+    """Merge the two sorted halves of a bitonic sequence along the last axis."""
+
+
+@builtin
+def flip(x, dim=None):
+    """Reverse the elements along `dim` (the last axis when None)."""
+
+
+@builtin
+def interleave(a, b):
+    """Interleave two blocks along their last axis: `join(a, b)` reshaped."""
+
+
+@builtin
+def cat(input, other, can_reorder=False):
+    """Concatenate two 1-D blocks; as in Triton, only with `can_reorder=True`."""
+
+
+@builtin
+def gather(src, index, axis):
+    """`src` indexed along `axis` by `index` (same rank; other axes of equal size)."""
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    """Counts (int32) of the values 0 .. num_bins-1 in a 1-D integer block, where `mask`;
+    other values are not counted."""
+
+
+@builtin
+def xor_sum(input, axis=None, keep_dims=False):
+    """Bitwise xor of the elements along `axis` (integers)."""
+
+
+@builtin
+def reduce_or(input, axis, keep_dims=False):
+    """Bitwise or of the elements along `axis` (integers)."""
+
+
+@builtin
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Row-major indices (i, j) of a size_i × size_j grid → column-major ones within
+    groups of `size_g` rows; returns (new_i, new_j)."""
+
+
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """Apply the @jit `scalar_fn` to each element of the (broadcast) blocks `args`, `pack`
+    elements of each at a time; its `if`s then branch per element.  Returns one block,
+    or a tuple when `scalar_fn` returns several values."""
+
+
 # --- atomics and synchronization ---------------------------------------------------------------
 
 def _atomic(name: str, doc: str) -> Callable:

@@ -59,3 +59,13 @@ def _argmin_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr
     if TIE_BREAK_LEFT:
         take_first = take_first | (tie & (index1 < index2))
     return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
+
+
+@kernel_function
+def _xor_combine(a, b):
+    return a ^ b
+
+
+@kernel_function
+def _or_combine(a, b):
+    return a | b

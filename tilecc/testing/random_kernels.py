@@ -1,6 +1,7 @@
 """Random valid kernels, for differential testing: each `Program` is the *source text* of a
 kernel (element-wise expressions over every integer and float dtype, Python literals,
-broadcasting, masked loads, casts, reductions, scans, atomics, small `tl.dot`s) together
+broadcasting, masked loads, casts, reductions, scans, atomics, small `tl.dot`s, tl.flip and
+tl.sort of the block) together
 with its expected outputs computed by an independent NumPy evaluation of the same
 expression tree, with Triton's typing rules written out here (not taken from tilecc).
 
@@ -33,7 +34,7 @@ from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
 
 __all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES"]
 
-FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot")
+FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot", "reorder")
 
 
 # --- whole programs --------------------------------------------------------------------------
@@ -187,7 +188,7 @@ def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
 def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     """The random program of `seed`: a kernel of one of `features`."""
     rng = random.Random(seed)
-    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1}
+    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1, "reorder": 1}
     feature = rng.choices(features, [weights[f] for f in features])[0]
     if feature == "dot":
         return _dot_program(seed, rng)
@@ -216,7 +217,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     rtol = max(rtol, RTOL["float32"])
     outputs: list[Output] = []
     final: list[str] = []
-    if feature in ("elementwise", "reduce", "scan", "atomic"):
+    if feature in ("elementwise", "reduce", "scan", "atomic", "reorder"):
         final.append(f"res = {res_text}")
     reduce_fn = axis = None
     if feature == "reduce":
@@ -252,6 +253,15 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
         out_dt = D[CUMSUM_TO.get(res_dt.name, res_dt.name)] if scan_fn == "cumsum" else res_dt
         outputs.append(Output("out_ptr", out_dt, G * block,
                               exact=res.exact and (scan_fn != "cumsum" or out_dt.is_int)))
+    elif feature == "reorder":  # tl.flip along an axis, tl.sort along the last one
+        reduce_fn = rng.choice(["flip", "sort", "sort_descending"])
+        axis = rng.choice([0, 1]) if rank == 2 and reduce_fn == "flip" else rank - 1
+        call = f"tl.flip(res, {axis})" if reduce_fn == "flip" else \
+            f"tl.sort(res, descending={reduce_fn == 'sort_descending'})"
+        final.append(f"r = {call}")
+        final.append("tl.store(out_ptr + offs, r, mask=mask)")
+        outputs.append(Output("out_ptr", res_dt, G * block, exact=res.exact))
+        out_dt = res_dt
     elif feature == "atomic":
         at = rng.choice(["int32", "float32"]) if res.exact else "float32"
         ops = ["add", "max", "min", "xchg"] + (["and", "or", "xor"] if at == "int32" else [])
@@ -382,6 +392,19 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
     if feature == "elementwise":
         vals, written = outs["out_ptr"]
         vals[offs[mask]] = full[mask]
+        written[offs[mask]] = True
+        return
+    if feature == "reorder":  # the whole block, masked lanes' values included, reordered
+        if fn == "flip":
+            r = np.flip(full, axis)
+        else:
+            if res_dt.is_float and np.isnan(full.astype(np.float64)).any():
+                raise Undefined("NaN into a sort (Triton's network may duplicate it)")
+            r = np.sort(full, axis=-1)
+            if fn == "sort_descending":
+                r = np.flip(r, -1)
+        vals, written = outs["out_ptr"]
+        vals[offs[mask]] = r[mask]
         written[offs[mask]] = True
         return
     if feature == "atomic":

@@ -267,3 +267,4 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_sort  # noqa: E402,F401  (registers its handlers)

@@ -30,6 +30,7 @@ from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
+from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import wrap_source
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
@@ -123,7 +124,7 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(BlockOps, DotOps):
+class Renderer(BlockOps, DotOps, ReorderOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
@@ -233,7 +234,7 @@ class Renderer(BlockOps, DotOps):
                 for v in op.results:
                     if v.name and v.id not in self.inline:
                         self.name(v)
-                if op.kind not in ("reduce", "scan"):  # combine functions: names of their own
+                if op.kind not in ("reduce", "scan", "map"):  # lambdas: names of their own
                     for r in op.regions:
                         visit(r)
 

@@ -171,7 +171,7 @@ def analyze(kernel: Kernel) -> None:
 
 
 _NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute", "join",
-            "atomic", "atomic_cas", "convert"}
+            "atomic", "atomic_cas", "convert", "flip", "cat", "gather", "histogram", "map"}
 
 
 def _is_one(v: Value) -> bool:

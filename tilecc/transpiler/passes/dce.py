@@ -15,7 +15,7 @@ PURE = {"const", "splat", "arange", "assume", "program_id", "num_programs", "cas
         "binary", "cmp", "where", "fma", "addptr", "broadcast", "expand_dims"}
 # also free of side effects, but not inlined as expressions by the renderer
 REMOVABLE = PURE | {"reduce", "scan", "reshape", "permute", "join", "split", "convert",
-                    "dot"}
+                    "dot", "flip", "cat", "gather", "histogram"}
 
 
 def eliminate_dead_code(kernel: Kernel) -> None:

@@ -41,7 +41,7 @@ class MemoryPlan:
 # --- assignment ----------------------------------------------------------------------------
 
 ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "addptr", "assume", "load",
-               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan"}
+               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan", "map"}
 
 
 class _Classes:
@@ -116,6 +116,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
                 classes.join(op.operands[0], x)
                 if res.type.is_block:
                     derived.append((res, x, op.attrs["axis"]))
+        elif op.kind == "gather":  # each result element reads its index in registers
+            classes.join(op.operands[1], op.result)
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
         elif op.kind == "dot":

@@ -1,0 +1,168 @@
+"""Rendering of the ops that reorder a block's elements: flip, cat, gather, histogram.
+
+A mixin of `render.Renderer`, beside `render_blocks.BlockOps` (whose shared-memory
+`exchange` and pool steps it uses).  Each moves data once through shared memory: the
+threads write what they hold, wait at a barrier, and read what their result needs.
+(Sort, topk and bitonic_merge need nothing here: they are built from reshapes, xor
+reductions and element-wise ops, `builtins_sort`.)
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from tilecc.transpiler.ir import Op
+from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.render_blocks import _row_major
+from tilecc.transpiler.target import c_type
+
+
+class ReorderOps:
+    def _position(self, p: Placement, idx: str, shape: tuple[int, ...],
+                  coord: dict[int, str] | None = None) -> str:
+        """Row-major position in a block of `shape` of register `idx`'s element of `p`,
+        with the coordinates along the axes in `coord` replaced by those expressions."""
+        coord = coord or {}
+        terms = []
+        for axis, stride in enumerate(_row_major(shape)):
+            if axis in coord:
+                c = coord[axis]
+            elif p.shape[axis] == 1:
+                continue
+            else:
+                c = f"{self.lname(p)}::coord{axis}({idx})"
+            terms.append(c if stride == 1 else f"({c}) * {stride}" if " " in c
+                         else f"{c} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def op_flip(self, op: Op) -> None:
+        x, y, axis = op.operands[0], op.result, op.attrs["axis"]
+        shape = x.type.shape
+        last = shape[axis] - 1
+        mirrored = f"{last} - {self.lname(y.layout)}::coord{axis}(r)"
+        self.exchange(op, [(x, self._position(x.layout, "r", shape))],
+                      [(y, self._position(y.layout, "r", shape, {axis: mirrored}))],
+                      f"flip axis {axis}")
+
+    def op_cat(self, op: Op) -> None:
+        a, b = op.operands
+        n = a.type.shape[0]
+        self.exchange(op, [(a, self._position(a.layout, "r", a.type.shape)),
+                           (b, f"{n} + {self._position(b.layout, 'r', b.type.shape)}")],
+                      [(op.result, self._position(op.result.layout, "r", op.result.type.shape))],
+                      "concatenate")
+
+    def op_gather(self, op: Op) -> None:
+        src, index, res = op.operands[0], op.operands[1], op.result
+        axis = op.attrs["axis"]
+        n = src.type.shape[axis]
+        # the layouts pass gives the indices the result's placement: each thread reads
+        # the elements its result registers need, by the indices in the same registers
+        assert index.layout == res.layout, "gather: index and result placed apart"
+        t = c_type(src.dtype)
+        self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// gather along axis {axis}: the source through shared memory")
+        base = self.pool_step(prod(src.type.shape) * src.dtype.itemsize)
+        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
+                  f"buffer[{self._position(src.layout, 'r', src.type.shape)}] = "
+                  f"{self.text(src, 'r')};")
+        self.line("__syncthreads();")
+        # an index outside the axis reads another element of it (Triton leaves the result
+        # undefined), never outside the buffer
+        at = self._position(res.layout, "r", src.type.shape,
+                            {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                  f"{self.name(res)}[r] = buffer[{at}];")
+        self.depth -= 1
+        self.line("}")
+
+    def op_histogram(self, op: Op) -> None:
+        x, res, bins = op.operands[0], op.result, op.attrs["num_bins"]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        threads = self.k.num_warps * self.target.warp_size
+        p: Placement = x.layout
+        self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// histogram into {bins} bins: counted in shared memory")
+        base = self.pool_step(bins * 4)
+        self.line(f"int* buffer = reinterpret_cast<int*>({base});")
+        self.line(f"for (int r = threadIdx.x; r < {bins}; r += {threads}) buffer[r] = 0;")
+        self.line("__syncthreads();")
+        # each element counted once (by the thread and register that own it); values
+        # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
+                             self.text(mask, "r") if mask is not None else "",
+                             f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull")
+                 if c]
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {p.regs}; ++r)")
+        self.line(f"  if ({' && '.join(conds)}) atomicAdd(&buffer[{self.text(x, 'r')}], 1);")
+        self.line("__syncthreads();")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                  f"{self.name(res)}[r] = buffer[{self._position(res.layout, 'r', res.type.shape)}];")
+        self.depth -= 1
+        self.line("}")
+
+    # --- map_elementwise ----------------------------------------------------------------------
+    def op_map(self, op: Op) -> None:
+        """A lambda of the mapped function, called on `pack` registers at a time: its
+        results through reference parameters (`out0`, ...), one per result and element."""
+        region, k = op.regions[0], op.attrs["pack"]
+        results = op.results
+        regs = results[0].layout.regs
+        for res in results:
+            self.declare(res)
+        self.line("{")
+        self.depth += 1
+        self.line(f"// {op.attrs['fn']} on each element"
+                  + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
+        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
+        saved_taken = self.taken  # a lambda captures nothing: it has its own names
+        self.taken = set()
+        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
+        try:
+            self.region(region)
+            body = self.lines
+            outs = [f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields)]
+        finally:
+            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
+            self.in_lambda = False
+        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
+        params += [f"{c_type(y.dtype)}& out{i}" for i, y in enumerate(region.yields)]
+        self.taken = saved_taken
+        fn = self.fresh((op.attrs["fn"].lstrip("_") or "mapped") + "_fn")
+        self.line(f"auto {fn} = []({', '.join(params)}) {{")
+        self.lines.extend(body)
+        for line in outs:
+            self.line(f"  {line}")
+        self.line("};")
+        # registers r .. r+k-1; past the last one, the last again (its results dropped)
+        spares = []
+        if regs % k:
+            for res in results:
+                spares.append(self.fresh("spare"))
+                self.line(f"{c_type(res.dtype)} {spares[-1]}[{k}];")
+
+        def reg(j: int) -> str:
+            return "r" if j == 0 else f"r + {j}" if regs % k == 0 else \
+                f"(r + {j} < {regs} ? r + {j} : {regs - 1})"
+
+        args = [self.text(v, reg(j)) for v in op.operands for j in range(k)]
+        outs_at = []
+        for i, res in enumerate(results):
+            for j in range(k):
+                outs_at.append(f"{self.name(res)}[{reg(j)}]" if j == 0 or not spares
+                               else f"*(r + {j} < {regs} ? &{self.name(res)}[r + {j}] : "
+                                    f"&{spares[i]}[{j}])")
+        self.line("#pragma unroll")
+        self.line(f"for (int r = 0; r < {regs}; r += {k}) {fn}({', '.join(args + outs_at)});")
+        self.depth -= 1
+        self.line("}")

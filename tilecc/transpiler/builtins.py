@@ -71,8 +71,12 @@ def _arange(tracer, name, start, end):
 
 
 @handles("load")
-def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, volatile):
+def _load(tracer, name, pointer, mask, other, boundary_check, padding_option, cache_modifier,
+          eviction_policy, volatile):
     b = tracer.b
+    if BP.is_block_pointer(pointer):
+        return BP.load(tracer, BP.unwrap(pointer), mask, other, boundary_check, padding_option)
+    _no_block_pointer_options(boundary_check, padding_option)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError("tl.load needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
@@ -117,9 +121,20 @@ def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
     return ValueError(message)
 
 
+def _no_block_pointer_options(boundary_check, padding_option=Const("")) -> None:
+    if (boundary_check.value if isinstance(boundary_check, Const) else True) or \
+            (padding_option.value if isinstance(padding_option, Const) else True):
+        raise ValueError("`padding_option` and `boundary_check` are only for block pointers "
+                         "(tl.make_block_ptr): the bounds of a block of pointers are not known; "
+                         "use `mask` (and `other`)")
+
+
 @handles("store")
-def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
+def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, eviction_policy):
     b = tracer.b
+    if BP.is_block_pointer(pointer):
+        return BP.store(tracer, BP.unwrap(pointer), value, mask, boundary_check)
+    _no_block_pointer_options(boundary_check)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
@@ -267,3 +282,4 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)

@@ -117,3 +117,29 @@ def bp_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_
 
 MATMUL_SIGNATURE = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
                     "i32:16, i32:1, i32:16, i32:1, {bm}, {bn}, {bk}")
+
+
+@tilecc.jit
+def gather_sum_kernel(table, out, count, n, BLOCK: tl.constexpr, DTYPE: tl.constexpr):
+    """out = the sum of the `count` arrays whose addresses `table` holds (n elements each)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float64)
+    for g in range(count):
+        src = tl.load(table + g).to(tl.pointer_type(DTYPE))
+        acc += tl.load(src + offs, mask=offs < n, other=0).to(tl.float64)
+    tl.store(out + offs, acc, mask=offs < n)
+
+
+@tilecc.jit
+def address_arith_kernel(x, y, bits, flags, n, BLOCK: tl.constexpr):
+    """y[i] = x[n - 1 - i] through addresses computed as integers; bits = x's float32 bits
+    through a pointer cast to int32; flags = (x is not null, the address round-trips)."""
+    offs = tl.arange(0, BLOCK)
+    addr = x.to(tl.int64)
+    rev = (addr + (n - 1 - offs).to(tl.int64) * 4).to(tl.pointer_type(tl.float32))
+    tl.store(y + offs, tl.load(rev, mask=offs < n), mask=offs < n)
+    as_int = x.to(tl.pointer_type(tl.int32))
+    tl.store(bits + offs, tl.load(as_int + offs, mask=offs < n), mask=offs < n)
+    tl.store(flags, x.to(tl.int1).to(tl.int32))
+    back = addr.to(tl.pointer_type(tl.float32))
+    tl.store(flags + 1, (back.to(tl.uint64) == x.to(tl.uint64)).to(tl.int32))

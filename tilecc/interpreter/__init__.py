@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilecc.interpreter.evaluate import Pointer, Program
+from tilecc.interpreter.addresses import AddressSpace
+from tilecc.interpreter.evaluate import SPACE, Pointer, Program
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
 
@@ -131,6 +132,8 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
             env[p.value.id] = Pointer(_flat_memory(v), np.int64(0), p.name)
         else:
             env[p.value.id] = p.value.dtype.to_numpy().type(v)
+    # where integers cast to pointers find their arrays (interpreter/addresses.py)
+    env[SPACE] = AddressSpace([p.buffer for p in env.values() if isinstance(p, Pointer)])
     with np.errstate(all="ignore"):
         for z in range(grid[2]):
             for y in range(grid[1]):

@@ -31,7 +31,8 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.constexpr() takes one compile-time value")
         return args[0]
     if short == "pointer_type":
-        if len(args) != 1 or not isinstance(args[0], Const):
+        if len(args) != 1 or not isinstance(args[0], Const) or \
+                not isinstance(args[0].value, (D.dtype, D.pointer_type)):
             raise tracer.error(node, "tl.pointer_type() takes a dtype")
         return Const(D.pointer_type(args[0].value))
     handler = HANDLERS.get(short)
@@ -181,7 +182,7 @@ def _min_max(tracer, name, x, y, propagate_nan):
 @handles("cast")
 def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     to = constant(dtype, "dtype")
-    if not isinstance(to, D.dtype):
+    if not isinstance(to, (D.dtype, D.pointer_type)):
         raise TypeError(f"expected a dtype, got {to!r}")
     return S.cast(tracer.b, kernel_value(tracer, input, "input"), to, bool(constant(bitcast, "bitcast")))
 

@@ -21,6 +21,7 @@ import jinja2
 import numpy as np
 
 from tilecc.errors import Loc
+from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
@@ -256,6 +257,16 @@ class Renderer(BlockOps, DotOps):
     def ctype(self, v: Value) -> str:
         return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)
 
+    def pointer_cast(self, v: Value, x: Value, idx: str) -> str:
+        """A pointer from an address, an address from a pointer, or a pointer to another
+        element type: reinterpret_cast (an integer narrower than a pointer is widened
+        first, as LLVM's inttoptr zero-extends it)."""
+        text = self.text(x, idx)
+        if not x.dtype.is_ptr() and x.dtype.bits < 64:
+            bits = x.dtype if x.dtype.is_bool() else D.BY_NAME[f"u{x.dtype.bits}"]
+            text = f"static_cast<unsigned long long>(static_cast<{c_type(bits)}>({text}))"
+        return f"reinterpret_cast<{self.ctype(v)}>({text})"
+
     # --- expressions ----------------------------------------------------------------------------
     def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
         if v.id not in self.inline:
@@ -280,6 +291,8 @@ class Renderer(BlockOps, DotOps):
             return f"static_cast<int>(blockIdx.{'xyz'[op.attrs['axis']]})", PRIMARY
         if k == "num_programs":
             return f"static_cast<int>(gridDim.{'xyz'[op.attrs['axis']]})", PRIMARY
+        if k == "cast" and (v.dtype.is_ptr() or a[0].dtype.is_ptr()):
+            return self.pointer_cast(v, a[0], idx), PRIMARY
         if k == "cast":
             fn = "tc::bitcast" if op.attrs.get("bitcast") else "tc::cast"
             return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY

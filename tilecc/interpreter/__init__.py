@@ -116,6 +116,7 @@ def _to_host(x: Any) -> Any:
 
 def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     values, options = jit_fn.bind(args, dict(kwargs))
+    jit_fn.options(**options)  # checked as a launch on a GPU checks them
     writebacks = _mirror_device_arrays(values)
     for name, v in list(values.items()):
         values[name] = _to_host(v)

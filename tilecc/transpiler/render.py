@@ -809,7 +809,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     threads = kernel.num_warps * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
-    min_programs = programs_per_sm(kernel, target, held) if occupancy else None
+    # a register limit the user set replaces the occupancy tilecc would ask for
+    maxnreg = kernel.maxnreg if target.name == "cuda" else None
+    min_programs = programs_per_sm(kernel, target, held) if occupancy and not maxnreg else None
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
     for p, name in r.layout_names.items():
@@ -821,7 +823,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
-        layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)
+        layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs,
+        maxnreg=maxnreg)
     text = wrap_source(text)  # lines of at most 100 columns, broken where a person would
     if check:
         assert ir.fingerprint(kernel) == before, (

@@ -358,6 +358,12 @@ class Program:
                 o[tuple(idx)] = a
         return outs
 
+    def op_inline_asm(self, op: Op):
+        raise InterpreterError(
+            "tl.inline_asm_elementwise runs the target's own assembly (PTX, GCN), which the "
+            "interpreter cannot execute: run this kernel on a GPU, or write the computation "
+            "in tl operations", op.loc)
+
     def pointer_cast(self, op: Op, x):
         t = op.result.dtype
         if not t.is_ptr():  # the address

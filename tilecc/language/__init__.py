@@ -7,11 +7,11 @@ transpiler turns into tile IR.  Called outside a kernel, a stub raises
 
 from tilecc.language import math
 from tilecc.language.core import (
-    OutsideKernelError, abs, advance, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
+    OutsideKernelError, abs, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
     broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
     device_assert, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
-    make_block_ptr, max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
+    max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
     static_assert, static_range, store, sum, to_tensor, trans, umulhi, view, where, zeros,
     zeros_like)
@@ -34,6 +34,12 @@ __all__ = [
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn",
     "static_assert", "static_range", "store", "uint8", "uint16", "uint32", "uint64", "where",
-    "to_tensor", "umulhi", "make_block_ptr", "advance", "random", "pair_uniform_to_normal", "philox", "philox_impl", "rand",
+    "to_tensor", "umulhi", "random", "pair_uniform_to_normal", "philox", "philox_impl", "rand",
     "rand4x", "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float",
 ]
+
+# memory and assembly (block pointers, inline assembly)
+from tilecc.language.core import (  # noqa: E402
+    advance, inline_asm_elementwise, make_block_ptr)
+
+__all__ += ["advance", "inline_asm_elementwise", "make_block_ptr"]

@@ -100,6 +100,13 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
 
 
 @builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Run assembly (PTX on CUDA, GCN on HIP) on each group of `pack` elements of `args`
+    (broadcast together); `constraints` in LLVM's syntax, outputs first; `dtype` one dtype
+    or a tuple of them (one output each)."""
+
+
+@builtin
 def make_block_ptr(base, shape, strides, offsets, block_shape, order):
     """A block pointer: the `block_shape` block at `offsets` of the tensor at `base` with
     `shape` and `strides`; `order` lists the dims from fastest to slowest varying."""

@@ -284,3 +284,4 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)
+from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)

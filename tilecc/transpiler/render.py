@@ -29,6 +29,7 @@ from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import Emission, pairs_cast
 from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
+from tilecc.transpiler.render_asm import AsmOps
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_wrap import wrap_source
@@ -124,7 +125,7 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(BlockOps, DotOps):
+class Renderer(BlockOps, DotOps, AsmOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives

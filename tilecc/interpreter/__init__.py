@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilecc.interpreter.evaluate import Pointer, Program
+from tilecc.interpreter.addresses import AddressSpace
+from tilecc.interpreter.evaluate import SPACE, Pointer, Program
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
 
@@ -115,6 +116,7 @@ def _to_host(x: Any) -> Any:
 
 def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     values, options = jit_fn.bind(args, dict(kwargs))
+    jit_fn.options(**options)  # checked as a launch on a GPU checks them
     writebacks = _mirror_device_arrays(values)
     for name, v in list(values.items()):
         values[name] = _to_host(v)
@@ -131,6 +133,8 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
             env[p.value.id] = Pointer(_flat_memory(v), np.int64(0), p.name)
         else:
             env[p.value.id] = p.value.dtype.to_numpy().type(v)
+    # where integers cast to pointers find their arrays (interpreter/addresses.py)
+    env[SPACE] = AddressSpace([p.buffer for p in env.values() if isinstance(p, Pointer)])
     with np.errstate(all="ignore"):
         for z in range(grid[2]):
             for y in range(grid[1]):

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecc.errors import InterpreterError
+from tilecc.interpreter import addresses
 from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
+
+
+SPACE = -1  # the environment's key of the AddressSpace (value ids are not negative)
 
 
 @dataclass
@@ -188,6 +192,8 @@ class Program:
         if k == "addptr":
             p, off = a
             return Pointer(p.buffer, p.offset + np.asarray(off).astype(np.int64), p.name)
+        if k == "cast" and (t.is_ptr() or op.operands[0].dtype.is_ptr()):
+            return self.pointer_cast(op, a[0])
         if k == "cast":
             src = op.operands[0].dtype
             if op.attrs.get("bitcast"):
@@ -395,6 +401,21 @@ class Program:
                 idx[axis] = i
                 o[tuple(idx)] = a
         return outs
+
+    def op_inline_asm(self, op: Op):
+        raise InterpreterError(
+            "tl.inline_asm_elementwise runs the target's own assembly (PTX, GCN), which the "
+            "interpreter cannot execute: run this kernel on a GPU, or write the computation "
+            "in tl operations", op.loc)
+
+    def pointer_cast(self, op: Op, x):
+        t = op.result.dtype
+        if not t.is_ptr():  # the address
+            return _as(addresses.address(x), t)
+        elem = _np(t.element_ty)
+        if isinstance(x, Pointer):
+            return addresses.retype(x, elem, op.loc, Pointer)
+        return addresses.to_pointer(self.env[SPACE], x, elem, op.loc, Pointer)
 
     # --- memory ------------------------------------------------------------------------------
     def _lanes(self, op: Op, ptr: Pointer, mask, what: str):

@@ -42,3 +42,9 @@ __all__ = [
     "bitonic_merge", "cat", "flip", "gather", "histogram", "interleave", "map_elementwise",
     "reduce_or", "sort", "swizzle2d", "topk", "xor_sum",
 ]
+
+# memory and assembly (block pointers, inline assembly)
+from tilecc.language.core import (  # noqa: E402
+    advance, inline_asm_elementwise, make_block_ptr)
+
+__all__ += ["advance", "inline_asm_elementwise", "make_block_ptr"]

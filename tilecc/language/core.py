@@ -85,15 +85,36 @@ def arange(start, end):
 # --- memory -----------------------------------------------------------------------------
 
 @builtin
-def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="",
-         volatile=False):
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
+         cache_modifier="", eviction_policy="", volatile=False):
     """Load from a pointer or block of pointers; masked-off lanes take `other`
-    (left undefined when `other` is None)."""
+    (left undefined when `other` is None).  Through a block pointer: no mask or other,
+    but `boundary_check` (the dims to check) and `padding_option` ("zero", "nan")."""
 
 
 @builtin
-def store(pointer, value, mask=None, cache_modifier="", eviction_policy=""):
-    """Store `value` (cast to the pointee type) where `mask` is true."""
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
+          eviction_policy=""):
+    """Store `value` (cast to the pointee type) where `mask` is true; through a block
+    pointer, inside the dims `boundary_check` names."""
+
+
+@builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Run assembly (PTX on CUDA, GCN on HIP) on each group of `pack` elements of `args`
+    (broadcast together); `constraints` in LLVM's syntax, outputs first; `dtype` one dtype
+    or a tuple of them (one output each)."""
+
+
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order):
+    """A block pointer: the `block_shape` block at `offsets` of the tensor at `base` with
+    `shape` and `strides`; `order` lists the dims from fastest to slowest varying."""
+
+
+@builtin
+def advance(base, offsets):
+    """Block pointer `base` moved by `offsets` (one per dim)."""
 
 
 # --- element-wise -----------------------------------------------------------------------

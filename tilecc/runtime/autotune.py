@@ -46,6 +46,7 @@ import time
 from typing import Any, Callable
 
 from tilecc.errors import CompilationError
+from tilecc.runtime.options import OPTIONS
 
 log = logging.getLogger("tilecc.autotune")
 
@@ -56,8 +57,11 @@ class Config:
     def __init__(self, kwargs: dict, num_warps: int = 4, num_stages: int = 3,
                  num_ctas: int = 1, maxnreg: int | None = None,
                  pre_hook: Callable | None = None):
-        if num_ctas != 1 or maxnreg is not None:
-            raise ValueError("tilecc.Config: num_ctas and maxnreg are not supported")
+        for name, value in (("num_ctas", num_ctas), ("maxnreg", maxnreg)):
+            try:
+                OPTIONS[name].check(value)
+            except ValueError as e:
+                raise ValueError(f"tilecc.Config: {e}") from None
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -66,11 +70,15 @@ class Config:
         self.pre_hook = pre_hook
 
     def all_kwargs(self) -> dict:
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        extra = {"maxnreg": self.maxnreg} if self.maxnreg is not None else {}
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages,
+                **extra}
 
     def __repr__(self) -> str:
+        extra = [f"maxnreg: {self.maxnreg}"] if self.maxnreg is not None else []
         return ", ".join([f"{k}: {v!r}" for k, v in self.kwargs.items()] +
-                         [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"])
+                         [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"] +
+                         extra)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Config) and repr(self) == repr(other)

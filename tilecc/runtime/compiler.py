@@ -64,10 +64,13 @@ class Artifact:
 
 def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     num_stages: int | None = None, debug: bool | None = None,
-                    arch: str | None = None, line_directives: bool = False) -> CompileOptions:
+                    arch: str | None = None, line_directives: bool = False,
+                    maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
+                    num_ctas: int | None = None) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
     TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
+    OPTIONS["num_ctas"].check(num_ctas)  # accepted where it is 1, which changes nothing
     if debug is None:
         debug = kernel_fn.debug
     if debug is None:
@@ -76,7 +79,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
         num_warps=OPTIONS["num_warps"].check(OPTIONS["num_warps"].default
                                              if num_warps is None else num_warps),
         num_stages=OPTIONS["num_stages"].check(num_stages), debug=bool(debug), arch=arch,
-        line_directives=bool(line_directives))
+        line_directives=bool(line_directives), maxnreg=OPTIONS["maxnreg"].check(maxnreg),
+        enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(enable_fp_fusion))
 
 
 # --- transpiling ----------------------------------------------------------------------------------
@@ -92,6 +96,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
     kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
                             debug=options.debug)
     kernel.num_stages = options.num_stages
+    kernel.maxnreg = options.maxnreg
     return kernel, run_passes(kernel, get_target(target), options.arch)
 
 
@@ -133,7 +138,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     target = get_target(target)
     options = replace(options, arch=options.arch or target.default_arch, line_directives=True)
     key_options = compile_key_options(options.num_warps, options.num_stages, options.debug,
-                                      target.name)
+                                      target.name, _native_flags(options, target))
     key = cache.kernel_key(kernel_fn.fingerprint, specs, target.name, options.arch,
                            key_options)
     hit = _compiled.get(key.digest)  # verified when it was read from disk: not again
@@ -194,7 +199,7 @@ def compile_source(art: Artifact, target: Target) -> Binary:
     arch = art.arch
     if art.kernel.arch_specific and not arch.endswith("a"):
         arch += "a"  # wgmma is an sm_90a feature: compiled for exactly this architecture
-    options = [f"-I{INCLUDE_DIR}"]
+    options = [f"-I{INCLUDE_DIR}", *_native_flags(art.options, target)]
     try:
         if target.name == "cuda":
             return NC.compile_cuda(art.source, arch=arch, options=options + ["-lineinfo"],
@@ -217,6 +222,13 @@ def compile_source(art: Artifact, target: Target) -> Binary:
                                loc, log=e.log) from None
 
 
+def _native_flags(options: CompileOptions, target: Target) -> list[str]:
+    try:
+        return options.native_flags(target.name)
+    except ValueError as e:
+        raise CompilationError(str(e)) from None
+
+
 def _spills(log: str) -> bool:
     return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
 
@@ -233,13 +245,14 @@ def _dump(art: Artifact, key: str) -> None:
                              "compile.log": art.binary.log}
     if art.target == "cuda":
         try:
-            files[f"{name}.ptx"] = _ptx(art.source, art.arch, name)
+            files[f"{name}.ptx"] = _ptx(art.source, art.arch, name,
+                                        art.options.native_flags(art.target))
         except Exception as e:  # the dump is for inspection; never fail a build over it
             files["ptx-error.txt"] = str(e)
     cache.dump(name, key, files)
 
 
-def _ptx(source: str, arch: str, name: str) -> str:
+def _ptx(source: str, arch: str, name: str, flags: list[str] = ()) -> str:
     from cupy.cuda import nvrtc
 
     from tilecc.transpiler.render import INCLUDE_DIR
@@ -247,7 +260,7 @@ def _ptx(source: str, arch: str, name: str) -> str:
     prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
     try:
         nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++17",
-                                    f"-I{INCLUDE_DIR}", "-lineinfo"])
+                                    f"-I{INCLUDE_DIR}", "-lineinfo", *flags])
         ptx = nvrtc.getPTX(prog)
         return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
     finally:

@@ -22,7 +22,8 @@ from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
 from tilecc.runtime import compiler
-from tilecc.runtime.options import LAUNCH_OPTIONS, CompileOptions, arch_problem
+from tilecc.runtime.options import (LAUNCH_OPTIONS, TRITON_ONLY_OPTIONS, CompileOptions,
+                                    arch_problem)
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
@@ -108,11 +109,12 @@ class JITFunction(KernelFunction):
 
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
-              num_stages: int | None = None, arch: str | None = None) -> compiler.Artifact:
+              num_stages: int | None = None, arch: str | None = None,
+              maxnreg: int | None = None) -> compiler.Artifact:
         """The IR and source of one specialization (`compiler.transpile`)."""
         return compiler.transpile(self, specs, target, self.options(
             num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
-            line_directives=line_directives))
+            line_directives=line_directives, maxnreg=maxnreg))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, num_stages: int | None = None,
@@ -131,13 +133,14 @@ class JITFunction(KernelFunction):
     @_user_facing
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
                num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
-               num_stages: int | None = None, arch: str | None = None, **constexprs) -> str:
+               num_stages: int | None = None, arch: str | None = None,
+               maxnreg: int | None = None, **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
         (default sm_90 / gfx90a) as the source would be compiled for."""
         _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
-                          arch=arch).source
+                          arch=arch, maxnreg=maxnreg).source
 
     @_user_facing
     def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
@@ -149,11 +152,13 @@ class JITFunction(KernelFunction):
     @_user_facing
     def compile(self, signature=None, target: str = "cuda", arch: str | None = None,
                 num_warps: int = 4, debug: bool | None = None, num_stages: int | None = None,
+                maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
                 **constexprs):
         """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
         _check_arch(target, arch)
         return compiler.compile(self, self._specs(signature, constexprs), target, self.options(
-            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch)).binary
+            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
+            maxnreg=maxnreg, enable_fp_fusion=enable_fp_fusion)).binary
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
@@ -207,6 +212,10 @@ class JITFunction(KernelFunction):
         values = dict(zip((p.name for p in params), args))
         for k, v in kwargs.items():
             if k not in {p.name for p in params}:
+                if k in TRITON_ONLY_OPTIONS:
+                    raise TypeError(f"{self.fn.__name__}(): the Triton option `{k}` is not "
+                                    "supported by tilecc (it takes "
+                                    f"{', '.join(LAUNCH_OPTIONS)})")
                 raise TypeError(f"{self.fn.__name__}() got an unexpected argument `{k}`")
             if k in values:
                 raise TypeError(f"{self.fn.__name__}() got multiple values for argument `{k}`")

@@ -31,6 +31,25 @@ def _num_stages_problem(n: Any) -> str | None:
     return None
 
 
+def _maxnreg_problem(n: Any) -> str | None:
+    if type(n) is not int or not 16 <= n <= 255:
+        return f"maxnreg must be an integer from 16 to 255 (registers per thread), got {n!r}"
+    return None
+
+
+def _fp_fusion_problem(v: Any) -> str | None:
+    if not isinstance(v, bool):
+        return f"enable_fp_fusion must be True or False, got {v!r}"
+    return None
+
+
+def _num_ctas_problem(n: Any) -> str | None:
+    if n != 1 or isinstance(n, bool):
+        return (f"num_ctas={n!r} is not supported by tilecc: a program is one thread block "
+                "(thread-block clusters are not generated); use num_ctas=1")
+    return None
+
+
 def _target_problem(t: Any) -> str | None:
     from tilecc.transpiler.target import TARGETS, Target
 
@@ -68,6 +87,14 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            doc="shared-memory stages of tl.dot's pipelined operands"),
     Option("debug", None, lambda v: None, launch=True, in_key=True,
            doc="keep tl.device_assert checks (None: @jit(debug=...), else TILECC_DEBUG=1)"),
+    Option("maxnreg", None, _maxnreg_problem, launch=True, in_key=True,
+           doc="at most this many registers per thread (CUDA: ptxas -maxrregcount; "
+               "refused on HIP)"),
+    Option("enable_fp_fusion", True, _fp_fusion_problem, launch=True, in_key=True,
+           doc="let the compiler contract a * b + c into one fma (False: NVRTC --fmad=false, "
+               "hiprtc -ffp-contract=off; tl.fma stays fused)"),
+    Option("num_ctas", 1, _num_ctas_problem, launch=True, in_key=False,
+           doc="thread blocks per program: 1 (Triton's clusters are not supported)"),
     Option("target", "cuda", _target_problem, launch=False, in_key=True,
            doc="'cuda' or 'hip' (a launch takes the arrays' device's)"),
     Option("arch", None, lambda v: None, launch=False, in_key=True,
@@ -88,6 +115,31 @@ class CompileOptions:
     debug: bool = False
     arch: str | None = None  # None: the target's default (a launch gives the device's)
     line_directives: bool = False
+    maxnreg: int | None = None  # registers per thread (None: the compiler's choice)
+    enable_fp_fusion: bool = True
+
+    def native_flags(self, target: str) -> list[str]:
+        """The native compiler's flags these options ask for (beyond the runtime's own)."""
+        flags = []
+        if self.maxnreg is not None:
+            if target != "cuda":
+                raise ValueError("maxnreg is not supported by tilecc on HIP: hiprtc has no "
+                                 "per-kernel register limit option (it is a CUDA option)")
+            flags.append(f"--maxrregcount={self.maxnreg}")
+        if not self.enable_fp_fusion:
+            flags.append("--fmad=false" if target == "cuda" else "-ffp-contract=off")
+        return flags
+
+
+# Triton's compile and launch options that tilecc does not take: naming one at a launch
+# is a "not supported by tilecc" error rather than an unknown argument.
+TRITON_ONLY_OPTIONS = frozenset({
+    "cluster_dims", "ptx_version", "ptx_options", "ir_override", "launch_cooperative_grid",
+    "launch_pdl", "extern_libs", "sanitize_overflow", "max_num_imprecise_acc_default",
+    "default_dot_input_precision", "allowed_dot_input_precisions", "supported_fp8_dtypes",
+    "deprecated_fp8_dot_operand_dtypes", "backend_name", "instrumentation_mode", "warp_size",
+    "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint", "arch",
+})
 
 
 # What a launch takes besides the kernel's arguments, in the order of the warm keys
@@ -96,11 +148,13 @@ LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch)
 
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
-                        target: str) -> dict[str, Any]:
+                        target: str, native_flags: list[str] = ()) -> dict[str, Any]:
     """The options part of a compiled kernel's cache key (`cache.kernel_key`): the options
-    that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA)."""
+    that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA),
+    and the native flags `CompileOptions.native_flags` adds (maxnreg, enable_fp_fusion)."""
     return {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
-            "line_directives": True, "options": ["-lineinfo"] if target == "cuda" else []}
+            "line_directives": True,
+            "options": (["-lineinfo"] if target == "cuda" else []) + list(native_flags)}
 
 
 # --- architectures --------------------------------------------------------------------------

@@ -31,7 +31,8 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.constexpr() takes one compile-time value")
         return args[0]
     if short == "pointer_type":
-        if len(args) != 1 or not isinstance(args[0], Const):
+        if len(args) != 1 or not isinstance(args[0], Const) or \
+                not isinstance(args[0].value, (D.dtype, D.pointer_type)):
             raise tracer.error(node, "tl.pointer_type() takes a dtype")
         return Const(D.pointer_type(args[0].value))
     handler = HANDLERS.get(short)
@@ -71,8 +72,12 @@ def _arange(tracer, name, start, end):
 
 
 @handles("load")
-def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, volatile):
+def _load(tracer, name, pointer, mask, other, boundary_check, padding_option, cache_modifier,
+          eviction_policy, volatile):
     b = tracer.b
+    if BP.is_block_pointer(pointer):
+        return BP.load(tracer, BP.unwrap(pointer), mask, other, boundary_check, padding_option)
+    _no_block_pointer_options(boundary_check, padding_option)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError("tl.load needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
@@ -117,9 +122,20 @@ def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
     return ValueError(message)
 
 
+def _no_block_pointer_options(boundary_check, padding_option=Const("")) -> None:
+    if (boundary_check.value if isinstance(boundary_check, Const) else True) or \
+            (padding_option.value if isinstance(padding_option, Const) else True):
+        raise ValueError("`padding_option` and `boundary_check` are only for block pointers "
+                         "(tl.make_block_ptr): the bounds of a block of pointers are not known; "
+                         "use `mask` (and `other`)")
+
+
 @handles("store")
-def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
+def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, eviction_policy):
     b = tracer.b
+    if BP.is_block_pointer(pointer):
+        return BP.store(tracer, BP.unwrap(pointer), value, mask, boundary_check)
+    _no_block_pointer_options(boundary_check)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
@@ -166,7 +182,7 @@ def _min_max(tracer, name, x, y, propagate_nan):
 @handles("cast")
 def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     to = constant(dtype, "dtype")
-    if not isinstance(to, D.dtype):
+    if not isinstance(to, (D.dtype, D.pointer_type)):
         raise TypeError(f"expected a dtype, got {to!r}")
     return S.cast(tracer.b, kernel_value(tracer, input, "input"), to, bool(constant(bitcast, "bitcast")))
 
@@ -268,3 +284,5 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_sort  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)
+from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)

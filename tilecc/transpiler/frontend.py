@@ -26,6 +26,7 @@ from tilecc.errors import CompilationError, Loc
 from tilecc.language import dtypes as D
 from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
+from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
@@ -478,15 +479,39 @@ class FunctionTracer:
                     raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
                                            f"{v.value!r}, which is not a kernel value")
                 v = self._at(node, lambda v=v: S.to_value(self.b, v))
+            elif isinstance(v, BP.BlockPointer):  # carried as its offsets
+                for key, off in BP.loop_slots(name, v):
+                    carried.append(key)
+                    inits.append(off)
+                continue
             elif not isinstance(v, Value):
                 raise self.error(node, f"`{name}` cannot be reassigned inside a loop")
             carried.append(name)
             inits.append(v)
         return carried, inits
 
-    def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value]):
+    def _bind_carried(self, carried: list[str], values: list[Value]) -> None:
+        """Bind a loop's carried names (block pointers' offset slots included) to values."""
+        for key, v in zip(carried, values):
+            slot = BP.split_slot(key)
+            if slot is None:
+                self.scope[key] = v
+                continue
+            v.name = key.replace(".", "_")
+            self.scope[slot[0]] = BP.rebind(self.scope[slot[0]], slot[1], v)
+
+    def _carried_now(self, node, key: str, init_scope: dict) -> Any:
+        slot = BP.split_slot(key)
+        if slot is None:
+            return self.scope[key]
+        name, i = slot
+        return self._at(node, lambda: BP.slot_value(name, i, init_scope[name],
+                                                     self.scope.get(name)))
+
+    def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value],
+                         init_scope: dict):
         for name, init in zip(carried, inits):
-            v = self.scope[name]
+            v = self._carried_now(node, name, init_scope)
             if isinstance(v, Const):
                 v = self._at(node, lambda v=v, t=init.dtype: S.cast(self.b, v, t))
             if not isinstance(v, Value) or v.type != init.type:
@@ -538,11 +563,12 @@ class FunctionTracer:
         iv = Value(Type(iv_type), var)
         region = Region([iv] + [Value(v.type, n) for v, n in zip(inits, carried)])
         outer = dict(self.scope)
-        self.scope.update({var: iv, **dict(zip(carried, region.args[1:]))})
+        self.scope[var] = iv
+        self._bind_carried(carried, region.args[1:])
         self.b.regions.append(region)
         try:
             self.run_nested(node, node.body.body)
-            self._close_loop_body(node, region, carried, inits)
+            self._close_loop_body(node, region, carried, inits, outer)
         finally:
             self.b.regions.pop()
         results = [Value(v.type, n) for v, n in zip(inits, carried)]
@@ -550,7 +576,7 @@ class FunctionTracer:
         self.b.emit_op(Op("for", bounds + inits, results, self.pf.loc(node),
                           {"step_sign": step_sign}, [region]))
         self.scope = outer
-        self.scope.update(dict(zip(carried, results)))
+        self._bind_carried(carried, results)
 
     def visit_while(self, node: cst.While) -> None:
         if node.orelse is not None:
@@ -558,7 +584,7 @@ class FunctionTracer:
         carried, inits = self._carried(node, _assigned_names(node.body))
         outer = dict(self.scope)
         before = Region([Value(v.type, n) for v, n in zip(inits, carried)])
-        self.scope.update(dict(zip(carried, before.args)))
+        self._bind_carried(carried, before.args)
         self.b.regions.append(before)
         try:
             cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
@@ -575,18 +601,18 @@ class FunctionTracer:
         before.yields = [cond]
         body = Region([Value(v.type, n) for v, n in zip(inits, carried)])
         self.scope = dict(outer)
-        self.scope.update(dict(zip(carried, body.args)))
+        self._bind_carried(carried, body.args)
         self.b.regions.append(body)
         try:
             self.run_nested(node, node.body.body)
-            self._close_loop_body(node, body, carried, inits)
+            self._close_loop_body(node, body, carried, inits, outer)
         finally:
             self.b.regions.pop()
         results = [Value(v.type, n) for v, n in zip(inits, carried)]
         self.b.emit_op(Op("while", inits, results, self.pf.loc(node), {},
                           [before, body]))
         self.scope = outer
-        self.scope.update(dict(zip(carried, results)))
+        self._bind_carried(carried, results)
 
     # expressions --------------------------------------------------------------------------------
     def eval(self, node: cst.BaseExpression) -> Any:

@@ -132,6 +132,7 @@ class Kernel:
     num_warps: int = 4
     debug: bool = False
     num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
+    maxnreg: int | None = None  # registers per thread at most (launch option; CUDA only)
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by passes.settle
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""

@@ -21,6 +21,7 @@ import jinja2
 import numpy as np
 
 from tilecc.errors import Loc
+from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
@@ -28,6 +29,7 @@ from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import Emission, pairs_cast
 from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
+from tilecc.transpiler.render_asm import AsmOps
 from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_reorder import ReorderOps
@@ -124,7 +126,7 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(BlockOps, DotOps, ReorderOps):
+class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
     def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
@@ -257,6 +259,16 @@ class Renderer(BlockOps, DotOps, ReorderOps):
     def ctype(self, v: Value) -> str:
         return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)
 
+    def pointer_cast(self, v: Value, x: Value, idx: str) -> str:
+        """A pointer from an address, an address from a pointer, or a pointer to another
+        element type: reinterpret_cast (an integer narrower than a pointer is widened
+        first, as LLVM's inttoptr zero-extends it)."""
+        text = self.text(x, idx)
+        if not x.dtype.is_ptr() and x.dtype.bits < 64:
+            bits = x.dtype if x.dtype.is_bool() else D.BY_NAME[f"u{x.dtype.bits}"]
+            text = f"static_cast<unsigned long long>(static_cast<{c_type(bits)}>({text}))"
+        return f"reinterpret_cast<{self.ctype(v)}>({text})"
+
     # --- expressions ----------------------------------------------------------------------------
     def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
         if v.id not in self.inline:
@@ -281,6 +293,8 @@ class Renderer(BlockOps, DotOps, ReorderOps):
             return f"static_cast<int>(blockIdx.{'xyz'[op.attrs['axis']]})", PRIMARY
         if k == "num_programs":
             return f"static_cast<int>(gridDim.{'xyz'[op.attrs['axis']]})", PRIMARY
+        if k == "cast" and (v.dtype.is_ptr() or a[0].dtype.is_ptr()):
+            return self.pointer_cast(v, a[0], idx), PRIMARY
         if k == "cast":
             fn = "tc::bitcast" if op.attrs.get("bitcast") else "tc::cast"
             return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
@@ -797,7 +811,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     threads = kernel.num_warps * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
-    min_programs = programs_per_sm(kernel, target, held) if occupancy else None
+    # a register limit the user set replaces the occupancy tilecc would ask for
+    maxnreg = kernel.maxnreg if target.name == "cuda" else None
+    min_programs = programs_per_sm(kernel, target, held) if occupancy and not maxnreg else None
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
     for p, name in r.layout_names.items():
@@ -809,7 +825,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
-        layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs)
+        layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs,
+        maxnreg=maxnreg)
     text = wrap_source(text)  # lines of at most 100 columns, broken where a person would
     if check:
         assert ir.fingerprint(kernel) == before, (

@@ -100,14 +100,34 @@ def splat(b: Emitter, v: Value, shape: tuple[int, ...]) -> Value:
 
 def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:
     if isinstance(x, Const):
+        if to.is_ptr():  # an address written as a number
+            return cast(b, to_value(b, x), to)
         return constant(b, x.value, to) if not bitcast else cast(b, to_value(b, x), to, True)
     if x.dtype == to:
         return x
-    if x.dtype.is_ptr() or getattr(to, "is_ptr", lambda: False)():
-        raise TypeError(f"cannot cast {x.dtype!r} to {to!r}: pointer casts are not supported")
+    if x.dtype.is_ptr() or to.is_ptr():
+        return pointer_cast(b, x, to)
     if bitcast and x.dtype.bits != to.bits:
         raise ValueError(f"bitcast needs equal widths, got {x.dtype!r} and {to!r}")
     return b.emit("cast", [x], x.type.with_dtype(to), bitcast=bitcast)
+
+
+def pointer_cast(b: Emitter, x: Value, to) -> Value:
+    """Triton's casts with pointers: pointer <-> 64-bit integer (the address), integer ->
+    pointer, pointer -> pointer of another element type, pointer -> int1 (not null)."""
+    src = x.dtype
+    if to.is_ptr() and to.element_ty.is_ptr():
+        raise TypeError(f"pointers to pointers ({to!r}) are not supported; keep addresses as "
+                        "int64 and cast each one: tl.load(table + i).to(tl.pointer_type(...))")
+    if src.is_ptr() and to.is_bool():
+        return compare(b, "ne", cast(b, x, D.int64), constant(b, 0, D.int64))
+    if src.is_ptr() and not to.is_ptr() and not (to.is_int() and to.bits == 64):
+        raise TypeError(f"cannot cast {src!r} to {to!r}: a pointer converts to a 64-bit "
+                        "integer (tl.int64, tl.uint64), int1 or another pointer type")
+    if to.is_ptr() and not src.is_ptr() and not src.is_int():
+        raise TypeError(f"cannot cast {src!r} to {to!r}: only integers (addresses) convert "
+                        "to pointers")
+    return b.emit("cast", [x], x.type.with_dtype(to), bitcast=False)
 
 
 _FOLD = {
@@ -227,7 +247,8 @@ def compare(b: Emitter, pred: str, lhs: Operand, rhs: Operand) -> Operand:
     if is_number(lhs) and is_number(rhs):
         return Const(_FOLD[pred](lhs.value, rhs.value))
     if _scalar_dtype(lhs).is_ptr() or _scalar_dtype(rhs).is_ptr():
-        raise TypeError("comparing pointers is not supported")
+        raise TypeError("comparing pointers is not supported (as in Triton); compare their "
+                        "addresses: p.to(tl.int64) == q.to(tl.int64)")
     # Triton turns a literal into a value of its own type before comparing (no literal
     # rule here): `x_fp16 < 0.1` compares in fp32, `x_int8 == 300` in int32.
     a, c, _ = _promote(b, lhs, rhs, False, literal_rule=False)

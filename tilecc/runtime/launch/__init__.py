@@ -45,7 +45,8 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
                                         LAUNCH_OPTIONS, ArgBuffer, _env_get, arg_key,
                                         bind_fast, device_arrays, interpret_requested,
                                         launch_key, make_binder, normalize_grid,
-                                        resolve_grid, slot_layout, slot_values)
+                                        ordered_options, resolve_grid, slot_layout,
+                                        slot_values)
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
 from tilecc.transpiler.target import get_target
@@ -85,7 +86,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
     launcher = None
     if fast is not None:
         key, kernel_values = fast
-        key = launch_key(tuple(key), **options) if options else tuple(key)
+        key = launch_key(tuple(key), *ordered_options(options)) if options else tuple(key)
         try:
             launcher = jit_fn._entries.get(key)
         except TypeError:  # an unhashable constexpr: specialize the slow way every time
@@ -106,7 +107,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
         # once never pays it.
         _add_direct(jit_fn, values, options, launcher)
     if g3 is None:
-        g3 = resolve_grid(grid, dict(zip(names, values)), **options)
+        g3 = resolve_grid(grid, dict(zip(names, values)), *ordered_options(options))
     if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
         launcher(g3, kernel_values)
 
@@ -130,7 +131,7 @@ def _file_direct(jit_fn, values, options: dict, launcher) -> None:
     binder = jit_fn._binder
     bound = binder(values) if binder is not None else None
     if bound is not None:
-        jit_fn._bound[launch_key(bound[0], **options)] = launcher
+        jit_fn._bound[launch_key(bound[0], *ordered_options(options))] = launcher
 
 
 # --- the slow path -----------------------------------------------------------------------------
@@ -172,19 +173,21 @@ def _no_usable_gpu(e: Exception) -> bool:
 
 def _slow_path_on_device(jit_fn, values, options: dict):
     num_warps = options.get("num_warps", 4)
-    debug, num_stages = options.get("debug"), options.get("num_stages")
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
     frameworks = {a.framework for a in arrays}
     # constexpr types too: 64 == 64.0 == True, but they specialize differently
-    key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps, debug, num_stages,
-           backend, device_id, frozenset(frameworks))
+    key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps,
+           ordered_options(options), backend, device_id, frozenset(frameworks))
     launcher = jit_fn._launchers.get(key)
     if launcher is None:
-        kernel_key = key[:7]
+        kernel_key = key[:6]
         kernel = jit_fn._launchers.get(kernel_key)
         if kernel is None:
-            kernel = jit_fn._launchers[kernel_key] = _build(jit_fn, specs, num_warps, debug,
-                                                            backend, device_id, num_stages)
+            more = {k: v for k, v in options.items()
+                    if k not in ("num_warps", "debug", "num_stages")}
+            kernel = jit_fn._launchers[kernel_key] = _build(
+                jit_fn, specs, num_warps, options.get("debug"), backend, device_id,
+                options.get("num_stages"), **more)
         launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
         jit_fn._launchers[key] = launcher
     return (launcher, slot_values(specs, dict(zip(jit_fn._param_names, values)), passed),
@@ -213,11 +216,12 @@ def _device_arch(device_id: int, backend: str) -> str:
     return arch
 
 
-def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
+def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
+    """Compile and load; `more`: the other launch options given (maxnreg...)."""
     target = get_target(backend)
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
         jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages,
-        arch=_device_arch(device_id, backend)))
+        arch=_device_arch(device_id, backend), **more))
     return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
                                    device_id, specs)
 
@@ -232,6 +236,5 @@ def precompile(jit_fn, args: tuple, kwargs: dict):
                                                                jit_fn._param_names])
         arch = _device_arch(device_id, backend)
     art = compiler.compile(jit_fn, specs, backend, compiler.resolve_options(
-        jit_fn, num_warps=options.get("num_warps"), debug=options.get("debug"),
-        num_stages=options.get("num_stages"), arch=arch))
+        jit_fn, **options, arch=arch))
     return art.binary, art.symbol

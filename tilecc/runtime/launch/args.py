@@ -69,31 +69,33 @@ def bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
     return values, options
 
 
-def launch_key(key, num_warps=_NO, num_stages=_NO, debug=_NO):
+def ordered_options(given: dict) -> tuple:
+    """Launch options given by name, in LAUNCH_OPTIONS' order (`_NO` where not given)."""
+    return tuple(given.get(name, _NO) for name in LAUNCH_OPTIONS)
+
+
+def launch_key(key, *options):
     """The warm key of a launch: the arguments' key alone when no launch option is given,
     else the key and the options as given (`_NO` where not), in LAUNCH_OPTIONS' order.
     The general path calls it; the generated warm launch writes the same tuple inline
     from LAUNCH_OPTIONS (a call would cost as much as the rest of the options' key), so
     a launcher filed by one is found by the other."""
-    if num_warps is _NO and num_stages is _NO and debug is _NO:
+    if all(o is _NO for o in options):
         return key
-    return (key, num_warps, num_stages, debug)
+    return (key, *options, *(_NO,) * (len(LAUNCH_OPTIONS) - len(options)))
 
 
 # --- the grid (normalize_grid: transpiler/grid.py, which the interpreter shares) ---------------
 
-def resolve_grid(grid, named: dict, num_warps=_NO, num_stages=_NO, debug=_NO):
+def resolve_grid(grid, named: dict, *options):
     """(x, y, z) of a grid as given at a launch: a callable gets the arguments by name,
-    the launch options given and num_warps (4 unless given)."""
+    the launch options given (in LAUNCH_OPTIONS' order) and num_warps (4 unless given)."""
     if callable(grid):
         meta = named
-        if num_warps is not _NO:
-            meta["num_warps"] = num_warps
-        if num_stages is not _NO:
-            meta["num_stages"] = num_stages
-        if debug is not _NO:
-            meta["debug"] = debug
-        if num_warps is _NO:
+        for name, value in zip(LAUNCH_OPTIONS, options):
+            if value is not _NO:
+                meta[name] = value
+        if meta.get("num_warps", _NO) is _NO:
             meta["num_warps"] = DEFAULT_NUM_WARPS
         grid = grid(meta)
     return normalize_grid(grid)
@@ -350,12 +352,11 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     return "\n".join(lines), tail_env
 
 
-def hand_off(launcher, grid, g3, named: dict, values: list, num_warps=_NO, num_stages=_NO,
-             debug=_NO) -> bool:
+def hand_off(launcher, grid, g3, named: dict, values: list, *options) -> bool:
     """A generated warm launch's way out where the launcher itself must run: resolve the
     grid (unless given normalized), launch unless it is empty; True (launched)."""
     if g3 is None:
-        g3 = resolve_grid(grid, named, num_warps, num_stages, debug)
+        g3 = resolve_grid(grid, named, *options)
     if g3[0] and g3[1] and g3[2]:
         launcher(g3, values)
     return True

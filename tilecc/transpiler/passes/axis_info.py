@@ -150,6 +150,8 @@ def _rule(op: Op) -> AxisInfo:
                     out[d] = max(out[d], gcd(x.contiguity[d],
                                              gcd(x.divisibility[d], y.divisibility[d])))
         return AxisInfo((1,) * rank, (1,) * rank, tuple(out))
+    if k == "unary" and op.attrs["fn"] == "neg" and ops[0].dtype.is_int():
+        return AxisInfo((1,) * rank, a.divisibility, a.constancy)  # -x: x's divisors
     if k in ("where", "fma", "unary", "cast", "load"):
         return AxisInfo((1,) * rank, (1,) * rank,
                         tuple(_gcd_all(*col) for col in zip(*(i.constancy for i in infos))))

@@ -41,7 +41,8 @@ class MemoryPlan:
 # --- assignment ----------------------------------------------------------------------------
 
 ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "addptr", "assume", "load",
-               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan", "map"}
+               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan", "map",
+               "inline_asm"}
 
 
 class _Classes:

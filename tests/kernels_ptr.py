@@ -1,0 +1,145 @@
+"""Test kernels for block pointers (tl.make_block_ptr / tl.advance) and pointers as values
+(integers cast to pointers and back, pointers loaded from memory), with the NumPy
+arrays their tests launch them on."""
+
+from __future__ import annotations
+
+import tilecc
+import tilecc.language as tl
+
+
+@tilecc.jit
+def bp_load_kernel(X, Y, M, N, stride_xm, stride_xn, OM, ON, BM: tl.constexpr,
+                   BN: tl.constexpr, CHECK: tl.constexpr, PAD: tl.constexpr):
+    """Y (BM x BN, dense) = the block of X (M x N) at (OM, ON), read through a block
+    pointer with `boundary_check=CHECK`, `padding_option=PAD`."""
+    x_block = tl.make_block_ptr(X, shape=(M, N), strides=(stride_xm, stride_xn),
+                                offsets=(OM, ON), block_shape=(BM, BN), order=(1, 0))
+    x = tl.load(x_block, boundary_check=CHECK, padding_option=PAD)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    tl.store(Y + rm[:, None] * BN + rn[None, :], x)
+
+
+@tilecc.jit
+def bp_store_kernel(X, Y, M, N, stride_ym, stride_yn, OM, ON, BM: tl.constexpr,
+                    BN: tl.constexpr, CHECK: tl.constexpr):
+    """The block X (BM x BN, dense) stored into Y (M x N) at (OM, ON) through a block
+    pointer, inside the dims `CHECK` names."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(X + rm[:, None] * BN + rn[None, :])
+    y_block = tl.make_block_ptr(Y, shape=(M, N), strides=(stride_ym, stride_yn),
+                                offsets=(OM, ON), block_shape=(BM, BN), order=(1, 0))
+    tl.store(y_block, x, boundary_check=CHECK)
+
+
+@tilecc.jit
+def bp_row_sum_kernel(X, OUT, M, N, stride_xm, stride_xn, BM: tl.constexpr,
+                      BN: tl.constexpr):
+    """OUT[m] = sum of row m of X: a block pointer advanced along N in a loop, and a 1-D
+    block pointer for the result."""
+    pid = tl.program_id(0)
+    x_block = tl.make_block_ptr(X, (M, N), (stride_xm, stride_xn), (pid * BM, 0), (BM, BN),
+                                (1, 0))
+    acc = tl.zeros((BM,), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(N, BN)):
+        x = tl.load(x_block, boundary_check=(0, 1), padding_option="zero")
+        acc += tl.sum(x.to(tl.float32), axis=1)
+        x_block = tl.advance(x_block, (0, BN))
+    out_block = tl.make_block_ptr(OUT, (M,), (1,), (pid * BM,), (BM,), (0,))
+    tl.store(out_block, acc, boundary_check=(0,))
+
+
+@tilecc.jit
+def bp_while_kernel(X, OUT, N, BN: tl.constexpr):
+    """OUT[0] = sum of X[0:N], a 1-D block pointer advanced in a `while` loop."""
+    x_block = tl.make_block_ptr(X, (N,), (1,), (0,), (BN,), (0,))
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    start = 0
+    while start < N:
+        acc += tl.load(x_block, boundary_check=(0,), padding_option="zero")
+        x_block = tl.advance(x_block, (BN,))
+        start += BN
+    tl.store(OUT, tl.sum(acc, axis=0))
+
+
+@tilecc.jit
+def ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                      stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                      BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+    """The pointer-arithmetic twin of examples/matmul_block_ptr.py (same tiles, the same
+    bounds checked), for comparing the code each gets."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BLOCK_SIZE_K),
+                    other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BLOCK_SIZE_K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@tilecc.jit
+def bp_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                     stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                     BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+    """`ptr_matmul_kernel` written with block pointers."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (stride_am, stride_ak), (pid_m * BLOCK_SIZE_M, 0),
+                                (BLOCK_SIZE_M, BLOCK_SIZE_K), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (stride_bk, stride_bn), (0, pid_n * BLOCK_SIZE_N),
+                                (BLOCK_SIZE_K, BLOCK_SIZE_N), (1, 0))
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
+        b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (stride_cm, stride_cn),
+                                (pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N),
+                                (BLOCK_SIZE_M, BLOCK_SIZE_N), (1, 0))
+    tl.store(c_block, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+
+
+MATMUL_SIGNATURE = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
+                    "i32:16, i32:1, i32:16, i32:1, {bm}, {bn}, {bk}")
+
+
+@tilecc.jit
+def gather_sum_kernel(table, out, count, n, BLOCK: tl.constexpr, DTYPE: tl.constexpr):
+    """out = the sum of the `count` arrays whose addresses `table` holds (n elements each)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float64)
+    for g in range(count):
+        src = tl.load(table + g).to(tl.pointer_type(DTYPE))
+        acc += tl.load(src + offs, mask=offs < n, other=0).to(tl.float64)
+    tl.store(out + offs, acc, mask=offs < n)
+
+
+@tilecc.jit
+def address_arith_kernel(x, y, bits, flags, n, BLOCK: tl.constexpr):
+    """y[i] = x[n - 1 - i] through addresses computed as integers; bits = x's float32 bits
+    through a pointer cast to int32; flags = (x is not null, the address round-trips)."""
+    offs = tl.arange(0, BLOCK)
+    addr = x.to(tl.int64)
+    rev = (addr + (n - 1 - offs).to(tl.int64) * 4).to(tl.pointer_type(tl.float32))
+    tl.store(y + offs, tl.load(rev, mask=offs < n), mask=offs < n)
+    as_int = x.to(tl.pointer_type(tl.int32))
+    tl.store(bits + offs, tl.load(as_int + offs, mask=offs < n), mask=offs < n)
+    tl.store(flags, x.to(tl.int1).to(tl.int32))
+    back = addr.to(tl.pointer_type(tl.float32))
+    tl.store(flags + 1, (back.to(tl.uint64) == x.to(tl.uint64)).to(tl.int32))

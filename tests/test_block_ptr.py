@@ -1,0 +1,284 @@
+"""Block pointers (tl.make_block_ptr, tl.advance, boundary_check, padding_option): the
+interpreter against NumPy, Triton's errors, the generated code against the pointer
+version of the same matmul, native compiles, and GPU runs."""
+
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import tilecc
+from tilecc.errors import CompilationError
+
+try:
+    import kernels_ptr as KP
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import TARGETS, assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests import kernels_ptr as KP
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import TARGETS, assert_clean_compile
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _matrix(rng, m: int, n: int, dtype, column_major: bool):
+    """An m x n matrix of `dtype` in row- or column-major memory: (flat buffer, strides,
+    the matrix as NumPy indexes it)."""
+    x = rng.integers(-50, 50, (m, n)).astype(dtype)
+    if column_major:
+        return np.asfortranarray(x).ravel(order="K"), (1, m), x
+    return x.ravel().copy(), (n, 1), x
+
+
+def _inside(om, on, bm, bn, m, n, check):
+    r = (om + np.arange(bm))[:, None] + 0 * np.arange(bn)[None, :]
+    c = (on + np.arange(bn))[None, :] + 0 * np.arange(bm)[:, None]
+    ok = np.ones((bm, bn), bool)
+    if 0 in check:
+        ok &= (r >= 0) & (r < m)
+    if 1 in check:
+        ok &= (c >= 0) & (c < n)
+    return r, c, ok
+
+
+# an unchecked dim must stay inside the tensor (as in Triton, it is read unguarded)
+def _fits(offset, block, size, checked) -> bool:
+    return checked or (0 <= offset and offset + block <= size)
+
+
+@SETTINGS
+@given(m=st.integers(1, 40), n=st.integers(1, 40), bm=st.sampled_from([1, 4, 8, 16]),
+       bn=st.sampled_from([2, 8, 16]), om=st.integers(-20, 40), on=st.integers(-20, 40),
+       check=st.sampled_from([(), (0,), (1,), (0, 1), (1, 0)]),
+       pad=st.sampled_from(["zero", "nan", ""]), dtype=st.sampled_from(["float32", "int32", "float16"]),
+       column_major=st.booleans(), seed=st.integers(0, 2**16))
+def test_load_through_block_pointer_matches_numpy(m, n, bm, bn, om, on, check, pad, dtype,
+                                                  column_major, seed) -> None:
+    assume(_fits(om, bm, m, 0 in check) and _fits(on, bn, n, 1 in check))
+    assume(not (pad == "nan" and dtype == "int32"))
+    rng = np.random.default_rng(seed)
+    flat, (sm, sn), x = _matrix(rng, m, n, dtype, column_major)
+    y = np.full((bm, bn), 77, dtype)
+    KP.bp_load_kernel.interpret[(1,)](flat, y, m, n, sm, sn, om, on, BM=bm, BN=bn,
+                                      CHECK=check, PAD=pad)
+    r, c, ok = _inside(om, on, bm, bn, m, n, check)
+    np.testing.assert_array_equal(y[ok], x[r[ok], c[ok]])
+    if check and pad:
+        fill = np.nan if pad == "nan" else 0
+        np.testing.assert_array_equal(y[~ok], np.full((~ok).sum(), fill, dtype))
+
+
+@SETTINGS
+@given(m=st.integers(1, 40), n=st.integers(1, 40), bm=st.sampled_from([1, 4, 16]),
+       bn=st.sampled_from([2, 8, 16]), om=st.integers(-20, 40), on=st.integers(-20, 40),
+       check=st.sampled_from([(), (0,), (1,), (0, 1)]), column_major=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_store_through_block_pointer_matches_numpy(m, n, bm, bn, om, on, check, column_major,
+                                                   seed) -> None:
+    assume(_fits(om, bm, m, 0 in check) and _fits(on, bn, n, 1 in check))
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((bm, bn)).astype(np.float32)
+    flat, (sm, sn), _ = _matrix(rng, m, n, np.float32, column_major)
+    flat[:] = -1
+    KP.bp_store_kernel.interpret[(1,)](x, flat, m, n, sm, sn, om, on, BM=bm, BN=bn,
+                                       CHECK=check)
+    want = np.full((m, n), -1, np.float32)
+    r, c, ok = _inside(om, on, bm, bn, m, n, (0, 1))
+    want[r[ok], c[ok]] = x[ok]
+    got = flat.reshape((n, m)).T if column_major else flat.reshape((m, n))
+    np.testing.assert_array_equal(got, want)
+
+
+@SETTINGS
+@given(m=st.integers(1, 50), n=st.integers(1, 70), bm=st.sampled_from([4, 16]),
+       bn=st.sampled_from([8, 32]), column_major=st.booleans(), seed=st.integers(0, 2**16))
+def test_block_pointer_advanced_in_a_loop(m, n, bm, bn, column_major, seed) -> None:
+    rng = np.random.default_rng(seed)
+    flat, (sm, sn), x = _matrix(rng, m, n, np.float32, column_major)
+    out = np.zeros(m, np.float32)
+    KP.bp_row_sum_kernel.interpret[(-(-m // bm),)](flat, out, m, n, sm, sn, BM=bm, BN=bn)
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-6)
+
+
+def test_block_pointer_advanced_in_a_while_loop() -> None:
+    x = np.arange(45, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    KP.bp_while_kernel.interpret[(1,)](x, out, 45, BN=16)
+    assert out[0] == x.sum()
+
+
+def test_block_pointer_matmul_matches_numpy() -> None:
+    rng = np.random.default_rng(1)
+    for m, n, k in [(37, 45, 50), (64, 32, 16), (1, 17, 3)]:
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
+        for kernel in (KP.bp_matmul_kernel, KP.ptr_matmul_kernel):
+            c = np.zeros((m, n), np.float16)
+            kernel.interpret[(-(-m // 16), -(-n // 16))](
+                a, b, c, m, n, k, k, 1, n, 1, n, 1,
+                BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16)
+            np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b,
+                                       rtol=2e-2, atol=2e-2)
+
+
+# --- the same code as pointer arithmetic ------------------------------------------------
+
+def _memory_and_pipeline(kernel, sig: str):
+    """Each load's vector width and mask mode, each store's, and the pipelines' notes."""
+    k = kernel.ir(sig, num_warps=4, num_stages=3)
+    plans, notes = [], []
+    for op in k.walk():
+        if op.kind in ("load", "store"):
+            plan = op.attrs["plan"]
+            plans.append((op.kind, plan.vec, plan.mask_mode))
+        if op.kind == "for" and op.attrs.get("pipeline") is not None:
+            p = op.attrs["pipeline"]
+            notes.append((len(p.loads), p.stages, p.distance, p.in_flight))
+    return plans, notes
+
+
+@pytest.mark.parametrize("blocks", [(128, 128, 32), (64, 64, 64), (64, 128, 32)])
+def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks) -> None:
+    sig = KP.MATMUL_SIGNATURE.format(bm=blocks[0], bn=blocks[1], bk=blocks[2])
+    bp_plans, bp_pipes = _memory_and_pipeline(KP.bp_matmul_kernel, sig)
+    ptr_plans, ptr_pipes = _memory_and_pipeline(KP.ptr_matmul_kernel, sig)
+    assert bp_plans == ptr_plans
+    assert bp_pipes == ptr_pipes and bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
+    src = KP.bp_matmul_kernel.source(sig, num_warps=4, num_stages=3)
+    assert "tc::cp_async<16>" in src
+    # the tile of element offsets is built once: nothing but the offsets moves in the loop
+    loop = src[src.index("for (int k_"):]
+    assert "a_block_offset1 = a_block_offset1 + " in loop
+
+
+def test_example_matmul_block_ptr_runs() -> None:
+    import runpy
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "matmul_block_ptr.py")
+    runpy.run_path(path, run_name="not_main")["main"]()
+
+
+# --- Triton's errors ------------------------------------------------------------------------
+
+def _kernel(body: str):
+    code = ("import tilecc\nimport tilecc.language as tl\n"
+            "@tilecc.jit\n"
+            "def k(X, Y, M, N):\n"
+            "    bp = tl.make_block_ptr(X, (M, N), (N, 1), (0, 0), (16, 16), (1, 0))\n"
+            + "".join(f"    {line}\n" for line in body.splitlines()))
+    name = f"<block-ptr-test-{abs(hash(body))}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    ns: dict = {}
+    exec(compile(code, name, "exec"), ns)
+    return ns["k"]
+
+
+@pytest.mark.parametrize("body,message", [
+    ("x = tl.load(bp, mask=tl.arange(0, 16)[:, None] < M)", "cannot be specified for loading block"),
+    ("x = tl.load(bp, other=0.0)", "cannot be specified for loading block"),
+    ("x = tl.load(bp, boundary_check=(2,))", "is not a dim of a block of rank 2"),
+    ("x = tl.load(bp, boundary_check=(0, 0))", "duplicate dims"),
+    ("x = tl.load(bp, boundary_check=(0,), padding_option='one')", "padding option 'one'"),
+    ("x = tl.load(X + tl.arange(0, 16), boundary_check=(0,))", "only for block pointers"),
+    ("x = tl.load(X, padding_option='zero')", "only for block pointers"),
+    ("tl.store(X + tl.arange(0, 16), 1.0, boundary_check=(0,))", "only for block pointers"),
+    ("tl.store(bp, tl.zeros((16, 16), dtype=tl.float32), mask=M > 0)", "`mask` cannot be"),
+    ("tl.store(bp, tl.zeros((16, 8), dtype=tl.float16))", "does not match the block"),
+    ("tl.store(bp, tl.zeros((16, 16), dtype=tl.float32))", "differs from the block pointer"),
+    ("b2 = tl.make_block_ptr(X, (M, N), (N, 1), (0, 0), (16, 16), (1, 1))", "permutation"),
+    ("b2 = tl.make_block_ptr(X, (M,), (N, 1), (0, 0), (16, 16), (1, 0))", "same length"),
+    ("b2 = tl.make_block_ptr(X, (M, N), (N, 1), (0, 0), (16, 12), (1, 0))", "powers of 2"),
+    ("b2 = tl.make_block_ptr(X + tl.arange(0, 2), (M, N), (N, 1), (0, 0), (16, 16), (1, 0))",
+     "must be a pointer"),
+    ("b2 = tl.make_block_ptr(X, (M, N), (N, 1), (M.to(tl.int64), 0), (16, 16), (1, 0))",
+     "32-bit offsets"),
+    ("b2 = tl.make_block_ptr(X, (M, N), (N, 1), (0.5, 0), (16, 16), (1, 0))", "integers"),
+    ("b2 = tl.advance(X, (0, 16))", "takes a block pointer"),
+    ("b2 = tl.advance(bp, (16,))", "1 offsets for a block pointer of 2 dims"),
+    ("for i in range(M):\n"
+     "    bp = tl.make_block_ptr(X, (M, N), (N, 1), (i, 0), (16, 16), (1, 0))",
+     "may only move it with tl.advance"),
+])
+def test_block_pointer_misuse_is_a_compilation_error(body, message) -> None:
+    k = _kernel(body)
+    with pytest.raises(CompilationError) as e:
+        k.source("*fp16:16,*fp16:16,i32,i32")
+    assert message in str(e.value), str(e.value)
+    assert "^" in str(e.value)
+
+
+def test_nan_padding_of_integers_is_refused() -> None:
+    code = "x = tl.load(bp, boundary_check=(0,), padding_option='nan')"
+    with pytest.raises(CompilationError, match="integer block pointers"):
+        _kernel(code).source("*i32,*i32,i32,i32")
+
+
+# --- native compiles and the GPU ------------------------------------------------------------
+
+COMPILED = [
+    (KP.bp_load_kernel, "*fp32:16,*fp32:16,i32,i32,i32,i32:1,i32,i32,16,32,(0, 1),'nan'"),
+    (KP.bp_store_kernel, "*fp16:16,*fp16:16,i32,i32,i32:16,i32:1,i32,i32,32,16,(0, 1)"),
+    (KP.bp_row_sum_kernel, "*bf16:16,*fp32:16,i32,i32,i32:16,i32:1,16,64"),
+    (KP.bp_while_kernel, "*fp32:16,*fp32:16,i32,128"),
+    (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=128, bn=128, bk=32)),
+    (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=64, bn=64, bk=64)),
+]
+
+
+@pytest.mark.parametrize("kernel,signature,target,arch", [
+    pytest.param(k, s, t, a, id=f"{k.__name__}-{a}-{i}")
+    for i, (k, s) in enumerate(COMPILED) for t, a in TARGETS])
+def test_block_pointer_kernels_compile_cleanly(kernel, signature, target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert_clean_compile(kernel, signature, target, arch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(512, 512, 512), (300, 260, 200), (129, 67, 45)])
+def test_block_pointer_matmul_on_gpu_matches_the_pointer_version(m, n, k) -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    a = torch.randn((m, k), dtype=torch.float16, device="cuda")
+    b = torch.randn((k, n), dtype=torch.float16, device="cuda")
+    outs = []
+    for kernel in (KP.bp_matmul_kernel, KP.ptr_matmul_kernel):
+        c = torch.empty((m, n), dtype=torch.float16, device="cuda")
+        kernel[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](
+            a, b, c, m, n, k, *a.stride(), *b.stride(), *c.stride(),
+            BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32)
+        outs.append(c)
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+    torch.testing.assert_close(outs[0].float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.gpu
+def test_block_pointer_loads_and_stores_on_gpu_match_the_interpreter() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for om, on, check in [(-3, 5, (0, 1)), (30, -7, (0, 1)), (0, 0, ()), (10, 20, (1,))]:
+        m, n = 40, 33
+        flat, (sm, sn), _ = _matrix(rng, m, n, np.float32, False)
+        if not (_fits(om, 16, m, 0 in check) and _fits(on, 8, n, 1 in check)):
+            continue
+        want = np.zeros((16, 8), np.float32)
+        KP.bp_load_kernel.interpret[(1,)](flat, want, m, n, sm, sn, om, on, BM=16, BN=8,
+                                          CHECK=check, PAD="zero")
+        y = torch.zeros((16, 8), device="cuda")
+        KP.bp_load_kernel[(1,)](torch.from_numpy(flat).cuda(), y, m, n, sm, sn, om, on,
+                                BM=16, BN=8, CHECK=check, PAD="zero")
+        np.testing.assert_array_equal(y.cpu().numpy(), want)
+        x = rng.standard_normal((16, 8)).astype(np.float32)
+        want = np.full(m * n, -1, np.float32)
+        KP.bp_store_kernel.interpret[(1,)](x, want, m, n, sm, sn, om, on, BM=16, BN=8,
+                                           CHECK=(0, 1))
+        y = torch.full((m * n,), -1.0, device="cuda")
+        KP.bp_store_kernel[(1,)](torch.from_numpy(x).cuda(), y, m, n, sm, sn, om, on,
+                                 BM=16, BN=8, CHECK=(0, 1))
+        np.testing.assert_array_equal(y.cpu().numpy(), want)

@@ -1,0 +1,178 @@
+"""Triton's launch and compile options: maxnreg, enable_fp_fusion, num_ctas (1 only), and
+a clear refusal of the ones tilecc does not take; their checks, the native compilers'
+flags, the cache key, the warm launch's key, the autotuner's Config."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.errors import CompilationError
+from tilecc.runtime import launch as L
+from tilecc.runtime.options import CompileOptions, compile_key_options
+
+try:
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401 (fixture)
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401
+
+
+@tilecc.jit
+def axpy(x, y, out, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) * a + tl.load(y + offs, mask=m), mask=m)
+
+
+SIG = "*fp32:16,*fp32:16,*fp32:16,fp32,i32,1024"
+
+
+def _args(n=8):
+    x = np.arange(n, dtype=np.float32)
+    return x, np.ones(n, np.float32), np.zeros(n, np.float32), 2.0, n
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"num_ctas": 2}, "num_ctas=2 is not supported by tilecc"),
+    ({"maxnreg": 8}, "maxnreg must be an integer from 16 to 255"),
+    ({"maxnreg": "64"}, "maxnreg must be an integer"),
+    ({"enable_fp_fusion": 0}, "enable_fp_fusion must be True or False"),
+])
+def test_bad_option_values_are_refused(options, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        axpy.interpret[(1,)](*_args(), BLOCK=8, **options)
+    with pytest.raises(ValueError, match=message):
+        axpy.options(**options)
+
+
+@pytest.mark.parametrize("name", ["launch_pdl", "cluster_dims", "waves_per_eu",
+                                  "launch_cooperative_grid", "sanitize_overflow"])
+def test_triton_options_tilecc_does_not_take_are_named(name) -> None:
+    with pytest.raises(TypeError, match=f"the Triton option `{name}` is not supported by tilecc"):
+        axpy.interpret[(1,)](*_args(), BLOCK=8, **{name: 1})
+
+
+def test_accepted_options_leave_the_result_unchanged_on_the_interpreter() -> None:
+    x, y, out, a, n = _args()
+    axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8, num_ctas=1, maxnreg=64,
+                         enable_fp_fusion=False)
+    np.testing.assert_array_equal(out, x * a + y)
+
+
+def test_native_flags_and_cache_key() -> None:
+    assert CompileOptions().native_flags("cuda") == []
+    assert CompileOptions(maxnreg=64, enable_fp_fusion=False).native_flags("cuda") == \
+        ["--maxrregcount=64", "--fmad=false"]
+    assert CompileOptions(enable_fp_fusion=False).native_flags("hip") == ["-ffp-contract=off"]
+    with pytest.raises(ValueError, match="maxnreg is not supported by tilecc on HIP"):
+        CompileOptions(maxnreg=64).native_flags("hip")
+    # the default key is what it was (caches stay warm); the flags make other keys
+    base = compile_key_options(4, 3, False, "cuda")
+    assert base["options"] == ["-lineinfo"]
+    assert compile_key_options(4, 3, False, "cuda", ["--fmad=false"]) != base
+
+
+def _ptx(tmp_path, monkeypatch, **options) -> str:
+    monkeypatch.setenv("TILECC_CACHE", "0")
+    monkeypatch.setenv("TILECC_DUMP_DIR", str(tmp_path))
+    axpy.compile(SIG, **options)
+    (ptx,) = glob.glob(os.path.join(tmp_path, "*", "*.ptx"))
+    return open(ptx).read()
+
+
+def test_fp_fusion_off_keeps_multiply_and_add_apart(tmp_path, monkeypatch) -> None:
+    require_cuda_compiler()
+    assert "fma.rn.f32" in _ptx(tmp_path / "on", monkeypatch)
+    off = _ptx(tmp_path / "off", monkeypatch, enable_fp_fusion=False)
+    assert "fma.rn.f32" not in off and "mul.rn.f32" in off
+
+
+@tilecc.jit
+def _register_hungry(x, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    acc = v
+    for i in tl.static_range(12):
+        acc = acc * tl.exp(v + i) + tl.sin(acc)
+    tl.store(out + offs, acc + v)
+
+
+def test_maxnreg_limits_the_registers_ptxas_uses() -> None:
+    require_cuda_compiler()
+    sig = "*fp32:16,*fp32:16,4096"
+
+    def used(binary) -> int:
+        return int(re.search(r"Used (\d+) registers", binary.log).group(1))
+    free = used(_register_hungry.compile(sig, num_warps=4))
+    limited = used(_register_hungry.compile(sig, num_warps=4, maxnreg=32))
+    assert free > 32 >= limited
+
+
+def test_hip_compiles_without_fp_fusion_and_refuses_maxnreg() -> None:
+    require_hip_compiler()
+    assert axpy.compile(SIG, target="hip", enable_fp_fusion=False).data
+    with pytest.raises(CompilationError, match="maxnreg is not supported by tilecc on HIP"):
+        axpy.compile(SIG, target="hip", maxnreg=64)
+
+
+def test_config_takes_maxnreg_and_only_one_cta() -> None:
+    c = tilecc.Config({"BLOCK": 64}, num_warps=4, maxnreg=128)
+    assert c.all_kwargs()["maxnreg"] == 128 and "maxnreg: 128" in repr(c)
+    assert "maxnreg" not in tilecc.Config({"BLOCK": 64}).all_kwargs()
+    with pytest.raises(ValueError, match="num_ctas=2 is not supported"):
+        tilecc.Config({"BLOCK": 64}, num_ctas=2)
+
+
+def test_new_options_build_once_and_the_warm_launch_finds_them(gpu, monkeypatch) -> None:
+    """maxnreg / enable_fp_fusion reach the build, enter the warm key, and the generated
+    warm launch finds the launcher the general path filed for them."""
+    built = []
+
+    def build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
+        built.append(more)
+        return RecordingKernel(specs, num_warps, device_id, gpu.log)
+
+    monkeypatch.setattr(L, "_build", build)
+
+    def copy(src, dst, n, flag, BLOCK: tl.constexpr):
+        pass
+    k = tilecc.jit(copy)
+    x = FakeTensor(0x7f0000000000)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)
+    k[(1,)](x, x, 64, 1.5, BLOCK=64)  # the generated warm launch exists from here
+    direct = k._direct
+    for opts in [{"maxnreg": 64}, {"enable_fp_fusion": False}, {"num_ctas": 1},
+                 {"maxnreg": 32, "num_warps": 2}]:
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False
+        k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)
+        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+    assert built == [{}, {"maxnreg": 64}, {"enable_fp_fusion": False}, {"num_ctas": 1},
+                     {"maxnreg": 32}]
+
+
+@pytest.mark.gpu
+def test_options_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.linspace(-3, 3, 5000, device="cuda")
+    y = torch.linspace(1, 2, 5000, device="cuda")
+    for opts in [{}, {"maxnreg": 32}, {"enable_fp_fusion": False}, {"num_ctas": 1}]:
+        out = torch.zeros_like(x)
+        axpy[(5,)](x, y, out, 1.5, 5000, BLOCK=1024, **opts)
+        torch.testing.assert_close(out, x * 1.5 + y)
+
+
+def test_maxnreg_in_the_source_replaces_launch_bounds() -> None:
+    def declaration(src: str) -> str:
+        return next(line for line in src.splitlines() if line.startswith('extern "C"'))
+    assert declaration(axpy.source(SIG, maxnreg=40)) == \
+        'extern "C" __global__ void __maxnreg__(40) axpy('
+    assert "__launch_bounds__(128" in declaration(axpy.source(SIG))
+    assert "__maxnreg__" not in axpy.source(SIG, target="hip", maxnreg=40)

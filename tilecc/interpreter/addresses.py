@@ -1,0 +1,144 @@
+"""Pointers as numbers in the interpreter: casts between pointers and int64 addresses.
+
+A pointer's address is the host address of the element it points to (the array's memory
+plus its offset), so that an address a kernel computes from a pointer argument, or one the
+caller wrote into an int64 array (`a.ctypes.data`, a CPU tensor's `data_ptr()`), casts
+back to a pointer into the same array.  An address is mapped back to an array the
+interpreter can find: the kernel's array arguments, then the NumPy arrays and CPU tensors
+the calling code holds (its frames' variables, and the lists, tuples and dicts alive).
+Every lane of one block of pointers must point into one array; an address inside no known
+array becomes a pointer that no load or store may use (the bounds check says which).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import numpy as np
+
+from tilecc.errors import InterpreterError
+
+UNKNOWN = np.int64(-(1 << 62))  # the element offset of a lane whose address is unknown
+
+
+def address(ptr) -> np.ndarray | np.int64:
+    """The addresses of a Pointer's elements, as int64."""
+    base = ptr.buffer.__array_interface__["data"][0]
+    return (np.int64(base) + np.asarray(ptr.offset, np.int64) * ptr.buffer.itemsize)[()]
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    start = a.__array_interface__["data"][0]
+    return start, start + a.size * a.itemsize
+
+
+def _flat(a: np.ndarray) -> np.ndarray | None:
+    """A's memory as one flat array (None where it is not one block: non-contiguous)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return a.reshape(-1, order="A")
+    return None
+
+
+def _as_array(x) -> np.ndarray | None:
+    if isinstance(x, np.ndarray):
+        return x
+    mod = type(x).__module__
+    if isinstance(mod, str) and mod.startswith("torch") and getattr(x, "device", None) is not None and \
+            x.device.type == "cpu":
+        try:
+            return x.detach().numpy()
+        except (TypeError, RuntimeError):  # bfloat16: no NumPy view
+            return None
+    return None
+
+
+def _reachable_arrays():
+    """The NumPy arrays (and CPU tensors) the program holds, nearest first: the calling
+    frames' variables and what they hold, then every list, tuple and dict alive."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for v in list(frame.f_locals.values()):
+            a = _as_array(v)
+            if a is not None:
+                yield a
+            elif isinstance(v, (list, tuple, dict)):
+                for item in (v.values() if isinstance(v, dict) else v):
+                    a = _as_array(item)
+                    if a is not None:
+                        yield a
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        a = _as_array(obj)
+        if a is not None:
+            yield a
+        elif isinstance(obj, (list, tuple, dict)):
+            for item in (obj.values() if isinstance(obj, dict) else obj):
+                a = _as_array(item)
+                if a is not None:
+                    yield a
+
+
+class AddressSpace:
+    """Finds the array an address points into: the kernel's arguments first, then (once,
+    when one is not found there) every array reachable from the program."""
+
+    def __init__(self, arguments: list[np.ndarray]):
+        self.arrays = [(_span(a), a, "an argument") for a in arguments]
+        self.scanned = False
+
+    def find(self, addr: int) -> np.ndarray | None:
+        for (start, end), a, _ in self.arrays:
+            if start <= addr < end:
+                return a
+        if not self.scanned:
+            self.scanned = True
+            for a in _reachable_arrays():
+                flat = _flat(a)
+                if flat is not None and flat.size:
+                    self.arrays.append((_span(flat), flat, "found"))
+            return self.find(addr)
+        return None
+
+
+def to_pointer(space: AddressSpace, addresses, elem: np.dtype, loc, pointer_class):
+    """int64 addresses → a Pointer into the one array they point into, viewed as `elem`."""
+    addrs = np.asarray(addresses).astype(np.int64)
+    found = {}
+    for a in np.unique(addrs):
+        arr = space.find(int(a))
+        if arr is not None:
+            found[int(a)] = arr
+    arrays = {id(arr): arr for arr in found.values()}
+    if len(arrays) > 1:
+        raise InterpreterError(
+            "the lanes of one block of pointers made from integers point into "
+            f"{len(arrays)} different arrays; the interpreter follows one array per block "
+            "(load each array's pointers separately)", loc)
+    if not arrays:
+        first = int(addrs.reshape(-1)[0])
+        return pointer_class(np.empty(0, elem), np.full(addrs.shape, UNKNOWN)[()],
+                             f"address {first:#x} (inside no array the interpreter knows: "
+                             "pass the array to the kernel, or keep it alive in the caller)")
+    memory = next(iter(arrays.values()))
+    start, _ = _span(memory)
+    raw = memory.view(np.uint8)
+    buffer = raw[:raw.size - raw.size % elem.itemsize].view(elem)
+    byte_offsets = addrs - start
+    known = np.isin(addrs, list(found))
+    if (known & (byte_offsets % elem.itemsize != 0)).any():
+        raise InterpreterError(f"an address is not aligned to its element size "
+                               f"({elem.itemsize} bytes)", loc)
+    offsets = np.where(known, byte_offsets // elem.itemsize, UNKNOWN)[()]
+    return pointer_class(buffer, offsets, f"the array at address {start:#x}")
+
+
+def retype(ptr, elem: np.dtype, loc, pointer_class):
+    """A Pointer to another element type at the same addresses."""
+    raw = ptr.buffer.view(np.uint8) if ptr.buffer.size else np.empty(0, np.uint8)
+    byte_offsets = np.asarray(ptr.offset, np.int64) * ptr.buffer.itemsize
+    if (byte_offsets % elem.itemsize != 0).any():
+        raise InterpreterError(f"a pointer cast to {elem} elements is not aligned to their "
+                               f"size ({elem.itemsize} bytes)", loc)
+    buffer = raw[:raw.size - raw.size % elem.itemsize].view(elem)
+    return pointer_class(buffer, (byte_offsets // elem.itemsize)[()], ptr.name)

@@ -5,7 +5,8 @@ Each problem is a `UsageError` whose message is one line that names the file (an
 where there is one) and says what to do; `tilecc.cli.main` prints it as
 `tilecc: error: ...`.  Kernel files written against `triton.language` load even where
 Triton is not installed: `triton`, `triton.language`, `triton.language.math` and
-`triton.language.random` then resolve to tilecc's own.
+`triton.language.random`, `triton.language.extra[.cuda|.hip].libdevice` then resolve to
+tilecc's own.
 """
 
 from __future__ import annotations
@@ -37,11 +38,15 @@ def _suggest(name: str, candidates, what: str = "", n: int = 3) -> str:
 # --- the user's file -----------------------------------------------------------------------
 
 class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves `import triton[.language[.math|.random]]` from tilecc when Triton is absent."""
+    """Serves `import triton[.language[.math|.random|.extra[.cuda|.hip].libdevice]]` from
+    tilecc when Triton is absent."""
 
     NAMES = {"triton": "tilecc", "triton.language": "tilecc.language",
              "triton.language.math": "tilecc.language.math",
-             "triton.language.random": "tilecc.language.random"}
+             "triton.language.random": "tilecc.language.random",
+             **{f"triton.language.extra{sub}": f"tilecc.language.extra{sub}"
+                for sub in ("", ".libdevice", ".cuda", ".cuda.libdevice", ".hip",
+                            ".hip.libdevice")}}
 
     def find_spec(self, fullname, path, target=None):
         if fullname in self.NAMES:
@@ -57,7 +62,8 @@ class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
-        if module.__name__ == "triton.language":
+        if module.__name__ in ("triton.language", "triton.language.extra",
+                               "triton.language.extra.cuda", "triton.language.extra.hip"):
             module.__path__ = []
 
 

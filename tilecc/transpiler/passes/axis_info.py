@@ -150,7 +150,7 @@ def _rule(op: Op) -> AxisInfo:
                     out[d] = max(out[d], gcd(x.contiguity[d],
                                              gcd(x.divisibility[d], y.divisibility[d])))
         return AxisInfo((1,) * rank, (1,) * rank, tuple(out))
-    if k in ("where", "fma", "unary", "cast", "load"):
+    if k in ("where", "fma", "extern", "unary", "cast", "load"):
         return AxisInfo((1,) * rank, (1,) * rank,
                         tuple(_gcd_all(*col) for col in zip(*(i.constancy for i in infos))))
     return AxisInfo.uniform(rank)

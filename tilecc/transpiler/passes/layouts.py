@@ -40,7 +40,7 @@ class MemoryPlan:
 
 # --- assignment ----------------------------------------------------------------------------
 
-ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "addptr", "assume", "load",
+ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "extern", "addptr", "assume", "load",
                "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan"}
 
 

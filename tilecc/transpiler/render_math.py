@@ -18,7 +18,7 @@ def extern_call(op: Op, target: str, args: list[str]) -> str:
         raise CompilationError(
             f"libdevice.{fn.name} of ({', '.join(sig.args)}) is not available on AMD GPUs "
             f"(target {target}): {fn.why_not_hip}", op.loc)
-    call = f"{name}({', '.join(args)})"
+    call = name.format(", ".join(args)) if "{}" in name else f"{name}({', '.join(args)})"
     if sig.c_result:  # the C function returns another type (unsigned, bool): Triton's here
         return f"static_cast<{c_type(op.result.dtype)}>({call})"
     return call

@@ -26,7 +26,8 @@ class Signature:
     args: tuple[str, ...]  # dtype names (fp32, i32...)
     result: str
     cuda: str  # the CUDA function called
-    hip: str | None  # the HIP function; None: refused on AMD
+    hip: str | None  # the HIP function (or an expression, "{}" for the arguments); None:
+    # refused on AMD
     c_result: str = ""  # the C function's own return type where it is not `result`'s
 
 
@@ -83,13 +84,17 @@ row("mul24", _sig(["i32"] * 2, "i32", "__mul24"), _sig(["u32"] * 2, "u32", "__um
 row("brev", _sig(["i32"], "i32", "__brev", c_result="unsigned"),
     _sig(["i64"], "i64", "__brevll", c_result="unsigned long long"),
     numpy=lambda x: N.brev(np.asarray(x).dtype.itemsize * 8, np.asarray(x).dtype)(x))
-row("sad", _sig(["i32", "i32", "u32"], "i32", "__sad", c_result="unsigned"),
-    _sig(["u32"] * 3, "u32", "__usad"),
+# HIP's __hadd / __rhadd / __uhadd / __urhadd / __sad overflow or return a flag:
+# tilecc.h's exact versions on AMD
+row("sad", _sig(["i32", "i32", "u32"], "i32", "__sad", "tc::sad", c_result="unsigned"),
+    _sig(["u32"] * 3, "u32", "__usad", "tc::sad"),
     numpy=lambda x, y, z: N.sad(np.asarray(x).dtype.kind == "i", np.asarray(x).dtype)(x, y, z))
-row("hadd", _sig(["i32"] * 2, "i32", "__hadd"), _sig(["u32"] * 2, "u32", "__uhadd"),
+row("hadd", _sig(["i32"] * 2, "i32", "__hadd", "tc::hadd"),
+    _sig(["u32"] * 2, "u32", "__uhadd", "tc::hadd"),
     numpy=lambda x, y: N.halving_add(np.asarray(x).dtype.kind == "i", False,
                                      np.asarray(x).dtype)(x, y))
-row("rhadd", _sig(["i32"] * 2, "i32", "__rhadd"), _sig(["u32"] * 2, "u32", "__urhadd"),
+row("rhadd", _sig(["i32"] * 2, "i32", "__rhadd", "tc::rhadd"),
+    _sig(["u32"] * 2, "u32", "__urhadd", "tc::rhadd"),
     numpy=lambda x, y: N.halving_add(np.asarray(x).dtype.kind == "i", True,
                                      np.asarray(x).dtype)(x, y))
 row("ffs", _sig(["i32"], "i32", "__ffs"), _sig(["i64"], "i32", "__ffsll"),
@@ -104,9 +109,14 @@ floats("trunc", numpy=np.trunc)
 floats("rint", numpy=np.rint)
 floats("nearbyint", numpy=np.rint)
 floats("round", numpy=N.round_half_away)
-row("llrint", _sig(["fp32"], "i64", "::llrintf"), _sig(["fp64"], "i64", "::llrint"),
+# HIP converts out-of-range floats with C's undefined cast: tc::float_to_int saturates
+# (NaN → 0) as NVIDIA's conversions do
+_HIP_TO_INT = "tc::float_to_int<{}>({}({{}}))"
+row("llrint", _sig(["fp32"], "i64", "::llrintf", _HIP_TO_INT.format("long long", "::rintf")),
+    _sig(["fp64"], "i64", "::llrint", _HIP_TO_INT.format("long long", "::rint")),
     numpy=N.llrint)
-row("llround", _sig(["fp32"], "i64", "::llroundf"), _sig(["fp64"], "i64", "::llround"),
+row("llround", _sig(["fp32"], "i64", "::llroundf", _HIP_TO_INT.format("long long", "::roundf")),
+    _sig(["fp64"], "i64", "::llround", _HIP_TO_INT.format("long long", "::round")),
     numpy=N.llround)
 row("isnan", _sig(["fp32"], "i32", "isnan", c_result="bool"),
     _sig(["fp64"], "i32", "isnan", c_result="bool"), numpy=N.flag(np.isnan))
@@ -119,7 +129,8 @@ row("signbit", _sig(["fp32"], "i32", "signbit", c_result="bool"),
     _sig(["fp64"], "i32", "signbit", c_result="bool"), numpy=N.flag(np.signbit))
 floats("copysign", arity=2, numpy=np.copysign)
 floats("nextafter", arity=2, numpy=np.nextafter)
-row("saturatef", _sig(["fp32"], "fp32", "__saturatef"), numpy=N.saturate)
+row("saturatef", _sig(["fp32"], "fp32", "__saturatef", "tc::saturatef"),  # HIP's keeps NaN
+    numpy=N.saturate)
 floats("fdim", arity=2, numpy=_np(lambda x, y: np.where(x > y, x - y, np.where(
     np.isnan(x) | np.isnan(y), np.nan, 0.0))))
 row("ilogb", _sig(["fp32"], "i32", "::ilogbf"), _sig(["fp64"], "i32", "::ilogb"),
@@ -175,7 +186,7 @@ floats("cospi", numpy=_np(N.cospi))
 floats("erf", numpy=_np(N.scipy_special("erf")))
 floats("erfc", numpy=_np(N.scipy_special("erfc")))
 floats("erfinv", numpy=_np(N.scipy_special("erfinv")))
-floats("erfcinv", numpy=_np(N.scipy_special("erfcinv")))
+floats("erfcinv", numpy=_np(N.erfcinv))
 floats("erfcx", numpy=_np(N.erfcx))
 floats("normcdf", numpy=_np(N.scipy_special("ndtr")))
 floats("normcdfinv", numpy=_np(N.scipy_special("ndtri")))
@@ -234,6 +245,7 @@ row("rcp64h", _sig(["fp64"], "fp64", "__nv_rcp64h", None), numpy=None,
     why_not_hip="rcp64h is an NVIDIA libdevice primitive with no AMD counterpart")
 
 # --- conversions -------------------------------------------------------------------------------
+C_INT = {"i32": "int", "u32": "unsigned int", "i64": "long long", "u64": "unsigned long long"}
 _INT_NAMES = {"int": ("i32", 32, False), "uint": ("u32", 32, True), "ll": ("i64", 64, False),
               "ull": ("u64", 64, True)}
 for _src, _sname in (("fp32", "float"), ("fp64", "double")):
@@ -242,8 +254,10 @@ for _src, _sname in (("fp32", "float"), ("fp64", "double")):
         _res = {"u32": "i32", "u64": "i64"}.get(_dty, _dty)
         _c_res = {"u32": "unsigned", "u64": "unsigned long long"}.get(_dty, "")
         for _m in _MODES:
+            _round = {"rn": "::rint", "rz": "::trunc", "rd": "::floor", "ru": "::ceil"}[_m]
+            _hip = _HIP_TO_INT.format(C_INT[_dty], _round + ("f" if _src == "fp32" else ""))
             row(f"{_sname}2{_dst}_{_m}",
-                _sig([_src], _res, f"__{_sname}2{_dst}_{_m}", c_result=_c_res),
+                _sig([_src], _res, f"__{_sname}2{_dst}_{_m}", _hip, c_result=_c_res),
                 numpy=N.to_int(_m, _bits, _unsigned, np.dtype(np.int32 if _bits == 32
                                                                else np.int64)))
 for _m in _MODES:

@@ -95,8 +95,7 @@ def directed(op: str, fmt: str, mode: str) -> Callable:
         xs = [float(x) for x in xs]
         with np.errstate(all="ignore"):
             nearest = float(_nearest(op, [t(x) for x in xs]))
-        if not all(math.isfinite(x) for x in xs) or not math.isfinite(nearest) and \
-                op in ("rcp", "sqrt", "rsqrt") or math.isnan(nearest):
+        if not all(math.isfinite(x) for x in xs) or math.isnan(nearest):
             return nearest  # inf and NaN operands: exact in every mode
         fr = [Fraction(x) for x in xs]
         if op in ("sqrt", "rsqrt"):
@@ -223,27 +222,47 @@ def vectorized(fn: Callable) -> Callable:
     return run
 
 
+def _sin_cos_pi(r, cosine: bool):
+    """sin(pi r) or cos(pi r) for r in [0, 1/2], through the argument nearer zero (where
+    the rounding of pi * r costs least)."""
+    low = r <= 0.25
+    s = np.where(low, np.sin(np.pi * r), np.cos(np.pi * (0.5 - r)))
+    c = np.where(low, np.cos(np.pi * r), np.sin(np.pi * (0.5 - r)))
+    return c if cosine else s
+
+
 def sinpi(x):
-    r = np.fmod(x, 2.0)  # exact; sin(pi * r) is then evaluated on a small argument
-    out = np.sin(np.pi * r)
-    return np.where(r == np.trunc(r), np.copysign(0.0, x), out)
+    x = np.asarray(x)
+    r = np.fmod(np.abs(x), 2.0)  # exact
+    sign = np.where(r > 1, -1.0, 1.0) * np.sign(x)
+    r = np.where(r > 1, r - 1, r)  # sin(pi (1 + t)) = -sin(pi t)
+    r = np.where(r > 0.5, 1 - r, r)  # sin(pi (1 - t)) = sin(pi t)
+    out = sign * _sin_cos_pi(r, False)
+    return np.where(out == 0, np.copysign(0.0, x), out)
 
 
 def cospi(x):
-    r = np.fmod(np.abs(x), 2.0)
-    out = np.cos(np.pi * r)
-    return np.where(r - np.trunc(r) == 0.5, 0.0, out)
+    r = np.fmod(np.abs(np.asarray(x)), 2.0)
+    sign = np.where((r > 0.5) & (r < 1.5), -1.0, 1.0)
+    r = np.where(r > 1, 2 - r, r)  # cos(pi (2 - t)) = cos(pi t)
+    r = np.where(r > 0.5, 1 - r, r)  # cos(pi (1 - t)) = -cos(pi t)
+    out = sign * _sin_cos_pi(r, True)
+    return np.where(out == 0, 0.0, out)
+
+
+def lgamma(x):
+    """log|gamma(x)| (SciPy's gammaln, which overflows for subnormal x: -log|x| there)."""
+    import scipy.special
+
+    x = np.asarray(x)
+    tiny = np.abs(x) < 1e-300
+    return np.where(tiny & (x != 0), -np.log(np.where(tiny, np.abs(x), 1.0)),
+                    scipy.special.gammaln(x))
 
 
 def round_half_away(x):
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
-
-
-def lgamma(x):
-    return vectorized(lambda v: math.lgamma(v) if math.isfinite(v) and not
-                      (v <= 0 and v == math.floor(v)) else math.inf if not math.isnan(v)
-                      else math.nan)(x)
 
 
 def tgamma(x):
@@ -256,8 +275,8 @@ def tgamma(x):
             return math.nan
         try:
             return math.gamma(v)
-        except OverflowError:
-            return math.inf if v > 0 else 0.0
+        except OverflowError:  # negative v: gamma's sign is (-1) ** ceil(-v)
+            return math.inf if v > 0 or math.ceil(-v) % 2 == 0 else -math.inf
     return vectorized(one)(x)
 
 
@@ -428,3 +447,34 @@ def to_int_saturating(r, bits: int):
     vals = np.nan_to_num(np.asarray(r), nan=0.0)
     res = [lo if v <= lo else hi if v >= hi else int(v) for v in vals.ravel()]
     return np.array(res, dtype=np.int64).reshape(vals.shape)
+
+
+def erfcinv(x):
+    """SciPy's erfcinv, which overflows below about 1e-300; there, Newton's method on
+    log(erfc(y)) = log(x) with erfc's asymptotic series (exact to double precision for
+    y > 26)."""
+    import scipy.special
+
+    x = np.asarray(x, dtype=np.float64)
+    out = scipy.special.erfcinv(x)
+    tiny = (x > 0) & (x < 1e-300)
+    if np.any(tiny):
+        out = np.where(tiny, np.vectorize(_erfcinv_tiny, otypes=[np.float64])(
+            np.where(tiny, x, 1e-300)), out)
+    return out
+
+
+def _erfcinv_tiny(x: float) -> float:
+    target = math.log(x)
+    y = math.sqrt(-target)
+    for _ in range(60):
+        s, term = 1.0, 1.0
+        for k in range(1, 12):  # 1 - 1/(2y^2) + 3/(2y^2)^2 - ...
+            term *= -(2 * k - 1) / (2 * y * y)
+            s += term
+        f = -y * y - math.log(y * math.sqrt(math.pi)) + math.log(s) - target
+        step = f / (-2 * y - 1 / y)  # d/dy of the leading terms
+        y -= step
+        if abs(step) < 1e-17 * y:
+            break
+    return y

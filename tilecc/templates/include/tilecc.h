@@ -291,6 +291,23 @@ TC_DEVICE double powi(double x, int n) { return __ocml_pown_f64(x, n); }
 // HIP's __frcp_rn / __drcp_rn are the approximate v_rcp: the correctly rounded division
 TC_DEVICE float rcp_rn(float x) { return 1.0f / x; }
 TC_DEVICE double rcp_rn(double x) { return 1.0 / x; }
+// CUDA's __hadd / __rhadd / __sad (and unsigned forms): HIP's overflow or return a flag
+TC_DEVICE int hadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y) >> 1); }
+TC_DEVICE unsigned hadd(unsigned x, unsigned y) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(x) + y) >> 1);
+}
+TC_DEVICE int rhadd(int x, int y) {
+  return static_cast<int>((static_cast<long long>(x) + y + 1) >> 1);
+}
+TC_DEVICE unsigned rhadd(unsigned x, unsigned y) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(x) + y + 1) >> 1);
+}
+TC_DEVICE unsigned sad(int x, int y, unsigned z) {
+  return (x > y ? static_cast<unsigned>(x) - static_cast<unsigned>(y)
+                : static_cast<unsigned>(y) - static_cast<unsigned>(x)) + z;
+}
+TC_DEVICE unsigned sad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+TC_DEVICE float saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }  // NaN → 0
 #endif
 
 TC_DEVICE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }

@@ -17,6 +17,7 @@ import numpy as np
 from tilecc.errors import InterpreterError
 from tilecc.interpreter import addresses
 from tilecc.language import dtypes as D
+from tilecc.interpreter.libdevice import extern
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 
 
@@ -273,6 +274,8 @@ class Program:
             return np.fmin(x, y)
         if fn == "fmax":
             return np.fmax(x, y)
+        if fn in ("fmin_nan", "fmax_nan"):  # NaN-propagating, as tl.PropagateNan.ALL
+            return np.minimum(x, y) if fn == "fmin_nan" else np.maximum(x, y)
         if fn == "umulhi":
             return umulhi(x, y, t)
         raise NotImplementedError(fn)
@@ -283,6 +286,9 @@ class Program:
         if isinstance(x, Pointer):
             return Pointer(x.buffer, fn(np.asarray(x.offset)), x.name)
         return fn(np.asarray(x))
+
+    def op_extern(self, op: Op):
+        return extern(op, [self.get(v) for v in op.operands])
 
     def op_broadcast(self, op: Op):
         shape = op.result.type.shape

@@ -8,6 +8,7 @@ dispatches to the implementation registered under the stub's canonical name in
 
 from __future__ import annotations
 
+import enum
 import functools
 from typing import Any, Callable
 
@@ -124,14 +125,45 @@ def where(condition, x, y):
     """Element-wise `x if condition else y`, broadcasting the three operands."""
 
 
-@builtin
-def minimum(x, y, propagate_nan=None):
-    """Element-wise minimum (for floats, a NaN operand yields the other one)."""
+class PropagateNan(enum.Enum):
+    """How tl.minimum / tl.maximum / tl.clamp treat a NaN operand: NONE yields the other
+    operand (IEEE minNum / maxNum), ALL yields NaN."""
+
+    NONE = 0x0000
+    ALL = 0xFFFF
 
 
 @builtin
-def maximum(x, y, propagate_nan=None):
-    """Element-wise maximum (for floats, a NaN operand yields the other one)."""
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    """Element-wise minimum (for floats, a NaN operand yields the other one, unless
+    propagate_nan=tl.PropagateNan.ALL)."""
+
+
+@builtin
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    """Element-wise maximum (for floats, a NaN operand yields the other one, unless
+    propagate_nan=tl.PropagateNan.ALL)."""
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    """`x` clamped to [min, max] (floats only); with propagate_nan=ALL a NaN x stays NaN."""
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False):
+    """Floating-point x / y: fast (fp32: 2 ulp) by default, correctly rounded with
+    ieee_rounding=True."""
+
+
+@builtin
+def div_rn(x, y):
+    """fp32 x / y, correctly rounded (to nearest even)."""
+
+
+@builtin
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    """exp(x - max(x)) / sum(exp(x - max(x))) along `dim` (0 when None)."""
 
 
 @builtin

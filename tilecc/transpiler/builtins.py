@@ -36,17 +36,25 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.pointer_type() takes a dtype")
         return Const(D.pointer_type(args[0].value))
     handler = HANDLERS.get(short)
+    stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
         raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
                            f"{did_you_mean(short, tl_names(), 'tl.')}")
     try:
-        bound = bind(getattr(L, short), args, kwargs, f"tl.{short}()")
+        bound = bind(stub, args, kwargs, f"{short}()" if stub is not getattr(L, short, None)
+                     else f"tl.{short}()")
     except TypeError as e:
         raise tracer.error(node, str(e)) from None
     bound.apply_defaults()
     arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
                  for k, v in bound.arguments.items()}
     return handler(tracer, short, **arguments)
+
+
+def _libdevice_stub(short: str):
+    from tilecc.language.extra import libdevice
+
+    return getattr(libdevice, short.split(".", 1)[1])
 
 
 @handles("program_id", "num_programs")
@@ -175,8 +183,11 @@ def _where(tracer, name, condition, x, y):
 
 @handles("minimum", "maximum")
 def _min_max(tracer, name, x, y, propagate_nan):
+    from tilecc.transpiler.builtins_math import propagates_nan
+
     fn = "min" if name == "minimum" else "max"
-    return S.min_max(tracer.b, fn, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
+    return S.min_max(tracer.b, fn, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"),
+                     propagates_nan(propagate_nan))
 
 
 @handles("cast")
@@ -286,3 +297,4 @@ from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its ha
 from tilecc.transpiler import builtins_sort  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)
 from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_math  # noqa: E402,F401  (registers its handlers)

@@ -10,6 +10,7 @@ error becomes a `CompilationError` at the offending node.
 from __future__ import annotations
 
 import builtins as pybuiltins
+import enum
 import inspect
 import textwrap
 import types
@@ -23,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tilecc import source
 from tilecc.errors import CompilationError, Loc
+from tilecc.language import core as language_core
 from tilecc.language import dtypes as D
 from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
@@ -144,8 +146,10 @@ class Method:
     name: str
 
 
-_TL_PREFIXES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice",
-                "triton.language.math", "triton.language.core", "triton.language.standard",
+# the libdevice modules, Triton's and tilecc's, are one namespace: `tl.libdevice.<fn>`
+_LIBDEVICE_MODULES = tuple(f"{top}.language.extra{vendor}.libdevice" for top in ("triton", "tilecc")
+                           for vendor in ("", ".cuda", ".hip"))
+_TL_PREFIXES = ("triton.language.math", "triton.language.core", "triton.language.standard",
                 "triton.language", "tilecc.language.math", "tilecc.language.core",
                 "tilecc.language.dtypes", "tilecc.language")
 _TOP_LEVEL = {"triton.cdiv": "tl.cdiv", "tilecc.cdiv": "tl.cdiv",
@@ -156,6 +160,9 @@ def canonical_name(qualname: str) -> str | None:
     """'triton.language.math.exp' → 'tl.exp'; 'tilecc.language' → 'tl'; else None."""
     if qualname in _TOP_LEVEL:
         return _TOP_LEVEL[qualname]
+    for module in _LIBDEVICE_MODULES:
+        if qualname == module or qualname.startswith(module + "."):
+            return "tl.libdevice" + qualname[len(module):]
     for prefix in _TL_PREFIXES:
         if qualname == prefix:
             return "tl"
@@ -170,13 +177,14 @@ def reference_for(obj: Any) -> Any:
         return Const(obj.value)
     if obj is ConstexprClass:
         return TLRef("tl.constexpr")
-    if isinstance(obj, (bool, int, float, str, type(None), D.dtype)):
+    if isinstance(obj, (bool, int, float, str, type(None), D.dtype, enum.Enum)) or \
+            type(obj).__name__ == "PropagateNan":  # tl.PropagateNan.ALL, tilecc's or Triton's
         return Const(obj)
     if isinstance(obj, KernelFunction):  # @tilecc.jit helpers, the standard library's
         return HelperRef(obj.fn)
     if isinstance(obj, types.ModuleType):
         name = canonical_name(obj.__name__)
-        return TLRef(name) if name == "tl" else OtherModule(obj)
+        return TLRef(name) if name in ("tl", "tl.libdevice") else OtherModule(obj)
     builtin_name = getattr(obj, "__tilecc_builtin__", None)
     if builtin_name:
         return TLRef("tl." + builtin_name)
@@ -235,7 +243,7 @@ def _attribute_of_ref(base: Any, attr: str) -> Any:
         sub = getattr(base.module, attr)
         if isinstance(sub, types.ModuleType):
             name = canonical_name(sub.__name__)
-            return TLRef(name) if name == "tl" else OtherModule(sub)
+            return TLRef(name) if name in ("tl", "tl.libdevice") else OtherModule(sub)
         name = canonical_name(f"{base.module.__name__}.{attr}")
         return TLRef(name) if name else reference_for(sub)
     return None
@@ -774,6 +782,9 @@ class FunctionTracer:
                 # Methods stay uncalled until the call: `x.dtype.is_floating()` as in
                 # Triton (a bound method of a dtype is called in `call` below).
                 return Const(getattr(base.value, attr))
+            if isinstance(base.value, type) and issubclass(base.value, enum.Enum) and \
+                    attr in base.value.__members__:  # tl.PropagateNan.ALL
+                return Const(base.value[attr])
             if S.is_number(base) and attr == "to":
                 return Method(S.to_value(self.b, base), attr)
         raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
@@ -850,7 +861,9 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])
-    if short in ("math", "extra", "libdevice", "cuda", "random") or "." in short:
+    if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
+        return _libdevice_member(short, node, tracer)
+    if short in ("math", "extra", "cuda", "hip", "random") or "." in short:
         if "." not in short:
             return TLRef("tl")
         short = short.rsplit(".", 1)[1]
@@ -858,11 +871,26 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     own = _language_function(short)
     if own is not None:
         return own
+    if short == "PropagateNan":
+        return Const(language_core.PropagateNan)
     from tilecc.transpiler.builtins import is_builtin
     if short == "constexpr" or short == "pointer_type" or is_builtin(short):
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
                        f"{did_you_mean(short, tl_names(), 'tl.')}")
+
+
+def _libdevice_member(short: str, node: cst.CSTNode, tracer: FunctionTracer) -> TLRef:
+    from tilecc.language.extra.libdevice_table import TABLE
+
+    parts = short.split(".")
+    rest = parts[parts.index("libdevice") + 1:]
+    if not rest:
+        return TLRef("tl.libdevice")
+    if len(rest) > 1 or rest[0] not in TABLE:
+        raise tracer.error(node, f"`libdevice.{'.'.join(rest)}` is not a libdevice function"
+                           f"{did_you_mean(rest[0], TABLE, 'libdevice.')}")
+    return TLRef("tl.libdevice." + rest[0])
 
 
 def _unwrap_const(x: Any) -> Any:

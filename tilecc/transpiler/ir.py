@@ -15,8 +15,10 @@ Op kinds (operands → result):
   cast(x){bitcast}                      → x converted
   unary(x){fn}: neg invert not abs exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos floor ceil erf
   binary(a,b){fn}: add sub mul div rem and or xor shl shr min max fmin fmax umulhi
+                   fmin_nan fmax_nan (NaN-propagating)
                    land lor (scalars only) ; cmp(a,b){pred}: lt le gt ge eq ne
   fma(a,b,c) ; where(c,a,b) ; addptr(ptr, offset)
+  extern(*args){fn}                     → a libdevice function (libdevice_table.TABLE[fn])
   assume(x){multiple_of, max_contiguous, max_constancy}  → x with a promise attached
   load(ptr[, mask[, other]]) ; store(ptr, value[, mask]) ; device_assert(cond){msg}
   for(lo, hi, step, *init)   regions[0]: args (iv, *carried), yields carried

@@ -34,6 +34,7 @@ from tilecc.transpiler.render_blocks import POOL_B, BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import wrap_source
+from tilecc.transpiler.render_math import extern_call
 from tilecc.transpiler.target import NARROW_INTS, Target, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -64,7 +65,7 @@ BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", 
 COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
            "eq": ("==", EQ), "ne": ("!=", EQ)}
 CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax",
-         "umulhi": "tc::umulhi"}
+         "umulhi": "tc::umulhi", "fmin_nan": "tc::fmin_nan", "fmax_nan": "tc::fmax_nan"}
 MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
         "erf"}
 
@@ -341,6 +342,8 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
                     f"{self.wrap(a[2], idx, COND)}"), COND
         if k == "fma":
             return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
+        if k == "extern":
+            return extern_call(op, self.target.name, [self.text(x, idx) for x in a]), PRIMARY
         if k == "addptr":
             return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")

@@ -161,6 +161,12 @@ def _promote(b: Emitter, lhs: Operand, rhs: Operand, div_or_mod: bool,
     return _unify(b, cast(b, lhs, ct), cast(b, rhs, ct)) + (ct,)
 
 
+def promote_pair(b: Emitter, lhs: Operand, rhs: Operand) -> tuple[Value, Value, dtype]:
+    """Both operands in their common type and shape, literals typed as values of their own
+    (Triton's binary_op_type_checking_impl: tl.clamp, tl.div_rn)."""
+    return _promote(b, lhs, rhs, False, literal_rule=False)
+
+
 def _convert(b: Emitter, x: Operand, to: dtype) -> Value:
     """`x` converted to `to`; a literal as Triton converts it: first made a value of its
     own type (0.1 is fp32's 0.1 even beside fp64), then cast (-1 as uint32 is 2**32 - 1)."""
@@ -299,7 +305,8 @@ def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
 # are scalar tensors in Triton, typed like literals (int32, fp32): not literals, so they take
 # part in the promotion of what they meet (x_fp16 * tl.exp(1.0) is fp32).
 
-def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
+def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand,
+            propagate_nan: bool = False) -> Operand:
     if is_number(lhs) and is_number(rhs):
         lhs, rhs = to_value(b, lhs), to_value(b, rhs)
     # As tl.minimum / tl.maximum: literals become values of their own type first (they
@@ -308,6 +315,8 @@ def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
     a, c, t = _promote(b, lhs, rhs, False, literal_rule=False)
     if t.is_floating():
         fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
+        if propagate_nan:  # tl.PropagateNan.ALL: a NaN operand yields NaN
+            fn += "_nan"
     return b.emit("binary", [a, c], a.type, fn=fn)
 
 

@@ -18,6 +18,14 @@
 
 #define TC_DEVICE __device__ __forceinline__
 
+#ifndef TC_HIP
+// libdevice functions with no CUDA math API name (libdevice.pow of an int exponent,
+// libdevice.rcp64h): NVRTC links libdevice, which defines them
+extern "C" __device__ float __nv_powif(float, int);
+extern "C" __device__ double __nv_powi(double, int);
+extern "C" __device__ double __nv_rcp64h(double);
+#endif
+
 namespace tc {
 
 template <typename A, typename B> struct is_same { static constexpr bool value = false; };
@@ -271,6 +279,36 @@ TC_BINARY_MATH(fmin, ::fminf, ::fmin)
 TC_BINARY_MATH(fmax, ::fmaxf, ::fmax)
 TC_BINARY_MATH(fmod, ::fmodf, ::fmod)
 #undef TC_BINARY_MATH
+
+// tl.minimum / tl.maximum / tl.clamp with propagate_nan=tl.PropagateNan.ALL: NaN wins
+template <typename T> TC_DEVICE T fmin_nan(T a, T b) { return (a != a || b != b) ? a + b : fmin(a, b); }
+template <typename T> TC_DEVICE T fmax_nan(T a, T b) { return (a != a || b != b) ? a + b : fmax(a, b); }
+
+// libdevice functions that the CUDA math API does not name, or HIP computes differently
+#ifdef TC_HIP
+TC_DEVICE float powi(float x, int n) { return __ocml_pown_f32(x, n); }
+TC_DEVICE double powi(double x, int n) { return __ocml_pown_f64(x, n); }
+// HIP's __frcp_rn / __drcp_rn are the approximate v_rcp: the correctly rounded division
+TC_DEVICE float rcp_rn(float x) { return 1.0f / x; }
+TC_DEVICE double rcp_rn(double x) { return 1.0 / x; }
+// CUDA's __hadd / __rhadd / __sad (and unsigned forms): HIP's overflow or return a flag
+TC_DEVICE int hadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y) >> 1); }
+TC_DEVICE unsigned hadd(unsigned x, unsigned y) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(x) + y) >> 1);
+}
+TC_DEVICE int rhadd(int x, int y) {
+  return static_cast<int>((static_cast<long long>(x) + y + 1) >> 1);
+}
+TC_DEVICE unsigned rhadd(unsigned x, unsigned y) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(x) + y + 1) >> 1);
+}
+TC_DEVICE unsigned sad(int x, int y, unsigned z) {
+  return (x > y ? static_cast<unsigned>(x) - static_cast<unsigned>(y)
+                : static_cast<unsigned>(y) - static_cast<unsigned>(x)) + z;
+}
+TC_DEVICE unsigned sad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+TC_DEVICE float saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }  // NaN → 0
+#endif
 
 TC_DEVICE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
 TC_DEVICE double fma(double a, double b, double c) { return ::fma(a, b, c); }

@@ -152,7 +152,7 @@ def _rule(op: Op) -> AxisInfo:
         return AxisInfo((1,) * rank, (1,) * rank, tuple(out))
     if k == "unary" and op.attrs["fn"] == "neg" and ops[0].dtype.is_int():
         return AxisInfo((1,) * rank, a.divisibility, a.constancy)  # -x: x's divisors
-    if k in ("where", "fma", "unary", "cast", "load"):
+    if k in ("where", "fma", "extern", "unary", "cast", "load"):
         return AxisInfo((1,) * rank, (1,) * rank,
                         tuple(_gcd_all(*col) for col in zip(*(i.constancy for i in infos))))
     return AxisInfo.uniform(rank)

@@ -40,9 +40,9 @@ class MemoryPlan:
 
 # --- assignment ----------------------------------------------------------------------------
 
-ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "addptr", "assume", "load",
-               "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan", "map",
-               "inline_asm"}
+ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "extern", "addptr", "assume",
+               "load", "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan",
+               "map", "inline_asm"}
 
 
 class _Classes:

@@ -20,7 +20,7 @@ from tilecc.language import dtypes as D
 from tilecc.transpiler import dot_forms
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
-from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
 # input element type → (the type products are summed in, the smallest K)

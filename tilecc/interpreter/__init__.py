@@ -14,6 +14,7 @@ import numpy as np
 
 from tilecc.interpreter.addresses import AddressSpace
 from tilecc.interpreter.evaluate import SPACE, Pointer, Program
+from tilecc.transpiler import fp8
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
 
@@ -123,6 +124,7 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     specs, _ = jit_fn.specs_for(values)
     kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True,
                              num_stages=options.get("num_stages"))
+    fp8.check_supported(kernel, "interpreter", "")
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)
     env: dict[int, object] = {}
     for p in kernel.params:

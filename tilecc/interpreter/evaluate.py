@@ -18,6 +18,7 @@ from tilecc.errors import InterpreterError
 from tilecc.interpreter import addresses
 from tilecc.language import dtypes as D
 from tilecc.interpreter.libdevice import extern
+from tilecc.transpiler import fp8
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 
 
@@ -203,6 +204,11 @@ class Program:
                 return _as(np.asarray(a[0]) != 0, t)
             if src.is_floating() and t.is_int():
                 return _as(float_to_int(np.asarray(a[0], dtype=np.float64), t), t)
+            if t.is_fp8():  # rounded to nearest even, saturated (transpiler.fp8)
+                out = fp8.convert(np.asarray(a[0]).astype(np.float32), t)
+                return out if out.ndim else out[()]
+            if src.is_fp8():  # exact
+                return _as(np.asarray(a[0]).astype(np.float32), t)
             if src.name == "bf16" or t.name == "bf16":
                 return _as(np.asarray(a[0]).astype(np.float32), t)
             return _as(a[0], t)

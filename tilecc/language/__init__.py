@@ -18,6 +18,8 @@ from tilecc.language.core import (
 from tilecc.language.dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
     pointer_type, uint8, uint16, uint32, uint64)
+from tilecc.language.dtypes import (  # Triton's fp8 types
+    float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16)
 from tilecc.language import random  # noqa: E402  (after the names its functions call)
 from tilecc.language import extra  # noqa: E402,F401
 from tilecc.language.random import (  # noqa: E402
@@ -42,6 +44,7 @@ __all__ = [
     "rand4x", "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float",
     "bitonic_merge", "cat", "flip", "gather", "histogram", "interleave", "map_elementwise",
     "reduce_or", "sort", "swizzle2d", "topk", "xor_sum",
+    "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
 ]
 
 # memory and assembly (block pointers, inline assembly)

@@ -58,6 +58,14 @@ class dtype:
     def is_fp64(self) -> bool:
         return self.name == "fp64"
 
+    def is_fp8(self) -> bool:
+        return self.name in FLOAT8_FORMATS
+
+    @property
+    def fp8_format(self) -> Float8Format | None:
+        """The encoding of an fp8 type (None for every other type)."""
+        return FLOAT8_FORMATS.get(self.name)
+
     @property
     def primitive_bitwidth(self) -> int:
         return self.bits
@@ -68,6 +76,8 @@ class dtype:
 
     @property
     def mantissa_bits(self) -> int:
+        if self.is_fp8():
+            return FLOAT8_FORMATS[self.name].mantissa
         return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}.get(self.name, 0)
 
     @property
@@ -83,10 +93,12 @@ class dtype:
     def to_numpy(self) -> np.dtype:
         import numpy as np
 
-        if self.name == "bf16":
+        if self.name == "bf16" or self.is_fp8():
             import ml_dtypes
 
-            return np.dtype(ml_dtypes.bfloat16)
+            if self.name == "fp8e4b15":
+                raise TypeError("tl.float8e4b15 has no NumPy (ml_dtypes) counterpart")
+            return np.dtype(getattr(ml_dtypes, ML_DTYPES_NAMES[self.name]))
         return np.dtype(NUMPY_NAMES[self.name])
 
     @property
@@ -130,6 +142,35 @@ class pointer_type:
         return 8
 
 
+@dataclass(frozen=True)
+class Float8Format:
+    """How an 8-bit float encodes values: 1 sign bit, `exponent` and `mantissa` bits, the
+    exponent `bias`, and its special values — "ieee" (e5m2: infinities and NaNs at the
+    largest exponent, as IEEE 754), "fn" (e4m3fn: no infinities, S.1111.111 is NaN) or
+    "fnuz" (no infinities, no negative zero: 0x80 is the only NaN)."""
+
+    exponent: int
+    mantissa: int
+    bias: int
+    specials: str
+
+    @property
+    def max_code(self) -> int:
+        """The bit pattern of the largest finite value."""
+        top = (1 << (self.exponent + self.mantissa)) - 1
+        return {"ieee": top - (1 << self.mantissa), "fn": top - 1, "fnuz": top}[self.specials]
+
+
+# Triton's fp8 types (Triton's short names), as their hardware formats encode them.
+# fp8e4b15 is Triton's own software format (no NumPy counterpart, deprecated on Hopper).
+FLOAT8_FORMATS = {
+    "fp8e4nv": Float8Format(4, 3, 7, "fn"), "fp8e5": Float8Format(5, 2, 15, "ieee"),
+    "fp8e4b15": Float8Format(4, 3, 15, "fn"), "fp8e4b8": Float8Format(4, 3, 8, "fnuz"),
+    "fp8e5b16": Float8Format(5, 2, 16, "fnuz"),
+}
+ML_DTYPES_NAMES = {"bf16": "bfloat16", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
+                   "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz"}
+
 int1 = dtype("i1", "bool", 1)
 int8 = dtype("i8", "int", 8)
 int16 = dtype("i16", "int", 16)
@@ -143,13 +184,21 @@ float16 = dtype("fp16", "float", 16)
 bfloat16 = dtype("bf16", "float", 16)
 float32 = dtype("fp32", "float", 32)
 float64 = dtype("fp64", "float", 64)
+float8e4nv = dtype("fp8e4nv", "float", 8)
+float8e5 = dtype("fp8e5", "float", 8)
+float8e4b15 = dtype("fp8e4b15", "float", 8)
+float8e4b8 = dtype("fp8e4b8", "float", 8)
+float8e5b16 = dtype("fp8e5b16", "float", 8)
+FLOAT8_DTYPES = (float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16)
 
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-              float16, bfloat16, float32, float64)
+              float16, bfloat16, float32, float64) + FLOAT8_DTYPES
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 LONG_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
               "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-              "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+              "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+              "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
+              "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 BY_LONG_NAME = {long: BY_NAME[short] for short, long in LONG_NAMES.items()}
 NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
                "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
@@ -161,8 +210,9 @@ def from_numpy(np_dtype) -> dtype:
     import numpy as np
 
     np_dtype = np.dtype(np_dtype)
-    if np_dtype.name == "bfloat16":
-        return bfloat16
+    for short, ml_name in ML_DTYPES_NAMES.items():  # ml_dtypes' bfloat16 and float8 types
+        if np_dtype.name == ml_name:
+            return BY_NAME[short]
     for short, np_name in NUMPY_NAMES.items():
         if np_dtype == np.dtype(np_name):
             return BY_NAME[short]
@@ -225,6 +275,11 @@ def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
         if div_or_mod or not (a == b == bfloat16):
             return float32
         return bfloat16
+    if a.is_fp8() or b.is_fp8():  # two fp8 types: the type itself, or fp16 when they differ
+        if not (a.is_fp8() and b.is_fp8()):
+            raise TypeError(f"cannot combine {a!r} and {b!r}: convert the fp8 value with "
+                            ".to(tl.float32) first")
+        return a if a == b else float16
     if div_or_mod and a.signed != b.signed:
         raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they differ in "
                         "signedness, which is unlikely to give a useful answer; cast one of them")

@@ -106,12 +106,14 @@ def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | 
     ptxas for the programs per SM the kernel wants (`compile` renders again without it
     when that makes ptxas spill registers)."""
     from tilecc.runtime import template_cache
+    from tilecc.transpiler import fp8
     from tilecc.transpiler.passes.layouts import check_registers
     from tilecc.transpiler.render import render
 
     target = get_target(target)
     arch = options.arch or target.default_arch
     kernel, conversions = lower(kernel_fn, specs, target, options)
+    fp8.check_supported(kernel, target.name, arch)
     check_registers(kernel)  # before rendering: such blocks take ptxas minutes
     template_cache.install()
     source = render(kernel, target, conversions, specialization=describe_specs(specs),

@@ -247,7 +247,8 @@ class JITFunction(KernelFunction):
                 dtype = getattr(v, "dtype", "?")
                 raise TypeError(f"argument `{p.name}` has dtype {dtype}, which kernels cannot "
                                 "take (supported: bool, (u)int8-64, float16, bfloat16, float32, "
-                                "float64)") from e
+                                "float64, and the float8 types e4m3fn, e5m2, e4m3fnuz, "
+                                "e5m2fnuz)") from e
             if arr is not None:
                 specs.append(ArgSpec(p.name, type=D.pointer_type(arr.dtype),
                                      divisible_by_16=arr.ptr % 16 == 0))

@@ -1,24 +1,32 @@
-"""`tl.dot`: the matrix product of two 2-D blocks, with Triton's typing rules.
+"""`tl.dot`: the matrix product of two 2-D (or 3-D, batched) blocks, with Triton's typing
+rules.
 
-The op is `dot(a, b, acc)`: the accumulator is always an operand (zeros when the kernel
-gave none), so the interpreter and both code generators see one form.  Attributes:
-`precision` ("tf32" or "ieee", for fp32 inputs) and `acc_dtype`, the type the products are
-summed in (fp32 for 16-bit floats, int32 for int8); a result type narrower than that
-(`out_dtype=tl.float16`) is the fp32 sum rounded once at the end.
+The op is `dot(a, b, acc)` on 2-D blocks: the accumulator is always an operand (zeros when
+the kernel gave none), so the interpreter and both code generators see one form.
+Attributes: `precision` ("tf32" or "ieee", for fp32 inputs) and `acc_dtype`, the type the
+products are summed in (fp32 for 16-bit floats, int32 for int8); a result type narrower
+than that (`out_dtype=tl.float16`) is the fp32 sum rounded once at the end.
+
+What Triton's compiler rewrites into 2-D products, the frontend rewrites here, into the
+same ops (`transpiler/dot_forms.py`): fp8 inputs are converted to fp16 (exactly: every
+fp8 value is an fp16 value) — Triton does so for the formats a GPU cannot multiply, tilecc
+for all of them for now; 3-D blocks are one product per batch; `input_precision`
+"tf32x3", "bf16x3" and "bf16x6" are Triton's split-precision sums of tf32 / bf16 products.
 """
 
 from __future__ import annotations
 
 from tilecc.language import dtypes as D
+from tilecc.transpiler import dot_forms
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
-from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
 # input element type → (the type products are summed in, the smallest K)
 INPUTS = {"fp16": (D.float32, 16), "bf16": (D.float32, 16), "fp32": (D.float32, 16),
           "fp64": (D.float64, 16), "i8": (D.int32, 32)}
-PRECISIONS = ("tf32", "ieee")
+PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # Triton's NVIDIA list
 
 
 @handles("dot")
@@ -27,46 +35,89 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     b = tracer.b
     a, w = kernel_value(tracer, input, "input"), kernel_value(tracer, other, "other")
     if not (isinstance(a, Value) and isinstance(w, Value) and a.type.is_block and
-            w.type.is_block and len(a.type.shape) == 2 and len(w.type.shape) == 2):
-        raise TypeError("tl.dot needs two 2-D blocks")
-    (m, k), (k2, n) = a.type.shape, w.type.shape
+            w.type.is_block and len(a.type.shape) == len(w.type.shape) in (2, 3)):
+        raise TypeError("tl.dot needs two 2-D blocks (or two 3-D blocks: a batch of products)")
+    batch = a.type.shape[:-2]
+    if batch != w.type.shape[:-2]:
+        raise ValueError(f"tl.dot: the batch dimensions differ ({list(a.type.shape)} @ "
+                         f"{list(w.type.shape)})")
+    (m, k), (k2, n) = a.type.shape[-2:], w.type.shape[-2:]
     if k != k2:
         raise ValueError(f"tl.dot: inner dimensions differ ({list(a.type.shape)} @ "
                          f"{list(w.type.shape)})")
+    fp8 = a.dtype.is_fp8() and w.dtype.is_fp8()
+    if fp8:  # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
+        a, w = S.cast(b, a, D.float16), S.cast(b, w, D.float16)
     if a.dtype != w.dtype:
         raise TypeError(f"tl.dot needs inputs of one element type, got {a.dtype.name} and "
                         f"{w.dtype.name}; cast one with .to()")
     ty = a.dtype.name
     if ty not in INPUTS:
-        raise TypeError(f"tl.dot supports {', '.join(sorted(INPUTS))} inputs, got {ty}")
+        raise TypeError(f"tl.dot supports {', '.join(sorted(INPUTS))} and fp8 inputs, got {ty}")
     acc_dtype, min_k = INPUTS[ty]
     if m < 16 or n < 16 or k < min_k:
         raise ValueError(f"tl.dot needs M, N >= 16 and K >= {min_k} for {ty} inputs, got "
                          f"M={m}, N={n}, K={k}")
     precision = _precision(input_precision, allow_tf32, ty)
-    out = constant(out_dtype, "out_dtype")
+    _check_imprecise_acc(max_num_imprecise_acc, fp8, k)
+    out = _result_type(constant(out_dtype, "out_dtype"), ty, fp8)
+    shape = batch + (m, n)
+    if isinstance(acc, Const) and acc.value is None:
+        c = S.splat(b, S.constant(b, 0, out), shape)
+    else:
+        c = kernel_value(tracer, acc, "acc")
+        if isinstance(c, Const) or c.type.shape != shape:
+            raise ValueError(f"tl.dot: acc must be a block of shape {list(shape)}")
+        if c.dtype != out:
+            raise TypeError(f"tl.dot: acc is {c.dtype.name} but the product is {out.name}; "
+                            f"pass out_dtype=tl.{_tl_name(c.dtype)} or cast acc")
+    product = dot_forms.split_precision if precision in dot_forms.SPLIT else _product
+    if batch:
+        return dot_forms.batched(b, a, w, c, lambda x, y, z: product(b, x, y, z, precision,
+                                                                      acc_dtype))
+    return product(b, a, w, c, precision, acc_dtype)
+
+
+def _product(b, a: Value, w: Value, c: Value, precision: str, acc_dtype: D.dtype) -> Value:
+    """One 2-D product: the IR's dot op."""
+    return b.emit("dot", [a, w, c], c.type, precision=precision, acc_dtype=acc_dtype)
+
+
+def _result_type(out, ty: str, fp8: bool) -> D.dtype:
+    """The result's element type, by Triton's rules: int32 for int8; fp32 for fp32 and bf16
+    inputs (whatever out_dtype says), fp64 for fp64; out_dtype (fp32 or fp16) for fp16 and
+    fp8 inputs; out_dtype=bfloat16 refused."""
     if not isinstance(out, D.dtype):
         raise TypeError(f"out_dtype must be a dtype, got {out!r}")
     if ty == "i8":
         out = D.int32 if out == D.float32 else out  # Triton's default for integer inputs
         if out != D.int32:
             raise TypeError("int8 tl.dot accumulates in int32; out_dtype must be tl.int32")
-    elif ty == "fp64":
-        out = D.float64
-    elif out.name not in ("fp32", "fp16", "bf16") or (out.name != "fp32" and out.name != ty):
-        raise TypeError(f"out_dtype of a {ty} tl.dot is tl.float32 or the input type, got "
-                        f"{out.name}")
-    if isinstance(acc, Const) and acc.value is None:
-        c = S.splat(b, S.constant(b, 0, out), (m, n))
-    else:
-        c = kernel_value(tracer, acc, "acc")
-        if isinstance(c, Const) or c.type.shape != (m, n):
-            raise ValueError(f"tl.dot: acc must be a block of shape {[m, n]}")
-        if c.dtype != out:
-            raise TypeError(f"tl.dot: acc is {c.dtype.name} but the product is {out.name}; "
-                            f"pass out_dtype=tl.{_tl_name(c.dtype)} or cast acc")
-    return b.emit("dot", [a, w, c], Type(out, (m, n)), precision=precision,
-                  acc_dtype=acc_dtype)
+        return out
+    if out == D.bfloat16:
+        raise ValueError("out_dtype=bfloat16 is unsupported (as in Triton): use "
+                         "out_dtype=tl.float32 or tl.float16 and cast with .to(tl.bfloat16)")
+    if ty in ("fp32", "bf16"):
+        return D.float32
+    if ty == "fp64":
+        return D.float64
+    if out not in (D.float32, D.float16):
+        raise TypeError(f"out_dtype of a {'fp8' if fp8 else ty} tl.dot is tl.float32 or "
+                        f"tl.float16, got {out.name}")
+    return out
+
+
+def _check_imprecise_acc(max_num_imprecise_acc, fp8: bool, k: int) -> None:
+    """Accepted as Triton does (at most K for fp8 inputs, ignored otherwise).  tilecc's
+    products always sum in full fp32 — as if every product were promoted — so the value
+    does not change the result."""
+    value = constant(max_num_imprecise_acc, "max_num_imprecise_acc")
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TypeError(f"max_num_imprecise_acc must be a non-negative integer, got {value!r}")
+    if fp8 and value > k:
+        raise ValueError(f"max_num_imprecise_acc ({value}) must be <= K ({k})")
 
 
 def _precision(input_precision, allow_tf32, ty: str) -> str:
@@ -76,11 +127,10 @@ def _precision(input_precision, allow_tf32, ty: str) -> str:
         raise ValueError("pass input_precision or allow_tf32, not both")
     if p is None:
         p = "tf32" if legacy is None or legacy else "ieee"
-    if p not in PRECISIONS:
+    if not isinstance(p, str) or p.lower() not in PRECISIONS:
         raise ValueError(f"input_precision must be one of {', '.join(PRECISIONS)}, got {p!r}")
-    return p if ty == "fp32" else "ieee"
+    return p.lower() if ty == "fp32" else "ieee"
 
 
 def _tl_name(d: D.dtype) -> str:
-    return {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-            "i32": "int32"}.get(d.name, d.name)
+    return D.LONG_NAMES.get(d.name, d.name)

@@ -97,6 +97,9 @@ def literal(value, d) -> str:
         if name in ("fp16", "bf16"):  # the rounded bit pattern, as a constant
             bits = int(np.asarray(value, dtype=d.to_numpy()).view(np.uint16))
             return f"{c_type(d)}::from_bits(0x{bits:04x} /* {float(value)!r} */)"
+        if d.is_fp8():  # constants are rounded at trace time (semantic.constant)
+            bits = int(np.asarray(value, dtype=np.float32).astype(d.to_numpy()).view(np.uint8))
+            return f"{c_type(d)}::from_bits(0x{bits:02x} /* {float(value)!r} */)"
         return text
     value = int(value)
     if name == "i32":

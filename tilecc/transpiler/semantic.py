@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tilecc.language import dtypes as D
 from tilecc.language.dtypes import dtype
+from tilecc.transpiler import fp8
 from tilecc.transpiler.ir import Type, Value
 
 
@@ -50,7 +51,9 @@ def is_number(x: Operand) -> bool:
 
 def constant(b: Emitter, value, d: dtype | None = None) -> Value:
     d = d or D.literal_dtype(value)
-    if d.is_floating():
+    if d.is_fp8():
+        value = fp8.round_constant(value, d)
+    elif d.is_floating():
         value = float(value)
     elif d.is_bool():
         value = bool(value)
@@ -109,6 +112,7 @@ def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:
         return pointer_cast(b, x, to)
     if bitcast and x.dtype.bits != to.bits:
         raise ValueError(f"bitcast needs equal widths, got {x.dtype!r} and {to!r}")
+    fp8.check_cast(x.dtype, to, bitcast)
     return b.emit("cast", [x], x.type.with_dtype(to), bitcast=bitcast)
 
 
@@ -220,10 +224,12 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
         return b.emit("binary", [a, c], a.type, fn="div")  # C semantics: rounds toward zero
     if fn == "div":
         a, c, t = _promote(b, lhs, rhs, True)
+        fp8.check_arithmetic(t, "operator div")
         if t.is_int():  # int / int is float32 in Triton
             a, c, t = cast(b, a, D.float32), cast(b, c, D.float32), D.float32
         return b.emit("binary", [a, c], a.type, fn="div")
     a, c, t = _promote(b, lhs, rhs, fn == "rem")
+    fp8.check_arithmetic(t, f"operator {fn}")
     if t == D.int1 and fn in ("add", "sub", "mul"):
         # 1-bit arithmetic wraps: + and - are exclusive or, * is and (1 + 1 == 0)
         fn = "and" if fn == "mul" else "xor"
@@ -275,6 +281,7 @@ def unary(b: Emitter, fn: str, x: Operand) -> Operand:
         return b.emit("unary", [x], x.type, fn="invert")
     if fn == "not":
         return b.emit("unary", [truthy(b, x)], x.type.with_dtype(D.int1), fn="not")
+    fp8.check_arithmetic(x.dtype, f"operator {fn}")
     return b.emit("unary", [x], x.type, fn=fn)
 
 
@@ -313,6 +320,7 @@ def min_max(b: Emitter, fn: str, lhs: Operand, rhs: Operand,
     # take part in promotion: maximum(x_fp16, 0.0) is fp32), bfloat16 goes to fp32.
     lhs, rhs = (_bf16_to_fp32(b, x) if isinstance(x, Value) else x for x in (lhs, rhs))
     a, c, t = _promote(b, lhs, rhs, False, literal_rule=False)
+    fp8.check_arithmetic(t, f"tl.{fn}imum")
     if t.is_floating():
         fn = "f" + fn  # fminf / fmaxf: a NaN operand yields the other
         if propagate_nan:  # tl.PropagateNan.ALL: a NaN operand yields NaN
@@ -351,6 +359,7 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
                         "cast it first, e.g. x.to(tl.float32)")
     if fn == "abs" and x.dtype.kind in ("uint", "bool"):
         return x
+    fp8.check_arithmetic(x.dtype, f"tl.{fn}")
     return b.emit("unary", [x], x.type, fn=fn)
 
 
@@ -383,6 +392,7 @@ def fma(b: Emitter, x: Operand, y: Operand, z: Operand) -> Operand:
     t = D.computation_type(D.computation_type(xt, False, yt, False), False, zt, False)
     if not t.is_floating():
         raise TypeError(f"tl.fma needs floating-point operands, got {t!r}")
+    fp8.check_arithmetic(t, "tl.fma")
     xy_a, xy_b, zv = (_convert(b, v, t) for v in (x, y, z))
     shape = broadcast_shapes(broadcast_shapes(xy_a.type.shape, xy_b.type.shape), zv.type.shape)
     ops = [splat(b, v, shape) for v in (xy_a, xy_b, zv)]

@@ -198,7 +198,10 @@ def array_info(x: Any) -> ArrayInfo | None:
 
 def _torch_dtype(t) -> D.dtype:
     name = str(t).replace("torch.", "")
-    aliases = {"bool": "int1", "half": "float16", "float": "float32", "double": "float64"}
+    aliases = {"bool": "int1", "half": "float16", "float": "float32", "double": "float64",
+               # torch's float8 types, by Triton's names for them
+               "float8_e4m3fn": "float8e4nv", "float8_e5m2": "float8e5",
+               "float8_e4m3fnuz": "float8e4b8", "float8_e5m2fnuz": "float8e5b16"}
     name = aliases.get(name, name)
     if name not in D.BY_LONG_NAME:
         raise TypeError(f"torch dtype {t} is not supported")

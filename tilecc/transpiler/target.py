@@ -85,7 +85,8 @@ C_TYPES = {
     "i1": "bool", "i8": "signed char", "i16": "short", "i32": "int", "i64": "long long",
     "u8": "unsigned char", "u16": "unsigned short", "u32": "unsigned int",
     "u64": "unsigned long long", "fp16": "tc::half", "bf16": "tc::bfloat16", "fp32": "float",
-    "fp64": "double",
+    "fp64": "double", "fp8e4nv": "tc::fp8e4nv", "fp8e5": "tc::fp8e5", "fp8e4b8": "tc::fp8e4b8",
+    "fp8e5b16": "tc::fp8e5b16",
 }
 NARROW_INTS = {"i1", "i8", "i16", "u8", "u16"}
 

@@ -111,6 +111,114 @@ template <typename T> struct is_half_like {
   static constexpr bool value = is_same<T, half>::value || is_same<T, bfloat16>::value;
 };
 
+// ---- 8-bit floating point (Triton's fp8 types): storage types, converted through float ---
+//
+// A format: EXP exponent bits, MAN mantissa bits, exponent BIAS, and where its special values
+// lie (SPECIALS): kIeee (e5m2: infinities and NaNs at the largest exponent), kFn (e4m3fn:
+// no infinities, S.1111.111 is NaN), kFnuz (no infinities, no -0: 0x80 is the only NaN).
+// float → fp8 rounds to nearest even and saturates (finite overflow and infinities give the
+// largest finite value of their sign; NaN stays NaN), as Triton's cvt.rn.satfinite.
+enum Fp8Specials { kIeee, kFn, kFnuz };
+
+template <int EXP, int MAN, int BIAS, int SPECIALS>
+struct fp8 {
+  static constexpr unsigned kTop = (1u << (EXP + MAN)) - 1;  // all bits but the sign
+  static constexpr unsigned kMaxCode =
+      SPECIALS == kIeee ? kTop - (1u << MAN) : (SPECIALS == kFn ? kTop - 1 : kTop);
+  static constexpr unsigned kNan = SPECIALS == kFnuz ? 0x80u : kTop;
+
+  unsigned char bits;
+  fp8() = default;
+  static constexpr TC_DEVICE fp8 from_bits(unsigned char b) { fp8 h{}; h.bits = b; return h; }
+  TC_DEVICE explicit fp8(float f) : bits(encode(f)) {}
+  TC_DEVICE explicit operator float() const { return decode(bits); }
+
+  // the OCP formats (e4m3fn, e5m2) have conversion instructions from sm_89 on
+  static constexpr bool kOcpE4M3 = EXP == 4 && MAN == 3 && BIAS == 7 && SPECIALS == kFn;
+  static constexpr bool kOcpE5M2 = EXP == 5 && MAN == 2 && BIAS == 15 && SPECIALS == kIeee;
+
+  static TC_DEVICE unsigned char encode(float f) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if constexpr (kOcpE4M3 || kOcpE5M2) {  // the second source goes to the low byte
+      unsigned short pair;
+      if constexpr (kOcpE4M3) {
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+      } else {
+        asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+      }
+      return static_cast<unsigned char>(pair & 0xffu);
+    }
+#endif
+    const unsigned u = __float_as_uint(f);
+    const unsigned sign = (u >> 24) & 0x80u;
+    const unsigned a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return static_cast<unsigned char>(kNan);
+    unsigned code;
+    if ((a >> 23) >= static_cast<unsigned>(128 - BIAS)) {  // a normal number of the format
+      const int shift = 23 - MAN;  // drop the low mantissa bits, rounding to nearest even
+      const unsigned rounded = (a + ((1u << (shift - 1)) - 1) + ((a >> shift) & 1u)) >> shift;
+      code = rounded - (static_cast<unsigned>(127 - BIAS) << MAN);
+      if (code > kMaxCode) code = kMaxCode;  // saturate (infinities too)
+    } else {  // a subnormal of the format: a multiple of its smallest step, 2^(1 - BIAS - MAN)
+      code = static_cast<unsigned>(::rintf(__uint_as_float(a) *
+                                          __uint_as_float((BIAS + MAN - 1 + 127) << 23)));
+    }
+    if (SPECIALS == kFnuz && code == 0) return 0;  // no negative zero: 0x80 is NaN
+    return static_cast<unsigned char>(sign | code);
+  }
+
+  static TC_DEVICE float decode(unsigned char b) {
+    if constexpr (kOcpE5M2) {  // e5m2 is the high byte of an fp16
+      return half_bits_to_float(static_cast<unsigned short>(b << 8));
+    }
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if constexpr (kOcpE4M3) {
+      unsigned pair;
+      asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(pair) : "h"(static_cast<unsigned short>(b)));
+      return half_bits_to_float(static_cast<unsigned short>(pair & 0xffffu));
+    }
+#endif
+    const unsigned code = b & kTop;
+    const unsigned exponent = code >> MAN, mantissa = code & ((1u << MAN) - 1);
+    float magnitude;
+    if (SPECIALS == kFnuz ? b == 0x80u : (SPECIALS == kFn ? code == kTop
+                                          : exponent == (kTop >> MAN) && mantissa != 0)) {
+      return __uint_as_float(0x7fc00000u);  // NaN
+    } else if (SPECIALS == kIeee && exponent == (kTop >> MAN)) {
+      magnitude = __uint_as_float(0x7f800000u);  // infinity
+    } else if (exponent == 0) {  // subnormal: steps of 2^(1 - BIAS - MAN)
+      magnitude = static_cast<float>(mantissa) * __uint_as_float((128 - BIAS - MAN) << 23);
+    } else {
+      magnitude = __uint_as_float((code + (static_cast<unsigned>(127 - BIAS) << MAN)) << (23 - MAN));
+    }
+    return (b & 0x80u) ? -magnitude : magnitude;
+  }
+};
+
+using fp8e4nv = fp8<4, 3, 7, kFn>;      // float8_e4m3fn (OCP E4M3)
+using fp8e5 = fp8<5, 2, 15, kIeee>;     // float8_e5m2 (OCP E5M2)
+using fp8e4b8 = fp8<4, 3, 8, kFnuz>;    // float8_e4m3fnuz (AMD CDNA3)
+using fp8e5b16 = fp8<5, 2, 16, kFnuz>;  // float8_e5m2fnuz (AMD CDNA3)
+
+template <typename T> struct is_fp8 { static constexpr bool value = false; };
+template <int E, int M, int B, int S> struct is_fp8<fp8<E, M, B, S>> {
+  static constexpr bool value = true;
+};
+
+// comparisons (exact through float); fp8 has no arithmetic: kernels convert first
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator<(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) < float(b); }
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator<=(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) <= float(b); }
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator>(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) > float(b); }
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator>=(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) >= float(b); }
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator==(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) == float(b); }
+template <int E, int M, int B, int S>
+TC_DEVICE bool operator!=(fp8<E, M, B, S> a, fp8<E, M, B, S> b) { return float(a) != float(b); }
+
 // ---- conversions -----------------------------------------------------------------------
 
 template <typename T> struct int_range;  // the integer types' limits, without <limits>
@@ -146,11 +254,11 @@ template <typename To, typename From>
 TC_DEVICE To cast(From x) {
   if constexpr (is_same<To, From>::value) {
     return x;
-  } else if constexpr (is_half_like<From>::value) {
+  } else if constexpr (is_half_like<From>::value || is_fp8<From>::value) {
     return cast<To>(static_cast<float>(x));
   } else if constexpr (is_same<To, bool>::value) {
     return x != From(0);
-  } else if constexpr (is_half_like<To>::value) {
+  } else if constexpr (is_half_like<To>::value || is_fp8<To>::value) {
     return To(static_cast<float>(x));
   } else if constexpr (is_float<From>::value && !is_float<To>::value) {
     return float_to_int<To>(x);

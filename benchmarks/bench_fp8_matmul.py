@@ -1,0 +1,113 @@
+"""fp8 matrix multiplication through tilecc, Triton and torch._scaled_mm, side by side.
+
+    python benchmarks/bench_fp8_matmul.py [--quick] [--verbose]
+
+The kernel is examples/matmul.py's `matmul_kernel`, as in bench_matmul.py: tilecc compiles
+it as it is, Triton the very same source.  A is M x K row-major and B is K x N stored
+column-major (K-major, the layout Triton's tutorial uses for fp8, which Hopper's fp8
+wgmma reads); C is fp16, accumulated in fp32.  torch._scaled_mm (cuBLASLt) multiplies the
+same operands with unit scales.  Times are device-event medians after warm-up
+(`triton.testing.do_bench`); TFLOP/s counts 2·M·N·K.  Every result is checked against
+torch's fp32 product of the same fp8 values first.
+
+tilecc converts fp8 operands to fp16 before its tensor-core instructions (see
+docs/language.md), so its fp8 matmul runs at fp16 speed at best, where Triton and cuBLAS
+use Hopper's fp8 wgmma.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import matmul as MM  # noqa: E402
+from triton_clone import as_triton  # noqa: E402
+
+import tilecc  # noqa: E402
+
+SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (4097, 4096, 4096))
+DTYPES = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+
+
+def run(kernel, a, b, c, config: tilecc.Config):
+    (m, k), n = a.shape, b.shape[1]
+    meta = config.kwargs
+    grid = (tilecc.cdiv(m, meta["BLOCK_SIZE_M"]) * tilecc.cdiv(n, meta["BLOCK_SIZE_N"]),)
+    return lambda: kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
+                                b.stride(1), c.stride(0), c.stride(1), **meta,
+                                ACTIVATION="", num_warps=config.num_warps,
+                                num_stages=config.num_stages)
+
+
+def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str]:
+    out = (float("inf"), "")
+    for cfg in configs:
+        fn = run(kernel, a, b, c, cfg)
+        try:
+            c.zero_()
+            fn()
+            torch.cuda.synchronize()
+        except Exception as e:  # a configuration this compiler cannot build
+            print(f"  skipped {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
+            continue
+        torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.5)
+        t = do_bench(fn, warmup=25, rep=100, return_mode="median")
+        kw = cfg.kwargs
+        label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
+                 f"w{cfg.num_warps} s{cfg.num_stages}")
+        if verbose:
+            m, k = a.shape
+            print(f"    {label:<22} {2 * m * k * b.shape[1] / t / 1e9:8.1f} TFLOP/s")
+        out = min(out, (t, label))
+    return out
+
+
+def scaled_mm(a, b):
+    """torch._scaled_mm with unit scales, or None where torch has none for these types."""
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    try:
+        fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,  # noqa: E731
+                                      out_dtype=torch.float16)
+        fn()
+        return fn
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="the first two configurations")
+    parser.add_argument("--verbose", action="store_true", help="every configuration's speed")
+    args = parser.parse_args()
+    configs = MM.CONFIGS[:2] if args.quick else MM.CONFIGS
+    tc_k, tr_k = MM.matmul_kernel, as_triton(MM.matmul_kernel)
+    print(f"{torch.cuda.get_device_name()}: fp8 matmul (fp32 accumulation, fp16 out), "
+          "tilecc / Triton / torch._scaled_mm, TFLOP/s (best configuration)")
+    header = (f"{'dtype':<5} {'M x K x N':>16} {'tilecc':>8} {'Triton':>8} {'scaled':>8} "
+              f"{'tc/Triton':>9} {'tc/scaled':>9}  tilecc config / Triton config")
+    print(header)
+    print("-" * len(header))
+    for dname, dt in DTYPES.items():
+        for m, k, n in SHAPES:
+            torch.manual_seed(0)
+            a = torch.randn(m, k, device="cuda").to(dt)
+            b = torch.randn(n, k, device="cuda").to(dt).T  # K x N, column-major
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            ref = a.float() @ b.float()
+            t_tc, cfg_tc = best(tc_k, a, b, c, configs, ref, args.verbose)
+            t_tr, cfg_tr = best(tr_k, a, b, c, configs, ref, args.verbose)
+            sm = scaled_mm(a, b)
+            t_sm = do_bench(sm, warmup=25, rep=100, return_mode="median") if sm else float("nan")
+            tflops = lambda t: 2 * m * n * k / (t * 1e-3) / 1e12  # noqa: E731
+            print(f"{dname:<5} {f'{m}x{k}x{n}':>16} {tflops(t_tc):8.1f} {tflops(t_tr):8.1f} "
+                  f"{tflops(t_sm):8.1f} {t_tr / t_tc:9.3f} {t_sm / t_tc:9.3f}  "
+                  f"{cfg_tc} / {cfg_tr}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""`tl.dot` beyond 2-D products of one input type: fp8 inputs (any two formats), 3-D
+batched products, `input_precision` "tf32x3" / "bf16x3" / "bf16x6", `out_dtype` and
+`max_num_imprecise_acc` by Triton's rules.  The interpreter against NumPy, the generated
+code through NVRTC and hiprtc; GPU runs in tests/test_gpu_fp8.py."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilecc
+import tilecc.language as tl
+from tilecc.errors import CompilationError
+
+try:
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import assert_clean_compile
+
+F8 = {"fp8e4nv": ml_dtypes.float8_e4m3fn, "fp8e5": ml_dtypes.float8_e5m2,
+      "fp8e4b8": ml_dtypes.float8_e4m3fnuz, "fp8e5b16": ml_dtypes.float8_e5m2fnuz}
+
+
+@tilecc.jit
+def mm_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+              OUT: tl.constexpr, IMPRECISE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    b = tl.load(B + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b, out_dtype=OUT, max_num_imprecise_acc=IMPRECISE)
+    tl.store(C + rm[:, None] * N + rn[None, :], c)
+
+
+@tilecc.jit
+def fp8_loop_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the tutorial's loop, fp8 operands (A row-major, B row-major), fp32 accumulator
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(A + rm[:, None] * K + (k * BK + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k * BK + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + (k * BK + rk)[:, None] * N + rn[None, :],
+                    mask=((k * BK + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def batched_kernel(A, B, C, D, BS: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                   K: tl.constexpr, WITH_ACC: tl.constexpr):
+    rb = tl.arange(0, BS)[:, None, None]
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rb * M * K + rm[None, :, None] * K + rk[None, None, :])
+    b = tl.load(B + rb * K * N + rk[None, :, None] * N + rn[None, None, :])
+    out = rb * M * N + rm[None, :, None] * N + rn[None, None, :]
+    if WITH_ACC:
+        c = tl.dot(a, b, tl.load(C + out))
+    else:
+        c = tl.dot(a, b)
+    tl.store(D + out, c)
+
+
+@tilecc.jit
+def precision_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     P: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    b = tl.load(B + rk[:, None] * N + rn[None, :])
+    c = tl.load(C + rm[:, None] * N + rn[None, :])
+    tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(a, b, c, input_precision=P))
+
+
+def _exact(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(list(F8)), st.sampled_from(list(F8)), st.integers(0, 2 ** 32 - 1))
+def test_fp8_dot_of_any_two_formats(fa, fb, seed) -> None:
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((32, 64)) * 4).astype(F8[fa])
+    b = (rng.standard_normal((64, 16)) * 4).astype(F8[fb])
+    c = np.zeros((32, 16), np.float32)
+    mm_kernel.interpret[(1,)](a, b, c, M=32, N=16, K=64, OUT=tl.float32, IMPRECISE=None)
+    # each fp8 product is exact in fp32; only the order of the fp32 sum differs
+    np.testing.assert_allclose(c, _exact(a, b), rtol=1e-6, atol=1e-4)
+
+
+def test_fp8_dot_out_dtype_fp16_and_imprecise_acc_accepted() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((16, 32)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((32, 16)).astype(ml_dtypes.float8_e5m2)
+    c = np.zeros((16, 16), np.float16)
+    mm_kernel.interpret[(1,)](a, b, c, M=16, N=16, K=32, OUT=tl.float16, IMPRECISE=32)
+    np.testing.assert_allclose(c.astype(np.float32), _exact(a, b).astype(np.float16)
+                               .astype(np.float32), rtol=1e-3, atol=1e-2)
+
+
+def test_fp8_loop_matmul_with_masks() -> None:
+    rng = np.random.default_rng(4)
+    m, n, k = 40, 72, 100
+    a = rng.standard_normal((m, k)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((k, n)).astype(ml_dtypes.float8_e4m3fn)
+    c = np.zeros((m, n), np.float32)
+    fp8_loop_kernel.interpret[(2, 2)](a, b, c, m, n, k, BM=32, BN=64, BK=32)
+    np.testing.assert_allclose(c, _exact(a, b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("bs", [1, 2, 4])
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.int8])
+def test_batched_dot_is_one_product_per_batch(bs, dt) -> None:
+    rng = np.random.default_rng(bs)
+    m, n, k = 16, 32, 32
+    a = rng.integers(-3, 4, (bs, m, k)).astype(dt)
+    b = rng.integers(-3, 4, (bs, k, n)).astype(dt)
+    acc_t = np.int32 if dt == np.int8 else np.float32
+    c = rng.integers(-5, 6, (bs, m, n)).astype(acc_t)
+    for with_acc in (False, True):
+        d = np.zeros((bs, m, n), acc_t)
+        batched_kernel.interpret[(1,)](a, b, c, d, BS=bs, M=m, N=n, K=k, WITH_ACC=with_acc)
+        want = np.matmul(a.astype(np.int64), b.astype(np.int64)) + (c if with_acc else 0)
+        assert np.array_equal(d, want.astype(acc_t))  # small integers: exact in every type
+
+
+def _precision_error(p: str, a, b) -> float:
+    c = np.full((32, 32), 0.5, np.float32)
+    precision_kernel.interpret[(1,)](a, b, c, M=32, N=32, K=64, P=p)
+    want = _exact(a, b) + 0.5
+    return float(np.max(np.abs(c - want)) / np.max(np.abs(want)))
+
+
+def test_split_precisions_recover_fp32_accuracy() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    err = {p: _precision_error(p, a, b) for p in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")}
+    assert err["tf32"] > 1e-4  # tf32 keeps 10 mantissa bits ...
+    assert err["tf32x3"] < 1e-6 and err["bf16x6"] < 1e-6  # ... three of them nearly fp32's
+    assert err["bf16x3"] < 1e-4 < err["tf32"] * 10
+    assert err["ieee"] < 1e-6
+
+
+@pytest.mark.parametrize("p", ["tf32x3", "bf16x3", "bf16x6"])
+def test_split_precision_keeps_infinities(p) -> None:
+    # 1.0 splits into 1.0 + 0.0; 0.0 * inf in the small products would make NaN (Triton
+    # replaces NaNs of the small products by zeros before adding the big one)
+    a = np.ones((32, 64), np.float32)
+    b = np.ones((64, 32), np.float32)
+    b[0, 0] = np.inf
+    b[1, 1] = np.nan
+    c = np.zeros((32, 32), np.float32)
+    precision_kernel.interpret[(1,)](a, b, c, M=32, N=32, K=64, P=p)
+    assert np.all(np.isposinf(c[:, 0])) and np.all(np.isnan(c[:, 1]))
+    assert np.all(c[:, 2:] == 64)
+
+
+def test_split_precision_source_shows_the_products() -> None:
+    src = precision_kernel.source("*fp32:16,*fp32:16,*fp32:16", M=32, N=32, K=32, P="tf32x3",
+                                  arch="sm_80")
+    assert src.count("tc::mma_m16n8k8_tf32(") == 3
+    src = precision_kernel.source("*fp32:16,*fp32:16,*fp32:16", M=32, N=32, K=32, P="bf16x3",
+                                  arch="sm_80")
+    assert src.count("tc::mma_m16n8k16_bf16(") == 3
+
+
+def _dot_kernel(expr: str, a_t: str = "tl.float16"):
+    ns = {"tilecc": tilecc, "tl": tl}
+    code = ("@tilecc.jit\n"
+            "def k(A, B, C):\n"
+            "    r16 = tl.arange(0, 16)\n"
+            "    r32 = tl.arange(0, 32)\n"
+            "    a = tl.load(A + r16[:, None] * 32 + r32[None, :])\n"
+            "    b = tl.load(B + r32[:, None] * 16 + r16[None, :])\n"
+            f"    c = {expr}\n"
+            "    tl.store(C + r16[:, None] * 16 + r16[None, :], c)\n")
+    import linecache
+    name = f"<dot-forms-{abs(hash(code))}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    exec(compile(code, name, "exec"), ns)
+    return ns["k"]
+
+
+@pytest.mark.parametrize("expr,sig,message", [
+    ("tl.dot(a, b, max_num_imprecise_acc=64)", "*fp8e4nv,*fp8e4nv,*fp32",
+     "max_num_imprecise_acc (64) must be <= K (32)"),
+    ("tl.dot(a, b, out_dtype=tl.bfloat16)", "*bf16,*bf16,*fp32", "out_dtype=bfloat16 is unsupported"),
+    ("tl.dot(a, b, out_dtype=tl.int32)", "*fp8e5,*fp8e5,*fp32", "out_dtype of a fp8 tl.dot"),
+    ("tl.dot(a, b)", "*fp8e5,*fp16,*fp32", "one element type"),
+    ("tl.dot(a, b, input_precision='tf32x9')", "*fp32,*fp32,*fp32", "input_precision must be"),
+    ("tl.dot(a[None, :, :], b)", "*fp16,*fp16,*fp32", "two 2-D blocks"),
+    ("tl.dot(a[None, :, :], b[None, :, :].broadcast_to(2, 32, 16))", "*fp16,*fp16,*fp32",
+     "batch dimensions differ"),
+])
+def test_dot_form_errors_point_at_the_line(expr, sig, message) -> None:
+    with pytest.raises(CompilationError) as e:
+        _dot_kernel(expr).source(sig)
+    assert message in str(e.value) and ":7:" in str(e.value)
+
+
+def test_result_types_follow_triton() -> None:
+    # fp32 / bf16 inputs give fp32 whatever out_dtype asks; fp8 and fp16 give out_dtype
+    assert "float c[" in _dot_kernel("tl.dot(a, b, out_dtype=tl.float16)").source(
+        "*bf16,*bf16,*fp32")
+    assert "tc::half c[" in _dot_kernel("tl.dot(a, b, out_dtype=tl.float16)").source(
+        "*fp8e5,*fp8e5,*fp16")
+
+
+_TARGETS = [("cuda", "sm_80"), ("cuda", "sm_89"), ("cuda", "sm_90"), ("hip", "gfx90a")]
+
+
+@pytest.mark.parametrize("target,arch", _TARGETS, ids=[a for _, a in _TARGETS])
+def test_dot_forms_compile_cleanly(target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    e4 = "fp8e5" if arch == "sm_80" else "fp8e4nv"
+    assert_clean_compile(fp8_loop_kernel, f"*{e4}:16,*fp8e5:16,*fp32:16,i32,i32,i32", target,
+                         arch, BM=64, BN=64, BK=64, num_warps=4)
+    assert_clean_compile(mm_kernel, f"*{e4}:16,*{e4}:16,*fp16:16", target, arch, M=64, N=64,
+                         K=32, OUT=tl.float16, IMPRECISE=None)
+    assert_clean_compile(batched_kernel, "*fp16:16,*fp16:16,*fp32:16,*fp32:16", target, arch,
+                         BS=2, M=16, N=16, K=32, WITH_ACC=True)
+    for p in ("tf32x3", "bf16x3", "bf16x6"):
+        assert_clean_compile(precision_kernel, "*fp32:16,*fp32:16,*fp32:16", target, arch,
+                             M=32, N=32, K=32, P=p)
+    if target == "hip":
+        assert_clean_compile(mm_kernel, "*fp8e4b8:16,*fp8e5b16:16,*fp32:16", target, arch,
+                             M=32, N=32, K=32, OUT=tl.float32, IMPRECISE=None)
+
+
+def test_fp8_dot_runs_on_the_tensor_cores_through_fp16() -> None:
+    src = fp8_loop_kernel.source("*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32,i32,i32", BM=128,
+                                 BN=128, BK=64, num_warps=4)
+    assert "wgmma.m64n128k16 (fp16, Hopper)" in src
+    src = fp8_loop_kernel.source("*fp8e5:16,*fp8e5:16,*fp32:16,i32,i32,i32", BM=64, BN=64,
+                                 BK=64, num_warps=4, arch="sm_80")
+    assert "mma.sync.m16n8k16 (f16)" in src

@@ -1,0 +1,161 @@
+"""fp8 and the forms of tl.dot on the GPU (`pytest -m gpu`): the GPU's conversions (the
+hardware's cvt on sm_89+, tilecc.h's software elsewhere) bit for bit against the
+interpreter, torch float8 tensors as arguments, fp8 / batched / split-precision products
+against the interpreter and NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecc.language as tl
+
+try:
+    import test_dot_forms as DF
+    import test_fp8 as F
+except ImportError:  # tests/ imported as a package
+    from tests import test_dot_forms as DF
+    from tests import test_fp8 as F
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+
+def _capability() -> int:
+    major, minor = torch.cuda.get_device_capability()
+    return 10 * major + minor
+
+
+def _formats():
+    """The formats Triton 3.6 has on this GPU (tilecc refuses the others, as Triton)."""
+    names = ["fp8e5"] + (["fp8e4nv"] if _capability() >= 89 else [])
+    return [n for n in F.FORMATS if n in names]
+
+
+def _dev(a: np.ndarray):
+    return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+
+def _floats() -> np.ndarray:
+    """Every fp8 value of every format, every tie between neighbours, one step off each tie,
+    specials, and random floats of every magnitude."""
+    parts = []
+    for ml, _, _ in F.FORMATS.values():
+        v = np.arange(256, dtype=np.uint8).view(ml).astype(np.float64)
+        v = np.unique(v[np.isfinite(v)])
+        mids = ((v[:-1] + v[1:]) / 2).astype(np.float32)
+        parts += [v.astype(np.float32), mids, np.nextafter(mids, np.float32(np.inf)),
+                  np.nextafter(mids, np.float32(-np.inf))]
+    rng = np.random.default_rng(0)
+    parts.append((rng.standard_normal(50000) * 2.0 ** rng.integers(-40, 40, 50000))
+                 .astype(np.float32))
+    parts.append(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, 3e38, -3e38],
+                          np.float32))
+    return np.concatenate(parts).astype(np.float32)
+
+
+@pytest.mark.parametrize("out", [np.float32, np.float16])
+def test_every_bit_pattern_converts_up_as_the_interpreter(out) -> None:
+    for name in _formats():
+        bits = np.arange(256, dtype=np.uint8)
+        want = np.zeros(256, out)
+        F.up_kernel.interpret[(2,)](bits, want, 256, FMT=F._fmt(name), BLOCK=128)
+        got = _dev(np.zeros(256, out))
+        F.up_kernel[(2,)](_dev(bits), got, 256, FMT=F._fmt(name), BLOCK=128)
+        assert F.same_floats(got.cpu().numpy(), want), name
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float16])
+def test_floats_convert_down_as_the_interpreter(src) -> None:
+    with np.errstate(over="ignore"):
+        x = _floats().astype(src)
+    for name in _formats():
+        want = np.zeros(len(x), np.uint8)
+        F.down_kernel.interpret[(len(x) // 1024 + 1,)](x, want, len(x), FMT=F._fmt(name),
+                                                      BLOCK=1024)
+        got = _dev(np.zeros(len(x), np.uint8))
+        F.down_kernel[(len(x) // 1024 + 1,)](_dev(x), got, len(x), FMT=F._fmt(name),
+                                            BLOCK=1024)
+        ml = F.FORMATS[name][0]
+        assert F.same_floats(got.cpu().numpy().view(ml).astype(np.float32),
+                             want.view(ml).astype(np.float32)), name
+
+
+def test_torch_float8_tensors_are_arguments() -> None:
+    torch_types = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2}
+    for name in _formats():
+        x = (torch.randn(5000, device="cuda") * 8).to(torch_types[name])
+        y = torch.zeros_like(x)
+        F.copy_kernel[(5,)](x, y, 5000, BLOCK=1024)
+        assert torch.equal(x.view(torch.uint8), y.view(torch.uint8))
+
+
+@pytest.mark.parametrize("shape,blocks,warps", [((256, 256, 256), (128, 128, 64), 4),
+                                                ((200, 136, 300), (64, 64, 64), 4),
+                                                ((256, 256, 512), (128, 128, 64), 8)])
+def test_fp8_matmul_matches_the_interpreter(shape, blocks, warps) -> None:
+    m, n, k = shape
+    bm, bn, bk = blocks
+    rng = np.random.default_rng(m + n + k)
+    names = _formats()
+    for fa, fb in [(names[-1], names[-1]), (names[0], names[-1])]:
+        a = rng.standard_normal((m, k)).astype(F.FORMATS[fa][0])
+        b = rng.standard_normal((k, n)).astype(F.FORMATS[fb][0])
+        want = np.zeros((m, n), np.float32)
+        grid = ((m + bm - 1) // bm, (n + bn - 1) // bn)
+        DF.fp8_loop_kernel.interpret[grid](a, b, want, m, n, k, BM=bm, BN=bn, BK=bk)
+        got = _dev(np.zeros((m, n), np.float32))
+        DF.fp8_loop_kernel[grid](_dev(a.view(np.uint8)).view(getattr(torch, F.FORMATS[fa][0]
+                                                                    .__name__)),
+                                 _dev(b.view(np.uint8)).view(getattr(torch, F.FORMATS[fb][0]
+                                                                    .__name__)),
+                                 got, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps)
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-3)
+
+
+def test_batched_and_split_precision_products() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (4, 16, 32)).astype(np.float16)
+    b = rng.integers(-3, 4, (4, 32, 32)).astype(np.float16)
+    c = rng.integers(-5, 6, (4, 16, 32)).astype(np.float32)
+    d = _dev(np.zeros((4, 16, 32), np.float32))
+    DF.batched_kernel[(1,)](_dev(a), _dev(b), _dev(c), d, BS=4, M=16, N=32, K=32,
+                            WITH_ACC=True)
+    assert np.array_equal(d.cpu().numpy(), np.matmul(a.astype(np.float32),
+                                                     b.astype(np.float32)) + c)
+    a = rng.standard_normal((32, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    want = DF._exact(a, b) + 0.5
+    for p, tol in (("tf32", 1e-2), ("tf32x3", 2e-6), ("bf16x3", 2e-4), ("bf16x6", 2e-6)):
+        c = _dev(np.full((32, 32), 0.5, np.float32))
+        DF.precision_kernel[(1,)](_dev(a), _dev(b), c, M=32, N=32, K=64, P=p)
+        err = np.max(np.abs(c.cpu().numpy() - want)) / np.max(np.abs(want))
+        assert err < tol, (p, err)
+
+
+def test_split_precision_keeps_infinities_on_the_gpu() -> None:
+    a = np.ones((32, 64), np.float32)
+    b = np.ones((64, 32), np.float32)
+    b[0, 0] = np.inf
+    for p in ("tf32x3", "bf16x3", "bf16x6"):
+        c = _dev(np.zeros((32, 32), np.float32))
+        DF.precision_kernel[(1,)](_dev(a), _dev(b), c, M=32, N=32, K=64, P=p)
+        out = c.cpu().numpy()
+        assert np.all(np.isposinf(out[:, 0])) and np.all(out[:, 1:] == 64), p
+
+
+def test_fp8_dot_out_dtype_fp16_on_the_gpu() -> None:
+    name = _formats()[-1]
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((64, 32)).astype(F.FORMATS[name][0])
+    b = rng.standard_normal((32, 64)).astype(F.FORMATS[name][0])
+    want = np.zeros((64, 64), np.float16)
+    DF.mm_kernel.interpret[(1,)](a, b, want, M=64, N=64, K=32, OUT=tl.float16, IMPRECISE=None)
+    got = _dev(np.zeros((64, 64), np.float16))
+    DF.mm_kernel[(1,)](_dev(a.view(np.uint8)).view(getattr(torch, F.FORMATS[name][0].__name__)),
+                       _dev(b.view(np.uint8)).view(getattr(torch, F.FORMATS[name][0].__name__)),
+                       got, M=64, N=64, K=32, OUT=tl.float16, IMPRECISE=None)
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float32), want.astype(np.float32),
+                               rtol=1e-3, atol=1e-3)
+

@@ -199,6 +199,7 @@ def run_op(name: str, device: str, seconds: int) -> tuple[str, str, str]:
     fwd_bad = bwd_bad = None
     n = 0
     LAUNCHED.clear()
+    COMPILED.clear()
     try:
         importlib.import_module(f"liger_kernel.ops.{module}")
         for case in cases(device):
@@ -212,8 +213,7 @@ def run_op(name: str, device: str, seconds: int) -> tuple[str, str, str]:
                 break  # the same refusal again for every shape
     except Exception as e:  # noqa: BLE001 - import failures and the cases' own setup
         d = describe(e)
-        kind = d.split(":")[0]
-        return kind, "-", d
+        return d.split(":")[0], "-", d
     finally:
         signal.alarm(0)
     if n == 0:
@@ -225,6 +225,7 @@ def run_op(name: str, device: str, seconds: int) -> tuple[str, str, str]:
         details.append(f"fwd [{fwd_bad[0]}] {_after_kind(fwd_bad[1])}")
     if bwd_bad and bwd != "-":
         details.append(f"bwd [{bwd_bad[0]}] {_after_kind(bwd_bad[1])}")
+    details += [why for why in (compile_outcome(t)[1] for t in sorted(COMPILED)) if why]
     ran = f"{n} cases, kernels: {', '.join(sorted(LAUNCHED)) or 'none'}"
     return fwd, bwd, "; ".join(details) or ran
 
@@ -263,22 +264,58 @@ def load_liger(src: str, device: str) -> None:
 
 
 LAUNCHED: set[str] = set()  # the kernels launched since the last op began
+COMPILED: dict[str, dict] = {}  # target -> {specialization: None or the failure}, this op
+_COMPILED_EVER: dict[tuple, str | None] = {}  # (target, specialization) -> failure
 
 
-def count_launches() -> None:
+def count_launches(compile_for: list[str]) -> None:
     """Note each kernel launched through tilecc, so that an `ok` says which kernels ran
-    (and an op that ran none shows it)."""
+    (and an op that ran none shows it); with `compile_for` (on the interpreter), also
+    compile each specialization the interpreter runs for those targets (NVRTC, hiprtc:
+    no GPU needed), to show what the GPU path would refuse."""
     import tilecc.interpreter as interpreter
     import tilecc.runtime.jit as jit
 
-    def counting(launch):
+    def counting(launch, compile_too: bool):
         def counted(jit_fn, *args, **kwargs):
             LAUNCHED.add(jit_fn.fn.__name__)
+            if compile_too:
+                grid, a, kw = args
+                for target in compile_for:
+                    compile_specialization(jit_fn, a, kw, target)
             return launch(jit_fn, *args, **kwargs)
         return counted
 
-    jit._launch_run = counting(jit._launch_run)  # GPU launches
-    interpreter.run_interpreted = counting(interpreter.run_interpreted)  # and the interpreter's
+    jit._launch_run = counting(jit._launch_run, False)  # GPU launches
+    interpreter.run_interpreted = counting(interpreter.run_interpreted, bool(compile_for))
+
+
+def compile_specialization(jit_fn, args, kwargs, target: str) -> None:
+    from tilecc.runtime import compiler
+
+    values, options = jit_fn.bind(args, dict(kwargs))
+    specs, _ = jit_fn.specs_for(values)
+    nw, ns = options.get("num_warps", 4), options.get("num_stages")
+    key = (target, jit_fn.fn.__name__, repr(specs), nw, ns)
+    if key not in _COMPILED_EVER:
+        try:
+            compiler.compile(jit_fn, specs, target, jit_fn.options(num_warps=nw, num_stages=ns))
+            _COMPILED_EVER[key] = None
+        except Exception as e:  # noqa: BLE001 - reported in the op's row
+            _COMPILED_EVER[key] = describe(e)
+    COMPILED.setdefault(target, {})[key] = _COMPILED_EVER[key]
+
+
+def compile_outcome(target: str) -> tuple[str, str]:
+    """(`ok N` / `refused` / `error` / `-`, the first failure) of this op's compiles."""
+    done = COMPILED.get(target, {})
+    if not done:
+        return "-", ""
+    bad = [(k, v) for k, v in done.items() if v is not None]
+    if not bad:
+        return f"ok {len(done)}", ""
+    (_, name, *_), why = bad[0]
+    return why.split(":")[0], f"{target} [{name}, {len(bad)} of {len(done)}] {_after_kind(why)}"
 
 
 def libdevice_standin() -> None:
@@ -319,6 +356,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per op")
     parser.add_argument("--libdevice-standin", action="store_true",
                         help="stand in for triton.language.extra.libdevice if tilecc lacks it")
+    parser.add_argument("--compile", default="",
+                        help="on the interpreter, also compile each kernel it runs for these "
+                             "targets (comma-separated: cuda, hip)")
     args = parser.parse_args(argv)
 
     import torch
@@ -327,8 +367,11 @@ def main(argv: list[str]) -> int:
     if device == "cpu" and os.environ.get("TILECC_INTERPRET") != "1":
         print("note: --device cpu runs kernels on tilecc's interpreter only with "
               "TILECC_INTERPRET=1", file=sys.stderr)
+    if device == "cpu":  # one config per fused-MoE kernel: the interpreter would run them all
+        os.environ.setdefault("LIGER_FUSED_MOE_AUTOTUNE", "0")
     load_liger(os.path.abspath(args.liger_src), device)
-    count_launches()
+    targets = [t for t in args.compile.split(",") if t]
+    count_launches(targets)
     if args.libdevice_standin:
         libdevice_standin()
     names = [n for n in args.only.split(",") if n] or sorted(OPS)
@@ -344,25 +387,30 @@ def main(argv: list[str]) -> int:
         t0 = time.time()
         torch.manual_seed(0)
         fwd, bwd, detail = run_op(name, device, args.timeout)
-        rows.append((name, fwd, bwd, detail, time.time() - t0))
+        compiled = [compile_outcome(t)[0] for t in targets]
+        rows.append((name, fwd, bwd, *compiled, detail))
         print(f"# {name}: {fwd} / {bwd} ({time.time() - t0:.1f}s)", file=sys.stderr, flush=True)
-    print_table(rows, device)
+    print_table(rows, ["forward", "backward"] + [f"{t} compile" for t in targets], device)
     if missing and not args.only:
         print(f"modules without a case: {', '.join(missing)}")
     return 0
 
 
-def print_table(rows, device: str) -> None:
+def print_table(rows, columns: list[str], device: str) -> None:
     w = max(len(r[0]) for r in rows)
+    widths = [max(9, len(c)) for c in columns]
     print(f"Liger-Kernel ops through tilecc ({device}"
           f"{', interpreter' if os.environ.get('TILECC_INTERPRET') == '1' else ''})")
-    print(f"{'op':<{w}}  {'forward':<9} {'backward':<9} detail")
-    for name, fwd, bwd, detail, _ in rows:
-        print(f"{name:<{w}}  {fwd:<9} {bwd:<9} {detail}")
-    for i, what in ((1, "forward"), (2, "backward")):
+    print(f"{'op':<{w}}  " + " ".join(f"{c:<{cw}}" for c, cw in zip(columns, widths)) + " detail")
+    for row in rows:
+        cells = row[1:1 + len(columns)]
+        print(f"{row[0]:<{w}}  " + " ".join(f"{c:<{cw}}" for c, cw in zip(cells, widths))
+              + f" {row[-1]}")
+    for i, what in enumerate(columns, start=1):
         counts: dict[str, int] = {}
         for r in rows:
-            counts[r[i]] = counts.get(r[i], 0) + 1
+            kind = r[i].split(" ")[0]
+            counts[kind] = counts.get(kind, 0) + 1
         print(f"{what}: " + ", ".join(f"{counts[k]} {k}" for k in
                                       ("ok", "mismatch", "refused", "error", "n/a", "-")
                                       if k in counts) + f" (of {len(rows)})")

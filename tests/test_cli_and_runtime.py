@@ -223,6 +223,25 @@ def test_wrong_argument_count_and_type():
         _copy.specs_for({"src": x, "dst": x, "n": 8, "BLOCK": x})
 
 
+@tilecc.jit
+def _store_num_warps(out, num_warps: tl.constexpr):
+    tl.store(out + tl.arange(0, 2), tl.full((2,), num_warps, tl.int32))
+
+
+def test_a_parameter_named_like_a_launch_option_receives_its_value():
+    """As in Triton, `kernel[grid](..., num_warps=8)` of a kernel with a `num_warps`
+    parameter both sets the option and passes the value to the parameter."""
+    values, options = _store_num_warps.bind((np.zeros(2, np.int32),), {"num_warps": 8})
+    assert values["num_warps"] == 8 and options == {"num_warps": 8}
+    out = np.zeros(2, np.int32)
+    _store_num_warps.interpret[(1,)](out, num_warps=8)
+    assert out.tolist() == [8, 8]
+    # the GPU launch's quick binding hands such a launch to `bind`, not dropping the option
+    from tilecc.runtime.launch.args import bind_fast
+
+    assert bind_fast(("out", "num_warps"), (out,), {"num_warps": 8}) == (None, None)
+
+
 def test_calling_a_kernel_directly_is_an_error():
     with pytest.raises(TypeError, match=r"launch it with _copy\[grid\]"):
         _copy(1, 2, 3, 4)

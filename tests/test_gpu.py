@@ -767,3 +767,19 @@ def test_arrays_on_two_devices_are_refused(fw) -> None:
     x = np.ones(64, np.float32)
     with pytest.raises(ValueError, match=r"`y_ptr` on cuda:1"):
         add_kernel[(1,)](put0(x), put1(x), put0(x), 64, BLOCK_SIZE=64)
+
+
+@tilecc.jit
+def store_num_warps_kernel(out, num_warps: tl.constexpr):
+    tl.store(out + tl.arange(0, 32), tl.full((32,), num_warps, tl.int32))
+
+
+def test_a_parameter_named_num_warps_receives_the_launch_option():
+    """Triton passes `num_warps=8` both to the launch and to a `num_warps` parameter
+    (Liger's kernels declare one); twice, so the warm launch path binds it too."""
+    import cupy
+
+    for _ in range(2):
+        out = cupy.zeros(32, cupy.int32)
+        store_num_warps_kernel[(1,)](out, num_warps=8)
+        assert cupy.asnumpy(out).tolist() == [8] * 32

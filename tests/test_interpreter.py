@@ -286,3 +286,19 @@ def test_strided_device_views_keep_their_strides_and_share_their_memory(monkeypa
     bump_two_views.interpret[(1,)](device_array(memory[1:5, 0::2]),
                                    device_array(memory[1:5, 1::2]), 4, 4, 8, 2, BR=4, BC=4)
     np.testing.assert_array_equal(memory, want)
+
+
+# --- CPU torch tensors: viewed, bfloat16 included ----------------------------------------------
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float16", "bfloat16"])
+def test_cpu_torch_tensors_are_read_and_written_in_place(dtype_name):
+    """CPU torch tensors are the kernel's memory (the result lands in the caller's tensor);
+    bfloat16, which `Tensor.numpy()` refuses, goes through its bit pattern."""
+    torch = pytest.importorskip("torch")
+    dtype = getattr(torch, dtype_name)
+    x = torch.linspace(-3, 3, 130).to(dtype)
+    y = torch.arange(130, dtype=torch.float32).to(dtype)
+    out = torch.zeros(130, dtype=dtype)
+    K.add_kernel.interpret[(K.cdiv(130, 64),)](x, y, out, 130, BLOCK_SIZE=64, EVEN=False)
+    assert torch.equal(out, x + y)

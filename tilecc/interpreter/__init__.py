@@ -46,12 +46,29 @@ def _device_layout(x: Any) -> tuple[int, int, tuple, tuple, np.dtype] | None:
     if mod.startswith("torch") and x.device.type != "cpu":
         import torch
 
-        dtype = torch.empty(0, dtype=x.dtype).numpy().dtype
+        dtype = _torch_numpy_dtype(x.dtype)
         return (x.device.index or 0, x.data_ptr(), tuple(x.shape),
                 tuple(s * x.element_size() for s in x.stride()), dtype)
     if mod.startswith("cupy"):
         return x.device.id, x.data.ptr, x.shape, x.strides, x.dtype
     return None
+
+
+def _torch_numpy_dtype(torch_dtype) -> np.dtype:
+    """The NumPy dtype of a torch dtype; bfloat16 (which torch cannot hand to NumPy) as
+    ml_dtypes' bfloat16, the one the interpreter computes with."""
+    return SP._torch_dtype(torch_dtype).to_numpy()
+
+
+def _torch_host_view(x) -> np.ndarray:
+    """A NumPy view (same memory) of a CPU torch tensor; bfloat16 through its 16-bit
+    pattern, since `Tensor.numpy()` refuses it."""
+    import torch
+
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().view(_torch_numpy_dtype(x.dtype))
+    return x.numpy()
 
 
 def _mirror_device_arrays(values: dict[str, Any]) -> list[Callable[[], None]]:
@@ -108,7 +125,7 @@ def _to_host(x: Any) -> Any:
         return x
     mod = type(x).__module__ or ""
     if mod.startswith("torch") and x.device.type == "cpu":
-        return x.detach().numpy()
+        return _torch_host_view(x)
     if SP.array_info(x) is not None:
         raise TypeError(f"the interpreter cannot read arrays of type {type(x).__name__}; "
                         "pass NumPy arrays")

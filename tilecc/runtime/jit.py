@@ -210,6 +210,9 @@ class JITFunction(KernelFunction):
             raise TypeError(f"{self.fn.__name__}() takes {len(params)} arguments but "
                             f"{len(args)} were given")
         values = dict(zip((p.name for p in params), args))
+        for k, v in options.items():  # `num_warps: tl.constexpr` receives the launch's
+            if k not in values and any(p.name == k for p in params):  # too, as in Triton
+                values[k] = v
         for k, v in kwargs.items():
             if k not in {p.name for p in params}:
                 if k in TRITON_ONLY_OPTIONS:

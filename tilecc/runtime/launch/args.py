@@ -47,6 +47,9 @@ def interpret_requested() -> bool:
 _NO = _MISSING = object()  # a launch option (or an argument) not given
 
 
+_OPTION_NAMES = frozenset(LAUNCH_OPTIONS)
+
+
 def bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
     """Positional arguments followed by keyword ones, in parameter order, and the launch
     options given; (None, None) when anything is unusual (defaults, misspelt or repeated
@@ -57,8 +60,8 @@ def bind_fast(names: tuple[str, ...], args: tuple, kwargs: dict):
     values = list(args)
     for name in names[n:]:
         v = kwargs.get(name, _MISSING)
-        if v is _MISSING:
-            return None, None
+        if v is _MISSING or name in _OPTION_NAMES:  # a parameter named like an option
+            return None, None                        # takes both roles: the careful path
         values.append(v)
     used = len(names) - n
     if used == len(kwargs):

@@ -5,8 +5,8 @@
 Each name of Triton 3.6's documented API list (docs/python-api/triton.language.rst, in its
 sections) has a small kernel here that uses it.  Each kernel is run three ways: on the
 interpreter (NumPy), through NVRTC for sm_90 (CUDA) and through hiprtc for gfx90a (HIP).
-A cell says `yes` (it ran, or compiled), `refused` (a CompilationError that says why; the
-table prints the reason) or `BROKEN` (any other exception: a bug).  The totals at the end
+A cell says `yes` (it ran, or compiled), `refused` (a CompilationError, or on the
+interpreter an InterpreterError, that says why; the table prints the reason) or `BROKEN` (any other exception: a bug).  The totals at the end
 are what docs/language.md and the closing notes quote.  Results are about support, not
 values: every supported name has its own tests against NumPy in tests/.
 """
@@ -595,7 +595,7 @@ def _outcome(action) -> tuple[str, str]:
         with contextlib.redirect_stdout(io.StringIO()):
             action()
         return "yes", ""
-    except tilecc.CompilationError as e:
+    except (tilecc.CompilationError, tilecc.InterpreterError) as e:
         lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
         return "refused", lines[-1] if lines else type(e).__name__
     except Exception as e:  # anything else is a bug of tilecc

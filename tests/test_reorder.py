@@ -245,3 +245,42 @@ def test_histogram_matches_numpy(n_log, bins_log, dt, valid, seed) -> None:
     v = x[:count].astype(np.int64)
     v = v[(v >= 0) & (v < bins)]  # values outside the bins are not counted
     np.testing.assert_array_equal(h, np.bincount(v, minlength=bins))
+
+
+# --- placements the generated code relies on --------------------------------------------------
+
+@tilecc.jit
+def _histogram_reshaped_mask(X, Mk, H, N: tl.constexpr, BINS: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    # a mask whose own placement differs from x's (a reshape's result: one element a thread)
+    m2 = tl.load(Mk + tl.arange(0, N // 32)[:, None] * 32 + tl.arange(0, 32)[None, :])
+    tl.store(H + tl.arange(0, BINS), tl.histogram(x, BINS, mask=tl.reshape(m2 != 0, (N,))))
+
+
+def test_histogram_mask_is_placed_with_its_values() -> None:
+    """Each thread tests mask register r for value register r: the layouts pass must give
+    both one placement (else the GPU counts under another element's mask)."""
+    k = _histogram_reshaped_mask.ir("*i32:16,*u8:16,*i32:16,4096,32")
+    (op,) = [op for op in k.walk() if op.kind == "histogram"]
+    assert op.operands[0].layout == op.operands[1].layout
+    x = np.random.default_rng(0).integers(0, 32, 4096).astype(np.int32)
+    mk = np.random.default_rng(1).integers(0, 2, 4096).astype(np.uint8)
+    h = np.zeros(32, np.int32)
+    _histogram_reshaped_mask.interpret[(1,)](x, mk, h, 4096, 32)
+    np.testing.assert_array_equal(h, np.bincount(x[mk != 0], minlength=32))
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+def test_histogram_reshaped_mask_compiles_cleanly(target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert_clean_compile(_histogram_reshaped_mask, "*i32:16,*u8:16,*i32:16,4096,32", target, arch)
+
+
+@pytest.mark.gpu
+def test_histogram_reshaped_mask_on_gpu() -> None:
+    cupy = pytest.importorskip("cupy")
+    x = np.random.default_rng(0).integers(0, 32, 4096).astype(np.int32)
+    mk = np.random.default_rng(1).integers(0, 2, 4096).astype(np.uint8)
+    h = cupy.zeros(32, np.int32)
+    _histogram_reshaped_mask[(1,)](cupy.asarray(x), cupy.asarray(mk), h, 4096, 32)
+    np.testing.assert_array_equal(cupy.asnumpy(h), np.bincount(x[mk != 0], minlength=32))

@@ -84,6 +84,7 @@ class ReorderOps:
     def op_histogram(self, op: Op) -> None:
         x, res, bins = op.operands[0], op.result, op.attrs["num_bins"]
         mask = op.operands[1] if len(op.operands) > 1 else None
+        assert mask is None or mask.layout == x.layout, "histogram: mask placed apart"
         threads = self.k.num_warps * self.target.warp_size
         p: Placement = x.layout
         self.declare(res)

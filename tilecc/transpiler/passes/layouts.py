@@ -119,6 +119,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
                     derived.append((res, x, op.attrs["axis"]))
         elif op.kind == "gather":  # each result element reads its index in registers
             classes.join(op.operands[1], op.result)
+        elif op.kind == "histogram" and len(op.operands) > 1:  # value r counts under mask r
+            classes.join(op.operands[0], op.operands[1])
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
         elif op.kind == "dot":

@@ -1197,8 +1197,51 @@ template <typename T> TC_DEVICE unsigned long long* as_u64(T* p) {
   return reinterpret_cast<unsigned long long*>(p);
 }
 
+// 16-bit values (fp16 / bf16 add, 16-bit compare-and-swap): a compare-and-swap loop on
+// the aligned 32-bit word that holds the value, replacing its half with update(old); the
+// other half is left as it is found.  Returns the old value.
+template <Scope SC, typename T, typename F> TC_DEVICE T update16(T* p, F update) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(address & ~3ull);
+  const unsigned int shift = static_cast<unsigned int>(address & 2) * 8;
+  unsigned int old = *reinterpret_cast<volatile unsigned int*>(word);
+  while (true) {
+    const T current = bitcast<T>(static_cast<unsigned short>(old >> shift));
+    bool write = true;
+    const T next = update(current, write);
+    if (!write) return current;
+    const unsigned int desired = (old & ~(0xffffu << shift)) |
+                                 (static_cast<unsigned int>(bitcast<unsigned short>(next)) << shift);
+    const unsigned int seen = native_atomicCAS<SC>(word, old, desired);
+    if (seen == old) return current;
+    old = seen;
+  }
+}
+
+// fp16 / bf16 add: the hardware's atom.add.noftz (fp16 from sm_70, bf16 from sm_90),
+// else the compare-and-swap loop (one rounding of the fp32 sum).
+template <Scope SC, typename T> TC_DEVICE T atomic_add16(T* p, T v) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    unsigned short old;
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.f16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("atom.global.add.noftz.f16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.bf16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else
+      asm volatile("atom.global.add.noftz.bf16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    return T::from_bits(old);
+  }
+#endif
+  return update16<SC>(p, [v](T old, bool&) { return T(float(old) + float(v)); });
+}
+
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
-  if constexpr (is_same<T, long long>::value) {
+  if constexpr (is_half_like<T>::value) {
+    return atomic_add16<SC>(p, v);
+  } else if constexpr (is_same<T, long long>::value) {
     return static_cast<long long>(
         native_atomicAdd<SC>(as_u64(p), static_cast<unsigned long long>(v)));
   } else {
@@ -1220,8 +1263,14 @@ TC_BITWISE(atomic_xor, native_atomicXor)
 #undef TC_BITWISE
 
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_cas(T* p, T cmp, T v) {
-  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
-                is_same<T, unsigned long long>::value) {
+  if constexpr (sizeof(T) == 2) {  // bits compared, as LLVM's cmpxchg compares them
+    const unsigned short expected = bitcast<unsigned short>(cmp);
+    return update16<SC>(p, [expected, v](T old, bool& write) {
+      write = bitcast<unsigned short>(old) == expected;
+      return v;
+    });
+  } else if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                       is_same<T, unsigned long long>::value) {
     return native_atomicCAS<SC>(p, cmp, v);
   } else if constexpr (sizeof(T) == 4) {
     return bitcast<T>(native_atomicCAS<SC>(reinterpret_cast<unsigned int*>(p),

@@ -139,3 +139,56 @@ def test_contended_kernels_compile(target, arch) -> None:
         assert contended_add_kernel.compile(f"*{dt},i32,64", target=target, arch=arch).data
     for dt in ("i16", "fp16", "bf16"):
         assert contended_cas_kernel.compile(f"*{dt},*i32,i32,64", target=target, arch=arch).data
+
+
+@tilecc.jit
+def scoped_rmw_kernel(P, X, OLD, OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr,
+                      BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    if OP == 0:
+        old = tl.atomic_add(P + offs, x, sem=SEM, scope=SCOPE)
+    elif OP == 1:
+        old = tl.atomic_max(P + offs, x, sem=SEM, scope=SCOPE)
+    elif OP == 2:
+        old = tl.atomic_min(P + offs, x, sem=SEM, scope=SCOPE)
+    elif OP == 3:
+        old = tl.atomic_xchg(P + offs, x, sem=SEM, scope=SCOPE)
+    elif OP == 4:
+        old = tl.atomic_cas(P + offs, x, x, sem=SEM, scope=SCOPE)
+    elif OP == 5:
+        old = tl.atomic_and(P + offs, x, sem=SEM, scope=SCOPE)
+    elif OP == 6:
+        old = tl.atomic_or(P + offs, x, sem=SEM, scope=SCOPE)
+    else:
+        old = tl.atomic_xor(P + offs, x, sem=SEM, scope=SCOPE)
+    tl.store(OLD + offs, old)
+
+
+SCOPED = {"add": ("i32", "u32", "i64", "u64", "fp16", "bf16", "fp32", "fp64"),
+          "max": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+          "min": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+          "xchg": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+          "cas": ("i16", "u16", "i32", "u32", "i64", "u64", "fp16", "bf16", "fp32", "fp64"),
+          "and": ("i32", "u32", "i64", "u64"), "or": ("i32", "u32", "i64", "u64"),
+          "xor": ("i32", "u32", "i64", "u64")}
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a")])
+@pytest.mark.parametrize("scope", ["cta", "gpu", "sys"])
+def test_every_atomic_compiles_at_every_scope(scope, target, arch) -> None:
+    """Every tl.atomic_* on every dtype Triton allows, at each scope (and each order)."""
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    sems = iter(["relaxed", "acquire", "release", "acq_rel"] * 20)
+    for op, dtypes in SCOPED.items():
+        for dt in dtypes:
+            sig = f"*{dt},*{dt},*{dt},{KA.OP_CODE[op]},'{next(sems)}','{scope}',32"
+            binary = scoped_rmw_kernel.compile(sig, target=target, arch=arch)
+            assert binary.data and "warning" not in (binary.log or "").lower(), binary.log
+
+
+def test_cta_scope_takes_block_scoped_atomics_and_fences() -> None:
+    src = scoped_rmw_kernel.source("*fp32,*fp32,*fp32,0,'acq_rel','cta',32")
+    assert "tc::atomic_add<tc::kCta>(" in src and "tc::fence_before<tc::kCta>(true)" in src
+    src = scoped_rmw_kernel.source("*fp32,*fp32,*fp32,0,'relaxed','gpu',32")
+    assert "tc::atomic_add(" in src and "tc::fence_before(false)" in src

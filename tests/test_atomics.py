@@ -241,8 +241,12 @@ def test_system_scope_uses_system_atomics_and_fences() -> None:
     assert "tc::fence_before<tc::kSystem>(true);" in src
     assert "tc::fence_after<tc::kSystem>(true);" in src
     src = KA.replicated_rmw_kernel.source(_signature("i32", 16, "or"), target="cuda")
+    (line,) = _atomic_lines(src)  # scope="cta": block-scoped atomics and fences
+    assert "tc::atomic_or<tc::kCta>(" in line and "kSystem" not in src
+    assert "tc::fence_before<tc::kCta>(true);" in src
+    src = KA.replicated_rmw_kernel.source(_signature("i32", 16, "add"), target="cuda")
     (line,) = _atomic_lines(src)
-    assert "tc::atomic_or(" in line and "kSystem" not in src
+    assert "tc::atomic_add(" in line and "kSystem" not in src and "kCta" not in src
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

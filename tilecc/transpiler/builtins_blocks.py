@@ -357,13 +357,13 @@ def _associative_scan(tracer, name, input, axis, combine_fn, reverse):
 # --- atomics and barriers ------------------------------------------------------------------------
 
 _ATOMIC_TYPES = {
-    "add": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "add": ("i32", "u32", "i64", "u64", "fp16", "bf16", "fp32", "fp64"),
     "max": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
     "min": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
     "and": ("i32", "u32", "i64", "u64"), "or": ("i32", "u32", "i64", "u64"),
     "xor": ("i32", "u32", "i64", "u64"),
     "xchg": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
-    "cas": ("i32", "u32", "i64", "u64", "fp32", "fp64"),
+    "cas": ("i16", "u16", "i32", "u32", "i64", "u64", "fp16", "bf16", "fp32", "fp64"),
 }
 _SEMS = ("acq_rel", "acquire", "release", "relaxed")
 _SCOPES = ("gpu", "cta", "sys")

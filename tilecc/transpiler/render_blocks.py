@@ -444,8 +444,8 @@ class BlockOps:
     # --- atomics and barriers ------------------------------------------------------------------------
     @staticmethod
     def atomic_scope(op: Op) -> str:
-        """The template argument of scope="sys" (device-wide atomics serve gpu and cta)."""
-        return "<tc::kSystem>" if op.attrs["scope"] == "sys" else ""
+        """The template argument of scope="sys" / "cta" (none: device-wide, scope="gpu")."""
+        return {"sys": "<tc::kSystem>", "cta": "<tc::kCta>"}.get(op.attrs["scope"], "")
 
     def atomic_call(self, op: Op, idx: str) -> str:
         ptr, scope = self.text(op.operands[0], idx), self.atomic_scope(op)
@@ -461,9 +461,6 @@ class BlockOps:
         sem = op.attrs["sem"]
         release = "true" if sem in ("release", "acq_rel") else "false"
         acquire = "true" if sem in ("acquire", "acq_rel") else "false"
-        scope = op.attrs["scope"]
-        if scope == "cta":
-            self.line("// scope=cta: device-wide atomics (at least as strong as asked)")
         before, after = (f"tc::fence_{side}{self.atomic_scope(op)}" for side in ("before", "after"))
         if not res.type.is_block:
             if used:

@@ -1314,28 +1314,48 @@ TC_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(P
 
 // ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------
 //
-// Device-wide atomics serve scope="gpu" and scope="cta" (stronger than asked); scope="sys"
-// (the host and peer devices too) takes the _system forms and system-wide fences.
-enum Scope { kGpu, kSystem };
+// Triton's scopes: scope="gpu" takes the device-wide atomics, scope="cta" the block-scoped
+// ones (CUDA's _block forms, HIP's workgroup scope), scope="sys" (the host and peer devices
+// too) the _system forms; the fences around them (below) have the same scope.
+enum Scope { kGpu, kSystem, kCta };
 
-// The hardware operations, device- or system-wide, on the types both CUDA and HIP declare
-// them for (int, unsigned, unsigned long long; add, exchange and cas also float, double).
-#define TC_NATIVE(NAME)                                                                       \
+// The hardware operations at a scope, on the types both CUDA and HIP declare them for
+// (int, unsigned, unsigned long long; add, exchange and cas also float, double).
+#ifdef TC_HIP
+#define TC_CTA_FORM(NAME, HIP_BUILTIN) \
+  return HIP_BUILTIN(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+#else
+#define TC_CTA_FORM(NAME, HIP_BUILTIN) return NAME##_block(p, v);
+#endif
+#define TC_NATIVE(NAME, HIP_BUILTIN)                                                          \
   template <Scope SC, typename T> TC_DEVICE T native_##NAME(T* p, T v) {                      \
     if constexpr (SC == kSystem) return NAME##_system(p, v);                                  \
+    else if constexpr (SC == kCta) { TC_CTA_FORM(NAME, HIP_BUILTIN) }                         \
     else return NAME(p, v);                                                                   \
   }
-TC_NATIVE(atomicAdd)
-TC_NATIVE(atomicAnd)
-TC_NATIVE(atomicOr)
-TC_NATIVE(atomicXor)
-TC_NATIVE(atomicExch)
-TC_NATIVE(atomicMax)
-TC_NATIVE(atomicMin)
+TC_NATIVE(atomicAdd, __hip_atomic_fetch_add)
+TC_NATIVE(atomicAnd, __hip_atomic_fetch_and)
+TC_NATIVE(atomicOr, __hip_atomic_fetch_or)
+TC_NATIVE(atomicXor, __hip_atomic_fetch_xor)
+TC_NATIVE(atomicExch, __hip_atomic_exchange)
+TC_NATIVE(atomicMax, __hip_atomic_fetch_max)
+TC_NATIVE(atomicMin, __hip_atomic_fetch_min)
 #undef TC_NATIVE
+#undef TC_CTA_FORM
 template <Scope SC, typename T> TC_DEVICE T native_atomicCAS(T* p, T cmp, T v) {
-  if constexpr (SC == kSystem) return atomicCAS_system(p, cmp, v);
-  else return atomicCAS(p, cmp, v);
+  if constexpr (SC == kSystem) {
+    return atomicCAS_system(p, cmp, v);
+  } else if constexpr (SC == kCta) {
+#ifdef TC_HIP
+    __hip_atomic_compare_exchange_strong(p, &cmp, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                         __HIP_MEMORY_SCOPE_WORKGROUP);
+    return cmp;  // what was there: cmp where it swapped, the value found where it did not
+#else
+    return atomicCAS_block(p, cmp, v);
+#endif
+  } else {
+    return atomicCAS(p, cmp, v);
+  }
 }
 
 // A signed 64-bit operation through the unsigned one (two's complement: the same bits).
@@ -1343,8 +1363,52 @@ template <typename T> TC_DEVICE unsigned long long* as_u64(T* p) {
   return reinterpret_cast<unsigned long long*>(p);
 }
 
+// 16-bit values (fp16 / bf16 add, 16-bit compare-and-swap): a compare-and-swap loop on
+// the aligned 32-bit word that holds the value, replacing its half with update(old); the
+// other half is left as it is found.  Returns the old value.
+template <Scope SC, typename T, typename F> TC_DEVICE T update16(T* p, F update) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(address & ~3ull);
+  const unsigned int shift = static_cast<unsigned int>(address & 2) * 8;
+  unsigned int old = *reinterpret_cast<volatile unsigned int*>(word);
+  while (true) {
+    const T current = bitcast<T>(static_cast<unsigned short>(old >> shift));
+    bool write = true;
+    const T next = update(current, write);
+    if (!write) return current;
+    const unsigned int desired = (old & ~(0xffffu << shift)) |
+                                 (static_cast<unsigned int>(bitcast<unsigned short>(next)) << shift);
+    const unsigned int seen = native_atomicCAS<SC>(word, old, desired);
+    if (seen == old) return current;
+    old = seen;
+  }
+}
+
+// fp16 / bf16 add: the hardware's atom.add.noftz (fp16 from sm_70, bf16 from sm_90; at
+// device scope for scope="cta", stronger than asked), else the compare-and-swap loop (one
+// rounding of the fp32 sum).
+template <Scope SC, typename T> TC_DEVICE T atomic_add16(T* p, T v) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    unsigned short old;
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.f16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("atom.global.add.noftz.f16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.bf16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    else
+      asm volatile("atom.global.add.noftz.bf16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
+    return T::from_bits(old);
+  }
+#endif
+  return update16<SC>(p, [v](T old, bool&) { return T(float(old) + float(v)); });
+}
+
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
-  if constexpr (is_same<T, long long>::value) {
+  if constexpr (is_half_like<T>::value) {
+    return atomic_add16<SC>(p, v);
+  } else if constexpr (is_same<T, long long>::value) {
     return static_cast<long long>(
         native_atomicAdd<SC>(as_u64(p), static_cast<unsigned long long>(v)));
   } else {
@@ -1366,8 +1430,14 @@ TC_BITWISE(atomic_xor, native_atomicXor)
 #undef TC_BITWISE
 
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_cas(T* p, T cmp, T v) {
-  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
-                is_same<T, unsigned long long>::value) {
+  if constexpr (sizeof(T) == 2) {  // bits compared, as LLVM's cmpxchg compares them
+    const unsigned short expected = bitcast<unsigned short>(cmp);
+    return update16<SC>(p, [expected, v](T old, bool& write) {
+      write = bitcast<unsigned short>(old) == expected;
+      return v;
+    });
+  } else if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                       is_same<T, unsigned long long>::value) {
     return native_atomicCAS<SC>(p, cmp, v);
   } else if constexpr (sizeof(T) == 4) {
     return bitcast<T>(native_atomicCAS<SC>(reinterpret_cast<unsigned int*>(p),
@@ -1442,6 +1512,7 @@ template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_min(T* p, T v) {
 template <Scope SC = kGpu> TC_DEVICE void fence(bool wanted) {
   if (!wanted) return;
   if constexpr (SC == kSystem) __threadfence_system();
+  else if constexpr (SC == kCta) __threadfence_block();
   else __threadfence();
 }
 template <Scope SC = kGpu> TC_DEVICE void fence_before(bool release) { fence<SC>(release); }

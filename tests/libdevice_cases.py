@@ -90,6 +90,15 @@ def special_floats(t) -> np.ndarray:
                     dtype=t)
 
 
+def group_inputs(key: tuple, rng: np.random.Generator, n: int = BLOCK) -> list[np.ndarray]:
+    """One block per argument of the group's signature; the int32 orders of jn / yn
+    (the only (i32, float) signatures) kept small."""
+    args = [inputs(a, n, rng, i) for i, a in enumerate(key[0])]
+    if len(key[0]) == 2 and key[0][0] == "i32" and key[0][1].startswith("fp"):
+        args[0] = rng.integers(0, 12, n).astype(np.int32)
+    return args
+
+
 def inputs(dtype: str, n: int, rng: np.random.Generator, position: int = 0) -> np.ndarray:
     """n values of `dtype`: special values first, then a spread of magnitudes and signs."""
     t = NP[dtype]
@@ -222,6 +231,9 @@ def references() -> dict:
         "y1": (_domain(lambda x: mp.bessely(1, x), 0), 1, 4, 9, 7),
         "cyl_bessel_i0": (lambda x: mp.besseli(0, x), 1, 8, 6, 6),
         "cyl_bessel_i1": (lambda x: mp.besseli(1, x), 1, 8, 6, 6),
+        "jn": (lambda n, x: mp.besselj(n, x), 1, 4, 9, 7),
+        "yn": (lambda n, x: mp.bessely(n, x) if x > 0 else -math.inf if x == 0 else math.nan,
+               1, 8, 9, 7),
         "fast_sinf": (mp.sin, 1, None, None, None), "fast_cosf": (mp.cos, 1, None, None, None),
         "fast_tanf": (mp.tan, 1, None, None, None), "fast_expf": (mp.exp, 1, None, None, None),
         "fast_exp10f": (exp10, 1, None, None, None),
@@ -235,9 +247,19 @@ def references() -> dict:
 
 # Relative error is unbounded near a function's zeros, for every implementation: there
 # an absolute bound (fp32, fp64) applies as well (CUDA documents the Bessel functions so)
-ABSOLUTE = {"j0": (2.2e-6, 5e-12), "j1": (2.2e-6, 5e-12), "y0": (2.2e-6, 5e-12),
+ABSOLUTE = {"jn": (2.2e-6, 5e-12), "yn": (2.2e-6, 5e-12), "j0": (2.2e-6, 5e-12), "j1": (2.2e-6, 5e-12), "y0": (2.2e-6, 5e-12),
             "y1": (2.2e-6, 5e-12), "lgamma": (2e-6, 1e-13), "sinpi": (1e-7, 1e-16),
             "cospi": (1e-7, 1e-16)}
+# Where CUDA states the fast approximations' bounds: the arguments the GPU test checks
+FAST_DOMAIN = {
+    "fast_sinf": lambda x: abs(x) <= math.pi, "fast_cosf": lambda x: abs(x) <= math.pi,
+    "fast_tanf": lambda x: abs(x) <= math.pi / 4, "fast_expf": lambda x: abs(x) <= 10,
+    "fast_exp10f": lambda x: abs(x) <= 4, "fast_logf": lambda x: 1e-3 <= x <= 1e3,
+    "fast_log2f": lambda x: 1e-3 <= x <= 1e3, "fast_log10f": lambda x: 1e-3 <= x <= 1e3,
+    "fast_powf": lambda x, y: 0.1 <= x <= 10 and abs(y) <= 4,
+    "fast_dividef": lambda x, y: 2.0 ** -100 <= abs(y) <= 2.0 ** 100 and abs(x) < 2.0 ** 100,
+    "fast_tanhf": lambda x: True,
+}
 # The fast approximations on the GPU, CUDA's documented bounds (relative, absolute) on the
 # arguments the GPU test draws (|x| <= pi for the trigonometric ones)
 FAST = {"fast_sinf": (0, 2 ** -21.41), "fast_cosf": (0, 2 ** -21.41),

@@ -85,10 +85,12 @@ def describe(e: BaseException) -> str:
 
     for inner in _chain(e):
         if isinstance(inner, CompilationError):
-            last = str(inner.message).strip().splitlines()[-1] if inner.message else ""
+            # the message without the place and caret (which `where` gives); its first
+            # line is the headline where there are several (resource reports)
+            head = str(inner.message).strip().splitlines()[0] if inner.message else ""
             where = (f" @ {_short(inner.loc.file)}:{inner.loc.line}"
                      if inner.loc is not None else "")
-            return f"refused: {last}{where}"
+            return f"refused: {head}{where}"
     if isinstance(e, NotApplicable):
         return f"n/a: {e}"
     if isinstance(e, Timeout):
@@ -230,7 +232,11 @@ def run_op(name: str, device: str, seconds: int) -> tuple[str, str, str]:
         details.append(f"fwd [{fwd_bad[0]}] {_after_kind(fwd_bad[1])}")
     if bwd_bad and bwd != "-":
         details.append(f"bwd [{bwd_bad[0]}] {_after_kind(bwd_bad[1])}")
-    details += [why for why in (compile_outcome(t)[1] for t in sorted(COMPILED)) if why]
+    said = {_after_kind(bad[1]) for bad in (fwd_bad, bwd_bad) if bad}
+    for target in sorted(COMPILED):  # what the interpreter did not already say
+        why = compile_outcome(target)[1]
+        if why and why.split("] ", 1)[-1] not in said:
+            details.append(why)
     ran = f"{n} cases, kernels: {', '.join(sorted(LAUNCHED)) or 'none'}"
     return fwd, bwd, "; ".join(details) or ran
 

@@ -76,16 +76,21 @@ def _chain(e: BaseException):
         e = e.__cause__ or e.__context__
 
 
+TRACEBACKS = False  # --traceback: print the whole traceback of every `error`
+
+
 def describe(e: BaseException) -> str:
     """`refused: ...`, `error: ...` or `n/a: ...` for an exception raised by a case."""
     from tilecc.errors import CompilationError
 
     for inner in _chain(e):
         if isinstance(inner, CompilationError):
-            last = str(inner.message).strip().splitlines()[-1] if inner.message else ""
+            # the message without the place and caret (which `where` gives); its first
+            # line is the headline where there are several (resource reports)
+            head = str(inner.message).strip().splitlines()[0] if inner.message else ""
             where = (f" @ {_short(inner.loc.file)}:{inner.loc.line}"
                      if inner.loc is not None else "")
-            return f"refused: {last}{where}"
+            return f"refused: {head}{where}"
     if isinstance(e, NotApplicable):
         return f"n/a: {e}"
     if isinstance(e, Timeout):
@@ -95,6 +100,8 @@ def describe(e: BaseException) -> str:
     if isinstance(e, (ImportError, AttributeError)) and compat:
         text = text.split(" (tilecc implements")[0].split("; ")[0]
         return f"refused: {type(e).__name__}: {text} @ {_where(e.__traceback__, 'liger_kernel/')}"
+    if TRACEBACKS:
+        traceback.print_exception(e, file=sys.stderr)
     where = _where(e.__traceback__)
     user = _where(e.__traceback__, "liger_kernel/")
     return (f"error: {type(e).__name__}: {text[:300]} @ {where}"
@@ -225,7 +232,11 @@ def run_op(name: str, device: str, seconds: int) -> tuple[str, str, str]:
         details.append(f"fwd [{fwd_bad[0]}] {_after_kind(fwd_bad[1])}")
     if bwd_bad and bwd != "-":
         details.append(f"bwd [{bwd_bad[0]}] {_after_kind(bwd_bad[1])}")
-    details += [why for why in (compile_outcome(t)[1] for t in sorted(COMPILED)) if why]
+    said = {_after_kind(bad[1]) for bad in (fwd_bad, bwd_bad) if bad}
+    for target in sorted(COMPILED):  # what the interpreter did not already say
+        why = compile_outcome(target)[1]
+        if why and why.split("] ", 1)[-1] not in said:
+            details.append(why)
     ran = f"{n} cases, kernels: {', '.join(sorted(LAUNCHED)) or 'none'}"
     return fwd, bwd, "; ".join(details) or ran
 
@@ -293,8 +304,11 @@ def count_launches(compile_for: list[str]) -> None:
 def compile_specialization(jit_fn, args, kwargs, target: str) -> None:
     from tilecc.runtime import compiler
 
-    values, options = jit_fn.bind(args, dict(kwargs))
-    specs, _ = jit_fn.specs_for(values)
+    try:
+        values, options = jit_fn.bind(args, dict(kwargs))
+        specs, _ = jit_fn.specs_for(values)
+    except Exception:  # noqa: BLE001 - arguments the launch itself refuses, reported there
+        return
     nw, ns = options.get("num_warps", 4), options.get("num_stages")
     key = (target, jit_fn.fn.__name__, repr(specs), nw, ns)
     if key not in _COMPILED_EVER:
@@ -359,7 +373,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--compile", default="",
                         help="on the interpreter, also compile each kernel it runs for these "
                              "targets (comma-separated: cuda, hip)")
+    parser.add_argument("--traceback", action="store_true",
+                        help="print the whole traceback of each `error` (to stderr)")
     args = parser.parse_args(argv)
+    global TRACEBACKS
+    TRACEBACKS = args.traceback
 
     import torch
 
@@ -381,7 +399,8 @@ def main(argv: list[str]) -> int:
         return 2
     found = sorted(f[:-3] for f in os.listdir(os.path.join(args.liger_src, "liger_kernel", "ops"))
                    if f.endswith(".py") and f not in ("__init__.py", "utils.py"))
-    missing = sorted(set(found) - {m for m, _ in OPS.values()})
+    helpers = {"fused_moe_kernels"}  # fused_moe's kernels, run by its case
+    missing = sorted(set(found) - {m for m, _ in OPS.values()} - helpers)
     rows = []
     for name in names:
         t0 = time.time()

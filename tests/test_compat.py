@@ -202,3 +202,95 @@ def test_driver_and_do_bench_on_the_gpu():
     """)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+# --- scripts/run_liger.py: a Triton library run whole, op by op ------------------------------
+
+_FAKE_OPS = {
+    "__init__.py": "raise ImportError('the driver imports each op on its own')\n",
+    "relu_squared.py": '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Y + offs, tl.where(x > 0, x * x, 0.0), mask=offs < n)
+
+
+@triton.jit
+def _bwd(X, DY, DX, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    dy = tl.load(DY + offs, mask=offs < n, other=0.0)
+    tl.store(DX + offs, tl.where(x > 0, 2 * x * dy, 0.0), mask=offs < n)
+
+
+class LigerReLUSquaredFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        dx = torch.empty_like(x)
+        _bwd[(triton.cdiv(x.numel(), 64),)](x, dy.contiguous(), dx, x.numel(), BLOCK=64)
+        return dx
+''',
+    "softmax.py": '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(X, Y, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    tl.store(Y + tl.arange(0, BLOCK), tl.no_such_function(x))
+
+
+class LigerSoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(1,)](x, y, BLOCK=64)
+        return y
+''',
+    "layer_norm.py": "import triton.compiler\n",
+}
+
+
+def _fake_liger(root: Path) -> Path:
+    ops = root / "liger_kernel" / "ops"
+    ops.mkdir(parents=True)
+    (root / "liger_kernel" / "__init__.py").write_text("")
+    (root / "liger_kernel" / "utils.py").write_text("def infer_device():\n    return 'cpu'\n")
+    for name, text in _FAKE_OPS.items():
+        (ops / name).write_text(text)
+    return root
+
+
+def test_run_liger_reports_each_op_and_goes_on_after_failures(tmp_path):
+    """One op that runs, one whose kernel tilecc refuses, one that imports a part of Triton
+    tilecc lacks: each gets its row, the refusals name the library's line, exit 0."""
+    pytest.importorskip("torch")
+    src = _fake_liger(tmp_path)
+    r = _python("-m", "tilecc.compat", str(ROOT / "scripts" / "run_liger.py"), "--liger-src",
+                str(src), "--device", "cpu", "--only", "softmax,relu_squared,layer_norm",
+                env={"TILECC_INTERPRET": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[2:5]}
+    assert rows["relu_squared"].split()[1:3] == ["ok", "ok"], r.stdout
+    assert "kernels: _bwd, _fwd" in rows["relu_squared"]
+    assert rows["softmax"].split()[1] == "refused", r.stdout
+    assert "tl.no_such_function" in rows["softmax"] and "ops/softmax.py:10" in rows["softmax"]
+    assert rows["layer_norm"].split()[1] == "refused", r.stdout
+    assert "triton.compiler" in rows["layer_norm"] and "ops/layer_norm.py:1" in rows["layer_norm"]
+    assert "forward: 1 ok, 2 refused (of 3)" in r.stdout

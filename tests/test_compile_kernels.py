@@ -11,7 +11,11 @@ from __future__ import annotations
 import inspect
 import re
 
+import numpy as np
 import pytest
+
+import tilecc
+import tilecc.language as tl
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
@@ -123,3 +127,28 @@ def test_source_line_directives_point_at_the_python_file() -> None:
     src = K.add_kernel.source(K.ADD.signatures[0], line_directives=True)
     line = _statement_lines(K.add_kernel.fn)["tl.store(out_ptr + offsets, x + y, mask=mask)"]
     assert f'#line {line} "{K.add_kernel.fn.__code__.co_filename}"' in src
+
+
+@tilecc.jit
+def _constant_in_one_branch(x_ptr, out_ptr, n):
+    x = tl.load(x_ptr + tl.program_id(0))
+    if n > 3:  # one branch yields a Python number, the other a loaded scalar
+        y = 0.0
+    else:
+        y = x - 1.0
+    tl.store(out_ptr + tl.program_id(0), y)
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+def test_a_branch_yielding_a_python_number_renders_and_compiles(target, arch) -> None:
+    """The number becomes a constant made outside any statement: no comment for it, the
+    rest as usual (this crashed the renderer)."""
+    src = _constant_in_one_branch.source("*fp32,*fp32,i32", target=target)
+    assert "0.0f;" in src and "// L" in src
+    _require(target)
+    assert_clean_compile(_constant_in_one_branch, "*fp32,*fp32,i32", target, arch)
+    x = np.arange(4, dtype=np.float32)
+    for n, want in ((5, np.zeros(4, np.float32)), (2, x - 1)):
+        out = np.full(4, -7.0, np.float32)
+        _constant_in_one_branch.interpret[(4,)](x, out, n)
+        np.testing.assert_array_equal(out, want)

@@ -416,7 +416,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
 
     def comment_for(self, op: Op, note: str = "") -> None:
-        loc: Loc = op.loc
+        loc: Loc | None = op.loc
+        if loc is None:  # made outside any statement (a branch's constant yield): no comment
+            return
         key = (loc.file, loc.stmt)
         if self.in_lambda or key == self.last_stmt or key not in self.k.statements:
             return

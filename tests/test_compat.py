@@ -16,7 +16,8 @@ LIBRARY = ROOT / "tests" / "triton_style"
 
 
 def _python(*args, env=None, cwd=None, timeout=300):
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    full_env = {**os.environ, "PYTHONPATH": path, **(env or {})}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
 
@@ -136,7 +137,9 @@ def test_runner_forms_and_usage():
                 "sys.argv[1:])", "a", "b")
     assert r.returncode == 0 and r.stdout.strip() == "3.6.0 ['a', 'b']", r.stderr
     r = _python("-m", "tilecc.compat", "-m", "triton_style.check", cwd=ROOT / "tests",
-                env={"TILECC_INTERPRET": "1", "PYTHONPATH": f"{ROOT}:{LIBRARY}"})
+                env={"TILECC_INTERPRET": "1",
+                     "PYTHONPATH": os.pathsep.join([str(ROOT), str(LIBRARY),
+                                                    os.environ.get("PYTHONPATH", "")])})
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "25 of 25 ok", r.stdout + r.stderr
 
 

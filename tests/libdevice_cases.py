@@ -255,6 +255,16 @@ def references() -> dict:
 # an absolute bound (fp32, fp64) applies as well (CUDA documents the Bessel functions so)
 ABSOLUTE = {**{n: (2.2e-6, 5e-12) for n in ("j0", "j1", "y0", "y1", "jn", "yn")},
             "lgamma": (2e-6, 1e-13), "sinpi": (1e-7, 1e-16), "cospi": (1e-7, 1e-16)}
+# Where CUDA states the fast approximations' bounds: the arguments the GPU test checks
+FAST_DOMAIN = {
+    "fast_sinf": lambda x: abs(x) <= math.pi, "fast_cosf": lambda x: abs(x) <= math.pi,
+    "fast_tanf": lambda x: abs(x) <= math.pi / 4, "fast_expf": lambda x: abs(x) <= 10,
+    "fast_exp10f": lambda x: abs(x) <= 4, "fast_logf": lambda x: 1e-3 <= x <= 1e3,
+    "fast_log2f": lambda x: 1e-3 <= x <= 1e3, "fast_log10f": lambda x: 1e-3 <= x <= 1e3,
+    "fast_powf": lambda x, y: 0.1 <= x <= 10 and abs(y) <= 4,
+    "fast_dividef": lambda x, y: 2.0 ** -100 <= abs(y) <= 2.0 ** 100 and abs(x) < 2.0 ** 100,
+    "fast_tanhf": lambda x: True,
+}
 # The fast approximations on the GPU, CUDA's documented bounds (relative, absolute) on the
 # arguments the GPU test draws (|x| <= pi for the trigonometric ones)
 FAST = {"fast_sinf": (0, 2 ** -21.41), "fast_cosf": (0, 2 ** -21.41),

@@ -126,6 +126,13 @@ def directed(op: str, fmt: str, mode: str) -> Callable:
             return _signed_zero(mode)
         return round_fraction(exact, fmt, mode)
 
+    if mode == "rn" and op in ("add", "sub", "mul", "div", "rcp", "sqrt"):
+        # IEEE's own operations, which NumPy performs correctly rounded: no rational detour
+        def nearest(*arrays):
+            with np.errstate(all="ignore"):
+                return np.asarray(_nearest(op, [np.asarray(a, dtype=t) for a in arrays]),
+                                  dtype=t)
+        return nearest
     return lambda *arrays: _elementwise(one, np.dtype(t), *arrays)
 
 

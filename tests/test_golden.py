@@ -16,6 +16,7 @@ GOLDEN = {
     "vector_add": ("vector_add", "add_kernel", "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024", 4),
     "fused_elementwise": ("fused_elementwise", "silu_mul_kernel",
                           "*fp16:16, *fp16:16, *fp16:16, i32:16, 2048", 8),
+    "gelu_tanh": ("gelu_tanh", "gelu_tanh_kernel", "*fp16:16, *fp16:16, i32:16, 1024", 4),
     "dropout": ("dropout", "seeded_dropout_kernel", "*fp32:16, *fp32:16, i32, fp32, i32, 1024", 4),
     "softmax": ("softmax", "softmax_kernel", "*fp32:16, *fp32:16, i32:16, i32:16, i32, 1024", 4),
     "layernorm_fwd": ("layernorm", "layer_norm_fwd",

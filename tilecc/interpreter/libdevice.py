@@ -17,8 +17,12 @@ def extern(op: Op, args: list):
                                "(it is an NVIDIA libdevice primitive): run it on the GPU",
                                op.loc)
     arrays = [np.asarray(a, dtype=v.dtype.to_numpy()) for a, v in zip(args, op.operands)]
-    with np.errstate(all="ignore"):
-        out = np.asarray(fn.numpy(*arrays))
+    try:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn.numpy(*arrays))
+    except ImportError as e:  # SciPy, for the special functions
+        raise InterpreterError(f"libdevice.{fn.name} needs {e.name or 'SciPy'} in the "
+                               "interpreter: pip install scipy", op.loc) from None
     t = op.result.dtype.to_numpy()
     out = out.astype(t) if out.dtype != t else out
     return out if out.ndim else out[()]

@@ -7,12 +7,12 @@ transpiler turns into tile IR.  Called outside a kernel, a stub raises
 
 from tilecc.language import math
 from tilecc.language.core import (
-    OutsideKernelError, PropagateNan, abs, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
+    OutsideKernelError, abs, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
-    broadcast_to, cast, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier,
-    device_assert, div_rn, dot, erf, exp, exp2, expand_dims, fdiv, floor, fma, full, join, load, log, log2, max,
+    broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
+    device_assert, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
-    program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, softmax, split, sqrt, sqrt_rn,
+    program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
     static_assert, static_range, store, sum, to_tensor, trans, umulhi, view, where, zeros,
     zeros_like)
 from tilecc.language.dtypes import (
@@ -21,7 +21,6 @@ from tilecc.language.dtypes import (
 from tilecc.language.dtypes import (  # Triton's fp8 types
     float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16)
 from tilecc.language import random  # noqa: E402  (after the names its functions call)
-from tilecc.language import extra  # noqa: E402,F401
 from tilecc.language.random import (  # noqa: E402
     pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn,
     randn4x, uint_to_uniform_float)
@@ -30,7 +29,7 @@ from tilecc.language.core import (  # noqa: E402  (block reordering)
     swizzle2d, topk, xor_sum)
 
 __all__ = [
-    "OutsideKernelError", "PropagateNan", "clamp", "div_rn", "extra", "fdiv", "softmax", "abs", "arange", "argmax", "argmin", "associative_scan",
+    "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
     "atomic_xchg", "atomic_xor", "broadcast", "broadcast_to", "cumprod", "cumsum",
     "debug_barrier", "dot", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
@@ -52,3 +51,8 @@ from tilecc.language.core import (  # noqa: E402
     advance, inline_asm_elementwise, make_block_ptr)
 
 __all__ += ["advance", "inline_asm_elementwise", "make_block_ptr"]
+# math beyond the element-wise core, and the vendor libraries (tl.extra.cuda.libdevice...)
+from tilecc.language import extra  # noqa: E402,F401
+from tilecc.language.core import PropagateNan, clamp, div_rn, fdiv, softmax  # noqa: E402
+
+__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "softmax"]

@@ -350,13 +350,22 @@ def umulhi(b: Emitter, lhs: Operand, rhs: Operand) -> Value:
 
 FLOAT_ONLY = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
               "erf"}
+# Triton's math takes fp32 / fp64 only (its _check_dtype); tilecc also takes 16-bit floats
+# (computed in fp32, rounded once), and refuses integers with Triton's message
+MATH_DTYPES = {fn: ("fp32", "fp64") for fn in FLOAT_ONLY}
+
+
+def triton_dtype_name(d: dtype) -> str:
+    """A dtype as Triton's messages name it: fp16, bf16, fp32, int32, uint8..."""
+    return d.name if d.is_floating() else D.LONG_NAMES.get(d.name, d.name)
 
 
 def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
     x = to_value(b, x)
-    if fn in FLOAT_ONLY and not x.dtype.is_floating():
-        raise TypeError(f"tl.{fn} needs a floating-point operand, got {x.dtype!r}; "
-                        "cast it first, e.g. x.to(tl.float32)")
+    if fn in MATH_DTYPES and not x.dtype.is_floating():
+        raise ValueError(f"tl.{fn}: expected dtype {list(MATH_DTYPES[fn])} but got "
+                         f"{triton_dtype_name(x.dtype)}; cast it first, e.g. "
+                         "x.to(tl.float32)")
     if fn == "abs" and x.dtype.kind in ("uint", "bool"):
         return x
     fp8.check_arithmetic(x.dtype, f"tl.{fn}")

@@ -126,6 +126,13 @@ def directed(op: str, fmt: str, mode: str) -> Callable:
             return _signed_zero(mode)
         return round_fraction(exact, fmt, mode)
 
+    if mode == "rn" and op in ("add", "sub", "mul", "div", "rcp", "sqrt"):
+        # IEEE's own operations, which NumPy performs correctly rounded: no rational detour
+        def nearest(*arrays):
+            with np.errstate(all="ignore"):
+                return np.asarray(_nearest(op, [np.asarray(a, dtype=t) for a in arrays]),
+                                  dtype=t)
+        return nearest
     return lambda *arrays: _elementwise(one, np.dtype(t), *arrays)
 
 
@@ -305,14 +312,6 @@ def logb(x):
                                                    np.abs(x))).astype(x.dtype)
 
 
-def yn_jn(name: str) -> Callable:
-    def run(n, x):
-        import scipy.special
-
-        return getattr(scipy.special, name)(np.asarray(n).astype(np.float64), x)
-    return run
-
-
 def erfcx(x):
     import scipy.special
 
@@ -478,3 +477,44 @@ def _erfcinv_tiny(x: float) -> float:
         if abs(step) < 1e-17 * y:
             break
     return y
+
+
+def bessel(kind: str, order: int | None = None) -> Callable:
+    """SciPy's J_n / Y_n (kind "j" / "y"; order None: the first argument is n), switching
+    beyond |x| = 1e8 to Hankel's asymptotic expansion evaluated with sin(x) and cos(x) of
+    the argument itself: SciPy loses every digit there (x ~ 1e16)."""
+    def run(*args):
+        import scipy.special
+
+        n, x = (np.asarray(args[0]).astype(np.float64), args[1]) if order is None else \
+            (np.float64(order), args[0])
+        x = np.asarray(x, dtype=np.float64)
+        f = scipy.special.jv if kind == "j" else scipy.special.yn if order is None else \
+            {0: scipy.special.y0, 1: scipy.special.y1}[order]
+        with np.errstate(all="ignore"):
+            small = f(n, x) if order is None else f(x) if kind == "y" else \
+                {0: scipy.special.j0, 1: scipy.special.j1}[order](x)
+            big = np.abs(x) > 1e8
+            if not np.any(big):
+                return small
+            return np.where(big, _hankel(kind, n, np.where(big, x, 1e8)), small)
+    return run
+
+
+def _hankel(kind: str, n, x):
+    """J_n(x) or Y_n(x) for |x| > 1e8: sqrt(2 / (pi |x|)) (P cos chi - Q sin chi) (J) or
+    (P sin chi + Q cos chi) (Y), chi = |x| - (n / 2 + 1 / 4) pi, P = 1 - O(x^-2),
+    Q = (4 n^2 - 1) / (8 |x|); cos chi and sin chi expanded so that |x| is reduced once."""
+    a = np.abs(x)
+    mu = 4 * n * n
+    p = 1 - (mu - 1) * (mu - 9) / (2 * (8 * a) ** 2)
+    q = (mu - 1) / (8 * a)
+    phi = (n / 2 + 0.25) * np.pi
+    c, s = np.cos(a), np.sin(a)
+    cos_chi = c * np.cos(phi) + s * np.sin(phi)
+    sin_chi = s * np.cos(phi) - c * np.sin(phi)
+    amp = np.sqrt(2 / (np.pi * a))
+    if kind == "j":
+        v = amp * (p * cos_chi - q * sin_chi)
+        return np.where((x < 0) & (np.fmod(n, 2) == 1), -v, v)  # J_n(-x) = (-1)^n J_n(x)
+    return np.where(x < 0, np.nan, amp * (p * sin_chi + q * cos_chi))

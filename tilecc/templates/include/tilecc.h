@@ -389,8 +389,12 @@ TC_BINARY_MATH(fmod, ::fmodf, ::fmod)
 #undef TC_BINARY_MATH
 
 // tl.minimum / tl.maximum / tl.clamp with propagate_nan=tl.PropagateNan.ALL: NaN wins
-template <typename T> TC_DEVICE T fmin_nan(T a, T b) { return (a != a || b != b) ? a + b : fmin(a, b); }
-template <typename T> TC_DEVICE T fmax_nan(T a, T b) { return (a != a || b != b) ? a + b : fmax(a, b); }
+template <typename T> TC_DEVICE T fmin_nan(T a, T b) {
+  return (a != a || b != b) ? a + b : fmin(a, b);
+}
+template <typename T> TC_DEVICE T fmax_nan(T a, T b) {
+  return (a != a || b != b) ? a + b : fmax(a, b);
+}
 
 // libdevice functions that the CUDA math API does not name, or HIP computes differently
 #ifdef TC_HIP

@@ -282,3 +282,11 @@ def test_block_pointer_loads_and_stores_on_gpu_match_the_interpreter() -> None:
         KP.bp_store_kernel[(1,)](torch.from_numpy(x).cuda(), y, m, n, sm, sn, om, on,
                                  BM=16, BN=8, CHECK=(0, 1))
         np.testing.assert_array_equal(y.cpu().numpy(), want)
+
+
+def test_block_pointers_through_helpers() -> None:
+    """Helpers take, advance in their own loops, and return block pointers."""
+    x = np.arange(37 * 50, dtype=np.float32).reshape(37, 50) % 7
+    out = np.zeros(37, np.float32)
+    KP.bp_helper_kernel.interpret[(3,)](x, out, 37, 50, BN=16)
+    np.testing.assert_array_equal(out, x.sum(axis=1))

@@ -832,7 +832,7 @@ class FunctionTracer:
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
-            tracer.scope[name] = v if isinstance(v, (Value, Const)) else Const(v)
+            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer)) else Const(v)
         try:
             tracer.run_body(pf.funcdef.body.body)
         except _Return as r:

@@ -169,3 +169,21 @@ def bp_helper_kernel(X, OUT, M, N, BN: tl.constexpr):
     acc = _row_sums(x_block, tl.cdiv(N, BN), BN)
     out_block = tl.make_block_ptr(OUT, (M,), (1,), (tl.program_id(0) * 16,), (16,), (0,))
     tl.store(out_block, acc, boundary_check=(0,))
+
+
+@tilecc.jit
+def bp_branch_kernel(X, OUT, N, SKIP, BN: tl.constexpr):
+    """OUT = the sum of X's blocks of BN, skipping every block whose index is SKIP: a block
+    pointer advanced by one or two steps in a run-time `if`."""
+    x_block = tl.make_block_ptr(X, (N,), (1,), (0,), (BN,), (0,))
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    i = 0
+    while i * BN < N:
+        if i == SKIP:
+            x_block = tl.advance(x_block, (BN,))
+            i += 1
+        else:
+            acc += tl.load(x_block, boundary_check=(0,), padding_option="zero")
+            x_block = tl.advance(x_block, (BN,))
+            i += 1
+    tl.store(OUT, tl.sum(acc, axis=0))

@@ -229,6 +229,8 @@ COMPILED = [
     (KP.bp_while_kernel, "*fp32:16,*fp32:16,i32,128"),
     (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=128, bn=128, bk=32)),
     (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=64, bn=64, bk=64)),
+    (KP.bp_branch_kernel, "*fp32:16,*fp32:16,i32,i32,256"),
+    (KP.bp_helper_kernel, "*fp16:16,*fp32:16,i32,i32,64"),
 ]
 
 
@@ -290,3 +292,22 @@ def test_block_pointers_through_helpers() -> None:
     out = np.zeros(37, np.float32)
     KP.bp_helper_kernel.interpret[(3,)](x, out, 37, 50, BN=16)
     np.testing.assert_array_equal(out, x.sum(axis=1))
+
+
+@pytest.mark.parametrize("skip", [0, 2, 9])
+def test_block_pointer_moved_in_a_runtime_if(skip) -> None:
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    KP.bp_branch_kernel.interpret[(1,)](x, out, 100, skip, BN=16)
+    want = sum(x[i * 16:(i + 1) * 16].sum() for i in range(7) if i != skip)
+    assert out[0] == want
+
+
+def test_block_pointers_of_different_tensors_in_an_if_are_an_error() -> None:
+    k = _kernel("b2 = tl.make_block_ptr(Y, (M, N), (N, 1), (0, 0), (16, 16), (1, 0))\n"
+                "if M > 3:\n"
+                "    bp = b2\n"
+                "x = tl.load(bp)\n"
+                "tl.store(Y + tl.arange(0, 16)[:, None] * N + tl.arange(0, 16)[None, :], x)")
+    with pytest.raises(CompilationError, match="must point into the same tensor"):
+        k.source("*fp16:16,*fp16:16,i32,i32")

@@ -118,8 +118,7 @@ def to_pointer(space: AddressSpace, addresses, elem: np.dtype, loc, pointer_clas
     if not arrays:
         first = int(addrs.reshape(-1)[0])
         return pointer_class(np.empty(0, elem), np.full(addrs.shape, UNKNOWN)[()],
-                             f"address {first:#x} (inside no array the interpreter knows: "
-                             "pass the array to the kernel, or keep it alive in the caller)")
+                             f"address {first:#x}")
     memory = next(iter(arrays.values()))
     start, _ = _span(memory)
     raw = memory.view(np.uint8)

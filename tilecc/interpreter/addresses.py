@@ -53,51 +53,52 @@ def _as_array(x) -> np.ndarray | None:
     return None
 
 
+def _items(container) -> list:
+    try:  # a snapshot: other code may change a dict while it is read
+        return list(container.values() if isinstance(container, dict) else container)
+    except RuntimeError:
+        return []
+
+
 def _reachable_arrays():
     """The NumPy arrays (and CPU tensors) the program holds, nearest first: the calling
     frames' variables and what they hold, then every list, tuple and dict alive."""
     frame = sys._getframe(1)
     while frame is not None:
-        for v in list(frame.f_locals.values()):
+        for v in _items(frame.f_locals):
             a = _as_array(v)
             if a is not None:
                 yield a
             elif isinstance(v, (list, tuple, dict)):
-                for item in (v.values() if isinstance(v, dict) else v):
-                    a = _as_array(item)
-                    if a is not None:
-                        yield a
+                yield from filter(lambda x: x is not None, map(_as_array, _items(v)))
         frame = frame.f_back
     for obj in gc.get_objects():
         a = _as_array(obj)
         if a is not None:
             yield a
         elif isinstance(obj, (list, tuple, dict)):
-            for item in (obj.values() if isinstance(obj, dict) else obj):
-                a = _as_array(item)
-                if a is not None:
-                    yield a
+            yield from filter(lambda x: x is not None, map(_as_array, _items(obj)))
 
 
 class AddressSpace:
-    """Finds the array an address points into: the kernel's arguments first, then (once,
-    when one is not found there) every array reachable from the program."""
+    """Finds the array an address points into: the kernel's arguments, the arrays found
+    before, then the arrays reachable from the program (searched until one holds it)."""
 
     def __init__(self, arguments: list[np.ndarray]):
-        self.arrays = [(_span(a), a, "an argument") for a in arguments]
-        self.scanned = False
+        self.arrays = [(_span(a), a) for a in arguments]
 
     def find(self, addr: int) -> np.ndarray | None:
-        for (start, end), a, _ in self.arrays:
+        for (start, end), a in self.arrays:
             if start <= addr < end:
                 return a
-        if not self.scanned:
-            self.scanned = True
-            for a in _reachable_arrays():
-                flat = _flat(a)
-                if flat is not None and flat.size:
-                    self.arrays.append((_span(flat), flat, "found"))
-            return self.find(addr)
+        for a in _reachable_arrays():
+            flat = _flat(a)
+            if flat is None or not flat.size:
+                continue
+            start, end = _span(flat)
+            if start <= addr < end:
+                self.arrays.append(((start, end), flat))
+                return flat
         return None
 
 

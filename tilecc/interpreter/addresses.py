@@ -44,12 +44,13 @@ def _as_array(x) -> np.ndarray | None:
     if isinstance(x, np.ndarray):
         return x
     mod = type(x).__module__
-    if isinstance(mod, str) and mod.startswith("torch") and getattr(x, "device", None) is not None and \
-            x.device.type == "cpu":
-        try:
+    if not (isinstance(mod, str) and mod.startswith("torch")):
+        return None
+    try:  # a CPU tensor (not any object of torch's: those may raise on these attributes)
+        if type(x).__name__ in ("Tensor", "Parameter") and x.device.type == "cpu":
             return x.detach().numpy()
-        except (TypeError, RuntimeError):  # bfloat16: no NumPy view
-            return None
+    except Exception:  # bfloat16 (no NumPy view), or not a tensor after all
+        return None
     return None
 
 

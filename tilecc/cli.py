@@ -103,6 +103,13 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"tilecc: error: {message} (`{self.prog} --help` shows the usage)\n")
 
 
+def _given(**options) -> dict:
+    """The options given on the command line (those left at their defaults: none)."""
+    from tilecc.runtime.options import OPTIONS
+
+    return {k: v for k, v in options.items() if v != OPTIONS[k].default}
+
+
 def _option(name: str, convert=int):
     """An argparse type that checks a value as the options table does (its message)."""
     from tilecc.runtime.options import OPTIONS
@@ -220,7 +227,7 @@ def _main(argv: Sequence[str] | None) -> int:
         text = kernel.source(args.signature, target=args.target, arch=args.arch,
                              num_warps=args.num_warps, num_stages=args.num_stages,
                              line_directives=args.line_directives, debug=args.debug,
-                             maxnreg=args.maxnreg)
+                             **_given(maxnreg=args.maxnreg))
         if args.output:
             write_output(args.output, _with_command(text, regenerate_comment(argv)))
         else:
@@ -228,8 +235,9 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         binary = kernel.compile(args.signature, target=args.target, arch=args.arch,
                                 num_warps=args.num_warps, num_stages=args.num_stages,
-                                debug=args.debug, maxnreg=args.maxnreg,
-                                enable_fp_fusion=args.enable_fp_fusion)
+                                debug=args.debug, **_given(
+                                    maxnreg=args.maxnreg,
+                                    enable_fp_fusion=args.enable_fp_fusion))
         write_output(args.output, binary.data)
         print(f"wrote {args.output} ({len(binary.data)} bytes, {binary.target} {binary.arch})")
     return 0

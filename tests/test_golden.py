@@ -32,6 +32,11 @@ GOLDEN = {
     "matmul": ("matmul", "matmul_kernel",
                "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, "
                "i32:1, i32:16, i32:1, 128, 128, 32, 8, 'leaky_relu'", 4),
+    "matmul_block_ptr": ("matmul_block_ptr", "matmul_block_ptr_kernel",
+                         "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
+                         "i32:16, i32:1, i32:16, i32:1, 128, 128, 32, 8", 4),
+    "grouped_gemm": ("grouped_gemm", "grouped_matmul_kernel",
+                     "*i64:16, *i64:16, *i64:16, *i32:16, *i32:16, i32, 132, 128, 128, 32", 4),
 }
 
 

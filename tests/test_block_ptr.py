@@ -129,9 +129,9 @@ def test_block_pointer_matmul_matches_numpy() -> None:
 
 # --- the same code as pointer arithmetic ------------------------------------------------
 
-def _memory_and_pipeline(kernel, sig: str):
+def _memory_and_pipeline(kernel, sig: str, target: str = "cuda", arch: str = "sm_90"):
     """Each load's vector width and mask mode, each store's, and the pipelines' notes."""
-    k = kernel.ir(sig, num_warps=4, num_stages=3)
+    k = kernel.build(kernel._specs(sig, {}), target, 4, num_stages=3, arch=arch).kernel
     plans, notes = [], []
     for op in k.walk():
         if op.kind in ("load", "store"):
@@ -143,18 +143,31 @@ def _memory_and_pipeline(kernel, sig: str):
     return plans, notes
 
 
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_90"), ("cuda", "sm_80"),
+                                         ("hip", "gfx90a")])
 @pytest.mark.parametrize("blocks", [(128, 128, 32), (64, 64, 64), (64, 128, 32)])
-def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks) -> None:
+def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks, target, arch) -> None:
     sig = KP.MATMUL_SIGNATURE.format(bm=blocks[0], bn=blocks[1], bk=blocks[2])
-    bp_plans, bp_pipes = _memory_and_pipeline(KP.bp_matmul_kernel, sig)
-    ptr_plans, ptr_pipes = _memory_and_pipeline(KP.ptr_matmul_kernel, sig)
+    bp_plans, bp_pipes = _memory_and_pipeline(KP.bp_matmul_kernel, sig, target, arch)
+    ptr_plans, ptr_pipes = _memory_and_pipeline(KP.ptr_matmul_kernel, sig, target, arch)
     assert bp_plans == ptr_plans
-    assert bp_pipes == ptr_pipes and bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
+    assert bp_pipes == ptr_pipes
+    if target == "hip":
+        return
+    assert bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
     src = KP.bp_matmul_kernel.source(sig, num_warps=4, num_stages=3)
     assert "tc::cp_async<16>" in src
     # the tile of element offsets is built once: nothing but the offsets moves in the loop
     loop = src[src.index("for (int k_"):]
     assert "a_block_offset1 = a_block_offset1 + " in loop
+
+
+def test_column_major_operand_gets_the_pointer_versions_code() -> None:
+    """A stored column-major (stride_am == 1): both versions load it along M alike."""
+    sig = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:16, "
+           "i32:1, i32:16, i32:1, 64, 64, 32")
+    assert _memory_and_pipeline(KP.bp_matmul_kernel, sig) == \
+        _memory_and_pipeline(KP.ptr_matmul_kernel, sig)
 
 
 def test_example_matmul_block_ptr_runs() -> None:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tilecc
+import tilecc.language as tl
 from tilecc.errors import CompilationError
 
 try:
@@ -324,3 +325,19 @@ def test_block_pointers_of_different_tensors_in_an_if_are_an_error() -> None:
                 "tl.store(Y + tl.arange(0, 16)[:, None] * N + tl.arange(0, 16)[None, :], x)")
     with pytest.raises(CompilationError, match="must point into the same tensor"):
         k.source("*fp16:16,*fp16:16,i32,i32")
+
+
+@tilecc.jit
+def _bool_block_kernel(M, OUT, n, BLOCK: tl.constexpr):
+    m_block = tl.make_block_ptr(M, (n,), (1,), (0,), (BLOCK,), (0,))
+    m = tl.load(m_block, boundary_check=(0,), padding_option="zero")
+    tl.static_assert(m.dtype == tl.int8)  # as Triton: a bool tensor's bytes, as int8
+    tl.store(OUT + tl.arange(0, BLOCK), m.to(tl.int32))
+
+
+def test_block_pointer_to_bools_reads_int8_bytes() -> None:
+    mask = np.array([True, False, True, True, False], np.bool_)
+    out = np.full(8, -1, np.int32)
+    _bool_block_kernel.interpret[(1,)](mask, out, 5, BLOCK=8)
+    np.testing.assert_array_equal(out, [1, 0, 1, 1, 0, 0, 0, 0])
+    assert "reinterpret_cast<const signed char*>(M)" in _bool_block_kernel.source("*i1,*i32,i32,8")

@@ -143,3 +143,47 @@ def address_arith_kernel(x, y, bits, flags, n, BLOCK: tl.constexpr):
     tl.store(flags, x.to(tl.int1).to(tl.int32))
     back = addr.to(tl.pointer_type(tl.float32))
     tl.store(flags + 1, (back.to(tl.uint64) == x.to(tl.uint64)).to(tl.int32))
+
+
+@tilecc.jit
+def _row_sums(x_block, steps, BN: tl.constexpr):
+    """A helper that takes a block pointer and advances it in its own loop."""
+    acc = tl.zeros((16,), dtype=tl.float32)
+    for _ in range(steps):
+        acc += tl.sum(tl.load(x_block, boundary_check=(0, 1), padding_option="zero"), axis=1)
+        x_block = tl.advance(x_block, (0, BN))
+    return acc
+
+
+@tilecc.jit
+def _next_rows(x_block):
+    return tl.advance(x_block, (16, 0))
+
+
+@tilecc.jit
+def bp_helper_kernel(X, OUT, M, N, BN: tl.constexpr):
+    """OUT[m] = sum of row m of X (M x N, row-major), 16 rows per program, through helpers."""
+    x_block = tl.make_block_ptr(X, (M, N), (N, 1), (0, 0), (16, BN), (1, 0))
+    for _ in range(tl.program_id(0)):
+        x_block = _next_rows(x_block)
+    acc = _row_sums(x_block, tl.cdiv(N, BN), BN)
+    out_block = tl.make_block_ptr(OUT, (M,), (1,), (tl.program_id(0) * 16,), (16,), (0,))
+    tl.store(out_block, acc, boundary_check=(0,))
+
+
+@tilecc.jit
+def bp_branch_kernel(X, OUT, N, SKIP, BN: tl.constexpr):
+    """OUT = the sum of X's blocks of BN, skipping every block whose index is SKIP: a block
+    pointer advanced by one or two steps in a run-time `if`."""
+    x_block = tl.make_block_ptr(X, (N,), (1,), (0,), (BN,), (0,))
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    i = 0
+    while i * BN < N:
+        if i == SKIP:
+            x_block = tl.advance(x_block, (BN,))
+            i += 1
+        else:
+            acc += tl.load(x_block, boundary_check=(0,), padding_option="zero")
+            x_block = tl.advance(x_block, (BN,))
+            i += 1
+    tl.store(OUT, tl.sum(acc, axis=0))

@@ -72,12 +72,13 @@ def contended_add_kernel(P, n, BLOCK: tl.constexpr):
 
 @tilecc.jit
 def contended_cas_kernel(P, OUT, n, BLOCK: tl.constexpr):
-    """Program i swaps counter j from i to i + 1 where it holds i: the programs take turns
-    on each counter, spinning until it is theirs."""
+    """Program i swaps each of the BLOCK counters from i to i + 1 where it holds i: the
+    programs take turns on each counter, spinning until it is theirs (atomic_cas has no
+    mask: every lane's address is inside P)."""
     pid = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     mine = tl.full((BLOCK,), 0, P.dtype.element_ty) + pid
-    done = offs >= n
+    done = offs < 0
     while tl.sum((~done).to(tl.int32), axis=0) > 0:
         old = tl.atomic_cas(P + offs, mine, mine + 1)
         done = done | (old == mine)
@@ -124,11 +125,11 @@ def test_contended_16bit_add_on_gpu(dtype) -> None:
 @pytest.mark.parametrize("dtype", ["int16", "float16", "bfloat16"])
 def test_contended_16bit_cas_on_gpu(dtype) -> None:
     torch = pytest.importorskip("torch")
-    programs = 64
-    p = torch.zeros(33, device="cuda", dtype=getattr(torch, dtype))
+    programs = 32  # fewer than the SMs: every program is resident while others spin
+    p = torch.zeros(64, device="cuda", dtype=getattr(torch, dtype))
     out = torch.full((programs,), -1, device="cuda", dtype=torch.int32)
-    contended_cas_kernel[(programs,)](p, out, 33, BLOCK=64)
-    assert torch.equal(p.float(), torch.full((33,), float(programs), device="cuda"))
+    contended_cas_kernel[(programs,)](p, out, 64, BLOCK=64)
+    assert torch.equal(p.float(), torch.full((64,), float(programs), device="cuda"))
     assert torch.equal(out.cpu(), torch.arange(programs, dtype=torch.int32))
 
 
@@ -192,3 +193,12 @@ def test_cta_scope_takes_block_scoped_atomics_and_fences() -> None:
     assert "tc::atomic_add<tc::kCta>(" in src and "tc::fence_before<tc::kCta>(true)" in src
     src = scoped_rmw_kernel.source("*fp32,*fp32,*fp32,0,'relaxed','gpu',32")
     assert "tc::atomic_add(" in src and "tc::fence_before(false)" in src
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.float16, BF16])
+def test_contended_cas_kernel_on_the_interpreter(dtype) -> None:
+    p = np.zeros(64, dtype)
+    out = np.full(8, -1, np.int32)
+    contended_cas_kernel.interpret[(8,)](p, out, 64, BLOCK=64)
+    np.testing.assert_array_equal(p.astype(np.float32), np.full(64, 8.0, np.float32))
+    np.testing.assert_array_equal(out, np.arange(8))

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tilecc
+import tilecc.language as tl
 from tilecc.errors import CompilationError
 
 try:
@@ -129,9 +130,9 @@ def test_block_pointer_matmul_matches_numpy() -> None:
 
 # --- the same code as pointer arithmetic ------------------------------------------------
 
-def _memory_and_pipeline(kernel, sig: str):
+def _memory_and_pipeline(kernel, sig: str, target: str = "cuda", arch: str = "sm_90"):
     """Each load's vector width and mask mode, each store's, and the pipelines' notes."""
-    k = kernel.ir(sig, num_warps=4, num_stages=3)
+    k = kernel.build(kernel._specs(sig, {}), target, 4, num_stages=3, arch=arch).kernel
     plans, notes = [], []
     for op in k.walk():
         if op.kind in ("load", "store"):
@@ -143,18 +144,31 @@ def _memory_and_pipeline(kernel, sig: str):
     return plans, notes
 
 
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_90"), ("cuda", "sm_80"),
+                                         ("hip", "gfx90a")])
 @pytest.mark.parametrize("blocks", [(128, 128, 32), (64, 64, 64), (64, 128, 32)])
-def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks) -> None:
+def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks, target, arch) -> None:
     sig = KP.MATMUL_SIGNATURE.format(bm=blocks[0], bn=blocks[1], bk=blocks[2])
-    bp_plans, bp_pipes = _memory_and_pipeline(KP.bp_matmul_kernel, sig)
-    ptr_plans, ptr_pipes = _memory_and_pipeline(KP.ptr_matmul_kernel, sig)
+    bp_plans, bp_pipes = _memory_and_pipeline(KP.bp_matmul_kernel, sig, target, arch)
+    ptr_plans, ptr_pipes = _memory_and_pipeline(KP.ptr_matmul_kernel, sig, target, arch)
     assert bp_plans == ptr_plans
-    assert bp_pipes == ptr_pipes and bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
+    assert bp_pipes == ptr_pipes
+    if target == "hip":
+        return
+    assert bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
     src = KP.bp_matmul_kernel.source(sig, num_warps=4, num_stages=3)
     assert "tc::cp_async<16>" in src
     # the tile of element offsets is built once: nothing but the offsets moves in the loop
     loop = src[src.index("for (int k_"):]
     assert "a_block_offset1 = a_block_offset1 + " in loop
+
+
+def test_column_major_operand_gets_the_pointer_versions_code() -> None:
+    """A stored column-major (stride_am == 1): both versions load it along M alike."""
+    sig = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:16, "
+           "i32:1, i32:16, i32:1, 64, 64, 32")
+    assert _memory_and_pipeline(KP.bp_matmul_kernel, sig) == \
+        _memory_and_pipeline(KP.ptr_matmul_kernel, sig)
 
 
 def test_example_matmul_block_ptr_runs() -> None:
@@ -229,6 +243,8 @@ COMPILED = [
     (KP.bp_while_kernel, "*fp32:16,*fp32:16,i32,128"),
     (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=128, bn=128, bk=32)),
     (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=64, bn=64, bk=64)),
+    (KP.bp_branch_kernel, "*fp32:16,*fp32:16,i32,i32,256"),
+    (KP.bp_helper_kernel, "*fp16:16,*fp32:16,i32,i32,64"),
 ]
 
 
@@ -282,3 +298,46 @@ def test_block_pointer_loads_and_stores_on_gpu_match_the_interpreter() -> None:
         KP.bp_store_kernel[(1,)](torch.from_numpy(x).cuda(), y, m, n, sm, sn, om, on,
                                  BM=16, BN=8, CHECK=(0, 1))
         np.testing.assert_array_equal(y.cpu().numpy(), want)
+
+
+def test_block_pointers_through_helpers() -> None:
+    """Helpers take, advance in their own loops, and return block pointers."""
+    x = np.arange(37 * 50, dtype=np.float32).reshape(37, 50) % 7
+    out = np.zeros(37, np.float32)
+    KP.bp_helper_kernel.interpret[(3,)](x, out, 37, 50, BN=16)
+    np.testing.assert_array_equal(out, x.sum(axis=1))
+
+
+@pytest.mark.parametrize("skip", [0, 2, 9])
+def test_block_pointer_moved_in_a_runtime_if(skip) -> None:
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    KP.bp_branch_kernel.interpret[(1,)](x, out, 100, skip, BN=16)
+    want = sum(x[i * 16:(i + 1) * 16].sum() for i in range(7) if i != skip)
+    assert out[0] == want
+
+
+def test_block_pointers_of_different_tensors_in_an_if_are_an_error() -> None:
+    k = _kernel("b2 = tl.make_block_ptr(Y, (M, N), (N, 1), (0, 0), (16, 16), (1, 0))\n"
+                "if M > 3:\n"
+                "    bp = b2\n"
+                "x = tl.load(bp)\n"
+                "tl.store(Y + tl.arange(0, 16)[:, None] * N + tl.arange(0, 16)[None, :], x)")
+    with pytest.raises(CompilationError, match="must point into the same tensor"):
+        k.source("*fp16:16,*fp16:16,i32,i32")
+
+
+@tilecc.jit
+def _bool_block_kernel(M, OUT, n, BLOCK: tl.constexpr):
+    m_block = tl.make_block_ptr(M, (n,), (1,), (0,), (BLOCK,), (0,))
+    m = tl.load(m_block, boundary_check=(0,), padding_option="zero")
+    tl.static_assert(m.dtype == tl.int8)  # as Triton: a bool tensor's bytes, as int8
+    tl.store(OUT + tl.arange(0, BLOCK), m.to(tl.int32))
+
+
+def test_block_pointer_to_bools_reads_int8_bytes() -> None:
+    mask = np.array([True, False, True, True, False], np.bool_)
+    out = np.full(8, -1, np.int32)
+    _bool_block_kernel.interpret[(1,)](mask, out, 5, BLOCK=8)
+    np.testing.assert_array_equal(out, [1, 0, 1, 1, 0, 0, 0, 0])
+    assert "reinterpret_cast<const signed char*>(M)" in _bool_block_kernel.source("*i1,*i32,i32,8")

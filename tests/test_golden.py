@@ -35,6 +35,11 @@ GOLDEN = {
                "i32:1, i32:16, i32:1, 128, 128, 32, 8, 'leaky_relu'", 4),
     "topk": ("topk", "topk_kernel", "*fp32:16, *fp32:16, *i32:16, i32, i32, 4, 128, 8", 4),
     "histogram": ("histogram", "histogram_kernel", "*u8:16, *i32:16, i32, 256, 1024", 4),
+    "matmul_block_ptr": ("matmul_block_ptr", "matmul_block_ptr_kernel",
+                         "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
+                         "i32:16, i32:1, i32:16, i32:1, 128, 128, 32, 8", 4),
+    "grouped_gemm": ("grouped_gemm", "grouped_matmul_kernel",
+                     "*i64:16, *i64:16, *i64:16, *i32:16, *i32:16, i32, 132, 128, 128, 32", 4),
 }
 
 

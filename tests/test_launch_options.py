@@ -176,3 +176,18 @@ def test_maxnreg_in_the_source_replaces_launch_bounds() -> None:
         'extern "C" __global__ void __maxnreg__(40) axpy('
     assert "__launch_bounds__(128" in declaration(axpy.source(SIG))
     assert "__maxnreg__" not in axpy.source(SIG, target="hip", maxnreg=40)
+
+
+def test_command_line_takes_the_options(capsys, tmp_path) -> None:
+    from tilecc.cli import main
+
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "vector_add.py")
+    sig = "*fp32:16,*fp32:16,*fp32:16,i32,1024"
+    assert main(["emit", f"{example}:add_kernel", "-s", sig, "--maxnreg", "64"]) == 0
+    assert "__maxnreg__(64) add_kernel(" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["emit", f"{example}:add_kernel", "-s", sig, "--maxnreg", "8"])
+    assert "maxnreg must be an integer from 16 to 255" in capsys.readouterr().err
+    require_cuda_compiler()
+    out = str(tmp_path / "k.cubin")
+    assert main(["compile", f"{example}:add_kernel", "-s", sig, "--no-fp-fusion", "-o", out]) == 0

@@ -61,11 +61,12 @@ def test_grouped_gemm_example_on_the_interpreter() -> None:
 
 
 def test_unknown_address_is_a_clear_interpreter_error() -> None:
-    table = np.array([12345678], np.int64)  # no array lives there
+    table = np.array([0x1010], np.int64)  # no array lives there (the first pages are unmapped)
     out = np.zeros(4, np.float64)
     with pytest.raises(InterpreterError) as e:
         KP.gather_sum_kernel.interpret[(1,)](table, out, 1, 4, BLOCK=4, DTYPE=tl.float32)
-    assert "0xbc614e" in str(e.value) and "inside no array the interpreter knows" in str(e.value)
+    assert "address 0x1010" in str(e.value)
+    assert "inside no array the interpreter knows" in str(e.value)
 
 
 @tilecc.jit

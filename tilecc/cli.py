@@ -103,6 +103,13 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"tilecc: error: {message} (`{self.prog} --help` shows the usage)\n")
 
 
+def _given(**options) -> dict:
+    """The options given on the command line (those left at their defaults: none)."""
+    from tilecc.runtime.options import OPTIONS
+
+    return {k: v for k, v in options.items() if v != OPTIONS[k].default}
+
+
 def _option(name: str, convert=int):
     """An argparse type that checks a value as the options table does (its message)."""
     from tilecc.runtime.options import OPTIONS
@@ -187,6 +194,10 @@ def _main(argv: Sequence[str] | None) -> int:
     common.add_argument("--num-stages", type=_option("num_stages"), default=None,
                         help="shared-memory stages of tl.dot's pipelined operands (default: 3)")
     common.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
+    common.add_argument("--maxnreg", type=_option("maxnreg"), default=None,
+                        help="at most this many registers per thread (CUDA)")
+    common.add_argument("--no-fp-fusion", dest="enable_fp_fusion", action="store_false",
+                        help="do not contract a * b + c into fma (enable_fp_fusion=False)")
     emit = sub.add_parser("emit", parents=[common], help="print the generated source")
     emit.add_argument("--line-directives", action="store_true",
                       help="add #line directives pointing back at the .py file")
@@ -215,7 +226,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "emit":
         text = kernel.source(args.signature, target=args.target, arch=args.arch,
                              num_warps=args.num_warps, num_stages=args.num_stages,
-                             line_directives=args.line_directives, debug=args.debug)
+                             line_directives=args.line_directives, debug=args.debug,
+                             **_given(maxnreg=args.maxnreg))
         if args.output:
             write_output(args.output, _with_command(text, regenerate_comment(argv)))
         else:
@@ -223,7 +235,9 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         binary = kernel.compile(args.signature, target=args.target, arch=args.arch,
                                 num_warps=args.num_warps, num_stages=args.num_stages,
-                                debug=args.debug)
+                                debug=args.debug, **_given(
+                                    maxnreg=args.maxnreg,
+                                    enable_fp_fusion=args.enable_fp_fusion))
         write_output(args.output, binary.data)
         print(f"wrote {args.output} ({len(binary.data)} bytes, {binary.target} {binary.arch})")
     return 0

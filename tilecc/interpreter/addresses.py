@@ -44,13 +44,21 @@ def _as_array(x) -> np.ndarray | None:
     if isinstance(x, np.ndarray):
         return x
     mod = type(x).__module__
-    if isinstance(mod, str) and mod.startswith("torch") and getattr(x, "device", None) is not None and \
-            x.device.type == "cpu":
-        try:
+    if not (isinstance(mod, str) and mod.startswith("torch")):
+        return None
+    try:  # a CPU tensor (not any object of torch's: those may raise on these attributes)
+        if type(x).__name__ in ("Tensor", "Parameter") and x.device.type == "cpu":
             return x.detach().numpy()
-        except (TypeError, RuntimeError):  # bfloat16: no NumPy view
-            return None
+    except Exception:  # bfloat16 (no NumPy view), or not a tensor after all
+        return None
     return None
+
+
+def _items(container) -> list:
+    try:  # a snapshot: other code may change a dict while it is read
+        return list(container.values() if isinstance(container, dict) else container)
+    except RuntimeError:
+        return []
 
 
 def _reachable_arrays():
@@ -58,46 +66,40 @@ def _reachable_arrays():
     frames' variables and what they hold, then every list, tuple and dict alive."""
     frame = sys._getframe(1)
     while frame is not None:
-        for v in list(frame.f_locals.values()):
+        for v in _items(frame.f_locals):
             a = _as_array(v)
             if a is not None:
                 yield a
             elif isinstance(v, (list, tuple, dict)):
-                for item in (v.values() if isinstance(v, dict) else v):
-                    a = _as_array(item)
-                    if a is not None:
-                        yield a
+                yield from filter(lambda x: x is not None, map(_as_array, _items(v)))
         frame = frame.f_back
     for obj in gc.get_objects():
         a = _as_array(obj)
         if a is not None:
             yield a
         elif isinstance(obj, (list, tuple, dict)):
-            for item in (obj.values() if isinstance(obj, dict) else obj):
-                a = _as_array(item)
-                if a is not None:
-                    yield a
+            yield from filter(lambda x: x is not None, map(_as_array, _items(obj)))
 
 
 class AddressSpace:
-    """Finds the array an address points into: the kernel's arguments first, then (once,
-    when one is not found there) every array reachable from the program."""
+    """Finds the array an address points into: the kernel's arguments, the arrays found
+    before, then the arrays reachable from the program (searched until one holds it)."""
 
     def __init__(self, arguments: list[np.ndarray]):
-        self.arrays = [(_span(a), a, "an argument") for a in arguments]
-        self.scanned = False
+        self.arrays = [(_span(a), a) for a in arguments]
 
     def find(self, addr: int) -> np.ndarray | None:
-        for (start, end), a, _ in self.arrays:
+        for (start, end), a in self.arrays:
             if start <= addr < end:
                 return a
-        if not self.scanned:
-            self.scanned = True
-            for a in _reachable_arrays():
-                flat = _flat(a)
-                if flat is not None and flat.size:
-                    self.arrays.append((_span(flat), flat, "found"))
-            return self.find(addr)
+        for a in _reachable_arrays():
+            flat = _flat(a)
+            if flat is None or not flat.size:
+                continue
+            start, end = _span(flat)
+            if start <= addr < end:
+                self.arrays.append(((start, end), flat))
+                return flat
         return None
 
 
@@ -118,8 +120,7 @@ def to_pointer(space: AddressSpace, addresses, elem: np.dtype, loc, pointer_clas
     if not arrays:
         first = int(addrs.reshape(-1)[0])
         return pointer_class(np.empty(0, elem), np.full(addrs.shape, UNKNOWN)[()],
-                             f"address {first:#x} (inside no array the interpreter knows: "
-                             "pass the array to the kernel, or keep it alive in the caller)")
+                             f"address {first:#x}")
     memory = next(iter(arrays.values()))
     start, _ = _span(memory)
     raw = memory.view(np.uint8)

@@ -438,6 +438,11 @@ class Program:
                 op.loc)
         offset = np.asarray(ptr.offset)
         active = np.ones(offset.shape, bool) if mask is None else np.asarray(mask, bool)
+        if (active & (offset == addresses.UNKNOWN)).any():
+            raise InterpreterError(
+                f"{what} through a pointer made from an integer that is inside no array the "
+                f"interpreter knows ({ptr.name}): pass the array to the kernel, or keep it "
+                "referenced by the calling code", op.loc)
         bad = active & ((offset < 0) | (offset >= ptr.buffer.size))
         if bad.any():
             lane = int(np.flatnonzero(bad)[0]) if bad.ndim else 0

@@ -162,9 +162,8 @@ def _make_block_ptr(tracer, name, base, shape, strides, offsets, block_shape, or
         raise ValueError("tl.make_block_ptr: shape, strides, offsets, block_shape and order "
                          f"must have the same length, got {len(shape_)}, {len(strides_)}, "
                          f"{len(offsets_)}, {rank} and {len(ordering)}")
-    if base.dtype.element_ty == D.int1:  # Triton reads bool tensors through int8 pointers
-        raise TypeError("tl.make_block_ptr on a pointer to int1 is not supported; pass the "
-                        "tensor as int8")
+    if base.dtype.element_ty == D.int1:  # as Triton: bool tensors are read as int8 bytes
+        base = S.cast(b, base, D.pointer_type(D.int8))
     offsets_ = tuple(S.to_value(b, S.cast(b, o, D.int32)) if isinstance(o, Const) else o
                      for o in offsets_)
     tile = _sum(b, [_times(b, _range_along(b, block[d], rank, d), strides_[d])

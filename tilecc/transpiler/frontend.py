@@ -442,6 +442,20 @@ class FunctionTracer:
         names = [n for n in _assigned_names(node) if n in branches[0][1] and n in branches[1][1]
                  and (branches[0][1][n] is not before.get(n) or
                       branches[1][1][n] is not before.get(n))]
+        block_pointers = {}  # name -> its value in the then-branch: merged by offsets
+        for name in [n for n in names if isinstance(branches[0][1][n], BP.BlockPointer) or
+                     isinstance(branches[1][1][n], BP.BlockPointer)]:
+            a, c = branches[0][1][name], branches[1][1][name]
+            if not (isinstance(a, BP.BlockPointer) and a.same_layout(c)):
+                raise self.error(node, f"block pointer `{name}` must point into the same "
+                                       "tensor the same way in both branches (only tl.advance "
+                                       "may differ); make it before the `if`")
+            names.remove(name)
+            block_pointers[name] = a
+            for key, _ in BP.loop_slots(name, a):
+                i = BP.split_slot(key)[1]
+                branches[0][1][key], branches[1][1][key] = a.offsets[i], c.offsets[i]
+                names.append(key)
         merged = []
         for name in names:
             a, c = branches[0][1][name], branches[1][1][name]
@@ -472,8 +486,12 @@ class FunctionTracer:
         branches[0][0].yields, branches[1][0].yields = yields
         self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
                           [branches[0][0], branches[1][0]]))
+        self.scope.update(block_pointers)
         for name, r in zip(merged, results):
-            self.scope[name] = r
+            if BP.split_slot(name) is not None:
+                self._bind_carried([name], [r])
+            else:
+                self.scope[name] = r
 
     def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
         """Names a loop reassigns that exist before it, with their initial values."""
@@ -843,7 +861,7 @@ class FunctionTracer:
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
-            tracer.scope[name] = v if isinstance(v, (Value, Const)) else Const(v)
+            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer)) else Const(v)
         try:
             tracer.run_body(pf.funcdef.body.body)
         except _Return as r:

@@ -9,7 +9,6 @@ Liger's own tests: tight for float32, loose for bfloat16 against a float32 refer
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 

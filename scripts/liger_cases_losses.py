@@ -9,7 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from liger_cases import BF16, DTYPES, F32, Case, NotApplicable, label, liger, op, rnd
+from liger_cases import BF16, DTYPES, Case, NotApplicable, liger, op, rnd
 
 
 def _logits(bt, v, dtype, dev, scale=2.0):

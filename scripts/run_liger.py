@@ -37,10 +37,10 @@ import time
 import traceback
 import types
 
-from liger_cases import OPS, Case, NotApplicable  # the ops, their inputs and references
+from liger_cases import OPS, Case, NotApplicable  # noqa: F401 - the ops, inputs, references
 
 # ------------------------------------------------------------------------------------------
-# Cases and outcomes
+# Outcomes
 
 
 class Timeout(Exception):

@@ -34,6 +34,7 @@ def _backend() -> str:
     try:
         from tilecc.runtime import cuda_driver
 
+        cuda_driver.init()
         cuda_driver.deviceGetAttribute(16, 0)
         return "cuda"
     except Exception:  # no libcuda or no NVIDIA device: AMD, if hip-python sees one
@@ -64,6 +65,7 @@ class _Utils:
                     props.memoryBusWidth, "arch": props.gcnArchName.decode()}
         from tilecc.runtime import cuda_driver
 
+        cuda_driver.init()
         return {key: cuda_driver.deviceGetAttribute(attr, device)
                 for key, attr in _CUDA_ATTRIBUTES.items()}
 

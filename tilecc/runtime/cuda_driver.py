@@ -36,6 +36,7 @@ def _lib() -> ctypes.CDLL:
     lib.cuDeviceGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                          ctypes.c_int]
     lib.cuCtxGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    lib.cuInit.argtypes = [ctypes.c_uint]
     return lib
 
 
@@ -71,6 +72,12 @@ def funcGetAttribute(attribute: int, fn: int) -> int:  # noqa: N802
     value = ctypes.c_int()
     _check("cuFuncGetAttribute", _lib().cuFuncGetAttribute(ctypes.byref(value), attribute, fn))
     return value.value
+
+
+def init() -> None:
+    """cuInit(0): needed once per process before device queries where nothing (torch, CuPy,
+    a launch) has initialized the driver yet; a no-op after the first call."""
+    _check("cuInit", _lib().cuInit(0))
 
 
 def deviceGetAttribute(attribute: int, ordinal: int) -> int:  # noqa: N802

@@ -55,6 +55,15 @@ def _at(loc: Loc | None, message: str) -> str:
     return f"{where}:\n    {stripped}\n{caret}\n{message}"
 
 
+class CompileTimeAssertionFailure(CompilationError):
+    """A `tl.static_assert` failed (Triton's class of the same name)."""
+
+
+class UnsupportedLanguageConstruct(CompilationError):
+    """Python the kernel language does not have (Triton's class of the same name):
+    `break`, `return` inside a loop, a `with` or `try` statement..."""
+
+
 class InterpreterError(Exception):
     """A kernel run on the interpreter did something illegal (an out-of-bounds access,
     a failed device assertion); the message names the user's line."""

@@ -194,6 +194,22 @@ def device_assert(cond, msg=""):
 
 
 @builtin
+def static_print(*values, sep=" ", end="\n", file=None, flush=False):
+    """Print while the kernel compiles (constexprs by value), as Python's print."""
+
+
+@builtin
+def device_print(prefix, *args, hex=False):
+    """Print `prefix` and each argument's elements at run time, one line per element,
+    headed by the program id and the element's index (Triton's format)."""
+
+
+@builtin
+def assume(cond):
+    """Promise the compiler that `cond` holds."""
+
+
+@builtin
 def multiple_of(input, values):
     """Promise that `input` (each run start, for a block) is a multiple of `values`."""
 

@@ -257,13 +257,9 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
             raise tracer.error(node, str(e)) from None
         return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
                      else Const(bitcast))
-    from tilecc.transpiler.builtins_blocks import METHODS
-
-    if name in METHODS:  # x.sum(0), x.reshape(4, 8), ...: the builtin with x first
-        return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
-    raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
-                       f"{did_you_mean(name, [*METHODS, 'to'], '.', '()')}")
+    return builtins_lang.call_method(tracer, value, name, args, kwargs, node)
 
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_lang  # noqa: E402,F401  (registers its handlers)

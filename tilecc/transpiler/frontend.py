@@ -22,7 +22,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tilecc import source
-from tilecc.errors import CompilationError, Loc
+from tilecc.errors import CompilationError, Loc, UnsupportedLanguageConstruct
 from tilecc.language import dtypes as D
 from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
@@ -188,14 +188,14 @@ def reference_for(obj: Any) -> Any:
             return own or HelperRef(obj.fn)
         if type(obj).__name__ == "constexpr":
             return Const(obj.value)
-        if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_NAME:
-            return Const(D.BY_NAME[str(obj)])
+        if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_TRITON_NAME:
+            return Const(D.BY_TRITON_NAME[str(obj)])
     mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     if mod and qual:
         name = canonical_name(f"{mod}.{qual}")
         if name:
             return TLRef(name)
-    if obj in (pybuiltins.range, pybuiltins.min, pybuiltins.max):
+    if any(obj is getattr(pybuiltins, n) for n in _PY_BUILTINS):
         return PyBuiltin(obj.__name__)
     return obj  # left for the caller to reject with a message
 
@@ -292,6 +292,7 @@ class FunctionTracer:
     def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
         self.pf, self.b, self.kernel, self.depth = pf, emitter, kernel, depth
         self.globals = scope_of(pf.fn)
+        self.loop_depth = 0  # run-time and static loops around the statement being traced
         self.scope: dict[str, Any] = {}
         self.stmt_line = 0
         self.current_call: cst.Call | None = None
@@ -315,17 +316,121 @@ class FunctionTracer:
 
     # statements ----------------------------------------------------------------------------
     def run_body(self, statements) -> None:
-        for stmt in statements:
+        statements = list(statements)
+        i = 0
+        while i < len(statements):
+            stmt = statements[i]
+            if isinstance(stmt, cst.If) and _contains_return(stmt):
+                # the statements after it run only where it did not return: they are traced
+                # into its branches (a constexpr test keeps one branch, then the rest)
+                statements, i = self.visit_returning_if(stmt, statements[i + 1:]), 0
+                continue
             self.visit_stmt(stmt)
+            i += 1
 
     def run_nested(self, node: cst.CSTNode, statements) -> None:
-        """A body under run-time control flow, where `return` cannot be honoured."""
+        """A loop's body, where `return` cannot be honoured (as in Triton)."""
+        self.loop_depth += 1
         try:
             self.run_body(statements)
-        except _Return:
-            raise self.error(node, "`return` inside a run-time `if` or loop is not supported; "
-                                   "compute the result in a variable and return it at the end"
-                             ) from None
+        except _Return as r:
+            raise self._return_in_loop(r.node or node) from None
+        finally:
+            self.loop_depth -= 1
+
+    def _return_in_loop(self, node: cst.CSTNode) -> CompilationError:
+        return UnsupportedLanguageConstruct(
+            "Cannot have `return` statements inside `while` or `for` statements (as in "
+            "Triton); compute the result in a variable and return it after the loop",
+            self.pf.loc(node, self.stmt_line))
+
+    def visit_returning_if(self, node: cst.If, rest: list) -> list:
+        """An `if` with a `return` somewhere in it; `rest`, the statements after it.  A
+        run-time test becomes an `if` op whose branches are each branch followed by `rest`
+        (a branch stops at its `return`); its results are the returned values, and the
+        function ends there.  A constexpr test gives the statements to run instead."""
+        self.stmt_line = self.pf.loc(node).line
+        self._record_statement(node)
+        cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
+        orelse = node.orelse
+        else_body = [] if orelse is None else (
+            [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body))
+        if isinstance(cond, Const):
+            return list(node.body.body if cond.value else else_body) + list(rest)
+        if self.loop_depth:
+            raise self._return_in_loop(node)
+        if cond.type.is_block and cond.type.numel == 1:
+            cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
+        if cond.type.is_block:
+            raise self.error(node.test, "an `if` condition must be a scalar (or a block of one "
+                                        "element); for blocks use tl.where or a mask")
+        before = dict(self.scope)
+        branches = []
+        for body in (list(node.body.body) + rest, else_body + rest):
+            self.scope = dict(before)
+            region = Region()
+            self.b.regions.append(region)
+            try:
+                self.run_body(body)
+                value = Const(None)
+            except _Return as r:
+                value = r.value
+            finally:
+                self.b.regions.pop()
+            branches.append((region, value))
+        self.scope = before
+        (then_region, a), (else_region, c) = branches
+        value, results = self._merge_returns(node, a, c, then_region, else_region)
+        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
+                          [then_region, else_region]))
+        raise _Return(value, node)
+
+    def _merge_returns(self, node, a: Any, c: Any, then_region: Region,
+                       else_region: Region) -> Any:
+        """The value a returning `if` gives: equal constants stay constants; kernel values
+        (and numbers) become the `if` op's results, yielded by each branch."""
+        pair = (a, c)
+        if all(isinstance(v, Const) and isinstance(v.value, tuple) for v in pair) and \
+                len(a.value) == len(c.value):
+            pair_items = list(zip(*(tuple(_wrap_item(x) for x in v.value) for v in pair)))
+        else:
+            pair_items = [pair]
+        fixed, merged = [], []
+        for x, y in pair_items:
+            if isinstance(x, Const) and isinstance(y, Const) and type(x.value) is \
+                    type(y.value) and x.value == y.value:
+                fixed.append(x)
+                continue
+            for v in (x, y):
+                if not (isinstance(v, Value) or S.is_number(v)):
+                    raise self.error(node, "the branches of this `if` return different "
+                                           f"values ({_describe(x)} and {_describe(y)}); "
+                                           "return kernel values of one type from both")
+            types_ = {v.type for v in (x, y) if isinstance(v, Value)}
+            if len(types_) > 1:
+                raise self.error(node, f"the branches of this `if` return values of types "
+                                       f"{x.type} and {y.type}; cast one of them")
+            ys = []
+            for v, region in ((x, then_region), (y, else_region)):
+                if isinstance(v, Const):
+                    self.b.regions.append(region)
+                    try:
+                        v = S.constant(self.b, v.value, next(iter(types_)).dtype) if types_ \
+                            else S.to_value(self.b, v)
+                    finally:
+                        self.b.regions.pop()
+                ys.append(v)
+            if ys[0].type != ys[1].type:
+                raise self.error(node, f"the branches of this `if` return values of types "
+                                       f"{ys[0].type} and {ys[1].type}; cast one of them")
+            then_region.yields.append(ys[0])
+            else_region.yields.append(ys[1])
+            result = Value(ys[0].type)
+            merged.append(result)
+            fixed.append(result)
+        value = Const(tuple(_unwrap_const(v) for v in fixed)) if len(pair_items) > 1 or \
+            pair_items[0] is not pair else fixed[0]
+        return value, merged
 
     def visit_stmt(self, stmt: cst.CSTNode) -> None:
         self.stmt_line = self.pf.loc(stmt).line
@@ -415,9 +520,11 @@ class FunctionTracer:
         if isinstance(cond, Const):  # constexpr condition: keep one branch, no code for the test
             self.run_body(node.body.body if cond.value else else_body)
             return
+        if cond.type.is_block and cond.type.numel == 1:  # as Triton: its one element
+            cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
         if cond.type.is_block:
-            raise self.error(node.test, "an `if` condition must be a scalar; for blocks use "
-                                        "tl.where or a mask")
+            raise self.error(node.test, "an `if` condition must be a scalar (or a block of one "
+                                        "element); for blocks use tl.where or a mask")
         before = dict(self.scope)
         branches = []
         for body in (node.body.body, else_body):
@@ -520,7 +627,7 @@ class FunctionTracer:
                 raise self.error(it, "tl.static_range bounds must be constexpr integers")
             for i in pybuiltins.range(lo.value, hi.value, step.value):
                 self.scope[var] = Const(i)
-                self.run_body(node.body.body)
+                self.run_nested(node, node.body.body)
             return
         if isinstance(step, Const) and step.value == 0:
             raise self.error(it, "range() step must not be zero")
@@ -604,7 +711,7 @@ class FunctionTracer:
                 return ref
             raise self.error(node, f"global `{name}` ({type(ref).__name__}) cannot be used in a "
                                    "kernel; pass it as an argument or wrap it in tl.constexpr")
-        if name in ("range", "min", "max", "float", "int", "bool"):
+        if name in _PY_BUILTINS:
             return PyBuiltin(name)
         raise self.error(node, f"name `{name}` is not defined")
 
@@ -621,6 +728,8 @@ class FunctionTracer:
             return self.call(node)
         if isinstance(node, cst.BinaryOperation):
             fn = _BINOPS.get(type(node.operator).__name__)
+            if isinstance(node.operator, cst.Power):
+                return self.power(node)
             if fn is None:
                 raise self.error(node, f"operator `{node.operator.__class__.__name__}` is not "
                                        "supported")
@@ -665,6 +774,14 @@ class FunctionTracer:
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
         raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
 
+    def power(self, node: cst.BinaryOperation) -> Const:
+        """`**` of two constexprs (Triton's constexpr.__pow__); blocks have no `**`."""
+        a, c = self.eval(node.left), self.eval(node.right)
+        if isinstance(a, Const) and isinstance(c, Const):
+            return Const(a.value ** c.value)
+        raise self.error(node, "`**` takes constexpr operands only (as in Triton); for kernel "
+                               "values use tl.exp2(y * tl.log2(x)), libdevice.pow, or x * x")
+
     def index_block(self, node: cst.Subscript, x: Value) -> Value:
         """x[None, :], x[:, None], x[None]: `None` adds an axis of size 1, `:` keeps one."""
         from tilecc.transpiler.builtins_blocks import expand_dims
@@ -672,15 +789,17 @@ class FunctionTracer:
         axis, kept = 0, 0
         for el in node.slice:
             sl = el.slice
-            if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and \
-                    sl.value.value == "None":
+            if isinstance(sl, cst.Index) and _is_none(self.eval(sl.value)):
                 x = expand_dims(self.b, x, axis)
-            elif isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is None and \
-                    sl.step is None:
+            elif isinstance(sl, cst.Slice) and all(
+                    part is None or _is_none(self.eval(part))
+                    for part in (sl.lower, sl.upper, sl.step)):
                 kept += 1
             else:
-                raise self.error(el, "blocks are indexed only with None and `:` "
-                                     "(x[:, None], x[None, :])")
+                # as Triton (which has no `...` either): a ValueError at the index
+                raise self.error(el, f"unsupported tensor index: `{self.pf.code(el)}`; blocks "
+                                     "are indexed only with None and `:` (x[:, None], "
+                                     "x[None, :])")
             axis += 1
         if kept > len(x.type.shape) - (axis - kept):
             raise self.error(node, f"too many `:` for a block of rank {len(x.type.shape)}")
@@ -737,18 +856,24 @@ class FunctionTracer:
             raise self.error(node, f"`{self.pf.code(node)}` cannot be used in a kernel")
         if isinstance(base, Value):
             if attr == "dtype":
-                return Const(base.dtype if not base.dtype.is_ptr() else base.dtype)
+                return Const(base.dtype)
             if attr == "shape":
                 return Const(base.type.shape)
+            if attr == "type":  # a block's block_type; a scalar's dtype, as in Triton
+                return Const(D.block_type(base.dtype, base.type.shape) if base.type.is_block
+                             else base.dtype)
+            if attr == "numel":
+                return Const(base.type.numel)
+            if attr == "T":
+                return _method(self, base, "trans", [], {}, node)
             return Method(base, attr)
         if isinstance(base, Const):
-            if isinstance(base.value, D.pointer_type) and attr == "element_ty":
-                return Const(base.value.element_ty)
-            if isinstance(base.value, D.dtype) and hasattr(base.value, attr):
+            if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \
+                    hasattr(base.value, attr):
                 # Methods stay uncalled until the call: `x.dtype.is_floating()` as in
                 # Triton (a bound method of a dtype is called in `call` below).
                 return Const(getattr(base.value, attr))
-            if S.is_number(base) and attr == "to":
+            if S.is_number(base) and attr in _CONSTEXPR_METHODS:  # `BLOCK.to(tl.float32)`
                 return Method(S.to_value(self.b, base), attr)
         raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
 
@@ -770,11 +895,16 @@ class FunctionTracer:
         if isinstance(func, Method):
             return B.call_method(self, func.value, func.name, args, kwargs, node)
         if isinstance(func, Const) and isinstance(getattr(func.value, "__self__", None),
-                                                  (D.dtype, D.pointer_type)):
+                                                  (D.dtype, D.pointer_type, D.block_type)):
             if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
                 raise self.error(node, f"`{self.pf.code(node.func)}` takes constexpr arguments")
             return _wrap_item(func.value(*[a.value for a in args],
                                          **{k: v.value for k, v in kwargs.items()}))
+        if isinstance(func, PyBuiltin) and func.name in _COMPILE_TIME_BUILTINS:
+            return self._at(node, lambda: self.compile_time_builtin(func.name, args, kwargs,
+                                                                    node))
+        if isinstance(func, Const) and isinstance(func.value, KernelFunction):
+            return self.inline(func.value.fn, args, kwargs, node)  # a @jit passed as constexpr
         if isinstance(func, PyBuiltin) and func.name in ("float", "int", "bool"):
             # float("inf"), int(BLOCK / 2): conversions of compile-time values only
             if len(args) != 1 or kwargs or not isinstance(args[0], Const):
@@ -794,6 +924,54 @@ class FunctionTracer:
         if isinstance(func, HelperRef):
             return self.inline(func.fn, args, kwargs, node)
         raise self.error(node.func, f"`{self.pf.code(node.func)}` is not callable in a kernel")
+
+    def compile_time_builtin(self, name: str, args: list, kwargs: dict, node: cst.Call) -> Any:
+        """Python's getattr, hasattr, isinstance and len on compile-time values, and print,
+        which is tl.device_print in a kernel (as in Triton)."""
+        from tilecc.transpiler import builtins as B
+
+        if name == "print":
+            return B.call_builtin(self, "tl.device_print", args, kwargs, node)
+        if name == "len":
+            if len(args) != 1 or kwargs:
+                raise TypeError("len() takes one argument")
+            x = args[0]
+            if isinstance(x, Value) and x.type.is_block:
+                return Const(x.type.shape[0])
+            if isinstance(x, Const) and isinstance(x.value, (tuple, list, str)):
+                return Const(len(x.value))
+            raise TypeError(f"len() of {_describe(x)}, which has no length")
+        if kwargs:
+            raise TypeError(f"{name}() takes no keyword arguments")
+        if name == "isinstance":
+            if len(args) != 2 or not isinstance(args[1], (Const, TLRef, PyBuiltin)):
+                raise TypeError("isinstance() takes a value and a class")
+            return Const(_is_instance(args[0], args[1]))
+        if len(args) not in (2, 3) or not all(isinstance(a, Const) for a in args[1:]) or \
+                not isinstance(args[1].value, str) or (name == "hasattr" and len(args) != 2):
+            raise TypeError(f"{name}() takes an object and a constant attribute name")
+        obj, attr = args[0], args[1].value
+        try:
+            if isinstance(obj, (TLRef, OtherModule)):
+                found = _attribute_of_ref(obj, attr)
+                if isinstance(found, TLRef):
+                    found = _tl_member(found, node, self)
+                if found is None:
+                    raise AttributeError(attr)
+            elif isinstance(obj, Value):
+                found = self.attribute(cst.Attribute(value=node.args[0].value,
+                                                     attr=cst.Name(attr)))
+            elif isinstance(obj, Const):
+                found = _wrap_item(getattr(obj.value, attr))
+            else:
+                raise AttributeError(attr)
+        except (AttributeError, CompilationError):
+            if name == "hasattr":
+                return Const(False)
+            if len(args) == 3:
+                return args[2]
+            raise AttributeError(f"{_describe(obj)} has no attribute {attr!r}") from None
+        return Const(True) if name == "hasattr" else found
 
     def inline(self, fn: Callable, args: list, kwargs: dict, node: cst.Call) -> Any:
         if self.depth > 32:
@@ -837,6 +1015,58 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
                        f"{did_you_mean(short, tl_names(), 'tl.')}")
+
+
+def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs: dict,
+            node: cst.CSTNode) -> Any:
+    from tilecc.transpiler import builtins as B
+
+    return B.call_method(tracer, value, name, args, kwargs, node)
+
+
+_CONSTEXPR_METHODS = ("to", "logical_and", "logical_or")
+
+
+_PY_BUILTINS = ("range", "min", "max", "float", "int", "bool", "getattr", "hasattr",
+                "isinstance", "len", "print")
+_COMPILE_TIME_BUILTINS = ("getattr", "hasattr", "isinstance", "len", "print")
+
+
+def _is_instance(x: Any, cls: Any) -> bool:
+    """isinstance() in a kernel: kernel values are `tl.tensor`s, constexprs `tl.constexpr`s
+    and also instances of their Python class (`isinstance(BLOCK, int)`)."""
+    if isinstance(cls, Const) and isinstance(cls.value, tuple):
+        return any(_is_instance(x, c if isinstance(c, (TLRef, PyBuiltin)) else Const(c))
+                   for c in cls.value)
+    if isinstance(cls, TLRef):
+        if cls.name == "tl.tensor":
+            return isinstance(x, Value)
+        if cls.name == "tl.constexpr":
+            return isinstance(x, Const)
+        if cls.name == "tl.dtype":
+            return isinstance(x, Const) and isinstance(x.value, D.dtype)
+        return False
+    if isinstance(cls, PyBuiltin) and cls.name in ("int", "float", "bool"):
+        return isinstance(x, Const) and isinstance(x.value, getattr(pybuiltins, cls.name))
+    if isinstance(cls, Const) and isinstance(cls.value, type):
+        return isinstance(x, Const) and isinstance(x.value, cls.value)
+    raise TypeError("isinstance() takes a class: tl.tensor, tl.constexpr, tl.dtype, int, "
+                    "float, bool, or a Python class")
+
+
+def _contains_return(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Return(self, n) -> None:
+            found.append(n)
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _is_none(x: Any) -> bool:
+    return isinstance(x, Const) and x.value is None
 
 
 def _unwrap_const(x: Any) -> Any:

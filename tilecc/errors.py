@@ -31,6 +31,10 @@ class Loc:
 class CompilationError(Exception):
     """A kernel could not be compiled; the message shows where in the user's source."""
 
+    # the Python exception a frontend check raised ("ValueError", "TypeError"...), which
+    # Triton wraps in its CompilationError the same way; None for the frontend's own
+    python_error: str | None = None
+
     def __init__(self, message: str, loc: Loc | None = None, *, log: str = ""):
         self.message = message
         self.loc = loc

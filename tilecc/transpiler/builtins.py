@@ -83,8 +83,10 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
     else:
         m = S.truthy(b, kernel_value(tracer, mask, "mask"))
         if isinstance(m, Const):
-            if not m.value:
-                raise ValueError("tl.load with a mask that is always false loads nothing")
+            if not m.value:  # loads nothing: `other` (0 when there is none), as Triton
+                fill = Const(0) if isinstance(other, Const) and other.value is None else \
+                    kernel_value(tracer, other, "other")
+                return S.splat(b, S.cast(b, fill, elem), pointer.type.shape)
         else:
             shape = pointer.type.shape
             if not _fits(m.type.shape, shape):
@@ -217,8 +219,11 @@ def _static_assert(tracer, name, cond, msg):
         raise TypeError("tl.static_assert needs a compile-time condition; use tl.device_assert "
                         "for run-time checks")
     if not cond.value:
-        raise ValueError(f"static assertion failed: {constant(msg, 'msg')}" if msg.value
-                         else "static assertion failed")
+        from tilecc.errors import CompileTimeAssertionFailure  # Triton's class for it
+
+        raise CompileTimeAssertionFailure(
+            f"static assertion failed: {constant(msg, 'msg')}" if msg.value
+            else "static assertion failed", tracer.b.loc)
     return Const(None)
 
 
@@ -257,7 +262,7 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
             raise tracer.error(node, str(e)) from None
         return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
                      else Const(bitcast))
-    return builtins_lang.call_method(tracer, value, name, args, kwargs, node)
+    return builtins_lang.call_method(tracer, value, name, args, kwargs, node, call_builtin)
 
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)

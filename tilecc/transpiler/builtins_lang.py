@@ -9,7 +9,7 @@ as soon as it is registered.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -34,9 +34,8 @@ CONSTEXPR_METHODS = frozenset(("logical_and", "logical_or"))
 
 
 def call_method(tracer, value: Value | Const, name: str, args: list, kwargs: dict,
-                node: cst.CSTNode) -> Any:
-    from tilecc.transpiler import builtins as B
-
+                node: cst.CSTNode, call_builtin: Callable) -> Any:
+    """`value.name(*args, **kwargs)`; `call_builtin` is `builtins.call_builtin`."""
     if name == "item":
         if args or kwargs:
             raise tracer.error(node, ".item() takes no arguments")
@@ -48,7 +47,7 @@ def call_method(tracer, value: Value | Const, name: str, args: list, kwargs: dic
     if name in TENSOR_METHODS:
         if name not in HANDLERS:
             raise tracer.error(node, f"`.{name}()` (tl.{name}) is not supported by tilecc")
-        return B.call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
+        return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
     known = sorted(n for n in TENSOR_METHODS if n in HANDLERS)
     raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
                        f"{did_you_mean(name, [*known, 'to'], '.', '()')}")
@@ -88,3 +87,11 @@ def _assume(tracer, name, cond):
     if isinstance(c, Const) and not c.value:
         raise ValueError("tl.assume: the condition is always false")
     return Const(None)  # a promise to the optimizer: tilecc's generated code uses none
+
+
+@handles("device_print")
+def _device_print(tracer, name, prefix, args, hex):
+    raise NotImplementedError(
+        "tl.device_print (and print(), which is tl.device_print in a kernel) is not yet "
+        "implemented by tilecc; print compile-time values with tl.static_print, or store the "
+        "values to an output array and print them on the host")

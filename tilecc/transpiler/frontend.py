@@ -301,6 +301,10 @@ class FunctionTracer:
     def error(self, node: cst.CSTNode, message: str) -> CompilationError:
         return CompilationError(message, self.pf.loc(node, self.stmt_line))
 
+    def unsupported(self, node: cst.CSTNode, message: str) -> CompilationError:
+        """Python the kernel language does not have (Triton: UnsupportedLanguageConstruct)."""
+        return UnsupportedLanguageConstruct(message, self.pf.loc(node, self.stmt_line))
+
     def _at(self, node: cst.CSTNode, thunk: Callable[[], Any]) -> Any:
         saved = self.b.loc
         self.b.loc = self.pf.loc(node, self.stmt_line)
@@ -308,9 +312,12 @@ class FunctionTracer:
             return thunk()
         except (CompilationError, _Return):
             raise
-        except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError) as e:
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError,
+                AttributeError, IndexError, NotImplementedError) as e:
             msg = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)
-            raise self.error(node, msg) from None
+            err = self.error(node, msg)
+            err.python_error = type(e).__name__  # Triton names it in its message
+            raise err from None
         finally:
             self.b.loc = saved
 
@@ -362,8 +369,10 @@ class FunctionTracer:
         if cond.type.is_block and cond.type.numel == 1:
             cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
         if cond.type.is_block:
-            raise self.error(node.test, "an `if` condition must be a scalar (or a block of one "
-                                        "element); for blocks use tl.where or a mask")
+            raise self.unsupported(node.test, "an `if` condition must be a scalar (or a block of "
+                                              "one element): the boolean value of a block of "
+                                              "more is ambiguous; for blocks use tl.where or a "
+                                              "mask")
         before = dict(self.scope)
         branches = []
         for body in (list(node.body.body) + rest, else_body + rest):
@@ -445,7 +454,8 @@ class FunctionTracer:
         elif isinstance(stmt, cst.While):
             self.visit_while(stmt)
         else:
-            raise self.error(stmt, f"{type(stmt).__name__} statements are not supported in kernels")
+            raise self.unsupported(stmt, f"{type(stmt).__name__} statements are not supported "
+                                         "in kernels")
 
     def _record_statement(self, stmt: cst.CSTNode) -> None:
         comments = [line.comment.value for line in getattr(stmt, "leading_lines", ())
@@ -491,10 +501,11 @@ class FunctionTracer:
             from tilecc.transpiler.builtins import device_assert
             device_assert(self, "device_assert", self.eval(s.test), msg)
         elif isinstance(s, (cst.Break, cst.Continue)):
-            raise self.error(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
+            raise self.unsupported(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
                                 "use a `while` loop with a condition")
         else:
-            raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
+            raise self.unsupported(s, f"{type(s).__name__} statements are not supported in "
+                                      "kernels")
 
     def assign(self, target: cst.BaseAssignTargetExpression, value: Any) -> None:
         if isinstance(target, cst.Name):
@@ -523,8 +534,10 @@ class FunctionTracer:
         if cond.type.is_block and cond.type.numel == 1:  # as Triton: its one element
             cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
         if cond.type.is_block:
-            raise self.error(node.test, "an `if` condition must be a scalar (or a block of one "
-                                        "element); for blocks use tl.where or a mask")
+            raise self.unsupported(node.test, "an `if` condition must be a scalar (or a block of "
+                                              "one element): the boolean value of a block of "
+                                              "more is ambiguous; for blocks use tl.where or a "
+                                              "mask")
         before = dict(self.scope)
         branches = []
         for body in (node.body.body, else_body):
@@ -772,7 +785,8 @@ class FunctionTracer:
             if isinstance(base, Value):
                 return self.index_block(node, base)
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
-        raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
+        raise self.unsupported(node, f"{type(node).__name__} expressions are not supported in "
+                                     "kernels")
 
     def power(self, node: cst.BinaryOperation) -> Const:
         """`**` of two constexprs (Triton's constexpr.__pow__); blocks have no `**`."""
@@ -789,7 +803,8 @@ class FunctionTracer:
         axis, kept = 0, 0
         for el in node.slice:
             sl = el.slice
-            if isinstance(sl, cst.Index) and _is_none(self.eval(sl.value)):
+            if isinstance(sl, cst.Index) and not isinstance(sl.value, cst.Ellipsis) and \
+                    _is_none(self.eval(sl.value)):
                 x = expand_dims(self.b, x, axis)
             elif isinstance(sl, cst.Slice) and all(
                     part is None or _is_none(self.eval(part))
@@ -822,7 +837,12 @@ class FunctionTracer:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator).__name__
-            if op in ("Is", "IsNot"):
+            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)) and \
+                    isinstance(left, (Const, Value)) and isinstance(right, (Const, Value)):
+                # a kernel value is never None (`if b_ptr is not None:` with an array)
+                same = _is_none(left) and _is_none(right)
+                r = Const(same == (op == "Is"))
+            elif op in ("Is", "IsNot"):
                 if not (isinstance(left, Const) and isinstance(right, Const)):
                     raise TypeError("`is` compares constexprs only (e.g. `other is None`)")
                 r = Const((left.value is right.value) == (op == "Is"))
@@ -865,7 +885,7 @@ class FunctionTracer:
             if attr == "numel":
                 return Const(base.type.numel)
             if attr == "T":
-                return _method(self, base, "trans", [], {}, node)
+                return _method(self, base, "permute", [Const((1, 0))], {}, node)  # as Triton
             return Method(base, attr)
         if isinstance(base, Const):
             if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \
@@ -1011,7 +1031,7 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     if own is not None:
         return own
     from tilecc.transpiler.builtins import is_builtin
-    if short == "constexpr" or short == "pointer_type" or is_builtin(short):
+    if short in _TYPE_NAMES or is_builtin(short):
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
                        f"{did_you_mean(short, tl_names(), 'tl.')}")
@@ -1026,6 +1046,10 @@ def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs:
 
 _CONSTEXPR_METHODS = ("to", "logical_and", "logical_or")
 
+
+# Triton's type names: isinstance() tests and annotations (`tl.constexpr`, `tl.tensor`)
+_TYPE_NAMES = ("constexpr", "pointer_type", "tensor", "dtype", "block_type", "tuple", "const",
+               "void", "slice")
 
 _PY_BUILTINS = ("range", "min", "max", "float", "int", "bool", "getattr", "hasattr",
                 "isinstance", "len", "print")

@@ -1,0 +1,275 @@
+"""The value language beyond arithmetic: tensor methods and attributes, dtype objects,
+early `return` in run-time `if`s, `None` arguments, rank broadcasting and indexing,
+compile-time Python builtins — on the interpreter against NumPy, and compiled by NVRTC and
+hiprtc."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilecc
+import tilecc.language as tl
+from conftest_compilers import require_cuda_compiler, require_hip_compiler  # noqa: F401
+from tilecc.language import dtypes as D
+
+
+# --- tensor methods ---------------------------------------------------------------------------
+
+@tilecc.jit
+def methods_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x.abs().exp().cumsum(0))
+    tl.store(out_ptr + BLOCK + 0, x.sum())
+    tl.store(out_ptr + BLOCK + 1, x.max() + x.min(axis=0))
+    tl.store(out_ptr + BLOCK + 2, x.argmax(0).to(tl.float32))
+    tl.store(out_ptr + BLOCK + 3, x.cast(tl.int32, bitcast=True).to(tl.float32, bitcast=True)
+             .sum(-1))
+    m = x.reshape(2, BLOCK // 2)
+    tl.store(out_ptr + 2 * BLOCK + offs, m.T.permute(1, 0).trans().ravel())
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.floats(-3, 3, width=32), min_size=16, max_size=16))
+def test_tensor_methods_match_numpy(values) -> None:
+    x = np.array(values, np.float32)
+    out = np.zeros(48, np.float32)
+    methods_kernel.interpret[(1,)](x, out, 16)
+    np.testing.assert_allclose(out[:16], np.cumsum(np.exp(np.abs(x))), rtol=1e-5)
+    np.testing.assert_allclose(out[16], x.sum(), rtol=1e-5, atol=1e-5)
+    assert out[17] == x.max() + x.min()
+    assert out[18] == np.argmax(x)
+    np.testing.assert_allclose(out[19], x.sum(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out[32:], x.reshape(2, 8).T.T.T.ravel())
+
+
+@tilecc.jit
+def attributes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.static_assert(x.dtype.primitive_bitwidth == 32 and x.dtype.fp_mantissa_width == 23)
+    tl.static_assert(x.dtype.exponent_bias == 127 and x.dtype.is_fp32())
+    tl.static_assert(x.type.is_block() and x.type.element_ty == tl.float32)
+    tl.static_assert(x.type.is_floating() and x.numel == BLOCK and x.shape[0] == BLOCK)
+    tl.static_assert(tl.int8.int_bitwidth == 8 and tl.int8.is_int8() and not tl.int8.is_uint8())
+    tl.static_assert(tl.program_id(0).type == tl.int32)
+    tl.static_assert(getattr(tl, "float16").is_fp16() and hasattr(x, "dtype"))
+    tl.static_assert(isinstance(x, tl.tensor) and isinstance(BLOCK, tl.constexpr))
+    tl.static_assert(isinstance(BLOCK, int) and len(x) == BLOCK)
+    tl.static_assert(BLOCK ** 2 == BLOCK * BLOCK)
+    tl.store(out_ptr + tl.arange(0, BLOCK), x)
+
+
+def test_attributes_and_dtype_objects_fold_at_compile_time() -> None:
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    attributes_kernel.interpret[(1,)](x, out, 16)
+    np.testing.assert_array_equal(out, x)
+
+
+def test_dtype_objects_read_as_triton_s() -> None:
+    assert [str(d) for d in (tl.float16, tl.bfloat16, tl.float32, tl.int32, tl.uint8, tl.int1)] \
+        == ["fp16", "bf16", "fp32", "int32", "uint8", "int1"]
+    assert str(tl.pointer_type(tl.float32)) == "pointer<fp32>"
+    assert str(D.block_type(tl.float32, (4, 8))) == "<['4', '8'], fp32>"
+    assert tl.float16.fp_mantissa_width == 10 and tl.bfloat16.exponent_bias == 127
+    assert tl.float64.fp_mantissa_width == 52 and tl.float64.exponent_bias == 1023
+    assert tl.int16.get_int_max_value() == 32767 and tl.uint8.get_int_min_value() == 0
+    assert not hasattr(tl.int32, "fp_mantissa_width") and not hasattr(tl.float32, "int_bitwidth")
+    assert D.block_type(tl.float32, (4, 8)).numel == 32
+
+
+def test_trans_without_dims_swaps_the_last_two_axes_as_triton() -> None:
+    @tilecc.jit
+    def trans3(x_ptr, out_ptr):
+        i = tl.arange(0, 2)[:, None, None] * 12 + tl.arange(0, 2)[None, :, None] * 4 + \
+            tl.arange(0, 4)[None, None, :]
+        x = tl.load(x_ptr + i)
+        y = tl.trans(x)  # (2, 4, 2)
+        j = tl.arange(0, 2)[:, None, None] * 8 + tl.arange(0, 4)[None, :, None] * 2 + \
+            tl.arange(0, 2)[None, None, :]
+        tl.store(out_ptr + j, y)
+
+    x = np.arange(24, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    trans3.interpret[(1,)](x, out)
+    ref = x.reshape(2, 3, 4)[:, :2, :].transpose(0, 2, 1).ravel()
+    np.testing.assert_array_equal(out, ref)
+
+
+# --- early return ---------------------------------------------------------------------------
+
+@tilecc.jit
+def sign_of(x):
+    if x > 0:
+        return 1.0
+    elif x < 0:
+        return -1.0
+    return 0.0
+
+
+@tilecc.jit
+def early_return_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if pid % 3 == 0:
+        tl.store(y_ptr + offs, x * 0 + 100, mask=offs < n)
+        if pid == 0:
+            return
+        tl.store(y_ptr + offs, x * 0 + 200, mask=offs < n)
+        return
+    if pid % 3 == 1:
+        if n > 1000:
+            return
+    v = sign_of(tl.load(x_ptr + pid))
+    tl.store(y_ptr + offs, x + v, mask=offs < n)
+
+
+def _early_return_reference(x: np.ndarray, n: int, block: int) -> np.ndarray:
+    ref = np.zeros_like(x)
+    for pid in range(len(x) // block):
+        s = slice(pid * block, pid * block + block)
+        if pid % 3 == 0:
+            ref[s] = 100 if pid == 0 else 200
+        elif pid % 3 == 1 and n > 1000:
+            continue
+        else:
+            ref[s] = x[s] + np.sign(x[pid])
+    return ref
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(-2, 2, width=32), min_size=64, max_size=64), st.booleans())
+def test_early_return_skips_the_rest_for_returning_programs(values, big_n) -> None:
+    x = np.array(values, np.float32)
+    y = np.zeros(64, np.float32)
+    n = 64
+    if big_n:  # n > 1000 makes programs with pid % 3 == 1 return early
+        x = np.resize(x, 1088)
+        y = np.zeros(1088, np.float32)
+        n = 1088
+    early_return_kernel.interpret[(8,)](x, y, n, 8)
+    ref = _early_return_reference(x, n, 8)
+    np.testing.assert_array_equal(y[:64], ref[:64])
+
+
+def test_early_return_compiles_for_cuda_and_hip() -> None:
+    for target in ("cuda", "hip"):
+        src = early_return_kernel.source("*fp32,*fp32,i32,8", target=target)
+        assert "if (pid == 0) {" in src
+
+
+# --- None, broadcasting, indexing ------------------------------------------------------------
+
+@tilecc.jit
+def optional_bias_kernel(x_ptr, b_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if b_ptr is not None:
+        x += tl.load(b_ptr + offs)
+    tl.store(y_ptr + offs, x)
+
+
+def test_none_argument_specializes_like_a_constexpr() -> None:
+    x = np.arange(16, dtype=np.float32)
+    b = np.full(16, 10, np.float32)
+    y = np.zeros(16, np.float32)
+    optional_bias_kernel.interpret[(1,)](x, None, y, 16)
+    np.testing.assert_array_equal(y, x)
+    optional_bias_kernel.interpret[(1,)](x, b, y, 16)
+    np.testing.assert_array_equal(y, x + b)
+
+
+@tilecc.jit
+def rank_broadcast_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    row = tl.load(x_ptr + tl.arange(0, BLOCK))  # [BLOCK]
+    grid = tl.arange(0, 4)[:, None] + tl.zeros((4, BLOCK), tl.float32)  # [4, BLOCK]
+    both = grid + row  # rank 1 gains a leading axis, as NumPy
+    tl.store(out_ptr + tl.arange(0, 4)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :], both)
+    tl.store(out_ptr + 4 * BLOCK + tl.arange(0, BLOCK), tl.sum(both[:, :, None], axis=-3)
+             .sum(-1))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(-100, 100, width=32), min_size=8, max_size=8))
+def test_blocks_of_different_rank_broadcast_as_numpy(values) -> None:
+    x = np.array(values, np.float32)
+    out = np.zeros(40, np.float32)
+    rank_broadcast_kernel.interpret[(1,)](x, out, 8)
+    both = np.arange(4, dtype=np.float32)[:, None] + x
+    np.testing.assert_array_equal(out[:32], both.ravel())
+    np.testing.assert_allclose(out[32:], both.sum(0), rtol=1e-6)
+
+
+@tilecc.jit
+def false_mask_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs, mask=False, other=7.0)
+    c = tl.load(x_ptr + offs, mask=False)
+    tl.store(y_ptr + offs, a + c)
+
+
+def test_load_with_an_all_false_mask_gives_other() -> None:
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    false_mask_kernel.interpret[(1,)](x, y, 8)
+    np.testing.assert_array_equal(y, np.full(8, 7.0, np.float32))
+
+
+@tilecc.jit
+def one_element_if_kernel(x_ptr, y_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 1))
+    if x > 0:
+        x = x * 10
+    tl.store(y_ptr + tl.arange(0, 1), x)
+    tl.store(y_ptr + 1, x.item() + 1)
+
+
+@pytest.mark.parametrize("v", [-2.0, 3.0])
+def test_if_on_a_one_element_block_and_item(v) -> None:
+    y = np.zeros(2, np.float32)
+    one_element_if_kernel.interpret[(1,)](np.array([v], np.float32), y)
+    expect = v * 10 if v > 0 else v
+    np.testing.assert_array_equal(y, [expect, expect + 1])
+
+
+@tilecc.jit
+def double(x):
+    return x * 2
+
+
+@tilecc.jit
+def apply_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr, FN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, FN(tl.load(x_ptr + offs)))
+
+
+def test_jit_function_passed_as_constexpr_is_called() -> None:
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    apply_kernel.interpret[(1,)](x, y, 8, double)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+@tilecc.jit
+def static_print_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.static_print("BLOCK is", BLOCK)
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+def test_static_print_prints_while_compiling(capsys) -> None:
+    static_print_kernel.source("*fp32,16")
+    assert "BLOCK is 16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kernel,sig", [
+    (early_return_kernel, "*fp32,*fp32,i32,8"), (methods_kernel, "*fp32,*fp32,16"),
+    (rank_broadcast_kernel, "*fp32,*fp32,8"), (one_element_if_kernel, "*fp32,*fp32"),
+    (optional_bias_kernel, "*fp32,None,*fp32,16")])
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_compiles_with_nvrtc_and_hiprtc(kernel, sig, target) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    kernel.compile(sig, target=target)

@@ -75,3 +75,48 @@ def test_case_on_gpu(case: K.Case, dtype, fw: str) -> None:
             got = to_host(dev[idx], args[idx])
             assert_output(got, exp, case.tol(args[idx].dtype),
                           f"{case.name} on {fw}: output {idx} (n={n})")
+
+
+# --- the value language (tests/test_language_values.py) on the GPU ------------------------------
+
+def test_device_print_on_gpu_prints_the_interpreter_s_lines(capfd) -> None:
+    import cupy
+
+    try:
+        import test_language_values as V
+    except ImportError:
+        from tests import test_language_values as V
+    x = np.array([-2.5, 0, 3, 7.25], np.float32)
+    V.device_print_kernel[(2,)](cupy.asarray(x), 4)
+    cupy.cuda.runtime.deviceSynchronize()
+    printed = capfd.readouterr().out.splitlines()
+    # printf's lines arrive in no fixed order; each element is printed once
+    assert sorted(printed) == sorted(V.device_print_lines(x, 2))
+
+
+def test_early_return_none_argument_and_methods_on_gpu() -> None:
+    import cupy
+
+    try:
+        import test_language_values as V
+    except ImportError:
+        from tests import test_language_values as V
+    rng = np.random.default_rng(0)
+    for n in (64, 1088):
+        x = rng.standard_normal(n).astype(np.float32)
+        y = cupy.zeros(n, cupy.float32)
+        V.early_return_kernel[(8,)](cupy.asarray(x), y, n, 8)
+        np.testing.assert_array_equal(cupy.asnumpy(y)[:64],
+                                      V._early_return_reference(x, n, 8)[:64])
+    x = rng.standard_normal(16).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    y = cupy.zeros(16, cupy.float32)
+    V.optional_bias_kernel[(1,)](cupy.asarray(x), None, y, 16)
+    np.testing.assert_array_equal(cupy.asnumpy(y), x)
+    V.optional_bias_kernel[(1,)](cupy.asarray(x), cupy.asarray(b), y, 16)
+    np.testing.assert_array_equal(cupy.asnumpy(y), x + b)
+    out = cupy.zeros(48, cupy.float32)
+    ref = np.zeros(48, np.float32)
+    V.methods_kernel[(1,)](cupy.asarray(x), out, 16)
+    V.methods_kernel.interpret[(1,)](x, ref, 16)
+    np.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=2e-6, atol=1e-6)

@@ -273,3 +273,57 @@ def test_static_print_prints_while_compiling(capsys) -> None:
 def test_compiles_with_nvrtc_and_hiprtc(kernel, sig, target) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
     kernel.compile(sig, target=target)
+
+
+# --- tl.device_print -------------------------------------------------------------------------
+
+@tilecc.jit
+def device_print_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_print("x", x)
+    tl.device_print("pid and bits", tl.program_id(0), x.to(tl.int32), hex=True)
+    print("grid", (x[:, None] + x[None, :]).to(tl.float16))  # print is tl.device_print
+    tl.device_print("done")
+
+
+def device_print_lines(x: np.ndarray, programs: int) -> list[str]:
+    """The lines Triton's GPU back end prints for device_print_kernel (its format)."""
+    out = []
+    n = len(x)
+    w = len(str(n - 1)) if n > 1 else 0
+    for pid in range(programs):
+        head = f"pid ({pid}, 0, 0)"
+        out += [f"{head} idx ({i:{w}d}) x: {v:f}" for i, v in enumerate(x)]
+        out.append(f"{head} idx () pid and bits: (operand 0) 0x{pid:08x}")
+        out += [f"{head} idx ({i:{w}d}) pid and bits: (operand 1) 0x{int(v) & 0xffffffff:08x}"
+                for i, v in enumerate(x)]
+        g = (x[:, None] + x[None, :]).astype(np.float16)
+        out += [f"{head} idx ({i:{w}d}, {j:{w}d}) grid: {float(g[i, j]):f}"
+                for i in range(n) for j in range(n)]
+        out.append(f"{head} done")
+    return out
+
+
+def test_device_print_lines_are_triton_s_format(capsys) -> None:
+    x = np.array([-2.5, 0, 3, 7.25], np.float32)
+    device_print_kernel.interpret[(2,)](x, 4)
+    assert capsys.readouterr().out.splitlines() == device_print_lines(x, 2)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_device_print_compiles(target) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    src = device_print_kernel.source("*fp32,4", target=target)
+    assert 'printf("pid (%u, %u, %u) idx (%1u)%s%f\\n"' in src.replace("\n", " ") or \
+        "idx (%1u)%s%f" in src
+    device_print_kernel.compile("*fp32,4", target=target)
+
+
+def test_device_print_refuses_a_prefix_that_is_not_a_string() -> None:
+    @tilecc.jit
+    def bad(x_ptr):
+        tl.device_print(tl.load(x_ptr))
+
+    with pytest.raises(tilecc.CompilationError, match="prefix must be a string literal"):
+        bad.source("*fp32")

@@ -438,6 +438,26 @@ class Program:
             raise InterpreterError(f"device assertion failed: {op.attrs['msg']} "
                                    f"(program {self.pid})", op.loc)
 
+    def op_print(self, op: Op):
+        """tl.device_print: the lines the GPU prints, element by element in index order."""
+        from tilecc.transpiler import print_format as F
+
+        prefix, pid = op.attrs["prefix"], tuple(int(p) for p in self.pid)
+        if not op.operands:
+            print(F.python_format(F.NO_VALUES_FORMAT) % (*pid, prefix), flush=True)
+        for n, v in enumerate(op.operands):
+            fmt = F.python_format(F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n,
+                                                len(op.operands)))
+            values = np.asarray(self.get(v))
+            if op.attrs["hex"] and v.dtype.is_floating():  # the bits, as printf reads them
+                values = values.view(f"u{max(1, v.dtype.itemsize)}")
+            for index in np.ndindex(*v.type.shape):
+                x = values[index] if index else values
+                x = float(x) if v.dtype.is_floating() and not op.attrs["hex"] else int(x)
+                if op.attrs["hex"]:
+                    x &= (1 << v.dtype.bits) - 1
+                print(fmt % (*pid, *index, prefix, x), flush=True)
+
     # --- control flow ------------------------------------------------------------------------
     def op_for(self, op: Op):
         lo, hi, step = (int(self.get(v)) for v in op.operands[:3])

@@ -9,14 +9,14 @@ from tilecc.language import math
 from tilecc.language.core import (
     OutsideKernelError, abs, arange, argmax, assume, argmin, associative_scan, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
-    broadcast_to, cast, cdiv, ceil, constexpr, cos, cumprod, cumsum, debug_barrier,
+    broadcast_to, cast, cdiv, ceil, condition, constexpr, cos, cumprod, cumsum, debug_barrier,
     device_assert, device_print, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
-    static_assert, static_print, static_range, store, sum, to_tensor, trans, umulhi, view, where, zeros,
+    static_assert, static_print, static_range, store, tensor, sum, to_tensor, trans, umulhi, view, where, zeros,
     zeros_like)
 from tilecc.language.dtypes import (
-    bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
+    bfloat16, block_type, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
     pointer_type, uint8, uint16, uint32, uint64)
 from tilecc.language import random  # noqa: E402  (after the names its functions call)
 from tilecc.language.random import (  # noqa: E402
@@ -36,5 +36,5 @@ __all__ = [
     "static_assert", "static_range", "store", "uint8", "uint16", "uint32", "uint64", "where",
     "to_tensor", "umulhi", "random", "pair_uniform_to_normal", "philox", "philox_impl", "rand",
     "rand4x", "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float",
-    "assume", "device_print", "static_print",
+    "assume", "block_type", "condition", "device_print", "static_print", "tensor",
 ]

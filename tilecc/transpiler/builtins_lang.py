@@ -81,6 +81,11 @@ def _compile_time_text(x: Any) -> str:
     return str(x)
 
 
+@handles("condition")
+def _condition(tracer, name, arg1, disable_licm):
+    return kernel_value(tracer, arg1, "the condition")
+
+
 @handles("assume")
 def _assume(tracer, name, cond):
     c = kernel_value(tracer, cond, "cond")
@@ -91,7 +96,25 @@ def _assume(tracer, name, cond):
 
 @handles("device_print")
 def _device_print(tracer, name, prefix, args, hex):
-    raise NotImplementedError(
-        "tl.device_print (and print(), which is tl.device_print in a kernel) is not yet "
-        "implemented by tilecc; print compile-time values with tl.static_print, or store the "
-        "values to an output array and print them on the host")
+    """Prints at run time, one line per element, in Triton's format
+    (`transpiler/print_format.py`)."""
+    import string
+
+    from tilecc.transpiler.print_format import munge_prefix
+
+    text = prefix.value if isinstance(prefix, Const) else None
+    if not isinstance(text, str):
+        raise TypeError(f"tl.device_print: the prefix must be a string literal, got "
+                        f"{prefix.value!r}" if isinstance(prefix, Const) else
+                        "tl.device_print: the prefix must be a string literal")
+    if any(ch not in string.printable for ch in text):
+        raise ValueError(f"tl.device_print: the prefix {text!r} is not an ascii string")
+    values = []
+    for i, arg in enumerate(args.value):
+        v = S.to_value(tracer.b, kernel_value(tracer, arg, f"argument {i + 1}"))
+        if v.dtype.is_ptr():
+            raise TypeError("tl.device_print of pointers is not supported; print the offsets")
+        values.append(v)
+    tracer.b.emit("print", values, None, prefix=munge_prefix(text, bool(values)),
+                  hex=bool(hex.value))
+    return Const(None)

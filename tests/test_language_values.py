@@ -275,6 +275,51 @@ def test_compiles_with_nvrtc_and_hiprtc(kernel, sig, target) -> None:
     kernel.compile(sig, target=target)
 
 
+@tilecc.jit
+def add_combine(a, b):
+    return a + b
+
+
+@tilecc.jit
+def negative_axes_kernel(x_ptr, o_ptr):
+    i = tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :]
+    x = tl.load(x_ptr + i)
+    o = tl.arange(0, 4)
+    tl.store(o_ptr + o, tl.sum(x, axis=-1))
+    tl.store(o_ptr + 4 + o, tl.argmax(x, -1).to(tl.float32))
+    v, ix = tl.max(x, -1, return_indices=True)
+    tl.store(o_ptr + 8 + o, v)
+    tl.store(o_ptr + 12 + o, tl.reduce(x, -1, add_combine))
+    tl.store(o_ptr + 16 + i, tl.cumsum(x, -1))
+    tl.store(o_ptr + 48 + i, tl.associative_scan(x, -2, add_combine))
+    e = tl.expand_dims(tl.sum(x, -1, keep_dims=True), -1)  # (4, 1, 1)
+    tl.store(o_ptr + 80 + o, tl.reshape(e, (4,)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.floats(-10, 10, width=32), min_size=32, max_size=32))
+def test_negative_axes_count_from_the_last(values) -> None:
+    x = np.array(values, np.float32)
+    o = np.zeros(84, np.float32)
+    negative_axes_kernel.interpret[(1,)](x, o)
+    m = x.reshape(4, 8)
+    np.testing.assert_allclose(o[:4], m.sum(-1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(o[4:8], m.argmax(-1))
+    np.testing.assert_array_equal(o[8:12], m.max(-1))
+    np.testing.assert_allclose(o[12:16], m.sum(-1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(o[16:48], np.cumsum(m, -1).ravel(), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(o[48:80], np.cumsum(m, 0).ravel(), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(o[80:84], m.sum(-1), rtol=1e-5, atol=1e-4)
+
+
+def test_constexpr_objects_combine_and_hash_as_triton_s() -> None:
+    c = tl.constexpr(3)
+    assert isinstance(c + 1, tl.constexpr) and (c + 1).value == 4 and (2 ** c).value == 8
+    assert bool(c == 3) and not bool(c == 4) and (c < 4).value is True
+    assert hash(c) == hash(tl.constexpr(3)) and {c: "x"}[tl.constexpr(3)] == "x"
+    assert list(range(c)) == [0, 1, 2] and (-c).value == -3
+
+
 # --- tl.device_print -------------------------------------------------------------------------
 
 @tilecc.jit

@@ -37,11 +37,11 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     handler = HANDLERS.get(short)
     if handler is None:
         raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                           f"{did_you_mean(short, tl_names(), 'tl.')}")
+                           f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
     try:
         bound = bind(getattr(L, short), args, kwargs, f"tl.{short}()")
     except TypeError as e:
-        raise tracer.error(node, str(e)) from None
+        raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
     arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
                  for k, v in bound.arguments.items()}
@@ -74,7 +74,7 @@ def _arange(tracer, name, start, end):
 def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, volatile):
     b = tracer.b
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
-        raise TypeError("tl.load needs a pointer or a block of pointers as its first argument")
+        raise ValueError("tl.load needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     operands = [pointer]
     if isinstance(mask, Const) and mask.value is None:
@@ -123,7 +123,7 @@ def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
 def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
     b = tracer.b
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
-        raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
+        raise ValueError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     v = S.cast(b, kernel_value(tracer, value, "value"), elem)
     shape, ptr_shape = v.type.shape, pointer.type.shape
@@ -216,8 +216,9 @@ def _range_outside_for(tracer, name, **_):
 @handles("static_assert")
 def _static_assert(tracer, name, cond, msg):
     if not isinstance(cond, Const):
-        raise TypeError("tl.static_assert needs a compile-time condition; use tl.device_assert "
-                        "for run-time checks")
+        raise NotImplementedError("tl.static_assert needs a compile-time condition (one that "
+                                  "depends on constexprs only); use tl.device_assert for "
+                                  "run-time checks")
     if not cond.value:
         from tilecc.errors import CompileTimeAssertionFailure  # Triton's class for it
 
@@ -259,7 +260,7 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
             bound = bind(to, args, kwargs, ".to()")
             dtype, bitcast = to(*bound.args, **bound.kwargs)
         except TypeError as e:
-            raise tracer.error(node, str(e)) from None
+            raise tracer.error(node, str(e), "TypeError") from None
         return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
                      else Const(bitcast))
     return builtins_lang.call_method(tracer, value, name, args, kwargs, node, call_builtin)

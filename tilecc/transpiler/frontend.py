@@ -298,8 +298,12 @@ class FunctionTracer:
         self.current_call: cst.Call | None = None
 
     # errors ------------------------------------------------------------------------------
-    def error(self, node: cst.CSTNode, message: str) -> CompilationError:
-        return CompilationError(message, self.pf.loc(node, self.stmt_line))
+    def error(self, node: cst.CSTNode, message: str,
+              python_error: str | None = None) -> CompilationError:
+        """An error at `node`; `python_error`, the Python exception Triton wraps for it."""
+        err = CompilationError(message, self.pf.loc(node, self.stmt_line))
+        err.python_error = python_error
+        return err
 
     def unsupported(self, node: cst.CSTNode, message: str) -> CompilationError:
         """Python the kernel language does not have (Triton: UnsupportedLanguageConstruct)."""
@@ -726,7 +730,7 @@ class FunctionTracer:
                                    "kernel; pass it as an argument or wrap it in tl.constexpr")
         if name in _PY_BUILTINS:
             return PyBuiltin(name)
-        raise self.error(node, f"name `{name}` is not defined")
+        raise self.error(node, f"name `{name}` is not defined", "NameError")
 
     def _eval(self, node: cst.BaseExpression) -> Any:
         if isinstance(node, cst.Name):
@@ -814,7 +818,7 @@ class FunctionTracer:
                 # as Triton (which has no `...` either): a ValueError at the index
                 raise self.error(el, f"unsupported tensor index: `{self.pf.code(el)}`; blocks "
                                      "are indexed only with None and `:` (x[:, None], "
-                                     "x[None, :])")
+                                     "x[None, :])", "ValueError")
             axis += 1
         if kept > len(x.type.shape) - (axis - kept):
             raise self.error(node, f"too many `:` for a block of rank {len(x.type.shape)}")
@@ -999,7 +1003,7 @@ class FunctionTracer:
         try:
             bound = bind(fn, args, kwargs, f"{fn.__name__}()")
         except TypeError as e:
-            raise self.error(node, str(e)) from None
+            raise self.error(node, str(e), "TypeError") from None
         bound.apply_defaults()
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
@@ -1034,7 +1038,7 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     if short in _TYPE_NAMES or is_builtin(short):
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                       f"{did_you_mean(short, tl_names(), 'tl.')}")
+                       f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
 
 
 def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs: dict,

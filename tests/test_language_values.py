@@ -372,3 +372,22 @@ def test_device_print_refuses_a_prefix_that_is_not_a_string() -> None:
 
     with pytest.raises(tilecc.CompilationError, match="prefix must be a string literal"):
         bad.source("*fp32")
+
+
+def test_a_jit_function_passed_as_constexpr_enters_the_cache_key_by_its_code() -> None:
+    from tilecc.runtime import cache
+    from tilecc.transpiler.specs import ArgSpec
+
+    @tilecc.jit
+    def fn(x):
+        return x * 2
+
+    first = fn
+
+    @tilecc.jit
+    def fn(x):  # noqa: F811  (the same name, other code: an edit between two runs)
+        return x * 3
+
+    assert repr(first) == repr(fn)
+    keys = [cache.spec_key([ArgSpec("FN", constexpr=f, is_constexpr=True)]) for f in (first, fn)]
+    assert keys[0] != keys[1]

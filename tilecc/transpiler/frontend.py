@@ -927,8 +927,9 @@ class FunctionTracer:
         if isinstance(func, PyBuiltin) and func.name in _COMPILE_TIME_BUILTINS:
             return self._at(node, lambda: self.compile_time_builtin(func.name, args, kwargs,
                                                                     node))
-        if isinstance(func, Const) and isinstance(func.value, KernelFunction):
-            return self.inline(func.value.fn, args, kwargs, node)  # a @jit passed as constexpr
+        if isinstance(func, Const) and callable(func.value) and \
+                isinstance(reference_for(func.value), HelperRef):  # a @jit passed as constexpr
+            return self.inline(reference_for(func.value).fn, args, kwargs, node)
         if isinstance(func, PyBuiltin) and func.name in ("float", "int", "bool"):
             # float("inf"), int(BLOCK / 2): conversions of compile-time values only
             if len(args) != 1 or kwargs or not isinstance(args[0], Const):

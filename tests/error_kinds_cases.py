@@ -218,6 +218,40 @@ def divide_signed_by_unsigned(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr, (n // a).to(tl.float32))
 
 
+@tilecc.jit
+def device_print_prefix_not_a_string(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    tl.device_print(tl.load(x_ptr))
+
+
+@tilecc.jit
+def static_range_runtime_bound(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for i in tl.static_range(n):
+        tl.store(y_ptr + i, 1.0)
+
+
+@tilecc.jit
+def unknown_method(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, BLOCK), x.frobnicate())
+
+
+@tilecc.jit
+def mantissa_of_an_integer_type(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(tl.int32.fp_mantissa_width == 0)
+
+
+@tilecc.jit
+def item_of_a_block(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr, x.item())
+
+
+@tilecc.jit
+def continue_in_loop(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for i in range(n):
+        continue
+
+
 CASES = [v for v in list(globals().values()) if isinstance(v, tilecc.JITFunction)]
 
 # name: (Triton's exception class, the Python exception it wraps, tilecc's gist)
@@ -258,6 +292,12 @@ TRITON = {
     'mismatched_if_types': ('CompilationError', 'AssertionError'),  # AssertionError('Mismatched type for v between then block (fp32) and else block (fp16)')
     'loop_carried_type_change': ('CompilationError', 'AssertionError'),  # AssertionError("Loop-carried variable acc has initial type <['16'], fp32> but is re-assign
     'divide_signed_by_unsigned': ('CompilationError', 'TypeError'),  # TypeError('Cannot use /, #, or % with triton.language.int32 and triton.language.uint32 bec
+    'device_print_prefix_not_a_string': ('CompilationError', 'AssertionError'),  # fp32[] is not string
+    'static_range_runtime_bound': ('CompilationError', 'AssertionError'),  # int32[] used as tl.static_range start value is not a constexpr
+    'unknown_method': ('CompilationError', 'AttributeError'),  # 'tensor' object has no attribute 'frobnicate'
+    'mantissa_of_an_integer_type': ('CompilationError', 'AttributeError'),  # 'dtype' object has no attribute 'fp_mantissa_width'
+    'item_of_a_block': ('CompilationError', 'AssertionError'),  # can only unsplat single-element tensors
+    'continue_in_loop': ('UnsupportedLanguageConstruct', None),  # unsupported AST node type: Continue
 }
 GIST = {
     'ellipsis_index': 'unsupported tensor index',
@@ -294,4 +334,10 @@ GIST = {
     'mismatched_if_types': 'fp16',
     'loop_carried_type_change': 'loop-carried',
     'divide_signed_by_unsigned': 'signedness',
+    'device_print_prefix_not_a_string': 'prefix must be a string',
+    'static_range_runtime_bound': 'constexpr',
+    'unknown_method': '.frobnicate()',
+    'mantissa_of_an_integer_type': 'tl.int32 has no attribute `fp_mantissa_width`',
+    'item_of_a_block': 'one element',
+    'continue_in_loop': '`continue` is not supported',
 }

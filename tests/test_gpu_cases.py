@@ -120,3 +120,23 @@ def test_early_return_none_argument_and_methods_on_gpu() -> None:
     V.methods_kernel[(1,)](cupy.asarray(x), out, 16)
     V.methods_kernel.interpret[(1,)](x, ref, 16)
     np.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=2e-6, atol=1e-6)
+
+
+def test_lower_rank_masks_and_values_and_static_loop_returns_on_gpu() -> None:
+    import cupy
+
+    try:
+        import test_language_values as V
+    except ImportError:
+        from tests import test_language_values as V
+    x = np.arange(64, dtype=np.float32)
+    for n in (0, 5, 8):
+        y, ref = cupy.zeros(128, cupy.float32), np.zeros(128, np.float32)
+        V.rank_broadcast_memory_kernel[(1,)](cupy.asarray(x), y, n, 8)
+        V.rank_broadcast_memory_kernel.interpret[(1,)](x, ref, n, 8)
+        np.testing.assert_array_equal(cupy.asnumpy(y), ref)
+    for n in range(6):
+        y, ref = cupy.zeros(9, cupy.float32), np.zeros(9, np.float32)
+        V.static_loop_return_kernel[(1,)](y, n)
+        V.static_loop_return_kernel.interpret[(1,)](ref, n)
+        np.testing.assert_array_equal(cupy.asnumpy(y), ref)

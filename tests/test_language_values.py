@@ -205,6 +205,53 @@ def test_blocks_of_different_rank_broadcast_as_numpy(values) -> None:
 
 
 @tilecc.jit
+def rank_broadcast_memory_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    rows, cols = offs[:, None], offs[None, :]
+    # a mask of rank 1 with BLOCK x BLOCK pointers reads as [1, BLOCK] (as in Triton)
+    x = tl.load(x_ptr + rows * BLOCK + cols, mask=offs < n, other=-1.0)
+    tl.store(y_ptr + rows * BLOCK + cols, x)
+    # a value of rank 1 stored through BLOCK x BLOCK pointers fills every row
+    tl.store(y_ptr + BLOCK * BLOCK + rows * BLOCK + cols, tl.sum(x, axis=0), mask=offs < n)
+
+
+@pytest.mark.parametrize("n", [0, 5, 8])
+def test_load_mask_and_store_value_of_lower_rank_broadcast(n) -> None:
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    rank_broadcast_memory_kernel.interpret[(1,)](x, y, n, 8)
+    m = np.where(np.arange(8)[None, :] < n, x.reshape(8, 8), -1.0)
+    np.testing.assert_array_equal(y[:64].reshape(8, 8), m)
+    stored = np.where(np.arange(8)[None, :] < n, np.broadcast_to(m.sum(0), (8, 8)), 0)
+    np.testing.assert_array_equal(y[64:].reshape(8, 8), stored)
+
+
+@tilecc.jit
+def static_loop_return_kernel(y_ptr, n):
+    for i in tl.static_range(4):
+        if n > i:
+            tl.store(y_ptr + i, 1.0)
+        else:
+            return
+        tl.store(y_ptr + 4 + i, 2.0)
+    tl.store(y_ptr + 8, 3.0)
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_return_inside_a_static_range_ends_the_later_iterations(n) -> None:
+    y = np.zeros(9, np.float32)
+    static_loop_return_kernel.interpret[(1,)](y, n)
+    ref = np.zeros(9, np.float32)
+    for i in range(4):
+        if n <= i:
+            break
+        ref[i], ref[4 + i] = 1, 2
+    else:
+        ref[8] = 3
+    np.testing.assert_array_equal(y, ref)
+
+
+@tilecc.jit
 def false_mask_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     a = tl.load(x_ptr + offs, mask=False, other=7.0)
@@ -268,7 +315,8 @@ def test_static_print_prints_while_compiling(capsys) -> None:
 @pytest.mark.parametrize("kernel,sig", [
     (early_return_kernel, "*fp32,*fp32,i32,8"), (methods_kernel, "*fp32,*fp32,16"),
     (rank_broadcast_kernel, "*fp32,*fp32,8"), (one_element_if_kernel, "*fp32,*fp32"),
-    (optional_bias_kernel, "*fp32,None,*fp32,16")])
+    (optional_bias_kernel, "*fp32,None,*fp32,16"), (static_loop_return_kernel, "*fp32,i32"),
+    (rank_broadcast_memory_kernel, "*fp32,*fp32,i32,8")])
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 def test_compiles_with_nvrtc_and_hiprtc(kernel, sig, target) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()

@@ -88,12 +88,14 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
                     kernel_value(tracer, other, "other")
                 return S.splat(b, S.cast(b, fill, elem), pointer.type.shape)
         else:
-            shape = pointer.type.shape
-            if not _fits(m.type.shape, shape):
+            shape = _load_shape(pointer.type.shape, m.type.shape)
+            if shape is None:
                 raise _at_argument(tracer, 1, "mask", f"tl.load: the mask's shape "
                                    f"{list(m.type.shape)} does not match the pointers' shape "
-                                   f"{list(shape)}: give a mask of the pointers' shape (or one "
-                                   "that broadcasts to it along size-1 axes)")
+                                   f"{list(pointer.type.shape)}: give a mask of the pointers' "
+                                   "shape (or one that broadcasts with it)")
+            if shape != pointer.type.shape:  # as Triton, the pointers broadcast to the mask
+                pointer = operands[0] = S.splat(b, pointer, shape)
             operands.append(S.splat(b, m, shape))
             if not (isinstance(other, Const) and other.value is None):
                 o = S.cast(b, kernel_value(tracer, other, "other"), elem)
@@ -102,10 +104,21 @@ def _load(tracer, name, pointer, mask, other, cache_modifier, eviction_policy, v
 
 
 def _fits(shape: tuple[int, ...], ptr_shape: tuple[int, ...]) -> bool:
-    """A value or mask of `shape` goes with pointers of `ptr_shape`: a scalar, the same
-    shape, or (as Triton broadcasts them) the same rank with size 1 where they differ."""
-    return not shape or shape == ptr_shape or (
-        len(shape) == len(ptr_shape) and all(s in (1, p) for s, p in zip(shape, ptr_shape)))
+    """A stored value or mask of `shape` goes with pointers of `ptr_shape`: a scalar, or a
+    block that broadcasts to the pointers' shape (NumPy's rules, as Triton's)."""
+    return not shape or _load_shape(ptr_shape, shape) == ptr_shape
+
+
+def _load_shape(ptr_shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> tuple | None:
+    """The shape pointers and a load's mask broadcast to (None where they do not)."""
+    if not mask_shape:
+        return ptr_shape
+    if not ptr_shape:
+        return None  # a block mask with a single pointer
+    try:
+        return S.broadcast_shapes(ptr_shape, mask_shape)
+    except ValueError:
+        return None
 
 
 def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
@@ -134,8 +147,8 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
                                "of pointers")
         raise _at_argument(tracer, 1, "value", f"tl.store: the value's shape {list(shape)} "
                            f"does not match the pointers' shape {list(ptr_shape)}: store a "
-                           "value of the pointers' shape (or one that broadcasts to it along "
-                           "size-1 axes), or build pointers of the value's shape")
+                           "value of the pointers' shape (or one that broadcasts to it), or "
+                           "build pointers of the value's shape")
     operands = [pointer, S.splat(b, v, pointer.type.shape)]
     if not (isinstance(mask, Const) and mask.value is None):
         m = S.truthy(b, kernel_value(tracer, mask, "mask"))
@@ -147,7 +160,7 @@ def _store(tracer, name, pointer, value, mask, cache_modifier, eviction_policy):
                 raise _at_argument(tracer, 2, "mask", f"tl.store: the mask's shape "
                                    f"{list(m.type.shape)} does not match the pointers' shape "
                                    f"{list(pointer.type.shape)}: give a mask of the pointers' "
-                                   "shape (or one that broadcasts to it along size-1 axes)")
+                                   "shape (or one that broadcasts to it)")
             operands.append(S.splat(b, m, pointer.type.shape))
     b.emit("store", operands, None)
     return Const(None)

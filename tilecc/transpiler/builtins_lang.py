@@ -50,7 +50,7 @@ def call_method(tracer, value: Value | Const, name: str, args: list, kwargs: dic
         return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
     known = sorted(n for n in TENSOR_METHODS if n in HANDLERS)
     raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
-                       f"{did_you_mean(name, [*known, 'to'], '.', '()')}")
+                       f"{did_you_mean(name, [*known, 'to'], '.', '()')}", "AttributeError")
 
 
 def _item(tracer, x: Value | Const) -> Value | Const:

@@ -28,6 +28,7 @@ from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
+from tilecc.transpiler.frontend_returns import Bind, EarlyReturns, Return, contains_return
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const, HelperRef
 from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
@@ -280,13 +281,7 @@ class Emitter:
 MAX_BLOCK_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL: every block shape is checked
 
 
-class _Return(Exception):
-    def __init__(self, value: Any, node: cst.Return | None = None):
-        self.value = value
-        self.node = node  # where a kernel's `return value` is reported
-
-
-class FunctionTracer:
+class FunctionTracer(EarlyReturns):
     """Traces one Python function (the kernel, or an inlined helper) into the emitter."""
 
     def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
@@ -314,7 +309,7 @@ class FunctionTracer:
         self.b.loc = self.pf.loc(node, self.stmt_line)
         try:
             return thunk()
-        except (CompilationError, _Return):
+        except (CompilationError, Return):
             raise
         except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError,
                 AttributeError, IndexError, NotImplementedError) as e:
@@ -331,7 +326,16 @@ class FunctionTracer:
         i = 0
         while i < len(statements):
             stmt = statements[i]
-            if isinstance(stmt, cst.If) and _contains_return(stmt):
+            if isinstance(stmt, Bind):  # an unrolled static loop's next iteration
+                self.scope[stmt.name] = Const(stmt.value)
+                i += 1
+                continue
+            if isinstance(stmt, cst.For) and contains_return(stmt):
+                unrolled = self.unroll_returning_static_loop(stmt)
+                if unrolled is not None:  # its iterations, then the rest, in one list
+                    statements, i = unrolled + statements[i + 1:], 0
+                    continue
+            if isinstance(stmt, cst.If) and contains_return(stmt):
                 # the statements after it run only where it did not return: they are traced
                 # into its branches (a constexpr test keeps one branch, then the rest)
                 statements, i = self.visit_returning_if(stmt, statements[i + 1:]), 0
@@ -344,106 +348,10 @@ class FunctionTracer:
         self.loop_depth += 1
         try:
             self.run_body(statements)
-        except _Return as r:
+        except Return as r:
             raise self._return_in_loop(r.node or node) from None
         finally:
             self.loop_depth -= 1
-
-    def _return_in_loop(self, node: cst.CSTNode) -> CompilationError:
-        return UnsupportedLanguageConstruct(
-            "Cannot have `return` statements inside `while` or `for` statements (as in "
-            "Triton); compute the result in a variable and return it after the loop",
-            self.pf.loc(node, self.stmt_line))
-
-    def visit_returning_if(self, node: cst.If, rest: list) -> list:
-        """An `if` with a `return` somewhere in it; `rest`, the statements after it.  A
-        run-time test becomes an `if` op whose branches are each branch followed by `rest`
-        (a branch stops at its `return`); its results are the returned values, and the
-        function ends there.  A constexpr test gives the statements to run instead."""
-        self.stmt_line = self.pf.loc(node).line
-        self._record_statement(node)
-        cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
-        orelse = node.orelse
-        else_body = [] if orelse is None else (
-            [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body))
-        if isinstance(cond, Const):
-            return list(node.body.body if cond.value else else_body) + list(rest)
-        if self.loop_depth:
-            raise self._return_in_loop(node)
-        if cond.type.is_block and cond.type.numel == 1:
-            cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
-        if cond.type.is_block:
-            raise self.unsupported(node.test, "an `if` condition must be a scalar (or a block of "
-                                              "one element): the boolean value of a block of "
-                                              "more is ambiguous; for blocks use tl.where or a "
-                                              "mask")
-        before = dict(self.scope)
-        branches = []
-        for body in (list(node.body.body) + rest, else_body + rest):
-            self.scope = dict(before)
-            region = Region()
-            self.b.regions.append(region)
-            try:
-                self.run_body(body)
-                value = Const(None)
-            except _Return as r:
-                value = r.value
-            finally:
-                self.b.regions.pop()
-            branches.append((region, value))
-        self.scope = before
-        (then_region, a), (else_region, c) = branches
-        value, results = self._merge_returns(node, a, c, then_region, else_region)
-        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
-                          [then_region, else_region]))
-        raise _Return(value, node)
-
-    def _merge_returns(self, node, a: Any, c: Any, then_region: Region,
-                       else_region: Region) -> Any:
-        """The value a returning `if` gives: equal constants stay constants; kernel values
-        (and numbers) become the `if` op's results, yielded by each branch."""
-        pair = (a, c)
-        if all(isinstance(v, Const) and isinstance(v.value, tuple) for v in pair) and \
-                len(a.value) == len(c.value):
-            pair_items = list(zip(*(tuple(_wrap_item(x) for x in v.value) for v in pair)))
-        else:
-            pair_items = [pair]
-        fixed, merged = [], []
-        for x, y in pair_items:
-            if isinstance(x, Const) and isinstance(y, Const) and type(x.value) is \
-                    type(y.value) and x.value == y.value:
-                fixed.append(x)
-                continue
-            for v in (x, y):
-                if not (isinstance(v, Value) or S.is_number(v)):
-                    raise self.error(node, "the branches of this `if` return different "
-                                           f"values ({_describe(x)} and {_describe(y)}); "
-                                           "return kernel values of one type from both")
-            types_ = {v.type for v in (x, y) if isinstance(v, Value)}
-            if len(types_) > 1:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{x.type} and {y.type}; cast one of them")
-            ys = []
-            for v, region in ((x, then_region), (y, else_region)):
-                if isinstance(v, Const):
-                    self.b.regions.append(region)
-                    try:
-                        v = S.constant(self.b, v.value, next(iter(types_)).dtype) if types_ \
-                            else S.to_value(self.b, v)
-                    finally:
-                        self.b.regions.pop()
-                ys.append(v)
-            if ys[0].type != ys[1].type:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{ys[0].type} and {ys[1].type}; cast one of them")
-            then_region.yields.append(ys[0])
-            else_region.yields.append(ys[1])
-            result = Value(ys[0].type)
-            merged.append(result)
-            fixed.append(result)
-        value = Const(tuple(_unwrap_const(v) for v in fixed)) if len(pair_items) > 1 or \
-            pair_items[0] is not pair else fixed[0]
-        return value, merged
 
     def visit_stmt(self, stmt: cst.CSTNode) -> None:
         self.stmt_line = self.pf.loc(stmt).line
@@ -497,7 +405,7 @@ class FunctionTracer:
             if not isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 self.eval(s.value)
         elif isinstance(s, cst.Return):
-            raise _Return(self.eval(s.value) if s.value is not None else Const(None), s)
+            raise Return(self.eval(s.value) if s.value is not None else Const(None), s)
         elif isinstance(s, cst.Pass):
             pass
         elif isinstance(s, cst.Assert):
@@ -535,13 +443,7 @@ class FunctionTracer:
         if isinstance(cond, Const):  # constexpr condition: keep one branch, no code for the test
             self.run_body(node.body.body if cond.value else else_body)
             return
-        if cond.type.is_block and cond.type.numel == 1:  # as Triton: its one element
-            cond = self._at(node.test, lambda: _method(self, cond, "item", [], {}, node.test))
-        if cond.type.is_block:
-            raise self.unsupported(node.test, "an `if` condition must be a scalar (or a block of "
-                                              "one element): the boolean value of a block of "
-                                              "more is ambiguous; for blocks use tl.where or a "
-                                              "mask")
+        cond = self.scalar_condition(node.test, cond)
         before = dict(self.scope)
         branches = []
         for body in (node.body.body, else_body):
@@ -589,6 +491,30 @@ class FunctionTracer:
                           [branches[0][0], branches[1][0]]))
         for name, r in zip(merged, results):
             self.scope[name] = r
+
+    # hooks of EarlyReturns ------------------------------------------------------------------
+    def scalar_condition(self, test: cst.CSTNode, cond: Value) -> Value:
+        """A run-time `if` test as a scalar: a block of one element tests its element (as
+        in Triton); a larger block is an error."""
+        if cond.type.is_block and cond.type.numel == 1:
+            cond = self._at(test, lambda: _method(self, cond, "item", [], {}, test))
+        if cond.type.is_block:
+            raise self.unsupported(test, "an `if` condition must be a scalar (or a block of "
+                                         "one element): the boolean value of a block of more "
+                                         "is ambiguous; for blocks use tl.where or a mask")
+        return cond
+
+    @staticmethod
+    def is_static_range(func: Any) -> bool:
+        return func == TLRef("tl.static_range")
+
+    @staticmethod
+    def wrap_item(item: Any) -> Any:
+        return _wrap_item(item)
+
+    @staticmethod
+    def describe(x: Any) -> str:
+        return _describe(x)
 
     def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
         """Names a loop reassigns that exist before it, with their initial values."""
@@ -899,7 +825,11 @@ class FunctionTracer:
                 return Const(getattr(base.value, attr))
             if S.is_number(base) and attr in _CONSTEXPR_METHODS:  # `BLOCK.to(tl.float32)`
                 return Method(S.to_value(self.b, base), attr)
-        raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
+        if isinstance(base, Const) and isinstance(base.value, (D.dtype, D.pointer_type,
+                                                               D.block_type)):
+            raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
+        raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels",
+                         "AttributeError")
 
     def call(self, node: cst.Call) -> Any:
         func = self.eval(node.func)
@@ -1012,7 +942,7 @@ class FunctionTracer:
             tracer.scope[name] = v if isinstance(v, (Value, Const)) else Const(v)
         try:
             tracer.run_body(pf.funcdef.body.body)
-        except _Return as r:
+        except Return as r:
             return r.value
         except CompilationError as e:
             # a misuse of the language's own functions (tl.rand's seed...) is reported at
@@ -1081,17 +1011,6 @@ def _is_instance(x: Any, cls: Any) -> bool:
         return isinstance(x, Const) and isinstance(x.value, cls.value)
     raise TypeError("isinstance() takes a class: tl.tensor, tl.constexpr, tl.dtype, int, "
                     "float, bool, or a Python class")
-
-
-def _contains_return(node: cst.CSTNode) -> bool:
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Return(self, n) -> None:
-            found.append(n)
-
-    node.visit(Finder())
-    return bool(found)
 
 
 def _is_none(x: Any) -> bool:
@@ -1176,7 +1095,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
             tracer.scope[spec.name] = v
     try:
         tracer.run_body(pf.funcdef.body.body)
-    except _Return as r:
+    except Return as r:
         if not (isinstance(r.value, Const) and r.value.value is None):
             where = tracer.pf.loc(r.node) if r.node is not None else kernel.loc
             raise CompilationError("a kernel cannot return a value: store results through a "

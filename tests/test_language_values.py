@@ -159,7 +159,8 @@ def test_early_return_skips_the_rest_for_returning_programs(values, big_n) -> No
 def test_early_return_compiles_for_cuda_and_hip() -> None:
     for target in ("cuda", "hip"):
         src = early_return_kernel.source("*fp32,*fp32,i32,8", target=target)
-        assert "if (pid == 0) {" in src
+        # `if pid == 0: return` runs the rest where pid != 0: no empty branch
+        assert "if (pid != 0) {" in src and "{\n    } else" not in src
 
 
 # --- None, broadcasting, indexing ------------------------------------------------------------

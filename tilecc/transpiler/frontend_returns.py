@@ -52,6 +52,19 @@ def contains_return(node: cst.CSTNode) -> bool:
     return bool(found)
 
 
+_INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+
+
+def _negated(b, cond: Value) -> Value:
+    """`not cond`; an integer comparison as its inverse (`pid != 0`), which reads better
+    (floats keep `!(a < b)`: with a NaN, `a >= b` is not its negation)."""
+    op = cond.owner
+    if op is not None and op.kind == "cmp" and all(
+            v.dtype.is_int() or v.dtype.is_ptr() for v in op.operands):
+        return S.compare(b, _INVERSE[op.attrs["pred"]], *op.operands)
+    return S.unary(b, "not", cond)
+
+
 class EarlyReturns:
     def unroll_returning_static_loop(self, node: cst.For) -> list | None:
         """A `tl.static_range` loop with a `return` in it, as the list of its iterations'
@@ -111,6 +124,9 @@ class EarlyReturns:
         self.scope = before
         (then_region, a), (else_region, c) = branches
         value, results = self._merge_returns(node, a, c, then_region, else_region)
+        if not then_region.ops and not then_region.yields:  # `if c: return`: run the rest
+            cond = self._at(node.test, lambda: _negated(self.b, cond))
+            then_region, else_region = else_region, then_region
         self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
                           [then_region, else_region]))
         raise Return(value, node)

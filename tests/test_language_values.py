@@ -69,6 +69,24 @@ def test_attributes_and_dtype_objects_fold_at_compile_time() -> None:
     np.testing.assert_array_equal(out, x)
 
 
+@tilecc.jit
+def constexpr_python_kernel(x_ptr, ACT: tl.constexpr, N: tl.constexpr):
+    # as Triton: a constexpr's Python attributes and methods, at compile time
+    if ACT.upper() == "RELU" and N.bit_length() == 5:
+        tl.store(x_ptr + tl.arange(0, N), 1.0)
+    else:
+        tl.store(x_ptr + tl.arange(0, N), 2.0)
+
+
+@pytest.mark.parametrize("act,expect", [("relu", 1.0), ("gelu", 2.0)])
+def test_python_methods_of_constexprs_fold(act, expect) -> None:
+    x = np.zeros(16, np.float32)
+    constexpr_python_kernel.interpret[(1,)](x, act, 16)
+    np.testing.assert_array_equal(x, np.full(16, expect, np.float32))
+    assert "cmp" not in [op.kind for op in constexpr_python_kernel.ir("*fp32", ACT=act, N=16)
+                         .walk()]
+
+
 def test_dtype_objects_read_as_triton_s() -> None:
     assert [str(d) for d in (tl.float16, tl.bfloat16, tl.float32, tl.int32, tl.uint8, tl.int1)] \
         == ["fp16", "bf16", "fp32", "int32", "uint8", "int1"]

@@ -825,6 +825,10 @@ class FunctionTracer(EarlyReturns):
                 return Const(getattr(base.value, attr))
             if S.is_number(base) and attr in _CONSTEXPR_METHODS:  # `BLOCK.to(tl.float32)`
                 return Method(S.to_value(self.b, base), attr)
+            if isinstance(base.value, _PLAIN_CONSTEXPRS) and not attr.startswith("_") and \
+                    hasattr(base.value, attr):
+                # as Triton, a constexpr's Python attributes (`ACT.upper()`, `N.bit_length()`)
+                return Const(getattr(base.value, attr))
         if isinstance(base, Const) and isinstance(base.value, (D.dtype, D.pointer_type,
                                                                D.block_type)):
             raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
@@ -849,7 +853,8 @@ class FunctionTracer(EarlyReturns):
         if isinstance(func, Method):
             return B.call_method(self, func.value, func.name, args, kwargs, node)
         if isinstance(func, Const) and isinstance(getattr(func.value, "__self__", None),
-                                                  (D.dtype, D.pointer_type, D.block_type)):
+                                                  (D.dtype, D.pointer_type, D.block_type,
+                                                   *_PLAIN_CONSTEXPRS)):
             if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
                 raise self.error(node, f"`{self.pf.code(node.func)}` takes constexpr arguments")
             return _wrap_item(func.value(*[a.value for a in args],
@@ -980,6 +985,8 @@ def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs:
 
 
 _CONSTEXPR_METHODS = ("to", "logical_and", "logical_or")
+# constexprs whose Python attributes and methods a kernel may use, at compile time
+_PLAIN_CONSTEXPRS = (bool, int, float, str, tuple)
 
 
 # Triton's type names: isinstance() tests and annotations (`tl.constexpr`, `tl.tensor`)

@@ -28,6 +28,7 @@ from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
+from tilecc.transpiler.builtins_lang import TENSOR_METHODS
 from tilecc.transpiler.frontend_returns import Bind, EarlyReturns, Return, contains_return
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const, HelperRef
@@ -805,18 +806,7 @@ class FunctionTracer(EarlyReturns):
                 return ref
             raise self.error(node, f"`{self.pf.code(node)}` cannot be used in a kernel")
         if isinstance(base, Value):
-            if attr == "dtype":
-                return Const(base.dtype)
-            if attr == "shape":
-                return Const(base.type.shape)
-            if attr == "type":  # a block's block_type; a scalar's dtype, as in Triton
-                return Const(D.block_type(base.dtype, base.type.shape) if base.type.is_block
-                             else base.dtype)
-            if attr == "numel":
-                return Const(base.type.numel)
-            if attr == "T":
-                return _method(self, base, "permute", [Const((1, 0))], {}, node)  # as Triton
-            return Method(base, attr)
+            return self.value_attribute(base, attr, node)
         if isinstance(base, Const):
             if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \
                     hasattr(base.value, attr):
@@ -834,6 +824,21 @@ class FunctionTracer(EarlyReturns):
             raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
         raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels",
                          "AttributeError")
+
+    def value_attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Any:
+        """`x.dtype`, `x.shape`, `x.type`, `x.numel`, `x.T`, or a method to call."""
+        if attr == "dtype":
+            return Const(base.dtype)
+        if attr == "shape":
+            return Const(base.type.shape)
+        if attr == "type":  # a block's block_type; a scalar's dtype, as in Triton
+            return Const(D.block_type(base.dtype, base.type.shape) if base.type.is_block
+                         else base.dtype)
+        if attr == "numel":
+            return Const(base.type.numel)
+        if attr == "T":
+            return _method(self, base, "permute", [Const((1, 0))], {}, node)  # as Triton
+        return Method(base, attr)
 
     def call(self, node: cst.Call) -> Any:
         func = self.eval(node.func)
@@ -919,8 +924,9 @@ class FunctionTracer(EarlyReturns):
                 if found is None:
                     raise AttributeError(attr)
             elif isinstance(obj, Value):
-                found = self.attribute(cst.Attribute(value=node.args[0].value,
-                                                     attr=cst.Name(attr)))
+                found = self.value_attribute(obj, attr, node)
+                if isinstance(found, Method) and attr not in _TENSOR_MEMBERS:
+                    raise AttributeError(attr)
             elif isinstance(obj, Const):
                 found = _wrap_item(getattr(obj.value, attr))
             else:
@@ -985,6 +991,7 @@ def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs:
 
 
 _CONSTEXPR_METHODS = ("to", "logical_and", "logical_or")
+_TENSOR_MEMBERS = frozenset((*TENSOR_METHODS, "to"))  # hasattr(x, "sum") ...
 # constexprs whose Python attributes and methods a kernel may use, at compile time
 _PLAIN_CONSTEXPRS = (bool, int, float, str, tuple)
 

@@ -140,3 +140,8 @@ def test_lower_rank_masks_and_values_and_static_loop_returns_on_gpu() -> None:
         V.static_loop_return_kernel[(1,)](y, n)
         V.static_loop_return_kernel.interpret[(1,)](ref, n)
         np.testing.assert_array_equal(cupy.asnumpy(y), ref)
+    x = np.random.default_rng(1).standard_normal(64).astype(np.float32)
+    for returning in (True, False):
+        y = cupy.zeros(4, cupy.float32)
+        V.combine_with_if_kernel[(1,)](cupy.asarray(x), y, returning)
+        np.testing.assert_array_equal(cupy.asnumpy(y), x.reshape(4, 16).max(1))

@@ -183,6 +183,42 @@ def test_early_return_compiles_for_cuda_and_hip() -> None:
         assert "if (pid != 0) {" in src and "{\n    } else" not in src
 
 
+@tilecc.jit
+def larger_returning(a, b):
+    if a > b:
+        return a
+    return b
+
+
+@tilecc.jit
+def larger_assigning(a, b):
+    if a > b:
+        r = a
+    else:
+        r = b
+    return r
+
+
+@tilecc.jit
+def combine_with_if_kernel(x_ptr, y_ptr, RETURNING: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4)[:, None] * 16 + tl.arange(0, 16)[None, :])
+    if RETURNING:
+        m = tl.reduce(x, 1, larger_returning)
+    else:
+        m = tl.reduce(x, 1, larger_assigning)
+    tl.store(y_ptr + tl.arange(0, 4), m)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.floats(-100, 100, width=32), min_size=64, max_size=64), st.booleans())
+def test_combine_functions_with_a_runtime_if(values, returning) -> None:
+    # the interpreter applies a combine to arrays: an `if` in it selects element-wise
+    x = np.array(values, np.float32)
+    y = np.zeros(4, np.float32)
+    combine_with_if_kernel.interpret[(1,)](x, y, returning)
+    np.testing.assert_array_equal(y, x.reshape(4, 16).max(1))
+
+
 # --- None, broadcasting, indexing ------------------------------------------------------------
 
 @tilecc.jit
@@ -337,7 +373,8 @@ def test_static_print_prints_while_compiling(capsys) -> None:
     (early_return_kernel, "*fp32,*fp32,i32,8"), (methods_kernel, "*fp32,*fp32,16"),
     (rank_broadcast_kernel, "*fp32,*fp32,8"), (one_element_if_kernel, "*fp32,*fp32"),
     (optional_bias_kernel, "*fp32,None,*fp32,16"), (static_loop_return_kernel, "*fp32,i32"),
-    (rank_broadcast_memory_kernel, "*fp32,*fp32,i32,8")])
+    (rank_broadcast_memory_kernel, "*fp32,*fp32,i32,8"),
+    (combine_with_if_kernel, "*fp32,*fp32,True")])
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 def test_compiles_with_nvrtc_and_hiprtc(kernel, sig, target) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()

@@ -485,5 +485,10 @@ class Program:
             carried = self.region(body)
 
     def op_if(self, op: Op):
-        taken = op.regions[0] if bool(self.get(op.operands[0])) else op.regions[1]
+        cond = np.asarray(self.get(op.operands[0]))
+        if cond.ndim:  # in a combine function applied to arrays: both branches, selected
+            then, other = self.region(op.regions[0]), self.region(op.regions[1])
+            return [_as(np.where(cond, a, c), r.dtype) for a, c, r in zip(then, other,
+                                                                          op.results)]
+        taken = op.regions[0] if bool(cond) else op.regions[1]
         return self.region(taken)

@@ -360,13 +360,13 @@ def test_jit_function_passed_as_constexpr_is_called() -> None:
 
 @tilecc.jit
 def static_print_kernel(x_ptr, BLOCK: tl.constexpr):
-    tl.static_print("BLOCK is", BLOCK)
+    tl.static_print("BLOCK is", BLOCK, tl.arange(0, BLOCK).to(tl.float32), tl.float16)
     tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
 
 
 def test_static_print_prints_while_compiling(capsys) -> None:
     static_print_kernel.source("*fp32,16")
-    assert "BLOCK is 16" in capsys.readouterr().out
+    assert "BLOCK is 16 fp32[constexpr[16]] fp16" in capsys.readouterr().out  # as Triton
 
 
 @pytest.mark.parametrize("kernel,sig", [

@@ -76,8 +76,8 @@ def _static_print(tracer, name, values, sep, end, file, flush):
 def _compile_time_text(x: Any) -> str:
     if isinstance(x, Const):
         return str(x.value)
-    if isinstance(x, Value):
-        return f"{x.name or 'value'}: {x.type}"
+    if isinstance(x, Value):  # as Triton prints a tensor: fp32[constexpr[16]]
+        return f"{x.dtype}[{', '.join(f'constexpr[{n}]' for n in x.type.shape)}]"
     return str(x)
 
 

@@ -497,3 +497,28 @@ def test_a_jit_function_passed_as_constexpr_enters_the_cache_key_by_its_code() -
     assert repr(first) == repr(fn)
     keys = [cache.spec_key([ArgSpec("FN", constexpr=f, is_constexpr=True)]) for f in (first, fn)]
     assert keys[0] != keys[1]
+
+
+@tilecc.jit
+def downcast_kernel(x_ptr, y_ptr, MODE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    tl.store(y_ptr + tl.arange(0, 4), x.to(tl.float16, fp_downcast_rounding=MODE))
+
+
+def test_fp_downcast_rounding_is_checked_not_ignored() -> None:
+    x = np.array([1 / 3, -1 / 3, 65519, 1e-8], np.float32)
+    y = np.zeros(4, np.float16)
+    downcast_kernel.interpret[(1,)](x, y, "rtne")
+    np.testing.assert_array_equal(y, x.astype(np.float16))
+    # rounding toward zero would give other halves: refused, never rounded to nearest
+    with pytest.raises(tilecc.CompilationError, match="'rtz'.*not supported"):
+        downcast_kernel.interpret[(1,)](x, y, "rtz")
+    with pytest.raises(tilecc.CompilationError, match="must be 'rtne' or 'rtz'"):
+        downcast_kernel.interpret[(1,)](x, y, "up")
+
+    @tilecc.jit
+    def widening(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr).to(tl.float64, fp_downcast_rounding="rtne").to(tl.float32))
+
+    with pytest.raises(tilecc.CompilationError, match="only for truncating fp conversions"):
+        widening.source("*fp32")

@@ -183,7 +183,22 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     to = constant(dtype, "dtype")
     if not isinstance(to, D.dtype):
         raise TypeError(f"expected a dtype, got {to!r}")
-    return S.cast(tracer.b, kernel_value(tracer, input, "input"), to, bool(constant(bitcast, "bitcast")))
+    x = kernel_value(tracer, input, "input")
+    bitcast = bool(constant(bitcast, "bitcast"))
+    rounding = constant(fp_downcast_rounding, "fp_downcast_rounding")
+    if rounding is not None and not bitcast:  # Triton's checks; rtne is what casts do
+        src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+        if rounding not in ("rtne", "rtz"):
+            raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+        if not (src.is_floating() and to.is_floating() and to.bits < src.bits):
+            raise ValueError("fp_downcast_rounding should be set only for truncating fp "
+                             f"conversions. Source scalar type is {src} and destination type "
+                             f"is {to}")
+        if rounding == "rtz" and src != to:
+            raise NotImplementedError("fp_downcast_rounding='rtz' (round toward zero) is not "
+                                      "supported by tilecc yet; casts round to nearest even "
+                                      "('rtne')")
+    return S.cast(tracer.b, x, to, bitcast)
 
 
 @handles("fma")
@@ -268,14 +283,14 @@ def _hint(tracer, name, input, values):
 def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node: cst.Call):
     if name == "to":
         def to(dtype, fp_downcast_rounding=None, bitcast=False):
-            return dtype, bitcast
+            return dtype, fp_downcast_rounding, bitcast
         try:
             bound = bind(to, args, kwargs, ".to()")
-            dtype, bitcast = to(*bound.args, **bound.kwargs)
+            dtype, rounding, bitcast = to(*bound.args, **bound.kwargs)
         except TypeError as e:
             raise tracer.error(node, str(e), "TypeError") from None
-        return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
-                     else Const(bitcast))
+        return _cast(tracer, "cast", value, dtype, *(v if isinstance(v, (Const, Value)) else
+                                                      Const(v) for v in (rounding, bitcast)))
     return builtins_lang.call_method(tracer, value, name, args, kwargs, node, call_builtin)
 
 

@@ -522,3 +522,26 @@ def test_fp_downcast_rounding_is_checked_not_ignored() -> None:
 
     with pytest.raises(tilecc.CompilationError, match="only for truncating fp conversions"):
         widening.source("*fp32")
+
+
+@tilecc.jit
+def ordered(a, b):
+    if a < b:
+        return a, b, 1
+    return b, a, 1
+
+
+@tilecc.jit
+def ordered_pair_kernel(x_ptr, y_ptr):
+    lo, hi, one = ordered(tl.load(x_ptr), tl.load(x_ptr + 1))
+    tl.static_assert(one == 1)  # equal constants returned from both branches stay constants
+    tl.store(y_ptr, lo)
+    tl.store(y_ptr + 1, hi)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.floats(-1e3, 1e3, width=32), st.floats(-1e3, 1e3, width=32))
+def test_helper_returns_tuples_from_inside_an_if(a, b) -> None:
+    y = np.zeros(2, np.float32)
+    ordered_pair_kernel.interpret[(1,)](np.array([a, b], np.float32), y)
+    np.testing.assert_array_equal(y, sorted([np.float32(a), np.float32(b)]))

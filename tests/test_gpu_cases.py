@@ -145,3 +145,22 @@ def test_lower_rank_masks_and_values_and_static_loop_returns_on_gpu() -> None:
         y = cupy.zeros(4, cupy.float32)
         V.combine_with_if_kernel[(1,)](cupy.asarray(x), y, returning)
         np.testing.assert_array_equal(cupy.asnumpy(y), x.reshape(4, 16).max(1))
+
+
+def test_rounding_toward_zero_on_gpu_matches_the_interpreter() -> None:
+    import cupy
+
+    try:
+        import test_language_values as V
+    except ImportError:
+        from tests import test_language_values as V
+    x = np.random.default_rng(2).uniform(-7e4, 7e4, 4).astype(np.float32)
+    y, ref = cupy.zeros(4, cupy.float16), np.zeros(4, np.float16)
+    V.downcast_kernel[(1,)](cupy.asarray(x), y, "rtz")
+    V.downcast_kernel.interpret[(1,)](x, ref, "rtz")
+    np.testing.assert_array_equal(cupy.asnumpy(y), ref)
+    x64 = np.array([1 / 3, -1 / 3, 1e300, -1e300, 0.0, 2.0, 1e-320, -7.1], np.float64)
+    y, ref = cupy.zeros(8, cupy.float32), np.zeros(8, np.float32)
+    V.downcast64_kernel[(1,)](cupy.asarray(x64), y)
+    V.downcast64_kernel.interpret[(1,)](x64, ref)
+    np.testing.assert_array_equal(cupy.asnumpy(y), ref)

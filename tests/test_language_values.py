@@ -505,17 +505,54 @@ def downcast_kernel(x_ptr, y_ptr, MODE: tl.constexpr):
     tl.store(y_ptr + tl.arange(0, 4), x.to(tl.float16, fp_downcast_rounding=MODE))
 
 
-def test_fp_downcast_rounding_is_checked_not_ignored() -> None:
-    x = np.array([1 / 3, -1 / 3, 65519, 1e-8], np.float32)
+def _toward_zero(x: np.ndarray, to) -> np.ndarray:
+    """The reference: round to nearest, then the next value toward zero if it went past."""
+    with np.errstate(over="ignore"):  # beyond the target's range: inf, then its largest
+        y = x.astype(to)
+    past = np.abs(y.astype(np.float64)) > np.abs(x.astype(np.float64))
+    return np.where(past, np.nextafter(y, to(0)), y)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.floats(-7e4, 7e4, width=32), min_size=4, max_size=4))
+def test_fp_downcast_rounding(values) -> None:
+    x = np.array(values, np.float32)
+    x[0] = 1 / 3 if values[0] == 0 else x[0]
     y = np.zeros(4, np.float16)
     downcast_kernel.interpret[(1,)](x, y, "rtne")
-    np.testing.assert_array_equal(y, x.astype(np.float16))
-    # rounding toward zero would give other halves: refused, never rounded to nearest
-    with pytest.raises(tilecc.CompilationError, match="'rtz'.*not supported"):
-        downcast_kernel.interpret[(1,)](x, y, "rtz")
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(y, x.astype(np.float16))
+    downcast_kernel.interpret[(1,)](x, y, "rtz")
+    np.testing.assert_array_equal(y, _toward_zero(x, np.float16))
+    assert abs(float(y[0])) <= abs(float(x[0]))
     with pytest.raises(tilecc.CompilationError, match="must be 'rtne' or 'rtz'"):
         downcast_kernel.interpret[(1,)](x, y, "up")
 
+
+@tilecc.jit
+def downcast64_kernel(x_ptr, y_ptr):
+    offs = tl.arange(0, 8)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float32, fp_downcast_rounding="rtz"))
+
+
+def test_fp64_to_fp32_toward_zero_and_overflow_to_the_largest_finite() -> None:
+    x = np.array([1 / 3, -1 / 3, 1e300, -1e300, 0.0, np.nan, 2.0, 1e-320], np.float64)
+    y = np.zeros(8, np.float32)
+    downcast64_kernel.interpret[(1,)](x, y)
+    ref = _toward_zero(x, np.float32)
+    ref[2:4] = [np.finfo(np.float32).max, -np.finfo(np.float32).max]
+    np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_rounding_toward_zero_compiles(target) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert "tc::cast_rz<tc::half>" in downcast_kernel.source("*fp32,*fp16,'rtz'", target=target)
+    downcast_kernel.compile("*fp32,*fp16,'rtz'", target=target)
+    downcast64_kernel.compile("*fp64,*fp32", target=target)
+
+
+def test_fp_downcast_rounding_only_for_truncating_casts() -> None:
     @tilecc.jit
     def widening(x_ptr):
         tl.store(x_ptr, tl.load(x_ptr).to(tl.float64, fp_downcast_rounding="rtne").to(tl.float32))

@@ -65,6 +65,16 @@ def _as(x, d: D.dtype):
     return out if out.ndim else out[()]
 
 
+def _round_toward_zero(x: np.ndarray, t: D.dtype):
+    """A narrowing float conversion rounded toward zero: the nearest value, one step of the
+    bits toward zero where it is larger in magnitude than x (as tc::cast_rz)."""
+    y = np.asarray(x.astype(np.float32) if t.name == "bf16" else x).astype(_np(t))
+    past = (np.abs(y.astype(np.float64)) > np.abs(x.astype(np.float64))) & ~np.isnan(x)
+    bits = y.view(f"u{t.itemsize}").copy()
+    bits[past] -= 1  # sign-magnitude: the next value toward zero (inf → the largest)
+    return _as(bits.view(_np(t)), t)
+
+
 def _compute_type(d: D.dtype) -> np.dtype:
     # Math on 16-bit floats is done in float32 and rounded, as the device header does.
     return np.dtype(np.float32) if d.name in ("fp16", "bf16") else _np(d)
@@ -192,6 +202,8 @@ class Program:
             src = op.operands[0].dtype
             if op.attrs.get("bitcast"):
                 return np.asarray(a[0]).view(_np(t))[()]
+            if op.attrs.get("rounding") == "rtz":
+                return _round_toward_zero(np.asarray(a[0]), t)
             if t.is_bool():
                 return _as(np.asarray(a[0]) != 0, t)
             if src.is_floating() and t.is_int():

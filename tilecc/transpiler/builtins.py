@@ -194,10 +194,8 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
             raise ValueError("fp_downcast_rounding should be set only for truncating fp "
                              f"conversions. Source scalar type is {src} and destination type "
                              f"is {to}")
-        if rounding == "rtz" and src != to:
-            raise NotImplementedError("fp_downcast_rounding='rtz' (round toward zero) is not "
-                                      "supported by tilecc yet; casts round to nearest even "
-                                      "('rtne')")
+        if rounding == "rtz":
+            return S.cast(tracer.b, x, to, rounding="rtz")
     return S.cast(tracer.b, x, to, bitcast)
 
 

@@ -281,7 +281,8 @@ class Renderer(BlockOps, DotOps):
         if k == "num_programs":
             return f"static_cast<int>(gridDim.{'xyz'[op.attrs['axis']]})", PRIMARY
         if k == "cast":
-            fn = "tc::bitcast" if op.attrs.get("bitcast") else "tc::cast"
+            fn = "tc::bitcast" if op.attrs.get("bitcast") else \
+                "tc::cast_rz" if op.attrs.get("rounding") == "rtz" else "tc::cast"
             return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
         if k == "unary":
             fn = op.attrs["fn"]

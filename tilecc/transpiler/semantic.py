@@ -101,7 +101,12 @@ def splat(b: Emitter, v: Value, shape: tuple[int, ...]) -> Value:
     return b.emit("broadcast", [v], Type(v.dtype, shape))
 
 
-def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:
+def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False,
+         rounding: str | None = None) -> Value:
+    """`x` as `to`; `rounding="rtz"`: a narrowing float conversion rounded toward zero."""
+    if rounding is not None:
+        return b.emit("cast", [to_value(b, x)], to_value(b, x).type.with_dtype(to),
+                      bitcast=False, rounding=rounding)
     if isinstance(x, Const):
         return constant(b, x.value, to) if not bitcast else cast(b, to_value(b, x), to, True)
     if x.dtype == to:

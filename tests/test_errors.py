@@ -112,15 +112,19 @@ def test_list_comprehension() -> None:
 
 
 @tilecc.jit
-def return_in_if_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    if n < 0:
-        return
-    tl.store(out_ptr, tl.load(x_ptr))
+def return_in_loop_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    for i in range(n):
+        if i > 4:
+            return
+        tl.store(out_ptr + i, tl.load(x_ptr + i))
 
 
-def test_return_inside_runtime_if() -> None:
-    expect_error(return_in_if_kernel, SIG, "if n < 0:",
-                 "`return` inside a run-time `if` or loop is not supported")
+def test_return_inside_a_loop_is_refused_as_in_triton() -> None:
+    # Triton: "Cannot have `return` statements inside `while` or `for` statements"
+    expect_error(return_in_loop_kernel, SIG, "if i > 4:",
+                 "Cannot have `return` statements inside `while` or `for` statements")
+    with pytest.raises(tilecc.errors.UnsupportedLanguageConstruct):
+        return_in_loop_kernel.source(SIG)
 
 
 # --- names and builtins ----------------------------------------------------------------------

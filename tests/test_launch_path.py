@@ -642,3 +642,23 @@ def test_the_launch_package_does_not_import_the_jit():
                    for n in names):
                 found.append(f"{f.name}:{node.lineno}")
     assert len(files) >= 1 and found == []
+
+
+def test_none_pointer_arguments_specialize_and_stay_on_the_warm_path(gpu):
+    """None for an array parameter compiles a kernel without it (a constexpr None, as
+    Triton), keyed apart from arrays; warm launches with None need no new build."""
+    def optional(src, bias, dst, BLOCK: tl.constexpr):
+        pass
+
+    k = tilecc.jit(optional)
+    x, y = FakeTensor(BASE), FakeTensor(BASE + 64)
+    flags = k._param_constexpr
+    assert L.arg_key(flags, (x, None, y, 16)) is not None  # not the slow path each time
+    assert L.arg_key(flags, (x, None, y, 16))[0] != L.arg_key(flags, (x, x, y, 16))[0]
+    for _ in range(2):
+        k[(1,)](x, None, y, BLOCK=16)
+    k[(1,)](x, x, y, BLOCK=16)
+    assert len(gpu.builds) == 2
+    assert [s.is_constexpr for s in gpu.builds[0]] == [False, True, False, True]
+    assert gpu.log[0]["values"] == gpu.log[1]["values"] == [BASE, BASE + 64]
+    assert gpu.log[2]["values"] == [BASE, BASE, BASE + 64]

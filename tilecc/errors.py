@@ -31,6 +31,10 @@ class Loc:
 class CompilationError(Exception):
     """A kernel could not be compiled; the message shows where in the user's source."""
 
+    # the Python exception a frontend check raised ("ValueError", "TypeError"...), which
+    # Triton wraps in its CompilationError the same way; None for the frontend's own
+    python_error: str | None = None
+
     def __init__(self, message: str, loc: Loc | None = None, *, log: str = ""):
         self.message = message
         self.loc = loc
@@ -53,6 +57,15 @@ def _at(loc: Loc | None, message: str) -> str:
     indent = len(text) - len(stripped)
     caret = " " * (4 + max(0, loc.col - indent)) + "^"
     return f"{where}:\n    {stripped}\n{caret}\n{message}"
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A `tl.static_assert` failed (Triton's class of the same name)."""
+
+
+class UnsupportedLanguageConstruct(CompilationError):
+    """Python the kernel language does not have (Triton's class of the same name):
+    `break`, `return` inside a loop, a `with` or `try` statement..."""
 
 
 class InterpreterError(Exception):

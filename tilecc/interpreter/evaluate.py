@@ -71,6 +71,16 @@ def _as(x, d: D.dtype):
     return out if out.ndim else out[()]
 
 
+def _round_toward_zero(x: np.ndarray, t: D.dtype):
+    """A narrowing float conversion rounded toward zero: the nearest value, one step of the
+    bits toward zero where it is larger in magnitude than x (as tc::cast_rz)."""
+    y = np.asarray(x.astype(np.float32) if t.name == "bf16" else x).astype(_np(t))
+    past = (np.abs(y.astype(np.float64)) > np.abs(x.astype(np.float64))) & ~np.isnan(x)
+    bits = y.view(f"u{t.itemsize}").copy()
+    bits[past] -= 1  # sign-magnitude: the next value toward zero (inf → the largest)
+    return _as(bits.view(_np(t)), t)
+
+
 def _compute_type(d: D.dtype) -> np.dtype:
     # Math on 16-bit floats is done in float32 and rounded, as the device header does.
     return np.dtype(np.float32) if d.name in ("fp16", "bf16") else _np(d)
@@ -200,6 +210,8 @@ class Program:
             src = op.operands[0].dtype
             if op.attrs.get("bitcast"):
                 return np.asarray(a[0]).view(_np(t))[()]
+            if op.attrs.get("rounding") == "rtz":
+                return _round_toward_zero(np.asarray(a[0]), t)
             if t.is_bool():
                 return _as(np.asarray(a[0]) != 0, t)
             if src.is_floating() and t.is_int():
@@ -520,6 +532,26 @@ class Program:
             raise InterpreterError(f"device assertion failed: {op.attrs['msg']} "
                                    f"(program {self.pid})", op.loc)
 
+    def op_print(self, op: Op):
+        """tl.device_print: the lines the GPU prints, element by element in index order."""
+        from tilecc.transpiler import print_format as F
+
+        prefix, pid = op.attrs["prefix"], tuple(int(p) for p in self.pid)
+        if not op.operands:
+            print(F.python_format(F.NO_VALUES_FORMAT) % (*pid, prefix), flush=True)
+        for n, v in enumerate(op.operands):
+            fmt = F.python_format(F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n,
+                                                len(op.operands)))
+            values = np.asarray(self.get(v))
+            if op.attrs["hex"] and v.dtype.is_floating():  # the bits, as printf reads them
+                values = values.view(f"u{max(1, v.dtype.itemsize)}")
+            for index in np.ndindex(*v.type.shape):
+                x = values[index] if index else values
+                x = float(x) if v.dtype.is_floating() and not op.attrs["hex"] else int(x)
+                if op.attrs["hex"]:
+                    x &= (1 << v.dtype.bits) - 1
+                print(fmt % (*pid, *index, prefix, x), flush=True)
+
     # --- control flow ------------------------------------------------------------------------
     def op_for(self, op: Op):
         lo, hi, step = (int(self.get(v)) for v in op.operands[:3])
@@ -547,5 +579,10 @@ class Program:
             carried = self.region(body)
 
     def op_if(self, op: Op):
-        taken = op.regions[0] if bool(self.get(op.operands[0])) else op.regions[1]
+        cond = np.asarray(self.get(op.operands[0]))
+        if cond.ndim:  # in a combine function applied to arrays: both branches, selected
+            then, other = self.region(op.regions[0]), self.region(op.regions[1])
+            return [_as(np.where(cond, a, c), r.dtype) for a, c, r in zip(then, other,
+                                                                          op.results)]
+        taken = op.regions[0] if bool(cond) else op.regions[1]
         return self.region(taken)

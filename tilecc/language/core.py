@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 from typing import Any, Callable
 
 from tilecc.language.dtypes import dtype, float32
@@ -64,6 +65,54 @@ class constexpr:
 
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
+
+    # As Triton's constexpr: operators on the value give constexprs (so globals such as
+    # `BLOCK = tl.constexpr(64)` combine outside kernels too), it hashes with its value.
+    def __hash__(self) -> int:
+        return hash((self.value, type(self.value)))
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __index__(self) -> int:
+        return self.value.__index__()
+
+    def __neg__(self):
+        return constexpr(-self.value)
+
+    def __pos__(self):
+        return constexpr(+self.value)
+
+    def __invert__(self):
+        return constexpr(~self.value)
+
+    def logical_and(self, other):
+        return constexpr(self.value and _unwrap(other))
+
+    def logical_or(self, other):
+        return constexpr(self.value or _unwrap(other))
+
+
+def _unwrap(x: Any) -> Any:
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _constexpr_operator(name: str, reflected: bool = False) -> Callable:
+    op = getattr(operator, name + "_" if name in ("and", "or") else name)
+
+    def method(self, other):
+        a, b = self.value, _unwrap(other)
+        return constexpr(op(b, a) if reflected else op(a, b))
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+            "and", "or", "xor"):
+    setattr(constexpr, f"__{_op}__", _constexpr_operator(_op))
+    setattr(constexpr, f"__r{_op}__", _constexpr_operator(_op, reflected=True))
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(constexpr, f"__{_op}__", _constexpr_operator(_op))
 
 
 # --- program geometry -------------------------------------------------------------------
@@ -244,6 +293,33 @@ def static_assert(cond, msg=""):
 @builtin
 def device_assert(cond, msg=""):
     """Check `cond` at run time in debug mode (and always in the interpreter)."""
+
+
+class tensor:
+    """The type of kernel values (blocks and scalars): for `isinstance(x, tl.tensor)` and
+    annotations in kernels; tilecc has no tensor objects outside them."""
+
+
+@builtin
+def condition(arg1, disable_licm=False):
+    """A `while` loop's condition, with a hint for the compiler (`disable_licm`, which
+    tilecc's generated code has no use for): `while tl.condition(i < n):`."""
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", file=None, flush=False):
+    """Print while the kernel compiles (constexprs by value), as Python's print."""
+
+
+@builtin
+def device_print(prefix, *args, hex=False):
+    """Print `prefix` and each argument's elements at run time, one line per element,
+    headed by the program id and the element's index (Triton's format)."""
+
+
+@builtin
+def assume(cond):
+    """Promise the compiler that `cond` holds."""
 
 
 @builtin

@@ -27,6 +27,68 @@ class dtype:
     def __repr__(self) -> str:
         return f"tl.{LONG_NAMES.get(self.name, self.name)}"
 
+    def __str__(self) -> str:
+        """Triton's name: "fp32", "bf16", "int32", "uint8", "int1"."""
+        return TRITON_NAMES[self.name]
+
+    # --- Triton's dtype attributes, for kernels (and helpers) that read them ---------
+    @property
+    def int_bitwidth(self) -> int:
+        if self.kind == "float":
+            raise AttributeError(f"{self!r} has no attribute 'int_bitwidth'")
+        return self.bits
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        if self.kind != "float":
+            raise AttributeError(f"{self!r} has no attribute 'fp_mantissa_width'")
+        return self.mantissa_bits
+
+    @property
+    def exponent_bias(self) -> int:
+        if self.kind != "float":
+            raise AttributeError(f"{self!r} has no attribute 'exponent_bias'")
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}[self.name]
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    def is_standard_floating(self) -> bool:
+        return self.kind == "float"
+
+    def is_fp8(self) -> bool:
+        return False
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_const(self) -> bool:
+        return False
+
+    def is_void(self) -> bool:
+        return False
+
+    def codegen_name(self) -> str:
+        return LONG_NAMES[self.name]
+
+    def get_int_max_value(self) -> int:
+        if self.kind == "float":
+            raise TypeError(f"{self!r} is not an integer type")
+        return self.max
+
+    def get_int_min_value(self) -> int:
+        if self.kind == "float":
+            raise TypeError(f"{self!r} is not an integer type")
+        return self.min
+
+    def with_element_ty(self, element_ty: "dtype") -> "dtype":
+        return element_ty
+
+    @staticmethod
+    def is_dtype(type_str: str) -> bool:
+        return type_str in BY_TRITON_NAME
+
     # Predicates named as in Triton, so helper code reads the same.
     def is_floating(self) -> bool:
         return self.kind == "float"
@@ -112,6 +174,17 @@ class dtype:
         return (1 << self.bits) - 1 if self.kind == "uint" else (1 << (self.bits - 1)) - 1
 
 
+def _is_named(triton_name: str):
+    def predicate(self) -> bool:
+        return TRITON_NAMES[self.name] == triton_name
+    predicate.__name__ = f"is_{triton_name}"
+    return predicate
+
+
+for _n in ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+    setattr(dtype, f"is_{_n}", _is_named(_n))  # is_int8() ... as in Triton
+
+
 @dataclass(frozen=True)
 class pointer_type:
     """A pointer to global memory holding elements of `element_ty`."""
@@ -124,6 +197,23 @@ class pointer_type:
 
     def __repr__(self) -> str:
         return f"tl.pointer_type({self.element_ty!r})"
+
+    def __str__(self) -> str:
+        return f"pointer<{self.element_ty}>"
+
+    @property
+    def scalar(self) -> "pointer_type":
+        return self
+
+    @property
+    def address_space(self) -> int:
+        return 1
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_const(self) -> bool:
+        return False
 
     def is_ptr(self) -> bool:
         return True
@@ -171,6 +261,50 @@ FLOAT8_FORMATS = {
 ML_DTYPES_NAMES = {"bf16": "bfloat16", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
                    "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz"}
 
+class block_type:
+    """The type of a block (`x.type` in a kernel): its element type and shape.  Element
+    predicates (`x.type.is_floating()`) read the element type, as in Triton."""
+
+    element_ty: dtype | pointer_type
+    shape: tuple
+
+    def __init__(self, element_ty, shape) -> None:
+        object.__setattr__(self, "element_ty", element_ty)
+        object.__setattr__(self, "shape", tuple(int(s) for s in shape))
+
+    def __str__(self) -> str:
+        return f"<{list(map(str, self.shape))}, {self.element_ty}>"
+
+    def __repr__(self) -> str:
+        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.element_ty.bits // 8
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    def is_block(self) -> bool:
+        return True
+
+    def get_block_shapes(self) -> tuple:
+        return self.shape
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self.element_ty, attr)
+
+
 int1 = dtype("i1", "bool", 1)
 int8 = dtype("i8", "int", 8)
 int16 = dtype("i16", "int", 16)
@@ -200,6 +334,8 @@ LONG_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64":
               "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
               "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 BY_LONG_NAME = {long: BY_NAME[short] for short, long in LONG_NAMES.items()}
+TRITON_NAMES = {**LONG_NAMES, **{f: f for f in ("fp16", "bf16", "fp32", "fp64")}}
+BY_TRITON_NAME = {triton: BY_NAME[short] for short, triton in TRITON_NAMES.items()}
 NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
                "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
                "fp16": "float16", "fp32": "float32", "fp64": "float64"}

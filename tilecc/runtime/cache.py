@@ -218,7 +218,11 @@ def _cell(cell) -> Any:
 def spec_key(specs: Iterable) -> list:
     out = []
     for s in specs:
-        if s.is_constexpr:
+        inner = getattr(s.constexpr, "fn", None)
+        if s.is_constexpr and type(s.constexpr).__name__ == "JITFunction" and \
+                inspect.isfunction(inner):  # a @jit function passed in: its code counts
+            out.append([s.name, "constexpr function", repr(s.constexpr), fingerprint(inner)])
+        elif s.is_constexpr:
             out.append([s.name, "constexpr", repr(s.constexpr)])
         else:
             out.append([s.name, str(s.type), bool(s.divisible_by_16), bool(s.equals_one)])

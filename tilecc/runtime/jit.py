@@ -244,6 +244,9 @@ class JITFunction(KernelFunction):
                 specs.append(ArgSpec(p.name, constexpr=v.value if hasattr(v, "value") and
                                      type(v).__name__ == "constexpr" else v, is_constexpr=True))
                 continue
+            if v is None:  # as Triton: None specializes like a constexpr (`if p is None`)
+                specs.append(ArgSpec(p.name, constexpr=None, is_constexpr=True))
+                continue
             try:
                 arr = SP.array_info(v)
             except (KeyError, TypeError) as e:

@@ -39,12 +39,12 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
         raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                           f"{did_you_mean(short, tl_names(), 'tl.')}")
+                           f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
     try:
         bound = bind(stub, args, kwargs, f"{short}()" if stub is not getattr(L, short, None)
                      else f"tl.{short}()")
     except TypeError as e:
-        raise tracer.error(node, str(e)) from None
+        raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
     arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
                  for k, v in bound.arguments.items()}
@@ -87,7 +87,7 @@ def _load(tracer, name, pointer, mask, other, boundary_check, padding_option, ca
         return BP.load(tracer, BP.unwrap(pointer), mask, other, boundary_check, padding_option)
     _no_block_pointer_options(boundary_check, padding_option)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
-        raise TypeError("tl.load needs a pointer or a block of pointers as its first argument")
+        raise ValueError("tl.load needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     operands = [pointer]
     if isinstance(mask, Const) and mask.value is None:
@@ -96,15 +96,19 @@ def _load(tracer, name, pointer, mask, other, boundary_check, padding_option, ca
     else:
         m = S.truthy(b, kernel_value(tracer, mask, "mask"))
         if isinstance(m, Const):
-            if not m.value:
-                raise ValueError("tl.load with a mask that is always false loads nothing")
+            if not m.value:  # loads nothing: `other` (0 when there is none), as Triton
+                fill = Const(0) if isinstance(other, Const) and other.value is None else \
+                    kernel_value(tracer, other, "other")
+                return S.splat(b, S.cast(b, fill, elem), pointer.type.shape)
         else:
-            shape = pointer.type.shape
-            if not _fits(m.type.shape, shape):
+            shape = _load_shape(pointer.type.shape, m.type.shape)
+            if shape is None:
                 raise _at_argument(tracer, 1, "mask", f"tl.load: the mask's shape "
                                    f"{list(m.type.shape)} does not match the pointers' shape "
-                                   f"{list(shape)}: give a mask of the pointers' shape (or one "
-                                   "that broadcasts to it along size-1 axes)")
+                                   f"{list(pointer.type.shape)}: give a mask of the pointers' "
+                                   "shape (or one that broadcasts with it)")
+            if shape != pointer.type.shape:  # as Triton, the pointers broadcast to the mask
+                pointer = operands[0] = S.splat(b, pointer, shape)
             operands.append(S.splat(b, m, shape))
             if not (isinstance(other, Const) and other.value is None):
                 o = S.cast(b, kernel_value(tracer, other, "other"), elem)
@@ -113,10 +117,21 @@ def _load(tracer, name, pointer, mask, other, boundary_check, padding_option, ca
 
 
 def _fits(shape: tuple[int, ...], ptr_shape: tuple[int, ...]) -> bool:
-    """A value or mask of `shape` goes with pointers of `ptr_shape`: a scalar, the same
-    shape, or (as Triton broadcasts them) the same rank with size 1 where they differ."""
-    return not shape or shape == ptr_shape or (
-        len(shape) == len(ptr_shape) and all(s in (1, p) for s, p in zip(shape, ptr_shape)))
+    """A stored value or mask of `shape` goes with pointers of `ptr_shape`: a scalar, or a
+    block that broadcasts to the pointers' shape (NumPy's rules, as Triton's)."""
+    return not shape or _load_shape(ptr_shape, shape) == ptr_shape
+
+
+def _load_shape(ptr_shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> tuple | None:
+    """The shape pointers and a load's mask broadcast to (None where they do not)."""
+    if not mask_shape:
+        return ptr_shape
+    if not ptr_shape:
+        return None  # a block mask with a single pointer
+    try:
+        return S.broadcast_shapes(ptr_shape, mask_shape)
+    except ValueError:
+        return None
 
 
 def _at_argument(tracer, index: int, keyword: str, message: str) -> Exception:
@@ -145,7 +160,7 @@ def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, e
         return BP.store(tracer, BP.unwrap(pointer), value, mask, boundary_check)
     _no_block_pointer_options(boundary_check)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
-        raise TypeError("tl.store needs a pointer or a block of pointers as its first argument")
+        raise ValueError("tl.store needs a pointer or a block of pointers as its first argument")
     elem = pointer.dtype.element_ty
     v = S.cast(b, kernel_value(tracer, value, "value"), elem)
     shape, ptr_shape = v.type.shape, pointer.type.shape
@@ -156,8 +171,8 @@ def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, e
                                "of pointers")
         raise _at_argument(tracer, 1, "value", f"tl.store: the value's shape {list(shape)} "
                            f"does not match the pointers' shape {list(ptr_shape)}: store a "
-                           "value of the pointers' shape (or one that broadcasts to it along "
-                           "size-1 axes), or build pointers of the value's shape")
+                           "value of the pointers' shape (or one that broadcasts to it), or "
+                           "build pointers of the value's shape")
     operands = [pointer, S.splat(b, v, pointer.type.shape)]
     if not (isinstance(mask, Const) and mask.value is None):
         m = S.truthy(b, kernel_value(tracer, mask, "mask"))
@@ -169,7 +184,7 @@ def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, e
                 raise _at_argument(tracer, 2, "mask", f"tl.store: the mask's shape "
                                    f"{list(m.type.shape)} does not match the pointers' shape "
                                    f"{list(pointer.type.shape)}: give a mask of the pointers' "
-                                   "shape (or one that broadcasts to it along size-1 axes)")
+                                   "shape (or one that broadcasts to it)")
             operands.append(S.splat(b, m, pointer.type.shape))
     b.emit("store", operands, None)
     return Const(None)
@@ -195,7 +210,20 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     to = constant(dtype, "dtype")
     if not isinstance(to, (D.dtype, D.pointer_type)):
         raise TypeError(f"expected a dtype, got {to!r}")
-    return S.cast(tracer.b, kernel_value(tracer, input, "input"), to, bool(constant(bitcast, "bitcast")))
+    x = kernel_value(tracer, input, "input")
+    bitcast = bool(constant(bitcast, "bitcast"))
+    rounding = constant(fp_downcast_rounding, "fp_downcast_rounding")
+    if rounding is not None and not bitcast:  # Triton's checks; rtne is what casts do
+        src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+        if rounding not in ("rtne", "rtz"):
+            raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+        if not (src.is_floating() and to.is_floating() and to.bits < src.bits):
+            raise ValueError("fp_downcast_rounding should be set only for truncating fp "
+                             f"conversions. Source scalar type is {src} and destination type "
+                             f"is {to}")
+        if rounding == "rtz":
+            return S.cast(tracer.b, x, to, rounding="rtz")
+    return S.cast(tracer.b, x, to, bitcast)
 
 
 @handles("fma")
@@ -241,11 +269,15 @@ def _range_outside_for(tracer, name, **_):
 @handles("static_assert")
 def _static_assert(tracer, name, cond, msg):
     if not isinstance(cond, Const):
-        raise TypeError("tl.static_assert needs a compile-time condition; use tl.device_assert "
-                        "for run-time checks")
+        raise NotImplementedError("tl.static_assert needs a compile-time condition (one that "
+                                  "depends on constexprs only); use tl.device_assert for "
+                                  "run-time checks")
     if not cond.value:
-        raise ValueError(f"static assertion failed: {constant(msg, 'msg')}" if msg.value
-                         else "static assertion failed")
+        from tilecc.errors import CompileTimeAssertionFailure  # Triton's class for it
+
+        raise CompileTimeAssertionFailure(
+            f"static assertion failed: {constant(msg, 'msg')}" if msg.value
+            else "static assertion failed", tracer.b.loc)
     return Const(None)
 
 
@@ -276,20 +308,15 @@ def _hint(tracer, name, input, values):
 def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node: cst.Call):
     if name == "to":
         def to(dtype, fp_downcast_rounding=None, bitcast=False):
-            return dtype, bitcast
+            return dtype, fp_downcast_rounding, bitcast
         try:
             bound = bind(to, args, kwargs, ".to()")
-            dtype, bitcast = to(*bound.args, **bound.kwargs)
+            dtype, rounding, bitcast = to(*bound.args, **bound.kwargs)
         except TypeError as e:
-            raise tracer.error(node, str(e)) from None
-        return _cast(tracer, "cast", value, dtype, None, bitcast if isinstance(bitcast, Const)
-                     else Const(bitcast))
-    from tilecc.transpiler.builtins_blocks import METHODS
-
-    if name in METHODS:  # x.sum(0), x.reshape(4, 8), ...: the builtin with x first
-        return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
-    raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
-                       f"{did_you_mean(name, [*METHODS, 'to'], '.', '()')}")
+            raise tracer.error(node, str(e), "TypeError") from None
+        return _cast(tracer, "cast", value, dtype, *(v if isinstance(v, (Const, Value)) else
+                                                      Const(v) for v in (rounding, bitcast)))
+    return builtins_lang.call_method(tracer, value, name, args, kwargs, node, call_builtin)
 
 
 from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its handlers)
@@ -298,3 +325,4 @@ from tilecc.transpiler import builtins_sort  # noqa: E402,F401  (registers its h
 from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)
 from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_math  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_lang  # noqa: E402,F401  (registers its handlers)

@@ -124,7 +124,17 @@ def _ravel(tracer, name, x, can_reorder):
 def _permute(tracer, name, input, dims):
     x = _block(tracer, input)
     rank = len(x.type.shape)
-    order = _ints(dims, "dims") if dims.value else tuple(reversed(range(rank)))
+    if dims.value:
+        order = _ints(dims, "dims")
+    elif name == "trans":  # as Triton: no dims swaps the last two axes
+        if rank < 2:
+            raise ValueError("tl.trans invoked with a 0- or 1-dimensional tensor")
+        order = tuple(range(rank - 2)) + (rank - 1, rank - 2)
+    else:
+        raise TypeError("tl.permute needs the dims")
+    if len(order) != rank:
+        raise ValueError(f"permute dims must have the same length as input shape: got "
+                         f"{list(order)} for a block of rank {rank}")
     if sorted(order) != list(range(rank)):
         raise ValueError(f"dims {list(order)} is not a permutation of the block's {rank} axes")
     if order == tuple(range(rank)):

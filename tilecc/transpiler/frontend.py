@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tilecc import source
-from tilecc.errors import CompilationError, Loc
+from tilecc.errors import CompilationError, Loc, UnsupportedLanguageConstruct
 from tilecc.language import core as language_core
 from tilecc.language import dtypes as D
 from tilecc.language import random as language_random
@@ -31,6 +31,8 @@ from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
+from tilecc.transpiler.builtins_lang import TENSOR_METHODS
+from tilecc.transpiler.frontend_returns import Bind, EarlyReturns, Return, contains_return
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const, HelperRef
 from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
@@ -197,14 +199,14 @@ def reference_for(obj: Any) -> Any:
             return own or HelperRef(obj.fn)
         if type(obj).__name__ == "constexpr":
             return Const(obj.value)
-        if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_NAME:
-            return Const(D.BY_NAME[str(obj)])
+        if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_TRITON_NAME:
+            return Const(D.BY_TRITON_NAME[str(obj)])
     mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     if mod and qual:
         name = canonical_name(f"{mod}.{qual}")
         if name:
             return TLRef(name)
-    if obj in (pybuiltins.range, pybuiltins.min, pybuiltins.max):
+    if any(obj is getattr(pybuiltins, n) for n in _PY_BUILTINS):
         return PyBuiltin(obj.__name__)
     return obj  # left for the caller to reject with a message
 
@@ -289,52 +291,77 @@ class Emitter:
 MAX_BLOCK_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL: every block shape is checked
 
 
-class _Return(Exception):
-    def __init__(self, value: Any, node: cst.Return | None = None):
-        self.value = value
-        self.node = node  # where a kernel's `return value` is reported
-
-
-class FunctionTracer:
+class FunctionTracer(EarlyReturns):
     """Traces one Python function (the kernel, or an inlined helper) into the emitter."""
 
     def __init__(self, pf: ParsedFunction, emitter: Emitter, kernel: Kernel, depth: int = 0):
         self.pf, self.b, self.kernel, self.depth = pf, emitter, kernel, depth
         self.globals = scope_of(pf.fn)
+        self.loop_depth = 0  # run-time and static loops around the statement being traced
         self.scope: dict[str, Any] = {}
         self.stmt_line = 0
         self.current_call: cst.Call | None = None
 
     # errors ------------------------------------------------------------------------------
-    def error(self, node: cst.CSTNode, message: str) -> CompilationError:
-        return CompilationError(message, self.pf.loc(node, self.stmt_line))
+    def error(self, node: cst.CSTNode, message: str,
+              python_error: str | None = None) -> CompilationError:
+        """An error at `node`; `python_error`, the Python exception Triton wraps for it."""
+        err = CompilationError(message, self.pf.loc(node, self.stmt_line))
+        err.python_error = python_error
+        return err
+
+    def unsupported(self, node: cst.CSTNode, message: str) -> CompilationError:
+        """Python the kernel language does not have (Triton: UnsupportedLanguageConstruct)."""
+        return UnsupportedLanguageConstruct(message, self.pf.loc(node, self.stmt_line))
 
     def _at(self, node: cst.CSTNode, thunk: Callable[[], Any]) -> Any:
         saved = self.b.loc
         self.b.loc = self.pf.loc(node, self.stmt_line)
         try:
             return thunk()
-        except (CompilationError, _Return):
+        except (CompilationError, Return):
             raise
-        except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError) as e:
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError,
+                AttributeError, IndexError, NotImplementedError) as e:
             msg = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)
-            raise self.error(node, msg) from None
+            err = self.error(node, msg)
+            err.python_error = type(e).__name__  # Triton names it in its message
+            raise err from None
         finally:
             self.b.loc = saved
 
     # statements ----------------------------------------------------------------------------
     def run_body(self, statements) -> None:
-        for stmt in statements:
+        statements = list(statements)
+        i = 0
+        while i < len(statements):
+            stmt = statements[i]
+            if isinstance(stmt, Bind):  # an unrolled static loop's next iteration
+                self.scope[stmt.name] = Const(stmt.value)
+                i += 1
+                continue
+            if isinstance(stmt, cst.For) and contains_return(stmt):
+                unrolled = self.unroll_returning_static_loop(stmt)
+                if unrolled is not None:  # its iterations, then the rest, in one list
+                    statements, i = unrolled + statements[i + 1:], 0
+                    continue
+            if isinstance(stmt, cst.If) and contains_return(stmt):
+                # the statements after it run only where it did not return: they are traced
+                # into its branches (a constexpr test keeps one branch, then the rest)
+                statements, i = self.visit_returning_if(stmt, statements[i + 1:]), 0
+                continue
             self.visit_stmt(stmt)
+            i += 1
 
     def run_nested(self, node: cst.CSTNode, statements) -> None:
-        """A body under run-time control flow, where `return` cannot be honoured."""
+        """A loop's body, where `return` cannot be honoured (as in Triton)."""
+        self.loop_depth += 1
         try:
             self.run_body(statements)
-        except _Return:
-            raise self.error(node, "`return` inside a run-time `if` or loop is not supported; "
-                                   "compute the result in a variable and return it at the end"
-                             ) from None
+        except Return as r:
+            raise self._return_in_loop(r.node or node) from None
+        finally:
+            self.loop_depth -= 1
 
     def visit_stmt(self, stmt: cst.CSTNode) -> None:
         self.stmt_line = self.pf.loc(stmt).line
@@ -349,7 +376,8 @@ class FunctionTracer:
         elif isinstance(stmt, cst.While):
             self.visit_while(stmt)
         else:
-            raise self.error(stmt, f"{type(stmt).__name__} statements are not supported in kernels")
+            raise self.unsupported(stmt, f"{type(stmt).__name__} statements are not supported "
+                                         "in kernels")
 
     def _record_statement(self, stmt: cst.CSTNode) -> None:
         comments = [line.comment.value for line in getattr(stmt, "leading_lines", ())
@@ -387,7 +415,7 @@ class FunctionTracer:
             if not isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 self.eval(s.value)
         elif isinstance(s, cst.Return):
-            raise _Return(self.eval(s.value) if s.value is not None else Const(None), s)
+            raise Return(self.eval(s.value) if s.value is not None else Const(None), s)
         elif isinstance(s, cst.Pass):
             pass
         elif isinstance(s, cst.Assert):
@@ -395,10 +423,11 @@ class FunctionTracer:
             from tilecc.transpiler.builtins import device_assert
             device_assert(self, "device_assert", self.eval(s.test), msg)
         elif isinstance(s, (cst.Break, cst.Continue)):
-            raise self.error(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
+            raise self.unsupported(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
                                 "use a `while` loop with a condition")
         else:
-            raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
+            raise self.unsupported(s, f"{type(s).__name__} statements are not supported in "
+                                      "kernels")
 
     def assign(self, target: cst.BaseAssignTargetExpression, value: Any) -> None:
         if isinstance(target, cst.Name):
@@ -424,9 +453,7 @@ class FunctionTracer:
         if isinstance(cond, Const):  # constexpr condition: keep one branch, no code for the test
             self.run_body(node.body.body if cond.value else else_body)
             return
-        if cond.type.is_block:
-            raise self.error(node.test, "an `if` condition must be a scalar; for blocks use "
-                                        "tl.where or a mask")
+        cond = self.scalar_condition(node.test, cond)
         before = dict(self.scope)
         branches = []
         for body in (node.body.body, else_body):
@@ -492,6 +519,30 @@ class FunctionTracer:
                 self._bind_carried([name], [r])
             else:
                 self.scope[name] = r
+
+    # hooks of EarlyReturns ------------------------------------------------------------------
+    def scalar_condition(self, test: cst.CSTNode, cond: Value) -> Value:
+        """A run-time `if` test as a scalar: a block of one element tests its element (as
+        in Triton); a larger block is an error."""
+        if cond.type.is_block and cond.type.numel == 1:
+            cond = self._at(test, lambda: _method(self, cond, "item", [], {}, test))
+        if cond.type.is_block:
+            raise self.unsupported(test, "an `if` condition must be a scalar (or a block of "
+                                         "one element): the boolean value of a block of more "
+                                         "is ambiguous; for blocks use tl.where or a mask")
+        return cond
+
+    @staticmethod
+    def is_static_range(func: Any) -> bool:
+        return func == TLRef("tl.static_range")
+
+    @staticmethod
+    def wrap_item(item: Any) -> Any:
+        return _wrap_item(item)
+
+    @staticmethod
+    def describe(x: Any) -> str:
+        return _describe(x)
 
     def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
         """Names a loop reassigns that exist before it, with their initial values."""
@@ -571,7 +622,7 @@ class FunctionTracer:
                 raise self.error(it, "tl.static_range bounds must be constexpr integers")
             for i in pybuiltins.range(lo.value, hi.value, step.value):
                 self.scope[var] = Const(i)
-                self.run_body(node.body.body)
+                self.run_nested(node, node.body.body)
             return
         if isinstance(step, Const) and step.value == 0:
             raise self.error(it, "range() step must not be zero")
@@ -656,9 +707,9 @@ class FunctionTracer:
                 return ref
             raise self.error(node, f"global `{name}` ({type(ref).__name__}) cannot be used in a "
                                    "kernel; pass it as an argument or wrap it in tl.constexpr")
-        if name in ("range", "min", "max", "float", "int", "bool"):
+        if name in _PY_BUILTINS:
             return PyBuiltin(name)
-        raise self.error(node, f"name `{name}` is not defined")
+        raise self.error(node, f"name `{name}` is not defined", "NameError")
 
     def _eval(self, node: cst.BaseExpression) -> Any:
         if isinstance(node, cst.Name):
@@ -673,6 +724,8 @@ class FunctionTracer:
             return self.call(node)
         if isinstance(node, cst.BinaryOperation):
             fn = _BINOPS.get(type(node.operator).__name__)
+            if isinstance(node.operator, cst.Power):
+                return self.power(node)
             if fn is None:
                 raise self.error(node, f"operator `{node.operator.__class__.__name__}` is not "
                                        "supported")
@@ -715,7 +768,16 @@ class FunctionTracer:
             if isinstance(base, Value):
                 return self.index_block(node, base)
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
-        raise self.error(node, f"{type(node).__name__} expressions are not supported in kernels")
+        raise self.unsupported(node, f"{type(node).__name__} expressions are not supported in "
+                                     "kernels")
+
+    def power(self, node: cst.BinaryOperation) -> Const:
+        """`**` of two constexprs (Triton's constexpr.__pow__); blocks have no `**`."""
+        a, c = self.eval(node.left), self.eval(node.right)
+        if isinstance(a, Const) and isinstance(c, Const):
+            return Const(a.value ** c.value)
+        raise self.error(node, "`**` takes constexpr operands only (as in Triton); for kernel "
+                               "values use tl.exp2(y * tl.log2(x)), libdevice.pow, or x * x")
 
     def index_block(self, node: cst.Subscript, x: Value) -> Value:
         """x[None, :], x[:, None], x[None]: `None` adds an axis of size 1, `:` keeps one."""
@@ -724,15 +786,18 @@ class FunctionTracer:
         axis, kept = 0, 0
         for el in node.slice:
             sl = el.slice
-            if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and \
-                    sl.value.value == "None":
+            if isinstance(sl, cst.Index) and not isinstance(sl.value, cst.Ellipsis) and \
+                    _is_none(self.eval(sl.value)):
                 x = expand_dims(self.b, x, axis)
-            elif isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is None and \
-                    sl.step is None:
+            elif isinstance(sl, cst.Slice) and all(
+                    part is None or _is_none(self.eval(part))
+                    for part in (sl.lower, sl.upper, sl.step)):
                 kept += 1
             else:
-                raise self.error(el, "blocks are indexed only with None and `:` "
-                                     "(x[:, None], x[None, :])")
+                # as Triton (which has no `...` either): a ValueError at the index
+                raise self.error(el, f"unsupported tensor index: `{self.pf.code(el)}`; blocks "
+                                     "are indexed only with None and `:` (x[:, None], "
+                                     "x[None, :])", "ValueError")
             axis += 1
         if kept > len(x.type.shape) - (axis - kept):
             raise self.error(node, f"too many `:` for a block of rank {len(x.type.shape)}")
@@ -755,7 +820,12 @@ class FunctionTracer:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator).__name__
-            if op in ("Is", "IsNot"):
+            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)) and \
+                    isinstance(left, (Const, Value)) and isinstance(right, (Const, Value)):
+                # a kernel value is never None (`if b_ptr is not None:` with an array)
+                same = _is_none(left) and _is_none(right)
+                r = Const(same == (op == "Is"))
+            elif op in ("Is", "IsNot"):
                 if not (isinstance(left, Const) and isinstance(right, Const)):
                     raise TypeError("`is` compares constexprs only (e.g. `other is None`)")
                 r = Const((left.value is right.value) == (op == "Is"))
@@ -788,24 +858,42 @@ class FunctionTracer:
                 return ref
             raise self.error(node, f"`{self.pf.code(node)}` cannot be used in a kernel")
         if isinstance(base, Value):
-            if attr == "dtype":
-                return Const(base.dtype if not base.dtype.is_ptr() else base.dtype)
-            if attr == "shape":
-                return Const(base.type.shape)
-            return Method(base, attr)
+            return self.value_attribute(base, attr, node)
         if isinstance(base, Const):
-            if isinstance(base.value, D.pointer_type) and attr == "element_ty":
-                return Const(base.value.element_ty)
-            if isinstance(base.value, D.dtype) and hasattr(base.value, attr):
+            if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \
+                    hasattr(base.value, attr):
                 # Methods stay uncalled until the call: `x.dtype.is_floating()` as in
                 # Triton (a bound method of a dtype is called in `call` below).
                 return Const(getattr(base.value, attr))
             if isinstance(base.value, type) and issubclass(base.value, enum.Enum) and \
                     attr in base.value.__members__:  # tl.PropagateNan.ALL
                 return Const(base.value[attr])
-            if S.is_number(base) and attr == "to":
+            if S.is_number(base) and attr in _CONSTEXPR_METHODS:  # `BLOCK.to(tl.float32)`
                 return Method(S.to_value(self.b, base), attr)
-        raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels")
+            if isinstance(base.value, _PLAIN_CONSTEXPRS) and not attr.startswith("_") and \
+                    hasattr(base.value, attr):
+                # as Triton, a constexpr's Python attributes (`ACT.upper()`, `N.bit_length()`)
+                return Const(getattr(base.value, attr))
+        if isinstance(base, Const) and isinstance(base.value, (D.dtype, D.pointer_type,
+                                                               D.block_type)):
+            raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
+        raise self.error(node, f"`{self.pf.code(node)}` is not supported in kernels",
+                         "AttributeError")
+
+    def value_attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Any:
+        """`x.dtype`, `x.shape`, `x.type`, `x.numel`, `x.T`, or a method to call."""
+        if attr == "dtype":
+            return Const(base.dtype)
+        if attr == "shape":
+            return Const(base.type.shape)
+        if attr == "type":  # a block's block_type; a scalar's dtype, as in Triton
+            return Const(D.block_type(base.dtype, base.type.shape) if base.type.is_block
+                         else base.dtype)
+        if attr == "numel":
+            return Const(base.type.numel)
+        if attr == "T":
+            return _method(self, base, "permute", [Const((1, 0))], {}, node)  # as Triton
+        return Method(base, attr)
 
     def call(self, node: cst.Call) -> Any:
         func = self.eval(node.func)
@@ -825,11 +913,18 @@ class FunctionTracer:
         if isinstance(func, Method):
             return B.call_method(self, func.value, func.name, args, kwargs, node)
         if isinstance(func, Const) and isinstance(getattr(func.value, "__self__", None),
-                                                  (D.dtype, D.pointer_type)):
+                                                  (D.dtype, D.pointer_type, D.block_type,
+                                                   *_PLAIN_CONSTEXPRS)):
             if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
                 raise self.error(node, f"`{self.pf.code(node.func)}` takes constexpr arguments")
             return _wrap_item(func.value(*[a.value for a in args],
                                          **{k: v.value for k, v in kwargs.items()}))
+        if isinstance(func, PyBuiltin) and func.name in _COMPILE_TIME_BUILTINS:
+            return self._at(node, lambda: self.compile_time_builtin(func.name, args, kwargs,
+                                                                    node))
+        if isinstance(func, Const) and callable(func.value) and \
+                isinstance(reference_for(func.value), HelperRef):  # a @jit passed as constexpr
+            return self.inline(reference_for(func.value).fn, args, kwargs, node)
         if isinstance(func, PyBuiltin) and func.name in ("float", "int", "bool"):
             # float("inf"), int(BLOCK / 2): conversions of compile-time values only
             if len(args) != 1 or kwargs or not isinstance(args[0], Const):
@@ -850,13 +945,62 @@ class FunctionTracer:
             return self.inline(func.fn, args, kwargs, node)
         raise self.error(node.func, f"`{self.pf.code(node.func)}` is not callable in a kernel")
 
+    def compile_time_builtin(self, name: str, args: list, kwargs: dict, node: cst.Call) -> Any:
+        """Python's getattr, hasattr, isinstance and len on compile-time values, and print,
+        which is tl.device_print in a kernel (as in Triton)."""
+        from tilecc.transpiler import builtins as B
+
+        if name == "print":
+            return B.call_builtin(self, "tl.device_print", args, kwargs, node)
+        if name == "len":
+            if len(args) != 1 or kwargs:
+                raise TypeError("len() takes one argument")
+            x = args[0]
+            if isinstance(x, Value) and x.type.is_block:
+                return Const(x.type.shape[0])
+            if isinstance(x, Const) and isinstance(x.value, (tuple, list, str)):
+                return Const(len(x.value))
+            raise TypeError(f"len() of {_describe(x)}, which has no length")
+        if kwargs:
+            raise TypeError(f"{name}() takes no keyword arguments")
+        if name == "isinstance":
+            if len(args) != 2 or not isinstance(args[1], (Const, TLRef, PyBuiltin)):
+                raise TypeError("isinstance() takes a value and a class")
+            return Const(_is_instance(args[0], args[1]))
+        if len(args) not in (2, 3) or not all(isinstance(a, Const) for a in args[1:]) or \
+                not isinstance(args[1].value, str) or (name == "hasattr" and len(args) != 2):
+            raise TypeError(f"{name}() takes an object and a constant attribute name")
+        obj, attr = args[0], args[1].value
+        try:
+            if isinstance(obj, (TLRef, OtherModule)):
+                found = _attribute_of_ref(obj, attr)
+                if isinstance(found, TLRef):
+                    found = _tl_member(found, node, self)
+                if found is None:
+                    raise AttributeError(attr)
+            elif isinstance(obj, Value):
+                found = self.value_attribute(obj, attr, node)
+                if isinstance(found, Method) and attr not in _TENSOR_MEMBERS:
+                    raise AttributeError(attr)
+            elif isinstance(obj, Const):
+                found = _wrap_item(getattr(obj.value, attr))
+            else:
+                raise AttributeError(attr)
+        except (AttributeError, CompilationError):
+            if name == "hasattr":
+                return Const(False)
+            if len(args) == 3:
+                return args[2]
+            raise AttributeError(f"{_describe(obj)} has no attribute {attr!r}") from None
+        return Const(True) if name == "hasattr" else found
+
     def inline(self, fn: Callable, args: list, kwargs: dict, node: cst.Call) -> Any:
         if self.depth > 32:
             raise self.error(node, "helper calls nest too deeply (recursion is not supported)")
         try:
             bound = bind(fn, args, kwargs, f"{fn.__name__}()")
         except TypeError as e:
-            raise self.error(node, str(e)) from None
+            raise self.error(node, str(e), "TypeError") from None
         bound.apply_defaults()
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
@@ -864,7 +1008,7 @@ class FunctionTracer:
             tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer)) else Const(v)
         try:
             tracer.run_body(pf.funcdef.body.body)
-        except _Return as r:
+        except Return as r:
             return r.value
         except CompilationError as e:
             # a misuse of the language's own functions (tl.rand's seed...) is reported at
@@ -892,10 +1036,58 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     if short == "PropagateNan":
         return Const(language_core.PropagateNan)
     from tilecc.transpiler.builtins import is_builtin
-    if short == "constexpr" or short == "pointer_type" or is_builtin(short):
+    if short in _TYPE_NAMES or is_builtin(short):
         return ref
     raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                       f"{did_you_mean(short, tl_names(), 'tl.')}")
+                       f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
+
+
+def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs: dict,
+            node: cst.CSTNode) -> Any:
+    from tilecc.transpiler import builtins as B
+
+    return B.call_method(tracer, value, name, args, kwargs, node)
+
+
+_CONSTEXPR_METHODS = ("to", "logical_and", "logical_or")
+_TENSOR_MEMBERS = frozenset((*TENSOR_METHODS, "to"))  # hasattr(x, "sum") ...
+# constexprs whose Python attributes and methods a kernel may use, at compile time
+_PLAIN_CONSTEXPRS = (bool, int, float, str, tuple)
+
+
+# Triton's type names: isinstance() tests and annotations (`tl.constexpr`, `tl.tensor`)
+_TYPE_NAMES = ("constexpr", "pointer_type", "tensor", "dtype", "block_type", "tuple", "const",
+               "void", "slice")
+
+_PY_BUILTINS = ("range", "min", "max", "float", "int", "bool", "getattr", "hasattr",
+                "isinstance", "len", "print")
+_COMPILE_TIME_BUILTINS = ("getattr", "hasattr", "isinstance", "len", "print")
+
+
+def _is_instance(x: Any, cls: Any) -> bool:
+    """isinstance() in a kernel: kernel values are `tl.tensor`s, constexprs `tl.constexpr`s
+    and also instances of their Python class (`isinstance(BLOCK, int)`)."""
+    if isinstance(cls, Const) and isinstance(cls.value, tuple):
+        return any(_is_instance(x, c if isinstance(c, (TLRef, PyBuiltin)) else Const(c))
+                   for c in cls.value)
+    if isinstance(cls, TLRef):
+        if cls.name == "tl.tensor":
+            return isinstance(x, Value)
+        if cls.name == "tl.constexpr":
+            return isinstance(x, Const)
+        if cls.name == "tl.dtype":
+            return isinstance(x, Const) and isinstance(x.value, D.dtype)
+        return False
+    if isinstance(cls, PyBuiltin) and cls.name in ("int", "float", "bool"):
+        return isinstance(x, Const) and isinstance(x.value, getattr(pybuiltins, cls.name))
+    if isinstance(cls, Const) and isinstance(cls.value, type):
+        return isinstance(x, Const) and isinstance(x.value, cls.value)
+    raise TypeError("isinstance() takes a class: tl.tensor, tl.constexpr, tl.dtype, int, "
+                    "float, bool, or a Python class")
+
+
+def _is_none(x: Any) -> bool:
+    return isinstance(x, Const) and x.value is None
 
 
 def _libdevice_member(short: str, node: cst.CSTNode, tracer: FunctionTracer) -> TLRef:
@@ -989,7 +1181,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
             tracer.scope[spec.name] = v
     try:
         tracer.run_body(pf.funcdef.body.body)
-    except _Return as r:
+    except Return as r:
         if not (isinstance(r.value, Const) and r.value.value is None):
             where = tracer.pf.loc(r.node) if r.node is not None else kernel.loc
             raise CompilationError("a kernel cannot return a value: store results through a "

@@ -21,6 +21,7 @@ Op kinds (operands → result):
   extern(*args){fn}                     → a libdevice function (libdevice_table.TABLE[fn])
   assume(x){multiple_of, max_contiguous, max_constancy}  → x with a promise attached
   load(ptr[, mask[, other]]) ; store(ptr, value[, mask]) ; device_assert(cond){msg}
+  print(values...){prefix, hex}         tl.device_print: a line per element
   for(lo, hi, step, *init)   regions[0]: args (iv, *carried), yields carried
   if(cond)                   regions[0] then, regions[1] else: yields results
   while(*init)               regions[0] before: args carried, yields (cond,);

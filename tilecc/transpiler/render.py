@@ -300,7 +300,8 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         if k == "cast" and (v.dtype.is_ptr() or a[0].dtype.is_ptr()):
             return self.pointer_cast(v, a[0], idx), PRIMARY
         if k == "cast":
-            fn = "tc::bitcast" if op.attrs.get("bitcast") else "tc::cast"
+            fn = "tc::bitcast" if op.attrs.get("bitcast") else \
+                "tc::cast_rz" if op.attrs.get("rounding") == "rtz" else "tc::cast"
             return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
         if k == "unary":
             fn = op.attrs["fn"]
@@ -595,6 +596,44 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
                 cond.layout.regs, [f"TC_DEVICE_ASSERT({self.text(cond, 'r')}, {args});"]))
         else:
             self.line(f"TC_DEVICE_ASSERT({self.text(cond)}, {args});")
+
+    def op_print(self, op: Op) -> None:
+        """tl.device_print: printf, one line per element, by the thread that owns it."""
+        from tilecc.transpiler import print_format as F
+
+        pid = ", ".join(f"static_cast<unsigned>(blockIdx.{a})" for a in "xyz")
+        prefix = '"' + op.attrs["prefix"].replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if not op.operands:
+            self.line(f'if (threadIdx.x == 0) printf("{F.NO_VALUES_FORMAT}\\n", {pid}, {prefix});')
+        for n, v in enumerate(op.operands):
+            fmt = F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n, len(op.operands))
+            value = self._printf_value(v, op.attrs["hex"])
+            if not v.type.is_block:
+                self.line(f'if (threadIdx.x == 0) printf("{fmt}\\n", {pid}, {prefix}, {value});')
+                continue
+            layout = self.lname(v.layout)
+            coords = ", ".join(f"{layout}::coord{i}(r)" for i in range(len(v.type.shape)))
+            guard = f"if ({layout}::owner()) " if v.layout.owner_expr() != "true" else ""
+            self.line(_macros().register_loop(v.layout.regs, [
+                f'{guard}printf("{fmt}\\n", {pid}, {coords}, {prefix}, {value});']))
+
+    def _printf_value(self, v: Value, hex: bool) -> str:
+        """`v`'s element r as printf's variadic argument for `print_format.value_format`."""
+        text = self.text(v, "r")
+        d = v.dtype
+        if hex:
+            bits = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "unsigned long long"}
+            word = bits.get(d.bits, "uint32_t")
+            return f"static_cast<unsigned{' long long' if d.bits > 32 else ''}>(" \
+                f"tc::bitcast<{word}>({text}))" if d.is_floating() else \
+                f"static_cast<unsigned{' long long' if d.bits > 32 else ''}>({text})"
+        if d.is_floating():
+            return f"static_cast<double>(tc::cast<float>({text}))" if d.bits < 32 else \
+                f"static_cast<double>({text})"
+        if d.bits == 64:
+            return f"static_cast<{'long long' if d.is_int_signed() else 'unsigned long long'}>" \
+                f"({text})"
+        return f"static_cast<{'int' if d.is_int_signed() else 'unsigned'}>({text})"
 
     def assign_yields(self, targets: list[Value], values: list[Value]) -> None:
         pairs = [(t, v) for t, v in zip(targets, values) if self.root(v) != self.root(t)]

@@ -73,15 +73,14 @@ def to_value(b: Emitter, x: Operand) -> Value:
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """Triton's broadcasting: scalars broadcast to anything; blocks of equal rank broadcast
-    where one side has size 1."""
+    """Triton's (and NumPy's) broadcasting: scalars broadcast to anything; a block of lower
+    rank gains leading axes of size 1; then axes broadcast where one side has size 1."""
     if a == b or not b:
         return a
     if not a:
         return b
-    if len(a) != len(b):
-        raise ValueError(f"blocks of shapes {list(a)} and {list(b)} have different ranks; "
-                         "add axes with x[None, :] or x[:, None] first")
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + tuple(a), (1,) * (rank - len(b)) + tuple(b)
     out = []
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
@@ -96,12 +95,21 @@ def splat(b: Emitter, v: Value, shape: tuple[int, ...]) -> Value:
         return v
     if not v.type.is_block:
         return b.emit("splat", [v], Type(v.dtype, shape))
-    if broadcast_shapes(v.type.shape, shape) != shape:
+    if len(v.type.shape) > len(shape) or broadcast_shapes(v.type.shape, shape) != shape:
         raise ValueError(f"cannot broadcast a block of shape {list(v.type.shape)} to {list(shape)}")
+    while len(v.type.shape) < len(shape):  # leading axes of size 1, as Triton adds them
+        v = b.emit("expand_dims", [v], Type(v.dtype, (1,) + v.type.shape), axis=0)
+    if v.type.shape == shape:
+        return v
     return b.emit("broadcast", [v], Type(v.dtype, shape))
 
 
-def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False) -> Value:
+def cast(b: Emitter, x: Operand, to: dtype, bitcast: bool = False,
+         rounding: str | None = None) -> Value:
+    """`x` as `to`; `rounding="rtz"`: a narrowing float conversion rounded toward zero."""
+    if rounding is not None:
+        return b.emit("cast", [to_value(b, x)], to_value(b, x).type.with_dtype(to),
+                      bitcast=False, rounding=rounding)
     if isinstance(x, Const):
         if to.is_ptr():  # an address written as a number
             return cast(b, to_value(b, x), to)

@@ -125,6 +125,9 @@ def _specs(params: list[ParamDecl], signature: str | list[str] | None,
         entry = by_param.get(p.name)
         if entry is None:
             raise ValueError(f"parameter `{p.name}` needs a type in the signature")
+        if entry.strip() == "None":  # a None argument: specialized like a constexpr
+            specs.append(ArgSpec(p.name, constexpr=None, is_constexpr=True))
+            continue
         try:
             specs.append(_spec_from_entry(p.name, entry))
         except ValueError as e:

@@ -1,8 +1,8 @@
 # raises: CompilationError
-# error: {file}:16:51 in row_sums:
-# error:     x = tl.load(x_ptr + rows * BLOCK + cols, mask=offs < n)
+# error: {file}:17:51 in row_sums:
+# error:     x = tl.load(x_ptr + rows * BLOCK + cols, mask=half < n)
 # error:                                                   ^
-# error: tl.load: the mask's shape [16] does not match the pointers' shape [16, 16]: give a mask of the pointers' shape (or one that broadcasts to it along size-1 axes)
+# error: tl.load: the mask's shape [8] does not match the pointers' shape [16, 16]: give a mask of the pointers' shape (or one that broadcasts with it)
 
 import tilecc
 import tilecc.language as tl
@@ -12,8 +12,9 @@ import tilecc.language as tl
 def row_sums(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     rows, cols = offs[:, None], offs[None, :]
-    # the mask should be `cols < n` ([1, BLOCK], which broadcasts); `offs` is 1-D
-    x = tl.load(x_ptr + rows * BLOCK + cols, mask=offs < n)
+    half = tl.arange(0, BLOCK // 2)
+    # a mask of BLOCK // 2 elements cannot go with BLOCK x BLOCK pointers
+    x = tl.load(x_ptr + rows * BLOCK + cols, mask=half < n)
     tl.store(out_ptr + offs, tl.sum(x, axis=1), mask=offs < n)
 
 

@@ -2,7 +2,7 @@
 # error: {file}:17:9 in copy_rows:
 # error:     x,
 # error:     ^
-# error: tl.store: the value's shape [16, 16] does not match the pointers' shape [16]: store a value of the pointers' shape (or one that broadcasts to it along size-1 axes), or build pointers of the value's shape
+# error: tl.store: the value's shape [16, 16] does not match the pointers' shape [16]: store a value of the pointers' shape (or one that broadcasts to it), or build pointers of the value's shape
 
 import tilecc
 import tilecc.language as tl

@@ -195,6 +195,9 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             key.append(t)
             key.append(v)
             continue
+        if v is None:  # specialized like a constexpr (`specs_for`): no run-time value
+            key.append(None)
+            continue
         kind = _KINDS.get(t)
         if kind is None:
             kind = _kind_of(t)

@@ -303,6 +303,22 @@ TC_DEVICE To bitcast(From x) {
   return u.to;
 }
 
+// A narrowing float conversion rounded toward zero (Triton's fp_downcast_rounding="rtz"):
+// the nearest value, one step of the bits toward zero where it is larger in magnitude
+// than x (the formats are sign-magnitude; an overflow to inf becomes the largest finite).
+template <typename To, typename From>
+TC_DEVICE To cast_rz(From x) {
+  To y = cast<To>(x);
+  const From back = cast<From>(y);
+  if (x == x && (back < From(0) ? -back : back) > (x < From(0) ? -x : x)) {
+    if constexpr (is_half_like<To>::value)
+      y = To::from_bits(static_cast<unsigned short>(y.bits - 1));
+    else
+      y = bitcast<To>(bitcast<unsigned>(y) - 1u);
+  }
+  return y;
+}
+
 template <typename T> TC_DEVICE T inf();
 template <> TC_DEVICE float inf<float>() { return __int_as_float(0x7f800000); }
 template <> TC_DEVICE double inf<double>() { return __longlong_as_double(0x7ff0000000000000ll); }

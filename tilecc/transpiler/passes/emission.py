@@ -29,7 +29,8 @@ def in_accumulator_layout(v: Value, units: tuple[MatrixUnit, ...]) -> bool:
 def pairs_cast(op: Op) -> bool:
     """A block cast from fp32 to fp16 or bf16, converted two elements at a time (the
     accumulators of tensor-core products must be: see tc::cast_pair)."""
-    if op.kind != "cast" or op.attrs.get("bitcast") or not op.result.type.is_block:
+    if op.kind != "cast" or op.attrs.get("bitcast") or op.attrs.get("rounding") or \
+            not op.result.type.is_block:
         return False
     return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
             and op.result.layout is not None and op.result.layout.regs % 2 == 0)

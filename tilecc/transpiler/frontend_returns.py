@@ -1,0 +1,179 @@
+"""Early `return`: how the frontend lowers a `return` that not every program reaches.
+
+Structured IR has no jump out of an `if`: an `if` with a `return` in it takes the
+statements after it into its branches (a branch that returns stops there), and its
+results are the returned values; a `tl.static_range` loop with a `return` in it is
+unrolled into one list of statements first, so that a `return` also ends the iterations
+after it.  Inside `for` and `while` loops a `return` is refused, as Triton refuses it.
+
+`EarlyReturns` is a mixin of the frontend's `FunctionTracer`: it uses the tracer's
+`eval`, `run_body`, `error`, `scope` and `b` (the emitter), and its hooks
+`scalar_condition`, `is_static_range`, `wrap_item` and `describe`.
+"""
+
+from __future__ import annotations
+
+import builtins as pybuiltins
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from tilecc.errors import CompilationError, UnsupportedLanguageConstruct
+from tilecc.transpiler import semantic as S
+from tilecc.transpiler.ir import Op, Region, Value
+from tilecc.transpiler.semantic import Const
+
+
+@dataclass(frozen=True)
+class Bind:
+    """`name = value` between the iterations of an unrolled static loop."""
+
+    name: str
+    value: int
+
+
+class Return(Exception):
+    """A `return` being traced: its value, and where a kernel's `return value` is reported."""
+
+    def __init__(self, value: Any, node: cst.Return | None = None):
+        self.value = value
+        self.node = node
+
+
+def contains_return(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Return(self, n) -> None:
+            found.append(n)
+
+    node.visit(Finder())
+    return bool(found)
+
+
+_INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+
+
+def _negated(b, cond: Value) -> Value:
+    """`not cond`; an integer comparison as its inverse (`pid != 0`), which reads better
+    (floats keep `!(a < b)`: with a NaN, `a >= b` is not its negation)."""
+    op = cond.owner
+    if op is not None and op.kind == "cmp" and all(
+            v.dtype.is_int() or v.dtype.is_ptr() for v in op.operands):
+        return S.compare(b, _INVERSE[op.attrs["pred"]], *op.operands)
+    return S.unary(b, "not", cond)
+
+
+class EarlyReturns:
+    def unroll_returning_static_loop(self, node: cst.For) -> list | None:
+        """A `tl.static_range` loop with a `return` in it, as the list of its iterations'
+        statements (so that a `return` ends the later iterations and what follows the
+        loop, as in Triton); None for other loops."""
+        it = node.iter
+        if not (isinstance(it, cst.Call) and isinstance(node.target, cst.Name)) or \
+                not self.is_static_range(self.eval(it.func)):
+            return None
+        self.stmt_line = self.pf.loc(node).line
+        self._record_statement(node)
+        args = [self.eval(a.value) for a in it.args]
+        if not all(isinstance(x, Const) and isinstance(x.value, int) for x in args) or \
+                any(a.keyword is not None for a in it.args) or not 1 <= len(args) <= 3:
+            return None  # visit_for reports it
+        out: list = []
+        for i in pybuiltins.range(*(a.value for a in args)):
+            out += [Bind(node.target.value, i), *node.body.body]
+        return out
+
+    def _return_in_loop(self, node: cst.CSTNode) -> CompilationError:
+        return UnsupportedLanguageConstruct(
+            "Cannot have `return` statements inside `while` or `for` statements (as in "
+            "Triton); compute the result in a variable and return it after the loop",
+            self.pf.loc(node, self.stmt_line))
+
+    def visit_returning_if(self, node: cst.If, rest: list) -> list:
+        """An `if` with a `return` somewhere in it; `rest`, the statements after it.  A
+        run-time test becomes an `if` op whose branches are each branch followed by `rest`
+        (a branch stops at its `return`); its results are the returned values, and the
+        function ends there.  A constexpr test gives the statements to run instead."""
+        self.stmt_line = self.pf.loc(node).line
+        self._record_statement(node)
+        cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
+        orelse = node.orelse
+        else_body = [] if orelse is None else (
+            [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body))
+        if isinstance(cond, Const):
+            return list(node.body.body if cond.value else else_body) + list(rest)
+        if self.loop_depth:
+            raise self._return_in_loop(node)
+        cond = self.scalar_condition(node.test, cond)
+        before = dict(self.scope)
+        branches = []
+        for body in (list(node.body.body) + rest, else_body + rest):
+            self.scope = dict(before)
+            region = Region()
+            self.b.regions.append(region)
+            try:
+                self.run_body(body)
+                value = Const(None)
+            except Return as r:
+                value = r.value
+            finally:
+                self.b.regions.pop()
+            branches.append((region, value))
+        self.scope = before
+        (then_region, a), (else_region, c) = branches
+        value, results = self._merge_returns(node, a, c, then_region, else_region)
+        if not then_region.ops and not then_region.yields:  # `if c: return`: run the rest
+            cond = self._at(node.test, lambda: _negated(self.b, cond))
+            then_region, else_region = else_region, then_region
+        self.b.emit_op(Op("if", [cond], results, self.pf.loc(node), {},
+                          [then_region, else_region]))
+        raise Return(value, node)
+
+    def _merge_returns(self, node, a: Any, c: Any, then_region: Region,
+                       else_region: Region) -> Any:
+        """The value a returning `if` gives: equal constants stay constants; kernel values
+        (and numbers) become the `if` op's results, yielded by each branch."""
+        pair = (a, c)
+        if all(isinstance(v, Const) and isinstance(v.value, tuple) for v in pair) and \
+                len(a.value) == len(c.value):
+            pair_items = list(zip(*(tuple(self.wrap_item(x) for x in v.value) for v in pair)))
+        else:
+            pair_items = [pair]
+        fixed, merged = [], []
+        for x, y in pair_items:
+            if isinstance(x, Const) and isinstance(y, Const) and type(x.value) is \
+                    type(y.value) and x.value == y.value:
+                fixed.append(x)
+                continue
+            for v in (x, y):
+                if not (isinstance(v, Value) or S.is_number(v)):
+                    raise self.error(node, "the branches of this `if` return different "
+                                           f"values ({self.describe(x)} and {self.describe(y)}); "
+                                           "return kernel values of one type from both")
+            types_ = {v.type for v in (x, y) if isinstance(v, Value)}
+            if len(types_) > 1:
+                raise self.error(node, f"the branches of this `if` return values of types "
+                                       f"{x.type} and {y.type}; cast one of them")
+            ys = []
+            for v, region in ((x, then_region), (y, else_region)):
+                if isinstance(v, Const):
+                    self.b.regions.append(region)
+                    try:
+                        v = S.constant(self.b, v.value, next(iter(types_)).dtype) if types_ \
+                            else S.to_value(self.b, v)
+                    finally:
+                        self.b.regions.pop()
+                ys.append(v)
+            if ys[0].type != ys[1].type:
+                raise self.error(node, f"the branches of this `if` return values of types "
+                                       f"{ys[0].type} and {ys[1].type}; cast one of them")
+            then_region.yields.append(ys[0])
+            else_region.yields.append(ys[1])
+            result = Value(ys[0].type)
+            merged.append(result)
+            fixed.append(result)
+        value = Const(tuple(v.value if isinstance(v, Const) else v for v in fixed)) if len(pair_items) > 1 or \
+            pair_items[0] is not pair else fixed[0]
+        return value, merged

@@ -427,8 +427,3 @@ def _atomic_cas(tracer, name, pointer, cmp, val, sem, scope):
 def _barrier(tracer, name):
     tracer.b.emit("barrier", [], None)
     return Const(None)
-
-
-METHODS = {"sum", "max", "min", "argmax", "argmin", "reduce", "reshape", "view", "ravel",
-           "trans", "permute", "expand_dims", "broadcast_to", "cumsum", "cumprod",
-           "associative_scan", "split"}

@@ -261,14 +261,6 @@ def _swizzle2d(tracer, name, i, j, size_i, size_j, size_g):
     return Const((new_i, new_j))
 
 
-METHODS = {"sort", "flip", "gather", "histogram", "xor_sum", "reduce_or"}
-
-# x.sort(), x.flip(0), ...: methods as Triton's tensors have them
-from tilecc.transpiler import builtins_blocks as _blocks  # noqa: E402
-
-_blocks.METHODS.update(METHODS)
-
-
 # --- map_elementwise ------------------------------------------------------------------------
 
 @handles("map_elementwise")

@@ -132,14 +132,21 @@ def test_softmax_matches_numpy(dim, keep, ieee):
 
 def test_softmax_of_a_vector_and_its_typing():
     """Triton's defaults (dim 0, keep_dims False); as in Triton, a 2-D block without
-    keep_dims=True cannot subtract its 1-D maximum (ranks differ)."""
+    keep_dims=True subtracts its 1-D maximum by broadcasting (NumPy's rules): right along
+    dim 0, an error along dim 1 (the shapes do not broadcast)."""
     x = np.random.default_rng(1).normal(0, 4, 32).astype(np.float32)
     out = np.zeros_like(x)
     softmax_1d_kernel.interpret[(1,)](x, out, N=32)
     e = np.exp(x - x.max())
     np.testing.assert_allclose(out, e / e.sum(), rtol=3e-6, atol=1e-7)
-    with pytest.raises(tilecc.CompilationError, match="different ranks"):
-        softmax_kernel.source("*fp32, *fp32", M=8, N=16, DIM=0, KEEP=False, IEEE=False)
+    x2 = np.random.default_rng(2).normal(0, 4, (8, 16)).astype(np.float32)
+    out2 = np.zeros_like(x2)
+    softmax_kernel.interpret[(1,)](x2, out2, M=8, N=16, DIM=0, KEEP=False, IEEE=False)
+    e2 = np.exp(x2 - x2.max(axis=0))
+    np.testing.assert_allclose(out2, e2 / e2.sum(axis=0), rtol=3e-6, atol=1e-7)
+    with pytest.raises(tilecc.CompilationError, match=r"incompatible block shapes \[8, 16\] "
+                                                      r"and \[1, 8\]"):
+        softmax_kernel.source("*fp32, *fp32", M=8, N=16, DIM=1, KEEP=False, IEEE=False)
 
 
 @tilecc.jit

@@ -52,8 +52,17 @@ from tilecc.language.core import (  # noqa: E402
     advance, inline_asm_elementwise, make_block_ptr)
 
 __all__ += ["advance", "inline_asm_elementwise", "make_block_ptr"]
-# math beyond the element-wise core, and the vendor libraries (tl.extra.cuda.libdevice...)
-from tilecc.language import extra  # noqa: E402,F401
+# math beyond the element-wise core; the vendor libraries (tl.extra.cuda.libdevice...) load
+# on first use (`__getattr__` below): their table brings NumPy, which a launch from a warm
+# cache does not otherwise import
 from tilecc.language.core import PropagateNan, clamp, div_rn, fdiv, softmax  # noqa: E402
 
 __all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "softmax"]
+
+
+def __getattr__(name: str):
+    if name == "extra":
+        import importlib
+
+        return importlib.import_module("tilecc.language.extra")
+    raise AttributeError(f"module 'tilecc.language' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 # args: emit {file}:scale -s '*fp32,*f32x,i32,1024'
-# error: {file}:9: kernel `scale`: parameter `out_ptr` (entry 2, '*f32x'): unknown type 'f32x' (did you mean fp32?); the types are bf16, fp16, fp32, fp64, i1, i16, i32, i64, i8, u16, u32, u64, u8
+# error: {file}:9: kernel `scale`: parameter `out_ptr` (entry 2, '*f32x'): unknown type 'f32x' (did you mean fp32?); the types are bf16, fp16, fp32, fp64, fp8e4b15, fp8e4b8, fp8e4nv, fp8e5, fp8e5b16, i1, i16, i32, i64, i8, u16, u32, u64, u8
 
 import tilecc
 import tilecc.language as tl

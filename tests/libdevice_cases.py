@@ -49,11 +49,13 @@ def group_id(key: tuple) -> str:
     return f"{'_'.join(args)}__{result}"
 
 
-def kernel_source(key: tuple, names: list[str]) -> str:
+def kernel_source(key: tuple, names: list[str], package: str = "tilecc") -> str:
+    """The group's kernel, written against `package` (tilecc, or triton for the same
+    kernel through Triton)."""
     args, _ = key
     params = ", ".join(f"a{i}_ptr" for i in range(len(args)))
-    lines = ["import tilecc", "import tilecc.language as tl",
-             "from tilecc.language.extra import libdevice", "", "", "@tilecc.jit",
+    lines = [f"import {package}", f"import {package}.language as tl",
+             f"from {package}.language.extra import libdevice", "", "", f"@{package}.jit",
              f"def {group_id(key)}(out_ptr, {params}, BLOCK: tl.constexpr):",
              "    offs = tl.arange(0, BLOCK)"]
     lines += [f"    a{i} = tl.load(a{i}_ptr + offs)" for i in range(len(args))]
@@ -63,11 +65,12 @@ def kernel_source(key: tuple, names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_kernel(directory: Path, key: tuple, names: list[str]):
-    """The group's @tilecc.jit kernel, from a module written under `directory`."""
-    name = f"libdevice_group_{group_id(key)}_{len(names)}"
+def load_kernel(directory: Path, key: tuple, names: list[str], package: str = "tilecc"):
+    """The group's @tilecc.jit (or @triton.jit) kernel, from a module written under
+    `directory`."""
+    name = f"libdevice_group_{group_id(key)}_{len(names)}_{package}"
     path = directory / f"{name}.py"
-    path.write_text(kernel_source(key, names))
+    path.write_text(kernel_source(key, names, package))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -555,3 +555,21 @@ def test_bessel_of_huge_arguments():
         for g, v in zip(got, x):
             e = exact(float(v))
             assert (math.isnan(g) and mpmath.isnan(e)) or abs(g - float(e)) < 1e-15, (name, v)
+
+
+def test_interpreter_special_values_are_nvidias():
+    """What NVIDIA's libdevice gives NaN and signed zeros (measured on an H100; the GPU
+    tests compare every special value bit for bit): NaN → 0 from fp32 to 32 bits, the sign
+    bit alone from fp64 or to 64 bits; saturatef(-0) is +0; fp64 → fp32 keeps -0."""
+    nan32, nan64 = np.array([np.nan], np.float32), np.array([np.nan], np.float64)
+    assert TABLE["float2int_rn"].numpy(nan32)[0] == 0
+    assert TABLE["float2uint_rz"].numpy(nan32)[0] == 0
+    assert TABLE["double2int_rd"].numpy(nan64)[0] == -2 ** 31
+    assert np.int32(TABLE["double2uint_ru"].numpy(nan64)[0]).view(np.uint32) == 2 ** 31
+    for name in ("float2ll_rn", "float2ull_rz", "llrint", "llround"):
+        assert TABLE[name].numpy(nan32)[0] == -2 ** 63, name
+    for name in ("double2ll_rn", "double2ull_ru", "llrint", "llround"):
+        assert TABLE[name].numpy(nan64)[0] == -2 ** 63, name
+    assert not np.signbit(TABLE["saturatef"].numpy(np.array([-0.0], np.float32))[0])
+    for mode in ("rn", "rz", "rd", "ru"):
+        assert np.signbit(TABLE[f"double2float_{mode}"].numpy(np.array([-0.0]))[0]), mode

@@ -110,13 +110,17 @@ floats("rint", numpy=np.rint)
 floats("nearbyint", numpy=np.rint)
 floats("round", numpy=N.round_half_away)
 # HIP converts out-of-range floats with C's undefined cast: tc::float_to_int saturates
-# (NaN → 0) as NVIDIA's conversions do
-_HIP_TO_INT = "tc::float_to_int<{}>({}({{}}))"
-row("llrint", _sig(["fp32"], "i64", "::llrintf", _HIP_TO_INT.format("long long", "::rintf")),
-    _sig(["fp64"], "i64", "::llrint", _HIP_TO_INT.format("long long", "::rint")),
+# as NVIDIA's conversions do, and gives NaN the value NVIDIA's libdevice gives it: 0 from
+# fp32 to 32 bits, the sign bit alone from fp64 or to 64 bits (measured on the GPU)
+_HIP_TO_INT = "tc::float_to_int<{0}>({1}({{}}), {2})"
+_NAN_64 = "(long long)0x8000000000000000ull"
+row("llrint", _sig(["fp32"], "i64", "::llrintf",
+                   _HIP_TO_INT.format("long long", "::rintf", _NAN_64)),
+    _sig(["fp64"], "i64", "::llrint", _HIP_TO_INT.format("long long", "::rint", _NAN_64)),
     numpy=N.llrint)
-row("llround", _sig(["fp32"], "i64", "::llroundf", _HIP_TO_INT.format("long long", "::roundf")),
-    _sig(["fp64"], "i64", "::llround", _HIP_TO_INT.format("long long", "::round")),
+row("llround", _sig(["fp32"], "i64", "::llroundf",
+                    _HIP_TO_INT.format("long long", "::roundf", _NAN_64)),
+    _sig(["fp64"], "i64", "::llround", _HIP_TO_INT.format("long long", "::round", _NAN_64)),
     numpy=N.llround)
 row("isnan", _sig(["fp32"], "i32", "isnan", c_result="bool"),
     _sig(["fp64"], "i32", "isnan", c_result="bool"), numpy=N.flag(np.isnan))
@@ -255,11 +259,13 @@ for _src, _sname in (("fp32", "float"), ("fp64", "double")):
         _c_res = {"u32": "unsigned", "u64": "unsigned long long"}.get(_dty, "")
         for _m in _MODES:
             _round = {"rn": "::rint", "rz": "::trunc", "rd": "::floor", "ru": "::ceil"}[_m]
-            _hip = _HIP_TO_INT.format(C_INT[_dty], _round + ("f" if _src == "fp32" else ""))
+            _nan = 0 if _src == "fp32" and _bits == 32 else -2 ** (_bits - 1)
+            _hip = _HIP_TO_INT.format(C_INT[_dty], _round + ("f" if _src == "fp32" else ""),
+                                      f"({C_INT[_dty]})0x{_nan % 2 ** _bits:x}ull")
             row(f"{_sname}2{_dst}_{_m}",
                 _sig([_src], _res, f"__{_sname}2{_dst}_{_m}", _hip, c_result=_c_res),
                 numpy=N.to_int(_m, _bits, _unsigned, np.dtype(np.int32 if _bits == 32
-                                                               else np.int64)))
+                                                               else np.int64), nan=_nan))
 for _m in _MODES:
     row(f"double2float_{_m}", _sig(["fp64"], "fp32", f"__double2float_{_m}",
                                    SAME if _m == "rn" else None),

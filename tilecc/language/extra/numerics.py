@@ -170,8 +170,8 @@ def _nearest(op: str, xs):
 def convert(src: str, dst: str, mode: str) -> Callable:
     """A conversion rounded toward `mode`: int (i32/u32/i64/u64) or fp64 → fp32 / fp64."""
     def one(x):
-        if isinstance(x, float) and not math.isfinite(x):
-            return x
+        if isinstance(x, float) and (not math.isfinite(x) or x == 0):
+            return x  # inf, NaN and signed zeros convert as they are
         return round_fraction(Fraction(x if isinstance(x, float) else int(x)), dst, mode)
 
     def run(a):
@@ -185,18 +185,21 @@ def convert(src: str, dst: str, mode: str) -> Callable:
 _INT_ROUND = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}
 
 
-def to_int(mode: str, bits: int, unsigned: bool, out: np.dtype) -> Callable:
-    """Float → integer rounded toward `mode`, saturating to the range (NaN → 0) as the
-    GPUs' cvt.rXi instructions do; an unsigned result is returned as `out`'s bits."""
+def to_int(mode: str, bits: int, unsigned: bool, out: np.dtype, nan: int = 0) -> Callable:
+    """Float → integer rounded toward `mode`, saturating to the range as the GPUs'
+    conversions do, NaN → `nan` (`out`'s bits: NVIDIA's libdevice gives 0 from fp32 to
+    32 bits, the sign bit alone from fp64 or to 64 bits); an unsigned result is returned
+    as `out`'s bits."""
     lo, hi = (0, 2 ** bits - 1) if unsigned else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
 
     def run(x):
-        r = _INT_ROUND[mode](np.asarray(x, dtype=np.float64))
-        vals = np.nan_to_num(r, nan=0.0)
+        f = np.asarray(x, dtype=np.float64)
+        vals = np.nan_to_num(_INT_ROUND[mode](f), nan=0.0)
         res = [lo if v <= lo else hi if v >= hi else int(v) for v in vals.ravel()]
         wide = np.array(res, dtype=np.uint64 if unsigned else np.int64).reshape(vals.shape)
-        return wide.astype(np.dtype(f"{'u' if unsigned else 'i'}{bits // 8}")).view(out) \
+        got = wide.astype(np.dtype(f"{'u' if unsigned else 'i'}{bits // 8}")).view(out) \
             if unsigned else wide.astype(out)
+        return np.where(np.isnan(f), out.type(nan), got).astype(out)
     return run
 
 
@@ -419,7 +422,8 @@ def double_half(high: bool):
 
 
 def saturate(x):
-    return np.where(np.isnan(x), 0, np.clip(x, 0, 1)).astype(np.asarray(x).dtype)
+    # + 0: -0.0 saturates to +0.0, as __saturatef
+    return (np.where(np.isnan(x), 0, np.clip(x, 0, 1)) + 0.0).astype(np.asarray(x).dtype)
 
 
 def flag(fn: Callable) -> Callable:
@@ -442,8 +446,9 @@ def llrint(x):
 
 
 def to_int_saturating(r, bits: int):
+    """Saturated to the range; NaN → the sign bit alone, as NVIDIA's llrint / llround."""
     lo, hi = -2 ** (bits - 1), 2 ** (bits - 1) - 1
-    vals = np.nan_to_num(np.asarray(r), nan=0.0)
+    vals = np.nan_to_num(np.asarray(r), nan=lo)
     res = [lo if v <= lo else hi if v >= hi else int(v) for v in vals.ravel()]
     return np.array(res, dtype=np.int64).reshape(vals.shape)
 

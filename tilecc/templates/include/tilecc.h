@@ -240,9 +240,10 @@ template <typename T> struct is_float {
 
 // Float → integer: truncate, saturate to the target's range, NaN → 0 — what the
 // hardware conversions do, made explicit because C leaves out-of-range values undefined.
+// (`nan`: NVIDIA's libdevice conversions from double and to 64 bits give the sign bit.)
 template <typename To, typename From>
-TC_DEVICE To float_to_int(From x) {
-  if (!(x == x)) return To(0);
+TC_DEVICE To float_to_int(From x, To nan = To(0)) {
+  if (!(x == x)) return nan;
   if (x <= static_cast<From>(int_range<To>::lo)) return int_range<To>::lo;
   if (x >= static_cast<From>(int_range<To>::hi)) return int_range<To>::hi;
   return static_cast<To>(x);

@@ -91,7 +91,28 @@ def _check(name, key, args, got):
     if name in C.FAST:
         _check_fast(name, args, got)
         return
-    check_against_reference(name, result, args, got, "cuda")
+    bound, departs = CUDA_MEASURED.get((name, key[0]), (None, None))
+    check_against_reference(name, result, args, got, "cuda", bound, departs)
+
+
+# Where CUDA's own library departs from its documented bounds or from the exact special
+# values — measured on an H100, and Triton's GPU result is the same there (the parity test
+# below) — per (function, argument dtypes): (ulp bound or None, departure predicate or None)
+CUDA_MEASURED = {
+    # x ** n for an integer n by repeated squaring (__nv_powi): the error grows with |n|,
+    # 10.6 ulp (fp32) and 10.1 ulp (fp64) measured for |n| <= 40
+    ("pow", ("fp32", "i32")): (16, None), ("pow", ("fp64", "i32")): (16, None),
+    # overflows to inf where the larger operand is within a factor 2 of the largest double
+    ("hypot", ("fp64", "fp64")): (None, lambda xs, g, e: math.isinf(g) and abs(e) > 2 ** 1023),
+    # NaN for x = 0 and x far below 1 (the exact value underflows to 0 there)
+    ("jn", ("i32", "fp32")): (None, lambda xs, g, e: math.isnan(g) and abs(xs[1]) < 1e-30),
+    ("jn", ("i32", "fp64")): (None, lambda xs, g, e: math.isnan(g) and abs(xs[1]) < 1e-300),
+    # +inf for yn(n, -0.0) (C gives -inf), and 8.3 ulp measured near x = 1 for n = 10
+    ("yn", ("i32", "fp64")): (9, lambda xs, g, e: xs[1] == 0 and math.isinf(g)),
+    # just past the documented 1 ulp
+    ("expm1", ("fp32",)): (1.5, None), ("log2", ("fp64",)): (1.5, None),
+    ("log10", ("fp64",)): (1.5, None),
+}
 
 
 def _check_fast(name, args, got):
@@ -113,21 +134,22 @@ def _check_fast(name, args, got):
     assert not bad, f"{name}: {len(bad)} beyond the documented bound, e.g. {bad[:4]}"
 
 
-# Where tilecc's GPU result and Triton's differ, and why: CUDA's math API calls the same
-# libdevice functions Triton links, but NVRTC and Triton's LLVM compile them separately
-# (contraction into fma, instruction selection), so a few approximations differ in the
-# last bits.  Each entry: the largest difference allowed, in ulp of the result.
-TRITON_ULP = {}
+def _subnormal(x: np.ndarray) -> np.ndarray:
+    return (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)
 
 
 @pytest.mark.parametrize("key,names", _params())
 def test_libdevice_group_matches_triton_on_gpu(key, names, tmp_path):
     """The same kernel through Triton on the same inputs: Triton is the specification, so
-    every function's results equal Triton's bit for bit (NaN payloads aside), or lie within
-    the documented TRITON_ULP difference."""
+    every exactly defined function's results equal Triton's bit for bit, approximations
+    within their CUDA bound of Triton's (NVRTC and Triton's LLVM compile the same libdevice
+    code separately: fma contraction differs in the last bits)."""
     cupy = pytest.importorskip("cupy")
     torch = pytest.importorskip("torch")
     pytest.importorskip("triton")
+    from triton.language.extra.cuda import libdevice as triton_libdevice
+
+    names = [n for n in names if hasattr(triton_libdevice, n)]  # fast_tanhf: HIP's only
     args = C.group_inputs(key, np.random.default_rng(1))
     ours = C.load_kernel(tmp_path, key, names)
     out = cupy.zeros(len(names) * C.BLOCK, dtype=C.NP[key[1]])
@@ -139,14 +161,28 @@ def test_libdevice_group_matches_triton_on_gpu(key, names, tmp_path):
     theirs[(1,)](t_out, *[torch.from_numpy(a).cuda() for a in args], BLOCK=C.BLOCK)
     want = t_out.cpu().numpy().reshape(len(names), C.BLOCK)
     failures = []
+    refs = _references()
+    # Triton links libdevice with flush-to-zero on: fp32 subnormal operands and results
+    # are zeros there; tilecc keeps IEEE subnormals (docs/language.md).  Those elements
+    # are compared by the reference test above, not here.
+    ftz = np.zeros(C.BLOCK, bool)
+    for a in args:
+        if a.dtype == np.float32:
+            ftz |= _subnormal(a)
     for g, w, name in zip(got, want, names):
-        same = _same(g, w)
+        same = _same(g, w) | ftz
+        if g.dtype == np.float32:
+            same |= _subnormal(g) | _subnormal(w)
         if same.all():
             continue
-        if g.dtype.kind == "f" and name in TRITON_ULP:
+        if g.dtype.kind == "f" and name in refs and refs[name][3] is not None:
+            # an approximation compiled twice (NVRTC, Triton's LLVM): within the bound
+            # CUDA states for it of each other (both are checked against the exact value)
+            allowed = refs[name][3 if key[1] == "fp32" else 4]
+            allowed = CUDA_MEASURED.get((name, key[0]), (None,))[0] or allowed
             err = np.array([C.ulp_error(float(a), float(b), key[1]) if np.isfinite(b) else
-                            np.inf for a, b in zip(g[~same], w[~same])])
-            if (err <= TRITON_ULP[name]).all():
+                            0.0 if a == b else np.inf for a, b in zip(g[~same], w[~same])])
+            if (err <= allowed).all():
                 continue
         failures.append(f"{name}: {np.count_nonzero(~same)} differ from Triton, e.g. args "
                         f"{[a[~same][:3].tolist() for a in args]}: tilecc "

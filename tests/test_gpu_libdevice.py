@@ -134,6 +134,11 @@ def _check_fast(name, args, got):
     assert not bad, f"{name}: {len(bad)} beyond the documented bound, e.g. {bad[:4]}"
 
 
+# Triton's libdevice `sqrt` on fp32 is the approximate square root (libdevice's default
+# without the precise-sqrt flag, within 1 ulp); tilecc's is correctly rounded
+TRITON_APPROXIMATE = {("sqrt", "fp32"): 1}
+
+
 def _subnormal(x: np.ndarray) -> np.ndarray:
     return (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)
 
@@ -180,10 +185,17 @@ def test_libdevice_group_matches_triton_on_gpu(key, names, tmp_path):
             # CUDA states for it of each other (both are checked against the exact value)
             allowed = refs[name][3 if key[1] == "fp32" else 4]
             allowed = CUDA_MEASURED.get((name, key[0]), (None,))[0] or allowed
+            allowed = max(allowed, TRITON_APPROXIMATE.get((name, key[1]), 0))
             err = np.array([C.ulp_error(float(a), float(b), key[1]) if np.isfinite(b) else
                             0.0 if a == b else np.inf for a, b in zip(g[~same], w[~same])])
             if (err <= allowed).all():
                 continue
+            worst = np.argsort(-err)[:3]
+            failures.append(f"{name}: {np.count_nonzero(err > allowed)} beyond {allowed} ulp "
+                            f"of Triton's, worst args {[a[~same][worst].tolist() for a in args]}"
+                            f": tilecc {g[~same][worst].tolist()} vs Triton "
+                            f"{w[~same][worst].tolist()} ({err[worst].tolist()} ulp)")
+            continue
         failures.append(f"{name}: {np.count_nonzero(~same)} differ from Triton, e.g. args "
                         f"{[a[~same][:3].tolist() for a in args]}: tilecc "
                         f"{g[~same][:3].tolist()} vs Triton {w[~same][:3].tolist()}")

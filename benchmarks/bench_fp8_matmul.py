@@ -44,8 +44,11 @@ def run(kernel, a, b, c, config: tilecc.Config):
                                 num_stages=config.num_stages)
 
 
-def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str]:
-    out = (float("inf"), "")
+def best(kernel, a, b, c, configs, ref, verbose: bool, strict: bool) -> tuple[float, str, float]:
+    """The fastest configuration: (ms, label, largest |error| against the fp32 product).
+    `strict`: the result must be close (tilecc sums in full fp32); Triton's fp8 wgmma
+    accumulates at reduced precision on Hopper, so its error is reported, not asserted."""
+    out = (float("inf"), "", float("nan"))
     for cfg in configs:
         fn = run(kernel, a, b, c, cfg)
         try:
@@ -55,7 +58,9 @@ def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str]:
         except Exception as e:  # a configuration this compiler cannot build
             print(f"  skipped {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
             continue
-        torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.5)
+        err = (c.float() - ref).abs().max().item()
+        if strict:
+            torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.5)
         t = do_bench(fn, warmup=25, rep=100, return_mode="median")
         kw = cfg.kwargs
         label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
@@ -63,7 +68,7 @@ def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str]:
         if verbose:
             m, k = a.shape
             print(f"    {label:<22} {2 * m * k * b.shape[1] / t / 1e9:8.1f} TFLOP/s")
-        out = min(out, (t, label))
+        out = min(out, (t, label, err))
     return out
 
 
@@ -89,7 +94,8 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name()}: fp8 matmul (fp32 accumulation, fp16 out), "
           "tilecc / Triton / torch._scaled_mm, TFLOP/s (best configuration)")
     header = (f"{'dtype':<5} {'M x K x N':>16} {'tilecc':>8} {'Triton':>8} {'scaled':>8} "
-              f"{'tc/Triton':>9} {'tc/scaled':>9}  tilecc config / Triton config")
+              f"{'tc/Triton':>9} {'tc/scaled':>9} {'err tc':>7} {'err tr':>7}  "
+              "tilecc config / Triton config")
     print(header)
     print("-" * len(header))
     for dname, dt in DTYPES.items():
@@ -99,13 +105,14 @@ def main() -> None:
             b = torch.randn(n, k, device="cuda").to(dt).T  # K x N, column-major
             c = torch.empty(m, n, device="cuda", dtype=torch.float16)
             ref = a.float() @ b.float()
-            t_tc, cfg_tc = best(tc_k, a, b, c, configs, ref, args.verbose)
-            t_tr, cfg_tr = best(tr_k, a, b, c, configs, ref, args.verbose)
+            t_tc, cfg_tc, err_tc = best(tc_k, a, b, c, configs, ref, args.verbose, True)
+            t_tr, cfg_tr, err_tr = best(tr_k, a, b, c, configs, ref, args.verbose, False)
             sm = scaled_mm(a, b)
             t_sm = do_bench(sm, warmup=25, rep=100, return_mode="median") if sm else float("nan")
             tflops = lambda t: 2 * m * n * k / (t * 1e-3) / 1e12  # noqa: E731
             print(f"{dname:<5} {f'{m}x{k}x{n}':>16} {tflops(t_tc):8.1f} {tflops(t_tr):8.1f} "
-                  f"{tflops(t_sm):8.1f} {t_tr / t_tc:9.3f} {t_sm / t_tc:9.3f}  "
+                  f"{tflops(t_sm):8.1f} {t_tr / t_tc:9.3f} {t_sm / t_tc:9.3f} "
+                  f"{err_tc:7.3f} {err_tr:7.3f}  "
                   f"{cfg_tc} / {cfg_tr}", flush=True)
 
 

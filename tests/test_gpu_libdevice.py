@@ -135,8 +135,10 @@ def _check_fast(name, args, got):
 
 
 # Triton's libdevice `sqrt` on fp32 is the approximate square root (libdevice's default
-# without the precise-sqrt flag, within 1 ulp); tilecc's is correctly rounded
-TRITON_APPROXIMATE = {("sqrt", "fp32"): 1}
+# without the precise-sqrt flag, within 1 ulp); tilecc's is correctly rounded.  Its `powf`
+# takes the flush-to-zero paths inside: 5 ulp from tilecc's measured near 1e37, where
+# tilecc's is within CUDA's 4 ulp of the exact value (the reference test above)
+TRITON_APPROXIMATE = {("sqrt", "fp32"): 1, ("pow", "fp32"): 8}
 
 
 def _subnormal(x: np.ndarray) -> np.ndarray:

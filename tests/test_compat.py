@@ -128,6 +128,28 @@ def test_uninstall_gives_triton_back():
     assert r.stdout.strip() == "ok"
 
 
+def test_torch_sees_no_triton_while_installed():
+    """torch._dynamo (loaded by transformers) imports Triton's compiler internals when its
+    probe finds Triton; under the mode the probe says no, and uninstall() restores it.
+    A stand-in torch.utils._triton keeps the test free of PyTorch."""
+    r = _python("-c", textwrap.dedent("""
+        import sys, types
+        for name in ("torch", "torch.utils", "torch.utils._triton"):
+            sys.modules[name] = types.ModuleType(name)
+        probes = sys.modules["torch.utils._triton"]
+        probes.has_triton_package = lambda: True
+        probes.has_triton = lambda: True
+        import tilecc.compat
+        tilecc.compat.install()
+        assert probes.has_triton_package() is False and probes.has_triton() is False
+        tilecc.compat.uninstall()
+        assert probes.has_triton_package() is True and probes.has_triton() is True
+        print("ok")
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
 def test_runner_forms_and_usage():
     r = _python("-m", "tilecc.compat")
     assert r.returncode == 2 and "usage: python -m tilecc.compat script.py" in r.stderr

@@ -105,6 +105,39 @@ def install() -> None:
         sys.modules[alias] = importlib.import_module(real)
         _installed.append(alias)
     sys.meta_path.insert(0, _Refuse())
+    _hide_from_torch()
+
+
+# PyTorch's compiler (torch.compile's inductor) writes Triton kernels for Triton's own
+# compiler and, when `import triton` succeeds, imports that compiler's internals as soon as
+# torch._dynamo loads (transformers loads it).  Under compatibility mode it is told there is
+# no Triton, as on a machine without it: the program's own Triton kernels run on tilecc,
+# torch.compile falls back as it does there.
+_TORCH_PROBES = ("has_triton_package", "has_triton")
+_torch_saved: dict[str, object] = {}
+
+
+def _hide_from_torch() -> None:
+    import importlib.util
+
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
+        return
+    try:
+        probes = importlib.import_module("torch.utils._triton")
+    except ImportError:
+        return
+    for name in _TORCH_PROBES:
+        if hasattr(probes, name):
+            _torch_saved[name] = getattr(probes, name)
+            setattr(probes, name, lambda *args, **kwargs: False)
+
+
+def _show_to_torch() -> None:
+    probes = sys.modules.get("torch.utils._triton")
+    for name, fn in _torch_saved.items():
+        if probes is not None:
+            setattr(probes, name, fn)
+    _torch_saved.clear()
 
 
 def uninstall() -> None:
@@ -113,6 +146,7 @@ def uninstall() -> None:
         sys.modules.pop(alias, None)
     _installed.clear()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Refuse)]
+    _show_to_torch()
 
 
 def installed() -> bool:

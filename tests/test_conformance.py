@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import tilecc
+import tilecc.language as tl
 from conftest_compilers import require_cuda_compiler, require_hip_compiler
+from tilecc.errors import CompilationError
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "conformance.py"
 
@@ -35,3 +38,25 @@ def test_no_documented_name_is_broken(conformance, capsys):
     assert totals.endswith(" 0 BROKEN"), totals
     libdevice = out.splitlines()[-1]
     assert libdevice.startswith("libdevice: ") and "CUDA " in libdevice, libdevice
+
+
+@tilecc.jit
+def _dot_scaled_kernel(X, O):
+    a = tl.load(X + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :])
+    tl.store(O, tl.sum(tl.dot_scaled(a, None, "e4m3", a.T, None, "e4m3")))
+
+
+@tilecc.jit
+def _descriptor_kernel(X, O):
+    d = tl.make_tensor_descriptor(X, shape=[16, 16], strides=[16, 1], block_shape=[16, 16])
+    tl.store(O, tl.sum(d.load([0, 0])))
+
+
+@pytest.mark.parametrize("kernel,name,instead", [
+    (_dot_scaled_kernel, "dot_scaled", "use `tl.dot`"),
+    (_descriptor_kernel, "make_tensor_descriptor", "use `tl.make_block_ptr`")])
+def test_missing_triton_names_say_what_to_use_instead(kernel, name, instead):
+    with pytest.raises(CompilationError) as e:
+        kernel.source("*fp8e4nv,*fp32" if name == "dot_scaled" else "*fp32,*fp32")
+    assert f"`tl.{name}` is not supported by tilecc" in str(e.value)
+    assert instead in str(e.value) and e.value.python_error == "AttributeError"

@@ -28,6 +28,29 @@ def handles(*names: str):
     return register
 
 
+# Triton names tilecc does not implement yet, with what to write instead (the error says it)
+NOT_YET = {
+    "dot_scaled": "block-scaled products are not implemented yet: convert the operands to "
+                  "fp16 / bf16, multiply each by its scales (broadcast along K), and use "
+                  "`tl.dot`",
+    "make_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
+                              "`tl.make_block_ptr` with `tl.load` / `tl.store` (the same "
+                              "tiles, read through ordinary loads)",
+    "load_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
+                              "`tl.make_block_ptr` and `tl.load`",
+    "store_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
+                               "`tl.make_block_ptr` and `tl.store`",
+}
+
+
+def not_supported(name: str) -> str:
+    """The message for `tl.<name>` that tilecc lacks: what to use instead where known,
+    else the closest names."""
+    if name in NOT_YET:
+        return f"`tl.{name}` is not supported by tilecc: {NOT_YET[name]}"
+    return f"`tl.{name}` is not supported by tilecc{did_you_mean(name, tl_names(), 'tl.')}"
+
+
 def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "",
                  suffix: str = "") -> str:
     """"; did you mean `tl.cumsum`?" for the closest candidates to `name`, else ""."""

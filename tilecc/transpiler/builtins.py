@@ -14,8 +14,8 @@ import libcst as cst
 from tilecc.language import core as L
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtin_registry import (HANDLERS, bind, constant, did_you_mean,
-                                                handles, kernel_value, tl_names)
+from tilecc.transpiler.builtin_registry import (HANDLERS, bind, constant, handles, kernel_value,
+                                                not_supported)
 from tilecc.transpiler.ir import Type, Value
 from tilecc.transpiler.semantic import Const
 
@@ -38,8 +38,7 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     handler = HANDLERS.get(short)
     stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
-        raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                           f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
+        raise tracer.error(node, not_supported(short), "AttributeError")
     try:
         bound = bind(stub, args, kwargs, f"{short}()" if stub is not getattr(L, short, None)
                      else f"tl.{short}()")

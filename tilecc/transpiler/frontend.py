@@ -30,7 +30,7 @@ from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtin_registry import bind, did_you_mean, tl_names
+from tilecc.transpiler.builtin_registry import bind, did_you_mean, not_supported
 from tilecc.transpiler.builtins_lang import TENSOR_METHODS
 from tilecc.transpiler.frontend_returns import Bind, EarlyReturns, Return, contains_return
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
@@ -1038,8 +1038,7 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     from tilecc.transpiler.builtins import is_builtin
     if short in _TYPE_NAMES or is_builtin(short):
         return ref
-    raise tracer.error(node, f"`tl.{short}` is not supported by tilecc"
-                       f"{did_you_mean(short, tl_names(), 'tl.')}", "AttributeError")
+    raise tracer.error(node, not_supported(short), "AttributeError")
 
 
 def _method(tracer: FunctionTracer, value: Value, name: str, args: list, kwargs: dict,

@@ -20,9 +20,11 @@ from tilecc.language.extra.libdevice_table import TABLE
 
 try:
     import libdevice_cases as C
+    from test_libdevice import _refs as _references
     from test_libdevice import check_against_reference
 except ImportError:  # tests/ imported as a package
     from tests import libdevice_cases as C
+    from tests.test_libdevice import _refs as _references
     from tests.test_libdevice import check_against_reference
 
 pytestmark = pytest.mark.gpu
@@ -37,15 +39,6 @@ def _exact_by_definition(name: str) -> bool:
     return name not in _references() and name != "rcp64h"
 
 
-_REFS = None
-
-
-def _references():
-    global _REFS
-    if _REFS is None:
-        pytest.importorskip("mpmath")
-        _REFS = C.references()
-    return _REFS
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> np.ndarray:

@@ -7,6 +7,8 @@ rules; the frontend calls them and the interpreter trusts their result.
 
 from __future__ import annotations
 
+import math
+
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -56,9 +58,6 @@ class dtype:
 
     def is_standard_floating(self) -> bool:
         return self.kind == "float"
-
-    def is_fp8(self) -> bool:
-        return False
 
     def is_block(self) -> bool:
         return False
@@ -280,10 +279,7 @@ class block_type:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

@@ -30,6 +30,8 @@ Op kinds (operands → result):
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
@@ -53,10 +55,7 @@ class Type:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     def with_dtype(self, d: ScalarType) -> "Type":
         return Type(d, self.shape)

@@ -73,7 +73,7 @@ def test_compiler_internals_are_refused_with_what_to_use_instead():
     r = _in_compat("""
         import triton
         for name in ["triton.compiler", "triton.backends.nvidia.compiler", "triton._C.libtriton",
-                     "triton.tools.tensor_descriptor", "triton.runtime.build"]:
+                     "triton.tools.disasm", "triton.runtime.build"]:
             try:
                 __import__(name)
             except ImportError as e:
@@ -90,7 +90,7 @@ def test_compiler_internals_are_refused_with_what_to_use_instead():
     assert "kernel.source()" in out["triton.compiler"]
     assert "NVRTC or hiprtc" in out["triton.backends.nvidia.compiler"]
     assert "not part of tilecc" in out["triton._C.libtriton"]
-    assert "tilecc export" in out["triton.tools.tensor_descriptor"]
+    assert "tilecc export" in out["triton.tools.disasm"]
     assert "not provided by tilecc's compatibility mode" in out["triton.runtime.build"]
     assert "kernel.compile()" in out["triton.compile"]
 
@@ -148,6 +148,42 @@ def test_torch_sees_no_triton_while_installed():
     """))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def test_tensor_descriptors_import_and_kernels_refuse_them():
+    """Libraries import `TensorDescriptor` at module level (Liger's mlp): the import works;
+    a launch given one says what to pass instead."""
+    r = _in_compat("""
+        import numpy as np
+        import triton
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        class Tensor:  # the torch.Tensor methods from_tensor reads
+            shape = (64, 32)
+            def stride(self):
+                return (32, 1)
+
+        d = TensorDescriptor.from_tensor(Tensor(), block_shape=[16, 32])
+        assert (d.shape, d.strides, d.block_shape, d.padding) == ([64, 32], [32, 1], [16, 32], "zero")
+        try:
+            TensorDescriptor(None, [4, 4], [1, 4], [2, 2])
+        except ValueError as e:
+            print("strides ->", e)
+
+        @triton.jit
+        def k(desc, out):
+            tl.store(out, 0.0)
+
+        try:
+            k.interpret[(1,)](d, np.zeros(1, np.float32))
+        except TypeError as e:
+            print("launch ->", e)
+    """)
+    assert r.returncode == 0, r.stderr
+    out = dict(line.split(" -> ", 1) for line in r.stdout.splitlines())
+    assert "must be contiguous" in out["strides"]
+    assert "not implemented yet" in out["launch"] and "tl.make_block_ptr" in out["launch"]
 
 
 def test_runner_forms_and_usage():

@@ -15,6 +15,8 @@ tilecc's own modules:
                                        Benchmark, perf_report)
     triton.runtime[.jit|.autotuner|.errors|.driver]
                                      → tilecc.compat.runtime (driver.active...)
+    triton.tools.tensor_descriptor   → tilecc.compat.tensor_descriptor (the host-side
+                                       TensorDescriptor: it imports; kernels refuse it)
 
 Anything else under `triton` (the compiler, its IR and assembly, backends) has no meaning
 for tilecc, which compiles to CUDA/HIP source: importing it raises an ImportError that says
@@ -44,6 +46,7 @@ _FIXED = {
     "triton.runtime.autotuner": "tilecc.compat.runtime",
     "triton.runtime.errors": "tilecc.compat.runtime",
     "triton.runtime.driver": "tilecc.compat.runtime",
+    "triton.tools.tensor_descriptor": "tilecc.compat.tensor_descriptor",
 }
 
 # What to say about the parts of Triton that tilecc does not have.
@@ -54,9 +57,9 @@ _INSTEAD = {
     "triton.backends": "tilecc has no Triton backends: it renders CUDA or HIP source and "
                        "compiles it with NVRTC or hiprtc",
     "triton._C": "Triton's C++ extension (MLIR, LLVM) is not part of tilecc",
-    "triton.tools": "triton.tools (tensor descriptors, AOT compile, disassembly) is not "
-                    "provided by tilecc's compatibility mode; `tilecc export` writes a "
-                    "kernel as C++ with a host launcher",
+    "triton.tools": "triton.tools (AOT compile, disassembly) is not provided by tilecc's "
+                    "compatibility mode (only its host-side `tensor_descriptor`); `tilecc "
+                    "export` writes a kernel as C++ with a host launcher",
     "triton.knobs": "Triton's knobs configure its compiler; tilecc's options are the "
                     "launch options (num_warps, num_stages, debug) and TILECC_* variables",
 }

@@ -120,6 +120,29 @@ MATMUL_SIGNATURE = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:1
 
 
 @tilecc.jit
+def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_SIZE_M: tl.constexpr,
+                       BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+    """`bp_matmul_kernel` on row-major operands, written with tensor descriptors."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_SIZE_M, BLOCK_SIZE_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_SIZE_K, BLOCK_SIZE_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_SIZE_M, BLOCK_SIZE_N])
+    offs_am = pid_m * BLOCK_SIZE_M  # as Triton's tutorial 09 writes it
+    offs_bn = pid_n * BLOCK_SIZE_N
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        offs_k = k * BLOCK_SIZE_K
+        a = a_desc.load([offs_am, offs_k])
+        b = tl.load_tensor_descriptor(b_desc, [offs_k, offs_bn])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([offs_am, offs_bn], acc.to(c_desc.dtype))
+
+
+DESC_MATMUL_SIGNATURE = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, {bm}, {bn}, {bk}"
+
+
+@tilecc.jit
 def gather_sum_kernel(table, out, count, n, BLOCK: tl.constexpr, DTYPE: tl.constexpr):
     """out = the sum of the `count` arrays whose addresses `table` holds (n elements each)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -150,10 +150,11 @@ def test_torch_sees_no_triton_while_installed():
     assert r.stdout.strip() == "ok"
 
 
-def test_tensor_descriptors_import_and_kernels_refuse_them():
+def test_tensor_descriptors_import_and_kernels_refuse_them(tmp_path):
     """Libraries import `TensorDescriptor` at module level (Liger's mlp): the import works;
-    a launch given one says what to pass instead."""
-    r = _in_compat("""
+    a launch given one says what to pass instead (descriptors made in the kernel work)."""
+    script = tmp_path / "descriptors.py"  # kernels need a file to read their source from
+    script.write_text(textwrap.dedent("""
         import numpy as np
         import triton
         import triton.language as tl
@@ -179,11 +180,24 @@ def test_tensor_descriptors_import_and_kernels_refuse_them():
             k.interpret[(1,)](d, np.zeros(1, np.float32))
         except TypeError as e:
             print("launch ->", e)
-    """)
+
+        @triton.jit
+        def doubled(x_ptr, n, BLOCK: tl.constexpr):  # a descriptor made in the kernel
+            d = tl.make_tensor_descriptor(x_ptr, [n], [1], [BLOCK])
+            d.store([0], d.load([0]) * 2)
+
+        triton.set_allocator(lambda size, alignment, stream: None)  # accepted, not needed
+        x = np.arange(8, dtype=np.float32)
+        doubled.interpret[(1,)](x, 5, BLOCK=8)
+        print("kernel ->", x.tolist())
+    """))
+    r = _python("-m", "tilecc.compat", str(script))
     assert r.returncode == 0, r.stderr
     out = dict(line.split(" -> ", 1) for line in r.stdout.splitlines())
     assert "must be contiguous" in out["strides"]
-    assert "not implemented yet" in out["launch"] and "tl.make_block_ptr" in out["launch"]
+    assert out["kernel"] == str([0.0, 2.0, 4.0, 6.0, 8.0, 5.0, 6.0, 7.0])
+    assert "host-side descriptors" in out["launch"]
+    assert "tl.make_tensor_descriptor" in out["launch"]
 
 
 def test_runner_forms_and_usage():

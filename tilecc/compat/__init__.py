@@ -16,7 +16,7 @@ tilecc's own modules:
     triton.runtime[.jit|.autotuner|.errors|.driver]
                                      → tilecc.compat.runtime (driver.active...)
     triton.tools.tensor_descriptor   → tilecc.compat.tensor_descriptor (the host-side
-                                       TensorDescriptor: it imports; kernels refuse it)
+                                       TensorDescriptor: it imports; launches refuse it)
 
 Anything else under `triton` (the compiler, its IR and assembly, backends) has no meaning
 for tilecc, which compiles to CUDA/HIP source: importing it raises an ImportError that says

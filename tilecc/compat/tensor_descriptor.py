@@ -2,9 +2,9 @@
 `TensorDescriptor` (a tensor with the block shape a kernel reads it in), so that libraries
 that import it load.
 
-tilecc does not implement tensor descriptors (TMA) in kernels yet: a launch given one
-raises a TypeError that says to pass the tensor with its shape and strides and read it
-through `tl.make_block_ptr`, which moves the same tiles with ordinary loads.
+tilecc does not take host-side descriptors as kernel arguments yet: a launch given one
+raises a TypeError that says to pass the tensor with its shape and strides and make the
+descriptor in the kernel (`tl.make_tensor_descriptor`), which tilecc supports.
 """
 
 from __future__ import annotations

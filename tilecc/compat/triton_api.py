@@ -14,6 +14,13 @@ __version__ = "3.6.0"  # the Triton release whose language tilecc implements
 TritonError = Exception  # Triton's base of its errors; tilecc's derive from Exception
 
 
+def set_allocator(allocator) -> None:
+    """Triton's scratch-memory allocator for descriptors made in kernels: accepted, never
+    called (tilecc's descriptors are block pointers and need no scratch memory)."""
+    if not callable(allocator):
+        raise TypeError("set_allocator takes a function (size, alignment, stream) -> tensor")
+
+
 _MISSING = {
     "compile": "Triton's compiler entry; tilecc compiles with kernel.compile() "
                "(or `tilecc compile`)",
@@ -23,8 +30,6 @@ _MISSING = {
     "tools": "triton.tools (tensor descriptors, AOT); `tilecc export` writes C++ with a "
              "host launcher",
     "knobs": "Triton's compiler settings; tilecc takes launch options and TILECC_* variables",
-    "set_allocator": "an allocator for device-side tensor descriptors, which tilecc does "
-                     "not have yet",
     "reinterpret": "reinterpreting a tensor's dtype: pass `tensor.view(dtype)` instead",
 }
 

@@ -47,11 +47,13 @@ __all__ = [
     "assume", "block_type", "condition", "device_print", "static_print", "tensor",
 ]
 
-# memory and assembly (block pointers, inline assembly)
+# memory and assembly (block pointers, tensor descriptors, inline assembly)
 from tilecc.language.core import (  # noqa: E402
-    advance, inline_asm_elementwise, make_block_ptr)
+    advance, inline_asm_elementwise, load_tensor_descriptor, make_block_ptr,
+    make_tensor_descriptor, store_tensor_descriptor)
 
-__all__ += ["advance", "inline_asm_elementwise", "make_block_ptr"]
+__all__ += ["advance", "inline_asm_elementwise", "load_tensor_descriptor", "make_block_ptr",
+            "make_tensor_descriptor", "store_tensor_descriptor"]
 # math beyond the element-wise core; the vendor libraries (tl.extra.cuda.libdevice...) load
 # on first use (`__getattr__` below): their table brings NumPy, which a launch from a warm
 # cache does not otherwise import

@@ -167,6 +167,24 @@ def advance(base, offsets):
     """Block pointer `base` moved by `offsets` (one per dim)."""
 
 
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A tensor descriptor: the tensor at `base` with `shape` (int32) and `strides` (int64,
+    the last 1), read and written in blocks of `block_shape` with `desc.load(offsets)` /
+    `desc.store(offsets, value)`; outside the tensor, loads give the padding ("zero" or
+    "nan") and stores are dropped."""
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets):
+    """`desc.load(offsets)`."""
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value):
+    """`desc.store(offsets, value)`."""
+
+
 # --- element-wise -----------------------------------------------------------------------
 
 @builtin

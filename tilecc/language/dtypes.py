@@ -260,6 +260,7 @@ FLOAT8_FORMATS = {
 ML_DTYPES_NAMES = {"bf16": "bfloat16", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
                    "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz"}
 
+
 class block_type:
     """The type of a block (`x.type` in a kernel): its element type and shape.  Element
     predicates (`x.type.is_floating()`) read the element type, as in Triton."""
@@ -270,6 +271,13 @@ class block_type:
     def __init__(self, element_ty, shape) -> None:
         object.__setattr__(self, "element_ty", element_ty)
         object.__setattr__(self, "shape", tuple(int(s) for s in shape))
+
+    def __eq__(self, other) -> bool:  # as Triton's: the same element type and shape
+        return isinstance(other, block_type) and \
+            (self.element_ty, self.shape) == (other.element_ty, other.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.element_ty, self.shape))
 
     def __str__(self) -> str:
         return f"<{list(map(str, self.shape))}, {self.element_ty}>"

@@ -262,10 +262,10 @@ class JITFunction(KernelFunction):
                 continue
             t = SP.scalar_type(v)
             if t is None and type(v).__name__ == "TensorDescriptor":
-                raise TypeError(f"argument `{p.name}` is a TensorDescriptor: tensor "
-                                "descriptors (TMA) are not implemented yet; pass the tensor "
-                                "(`desc.base`) with its shape and strides, and read it in the "
-                                "kernel through tl.make_block_ptr")
+                raise TypeError(f"argument `{p.name}` is a TensorDescriptor: tilecc does not "
+                                "take host-side descriptors as arguments yet; pass the tensor "
+                                "(`desc.base`) with its shape and strides, and make the "
+                                "descriptor in the kernel with tl.make_tensor_descriptor")
             if t is None:
                 raise TypeError(f"argument `{p.name}` has type {type(v).__name__}; kernels take "
                                 "arrays (CuPy, torch, __cuda_array_interface__, DLPack) and "

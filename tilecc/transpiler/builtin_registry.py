@@ -33,13 +33,6 @@ NOT_YET = {
     "dot_scaled": "block-scaled products are not implemented yet: convert the operands to "
                   "fp16 / bf16, multiply each by its scales (broadcast along K), and use "
                   "`tl.dot`",
-    "make_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
-                              "`tl.make_block_ptr` with `tl.load` / `tl.store` (the same "
-                              "tiles, read through ordinary loads)",
-    "load_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
-                              "`tl.make_block_ptr` and `tl.load`",
-    "store_tensor_descriptor": "tensor descriptors (TMA) are not implemented yet: use "
-                               "`tl.make_block_ptr` and `tl.store`",
 }
 
 

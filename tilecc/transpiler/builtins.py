@@ -35,6 +35,11 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
                 not isinstance(args[0].value, (D.dtype, D.pointer_type)):
             raise tracer.error(node, "tl.pointer_type() takes a dtype")
         return Const(D.pointer_type(args[0].value))
+    if short == "block_type":  # tl.block_type(tl.float16, [16, 16]), at compile time
+        if len(args) != 2 or kwargs or not all(isinstance(a, Const) for a in args) or \
+                not isinstance(args[0].value, D.dtype):
+            raise tracer.error(node, "tl.block_type() takes a dtype and a shape")
+        return Const(D.block_type(args[0].value, list(args[1].value)))
     handler = HANDLERS.get(short)
     stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
@@ -315,6 +320,8 @@ def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node:
             raise tracer.error(node, str(e), "TypeError") from None
         return _cast(tracer, "cast", value, dtype, *(v if isinstance(v, (Const, Value)) else
                                                       Const(v) for v in (rounding, bitcast)))
+    if isinstance(value, TD.TensorDescriptor):
+        return TD.call(tracer, value, name, args, kwargs)
     return builtins_lang.call_method(tracer, value, name, args, kwargs, node, call_builtin)
 
 
@@ -322,6 +329,7 @@ from tilecc.transpiler import builtins_blocks  # noqa: E402,F401  (registers its
 from tilecc.transpiler import builtins_dot  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_sort  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_block_ptr as BP  # noqa: E402  (registers its handlers)
+from tilecc.transpiler import builtins_descriptor as TD  # noqa: E402  (registers its handlers)
 from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_math  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_lang  # noqa: E402,F401  (registers its handlers)

@@ -89,7 +89,7 @@ def slot_value(name: str, index: int, before: BlockPointer, now: Any) -> Value |
 
 # --- building and moving -------------------------------------------------------------------
 
-def _items(x: Any, what: str) -> tuple:
+def items(x: Any, what: str) -> tuple:
     x = unwrap(x)
     if isinstance(x, Const) and isinstance(x.value, tuple):
         return tuple(v if isinstance(v, (Value, Const)) else Const(v) for v in x.value)
@@ -98,7 +98,7 @@ def _items(x: Any, what: str) -> tuple:
     raise TypeError(f"{what} must be a tuple of integers")
 
 
-def _scalar(b, x: Any, bits64: bool, what: str) -> Value | Const:
+def scalar(b, x: Any, bits64: bool, what: str) -> Value | Const:
     """An int64 (shape, strides) or int32 (offsets) scalar, checked as Triton does."""
     if isinstance(x, Const):
         if isinstance(x.value, bool) or not isinstance(x.value, int):
@@ -118,7 +118,7 @@ def _scalar(b, x: Any, bits64: bool, what: str) -> Value | Const:
     return S.cast(b, x, D.int32)
 
 
-def _dims(x: Any, n: int, what: str) -> tuple[int, ...]:
+def dims(x: Any, what: str) -> tuple[int, ...]:
     x = unwrap(x)
     v = x.value if isinstance(x, Const) else None
     v = v if isinstance(v, tuple) else (v,)
@@ -143,21 +143,21 @@ def _make_block_ptr(tracer, name, base, shape, strides, offsets, block_shape, or
     if not isinstance(base, Value) or not base.dtype.is_ptr() or base.type.is_block:
         raise ValueError("tl.make_block_ptr: `base` must be a pointer (not a block of "
                          "pointers or a block pointer)")
-    block = _dims(block_shape, 0, "block_shape")
+    block = dims(block_shape, "block_shape")
     rank = len(block)
     for n in block:
         if n <= 0 or n & (n - 1):
             raise ValueError(f"tl.make_block_ptr: block_shape {list(block)} must be powers of 2")
-    ordering = _dims(order, rank, "order")
+    ordering = dims(order, "order")
     if sorted(ordering) != list(range(len(ordering))):
         raise ValueError(f"tl.make_block_ptr: order {list(ordering)} must be a permutation of "
                          f"(0, ..., {len(ordering) - 1})")
-    shape_ = tuple(_scalar(b, kernel_value(tracer, x, "shape"), True, "shape")
-                   for x in _items(shape, "shape"))
-    strides_ = tuple(_scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
-                     for x in _items(strides, "strides"))
-    offsets_ = tuple(_scalar(b, kernel_value(tracer, x, "offsets"), False, "offsets")
-                     for x in _items(offsets, "offsets"))
+    shape_ = tuple(scalar(b, kernel_value(tracer, x, "shape"), True, "shape")
+                   for x in items(shape, "shape"))
+    strides_ = tuple(scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
+                     for x in items(strides, "strides"))
+    offsets_ = tuple(scalar(b, kernel_value(tracer, x, "offsets"), False, "offsets")
+                     for x in items(offsets, "offsets"))
     if not all(len(x) == rank for x in (shape_, strides_, offsets_, ordering)):
         raise ValueError("tl.make_block_ptr: shape, strides, offsets, block_shape and order "
                          f"must have the same length, got {len(shape_)}, {len(strides_)}, "
@@ -166,10 +166,17 @@ def _make_block_ptr(tracer, name, base, shape, strides, offsets, block_shape, or
         base = S.cast(b, base, D.pointer_type(D.int8))
     offsets_ = tuple(S.to_value(b, S.cast(b, o, D.int32)) if isinstance(o, Const) else o
                      for o in offsets_)
-    tile = _sum(b, [_times(b, _range_along(b, block[d], rank, d), strides_[d])
+    return BlockPointer(base, shape_, strides_, offsets_, block, ordering,
+                        block_tile(b, block, strides_))
+
+
+def block_tile(b, block: tuple[int, ...], strides: tuple) -> Value:
+    """sum over dims of arange(B_d) * stride_d, broadcast to `block`: each element's offset
+    from the block's corner."""
+    rank = len(block)
+    tile = _sum(b, [_times(b, _range_along(b, block[d], rank, d), strides[d])
                     for d in range(rank)])
-    tile = S.splat(b, S.to_value(b, S.cast(b, tile, D.int64)), block)
-    return BlockPointer(base, shape_, strides_, offsets_, block, ordering, tile)
+    return S.splat(b, S.to_value(b, S.cast(b, tile, D.int64)), block)
 
 
 @handles("advance")
@@ -177,8 +184,8 @@ def _advance(tracer, name, base, offsets):
     bp = unwrap(base)
     if not isinstance(bp, BlockPointer):
         raise TypeError("tl.advance takes a block pointer (from tl.make_block_ptr)")
-    deltas = tuple(_scalar(tracer.b, kernel_value(tracer, x, "offsets"), False, "offsets")
-                   for x in _items(offsets, "offsets"))
+    deltas = tuple(scalar(tracer.b, kernel_value(tracer, x, "offsets"), False, "offsets")
+                   for x in items(offsets, "offsets"))
     if len(deltas) != len(bp.block_shape):
         raise ValueError(f"tl.advance: {len(deltas)} offsets for a block pointer of "
                          f"{len(bp.block_shape)} dims")
@@ -217,8 +224,26 @@ def _sum(b, terms: list) -> Value | Const:
     return total
 
 
-def _pointers_and_mask(b, bp: BlockPointer, checked: list[int]):
-    start = _sum(b, [_times(b, off, stride) for off, stride in zip(bp.offsets, bp.strides)])
+_REWRITABLE = ("binary", "unary", "cast", "const")
+
+
+def fresh(b, v: Any) -> Any:
+    """`v` written again as new ops where it is a scalar expression made in the body of the
+    loop being traced (`k * BLOCK_K`): each use of an offset then has an expression of its
+    own, which the renderer writes where it is read, so that the pipeliner can write a
+    load's address out again for a later iteration (a variable of this iteration it could
+    not).  Outside loops, and for values made before the loop, `v` itself."""
+    body = b.regions[-1]
+    op = v.owner if isinstance(v, Value) else None
+    if not body.args or op is None or v.type.is_block or op.kind not in _REWRITABLE or \
+            not any(o is op for o in body.ops):
+        return v
+    return b.emit(op.kind, [fresh(b, x) for x in op.operands], v.type, **op.attrs)
+
+
+def pointers_and_mask(b, bp: BlockPointer, checked: list[int]):
+    start = _sum(b, [_times(b, fresh(b, off), stride)
+                     for off, stride in zip(bp.offsets, bp.strides)])
     ptrs = S.binary(b, "add", S.binary(b, "add", bp.base, start), bp.tile)
     # 0 <= offset + i < shape, written as -offset <= i < shape - offset (in int64, where
     # neither side can overflow) so that the block side is tl.arange alone: an index the
@@ -229,9 +254,10 @@ def _pointers_and_mask(b, bp: BlockPointer, checked: list[int]):
         i = _range_along(b, bp.block_shape[d], rank, d)
         off = bp.offsets[d]  # converted at each use: expressions, not a variable
         inside = S.binary(b, "and",
-                          S.compare(b, "ge", i, S.unary(b, "neg", S.cast(b, off, D.int64))),
+                          S.compare(b, "ge", i, S.unary(b, "neg", S.cast(b, fresh(b, off),
+                                                                         D.int64))),
                           S.compare(b, "lt", i, S.binary(b, "sub", bp.shape[d],
-                                                         S.cast(b, off, D.int64))))
+                                                         S.cast(b, fresh(b, off), D.int64))))
         mask = inside if mask is None else S.binary(b, "and", mask, inside)
     return ptrs, (None if mask is None else S.splat(b, mask, bp.block_shape))
 
@@ -249,7 +275,7 @@ def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option) 
     elem = bp.element_ty
     if padding == "nan" and not elem.is_floating():
         raise ValueError("padding option \"nan\" is not supported for integer block pointers")
-    ptrs, m = _pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
     operands = [ptrs]
     if m is not None:
         operands.append(m)
@@ -274,7 +300,7 @@ def store(tracer, bp: BlockPointer, value, mask, boundary_check) -> Const:
     if v.dtype != elem:
         raise TypeError(f"tl.store: the value's element type {v.dtype!r} differs from the block "
                         f"pointer's {elem!r}; convert it with .to({elem!r}) first")
-    ptrs, m = _pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
     operands = [ptrs, S.splat(b, v, bp.block_shape)]
     if m is not None:
         operands.append(m)

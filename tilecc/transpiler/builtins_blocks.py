@@ -393,7 +393,7 @@ def _atomic_common(tracer, op: str, pointer, sem, scope):
     return elem, {"sem": sem, "scope": scope}
 
 
-def _atomic_rmw(tracer, name, pointer, val, mask, sem, scope):
+def atomic_rmw(tracer, name, pointer, val, mask, sem, scope):
     op = name[len("atomic_"):]
     elem, attrs = _atomic_common(tracer, op, pointer, sem, scope)
     b = tracer.b
@@ -408,7 +408,7 @@ def _atomic_rmw(tracer, name, pointer, val, mask, sem, scope):
 
 for _name in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
               "atomic_xor", "atomic_xchg"):
-    handles(_name)(_atomic_rmw)
+    handles(_name)(atomic_rmw)
 
 
 @handles("atomic_cas")

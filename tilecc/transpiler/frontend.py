@@ -29,6 +29,7 @@ from tilecc.language import dtypes as D
 from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
+from tilecc.transpiler import builtins_descriptor as TD
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, not_supported
 from tilecc.transpiler.builtins_lang import TENSOR_METHODS
@@ -859,6 +860,14 @@ class FunctionTracer(EarlyReturns):
             raise self.error(node, f"`{self.pf.code(node)}` cannot be used in a kernel")
         if isinstance(base, Value):
             return self.value_attribute(base, attr, node)
+        if isinstance(base, TD.TensorDescriptor):
+            got = TD.attribute(base, attr)
+            if got is not None:
+                return got
+            if attr in TD.METHODS:
+                return Method(base, attr)
+            raise self.error(node, f"a tensor descriptor has no attribute `{attr}`",
+                             "AttributeError")
         if isinstance(base, Const):
             if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \
                     hasattr(base.value, attr):
@@ -1005,7 +1014,8 @@ class FunctionTracer(EarlyReturns):
         pf = parse_function(fn)
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
-            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer)) else Const(v)
+            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer,
+                                                     TD.TensorDescriptor)) else Const(v)
         try:
             tracer.run_body(pf.funcdef.body.body)
         except Return as r:

@@ -1,0 +1,205 @@
+"""Tensor descriptors made in the kernel: `tl.make_tensor_descriptor(base, shape, strides,
+block_shape, padding_option="zero")`, `desc.load(offsets)`, `desc.store(offsets, value)`,
+`desc.atomic_add / _min / _max / _and / _or / _xor(offsets, value)` (also as
+`tl.load_tensor_descriptor` / `tl.store_tensor_descriptor`).
+
+A descriptor is a trace-time object, as a block pointer is: its block is read and written
+through the block-pointer lowering (`builtins_block_ptr`) with every dimension bounds-
+checked, which is what a descriptor means — a load outside the tensor reads the padding
+(zero, or NaN), a store or atomic outside it is dropped.  That is plain loads and stores on
+every target (Triton uses TMA on sm_90 for the same results); TMA copies are a later
+step for the Hopper pipeline, and would change the generated code, not these semantics.
+Triton's checks at creation are made the same way: 1 to 5 dims, a contiguous last dim
+(stride 1) and at least 16 bytes of it in the block, shape int32 and strides int64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilecc.language import dtypes as D
+from tilecc.transpiler import builtins_block_ptr as BP
+from tilecc.transpiler import semantic as S
+from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
+from tilecc.transpiler.ir import Value
+from tilecc.transpiler.semantic import Const
+
+
+@dataclass(frozen=True, eq=False)
+class TensorDescriptor:
+    base: Value  # a scalar pointer
+    shape: tuple  # int32 scalars (Value or Const), one per dim
+    strides: tuple  # int64 scalars
+    block_shape: tuple[int, ...]
+    padding: str  # "zero" or "nan"
+    tile: Value  # the block's element offsets from its corner (as a block pointer's)
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self.base.dtype.element_ty
+
+    def at(self, b, offsets: tuple) -> BP.BlockPointer:
+        """The block pointer to the block at `offsets`."""
+        wide = tuple(S.cast(b, s, D.int64) for s in self.shape)
+        rank = len(self.block_shape)
+        return BP.BlockPointer(self.base, wide, self.strides, offsets, self.block_shape,
+                               tuple(reversed(range(rank))), self.tile)
+
+
+def unwrap(x: Any) -> Any:
+    return x.value if isinstance(x, Const) and isinstance(x.value, TensorDescriptor) else x
+
+
+# what `desc.<attr>` gives, and the methods a descriptor has
+def attribute(desc: TensorDescriptor, attr: str) -> Const | None:
+    if attr == "block_shape":
+        return Const(desc.block_shape)
+    if attr == "dtype":
+        return Const(desc.dtype)
+    if attr == "block_type":
+        return Const(D.block_type(desc.dtype, desc.block_shape))
+    if attr in ("shape", "strides"):
+        return Const(getattr(desc, attr))
+    return None
+
+
+METHODS = ("load", "store", "atomic_add", "atomic_min", "atomic_max", "atomic_and",
+           "atomic_or", "atomic_xor", "gather", "scatter")
+
+
+@handles("make_tensor_descriptor")
+def _make(tracer, name, base, shape, strides, block_shape, padding_option):
+    b = tracer.b
+    base = BP.unwrap(base)
+    if not isinstance(base, Value) or not base.dtype.is_ptr() or base.type.is_block:
+        raise TypeError("tl.make_tensor_descriptor: `base` must be a pointer (not a block of "
+                        "pointers)")
+    shape_ = BP.items(shape, "shape")
+    strides_ = BP.items(strides, "strides")
+    block = BP.dims(block_shape, "block_shape")
+    ndim = len(shape_)
+    if not 1 <= ndim <= 5:
+        raise ValueError(f"Expected 1 <= ndim <= 5 but got {ndim} dimensions")
+    if len(strides_) != ndim:
+        raise ValueError(f"Expected {ndim} strides but got {len(strides_)}")
+    if len(block) != ndim:
+        raise ValueError(f"Expected block_shape to have {ndim} dimensions but got {len(block)}")
+    elem = base.dtype.element_ty
+    size = max(elem.bits // 8, 1)
+    if block[-1] * size < 16:
+        raise ValueError("Descriptor block shape must have at least 16 bytes in the last "
+                         f"dimension, but got {block[-1]} * {size} = {block[-1] * size} bytes")
+    last = strides_[-1]
+    if not isinstance(last, Const) or last.value != 1:
+        got = last.value if isinstance(last, Const) else "a run-time value"
+        raise ValueError(f"Tensor descriptor last dim must be 1 but got {got}")
+    for n in block:
+        if n <= 0 or n & (n - 1):
+            raise ValueError(f"tl.make_tensor_descriptor: block_shape {list(block)} must be "
+                             "powers of 2")
+    padding = constant(padding_option, "padding_option")
+    if padding not in ("zero", "nan"):
+        raise ValueError(f"padding option {padding!r} is not supported (\"zero\" or \"nan\")")
+    if padding == "nan" and not elem.is_floating():
+        raise ValueError("Padding option `nan` is not supported for integer blocks")
+    shape_ = tuple(_int32(b, kernel_value(tracer, x, "shape")) for x in shape_)
+    strides_ = tuple(BP.scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
+                     for x in strides_)
+    if elem == D.int1:  # bool tensors are read as int8 bytes, as through block pointers
+        base = S.cast(b, base, D.pointer_type(D.int8))
+    return TensorDescriptor(base, shape_, strides_, block, padding,
+                            BP.block_tile(b, block, strides_))
+
+
+def _int32(b, x: Any) -> Value | Const:
+    if isinstance(x, Const):
+        if isinstance(x.value, bool) or not isinstance(x.value, int) or \
+                not -2 ** 31 <= x.value < 2 ** 31:
+            raise ValueError(f"tensor descriptor shapes are 32-bit integers, got {x.value!r}")
+        return x
+    if x.type.is_block or not x.dtype.is_int():
+        raise TypeError(f"shape must be integer scalars, got {x.type}")
+    return S.cast(b, x, D.int32)
+
+
+def _offsets(tracer, desc: TensorDescriptor, offsets: Any) -> tuple:
+    got = tuple(BP.scalar(tracer.b, kernel_value(tracer, x, "offsets"), False, "offsets")
+                for x in BP.items(offsets, "offsets"))
+    if len(got) != len(desc.block_shape):
+        raise ValueError(f"expected {len(desc.block_shape)} offsets, but got {len(got)}")
+    return tuple(S.to_value(tracer.b, S.cast(tracer.b, o, D.int32)) if isinstance(o, Const)
+                 else o for o in got)
+
+
+def _all_dims(desc: TensorDescriptor) -> Const:
+    return Const(tuple(range(len(desc.block_shape))))
+
+
+def _value(tracer, desc: TensorDescriptor, value: Any) -> Value:
+    b = tracer.b
+    v = kernel_value(tracer, value, "value")
+    v = S.constant(b, v.value, desc.dtype) if isinstance(v, Const) else v
+    if tuple(v.type.shape) != desc.block_shape:
+        raise ValueError(f"the value's shape {list(v.type.shape)} does not match the "
+                         f"descriptor's block shape {list(desc.block_shape)}")
+    return S.to_value(b, S.cast(b, v, desc.dtype))  # as Triton: cast to the element type
+
+
+def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) -> Any:
+    """`desc.<name>(...)`; TypeError / ValueError as Triton raises them."""
+    from tilecc.transpiler.builtin_registry import bind
+
+    if name in ("gather", "scatter"):
+        raise ValueError(f"desc.{name} (TMA row gathers) is not implemented by tilecc: load "
+                         "the rows through tl.load with a block of row pointers")
+    if name == "load":
+        bound = bind(lambda offsets: None, args, kwargs, "desc.load()")
+        offsets = _offsets(tracer, desc, bound.arguments["offsets"])
+        return BP.load(tracer, desc.at(tracer.b, offsets), Const(None), Const(None),
+                       _all_dims(desc), Const(desc.padding))
+    if name not in METHODS:
+        raise AttributeError(f"a tensor descriptor has no method `{name}` (it has "
+                             f"{', '.join(METHODS)})")
+    bound = bind(lambda offsets, value: None, args, kwargs, f"desc.{name}()")
+    offsets = _offsets(tracer, desc, bound.arguments["offsets"])
+    v = _value(tracer, desc, bound.arguments["value"])
+    bp = desc.at(tracer.b, offsets)
+    if name == "store":
+        return BP.store(tracer, bp, v, Const(None), _all_dims(desc))
+    allowed = _ATOMIC_TYPES["add" if name == "atomic_add" else
+                            "min_max" if name in ("atomic_min", "atomic_max") else "bits"]
+    if desc.dtype.name not in allowed:
+        raise TypeError(f"desc.{name} does not support {desc.dtype!r} (supported: "
+                        f"{', '.join(allowed)})")
+    ptrs, mask = BP.pointers_and_mask(tracer.b, bp, list(range(len(desc.block_shape))))
+    from tilecc.transpiler.builtins_blocks import atomic_rmw
+
+    atomic_rmw(tracer, name, ptrs, v, mask if mask is not None else Const(None),
+               Const("relaxed"), Const("gpu"))
+    return Const(None)
+
+
+# Triton's element types for descriptor reductions (semantic.descriptor_atomic_*)
+_ATOMIC_TYPES = {"add": ("u32", "i32", "u64", "fp32", "fp16", "bf16"),
+                 "min_max": ("u32", "i32", "u64", "i64", "fp16", "bf16"),
+                 "bits": ("u32", "i32", "u64", "i64")}
+
+
+@handles("load_tensor_descriptor")
+def _load_fn(tracer, name, desc, offsets):
+    d = _descriptor(desc, name)
+    return call(tracer, d, "load", [offsets], {})
+
+
+@handles("store_tensor_descriptor")
+def _store_fn(tracer, name, desc, offsets, value):
+    d = _descriptor(desc, name)
+    return call(tracer, d, "store", [offsets, value], {})
+
+
+def _descriptor(x: Any, name: str) -> TensorDescriptor:
+    d = unwrap(x)
+    if not isinstance(d, TensorDescriptor):
+        raise TypeError(f"tl.{name} takes a tensor descriptor (from tl.make_tensor_descriptor)")
+    return d

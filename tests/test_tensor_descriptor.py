@@ -274,7 +274,8 @@ def test_descriptor_loads_stores_and_atomics_on_gpu_match_the_interpreter() -> N
 @pytest.mark.gpu
 def test_descriptor_kernels_match_triton_on_gpu() -> None:
     """The same kernels through Triton 3.6 (TMA on sm_90) and through tilecc: loads with
-    either padding, stores and atomic adds, blocks inside and across the tensor's edges."""
+    either padding, stores and atomic adds, blocks inside and across the tensor's edges
+    (stores at non-negative offsets only: see below)."""
     torch = pytest.importorskip("torch")
     triton = pytest.importorskip("triton")
     import os
@@ -296,6 +297,10 @@ def test_descriptor_kernels_match_triton_on_gpu() -> None:
             as_triton(desc_load_kernel)[(1,)](x, want, m, n, stride, om, on, BM=16, BN=8,
                                               PAD=pad)
             torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+        if om < 0 or on < 0:
+            # Triton 3.6's TMA stores at negative offsets fault on an H100 (an illegal
+            # instruction); tilecc's are checked against the interpreter above
+            continue
         for atomic in (False, True):
             got, want = x.clone(), x.clone()
             desc_store_kernel[(1,)](blk, got, m, n, stride, om, on, BM=16, BN=8, ATOMIC=atomic)

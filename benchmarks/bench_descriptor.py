@@ -19,37 +19,13 @@ import sys
 
 import torch
 import triton
-from triton.testing import do_bench
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
 import kernels_ptr as KP  # noqa: E402
-from bench_block_ptr import CONFIGS, SHAPES  # noqa: E402
+from bench_block_ptr import CONFIGS, SHAPES, best  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
-
-import tilecc  # noqa: E402
-
-
-def best(kernel, a, b, c, configs, ref, descriptor: bool) -> float:
-    (m, k), n = a.shape, b.shape[1]
-    strides = () if descriptor else (*a.stride(), *b.stride(), *c.stride())
-    out = float("inf")
-    for bm, bn, bk, warps, stages in configs:
-        def fn():
-            kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
-                a, b, c, m, n, k, *strides, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
-                BLOCK_SIZE_K=bk, num_warps=warps, num_stages=stages)
-        try:
-            c.zero_()
-            fn()
-            torch.cuda.synchronize()
-        except Exception as e:  # a configuration this compiler cannot build
-            print(f"  skipped {bm}x{bn}x{bk}: {type(e).__name__}: {str(e).splitlines()[0][:90]}")
-            continue
-        torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
-        out = min(out, do_bench(fn, warmup=25, rep=100, return_mode="median"))
-    return out
 
 
 def main() -> None:
@@ -60,10 +36,10 @@ def main() -> None:
     # Triton's device-side descriptors live in global scratch memory it asks for
     triton.set_allocator(lambda size, alignment, stream: torch.empty(
         size, device="cuda", dtype=torch.int8))
-    kernels = {"tc desc": (KP.desc_matmul_kernel, True),
-               "tr desc": (as_triton(KP.desc_matmul_kernel), True),
-               "tc block": (KP.bp_matmul_kernel, False),
-               "tr block": (as_triton(KP.bp_matmul_kernel), False)}
+    kernels = {"tc desc": (KP.desc_matmul_kernel, False),  # (kernel, takes strides)
+               "tr desc": (as_triton(KP.desc_matmul_kernel), False),
+               "tc block": (KP.bp_matmul_kernel, True),
+               "tr block": (as_triton(KP.bp_matmul_kernel), True)}
     print(f"{torch.cuda.get_device_name()}: fp16 matmul, TFLOP/s (best configuration)")
     header = (f"{'M x K x N':>16} " + " ".join(f"{k:>9}" for k in kernels) +
               f" {'tc/tr desc':>11} {'tc/tr blk':>10}")
@@ -75,8 +51,8 @@ def main() -> None:
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
         ref = a.float() @ b.float()
-        times = {name: best(kern, a, b, c, configs, ref, desc)
-                 for name, (kern, desc) in kernels.items()}
+        times = {name: best(kern, a, b, c, configs, ref, strides)
+                 for name, (kern, strides) in kernels.items()}
         tflops = " ".join(f"{2 * m * n * k / (t * 1e-3) / 1e12:9.1f}" for t in times.values())
         print(f"{f'{m}x{k}x{n}':>16} {tflops} "
               f"{times['tr desc'] / times['tc desc']:11.3f} "

@@ -137,6 +137,7 @@ def _inner(d, Y, i):
 @tilecc.jit
 def k(Y, M):
     d = tl.make_tensor_descriptor(Y, [M, 8], [8, 1], [2, 8])
+    tl.store(Y + 4 * 8, d.shape[0] + d.strides[0])  # the run-time shape and strides
     tl.static_assert(d.block_shape == (2, 8))
     tl.static_assert(d.dtype == tl.int32)
     tl.static_assert(d.block_type == tl.block_type(tl.int32, [2, 8]))
@@ -145,7 +146,8 @@ def k(Y, M):
     k = _compile(code)
     y = np.zeros((5, 8), np.int32)
     k.interpret[(1,)](y, 5)
-    assert (y[1:3] == 3).all() and (y[0] == 0).all() and (y[3:] == 0).all()
+    assert (y[1:3] == 3).all() and (y[0] == 0).all() and (y[3] == 0).all()
+    assert y[4, 0] == 5 + 8 and (y[4, 1:] == 0).all()
 
 
 # --- Triton's errors ------------------------------------------------------------------------

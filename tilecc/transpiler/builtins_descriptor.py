@@ -21,7 +21,8 @@ from typing import Any
 from tilecc.language import dtypes as D
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
+from tilecc.transpiler.builtin_registry import bind, constant, handles, kernel_value
+from tilecc.transpiler.builtins_blocks import atomic_rmw
 from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
@@ -148,8 +149,6 @@ def _value(tracer, desc: TensorDescriptor, value: Any) -> Value:
 
 def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) -> Any:
     """`desc.<name>(...)`; TypeError / ValueError as Triton raises them."""
-    from tilecc.transpiler.builtin_registry import bind
-
     if name in ("gather", "scatter"):
         raise ValueError(f"desc.{name} (TMA row gathers) is not implemented by tilecc: load "
                          "the rows through tl.load with a block of row pointers")
@@ -173,8 +172,6 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
         raise TypeError(f"desc.{name} does not support {desc.dtype!r} (supported: "
                         f"{', '.join(allowed)})")
     ptrs, mask = BP.pointers_and_mask(tracer.b, bp, list(range(len(desc.block_shape))))
-    from tilecc.transpiler.builtins_blocks import atomic_rmw
-
     atomic_rmw(tracer, name, ptrs, v, mask if mask is not None else Const(None),
                Const("relaxed"), Const("gpu"))
     return Const(None)

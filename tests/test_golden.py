@@ -38,6 +38,10 @@ GOLDEN = {
     "matmul_block_ptr": ("matmul_block_ptr", "matmul_block_ptr_kernel",
                          "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
                          "i32:16, i32:1, i32:16, i32:1, 128, 128, 32, 8", 4),
+    "persistent_matmul": ("persistent_matmul", "persistent_matmul_kernel",
+                          "tensordesc<fp16[128, 64]>:16, tensordesc<fp16[64, 128]>:16, "
+                          "tensordesc<fp16[128, 128]>:16, i32, i32, i32, 128, 128, 64, 8, 132",
+                          8),
     "grouped_gemm": ("grouped_gemm", "grouped_matmul_kernel",
                      "*i64:16, *i64:16, *i64:16, *i32:16, *i32:16, i32, 132, 128, 128, 32", 4),
 }

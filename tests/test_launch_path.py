@@ -186,7 +186,7 @@ def test_slot_layout_and_values_from_specs():
                                  "BLOCK": 64})
     codes, taken = L.slot_layout(specs)
     assert codes == "QQie" and taken == (True, True, False, True)
-    values = L.slot_values(specs, {"n": 1, "flag": np.float16(1.5)}, passed)
+    values = L.slot_values(specs, passed)
     assert values == [x.ctypes.data, x.ctypes.data, 1, 1.5]
 
 

@@ -48,6 +48,26 @@ def desc_store_kernel(X, Y, M, N, stride_m, om, on, BM: tl.constexpr, BN: tl.con
         tl.store_tensor_descriptor(d, [om, on], x)
 
 
+@tilecc.jit
+def host_desc_load_kernel(src, Y, om, on):
+    """Y (flat) = the block of `src` at (om, on)."""
+    bm: tl.constexpr = src.block_shape[0]
+    bn: tl.constexpr = src.block_shape[1]
+    tl.store(Y + tl.arange(0, bm)[:, None] * bn + tl.arange(0, bn)[None, :], src.load([om, on]))
+
+
+@tilecc.jit
+def host_desc_store_kernel(X, dst, om, on, ATOMIC: tl.constexpr):
+    """The block of `dst` at (om, on) = X (flat), or += X."""
+    bm: tl.constexpr = dst.block_shape[0]
+    bn: tl.constexpr = dst.block_shape[1]
+    x = tl.load(X + tl.arange(0, bm)[:, None] * bn + tl.arange(0, bn)[None, :])
+    if ATOMIC:
+        dst.atomic_add([om, on], x)
+    else:
+        dst.store([om, on], x)
+
+
 MATMUL = KP.DESC_MATMUL_SIGNATURE
 BP_MATMUL = KP.MATMUL_SIGNATURE
 
@@ -220,6 +240,8 @@ COMPILED = [
     (desc_store_kernel, "*fp32:16,*fp32:16,i32,i32,i32:16,i32,i32,32,16,1"),
     (KP.desc_matmul_kernel, MATMUL.format(bm=128, bn=128, bk=32)),
     (KP.desc_matmul_kernel, MATMUL.format(bm=64, bn=64, bk=32)),
+    (host_desc_load_kernel, "tensordesc<fp32[16, 32], nan>, *fp32:16, i32, i32"),
+    (host_desc_store_kernel, "*bf16:16, tensordesc<bf16[32, 16]>:16, i32, i32, 1"),
 ]
 
 
@@ -309,3 +331,210 @@ def test_descriptor_kernels_match_triton_on_gpu() -> None:
             as_triton(desc_store_kernel)[(1,)](blk, want, m, n, stride, om, on, BM=16, BN=8,
                                                ATOMIC=atomic)
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+# --- host-side descriptors (kernel arguments) -----------------------------------------------
+
+def _padded(rng, m, n, pitch, dtype):
+    """An m x n view of rows `pitch` 16-byte units longer than needed (Triton's descriptors
+    take strides that are multiples of 16 bytes), with the whole buffer."""
+    unit = 16 // np.dtype(dtype).itemsize
+    stride = -(-n // unit) * unit + pitch * unit
+    flat = rng.integers(-50, 50, m * stride).astype(dtype)
+    return flat, flat.reshape(m, stride)[:, :n]
+
+
+@SETTINGS
+@given(m=st.integers(1, 40), n=st.integers(1, 40), pitch=st.integers(0, 2),
+       bm=st.sampled_from([1, 4, 16]), bn=st.sampled_from([8, 16]),
+       om=st.integers(-20, 40), on=st.integers(-20, 40), pad=st.sampled_from(["zero", "nan"]),
+       dtype=st.sampled_from(["float32", "int32", "float16"]), seed=st.integers(0, 99))
+def test_host_descriptor_load_matches_numpy(m, n, pitch, bm, bn, om, on, pad, dtype,
+                                            seed) -> None:
+    if dtype == "int32" and pad == "nan":
+        pad = "zero"
+    _, x2d = _padded(np.random.default_rng(seed), m, n, pitch, dtype)
+    y = np.zeros(bm * bn, dtype)
+    desc = tilecc.TensorDescriptor.from_tensor(x2d, [bm, bn], padding=pad)
+    host_desc_load_kernel.interpret[(1,)](desc, y, om, on)
+    want, *_ = _window(x2d, om, on, bm, bn, np.nan if pad == "nan" else 0)
+    np.testing.assert_array_equal(y.reshape(bm, bn), want)
+
+
+@SETTINGS
+@given(m=st.integers(1, 40), n=st.integers(1, 40), pitch=st.integers(0, 2),
+       bm=st.sampled_from([1, 4, 16]), bn=st.sampled_from([4, 8, 16]),
+       om=st.integers(-20, 40), on=st.integers(-20, 40), atomic=st.booleans(),
+       seed=st.integers(0, 99))
+def test_host_descriptor_store_and_atomic_add_match_numpy(m, n, pitch, bm, bn, om, on, atomic,
+                                                          seed) -> None:
+    rng = np.random.default_rng(seed)
+    flat, y2d = _padded(rng, m, n, pitch, np.float32)
+    x = rng.integers(-50, 50, (bm, bn)).astype(np.float32)
+    want = flat.copy()
+    host_desc_store_kernel.interpret[(1,)](x, tilecc.TensorDescriptor.from_tensor(y2d, [bm, bn]),
+                                           om, on, ATOMIC=atomic)
+    view = want.reshape(m, -1)
+    _, r, c, inside = _window(view[:, :n], om, on, bm, bn, 0)
+    if atomic:
+        view[r[inside], c[inside]] += x[inside]
+    else:
+        view[r[inside], c[inside]] = x[inside]
+    np.testing.assert_array_equal(flat, want)  # nothing outside the block (or the view) moved
+
+
+def test_host_descriptor_of_three_dims() -> None:
+    code = """
+@tilecc.jit
+def k(src, Y, i, j, l):
+    x = src.load([i, j, l])
+    tl.store(Y + tl.arange(0, 2)[:, None, None] * 32 + tl.arange(0, 4)[None, :, None] * 8
+             + tl.arange(0, 8)[None, None, :], x)
+"""
+    x = np.arange(3 * 5 * 8, dtype=np.float32).reshape(3, 5, 8)
+    y = np.zeros(2 * 4 * 8, np.float32)
+    _compile(code).interpret[(1,)](tilecc.TensorDescriptor.from_tensor(x, [2, 4, 8]), y, 2, 3, 0)
+    want = np.zeros((2, 4, 8), np.float32)
+    want[0, :2] = x[2, 3:5]
+    np.testing.assert_array_equal(y.reshape(2, 4, 8), want)
+
+
+def test_persistent_matmul_example_runs_and_matches_numpy() -> None:
+    import os
+    import runpy
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+    example = runpy.run_path(path, run_name="not_main")
+    rng = np.random.default_rng(3)
+    for m, n, k in [(70, 40, 56), (33, 128, 24)]:  # dims that are not multiples of the blocks
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float16)
+        example["matmul"](a, b, c, tilecc.Config({"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32,
+                                                  "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 2}), 3)
+        np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b, rtol=2e-3,
+                                   atol=2e-3)
+
+
+def test_host_descriptor_kernel_is_specialized_on_block_shape_and_divisibility() -> None:
+    from tilecc.runtime.cache import spec_key
+
+    def specs(x, block):
+        return host_desc_load_kernel.specs_for(
+            {"src": tilecc.TensorDescriptor.from_tensor(x, block), "Y": x, "om": 0, "on": 0})[0]
+
+    x = np.zeros((32, 48), np.float32)
+    assert spec_key(specs(x, [16, 16])) != spec_key(specs(x, [16, 32]))
+    shapes = [s for s in specs(x, [16, 16]) if "_shape" in s.name]
+    assert [s.divisible_by_16 for s in shapes] == [True, True]
+    shapes = [s for s in specs(np.zeros((33, 40), np.float32), [16, 16]) if "_shape" in s.name]
+    assert [s.divisible_by_16 for s in shapes] == [False, False]
+    source = host_desc_load_kernel.source("tensordesc<fp16[16, 32], nan>, *fp16:16, i32, i32")
+    assert "src: tensor descriptor of fp16, blocks [16, 32], NaN padding" in source
+    assert "const tc::half* src_base" in source and "long long src_stride0" in source
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda x: tilecc.TensorDescriptor(x, [4, 4], [1, 4], [2, 2]), "must be contiguous"),
+    (lambda x: tilecc.TensorDescriptor(x, [4, 4], [4, 1], [2, 3]), "must be a power of 2"),
+    (lambda x: tilecc.TensorDescriptor(x, [4, 4], [4, 1], [2]), "one entry per dimension"),
+    (lambda x: tilecc.TensorDescriptor(x, [4, 4], [4, 1], [2, 2], "one"), "'zero' or 'nan'"),
+    (lambda x: tilecc.TensorDescriptor(x, [2048, 2048], [2048, 1], [2048, 2048]),
+     "exceeds the largest block"),
+])
+def test_host_descriptor_checks_at_creation(make, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        make(np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("desc,message", [
+    (lambda: tilecc.TensorDescriptor(np.zeros(40, np.float32)[1:], [4, 8], [8, 1], [4, 8]),
+     "16-byte aligned"),
+    (lambda: tilecc.TensorDescriptor(np.zeros(40, np.float32), [4, 6], [6, 1], [4, 8]),
+     "multiples of 16 bytes"),
+    (lambda: tilecc.TensorDescriptor(np.zeros(32, np.int32), [4, 8], [8, 1], [4, 8], "nan"),
+     "needs a floating-point tensor"),
+    (lambda: tilecc.TensorDescriptor([0.0] * 32, [4, 8], [8, 1], [4, 8]), "must be an array"),
+    (lambda: tilecc.TensorDescriptor(np.zeros(32, np.float16), [4, 8], [8, 1], [4, 4]),
+     "at least 16 bytes in the last dimension"),
+])
+def test_host_descriptor_checks_at_launch(desc, message) -> None:
+    with pytest.raises((TypeError, ValueError, CompilationError), match=message):
+        host_desc_load_kernel.interpret[(1,)](desc(), np.zeros(64, np.float32), 0, 0)
+
+
+def test_export_of_host_descriptor_kernels_is_refused() -> None:
+    from tilecc.export.variants import ExportError, build_variant
+
+    with pytest.raises(ExportError, match="`src` is a tensor descriptor.*make_tensor_desc"):
+        build_variant(host_desc_load_kernel, "tensordesc<fp32[16, 16]>, *fp32:16, i32, i32",
+                      "cuda", 4)
+
+
+@pytest.mark.gpu
+def test_host_descriptors_on_gpu_match_the_interpreter_warm_launches_included() -> None:
+    """Loads, stores and atomic adds through host-side descriptors over torch tensors, at
+    blocks inside and across every edge; repeated launches take the warm path, which must
+    still see new strides, shapes and alignments."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for m, n, pitch in [(40, 33, 1), (17, 64, 0), (40, 33, 2)]:  # the last: new strides
+        flat, x2d = _padded(rng, m, n, pitch, np.float32)
+        flat = flat.astype(np.float32) + rng.standard_normal(flat.size).astype(np.float32)
+        x2d = flat.reshape(m, -1)[:, :n]
+        dev = torch.from_numpy(flat).cuda().view(m, -1)[:, :n]
+        for om, on in [(-3, 5), (30, -7), (0, 0), (10, 20), (39, 32)]:
+            want = np.zeros(16 * 8, np.float32)
+            host_desc_load_kernel.interpret[(1,)](
+                tilecc.TensorDescriptor.from_tensor(x2d, [16, 8], "nan"), want, om, on)
+            y = torch.zeros(16 * 8, device="cuda")
+            host_desc_load_kernel[(1,)](tilecc.TensorDescriptor.from_tensor(dev, [16, 8], "nan"),
+                                        y, om, on)
+            np.testing.assert_array_equal(y.cpu().numpy(), want)
+            blk = rng.standard_normal((16, 8)).astype(np.float32)
+            for atomic in (False, True):
+                want = flat.copy()
+                host_desc_store_kernel.interpret[(1,)](
+                    blk, tilecc.TensorDescriptor.from_tensor(want.reshape(m, -1)[:, :n], [16, 8]),
+                    om, on, ATOMIC=atomic)
+                got = torch.from_numpy(flat).cuda()
+                host_desc_store_kernel[(1,)](
+                    torch.from_numpy(blk).cuda(),
+                    tilecc.TensorDescriptor.from_tensor(got.view(m, -1)[:, :n], [16, 8]), om, on,
+                    ATOMIC=atomic)
+                np.testing.assert_array_equal(got.cpu().numpy(), want)
+    bad = torch.zeros(64, device="cuda")[1:].view(7, 9)  # 4 bytes past an aligned address
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        host_desc_load_kernel[(1,)](tilecc.TensorDescriptor(bad, [7, 8], [9, 1], [16, 8]),
+                                    torch.zeros(128, device="cuda"), 0, 0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(512, 512, 512), (300, 264, 200), (129, 72, 48)])
+def test_persistent_host_descriptor_matmul_on_gpu_matches_torch_and_triton(m, n, k) -> None:
+    torch = pytest.importorskip("torch")
+    triton = pytest.importorskip("triton")
+    import os
+    import runpy
+    import sys
+
+    from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    kernel = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                         "persistent_matmul.py"),
+                            run_name="not_main")["persistent_matmul_kernel"]
+    torch.manual_seed(0)
+    a = torch.randn((m, k), dtype=torch.float16, device="cuda")
+    b = torch.randn((k, n), dtype=torch.float16, device="cuda")
+    ours, theirs = (torch.empty((m, n), dtype=torch.float16, device="cuda") for _ in range(2))
+    meta = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=132)
+    for fn, cls, c in [(kernel, tilecc.TensorDescriptor, ours),
+                       (as_triton(kernel), TritonDescriptor, theirs)]:
+        fn[(132,)](cls.from_tensor(a, [128, 64]), cls.from_tensor(b, [64, 128]),
+                   cls.from_tensor(c, [128, 128]), m, n, k, **meta, num_warps=8, num_stages=3)
+    ref = (a.float() @ b.float()).half()
+    torch.testing.assert_close(ours, ref, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(ours, theirs, rtol=1e-2, atol=1e-2)

@@ -7,6 +7,7 @@ from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError, Ou
                            OutOfResources)
 from tilecc.runtime.autotune import Config, autotune, heuristics
 from tilecc.runtime.jit import JITFunction, jit
+from tilecc.runtime.tensor_descriptor import TensorDescriptor
 from tilecc.version import __version__
 
 
@@ -28,5 +29,5 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "NoDeviceError",
-           "OutOfRegisters", "OutOfResources", "autotune", "cdiv", "get_include", "heuristics",
+           "OutOfRegisters", "OutOfResources", "TensorDescriptor", "autotune", "cdiv", "get_include", "heuristics",
            "jit", "next_power_of_2", "__version__"]

@@ -15,8 +15,8 @@ tilecc's own modules:
                                        Benchmark, perf_report)
     triton.runtime[.jit|.autotuner|.errors|.driver]
                                      → tilecc.compat.runtime (driver.active...)
-    triton.tools.tensor_descriptor   → tilecc.compat.tensor_descriptor (the host-side
-                                       TensorDescriptor: it imports; launches refuse it)
+    triton.tools.tensor_descriptor   → tilecc.runtime.tensor_descriptor (the host-side
+                                       TensorDescriptor)
 
 Anything else under `triton` (the compiler, its IR and assembly, backends) has no meaning
 for tilecc, which compiles to CUDA/HIP source: importing it raises an ImportError that says
@@ -46,7 +46,7 @@ _FIXED = {
     "triton.runtime.autotuner": "tilecc.compat.runtime",
     "triton.runtime.errors": "tilecc.compat.runtime",
     "triton.runtime.driver": "tilecc.compat.runtime",
-    "triton.tools.tensor_descriptor": "tilecc.compat.tensor_descriptor",
+    "triton.tools.tensor_descriptor": "tilecc.runtime.tensor_descriptor",
 }
 
 # What to say about the parts of Triton that tilecc does not have.

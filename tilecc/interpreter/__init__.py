@@ -8,6 +8,7 @@ program of the grid runs in turn on the IR.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import numpy as np
@@ -132,18 +133,39 @@ def _to_host(x: Any) -> Any:
     return x
 
 
+def _with_descriptor_parts(specs, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` and, by parameter name, what each descriptor argument is passed as (its
+    base array, shape and strides: `specialize.descriptor_specs`)."""
+    out = dict(values)
+    for i, spec in enumerate(specs):
+        if spec.descriptor is not None:
+            name = spec.descriptor.param
+            base, ints = SP.descriptor_arguments(name, values[name])
+            parts = specs[i:i + 1 + 2 * spec.descriptor.ndim]
+            out.update(zip((s.name for s in parts), [base, *ints]))
+    return out
+
+
 def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     values, options = jit_fn.bind(args, dict(kwargs))
     jit_fn.options(**options)  # checked as a launch on a GPU checks them
+    descriptors = {n: v for n, v in values.items() if SP.is_host_descriptor(v)}
+    for name, d in descriptors.items():  # their tensors are mirrored with the arrays
+        values[name] = d.base
     writebacks = _mirror_device_arrays(values)
     for name, v in list(values.items()):
         values[name] = _to_host(v)
+    for name, d in descriptors.items():  # the same descriptor, over the host copy
+        host = copy.copy(d)
+        host.base = values[name]
+        values[name] = host
     specs, _ = jit_fn.specs_for(values)
     kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True,
                              num_stages=options.get("num_stages"))
     fp8.check_supported(kernel, "interpreter", "")
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)
     env: dict[int, object] = {}
+    values = _with_descriptor_parts(specs, values)
     for p in kernel.params:
         if p.value is None:
             continue

@@ -277,6 +277,12 @@ def describe_specs(specs) -> list[str]:
             out.append(f"{s.name} = {s.constexpr!r} (constexpr)")
         elif s.equals_one:
             out.append(f"{s.name} = 1 (specialized: the argument was 1)")
+        elif s.descriptor is not None:
+            d = s.descriptor
+            out.append(f"{d.param}: tensor descriptor of {s.type.element_ty.name}, blocks "
+                       f"{list(d.block_shape)}" + (", NaN padding" if d.padding == "nan" else "")
+                       + f"; passed as {s.name}: *{s.type.element_ty.name} and its shape and "
+                       "strides")
         elif s.type.is_ptr():
             out.append(f"{s.name}: *{s.type.element_ty.name}" +
                        (" (16-byte aligned)" if s.divisible_by_16 else ""))

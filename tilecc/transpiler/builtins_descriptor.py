@@ -86,11 +86,6 @@ def _make(tracer, name, base, shape, strides, block_shape, padding_option):
         raise ValueError(f"Expected {ndim} strides but got {len(strides_)}")
     if len(block) != ndim:
         raise ValueError(f"Expected block_shape to have {ndim} dimensions but got {len(block)}")
-    elem = base.dtype.element_ty
-    size = max(elem.bits // 8, 1)
-    if block[-1] * size < 16:
-        raise ValueError("Descriptor block shape must have at least 16 bytes in the last "
-                         f"dimension, but got {block[-1]} * {size} = {block[-1] * size} bytes")
     last = strides_[-1]
     if not isinstance(last, Const) or last.value != 1:
         got = last.value if isinstance(last, Const) else "a run-time value"
@@ -99,18 +94,43 @@ def _make(tracer, name, base, shape, strides, block_shape, padding_option):
         if n <= 0 or n & (n - 1):
             raise ValueError(f"tl.make_tensor_descriptor: block_shape {list(block)} must be "
                              "powers of 2")
-    padding = constant(padding_option, "padding_option")
+    shape_ = tuple(_int32(b, kernel_value(tracer, x, "shape")) for x in shape_)
+    strides_ = tuple(BP.scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
+                     for x in strides_)
+    return _checked(tracer, base, shape_, strides_, block,
+                       constant(padding_option, "padding_option"))
+
+
+def from_arguments(tracer, parts: list, spec, stride_params: list) -> TensorDescriptor:
+    """The descriptor a kernel receives as an argument (a host-side TensorDescriptor),
+    from the values it is passed as: base pointer, shape (i32), strides (i64, the last
+    compiled in as 1).  Its strides but the last are multiples of 16 bytes (the launch
+    checks it, as Triton does): said to the alignment analysis, so that rows vectorize."""
+    ndim = spec.ndim
+    base, shape, strides = parts[0], tuple(parts[1:1 + ndim]), tuple(parts[1 + ndim:])
+    size = max(base.dtype.element_ty.bits // 8, 1)
+    for p in stride_params[:ndim - 1]:
+        p.divisor = max(16 // size, 1)
+    return _checked(tracer, base, shape, strides, spec.block_shape, spec.padding)
+
+
+def _checked(tracer, base: Value, shape: tuple, strides: tuple, block: tuple,
+             padding: Any) -> TensorDescriptor:
+    """Triton's checks that need the element type, and the descriptor."""
+    b = tracer.b
+    elem = base.dtype.element_ty
+    size = max(elem.bits // 8, 1)
+    if block[-1] * size < 16:
+        raise ValueError("Descriptor block shape must have at least 16 bytes in the last "
+                         f"dimension, but got {block[-1]} * {size} = {block[-1] * size} bytes")
     if padding not in ("zero", "nan"):
         raise ValueError(f"padding option {padding!r} is not supported (\"zero\" or \"nan\")")
     if padding == "nan" and not elem.is_floating():
         raise ValueError("Padding option `nan` is not supported for integer blocks")
-    shape_ = tuple(_int32(b, kernel_value(tracer, x, "shape")) for x in shape_)
-    strides_ = tuple(BP.scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
-                     for x in strides_)
     if elem == D.int1:  # bool tensors are read as int8 bytes, as through block pointers
         base = S.cast(b, base, D.pointer_type(D.int8))
-    return TensorDescriptor(base, shape_, strides_, block, padding,
-                            BP.block_tile(b, block, strides_))
+    return TensorDescriptor(base, shape, strides, block, padding,
+                            BP.block_tile(b, block, strides))
 
 
 def _int32(b, x: Any) -> Value | Const:

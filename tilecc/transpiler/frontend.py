@@ -1188,6 +1188,15 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
             v = Value(Type(spec.type), spec.name)
             kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
             tracer.scope[spec.name] = v
+    for i, spec in enumerate(specs):  # host-side descriptors: from their parts
+        if spec.descriptor is not None:
+            parts = [tracer.scope.pop(s.name) for s in specs[i:i + 1 + 2 * spec.descriptor.ndim]]
+            try:
+                tracer.scope[spec.descriptor.param] = TD.from_arguments(
+                    tracer, parts, spec.descriptor, kernel.params[i + 1 + spec.descriptor.ndim:])
+            except (TypeError, ValueError) as e:
+                raise CompilationError(f"argument `{spec.descriptor.param}`: {e}",
+                                       kernel.loc) from None
     try:
         tracer.run_body(pf.funcdef.body.body)
     except Return as r:

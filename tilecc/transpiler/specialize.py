@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilecc.language import dtypes as D
-from tilecc.transpiler.specs import ArgSpec, ParamDecl
+from tilecc.transpiler.specs import ArgSpec, DescriptorSpec, ParamDecl
 
 TYPE_NAMES = {**D.BY_NAME, **D.BY_LONG_NAME, "f16": D.float16, "f32": D.float32,
               "f64": D.float64, "bool": D.int1}
@@ -54,12 +54,13 @@ def _is_value(entry: str) -> bool:
 
 def _split(signature: str) -> list[str]:
     """The entries of a signature: split at the commas outside brackets, so that a tuple
-    constexpr `(16, 32)` is one entry."""
+    constexpr `(16, 32)` is one entry, and a descriptor's `tensordesc<fp16[64, 64], nan>`."""
     entries, depth, start = [], 0, 0
     for i, c in enumerate(signature):
-        if c in "([{":
+        if c in "([{" or (c == "<" and signature[start:i].strip() == "tensordesc"):
             depth += 1
-        elif c in ")]}":
+        elif c in ")]}" or (c == ">" and depth and signature[start:].lstrip().startswith(
+                "tensordesc")):
             depth -= 1
         elif c == "," and depth == 0:
             entries.append(signature[start:i])
@@ -129,7 +130,12 @@ def _specs(params: list[ParamDecl], signature: str | list[str] | None,
             specs.append(ArgSpec(p.name, constexpr=None, is_constexpr=True))
             continue
         try:
-            specs.append(_spec_from_entry(p.name, entry))
+            got = _spec_from_entry(p.name, entry)
+            if isinstance(got, list):  # a tensor descriptor: its parts
+                got = descriptor_specs(p.name, *got[:3], {q.name for q in params}, got[3])
+                specs.extend(got)
+            else:
+                specs.append(got)
         except ValueError as e:
             if short and _is_value(entry):  # an entry missing before it, not a wrong type
                 raise ValueError(
@@ -140,7 +146,9 @@ def _specs(params: list[ParamDecl], signature: str | list[str] | None,
     return specs
 
 
-def _spec_from_entry(name: str, entry: str) -> ArgSpec:
+def _spec_from_entry(name: str, entry: str) -> ArgSpec | list[ArgSpec]:
+    if entry.startswith("tensordesc"):
+        return _descriptor_entry(name, entry)
     text, _, attr = entry.partition(":")
     if attr not in ("", "16", "1"):
         raise ValueError(f"unknown specialization ':{attr}' (use :16 or :1)")
@@ -228,3 +236,97 @@ def scalar_type(value: Any) -> D.dtype | None:
     if isinstance(value, float):
         return D.float32
     return None
+
+
+# --- host-side tensor descriptors --------------------------------------------------------------
+
+MAX_BLOCK_NUMEL = 1 << 20  # Triton's largest block
+
+
+def is_host_descriptor(x: Any) -> bool:
+    """A host-side tensor descriptor (tilecc's `TensorDescriptor`, or Triton's): an object
+    of that name with a base tensor, shape, strides and block shape."""
+    return type(x).__name__ == "TensorDescriptor" and all(
+        hasattr(x, a) for a in ("base", "shape", "strides", "block_shape"))
+
+
+def check_block_shape(block_shape) -> tuple[int, ...]:
+    """Triton's checks of a descriptor's block shape: ints, powers of 2, at most 2**20
+    elements."""
+    numel = 1
+    for i, d in enumerate(block_shape):
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"block_shape element {i} must be an int, got {type(d).__name__}")
+        if d <= 0 or d & (d - 1):
+            raise ValueError(f"block_shape element {i} must be a power of 2, got {d}")
+        numel *= d
+    if numel > MAX_BLOCK_NUMEL:
+        raise ValueError(f"block_shape {list(block_shape)}: numel ({numel}) exceeds the "
+                         f"largest block ({MAX_BLOCK_NUMEL})")
+    return tuple(block_shape)
+
+
+def descriptor_specs(name: str, elem: D.dtype, block_shape: tuple[int, ...], padding: str,
+                     taken: set[str], shape: list[int] | None = None) -> list[ArgSpec]:
+    """The ArgSpecs a tensor descriptor parameter is passed as: `<name>_base` (a pointer
+    to its elements, carrying the DescriptorSpec), `<name>_shape<i>` (i32; specialized on
+    being a multiple of 16 as integer arguments are, when the launch's `shape` is given)
+    and `<name>_stride<i>` (i64; the last is 1, compiled in).  Names that a parameter of
+    the kernel already has get a trailing `_`."""
+    def fresh(n: str) -> str:
+        while n in taken:
+            n += "_"
+        taken.add(n)
+        return n
+    ndim = len(block_shape)
+    head = ArgSpec(fresh(f"{name}_base"), type=D.pointer_type(elem), divisible_by_16=True,
+                   descriptor=DescriptorSpec(name, tuple(block_shape), padding))
+    shapes = [ArgSpec(fresh(f"{name}_shape{i}"), type=D.int32,
+                      divisible_by_16=shape is not None and shape[i] % 16 == 0)
+              for i in range(ndim)]
+    strides = [ArgSpec(fresh(f"{name}_stride{i}"), type=D.int64, equals_one=i == ndim - 1)
+               for i in range(ndim)]
+    return [head, *shapes, *strides]
+
+
+def _descriptor_entry(name: str, entry: str) -> list:
+    """`tensordesc<fp16[64, 64]>` (Triton's spelling), optionally `tensordesc<fp16[64, 64],
+    nan>`, and `:16` where the dims are multiples of 16: [element type, block shape,
+    padding, a shape with the dims' divisibility]."""
+    import re
+
+    m = re.fullmatch(r"tensordesc<\s*(\w+)\s*\[([\d\s,]*)\]\s*(?:,\s*(\w+)\s*)?>"
+                     r"(:16)?", entry)
+    if m is None:
+        raise ValueError("a tensor descriptor's entry is tensordesc<TYPE[D0, D1, ...]> "
+                         "(e.g. tensordesc<fp16[64, 64]>), with `, nan` for NaN padding "
+                         "and `:16` after it when its dims are multiples of 16")
+    block = tuple(int(x) for x in m.group(2).split(",") if x.strip())
+    if not 1 <= len(block) <= 5:
+        raise ValueError(f"a tensor descriptor has 1 to 5 dims, got {len(block)}")
+    padding = m.group(3) or "zero"
+    if padding not in ("zero", "nan"):
+        raise ValueError(f"padding is zero or nan, got {padding!r}")
+    return [parse_type(m.group(1)), check_block_shape(block), padding,
+            [16 if m.group(4) else 1] * len(block)]
+
+
+def descriptor_arguments(name: str, desc: Any) -> tuple[Any, list[int]]:
+    """A launch's host descriptor checked as Triton checks it: (its base array, its shape
+    and strides as the ints the kernel takes after the base)."""
+    shape, strides = list(desc.shape), list(desc.strides)
+    ndim = len(shape)
+    where = f"argument `{name}` (a TensorDescriptor)"
+    if not 1 <= ndim <= 5 or len(strides) != ndim or len(desc.block_shape) != ndim:
+        raise ValueError(f"{where}: shape, strides and block_shape need 1 to 5 entries each, "
+                         f"the same number, got {shape}, {strides}, {list(desc.block_shape)}")
+    check_block_shape(desc.block_shape)
+    if strides[-1] != 1:
+        raise ValueError(f"{where}: the last dimension must be contiguous (stride 1), got "
+                         f"strides {strides}")
+    if getattr(desc, "padding", "zero") not in ("zero", "nan"):
+        raise ValueError(f"{where}: padding is 'zero' or 'nan', got {desc.padding!r}")
+    for i, n in enumerate(shape):
+        if not 0 <= int(n) < 2 ** 31:
+            raise ValueError(f"{where}: shape[{i}] = {n} is not a 32-bit size")
+    return desc.base, [int(n) for n in shape] + [int(s) for s in strides]

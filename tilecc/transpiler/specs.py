@@ -21,8 +21,27 @@ class ParamDecl:
 
 
 @dataclass(frozen=True)
+class DescriptorSpec:
+    """A host-side tensor descriptor argument, as the kernel is specialized on it: the
+    parameter it is passed as, its block shape and padding (its base pointer, shape and
+    strides are run-time values, the ArgSpecs that follow the one carrying this)."""
+
+    param: str
+    block_shape: tuple[int, ...]
+    padding: str  # "zero" or "nan"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.block_shape)
+
+
+@dataclass(frozen=True)
 class ArgSpec:
-    """How one parameter is specialized: a constexpr value, or a run-time type."""
+    """How one parameter is specialized: a constexpr value, or a run-time type.
+
+    A tensor descriptor parameter is passed as 1 + 2 * ndim run-time values: its base
+    pointer (the ArgSpec with `descriptor` set), then its shape (i32) and its strides
+    (i64, the last one specialized to 1), each an ArgSpec of its own."""
 
     name: str
     constexpr: Any = None
@@ -30,3 +49,4 @@ class ArgSpec:
     type: D.dtype | D.pointer_type | None = None
     divisible_by_16: bool = False
     equals_one: bool = False
+    descriptor: DescriptorSpec | None = None

@@ -190,7 +190,7 @@ def _slow_path_on_device(jit_fn, values, options: dict):
                 options.get("num_stages"), **more)
         launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
         jit_fn._launchers[key] = launcher
-    return (launcher, slot_values(specs, dict(zip(jit_fn._param_names, values)), passed),
+    return (launcher, slot_values(specs, passed),
             bool(arrays))
 
 

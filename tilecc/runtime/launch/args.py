@@ -135,7 +135,7 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
 # --- the warm key ------------------------------------------------------------------------------
 
 # argument type -> how the warm path reads it; filled in as types are first seen
-_INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER = range(7)
+_INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER, _DESC = range(8)
 _KINDS: dict[type, int] = {int: _INT, float: _FLOAT, bool: _BOOL}
 
 # constexpr values of these types go into the key as they are (with their type: 1, 1.0
@@ -156,6 +156,9 @@ def _kind_of(t: type) -> int:
         kind = _CUPY
     elif hasattr(t, "__cuda_array_interface__"):
         kind = _CAI
+    elif t.__name__ == "TensorDescriptor" and "block_shape" in getattr(
+            t, "__dataclass_fields__", ()):  # tilecc's or Triton's host-side descriptor
+        kind = _DESC
     else:
         kind = _OTHER
     _KINDS[t] = kind
@@ -228,9 +231,39 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             dev = getattr(v, "device", None)
             key.append(("cai", cai["typestr"], ptr & 15 == 0, getattr(dev, "id", 0)))
             out.append(ptr)
+        elif kind == _DESC:
+            got = _descriptor_key(v)
+            if got is None:
+                return None
+            key.append(got[0])
+            out += got[1]
         else:
             return None
     return key, out
+
+
+def _descriptor_key(d) -> tuple[tuple, list] | None:
+    """A host-side tensor descriptor's part of the warm key, and the values it is passed
+    as (`specialize.descriptor_specs`); None (the slow path, which checks and explains)
+    where its base is not a torch tensor or CuPy array or its last stride is not 1.
+    The strides' residues mod 16 are in the key (the kernel relies on their being
+    multiples of 16 bytes, which the slow path checks for each new residue), and which
+    dims are multiples of 16 (specialized on, as integer arguments are)."""
+    base, strides = d.base, d.strides
+    kind = _KINDS.get(type(base))
+    if kind is None:
+        kind = _kind_of(type(base))
+    if kind == _TORCH:
+        ptr, device = base.data_ptr(), base.get_device()
+    elif kind == _CUPY:
+        ptr, device = base.data.ptr, base.data.device_id
+    else:
+        return None
+    if strides[-1] != 1:
+        return None
+    return (("desc", base.dtype, ptr & 15 == 0, device, tuple(d.block_shape), d.padding,
+             tuple(n & 15 == 0 for n in d.shape), tuple(s & 15 for s in strides)),
+            [ptr, *d.shape, *strides])
 
 
 # --- the generated warm launch -----------------------------------------------------------------
@@ -384,7 +417,7 @@ def slot_layout(specs) -> tuple[str, tuple[bool, ...]]:
             tuple(not s.equals_one for s in runtime))
 
 
-def slot_values(specs, values: dict, passed: list) -> list:
+def slot_values(specs, passed: list) -> list:
     """The run-time values of a slow-path launch, as `arg_key` gives warm ones, from
     `JITFunction.specs_for`'s result."""
     out = []
@@ -395,11 +428,10 @@ def slot_values(specs, values: dict, passed: list) -> list:
         if spec.equals_one:
             out.append(1)
             continue
-        p = next(it)
-        if isinstance(p, ArrayInfo):
-            out.append(p.ptr)
+        v = next(it)  # as given (a descriptor's shape and strides: as it holds them)
+        if isinstance(v, ArrayInfo):
+            out.append(v.ptr)
             continue
-        v = values[spec.name]
         if spec.type.name == "bf16":
             import numpy as np
 

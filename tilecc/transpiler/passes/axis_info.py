@@ -167,7 +167,7 @@ def analyze(kernel: Kernel) -> None:
         if t.is_ptr():
             div = 16 if p.divisible_by_16 else t.element_ty.itemsize
         else:
-            div = 16 if p.divisible_by_16 else 1
+            div = 16 if p.divisible_by_16 else p.divisor
         p.value.info = AxisInfo((1,), (div,), (HUGE,))
     _region(kernel.body)
 

@@ -403,3 +403,30 @@ def test_gpu_strided_view_through_the_cuda_array_interface():
     k[_grid](x, Foreign(view), 300, 3)
     np.testing.assert_array_equal(cp.asnumpy(big), _expected_after(
         cp.asnumpy(big), (2, slice(1, 901, 3)), 5.0 + 2 * cp.asnumpy(x)))
+
+
+def _set_block(nargs):  # as Triton's tutorial 09 and Liger's MLP set descriptor blocks
+    nargs["src"].block_shape = [nargs["BM"], 8]
+
+
+@tilecc.autotune(configs=[Config({"BM": 4}, pre_hook=_set_block),
+                          Config({"BM": 16}, pre_hook=_set_block)], key=["n"])
+@tilecc.jit
+def _desc_rows_sum(src, out, n, BM: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    tl.store(out + rows, tl.sum(src.load([tl.program_id(0) * BM, 0]), axis=1), mask=rows < n)
+
+
+def test_pre_hooks_set_descriptor_block_shapes_for_the_launch_and_the_compiles(monkeypatch):
+    x = np.arange(40 * 8, dtype=np.float32).reshape(40, 8)
+    out = np.zeros(40, np.float32)
+    desc = tilecc.TensorDescriptor.from_tensor(x, [1, 8])  # a dummy block until the hook
+    _desc_rows_sum.interpret[lambda meta: (tilecc.cdiv(40, meta["BM"]),)](desc, out, 40)
+    np.testing.assert_array_equal(out, x.sum(axis=1))
+    # GPU tuning compiles every candidate first, in parallel: each for its own block
+    seen = []
+    monkeypatch.setattr("tilecc.runtime.launch.precompile",
+                        lambda fn, args, kwargs: seen.append(args[0].block_shape))
+    _desc_rows_sum._precompile(_desc_rows_sum.configs, (desc, out, 40), {})
+    assert sorted(seen) == [[4, 8], [16, 8]]
+    assert desc.block_shape == [_desc_rows_sum.best_config.kwargs["BM"], 8]  # untouched

@@ -39,6 +39,7 @@ interactive terminal shows a progress bar (tqdm or rich, whichever is installed)
 from __future__ import annotations
 
 import builtins
+import copy
 import logging
 import os
 import sys
@@ -350,7 +351,8 @@ class Autotuner(KernelInterface):
         NVRTC does not); results land in the in-process and disk caches."""
         def one(config):
             try:
-                a, k = _expand_chain(self.fn, args, {**kwargs, **config.all_kwargs()})
+                a, k = _hooked_descriptors(self, config, args, kwargs)
+                a, k = _expand_chain(self.fn, a, {**k, **config.all_kwargs()})
                 _base_jit(self.fn).run(*a, grid=None, warmup=True, **k)
             except Exception as e:
                 self._skip(config, e)
@@ -364,6 +366,29 @@ class Autotuner(KernelInterface):
 
         with ThreadPoolExecutor(workers, thread_name_prefix="tilecc-compile") as pool:
             list(pool.map(one, pruned))
+
+
+def _hooked_descriptors(tuner, config, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments a configuration is compiled for.  A pre-hook may set the block shape
+    of host-side tensor descriptors (Triton's tutorial 09 and Liger set it per
+    configuration), which the kernel is specialized on: where there are descriptors, the
+    hook runs on copies of them (the configurations compile in parallel), and those are
+    compiled for."""
+    from tilecc.transpiler.specialize import is_host_descriptor
+
+    if not config.pre_hook or not any(map(is_host_descriptor, (*args, *kwargs.values()))):
+        return args, kwargs
+
+    def own(x):
+        if not is_host_descriptor(x):
+            return x
+        mine = copy.copy(x)
+        mine.block_shape = list(x.block_shape)
+        return mine
+    args = tuple(map(own, args))
+    kwargs = {k: own(v) for k, v in kwargs.items()}
+    config.pre_hook({**tuner._named(args, kwargs), **config.all_kwargs()})
+    return args, kwargs
 
 
 def _skippable(e: Exception) -> bool:

@@ -212,26 +212,6 @@ def swiglu(dev):
                        atol, rtol, grad=[0])
 
 
-@op("mlp")
-def mlp(dev):
-    """The fused SwiGLU MLP (host-side tensor descriptors, autotuned block shapes set by
-    pre-hooks); CUDA only, as Liger asserts.  Its dots are TF32 / bf16 products."""
-    if dev != "cuda":
-        raise NotApplicable("LigerMLPFunction asserts CUDA tensors")
-    m = liger("mlp")
-    for dtype, atol, rtol in [(torch.float32, 2e-2, 2e-2), (torch.bfloat16, 1e-1, 5e-2)]:
-        for b, s, dim, hidden in [(2, 100, 64, 128), (1, 37, 128, 256)]:
-            yield Case(f"{b}x{s}x{dim} -> {hidden} {str(dtype).replace('torch.', '')}",
-                       [rnd(b, s, dim, dtype=dtype, device=dev, scale=0.5),
-                        rnd(hidden, dim, dtype=dtype, device=dev, scale=0.1),
-                        rnd(hidden, dim, dtype=dtype, device=dev, scale=0.1),
-                        rnd(dim, hidden, dtype=dtype, device=dev, scale=0.1)],
-                       lambda x, wg, wu, wd: m.LigerMLPFunction.apply(x, wg, wu, wd),
-                       lambda x, wg, wu, wd: F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu),
-                                                      wd),
-                       atol, rtol, grad=[0, 1, 2, 3])
-
-
 @op("geglu")
 def geglu(dev):
     f = liger("geglu").LigerGELUMulFunction

@@ -293,9 +293,10 @@ def mlp(dev):
         return F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
     for (dtype, atol, rtol) in [(torch.float16, 1e-1, 2e-2), BF16]:
-        for (t, h, inter) in [(32, 64, 128), (48, 96, 160)]:
-            yield Case(f"{t}x{h} I {inter} {str(dtype)[6:]}",
-                       [rnd(t, h, dtype=dtype, device=dev), rnd(inter, h, dtype=dtype, device=dev, scale=0.1),
+        for (b, t, h, inter) in [(2, 32, 64, 128), (1, 48, 96, 160)]:  # its input is B x S x H
+            yield Case(f"{b}x{t}x{h} I {inter} {str(dtype)[6:]}",
+                       [rnd(b, t, h, dtype=dtype, device=dev),
+                        rnd(inter, h, dtype=dtype, device=dev, scale=0.1),
                         rnd(inter, h, dtype=dtype, device=dev, scale=0.1),
                         rnd(h, inter, dtype=dtype, device=dev, scale=0.1)],
                        lambda x, g, u, d: f.apply(x, g, u, d), ref, atol, rtol, grad=[0, 1, 2, 3])

@@ -434,6 +434,21 @@ def test_host_descriptor_kernel_is_specialized_on_block_shape_and_divisibility()
     assert "const tc::half* src_base" in source and "long long src_stride0" in source
 
 
+def test_matmul_over_dims_of_any_size_keeps_the_cp_async_pipeline() -> None:
+    """Dims that are not multiples of 16 make the K-tail mask a prefix of each vector: the
+    copies read the bytes inside it and zero-fill the rest, ahead of the tensor cores as
+    for whole vectors (a masked vector used to leave the loop unpipelined)."""
+    import os
+    import runpy
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+    example = runpy.run_path(path, run_name="not_main")
+    source = example["persistent_matmul_kernel"].source(
+        example["SIGNATURE"].replace(":16", ""), num_warps=8, num_stages=3)
+    assert "copied into shared memory with cp.async, 2 iterations ahead" in source
+    assert "in_bounds += " in source and "tc::cp_async<16>(" in source
+
+
 @pytest.mark.parametrize("make,message", [
     (lambda x: tilecc.TensorDescriptor(x, [4, 4], [1, 4], [2, 2]), "must be contiguous"),
     (lambda x: tilecc.TensorDescriptor(x, [4, 4], [4, 1], [2, 3]), "must be a power of 2"),

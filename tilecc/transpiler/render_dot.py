@@ -525,11 +525,18 @@ class DotOps:
         dot, which = self.dot_use[x.id]
         off = self.operand_offset(dot, which, "row", "col")
         ptr = self.text(ld.operands[0], "v")
-        size = str(nbytes)
-        if len(ld.operands) > 1:
+        size, count = str(nbytes), ""
+        if len(ld.operands) > 1 and plan.mask_mode == "prefix":
+            # in bounds on a prefix of the vector: the copy reads those bytes, zero-fills
+            # the rest (its source address is the vector's, aligned as a whole one)
+            size = "in_bounds"
+            count = (f"  int in_bounds = 0;  // bytes of the vector inside the mask\n"
+                     f"#pragma unroll\n  for (int k = 0; k < {plan.vec}; ++k) in_bounds += "
+                     f"{self.wrap(ld.operands[1], 'v + k', 4)} ? {esize} : 0;\n")
+        elif len(ld.operands) > 1:
             size = f"{self.wrap(ld.operands[1], 'v', 4)} ? {nbytes} : 0"
         base = self.fresh(f"{arr}_base", add=False)
         self.line(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
         self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {plan.vec}) {{\n"
-                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
+                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n{count}"
                   f"  tc::cp_async<{nbytes}>({base} + {esize} * ({off}), {ptr}, {size});\n}}")

@@ -74,7 +74,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
     if plan is None or p.fast_axis != along:
         return False
     nbytes = plan.vec * x.dtype.itemsize
-    if nbytes not in (4, 8, 16) or plan.mask_mode not in ("none", "vector"):
+    if nbytes not in (4, 8, 16) or plan.mask_mode not in ("none", "vector", "prefix"):
         return False
     return len(load.operands) < 3 or _is_zero(load.operands[2])
 

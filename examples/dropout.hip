@@ -56,213 +56,134 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
-  // randint4x L94: low = offset.to(tl.uint32) (index arithmetic: recomputed where it is used)
-  // philox L67: seed = seed.to(tl.uint64)
+  // A uniform number in [0, 1) per element, from the seed and the element's offset:
+  // an element is kept with probability 1 - p, and scaled so the expectation is x.
+  // L26: random = tl.rand(seed, offsets) (index arithmetic: recomputed where it is used)
   const unsigned long long seed_1 = tc::cast<unsigned long long>(seed);
-  // philox L74: key_lo = (seed & 0xFFFFFFFF).to(tl.uint32)
   const unsigned int key_lo = tc::cast<unsigned int>(seed_1 & 4294967295ull);
-  // philox L75: key_hi = ((seed >> 32) & 0xFFFFFFFF).to(tl.uint32)
   const unsigned int key_hi = tc::cast<unsigned int>((seed_1 >> 32ull) & 4294967295ull);
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0[r] = (tc::umulhi(3449720151u, 0u) ^ 0u) ^ key_lo;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
+  for (int r = 0; r < 4; ++r) {
+    c0[r] = (tc::umulhi(3449720151u, 0u) ^ 0u) ^ key_lo;
     c2[r] =
         (tc::umulhi(3528531795u,
                     tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r))) ^ 0u) ^ key_hi;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2 (index arithmetic: recomputed where it is used)
-  // philox_impl L54: c3 = round_a * prev_c0 (index arithmetic: recomputed where it is used)
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  }
   const unsigned int k0 = key_lo + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1 = key_hi + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_1[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_1[r] = (tc::umulhi(3449720151u, c2[r]) ^ (3449720151u * 0u)) ^ k0;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_1[4];
+  unsigned int c1[4];
+  unsigned int c3[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r)
+  for (int r = 0; r < 4; ++r) {
+    c0_1[r] = (tc::umulhi(3449720151u, c2[r]) ^ (3449720151u * 0u)) ^ k0;
     c2_1[r] =
         (tc::umulhi(3528531795u,
                     c0[r]) ^ (3528531795u * tc::cast<unsigned int>(pid * 1024
         + Blocked0::coord0(r)))) ^ k1;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
-  unsigned int c1[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1[r] = 3449720151u * c2[r];
-  // philox_impl L54: c3 = round_a * prev_c0
-  unsigned int c3[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c3[r] = 3528531795u * c0[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+    c1[r] = 3449720151u * c2[r];
+    c3[r] = 3528531795u * c0[r];
+  }
   const unsigned int k0_1 = k0 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_1 = k1 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_2[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_2[r] = (tc::umulhi(3449720151u, c2_1[r]) ^ c1[r]) ^ k0_1;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_2[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_2[r] = (tc::umulhi(3528531795u, c0_1[r]) ^ c3[r]) ^ k1_1;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_1[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1_1[r] = 3449720151u * c2_1[r];
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_1[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_1[r] = 3528531795u * c0_1[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_2[r] = (tc::umulhi(3449720151u, c2_1[r]) ^ c1[r]) ^ k0_1;
+    c2_2[r] = (tc::umulhi(3528531795u, c0_1[r]) ^ c3[r]) ^ k1_1;
+    c1_1[r] = 3449720151u * c2_1[r];
+    c3_1[r] = 3528531795u * c0_1[r];
+  }
   const unsigned int k0_2 = k0_1 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_2 = k1_1 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_3[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_3[r] = (tc::umulhi(3449720151u, c2_2[r]) ^ c1_1[r]) ^ k0_2;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_3[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_3[r] = (tc::umulhi(3528531795u, c0_2[r]) ^ c3_1[r]) ^ k1_2;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_2[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1_2[r] = 3449720151u * c2_2[r];
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_2[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_2[r] = 3528531795u * c0_2[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_3[r] = (tc::umulhi(3449720151u, c2_2[r]) ^ c1_1[r]) ^ k0_2;
+    c2_3[r] = (tc::umulhi(3528531795u, c0_2[r]) ^ c3_1[r]) ^ k1_2;
+    c1_2[r] = 3449720151u * c2_2[r];
+    c3_2[r] = 3528531795u * c0_2[r];
+  }
   const unsigned int k0_3 = k0_2 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_3 = k1_2 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_4[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_4[r] = (tc::umulhi(3449720151u, c2_3[r]) ^ c1_2[r]) ^ k0_3;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_4[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_4[r] = (tc::umulhi(3528531795u, c0_3[r]) ^ c3_2[r]) ^ k1_3;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_3[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1_3[r] = 3449720151u * c2_3[r];
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_3[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_3[r] = 3528531795u * c0_3[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_4[r] = (tc::umulhi(3449720151u, c2_3[r]) ^ c1_2[r]) ^ k0_3;
+    c2_4[r] = (tc::umulhi(3528531795u, c0_3[r]) ^ c3_2[r]) ^ k1_3;
+    c1_3[r] = 3449720151u * c2_3[r];
+    c3_3[r] = 3528531795u * c0_3[r];
+  }
   const unsigned int k0_4 = k0_3 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_4 = k1_3 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_5[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_5[r] = (tc::umulhi(3449720151u, c2_4[r]) ^ c1_3[r]) ^ k0_4;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_5[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_5[r] = (tc::umulhi(3528531795u, c0_4[r]) ^ c3_3[r]) ^ k1_4;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_4[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1_4[r] = 3449720151u * c2_4[r];
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_4[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_4[r] = 3528531795u * c0_4[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_5[r] = (tc::umulhi(3449720151u, c2_4[r]) ^ c1_3[r]) ^ k0_4;
+    c2_5[r] = (tc::umulhi(3528531795u, c0_4[r]) ^ c3_3[r]) ^ k1_4;
+    c1_4[r] = 3449720151u * c2_4[r];
+    c3_4[r] = 3528531795u * c0_4[r];
+  }
   const unsigned int k0_5 = k0_4 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_5 = k1_4 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_6[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_6[r] = (tc::umulhi(3449720151u, c2_5[r]) ^ c1_4[r]) ^ k0_5;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_6[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_6[r] = (tc::umulhi(3528531795u, c0_5[r]) ^ c3_4[r]) ^ k1_5;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_5[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c1_5[r] = 3449720151u * c2_5[r];
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_5[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_5[r] = 3528531795u * c0_5[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_6[r] = (tc::umulhi(3449720151u, c2_5[r]) ^ c1_4[r]) ^ k0_5;
+    c2_6[r] = (tc::umulhi(3528531795u, c0_5[r]) ^ c3_4[r]) ^ k1_5;
+    c1_5[r] = 3449720151u * c2_5[r];
+    c3_5[r] = 3528531795u * c0_5[r];
+  }
   const unsigned int k0_6 = k0_5 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_6 = k1_5 + 3144134277u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_7[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_7[r] = (tc::umulhi(3449720151u, c2_6[r]) ^ c1_5[r]) ^ k0_6;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_7[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_7[r] = (tc::umulhi(3528531795u, c0_6[r]) ^ c3_5[r]) ^ k1_6;
-  // philox_impl L54: c3 = round_a * prev_c0
   unsigned int c3_6[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c3_6[r] = 3528531795u * c0_6[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c0_7[r] = (tc::umulhi(3449720151u, c2_6[r]) ^ c1_5[r]) ^ k0_6;
+    c2_7[r] = (tc::umulhi(3528531795u, c0_6[r]) ^ c3_5[r]) ^ k1_6;
+    c3_6[r] = 3528531795u * c0_6[r];
+  }
   const unsigned int k0_7 = k0_6 + 2654435769u;
-  // philox_impl L56: k1 = k1 + key_b
   const unsigned int k1_7 = k1_6 + 3144134277u;
-  // philox_impl L52: c2 = tl.umulhi(round_a, prev_c0) ^ c3 ^ k1
   unsigned int c2_8[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c2_8[r] = (tc::umulhi(3528531795u, c0_7[r]) ^ c3_6[r]) ^ k1_7;
-  // the low halves: unsigned products wrap
-  // philox_impl L53: c1 = round_b * prev_c2
   unsigned int c1_6[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) c1_6[r] = 3449720151u * c2_7[r];
-  // the key schedule (unsigned sums wrap)
-  // philox_impl L55: k0 = k0 + key_a
+  for (int r = 0; r < 4; ++r) {
+    c2_8[r] = (tc::umulhi(3528531795u, c0_7[r]) ^ c3_6[r]) ^ k1_7;
+    c1_6[r] = 3449720151u * c2_7[r];
+  }
   const unsigned int k0_8 = k0_7 + 2654435769u;
-  // philox_impl L51: c0 = tl.umulhi(round_b, prev_c2) ^ c1 ^ k0
   unsigned int c0_8[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) c0_8[r] = (tc::umulhi(3449720151u, c2_8[r]) ^ c1_6[r]) ^ k0_8;
-  // uint_to_uniform_float L116: x = x.to(tl.int32, bitcast=True)
   int x_1[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) x_1[r] = tc::bitcast<int>(c0_8[r]);
-  // uint_to_uniform_float L123: x = tl.where(x < 0, ~x, x)
   int x_2[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) x_2[r] = x_1[r] < 0 ? ~x_1[r] : x_1[r];
-  // uint_to_uniform_float L124: return x * scale
   float random[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) random[r] = tc::cast<float>(x_2[r]) * 4.6566127342e-10f;
+  for (int r = 0; r < 4; ++r) {
+    c0_8[r] = (tc::umulhi(3449720151u, c2_8[r]) ^ c1_6[r]) ^ k0_8;
+    x_1[r] = tc::bitcast<int>(c0_8[r]);
+    x_2[r] = x_1[r] < 0 ? ~x_1[r] : x_1[r];
+    random[r] = tc::cast<float>(x_2[r]) * 4.6566127342e-10f;
+  }
   // L27: keep = random > p
   bool keep[4];
 #pragma unroll

@@ -6,10 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import tilecc
-import tilecc.language as tl
 from conftest_compilers import require_cuda_compiler, require_hip_compiler
-from tilecc.errors import CompilationError
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "conformance.py"
 
@@ -38,16 +35,3 @@ def test_no_documented_name_is_broken(conformance, capsys):
     assert totals.endswith(" 0 BROKEN"), totals
     libdevice = out.splitlines()[-1]
     assert libdevice.startswith("libdevice: ") and "CUDA " in libdevice, libdevice
-
-
-@tilecc.jit
-def _dot_scaled_kernel(X, O):
-    a = tl.load(X + tl.arange(0, 16)[:, None] * 32 + tl.arange(0, 32)[None, :])
-    tl.store(O, tl.sum(tl.dot_scaled(a, None, "e4m3", a.T, None, "e4m3")))
-
-
-def test_dot_scaled_says_what_to_use_instead():
-    with pytest.raises(CompilationError) as e:
-        _dot_scaled_kernel.source("*fp8e4nv,*fp32")
-    assert "`tl.dot_scaled` is not supported by tilecc" in str(e.value)
-    assert "use `tl.dot`" in str(e.value) and e.value.python_error == "AttributeError"

@@ -143,12 +143,12 @@ def test_unknown_name() -> None:
 @tilecc.jit
 def unknown_tl_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.dot_scaled(tl.load(x_ptr + offs)))
+    tl.store(out_ptr + offs, tl.dot_scale(tl.load(x_ptr + offs)))
 
 
 def test_unknown_tl_function() -> None:
-    expect_error(unknown_tl_kernel, SIG, "tl.dot_scaled",
-                 "`tl.dot_scaled` is not supported by tilecc")
+    expect_error(unknown_tl_kernel, SIG, "tl.dot_scale",
+                 "`tl.dot_scale` is not supported by tilecc; did you mean `tl.dot_scaled`?")
 
 
 @tilecc.jit

@@ -42,6 +42,10 @@ GOLDEN = {
                           "tensordesc<fp16[128, 64]>:16, tensordesc<fp16[64, 128]>:16, "
                           "tensordesc<fp16[128, 128]>:16, i32, i32, i32, 128, 128, 64, 8, 132",
                           8),
+    "block_scaled_matmul": ("block_scaled_matmul", "block_scaled_matmul_kernel",
+                            "tensordesc<u8[128, 32]>:16, *u8:16, tensordesc<u8[128, 32]>:16, "
+                            "*u8:16, *fp32:16, i32, i32, i32:16, i32:16, i32:16, i32:16, "
+                            "'e2m1', 128, 128, 64", 8),
     "grouped_gemm": ("grouped_gemm", "grouped_matmul_kernel",
                      "*i64:16, *i64:16, *i64:16, *i32:16, *i32:16, i32, 132, 128, 128, 32", 4),
 }

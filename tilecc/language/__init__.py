@@ -24,6 +24,7 @@ from tilecc.language import random  # noqa: E402  (after the names its functions
 from tilecc.language.random import (  # noqa: E402
     pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn,
     randn4x, uint_to_uniform_float)
+from tilecc.language.microscaling import dot_scaled  # noqa: E402
 from tilecc.language.core import (  # noqa: E402  (block reordering)
     bitonic_merge, cat, flip, gather, histogram, interleave, map_elementwise, reduce_or, sort,
     swizzle2d, topk, xor_sum)
@@ -32,7 +33,7 @@ __all__ = [
     "OutsideKernelError", "abs", "arange", "argmax", "argmin", "associative_scan",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
     "atomic_xchg", "atomic_xor", "broadcast", "broadcast_to", "cumprod", "cumsum",
-    "debug_barrier", "dot", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
+    "debug_barrier", "dot", "dot_scaled", "expand_dims", "full", "join", "max", "min", "permute", "ravel",
     "reduce", "reshape", "split", "sum", "trans", "view", "zeros", "zeros_like", "bfloat16", "cast", "cdiv", "ceil", "constexpr",
     "cos", "device_assert", "dtype", "erf", "exp", "exp2", "float16", "float32", "float64",
     "floor", "fma", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "math",

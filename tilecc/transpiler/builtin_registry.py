@@ -29,11 +29,7 @@ def handles(*names: str):
 
 
 # Triton names tilecc does not implement yet, with what to write instead (the error says it)
-NOT_YET = {
-    "dot_scaled": "block-scaled products are not implemented yet: convert the operands to "
-                  "fp16 / bf16, multiply each by its scales (broadcast along K), and use "
-                  "`tl.dot`",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def not_supported(name: str) -> str:

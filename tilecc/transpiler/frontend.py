@@ -15,7 +15,7 @@ import inspect
 import textwrap
 import types
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -26,6 +26,7 @@ from tilecc import source
 from tilecc.errors import CompilationError, Loc, UnsupportedLanguageConstruct
 from tilecc.language import core as language_core
 from tilecc.language import dtypes as D
+from tilecc.language import microscaling as language_microscaling
 from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
@@ -58,6 +59,24 @@ class ParsedFunction:
 
     def code(self, node: cst.CSTNode) -> str:
         return " ".join(self.module.code_for_node(node).split())
+
+
+@dataclass
+class CalledFrom(ParsedFunction):
+    """One of the language's own functions (written in `tl`) as a user's kernel calls it:
+    what it emits and any error it raises are placed at the user's call, not at a line of
+    tilecc's library (the generated code's comments and the messages show the user's
+    line)."""
+
+    call: Loc = None
+
+    def loc(self, node: cst.CSTNode, stmt: int = 0) -> Loc:
+        return self.call
+
+    @staticmethod
+    def of(pf: ParsedFunction, call: Loc) -> CalledFrom:
+        return CalledFrom(**{f.name: getattr(pf, f.name) for f in fields(ParsedFunction)},
+                          call=call)
 
 
 @lru_cache(maxsize=None)
@@ -219,9 +238,10 @@ def _is_language(fn: Callable) -> bool:
 
 def _language_function(short: str) -> HelperRef | None:
     """`tl.<short>` where the language writes it in `tl` itself (the random numbers of
-    `tilecc.language.random`): traced like a user's helper."""
-    if short in language_random.FUNCTIONS:
-        return HelperRef(getattr(language_random, short).fn)
+    `tilecc.language.random`, `tl.dot_scaled`): traced like a user's helper."""
+    for module in (language_random, language_microscaling):
+        if short in module.FUNCTIONS:
+            return HelperRef(getattr(module, short).fn)
     return None
 
 
@@ -752,7 +772,16 @@ class FunctionTracer(EarlyReturns):
             # Constant items are stored as plain Python values, so that a tuple of
             # constexprs equals the same Python tuple (`x.shape == (BLOCK,)`) and
             # hints take `(16,)`; unpacking and indexing wrap them back in Const.
-            return Const(tuple(_unwrap_const(self.eval(e.value)) for e in node.elements))
+            items = []
+            for e in node.elements:
+                v = _unwrap_const(self.eval(e.value))
+                if isinstance(e, cst.StarredElement):  # (*x.shape, 1)
+                    if not isinstance(v, tuple):
+                        raise self.error(e, "only constexpr tuples can be unpacked with `*`")
+                    items.extend(v)
+                else:
+                    items.append(v)
+            return Const(tuple(items))
         if isinstance(node, cst.IfExp):
             test = S.truthy(self.b, self.eval(node.test))
             if isinstance(test, Const):
@@ -766,6 +795,15 @@ class FunctionTracer(EarlyReturns):
                 if isinstance(idx, Const) and isinstance(idx.value, int):
                     item = base.value[idx.value]
                     return _wrap_item(item)
+            if isinstance(base, Const) and isinstance(base.value, tuple) and \
+                    len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+                sl = node.slice[0].slice  # x.shape[:-1]: a constexpr tuple's slice
+                parts = [None if p is None else self.eval(p) for p in (sl.lower, sl.upper,
+                                                                        sl.step)]
+                if all(p is None or _is_none(p) or (isinstance(p, Const) and
+                                                    isinstance(p.value, int)) for p in parts):
+                    bounds = [None if p is None or _is_none(p) else p.value for p in parts]
+                    return Const(base.value[slice(*bounds)])
             if isinstance(base, Value):
                 return self.index_block(node, base)
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
@@ -1012,6 +1050,10 @@ class FunctionTracer(EarlyReturns):
             raise self.error(node, str(e), "TypeError") from None
         bound.apply_defaults()
         pf = parse_function(fn)
+        if isinstance(self.pf, CalledFrom):  # inside the language: still the user's call
+            pf = CalledFrom.of(pf, self.pf.call)
+        elif _is_language(fn):
+            pf = CalledFrom.of(pf, self.pf.loc(node))
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
             tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer,

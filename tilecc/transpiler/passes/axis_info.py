@@ -129,6 +129,14 @@ def _rule(op: Op) -> AxisInfo:
                     return c if y is a else a
             return AxisInfo((1,) * rank, tuple(min(HUGE, x * y) for x, y in
                                                zip(a.divisibility, c.divisibility)), const)
+        if fn == "div" and op.operands[0].dtype.is_int():  # `//` on integers
+            # x // n by a constant n dividing x's divisor is exact: (128 k) // 2 = 64 k
+            n = _const_int(ops[1])
+            if n is not None and n > 0:
+                if n == 1:
+                    return a
+                return AxisInfo((1,) * rank, tuple(x // n if x % n == 0 else 1
+                                                   for x in a.divisibility), const)
         if fn == "rem" and op.operands[0].dtype.is_int():
             # x % n with n the same over a run: a run of x aligned to a divisor of n does
             # not wrap (offs % M keeps 16-element runs when M % 16 == 0)
@@ -177,10 +185,18 @@ _NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute
 
 
 def _is_one(v: Value) -> bool:
+    return _const_int(v) == 1
+
+
+def _const_int(v: Value) -> int | None:
+    """The value of an integer constant (splat or broadcast too), else None."""
     op = v.owner
     while op is not None and op.kind in ("splat", "broadcast"):
         op = op.operands[0].owner
-    return op is not None and op.kind == "const" and op.attrs["value"] == 1
+    if op is None or op.kind != "const" or isinstance(op.attrs["value"], bool) or \
+            not isinstance(op.attrs["value"], int):
+        return None
+    return op.attrs["value"]
 
 
 def _meet(x: AxisInfo, y: AxisInfo) -> AxisInfo:

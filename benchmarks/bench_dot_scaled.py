@@ -72,7 +72,7 @@ def main() -> None:
             rng = np.random.default_rng(0)
             a, sa, b, sb, av, bv = EXAMPLE["random_operands"](rng, m, n, k, fmt)
             ops = [torch.from_numpy(x).cuda() for x in (a, sa, b, sb)]
-            ref = torch.from_numpy(av).cuda() @ torch.from_numpy(bv).cuda().T
+            ref = (torch.from_numpy(av).cuda() @ torch.from_numpy(bv).cuda().T).float()
             c = torch.empty(m, n, device="cuda")
             ours = best(kernel, tilecc.TensorDescriptor, fmt, ops, c, ref, configs)
             theirs = best(as_triton(kernel), TritonDescriptor, fmt, ops, c, ref, configs)

@@ -68,6 +68,18 @@ def host_desc_store_kernel(X, dst, om, on, ATOMIC: tl.constexpr):
         dst.store([om, on], x)
 
 
+@tilecc.jit
+def desc_rows_kernel(X, R, Y, M, N, y0, ROWS: tl.constexpr, BN: tl.constexpr,
+                     PAD: tl.constexpr):
+    """Y = the rows R of X from column y0 (desc.gather); then X's rows R from column y0 + 3
+    are written with them, plus one (desc.scatter)."""
+    d = tl.make_tensor_descriptor(X, [M, N], [N, 1], [1, BN], padding_option=PAD)
+    rows = tl.load(R + tl.arange(0, ROWS))
+    got = d.gather(rows, y0)
+    tl.store(Y + tl.arange(0, ROWS)[:, None] * BN + tl.arange(0, BN)[None, :], got)
+    d.scatter(got + 1, rows, y0 + 3)
+
+
 MATMUL = KP.DESC_MATMUL_SIGNATURE
 BP_MATMUL = KP.MATMUL_SIGNATURE
 
@@ -204,7 +216,13 @@ def _kernel(body: str):
     ("e = tl.make_tensor_descriptor(X + tl.arange(0, 2), [M], [1], [16])", "must be a pointer"),
     ("x = d.load([0])", "expected 2 offsets, but got 1"),
     ("d.store([0, 0], tl.zeros((16, 8), dtype=tl.float16))", "does not match the descriptor"),
-    ("d.gather(tl.arange(0, 8), 0)", "not implemented by tilecc"),
+    ("x = d.gather(tl.arange(0, 8), 0)", "descriptor block must have 1 row"),
+    ("e = tl.make_tensor_descriptor(X, [M, N], [N, 1], [1, 16])\nx = e.gather(tl.arange(0, 4), 0)",
+     "must have at least 8 rows"),
+    ("e = tl.make_tensor_descriptor(X, [M, N], [N, 1], [1, 8])\nx = e.gather(tl.arange(0, 8), 0)",
+     "must have at least 16 columns"),
+    ("e = tl.make_tensor_descriptor(X, [M, N], [N, 1], [1, 16])\n"
+     "e.scatter(tl.zeros((8, 8), tl.float16), tl.arange(0, 8), 0)", "does not match"),
     ("x = d.reshape(4)", "no attribute `reshape`"),
     ("x = tl.load_tensor_descriptor(X, [0, 0])", "takes a tensor descriptor"),
     ("d.atomic_max([0, 0], tl.zeros((16, 16), dtype=tl.float16))", "support"),
@@ -241,6 +259,7 @@ COMPILED = [
     (KP.desc_matmul_kernel, MATMUL.format(bm=128, bn=128, bk=32)),
     (KP.desc_matmul_kernel, MATMUL.format(bm=64, bn=64, bk=32)),
     (host_desc_load_kernel, "tensordesc<fp32[16, 32], nan>, *fp32:16, i32, i32"),
+    (desc_rows_kernel, "*fp16:16, *i32:16, *fp16:16, i32, i32:16, i32, 16, 32, 'zero'"),
     (host_desc_store_kernel, "*bf16:16, tensordesc<bf16[32, 16]>:16, i32, i32, 1"),
 ]
 
@@ -331,6 +350,34 @@ def test_descriptor_kernels_match_triton_on_gpu() -> None:
             as_triton(desc_store_kernel)[(1,)](blk, want, m, n, stride, om, on, BM=16, BN=8,
                                                ATOMIC=atomic)
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@SETTINGS
+@given(m=st.integers(1, 20), n=st.integers(1, 40), rows=st.sampled_from([8, 16]),
+       bn=st.sampled_from([8, 16]), y0=st.integers(-12, 40), pad=st.sampled_from(["zero", "nan"]),
+       seed=st.integers(0, 99))
+def test_descriptor_gather_and_scatter_match_numpy(m, n, rows, bn, y0, pad, seed) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, (m, n)).astype(np.float32)
+    # distinct rows (a scatter to one row twice has no defined winner), some outside
+    candidates = np.arange(-3, max(m + 3, rows - 3))
+    r = rng.choice(candidates, size=rows, replace=False).astype(np.int32)
+    y = np.zeros((rows, bn), np.float32)
+    want_x = x.copy()
+    desc_rows_kernel.interpret[(1,)](x, r, y, m, n, y0, ROWS=rows, BN=bn, PAD=pad)
+    fill = np.nan if pad == "nan" else 0
+    cols = y0 + np.arange(bn)
+    want = np.full((rows, bn), fill, np.float32)
+    for i, row in enumerate(r):
+        for j, col in enumerate(cols):
+            if 0 <= row < m and 0 <= col < n:
+                want[i, j] = want_x[row, col]
+    np.testing.assert_array_equal(y, want)
+    for i, row in enumerate(r):
+        for j, col in enumerate(cols + 3):
+            if 0 <= row < m and 0 <= col < n:
+                want_x[row, col] = want[i, j] + 1
+    np.testing.assert_array_equal(x, want_x)
 
 
 # --- host-side descriptors (kernel arguments) -----------------------------------------------
@@ -553,3 +600,21 @@ def test_persistent_host_descriptor_matmul_on_gpu_matches_torch_and_triton(m, n,
     ref = (a.float() @ b.float()).half()
     torch.testing.assert_close(ours, ref, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(ours, theirs, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.gpu
+def test_descriptor_gather_and_scatter_on_gpu_match_the_interpreter() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    m, n = 37, 40
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    rows = np.array([5, -2, 36, 0, 40, 17, 3, 12, 8, 30, 1, 2, 4, 6, 7, 9], np.int32)
+    for y0 in (0, 30, -5):
+        want_x, want_y = x.copy(), np.zeros((16, 16), np.float32)
+        desc_rows_kernel.interpret[(1,)](want_x, rows, want_y, m, n, y0, ROWS=16, BN=16,
+                                         PAD="nan")
+        gx, gy = torch.from_numpy(x).cuda(), torch.zeros((16, 16), device="cuda")
+        desc_rows_kernel[(1,)](gx, torch.from_numpy(rows).cuda(), gy, m, n, y0, ROWS=16,
+                               BN=16, PAD="nan")
+        np.testing.assert_array_equal(gy.cpu().numpy(), want_y)
+        np.testing.assert_array_equal(gx.cpu().numpy(), want_x)

@@ -22,8 +22,8 @@ from tilecc.language import dtypes as D
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, constant, handles, kernel_value
-from tilecc.transpiler.builtins_blocks import atomic_rmw
-from tilecc.transpiler.ir import Value
+from tilecc.transpiler.builtins_blocks import atomic_rmw, expand_dims
+from tilecc.transpiler.ir import Type, Value
 from tilecc.transpiler.semantic import Const
 
 
@@ -170,8 +170,7 @@ def _value(tracer, desc: TensorDescriptor, value: Any) -> Value:
 def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) -> Any:
     """`desc.<name>(...)`; TypeError / ValueError as Triton raises them."""
     if name in ("gather", "scatter"):
-        raise ValueError(f"desc.{name} (TMA row gathers) is not implemented by tilecc: load "
-                         "the rows through tl.load with a block of row pointers")
+        return _rows(tracer, desc, name, args, kwargs)
     if name == "load":
         bound = bind(lambda offsets: None, args, kwargs, "desc.load()")
         offsets = _offsets(tracer, desc, bound.arguments["offsets"])
@@ -194,6 +193,61 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
     ptrs, mask = BP.pointers_and_mask(tracer.b, bp, list(range(len(desc.block_shape))))
     atomic_rmw(tracer, name, ptrs, v, mask if mask is not None else Const(None),
                Const("relaxed"), Const("gpu"))
+    return Const(None)
+
+
+def _rows(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) -> Any:
+    """desc.gather(x_offsets, y_offset): the rows x_offsets[i] of a 2-D descriptor, each
+    from column y_offset on for block_shape[1] columns ([len(x_offsets), block_shape[1]]);
+    desc.scatter(value, x_offsets, y_offset) writes them.  Every element is bounds-checked
+    as a descriptor's are: outside the tensor a gather reads the padding, a scatter
+    writes nothing.  Triton's checks: a 2-D descriptor with 1-row blocks, a 1-D block of
+    at least 8 row offsets, at least 8 columns of 32-bit elements (16 of 16-bit...)."""
+    b = tracer.b
+    if name == "gather":
+        bound = bind(lambda x_offsets, y_offset: None, args, kwargs, "desc.gather()")
+    else:
+        bound = bind(lambda value, x_offsets, y_offset: None, args, kwargs, "desc.scatter()")
+    if len(desc.block_shape) != 2:
+        raise ValueError(f"descriptor must be 2D, but got {list(desc.block_shape)}")
+    if desc.block_shape[0] != 1:
+        raise ValueError(f"descriptor block must have 1 row, but got {list(desc.block_shape)}")
+    rows = kernel_value(tracer, bound.arguments["x_offsets"], "x_offsets")
+    if isinstance(rows, Const) or len(rows.type.shape) != 1 or not rows.dtype.is_int():
+        raise ValueError("x offsets must be a 1-D block of integers")
+    if rows.type.shape[0] < 8:
+        raise ValueError(f"descriptor {name} must have at least 8 rows, but got "
+                         f"{list(rows.type.shape)}")
+    cols = desc.block_shape[1]
+    min_cols = 32 // desc.dtype.bits * 8
+    if cols < min_cols:
+        raise ValueError(f"descriptor {name} of {desc.dtype!r} must have at least {min_cols} "
+                         f"columns, but got {cols}")
+    y = BP.scalar(b, kernel_value(tracer, bound.arguments["y_offset"], "y_offset"), False,
+                  "y_offset")
+    shape = (rows.type.shape[0], cols)
+    r = expand_dims(b, S.cast(b, rows, D.int64), 1)  # [R, 1]
+    c = S.binary(b, "add", expand_dims(b, b.emit("arange", [], Type(D.int32, (cols,)),
+                                                 start=0, end=cols), 0),
+                 S.cast(b, y, D.int64))  # [1, C], int64
+    ptrs = S.binary(b, "add", S.binary(b, "add", desc.base,
+                                       S.binary(b, "mul", r, desc.strides[0])), c)
+    inside = S.binary(b, "and", S.binary(b, "and", S.compare(b, "ge", r, Const(0)),
+                                         S.compare(b, "lt", r, S.cast(b, desc.shape[0],
+                                                                      D.int64))),
+                      S.binary(b, "and", S.compare(b, "ge", c, Const(0)),
+                               S.compare(b, "lt", c, S.cast(b, desc.shape[1], D.int64))))
+    ptrs, inside = S.splat(b, ptrs, shape), S.splat(b, inside, shape)
+    if name == "gather":
+        fill = S.constant(b, float("nan") if desc.padding == "nan" else 0, desc.dtype)
+        return b.emit("load", [ptrs, inside, S.splat(b, fill, shape)],
+                      ptrs.type.with_dtype(desc.dtype))
+    v = kernel_value(tracer, bound.arguments["value"], "value")
+    v = S.constant(b, v.value, desc.dtype) if isinstance(v, Const) else v
+    if tuple(v.type.shape) != shape:
+        raise ValueError(f"the value's shape {list(v.type.shape)} does not match the "
+                         f"scattered block {list(shape)}")
+    b.emit("store", [ptrs, S.to_value(b, S.cast(b, v, desc.dtype)), inside], None)
     return Const(None)
 
 

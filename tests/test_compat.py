@@ -150,9 +150,34 @@ def test_torch_sees_no_triton_while_installed():
     assert r.stdout.strip() == "ok"
 
 
+def test_torch_probes_are_patched_when_imported_not_at_install(tmp_path):
+    """install() does not import PyTorch: the probes are patched when the program imports
+    them (a stand-in torch package on the path)."""
+    probes = tmp_path / "torch" / "utils"
+    probes.mkdir(parents=True)
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    (probes / "__init__.py").write_text("")
+    (probes / "_triton.py").write_text("def has_triton_package():\n    return True\n"
+                                       "def has_triton():\n    return True\n")
+    r = _python("-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import tilecc.compat
+        tilecc.compat.install()
+        assert "torch" not in sys.modules
+        from torch.utils import _triton as probes
+        assert probes.has_triton_package() is False and probes.has_triton() is False
+        tilecc.compat.uninstall()
+        assert probes.has_triton_package() is True and probes.has_triton() is True
+        print("ok")
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
 def test_host_side_tensor_descriptors_under_the_mode(tmp_path):
-    """Libraries import `TensorDescriptor` at module level (Liger's mlp): the import works;
-    a launch given one says what to pass instead (descriptors made in the kernel work)."""
+    """Libraries import `TensorDescriptor` at module level (Liger's mlp) and launch kernels
+    with them: both work, as do descriptors made in the kernel."""
     script = tmp_path / "descriptors.py"  # kernels need a file to read their source from
     script.write_text(textwrap.dedent("""
         import numpy as np

@@ -115,28 +115,60 @@ def install() -> None:
 # compiler and, when `import triton` succeeds, imports that compiler's internals as soon as
 # torch._dynamo loads (transformers loads it).  Under compatibility mode it is told there is
 # no Triton, as on a machine without it: the program's own Triton kernels run on tilecc,
-# torch.compile falls back as it does there.
+# torch.compile falls back as it does there.  The probes are patched when the program
+# imports them (at install() if it has already), so a program that never imports PyTorch
+# does not pay for importing it.
+_TORCH_PROBES_MODULE = "torch.utils._triton"
 _TORCH_PROBES = ("has_triton_package", "has_triton")
 _torch_saved: dict[str, object] = {}
 
 
-def _hide_from_torch() -> None:
-    import importlib.util
-
-    if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
-        return
-    try:
-        probes = importlib.import_module("torch.utils._triton")
-    except ImportError:
-        return
+def _patch_probes(probes) -> None:
     for name in _TORCH_PROBES:
         if hasattr(probes, name):
             _torch_saved[name] = getattr(probes, name)
             setattr(probes, name, lambda *args, **kwargs: False)
 
 
+class _PatchOnImport(importlib.abc.Loader):
+    """The loader of torch.utils._triton, then the probes patched."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        _patch_probes(module)
+
+
+class _TorchProbes(importlib.abc.MetaPathFinder):
+    """Finds torch.utils._triton where Python would, and hands it over patched."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _TORCH_PROBES_MODULE:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchOnImport(spec.loader)
+        return spec
+
+
+def _hide_from_torch() -> None:
+    probes = sys.modules.get(_TORCH_PROBES_MODULE)
+    if probes is not None:
+        _patch_probes(probes)
+    else:
+        sys.meta_path.insert(0, _TorchProbes())
+
+
 def _show_to_torch() -> None:
-    probes = sys.modules.get("torch.utils._triton")
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TorchProbes)]
+    probes = sys.modules.get(_TORCH_PROBES_MODULE)
     for name, fn in _torch_saved.items():
         if probes is not None:
             setattr(probes, name, fn)

@@ -281,12 +281,11 @@ class JITFunction(KernelFunction):
             passed.append(v)  # as given: the launcher packs it by its type (no NumPy here)
         return specs, passed
 
-
     def _descriptor_specs(self, name: str, desc: Any) -> tuple[list[ArgSpec], list]:
         """A host-side TensorDescriptor argument: the ArgSpecs it is passed as and what is
         passed for them (its base array, its shape and strides but the last, which is 1
-        and compiled in), with Triton's checks (a 16-byte aligned base, strides that are multiples of
-        16 bytes but the last)."""
+        and compiled in), with Triton's checks (a 16-byte aligned base, strides that are
+        multiples of 16 bytes but the last)."""
         base, values = SP.descriptor_arguments(name, desc)
         arr = SP.array_info(base)
         where = f"argument `{name}` (a TensorDescriptor)"

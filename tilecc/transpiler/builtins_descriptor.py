@@ -98,7 +98,7 @@ def _make(tracer, name, base, shape, strides, block_shape, padding_option):
     strides_ = tuple(BP.scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
                      for x in strides_)
     return _checked(tracer, base, shape_, strides_, block,
-                       constant(padding_option, "padding_option"))
+                    constant(padding_option, "padding_option"))
 
 
 def from_arguments(tracer, parts: list, spec, stride_params: list) -> TensorDescriptor:

@@ -1231,14 +1231,14 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
             kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
             tracer.scope[spec.name] = v
     for i, spec in enumerate(specs):  # host-side descriptors: from their parts
-        if spec.descriptor is not None:
-            parts = [tracer.scope.pop(s.name) for s in specs[i:i + 1 + 2 * spec.descriptor.ndim]]
+        d = spec.descriptor
+        if d is not None:
+            parts = [tracer.scope.pop(s.name) for s in specs[i:i + 1 + 2 * d.ndim]]
             try:
-                tracer.scope[spec.descriptor.param] = TD.from_arguments(
-                    tracer, parts, spec.descriptor, kernel.params[i + 1 + spec.descriptor.ndim:])
+                tracer.scope[d.param] = TD.from_arguments(
+                    tracer, parts, d, kernel.params[i + 1 + d.ndim:])
             except (TypeError, ValueError) as e:
-                raise CompilationError(f"argument `{spec.descriptor.param}`: {e}",
-                                       kernel.loc) from None
+                raise CompilationError(f"argument `{d.param}`: {e}", kernel.loc) from None
     try:
         tracer.run_body(pf.funcdef.body.body)
     except Return as r:

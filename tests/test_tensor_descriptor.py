@@ -618,3 +618,20 @@ def test_descriptor_gather_and_scatter_on_gpu_match_the_interpreter() -> None:
                                BN=16, PAD="nan")
         np.testing.assert_array_equal(gy.cpu().numpy(), want_y)
         np.testing.assert_array_equal(gx.cpu().numpy(), want_x)
+
+
+def test_misused_host_descriptors_are_named_as_the_caller_passed_them() -> None:
+    code = """
+@tilecc.jit
+def k(d, Y):
+    tl.store(Y + tl.arange(0, 8), tl.load(d + tl.arange(0, 8)))
+"""
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(CompilationError, match="a tensor descriptor .read and write it with"):
+        _compile(code).interpret[(1,)](tilecc.TensorDescriptor.from_tensor(x, [8, 8]), x)
+    specs, passed = host_desc_load_kernel.specs_for(
+        {"src": tilecc.TensorDescriptor.from_tensor(x, [8, 8]), "Y": x, "om": 0, "on": 0})
+    from tilecc.runtime.launch.args import device_arrays
+
+    with pytest.raises(TypeError, match="argument `src`'s tensor is a host .numpy. array"):
+        device_arrays(specs, passed)

@@ -1170,6 +1170,8 @@ def _describe(x: Any) -> str:
         return repr(x.value)
     if isinstance(x, TLRef):
         return x.name
+    if isinstance(x, TD.TensorDescriptor):
+        return "a tensor descriptor (read and write it with desc.load / desc.store)"
     return type(x).__name__
 
 

@@ -110,20 +110,22 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
     """The array arguments of a specialization (`JITFunction.specs_for`'s result), the
     backend they live on and their device (None: no arrays, the current device decides).
     Host arrays and arrays on different devices are errors that name them."""
-    names = [s.name for s in specs if not s.is_constexpr and not s.equals_one]
+    # a descriptor's tensor is named by the argument the caller passed, the descriptor
+    names = [f"`{s.descriptor.param}`'s tensor" if s.descriptor is not None else f"`{s.name}`"
+             for s in specs if not s.is_constexpr and not s.equals_one]
     arrays = []
     for name, a in zip(names, passed):
         if not isinstance(a, ArrayInfo):
             continue
         if a.device not in ("cuda", "rocm"):
-            raise TypeError(f"argument `{name}` is a host ({a.framework}) array; a GPU launch "
+            raise TypeError(f"argument {name} is a host ({a.framework}) array; a GPU launch "
                             "needs device arrays (CuPy, torch CUDA tensors, ...) — or run on "
                             "the interpreter with kernel.interpret[grid](...) or "
                             "TILECC_INTERPRET=1")
         arrays.append((name, a))
     devices = {a.device_id for _, a in arrays}
     if len(devices) > 1:
-        where = ", ".join(f"`{name}` on {a.device}:{a.device_id}" for name, a in arrays)
+        where = ", ".join(f"{name} on {a.device}:{a.device_id}" for name, a in arrays)
         raise ValueError(f"array arguments are on different devices: {sorted(devices)} "
                          f"({where}); a kernel launches on one device: move them to the "
                          "same one (e.g. x.to(y.device))")

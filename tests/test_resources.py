@@ -137,10 +137,11 @@ def test_pool_past_48_kib_is_dynamic_on_cuda():
 
 
 def test_pool_past_48_kib_follows_the_dot_stages():
-    """B with ragged N is staged from registers through the pool (64 x 256 fp16 x 2: 64 KiB),
-    A streams into two cp.async stages (32 KiB): ptxas rejected the 64 KiB static pool
-    ("uses too much shared data"); now it follows the stages in dynamic shared memory."""
-    sig = ("*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+    """B, whose rows' alignment is unknown (stride_bk not a multiple of 16), is staged from
+    registers through the pool (64 x 256 fp16 x 2: 64 KiB), A streams into two cp.async
+    stages (32 KiB): ptxas rejected the 64 KiB static pool ("uses too much shared data");
+    now it follows the stages in dynamic shared memory."""
+    sig = ("*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32,i32:1,i32:16,"
            "64,256,128,0")
     for arch in ("sm_80", "sm_90"):
         src = KD.dot_loop_kernel.source(sig, arch=arch, num_warps=8, num_stages=2)

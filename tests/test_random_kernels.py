@@ -36,10 +36,24 @@ def _report(results: list[RK.Result], programs: dict[int, RK.Program]) -> str:
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_random_kernels_compile_and_match_numpy(chunk: int) -> None:
+    seeds = range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK)
+    _check_everywhere({s: RK.generate(s) for s in seeds})
+
+
+def test_random_kernels_through_tensor_descriptors() -> None:
+    """The same programs with their contiguous loads read through tensor descriptors
+    (the seeds whose programs have such a load)."""
+    programs = {s: RK.generate(s, descriptors=True) for s in range(3000, 3040)}
+    programs = {s: p for s, p in programs.items() if "make_tensor_descriptor" in p.source}
+    assert len(programs) >= 10
+    _check_everywhere(programs)
+
+
+def _check_everywhere(programs: dict[int, RK.Program]) -> None:
+    """Each program compiled by NVRTC (sm_90) and hiprtc and run on the interpreter
+    against NumPy."""
     require_cuda_compiler()
     require_hip_compiler()
-    seeds = range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK)
-    programs = {s: RK.generate(s) for s in seeds}
     failed, hip_sources = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for s, prog in programs.items():

@@ -26,18 +26,19 @@ from tilecc.testing import random_kernels as RK
 
 _DIR = None
 _ARCH = None
+_DESCRIPTORS = False
 
 
-def _init(directory: str, arch: str) -> None:
-    global _DIR, _ARCH
-    _DIR, _ARCH = directory, arch
+def _init(directory: str, arch: str, descriptors: bool = False) -> None:
+    global _DIR, _ARCH, _DESCRIPTORS
+    _DIR, _ARCH, _DESCRIPTORS = directory, arch, descriptors
 
 
 def _prepare(seed: int) -> RK.Result:
     """Worker: everything up to the launch."""
     from tilecc.runtime.native_compile import hip_compiler_available
 
-    prog = RK.generate(seed)
+    prog = RK.generate(seed, descriptors=_DESCRIPTORS)
     targets = [("cuda", _ARCH)] + ([("hip", "gfx90a")] if hip_compiler_available() else [])
     res = RK.check(prog, _DIR, targets=targets)
     if res.kind == "ok":
@@ -78,8 +79,8 @@ def _rest_in_a_new_process(args, start: int, n: int) -> tuple[collections.Counte
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run([sys.executable, __file__, "-n", str(n), "--start", str(start),
-                        "--out", args.out, "--jobs", str(args.jobs), "--counts", f.name],
-                       check=False)
+                        "--out", args.out, "--jobs", str(args.jobs), "--counts", f.name]
+                       + (["--descriptors"] if args.descriptors else []), check=False)
         with open(f.name) as g:
             saved = json.load(g)
     return collections.Counter(saved["counts"]), collections.Counter(saved["features"])
@@ -92,6 +93,8 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "random-kernels-out"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--counts", help="write the counts here as JSON (for a parent run)")
+    ap.add_argument("--descriptors", action="store_true",
+                    help="contiguous loads through tensor descriptors (tl.make_tensor_descriptor)")
     args = ap.parse_args()
     out_dir = os.path.join(args.out, "random_kernels")
     os.makedirs(out_dir, exist_ok=True)
@@ -103,9 +106,9 @@ def main() -> int:
     seeds = range(args.start, args.start + args.n)
     rest = None  # the seeds after one that broke the CUDA context
     ctx = mp.get_context("fork")
-    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch)) as pool:
+    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, args.descriptors)) as pool:
         for res in pool.imap(_prepare, seeds, chunksize=4):
-            prog = RK.generate(res.seed)
+            prog = RK.generate(res.seed, descriptors=args.descriptors)
             features[prog.feature] += 1
             if res.kind == "ok":
                 res = RK.run_gpu(prog, prog.load(work), res)

@@ -196,10 +196,15 @@ def cast_value(v, src: DT, dst: DT):
 class Gen:
     """Builds one program's expression trees; `rng` decides everything."""
 
-    def __init__(self, rng: random.Random, rank: int, M: int = 1, N: int = 1):
+    def __init__(self, rng: random.Random, rank: int, M: int = 1, N: int = 1,
+                 descriptors: bool = False):
         self.rng = rng
         self.rank = rank
         self.M, self.N = M, N
+        # contiguous loads read through tensor descriptors (tl.make_tensor_descriptor) of
+        # the whole rows inside `n` (rank 2) or of the first n elements (rank 1), padding
+        # 0; the same draws as without, so a seed's program is otherwise the same
+        self.descriptors = descriptors
         self.loads: list[tuple[str, DT, str, Any]] = []  # (param, dtype, access, other)
         self.scalars: list[tuple[str, DT, int]] = []
         self.stmts: list[str] = []
@@ -223,8 +228,19 @@ class Gen:
                                 + (["full:trans"] if self.rank == 2 else []))
             where = {"full": "offs", "full:stride2": "offs * 2", "full:shift1": "offs + 1",
                      "full:trans": "pid * (M * N) + rm[:, None] + rn[None, :] * M"}[access]
-            self.stmts.append(f"{var} = tl.load({param} + {where}, mask=mask, "
-                              f"other={other!r})")
+            if access == "full" and self.descriptors:
+                access = "full:desc"
+                if self.rank == 2:
+                    self.stmts.append(f"d{i} = tl.make_tensor_descriptor({param}, [n // N, N], "
+                                      "[N, 1], [M, N])")
+                    self.stmts.append(f"{var} = d{i}.load([pid * M, 0])")
+                else:
+                    self.stmts.append(f"d{i} = tl.make_tensor_descriptor({param}, [n], [1], "
+                                      "[N])")
+                    self.stmts.append(f"{var} = d{i}.load([pid * N])")
+            else:
+                self.stmts.append(f"{var} = tl.load({param} + {where}, mask=mask, "
+                                  f"other={other!r})")
         self.loads.append((param, dt, access, other))
         if shape == "full":
             pass  # written above

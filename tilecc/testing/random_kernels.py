@@ -185,8 +185,10 @@ def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
     return v.astype(dt.np)
 
 
-def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
-    """The random program of `seed`: a kernel of one of `features`."""
+def generate(seed: int, features: tuple[str, ...] = FEATURES,
+             descriptors: bool = False) -> Program:
+    """The random program of `seed`: a kernel of one of `features`; with `descriptors`, its
+    contiguous loads go through tensor descriptors (the program is otherwise the same)."""
     rng = random.Random(seed)
     weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1, "reorder": 1}
     feature = rng.choices(features, [weights[f] for f in features])[0]
@@ -199,7 +201,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     block = M * N
     n = rng.randint(1, G * block)
     rows = rng.randint(1, M)
-    gen = Gen(rng, rank, M, N)
+    gen = Gen(rng, rank, M, N, descriptors)
     res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))
     res_text = res.text
     if res.shape != "full":
@@ -301,7 +303,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
     arrays: dict[str, tuple[DT, int]] = {}
     for param, dt, shape, _ in gen.loads:
         size = {"full": G * block, "full:stride2": 2 * G * block, "full:shift1": G * block + 1,
-                "full:trans": G * block, "row": G * M, "col": N, "scalar": G}[shape]
+                "full:trans": G * block, "full:desc": G * block, "row": G * M, "col": N,
+                "scalar": G}[shape]
         params.append((param, "array"))
         arrays[param] = (dt, size)
     for o in outputs:
@@ -342,7 +345,11 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES) -> Program:
             loads = {}
             for param, dt, shape, other in gen.loads:
                 src = inputs[param]
-                if shape.startswith("full"):
+                if shape == "full:desc":  # whole rows inside n (rank 2), else padding 0
+                    inside = (pid * M + rm[:, None] < n // N) if rank == 2 else mask
+                    v = np.where(inside, src[np.minimum(offs, src.size - 1)],
+                                 cast_value(np.asarray(0), literal_type(0), dt))
+                elif shape.startswith("full"):
                     where = {"full": offs, "full:stride2": offs * 2, "full:shift1": offs + 1,
                              "full:trans": pid * block + rm[:, None] + rn[None, :] * M
                              if rank == 2 else None}[shape]

@@ -151,10 +151,10 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         specs = jit_fn._specs(signature, {})
         described = [s.descriptor.param for s in specs if s.descriptor is not None]
         if described:
-            raise ExportError(f"{name}: `{described[0]}` is a tensor descriptor, which the C++ "
-                              "launcher cannot take yet: give the kernel the pointer, shape "
-                              "and strides and make the descriptor inside it "
-                              "(tl.make_tensor_descriptor)")
+            raise ValueError(f"`{described[0]}` is a tensor descriptor, which the C++ "
+                             "launcher cannot take yet: give the kernel the pointer, shape "
+                             "and strides and make the descriptor inside it "
+                             "(tl.make_tensor_descriptor)")
         # The project's own compiler builds the header for the architectures it targets:
         # sm_80 code (mma.sync for tl.dot) runs on all of them from Ampere on, where
         # Hopper's wgmma would need an sm_90a-only build.

@@ -261,7 +261,8 @@ class JITFunction(KernelFunction):
                 passed.append(arr)
                 continue
             if SP.is_host_descriptor(v):
-                parts, given = self._descriptor_specs(p.name, v)
+                parts, given = SP.descriptor_argument_specs(
+                    p.name, v, {q.name for q in self.params})
                 specs.extend(parts)
                 passed.extend(given)
                 continue
@@ -280,34 +281,6 @@ class JITFunction(KernelFunction):
                 specs.append(ArgSpec(p.name, type=t))
             passed.append(v)  # as given: the launcher packs it by its type (no NumPy here)
         return specs, passed
-
-    def _descriptor_specs(self, name: str, desc: Any) -> tuple[list[ArgSpec], list]:
-        """A host-side TensorDescriptor argument: the ArgSpecs it is passed as and what is
-        passed for them (its base array, its shape and strides but the last, which is 1
-        and compiled in), with Triton's checks (a 16-byte aligned base, strides that are
-        multiples of 16 bytes but the last)."""
-        base, values = SP.descriptor_arguments(name, desc)
-        arr = SP.array_info(base)
-        where = f"argument `{name}` (a TensorDescriptor)"
-        if arr is None:
-            raise TypeError(f"{where}: its base must be an array, got {type(base).__name__}")
-        if arr.ptr % 16:
-            raise ValueError(f"{where}: its base must be 16-byte aligned (address % 16 = "
-                             f"{arr.ptr % 16})")
-        size = max(arr.dtype.bits // 8, 1)
-        ndim = len(values) // 2
-        bad = [s for s in values[ndim:-1] if s * size % 16]
-        if bad:
-            raise ValueError(f"{where}: its strides {values[ndim:]} must be multiples of 16 "
-                             f"bytes, but the last: {bad[0]} elements of {size} bytes is not "
-                             "(pad the rows, as Triton's descriptors need it too)")
-        padding = getattr(desc, "padding", "zero")
-        if padding == "nan" and not arr.dtype.is_floating():
-            raise ValueError(f"{where}: padding `nan` needs a floating-point tensor, got "
-                             f"{arr.dtype!r}")
-        taken = {p.name for p in self.params}
-        return (SP.descriptor_specs(name, arr.dtype, tuple(desc.block_shape), padding, taken,
-                                    values[:ndim]), [arr, *values[:-1]])
 
 
 class _Interpret:

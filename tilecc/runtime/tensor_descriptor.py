@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tilecc.transpiler.specialize import check_block_shape
+from tilecc.transpiler.specialize import check_block_shape, descriptor_problem
 
 
 @dataclass
@@ -29,18 +29,10 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self) -> None:
-        rank = len(self.shape)
-        if not 1 <= rank <= 5 or len(self.strides) != rank or len(self.block_shape) != rank:
-            raise ValueError("TensorDescriptor: shape, strides and block_shape need one entry "
-                             f"per dimension, 1 to 5 of them, got {list(self.shape)}, "
-                             f"{list(self.strides)}, {list(self.block_shape)}")
+        problem = descriptor_problem(self.shape, self.strides, self.block_shape, self.padding)
+        if problem:
+            raise ValueError(f"TensorDescriptor: {problem}")
         check_block_shape(self.block_shape)
-        if self.strides[-1] != 1:
-            raise ValueError("TensorDescriptor: the last dimension must be contiguous "
-                             f"(stride 1), got strides {list(self.strides)}")
-        if self.padding not in ("zero", "nan"):
-            raise ValueError(f"TensorDescriptor: padding is 'zero' or 'nan', got "
-                             f"{self.padding!r}")
         floating = getattr(getattr(self.base, "dtype", None), "is_floating_point", None)
         if self.padding == "nan" and floating is False:  # torch's dtypes say it
             raise ValueError("TensorDescriptor: padding 'nan' needs a floating-point tensor, "

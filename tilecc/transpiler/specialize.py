@@ -311,22 +311,60 @@ def _descriptor_entry(name: str, entry: str) -> list:
             [16 if m.group(4) else 1] * len(block)]
 
 
+def descriptor_problem(shape, strides, block_shape, padding) -> str | None:
+    """What makes a host descriptor invalid as Triton's `TensorDescriptor` checks it at
+    creation (the block shape: `check_block_shape`), or None."""
+    ndim = len(shape)
+    if not 1 <= ndim <= 5 or len(strides) != ndim or len(block_shape) != ndim:
+        return ("shape, strides and block_shape need one entry per dimension, 1 to 5 of "
+                f"them, got {list(shape)}, {list(strides)}, {list(block_shape)}")
+    if strides[-1] != 1:
+        return f"the last dimension must be contiguous (stride 1), got strides {list(strides)}"
+    if padding not in ("zero", "nan"):
+        return f"padding is 'zero' or 'nan', got {padding!r}"
+    return None
+
+
 def descriptor_arguments(name: str, desc: Any) -> tuple[Any, list[int]]:
     """A launch's host descriptor checked as Triton checks it: (its base array, its shape
     and strides as the ints the kernel takes after the base)."""
-    shape, strides = list(desc.shape), list(desc.strides)
-    ndim = len(shape)
     where = f"argument `{name}` (a TensorDescriptor)"
-    if not 1 <= ndim <= 5 or len(strides) != ndim or len(desc.block_shape) != ndim:
-        raise ValueError(f"{where}: shape, strides and block_shape need 1 to 5 entries each, "
-                         f"the same number, got {shape}, {strides}, {list(desc.block_shape)}")
+    shape, strides = list(desc.shape), list(desc.strides)
+    problem = descriptor_problem(shape, strides, desc.block_shape,
+                                 getattr(desc, "padding", "zero"))
+    if problem:
+        raise ValueError(f"{where}: {problem}")
     check_block_shape(desc.block_shape)
-    if strides[-1] != 1:
-        raise ValueError(f"{where}: the last dimension must be contiguous (stride 1), got "
-                         f"strides {strides}")
-    if getattr(desc, "padding", "zero") not in ("zero", "nan"):
-        raise ValueError(f"{where}: padding is 'zero' or 'nan', got {desc.padding!r}")
     for i, n in enumerate(shape):
         if not 0 <= int(n) < 2 ** 31:
             raise ValueError(f"{where}: shape[{i}] = {n} is not a 32-bit size")
     return desc.base, [int(n) for n in shape] + [int(s) for s in strides]
+
+
+def descriptor_argument_specs(name: str, desc: Any, taken: set[str]) -> tuple[list[ArgSpec],
+                                                                              list]:
+    """A host-side TensorDescriptor argument: the ArgSpecs it is passed as and what is
+    passed for them (its base array's `ArrayInfo`, its shape and strides but the last,
+    which is 1 and compiled in), with Triton's launch checks too (a 16-byte aligned base,
+    strides that are multiples of 16 bytes but the last, NaN padding of floats only)."""
+    base, values = descriptor_arguments(name, desc)
+    arr = array_info(base)
+    where = f"argument `{name}` (a TensorDescriptor)"
+    if arr is None:
+        raise TypeError(f"{where}: its base must be an array, got {type(base).__name__}")
+    if arr.ptr % 16:
+        raise ValueError(f"{where}: its base must be 16-byte aligned (address % 16 = "
+                         f"{arr.ptr % 16})")
+    size = max(arr.dtype.bits // 8, 1)
+    ndim = len(values) // 2
+    bad = [s for s in values[ndim:-1] if s * size % 16]
+    if bad:
+        raise ValueError(f"{where}: its strides {values[ndim:]} must be multiples of 16 "
+                         f"bytes, but the last: {bad[0]} elements of {size} bytes is not "
+                         "(pad the rows, as Triton's descriptors need it too)")
+    padding = getattr(desc, "padding", "zero")
+    if padding == "nan" and not arr.dtype.is_floating():
+        raise ValueError(f"{where}: padding `nan` needs a floating-point tensor, got "
+                         f"{arr.dtype!r}")
+    return (descriptor_specs(name, arr.dtype, tuple(desc.block_shape), padding, taken,
+                             values[:ndim]), [arr, *values[:-1]])

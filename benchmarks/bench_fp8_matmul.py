@@ -7,12 +7,11 @@ it as it is, Triton the very same source.  A is M x K row-major and B is K x N s
 column-major (K-major, the layout Triton's tutorial uses for fp8, which Hopper's fp8
 wgmma reads); C is fp16, accumulated in fp32.  torch._scaled_mm (cuBLASLt) multiplies the
 same operands with unit scales.  Times are device-event medians after warm-up
-(`triton.testing.do_bench`); TFLOP/s counts 2·M·N·K.  Every result is checked against
-torch's fp32 product of the same fp8 values first.
-
-tilecc converts fp8 operands to fp16 before its tensor-core instructions (see
-docs/language.md), so its fp8 matmul runs at fp16 speed at best, where Triton and cuBLAS
-use Hopper's fp8 wgmma.
+(`triton.testing.do_bench`); TFLOP/s counts 2·M·N·K.  Every result is compared with
+torch's fp32 product of the same fp8 values first: both compilers run Hopper's fp8 wgmma,
+which sums products at reduced precision (neither kernel passes max_num_imprecise_acc),
+so the largest error is reported, and only a result off by more than 5% of the largest
+value is refused.
 """
 
 from __future__ import annotations
@@ -44,10 +43,8 @@ def run(kernel, a, b, c, config: tilecc.Config):
                                 num_stages=config.num_stages)
 
 
-def best(kernel, a, b, c, configs, ref, verbose: bool, strict: bool) -> tuple[float, str, float]:
-    """The fastest configuration: (ms, label, largest |error| against the fp32 product).
-    `strict`: the result must be close (tilecc sums in full fp32); Triton's fp8 wgmma
-    accumulates at reduced precision on Hopper, so its error is reported, not asserted."""
+def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str, float]:
+    """The fastest configuration: (ms, label, largest |error| against the fp32 product)."""
     out = (float("inf"), "", float("nan"))
     for cfg in configs:
         fn = run(kernel, a, b, c, cfg)
@@ -59,8 +56,7 @@ def best(kernel, a, b, c, configs, ref, verbose: bool, strict: bool) -> tuple[fl
             print(f"  skipped {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
             continue
         err = (c.float() - ref).abs().max().item()
-        if strict:
-            torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.5)
+        assert err < 0.05 * ref.abs().max().item(), f"{cfg}: wrong result (error {err})"
         t = do_bench(fn, warmup=25, rep=100, return_mode="median")
         kw = cfg.kwargs
         label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
@@ -105,8 +101,8 @@ def main() -> None:
             b = torch.randn(n, k, device="cuda").to(dt).T  # K x N, column-major
             c = torch.empty(m, n, device="cuda", dtype=torch.float16)
             ref = a.float() @ b.float()
-            t_tc, cfg_tc, err_tc = best(tc_k, a, b, c, configs, ref, args.verbose, True)
-            t_tr, cfg_tr, err_tr = best(tr_k, a, b, c, configs, ref, args.verbose, False)
+            t_tc, cfg_tc, err_tc = best(tc_k, a, b, c, configs, ref, args.verbose)
+            t_tr, cfg_tr, err_tr = best(tr_k, a, b, c, configs, ref, args.verbose)
             sm = scaled_mm(a, b)
             t_sm = do_bench(sm, warmup=25, rep=100, return_mode="median") if sm else float("nan")
             tflops = lambda t: 2 * m * n * k / (t * 1e-3) / 1e12  # noqa: E731

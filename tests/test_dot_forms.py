@@ -39,7 +39,8 @@ def mm_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
 
 
 @tilecc.jit
-def fp8_loop_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def fp8_loop_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    IMPRECISE: tl.constexpr = None):
     # the tutorial's loop, fp8 operands (A row-major, B row-major), fp32 accumulator
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -50,8 +51,48 @@ def fp8_loop_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
                     mask=(rm[:, None] < M) & ((k * BK + rk)[None, :] < K), other=0.0)
         b = tl.load(B + (k * BK + rk)[:, None] * N + rn[None, :],
                     mask=((k * BK + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=IMPRECISE)
     tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def fp8_strided_kernel(A, B, C, M, N, K, stride_bk, stride_bn, BM: tl.constexpr,
+                       BN: tl.constexpr, BK: tl.constexpr, IMPRECISE: tl.constexpr):
+    # whole tiles, B through strides (K-major when stride_bk is 1), the tutorial's
+    # pointer increments (pipelined)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * K + rk[None, :]
+    b_ptrs = B + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=IMPRECISE)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(C + rm[:, None] * N + rn[None, :], acc)
+
+
+@tilecc.jit
+def fp8_attention_kernel(Q, Kt, V, O, N, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    # attention's two products in fp8: Q K^T (K read transposed: K-major), then the
+    # probabilities cast to fp8 times V (A from a product's result)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(Q + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, N, BN):
+        rn = start + tl.arange(0, BN)
+        s = tl.dot(q, tl.load(Kt + rn[None, :] * D + rd[:, None]))
+        p = (s * 0.01).to(tl.float8e4nv)
+        acc = tl.dot(p, tl.load(V + rn[:, None] * D + rd[None, :]), acc)
+    tl.store(O + rm[:, None] * D + rd[None, :], acc)
+
+
+def fp8_attention_reference(q, k, v):
+    s = q.astype(np.float32) @ k.astype(np.float32).T
+    p = (s * np.float32(0.01)).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    return p @ v.astype(np.float64)
 
 
 @tilecc.jit
@@ -117,6 +158,18 @@ def test_fp8_loop_matmul_with_masks() -> None:
     c = np.zeros((m, n), np.float32)
     fp8_loop_kernel.interpret[(2, 2)](a, b, c, m, n, k, BM=32, BN=64, BK=32)
     np.testing.assert_allclose(c, _exact(a, b), rtol=1e-5, atol=1e-4)
+
+
+def test_fp8_attention_products_match_numpy() -> None:
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((128, 64)).astype(ml_dtypes.float8_e4m3fn)
+               for _ in range(3))
+    o = np.zeros((128, 64), np.float32)
+    fp8_attention_kernel.interpret[(1,)](q, k, v, o, 128, D=64, BM=128, BN=64, num_warps=8)
+    np.testing.assert_allclose(o, fp8_attention_reference(q, k, v), rtol=1e-5, atol=1e-5)
+    src = fp8_attention_kernel.source("*fp8e4nv:16,*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16",
+                                      D=64, BM=128, BN=64, num_warps=8)
+    assert src.count("wgmma.m64n64k32 (fp8e4nv, Hopper)") == 4  # header and body, twice
 
 
 @pytest.mark.parametrize("bs", [1, 2, 4])
@@ -234,15 +287,56 @@ def test_dot_forms_compile_cleanly(target, arch) -> None:
     for p in ("tf32x3", "bf16x3", "bf16x6"):
         assert_clean_compile(precision_kernel, "*fp32:16,*fp32:16,*fp32:16", target, arch,
                              M=32, N=32, K=32, P=p)
+    if arch == "sm_90":  # fp8 wgmma: B K-major and N-major, partial sums or not; P @ V
+        assert_clean_compile(fp8_attention_kernel, "*fp8e4nv:16,*fp8e4nv:16,*fp8e4nv:16,"
+                             "*fp32:16,i32:16", target, arch, D=64, BM=128, BN=64, num_warps=8)
+        for stride_b, imprecise in (("i32:1,i32:16", None), ("i32:16,i32:1", 64)):
+            assert_clean_compile(fp8_strided_kernel, f"*fp8e4nv:16,*fp8e4nv:16,*fp32:16,"
+                                 f"i32:16,i32:16,i32:16,{stride_b}", target, arch, BM=128,
+                                 BN=128, BK=128, IMPRECISE=imprecise, num_warps=8,
+                                 num_stages=3)
     if target == "hip":
         assert_clean_compile(mm_kernel, "*fp8e4b8:16,*fp8e5b16:16,*fp32:16", target, arch,
                              M=32, N=32, K=32, OUT=tl.float32, IMPRECISE=None)
 
 
-def test_fp8_dot_runs_on_the_tensor_cores_through_fp16() -> None:
-    src = fp8_loop_kernel.source("*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32,i32,i32", BM=128,
-                                 BN=128, BK=64, num_warps=4)
-    assert "wgmma.m64n128k16 (fp16, Hopper)" in src
-    src = fp8_loop_kernel.source("*fp8e5:16,*fp8e5:16,*fp32:16,i32,i32,i32", BM=64, BN=64,
-                                 BK=64, num_warps=4, arch="sm_80")
-    assert "mma.sync.m16n8k16 (f16)" in src
+def test_fp8_dot_runs_on_hoppers_fp8_tensor_cores() -> None:
+    # two e4m3 or two e5m2 blocks: wgmma's fp8 instructions (K = 32), B staged K-major
+    # even when its loads run along N
+    for dt, ptx in (("fp8e4nv", "e4m3"), ("fp8e5", "e5m2")):
+        src = fp8_loop_kernel.source(f"*{dt}:16,*{dt}:16,*fp32:16,i32,i32,i32", BM=128,
+                                     BN=128, BK=64, num_warps=4)
+        assert f"wgmma.m64n128k32 ({dt}, Hopper)" in src and "B from shared memory (K-major)" in src
+        assert f"tc::wgmma_m64n128k32_{ptx}_ss<0>(" in src
+        assert "fp16" not in src.split("extern \"C\"")[1]  # no conversion anywhere
+
+
+@pytest.mark.parametrize("sig,options,plan", [
+    ("*fp8e5:16,*fp8e5:16", dict(BM=64, BN=64, BK=64, arch="sm_80"), "mma.sync.m16n8k16 (f16)"),
+    ("*fp8e4nv:16,*fp8e5:16", dict(BM=64, BN=64, BK=64), "wgmma.m64n64k16 (fp16, Hopper)"),
+    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=16), "mma.sync.m16n8k16 (f16)"),
+    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, num_warps=2), "mma.sync.m16n8k16 (f16)"),
+    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, target="hip"), "fused multiply-adds"),
+])
+def test_fp8_dot_goes_through_fp16_where_no_fp8_instruction_fits(sig, options, plan) -> None:
+    # another arch, mixed formats, K below two instructions, a split wgmma cannot take, AMD
+    src = fp8_loop_kernel.source(f"{sig},*fp32:16,i32,i32,i32", **options)
+    assert plan in src
+    assert all(f"tc::cast<tc::half>({x}[" in src for x in "ab")  # fp8 → fp16, in registers
+
+
+def test_max_num_imprecise_acc_adds_partial_sums_in_fp32() -> None:
+    sig = "*fp8e4nv:16,*fp8e4nv:16,*fp32:16"
+    plain = mm_kernel.source(sig, M=64, N=64, K=128, OUT=tl.float32, IMPRECISE=None)
+    assert "c_part" not in plain
+    for imprecise, every in ((0, 1), (32, 1), (64, 2), (100, 4), (128, 4)):
+        src = mm_kernel.source(sig, M=64, N=64, K=128, OUT=tl.float32, IMPRECISE=imprecise)
+        flush = "kk + 1 == 4" if every == 4 else f"(kk + 1) % {every} == 0 || kk + 1 == 4"
+        assert f"if ({flush}) {{  // the partial sum, added in fp32" in src, imprecise
+        assert "c[r] += c_part[r];" in src
+    # a loop that promotes keeps no multiplication in flight across iterations
+    kw = dict(BM=128, BN=128, BK=64, num_warps=4, num_stages=4)
+    sig = "*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16,i32:16,i32:16"
+    assert "one wgmma kept in flight" in fp8_loop_kernel.source(sig, **kw)
+    loop = fp8_loop_kernel.source(sig, IMPRECISE=64, **kw)
+    assert "pipeline (" in loop and "in flight" not in loop

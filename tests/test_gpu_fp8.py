@@ -1,9 +1,13 @@
 """fp8 and the forms of tl.dot on the GPU (`pytest -m gpu`): the GPU's conversions (the
 hardware's cvt on sm_89+, tilecc.h's software elsewhere) bit for bit against the
 interpreter, torch float8 tensors as arguments, fp8 / batched / split-precision products
-against the interpreter and NumPy."""
+against the interpreter and NumPy, and Hopper's fp8 tensor-core products (reduced-
+precision sums, `max_num_imprecise_acc`) against the exact product and Triton's."""
 
 from __future__ import annotations
+
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -91,6 +95,14 @@ def test_torch_float8_tensors_are_arguments() -> None:
         assert torch.equal(x.view(torch.uint8), y.view(torch.uint8))
 
 
+def _fp8_tensor(x: np.ndarray, fmt: str):
+    return _dev(x.view(np.uint8)).view(getattr(torch, F.FORMATS[fmt][0].__name__))
+
+
+def _relative_error(got, want) -> float:
+    return float(np.max(np.abs(np.asarray(got, np.float64) - want)) / np.max(np.abs(want)))
+
+
 @pytest.mark.parametrize("shape,blocks,warps", [((256, 256, 256), (128, 128, 64), 4),
                                                 ((200, 136, 300), (64, 64, 64), 4),
                                                 ((256, 256, 512), (128, 128, 64), 8)])
@@ -106,12 +118,67 @@ def test_fp8_matmul_matches_the_interpreter(shape, blocks, warps) -> None:
         grid = ((m + bm - 1) // bm, (n + bn - 1) // bn)
         DF.fp8_loop_kernel.interpret[grid](a, b, want, m, n, k, BM=bm, BN=bn, BK=bk)
         got = _dev(np.zeros((m, n), np.float32))
-        DF.fp8_loop_kernel[grid](_dev(a.view(np.uint8)).view(getattr(torch, F.FORMATS[fa][0]
-                                                                    .__name__)),
-                                 _dev(b.view(np.uint8)).view(getattr(torch, F.FORMATS[fb][0]
-                                                                    .__name__)),
-                                 got, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps)
-        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-3)
+        DF.fp8_loop_kernel[grid](_fp8_tensor(a, fa), _fp8_tensor(b, fb), got, m, n, k,
+                                 BM=bm, BN=bn, BK=bk, num_warps=warps)
+        sig = f"*{fa}:16,*{fb}:16,*fp32:16,i32,i32,i32"
+        native = "k32 (fp8" in DF.fp8_loop_kernel.source(
+            sig, BM=bm, BN=bn, BK=bk, num_warps=warps, arch=f"sm_{_capability()}")
+        if native:  # Hopper's fp8 wgmma sums at reduced precision (Triton's default too)
+            assert _relative_error(got.cpu().numpy(), want) < 4e-3, (fa, fb)
+        else:  # through fp16: every product exact, summed in fp32
+            np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-3)
+
+
+def _hopper_fp8_product(k: int, fmt: str, imprecise, kernel=None):
+    """A 256 x 256 fp8 product over `k` on the fp8 tensor cores (B K-major): the result, and
+    the exact one."""
+    if _capability() < 90 or fmt not in _formats():
+        pytest.skip("fp8 tensor cores: Hopper")
+    rng = np.random.default_rng(k)
+    ml = F.FORMATS[fmt][0]
+    a = rng.standard_normal((256, k)).astype(ml)
+    b = rng.standard_normal((256, k)).astype(ml)  # B^T, row-major: B is K-major
+    out = _dev(np.zeros((256, 256), np.float32))
+    (kernel or DF.fp8_strided_kernel)[(2, 2)](
+        _fp8_tensor(a, fmt), _fp8_tensor(b, fmt), out, 256, 256, k, 1, k, BM=128, BN=128,
+        BK=128, IMPRECISE=imprecise, num_warps=8, num_stages=3)
+    return out.cpu().numpy(), a.astype(np.float64) @ b.astype(np.float64).T
+
+
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+def test_max_num_imprecise_acc_promotes_partial_sums_on_hopper(fmt) -> None:
+    # measured on an H100 (K = 4096): 2-3e-3 of the largest value unpromoted, 1-2e-4
+    # promoted every 128, 4e-5 every 32 — as Triton's, to the digit
+    errors = {imp: _relative_error(*_hopper_fp8_product(4096, fmt, imp))
+              for imp in (None, 128, 32)}
+    assert errors[None] < 1e-2 and errors[128] < 5e-4 and errors[32] < 1.5e-4, errors
+    assert errors[32] < errors[128] < errors[None] / 4, errors
+
+
+@pytest.mark.parametrize("imprecise", [None, 64])
+def test_fp8_products_equal_tritons(imprecise) -> None:
+    # the same source through Triton: the same instructions summing in the same order
+    pytest.importorskip("triton")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+    ours, _ = _hopper_fp8_product(1024, "fp8e4nv", imprecise)
+    theirs, _ = _hopper_fp8_product(1024, "fp8e4nv", imprecise,
+                                    as_triton(DF.fp8_strided_kernel))
+    assert np.array_equal(ours, theirs)
+
+
+def test_fp8_attention_products_on_the_gpu() -> None:
+    if "fp8e4nv" not in _formats():
+        pytest.skip("e4m3: sm_89+")
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((256, 64)).astype(F.FORMATS["fp8e4nv"][0])
+               for _ in range(3))
+    got = _dev(np.zeros((256, 64), np.float32))
+    DF.fp8_attention_kernel[(2,)](*(_fp8_tensor(x, "fp8e4nv") for x in (q, k, v)), got, 256,
+                                  D=64, BM=128, BN=64, num_warps=8)
+    # the probabilities are rounded to fp8 from sums the tensor cores add at reduced
+    # precision: a few land on the neighbouring fp8 value
+    assert _relative_error(got.cpu().numpy(), DF.fp8_attention_reference(q, k, v)) < 2e-2
 
 
 def test_batched_and_split_precision_products() -> None:

@@ -7,11 +7,18 @@ Attributes: `precision` ("tf32" or "ieee", for fp32 inputs) and `acc_dtype`, the
 products are summed in (fp32 for 16-bit floats, int32 for int8); a result type narrower
 than that (`out_dtype=tl.float16`) is the fp32 sum rounded once at the end.
 
+fp8 inputs: two e4m3 (`float8e4nv`) or two e5m2 (`float8e5`) blocks stay fp8 in the op,
+for the targets whose tensor cores multiply them (Hopper's wgmma); `passes.dot` converts
+them to fp16 where the plan has no such instruction.  Every other pair of fp8 formats is
+converted to fp16 here (exactly: every fp8 value is an fp16 value), as Triton's compiler
+does for the formats a GPU cannot multiply.  Attribute `imprecise_acc`: fp8's
+`max_num_imprecise_acc` (None: the tensor cores' own accumulation, Triton's default on
+sm_90).
+
 What Triton's compiler rewrites into 2-D products, the frontend rewrites here, into the
-same ops (`transpiler/dot_forms.py`): fp8 inputs are converted to fp16 (exactly: every
-fp8 value is an fp16 value) — Triton does so for the formats a GPU cannot multiply, tilecc
-for all of them for now; 3-D blocks are one product per batch; `input_precision`
-"tf32x3", "bf16x3" and "bf16x6" are Triton's split-precision sums of tf32 / bf16 products.
+same ops (`transpiler/dot_forms.py`): 3-D blocks are one product per batch;
+`input_precision` "tf32x3", "bf16x3" and "bf16x6" are Triton's split-precision sums of
+tf32 / bf16 products.
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ from tilecc.transpiler.semantic import Const
 
 # input element type → (the type products are summed in, the smallest K)
 INPUTS = {"fp16": (D.float32, 16), "bf16": (D.float32, 16), "fp32": (D.float32, 16),
-          "fp64": (D.float64, 16), "i8": (D.int32, 32)}
+          "fp64": (D.float64, 16), "i8": (D.int32, 32),
+          "fp8e4nv": (D.float32, 16), "fp8e5": (D.float32, 16)}
+# fp8 formats a tensor core may multiply as they are (both inputs of one format)
+NATIVE_FP8 = ("fp8e4nv", "fp8e5")
 PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # Triton's NVIDIA list
 
 
@@ -46,7 +56,8 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         raise ValueError(f"tl.dot: inner dimensions differ ({list(a.type.shape)} @ "
                          f"{list(w.type.shape)})")
     fp8 = a.dtype.is_fp8() and w.dtype.is_fp8()
-    if fp8:  # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
+    if fp8 and not (a.dtype == w.dtype and a.dtype.name in NATIVE_FP8):
+        # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
         a, w = S.cast(b, a, D.float16), S.cast(b, w, D.float16)
     if a.dtype != w.dtype:
         raise TypeError(f"tl.dot needs inputs of one element type, got {a.dtype.name} and "
@@ -59,7 +70,7 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         raise ValueError(f"tl.dot needs M, N >= 16 and K >= {min_k} for {ty} inputs, got "
                          f"M={m}, N={n}, K={k}")
     precision = _precision(input_precision, allow_tf32, ty)
-    _check_imprecise_acc(max_num_imprecise_acc, fp8, k)
+    imprecise = _check_imprecise_acc(max_num_imprecise_acc, fp8, k)
     out = _result_type(constant(out_dtype, "out_dtype"), ty, fp8)
     shape = batch + (m, n)
     if isinstance(acc, Const) and acc.value is None:
@@ -71,16 +82,23 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         if c.dtype != out:
             raise TypeError(f"tl.dot: acc is {c.dtype.name} but the product is {out.name}; "
                             f"pass out_dtype=tl.{_tl_name(c.dtype)} or cast acc")
-    product = dot_forms.split_precision if precision in dot_forms.SPLIT else _product
+    if precision in dot_forms.SPLIT:
+        def product(x, y, z):
+            return dot_forms.split_precision(b, x, y, z, precision, acc_dtype)
+    else:
+        def product(x, y, z):
+            return _product(b, x, y, z, precision, acc_dtype,
+                            imprecise if a.dtype.is_fp8() else None)
     if batch:
-        return dot_forms.batched(b, a, w, c, lambda x, y, z: product(b, x, y, z, precision,
-                                                                      acc_dtype))
-    return product(b, a, w, c, precision, acc_dtype)
+        return dot_forms.batched(b, a, w, c, product)
+    return product(a, w, c)
 
 
-def _product(b, a: Value, w: Value, c: Value, precision: str, acc_dtype: D.dtype) -> Value:
+def _product(b, a: Value, w: Value, c: Value, precision: str, acc_dtype: D.dtype,
+             imprecise_acc: int | None = None) -> Value:
     """One 2-D product: the IR's dot op."""
-    return b.emit("dot", [a, w, c], c.type, precision=precision, acc_dtype=acc_dtype)
+    extra = {} if imprecise_acc is None else {"imprecise_acc": imprecise_acc}
+    return b.emit("dot", [a, w, c], c.type, precision=precision, acc_dtype=acc_dtype, **extra)
 
 
 def _result_type(out, ty: str, fp8: bool) -> D.dtype:
@@ -107,17 +125,19 @@ def _result_type(out, ty: str, fp8: bool) -> D.dtype:
     return out
 
 
-def _check_imprecise_acc(max_num_imprecise_acc, fp8: bool, k: int) -> None:
-    """Accepted as Triton does (at most K for fp8 inputs, ignored otherwise).  tilecc's
-    products always sum in full fp32 — as if every product were promoted — so the value
-    does not change the result."""
+def _check_imprecise_acc(max_num_imprecise_acc, fp8: bool, k: int) -> int | None:
+    """Checked as Triton does (at most K for fp8 inputs, ignored otherwise); the value, or
+    None.  It matters only to fp8 products on tensor cores that accumulate them at reduced
+    precision (wgmma): every that many elements of K, the partial sum is added to the fp32
+    accumulator (0 and any value up to K: at least once per product)."""
     value = constant(max_num_imprecise_acc, "max_num_imprecise_acc")
     if value is None:
-        return
+        return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise TypeError(f"max_num_imprecise_acc must be a non-negative integer, got {value!r}")
     if fp8 and value > k:
         raise ValueError(f"max_num_imprecise_acc ({value}) must be <= K ({k})")
+    return value
 
 
 def _precision(input_precision, allow_tf32, ty: str) -> str:

@@ -25,6 +25,11 @@ class Instruction:
     # instructions whose register list depends on it)
     intrinsic: str = ""
     opcode: str = "mma.sync.aligned"  # the PTX opcode, before the shape and types
+    # A may come from registers (units with `a_from_registers`); B may be read N-major
+    # (transposed by the instruction).  wgmma's 8-bit types read both K-major from shared
+    # memory only.
+    a_from_registers: bool = True
+    b_n_major: bool = True
 
     def ptx(self, n: int) -> str:
         """The instruction's full PTX name, for a tile N wide (comments, the header)."""
@@ -60,12 +65,12 @@ WGMMA_WIDTHS = (64, 128, 192, 256)
 
 def _warpgroups(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
     """Hopper's warpgroup MMA as tilecc stages it: warpgroups (4 warps) split M into
-    m64 instructions, each instruction spans all of N (B in 64-column swizzle atoms), and
-    a row of A is 64 B (K = 32) or whole 128-byte swizzle atoms (K a multiple of 64).
-    All warps along M."""
+    m64 instructions, each instruction spans all of N (B in swizzle atoms of 128 bytes
+    a row), and a row of A is 64 bytes (two instructions' K: K = 32 for 16-bit inputs,
+    64 for 8-bit ones) or whole 128-byte swizzle atoms.  All warps along M."""
     groups = num_warps // 4
     fits = (num_warps in (4, 8) and m % (64 * groups) == 0 and n in WGMMA_WIDTHS
-            and (k == 32 or k % 64 == 0))
+            and (k == 2 * k_step or k % (4 * k_step) == 0))
     return (num_warps, 1) if fits else None
 
 
@@ -80,7 +85,7 @@ def _describe_warpgroups(m: int, n: int, num_warps: int, warps: tuple[int, int],
                          ins: Instruction, dtype: str) -> str:
     groups = num_warps // 4
     per = m // (64 * groups)
-    return (f"wgmma.m64n{n}k16 ({dtype}, Hopper), {groups} warpgroup"
+    return (f"wgmma.{ins.shape.replace('N', str(n))} ({dtype}, Hopper), {groups} warpgroup"
             f"{'s' if groups > 1 else ''} x {per} instruction{'s' if per > 1 else ''} "
             "per K step")
 
@@ -150,7 +155,15 @@ WGMMA = MatrixUnit(
     {("fp16", "ieee"): Instruction("m64nNk16", 16, "f32.f16.f16", "wgmma_m64nNk16_f16",
                                    opcode="wgmma.mma_async.sync.aligned"),
      ("bf16", "ieee"): Instruction("m64nNk16", 16, "f32.bf16.bf16", "wgmma_m64nNk16_bf16",
-                                   opcode="wgmma.mma_async.sync.aligned")},
+                                   opcode="wgmma.mma_async.sync.aligned"),
+     # fp8 products accumulate at the tensor cores' reduced precision, as Triton's do on
+     # sm_90 (`max_num_imprecise_acc` adds them into fp32 more often: render_dot)
+     ("fp8e4nv", "ieee"): Instruction("m64nNk32", 32, "f32.e4m3.e4m3", "wgmma_m64nNk32_e4m3",
+                                      opcode="wgmma.mma_async.sync.aligned",
+                                      a_from_registers=False, b_n_major=False),
+     ("fp8e5", "ieee"): Instruction("m64nNk32", 32, "f32.e5m2.e5m2", "wgmma_m64nNk32_e5m2",
+                                    opcode="wgmma.mma_async.sync.aligned",
+                                    a_from_registers=False, b_n_major=False)},
     split=_warpgroups, describe=_describe_warpgroups, tiles="m64 tiles per warpgroup",
     warps_per_instruction=4,
     operands_from_shared=True, a_from_registers=True, b_k_major=True, async_proxy=True,

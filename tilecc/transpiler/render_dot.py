@@ -13,7 +13,7 @@ needs (fences, operands from shared memory or registers) is asked of the unit's 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
-from tilecc.transpiler.passes.dot import DotPlan, b_k_major
+from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
 
@@ -38,19 +38,20 @@ class DotOps:
         esize = x.dtype.itemsize
         if not plan.unit.operands_from_shared:  # ldmatrix's rows, or the portable loop's
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
+        epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
-            return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({row}, {col} % 64 / 8) "
-                    f"* 8 + {col} % 8")
+            return (f"{col} / {atom} * {rows * atom} + tc::swizzled_chunk<8>({row}, "
+                    f"{col} % {atom} / {epc}) * {epc} + {col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
             row, col, rows, cols = col, row, cols, rows
             place = row
         else:
             warps = plan.warps[0]
             place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
-        if cols == 32:  # 64-byte rows, 64-byte swizzle
-            return f"tc::swizzled_chunk<4>({place}, {col} / 8) * 8 + {col} % 8"
-        return (f"{col} / 64 * {rows * 64} + tc::swizzled_chunk<8>({place}, {col} % 64 / 8) "
-                f"* 8 + {col} % 8")
+        if cols * esize == 64:  # 64-byte rows, 64-byte swizzle
+            return f"tc::swizzled_chunk<4>({place}, {col} / {epc}) * {epc} + {col} % {epc}"
+        return (f"{col} / {atom} * {rows * atom} + tc::swizzled_chunk<8>({place}, "
+                f"{col} % {atom} / {epc}) * {epc} + {col} % {epc}")
 
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:
         """Operand `which`'s registers → its shared-memory tile, a vector per store where
@@ -201,13 +202,16 @@ class DotOps:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
         ins = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])]
+        esize = a.dtype.itemsize
         warps = plan.warps[0]
         groups = warps // 4
         per_group = m // groups
         rn = n // 4  # accumulator registers per row repetition
+        steps = k // plan.k_step
         b_trans = 0 if b_k_major(op) else 1
+        every = promotion_steps(op)
         L = self.line
-        L(f"// main loop: {k // 16} steps of K = 16; warpgroup w computes rows "
+        L(f"// main loop: {steps} steps of K = {plan.k_step}; warpgroup w computes rows "
           f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
           f"{'s' if per_group > 64 else ''}, reading "
           + ("A from registers and B from shared memory" if a_tile is None
@@ -220,8 +224,16 @@ class DotOps:
         else:
             L(f"const unsigned a_base = tc::smem_address({a_tile}), "
               f"b_base = tc::smem_address({b_tile});")
-        pin = self.macros.register_loop(
-            d.layout.regs, [f"tc::fence_operand({acc}[r]);"])
+        regs = d.layout.regs
+        target = acc  # the registers the instructions accumulate into
+        if every is not None:
+            target = self.fresh(f"{acc}_part")
+            L(f"// the tensor cores sum fp8 products at reduced precision: every {every} "
+              f"step{'s' if every > 1 else ''} (max_num_imprecise_acc), their partial sum is "
+              f"added to {acc} in fp32")
+            L(f"float {target}[{regs}];")
+            L(self.macros.register_loop(regs, [f"{target}[r] = 0.0f;"]))
+        pin = self.macros.register_loop(regs, [f"tc::fence_operand({target}[r]);"])
         L("// the accumulator registers stay where the tensor cores write them (no copies")
         L("// between multiplications, which would serialize them)")
         L(pin)
@@ -233,15 +245,16 @@ class DotOps:
               "1024, 1);")
             b_step = "kk * 128"
         else:  # K-major: as A's tile, all n rows
-            b_desc0, b_step = self.k_major_descriptor("b_base", "", k, n)
+            b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
             L(f"const unsigned long long b_desc0 = {b_desc0};")
         if a_tile is not None:
             for i in range(per_group // 64):
                 first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-                a_desc0, a_step = self.k_major_descriptor("a_base", first, k, m)
+                a_desc0, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
                 L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
+        hook, self.after_first_fragments = self.after_first_fragments, None
         L("#pragma unroll")
-        L(f"for (int kk = 0; kk < {k // 16}; ++kk) {{")
+        L(f"for (int kk = 0; kk < {steps}; ++kk) {{")
         self.depth += 1
         L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
         rk = k // 4  # A's registers per row repetition, in the accumulator layout
@@ -264,14 +277,34 @@ class DotOps:
             else:
                 L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
                 a_arg = f"a_desc{i}"
-            lo, hi = (f"{acc} + {(2 * i + h) * rn}" if (2 * i + h) else acc for h in (0, 1))
+            lo, hi = (f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target
+                      for h in (0, 1))
             L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
+        if every is not None:
+            flush = f"(kk + 1) % {every} == 0 || " if every < steps else ""
+            L(f"if ({flush}kk + 1 == {steps}) {{  // the partial sum, added in fp32")
+            self.depth += 1
+            L("tc::wgmma_commit();")
+            if hook is not None:  # the next stages' copies overlap the first group
+                L("if (kk + 1 == " + str(min(every, steps)) + ") {")
+                self.depth += 1
+                hook()
+                hook = None
+                self.depth -= 1
+                L("}")
+            L("tc::wgmma_wait<0>();")
+            L(pin)
+            L(self.macros.register_loop(regs, [f"{acc}[r] += {target}[r];",
+                                               f"{target}[r] = 0.0f;"]))
+            L(pin)
+            L("tc::wgmma_fence();")
+            self.depth -= 1
+            L("}")
         self.depth -= 1
         L("}")
         L("tc::wgmma_commit();")
         if self.wgmma_in_flight:
             L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
-        hook, self.after_first_fragments = self.after_first_fragments, None
         if hook is not None:  # the next stages' copies overlap the multiplication
             hook()
         if not self.wgmma_in_flight:
@@ -281,11 +314,13 @@ class DotOps:
         L("}")
 
     @staticmethod
-    def k_major_descriptor(base: str, first_row: str, k: int, rows: int) -> tuple[str, str]:
-        """The descriptor of a K-major wgmma tile (`rows` rows of K elements: 64-byte rows
-        with 64-byte swizzle when K = 32, else 128-byte swizzle atoms of 64 elements) from
-        row `first_row` on, and what K step `kk` adds to it (its offset / 16 bytes)."""
-        if k == 32:
+    def k_major_descriptor(base: str, first_row: str, row_bytes: int,
+                           rows: int) -> tuple[str, str]:
+        """The descriptor of a K-major wgmma tile (`rows` rows of K elements, `row_bytes`
+        bytes each: 64-byte rows with 64-byte swizzle, else 128-byte swizzle atoms) from
+        row `first_row` on, and what K step `kk` (an instruction's K: 32 bytes) adds to it
+        (its offset / 16 bytes)."""
+        if row_bytes == 64:
             row = f" + ({first_row}) * 64" if first_row else ""
             return f"tc::wgmma_descriptor({base}{row}, 16, 512, 2)", "kk * 2"
         row = f" + ({first_row}) * 128" if first_row else ""

@@ -1,6 +1,7 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
-  0. dce        — drop pure values nothing reads
+  0. dce        — drop pure values nothing reads; fp8 products no matrix unit of the
+                  target multiplies get fp16 operands (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
                   memory conversions where layouts disagree, and a plan (vector width, mask
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
-from tilecc.transpiler.passes import axis_info, layouts, pipeline
+from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import Target
@@ -29,9 +30,10 @@ def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[
     """Annotate `kernel` in place; returns the layout conversions it needs, described."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
+    arch = arch or target.default_arch
+    dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, arch)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units,
-                                 arch or target.default_arch)
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, arch)
     if target.async_copies:
         pipeline.plan(kernel)
     settle(kernel, target)

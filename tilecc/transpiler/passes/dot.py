@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilecc.transpiler.ir import Op
-from tilecc.transpiler.matrix_units import FMA, MatrixUnit
+from tilecc.language import dtypes as D
+from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.matrix_units import FMA, Instruction, MatrixUnit
 from tilecc.transpiler.passes.placement import Blocked, Placement
 
 
@@ -56,13 +57,25 @@ def accumulator(unit: MatrixUnit, warps: tuple[int, int]) -> Blocked:
     return Blocked(unit.accumulator_spt, unit.accumulator_tpw, warps, (1, 0))
 
 
+def instruction(op: Op) -> Instruction | None:
+    """The instruction `op`'s plan runs it with (None: the portable loop)."""
+    return op.attrs["plan"].unit.instructions.get((op.operands[0].dtype.name,
+                                                   op.attrs["precision"]))
+
+
 def b_k_major(op: Op) -> bool:
     """B is staged K-major (each column's K elements contiguous, as A's rows are) when its
     layout runs along K — a block of K^T loaded from a row-major K — so its loads and
-    copies stay 16-byte vectors; a unit that can (wgmma) then reads it untransposed."""
+    copies stay 16-byte vectors; a unit that can (wgmma) then reads it untransposed.  An
+    instruction that cannot read B N-major (wgmma's 8-bit ones) has it staged K-major
+    whatever its layout (its stores then transpose it, an element at a time)."""
     b = op.operands[1]
     unit = op.attrs["plan"].unit
-    return unit.b_k_major and b.layout is not None and b.layout.fast_axis == 0
+    if not unit.b_k_major:
+        return False
+    ins = instruction(op)
+    return (ins is not None and not ins.b_n_major) or \
+        (b.layout is not None and b.layout.fast_axis == 0)
 
 
 def a_in_registers(op: Op) -> bool:
@@ -73,8 +86,50 @@ def a_in_registers(op: Op) -> bool:
     (Whether it does also depends on pipelining: `DotPlan.a_from_registers`.)"""
     plan: DotPlan = op.attrs["plan"]
     a = op.operands[0]
-    return (plan.unit.a_from_registers and a.layout is not None
+    ins = instruction(op)
+    return (plan.unit.a_from_registers and ins is not None and ins.a_from_registers
+            and a.layout is not None
             and a.layout == Placement(accumulator(plan.unit, plan.warps), a.type.shape))
+
+
+def promotion_steps(op: Op) -> int | None:
+    """For fp8 products on a unit that accumulates them at reduced precision: after how
+    many instructions the partial sum is added into the fp32 accumulator, or None when
+    it is not (the tensor cores' own accumulation, Triton's default on sm_90).  Triton's
+    rule: with `max_num_imprecise_acc` at most K, a partial accumulator is flushed once
+    that many elements of K have been summed in it, and at the end of the product."""
+    limit = op.attrs.get("imprecise_acc")
+    plan: DotPlan = op.attrs["plan"]
+    k = op.operands[0].type.shape[1]
+    if limit is None or not plan.matrix or not op.operands[0].dtype.is_fp8() or \
+            op.attrs["acc_dtype"] != D.float32 or limit > k:
+        return None
+    return max(1, -(-limit // plan.k_step))
+
+
+def convert_unplanned_fp8(kernel: Kernel, num_warps: int, units: tuple[MatrixUnit, ...],
+                          arch: str) -> None:
+    """fp8 products (kept fp8 by the frontend: two e4m3 or two e5m2 blocks) that no unit
+    of the target multiplies as they are — no fp8 instruction (AMD, Ampere, mma.sync), or
+    a tile its warps cannot split — get their operands converted to fp16 first, exactly,
+    as Triton does where the GPU has no fp8 instruction.  Runs before the layouts."""
+    def visit(region: Region) -> None:
+        ops: list[Op] = []
+        for op in region.ops:
+            for r in op.regions:
+                visit(r)
+            if op.kind == "dot" and op.operands[0].dtype.is_fp8() and \
+                    not plan(op, num_warps, units, arch).matrix:
+                for i in (0, 1):
+                    x = op.operands[i]
+                    y = Value(x.type.with_dtype(D.float16), x.name)
+                    ops.append(Op("cast", [x], [y], op.loc, {"bitcast": False}))
+                    op.operands[i] = y
+                op.attrs.pop("imprecise_acc", None)
+            ops.append(op)
+        region.ops = ops
+
+    visit(kernel.body)
 
 
 def fma_plan(why: str) -> DotPlan:

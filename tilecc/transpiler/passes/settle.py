@@ -6,7 +6,8 @@ After it the IR says everything the source depends on, and rendering only reads 
   expressions (`passes.emission`), so they can be written again at the issue point;
 * for each kept pipeline, whether one warpgroup MMA stays in flight across iterations
   (num_stages ≥ 4, one product on a unit with asynchronous groups that only accumulates,
-  A not from registers), and so how many iterations ahead its copies run;
+  A not from registers, no fp8 partial sums to add), and so how many iterations ahead
+  its copies run;
 * each product's final plan: whether A goes to the unit from registers, and where its
   operands come from (for the kernel's header);
 * whether the kernel needs the arch-specific target (a unit such as wgmma);
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
-from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major
+from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import Target
@@ -140,7 +141,8 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     s = p.stages
     dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
     overlap = (s >= 4 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
-               and not a_in_registers(dots[0]))  # A's registers must outlive the MMA
+               and not a_in_registers(dots[0])  # A's registers must outlive the MMA
+               and promotion_steps(dots[0]) is None)  # its partial sums are waited for
     dist = s - 2 if overlap else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"

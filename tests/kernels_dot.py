@@ -69,6 +69,42 @@ def dot_loop_kernel(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+@tilecc.jit
+def dot_offsets_kernel(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       IEEE: tl.constexpr):
+    # the same product, its offsets along K computed from the loop index each iteration
+    # (a named scalar both loads read) instead of pointers the loop advances
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=C.dtype.element_ty)
+    for k in range(0, tl.cdiv(K, BK)):
+        k0 = k * BK
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * stride_am + rk[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (rk[None, :] < K), other=0)
+        b = tl.load(B + rk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(rk[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc, input_precision="ieee" if IEEE else "tf32")
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def dot_inline_offsets_kernel(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr,
+                              BK: tl.constexpr):
+    # offsets written out in each load (whole tiles): `k * BK + rk` once per operand
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(A + rm[:, None] * K + (k * BK + rk)[None, :])
+        b = tl.load(B + (k * BK + rk)[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+
+
 def _loop_args(n, dt, rng, constexprs):
     m, k, nn = n
     a, b = _operands(n, dt, rng)
@@ -102,7 +138,8 @@ TL_NAMES = {F16: ("fp16", "fp32"), BF16: ("bf16", "fp32"), F32: ("fp32", "fp32")
             I8: ("i8", "i32")}
 
 
-def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=4, tol=None):
+def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=4, tol=None,
+               kernel=dot_loop_kernel):
     bm, bk, bn = blocks
     # sizes any, and sizes multiples of 16 (whole vectors: both operands stream in by
     # cp.async); B row-major, and B column-major (contiguous along K: staged K-major for
@@ -113,7 +150,7 @@ def _loop_case(name, dtypes, ieee: bool, tf32: bool, blocks=(32, 32, 32), warps=
             for mn, b_strides in (("i32", "i32:16,i32:1"), ("i32:16", "i32:16,i32:1"),
                                   ("i32:16", "i32:1,i32:16"))]
     case = block_case(
-        name, dot_loop_kernel,
+        name, kernel,
         lambda n, dt, rng, masked=True: _loop_args(n, dt, rng, (bm, bn, bk, int(ieee))),
         lambda a: _loop_ref(a, tf32), (2,), dtypes, sigs,
         lambda n: (cdiv(n[0], bm), cdiv(n[2], bn)),
@@ -138,6 +175,9 @@ DOT_LOOP_WG1 = _loop_case("dot_loop_warpgroup", (F16, BF16), ieee=False, tf32=Fa
                           blocks=(64, 64, 64), warps=4, tol={"float32": (1e-5, 2e-3)})
 DOT_LOOP_WG2 = _loop_case("dot_loop_2_warpgroups", (F16,), ieee=False, tf32=False,
                           blocks=(128, 32, 128), warps=8)
+DOT_OFFSETS = _loop_case("dot_offsets_loop", (F16, BF16), ieee=False, tf32=False,
+                         blocks=(64, 64, 64), warps=4, tol={"float32": (1e-5, 2e-3)},
+                         kernel=dot_offsets_kernel)
 
 
 # ========================================================================================
@@ -268,5 +308,5 @@ DOT_HELD_TWICE = block_case(
 
 
 CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_LOOP_WG1,
-             DOT_LOOP_WG2, DOT_EPILOGUE, DOT_ROWS, DOT_HELD_TWICE]
+             DOT_LOOP_WG2, DOT_OFFSETS, DOT_EPILOGUE, DOT_ROWS, DOT_HELD_TWICE]
 BY_NAME = {c.name: c for c in CASES_DOT}

@@ -125,6 +125,23 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     assert "mma_m16n8k32_s8" in _source(KD.dot_loop_kernel, i8, arch="sm_90")
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_offsets_computed_from_the_loop_index_keep_the_pipeline(arch) -> None:
+    """Offsets along K computed from the index each iteration (`k0 = k * BK`, read by both
+    loads) stream in with cp.async as the pointer increments of Triton's tutorial do: the
+    copies compute them for the iteration they fetch.  (Used to stay plain loads: the
+    layouts left an unread copy of the index arithmetic in the body, and a named scalar
+    could not be written at the issue point.)"""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+    src = _source(KD.dot_offsets_kernel, sig + "64,64,64,0", arch=arch)
+    header, body = src.split("#include")
+    assert "a, b of tl.dot copied into shared memory with cp.async" in header
+    assert "k_next * 64" in body and "k_ahead * 64" in body
+    src = _source(KD.dot_inline_offsets_kernel, "*fp16:16,*fp16:16,*fp32:16,i32:16,64,64,64",
+                  arch=arch)
+    assert "a, b of tl.dot copied into shared memory with cp.async" in src
+
+
 def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     """B stored column-major (a block of K^T): its loads run along K in 16-byte vectors;
     on sm_90 cp.async copies them into a K-major tile that wgmma reads untransposed; on

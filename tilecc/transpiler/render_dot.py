@@ -535,6 +535,11 @@ class DotOps:
         iv = body.args[0]
         saved = self.names[self.root(iv)]
         self.names[self.root(iv)] = iv_text
+        # the scalars the copies read (named in the body, where they are no longer
+        # written: passes.settle), as expressions of iv_text
+        scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
+                   and o not in p.loads and o.results[0].id not in self.inline}
+        self.inline |= scalars
         try:
             self.line(f"if ({guard}) {{")
             self.depth += 1
@@ -548,6 +553,7 @@ class DotOps:
             self.line("tc::cp_async_commit();")
         finally:
             self.names[self.root(iv)] = saved
+            self.inline -= scalars
 
     def copy_tile(self, ld: Op, stage: str) -> None:
         x = ld.result

@@ -7,6 +7,7 @@
                   memory conversions where layouts disagree, and a plan (vector width, mask
                   checking) for every load and store, and a dot plan (passes.dot) for every
                   tl.dot
+                  (then dce again: index arithmetic recomputed in another layout)
   3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies into
                   shared-memory stages, issued num_stages - 1 iterations ahead
   4. settle     — what the renderer would otherwise decide while writing: which pipelines
@@ -34,6 +35,9 @@ def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, arch)
     axis_info.analyze(kernel)
     conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, arch)
+    # index arithmetic the layouts computed again in another layout leaves its first copy
+    # unread, which would keep the pipeline from moving what it reads
+    eliminate_dead_code(kernel)
     if target.async_copies:
         pipeline.plan(kernel)
     settle(kernel, target)

@@ -125,11 +125,12 @@ def dynamic_tiles(kernel: Kernel) -> list[Tile]:
 
 
 def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
-    """The ops a pipeline moves to its issue point are its loads and expressions the
-    renderer inlines (which it can write out again there)."""
+    """The ops a pipeline moves to its issue point are its loads, expressions the
+    renderer inlines, and scalars (an offset `k * BLOCK_K` read by several pointers),
+    which the issue point writes out again as expressions of the index it copies for."""
     body = {id(o): o for o in loop.regions[0].ops}
     return all(body[i] in p.loads or body[i].results[0].id in emission.inline
-               for i in p.slice_ops)
+               or not body[i].results[0].type.is_block for i in p.slice_ops)
 
 
 def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:

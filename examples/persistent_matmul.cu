@@ -31,26 +31,14 @@
 //   GROUP_SIZE_M = 8 (constexpr)
 //   NUM_SMS = 132 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Blocked0: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced1: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced2: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked3: 64 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced4: 64 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
-//     from a 1 x 128 tiling (reduced axes dropped)
-//   Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   Sliced1: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L54: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L54: a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages)
 //   L58: wgmma.m64n128k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read
 //     from shared memory
 // Memory accesses:
@@ -62,77 +50,9 @@
 //     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-// Blocked0: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked0 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced1: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced1 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced2: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced2 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked3: 64 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
-//   1: 8 per thread x 16 lanes x 1 warps
-struct Blocked3 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 16 + tc::warp_id() * 2 + (tc::lane_id() / 16);
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced4: 64 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
-};
-
-// Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
-//   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
-};
-
-// Sliced6: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
+struct Sliced0 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -140,9 +60,9 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+// Sliced1: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced1 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -165,8 +85,10 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     long long c_desc_stride0,
     int M,
     int N,
-    int K) {
-  // dynamic shared memory: the tl.dot pipeline stages (98304 bytes, given at launch)
+    int K,
+    const __grid_constant__ tc::TensorMap a_desc_map /* a_desc's tensor map, [8, 64] boxes */,
+    const __grid_constant__ tc::TensorMap b_desc_map /* b_desc's tensor map, [64, 64] boxes */) {
+  // dynamic shared memory: the tl.dot pipeline stages (98328 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // L42: start_pid = tl.program_id(axis=0)
   const int start_pid = static_cast<int>(blockIdx.x);
@@ -202,72 +124,57 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
     tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
     tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 49152);
-    // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-    //   stages))
+    // pipeline (a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages))
+    // per stage: its TMA copies have landed
+    unsigned long long* const ki_landed =
+        reinterpret_cast<unsigned long long*>(dynamic_smem + 98304);
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(ki_landed + s), 1);
+      tc::fence_mbarrier_init();
+    }
+    __syncthreads();  // the barriers, initialized for every thread
     {  // prologue: the copies of the first 2 iterations
       int ki_next = 0;
 #pragma unroll
       for (int s = 0; s < 2; ++s) {
         if (ki_next < k_tiles) {
-          // A is M x K, B is K x N, both row-major
-          // L56: a = a_desc.load([offs_am, offs_k])
-          const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 8192);
+          if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+            const unsigned landed = tc::smem_address(ki_landed + (s));
+            tc::mbarrier_expect_bytes(landed, 32768);
+            // A is M x K, B is K x N, both row-major
+            // L56: a = a_desc.load([offs_am, offs_k])
+            const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 8192);
+            // 8 x 64 a copy, placed where each warp's wgmma reads those rows
 #pragma unroll
-          for (int v = 0; v < 32; v += 8) {
-            const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-            tc::cp_async<16>(a_stages_base
-                             + 2 * (col / 64 * 8192
-                                    + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row),
-                col % 64 / 8) * 8 + col % 8),
-                             a_desc_base
-                             + (tc::cast<long long>(offs_am) * a_desc_stride0
-                                + tc::cast<long long>(ki_next * 64))
-                             + (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8
-                + v % 8) / 8)) * a_desc_stride0 + tc::cast<long long>(Sliced2::coord0((v % 8)))),
-                             ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                               >= -tc::cast<long long>(offs_am))
-                              & (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                                 < tc::cast<long long>(a_desc_shape0)
-                                 - tc::cast<long long>(offs_am)))
-                             & ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                                 >= -tc::cast<long long>(ki_next * 64))
-                                & (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                                   < tc::cast<long long>(a_desc_shape1)
-                                   - tc::cast<long long>(ki_next * 64))) ? 16 : 0);
-          }
-          // L57: b = b_desc.load([offs_k, offs_bn])
-          const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
+            for (int c = 0; c < 64; c += 64)
 #pragma unroll
-          for (int v = 0; v < 32; v += 8) {
-            const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-            tc::cp_async<16>(b_stages_base
-                             + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                    + col % 8),
-                             b_desc_base
-                             + (tc::cast<long long>(ki_next * 64) * b_desc_stride0
-                                + tc::cast<long long>(offs_bn))
-                             + (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8
-                + v % 8) / 8)) * b_desc_stride0 + tc::cast<long long>(Sliced5::coord0((v % 8)))),
-                             ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                               >= -tc::cast<long long>(ki_next * 64))
-                              & (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                                 < tc::cast<long long>(b_desc_shape0)
-                                 - tc::cast<long long>(ki_next * 64)))
-                             & ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                                 >= -tc::cast<long long>(offs_bn))
-                                & (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                                   < tc::cast<long long>(b_desc_shape1)
-                                   - tc::cast<long long>(offs_bn))) ? 16 : 0);
+              for (int r = 0; r < 128; r += 8)
+                tc::tma_load_2d(a_stages_base
+                                + 2 * (c / 64 * 8192
+                                       + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r),
+                    c % 64 / 8) * 8 + c % 8), a_desc_map,
+                                ki_next * 64 + c, offs_am + r, landed);
+            // L57: b = b_desc.load([offs_k, offs_bn])
+            const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
+            // 64 x 64 a copy
+#pragma unroll
+            for (int c = 0; c < 128; c += 64)
+#pragma unroll
+              for (int r = 0; r < 64; r += 64)
+                tc::tma_load_2d(b_stages_base
+                                + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r, c % 64 / 8) * 8
+                                       + c % 8), b_desc_map,
+                                offs_bn + c, ki_next * 64 + r, landed);
           }
         }
-        tc::cp_async_commit();
         ki_next += 1;
       }
     }
-    tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
-    tc::fence_proxy_async();  // ... visible to the tensor cores' reads
+    // the TMA copies for the first stage
+    if (0 < k_tiles) tc::mbarrier_wait(tc::smem_address(ki_landed + 0), 0);
     __syncthreads();
     int ki_stage = 0;  // the stage this iteration reads
+    unsigned ki_phase = 0;  // the parity of its barrier's current phase
     for (int ki = 0; ki < k_tiles; ++ki) {
       const int ki_ahead = ki + 2;
       // L58: accumulator = tl.dot(a, b, accumulator)
@@ -297,68 +204,53 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
         }
         tc::wgmma_commit();
         if (ki_ahead < k_tiles) {
-          // A is M x K, B is K x N, both row-major
-          // L56: a = a_desc.load([offs_am, offs_k])
-          const unsigned a_stages_base = tc::smem_address(a_stages + ((ki_stage + 2) % 3) * 8192);
+          if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+            const unsigned landed = tc::smem_address(ki_landed + ((ki_stage + 2) % 3));
+            tc::mbarrier_expect_bytes(landed, 32768);
+            // A is M x K, B is K x N, both row-major
+            // L56: a = a_desc.load([offs_am, offs_k])
+            const unsigned a_stages_base = tc::smem_address(a_stages + ((ki_stage + 2) % 3) * 8192);
+            // 8 x 64 a copy, placed where each warp's wgmma reads those rows
 #pragma unroll
-          for (int v = 0; v < 32; v += 8) {
-            const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-            tc::cp_async<16>(a_stages_base
-                             + 2 * (col / 64 * 8192
-                                    + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row),
-                col % 64 / 8) * 8 + col % 8),
-                             a_desc_base
-                             + (tc::cast<long long>(offs_am) * a_desc_stride0
-                                + tc::cast<long long>(ki_ahead * 64))
-                             + (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8
-                + v % 8) / 8)) * a_desc_stride0 + tc::cast<long long>(Sliced2::coord0((v % 8)))),
-                             ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                               >= -tc::cast<long long>(offs_am))
-                              & (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                                 < tc::cast<long long>(a_desc_shape0)
-                                 - tc::cast<long long>(offs_am)))
-                             & ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                                 >= -tc::cast<long long>(ki_ahead * 64))
-                                & (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                                   < tc::cast<long long>(a_desc_shape1)
-                                   - tc::cast<long long>(ki_ahead * 64))) ? 16 : 0);
-          }
-          // L57: b = b_desc.load([offs_k, offs_bn])
-          const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
+            for (int c = 0; c < 64; c += 64)
 #pragma unroll
-          for (int v = 0; v < 32; v += 8) {
-            const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-            tc::cp_async<16>(b_stages_base
-                             + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                    + col % 8),
-                             b_desc_base
-                             + (tc::cast<long long>(ki_ahead * 64) * b_desc_stride0
-                                + tc::cast<long long>(offs_bn))
-                             + (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8
-                + v % 8) / 8)) * b_desc_stride0 + tc::cast<long long>(Sliced5::coord0((v % 8)))),
-                             ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                               >= -tc::cast<long long>(ki_ahead * 64))
-                              & (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                                 < tc::cast<long long>(b_desc_shape0)
-                                 - tc::cast<long long>(ki_ahead * 64)))
-                             & ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                                 >= -tc::cast<long long>(offs_bn))
-                                & (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                                   < tc::cast<long long>(b_desc_shape1)
-                                   - tc::cast<long long>(offs_bn))) ? 16 : 0);
+              for (int r = 0; r < 128; r += 8)
+                tc::tma_load_2d(a_stages_base
+                                + 2 * (c / 64 * 8192
+                                       + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r),
+                    c % 64 / 8) * 8 + c % 8), a_desc_map,
+                                ki_ahead * 64 + c, offs_am + r, landed);
+            // L57: b = b_desc.load([offs_k, offs_bn])
+            const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
+            // 64 x 64 a copy
+#pragma unroll
+            for (int c = 0; c < 128; c += 64)
+#pragma unroll
+              for (int r = 0; r < 64; r += 64)
+                tc::tma_load_2d(b_stages_base
+                                + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r, c % 64 / 8) * 8
+                                       + c % 8), b_desc_map,
+                                offs_bn + c, ki_ahead * 64 + r, landed);
           }
         }
-        tc::cp_async_commit();
-        tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-        tc::fence_proxy_async();  // ... visible to the tensor cores' reads
+        // the TMA copies for the next stage
+        if (ki + 1 < k_tiles)
+          tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)),
+                            (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
         tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
         for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
       }
       __syncthreads();  // the next stage is everyone's; this one is no longer read
-      ki_stage = ki_stage + 1 == 3 ? 0 : ki_stage + 1;
+      if (++ki_stage == 3) {
+        ki_stage = 0;
+        ki_phase ^= 1;
+      }
     }
-    tc::cp_async_wait<0>();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(ki_landed + s));
+    }
     // L59: c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
     tc::half t_[64];
 #pragma unroll
@@ -369,19 +261,19 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       tc::Vec<tc::half, 2> chunk;
 #pragma unroll
       for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
-      if (((tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
+      if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
             >= -tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128))
-           & (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
+           & (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
               < tc::cast<long long>(c_desc_shape0)
               - tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128)))
-          & ((tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2)))
+          & ((tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2)))
               >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2)))
+             & (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2)))
                 < tc::cast<long long>(c_desc_shape1)
                 - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))))
@@ -391,9 +283,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0
                         + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
             - tile_id / num_pid_in_group * 8, 8) * 128))
-                     + (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2
+                     + (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2
             + (v % 32) % 2) / 2)) * c_desc_stride0
-                        + tc::cast<long long>(Sliced7::coord0((v % 32)))), chunk);
+                        + tc::cast<long long>(Sliced1::coord0((v % 32)))), chunk);
     }
   }
 }

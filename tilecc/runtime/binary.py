@@ -14,6 +14,9 @@ class Binary(NamedTuple):
     data: bytes  # cubin, or HIP code object (ELF)
     log: str  # full compiler log (CUDA: includes ptxas -v report)
     shared_bytes: int = 0  # dynamic shared memory each launch must give the kernel
+    # specs.TensorMap per tensor map the kernel takes after its parameters (TMA copies of
+    # host-side descriptors), which each launch encodes
+    tensor_maps: tuple = ()
 
     def __repr__(self) -> str:  # without the binary and the log
         return (f"Binary(target={self.target!r}, arch={self.arch!r}, "

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
 from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options
-from tilecc.transpiler.specs import ArgSpec
+from tilecc.transpiler.specs import ArgSpec, TensorMap
 from tilecc.transpiler.target import Target, get_target
 
 # The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
@@ -56,6 +56,8 @@ class Artifact:
                 "arch": self.binary.arch if self.binary else self.arch,  # sm_90a for wgmma
                 "num_warps": self.options.num_warps,
                 "shared_bytes": self.binary.shared_bytes if self.binary else 0,
+                "tensor_maps": [asdict(m) for m in self.binary.tensor_maps] if self.binary
+                else [],
                 "log": self.binary.log if self.binary else "",
                 "specialization": describe_specs(self.specs)}
 
@@ -151,7 +153,9 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     if entry is not None and "binary" in entry.blobs:
         m = entry.meta
         binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
-                        m.get("shared_bytes", 0))
+                        m.get("shared_bytes", 0),
+                        tuple(TensorMap(**{**t, "box": tuple(t["box"])})
+                              for t in m.get("tensor_maps", ())))
         source = entry.blobs["source"].decode() if "source" in entry.blobs else ""
         hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
                                                options.arch, options, binary)
@@ -162,7 +166,8 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         # the programs per SM asked of ptxas cost register spills: not worth them
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
-    art = replace(art, binary=binary._replace(shared_bytes=art.kernel.shared_bytes))
+    art = replace(art, binary=binary._replace(shared_bytes=art.kernel.shared_bytes,
+                                              tensor_maps=tuple(art.kernel.tensor_maps)))
     fn = kernel_fn.fn
     cache.store("kernels", key, {**art.metadata, "kernel": f"{fn.__module__}.{fn.__qualname__}"},
                 {"source": art.source.encode(), "binary": art.binary.data})

@@ -95,6 +95,26 @@ def launchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> N
         raise CUDADriverError("cuLaunchKernel", status)
 
 
+def tensorMapEncodeTiled(data_type: int, address: int, dims, strides, box, swizzle: int,  # noqa: N802
+                         fill_nan: bool) -> tuple[int, ...]:
+    """cuTensorMapEncodeTiled: the 128 bytes of a CUtensorMap (as 16 u64) for a tensor of
+    `dims` elements (innermost first), `strides` bytes between the outer dims' elements
+    (one fewer), read `box` elements at a time into shared memory swizzled by the
+    CUtensorMapSwizzle `swizzle`; no interleave, 128-byte L2 promotion, and outside the
+    tensor zeros (NaN with `fill_nan`)."""
+    lib = _lib()
+    rank = len(dims)
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    out = (u64 * 16)()
+    status = lib.cuTensorMapEncodeTiled(
+        out, ctypes.c_int(data_type), u32(rank), ctypes.c_void_p(address),
+        (u64 * rank)(*dims), (u64 * max(rank - 1, 1))(*strides), (u32 * rank)(*box),
+        (u32 * rank)(*[1] * rank), ctypes.c_int(0), ctypes.c_int(swizzle), ctypes.c_int(2),
+        ctypes.c_int(1 if fill_nan else 0))
+    _check("cuTensorMapEncodeTiled", status)
+    return tuple(out)
+
+
 def launcher():
     """cuLaunchKernel through CuPy's compiled binding when CuPy is already loaded, else
     through ctypes: the same 11 integer arguments either way."""

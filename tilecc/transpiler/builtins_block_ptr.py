@@ -241,7 +241,10 @@ def fresh(b, v: Any) -> Any:
     return b.emit(op.kind, [fresh(b, x) for x in op.operands], v.type, **op.attrs)
 
 
-def pointers_and_mask(b, bp: BlockPointer, checked: list[int]):
+def pointers_and_mask(b, bp: BlockPointer, checked: list[int], corner: list | None = None):
+    """The block's pointers and its bounds mask (None: no dim checked).  `corner`, where
+    given, receives the offset Value each checked dim's mask reads (a tensor descriptor's
+    TMA copy takes them as its coordinates: they live as long as the mask does)."""
     start = _sum(b, [_times(b, fresh(b, off), stride)
                      for off, stride in zip(bp.offsets, bp.strides)])
     ptrs = S.binary(b, "add", S.binary(b, "add", bp.base, start), bp.tile)
@@ -253,16 +256,19 @@ def pointers_and_mask(b, bp: BlockPointer, checked: list[int]):
     for d in checked:
         i = _range_along(b, bp.block_shape[d], rank, d)
         off = bp.offsets[d]  # converted at each use: expressions, not a variable
+        first = fresh(b, off)
+        if corner is not None:
+            corner.append(first)
         inside = S.binary(b, "and",
-                          S.compare(b, "ge", i, S.unary(b, "neg", S.cast(b, fresh(b, off),
-                                                                         D.int64))),
+                          S.compare(b, "ge", i, S.unary(b, "neg", S.cast(b, first, D.int64))),
                           S.compare(b, "lt", i, S.binary(b, "sub", bp.shape[d],
                                                          S.cast(b, fresh(b, off), D.int64))))
         mask = inside if mask is None else S.binary(b, "and", mask, inside)
     return ptrs, (None if mask is None else S.splat(b, mask, bp.block_shape))
 
 
-def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option) -> Value:
+def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option,
+         corner: list | None = None) -> Value:
     b = tracer.b
     if not (isinstance(mask, Const) and mask.value is None) or \
             not (isinstance(other, Const) and other.value is None):
@@ -275,7 +281,8 @@ def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option) 
     elem = bp.element_ty
     if padding == "nan" and not elem.is_floating():
         raise ValueError("padding option \"nan\" is not supported for integer block pointers")
-    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)),
+                                corner)
     operands = [ptrs]
     if m is not None:
         operands.append(m)

@@ -7,8 +7,10 @@ A descriptor is a trace-time object, as a block pointer is: its block is read an
 through the block-pointer lowering (`builtins_block_ptr`) with every dimension bounds-
 checked, which is what a descriptor means — a load outside the tensor reads the padding
 (zero, or NaN), a store or atomic outside it is dropped.  That is plain loads and stores on
-every target (Triton uses TMA on sm_90 for the same results); TMA copies are a later
-step for the Hopper pipeline, and would change the generated code, not these semantics.
+every target (Triton uses TMA on sm_90 for the same results).
+A load through a host-side descriptor (a kernel argument) is marked with where it reads
+(`ir.DescriptorRead`): on sm_90, where it feeds a warpgroup product in a pipelined loop,
+the copy engine moves the block (TMA, `passes.pipeline`) with the same results.
 Triton's checks at creation are made the same way: 1 to 5 dims, a contiguous last dim
 (stride 1) and at least 16 bytes of it in the block, shape int32 and strides int64.
 """
@@ -23,7 +25,7 @@ from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, constant, handles, kernel_value
 from tilecc.transpiler.builtins_blocks import atomic_rmw, expand_dims
-from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.ir import DescriptorRead, Type, Value
 from tilecc.transpiler.semantic import Const
 
 
@@ -35,6 +37,7 @@ class TensorDescriptor:
     block_shape: tuple[int, ...]
     padding: str  # "zero" or "nan"
     tile: Value  # the block's element offsets from its corner (as a block pointer's)
+    host: str | None = None  # a kernel argument (a host-side descriptor): its parameter
 
     @property
     def dtype(self) -> D.dtype:
@@ -111,11 +114,11 @@ def from_arguments(tracer, parts: list, spec, stride_params: list) -> TensorDesc
     size = max(base.dtype.element_ty.bits // 8, 1)
     for p in stride_params[:ndim - 1]:
         p.divisor = max(16 // size, 1)
-    return _checked(tracer, base, shape, strides, spec.block_shape, spec.padding)
+    return _checked(tracer, base, shape, strides, spec.block_shape, spec.padding, spec.param)
 
 
 def _checked(tracer, base: Value, shape: tuple, strides: tuple, block: tuple,
-             padding: Any) -> TensorDescriptor:
+             padding: Any, host: str | None = None) -> TensorDescriptor:
     """Triton's checks that need the element type, and the descriptor."""
     b = tracer.b
     elem = base.dtype.element_ty
@@ -130,7 +133,7 @@ def _checked(tracer, base: Value, shape: tuple, strides: tuple, block: tuple,
     if elem == D.int1:  # bool tensors are read as int8 bytes, as through block pointers
         base = S.cast(b, base, D.pointer_type(D.int8))
     return TensorDescriptor(base, shape, strides, block, padding,
-                            BP.block_tile(b, block, strides))
+                            BP.block_tile(b, block, strides), host)
 
 
 def _int32(b, x: Any) -> Value | Const:
@@ -174,8 +177,12 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
     if name == "load":
         bound = bind(lambda offsets: None, args, kwargs, "desc.load()")
         offsets = _offsets(tracer, desc, bound.arguments["offsets"])
-        return BP.load(tracer, desc.at(tracer.b, offsets), Const(None), Const(None),
-                       _all_dims(desc), Const(desc.padding))
+        corner: list = []
+        x = BP.load(tracer, desc.at(tracer.b, offsets), Const(None), Const(None),
+                    _all_dims(desc), Const(desc.padding), corner)
+        if desc.host is not None:  # a tensor map can copy it (passes.pipeline decides)
+            x.owner.attrs["descriptor"] = DescriptorRead(desc.host, tuple(corner))
+        return x
     if name not in METHODS:
         raise AttributeError(f"a tensor descriptor has no method `{name}` (it has "
                              f"{', '.join(METHODS)})")

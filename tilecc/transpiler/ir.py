@@ -114,6 +114,15 @@ class Op:
         return self.results[0]
 
 
+@dataclass(frozen=True, eq=False)
+class DescriptorRead:
+    """`attrs["descriptor"]` of a load through a host-side tensor descriptor: the kernel
+    parameter of the descriptor, and the block's corner (one int32 scalar per dim, the
+    values its bounds mask reads) — what a TMA copy of the block needs."""
+    param: str
+    corner: tuple[Value, ...]
+
+
 @dataclass
 class Param:
     """A kernel parameter: a run-time value, or a constexpr folded at trace time."""
@@ -137,6 +146,9 @@ class Kernel:
     num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
     maxnreg: int | None = None  # registers per thread at most (launch option; CUDA only)
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by passes.settle
+    # tensor maps the kernel takes after its parameters (specs.TensorMap: host descriptors
+    # copied by TMA), in order: set by passes.settle
+    tensor_maps: list = field(default_factory=list)
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""
     # The rendered source's products (RENDER_PRODUCTS), recorded by render.render once the

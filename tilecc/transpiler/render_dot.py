@@ -460,6 +460,18 @@ class DotOps:
             d = next(o for o in body.ops if o.kind == "dot" and
                      o.attrs["plan"].unit.async_groups).result
             L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
+        tma = any(t is not None for t in p.tma)
+        cp_async = any(t is None for t in p.tma)
+        self.barriers = self.phase = ""
+        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
+            self.barriers = bars = self.fresh(f"{ivn}_landed")
+            self.phase = self.fresh(f"{ivn}_phase")
+            L(f"unsigned long long* const {bars} = reinterpret_cast<unsigned long long*>("
+              f"dynamic_smem + {p.barriers.offset});  // per stage: its TMA copies have landed")
+            L(f"if (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
+              f"tc::mbarrier_init(tc::smem_address({bars} + s), 1);\n"
+              "  tc::fence_mbarrier_init();\n}")
+            L("__syncthreads();  // the barriers, initialized for every thread")
         nxt = self.fresh(f"{ivn}_next")
         L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
         self.depth += 1
@@ -476,23 +488,33 @@ class DotOps:
         wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                     for ld in p.loads)
 
-        def await_stage(what: str) -> None:
-            L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for {what} have landed")
-            if wgmma:
-                L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
+        def await_stage(what: str, which: str, parity: str, exists: str) -> None:
+            if cp_async:
+                L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for {what} "
+                  "have landed")
+                if wgmma:
+                    L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
+            if tma:  # (no copies were issued past the end of the loop)
+                L(f"if ({exists}) tc::mbarrier_wait(tc::smem_address({self.barriers} + "
+                  f"{which}), {parity});  // the TMA copies for {what}")
 
         # The loop is rotated: each iteration ends by waiting for the next stage and with
         # the barrier that also retires this one, so the next multiplication starts right
         # after it.  The first stage is waited for here.
-        await_stage("the first stage")
+        await_stage("the first stage", "0", "0", f"{self.text(lo)} {cmp} {hi_text}")
         L("__syncthreads();")
         L(f"int {stage} = 0;  // the stage this iteration reads")
+        if tma:
+            L(f"unsigned {self.phase} = 0;  // the parity of its barrier's current phase")
+        next_stage = (f"({stage} + 1 == {s} ? 0 : {stage} + 1)",
+                      f"({stage} + 1 == {s} ? {self.phase} ^ 1 : {self.phase})")
         inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
         L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
         self.depth += 1
         ahead = self.fresh(f"{ivn}_ahead")
         L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
                                                     if step_text != "1" else ";"))
+        more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
         write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
         waited = []
 
@@ -502,7 +524,7 @@ class DotOps:
             # wgmma then waits for the next stage while it multiplies.
             self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
             if wgmma:
-                await_stage("the next stage")
+                await_stage("the next stage", *next_stage, more)
                 waited.append(True)
 
         self.after_first_fragments = copies
@@ -512,15 +534,22 @@ class DotOps:
             self.after_first_fragments()
             self.after_first_fragments = None
         if not waited:
-            await_stage("the next stage")
+            await_stage("the next stage", *next_stage, more)
         L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
         keep = [i for i in range(len(op.results)) if i not in p.state]
         self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
         self.last_stmt = saved
-        L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
+        if tma:
+            L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
+        else:
+            L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
         self.depth -= 1
         L("}")
-        L("tc::cp_async_wait<0>();")
+        if cp_async:
+            L("tc::cp_async_wait<0>();")
+        if tma:  # every copy issued was waited for: the barriers are done with
+            L(f"__syncthreads();\nif (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
+              f"tc::mbarrier_inval(tc::smem_address({self.barriers} + s));\n}}")
         if overlap:
             L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
             L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
@@ -543,17 +572,53 @@ class DotOps:
         try:
             self.line(f"if ({guard}) {{")
             self.depth += 1
-            for ld in p.loads:
-                self.comment_for(ld)
-                self.copy_tile(ld, stage)
+            if any(t is not None for t in p.tma):
+                self.tma_copies(p, stage)
+            for ld, copy in zip(p.loads, p.tma):
+                if copy is None:
+                    self.comment_for(ld)
+                    self.copy_tile(ld, stage)
             self.assign_yields([body.args[1 + i] for i in p.state],
                                [body.yields[i] for i in p.state])
             self.depth -= 1
             self.line("}")
-            self.line("tc::cp_async_commit();")
+            if any(t is None for t in p.tma):
+                self.line("tc::cp_async_commit();")
         finally:
             self.names[self.root(iv)] = saved
             self.inline -= scalars
+
+    def tma_copies(self, p: Pipeline, stage: str) -> None:
+        """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
+        stage's barrier how many bytes they bring."""
+        L = self.line
+        L("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread")
+        self.depth += 1
+        bar = self.fresh("landed", add=False)
+        total = sum(t.nbytes for t in p.tma if t is not None)
+        L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
+        L(f"tc::mbarrier_expect_bytes({bar}, {total});")
+        for ld, copy in zip(p.loads, p.tma):
+            if copy is None:
+                continue
+            self.comment_for(ld)
+            x = ld.result
+            arr, _, elems = self.pipe_tiles[x.id]
+            dot, which = self.dot_use[x.id]
+            rows, cols = x.type.shape
+            (box_rows, box_cols), esize = copy.box, x.dtype.itemsize
+            base = self.fresh(f"{arr}_base", add=False)
+            row0, col0 = (self.text(c) for c in copy.corner)
+            L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
+            L(f"// {box_rows} x {box_cols} a copy" + (
+                ", placed where each warp's wgmma reads those rows" if which == 0 else ""))
+            off = self.operand_offset(dot, which, "r", "c")
+            L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
+              f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
+              f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.param]},"
+              f"\n                    {col0} + c, {row0} + r, {bar});")
+        self.depth -= 1
+        L("}")
 
     def copy_tile(self, ld: Op, stage: str) -> None:
         x = ld.result

@@ -36,6 +36,21 @@ class DescriptorSpec:
 
 
 @dataclass(frozen=True)
+class TensorMap:
+    """A tensor map a kernel takes after its parameters, for the copy engine (TMA, sm_90)
+    to move blocks of a host-side descriptor `param`: the box one copy moves (the
+    descriptor's dims, outermost first) and the swizzle it writes shared memory with.  The
+    launch encodes it (cuTensorMapEncodeTiled) from the descriptor's base, shape and
+    strides; outside the tensor a copy reads zeros, or NaN for `padding` "nan"."""
+
+    param: str
+    dtype: str  # the element type's name (D.dtype.name)
+    box: tuple[int, ...]
+    swizzle: int  # bytes: 64 or 128
+    padding: str  # "zero" or "nan"
+
+
+@dataclass(frozen=True)
 class ArgSpec:
     """How one parameter is specialized: a constexpr value, or a run-time type.
 

@@ -151,7 +151,45 @@ class CudaKernel:
 
 
 def load(binary, name: str, threads: int, device_id: int, specs) -> CudaKernel:
-    return CudaKernel(binary, name, threads, device_id)
+    kernel = CudaKernel(binary, name, threads, device_id)
+    kernel.tensor_maps = map_slots(binary.tensor_maps, specs)
+    return kernel
+
+
+# --- tensor maps (TMA copies of host-side descriptors) -----------------------------------------
+
+# CUtensorMapDataType of each element type (8-bit floats travel as bytes)
+_MAP_TYPES = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0, "fp8e4b8": 0,
+              "fp8e5b16": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4, "i64": 5,
+              "fp16": 6, "fp32": 7, "fp64": 8, "bf16": 9}
+_SWIZZLES = {32: 1, 64: 2, 128: 3}  # CUtensorMapSwizzle
+
+
+def map_slots(maps, specs) -> list[tuple[int, int, object]]:
+    """(slot of the descriptor's base pointer among the run-time values, its rank, the
+    specs.TensorMap) per tensor map the kernel takes, in order."""
+    runtime = [s for s in specs if not s.is_constexpr]
+    out = []
+    for m in maps:
+        slot = next(i for i, s in enumerate(runtime)
+                    if s.descriptor is not None and s.descriptor.param == m.param)
+        out.append((slot, runtime[slot].descriptor.ndim, m))
+    return out
+
+
+def tensor_map_arguments(m, shape, strides) -> dict:
+    """What cuTensorMapEncodeTiled is given for map `m` of a descriptor with this shape and
+    these strides (elements): dims, byte strides and box innermost first."""
+    from tilecc.language.dtypes import BY_NAME
+
+    if any(n == 0 for n in shape):
+        raise ValueError(f"argument `{m.param}` (a TensorDescriptor): a dimension of size 0 "
+                         f"(shape {list(shape)}) cannot be read by TMA copies")
+    size = max(BY_NAME[m.dtype].bits // 8, 1)
+    return dict(data_type=_MAP_TYPES[m.dtype], dims=list(reversed(shape)),
+                strides=[s * size for s in reversed(strides[:-1])],
+                box=list(reversed(m.box)), swizzle=_SWIZZLES[m.swizzle],
+                fill_nan=m.padding == "nan")
 
 
 # --- the warm launch ---------------------------------------------------------------------------
@@ -238,5 +276,40 @@ class Launcher:
                                  "_tc_error": (struct.error, OverflowError)}
 
 
+class TensorMapLauncher(Launcher):
+    """A launcher for a kernel that takes tensor maps after its parameters: each launch
+    encodes them (cuTensorMapEncodeTiled) from its descriptors' base, shape and strides —
+    again only when those changed — and passes each as 16 u64 slots, the first taken (the
+    driver copies the parameter's 128 bytes from there).  Launched through `__call__`
+    alone: the generated warm path hands off to it (`_owner` is no thread)."""
+
+    __slots__ = ("maps", "encoded")
+
+    def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
+                 stream_of: Callable[[int], int]):
+        codes, taken = layout
+        self.maps = kernel.tensor_maps
+        n = len(self.maps)
+        super().__init__(kernel, (codes + "Q" * 16 * n, taken + ((True,) + (False,) * 15) * n),
+                         stream_of)
+        self._owner = None
+        self.encoded: list = [None] * n  # per map: (its descriptor's values, the map)
+
+    def __call__(self, grid: tuple[int, int, int], values) -> None:
+        values = list(values)
+        driver = _driver()
+        for i, (slot, ndim, m) in enumerate(self.maps):
+            key = tuple(values[slot:slot + 1 + 2 * ndim])
+            got = self.encoded[i]
+            if got is None or got[0] != key:
+                args = tensor_map_arguments(m, key[1:1 + ndim], key[1 + ndim:])
+                got = self.encoded[i] = (key, driver.tensorMapEncodeTiled(address=key[0],
+                                                                          **args))
+            values += got[1]
+        super().__call__(grid, values)
+
+
 def launcher(kernel, layout, frameworks: set[str]) -> Launcher:
+    if getattr(kernel, "tensor_maps", None):
+        return TensorMapLauncher(kernel, layout, stream_getter(frameworks))
     return Launcher(kernel, layout, stream_getter(frameworks))

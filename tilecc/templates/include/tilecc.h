@@ -1619,6 +1619,47 @@ TC_DEVICE void cp_async(unsigned dst, const void* src, int src_bytes) {
 TC_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 template <int PENDING>  // wait until at most PENDING groups are still in flight
 TC_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(PENDING)); }
+
+// ---- TMA (sm_90): the copy engine moves a box of a tensor into shared memory, swizzled as
+// the tensor map says, and counts the bytes it delivered on an mbarrier ------------------
+// A CUtensorMap (128 opaque bytes, encoded on the host), taken by value as a
+// __grid_constant__ parameter so that copies can name it by address.
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+
+TC_DEVICE void mbarrier_init(unsigned bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(arrivals) : "memory");
+}
+TC_DEVICE void mbarrier_inval(unsigned bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+// initialized barriers, visible to the copy engine (a __syncthreads then shows them to the
+// other threads)
+TC_DEVICE void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// this thread's arrival, announcing the bytes the copies of the phase will deliver
+TC_DEVICE void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+TC_DEVICE bool mbarrier_try_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n  .reg .pred p;\n  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "  selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done;
+}
+// until the barrier's phase of this parity has completed: its copies have landed
+TC_DEVICE void mbarrier_wait(unsigned bar, unsigned parity) {
+  while (!mbarrier_try_wait(bar, parity)) {
+  }
+}
+// the box at (c0, c1) (innermost coordinate first; outside the tensor: the map's fill)
+TC_DEVICE void tma_load_2d(unsigned dst, const TensorMap& map, int c0, int c1, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
+                  "r"(bar) : "memory");
+}
 #endif
 
 // ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------

@@ -8,8 +8,9 @@
                   checking) for every load and store, and a dot plan (passes.dot) for every
                   tl.dot
                   (then dce again: index arithmetic recomputed in another layout)
-  3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies into
-                  shared-memory stages, issued num_stages - 1 iterations ahead
+  3. pipeline   — (NVIDIA) tl.dot operands loaded in a loop become cp.async copies (TMA
+                  copies of host descriptors on sm_90) into shared-memory stages, issued
+                  num_stages - 1 iterations ahead
   4. settle     — what the renderer would otherwise decide while writing: which pipelines
                   are kept, how far ahead they copy, each dot's final plan, where tl.dot's
                   tiles lie in dynamic shared memory; rendering then only reads the IR
@@ -39,7 +40,7 @@ def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[
     # unread, which would keep the pipeline from moving what it reads
     eliminate_dead_code(kernel)
     if target.async_copies:
-        pipeline.plan(kernel)
+        pipeline.plan(kernel, arch)
     settle(kernel, target)
     ir.verify(kernel)
     return conversions

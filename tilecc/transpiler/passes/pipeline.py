@@ -20,6 +20,15 @@ Masked-off vectors are zero-filled by the copy (`other` must be 0); a load whose
 varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows (along
 K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  This pass only
 marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
+
+On sm_90 a load through a host-side tensor descriptor (`ir.DescriptorRead`) that feeds a
+warpgroup product is copied by the copy engine instead (TMA: `cp.async.bulk.tensor` from
+the descriptor's tensor map, one thread issuing, completion counted in bytes on an
+mbarrier per stage).  The copy writes shared memory in the swizzle wgmma reads, so each
+copy moves one box of the tile as the product lays it out: for B (N-major), K rows of 128
+bytes per copy; for A, 8 rows at a time, because A's rows are placed where each warp's
+instruction computes them (`tc::wgmma_a_row`).  The bounds are the hardware's: outside
+the tensor a copy reads zeros (or NaN for "nan" padding), as the mask would.
 """
 
 from __future__ import annotations
@@ -30,6 +39,20 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.dot import b_k_major
+
+
+@dataclass(frozen=True)
+class TmaCopy:
+    """How one pipelined load is copied by TMA: from descriptor `param`'s tensor map (box
+    `box`, rows x columns, written with `swizzle`-byte swizzling), the block's corner
+    `corner` (row, column Values), one copy per box at each (row, column) of `boxes`."""
+    param: str
+    corner: tuple
+    box: tuple[int, int]
+    swizzle: int
+    boxes: tuple[tuple[int, int], ...]
+    nbytes: int  # what the copies of one stage deliver (the mbarrier counts bytes)
+    padding: str  # what a copy reads outside the tensor: "zero" or "nan"
 
 
 @dataclass
@@ -44,18 +67,50 @@ class Pipeline:
     in_flight: bool = False
     distance: int = 0
     tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
+    tma: list = field(default_factory=list)  # per load: its TmaCopy, or None (cp.async)
+    barriers: object = None  # passes.settle.Tile of the TMA copies' mbarriers, one per stage
 
 
-def plan(kernel: Kernel) -> None:
-    """Mark pipelinable loops (`op.attrs["pipeline"]`)."""
+def plan(kernel: Kernel, arch: str = "") -> None:
+    """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where `arch` has them."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
+    maps: dict[str, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     for op in kernel.walk():
         if op.kind == "for":
-            p = _loop(op, kernel.num_stages, reads)
+            p = _loop(op, kernel.num_stages, reads, arch, maps)
             if p is not None:
                 op.attrs["pipeline"] = p
+
+
+def tma_copy(load: Op, dot: Op, which: int, arch: str) -> TmaCopy | None:
+    """The TMA copy of `load`, operand `which` of `dot`, where sm_90's copy engine can write
+    the tile the product reads: a 2-D host-descriptor block feeding a warpgroup product,
+    laid out with rows of 64 bytes (A) or of 128-byte multiples (TMA cannot transpose:
+    not for a B staged K-major)."""
+    src = load.attrs.get("descriptor")
+    x = load.result
+    if src is None or not arch.startswith("sm_9") or len(x.type.shape) != 2 or \
+            not dot.attrs["plan"].unit.async_proxy or (which == 1 and b_k_major(dot)):
+        return None
+    rows, cols = x.type.shape
+    esize = x.dtype.itemsize
+    row_bytes = cols * esize
+    if which == 0 and row_bytes == 64:
+        swizzle, box = 64, (8, cols)
+    elif row_bytes % 128 == 0 and rows % 8 == 0:
+        swizzle, box = 128, ((8 if which == 0 else rows), 128 // esize)
+    else:
+        return None
+    fill = load.operands[2].owner  # the descriptor's padding: a splat of 0 or NaN
+    while fill.kind in ("splat", "broadcast", "cast"):
+        fill = fill.operands[0].owner
+    padding = "nan" if fill.attrs["value"] != fill.attrs["value"] else "zero"
+    if box[0] > 256 or (padding == "nan" and x.dtype.name not in ("fp16", "bf16", "fp32")):
+        return None  # the largest box; the copy engine fills NaN in these types only
+    boxes = tuple((r, c) for c in range(0, cols, box[1]) for r in range(0, rows, box[0]))
+    return TmaCopy(src.param, src.corner, box, swizzle, boxes, rows * cols * esize, padding)
 
 
 def _is_zero(v: Value) -> bool:
@@ -79,7 +134,8 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
     return len(load.operands) < 3 or _is_zero(load.operands[2])
 
 
-def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
+def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
+          maps: dict[str, tuple]) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -89,14 +145,21 @@ def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
     yielded = {y.id for y in body.yields}
     carried = {a.id: i for i, a in enumerate(body.args[1:])}
     loads: list[Op] = []
+    tma: list[TmaCopy | None] = []
     for op in body.ops:
         if op.kind != "dot" or not op.attrs["plan"].matrix:
             continue
         for which, x in enumerate(op.operands[:2]):
             ld = defined.get(x.id)
-            if ld is not None and ld.kind == "load" and users.get(x.id) == [op] and \
-                    x.id not in yielded and _candidate(ld, op, which):
+            if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
+                continue
+            copy = tma_copy(ld, op, which, arch)
+            if copy is not None and maps.setdefault(copy.param, (copy.box, copy.swizzle)) != \
+                    (copy.box, copy.swizzle):
+                copy = None  # another load of this descriptor needs another box
+            if copy is not None or _candidate(ld, op, which):
                 loads.append(ld)
+                tma.append(copy)
     if not loads:
         return None
     # the ops the loads' operands come from, within the body
@@ -148,11 +211,34 @@ def _loop(loop: Op, stages: int, reads: dict[int, int]) -> Pipeline | None:
     for i, y in enumerate(body.yields):
         if i not in state and y.id in moved_values:
             return None
-    p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads})
+    # a TMA copy's corner is written at the issue point: a value the copies may read there
+    for i, copy in enumerate(tma):
+        if copy is not None and not all(
+                c.id in carried or c is body.args[0] or c.id not in defined or
+                id(defined[c.id]) in slice_ops for c in copy.corner):
+            if not _candidate(loads[i], *_use(body, loads[i])):
+                return None
+            tma[i] = None
+    p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma)
     names = ", ".join(ld.result.name or "an operand" for ld in loads)
-    p.note = (f"L{loop.loc.line}: {names} of tl.dot copied into shared memory with cp.async, "
-              f"{stages - 1} iteration{'s' if stages > 2 else ''} ahead ({stages} stages)")
+    p.note = (f"L{loop.loc.line}: {names} of tl.dot copied into shared memory with "
+              f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
+              f"({stages} stages)")
     return p
+
+
+def copy_engines(p: Pipeline) -> str:
+    """How a pipeline's copies are made, for the kernel's header."""
+    kinds = (["TMA"] if any(t is not None for t in p.tma) else []) + \
+        (["cp.async"] if any(t is None for t in p.tma) else [])
+    return " and ".join(kinds)
+
+
+def _use(body: Region, load: Op) -> tuple[Op, int]:
+    for op in body.ops:
+        if op.kind == "dot" and load.result in op.operands[:2]:
+            return op, op.operands.index(load.result)
+    raise AssertionError("a pipelined load feeds a product")
 
 
 def _walk(region: Region):

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.emission import Emission
-from tilecc.transpiler.passes.pipeline import Pipeline
+from tilecc.transpiler.specs import TensorMap
+from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
 from tilecc.transpiler.target import Target
 
 
@@ -49,6 +50,7 @@ def settle(kernel: Kernel, target: Target) -> None:
             op.attrs["plan"] = replace(plan, a_from_registers=a_regs, sources=sources)
     kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific
                                for op in kernel.walk() if op.kind == "dot")
+    kernel.tensor_maps = _tensor_maps(kernel)
     _dynamic_tiles(kernel, pipelined)
 
 
@@ -56,7 +58,7 @@ def settle(kernel: Kernel, target: Target) -> None:
 class Tile:
     """A tl.dot operand's tile (or stages) in dynamic shared memory."""
     offset: int  # bytes from the start of dynamic shared memory
-    nbytes: int  # taken: 1024-byte aligned, for wgmma's swizzle atoms
+    nbytes: int  # taken: tiles in 1024-byte multiples (wgmma's swizzle atoms), mbarriers 8 each
     what: str  # for the resource check's list of what takes shared memory
 
 
@@ -112,6 +114,26 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
                                   f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
                                   f"{rows} x {cols} {x.dtype.name} in {p.stages} pipeline stages"))
             loop.attrs["pipeline"] = replace(p, tiles=tiles)
+    # the mbarriers of TMA copies (one per stage, 8 bytes each), after every tile
+    for loop in kernel.walk():
+        p = loop.attrs.get("pipeline") if loop.kind == "for" else None
+        if p is not None and any(t is not None for t in p.tma):
+            barriers = Tile(at, 8 * p.stages, f"L{loop.loc.line}: the mbarriers of the "
+                                              f"TMA copies: {8 * p.stages} bytes")
+            at += barriers.nbytes
+            loop.attrs["pipeline"] = replace(p, barriers=barriers)
+
+
+def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
+    """The tensor maps the kept pipelines' TMA copies read, one per descriptor."""
+    maps: dict[str, TensorMap] = {}
+    for loop in kernel.walk():
+        p: Pipeline | None = loop.attrs.get("pipeline") if loop.kind == "for" else None
+        for ld, copy in zip(p.loads if p else (), p.tma if p else ()):
+            if copy is not None and copy.param not in maps:
+                maps[copy.param] = TensorMap(copy.param, ld.result.dtype.name, copy.box,
+                                             copy.swizzle, copy.padding)
+    return list(maps.values())
 
 
 def dynamic_tiles(kernel: Kernel) -> list[Tile]:
@@ -121,7 +143,9 @@ def dynamic_tiles(kernel: Kernel) -> list[Tile]:
         tiles += [h.tile for h in loop.attrs.get("hoisted", ())]
         if "pipeline" in loop.attrs:
             tiles += loop.attrs["pipeline"].tiles
-    return tiles
+    barriers = [loop.attrs["pipeline"].barriers for loop in kernel.walk()
+                if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
+    return tiles + barriers
 
 
 def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
@@ -145,7 +169,7 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
                and not a_in_registers(dots[0])  # A's registers must outlive the MMA
                and promotion_steps(dots[0]) is None)  # its partial sums are waited for
     dist = s - 2 if overlap else s - 1
-    note = (f"{p.note.split(' copied')[0]} copied into shared memory with cp.async, "
+    note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
     return replace(p, in_flight=overlap, distance=dist, note=note)

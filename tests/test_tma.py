@@ -1,0 +1,305 @@
+"""TMA copies of host-side tensor descriptors on sm_90 (passes.pipeline.TmaCopy).
+
+A load through a descriptor argument that feeds a warpgroup product in a pipelined loop is
+copied by the copy engine from a tensor map the launch encodes.  On CPU: which loads get
+copies, the source and its NVRTC compile, what the launch encodes and passes, the disk
+cache keeping the maps.  On the GPU: products equal torch's over awkward shapes (bounds
+filled by the copy engine), NaN padding, mixed TMA / cp.async stages, and Triton's result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.runtime import compiler
+from tilecc.runtime.launch import cuda as launch_cuda
+from tilecc.transpiler.specs import TensorMap
+
+from conftest_compilers import require_cuda_compiler
+
+
+@tilecc.jit
+def host_desc_matmul(a_desc, b_desc, c_ptr, M, N, K, stride_cm, BM: tl.constexpr,
+                     BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def desc_a_ptr_b_matmul(a_desc, b_ptr, c_ptr, M, N, K, stride_bk, stride_cm,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        kk = k * BK + rk
+        b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :],
+                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+MIXED = "tensordesc<fp16[64, 64]>, *fp16:16, *fp32:16, i32, i32, i32, i32:16, i32, 64, 64, 64"
+
+
+def _signature(dtype: str, bm: int, bn: int, bk: int, nan: bool = False) -> str:
+    pad = ", nan" if nan else ""
+    return (f"tensordesc<{dtype}[{bm}, {bk}]{pad}>, tensordesc<{dtype}[{bk}, {bn}]>, "
+            f"*fp32:16, i32, i32, i32, i32, {bm}, {bn}, {bk}")
+
+
+def _artifact(signature: str, arch: str = "sm_90", num_warps: int = 4, num_stages: int = 3,
+              kernel=host_desc_matmul):
+    return compiler.transpile(kernel, kernel._specs(signature, {}), "cuda", kernel.options(
+        num_warps=num_warps, num_stages=num_stages, arch=arch))
+
+
+# --- the plan -------------------------------------------------------------------------------------
+
+def test_descriptor_operands_of_a_warpgroup_product_are_copied_by_tma() -> None:
+    art = _artifact(_signature("fp16", 128, 128, 64))
+    assert art.kernel.tensor_maps == [TensorMap("a_desc", "fp16", (8, 64), 128, "zero"),
+                                      TensorMap("b_desc", "fp16", (64, 64), 128, "zero")]
+    src = art.source
+    assert "copied into shared memory with TMA, 2 iterations ahead" in src
+    assert src.count("tc::tma_load_2d(") == 4  # A and B, in the prologue and the loop
+    assert "const __grid_constant__ tc::TensorMap a_desc_map" in src
+    assert "tc::mbarrier_expect_bytes(landed, 32768)" in src  # 2 x 128 x 64 x 2 bytes
+    assert "cp_async" not in src
+
+
+def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
+    # before Hopper: no wgmma, no TMA (cp.async as before)
+    art = _artifact(_signature("fp16", 128, 128, 64), arch="sm_80")
+    assert art.kernel.tensor_maps == [] and "tma_load" not in art.source
+    assert "tc::cp_async<16>(" in art.source
+    # A's rows of 64 bytes: 64-byte swizzle
+    art = _artifact(_signature("fp16", 64, 64, 32))
+    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((8, 32), 64),
+                                                                    ((32, 64), 128)]
+    # A through a descriptor, B through pointers: TMA and cp.async in one stage
+    art = _artifact(MIXED, kernel=desc_a_ptr_b_matmul)
+    assert [m.param for m in art.kernel.tensor_maps] == ["a_desc"]
+    assert "copied into shared memory with TMA and cp.async" in art.source
+    assert "tc::cp_async<16>(" in art.source and "tc::cp_async_wait<1>()" in art.source
+    assert "tc::mbarrier_wait(" in art.source
+    # NaN padding: TMA fills NaN for floats
+    art = _artifact(_signature("fp16", 64, 64, 64, nan=True))
+    assert art.kernel.tensor_maps[0].padding == "nan"
+    # tf32 products run on mma.sync (not a warpgroup product): cp.async
+    art = _artifact(_signature("fp32", 64, 64, 32))
+    assert art.kernel.tensor_maps == [] and "tc::cp_async<16>(" in art.source
+
+
+def test_a_descriptor_loaded_outside_a_pipelined_product_is_not_mapped() -> None:
+    # one stage: nothing is pipelined, the loads stay bounds-checked loads
+    art = _artifact(_signature("fp16", 128, 128, 64), num_stages=1)
+    assert art.kernel.tensor_maps == [] and "tma_load" not in art.source
+
+
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
+    ("fp16", 128, 128, 64, 4, 4), ("fp16", 128, 128, 64, 8, 3), ("bf16", 64, 128, 128, 4, 2),
+    ("fp16", 64, 64, 32, 4, 3), ("fp32", 64, 64, 32, 4, 3), ("fp16", 128, 256, 64, 8, 3)])
+def test_tma_kernels_compile_cleanly_for_sm_90a(dtype, bm, bn, bk, warps, stages) -> None:
+    require_cuda_compiler()
+    from test_compile_kernels import assert_clean_compile
+
+    assert_clean_compile(host_desc_matmul, _signature(dtype, bm, bn, bk), "cuda", "sm_90a",
+                         num_warps=warps, num_stages=stages)
+
+
+def test_mixed_tma_and_cp_async_stages_compile_cleanly() -> None:
+    require_cuda_compiler()
+    from test_compile_kernels import assert_clean_compile
+
+    assert_clean_compile(desc_a_ptr_b_matmul, MIXED, "cuda", "sm_90a", num_stages=4)
+
+
+def test_the_persistent_example_copies_by_tma_and_compiles() -> None:
+    require_cuda_compiler()
+    import os
+    import runpy
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+    example = runpy.run_path(path, run_name="not_main")
+    kernel, signature = example["persistent_matmul_kernel"], example["SIGNATURE"]
+    binary = kernel.compile(signature, arch="sm_90a", num_warps=8, num_stages=4)
+    assert [m.param for m in binary.tensor_maps] == ["a_desc", "b_desc"]
+    # the barriers are initialized and invalidated around each tile's loop over K
+    source = kernel.source(signature, num_warps=8, num_stages=4)
+    assert source.count("tc::mbarrier_init(") == source.count("tc::mbarrier_inval(") == 1
+
+
+# --- the launch -----------------------------------------------------------------------------------
+
+def test_tensor_map_arguments_are_innermost_first_in_bytes() -> None:
+    m = TensorMap("a", "bf16", (8, 64), 128, "nan")
+    got = launch_cuda.tensor_map_arguments(m, (300, 200), (208, 1))
+    assert got == dict(data_type=9, dims=[200, 300], strides=[416], box=[64, 8], swizzle=3,
+                       fill_nan=True)
+    got = launch_cuda.tensor_map_arguments(TensorMap("b", "fp8e4nv", (16, 64), 64, "zero"),
+                                           (5, 7, 64), (1024, 64, 1))
+    assert got["data_type"] == 0 and got["strides"] == [64, 1024] and got["swizzle"] == 2
+    with pytest.raises(ValueError, match="a dimension of size 0"):
+        launch_cuda.tensor_map_arguments(m, (0, 200), (208, 1))
+
+
+class _Recorder:
+    """A kernel stand-in: what cuLaunchKernel was given."""
+
+    def __init__(self, maps):
+        self.handle, self.threads, self.device_id, self.shared_bytes = 1, 128, 0, 0
+        self.tensor_maps = maps
+        self.launches: list = []
+
+    def launch_kernel(self, handle, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        import ctypes
+
+        pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        self.launches.append([pointers[i] for i in range(3)])
+
+
+def test_the_launch_encodes_each_map_once_per_descriptor_and_passes_it_last(
+        monkeypatch) -> None:
+    import ctypes
+
+    encoded = []
+
+    def encode(address, **args):
+        encoded.append((address, args["dims"]))
+        return tuple(range(address, address + 16))
+
+    from tilecc.runtime import cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled", encode)
+    m = TensorMap("a", "fp16", (8, 64), 128, "zero")
+    kernel = _Recorder([(1, 2, m)])  # the descriptor's values start at slot 1
+    # slots: an int, the descriptor (base, 2 dims, 2 strides: the last 1, not taken)
+    layout = ("iQiiqq", (True, True, True, True, True, False))
+    launcher = launch_cuda.launcher(kernel, layout, set())
+    assert isinstance(launcher, launch_cuda.TensorMapLauncher)
+    launcher.stream_of = lambda device: 0
+    for base in (4096, 4096, 8192):
+        launcher((1, 1, 1), [7, base, 64, 32, 48, 1])
+    assert encoded == [(4096, [32, 64]), (8192, [32, 64])]  # again only when it changed
+    params = kernel.launches[-1]
+    # after the int, the base, two dims and a stride: the map's 128 bytes
+    buf = launcher._thread_buffer()
+    values = buf.unpack()
+    assert values[:5] == (7, 8192, 64, 32, 48) and values[6:22] == tuple(range(8192, 8208))
+    assert len(buf.kernel_params()) == 6  # 5 taken values and one pointer to the map
+    assert buf.kernel_params()[5] == ctypes.addressof(buf.storage) + buf.offsets[6]
+    assert params[0] == buf.kernel_params()[0]
+
+
+def test_the_disk_cache_keeps_the_tensor_maps(tmp_path, monkeypatch) -> None:
+    require_cuda_compiler()
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiler, "_compiled", {})
+    signature = _signature("fp16", 64, 64, 64)
+    first = host_desc_matmul.compile(signature, arch="sm_90a")
+    monkeypatch.setattr(compiler, "_compiled", {})
+    again = host_desc_matmul.compile(signature, arch="sm_90a")
+    assert again.tensor_maps == first.tensor_maps and len(first.tensor_maps) == 2
+    assert again.data == first.data
+
+
+# --- the GPU -------------------------------------------------------------------------------------
+
+def _torch_matmul(dtype: str, m: int, n: int, k: int, bm: int, bn: int, bk: int, warps: int,
+                  stages: int, nan: bool = False, descriptor=None):
+    torch = pytest.importorskip("torch")
+    tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+    torch.manual_seed(m * 7 + n + k)
+    a = torch.randn(m, k, device="cuda").to(tdtype)
+    b = torch.randn(k, n, device="cuda").to(tdtype)
+    c = torch.full((m, n), -1.0, device="cuda")
+    cls = descriptor or tilecc.TensorDescriptor
+    grid = (tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))
+    host_desc_matmul[grid](cls.from_tensor(a, [bm, bk], padding="nan" if nan else "zero"),
+                           cls.from_tensor(b, [bk, bn]), c, m, n, k, c.stride(0), BM=bm,
+                           BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    return a, b, c
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
+    ("fp16", 128, 128, 64, 4, 4), ("fp16", 128, 128, 64, 8, 3), ("bf16", 64, 128, 128, 4, 2),
+    ("fp16", 64, 64, 32, 4, 3), ("fp32", 64, 64, 32, 4, 3), ("fp16", 128, 256, 64, 8, 3)])
+@pytest.mark.parametrize("m,n,k", [(256, 256, 256), (300, 264, 200), (129, 72, 48)])
+def test_tma_products_on_gpu_match_torch(dtype, bm, bn, bk, warps, stages, m, n, k) -> None:
+    torch = pytest.importorskip("torch")
+    if dtype == "fp32" and (n * 4) % 16:
+        pytest.skip("rows of a descriptor are multiples of 16 bytes")
+    a, b, c = _torch_matmul(dtype, m, n, k, bm, bn, bk, warps, stages)
+    ref = a.float() @ b.float()
+    tol = 2e-2 if dtype == "fp32" else 1e-2  # fp32: tf32 products, as Triton's default
+    torch.testing.assert_close(c, ref, rtol=tol, atol=tol * k ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stages", [3, 4])
+def test_mixed_tma_and_cp_async_stages_on_gpu_match_torch(stages) -> None:
+    torch = pytest.importorskip("torch")
+    m, n, k = 300, 272, 200
+    torch.manual_seed(1)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda")
+    desc_a_ptr_b_matmul[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](
+        tilecc.TensorDescriptor.from_tensor(a, [64, 64]), b, c, m, n, k, b.stride(0),
+        c.stride(0), BM=64, BN=64, BK=64, num_stages=stages)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.2)
+
+
+@pytest.mark.gpu
+def test_tma_nan_padding_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    # K a multiple of BK: the NaN rows past M are never stored
+    a, b, c = _torch_matmul("fp16", 200, 128, 128, 128, 128, 64, 4, 3, nan=True)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=1e-1)
+    # a K tail: A's NaN columns meet B's zero rows, every sum is NaN, as Triton's
+    a, b, c = _torch_matmul("fp16", 200, 128, 96, 128, 128, 64, 4, 3, nan=True)
+    assert torch.isnan(c).all()
+
+
+@pytest.mark.gpu
+def test_tma_products_equal_tritons_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    import os
+    import sys
+
+    from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    global host_desc_matmul
+    ours = _torch_matmul("fp16", 300, 264, 200, 128, 128, 64, 4, 3)[2]
+    saved = host_desc_matmul
+    try:
+        host_desc_matmul = as_triton(saved)
+        theirs = _torch_matmul("fp16", 300, 264, 200, 128, 128, 64, 4, 3,
+                               descriptor=TritonDescriptor)[2]
+    finally:
+        host_desc_matmul = saved
+    torch.testing.assert_close(ours, theirs, rtol=1e-3, atol=1e-3)
+    assert np.isfinite(ours.cpu().numpy()).all()

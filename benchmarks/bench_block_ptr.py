@@ -36,7 +36,7 @@ CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 128, 32, 4, 4),
 def best(kernel, a, b, c, configs, ref, strides: bool = True) -> float:
     """The fastest configuration's time (ms); `strides`: the kernel takes the operands'
     strides after M, N, K (the descriptor kernel reads row-major operands without)."""
-    (m, k), n = a.shape, b.shape[1]
+    (m, k), n = a.shape, c.shape[1]
     given = (*a.stride(), *b.stride(), *c.stride()) if strides else ()
     out = float("inf")
     for bm, bn, bk, warps, stages in configs:

@@ -3,16 +3,19 @@
     python benchmarks/bench_descriptor.py [--quick]
 
 `tests/kernels_ptr.py` has `desc_matmul_kernel` (tl.make_tensor_descriptor, desc.load /
-store) and `bp_matmul_kernel` (the same matmul with block pointers).  Triton compiles the
-descriptor kernel to TMA copies on sm_90; tilecc lowers a descriptor to a bounds-checked
-block pointer (cp.async copies ahead of the tensor cores), so its two columns should match
-and the Triton column shows what TMA is worth.  Each cell is the best of the configurations
+store) and `bp_matmul_kernel` (the same matmul with block pointers).  Both compilers copy
+the descriptor kernel's operands with TMA on sm_90 (tilecc: its descriptors are made from
+arguments, so the launch encodes their tensor maps); the block-pointer kernel runs
+cp.async copies (tilecc) ahead of the tensor cores.  Each cell is the best of the configurations
 tried; every result is checked against torch.matmul first.  Last columns: Triton time /
 tilecc time (above 1: tilecc faster).
 
 A second table runs the persistent matmul of `examples/persistent_matmul.py` (tutorial
 09's pattern: host-side TensorDescriptor arguments, one program per SM) through both,
-each given its own `TensorDescriptor` class (Triton: TMA descriptors built on the host).
+each given its own `TensorDescriptor` class (both: TMA copies from maps built on the host).
+A third stores B as N x K and multiplies `b.T`, as tutorial 09 does: the persistent
+kernel with host-side descriptors (`persistent_bt_kernel` below) and `desc_bt_matmul` of
+`tests/kernels_ptr.py` (descriptors made in the kernel).
 """
 
 from __future__ import annotations
@@ -36,19 +39,47 @@ from bench_block_ptr import CONFIGS, SHAPES, best  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
 
 EXAMPLE = runpy.run_path(os.path.join(HERE, "..", "examples", "persistent_matmul.py"),
                          run_name="bench")
 
 
-def best_persistent(kernel, descriptor, a, b, c, configs, ref) -> float:
+tile_coords = EXAMPLE["tile_coords"]
+
+
+@tilecc.jit
+def persistent_bt_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr,
+                         BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                         GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+    """`examples/persistent_matmul.py`'s kernel with B stored N x K, read as `b.T`."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_pid_m * num_pid_n, NUM_SMS):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
+
+
+def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False) -> float:
     """The fastest configuration's time (ms) of the persistent host-descriptor matmul,
-    `descriptor` the TensorDescriptor class this compiler takes."""
-    (m, k), n = a.shape, b.shape[1]
+    `descriptor` the TensorDescriptor class this compiler takes; `bt`: B is N x K."""
+    (m, k), n = a.shape, b.shape[0 if bt else 1]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = float("inf")
     for bm, bn, bk, warps, stages in configs:
-        descs = (descriptor.from_tensor(a, [bm, bk]), descriptor.from_tensor(b, [bk, bn]),
+        descs = (descriptor.from_tensor(a, [bm, bk]),
+                 descriptor.from_tensor(b, [bn, bk] if bt else [bk, bn]),
                  descriptor.from_tensor(c, [bm, bn]))
         grid = (min(sms, tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn)),)
 
@@ -111,6 +142,25 @@ def main() -> None:
         theirs = best_persistent(as_triton(kernel), TritonDescriptor, a, b, c, configs, ref)
         tf = [2 * m * n * k / (t * 1e-3) / 1e12 for t in (ours, theirs)]
         print(f"{f'{m}x{k}x{n}':>16} {tf[0]:9.1f} {tf[1]:9.1f} {theirs / ours:7.3f}", flush=True)
+    print("\nB stored N x K, multiplied as b.T (tutorial 09), TFLOP/s (best configuration)")
+    print(f"{'M x K x N':>16} {'tc host':>9} {'tr host':>9} {'tc/tr':>7} {'tc desc':>9} "
+          f"{'tr desc':>9} {'tc/tr':>7}")
+    for m, k, n in SHAPES:
+        if k % 8:
+            continue
+        torch.manual_seed(0)
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        ref = a.float() @ bt.float().T
+        host = [best_persistent(kern, cls, a, bt, c, configs, ref, bt=True) for kern, cls in
+                ((persistent_bt_kernel, tilecc.TensorDescriptor),
+                 (as_triton(persistent_bt_kernel), TritonDescriptor))]
+        made = [best(kern, a, bt, c, configs, ref, False) for kern in
+                (KP.desc_bt_matmul, as_triton(KP.desc_bt_matmul))]
+        tf = [2 * m * n * k / (t * 1e-3) / 1e12 for t in host + made]
+        print(f"{f'{m}x{k}x{n}':>16} {tf[0]:9.1f} {tf[1]:9.1f} {host[1] / host[0]:7.3f} "
+              f"{tf[2]:9.1f} {tf[3]:9.1f} {made[1] / made[0]:7.3f}", flush=True)
 
 
 if __name__ == "__main__":

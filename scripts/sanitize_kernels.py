@@ -76,6 +76,26 @@ for case in KR.CASES_REORDER:
     args = case.make_args(n, dtype, np.random.default_rng(0))
     dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
     case.kernel[case.grid(n)](*dev, **case.options)
+# tensor descriptors: TMA copies on sm_90 (host-side descriptors and descriptors made in
+# the kernel), bounds-checked loads elsewhere; ragged M, N and K
+import runpy  # noqa: E402
+
+import kernels_ptr as KP  # noqa: E402
+
+PERSISTENT = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                         "persistent_matmul.py"), run_name="sanitize")
+sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+for m, n, k in ((300, 264, 200), (129, 80, 48), (64, 64, 16)):
+    a = cupy.asarray(np.random.rand(m, k).astype(np.float16))
+    b = cupy.asarray(np.random.rand(k, n).astype(np.float16))
+    c = cupy.zeros((m, n), np.float16)
+    for warps, stages in ((4, 3), (8, 4)):
+        PERSISTENT["matmul"](a, b, c, tilecc.Config({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128,
+                                                     "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8},
+                                                    num_warps=warps, num_stages=stages), sms)
+        KP.desc_matmul_kernel[(tilecc.cdiv(m, 128), tilecc.cdiv(n, 128))](
+            a, b, c, m, n, k, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+            num_warps=warps, num_stages=stages)
 # random programs: reductions, scans and atomics through shared memory, many dtypes
 import tempfile  # noqa: E402
 
@@ -90,5 +110,5 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      f"4 attention launches, {len(KA.OPS) * 3} replicated "
+      f"4 attention launches, 12 descriptor matmuls, {len(KA.OPS) * 3} replicated "
       f"atomics and {80 + len(CAMPAIGN_SEEDS)} random programs included)")

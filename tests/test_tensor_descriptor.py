@@ -150,14 +150,18 @@ def test_descriptor_matmul_matches_numpy() -> None:
 
 
 def test_descriptor_matmul_gets_the_block_pointer_versions_main_loop() -> None:
-    """The same tensor-core loop (wgmma, cp.async copies ahead) as the block-pointer matmul
-    with its boundary checks: a descriptor is that block pointer."""
+    """The same tensor-core loop (cp.async copies ahead) as the block-pointer matmul with
+    its boundary checks: a descriptor is that block pointer.  On sm_90 the same wgmma
+    loop, its copies made by the copy engine (TMA) from the descriptors' tensor maps."""
     blocks = dict(bm=128, bn=128, bk=32)
-    ours = KP.desc_matmul_kernel.source(MATMUL.format(**blocks))
-    theirs = KP.bp_matmul_kernel.source(BP_MATMUL.format(**blocks))
-    for marker in ("wgmma.m64n128k16", "with cp.async"):
-        assert (marker in ours) == (marker in theirs), marker
-    assert "wgmma" in ours and "cp.async" in ours
+    ours = KP.desc_matmul_kernel.source(MATMUL.format(**blocks), arch="sm_80")
+    theirs = KP.bp_matmul_kernel.source(BP_MATMUL.format(**blocks), arch="sm_80")
+    for marker in ("mma.sync", "with cp.async"):
+        assert (marker in ours) and (marker in theirs), marker
+    ours = KP.desc_matmul_kernel.source(MATMUL.format(**blocks), arch="sm_90a")
+    theirs = KP.bp_matmul_kernel.source(BP_MATMUL.format(**blocks), arch="sm_90a")
+    assert "wgmma.m64n128k16" in ours and "wgmma.m64n128k16" in theirs
+    assert "with TMA" in ours and "with cp.async" in theirs
 
 
 def test_descriptor_attributes_and_helpers() -> None:

@@ -1,7 +1,8 @@
-"""TMA copies of host-side tensor descriptors on sm_90 (passes.pipeline.TmaCopy).
+"""TMA copies of tensor descriptors on sm_90 (passes.pipeline.TmaCopy).
 
-A load through a descriptor argument that feeds a warpgroup product in a pipelined loop is
-copied by the copy engine from a tensor map the launch encodes.  On CPU: which loads get
+A load through a descriptor argument, or through one the kernel makes from its arguments
+alone, that feeds a warpgroup product in a pipelined loop is copied by the copy engine
+from a tensor map the launch encodes.  On CPU: which loads get
 copies, the source and its NVRTC compile, what the launch encodes and passes, the disk
 cache keeping the maps.  On the GPU: products equal torch's over awkward shapes (bounds
 filled by the copy engine), NaN padding, mixed TMA / cp.async stages, and Triton's result.
@@ -147,18 +148,116 @@ def test_the_persistent_example_copies_by_tma_and_compiles() -> None:
     assert source.count("tc::mbarrier_init(") == source.count("tc::mbarrier_inval(") == 1
 
 
+# --- descriptors made in the kernel -----------------------------------------------------------
+
+@tilecc.jit
+def offset_desc_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):
+    """desc_matmul_kernel whose A descriptor starts at a row computed in the kernel."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr + pid_m * BM * K, [BM, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _desc_artifact(signature: str, kernel=None, **options):
+    from kernels_ptr import desc_matmul_kernel
+
+    kernel = kernel or desc_matmul_kernel
+    return compiler.transpile(kernel, kernel._specs(signature, {}), "cuda", kernel.options(
+        arch="sm_90", num_warps=4, num_stages=3, **options))
+
+
+def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
+    from kernels_ptr import DESC_MATMUL_SIGNATURE
+
+    art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
+    assert art.kernel.tensor_maps == [
+        TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1)),
+        TensorMap("b_ptr", "fp16", (64, 64), 128, "zero", ("b_ptr", "K", "N", "N", 1))]
+    src = art.source
+    assert "const __grid_constant__ tc::TensorMap a_ptr_map" in src
+    assert "a_ptr_map /* a_ptr's descriptor, [8, 64] boxes */" in src
+    assert src.count("tc::tma_load_2d(") == 4 and "cp_async" not in src
+
+
+def test_a_made_descriptor_over_an_unaligned_base_keeps_its_loads() -> None:
+    # the specialization says the base is not 16-byte aligned: no copy engine for A
+    art = _desc_artifact("*fp16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64")
+    assert [m.param for m in art.kernel.tensor_maps] == ["b_ptr"]
+    assert art.source.count("tc::tma_load_2d(") == 2
+    # strides not known to be multiples of 16 elements: Triton's rule promises 16 bytes
+    # (checked at launch), so B is copied all the same
+    art = _desc_artifact("*fp16:16, *fp16:16, *fp16:16, i32:16, i32, i32, 128, 128, 64")
+    assert [m.args for m in art.kernel.tensor_maps] == [("a_ptr", "M", "K", "K", 1),
+                                                        ("b_ptr", "K", "N", "N", 1)]
+
+
+def test_a_descriptor_over_a_computed_base_is_not_mapped() -> None:
+    art = _desc_artifact("*fp16:16, *fp16:16, *fp16:16, i32, i32:16, i32:16, 128, 128, 64",
+                         kernel=offset_desc_matmul)
+    assert [m.param for m in art.kernel.tensor_maps] == ["b_ptr"]
+
+
+def test_the_launch_finds_a_made_descriptors_arguments() -> None:
+    from kernels_ptr import DESC_MATMUL_SIGNATURE, desc_matmul_kernel
+
+    specs = desc_matmul_kernel._specs(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64), {})
+    art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
+    slots = launch_cuda.map_slots(art.kernel.tensor_maps, specs)
+    # a_ptr, M, K, K, 1 and b_ptr, K, N, N, 1 among (a_ptr, b_ptr, c_ptr, M, N, K)
+    assert [picks for picks, _, _ in slots] == [
+        ((0, None), (3, None), (5, None), (5, None), (None, 1)),
+        ((1, None), (5, None), (4, None), (4, None), (None, 1))]
+
+
+def test_made_descriptor_kernels_compile_cleanly_and_keep_their_maps_on_disk(
+        tmp_path, monkeypatch) -> None:
+    require_cuda_compiler()
+    from kernels_ptr import DESC_MATMUL_SIGNATURE, desc_matmul_kernel
+    from test_compile_kernels import assert_clean_compile
+
+    signature = DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64)
+    assert_clean_compile(desc_matmul_kernel, signature, "cuda", "sm_90a", num_warps=8,
+                         num_stages=4)
+    monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiler, "_compiled", {})
+    first = desc_matmul_kernel.compile(signature, arch="sm_90a")
+    monkeypatch.setattr(compiler, "_compiled", {})
+    again = desc_matmul_kernel.compile(signature, arch="sm_90a")
+    assert again.tensor_maps == first.tensor_maps and first.tensor_maps[0].args is not None
+
+
 # --- the launch -----------------------------------------------------------------------------------
 
 def test_tensor_map_arguments_are_innermost_first_in_bytes() -> None:
     m = TensorMap("a", "bf16", (8, 64), 128, "nan")
-    got = launch_cuda.tensor_map_arguments(m, (300, 200), (208, 1))
+    got = launch_cuda.tensor_map_arguments(m, 1 << 20, (300, 200), (208, 1))
     assert got == dict(data_type=9, dims=[200, 300], strides=[416], box=[64, 8], swizzle=3,
                        fill_nan=True)
     got = launch_cuda.tensor_map_arguments(TensorMap("b", "fp8e4nv", (16, 64), 64, "zero"),
-                                           (5, 7, 64), (1024, 64, 1))
+                                           1 << 20, (5, 7, 64), (1024, 64, 1))
     assert got["data_type"] == 0 and got["strides"] == [64, 1024] and got["swizzle"] == 2
-    with pytest.raises(ValueError, match="a dimension of size 0"):
-        launch_cuda.tensor_map_arguments(m, (0, 200), (208, 1))
+    # a tensor without elements: no map of it, one of a single padding element instead
+    assert launch_cuda.tensor_map_arguments(m, 0, (0, 200), (1, 1)) is None
+    word, got = launch_cuda.padding_map_arguments(m)
+    assert word == 0x7FC07FC0 and got["dims"] == [1, 1] and got["box"] == [64, 8]
+    assert launch_cuda.padding_map_arguments(TensorMap("a", "fp16", (8, 64), 128,
+                                                       "zero"))[0] == 0
+    # Triton's rule for any descriptor: what a kernel's own descriptors did not promise
+    made = TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1))
+    for address, strides in ((1 << 20, (-208, 1)), (1 << 20, (100, 1)), (8, (208, 1))):
+        assert launch_cuda.breaks_tma_rule(made, address, strides)
+        with pytest.raises(ValueError, match="the tensor descriptor over `a_ptr`: .* 16"):
+            launch_cuda.tensor_map_arguments(made, address, (10, 200), strides)
+    assert not launch_cuda.breaks_tma_rule(made, 1 << 20, (104, 1))  # 208 bytes
 
 
 class _Recorder:
@@ -190,7 +289,8 @@ def test_the_launch_encodes_each_map_once_per_descriptor_and_passes_it_last(
 
     monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled", encode)
     m = TensorMap("a", "fp16", (8, 64), 128, "zero")
-    kernel = _Recorder([(1, 2, m)])  # the descriptor's values start at slot 1
+    # the descriptor's values start at slot 1
+    kernel = _Recorder([(tuple((i, None) for i in range(1, 6)), 2, m)])
     # slots: an int, the descriptor (base, 2 dims, 2 strides: the last 1, not taken)
     layout = ("iQiiqq", (True, True, True, True, True, False))
     launcher = launch_cuda.launcher(kernel, layout, set())
@@ -207,6 +307,50 @@ def test_the_launch_encodes_each_map_once_per_descriptor_and_passes_it_last(
     assert len(buf.kernel_params()) == 6  # 5 taken values and one pointer to the map
     assert buf.kernel_params()[5] == ctypes.addressof(buf.storage) + buf.offsets[6]
     assert params[0] == buf.kernel_params()[0]
+    # an empty tensor: the map reads one padding element, allocated once per device
+    filled = []
+    monkeypatch.setattr(cuda_driver, "memAllocFilled",
+                        lambda nbytes, word: filled.append(word) or 1 << 20)
+    launcher((1, 1, 1), [7, 8192, 0, 32, 48, 1])
+    launcher((1, 1, 1), [7, 4096, 64, 0, 48, 1])
+    assert filled == [0] and encoded[-2:] == [(1 << 20, [1, 1]), (1 << 20, [1, 1])]
+
+
+def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> None:
+    from tilecc.runtime import cuda_driver
+
+    encoded = []
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled",
+                        lambda address, **args: encoded.append(address) or (0,) * 16)
+    m = TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1))
+    kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, m)])
+    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
+    launcher.stream_of = lambda device: 0
+    fallen = []
+    launcher.fallback = lambda: lambda grid, values: fallen.append(values)
+    launcher((1, 1, 1), [1 << 20, 64, 200])  # rows of 400 bytes: TMA
+    launcher((1, 1, 1), [1 << 20, 64, 100])  # rows of 200 bytes: the other build
+    launcher((1, 1, 1), [1 << 20, 64, 100])
+    assert encoded == [1 << 20] and len(kernel.launches) == 1
+    assert fallen == [[1 << 20, 64, 100]] * 2
+    launcher.fallback = None  # no build to fall back on: Triton's rule, as an error
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        launcher((1, 1, 1), [1 << 20, 64, 36])
+
+
+def test_the_fallback_build_reads_made_descriptors_without_tma() -> None:
+    from kernels_ptr import DESC_MATMUL_SIGNATURE, desc_matmul_kernel
+
+    signature = DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64)
+    art = compiler.transpile(desc_matmul_kernel, desc_matmul_kernel._specs(signature, {}),
+                             "cuda", compiler.resolve_options(
+                                 desc_matmul_kernel, arch="sm_90", made_descriptor_tma=False))
+    assert art.kernel.tensor_maps == [] and "tc::cp_async<16>(" in art.source
+    signature = _signature("fp16", 128, 128, 64)  # host-side descriptors: still TMA
+    art = compiler.transpile(host_desc_matmul, host_desc_matmul._specs(signature, {}), "cuda",
+                             compiler.resolve_options(host_desc_matmul, arch="sm_90",
+                                                      made_descriptor_tma=False))
+    assert len(art.kernel.tensor_maps) == 2
 
 
 def test_the_disk_cache_keeps_the_tensor_maps(tmp_path, monkeypatch) -> None:
@@ -303,3 +447,42 @@ def test_tma_products_equal_tritons_on_gpu() -> None:
         host_desc_matmul = saved
     torch.testing.assert_close(ours, theirs, rtol=1e-3, atol=1e-3)
     assert np.isfinite(ours.cpu().numpy()).all()
+
+
+def _made_desc_matmul(m: int, n: int, k: int, bm: int, bn: int, bk: int, warps: int,
+                      stages: int):
+    torch = pytest.importorskip("torch")
+    from kernels_ptr import desc_matmul_kernel
+
+    torch.manual_seed(m + 3 * n + k)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda").half()
+    desc_matmul_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        a, b, c, m, n, k, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+        num_warps=warps, num_stages=stages)
+    return a, b, c
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                                                   (64, 64, 32, 4, 3)])
+@pytest.mark.parametrize("m,n,k", [(256, 256, 256), (300, 264, 200), (129, 80, 48),
+                                   (64, 64, 0), (1000, 1000, 1000)])
+def test_made_descriptor_products_on_gpu_match_torch(bm, bn, bk, warps, stages, m, n,
+                                                      k) -> None:
+    torch = pytest.importorskip("torch")
+    a, b, c = _made_desc_matmul(m, n, k, bm, bn, bk, warps, stages)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2,
+                               atol=1e-2 * max(k, 1) ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(128, 100, 64), (129, 67, 48), (64, 64, 36)])
+def test_made_descriptor_rows_off_16_bytes_take_the_bounds_checked_build(m, n, k) -> None:
+    # N = 100 halves: B's rows are 200 bytes, off Triton's rule, which the TMA build of a
+    # kernel specialized on N not a multiple of 16 assumed; the launch runs a build with
+    # bounds-checked loads instead (Triton would copy wrong rows)
+    torch = pytest.importorskip("torch")
+    a, b, c = _made_desc_matmul(m, n, k, 128, 128, 64, 4, 3)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=1e-1)

@@ -68,7 +68,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     num_stages: int | None = None, debug: bool | None = None,
                     arch: str | None = None, line_directives: bool = False,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
-                    num_ctas: int | None = None) -> CompileOptions:
+                    num_ctas: int | None = None,
+                    made_descriptor_tma: bool = True) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
     TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
@@ -82,7 +83,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                                              if num_warps is None else num_warps),
         num_stages=OPTIONS["num_stages"].check(num_stages), debug=bool(debug), arch=arch,
         line_directives=bool(line_directives), maxnreg=OPTIONS["maxnreg"].check(maxnreg),
-        enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(enable_fp_fusion))
+        enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(enable_fp_fusion),
+        made_descriptor_tma=made_descriptor_tma)
 
 
 # --- transpiling ----------------------------------------------------------------------------------
@@ -99,7 +101,8 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
                             debug=options.debug)
     kernel.num_stages = options.num_stages
     kernel.maxnreg = options.maxnreg
-    return kernel, run_passes(kernel, get_target(target), options.arch)
+    return kernel, run_passes(kernel, get_target(target), options.arch,
+                              made_descriptor_tma=options.made_descriptor_tma)
 
 
 def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
@@ -142,7 +145,8 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     target = get_target(target)
     options = replace(options, arch=options.arch or target.default_arch, line_directives=True)
     key_options = compile_key_options(options.num_warps, options.num_stages, options.debug,
-                                      target.name, _native_flags(options, target))
+                                      target.name, _native_flags(options, target),
+                                      options.made_descriptor_tma)
     key = cache.kernel_key(kernel_fn.fingerprint, specs, target.name, options.arch,
                            key_options)
     hit = _compiled.get(key.digest)  # verified when it was read from disk: not again
@@ -154,8 +158,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         m = entry.meta
         binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
                         m.get("shared_bytes", 0),
-                        tuple(TensorMap(**{**t, "box": tuple(t["box"])})
-                              for t in m.get("tensor_maps", ())))
+                        tuple(_tensor_map(t) for t in m.get("tensor_maps", ())))
         source = entry.blobs["source"].decode() if "source" in entry.blobs else ""
         hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
                                                options.arch, options, binary)
@@ -175,6 +178,13 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         _dump(art, key.digest)
     hit = _compiled[key.digest] = art
     return hit
+
+
+def _tensor_map(saved: dict) -> TensorMap:
+    """A specs.TensorMap from the disk cache's metadata (JSON lists back to tuples)."""
+    args = saved.get("args")
+    return TensorMap(**{**saved, "box": tuple(saved["box"]),
+                        "args": tuple(args) if args is not None else None})
 
 
 def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:

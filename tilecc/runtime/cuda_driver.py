@@ -37,6 +37,8 @@ def _lib() -> ctypes.CDLL:
                                          ctypes.c_int]
     lib.cuCtxGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
     lib.cuInit.argtypes = [ctypes.c_uint]
+    lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    lib.cuMemsetD32_v2.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t]
     return lib
 
 
@@ -113,6 +115,17 @@ def tensorMapEncodeTiled(data_type: int, address: int, dims, strides, box, swizz
         ctypes.c_int(1 if fill_nan else 0))
     _check("cuTensorMapEncodeTiled", status)
     return tuple(out)
+
+
+def memAllocFilled(nbytes: int, word: int) -> int:  # noqa: N802
+    """cuMemAlloc of `nbytes` in the current context, each 32-bit word `word` by the time
+    this returns (kept for the process: the tensor maps of empty tensors point there)."""
+    lib = _lib()
+    ptr = ctypes.c_uint64()
+    _check("cuMemAlloc", lib.cuMemAlloc_v2(ctypes.byref(ptr), nbytes))
+    _check("cuMemsetD32", lib.cuMemsetD32_v2(ptr.value, word, nbytes // 4))
+    _check("cuCtxSynchronize", lib.cuCtxSynchronize())
+    return ptr.value
 
 
 def launcher():

@@ -117,6 +117,9 @@ class CompileOptions:
     line_directives: bool = False
     maxnreg: int | None = None  # registers per thread (None: the compiler's choice)
     enable_fp_fusion: bool = True
+    # TMA copies of descriptors the kernel makes from its arguments, whose strides the
+    # launch checks (no user option: a launch whose strides fail builds without them)
+    made_descriptor_tma: bool = True
 
     def native_flags(self, target: str) -> list[str]:
         """The native compiler's flags these options ask for (beyond the runtime's own)."""
@@ -148,13 +151,18 @@ LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch)
 
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
-                        target: str, native_flags: list[str] = ()) -> dict[str, Any]:
+                        target: str, native_flags: list[str] = (),
+                        made_descriptor_tma: bool = True) -> dict[str, Any]:
     """The options part of a compiled kernel's cache key (`cache.kernel_key`): the options
     that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA),
-    and the native flags `CompileOptions.native_flags` adds (maxnreg, enable_fp_fusion)."""
-    return {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
-            "line_directives": True,
-            "options": (["-lineinfo"] if target == "cuda" else []) + list(native_flags)}
+    the native flags `CompileOptions.native_flags` adds (maxnreg, enable_fp_fusion), and
+    a build without TMA copies of made descriptors (only then: other keys stay as were)."""
+    out = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
+           "line_directives": True,
+           "options": (["-lineinfo"] if target == "cuda" else []) + list(native_flags)}
+    if not made_descriptor_tma:
+        out["made_descriptor_tma"] = False
+    return out
 
 
 # --- architectures --------------------------------------------------------------------------

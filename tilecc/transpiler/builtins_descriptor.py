@@ -8,7 +8,9 @@ through the block-pointer lowering (`builtins_block_ptr`) with every dimension b
 checked, which is what a descriptor means — a load outside the tensor reads the padding
 (zero, or NaN), a store or atomic outside it is dropped.  That is plain loads and stores on
 every target (Triton uses TMA on sm_90 for the same results).
-A load through a host-side descriptor (a kernel argument) is marked with where it reads
+A load through a host-side descriptor (a kernel argument), or through one made in the
+kernel from arguments alone (`make_tensor_descriptor(a_ptr, [M, K], [K, 1], ...)`, whose
+tensor map the launch can encode just as well), is marked with where it reads
 (`ir.DescriptorRead`): on sm_90, where it feeds a warpgroup product in a pipelined loop,
 the copy engine moves the block (TMA, `passes.pipeline`) with the same results.
 Triton's checks at creation are made the same way: 1 to 5 dims, a contiguous last dim
@@ -17,7 +19,7 @@ Triton's checks at creation are made the same way: 1 to 5 dims, a contiguous las
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tilecc.language import dtypes as D
@@ -38,6 +40,9 @@ class TensorDescriptor:
     padding: str  # "zero" or "nan"
     tile: Value  # the block's element offsets from its corner (as a block pointer's)
     host: str | None = None  # a kernel argument (a host-side descriptor): its parameter
+    # made in the kernel from arguments alone: base, shape and strides as parameter names
+    # and ints (`argument_parts`), from which the launch can encode its tensor map
+    args: tuple | None = None
 
     @property
     def dtype(self) -> D.dtype:
@@ -100,8 +105,39 @@ def _make(tracer, name, base, shape, strides, block_shape, padding_option):
     shape_ = tuple(_int32(b, kernel_value(tracer, x, "shape")) for x in shape_)
     strides_ = tuple(BP.scalar(b, kernel_value(tracer, x, "strides"), True, "strides")
                      for x in strides_)
-    return _checked(tracer, base, shape_, strides_, block,
+    desc = _checked(tracer, base, shape_, strides_, block,
                     constant(padding_option, "padding_option"))
+    return replace(desc, args=argument_parts(tracer.kernel, desc))
+
+
+def argument_parts(kernel, desc: TensorDescriptor) -> tuple | None:
+    """The descriptor's base, shape and strides as kernel parameter names and ints, where
+    each is an argument as it was passed (or widened) or a constant, and the base is
+    specialized 16-byte aligned (the copy engine's need).  None otherwise (a base computed
+    in the kernel, say).  Strides but the last must be multiples of 16 bytes, as Triton
+    requires of any descriptor: the launch of a kernel that copies it checks them."""
+    params = {p.value.id: p for p in kernel.params if p.value is not None}
+
+    def param(v: Any):
+        if isinstance(v, Value) and v.owner is not None and v.owner.kind == "cast" and \
+                v.dtype.is_int() and not v.owner.attrs.get("bitcast"):
+            src = v.owner.operands[0]  # an integer argument widened: the same number
+            if src.dtype.is_int() and src.dtype.bits <= v.dtype.bits:
+                v = src
+        return params.get(v.id) if isinstance(v, Value) else None
+
+    base = param(desc.base)
+    if base is None or not base.divisible_by_16:
+        return None
+    parts: list = [base.name]
+    for x in desc.shape + desc.strides:
+        if isinstance(x, Const):
+            parts.append(x.value)
+        elif (p := param(x)) is not None:
+            parts.append(p.name)
+        else:
+            return None
+    return tuple(parts)
 
 
 def from_arguments(tracer, parts: list, spec, stride_params: list) -> TensorDescriptor:
@@ -180,8 +216,9 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
         corner: list = []
         x = BP.load(tracer, desc.at(tracer.b, offsets), Const(None), Const(None),
                     _all_dims(desc), Const(desc.padding), corner)
-        if desc.host is not None:  # a tensor map can copy it (passes.pipeline decides)
-            x.owner.attrs["descriptor"] = DescriptorRead(desc.host, tuple(corner))
+        if desc.host is not None or desc.args is not None:  # a tensor map can copy it
+            x.owner.attrs["descriptor"] = DescriptorRead(  # (passes.pipeline decides)
+                desc.host or desc.args[0], tuple(corner), desc.args)
         return x
     if name not in METHODS:
         raise AttributeError(f"a tensor descriptor has no method `{name}` (it has "

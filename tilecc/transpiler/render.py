@@ -234,8 +234,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         for p in kernel.params:
             if p.value is not None:
                 self.name(p.value)
-        # the tensor maps of host descriptors that TMA copies read: parameters after these
-        self.map_names = {m.param: self.fresh(f"{m.param}_map") for m in kernel.tensor_maps}
+        # the tensor maps of descriptors that TMA copies read: parameters after these
+        self.map_names = {(m.param, m.args): self.fresh(f"{m.param}_map")
+                          for m in kernel.tensor_maps}
 
         def visit(region: Region) -> None:
             for op in region.ops:
@@ -846,8 +847,9 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
             c_name = r.name(p.value)
             params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
     for m in kernel.tensor_maps:  # by value, in the constant bank: what TMA copies read
-        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.param]}",
-                       f"{m.param}'s tensor map, {list(m.box)} boxes"))
+        what = m.param if m.args is None else f"{m.param}'s descriptor"
+        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.param, m.args]}",
+                       f"{what}, {list(m.box)} boxes"))
     renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
     if kernel.symbol != kernel.name:
         renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")

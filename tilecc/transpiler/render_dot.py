@@ -606,17 +606,23 @@ class DotOps:
             arr, _, elems = self.pipe_tiles[x.id]
             dot, which = self.dot_use[x.id]
             rows, cols = x.type.shape
-            (box_rows, box_cols), esize = copy.box, x.dtype.itemsize
+            esize = x.dtype.itemsize
             base = self.fresh(f"{arr}_base", add=False)
             row0, col0 = (self.text(c) for c in copy.corner)
             L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-            L(f"// {box_rows} x {box_cols} a copy" + (
-                ", placed where each warp's wgmma reads those rows" if which == 0 else ""))
+            L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
+                ", placed where each warp's wgmma reads those rows" if which == 0 else
+                ", the block's transpose: B K-major" if copy.transposed else ""))
+            # the boxes over the tile's rows r and columns c; the copy engine's coordinates
+            # are the descriptor's, innermost first
+            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+            if copy.transposed:
+                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
             off = self.operand_offset(dot, which, "r", "c")
             L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
               f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
-              f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.param]},"
-              f"\n                    {col0} + c, {row0} + r, {bar});")
+              f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
+              f"\n                    {at}, {bar});")
         self.depth -= 1
         L("}")
 

@@ -38,16 +38,26 @@ class DescriptorSpec:
 @dataclass(frozen=True)
 class TensorMap:
     """A tensor map a kernel takes after its parameters, for the copy engine (TMA, sm_90)
-    to move blocks of a host-side descriptor `param`: the box one copy moves (the
-    descriptor's dims, outermost first) and the swizzle it writes shared memory with.  The
-    launch encodes it (cuTensorMapEncodeTiled) from the descriptor's base, shape and
-    strides; outside the tensor a copy reads zeros, or NaN for `padding` "nan"."""
+    to move blocks of a tensor descriptor: the box one copy moves (the descriptor's dims,
+    outermost first) and the swizzle it writes shared memory with.  The launch encodes it
+    (cuTensorMapEncodeTiled) from the descriptor's base, shape and strides: those of the
+    host-side descriptor `param`, or, for one made in the kernel from arguments alone
+    (`args`: base, shape and strides, each a parameter name or an int), those arguments
+    (`param` names its base pointer).  Outside the tensor a copy reads zeros, or NaN for
+    `padding` "nan"."""
 
     param: str
     dtype: str  # the element type's name (D.dtype.name)
     box: tuple[int, ...]
     swizzle: int  # bytes: 64 or 128
     padding: str  # "zero" or "nan"
+    args: tuple | None = None
+
+    @property
+    def what(self) -> str:
+        """The descriptor, as messages name it."""
+        return (f"argument `{self.param}` (a TensorDescriptor)" if self.args is None else
+                f"the tensor descriptor over `{self.param}`")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ the kernel (`jit_fn.bind`, `jit_fn.specs_for`, `runtime.compiler.compile`, ...).
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from tilecc.errors import CompilationError, InterpreterError, NoDeviceError
 from tilecc.runtime import compiler
@@ -189,9 +190,24 @@ def _slow_path_on_device(jit_fn, values, options: dict):
                 jit_fn, specs, num_warps, options.get("debug"), backend, device_id,
                 options.get("num_stages"), **more)
         launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
+        if getattr(launcher, "fallback", False) is None:  # tensor maps of made descriptors
+            launcher.fallback = functools.partial(
+                _without_made_descriptor_tma, jit_fn, specs, num_warps, options, backend,
+                device_id, frameworks)
         jit_fn._launchers[key] = launcher
     return (launcher, slot_values(specs, passed),
             bool(arrays))
+
+
+def _without_made_descriptor_tma(jit_fn, specs, num_warps, options, backend, device_id,
+                                 frameworks):
+    """The launcher of a build whose descriptors made in the kernel are read by bounds-
+    checked loads, not TMA: for launches whose strides break Triton's rule (rows not in
+    multiples of 16 bytes), which the TMA build assumed."""
+    more = {k: v for k, v in options.items() if k not in ("num_warps", "debug", "num_stages")}
+    kernel = _build(jit_fn, specs, num_warps, options.get("debug"), backend, device_id,
+                    options.get("num_stages"), made_descriptor_tma=False, **more)
+    return _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
 
 
 def _specialize(jit_fn, values):

@@ -165,31 +165,75 @@ _MAP_TYPES = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0, "fp8e4b
 _SWIZZLES = {32: 1, 64: 2, 128: 3}  # CUtensorMapSwizzle
 
 
-def map_slots(maps, specs) -> list[tuple[int, int, object]]:
-    """(slot of the descriptor's base pointer among the run-time values, its rank, the
-    specs.TensorMap) per tensor map the kernel takes, in order."""
+def map_slots(maps, specs) -> list[tuple[tuple, int, object]]:
+    """Per tensor map the kernel takes, in order: where its descriptor's base, shape and
+    strides are among the run-time values ((slot, None) each, or (None, the int) for a
+    part compiled in), its rank, and the specs.TensorMap."""
     runtime = [s for s in specs if not s.is_constexpr]
+    slot_of = {s.name: i for i, s in enumerate(runtime)}
     out = []
     for m in maps:
-        slot = next(i for i, s in enumerate(runtime)
-                    if s.descriptor is not None and s.descriptor.param == m.param)
-        out.append((slot, runtime[slot].descriptor.ndim, m))
+        ndim = len(m.box)
+        if m.args is None:  # a host-side descriptor: its values, one after the other
+            first = next(i for i, s in enumerate(runtime)
+                         if s.descriptor is not None and s.descriptor.param == m.param)
+            picks = tuple((i, None) for i in range(first, first + 1 + 2 * ndim))
+        else:  # made in the kernel from these arguments and constants
+            picks = tuple((slot_of[a], None) if isinstance(a, str) else (None, a)
+                          for a in m.args)
+        out.append((picks, ndim, m))
     return out
 
 
-def tensor_map_arguments(m, shape, strides) -> dict:
-    """What cuTensorMapEncodeTiled is given for map `m` of a descriptor with this shape and
-    these strides (elements): dims, byte strides and box innermost first."""
+def tensor_map_arguments(m, address: int, shape, strides) -> dict | None:
+    """What cuTensorMapEncodeTiled is given for map `m` of a descriptor at `address` with
+    this shape and these strides (elements): dims, byte strides and box innermost first.
+    None for a tensor without elements (`padding_map_arguments` then).  A ValueError where
+    the descriptor breaks Triton's rule (`breaks_tma_rule`)."""
     from tilecc.language.dtypes import BY_NAME
 
-    if any(n == 0 for n in shape):
-        raise ValueError(f"argument `{m.param}` (a TensorDescriptor): a dimension of size 0 "
-                         f"(shape {list(shape)}) cannot be read by TMA copies")
+    if any(n <= 0 for n in shape):  # (its strides mean nothing)
+        return None
+    if breaks_tma_rule(m, address, strides):
+        raise ValueError(
+            f"{m.what}: a tensor descriptor's base must be 16-byte aligned and its strides "
+            f"but the last positive multiples of 16 bytes (Triton's rule; sm_90's TMA copies "
+            f"need them), got address {address:#x} and strides {list(strides)} of {m.dtype}")
     size = max(BY_NAME[m.dtype].bits // 8, 1)
     return dict(data_type=_MAP_TYPES[m.dtype], dims=list(reversed(shape)),
                 strides=[s * size for s in reversed(strides[:-1])],
                 box=list(reversed(m.box)), swizzle=_SWIZZLES[m.swizzle],
                 fill_nan=m.padding == "nan")
+
+
+def breaks_tma_rule(m, address: int, strides) -> bool:
+    """Whether a descriptor breaks what Triton requires of any (and the copy engine of a
+    tensor map): a 16-byte aligned base, strides but the last positive multiples of 16
+    bytes.  A host-side descriptor was checked when it was made; one made in the kernel
+    was compiled assuming strides the specialization could not prove."""
+    from tilecc.language.dtypes import BY_NAME
+
+    size = max(BY_NAME[m.dtype].bits // 8, 1)
+    return bool(address % 16) or any(st <= 0 or st * size % 16 for st in strides[:-1])
+
+
+# the 32-bit words of the padding: zeros, or NaNs of each float type
+_PADDING_WORDS = {"fp16": 0x7E007E00, "bf16": 0x7FC07FC0, "fp32": 0x7FC00000}
+
+
+def padding_map_arguments(m) -> tuple[int, dict]:
+    """For a descriptor over a tensor without elements (a dimension of size 0, which the
+    copy engine cannot map): a map of one element holding the padding, at the origin.
+    Every copy then reads the padding alone, as it reads past any tensor's end.  Returns
+    the 32-bit word that element's memory holds, and the map's arguments."""
+    ndim = len(m.box)
+    word = _PADDING_WORDS[m.dtype] if m.padding == "nan" else 0
+    return word, dict(data_type=_MAP_TYPES[m.dtype], dims=[1] * ndim,
+                      strides=[16] * (ndim - 1), box=list(reversed(m.box)),
+                      swizzle=_SWIZZLES[m.swizzle], fill_nan=m.padding == "nan")
+
+
+_padding_memory: dict[tuple, int] = {}  # (device, word) → 16 bytes of that word
 
 
 # --- the warm launch ---------------------------------------------------------------------------
@@ -281,9 +325,14 @@ class TensorMapLauncher(Launcher):
     encodes them (cuTensorMapEncodeTiled) from its descriptors' base, shape and strides —
     again only when those changed — and passes each as 16 u64 slots, the first taken (the
     driver copies the parameter's 128 bytes from there).  Launched through `__call__`
-    alone: the generated warm path hands off to it (`_owner` is no thread)."""
+    alone: the generated warm path hands off to it (`_owner` is no thread).
 
-    __slots__ = ("maps", "encoded")
+    A descriptor the kernel made from its arguments was compiled assuming what Triton
+    requires of its strides; a launch whose values break that goes to `fallback()`, the
+    launcher of a build that reads such descriptors with bounds-checked loads (the JIT
+    sets it; without one, the launch raises the ValueError)."""
+
+    __slots__ = ("maps", "encoded", "fallback", "_fallback")
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
                  stream_of: Callable[[int], int]):
@@ -294,16 +343,31 @@ class TensorMapLauncher(Launcher):
                          stream_of)
         self._owner = None
         self.encoded: list = [None] * n  # per map: (its descriptor's values, the map)
+        self.fallback: Callable[[], Launcher] | None = None
+        self._fallback: Launcher | None = None
 
     def __call__(self, grid: tuple[int, int, int], values) -> None:
-        values = list(values)
+        given, values = values, list(values)
         driver = _driver()
-        for i, (slot, ndim, m) in enumerate(self.maps):
-            key = tuple(values[slot:slot + 1 + 2 * ndim])
+        for i, (picks, ndim, m) in enumerate(self.maps):
+            key = tuple(values[j] if j is not None else c for j, c in picks)
             got = self.encoded[i]
             if got is None or got[0] != key:
-                args = tensor_map_arguments(m, key[1:1 + ndim], key[1 + ndim:])
-                got = self.encoded[i] = (key, driver.tensorMapEncodeTiled(address=key[0],
+                address = key[0]
+                if m.args is not None and self.fallback is not None and \
+                        all(n > 0 for n in key[1:1 + ndim]) and \
+                        breaks_tma_rule(m, address, key[1 + ndim:]):
+                    if self._fallback is None:
+                        self._fallback = self.fallback()
+                    return self._fallback(grid, given)
+                args = tensor_map_arguments(m, address, key[1:1 + ndim], key[1 + ndim:])
+                if args is None:  # an empty tensor: a map that reads the padding alone
+                    word, args = padding_map_arguments(m)
+                    where = (self.device_id, word)
+                    if where not in _padding_memory:
+                        _padding_memory[where] = driver.memAllocFilled(256, word)
+                    address = _padding_memory[where]
+                got = self.encoded[i] = (key, driver.tensorMapEncodeTiled(address=address,
                                                                           **args))
             values += got[1]
         super().__call__(grid, values)

@@ -1,6 +1,7 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
-  0. dce        — drop pure values nothing reads; fp8 products no matrix unit of the
+  0. dce        — drop pure values nothing reads; `load(...).T` becomes the load of the
+                  transposed block (passes.transpose); fp8 products no matrix unit of the
                   target multiplies get fp16 operands (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
@@ -23,15 +24,19 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
+from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import Target
 
 
-def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[str]:
-    """Annotate `kernel` in place; returns the layout conversions it needs, described."""
+def run_passes(kernel: Kernel, target: Target, arch: str | None = None,
+               made_descriptor_tma: bool = True) -> list[str]:
+    """Annotate `kernel` in place; returns the layout conversions it needs, described.
+    `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
+    fold_transposed_loads(kernel)
     arch = arch or target.default_arch
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, arch)
     axis_info.analyze(kernel)
@@ -40,7 +45,7 @@ def run_passes(kernel: Kernel, target: Target, arch: str | None = None) -> list[
     # unread, which would keep the pipeline from moving what it reads
     eliminate_dead_code(kernel)
     if target.async_copies:
-        pipeline.plan(kernel, arch)
+        pipeline.plan(kernel, arch, made_descriptor_tma)
     settle(kernel, target)
     ir.verify(kernel)
     return conversions

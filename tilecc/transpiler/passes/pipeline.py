@@ -43,16 +43,23 @@ from tilecc.transpiler.passes.dot import b_k_major
 
 @dataclass(frozen=True)
 class TmaCopy:
-    """How one pipelined load is copied by TMA: from descriptor `param`'s tensor map (box
-    `box`, rows x columns, written with `swizzle`-byte swizzling), the block's corner
-    `corner` (row, column Values), one copy per box at each (row, column) of `boxes`."""
+    """How one pipelined load is copied by TMA: from descriptor `key`'s tensor map (box
+    `box`, in the descriptor's dims: rows x columns, written with `swizzle`-byte
+    swizzling), the block's corner `corner` (row, column Values), boxes side by side over
+    the tile (`transposed`: the tile is the block transposed, a K-major B)."""
     param: str
     corner: tuple
     box: tuple[int, int]
     swizzle: int
-    boxes: tuple[tuple[int, int], ...]
     nbytes: int  # what the copies of one stage deliver (the mbarrier counts bytes)
     padding: str  # what a copy reads outside the tensor: "zero" or "nan"
+    args: tuple | None = None  # a descriptor made in the kernel: ir.DescriptorRead.args
+    transposed: bool = False
+
+    @property
+    def key(self) -> tuple:
+        """The descriptor, as the kernel's tensor maps are told apart."""
+        return self.param, self.args
 
 
 @dataclass
@@ -71,36 +78,44 @@ class Pipeline:
     barriers: object = None  # passes.settle.Tile of the TMA copies' mbarriers, one per stage
 
 
-def plan(kernel: Kernel, arch: str = "") -> None:
-    """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where `arch` has them."""
+def plan(kernel: Kernel, arch: str = "", made_descriptor_tma: bool = True) -> None:
+    """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where `arch` has them
+    (of descriptors made in the kernel only with `made_descriptor_tma`)."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
-    maps: dict[str, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
+    maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     for op in kernel.walk():
         if op.kind == "for":
-            p = _loop(op, kernel.num_stages, reads, arch, maps)
+            p = _loop(op, kernel.num_stages, reads, arch, maps, made_descriptor_tma)
             if p is not None:
                 op.attrs["pipeline"] = p
 
 
 def tma_copy(load: Op, dot: Op, which: int, arch: str) -> TmaCopy | None:
     """The TMA copy of `load`, operand `which` of `dot`, where sm_90's copy engine can write
-    the tile the product reads: a 2-D host-descriptor block feeding a warpgroup product,
-    laid out with rows of 64 bytes (A) or of 128-byte multiples (TMA cannot transpose:
-    not for a B staged K-major)."""
+    the tile the product reads: a 2-D block of a descriptor whose tensor map the launch
+    encodes (ir.DescriptorRead) feeding a warpgroup product, in rows (the descriptor's
+    inner dim) of 64 bytes (A, a K-major B) or of 128-byte multiples.  TMA cannot
+    transpose: a B staged K-major is copied only where the load reads the descriptor's
+    block transposed (`b_desc.load(...).T`, whose rows run along K already)."""
     src = load.attrs.get("descriptor")
     x = load.result
     if src is None or not arch.startswith("sm_9") or len(x.type.shape) != 2 or \
-            not dot.attrs["plan"].unit.async_proxy or (which == 1 and b_k_major(dot)):
+            not dot.attrs["plan"].unit.async_proxy:
+        return None
+    k_major_b = which == 1 and b_k_major(dot)
+    if src.transposed != k_major_b:
         return None
     rows, cols = x.type.shape
+    outer, inner = (cols, rows) if src.transposed else (rows, cols)  # the descriptor's dims
     esize = x.dtype.itemsize
-    row_bytes = cols * esize
-    if which == 0 and row_bytes == 64:
-        swizzle, box = 64, (8, cols)
-    elif row_bytes % 128 == 0 and rows % 8 == 0:
-        swizzle, box = 128, ((8 if which == 0 else rows), 128 // esize)
+    row_bytes = inner * esize
+    box_rows = 8 if which == 0 else outer  # A's rows go where wgmma_a_row puts them
+    if which + k_major_b != 1 and row_bytes == 64:  # A or K-major B: 64-byte swizzle
+        swizzle, box = 64, (box_rows, inner)
+    elif row_bytes % 128 == 0 and outer % 8 == 0:
+        swizzle, box = 128, (box_rows, 128 // esize)
     else:
         return None
     fill = load.operands[2].owner  # the descriptor's padding: a splat of 0 or NaN
@@ -109,8 +124,8 @@ def tma_copy(load: Op, dot: Op, which: int, arch: str) -> TmaCopy | None:
     padding = "nan" if fill.attrs["value"] != fill.attrs["value"] else "zero"
     if box[0] > 256 or (padding == "nan" and x.dtype.name not in ("fp16", "bf16", "fp32")):
         return None  # the largest box; the copy engine fills NaN in these types only
-    boxes = tuple((r, c) for c in range(0, cols, box[1]) for r in range(0, rows, box[0]))
-    return TmaCopy(src.param, src.corner, box, swizzle, boxes, rows * cols * esize, padding)
+    return TmaCopy(src.param, src.corner, box, swizzle, rows * cols * esize, padding,
+                   src.args, src.transposed)
 
 
 def _is_zero(v: Value) -> bool:
@@ -135,7 +150,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
-          maps: dict[str, tuple]) -> Pipeline | None:
+          maps: dict[tuple, tuple], made_descriptor_tma: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -154,7 +169,9 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
             if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
                 continue
             copy = tma_copy(ld, op, which, arch)
-            if copy is not None and maps.setdefault(copy.param, (copy.box, copy.swizzle)) != \
+            if copy is not None and copy.args is not None and not made_descriptor_tma:
+                copy = None
+            if copy is not None and maps.setdefault(copy.key, (copy.box, copy.swizzle)) != \
                     (copy.box, copy.swizzle):
                 copy = None  # another load of this descriptor needs another box
             if copy is not None or _candidate(ld, op, which):

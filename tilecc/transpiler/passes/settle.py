@@ -126,13 +126,13 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
 
 def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
     """The tensor maps the kept pipelines' TMA copies read, one per descriptor."""
-    maps: dict[str, TensorMap] = {}
+    maps: dict[tuple, TensorMap] = {}
     for loop in kernel.walk():
         p: Pipeline | None = loop.attrs.get("pipeline") if loop.kind == "for" else None
         for ld, copy in zip(p.loads if p else (), p.tma if p else ()):
-            if copy is not None and copy.param not in maps:
-                maps[copy.param] = TensorMap(copy.param, ld.result.dtype.name, copy.box,
-                                             copy.swizzle, copy.padding)
+            if copy is not None and copy.key not in maps:
+                maps[copy.key] = TensorMap(copy.param, ld.result.dtype.name, copy.box,
+                                           copy.swizzle, copy.padding, copy.args)
     return list(maps.values())
 
 

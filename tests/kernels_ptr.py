@@ -232,20 +232,20 @@ def ptr_bt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
 
 
 @tilecc.jit
-def desc_bt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                   BK: tl.constexpr):
+def desc_bt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_SIZE_M: tl.constexpr,
+                   BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
     """Triton's tutorial 09 descriptor matmul: B is N x K, read through `b.T`."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
-    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
-    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
-    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BM, BN])
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([pid_m * BM, k * BK])
-        b = b_desc.load([pid_n * BN, k * BK])
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_SIZE_M, BLOCK_SIZE_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BLOCK_SIZE_N, BLOCK_SIZE_K])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_SIZE_M, BLOCK_SIZE_N])
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = a_desc.load([pid_m * BLOCK_SIZE_M, k * BLOCK_SIZE_K])
+        b = b_desc.load([pid_n * BLOCK_SIZE_N, k * BLOCK_SIZE_K])
         acc = tl.dot(a, b.T, acc)
-    c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))
+    c_desc.store([pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N], acc.to(c_desc.dtype))
 
 
 @tilecc.jit

@@ -20,6 +20,28 @@ from kernels_ptr import desc_bt_matmul, host_desc_bt_matmul, ptr_bt_matmul
 
 
 @tilecc.jit
+def at_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    """C = A^T @ B with A stored K x M: the transposed operand is A."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        kk = k * BK + rk
+        a = tl.load(a_ptr + kk[:, None] * M + rm[None, :],
+                    mask=(kk[:, None] < K) & (rm[None, :] < M), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :],
+                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a.T, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+AT_SIG = "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32, 64, 64, 32"
+
+
+@tilecc.jit
 def overwrite_then_transpose(x_ptr, a_ptr, out_ptr, N: tl.constexpr):
     """The block is stored over before its transpose is read: the product sees the values
     loaded, not the ones stored (the folded load stays where the load was)."""
@@ -73,8 +95,21 @@ def test_transposed_operands_match_numpy(m, n, k, seed) -> None:
     bp[:n, :k] = b
     c16 = np.zeros((m, np_), np.float16)
     desc_bt_matmul.interpret[(tilecc.cdiv(m, 16), tilecc.cdiv(np_, 16))](
-        ap, bp, c16, m, np_, kp, BM=16, BN=16, BK=16)
+        ap, bp, c16, m, np_, kp, BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16)
     np.testing.assert_allclose(c16[:, :n].astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
+def test_a_transposed_a_operand_matches_numpy() -> None:
+    rng = np.random.default_rng(3)
+    for m, n, k in ((37, 45, 50), (64, 64, 32), (1, 9, 3)):
+        a = rng.uniform(-1, 1, (k, m)).astype(np.float16)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+        at_matmul.interpret[(tilecc.cdiv(m, 16), tilecc.cdiv(n, 16))](
+            a, b, c, m, n, k, BM=16, BN=16, BK=16)
+        np.testing.assert_allclose(c, a.astype(np.float32).T @ b.astype(np.float32),
+                                   rtol=1e-3, atol=1e-3)
+    assert "permute axes" not in at_matmul.source(AT_SIG, arch="sm_90a")
 
 
 def test_a_load_stored_over_before_its_transpose_is_read_keeps_the_loaded_values() -> None:
@@ -131,6 +166,7 @@ def test_transposed_operand_kernels_compile_cleanly(target, arch) -> None:
     from test_compile_kernels import assert_clean_compile
 
     assert_clean_compile(ptr_bt_matmul, PTR_SIG, target, arch)
+    assert_clean_compile(at_matmul, AT_SIG, target, arch)
     for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
                                       (64, 64, 32, 4, 3)):
         assert_clean_compile(desc_bt_matmul, DESC_SIG.format(bm=bm, bn=bn, bk=bk), target,
@@ -163,10 +199,23 @@ def test_transposed_operand_products_on_gpu_match_torch(bm, bn, bk, warps, stage
                         BN=bn, BK=bk, **meta)
     torch.testing.assert_close(c, ref, **tol)
     c16 = torch.full((m, n), -1.0, device="cuda").half()
-    desc_bt_matmul[grid](a, b, c16, m, n, k, BM=bm, BN=bn, BK=bk, **meta)
+    desc_bt_matmul[grid](a, b, c16, m, n, k, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+                         BLOCK_SIZE_K=bk, **meta)
     torch.testing.assert_close(c16.float(), ref, **tol)
     c16.fill_(-1.0)
     desc = tilecc.TensorDescriptor.from_tensor
     host_desc_bt_matmul[grid](desc(a, [bm, bk]), desc(b, [bn, bk]), desc(c16, [bm, bn]),
                               BM=bm, BN=bn, BK=bk, **meta)
     torch.testing.assert_close(c16.float(), ref, **tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(256, 128, 96), (300, 264, 200), (17, 80, 48)])
+def test_a_transposed_a_operand_on_gpu_matches_torch(m, n, k) -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(m + n + k)
+    a = torch.randn(k, m, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda")
+    at_matmul[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](a, b, c, m, n, k, BM=64, BN=64, BK=32)
+    torch.testing.assert_close(c, a.float().T @ b.float(), rtol=1e-2, atol=1e-2 * k ** 0.5)

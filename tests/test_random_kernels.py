@@ -49,6 +49,14 @@ def test_random_kernels_through_tensor_descriptors() -> None:
     _check_everywhere(programs)
 
 
+def test_random_products_of_transposed_operands() -> None:
+    """Products whose operands are stored transposed and read as `x.T` (the loads the
+    transpose pass folds), checked as every random program is."""
+    programs = {s: RK.generate(s, ("dot",), transposed=True) for s in range(5000, 5024)}
+    assert sum(".T" in p.source for p in programs.values()) == len(programs)
+    _check_everywhere(programs)
+
+
 def _check_everywhere(programs: dict[int, RK.Program]) -> None:
     """Each program compiled by NVRTC (sm_90) and hiprtc and run on the interpreter
     against NumPy."""

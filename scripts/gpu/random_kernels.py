@@ -26,19 +26,28 @@ from tilecc.testing import random_kernels as RK
 
 _DIR = None
 _ARCH = None
-_DESCRIPTORS = False
+_VARIANT: tuple[bool, bool] = (False, False)  # (descriptors, transposed)
 
 
-def _init(directory: str, arch: str, descriptors: bool = False) -> None:
-    global _DIR, _ARCH, _DESCRIPTORS
-    _DIR, _ARCH, _DESCRIPTORS = directory, arch, descriptors
+def _init(directory: str, arch: str, variant: tuple[bool, bool] = (False, False)) -> None:
+    global _DIR, _ARCH, _VARIANT
+    _DIR, _ARCH, _VARIANT = directory, arch, variant
+
+
+def _program(seed: int, variant: tuple[bool, bool]) -> RK.Program:
+    """The program of `seed`; `variant` (descriptors, transposed): its loads through tensor
+    descriptors, or a product of transposed operands (tl.dot programs alone)."""
+    descriptors, transposed = variant
+    if transposed:
+        return RK.generate(seed, ("dot",), transposed=True)
+    return RK.generate(seed, descriptors=descriptors)
 
 
 def _prepare(seed: int) -> RK.Result:
     """Worker: everything up to the launch."""
     from tilecc.runtime.native_compile import hip_compiler_available
 
-    prog = RK.generate(seed, descriptors=_DESCRIPTORS)
+    prog = _program(seed, _VARIANT)
     targets = [("cuda", _ARCH)] + ([("hip", "gfx90a")] if hip_compiler_available() else [])
     res = RK.check(prog, _DIR, targets=targets)
     if res.kind == "ok":
@@ -80,7 +89,8 @@ def _rest_in_a_new_process(args, start: int, n: int) -> tuple[collections.Counte
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run([sys.executable, __file__, "-n", str(n), "--start", str(start),
                         "--out", args.out, "--jobs", str(args.jobs), "--counts", f.name]
-                       + (["--descriptors"] if args.descriptors else []), check=False)
+                       + (["--descriptors"] if args.descriptors else [])
+                       + (["--transposed"] if args.transposed else []), check=False)
         with open(f.name) as g:
             saved = json.load(g)
     return collections.Counter(saved["counts"]), collections.Counter(saved["features"])
@@ -95,7 +105,10 @@ def main() -> int:
     ap.add_argument("--counts", help="write the counts here as JSON (for a parent run)")
     ap.add_argument("--descriptors", action="store_true",
                     help="contiguous loads through tensor descriptors (tl.make_tensor_descriptor)")
+    ap.add_argument("--transposed", action="store_true",
+                    help="tl.dot programs alone, their operands stored transposed and read as x.T")
     args = ap.parse_args()
+    variant = (args.descriptors, args.transposed)
     out_dir = os.path.join(args.out, "random_kernels")
     os.makedirs(out_dir, exist_ok=True)
     arch = _gpu_arch()
@@ -106,9 +119,9 @@ def main() -> int:
     seeds = range(args.start, args.start + args.n)
     rest = None  # the seeds after one that broke the CUDA context
     ctx = mp.get_context("fork")
-    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, args.descriptors)) as pool:
+    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, variant)) as pool:
         for res in pool.imap(_prepare, seeds, chunksize=4):
-            prog = RK.generate(res.seed, descriptors=args.descriptors)
+            prog = _program(res.seed, variant)
             features[prog.feature] += 1
             if res.kind == "ok":
                 res = RK.run_gpu(prog, prog.load(work), res)

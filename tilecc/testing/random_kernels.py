@@ -186,14 +186,15 @@ def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
 
 
 def generate(seed: int, features: tuple[str, ...] = FEATURES,
-             descriptors: bool = False) -> Program:
+             descriptors: bool = False, transposed: bool = False) -> Program:
     """The random program of `seed`: a kernel of one of `features`; with `descriptors`, its
-    contiguous loads go through tensor descriptors (the program is otherwise the same)."""
+    contiguous loads go through tensor descriptors (the program is otherwise the same);
+    with `transposed`, a `tl.dot`'s operands may be stored transposed and read as `x.T`."""
     rng = random.Random(seed)
     weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1, "reorder": 1}
     feature = rng.choices(features, [weights[f] for f in features])[0]
     if feature == "dot":
-        return _dot_program(seed, rng)
+        return _dot_program(seed, rng, transposed)
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
@@ -479,9 +480,10 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
         written[pid * N: (pid + 1) * N] = True
 
 
-def _dot_program(seed: int, rng: random.Random) -> Program:
+def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Program:
     """acc = tl.dot(a, b[, acc=c]) on [M, K] x [K, N] tiles of fp16, bf16, fp32 or int8,
-    the operands' K tail masked or not, then an epilogue."""
+    the operands' K tail masked or not, then an epilogue.  `transposed`: A stored K x M
+    and / or B stored N x K, loaded so and multiplied as `.T` (at least one of them)."""
     dt = D[rng.choice(["float16", "float32", "int8"]
                       + (["bfloat16"] if "bfloat16" in D else []))]
     acc_t = D["int32"] if dt.is_int else D["float32"]
@@ -500,8 +502,18 @@ def _dot_program(seed: int, rng: random.Random) -> Program:
                                "(acc + c).to(tl.float16)"])
     name = f"random_kernel_{seed}"
     G = rng.choice([1, 2])
-    a_mask = ", mask=rk[None, :] < kk, other=0" if k_masked else ""
-    b_mask = ", mask=rk[:, None] < kk, other=0" if k_masked else ""
+    warps = rng.choice([1, 2, 4])
+    a_t = b_t = False
+    if transposed:  # (drawn last: the programs without it stay as they were)
+        a_t, b_t = rng.random() < 0.5, rng.random() < 0.5
+        b_t = b_t or not a_t
+    k_row, k_col = ", mask=rk[None, :] < kk, other=0", ", mask=rk[:, None] < kk, other=0"
+    a_mask = (k_col if a_t else k_row) if k_masked else ""
+    b_mask = (k_row if b_t else k_col) if k_masked else ""
+    a_load = (f"tl.load(a_ptr + pid * (M * K) + rk[:, None] * M + rm[None, :]{a_mask}).T"
+              if a_t else f"tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :]{a_mask})")
+    b_load = (f"tl.load(b_ptr + rn[:, None] * K + rk[None, :]{b_mask}).T" if b_t
+              else f"tl.load(b_ptr + rk[:, None] * N + rn[None, :]{b_mask})")
     source = "\n".join([
         "import tilecc", "import tilecc.language as tl", "", "",
         "@tilecc.jit",
@@ -511,8 +523,8 @@ def _dot_program(seed: int, rng: random.Random) -> Program:
         "    rm = tl.arange(0, M)",
         "    rn = tl.arange(0, N)",
         "    rk = tl.arange(0, K)",
-        f"    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :]{a_mask})",
-        f"    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]{b_mask})",
+        f"    a = {a_load}",
+        f"    b = {b_load}",
         "    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])",
         f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''}{precision})",
         f"    tl.store(out_ptr + pid * (M * N) + rm[:, None] * N + rn[None, :], {epilogue})",
@@ -523,8 +535,10 @@ def _dot_program(seed: int, rng: random.Random) -> Program:
     rtol = RTOL["float16"] if out_dt.name == "float16" else 1e-4
 
     def reference(inputs: dict) -> dict:
-        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)[:, :, :kk]
-        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)[:kk]
+        a = inputs["a_ptr"].astype(np.float64)
+        a = (a.reshape(G, K, M).transpose(0, 2, 1) if a_t else a.reshape(G, M, K))[:, :, :kk]
+        b = inputs["b_ptr"].astype(np.float64)
+        b = (b.reshape(N, K).T if b_t else b.reshape(K, N))[:kk]
         c = inputs["c_ptr"].astype(np.float64).reshape(M, N)
         acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
         if dt.is_int:
@@ -544,7 +558,7 @@ def _dot_program(seed: int, rng: random.Random) -> Program:
                     ("K", "constexpr")],
                    {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N), "c_ptr": (acc_t, M * N)},
                    [Output("out_ptr", out_dt, G * M * N, exact=dt.is_int)],
-                   {"M": M, "N": N, "K": K}, (G,), rng.choice([1, 2, 4]), rtol, reference,
+                   {"M": M, "N": N, "K": K}, (G,), warps, rtol, reference,
                    {"kk": kk})
 
 

@@ -15,7 +15,7 @@ class Binary(NamedTuple):
     log: str  # full compiler log (CUDA: includes ptxas -v report)
     shared_bytes: int = 0  # dynamic shared memory each launch must give the kernel
     # specs.TensorMap per tensor map the kernel takes after its parameters (TMA copies of
-    # host-side descriptors), which each launch encodes
+    # tensor descriptors), which each launch encodes
     tensor_maps: tuple = ()
 
     def __repr__(self) -> str:  # without the binary and the log

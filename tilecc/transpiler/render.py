@@ -235,8 +235,7 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             if p.value is not None:
                 self.name(p.value)
         # the tensor maps of descriptors that TMA copies read: parameters after these
-        self.map_names = {(m.param, m.args): self.fresh(f"{m.param}_map")
-                          for m in kernel.tensor_maps}
+        self.map_names = {m.key: self.fresh(f"{m.param}_map") for m in kernel.tensor_maps}
 
         def visit(region: Region) -> None:
             for op in region.ops:
@@ -848,7 +847,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
             params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
     for m in kernel.tensor_maps:  # by value, in the constant bank: what TMA copies read
         what = m.param if m.args is None else f"{m.param}'s descriptor"
-        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.param, m.args]}",
+        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
                        f"{what}, {list(m.box)} boxes"))
     renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
     if kernel.symbol != kernel.name:

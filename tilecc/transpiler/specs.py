@@ -54,6 +54,11 @@ class TensorMap:
     args: tuple | None = None
 
     @property
+    def key(self) -> tuple:
+        """The descriptor, as a kernel's tensor maps are told apart (TmaCopy.key)."""
+        return self.param, self.args
+
+    @property
     def what(self) -> str:
         """The descriptor, as messages name it."""
         return (f"argument `{self.param}` (a TensorDescriptor)" if self.args is None else

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.emission import Emission
-from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
+from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.target import Target
 
 

@@ -2,20 +2,21 @@
 
 Triton's kernels multiply by `b.T` where B is stored N x K (tutorial 09's descriptor
 matmul, attention's `k.T`): a 2-D block loaded row-major, then `tl.trans` / `permute
-(1, 0)`, read by `tl.dot`.  Rendered as written, the permute is a round trip through shared memory after
-the load, and the product cannot stream its operand with asynchronous copies.  Where the
-load's pointers, mask and padding are index arithmetic of the kinds below (what block
-pointers, descriptors and `ptr + rows[:, None] * stride + cols[None, :]` produce), the
-transposed block is loaded instead: the same arithmetic with the axes swapped (an
-`expand_dims` on the other axis, a `splat` / `broadcast` to the swapped shape), so the
-load reads each element from the same address, in its transposed place.  Its layout then
-runs along the tensor's contiguous axis — axis 0 — which `passes.dot.b_k_major` stages
-K-major for the tensor cores.
+(1, 0)`, read by `tl.dot`.  Rendered as written, the permute is a round trip through
+shared memory after the load, and the product cannot stream its operand with
+asynchronous copies.  Where the load's pointers, mask and padding are index arithmetic of
+the kinds below (what block pointers, descriptors and `ptr + rows[:, None] * stride +
+cols[None, :]` produce), the transposed block is loaded instead: the same arithmetic with
+the axes swapped (an `expand_dims` on the other axis, a `splat` / `broadcast` to the
+swapped shape), so the load reads each element from the same address, in its transposed
+place.  Its layout then runs along the tensor's contiguous axis — axis 0 — which
+`passes.dot.b_k_major` stages K-major for the tensor cores.
 
 Runs before the layouts.  The folded load takes the original's place (not the permute's:
-a store between the two must not be read), and the permute goes.  A load read by anything besides the permute is left alone, as is any index value
-computed otherwise (a loop-carried pointer block, a load of pointers), and a transpose
-read by anything but products (whose layouts the fold would change for better or worse).
+a store between the two must not be read), and the permute goes.  Left alone: a load read
+by anything besides the permute, index values computed otherwise (a loop-carried pointer
+block, a load of pointers), and a transpose read by anything but products (whose layouts
+the fold would change, for better or worse).
 """
 
 from __future__ import annotations
@@ -35,8 +36,14 @@ def fold_transposed_loads(kernel: Kernel) -> None:
     swapped: dict[int, Op | None] = {}  # id(load) → the load of the transposed block
     renamed: dict[int, Value] = {}  # permute result id → that load's result
     memo: dict[int, Value] = {}
+    known: dict[int, bool] = {}  # value id → foldable (index arithmetic shares values)
 
     def foldable(v: Value) -> bool:
+        if v.id not in known:
+            known[v.id] = _foldable(v)
+        return known[v.id]
+
+    def _foldable(v: Value) -> bool:
         op = v.owner
         if not v.type.is_block:
             return True

@@ -219,3 +219,31 @@ def test_a_transposed_a_operand_on_gpu_matches_torch(m, n, k) -> None:
     c = torch.full((m, n), -1.0, device="cuda")
     at_matmul[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](a, b, c, m, n, k, BM=64, BN=64, BK=32)
     torch.testing.assert_close(c, a.float().T @ b.float(), rtol=1e-2, atol=1e-2 * k ** 0.5)
+
+
+@pytest.mark.gpu
+def test_transposed_descriptor_products_equal_tritons_on_gpu() -> None:
+    """Tutorial 09's `b.T` descriptor matmul, one source through both compilers: tilecc's
+    folded load (TMA, K-major) gives Triton's products."""
+    torch = pytest.importorskip("torch")
+    triton = pytest.importorskip("triton")
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(
+        size, device="cuda", dtype=torch.int8))
+    m, n, k = 300, 264, 200
+    torch.manual_seed(9)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(n, k, device="cuda").half()
+    out = []
+    for kernel in (desc_bt_matmul, as_triton(desc_bt_matmul)):
+        c = torch.full((m, n), -1.0, device="cuda").half()
+        kernel[(tilecc.cdiv(m, 128), tilecc.cdiv(n, 128))](
+            a, b, c, m, n, k, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+            num_warps=4, num_stages=3)
+        out.append(c)
+    torch.testing.assert_close(out[0], out[1], rtol=1e-3, atol=1e-3)

@@ -190,8 +190,6 @@ def tensor_map_arguments(m, address: int, shape, strides) -> dict | None:
     this shape and these strides (elements): dims, byte strides and box innermost first.
     None for a tensor without elements (`padding_map_arguments` then).  A ValueError where
     the descriptor breaks Triton's rule (`breaks_tma_rule`)."""
-    from tilecc.language.dtypes import BY_NAME
-
     if any(n <= 0 for n in shape):  # (its strides mean nothing)
         return None
     if breaks_tma_rule(m, address, strides):
@@ -199,7 +197,7 @@ def tensor_map_arguments(m, address: int, shape, strides) -> dict | None:
             f"{m.what}: a tensor descriptor's base must be 16-byte aligned and its strides "
             f"but the last positive multiples of 16 bytes (Triton's rule; sm_90's TMA copies "
             f"need them), got address {address:#x} and strides {list(strides)} of {m.dtype}")
-    size = max(BY_NAME[m.dtype].bits // 8, 1)
+    size = _element_bytes(m)
     return dict(data_type=_MAP_TYPES[m.dtype], dims=list(reversed(shape)),
                 strides=[s * size for s in reversed(strides[:-1])],
                 box=list(reversed(m.box)), swizzle=_SWIZZLES[m.swizzle],
@@ -211,10 +209,14 @@ def breaks_tma_rule(m, address: int, strides) -> bool:
     tensor map): a 16-byte aligned base, strides but the last positive multiples of 16
     bytes.  A host-side descriptor was checked when it was made; one made in the kernel
     was compiled assuming strides the specialization could not prove."""
+    size = _element_bytes(m)
+    return bool(address % 16) or any(st <= 0 or st * size % 16 for st in strides[:-1])
+
+
+def _element_bytes(m) -> int:
     from tilecc.language.dtypes import BY_NAME
 
-    size = max(BY_NAME[m.dtype].bits // 8, 1)
-    return bool(address % 16) or any(st <= 0 or st * size % 16 for st in strides[:-1])
+    return max(BY_NAME[m.dtype].bits // 8, 1)
 
 
 # the 32-bit words of the padding: zeros, or NaNs of each float type

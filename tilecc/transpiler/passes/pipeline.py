@@ -21,14 +21,17 @@ varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile row
 K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  This pass only
 marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
 
-On sm_90 a load through a host-side tensor descriptor (`ir.DescriptorRead`) that feeds a
-warpgroup product is copied by the copy engine instead (TMA: `cp.async.bulk.tensor` from
-the descriptor's tensor map, one thread issuing, completion counted in bytes on an
-mbarrier per stage).  The copy writes shared memory in the swizzle wgmma reads, so each
-copy moves one box of the tile as the product lays it out: for B (N-major), K rows of 128
-bytes per copy; for A, 8 rows at a time, because A's rows are placed where each warp's
-instruction computes them (`tc::wgmma_a_row`).  The bounds are the hardware's: outside
-the tensor a copy reads zeros (or NaN for "nan" padding), as the mask would.
+On sm_90 a load through a tensor descriptor whose tensor map the launch encodes
+(`ir.DescriptorRead`: a host-side descriptor, or one made in the kernel from arguments)
+that feeds a warpgroup product is copied by the copy engine instead (TMA:
+`cp.async.bulk.tensor` from the descriptor's tensor map, one thread issuing, completion
+counted in bytes on an mbarrier per stage).  The copy writes shared memory in the swizzle
+wgmma reads, so each copy moves one box of the tile as the product lays it out: for B
+N-major, K rows of 128 bytes per copy; for B K-major (a block loaded transposed,
+passes.transpose), N rows of 128 bytes of K; for A, 8 rows at a time, because A's rows
+are placed where each warp's instruction computes them (`tc::wgmma_a_row`).  The bounds
+are the hardware's: outside the tensor a copy reads zeros (or NaN for "nan" padding), as
+the mask would.
 """
 
 from __future__ import annotations
@@ -161,6 +164,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
     carried = {a.id: i for i, a in enumerate(body.args[1:])}
     loads: list[Op] = []
     tma: list[TmaCopy | None] = []
+    fed: list[tuple[Op, int]] = []  # per load: the product it feeds, and as which operand
     for op in body.ops:
         if op.kind != "dot" or not op.attrs["plan"].matrix:
             continue
@@ -177,6 +181,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
             if copy is not None or _candidate(ld, op, which):
                 loads.append(ld)
                 tma.append(copy)
+                fed.append((op, which))
     if not loads:
         return None
     # the ops the loads' operands come from, within the body
@@ -233,7 +238,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
         if copy is not None and not all(
                 c.id in carried or c is body.args[0] or c.id not in defined or
                 id(defined[c.id]) in slice_ops for c in copy.corner):
-            if not _candidate(loads[i], *_use(body, loads[i])):
+            if not _candidate(loads[i], *fed[i]):
                 return None
             tma[i] = None
     p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma)
@@ -249,13 +254,6 @@ def copy_engines(p: Pipeline) -> str:
     kinds = (["TMA"] if any(t is not None for t in p.tma) else []) + \
         (["cp.async"] if any(t is None for t in p.tma) else [])
     return " and ".join(kinds)
-
-
-def _use(body: Region, load: Op) -> tuple[Op, int]:
-    for op in body.ops:
-        if op.kind == "dot" and load.result in op.operands[:2]:
-            return op, op.operands.index(load.result)
-    raise AssertionError("a pipelined load feeds a product")
 
 
 def _walk(region: Region):

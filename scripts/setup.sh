@@ -48,7 +48,7 @@ if ! venv_ok; then
 fi
 if [ "$mode" = full ]; then
     extras=dev,cuda,hip
-    probe='import pytest, hypothesis, cupy, hip; import importlib.metadata as m; m.version("nvidia-cuda-nvrtc")'
+    probe='import pytest, xdist, hypothesis, cupy, hip; import importlib.metadata as m; m.version("nvidia-cuda-nvrtc")'
 elif nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     extras=cuda  # CuPy runs the demo on the GPU
     probe='import libcst, jinja2, numpy, ml_dtypes, cupy; import importlib.metadata as m; m.version("nvidia-cuda-nvrtc")'

@@ -27,3 +27,22 @@ else:
     SUITE_CACHE_DIR = USER_CACHE_DIR
 
 pytest_plugins = ["tilecc.testing.pytest_plugin"]
+
+
+def pytest_runtest_logreport(report):
+    """Name each failure the moment it happens (a run cut short by a time limit then still
+    says what failed), on the controlling process only when the run is parallel."""
+    if not report.failed or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    terminal = _CONFIG and _CONFIG.pluginmanager.get_plugin("terminalreporter")
+    if terminal:
+        phase = "" if report.when == "call" else f" (in {report.when})"
+        terminal.write_line(f"FAILED {report.nodeid}{phase}", red=True)
+
+
+_CONFIG = None
+
+
+def pytest_configure(config):
+    global _CONFIG
+    _CONFIG = config

@@ -82,35 +82,51 @@ def _reachable_arrays():
 
 
 class AddressSpace:
-    """Finds the array an address points into: the kernel's arguments, the arrays found
-    before, then the arrays reachable from the program (searched until one holds it)."""
+    """Finds the arrays addresses point into: the kernel's arguments, the arrays found
+    before, then the arrays reachable from the program, searched once per batch of
+    addresses.  An address found nowhere is remembered as such for the launch (the heap
+    walk is slow in a large program, and a masked lane's address is usually one)."""
 
     def __init__(self, arguments: list[np.ndarray]):
         self.arrays = [(_span(a), a) for a in arguments]
+        self.nowhere: set[int] = set()
 
-    def find(self, addr: int) -> np.ndarray | None:
+    def _known(self, addr: int) -> np.ndarray | None:
         for (start, end), a in self.arrays:
             if start <= addr < end:
                 return a
-        for a in _reachable_arrays():
-            flat = _flat(a)
-            if flat is None or not flat.size:
-                continue
-            start, end = _span(flat)
-            if start <= addr < end:
-                self.arrays.append(((start, end), flat))
-                return flat
         return None
+
+    def find_all(self, addrs) -> dict[int, np.ndarray]:
+        """address -> the array holding it, for those of `addrs` some array holds."""
+        found, left = {}, set()
+        for addr in addrs:
+            a = self._known(addr)
+            if a is not None:
+                found[addr] = a
+            elif addr not in self.nowhere:
+                left.add(addr)
+        if left:
+            for a in _reachable_arrays():
+                flat = _flat(a)
+                if flat is None or not flat.size:
+                    continue
+                start, end = _span(flat)
+                hits = [addr for addr in left if start <= addr < end]
+                if hits:
+                    self.arrays.append(((start, end), flat))
+                    found.update((addr, flat) for addr in hits)
+                    left.difference_update(hits)
+                    if not left:
+                        break
+            self.nowhere |= left
+        return found
 
 
 def to_pointer(space: AddressSpace, addresses, elem: np.dtype, loc, pointer_class):
     """int64 addresses → a Pointer into the one array they point into, viewed as `elem`."""
     addrs = np.asarray(addresses).astype(np.int64)
-    found = {}
-    for a in np.unique(addrs):
-        arr = space.find(int(a))
-        if arr is not None:
-            found[int(a)] = arr
+    found = space.find_all(int(a) for a in np.unique(addrs))
     arrays = {id(arr): arr for arr in found.values()}
     if len(arrays) > 1:
         raise InterpreterError(

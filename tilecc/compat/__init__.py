@@ -109,6 +109,7 @@ def install() -> None:
         _installed.append(alias)
     sys.meta_path.insert(0, _Refuse())
     _hide_from_torch()
+    sys.modules["triton"].runtime.follow_triton_interpret()  # TRITON_INTERPRET=1
 
 
 # PyTorch's compiler (torch.compile's inductor) writes Triton kernels for Triton's own

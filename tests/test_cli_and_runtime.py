@@ -276,3 +276,34 @@ def test_unsupported_array_dtype_names_the_parameter():
     x = np.zeros(8, np.float32)
     with pytest.raises(TypeError, match="argument `dst` has dtype complex64"):
         _copy.specs_for({"src": x, "dst": np.zeros(8, np.complex64), "n": 8, "BLOCK": 8})
+
+
+# --- install hints --------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_install_hints_name_what_pip_can_install():
+    """No package index serves tilecc: a hint names the packages, or `pip install
+    '.[extra]'` for a checkout, never `tilecc[extra]`; the packages are pyproject's."""
+    import glob
+    import re
+    import tomllib
+
+    from tilecc.errors import EXTRAS, install_hint
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    for name, packages in EXTRAS.items():
+        assert list(packages) == extras[name], name
+    assert install_hint("testing") == ("pip install 'hypothesis>=6.90' 'pytest>=7' (in a "
+                                       "checkout of tilecc: pip install '.[testing]')")
+    files = [os.path.join(ROOT, "README.md"), *glob.glob(os.path.join(ROOT, "docs", "*.md"))]
+    for folder in ("tilecc", "examples", "scripts", "benchmarks"):
+        files += glob.glob(os.path.join(ROOT, folder, "**", "*.*"), recursive=True)
+    unservable = re.compile(r"tilecc\[\w+\]")
+    found = [f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}"
+             for path in files if path.endswith((".py", ".md", ".sh", ".txt", ".cmake"))
+             for n, line in enumerate(open(path, encoding="utf-8"), 1)
+             if unservable.search(line)]
+    assert not found, "\n".join(found)

@@ -107,3 +107,19 @@ class OutOfRegisters(CompilationError):
     def __init__(self, message: str, loc: Loc | None, required: int, limit: int):
         self.required, self.limit, self.name = required, limit, "registers"
         super().__init__(message, loc)
+
+
+# What each optional part needs (pyproject.toml's extras, which a test keeps equal).  No
+# package index serves tilecc itself, so a hint names the packages, and the extra to give
+# pip from a checkout.
+EXTRAS = {"cuda": ("cupy-cuda13x>=13", "nvidia-cuda-nvrtc>=13"),
+          "nvrtc": ("nvidia-cuda-nvrtc>=13",),
+          "hip": ("hip-python==6.2.0.499.16",),
+          "testing": ("hypothesis>=6.90", "pytest>=7")}
+
+
+def install_hint(extra: str) -> str:
+    """How to install what `extra` adds: `pip install 'pkg>=v' ... (in a checkout of
+    tilecc: pip install '.[extra]')`."""
+    packages = " ".join(f"'{p}'" for p in EXTRAS[extra])
+    return f"pip install {packages} (in a checkout of tilecc: pip install '.[{extra}]')"

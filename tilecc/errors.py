@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import linecache
+import os
+import sys
 from dataclasses import dataclass
 
 
@@ -92,6 +94,40 @@ class OutOfResources(CompilationError):
 
     def __reduce__(self):  # picklable, as Triton's
         return (type(self), (self.required, self.limit, self.name, self.details))
+
+
+class LaunchError(TypeError):
+    """A launch whose arguments do not fit the kernel (a misspelt keyword, a Python list
+    where an array goes, a missing argument...).  The message names the launch's line in
+    the user's code (the first frame outside tilecc), and launches re-raise it without
+    tilecc's frames behind it.  A TypeError, as Python's own for a call that does not bind."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        self.message = message
+        self.loc = loc if loc is not None else caller_loc()
+        super().__init__(_at(self.loc, message))
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_loc() -> Loc | None:
+    """Where the user's code called into tilecc: the innermost frame outside the package
+    (its column from the instruction's position, Python 3.11+)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code, col = frame.f_code, 0
+    positions = getattr(code, "co_positions", None)
+    if positions is not None:
+        for i, (_, _, start, _) in enumerate(positions()):
+            if i == frame.f_lasti // 2:
+                col = start or 0
+                break
+    function = "" if code.co_name == "<module>" else code.co_name
+    return Loc(code.co_filename, frame.f_lineno, col, function)
 
 
 class NoDeviceError(RuntimeError):

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilecc.errors import LaunchError
 from tilecc.interpreter.addresses import AddressSpace
 from tilecc.interpreter.evaluate import SPACE, Pointer, Program
 from tilecc.transpiler import fp8
@@ -128,8 +129,8 @@ def _to_host(x: Any) -> Any:
     if mod.startswith("torch") and x.device.type == "cpu":
         return _torch_host_view(x)
     if SP.array_info(x) is not None:
-        raise TypeError(f"the interpreter cannot read arrays of type {type(x).__name__}; "
-                        "pass NumPy arrays")
+        raise LaunchError(f"the interpreter cannot read arrays of type {type(x).__name__}: "
+                          "pass NumPy arrays (or CPU torch tensors)")
     return x
 
 

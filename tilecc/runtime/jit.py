@@ -111,11 +111,13 @@ class JITFunction(KernelFunction):
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None, arch: str | None = None,
-              maxnreg: int | None = None) -> compiler.Artifact:
+              maxnreg: int | None = None,
+              enable_fp_fusion: bool | None = None) -> compiler.Artifact:
         """The IR and source of one specialization (`compiler.transpile`)."""
         return compiler.transpile(self, specs, target, self.options(
             num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
-            line_directives=line_directives, maxnreg=maxnreg))
+            line_directives=line_directives, maxnreg=maxnreg,
+            enable_fp_fusion=enable_fp_fusion))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, num_stages: int | None = None,
@@ -135,13 +137,17 @@ class JITFunction(KernelFunction):
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
                num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
                num_stages: int | None = None, arch: str | None = None,
-               maxnreg: int | None = None, **constexprs) -> str:
+               maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
+               **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
-        (default sm_90 / gfx90a) as the source would be compiled for."""
+        (default sm_90 / gfx90a) as the source would be compiled for.  The options are
+        written into the source itself (`maxnreg` as `__maxnreg__`, `enable_fp_fusion=False`
+        as products no compiler contracts), whatever flags later build it."""
         _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
-                          arch=arch, maxnreg=maxnreg).source
+                          arch=arch, maxnreg=maxnreg,
+                          enable_fp_fusion=enable_fp_fusion).source
 
     @_user_facing
     def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,

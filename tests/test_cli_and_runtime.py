@@ -411,3 +411,46 @@ def test_no_fp_fusion_is_written_into_the_emitted_source(target, mark, capsys):
     assert main(["emit", kernel, "-s", sig, "--target", target, "--no-fp-fusion"]) == 0
     assert mark in capsys.readouterr().out
 
+
+# --- docs/environment.md -----------------------------------------------------------------------
+
+def test_every_environment_variable_read_is_documented():
+    """Each name the package and scripts/ read from the environment (os.environ[...],
+    .get, getenv, the launch's encoded key, a shell script's ${NAME:-...}) is on
+    docs/environment.md, which README links."""
+    import glob
+    import re
+
+    read = re.compile(r"""(?:environ(?:\.get)?\s*[\[(]|getenv\(|encodekey\()\s*['"]([A-Z][A-Z0-9_]+)['"]"""
+                      r"""|\$\{([A-Z][A-Z0-9_]+):-""")
+    names = {}
+    for path in glob.glob(os.path.join(ROOT, "tilecc", "**", "*.py"), recursive=True) + \
+            glob.glob(os.path.join(ROOT, "scripts", "**", "*.*"), recursive=True):
+        if path.endswith((".py", ".sh")) and os.path.basename(path) != "test.sh":
+            text = open(path, encoding="utf-8").read()
+            for m in read.finditer(text):
+                name = m.group(1) or m.group(2)
+                own = re.search(rf"(?m)^\s*{name}=(.*)$", text)  # a script's own variable
+                if not (own and f"${{{name}" not in own.group(1)):
+                    names.setdefault(name, os.path.relpath(path, ROOT))
+    names.pop("PYTHONPATH", None)  # set for child processes, never read
+    assert {"TILECC_INTERPRET", "TILECC_CACHE_DIR", "ROCM_PATH", "OUT"} <= set(names)
+    page = open(os.path.join(ROOT, "docs", "environment.md"), encoding="utf-8").read()
+    missing = {n: where for n, where in names.items() if f"`{n}" not in page}
+    assert not missing, f"read but not on docs/environment.md: {missing}"
+    assert "docs/environment.md" in open(os.path.join(ROOT, "README.md")).read()
+
+
+def test_tilecc_traceback_shows_a_loading_error_in_full(tmp_path):
+    """The one-line error for a kernel file that raises says TILECC_TRACEBACK=1 shows the
+    traceback: it does."""
+    script = tmp_path / "raises.py"
+    script.write_text("import tilecc\n\n\nraise RuntimeError('boom')\n")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    args = [sys.executable, "-m", "tilecc", "emit", f"{script}:k", "-s", "i32"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 1 and "TILECC_TRACEBACK=1 shows the traceback" in r.stderr
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                       env={**env, "TILECC_TRACEBACK": "1"})
+    assert "Traceback (most recent call last)" in r.stderr, r.stderr
+    assert f'{script}", line 4, in <module>' in r.stderr and "RuntimeError: boom" in r.stderr

@@ -119,6 +119,8 @@ def load_file(path: str) -> types.ModuleType:
         del sys.modules[module_name]
         if isinstance(e, CompilationError):  # a kernel checked when defined: as it is
             raise e.with_traceback(None) from None
+        if os.environ.get("TILECC_TRACEBACK") == "1":  # as the message below promises
+            raise
         line = _user_line(e, path)
         where = f"{path}:{line}" if line else path
         message = (str(e).strip().splitlines() or [""])[0]

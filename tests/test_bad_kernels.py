@@ -102,8 +102,9 @@ def test_bad_kernel(case, tmp_path):
     expected = h["raises"] if "." in h["raises"] else f"tilecc.errors.{h['raises']}"
     assert kind == f"raised: {expected}", out
     assert context == "context: no", out
+    # of tilecc's frames, only the entry that raised it
     if h["raises"] in ("CompilationError", "InterpreterError", "OutOfResources",
-                       "OutOfRegisters"):  # of tilecc's frames, only the entry that raised it
+                       "OutOfRegisters", "LaunchError"):
         assert frames in ("tilecc frames: 0", "tilecc frames: 1"), out
     assert "Traceback" not in message, out
     lines = message.split("\n")

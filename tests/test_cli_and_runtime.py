@@ -137,7 +137,7 @@ import tilecc
 from tilecc.cli import main
 rc = main(["emit", sys.argv[1] + ":leaky_relu_kernel", "-s", "*fp32:16,*fp32:16,i32,fp32,1024"])
 # the file's `import triton` / `triton.language` were served by tilecc's own
-assert sys.modules["triton"].jit is tilecc.jit
+assert sys.modules["triton"].jit is sys.modules["tilecc.compat.runtime"].jit
 assert sys.modules["triton.language"].program_id is tilecc.language.program_id
 sys.exit(rc)
 """
@@ -276,3 +276,181 @@ def test_unsupported_array_dtype_names_the_parameter():
     x = np.zeros(8, np.float32)
     with pytest.raises(TypeError, match="argument `dst` has dtype complex64"):
         _copy.specs_for({"src": x, "dst": np.zeros(8, np.complex64), "n": 8, "BLOCK": 8})
+
+
+# --- install hints --------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_install_hints_name_what_pip_can_install():
+    """No package index serves tilecc: a hint names the packages, or `pip install
+    '.[extra]'` for a checkout, never `tilecc[extra]`; the packages are pyproject's."""
+    import glob
+    import re
+    import tomllib
+
+    from tilecc.errors import EXTRAS, install_hint
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    for name, packages in EXTRAS.items():
+        assert list(packages) == extras[name], name
+    assert install_hint("testing") == ("pip install 'hypothesis>=6.90' 'pytest>=7' (in a "
+                                       "checkout of tilecc: pip install '.[testing]')")
+    files = [os.path.join(ROOT, "README.md"), *glob.glob(os.path.join(ROOT, "docs", "*.md"))]
+    for folder in ("tilecc", "examples", "scripts", "benchmarks"):
+        files += glob.glob(os.path.join(ROOT, folder, "**", "*.*"), recursive=True)
+    unservable = re.compile(r"tilecc\[\w+\]")
+    found = [f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}"
+             for path in files if path.endswith((".py", ".md", ".sh", ".txt", ".cmake"))
+             for n, line in enumerate(open(path, encoding="utf-8"), 1)
+             if unservable.search(line)]
+    assert not found, "\n".join(found)
+
+
+# --- help that teaches: examples that run, the same compile flags everywhere -----------------
+
+COMMANDS = ([], ["emit"], ["compile"], ["export"], ["cache"])
+
+
+def _help(args, capsys) -> str:
+    from tilecc.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([*args, "--help"])
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0] if c else "tilecc")
+def test_every_help_ends_in_examples_that_run(command, capsys, tmp_path, monkeypatch):
+    """Each example of `tilecc [COMMAND] --help`, run from a checkout as written (in an
+    empty folder, the example files found where the checkout has them)."""
+    import re
+    import shlex
+
+    from conftest_compilers import require_hip_compiler
+    from tilecc.cli import main
+
+    text = _help(command, capsys)
+    assert "\nexamples:\n" in text
+    examples = re.findall(r"(?m)^  (tilecc (?:.*\\\n)*.*)$", text.split("\nexamples:\n")[1])
+    examples = [e.replace("\\\n", " ") for e in examples]  # continued lines joined
+    assert examples and all(shlex.split(e)[1] == (command or [shlex.split(e)[1]])[0]
+                            for e in examples), examples
+    monkeypatch.chdir(tmp_path)
+    for example in examples:
+        args = [os.path.join(ROOT, a) if a.startswith("examples/") else a
+                for a in shlex.split(example)[1:]]
+        if args[0] == "compile":
+            (require_hip_compiler if "hip" in args else require_cuda_compiler)()
+        assert main(args) == 0, example
+        capsys.readouterr()
+
+
+@pytest.mark.parametrize("command", ["emit", "compile", "export"])
+def test_emit_compile_and_export_take_the_same_compile_flags(command, capsys):
+    flags = ("--target", "--arch", "--num-warps", "--num-stages", "--maxnreg",
+             "--no-fp-fusion", "--debug")
+    text = _help([command], capsys)
+    assert all(f" {flag}" in text for flag in flags), text
+
+
+def test_export_honours_the_compile_flags(tmp_path):
+    """Each compile flag changes the exported header's kernel as the same option changes
+    kernel.source(), and the header's Regenerate line repeats it."""
+    import importlib.util
+
+    from tilecc.cli import main
+
+    path = os.path.join(ROOT, "examples", "matmul.py")
+    spec = importlib.util.spec_from_file_location("_matmul_for_export", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1," \
+          "i32:16,i32:1,128,128,32,8,''"
+
+    def lines(text: str) -> set[str]:  # the code, as a header holds it
+        return {line.strip().replace('extern "C" __global__', "__global__")
+                for line in text.splitlines()
+                if line.strip() and not line.strip().startswith("//")}
+
+    for flags, api in ((["--arch", "sm_90a"], dict(arch="sm_90a")),
+                       (["--num-stages", "2"], dict(num_stages=2)),
+                       (["--maxnreg", "96"], dict(maxnreg=96)),
+                       (["--num-warps", "8"], dict(num_warps=8)),
+                       (["--no-fp-fusion", "--target", "hip"],
+                        dict(enable_fp_fusion=False, target="hip"))):
+        target = api.get("target", "cuda")
+        plain = dict(target=target, arch="sm_80" if target == "cuda" else None)
+        changed = lines(module.matmul_kernel.source(sig, **{**plain, **api})) - \
+            lines(module.matmul_kernel.source(sig, **plain))
+        assert changed, flags  # the option changes the code
+        out = tmp_path / "_".join(flags)
+        assert main(["export", f"{path}:matmul_kernel", "-s", sig, "--grid", "1,1,1",
+                     *flags, "-o", str(out)]) == 0
+        header = next(out.iterdir()).read_text()
+        assert changed <= lines(header), (flags, changed - lines(header))
+        regenerate = header.splitlines()[1]
+        assert all(f" {flag}" in regenerate for flag in flags), (flags, regenerate)
+
+
+@pytest.mark.parametrize("target,mark", [("cuda", "__fmul_rn("),
+                                         ("hip", "#pragma clang fp contract(off)")])
+def test_no_fp_fusion_is_written_into_the_emitted_source(target, mark, capsys):
+    """An emitted file is built with flags tilecc does not choose: under --no-fp-fusion
+    its products are never contracted into an fma (CUDA: __fmul_rn, which nvcc never
+    contracts; HIP: clang's contraction turned off in the kernel)."""
+    from tilecc.cli import main
+
+    kernel = os.path.join(ROOT, "examples", "fused_elementwise.py") + ":silu_mul_kernel"
+    sig = "*fp32:16,*fp32:16,*fp32:16,i32:16,1024"
+    assert main(["emit", kernel, "-s", sig, "--target", target]) == 0
+    assert mark not in capsys.readouterr().out
+    assert main(["emit", kernel, "-s", sig, "--target", target, "--no-fp-fusion"]) == 0
+    assert mark in capsys.readouterr().out
+
+
+# --- docs/environment.md -----------------------------------------------------------------------
+
+def test_every_environment_variable_read_is_documented():
+    """Each name the package and scripts/ read from the environment (os.environ[...],
+    .get, getenv, the launch's encoded key, a shell script's ${NAME:-...}) is on
+    docs/environment.md, which README links."""
+    import glob
+    import re
+
+    read = re.compile(r"""(?:environ(?:\.get)?\s*[\[(]|getenv\(|encodekey\()\s*['"]([A-Z][A-Z0-9_]+)['"]"""
+                      r"""|\$\{([A-Z][A-Z0-9_]+):-""")
+    names = {}
+    for path in glob.glob(os.path.join(ROOT, "tilecc", "**", "*.py"), recursive=True) + \
+            glob.glob(os.path.join(ROOT, "scripts", "**", "*.*"), recursive=True):
+        if path.endswith((".py", ".sh")) and os.path.basename(path) != "test.sh":
+            text = open(path, encoding="utf-8").read()
+            for m in read.finditer(text):
+                name = m.group(1) or m.group(2)
+                own = re.search(rf"(?m)^\s*{name}=(.*)$", text)  # a script's own variable
+                if not (own and f"${{{name}" not in own.group(1)):
+                    names.setdefault(name, os.path.relpath(path, ROOT))
+    names.pop("PYTHONPATH", None)  # set for child processes, never read
+    assert {"TILECC_INTERPRET", "TILECC_CACHE_DIR", "ROCM_PATH", "OUT"} <= set(names)
+    page = open(os.path.join(ROOT, "docs", "environment.md"), encoding="utf-8").read()
+    missing = {n: where for n, where in names.items() if f"`{n}" not in page}
+    assert not missing, f"read but not on docs/environment.md: {missing}"
+    assert "docs/environment.md" in open(os.path.join(ROOT, "README.md")).read()
+
+
+def test_tilecc_traceback_shows_a_loading_error_in_full(tmp_path):
+    """The one-line error for a kernel file that raises says TILECC_TRACEBACK=1 shows the
+    traceback: it does."""
+    script = tmp_path / "raises.py"
+    script.write_text("import tilecc\n\n\nraise RuntimeError('boom')\n")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    args = [sys.executable, "-m", "tilecc", "emit", f"{script}:k", "-s", "i32"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 1 and "TILECC_TRACEBACK=1 shows the traceback" in r.stderr
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                       env={**env, "TILECC_TRACEBACK": "1"})
+    assert "Traceback (most recent call last)" in r.stderr, r.stderr
+    assert f'{script}", line 4, in <module>' in r.stderr and "RuntimeError: boom" in r.stderr

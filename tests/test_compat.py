@@ -55,7 +55,8 @@ def test_triton_names_are_tilecc_names():
         from triton.runtime.driver import driver
         from triton.runtime.errors import OutOfResources
         from triton.testing import do_bench, assert_close, perf_report, Benchmark
-        assert triton.jit is tilecc.jit and triton.autotune is tilecc.autotune
+        # triton.jit: tilecc's, reading TRITON_INTERPRET first (tilecc.compat.runtime)
+        assert triton.jit is tilecc.compat.runtime.jit and triton.autotune is tilecc.autotune
         assert triton.Config is tilecc.Config is Config and triton.heuristics is tilecc.heuristics
         assert triton.cdiv is tilecc.cdiv and triton.next_power_of_2(33) == 64
         assert tl is tilecc.language and tl.program_id is tilecc.language.program_id
@@ -242,6 +243,73 @@ def test_runner_forms_and_usage():
                      "PYTHONPATH": os.pathsep.join([str(ROOT), str(LIBRARY),
                                                     os.environ.get("PYTHONPATH", "")])})
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "17 of 17 ok", r.stdout + r.stderr
+
+
+# A Triton program as Triton's interpreter runs it (TRITON_INTERPRET=1): `{arrays}` makes
+# the arrays, `{check}` compares; a heuristic and a callable grid on the way
+_INTERPRETED = """
+{preamble}
+import triton
+import triton.language as tl
+{arrays_import}
+
+@triton.heuristics({{"EVEN": lambda a: a["n"] % a["BLOCK"] == 0}})
+@triton.jit
+def axpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = None if EVEN else offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, a * x + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+x, y, out = {arrays}
+axpy[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, y, out, 2.0, 100, BLOCK=32)
+{check}
+print("interpreted", type(out).__module__.split(".")[0])
+"""
+
+
+@pytest.mark.parametrize("where", ["environment", "program"])
+def test_triton_interpret_runs_launches_on_the_interpreter(where, tmp_path):
+    """TRITON_INTERPRET=1 set for the program, or by it before `import triton` (read when
+    triton.jit decorates, as Triton reads it): NumPy arrays in, the results in them."""
+    script = tmp_path / "axpy.py"
+    script.write_text(_INTERPRETED.format(
+        preamble='import os\nos.environ["TRITON_INTERPRET"] = "1"' if where == "program" else "",
+        arrays_import="import numpy as np",
+        arrays="np.arange(100, dtype=np.float32), np.ones(100, np.float32), "
+               "np.zeros(100, np.float32)",
+        check="assert (out == 2 * x + y).all(), out"))
+    env = {"TRITON_INTERPRET": "1"} if where == "environment" else {}
+    r = _python("-m", "tilecc.compat", str(script), env={**env, "TILECC_INTERPRET": ""})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "interpreted numpy"
+
+
+def test_triton_interpret_takes_cpu_torch_tensors(tmp_path):
+    """As Triton's interpreter: CPU torch tensors in, the results written into them."""
+    pytest.importorskip("torch")
+    script = tmp_path / "axpy_torch.py"
+    script.write_text(_INTERPRETED.format(
+        preamble="", arrays_import="import torch",
+        arrays="torch.arange(100, dtype=torch.float32), torch.ones(100), torch.zeros(100)",
+        check="assert torch.equal(out, 2 * x + y), out"))
+    r = _python("-m", "tilecc.compat", str(script),
+                env={"TRITON_INTERPRET": "true", "TILECC_INTERPRET": ""})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "interpreted torch"
+
+
+def test_do_bench_without_a_gpu_says_so_in_one_message(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text("from triton.testing import do_bench\n\ndo_bench(lambda: None)\n")
+    r = _python("-m", "tilecc.compat", str(script), env={"CUDA_VISIBLE_DEVICES": ""})
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("tilecc.errors.NoDeviceError: triton.testing.do_bench times "
+                           "kernels with GPU events, and no usable GPU was found"), r.stderr
+    assert "perf_counter" in last and "cupy" not in last.split("(")[0]
+    # the program's frames, not the runner's (as `python bench.py` shows them)
+    assert 'bench.py", line 3, in <module>' in r.stderr and "runpy" not in r.stderr
 
 
 def test_perf_report_and_assert_close():

@@ -277,12 +277,23 @@ def _cmake_build(src: str, build: str, options: list[str], env=None) -> None:
     run([cmake, "--build", build, "-j", "4"], env=env)
 
 
+def _skips_without_a_gpu(program: str, visible: str) -> None:
+    """With every GPU hidden (so that this holds on any machine), the example says SKIP
+    and why, and exits 0: a machine without a GPU checks the build, not a failure."""
+    p = subprocess.run([program], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, visible: ""})
+    lines = p.stdout.strip().splitlines()
+    assert p.returncode == 0 and len(lines) == 1, p.stdout + p.stderr
+    assert lines[0].startswith("SKIP: no GPU to run the kernels on ("), lines
+
+
 def test_cmake_example_builds_with_nvcc(tmp_path):
     require("nvcc")
     build = str(tmp_path / "build")
     _cmake_build(os.path.join(ROOT, "examples", "cpp"), build,
                  ["-DCMAKE_CUDA_ARCHITECTURES=90", "-DCMAKE_CUDA_COMPILER=" + require("nvcc")])
     assert os.path.exists(os.path.join(build, "tilecc_example"))
+    _skips_without_a_gpu(os.path.join(build, "tilecc_example"), "CUDA_VISIBLE_DEVICES")
     assert os.path.exists(os.path.join(build, "tilecc", "vector_add.cuh"))
     assert os.path.exists(os.path.join(build, "tilecc", "fused_elementwise.cuh"))
     assert os.path.exists(os.path.join(build, "tilecc", "softmax.cuh"))
@@ -295,5 +306,6 @@ def test_cmake_example_builds_with_hipcc(tmp_path):
                  ["-DCMAKE_CXX_COMPILER=" + hipcc, "-DTILECC_HIP_ARCH=gfx90a"],
                  env={**os.environ, "HIP_PLATFORM": "amd"})
     assert os.path.exists(os.path.join(build, "tilecc_example_hip"))
+    _skips_without_a_gpu(os.path.join(build, "tilecc_example_hip"), "HIP_VISIBLE_DEVICES")
     assert os.path.exists(os.path.join(build, "tilecc", "vector_add.hip.hpp"))
     assert os.path.exists(os.path.join(build, "tilecc", "softmax.hip.hpp"))

@@ -9,9 +9,11 @@ the user's line, and TILECC_INTERPRET=1 routes ordinary launches to the interpre
 from __future__ import annotations
 
 import copy
+import io
 import inspect
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -302,3 +304,52 @@ def test_cpu_torch_tensors_are_read_and_written_in_place(dtype_name):
     out = torch.zeros(130, dtype=dtype)
     K.add_kernel.interpret[(K.cdiv(130, 64),)](x, y, out, 130, BLOCK_SIZE=64, EVEN=False)
     assert torch.equal(out, x + y)
+
+
+# --- the progress line of long runs --------------------------------------------------------
+
+@tilecc.jit
+def _fill(out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, offs)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("stream", [_Terminal, io.StringIO], ids=["terminal", "log"])
+def test_a_long_interpreter_run_says_how_far_it_is(stream, monkeypatch):
+    """A clock that advances a second per reading: a terminal gets the line, rewritten in
+    place and erased at the end; a log gets one whole line after 10 s."""
+    from tilecc.interpreter import progress
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(progress, "_clock", lambda: float(next(ticks)))
+    monkeypatch.delenv("TILECC_PROGRESS", raising=False)
+    err = stream()
+    monkeypatch.setattr(sys, "stderr", err)
+    out = np.zeros(12 * 8, np.int32)
+    _fill.interpret[(12,)](out, BLOCK=8)
+    assert (out == np.arange(out.size)).all()
+    text = err.getvalue()
+    if stream is _Terminal:
+        shown = [part.rstrip() for part in text.split("\r") if part.strip()]
+        assert shown == [f"interpreting _fill: program {i}/12" for i in range(3, 13)]
+        assert text.endswith("\r") and text.split("\r")[-2].strip() == ""  # erased
+    else:
+        assert text == "interpreting _fill: program 10/12 (10 s)\n"
+
+
+def test_short_runs_and_tilecc_progress_0_show_nothing(monkeypatch):
+    from tilecc.interpreter import progress
+
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    _fill.interpret[(12,)](np.zeros(96, np.int32), BLOCK=8)  # well under DELAY
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(progress, "_clock", lambda: float(next(ticks)))
+    monkeypatch.setenv("TILECC_PROGRESS", "0")
+    _fill.interpret[(12,)](np.zeros(96, np.int32), BLOCK=8)
+    assert err.getvalue() == ""

@@ -334,7 +334,7 @@ def test_device_checks(gpu):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5)
     with pytest.raises(TypeError, match="takes 5 arguments"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, 64, 7)
-    with pytest.raises(TypeError, match="unexpected argument `BLOK`"):
+    with pytest.raises(TypeError, match="unexpected keyword argument `BLOK`"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOK=64)
 
 

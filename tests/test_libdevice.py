@@ -233,6 +233,25 @@ def test_interpreter_accuracy_hypothesis(name, args, result, data):
     check_against_reference(name, result, xs, got, "interp")
 
 
+# the norm or its square beyond the largest double, the reciprocal a subnormal (or the
+# other way round): scaled, never 1 / inf or 1 / 0
+EXTREME_NORMS = [("rhypot", (1.5e308, 1.5e308)), ("rnorm3d", (0.0, 1.28e308, 1.28e308)),
+                 ("rnorm3d", (-1e308, 1e308, 1e308)), ("rnorm4d", (1e308, -1e308, 1e308, 1e308)),
+                 ("rnorm4d", (1.7e308, 0.0, 0.0, 1e-300)), ("rhypot", (6e-309, 8e-309)),
+                 ("rnorm3d", (1e-160, 1e-160, 1e-160)), ("hypot", (1.2e308, 1.2e308)),
+                 ("norm3d", (1e308, 1e308, 1e308)), ("norm4d", (8e307, 8e307, 8e307, 8e307)),
+                 ("norm3d", (5e-324, 5e-324, 5e-324)), ("rcbrt", (5e-324,)),
+                 ("rcbrt", (1.7e308,))]
+
+
+@pytest.mark.parametrize("name,operands", EXTREME_NORMS, ids=lambda v: str(v))
+def test_norms_and_their_reciprocals_do_not_overflow_on_the_way(name, operands):
+    xs = [np.array([v]) for v in operands]
+    got = np.asarray(TABLE[name].numpy(*xs))
+    assert got[0] != 0 and np.isfinite(got[0])
+    check_against_reference(name, "fp64", xs, got, "interp")
+
+
 def test_special_operands_follow_c99():
     f32 = np.float32
     nan, inf = f32(np.nan), f32(np.inf)

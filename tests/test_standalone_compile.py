@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -79,3 +80,45 @@ def test_hip_examples_compile_with_hipcc(tmp_path):
               str(source), "-o", str(tmp_path / f"{source.stem}.o")])
             for source in HIP_SOURCES]
     _compile_all(jobs, tmp_path, env=env)
+
+
+# --- the hipcc command lines the documentation gives ---------------------------------------
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_INCLUDE_DIR = re.compile(r"\$\((?:python3? -m )?tilecc --include-dir\)")
+
+
+def documented_hipcc_commands() -> list[tuple[str, str]]:
+    """(file:line, command) for each command line of README.md and docs/*.md, in a code
+    block or a code span, that runs hipcc on a .hip file (after any VAR=value)."""
+    found = []
+    for doc in DOCS:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for text in re.findall(r"`([^`]+)`", line) or [line]:
+                words = text.strip().split()
+                while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                    words = words[1:]
+                if words and words[0] == "hipcc" and any(w.endswith(".hip") for w in words):
+                    found.append((f"{doc.name}:{number}", text.strip()))
+    return found
+
+
+def test_the_documentation_gives_hipcc_commands():
+    assert {where.split(":")[0] for where, _ in documented_hipcc_commands()} >= {
+        "README.md", "export.md"}
+
+
+@pytest.mark.parametrize("where,command", documented_hipcc_commands())
+def test_documented_hipcc_commands_run_as_written(where, command, tmp_path):
+    """Copied into a shell where CUDA may be installed too (Debian's hipcc then drives
+    nvcc unless told HIP_PLATFORM=amd): only the include folder's `$(...)` and the input
+    file are provided; the environment is the user's, without HIP_PLATFORM."""
+    _tool("hipcc")
+    source = next(w for w in command.split() if w.endswith(".hip"))
+    (tmp_path / source).write_text((EXAMPLES / "vector_add.hip").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "HIP_PLATFORM"}
+    line = _INCLUDE_DIR.sub(str(INCLUDE), command)
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env,
+                       cwd=tmp_path)
+    assert p.returncode == 0, f"{where}: {command}\n{p.stderr[-3000:]}"
+    assert (tmp_path / (source[:-len(".hip")] + ".o")).exists(), where

@@ -3,8 +3,8 @@ readable CUDA C++ and HIP, compiled at run time, launched — or interpreted on 
 
 import os
 
-from tilecc.errors import (CompilationError, InterpreterError, NoDeviceError, OutOfRegisters,
-                           OutOfResources)
+from tilecc.errors import (CompilationError, InterpreterError, LaunchError, NoDeviceError,
+                           OutOfRegisters, OutOfResources)
 from tilecc.runtime.autotune import Config, autotune, heuristics
 from tilecc.runtime.jit import JITFunction, jit
 from tilecc.runtime.tensor_descriptor import TensorDescriptor
@@ -28,6 +28,6 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-__all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "NoDeviceError",
-           "OutOfRegisters", "OutOfResources", "TensorDescriptor", "autotune", "cdiv", "get_include", "heuristics",
-           "jit", "next_power_of_2", "__version__"]
+__all__ = ["CompilationError", "Config", "InterpreterError", "JITFunction", "LaunchError",
+           "NoDeviceError", "OutOfRegisters", "OutOfResources", "TensorDescriptor", "autotune",
+           "cdiv", "get_include", "heuristics", "jit", "next_power_of_2", "__version__"]

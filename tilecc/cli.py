@@ -1,12 +1,16 @@
 """`tilecc` command line.
 
-    tilecc emit FILE.py:KERNEL --signature SIG [--target cuda|hip] [--arch ARCH]
-                [--num-warps N] [--num-stages N] [--debug] [--line-directives] [-o OUT]
-    tilecc compile FILE.py:KERNEL --signature SIG [same options as emit] -o OUT
-    tilecc cache list|clear [--kind kernels|autotune|templates]   ($TILECC_CACHE_DIR, ~/.cache/tilecc)
-    tilecc export FILE.py:KERNEL [...] --signature SIG [...] [--target cuda|hip] [--grid EXPRS]
-                  [--num-warps N] -o DIR     (a C++ header; see docs/export.md)
+    tilecc emit FILE.py:KERNEL --signature SIG [compile options] [--line-directives] [-o OUT]
+    tilecc compile FILE.py:KERNEL --signature SIG [compile options] -o OUT
+    tilecc export FILE.py:KERNEL [...] --signature SIG [...] [--grid EXPRS] [compile options]
+                  -o DIR     (a C++ header; see docs/export.md)
+    tilecc cache list|clear [--kind kernels|autotune|templates]
+                  ($TILECC_CACHE_DIR, default ~/.cache/tilecc)
     tilecc --version | --include-dir   (the folder of tilecc.h, for `nvcc -I`: get_include())
+
+The compile options are the same on emit, compile and export (`cli_input.
+add_compile_options`): --target, --arch, --num-warps, --num-stages, --maxnreg,
+--no-fp-fusion, --debug.  Every help ends in examples that run from a checkout.
 
 Kernel files written against `triton.language` load even where Triton is not installed:
 `triton`, `triton.language` and `triton.language.math` then resolve to tilecc's own.
@@ -27,8 +31,8 @@ import shlex
 import sys
 from typing import Sequence
 
-from tilecc.cli_input import (UsageError, check_arch, check_output_file, check_signature,
-                              load_kernel, write_output)
+from tilecc.cli_input import (UsageError, add_compile_options, check_output_file,
+                              check_signature, compile_options, load_kernel, write_output)
 from tilecc.errors import CompilationError
 
 __all__ = ["main", "load_kernel"]
@@ -37,7 +41,11 @@ __all__ = ["main", "load_kernel"]
 def _add_cache_parser(sub) -> None:
     from tilecc.runtime.cache import KINDS
 
-    cache = sub.add_parser("cache", help="list or clear the disk cache")
+    cache = sub.add_parser("cache", help="list or clear the disk cache",
+                           description="List or clear the disk cache of compiled kernels, "
+                           "autotuning results and templates ($TILECC_CACHE_DIR, default "
+                           "~/.cache/tilecc).", epilog=CACHE_EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     cache.add_argument("action", choices=("list", "clear"))
     cache.add_argument("--kind", choices=KINDS, help="only these entries")
 
@@ -103,33 +111,6 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"tilecc: error: {message} (`{self.prog} --help` shows the usage)\n")
 
 
-def _given(**options) -> dict:
-    """The options given on the command line (those left at their defaults: none)."""
-    from tilecc.runtime.options import OPTIONS
-
-    return {k: v for k, v in options.items() if v != OPTIONS[k].default}
-
-
-def _option(name: str, convert=int):
-    """An argparse type that checks a value as the options table does (its message)."""
-    from tilecc.runtime.options import OPTIONS
-
-    def check(text: str):
-        try:
-            value = convert(text)
-        except ValueError:
-            value = text
-        try:
-            return OPTIONS[name].check(value)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    check.__name__ = name  # argparse names the type in its messages
-    return check
-
-
-_num_warps = _option("num_warps")
-
-
 class _PrintAndExit(argparse.Action):
     """`--version` and `--include-dir`: print one line, exit (no command needed)."""
 
@@ -172,9 +153,52 @@ def _with_command(text: str, comment: str) -> str:
     return text[:at] + comment + text[at:]
 
 
+# --help's examples: commands that run from a checkout as written (tests run each)
+EXAMPLES = """\
+examples:
+  tilecc emit examples/vector_add.py:add_kernel -s '*fp32:16,*fp32:16,*fp32:16,i32:16,1024'
+  tilecc compile examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' \\
+      -o add.cubin
+  tilecc export examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' -o gen
+  tilecc cache list
+
+A signature gives each parameter in order: *fp32 (a pointer), *fp32:16 (16-byte
+aligned), i32 / i64 / fp32 (scalars), i32:16 (a multiple of 16), 1024 (a constexpr's
+value).  `tilecc COMMAND --help` shows each command's options and examples; the
+environment variables tilecc reads are in docs/environment.md.
+"""
+
+EMIT_EXAMPLES = """\
+examples:
+  tilecc emit examples/vector_add.py:add_kernel -s '*fp32:16,*fp32:16,*fp32:16,i32:16,1024'
+  tilecc emit examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' \\
+      --target hip -o add.hip
+  tilecc emit examples/softmax.py:softmax_kernel -s '*fp32,*fp32,i32,i32,i32,1024' \\
+      --num-warps 8 --line-directives
+"""
+
+COMPILE_EXAMPLES = """\
+examples:
+  tilecc compile examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' \\
+      -o add.cubin
+  tilecc compile examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' \\
+      --arch sm_80 --maxnreg 64 -o add_sm80.cubin
+  tilecc compile examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' \\
+      --target hip -o add.hsaco
+"""
+
+CACHE_EXAMPLES = """\
+examples:
+  tilecc cache list
+  tilecc cache list --kind autotune
+  tilecc cache clear --kind templates
+"""
+
+
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _ArgumentParser(prog="tilecc", description=__doc__.split("\n\n")[0])
+    parser = _ArgumentParser(prog="tilecc", description=__doc__.split("\n\n")[0],
+                             epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_PrintAndExit, text=_version,
                         help="print tilecc's version")
     parser.add_argument("--include-dir", action=_PrintAndExit, text=_include_dir,
@@ -185,30 +209,25 @@ def _main(argv: Sequence[str] | None) -> int:
     common.add_argument("kernel", help="FILE.py:KERNEL")
     common.add_argument("--signature", "-s", required=True,
                         help="comma-separated parameter types, e.g. '*fp32:16,*fp32:16,i32,1024'")
-    common.add_argument("--target", type=_option("target", str), default="cuda",
-                        metavar="{cuda,hip}", help="default: cuda")
-    common.add_argument("--arch", help="sm_80, sm_90, sm_90a, gfx90a, ... (default: the "
-                        "target's: sm_90, gfx90a)")
-    common.add_argument("--num-warps", type=_num_warps, default=4,
-                        help="warps per program (default: 4)")
-    common.add_argument("--num-stages", type=_option("num_stages"), default=None,
-                        help="shared-memory stages of tl.dot's pipelined operands (default: 3)")
-    common.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
-    common.add_argument("--maxnreg", type=_option("maxnreg"), default=None,
-                        help="at most this many registers per thread (CUDA)")
-    common.add_argument("--no-fp-fusion", dest="enable_fp_fusion", action="store_false",
-                        help="do not contract a * b + c into fma (enable_fp_fusion=False)")
-    emit = sub.add_parser("emit", parents=[common], help="print the generated source")
+    add_compile_options(common, "the target's: sm_90, gfx90a")
+    emit = sub.add_parser("emit", parents=[common], help="print the generated source",
+                          description="Print (or write) one kernel's CUDA or HIP source for "
+                          "one signature; no GPU needed.", epilog=EMIT_EXAMPLES,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     emit.add_argument("--line-directives", action="store_true",
                       help="add #line directives pointing back at the .py file")
     emit.add_argument("-o", "--output", help="write to this file instead of stdout (the "
                       "file starts with the command that regenerates it)")
     comp = sub.add_parser("compile", parents=[common],
-                          help="compile to a cubin / HIP code object (no GPU needed)")
+                          help="compile to a cubin / HIP code object (no GPU needed)",
+                          description="Compile one kernel for one signature to a cubin "
+                          "(NVRTC) or a HIP code object (hiprtc); no GPU needed.",
+                          epilog=COMPILE_EXAMPLES,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     comp.add_argument("-o", "--output", required=True)
     from tilecc.export import command as export_command
 
-    export_command.add_parser(sub, _num_warps)
+    export_command.add_parser(sub)
     _add_cache_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
@@ -220,24 +239,18 @@ def _main(argv: Sequence[str] | None) -> int:
         ("cubin" if args.target == "cuda" else "hsaco")
     if args.output:
         check_output_file(args.output, example=f"kernel.{suffix}")
-    check_arch(args.target, args.arch)
+    options = compile_options(args)
     kernel = load_kernel(args.kernel)
     check_signature(kernel, args.signature)
     if args.command == "emit":
-        text = kernel.source(args.signature, target=args.target, arch=args.arch,
-                             num_warps=args.num_warps, num_stages=args.num_stages,
-                             line_directives=args.line_directives, debug=args.debug,
-                             **_given(maxnreg=args.maxnreg))
+        text = kernel.source(args.signature, target=args.target,
+                             line_directives=args.line_directives, **options)
         if args.output:
             write_output(args.output, _with_command(text, regenerate_comment(argv)))
         else:
             sys.stdout.write(_with_command(text, regenerate_comment(argv)))
     else:
-        binary = kernel.compile(args.signature, target=args.target, arch=args.arch,
-                                num_warps=args.num_warps, num_stages=args.num_stages,
-                                debug=args.debug, **_given(
-                                    maxnreg=args.maxnreg,
-                                    enable_fp_fusion=args.enable_fp_fusion))
+        binary = kernel.compile(args.signature, target=args.target, **options)
         write_output(args.output, binary.data)
         print(f"wrote {args.output} ({len(binary.data)} bytes, {binary.target} {binary.arch})")
     return 0

@@ -9,6 +9,7 @@ Triton is not installed: `import triton` then resolves to tilecc (`tilecc.compat
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import importlib.util
 import linecache
@@ -19,7 +20,7 @@ import traceback
 import types
 
 from tilecc import compat
-from tilecc.runtime.options import arch_problem
+from tilecc.runtime.options import OPTIONS, CompileOptions, arch_problem
 
 
 class UsageError(Exception):
@@ -118,6 +119,8 @@ def load_file(path: str) -> types.ModuleType:
         del sys.modules[module_name]
         if isinstance(e, CompilationError):  # a kernel checked when defined: as it is
             raise e.with_traceback(None) from None
+        if os.environ.get("TILECC_TRACEBACK") == "1":  # as the message below promises
+            raise
         line = _user_line(e, path)
         where = f"{path}:{line}" if line else path
         message = (str(e).strip().splitlines() or [""])[0]
@@ -178,6 +181,62 @@ def check_arch(target: str, arch: str | None) -> None:
     problem = arch_problem(target, arch)
     if problem:
         raise UsageError(problem)
+
+
+# --- compile options: the same flags on emit, compile and export ----------------------------
+
+def option_type(name: str, convert=int):
+    """An argparse type that checks a value as the options table does (its message)."""
+    def check(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = text
+        try:
+            return OPTIONS[name].check(value)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    check.__name__ = name  # argparse names the type in its messages
+    return check
+
+
+def add_compile_options(parser: argparse.ArgumentParser, default_arch: str) -> None:
+    """The options of kernel.source() / kernel.compile() as flags: --target, --arch,
+    --num-warps, --num-stages, --maxnreg, --no-fp-fusion, --debug (`compile_options`
+    reads them back)."""
+    group = parser.add_argument_group("compile options (as kernel.source() and "
+                                      "kernel.compile() take them)")
+    group.add_argument("--target", type=option_type("target", str), default="cuda",
+                       metavar="{cuda,hip}", help="default: cuda")
+    group.add_argument("--arch", help=f"sm_80, sm_90, sm_90a, gfx90a, ... (default: "
+                       f"{default_arch})")
+    group.add_argument("--num-warps", type=option_type("num_warps"), default=4,
+                       help="warps per program (default: 4)")
+    group.add_argument("--num-stages", type=option_type("num_stages"), default=None,
+                       help="shared-memory stages of tl.dot's pipelined operands (default: 3)")
+    group.add_argument("--maxnreg", type=option_type("maxnreg"), default=None,
+                       help="at most this many registers per thread (CUDA: __maxnreg__)")
+    group.add_argument("--no-fp-fusion", dest="enable_fp_fusion", action="store_false",
+                       help="never contract a * b + c into an fma (enable_fp_fusion=False: "
+                       "written into the source, whatever flags build it)")
+    group.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
+
+
+def compile_options(args: argparse.Namespace) -> dict:
+    """The Python API's keywords for the compile options given (`add_compile_options`);
+    maxnreg and enable_fp_fusion only where they differ from the default.  Checked together
+    before anything is built: the architecture against the target, maxnreg on CUDA only."""
+    check_arch(args.target, args.arch)
+    try:
+        CompileOptions(maxnreg=args.maxnreg).native_flags(args.target)
+    except ValueError as e:
+        raise UsageError(f"--maxnreg: {e}") from None
+    given = dict(arch=args.arch, num_warps=args.num_warps, num_stages=args.num_stages,
+                 debug=args.debug)
+    given.update({k: v for k, v in (("maxnreg", args.maxnreg),
+                                    ("enable_fp_fusion", args.enable_fp_fusion))
+                  if v != OPTIONS[k].default})
+    return given
 
 
 # --- output ------------------------------------------------------------------------------

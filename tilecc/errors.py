@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import linecache
+import os
+import sys
 from dataclasses import dataclass
 
 
@@ -94,6 +96,40 @@ class OutOfResources(CompilationError):
         return (type(self), (self.required, self.limit, self.name, self.details))
 
 
+class LaunchError(TypeError):
+    """A launch whose arguments do not fit the kernel (a misspelt keyword, a Python list
+    where an array goes, a missing argument...).  The message names the launch's line in
+    the user's code (the first frame outside tilecc), and launches re-raise it without
+    tilecc's frames behind it.  A TypeError, as Python's own for a call that does not bind."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        self.message = message
+        self.loc = loc if loc is not None else caller_loc()
+        super().__init__(_at(self.loc, message))
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_loc() -> Loc | None:
+    """Where the user's code called into tilecc: the innermost frame outside the package
+    (its column from the instruction's position, Python 3.11+)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code, col = frame.f_code, 0
+    positions = getattr(code, "co_positions", None)
+    if positions is not None:
+        for i, (_, _, start, _) in enumerate(positions()):
+            if i == frame.f_lasti // 2:
+                col = start or 0
+                break
+    function = "" if code.co_name == "<module>" else code.co_name
+    return Loc(code.co_filename, frame.f_lineno, col, function)
+
+
 class NoDeviceError(RuntimeError):
     """A GPU launch on a machine where no usable CUDA driver or GPU was found."""
 
@@ -107,3 +143,19 @@ class OutOfRegisters(CompilationError):
     def __init__(self, message: str, loc: Loc | None, required: int, limit: int):
         self.required, self.limit, self.name = required, limit, "registers"
         super().__init__(message, loc)
+
+
+# What each optional part needs (pyproject.toml's extras, which a test keeps equal).  No
+# package index serves tilecc itself, so a hint names the packages, and the extra to give
+# pip from a checkout.
+EXTRAS = {"cuda": ("cupy-cuda13x>=13", "nvidia-cuda-nvrtc>=13"),
+          "nvrtc": ("nvidia-cuda-nvrtc>=13",),
+          "hip": ("hip-python==6.2.0.499.16",),
+          "testing": ("hypothesis>=6.90", "pytest>=7")}
+
+
+def install_hint(extra: str) -> str:
+    """How to install what `extra` adds: `pip install 'pkg>=v' ... (in a checkout of
+    tilecc: pip install '.[extra]')`."""
+    packages = " ".join(f"'{p}'" for p in EXTRAS[extra])
+    return f"pip install {packages} (in a checkout of tilecc: pip install '.[{extra}]')"

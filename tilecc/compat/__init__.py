@@ -109,6 +109,9 @@ def install() -> None:
         _installed.append(alias)
     sys.meta_path.insert(0, _Refuse())
     _hide_from_torch()
+    from tilecc.compat.runtime import follow_triton_interpret
+
+    follow_triton_interpret()  # TRITON_INTERPRET=1 given to the program: it interprets
 
 
 # PyTorch's compiler (torch.compile's inductor) writes Triton kernels for Triton's own

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import traceback
 
 import tilecc.compat
 
@@ -20,6 +21,21 @@ def main(argv: list[str]) -> int:
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
     tilecc.compat.install()
+    try:
+        return _run(argv)
+    except Exception as e:  # the traceback `python script.py` shows: the program's frames
+        tb = e.__traceback__
+        while tb is not None and _runner_frame(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+        return 1
+
+
+def _runner_frame(filename: str) -> bool:
+    return filename == __file__ or filename.startswith("<frozen runpy")
+
+
+def _run(argv: list[str]) -> int:
     if argv[0] == "-m" and len(argv) > 1:
         sys.argv = [argv[1], *argv[2:]]
         sys.path.insert(0, os.getcwd())

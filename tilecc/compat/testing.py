@@ -28,7 +28,17 @@ def do_bench(fn: Callable, warmup: int = 25, rep: int = 100, grad_to_none=None,
             x.grad = None
         fn()
 
-    times = device_times(call, framework("torch" in sys.modules), warmup, rep)
+    prefer_torch = "torch" in sys.modules
+    problem = _no_gpu(prefer_torch)
+    if problem:
+        from tilecc.errors import NoDeviceError
+
+        raise NoDeviceError(
+            f"triton.testing.do_bench times kernels with GPU events, and no usable GPU was "
+            f"found ({problem}). Kernels run on the NumPy interpreter (TRITON_INTERPRET=1) "
+            "are not timed this way: time them with time.perf_counter, or benchmark on a "
+            "machine with a GPU")
+    times = device_times(call, framework(prefer_torch), warmup, rep)
     if quantiles is not None:
         out = [float(q) for q in np.quantile(np.array(times), quantiles)]
         return out[0] if len(out) == 1 else out
@@ -36,6 +46,21 @@ def do_bench(fn: Callable, warmup: int = 25, rep: int = 100, grad_to_none=None,
         return times
     return {"min": min, "max": max, "mean": statistics.mean,
             "median": statistics.median}[return_mode](times)
+
+
+def _no_gpu(prefer_torch: bool) -> str:
+    """Why there is no GPU to time on ("" where there is one): asked before `fn` runs,
+    rather than whatever the framework raises at its first event."""
+    try:
+        if prefer_torch:
+            import torch
+
+            return "" if torch.cuda.is_available() else "torch.cuda.is_available() is False"
+        import cupy
+
+        return "" if cupy.cuda.runtime.getDeviceCount() > 0 else "no CUDA device"
+    except Exception as e:  # no CuPy, a stub driver
+        return f"{type(e).__name__}: {e}"
 
 
 def do_bench_cudagraph(fn: Callable, rep: int = 20, grad_to_none=None, quantiles=None,

@@ -49,10 +49,15 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
                   grid: str | Mapping[str, str] | None = None,
                   grid_args: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                   name: str | None = None, command: str | None = None,
-                  debug: bool = False) -> tuple[str, str]:
+                  debug: bool = False, arch: str | None = None,
+                  num_stages: int | None = None, maxnreg: int | None = None,
+                  enable_fp_fusion: bool = True) -> tuple[str, str]:
     """The header's file name and text.  `signatures`: AOT signatures applied to every
     kernel, or {kernel name: [signatures]}; `grid` likewise (None: derive it);
-    `grid_args` likewise: extra `int` launcher arguments that only `grid` reads."""
+    `grid_args` likewise: extra `int` launcher arguments that only `grid` reads.  The
+    compile options are those of `kernel.source()`: `arch` (default sm_80 on CUDA, whose
+    code runs on every GPU from Ampere on; gfx90a on HIP), `num_stages`, `maxnreg` and
+    `enable_fp_fusion`, written into the kernels' source."""
     if isinstance(kernels, JITFunction):
         kernels = [kernels]
     kernels = list(kernels)
@@ -72,6 +77,9 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
     name = name or os.path.splitext(os.path.basename(kernels[0].fn.__code__.co_filename))[0]
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         raise ExportError(f"header name {name!r} must be a C identifier (use --name)")
+    given = dict(arch=arch, num_stages=num_stages, maxnreg=maxnreg,
+                 enable_fp_fusion=enable_fp_fusion)
+    compile_options = {k: v for k, v in given.items() if v is not None}
     groups, group_grids = [], []
     for k in kernels:
         kname = k.fn.__name__
@@ -80,7 +88,8 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
         if grids.get(kname):
             split_grid(grids[kname])  # its syntax, before the kernel is built
         try:
-            variants = [build_variant(k, s, target, num_warps, debug) for s in sigs[kname]]
+            variants = [build_variant(k, s, target, num_warps, debug, **compile_options)
+                        for s in sigs[kname]]
         except CompilationError as e:
             raise e.with_traceback(None) from None
         for g in group_variants(k, variants):
@@ -91,7 +100,8 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
             group_grids.append(given_grid(grids[kname], g, extra.get(kname) or ())
                                if grids.get(kname) else derive_grid(g))
     if command is None:
-        command = _command(kernels, sigs, target, num_warps, grids, extra, name)
+        command = _command(kernels, sigs, target, num_warps, grids, extra, name,
+                           dict(given, debug=debug))
     return header_filename(name, target), render_header(groups, group_grids, target, name,
                                                          command)
 
@@ -118,7 +128,7 @@ def export(kernels, signatures, *, out_dir: str, **options) -> str:
     return path
 
 
-def _command(kernels, sigs, target, num_warps, grids, extra, name) -> str:
+def _command(kernels, sigs, target, num_warps, grids, extra, name, options: dict) -> str:
     """The `tilecc export` command that makes this header (file names without directories,
     so the text does not depend on where it was built)."""
     parts = ["tilecc export"]
@@ -136,6 +146,12 @@ def _command(kernels, sigs, target, num_warps, grids, extra, name) -> str:
             parts += ["--grid-arg", a if single else f"{k.fn.__name__}={a}"]
     if num_warps != 4:
         parts += ["--num-warps", str(num_warps)]
+    for flag, value in (("--arch", options["arch"]), ("--num-stages", options["num_stages"]),
+                        ("--maxnreg", options["maxnreg"])):
+        if value is not None:
+            parts += [flag, str(value)]
+    parts += ["--debug"] if options["debug"] else []
+    parts += ["--no-fp-fusion"] if options["enable_fp_fusion"] is False else []
     parts += ["--name", name, "-o", "DIR"]
     return " ".join(parts)
 

@@ -2,7 +2,10 @@
 
     tilecc export FILE.py:KERNEL [FILE.py:KERNEL ...] --target cuda|hip
                   --signature SIG [--signature SIG ...] [--grid EXPRS]
-                  [--grid-arg NAME ...] [--num-warps N] [--name NAME] -o DIR
+                  [--grid-arg NAME ...] [--name NAME] [compile options] -o DIR
+
+The compile options are emit's and compile's (`cli_input.add_compile_options`), written
+into the kernels' source.
 
 With several kernels, `--signature KERNEL=SIG`, `--grid KERNEL=EXPRS` and
 `--grid-arg KERNEL=NAME` address one of them; a plain one applies to every kernel given.
@@ -14,20 +17,31 @@ import argparse
 import re
 from typing import Callable
 
-from tilecc.cli_input import UsageError, check_output_folder, check_signature
+from tilecc.cli_input import (UsageError, add_compile_options, check_output_folder,
+                              check_signature, compile_options)
 
 _ADDRESSED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)(.*)$")
 
 
-def add_parser(sub, num_warps_type: Callable = int) -> None:
+EXAMPLES = """\
+examples:
+  tilecc export examples/vector_add.py:add_kernel -s '*fp32,*fp32,*fp32,i32,1024' -o gen
+  tilecc export examples/vector_add.py:add_kernel -s '*fp32:16,*fp32:16,*fp32:16,i32:16,1024' \\
+      -s '*fp32,*fp32,*fp32,i32,1024' --target hip -o gen
+  tilecc export examples/softmax.py:softmax_kernel -s '*fp32,*fp32,i32,i32,i32,1024' \\
+      --grid-arg n_rows --grid 'n_rows,1,1' --num-warps 8 -o gen
+"""
+
+
+def add_parser(sub) -> None:
     p = sub.add_parser(
         "export", help="write one self-contained C++ header with the kernels and typed "
         "host launchers (NAME.cuh / NAME.hip.hpp)",
         description="Write one header with every requested specialization of the kernels, "
         "the device library they use, a typed launcher per kernel (namespace tilecc::NAME) "
-        "and extern \"C\" wrappers.  See docs/export.md.")
+        "and extern \"C\" wrappers.  See docs/export.md.", epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="FILE.py:KERNEL")
-    p.add_argument("--target", choices=("cuda", "hip"), default="cuda")
     p.add_argument("--signature", "-s", action="append", required=True,
                    help="AOT signature, e.g. '*fp32:16,*fp32:16,*fp32:16,i32,1024'; repeat "
                    "for more specializations (the launcher picks at run time); "
@@ -42,10 +56,10 @@ def add_parser(sub, num_warps_type: Callable = int) -> None:
                    "that only --grid reads, e.g. --grid-arg n_rows --grid 'n_rows,1,1' for "
                    "one program per row of a kernel without a row count; repeatable; "
                    "KERNEL=NAME for one kernel of several")
-    p.add_argument("--num-warps", type=num_warps_type, default=4)
     p.add_argument("--name", help="header name (default: the first kernel's file name)")
-    p.add_argument("--debug", action="store_true", help="keep tl.device_assert checks")
     p.add_argument("-o", "--output-dir", required=True, help="directory to write the header to")
+    add_compile_options(p, "sm_80 on CUDA, whose code runs on every GPU from Ampere on; "
+                        "gfx90a on HIP")
 
 
 def _split(values: list[str], names: list[str], what: str, many: bool) -> dict[str, list[str]]:
@@ -75,6 +89,7 @@ def run(args: argparse.Namespace, load_kernel: Callable) -> int:
     from tilecc.export.grid import split_grid
 
     check_output_folder(args.output_dir)
+    options = compile_options(args)
     kernels = [load_kernel(ref) for ref in args.kernels]
     names = [k.fn.__name__ for k in kernels]
     if len(set(names)) != len(names):
@@ -90,8 +105,7 @@ def run(args: argparse.Namespace, load_kernel: Callable) -> int:
         if grid is not None:
             split_grid(grid)  # its syntax, before anything is built
     grid_args = _split(args.grid_arg, names, "--grid-arg", many=True)
-    path = export(kernels, signatures, target=args.target, num_warps=args.num_warps,
-                  grid=grids, grid_args=grid_args, name=args.name, debug=args.debug,
-                  out_dir=args.output_dir)
+    path = export(kernels, signatures, target=args.target, grid=grids, grid_args=grid_args,
+                  name=args.name, out_dir=args.output_dir, **options)
     print(f"wrote {path}")
     return 0

@@ -34,9 +34,11 @@ LAUNCHER_NAMES = frozenset({
     "launch", "same", "kThreads", "kDynamicSharedBytes", "tilecc",
 })
 
+# the kernel's line: `__launch_bounds__(threads[, programs])`, or `__maxnreg__(n)` where the
+# user limits its registers (the threads are then num_warps x the warp size)
 _KERNEL_SIGNATURE = re.compile(
-    r'extern "C" __global__ void __launch_bounds__\((?P<threads>\d+)(?:, \d+)?\) (?P<name>\w+)\('
-    r'(?P<params>[^)]*)\)')
+    r'extern "C" __global__ void (?:__launch_bounds__\((?P<threads>\d+)(?:, \d+)?\)|'
+    r'__maxnreg__\(\d+\)) (?P<name>\w+)\((?P<params>[^)]*)\)')
 
 
 @dataclass
@@ -123,11 +125,12 @@ def cxx_name(name: str) -> str:
     return text + "_" if text in LAUNCHER_NAMES else text
 
 
-def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
+def namespace_ready(source: str, kernel: str, threads: int = 0) -> tuple[str, int, list[str]]:
     """The rendered translation unit without its `#include "tilecc.h"` (the exported header
     carries the device library once) and without `extern "C"` (specializations of one kernel
     share its name, each in its own namespace).  Also returns the threads per program and
-    the kernel's C parameter types, in order."""
+    the kernel's C parameter types, in order (`threads`: where the kernel's line does not
+    say them)."""
     include = '#include "tilecc.h"\n'
     m = _KERNEL_SIGNATURE.search(source)
     if include not in source or m is None or m.group("name") != kernel:
@@ -140,11 +143,14 @@ def namespace_ready(source: str, kernel: str) -> tuple[str, int, list[str]]:
         types.append(re.sub(r"\s*\b\w+$", "", decl))
     code = source.replace(include, "", 1)
     code = code.replace('extern "C" __global__', "__global__", 1)
-    return code, int(m.group("threads")), types
+    return code, int(m.group("threads") or threads), types
 
 
 def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps: int,
-                  debug: bool = False) -> Variant:
+                  debug: bool = False, **options) -> Variant:
+    """One specialization, rendered with the compile options given (`options`: arch,
+    num_stages, maxnreg, enable_fp_fusion; written into the source, which the user's
+    compiler builds with flags tilecc does not choose)."""
     name = jit_fn.fn.__name__
     signature = normalize_signature(signature)
     try:
@@ -158,12 +164,17 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         # The project's own compiler builds the header for the architectures it targets:
         # sm_80 code (mma.sync for tl.dot) runs on all of them from Ampere on, where
         # Hopper's wgmma would need an sm_90a-only build.
-        built = compiler.transpile(jit_fn, specs, target, jit_fn.options(
-            num_warps=num_warps, debug=debug,
-            arch="sm_80" if get_target(target).name == "cuda" else None))
+        options = dict(options)
+        arch = options.pop("arch", None) or ("sm_80" if get_target(target).name == "cuda"
+                                             else None)
+        compile_options = jit_fn.options(num_warps=num_warps, debug=debug, arch=arch,
+                                         **options)
+        compile_options.native_flags(get_target(target).name)  # refused on this target?
+        built = compiler.transpile(jit_fn, specs, target, compile_options)
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
-    code, threads, types = namespace_ready(built.source, built.kernel.symbol)
+    code, threads, types = namespace_ready(
+        built.source, built.kernel.symbol, num_warps * get_target(target).warp_size)
     taken = [p.name for p in built.kernel.params if p.value is not None]
     if len(taken) != len(types):
         raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "

@@ -3,7 +3,8 @@
 Arguments are NumPy arrays (CPU torch tensors are viewed; GPU arrays are copied to the host
 and back with all the memory they span, so views keep their strides).  The kernel is
 specialized and passed through the same frontend and passes as for the GPU, then each
-program of the grid runs in turn on the IR.
+program of the grid runs in turn on the IR (a run of more than a few seconds shows its
+progress on stderr: `interpreter/progress.py`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilecc.errors import LaunchError
 from tilecc.interpreter.addresses import AddressSpace
 from tilecc.interpreter.evaluate import SPACE, Pointer, Program
+from tilecc.interpreter.progress import Progress
 from tilecc.transpiler import fp8
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
@@ -128,8 +131,8 @@ def _to_host(x: Any) -> Any:
     if mod.startswith("torch") and x.device.type == "cpu":
         return _torch_host_view(x)
     if SP.array_info(x) is not None:
-        raise TypeError(f"the interpreter cannot read arrays of type {type(x).__name__}; "
-                        "pass NumPy arrays")
+        raise LaunchError(f"the interpreter cannot read arrays of type {type(x).__name__}: "
+                          "pass NumPy arrays (or CPU torch tensors)")
     return x
 
 
@@ -176,10 +179,17 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
             env[p.value.id] = p.value.dtype.to_numpy().type(v)
     # where integers cast to pointers find their arrays (interpreter/addresses.py)
     env[SPACE] = AddressSpace([p.buffer for p in env.values() if isinstance(p, Pointer)])
-    with np.errstate(all="ignore"):
-        for z in range(grid[2]):
-            for y in range(grid[1]):
-                for x in range(grid[0]):
-                    Program(kernel, (x, y, z), grid, env).run()
+    progress = Progress(jit_fn.fn.__name__, grid[0] * grid[1] * grid[2])
+    done = 0
+    try:
+        with np.errstate(all="ignore"):
+            for z in range(grid[2]):
+                for y in range(grid[1]):
+                    for x in range(grid[0]):
+                        Program(kernel, (x, y, z), grid, env).run()
+                        done += 1
+                        progress.step(done)
+    finally:
+        progress.close()
     for back in writebacks:
         back()

@@ -46,7 +46,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError
+from tilecc.errors import CompilationError, InterpreterError, LaunchError
 from tilecc.runtime.options import OPTIONS
 
 log = logging.getLogger("tilecc.autotune")
@@ -102,7 +102,7 @@ class KernelInterface:
     fn: Any
 
     def __getitem__(self, grid) -> Callable:
-        return lambda *args, **kwargs: self._launch(grid, args, kwargs, _interpreting())
+        return lambda *args, **kwargs: self._user_launch(grid, args, kwargs, _interpreting())
 
     @property
     def interpret(self):
@@ -110,13 +110,19 @@ class KernelInterface:
 
         class _Interpret:
             def __getitem__(self, grid):
-                return lambda *args, **kwargs: outer._launch(grid, args, kwargs, True)
+                return lambda *args, **kwargs: outer._user_launch(grid, args, kwargs, True)
         return _Interpret()
 
     def run(self, *args, grid, warmup: bool = False, **kwargs):
         if warmup:
             return self._compile_only(args, kwargs)
-        return self._launch(grid, args, kwargs, _interpreting())
+        return self._user_launch(grid, args, kwargs, _interpreting())
+
+    def _user_launch(self, grid, args, kwargs, interpret: bool):
+        try:
+            return self._launch(grid, args, kwargs, interpret)
+        except (CompilationError, InterpreterError, LaunchError) as e:  # the user's line,
+            raise e.with_traceback(None) from None  # without tilecc's frames behind it
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.__name__} is a tilecc kernel: launch it with "

@@ -101,6 +101,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
                             debug=options.debug)
     kernel.num_stages = options.num_stages
     kernel.maxnreg = options.maxnreg
+    kernel.fp_fusion = options.enable_fp_fusion
     return kernel, run_passes(kernel, get_target(target), options.arch,
                               made_descriptor_tma=options.made_descriptor_tma)
 

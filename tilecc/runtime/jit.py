@@ -13,11 +13,12 @@ transpiler and the compiler.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError, InterpreterError
+from tilecc.errors import CompilationError, InterpreterError, LaunchError
 from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
@@ -110,11 +111,13 @@ class JITFunction(KernelFunction):
     def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, line_directives: bool = False,
               num_stages: int | None = None, arch: str | None = None,
-              maxnreg: int | None = None) -> compiler.Artifact:
+              maxnreg: int | None = None,
+              enable_fp_fusion: bool | None = None) -> compiler.Artifact:
         """The IR and source of one specialization (`compiler.transpile`)."""
         return compiler.transpile(self, specs, target, self.options(
             num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
-            line_directives=line_directives, maxnreg=maxnreg))
+            line_directives=line_directives, maxnreg=maxnreg,
+            enable_fp_fusion=enable_fp_fusion))
 
     def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
               *, debug: bool | None = None, num_stages: int | None = None,
@@ -134,13 +137,17 @@ class JITFunction(KernelFunction):
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
                num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
                num_stages: int | None = None, arch: str | None = None,
-               maxnreg: int | None = None, **constexprs) -> str:
+               maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
+               **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
-        (default sm_90 / gfx90a) as the source would be compiled for."""
+        (default sm_90 / gfx90a) as the source would be compiled for.  The options are
+        written into the source itself (`maxnreg` as `__maxnreg__`, `enable_fp_fusion=False`
+        as products no compiler contracts), whatever flags later build it."""
         _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
-                          arch=arch, maxnreg=maxnreg).source
+                          arch=arch, maxnreg=maxnreg,
+                          enable_fp_fusion=enable_fp_fusion).source
 
     @_user_facing
     def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
@@ -206,9 +213,10 @@ class JITFunction(KernelFunction):
         """Match launch arguments to parameters: (values by name, launch options)."""
         options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
         params = self.params
+        name = self.fn.__name__
         if len(args) > len(params):
-            raise TypeError(f"{self.fn.__name__}() takes {len(params)} arguments but "
-                            f"{len(args)} were given")
+            raise LaunchError(f"{name}[grid](...) takes {len(params)} arguments but "
+                              f"{len(args)} were given ({self._takes()})")
         values = dict(zip((p.name for p in params), args))
         for k, v in options.items():  # `num_warps: tl.constexpr` receives the launch's
             if k not in values and any(p.name == k for p in params):  # too, as in Triton
@@ -216,19 +224,28 @@ class JITFunction(KernelFunction):
         for k, v in kwargs.items():
             if k not in {p.name for p in params}:
                 if k in TRITON_ONLY_OPTIONS:
-                    raise TypeError(f"{self.fn.__name__}(): the Triton option `{k}` is not "
-                                    "supported by tilecc (it takes "
-                                    f"{', '.join(LAUNCH_OPTIONS)})")
-                raise TypeError(f"{self.fn.__name__}() got an unexpected argument `{k}`")
+                    raise LaunchError(f"{name}[grid](...): the Triton option `{k}` is not "
+                                      "supported by tilecc (it takes "
+                                      f"{', '.join(LAUNCH_OPTIONS)})")
+                close = difflib.get_close_matches(k, [*self._param_names, *LAUNCH_OPTIONS],
+                                                  n=1)
+                raise LaunchError(f"{name}[grid](...) got an unexpected keyword argument "
+                                  f"`{k}`" + (f": did you mean `{close[0]}`?" if close else "")
+                                  + f" ({self._takes()})")
             if k in values:
-                raise TypeError(f"{self.fn.__name__}() got multiple values for argument `{k}`")
+                raise LaunchError(f"{name}[grid](...) got multiple values for argument `{k}`")
             values[k] = v
         for p in params:
             if p.name not in values:
                 if p.default is inspect.Parameter.empty:
-                    raise TypeError(f"{self.fn.__name__}() is missing argument `{p.name}`")
+                    raise LaunchError(f"{name}[grid](...) is missing argument `{p.name}` "
+                                      f"({self._takes()})")
                 values[p.name] = p.default
         return values, options
+
+    def _takes(self) -> str:
+        return (f"{self.fn.__name__} takes {', '.join(self._param_names) or 'no arguments'}, "
+                f"and the launch options {', '.join(LAUNCH_OPTIONS)}")
 
     def specs_for(self, values: dict[str, Any]) -> tuple[list[ArgSpec], list[Any]]:
         """Specialize on launch arguments: ArgSpecs, and the run-time arguments to pass
@@ -239,8 +256,8 @@ class JITFunction(KernelFunction):
             v = values[p.name]
             if p.is_constexpr:
                 if SP.array_info(v) is not None:
-                    raise TypeError(f"argument `{p.name}` is a tl.constexpr and takes a "
-                                    "compile-time value, not an array")
+                    raise LaunchError(f"argument `{p.name}` is a tl.constexpr and takes a "
+                                      "compile-time value, not an array")
                 specs.append(ArgSpec(p.name, constexpr=v.value if hasattr(v, "value") and
                                      type(v).__name__ == "constexpr" else v, is_constexpr=True))
                 continue
@@ -251,10 +268,10 @@ class JITFunction(KernelFunction):
                 arr = SP.array_info(v)
             except (KeyError, TypeError) as e:
                 dtype = getattr(v, "dtype", "?")
-                raise TypeError(f"argument `{p.name}` has dtype {dtype}, which kernels cannot "
-                                "take (supported: bool, (u)int8-64, float16, bfloat16, float32, "
-                                "float64, and the float8 types e4m3fn, e5m2, e4m3fnuz, "
-                                "e5m2fnuz)") from e
+                raise LaunchError(f"argument `{p.name}` has dtype {dtype}, which kernels "
+                                  "cannot take (supported: bool, (u)int8-64, float16, "
+                                  "bfloat16, float32, float64, and the float8 types e4m3fn, "
+                                  "e5m2, e4m3fnuz, e5m2fnuz)") from None
             if arr is not None:
                 specs.append(ArgSpec(p.name, type=D.pointer_type(arr.dtype),
                                      divisible_by_16=arr.ptr % 16 == 0))
@@ -268,9 +285,7 @@ class JITFunction(KernelFunction):
                 continue
             t = SP.scalar_type(v)
             if t is None:
-                raise TypeError(f"argument `{p.name}` has type {type(v).__name__}; kernels take "
-                                "arrays (CuPy, torch, __cuda_array_interface__, DLPack) and "
-                                "int, float or bool scalars")
+                raise LaunchError(_not_an_argument(p.name, v))
             if t.is_int() and not t.is_bool():
                 iv = int(v)
                 if iv == 1:
@@ -283,6 +298,21 @@ class JITFunction(KernelFunction):
         return specs, passed
 
 
+ACCEPTED_ARGUMENTS = ("arrays (NumPy arrays and CPU torch tensors on the interpreter; CuPy "
+                      "arrays, torch CUDA tensors and objects with __cuda_array_interface__ or "
+                      "DLPack on the GPU) and int, float or bool scalars")
+
+
+def _not_an_argument(name: str, value: Any) -> str:
+    """What to say of a launch argument that is neither an array nor a scalar."""
+    kind = type(value).__name__
+    if isinstance(value, list):
+        return (f"argument `{name}` is a Python list; kernels take {ACCEPTED_ARGUMENTS}: "
+                "convert it with np.asarray(...) for the interpreter, or cupy.asarray(...) / "
+                "torch.tensor(..., device='cuda') for the GPU")
+    return f"argument `{name}` has type {kind}; kernels take {ACCEPTED_ARGUMENTS}"
+
+
 class _Interpret:
     def __init__(self, jit_fn: JITFunction):
         self.jit_fn = jit_fn
@@ -293,7 +323,7 @@ class _Interpret:
         def run(*args, **kwargs):
             try:
                 return run_interpreted(self.jit_fn, grid, args, kwargs)
-            except (CompilationError, InterpreterError) as e:  # the user's line, not ours
+            except (CompilationError, InterpreterError, LaunchError) as e:  # the user's line
                 raise e.with_traceback(None) from None
         return run
 

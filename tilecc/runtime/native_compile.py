@@ -32,6 +32,7 @@ import threading
 from functools import lru_cache
 from typing import Any, Optional, Sequence
 
+from tilecc.errors import install_hint
 from tilecc.runtime.binary import Binary
 
 __all__ = [
@@ -61,8 +62,8 @@ class CompilerUnavailable(NativeCompileError):
     """The compiler itself is missing or does not load (nothing was compiled); the message
     says which extra installs it."""
 
-    EXTRA = {"cuda": ("NVRTC", 'pip install "tilecc[cuda]"'),
-             "hip": ("hiprtc", 'pip install "tilecc[hip]" (with ROCm\'s hiprtc library)')}
+    EXTRA = {"cuda": ("NVRTC", install_hint("nvrtc")),
+             "hip": ("hiprtc", "install ROCm's hiprtc library, and " + install_hint("hip"))}
 
     def __init__(self, target: str, arch: str, reason: str, source: str) -> None:
         name, install = self.EXTRA[target]

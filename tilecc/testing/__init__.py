@@ -26,6 +26,7 @@ Only the strategies need Hypothesis: they are imported on first use, so that com
 `Launch.check` and the pytest plugin work where Hypothesis is not installed.
 """
 
+from tilecc.errors import install_hint
 from tilecc.testing.compare import (Comparison, Mismatch, assert_close, compare,
                                     format_array, is_floating)
 from tilecc.testing.devices import gpu_available, gpu_frameworks
@@ -54,6 +55,6 @@ def __getattr__(name: str):
     except ImportError as e:
         if (e.name or "").split(".")[0] != "hypothesis":
             raise
-        raise ImportError(f"tilecc.testing.{name} needs Hypothesis: pip install "
-                          "'tilecc[testing]'", name="hypothesis") from None
+        raise ImportError(f"tilecc.testing.{name} needs Hypothesis: "
+                          f"{install_hint('testing')}", name="hypothesis") from None
     return getattr(strategies, name)

@@ -329,6 +329,10 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
                 return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            if fn == "mul" and not self.k.fp_fusion and self.target.name == "cuda" and \
+                    v.dtype.name in ("fp32", "fp64"):  # a product nvcc never contracts
+                mul = "__fmul_rn" if v.dtype.name == "fp32" else "__dmul_rn"
+                return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "mul" and v.dtype.name == "u16":  # C multiplies them as int: may overflow
                 text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
                         f"{self.wrap(a[1], idx, MUL + 1)}")
@@ -840,6 +844,8 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         r.smem_bytes += r.pool_b_bytes
     declarations, shared = r.shared_memory_declarations()
     body = declarations + body
+    if not kernel.fp_fusion and target.name == "hip":  # clang's contraction, off in here
+        body = ["  #pragma clang fp contract(off)"] + body
     params = []
     for p in kernel.params:
         if p.value is not None:

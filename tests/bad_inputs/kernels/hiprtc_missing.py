@@ -1,5 +1,5 @@
 # raises: CompilationError
-# error: hiprtc, which compiles HIP source, is not installed or does not load (hip-python is not installed): pip install "tilecc[hip]" (with ROCm's hiprtc library)
+# error: hiprtc, which compiles HIP source, is not installed or does not load (hip-python is not installed): install ROCm's hiprtc library, and pip install 'hip-python==6.2.0.499.16' (in a checkout of tilecc: pip install '.[hip]')
 
 import tilecc
 import tilecc.language as tl

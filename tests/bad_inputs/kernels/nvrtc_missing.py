@@ -1,5 +1,5 @@
 # raises: CompilationError
-# error: NVRTC, which compiles CUDA source, is not installed or does not load (no libnvrtc.so found (pip install nvidia-cuda-nvrtc); CuPy, the other way to NVRTC, is not installed): pip install "tilecc[cuda]"
+# error: NVRTC, which compiles CUDA source, is not installed or does not load (no libnvrtc.so found (pip install nvidia-cuda-nvrtc); CuPy, the other way to NVRTC, is not installed): pip install 'nvidia-cuda-nvrtc>=13' (in a checkout of tilecc: pip install '.[nvrtc]')
 
 import tilecc
 import tilecc.language as tl

@@ -159,15 +159,13 @@ floats("log1p", numpy=_np(np.log1p))
 floats("sqrt", numpy=_np(np.sqrt))
 floats("rsqrt", numpy=_np(lambda x: 1 / np.sqrt(x)))
 floats("cbrt", numpy=_np(np.cbrt))
-floats("rcbrt", numpy=_np(lambda x: 1 / np.cbrt(x)))
+floats("rcbrt", numpy=_np(N.reciprocal_cbrt))
 floats("hypot", arity=2, numpy=_np(np.hypot))
-floats("rhypot", arity=2, numpy=_np(lambda x, y: 1 / np.hypot(x, y)))
-floats("norm3d", arity=3, numpy=_np(lambda x, y, z: np.hypot(np.hypot(x, y), z)))
-floats("rnorm3d", arity=3, numpy=_np(lambda x, y, z: 1 / np.hypot(np.hypot(x, y), z)))
-floats("norm4d", arity=4, numpy=_np(lambda x, y, z, w: np.hypot(np.hypot(x, y),
-                                                                  np.hypot(z, w))))
-floats("rnorm4d", arity=4, numpy=_np(lambda x, y, z, w: 1 / np.hypot(np.hypot(x, y),
-                                                                      np.hypot(z, w))))
+floats("rhypot", arity=2, numpy=_np(N.reciprocal_norm))
+floats("norm3d", arity=3, numpy=_np(N.norm))
+floats("rnorm3d", arity=3, numpy=_np(N.reciprocal_norm))
+floats("norm4d", arity=4, numpy=_np(N.norm))
+floats("rnorm4d", arity=4, numpy=_np(N.reciprocal_norm))
 row("pow", _sig(["fp32", "i32"], "fp32", "__nv_powif", "tc::powi"),
     _sig(["fp64", "i32"], "fp64", "__nv_powi", "tc::powi"),
     _sig(["fp32", "fp32"], "fp32", "::powf"), _sig(["fp64", "fp64"], "fp64", "::pow"),

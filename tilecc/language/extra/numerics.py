@@ -232,6 +232,39 @@ def vectorized(fn: Callable) -> Callable:
     return run
 
 
+def norm(*xs):
+    """sqrt(sum of squares) as a chain of C hypot calls (each scales its operands, so no
+    square overflows or underflows): hypot(x, y), hypot(hypot(x, y), z),
+    hypot(hypot(x, y), hypot(z, w))."""
+    if len(xs) == 4:
+        return np.hypot(np.hypot(xs[0], xs[1]), np.hypot(xs[2], xs[3]))
+    out = np.hypot(xs[0], xs[1])
+    return np.hypot(out, xs[2]) if len(xs) == 3 else out
+
+
+def reciprocal_norm(*xs):
+    """1 / norm(xs) with the operands first scaled by a power of two (exact) so that the
+    largest is near 1: the norm itself may exceed the largest float where its reciprocal
+    is a subnormal (rnorm3d(0, 1.28e308, 1.28e308) is 5.5e-309, not 1 / inf)."""
+    xs = [np.asarray(x, dtype=np.float64) for x in xs]
+    largest = np.abs(xs[0])
+    for x in xs[1:]:
+        largest = np.fmax(largest, np.abs(x))
+    usable = np.isfinite(largest) & (largest > 0)
+    _, e = np.frexp(np.where(usable, largest, 1.0))
+    return np.ldexp(1.0 / norm(*(np.ldexp(x, -e) for x in xs)), -e)
+
+
+def reciprocal_cbrt(x):
+    """1 / cbrt(x) as cbrt(1 / m) * 2**-k for x = m * 2**(3k): the rounding of 1 / m costs
+    a third of an ulp, where 1 / cbrt(x) would double cbrt's own error; no overflow for
+    subnormal x."""
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)
+    k = np.floor_divide(e, 3)
+    return np.ldexp(np.cbrt(1.0 / np.ldexp(m, e - 3 * k)), -k)
+
+
 def _sin_cos_pi(r, cosine: bool):
     """sin(pi r) or cos(pi r) for r in [0, 1/2], through the argument nearer zero (where
     the rounding of pi * r costs least)."""

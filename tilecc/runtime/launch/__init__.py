@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from tilecc.errors import CompilationError, InterpreterError, NoDeviceError
+from tilecc.errors import CompilationError, InterpreterError, LaunchError, NoDeviceError
 from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
@@ -62,8 +62,8 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
     if _env_get(_INTERPRET_KEY) == _ONE:
         try:
             return jit_fn.interpret[grid](*args, **kwargs)
-        except (CompilationError, InterpreterError) as e:  # without tilecc's frames behind it
-            raise e.with_traceback(None) from None
+        except (CompilationError, InterpreterError, LaunchError) as e:  # without tilecc's
+            raise e.with_traceback(None) from None  # frames behind it
     direct = jit_fn._direct
     if direct is not None:
         try:
@@ -71,46 +71,46 @@ def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
                 return None
         except TypeError:  # arguments that do not bind, an unhashable constexpr: see below
             pass
-    names = jit_fn._param_names
-    if kwargs:
-        values, options = bind_fast(names, args, kwargs)
-        if values is None:  # defaults, misspelt or repeated arguments: the careful path
-            by_name, options = jit_fn.bind(args, dict(kwargs))
+    try:
+        names = jit_fn._param_names
+        if kwargs:
+            values, options = bind_fast(names, args, kwargs)
+            if values is None:  # defaults, misspelt or repeated arguments: the careful path
+                by_name, options = jit_fn.bind(args, dict(kwargs))
+                values = [by_name[n] for n in names]
+        elif len(args) == len(names):
+            values, options = args, None
+        else:
+            by_name, options = jit_fn.bind(args, {})
             values = [by_name[n] for n in names]
-    elif len(args) == len(names):
-        values, options = args, None
-    else:
-        by_name, options = jit_fn.bind(args, {})
-        values = [by_name[n] for n in names]
-    options = options or {}
-    fast = arg_key(jit_fn._param_constexpr, values)
-    launcher = None
-    if fast is not None:
-        key, kernel_values = fast
-        key = launch_key(tuple(key), *ordered_options(options)) if options else tuple(key)
-        try:
-            launcher = jit_fn._entries.get(key)
-        except TypeError:  # an unhashable constexpr: specialize the slow way every time
-            fast = None
-    if launcher is None:
-        try:
+        options = options or {}
+        fast = arg_key(jit_fn._param_constexpr, values)
+        launcher = None
+        if fast is not None:
+            key, kernel_values = fast
+            key = launch_key(tuple(key), *ordered_options(options)) if options else tuple(key)
+            try:
+                launcher = jit_fn._entries.get(key)
+            except TypeError:  # an unhashable constexpr: specialize the slow way every time
+                fast = None
+        if launcher is None:
             launcher, kernel_values, has_arrays = _slow_path(jit_fn, values, options)
-        except CompilationError as e:  # without tilecc's frames behind it
-            raise e.with_traceback(None) from None
-        if fast is not None and has_arrays:  # without arrays the device is the current one
-            jit_fn._entries[key] = launcher
+            if fast is not None and has_arrays:  # without arrays the device is the current one
+                jit_fn._entries[key] = launcher
+                _file_direct(jit_fn, values, options, launcher)
+        elif jit_fn._binder is not None:
             _file_direct(jit_fn, values, options, launcher)
-    elif jit_fn._binder is not None:
-        _file_direct(jit_fn, values, options, launcher)
-    elif not jit_fn._binder_tried:
-        # A second launch: the generated warm launch (~0.3 ms to generate) pays off from
-        # here on.  A process's first launch does not wait for it, and one that launches
-        # once never pays it.
-        _add_direct(jit_fn, values, options, launcher)
-    if g3 is None:
-        g3 = resolve_grid(grid, dict(zip(names, values)), *ordered_options(options))
-    if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
-        launcher(g3, kernel_values)
+        elif not jit_fn._binder_tried:
+            # A second launch: the generated warm launch (~0.3 ms to generate) pays off from
+            # here on.  A process's first launch does not wait for it, and one that launches
+            # once never pays it.
+            _add_direct(jit_fn, values, options, launcher)
+        if g3 is None:
+            g3 = resolve_grid(grid, dict(zip(names, values)), *ordered_options(options))
+        if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
+            launcher(g3, kernel_values)
+    except (CompilationError, LaunchError) as e:  # the user's line, without tilecc's
+        raise e.with_traceback(None) from None  # frames behind it
 
 
 def _add_direct(jit_fn, values, options: dict, launcher) -> None:

@@ -390,6 +390,9 @@ class FunctionTracer(EarlyReturns):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._at(small, lambda s=small: self.visit_small(s))
+        elif isinstance(stmt, cst.BaseSmallStatement):
+            # the body of a one-line `def f(x): return x`, `if c: x = 1`, `for ...: acc += i`
+            self._at(stmt, lambda: self.visit_small(stmt))
         elif isinstance(stmt, cst.If):
             self.visit_if(stmt)
         elif isinstance(stmt, cst.For):
@@ -404,7 +407,7 @@ class FunctionTracer(EarlyReturns):
         comments = [line.comment.value for line in getattr(stmt, "leading_lines", ())
                     if line.comment is not None]
         if isinstance(stmt, cst.SimpleStatementLine):
-            text = "; ".join(self.pf.code(s) for s in stmt.body)
+            text = _small_statements_text(self.pf, stmt.body)
             if stmt.trailing_whitespace.comment:
                 comments.append(stmt.trailing_whitespace.comment.value)
         elif isinstance(stmt, cst.If):
@@ -414,7 +417,9 @@ class FunctionTracer(EarlyReturns):
         elif isinstance(stmt, cst.While):
             text = f"while {self.pf.code(stmt.test)}:"
         else:
-            return
+            return  # a one-line body's statements: its header's line shows them
+        if isinstance(stmt.body, cst.SimpleStatementSuite):  # `if c: x = 1` on one line
+            text += " " + _small_statements_text(self.pf, stmt.body.body)
         self.kernel.statements[(self.pf.file, self.stmt_line)] = (text, comments)
 
     def visit_small(self, s: cst.BaseSmallStatement) -> None:
@@ -1180,6 +1185,11 @@ _BINOPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div",
            "BitXor": "xor", "LeftShift": "shl", "RightShift": "shr"}
 _CMPOPS = {"LessThan": "lt", "LessThanEqual": "le", "GreaterThan": "gt",
            "GreaterThanEqual": "ge", "Equal": "eq", "NotEqual": "ne"}
+
+
+def _small_statements_text(pf: ParsedFunction, statements) -> str:
+    """`a = 1; b = 2` as written (each statement's code ends with its own `;`)."""
+    return "; ".join(pf.code(s).rstrip(";").rstrip() for s in statements)
 
 
 def _assigned_names(node: cst.CSTNode) -> list[str]:

@@ -66,3 +66,47 @@ def test_one_line_bodies_run_as_their_indented_forms(n, lo, shift) -> None:
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 def test_one_line_bodies_compile(target) -> None:
     _compiles(one_line_bodies_kernel, "*fp32,*fp32,i32,fp32,8,False", target)
+
+
+# --- casts: Triton's order of checks ------------------------------------------------------------
+
+@tilecc.jit
+def same_type_casts_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    # a cast to the type a value has returns it, before the rounding mode is looked at;
+    # a bitcast never looks at it
+    a = x.to(tl.float32, fp_downcast_rounding="rtne") + tl.cast(x, tl.float32,
+                                                                 fp_downcast_rounding="rtz")
+    b = x.to(tl.int32, bitcast=True, fp_downcast_rounding="rtz").to(tl.float32, bitcast=True)
+    h = x.to(tl.float16, fp_downcast_rounding="rtz")
+    c = h.to(tl.float16, fp_downcast_rounding="rtne").to(tl.float32)
+    tl.store(out_ptr + offs, a + b + c)
+
+
+def test_casts_to_the_same_type_ignore_the_rounding_mode() -> None:
+    x = np.array([1.0, -2.5, 1 / 3, 1e4 + 0.7], np.float32)
+    out = np.zeros(4, np.float32)
+    same_type_casts_kernel.interpret[(1,)](x, out, 4)
+    toward_zero = x.astype(np.float16)  # these round the same to nearest and toward zero
+    np.testing.assert_array_equal(out, 3 * x + toward_zero.astype(np.float32))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_same_type_casts_compile(target) -> None:
+    _compiles(same_type_casts_kernel, "*fp32,*fp32,4", target)
+
+
+@pytest.mark.parametrize("cast,message", [
+    ("x.to(tl.float64, fp_downcast_rounding='rtne')", "only for truncating fp conversions"),
+    ("x.to(tl.float16, fp_downcast_rounding='up')", "'rtne' or 'rtz'"),
+    ("x.to(tl.int16, fp_downcast_rounding='rtz')", "only for truncating fp conversions"),
+])
+def test_rounding_modes_of_real_conversions_are_still_checked(tmp_path, cast, message) -> None:
+    path = tmp_path / "cast_kernel.py"
+    path.write_text("import tilecc\nimport tilecc.language as tl\n\n\n@tilecc.jit\n"
+                    f"def k(x_ptr):\n    x = tl.load(x_ptr)\n    tl.store(x_ptr, {cast})\n")
+    from tilecc.cli_input import load_kernel
+
+    with pytest.raises(CompilationError, match=message):
+        load_kernel(f"{path}:k").source("*fp32")

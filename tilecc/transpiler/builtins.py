@@ -217,8 +217,10 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     x = kernel_value(tracer, input, "input")
     bitcast = bool(constant(bitcast, "bitcast"))
     rounding = constant(fp_downcast_rounding, "fp_downcast_rounding")
-    if rounding is not None and not bitcast:  # Triton's checks; rtne is what casts do
-        src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+    src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+    # Triton's order: a bitcast never reads the rounding mode, and a cast to the type the
+    # value already has is a no-op before the rounding mode is checked
+    if rounding is not None and not bitcast and src != to:  # rtne is what casts do
         if rounding not in ("rtne", "rtz"):
             raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
         if not (src.is_floating() and to.is_floating() and to.bits < src.bits):

@@ -110,3 +110,56 @@ def test_rounding_modes_of_real_conversions_are_still_checked(tmp_path, cast, me
 
     with pytest.raises(CompilationError, match=message):
         load_kernel(f"{path}:k").source("*fp32")
+
+
+# --- None pointers advanced in loops ------------------------------------------------------------
+
+@tilecc.jit
+def optional_residual_kernel(x_ptr, res_ptr, out_ptr, rows, stride, BLOCK: tl.constexpr,
+                             HAS_RES: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(rows):
+        x = tl.load(x_ptr + offs)
+        if HAS_RES:
+            x += tl.load(res_ptr + offs)
+            res_ptr += stride
+        acc += x
+        x_ptr += stride
+    j = 0
+    while j < rows:
+        if HAS_RES:
+            acc -= tl.load(res_ptr - stride + offs)
+            res_ptr -= stride
+        j += 1
+    tl.store(out_ptr + offs, acc)
+
+
+@pytest.mark.parametrize("has_res", [False, True])
+def test_none_pointer_reassigned_under_a_false_guard_in_loops(has_res) -> None:
+    x = np.arange(12, dtype=np.float32)
+    res = np.arange(12, dtype=np.float32) * 10
+    out = np.zeros(4, np.float32)
+    optional_residual_kernel.interpret[(1,)](x, res if has_res else None, out, 3, 4, 4,
+                                             has_res)
+    # with the residual, the while loop takes back what the for loop added
+    np.testing.assert_array_equal(out, x.reshape(3, 4).sum(0))
+
+
+@pytest.mark.parametrize("sig", ["*fp32,None,*fp32,i32,i32,4,False",
+                                 "*fp32,*fp32,*fp32,i32,i32,4,True"])
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_optional_residual_compiles(sig, target) -> None:
+    _compiles(optional_residual_kernel, sig, target)
+
+
+def test_a_loop_that_does_reassign_a_none_is_refused() -> None:
+    @tilecc.jit
+    def k(x_ptr, res_ptr, n):
+        for i in range(n):
+            res_ptr = x_ptr + i
+        tl.store(x_ptr, 1.0)
+
+    with pytest.raises(CompilationError, match="`res_ptr` is reassigned in the loop, but it "
+                                               "holds None"):
+        k.source("*fp32,None,i32")

@@ -571,7 +571,11 @@ class FunctionTracer(EarlyReturns):
         return _describe(x)
 
     def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
-        """Names a loop reassigns that exist before it, with their initial values."""
+        """Names a loop's body assigns that exist before it, with their initial values.
+        A name holding something that cannot be carried (None, a string, a descriptor) is
+        left as it is: the body may assign it only under a constexpr test that is false here
+        (`if HAS_RES: res_ptr += stride` with `res_ptr=None`), which
+        `_check_loop_invariants` confirms once the body is traced."""
         carried, inits = [], []
         for name in names:
             if name not in self.scope:
@@ -579,8 +583,7 @@ class FunctionTracer(EarlyReturns):
             v = self.scope[name]
             if isinstance(v, Const):
                 if not S.is_number(v):
-                    raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
-                                           f"{v.value!r}, which is not a kernel value")
+                    continue
                 v = self._at(node, lambda v=v: S.to_value(self.b, v))
             elif isinstance(v, BP.BlockPointer):  # carried as its offsets
                 for key, off in BP.loop_slots(name, v):
@@ -588,10 +591,29 @@ class FunctionTracer(EarlyReturns):
                     inits.append(off)
                 continue
             elif not isinstance(v, Value):
-                raise self.error(node, f"`{name}` cannot be reassigned inside a loop")
+                continue
             carried.append(name)
             inits.append(v)
         return carried, inits
+
+    def _check_loop_invariants(self, node, carried: list[str], init_scope: dict) -> None:
+        """The names the body assigns but the loop does not carry still hold their value
+        from before the loop (the body did not in fact assign them)."""
+        for name in _assigned_names(node.body):
+            if name in carried or name not in init_scope or \
+                    isinstance(init_scope[name], BP.BlockPointer):
+                continue
+            before, now = init_scope[name], self.scope.get(name)
+            if now is before or (isinstance(now, Const) and isinstance(before, Const) and
+                                 type(now.value) is type(before.value) and
+                                 now.value == before.value):
+                continue
+            if isinstance(before, Const):
+                raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
+                                       f"{before.value!r} before it, which is not a kernel "
+                                       "value")
+            raise self.error(node, f"`{name}` ({_describe(before)}) cannot be reassigned "
+                                   "inside a loop")
 
     def _bind_carried(self, carried: list[str], values: list[Value]) -> None:
         """Bind a loop's carried names (block pointers' offset slots included) to values."""
@@ -613,6 +635,7 @@ class FunctionTracer(EarlyReturns):
 
     def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value],
                          init_scope: dict):
+        self._check_loop_invariants(node, carried, init_scope)
         for name, init in zip(carried, inits):
             v = self._carried_now(node, name, init_scope)
             if isinstance(v, Const):

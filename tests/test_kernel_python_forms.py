@@ -14,6 +14,7 @@ import tilecc
 import tilecc.language as tl
 from conftest_compilers import require_cuda_compiler, require_hip_compiler
 from tilecc.errors import CompilationError
+from tilecc.language.core import constexpr_type
 
 
 def _compiles(kernel, signature: str, target: str) -> None:
@@ -163,3 +164,204 @@ def test_a_loop_that_does_reassign_a_none_is_refused() -> None:
     with pytest.raises(CompilationError, match="`res_ptr` is reassigned in the loop, but it "
                                                "holds None"):
         k.source("*fp32,None,i32")
+
+
+# --- `and` / `or` with compile-time and run-time operands ---------------------------------------
+
+@tilecc.jit
+def mixed_conditions_kernel(x_ptr, out_ptr, FLAG: tl.constexpr, FORM: tl.constexpr):
+    v = tl.load(x_ptr)
+    if FORM == "flag and v":
+        hit = FLAG and v > 42
+    elif FORM == "v and flag":
+        hit = v > 42 and FLAG
+    elif FORM == "flag or v":
+        hit = FLAG or v > 42
+    else:
+        hit = v > 42 or FLAG
+    if hit:
+        tl.store(out_ptr, 1)
+    else:
+        tl.store(out_ptr, 2)
+
+
+@pytest.mark.parametrize("form", ["flag and v", "v and flag", "flag or v", "v or flag"])
+@pytest.mark.parametrize("flag", [False, True])
+@pytest.mark.parametrize("v", [7, 100])
+def test_and_or_mixing_constexprs_and_kernel_values(form, flag, v) -> None:
+    out = np.zeros(1, np.int32)
+    mixed_conditions_kernel.interpret[(1,)](np.array([v], np.int32), out, flag, form)
+    big = v > 42
+    want = {"flag and v": flag and big, "v and flag": big and flag,
+            "flag or v": flag or big, "v or flag": big or flag}[form]
+    assert out[0] == (1 if want else 2)
+    # a constexpr that decides the result decides it at compile time, where it stands
+    decided = (form.endswith("and v") or form.endswith("and flag")) and not flag or \
+        ("or" in form and flag)
+    kinds = [op.kind for op in mixed_conditions_kernel.ir("*i32,*i32", FLAG=flag, FORM=form)
+             .walk()]
+    assert ("if" not in kinds) == decided
+
+
+@tilecc.jit
+def never_traced_kernel(x_ptr, GUARD: tl.constexpr):
+    v = tl.load(x_ptr)
+    if v > 42 and GUARD:  # a false GUARD decides: the body is not traced, as in Triton
+        tl.static_assert(GUARD, "traced a branch a constexpr ruled out")
+    if v < 0 or not GUARD:  # a true `not GUARD` decides: the else is not traced
+        tl.store(x_ptr, v + 1)
+    else:
+        tl.static_assert(GUARD, "traced a branch a constexpr ruled out")
+
+
+def test_a_constexpr_after_a_kernel_value_folds_the_condition() -> None:
+    x = np.array([5], np.int32)
+    never_traced_kernel.interpret[(1,)](x, False)
+    assert x[0] == 6
+
+
+@tilecc.jit
+def and_keeps_the_value_kernel(x_ptr, out_ptr, FLAG: tl.constexpr):
+    v = tl.load(x_ptr)
+    tl.store(out_ptr, (v and FLAG) + (FLAG and v) + (v or (not FLAG)))
+
+
+def test_a_constexpr_that_does_not_decide_is_dropped() -> None:
+    # as Triton: `v and True` is v itself (an int32), not a truth value
+    out = np.zeros(1, np.int32)
+    and_keeps_the_value_kernel.interpret[(1,)](np.array([7], np.int32), out, True)
+    assert out[0] == 21
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_mixed_conditions_compile(target) -> None:
+    for form in ("flag and v", "v or flag"):
+        _compiles(mixed_conditions_kernel, f"*i32,*i32,True,'{form}'", target)
+
+
+# --- isinstance, hasattr, `is None` -------------------------------------------------------------
+
+@tilecc.jit
+def clamp_int32_kernel(x):
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type) and \
+            (x.dtype.element_ty == tl.int32) and (tl.load(x) > 42):
+        tl.store(x, 42)
+
+
+@pytest.mark.parametrize("value,want", [(100, 42), (7, 7)])
+def test_guard_chain_of_compile_time_tests_then_a_load(value, want) -> None:
+    x = np.array([value], np.int32)
+    clamp_int32_kernel.interpret[(1,)](x)
+    assert x[0] == want
+    f = np.array([100.0], np.float32)
+    clamp_int32_kernel.interpret[(1,)](f)  # not an int32 pointer: nothing happens
+    assert f[0] == 100.0
+    clamp_int32_kernel.interpret[(1,)](None)
+    assert [op.kind for op in clamp_int32_kernel.ir("None").walk()] == []
+
+
+@pytest.mark.parametrize("sig", ["*i32", "*fp32", "None"])
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_guard_chain_compiles(sig, target) -> None:
+    _compiles(clamp_int32_kernel, sig, target)
+
+
+@tilecc.jit
+def class_tests_kernel(x, n, out_ptr, B: tl.constexpr):
+    v = tl.load(x + tl.arange(0, B))
+    d = tl.make_tensor_descriptor(x, [n], [1], [B])
+    p = tl.make_block_ptr(x, (n,), (1,), (0,), (B,), (0,))
+    # Triton's answers (its code generator unwraps constexprs before calling isinstance)
+    tl.static_assert(isinstance(x, tl.tensor) and isinstance(n, tl.tensor))
+    tl.static_assert(isinstance(v, tl.tensor) and isinstance(p, tl.tensor))
+    tl.static_assert(not isinstance(B, tl.tensor) and not isinstance(d, tl.tensor))
+    tl.static_assert(not isinstance(B, tl.constexpr) and not isinstance(x, tl.constexpr))
+    tl.static_assert(isinstance(x.dtype, tl.dtype) and isinstance(v.type, tl.dtype))
+    tl.static_assert(isinstance(x.dtype, tl.pointer_type) and isinstance(x.type, tl.dtype))
+    tl.static_assert(not isinstance(v.dtype, tl.pointer_type) and not isinstance(x, tl.dtype))
+    tl.static_assert(isinstance(v.type, tl.block_type) and not isinstance(x.type, tl.block_type))
+    tl.static_assert(isinstance(d, tl.tensor_descriptor) and not isinstance(x, tl.tensor_descriptor))
+    tl.static_assert(isinstance(d, tl.core.tensor_descriptor_base) and isinstance(d, tl.core.base_value))
+    tl.static_assert(isinstance(B, int) and not isinstance(x, int) and not isinstance(B, float))
+    tl.static_assert(isinstance((B, B), tl.tuple) and isinstance(v.shape, tl.tuple))
+    tl.static_assert(isinstance(x.dtype, tl.core.base_type) and not isinstance(B, tl.core.base_value))
+    tl.static_assert(d is not None and p is not None and not (x is None))
+    tl.static_assert(hasattr(d, "load") and hasattr(d, "dtype") and not hasattr(d, "frob"))
+    tl.store(x + tl.arange(0, B), v + 1)
+
+
+def test_isinstance_answers_as_triton_for_every_kind_of_value() -> None:
+    x = np.zeros(16, np.float32)
+    class_tests_kernel.interpret[(1,)](x, 16, x, 16)
+    np.testing.assert_array_equal(x, np.ones(16, np.float32))
+
+
+def test_isinstance_against_something_that_is_not_a_class_is_an_error() -> None:
+    @tilecc.jit
+    def k(x):
+        tl.static_assert(isinstance(x, tl.load))
+
+    with pytest.raises(CompilationError, match="must be a type"):
+        k.source("*fp32")
+
+
+# --- descriptors: a helper that takes either a descriptor or a pointer --------------------------
+
+@tilecc.jit
+def descriptor_of(desc_or_ptr, n, BLOCK: tl.constexpr):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    return tl.make_tensor_descriptor(desc_or_ptr, [n], [1], [BLOCK])
+
+
+@tilecc.jit
+def scaled_copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    s = descriptor_of(src, n, BLOCK)
+    d = descriptor_of(dst, n, BLOCK)
+    start = tl.program_id(0) * BLOCK
+    d.store([start], s.load([start]) * 3.0)
+
+
+@pytest.mark.parametrize("host_src,host_dst", [(True, False), (False, True), (False, False)])
+def test_helper_returns_a_descriptor_argument_or_makes_one(host_src, host_dst) -> None:
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros(32, np.float32)
+    src = tilecc.TensorDescriptor.from_tensor(x, [16]) if host_src else x
+    dst = tilecc.TensorDescriptor.from_tensor(y, [16]) if host_dst else y
+    scaled_copy_kernel.interpret[(2,)](src, dst, 32, 16)
+    np.testing.assert_array_equal(y, 3 * x)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_descriptor_helper_compiles(target) -> None:
+    _compiles(scaled_copy_kernel, "tensordesc<fp32[16]>,*fp32:16,i32,16", target)
+
+
+# --- a constexpr's .value, .type and .dtype -----------------------------------------------------
+
+@tilecc.jit
+def constexpr_members_kernel(x_ptr, N: tl.constexpr, ACT: tl.constexpr):
+    tl.static_assert(N.value == N and N.type == constexpr_type(N))
+    tl.static_assert(N.type != constexpr_type(N + 1) and ACT.type == constexpr_type("relu"))
+    tl.static_assert(tl.constexpr(3).type == constexpr_type(3))
+    tl.static_assert(not hasattr(N, "dtype") and not hasattr(N, "value"))  # as Triton's
+    tl.store(x_ptr + tl.arange(0, N), N)
+
+
+def test_constexpr_value_and_type_as_triton() -> None:
+    x = np.zeros(8, np.float32)
+    constexpr_members_kernel.interpret[(1,)](x, 8, "relu")
+    np.testing.assert_array_equal(x, np.full(8, 8, np.float32))
+    assert tl.constexpr(3).type == constexpr_type(3) != constexpr_type(4)
+
+
+@pytest.mark.parametrize("expr", ["N.dtype", "tl.constexpr(3).dtype", "N.frob"])
+def test_a_constexpr_has_no_dtype(tmp_path, expr) -> None:
+    path = tmp_path / "dtype_kernel.py"
+    path.write_text("import tilecc\nimport tilecc.language as tl\n\n\n@tilecc.jit\n"
+                    f"def k(x_ptr, N: tl.constexpr):\n    tl.store(x_ptr, {expr})\n")
+    from tilecc.cli_input import load_kernel
+
+    attr = expr.rsplit(".", 1)[1]
+    with pytest.raises(CompilationError, match=f"'int' object has no attribute '{attr}'"):
+        load_kernel(f"{path}:k").source("*fp32,4")

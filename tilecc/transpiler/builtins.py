@@ -30,6 +30,10 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
         if len(args) != 1 or not isinstance(args[0], Const):
             raise tracer.error(node, "tl.constexpr() takes one compile-time value")
         return args[0]
+    if short == "constexpr_type":  # as Triton's, compared with `N.type`
+        if len(args) != 1 or kwargs or not isinstance(args[0], Const):
+            raise tracer.error(node, "constexpr_type() takes one compile-time value")
+        return Const(L.constexpr_type(args[0].value))
     if short == "pointer_type":
         if len(args) != 1 or not isinstance(args[0], Const) or \
                 not isinstance(args[0].value, (D.dtype, D.pointer_type)):

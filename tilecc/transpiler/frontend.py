@@ -31,6 +31,7 @@ from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import builtins_descriptor as TD
+from tilecc.transpiler import kernel_types as KT
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, not_supported
 from tilecc.transpiler.builtins_lang import TENSOR_METHODS
@@ -787,13 +788,7 @@ class FunctionTracer(EarlyReturns):
             return S.unary(self.b, {"Minus": "neg", "BitInvert": "invert", "Not": "not"}[op],
                            self._value_or_const(node.expression, x))
         if isinstance(node, cst.BooleanOperation):
-            left = self.eval(node.left)
-            is_and = isinstance(node.operator, cst.And)
-            if isinstance(left, Const):  # Python short-circuit on constexprs
-                if bool(left.value) != is_and:
-                    return left
-                return self.eval(node.right)
-            return S.logical(self.b, "land" if is_and else "lor", left, self.eval(node.right))
+            return self.boolean_operation(node)
         if isinstance(node, cst.Comparison):
             return self.compare(node)
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -837,6 +832,23 @@ class FunctionTracer(EarlyReturns):
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
         raise self.unsupported(node, f"{type(node).__name__} expressions are not supported in "
                                      "kernels")
+
+    def boolean_operation(self, node: cst.BooleanOperation) -> Any:
+        """`and` / `or` as Triton evaluates them: operands left to right; a constexpr that
+        decides the result (False for `and`, True for `or`) is the result, whatever ran
+        before it; one that does not is dropped; the kernel values left are combined."""
+        is_and = isinstance(node.operator, cst.And)
+
+        def decides(x: Const) -> bool:
+            return bool(x.value) != is_and
+
+        left = self.eval(node.left)
+        if isinstance(left, Const):
+            return left if decides(left) else self.eval(node.right)
+        right = self.eval(node.right)
+        if isinstance(right, Const):
+            return right if decides(right) else left
+        return S.logical(self.b, "land" if is_and else "lor", left, right)
 
     def power(self, node: cst.BinaryOperation) -> Const:
         """`**` of two constexprs (Triton's constexpr.__pow__); blocks have no `**`."""
@@ -887,9 +899,9 @@ class FunctionTracer(EarlyReturns):
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator).__name__
-            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)) and \
-                    isinstance(left, (Const, Value)) and isinstance(right, (Const, Value)):
-                # a kernel value is never None (`if b_ptr is not None:` with an array)
+            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)):
+                # a kernel value, a descriptor, a function... is never None (`if b_ptr is
+                # not None:` with an array)
                 same = _is_none(left) and _is_none(right)
                 r = Const(same == (op == "Is"))
             elif op in ("Is", "IsNot"):
@@ -949,6 +961,17 @@ class FunctionTracer(EarlyReturns):
                     hasattr(base.value, attr):
                 # as Triton, a constexpr's Python attributes (`ACT.upper()`, `N.bit_length()`)
                 return Const(getattr(base.value, attr))
+            if _is_scalar_constexpr(base) and attr in ("value", "type"):
+                # Triton's constexpr object itself answers these two
+                return base if attr == "value" else Const(language_core.constexpr_type(
+                    base.value))
+            if _is_scalar_constexpr(base):
+                hint = (" (a constexpr is its Python value, which has no dtype; "
+                        "tl.to_tensor(x).dtype is the dtype it takes as a kernel value)"
+                        if attr == "dtype" else "")
+                raise self.error(node, f"`{self.pf.code(node)}`: {type(base.value).__name__!r} "
+                                       f"object has no attribute {attr!r}{hint}",
+                                 "AttributeError")
         if isinstance(base, Const) and isinstance(base.value, (D.dtype, D.pointer_type,
                                                                D.block_type)):
             raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
@@ -1041,7 +1064,7 @@ class FunctionTracer(EarlyReturns):
         if name == "isinstance":
             if len(args) != 2 or not isinstance(args[1], (Const, TLRef, PyBuiltin)):
                 raise TypeError("isinstance() takes a value and a class")
-            return Const(_is_instance(args[0], args[1]))
+            return Const(KT.is_instance(args[0], _class_of(args[1])))
         if len(args) not in (2, 3) or not all(isinstance(a, Const) for a in args[1:]) or \
                 not isinstance(args[1].value, str) or (name == "hasattr" and len(args) != 2):
             raise TypeError(f"{name}() takes an object and a constant attribute name")
@@ -1056,6 +1079,12 @@ class FunctionTracer(EarlyReturns):
             elif isinstance(obj, Value):
                 found = self.value_attribute(obj, attr, node)
                 if isinstance(found, Method) and attr not in _TENSOR_MEMBERS:
+                    raise AttributeError(attr)
+            elif isinstance(TD.unwrap(obj), TD.TensorDescriptor):
+                desc = TD.unwrap(obj)
+                found = TD.attribute(desc, attr) or (Method(desc, attr) if attr in TD.METHODS
+                                                     else None)
+                if found is None:
                     raise AttributeError(attr)
             elif isinstance(obj, Const):
                 found = _wrap_item(getattr(obj.value, attr))
@@ -1105,7 +1134,7 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
         return Const(D.BY_LONG_NAME[short])
     if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
         return _libdevice_member(short, node, tracer)
-    if short in ("math", "extra", "cuda", "hip", "random") or "." in short:
+    if short in ("math", "extra", "cuda", "hip", "random", "core", "standard") or "." in short:
         if "." not in short:
             return TLRef("tl")
         short = short.rsplit(".", 1)[1]
@@ -1135,34 +1164,28 @@ _PLAIN_CONSTEXPRS = (bool, int, float, str, tuple)
 
 
 # Triton's type names: isinstance() tests and annotations (`tl.constexpr`, `tl.tensor`)
-_TYPE_NAMES = ("constexpr", "pointer_type", "tensor", "dtype", "block_type", "tuple", "const",
-               "void", "slice")
+_TYPE_NAMES = (*KT.TL_CLASSES, "void")
 
 _PY_BUILTINS = ("range", "min", "max", "float", "int", "bool", "getattr", "hasattr",
                 "isinstance", "len", "print")
 _COMPILE_TIME_BUILTINS = ("getattr", "hasattr", "isinstance", "len", "print")
 
 
-def _is_instance(x: Any, cls: Any) -> bool:
-    """isinstance() in a kernel: kernel values are `tl.tensor`s, constexprs `tl.constexpr`s
-    and also instances of their Python class (`isinstance(BLOCK, int)`)."""
-    if isinstance(cls, Const) and isinstance(cls.value, tuple):
-        return any(_is_instance(x, c if isinstance(c, (TLRef, PyBuiltin)) else Const(c))
-                   for c in cls.value)
+def _class_of(cls: Any) -> Any:
+    """isinstance()'s second argument as `kernel_types.is_instance` takes it."""
     if isinstance(cls, TLRef):
-        if cls.name == "tl.tensor":
-            return isinstance(x, Value)
-        if cls.name == "tl.constexpr":
-            return isinstance(x, Const)
-        if cls.name == "tl.dtype":
-            return isinstance(x, Const) and isinstance(x.value, D.dtype)
-        return False
+        return cls.name
     if isinstance(cls, PyBuiltin) and cls.name in ("int", "float", "bool"):
-        return isinstance(x, Const) and isinstance(x.value, getattr(pybuiltins, cls.name))
-    if isinstance(cls, Const) and isinstance(cls.value, type):
-        return isinstance(x, Const) and isinstance(x.value, cls.value)
-    raise TypeError("isinstance() takes a class: tl.tensor, tl.constexpr, tl.dtype, int, "
-                    "float, bool, or a Python class")
+        return getattr(pybuiltins, cls.name)
+    if isinstance(cls, Const) and isinstance(cls.value, tuple):
+        return tuple(_class_of(_wrap_item(c)) for c in cls.value)
+    return cls.value if isinstance(cls, Const) else cls
+
+
+def _is_scalar_constexpr(x: Any) -> bool:
+    """A constexpr Triton keeps in its `constexpr` wrapper (a number, string or None; not
+    a dtype or a tuple, which are objects of their own)."""
+    return isinstance(x, Const) and isinstance(x.value, (bool, int, float, str, type(None)))
 
 
 def _is_none(x: Any) -> bool:

@@ -365,3 +365,74 @@ def test_a_constexpr_has_no_dtype(tmp_path, expr) -> None:
     attr = expr.rsplit(".", 1)[1]
     with pytest.raises(CompilationError, match=f"'int' object has no attribute '{attr}'"):
         load_kernel(f"{path}:k").source("*fp32,4")
+
+
+# --- scans and reductions: combine functions from anywhere -------------------------------------
+
+@tilecc.jit
+def recurrence(a1, b1, a2, b2):  # x_i = a_i * x_{i-1} + b_i
+    return a1 * a2, b1 * a2 + b2
+
+
+@tilecc.jit
+def twice(a):
+    return a * 2
+
+
+@tilecc.jit
+def sum_via_helper(a, b):
+    return twice(a) + b - a
+
+
+@tilecc.jit
+def scan_through_helper(x, AXIS: tl.constexpr, fn=sum_via_helper):
+    return tl.associative_scan(x, AXIS, fn, reverse=True)
+
+
+@tilecc.jit
+def combine_forms_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr, REV: tl.constexpr,
+                         COMBINE: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    _, rec = tl.associative_scan((x, y), 0, recurrence, reverse=REV)
+    tl.store(out_ptr + offs, rec)
+    tl.store(out_ptr + N + offs, tl.associative_scan(x, 0, COMBINE, reverse=REV))
+    tl.store(out_ptr + 2 * N + offs, scan_through_helper(x, 0))
+    tl.store(out_ptr + 3 * N, tl.reduce(x, 0, COMBINE))
+    tl.store(out_ptr + 3 * N + 1, x.reduce(0, (COMBINE, recurrence)[0]))
+
+
+def _recurrence(a, b, reverse):
+    a, b = (a[::-1], b[::-1]) if reverse else (a, b)
+    out, acc = [], 0.0
+    for ai, bi in zip(a, b):
+        acc = ai * acc + bi
+        out.append(acc)
+    out = np.array(out, np.float32)
+    return out[::-1] if reverse else out
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_combine_functions_from_globals_arguments_defaults_and_closures(reverse) -> None:
+    @tilecc.jit
+    def add(a, b):  # a closure's @jit, passed as a constexpr argument
+        return a + b
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, 3, 8).astype(np.float32)
+    y = rng.integers(-2, 3, 8).astype(np.float32)
+    out = np.zeros(26, np.float32)
+    combine_forms_kernel.interpret[(1,)](x, y, out, 8, reverse, add)
+    np.testing.assert_array_equal(out[:8], _recurrence(x, y, reverse))
+    cum = np.cumsum(x[::-1])[::-1] if reverse else np.cumsum(x)
+    np.testing.assert_array_equal(out[8:16], cum)
+    np.testing.assert_array_equal(out[16:24], np.cumsum(x[::-1])[::-1])
+    assert out[24] == out[25] == x.sum()
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_combine_forms_compile(target) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    combine_forms_kernel.compile("*fp32,*fp32,*fp32", N=8, REV=True, COMBINE=sum_via_helper,
+                                 target=target)

@@ -1113,8 +1113,7 @@ class FunctionTracer(EarlyReturns):
             pf = CalledFrom.of(pf, self.pf.loc(node))
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
-            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer,
-                                                     TD.TensorDescriptor)) else Const(v)
+            tracer.scope[name] = _wrap_item(v)  # defaults are plain Python values
         try:
             tracer.run_body(pf.funcdef.body.body)
         except Return as r:
@@ -1210,9 +1209,14 @@ def _unwrap_const(x: Any) -> Any:
 
 
 def _wrap_item(item: Any) -> Any:
-    """An item of a compile-time tuple, as the tracer handles values."""
-    if isinstance(item, (Value, Const, TLRef, OtherModule, HelperRef, PyBuiltin, Method)):
+    """A Python value (an item of a compile-time tuple, a constexpr argument, a helper's
+    default) as the tracer handles values: a @jit function as a helper, so that it can be
+    called or be a combine function wherever it came from."""
+    if isinstance(item, (Value, Const, TLRef, OtherModule, HelperRef, PyBuiltin, Method,
+                         BP.BlockPointer, TD.TensorDescriptor)):
         return item
+    if callable(item) and isinstance(reference_for(item), HelperRef):
+        return reference_for(item)
     return Const(item)
 
 
@@ -1280,7 +1284,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
     for spec in specs:
         if spec.is_constexpr:
             kernel.params.append(Param(spec.name, None, spec.constexpr, is_constexpr=True))
-            tracer.scope[spec.name] = Const(spec.constexpr)
+            tracer.scope[spec.name] = _wrap_item(spec.constexpr)
         elif spec.equals_one:  # Triton specializes integer arguments equal to 1
             kernel.params.append(Param(spec.name, None, 1, is_constexpr=True))
             tracer.scope[spec.name] = Const(1)

@@ -355,6 +355,21 @@ def test_constexpr_value_and_type_as_triton() -> None:
     assert tl.constexpr(3).type == constexpr_type(3) != constexpr_type(4)
 
 
+@tilecc.jit
+def not_of_constexprs_kernel(x_ptr, res_ptr, ACT: tl.constexpr):
+    if not res_ptr and not ACT:  # `not` of any constexpr, None and strings too
+        tl.store(x_ptr, 1.0)
+    else:
+        tl.store(x_ptr, 2.0)
+
+
+@pytest.mark.parametrize("act,want", [("", 1.0), ("relu", 2.0)])
+def test_not_of_none_and_strings(act, want) -> None:
+    x = np.zeros(1, np.float32)
+    not_of_constexprs_kernel.interpret[(1,)](x, None, act)
+    assert x[0] == want
+
+
 @pytest.mark.parametrize("expr", ["N.dtype", "tl.constexpr(3).dtype", "N.frob"])
 def test_a_constexpr_has_no_dtype(tmp_path, expr) -> None:
     path = tmp_path / "dtype_kernel.py"

@@ -785,6 +785,8 @@ class FunctionTracer(EarlyReturns):
             op = type(node.operator).__name__
             if op == "Plus":
                 return x
+            if op == "Not" and isinstance(x, Const):  # any constexpr: `not None`, `not ACT`
+                return Const(not x.value)
             return S.unary(self.b, {"Minus": "neg", "BitInvert": "invert", "Not": "not"}[op],
                            self._value_or_const(node.expression, x))
         if isinstance(node, cst.BooleanOperation):

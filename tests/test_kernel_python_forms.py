@@ -451,3 +451,25 @@ def test_combine_forms_compile(target) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
     combine_forms_kernel.compile("*fp32,*fp32,*fp32", N=8, REV=True, COMBINE=sum_via_helper,
                                  target=target)
+
+
+# --- on the GPU ---------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_guard_chain_and_combine_forms_on_the_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([100, 7], dtype=torch.int32, device="cuda")
+    clamp_int32_kernel[(1,)](x)  # the store the isinstance chain guards runs
+    assert x.tolist() == [42, 7]
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2, 3, 8).astype(np.float32)
+    b = rng.integers(-2, 3, 8).astype(np.float32)
+    want = np.zeros(26, np.float32)
+    combine_forms_kernel.interpret[(1,)](a, b, want, 8, True, sum_via_helper)
+    out = torch.zeros(26, device="cuda")
+    combine_forms_kernel[(1,)](torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), out, 8,
+                               True, sum_via_helper)
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
+    y = torch.zeros(4, device="cuda")
+    optional_residual_kernel[(1,)](torch.arange(12.0, device="cuda"), None, y, 3, 4, 4, False)
+    assert y.tolist() == [12.0, 15.0, 18.0, 21.0]

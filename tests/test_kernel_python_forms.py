@@ -69,6 +69,17 @@ def test_one_line_bodies_compile(target) -> None:
     _compiles(one_line_bodies_kernel, "*fp32,*fp32,i32,fp32,8,False", target)
 
 
+@tilecc.jit
+def fill_kernel(x_ptr, BLOCK: tl.constexpr): tl.store(x_ptr + tl.arange(0, BLOCK), 1.5); return
+
+
+def test_a_kernel_on_one_line() -> None:
+    x = np.zeros(4, np.float32)
+    fill_kernel.interpret[(1,)](x, 4)
+    np.testing.assert_array_equal(x, np.full(4, 1.5, np.float32))
+    assert ": tl.store(x_ptr + tl.arange(0, BLOCK), 1.5); return\n" in fill_kernel.source("*fp32,4")
+
+
 # --- casts: Triton's order of checks ------------------------------------------------------------
 
 @tilecc.jit

@@ -355,6 +355,7 @@ class FunctionTracer(EarlyReturns):
     # statements ----------------------------------------------------------------------------
     def run_body(self, statements) -> None:
         statements = list(statements)
+        self._record_one_line_body(statements)
         i = 0
         while i < len(statements):
             stmt = statements[i]
@@ -422,6 +423,19 @@ class FunctionTracer(EarlyReturns):
         if isinstance(stmt.body, cst.SimpleStatementSuite):  # `if c: x = 1` on one line
             text += " " + _small_statements_text(self.pf, stmt.body.body)
         self.kernel.statements[(self.pf.file, self.stmt_line)] = (text, comments)
+
+    def _record_one_line_body(self, statements: list) -> None:
+        """A body on its header's line (`def k(x): tl.store(x, 1.0)`) is that line's
+        statement text, unless the header (`if c: x = 1`) has recorded the line."""
+        small = []
+        for stmt in statements:
+            if not isinstance(stmt, cst.BaseSmallStatement) or \
+                    (small and self.pf.loc(stmt).line != self.pf.loc(small[0]).line):
+                break
+            small.append(stmt)
+        if small:
+            key = (self.pf.file, self.pf.loc(small[0]).line)
+            self.kernel.statements.setdefault(key, (_small_statements_text(self.pf, small), []))
 
     def visit_small(self, s: cst.BaseSmallStatement) -> None:
         if isinstance(s, cst.Assign):

@@ -58,7 +58,8 @@ def attributes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.static_assert(getattr(tl, "float16").is_fp16() and hasattr(x, "dtype"))
     tl.static_assert(hasattr(x, "sum") and not hasattr(x, "frob") and not hasattr(tl, "frob"))
     tl.static_assert(getattr(x, "dtype") == tl.float32 and getattr(x, "frob", 3) == 3)
-    tl.static_assert(isinstance(x, tl.tensor) and isinstance(BLOCK, tl.constexpr))
+    # as Triton: a constexpr is unwrapped before isinstance sees it
+    tl.static_assert(isinstance(x, tl.tensor) and not isinstance(BLOCK, tl.constexpr))
     tl.static_assert(isinstance(BLOCK, int) and len(x) == BLOCK)
     tl.static_assert(BLOCK ** 2 == BLOCK * BLOCK)
     tl.store(out_ptr + tl.arange(0, BLOCK), x)

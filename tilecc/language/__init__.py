@@ -13,7 +13,7 @@ from tilecc.language.core import (
     device_assert, device_print, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
     max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
-    static_assert, static_print, static_range, store, tensor, sum, to_tensor, trans, umulhi, view, where, zeros,
+    static_assert, static_print, static_range, store, tensor, tensor_descriptor, sum, to_tensor, trans, umulhi, view, where, zeros,
     zeros_like)
 from tilecc.language.dtypes import (
     bfloat16, block_type, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
@@ -46,6 +46,7 @@ __all__ = [
     "reduce_or", "sort", "swizzle2d", "topk", "xor_sum",
     "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
     "assume", "block_type", "condition", "device_print", "static_print", "tensor",
+    "tensor_descriptor",
 ]
 
 # memory and assembly (block pointers, tensor descriptors, inline assembly)

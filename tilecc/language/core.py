@@ -56,12 +56,33 @@ def kernel_function(fn: Callable) -> KernelFunction:
     return KernelFunction(fn)
 
 
+class constexpr_type:
+    """The type of a constexpr (`BLOCK.type`): one per value, equal when the values are
+    (as Triton's `triton.language.core.constexpr_type`)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value}]"
+
+
 class constexpr:
     """Annotation for compile-time parameters (`BLOCK: tl.constexpr`), or a wrapper
     that marks a global as a compile-time constant (`BLOCK = tl.constexpr(128)`)."""
 
     def __init__(self, value: Any):
         self.value = value.value if isinstance(value, constexpr) else value
+
+    @property
+    def type(self) -> constexpr_type:
+        return constexpr_type(self.value)
 
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
@@ -316,6 +337,12 @@ def device_assert(cond, msg=""):
 class tensor:
     """The type of kernel values (blocks and scalars): for `isinstance(x, tl.tensor)` and
     annotations in kernels; tilecc has no tensor objects outside them."""
+
+
+class tensor_descriptor:
+    """The type of tensor descriptors in kernels (a host-side `TensorDescriptor` argument,
+    or `tl.make_tensor_descriptor`'s result): for `isinstance(desc, tl.tensor_descriptor)`
+    and annotations."""
 
 
 @builtin

@@ -30,6 +30,10 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
         if len(args) != 1 or not isinstance(args[0], Const):
             raise tracer.error(node, "tl.constexpr() takes one compile-time value")
         return args[0]
+    if short == "constexpr_type":  # as Triton's, compared with `N.type`
+        if len(args) != 1 or kwargs or not isinstance(args[0], Const):
+            raise tracer.error(node, "constexpr_type() takes one compile-time value")
+        return Const(L.constexpr_type(args[0].value))
     if short == "pointer_type":
         if len(args) != 1 or not isinstance(args[0], Const) or \
                 not isinstance(args[0].value, (D.dtype, D.pointer_type)):
@@ -217,8 +221,10 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     x = kernel_value(tracer, input, "input")
     bitcast = bool(constant(bitcast, "bitcast"))
     rounding = constant(fp_downcast_rounding, "fp_downcast_rounding")
-    if rounding is not None and not bitcast:  # Triton's checks; rtne is what casts do
-        src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+    src = x.dtype if isinstance(x, Value) else D.literal_dtype(x.value)
+    # Triton's order: a bitcast never reads the rounding mode, and a cast to the type the
+    # value already has is a no-op before the rounding mode is checked
+    if rounding is not None and not bitcast and src != to:  # rtne is what casts do
         if rounding not in ("rtne", "rtz"):
             raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
         if not (src.is_floating() and to.is_floating() and to.bits < src.bits):

@@ -31,6 +31,7 @@ from tilecc.language import random as language_random
 from tilecc.language.core import KernelFunction, constexpr as ConstexprClass
 from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import builtins_descriptor as TD
+from tilecc.transpiler import kernel_types as KT
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import bind, did_you_mean, not_supported
 from tilecc.transpiler.builtins_lang import TENSOR_METHODS
@@ -354,6 +355,7 @@ class FunctionTracer(EarlyReturns):
     # statements ----------------------------------------------------------------------------
     def run_body(self, statements) -> None:
         statements = list(statements)
+        self._record_one_line_body(statements)
         i = 0
         while i < len(statements):
             stmt = statements[i]
@@ -390,6 +392,9 @@ class FunctionTracer(EarlyReturns):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._at(small, lambda s=small: self.visit_small(s))
+        elif isinstance(stmt, cst.BaseSmallStatement):
+            # the body of a one-line `def f(x): return x`, `if c: x = 1`, `for ...: acc += i`
+            self._at(stmt, lambda: self.visit_small(stmt))
         elif isinstance(stmt, cst.If):
             self.visit_if(stmt)
         elif isinstance(stmt, cst.For):
@@ -404,7 +409,7 @@ class FunctionTracer(EarlyReturns):
         comments = [line.comment.value for line in getattr(stmt, "leading_lines", ())
                     if line.comment is not None]
         if isinstance(stmt, cst.SimpleStatementLine):
-            text = "; ".join(self.pf.code(s) for s in stmt.body)
+            text = _small_statements_text(self.pf, stmt.body)
             if stmt.trailing_whitespace.comment:
                 comments.append(stmt.trailing_whitespace.comment.value)
         elif isinstance(stmt, cst.If):
@@ -414,8 +419,23 @@ class FunctionTracer(EarlyReturns):
         elif isinstance(stmt, cst.While):
             text = f"while {self.pf.code(stmt.test)}:"
         else:
-            return
+            return  # a one-line body's statements: its header's line shows them
+        if isinstance(stmt.body, cst.SimpleStatementSuite):  # `if c: x = 1` on one line
+            text += " " + _small_statements_text(self.pf, stmt.body.body)
         self.kernel.statements[(self.pf.file, self.stmt_line)] = (text, comments)
+
+    def _record_one_line_body(self, statements: list) -> None:
+        """A body on its header's line (`def k(x): tl.store(x, 1.0)`) is that line's
+        statement text, unless the header (`if c: x = 1`) has recorded the line."""
+        small = []
+        for stmt in statements:
+            if not isinstance(stmt, cst.BaseSmallStatement) or \
+                    (small and self.pf.loc(stmt).line != self.pf.loc(small[0]).line):
+                break
+            small.append(stmt)
+        if small:
+            key = (self.pf.file, self.pf.loc(small[0]).line)
+            self.kernel.statements.setdefault(key, (_small_statements_text(self.pf, small), []))
 
     def visit_small(self, s: cst.BaseSmallStatement) -> None:
         if isinstance(s, cst.Assign):
@@ -566,7 +586,11 @@ class FunctionTracer(EarlyReturns):
         return _describe(x)
 
     def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
-        """Names a loop reassigns that exist before it, with their initial values."""
+        """Names a loop's body assigns that exist before it, with their initial values.
+        A name holding something that cannot be carried (None, a string, a descriptor) is
+        left as it is: the body may assign it only under a constexpr test that is false here
+        (`if HAS_RES: res_ptr += stride` with `res_ptr=None`), which
+        `_check_loop_invariants` confirms once the body is traced."""
         carried, inits = [], []
         for name in names:
             if name not in self.scope:
@@ -574,8 +598,7 @@ class FunctionTracer(EarlyReturns):
             v = self.scope[name]
             if isinstance(v, Const):
                 if not S.is_number(v):
-                    raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
-                                           f"{v.value!r}, which is not a kernel value")
+                    continue
                 v = self._at(node, lambda v=v: S.to_value(self.b, v))
             elif isinstance(v, BP.BlockPointer):  # carried as its offsets
                 for key, off in BP.loop_slots(name, v):
@@ -583,10 +606,29 @@ class FunctionTracer(EarlyReturns):
                     inits.append(off)
                 continue
             elif not isinstance(v, Value):
-                raise self.error(node, f"`{name}` cannot be reassigned inside a loop")
+                continue
             carried.append(name)
             inits.append(v)
         return carried, inits
+
+    def _check_loop_invariants(self, node, carried: list[str], init_scope: dict) -> None:
+        """The names the body assigns but the loop does not carry still hold their value
+        from before the loop (the body did not in fact assign them)."""
+        for name in _assigned_names(node.body):
+            if name in carried or name not in init_scope or \
+                    isinstance(init_scope[name], BP.BlockPointer):
+                continue
+            before, now = init_scope[name], self.scope.get(name)
+            if now is before or (isinstance(now, Const) and isinstance(before, Const) and
+                                 type(now.value) is type(before.value) and
+                                 now.value == before.value):
+                continue
+            if isinstance(before, Const):
+                raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
+                                       f"{before.value!r} before it, which is not a kernel "
+                                       "value")
+            raise self.error(node, f"`{name}` ({_describe(before)}) cannot be reassigned "
+                                   "inside a loop")
 
     def _bind_carried(self, carried: list[str], values: list[Value]) -> None:
         """Bind a loop's carried names (block pointers' offset slots included) to values."""
@@ -608,6 +650,7 @@ class FunctionTracer(EarlyReturns):
 
     def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value],
                          init_scope: dict):
+        self._check_loop_invariants(node, carried, init_scope)
         for name, init in zip(carried, inits):
             v = self._carried_now(node, name, init_scope)
             if isinstance(v, Const):
@@ -756,16 +799,12 @@ class FunctionTracer(EarlyReturns):
             op = type(node.operator).__name__
             if op == "Plus":
                 return x
+            if op == "Not" and isinstance(x, Const):  # any constexpr: `not None`, `not ACT`
+                return Const(not x.value)
             return S.unary(self.b, {"Minus": "neg", "BitInvert": "invert", "Not": "not"}[op],
                            self._value_or_const(node.expression, x))
         if isinstance(node, cst.BooleanOperation):
-            left = self.eval(node.left)
-            is_and = isinstance(node.operator, cst.And)
-            if isinstance(left, Const):  # Python short-circuit on constexprs
-                if bool(left.value) != is_and:
-                    return left
-                return self.eval(node.right)
-            return S.logical(self.b, "land" if is_and else "lor", left, self.eval(node.right))
+            return self.boolean_operation(node)
         if isinstance(node, cst.Comparison):
             return self.compare(node)
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -809,6 +848,23 @@ class FunctionTracer(EarlyReturns):
             raise self.error(node, "only blocks (x[None, :]) and constexpr tuples can be indexed")
         raise self.unsupported(node, f"{type(node).__name__} expressions are not supported in "
                                      "kernels")
+
+    def boolean_operation(self, node: cst.BooleanOperation) -> Any:
+        """`and` / `or` as Triton evaluates them: operands left to right; a constexpr that
+        decides the result (False for `and`, True for `or`) is the result, whatever ran
+        before it; one that does not is dropped; the kernel values left are combined."""
+        is_and = isinstance(node.operator, cst.And)
+
+        def decides(x: Const) -> bool:
+            return bool(x.value) != is_and
+
+        left = self.eval(node.left)
+        if isinstance(left, Const):
+            return left if decides(left) else self.eval(node.right)
+        right = self.eval(node.right)
+        if isinstance(right, Const):
+            return right if decides(right) else left
+        return S.logical(self.b, "land" if is_and else "lor", left, right)
 
     def power(self, node: cst.BinaryOperation) -> Const:
         """`**` of two constexprs (Triton's constexpr.__pow__); blocks have no `**`."""
@@ -859,9 +915,9 @@ class FunctionTracer(EarlyReturns):
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator).__name__
-            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)) and \
-                    isinstance(left, (Const, Value)) and isinstance(right, (Const, Value)):
-                # a kernel value is never None (`if b_ptr is not None:` with an array)
+            if op in ("Is", "IsNot") and (_is_none(left) or _is_none(right)):
+                # a kernel value, a descriptor, a function... is never None (`if b_ptr is
+                # not None:` with an array)
                 same = _is_none(left) and _is_none(right)
                 r = Const(same == (op == "Is"))
             elif op in ("Is", "IsNot"):
@@ -921,6 +977,17 @@ class FunctionTracer(EarlyReturns):
                     hasattr(base.value, attr):
                 # as Triton, a constexpr's Python attributes (`ACT.upper()`, `N.bit_length()`)
                 return Const(getattr(base.value, attr))
+            if _is_scalar_constexpr(base) and attr in ("value", "type"):
+                # Triton's constexpr object itself answers these two
+                return base if attr == "value" else Const(language_core.constexpr_type(
+                    base.value))
+            if _is_scalar_constexpr(base):
+                hint = (" (a constexpr is its Python value, which has no dtype; "
+                        "tl.to_tensor(x).dtype is the dtype it takes as a kernel value)"
+                        if attr == "dtype" else "")
+                raise self.error(node, f"`{self.pf.code(node)}`: {type(base.value).__name__!r} "
+                                       f"object has no attribute {attr!r}{hint}",
+                                 "AttributeError")
         if isinstance(base, Const) and isinstance(base.value, (D.dtype, D.pointer_type,
                                                                D.block_type)):
             raise self.error(node, f"{base.value!r} has no attribute `{attr}`", "AttributeError")
@@ -1013,7 +1080,7 @@ class FunctionTracer(EarlyReturns):
         if name == "isinstance":
             if len(args) != 2 or not isinstance(args[1], (Const, TLRef, PyBuiltin)):
                 raise TypeError("isinstance() takes a value and a class")
-            return Const(_is_instance(args[0], args[1]))
+            return Const(KT.is_instance(args[0], _class_of(args[1])))
         if len(args) not in (2, 3) or not all(isinstance(a, Const) for a in args[1:]) or \
                 not isinstance(args[1].value, str) or (name == "hasattr" and len(args) != 2):
             raise TypeError(f"{name}() takes an object and a constant attribute name")
@@ -1028,6 +1095,12 @@ class FunctionTracer(EarlyReturns):
             elif isinstance(obj, Value):
                 found = self.value_attribute(obj, attr, node)
                 if isinstance(found, Method) and attr not in _TENSOR_MEMBERS:
+                    raise AttributeError(attr)
+            elif isinstance(TD.unwrap(obj), TD.TensorDescriptor):
+                desc = TD.unwrap(obj)
+                found = TD.attribute(desc, attr) or (Method(desc, attr) if attr in TD.METHODS
+                                                     else None)
+                if found is None:
                     raise AttributeError(attr)
             elif isinstance(obj, Const):
                 found = _wrap_item(getattr(obj.value, attr))
@@ -1056,8 +1129,7 @@ class FunctionTracer(EarlyReturns):
             pf = CalledFrom.of(pf, self.pf.loc(node))
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
         for name, v in bound.arguments.items():
-            tracer.scope[name] = v if isinstance(v, (Value, Const, BP.BlockPointer,
-                                                     TD.TensorDescriptor)) else Const(v)
+            tracer.scope[name] = _wrap_item(v)  # defaults are plain Python values
         try:
             tracer.run_body(pf.funcdef.body.body)
         except Return as r:
@@ -1077,7 +1149,7 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
         return Const(D.BY_LONG_NAME[short])
     if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
         return _libdevice_member(short, node, tracer)
-    if short in ("math", "extra", "cuda", "hip", "random") or "." in short:
+    if short in ("math", "extra", "cuda", "hip", "random", "core", "standard") or "." in short:
         if "." not in short:
             return TLRef("tl")
         short = short.rsplit(".", 1)[1]
@@ -1107,34 +1179,28 @@ _PLAIN_CONSTEXPRS = (bool, int, float, str, tuple)
 
 
 # Triton's type names: isinstance() tests and annotations (`tl.constexpr`, `tl.tensor`)
-_TYPE_NAMES = ("constexpr", "pointer_type", "tensor", "dtype", "block_type", "tuple", "const",
-               "void", "slice")
+_TYPE_NAMES = (*KT.TL_CLASSES, "void")
 
 _PY_BUILTINS = ("range", "min", "max", "float", "int", "bool", "getattr", "hasattr",
                 "isinstance", "len", "print")
 _COMPILE_TIME_BUILTINS = ("getattr", "hasattr", "isinstance", "len", "print")
 
 
-def _is_instance(x: Any, cls: Any) -> bool:
-    """isinstance() in a kernel: kernel values are `tl.tensor`s, constexprs `tl.constexpr`s
-    and also instances of their Python class (`isinstance(BLOCK, int)`)."""
-    if isinstance(cls, Const) and isinstance(cls.value, tuple):
-        return any(_is_instance(x, c if isinstance(c, (TLRef, PyBuiltin)) else Const(c))
-                   for c in cls.value)
+def _class_of(cls: Any) -> Any:
+    """isinstance()'s second argument as `kernel_types.is_instance` takes it."""
     if isinstance(cls, TLRef):
-        if cls.name == "tl.tensor":
-            return isinstance(x, Value)
-        if cls.name == "tl.constexpr":
-            return isinstance(x, Const)
-        if cls.name == "tl.dtype":
-            return isinstance(x, Const) and isinstance(x.value, D.dtype)
-        return False
+        return cls.name
     if isinstance(cls, PyBuiltin) and cls.name in ("int", "float", "bool"):
-        return isinstance(x, Const) and isinstance(x.value, getattr(pybuiltins, cls.name))
-    if isinstance(cls, Const) and isinstance(cls.value, type):
-        return isinstance(x, Const) and isinstance(x.value, cls.value)
-    raise TypeError("isinstance() takes a class: tl.tensor, tl.constexpr, tl.dtype, int, "
-                    "float, bool, or a Python class")
+        return getattr(pybuiltins, cls.name)
+    if isinstance(cls, Const) and isinstance(cls.value, tuple):
+        return tuple(_class_of(_wrap_item(c)) for c in cls.value)
+    return cls.value if isinstance(cls, Const) else cls
+
+
+def _is_scalar_constexpr(x: Any) -> bool:
+    """A constexpr Triton keeps in its `constexpr` wrapper (a number, string or None; not
+    a dtype or a tuple, which are objects of their own)."""
+    return isinstance(x, Const) and isinstance(x.value, (bool, int, float, str, type(None)))
 
 
 def _is_none(x: Any) -> bool:
@@ -1159,9 +1225,14 @@ def _unwrap_const(x: Any) -> Any:
 
 
 def _wrap_item(item: Any) -> Any:
-    """An item of a compile-time tuple, as the tracer handles values."""
-    if isinstance(item, (Value, Const, TLRef, OtherModule, HelperRef, PyBuiltin, Method)):
+    """A Python value (an item of a compile-time tuple, a constexpr argument, a helper's
+    default) as the tracer handles values: a @jit function as a helper, so that it can be
+    called or be a combine function wherever it came from."""
+    if isinstance(item, (Value, Const, TLRef, OtherModule, HelperRef, PyBuiltin, Method,
+                         BP.BlockPointer, TD.TensorDescriptor)):
         return item
+    if callable(item) and isinstance(reference_for(item), HelperRef):
+        return reference_for(item)
     return Const(item)
 
 
@@ -1180,6 +1251,11 @@ _BINOPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div",
            "BitXor": "xor", "LeftShift": "shl", "RightShift": "shr"}
 _CMPOPS = {"LessThan": "lt", "LessThanEqual": "le", "GreaterThan": "gt",
            "GreaterThanEqual": "ge", "Equal": "eq", "NotEqual": "ne"}
+
+
+def _small_statements_text(pf: ParsedFunction, statements) -> str:
+    """`a = 1; b = 2` as written (each statement's code ends with its own `;`)."""
+    return "; ".join(pf.code(s).rstrip(";").rstrip() for s in statements)
 
 
 def _assigned_names(node: cst.CSTNode) -> list[str]:
@@ -1224,7 +1300,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
     for spec in specs:
         if spec.is_constexpr:
             kernel.params.append(Param(spec.name, None, spec.constexpr, is_constexpr=True))
-            tracer.scope[spec.name] = Const(spec.constexpr)
+            tracer.scope[spec.name] = _wrap_item(spec.constexpr)
         elif spec.equals_one:  # Triton specializes integer arguments equal to 1
             kernel.params.append(Param(spec.name, None, 1, is_constexpr=True))
             tracer.scope[spec.name] = Const(1)

@@ -199,8 +199,6 @@ class Program:
                 return Pointer(a[0].buffer, np.full(op.result.type.shape, a[0].offset, np.int64),
                                a[0].name)
             return np.full(op.result.type.shape, a[0], dtype=_np(t))
-        if k == "assume":
-            return a[0]
         if k == "addptr":
             p, off = a
             return Pointer(p.buffer, p.offset + np.asarray(off).astype(np.int64), p.name)

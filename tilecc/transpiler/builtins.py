@@ -299,14 +299,39 @@ def device_assert(tracer, name, cond, msg):
 
 @handles("multiple_of", "max_contiguous", "max_constancy")
 def _hint(tracer, name, input, values):
+    """A promise about `input`, one value per axis (a single int for a scalar or a 1-D
+    block), attached to the value itself as Triton sets it on the op that defines the
+    value: the call returns `input`, and a hint written as a statement, its result
+    unused, holds as well (for every use of the value, before the call too)."""
     v = kernel_value(tracer, input, "input")
-    n = constant(values, "values")
-    n = n[0] if isinstance(n, tuple) and len(n) == 1 else n
-    if not isinstance(n, int) or n <= 0:
-        raise TypeError(f"tl.{name} takes a positive integer")
-    if isinstance(v, Const):
-        return v
-    return tracer.b.emit("assume", [v], v.type, **{name: n})
+    per_axis = _hint_values(name, values)
+    rank = len(v.type.shape) if isinstance(v, Value) else 0
+    if len(per_axis) != max(1, rank):
+        raise ValueError(f"tl.{name}: {len(per_axis)} value{'s' * (len(per_axis) != 1)} for "
+                         f"{'a scalar' if not rank else f'a {rank}-D block'}: give one per "
+                         f"axis ({max(1, rank)}), e.g. tl.{name}(x, "
+                         f"{list(per_axis[:1]) * max(1, rank)})")
+    if isinstance(v, Value):
+        v.hints = {**(v.hints or {}), name: per_axis}
+    return v
+
+
+def _hint_values(name: str, values) -> tuple[int, ...]:
+    """The per-axis values of a hint: an int, or a tuple / list of ints (constexprs)."""
+    raw = values.value if isinstance(values, Const) else values
+    items = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+    out = []
+    for i, item in enumerate(items):
+        item = item.value if isinstance(item, Const) else item
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise TypeError(f"tl.{name}: values element {i} must be a constexpr int, got "
+                            f"{item!r}" if not isinstance(item, Value) else
+                            f"tl.{name}: values element {i} must be a constexpr int, not a "
+                            "value known only at run time")
+        if item <= 0:
+            raise ValueError(f"tl.{name}: values must be positive, got {item}")
+        out.append(item)
+    return tuple(out)
 
 
 def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node: cst.Call):

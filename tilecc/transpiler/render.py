@@ -287,8 +287,6 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             return text, (UNARY if text.startswith("-") else PRIMARY)
         if k == "splat":
             return self.expr(a[0])
-        if k == "assume":
-            return self.expr(a[0], idx)
         if k in ("expand_dims", "broadcast"):
             return self.expr(a[0], self.reg_map(a[0].layout, v.layout, idx))
         if k == "arange":

@@ -182,6 +182,16 @@ class Program:
             else:
                 self.env[op.result.id] = out
 
+    def op_counter(self, op: Op):
+        """The host's clock for the GPU's timers; every program runs on "SM" 0."""
+        import time
+
+        counter = op.attrs["counter"]
+        if counter == "smid":
+            return np.int32(0)
+        now = time.time_ns()
+        return np.int64(now if counter == "globaltimer" else now // 10)  # memrealtime: 100 MHz
+
     # --- values ------------------------------------------------------------------------------
     def elementwise(self, op: Op):
         k, a = op.kind, [self.get(v) for v in op.operands]

@@ -98,7 +98,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
     from tilecc.transpiler.passes import run_passes
 
     kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
-                            debug=options.debug)
+                            debug=options.debug, target=get_target(target))
     kernel.num_stages = options.num_stages
     kernel.maxnreg = options.maxnreg
     return kernel, run_passes(kernel, get_target(target), options.arch,
@@ -111,7 +111,7 @@ def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | 
     ptxas for the programs per SM the kernel wants (`compile` renders again without it
     when that makes ptxas spill registers)."""
     from tilecc.runtime import template_cache
-    from tilecc.transpiler import fp8
+    from tilecc.transpiler import builtins_vendor, fp8
     from tilecc.transpiler.passes.layouts import check_registers
     from tilecc.transpiler.render import render
 
@@ -119,6 +119,7 @@ def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | 
     arch = options.arch or target.default_arch
     kernel, conversions = lower(kernel_fn, specs, target, options)
     fp8.check_supported(kernel, target.name, arch)
+    builtins_vendor.check_counters(kernel, target.name)
     check_registers(kernel)  # before rendering: such blocks take ptxas minutes
     template_cache.install()
     source = render(kernel, target, conversions, specialization=describe_specs(specs),

@@ -41,12 +41,11 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.block_type() takes a dtype and a shape")
         return Const(D.block_type(args[0].value, list(args[1].value)))
     handler = HANDLERS.get(short)
-    stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
         raise tracer.error(node, not_supported(short), "AttributeError")
+    stub, what = _stub(short)
     try:
-        bound = bind(stub, args, kwargs, f"{short}()" if stub is not getattr(L, short, None)
-                     else f"tl.{short}()")
+        bound = bind(stub, args, kwargs, what)
     except TypeError as e:
         raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
@@ -55,10 +54,20 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     return handler(tracer, short, **arguments)
 
 
-def _libdevice_stub(short: str):
-    from tilecc.language.extra import libdevice
+def _stub(short: str):
+    """The declaration of builtin `short` and how errors name it: `tl.sum()`,
+    `libdevice.tanh()`, `tl.extra.cuda.smid()`."""
+    prefix, _, name = short.rpartition(".")
+    if prefix == "libdevice":
+        from tilecc.language.extra import libdevice
 
-    return getattr(libdevice, short.split(".", 1)[1])
+        return getattr(libdevice, name), f"{short}()"
+    if prefix in ("cuda", "hip"):
+        import importlib
+
+        return getattr(importlib.import_module(f"tilecc.language.extra.{prefix}"), name), \
+            f"tl.extra.{short}()"
+    return getattr(L, short), f"tl.{short}()"
 
 
 @handles("program_id", "num_programs")
@@ -230,6 +239,12 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     return S.cast(tracer.b, x, to, bitcast)
 
 
+@handles("add", "sub", "mul")
+def _arithmetic(tracer, name, x, y, sanitize_overflow):
+    constant(sanitize_overflow, "sanitize_overflow")  # Triton's check: none in tilecc (nor for +)
+    return S.binary(tracer.b, name, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
+
+
 @handles("fma")
 def _fma(tracer, name, x, y, z):
     return S.fma(tracer.b, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"), kernel_value(tracer, z, "z"))
@@ -286,9 +301,12 @@ def _static_assert(tracer, name, cond, msg):
 
 
 @handles("device_assert")
-def device_assert(tracer, name, cond, msg):
+def device_assert(tracer, name, cond, msg, mask):
     msg = constant(msg, "msg") if isinstance(msg, Const) else ""
     c = S.truthy(tracer.b, kernel_value(tracer, cond, "cond"))
+    if not (isinstance(mask, Const) and mask.value is None):  # checked only where mask holds
+        masked_off = S.unary(tracer.b, "not", kernel_value(tracer, mask, "mask"))
+        c = S.truthy(tracer.b, S.binary(tracer.b, "or", c, masked_off))
     if isinstance(c, Const):
         if not c.value:
             raise ValueError(f"assertion is always false: {msg}")
@@ -358,3 +376,4 @@ from tilecc.transpiler import builtins_descriptor as TD  # noqa: E402  (register
 from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_math  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_lang  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_vendor  # noqa: E402,F401  (registers its handlers)

@@ -12,6 +12,7 @@ as Triton attaches them to the op that defines it, so a hint holds for every use
 Op kinds (operands → result):
   const{value}                          → scalar
   program_id{axis}, num_programs{axis}  → i32 scalar
+  counter{counter}: globaltimer smid memrealtime → the hardware's timer / SM id (scalar)
   arange{start,end}                     → i32 block
   splat(x)                              → block of x
   cast(x){bitcast}                      → x converted

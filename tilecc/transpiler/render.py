@@ -513,6 +513,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
     def op_scalar(self, op: Op) -> None:
         self.declare(op.result, self.op_text(op))
 
+    def op_counter(self, op: Op) -> None:  # read once, where the kernel reads it
+        self.declare(op.result, f"tc::{op.attrs['counter']}()")
+
     def op_load(self, op: Op) -> None:
         v, ptr = op.result, op.operands[0]
         mask = op.operands[1] if len(op.operands) > 1 else None

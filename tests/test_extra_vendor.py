@@ -118,3 +118,15 @@ def test_outside_a_kernel_the_vendor_functions_say_where_they_belong() -> None:
         cuda_extra.smid()
     with pytest.raises(tl.OutsideKernelError, match=r"tl.extra.hip.memrealtime\(\) can only"):
         tl.extra.hip.memrealtime()
+
+
+@pytest.mark.gpu
+def test_launch_size_and_counters_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    out = torch.full((3,), -1, dtype=torch.int32, device="cuda")
+    elapsed = torch.full((1,), -1, dtype=torch.int64, device="cuda")
+    launch_size_kernel[(1,)](out, elapsed, THREADS=256, num_warps=8)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    total, warps, sm = out.tolist()
+    assert (total, warps) == (sum(range(256)), 8) and 0 <= sm < sms
+    assert 0 <= elapsed.item() < 10**9  # nanoseconds between two reads in one program

@@ -82,3 +82,22 @@ def test_add_sub_mul_and_a_masked_device_assert() -> None:
     x[2] = -4  # inside the mask: the assertion fails
     with pytest.raises(tilecc.InterpreterError, match="x is negative"):
         arithmetic_kernel.interpret[(1,)](x, y, out, flags, 5, BLOCK=8)
+
+
+@tilecc.jit
+def torch_spellings_kernel(x_ptr, CASE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    if CASE == "tl.squeeze":
+        y = tl.squeeze(x[None, :], 0)
+    elif CASE == ".unsqueeze()":
+        y = x.unsqueeze(0)
+    tl.store(x_ptr + tl.arange(0, 16), y)
+
+
+@pytest.mark.parametrize("case, advice", [("tl.squeeze", "tl.reshape(x, (N,))"),
+                                          (".unsqueeze()", "tl.expand_dims(x, axis)")])
+def test_names_triton_lacks_say_what_triton_writes(case, advice) -> None:
+    with pytest.raises(tilecc.CompilationError) as e:
+        torch_spellings_kernel.source(f"*fp32:16,{case!r}")
+    assert f"`{case}` is not in Triton 3.6's language" in str(e.value)
+    assert advice in str(e.value) and e.value.python_error == "AttributeError"

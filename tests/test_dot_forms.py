@@ -225,6 +225,18 @@ def test_dot_of_4d_blocks_compiles(target, arch) -> None:
                          arch, P=1, Q=2, M=16, N=16, K=32)
 
 
+@pytest.mark.gpu
+def test_dot_of_4d_blocks_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    g = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randint(-3, 4, (2, 2, 16, 32), device="cuda", generator=g).half()
+    b = torch.randint(-3, 4, (2, 2, 32, 16), device="cuda", generator=g).half()
+    c = torch.randint(-5, 6, (2, 2, 16, 16), device="cuda", generator=g).float()
+    d = torch.zeros_like(c)
+    batched_4d_kernel[(1,)](a, b, c, d, P=2, Q=2, M=16, N=16, K=32)
+    assert torch.equal(d, torch.matmul(a.float(), b.float()) + c)  # small integers: exact
+
+
 def _precision_error(p: str, a, b) -> float:
     c = np.full((32, 32), 0.5, np.float32)
     precision_kernel.interpret[(1,)](a, b, c, M=32, N=32, K=64, P=p)

@@ -128,3 +128,13 @@ def test_hint_values_are_checked_as_triton_checks_them(case, kind, words) -> Non
     with pytest.raises(tilecc.CompilationError) as e:
         bad_hint_kernel.source(f"*fp32:16,16,{case!r}")
     assert words in str(e.value) and e.value.python_error == kind
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("hint", ["statement", "assigned"])
+def test_hinted_kernel_on_gpu(hint) -> None:
+    torch = pytest.importorskip("torch")
+    src = torch.randn(32, 48, device="cuda")  # rows 48 floats apart: 16-byte aligned
+    dst = torch.zeros(32, 32, device="cuda")
+    tile_copy_kernel[(2,)](src, dst, 48, 32, BM=16, BN=32, HINT=hint)
+    assert torch.equal(dst, src[:, :32] * 2)

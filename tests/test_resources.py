@@ -275,3 +275,17 @@ def test_cli_compile_reports_out_of_resources(capsys, tmp_path):
     assert rc == 1 and not out.exists()
     assert "tilecc: error: out of resource: shared memory, Required: 196608, Hardware limit: " \
         "166912" in err
+
+
+@pytest.mark.gpu
+def test_whole_block_reductions_on_gpu():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(128, 256, device="cuda")
+    x[5, 7] = x[9, 2] = 9.0
+    f = torch.zeros(3, device="cuda")
+    i = torch.zeros(2, dtype=torch.int32, device="cuda")
+    whole_block_reductions[(1,)](x, f, i, BM=128, BN=256, num_warps=16)
+    torch.testing.assert_close(f, torch.stack([x.sum(), x.max(), x.min()]), rtol=1e-5,
+                               atol=1e-3)
+    bits = x.view(torch.int32).flatten().cpu().numpy()
+    assert i.tolist() == [5 * 256 + 7, int(np.bitwise_xor.reduce(bits))]

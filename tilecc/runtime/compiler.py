@@ -68,12 +68,13 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     num_stages: int | None = None, debug: bool | None = None,
                     arch: str | None = None, line_directives: bool = False,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
-                    num_ctas: int | None = None,
+                    num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
                     made_descriptor_tma: bool = True) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
     TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
     OPTIONS["num_ctas"].check(num_ctas)  # accepted where it is 1, which changes nothing
+    OPTIONS["enable_reflect_ftz"].check(enable_reflect_ftz)  # accepted: changes nothing
     if debug is None:
         debug = kernel_fn.debug
     if debug is None:

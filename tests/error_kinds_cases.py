@@ -252,6 +252,30 @@ def continue_in_loop(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         continue
 
 
+@tilecc.jit
+def squeeze_a_block(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, BLOCK), tl.squeeze(x[None, :], 0))
+
+
+@tilecc.jit
+def unsqueeze_a_block(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, BLOCK)[None, :], tl.unsqueeze(x, 0))
+
+
+@tilecc.jit
+def topk_ascending(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, 4), tl.topk(x, 4, descending=False))
+
+
+@tilecc.jit
+def cat_without_reorder(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, 2 * BLOCK), tl.cat(x, x + 1.0))
+
+
 CASES = [v for v in list(globals().values()) if isinstance(v, tilecc.JITFunction)]
 
 # name: (Triton's exception class, the Python exception it wraps, tilecc's gist)
@@ -298,6 +322,10 @@ TRITON = {
     'mantissa_of_an_integer_type': ('CompilationError', 'AttributeError'),  # 'dtype' object has no attribute 'fp_mantissa_width'
     'item_of_a_block': ('CompilationError', 'AssertionError'),  # can only unsplat single-element tensors
     'continue_in_loop': ('UnsupportedLanguageConstruct', None),  # unsupported AST node type: Continue
+    'squeeze_a_block': ('CompilationError', 'AttributeError'),  # AttributeError("module 'triton.language' has no attribute 'squeeze'")
+    'unsqueeze_a_block': ('CompilationError', 'AttributeError'),  # AttributeError("module 'triton.language' has no attribute 'unsqueeze'")
+    'topk_ascending': ('CompilationError', 'TypeError'),  # TypeError("topk() got an unexpected keyword argument 'descending'")
+    'cat_without_reorder': ('CompilationError', 'AssertionError'),  # current implementation of `cat` always may reorder elements
 }
 GIST = {
     'ellipsis_index': 'unsupported tensor index',
@@ -340,4 +368,8 @@ GIST = {
     'mantissa_of_an_integer_type': 'tl.int32 has no attribute `fp_mantissa_width`',
     'item_of_a_block': 'one element',
     'continue_in_loop': '`continue` is not supported',
+    'squeeze_a_block': 'tl.reshape',
+    'unsqueeze_a_block': 'tl.expand_dims',
+    'topk_ascending': "unexpected keyword argument 'descending'",
+    'cat_without_reorder': 'current implementation of `cat` always may reorder elements',
 }

@@ -1,5 +1,5 @@
 """`tl.dot` beyond 2-D products of one input type: fp8 inputs (any two formats), 3-D
-batched products, `input_precision` "tf32x3" / "bf16x3" / "bf16x6", `out_dtype` and
+batched products (4-D: the leading axes as one batch), `input_precision` "tf32x3" / "bf16x3" / "bf16x6", `out_dtype` and
 `max_num_imprecise_acc` by Triton's rules.  The interpreter against NumPy, the generated
 code through NVRTC and hiprtc; GPU runs in tests/test_gpu_fp8.py."""
 
@@ -113,6 +113,23 @@ def batched_kernel(A, B, C, D, BS: tl.constexpr, M: tl.constexpr, N: tl.constexp
 
 
 @tilecc.jit
+def batched_4d_kernel(A, B, C, D, P: tl.constexpr, Q: tl.constexpr, M: tl.constexpr,
+                      N: tl.constexpr, K: tl.constexpr):
+    # [P, Q, M, K] @ [P, Q, K, N] + C: P x Q products (Triton folds the leading axes)
+    rp = tl.arange(0, P)[:, None, None, None]
+    rq = tl.arange(0, Q)[None, :, None, None]
+    rm = tl.arange(0, M)[None, None, :, None]
+    rn = tl.arange(0, N)[None, None, None, :]
+    rk_row = tl.arange(0, K)[None, None, None, :]
+    rk_col = tl.arange(0, K)[None, None, :, None]
+    batch = rp * Q + rq
+    a = tl.load(A + batch * M * K + rm * K + rk_row)
+    b = tl.load(B + batch * K * N + rk_col * N + rn)
+    out = batch * M * N + rm * N + rn
+    tl.store(D + out, tl.dot(a, b, tl.load(C + out)))
+
+
+@tilecc.jit
 def precision_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                      P: tl.constexpr):
     rm = tl.arange(0, M)
@@ -186,6 +203,38 @@ def test_batched_dot_is_one_product_per_batch(bs, dt) -> None:
         batched_kernel.interpret[(1,)](a, b, c, d, BS=bs, M=m, N=n, K=k, WITH_ACC=with_acc)
         want = np.matmul(a.astype(np.int64), b.astype(np.int64)) + (c if with_acc else 0)
         assert np.array_equal(d, want.astype(acc_t))  # small integers: exact in every type
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+def test_dot_of_4d_blocks_folds_the_leading_axes_into_batches(dt) -> None:
+    rng = np.random.default_rng(7)
+    p, q, m, n, k = 2, 2, 16, 16, 32
+    a = rng.integers(-3, 4, (p, q, m, k)).astype(dt)
+    b = rng.integers(-3, 4, (p, q, k, n)).astype(dt)
+    c = rng.integers(-5, 6, (p, q, m, n)).astype(np.float32)
+    d = np.zeros((p, q, m, n), np.float32)
+    batched_4d_kernel.interpret[(1,)](a, b, c, d, P=p, Q=q, M=m, N=n, K=k)
+    want = np.matmul(a.astype(np.int64), b.astype(np.int64)) + c  # small integers: exact
+    assert np.array_equal(d, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("hip", "gfx90a")])
+def test_dot_of_4d_blocks_compiles(target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    assert_clean_compile(batched_4d_kernel, "*fp16:16,*fp16:16,*fp32:16,*fp32:16", target,
+                         arch, P=1, Q=2, M=16, N=16, K=32)
+
+
+@pytest.mark.gpu
+def test_dot_of_4d_blocks_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    g = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randint(-3, 4, (2, 2, 16, 32), device="cuda", generator=g).half()
+    b = torch.randint(-3, 4, (2, 2, 32, 16), device="cuda", generator=g).half()
+    c = torch.randint(-5, 6, (2, 2, 16, 16), device="cuda", generator=g).float()
+    d = torch.zeros_like(c)
+    batched_4d_kernel[(1,)](a, b, c, d, P=2, Q=2, M=16, N=16, K=32)
+    assert torch.equal(d, torch.matmul(a.float(), b.float()) + c)  # small integers: exact
 
 
 def _precision_error(p: str, a, b) -> float:

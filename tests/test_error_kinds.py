@@ -35,7 +35,7 @@ WRAPPED_DIFFERENTLY = {
     "cast_to_a_non_dtype": "TypeError",
     # Triton asserts on these (AssertionError); tilecc's checks raise the natural kind
     "device_print_prefix_not_a_string": "TypeError", "item_of_a_block": "ValueError",
-    "static_range_runtime_bound": None,
+    "static_range_runtime_bound": None, "cat_without_reorder": "ValueError",
 }
 
 

@@ -117,11 +117,13 @@ def test_helpers_are_inlined() -> None:
     assert {"offs", "mask", "x"} <= names
 
 
-def test_hints_become_assume_ops() -> None:
+def test_hints_attach_to_the_values_they_promise_about() -> None:
+    # as Triton sets them on the op defining the value: no op of their own
     ir = K.strided_copy_kernel.ir("*fp32:16,*fp32:16,i32,i64,1024")
-    hints = [op.attrs for op in ops_of(ir, "assume")]
-    assert {"multiple_of": 16} in hints
-    assert {"multiple_of": 1024} in hints and {"max_contiguous": 1024} in hints
+    hinted = {v.name: v.hints for op in ir.walk() for v in (*op.operands, *op.results)
+              if v.hints}
+    assert hinted["stride"] == {"multiple_of": (16,)}
+    assert hinted["cols"] == {"multiple_of": (1024,), "max_contiguous": (1024,)}
 
 
 def test_triton_language_names_resolve_to_tilecc_builtins() -> None:

@@ -1,4 +1,5 @@
-"""Triton's launch and compile options: maxnreg, enable_fp_fusion, num_ctas (1 only), and
+"""Triton's launch and compile options: maxnreg, enable_fp_fusion, enable_reflect_ftz
+(accepted: libdevice keeps subnormals either way), num_ctas (1 only), and
 a clear refusal of the ones tilecc does not take; their checks, the native compilers'
 flags, the cache key, the warm launch's key, the autotuner's Config."""
 
@@ -13,6 +14,7 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
+from tilecc.language.extra import libdevice
 from tilecc.errors import CompilationError
 from tilecc.runtime import launch as L
 from tilecc.runtime.options import CompileOptions, compile_key_options
@@ -45,6 +47,7 @@ def _args(n=8):
     ({"maxnreg": 8}, "maxnreg must be an integer from 16 to 255"),
     ({"maxnreg": "64"}, "maxnreg must be an integer"),
     ({"enable_fp_fusion": 0}, "enable_fp_fusion must be True or False"),
+    ({"enable_reflect_ftz": "no"}, "enable_reflect_ftz must be True or False"),
 ])
 def test_bad_option_values_are_refused(options, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -65,6 +68,33 @@ def test_accepted_options_leave_the_result_unchanged_on_the_interpreter() -> Non
     axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8, num_ctas=1, maxnreg=64,
                          enable_fp_fusion=False)
     np.testing.assert_array_equal(out, x * a + y)
+
+
+@tilecc.jit
+def libdevice_exp(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, libdevice.exp(tl.load(x_ptr + offs)))
+
+
+@pytest.mark.parametrize("ftz", [False, True])
+def test_enable_reflect_ftz_is_taken_and_libdevice_keeps_subnormals(ftz) -> None:
+    """Libraries launch with enable_reflect_ftz=False so that libdevice keeps subnormals,
+    as torch does: tilecc's libdevice always does (the option changes no code)."""
+    x, out = np.full(8, -100.0, np.float32), np.zeros(8, np.float32)
+    libdevice_exp.interpret[(1,)](x, out, BLOCK=8, enable_reflect_ftz=ftz)
+    assert out[0] == np.exp(np.float32(-100.0)) and 0 < out[0] < np.finfo(np.float32).tiny
+    source = libdevice_exp.source("*fp32:16,*fp32:16,8")
+    assert libdevice_exp.options(enable_reflect_ftz=ftz) == libdevice_exp.options()
+    assert "ftz" not in source.split('#include "tilecc.h"')[1]
+
+
+@pytest.mark.gpu
+def test_libdevice_keeps_subnormals_on_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.full((8,), -100.0, device="cuda")
+    out = torch.zeros(8, device="cuda")
+    libdevice_exp[(1,)](x, out, BLOCK=8, enable_reflect_ftz=False)
+    assert 0 < out[0].item() < torch.finfo(torch.float32).tiny  # exp(-100): subnormal
 
 
 def test_native_flags_and_cache_key() -> None:

@@ -15,10 +15,12 @@ from tilecc.transpiler.target import CUDA, HIP, shared_memory_limit
 
 try:
     import kernels_dot as KD
-    from conftest_compilers import require_cuda_compiler
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import assert_clean_compile
 except ImportError:  # tests/ imported as a package
     from tests import kernels_dot as KD
-    from tests.conftest_compilers import require_cuda_compiler
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import assert_clean_compile
 
 
 def _loop_sig(bm, bn, bk, dt="fp16"):
@@ -160,6 +162,47 @@ def test_hip_lds_limit():
         transpose_kernel.source("*fp32:16,*fp32:16", N=128, target="hip")
 
 
+@tilecc.jit
+def whole_block_reductions(X, F, I, BM: tl.constexpr, BN: tl.constexpr):
+    # axis=None: every element of a 2-D block folded into one (keep_dims: shape (1, 1))
+    rows = tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    x = tl.load(X + rows * BN + cols)
+    tl.store(F, tl.sum(x))
+    tl.store(F + 1, tl.max(x, axis=None))
+    lowest = tl.min(x, keep_dims=True)
+    tl.static_assert(lowest.shape == (1, 1))
+    tl.store(F + 2 + rows * 0 + cols * 0, lowest, mask=(rows == 0) & (cols == 0))
+    tl.store(I, tl.argmax(x, axis=None))  # the row-major position (Triton refuses axis=None)
+    tl.store(I + 1, tl.xor_sum(x.to(tl.int32, bitcast=True)))
+
+
+@pytest.mark.parametrize("target, arch", [("cuda", "sm_80"), ("hip", "gfx90a")])
+def test_whole_block_reductions_need_only_the_partials(target, arch):
+    """tl.sum(x) of a 128 x 256 fp32 block asked for the whole block in shared memory (128
+    KiB, past HIP's 64 KiB; 256 KiB for 256 x 256, past any GPU's): the block went one-
+    dimensional through shared memory first.  Reduced axis by axis, only each step's
+    cross-warp partials go there, as with an axis given."""
+    sig, meta = "*fp32:16,*fp32:16,*i32:16", dict(BM=128, BN=256)
+    kernel = whole_block_reductions.build(whole_block_reductions._specs(sig, meta), target, 16,
+                                          arch=arch).kernel
+    assert kernel.static_shared_bytes + kernel.shared_bytes <= 4096
+    require = require_cuda_compiler if target == "cuda" else require_hip_compiler
+    require()  # the same steps on a smaller block, for a quicker compile
+    assert_clean_compile(whole_block_reductions, sig, target, arch, num_warps=4, BM=16, BN=64)
+
+
+def test_whole_block_reductions_fold_every_element():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    x[5, 7] = x[9, 2] = 9.0  # a tie: the first in row-major order wins
+    f, i = np.zeros(3, np.float32), np.zeros(2, np.int32)
+    whole_block_reductions.interpret[(1,)](x, f, i, BM=16, BN=32)
+    np.testing.assert_allclose(f, [x.sum(), x.max(), x.min()], rtol=1e-5)
+    assert i[0] == 5 * 32 + 7
+    assert i[1] == np.bitwise_xor.reduce(x.view(np.int32).ravel())
+
+
 # --- the autotuner skips configs that need too much ------------------------------------------
 
 def _checked_for(arch):
@@ -232,3 +275,17 @@ def test_cli_compile_reports_out_of_resources(capsys, tmp_path):
     assert rc == 1 and not out.exists()
     assert "tilecc: error: out of resource: shared memory, Required: 196608, Hardware limit: " \
         "166912" in err
+
+
+@pytest.mark.gpu
+def test_whole_block_reductions_on_gpu():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(128, 256, device="cuda")
+    x[5, 7] = x[9, 2] = 9.0
+    f = torch.zeros(3, device="cuda")
+    i = torch.zeros(2, dtype=torch.int32, device="cuda")
+    whole_block_reductions[(1,)](x, f, i, BM=128, BN=256, num_warps=16)
+    torch.testing.assert_close(f, torch.stack([x.sum(), x.max(), x.min()]), rtol=1e-5,
+                               atol=1e-3)
+    bits = x.view(torch.int32).flatten().cpu().numpy()
+    assert i.tolist() == [5 * 256 + 7, int(np.bitwise_xor.reduce(bits))]

@@ -182,6 +182,16 @@ class Program:
             else:
                 self.env[op.result.id] = out
 
+    def op_counter(self, op: Op):
+        """The host's clock for the GPU's timers; every program runs on "SM" 0."""
+        import time
+
+        counter = op.attrs["counter"]
+        if counter == "smid":
+            return np.int32(0)
+        now = time.time_ns()
+        return np.int64(now if counter == "globaltimer" else now // 10)  # memrealtime: 100 MHz
+
     # --- values ------------------------------------------------------------------------------
     def elementwise(self, op: Op):
         k, a = op.kind, [self.get(v) for v in op.operands]
@@ -199,8 +209,6 @@ class Program:
                 return Pointer(a[0].buffer, np.full(op.result.type.shape, a[0].offset, np.int64),
                                a[0].name)
             return np.full(op.result.type.shape, a[0], dtype=_np(t))
-        if k == "assume":
-            return a[0]
         if k == "addptr":
             p, off = a
             return Pointer(p.buffer, p.offset + np.asarray(off).astype(np.int64), p.name)

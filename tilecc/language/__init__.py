@@ -7,13 +7,13 @@ transpiler turns into tile IR.  Called outside a kernel, a stub raises
 
 from tilecc.language import math
 from tilecc.language.core import (
-    OutsideKernelError, abs, arange, argmax, assume, argmin, associative_scan, atomic_add, atomic_and,
+    OutsideKernelError, TRITON_MAX_TENSOR_NUMEL, abs, add, arange, argmax, assume, argmin, associative_scan, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
     broadcast_to, cast, cdiv, ceil, condition, constexpr, cos, cumprod, cumsum, debug_barrier,
     device_assert, device_print, dot, erf, exp, exp2, expand_dims, floor, fma, full, join, load, log, log2, max,
-    max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
+    max_constancy, max_contiguous, maximum, min, minimum, mul, multiple_of, num_programs, permute,
     program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
-    static_assert, static_print, static_range, store, tensor, tensor_descriptor, sum, to_tensor, trans, umulhi, view, where, zeros,
+    static_assert, static_print, static_range, store, sub, tensor, tensor_descriptor, sum, to_tensor, trans, umulhi, view, where, zeros,
     zeros_like)
 from tilecc.language.dtypes import (
     bfloat16, block_type, dtype, float16, float32, float64, int1, int8, int16, int32, int64,
@@ -46,7 +46,7 @@ __all__ = [
     "reduce_or", "sort", "swizzle2d", "topk", "xor_sum",
     "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
     "assume", "block_type", "condition", "device_print", "static_print", "tensor",
-    "tensor_descriptor",
+    "tensor_descriptor", "add", "sub", "mul", "TRITON_MAX_TENSOR_NUMEL",
 ]
 
 # memory and assembly (block pointers, tensor descriptors, inline assembly)

@@ -20,17 +20,21 @@ class OutsideKernelError(RuntimeError):
     """A `tl` function was called from ordinary Python rather than inside a kernel."""
 
 
-def builtin(fn: Callable) -> Callable:
-    """Mark `fn` as the declaration of a kernel builtin named `tl.<fn name>`."""
+def builtin(fn: Callable, vendor: str | None = None) -> Callable:
+    """Mark `fn` as the declaration of a kernel builtin named `tl.<fn name>`, or, with a
+    `vendor` ("cuda", "hip"), `tl.extra.<vendor>.<fn name>` (registered as
+    "<vendor>.<fn name>")."""
+    name = f"{vendor}.{fn.__name__}" if vendor else fn.__name__
+    spelt = f"tl.extra.{name}" if vendor else f"tl.{name}"
 
     @functools.wraps(fn)
     def outside_kernel(*args: Any, **kwargs: Any):
         raise OutsideKernelError(
-            f"tl.{fn.__name__}() can only be called inside a @tilecc.jit kernel "
+            f"{spelt}() can only be called inside a @tilecc.jit kernel "
             "(or a @tilecc.jit helper it calls); to run a kernel on the CPU use "
             "kernel.interpret[grid](...) or TILECC_INTERPRET=1")
 
-    outside_kernel.__tilecc_builtin__ = fn.__name__
+    outside_kernel.__tilecc_builtin__ = name
     return outside_kernel
 
 
@@ -134,6 +138,10 @@ for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", 
     setattr(constexpr, f"__r{_op}__", _constexpr_operator(_op, reflected=True))
 for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(constexpr, f"__{_op}__", _constexpr_operator(_op))
+
+
+# the most elements a block may have (Triton's name; every block shape is checked)
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
 
 # --- program geometry -------------------------------------------------------------------
@@ -260,6 +268,22 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
 
 
 @builtin
+def add(x, y, sanitize_overflow=True):
+    """x + y (Triton's `+`).  `sanitize_overflow`: Triton's check of integer overflow in
+    debug builds; tilecc checks none (for `+` neither)."""
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True):
+    """x - y (Triton's `-`); `sanitize_overflow` as for tl.add."""
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True):
+    """x * y (Triton's `*`); `sanitize_overflow` as for tl.add."""
+
+
+@builtin
 def fma(x, y, z):
     """Fused multiply-add x * y + z, rounded once."""
 
@@ -330,8 +354,9 @@ def static_assert(cond, msg=""):
 
 
 @builtin
-def device_assert(cond, msg=""):
-    """Check `cond` at run time in debug mode (and always in the interpreter)."""
+def device_assert(cond, msg="", mask=None):
+    """Check `cond` at run time in debug mode (and always in the interpreter); with `mask`,
+    only where the mask is true."""
 
 
 class tensor:

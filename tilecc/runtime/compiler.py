@@ -68,12 +68,13 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     num_stages: int | None = None, debug: bool | None = None,
                     arch: str | None = None, line_directives: bool = False,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
-                    num_ctas: int | None = None,
+                    num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
                     made_descriptor_tma: bool = True) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
     TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
     OPTIONS["num_ctas"].check(num_ctas)  # accepted where it is 1, which changes nothing
+    OPTIONS["enable_reflect_ftz"].check(enable_reflect_ftz)  # accepted: changes nothing
     if debug is None:
         debug = kernel_fn.debug
     if debug is None:
@@ -98,7 +99,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
     from tilecc.transpiler.passes import run_passes
 
     kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
-                            debug=options.debug)
+                            debug=options.debug, target=get_target(target))
     kernel.num_stages = options.num_stages
     kernel.maxnreg = options.maxnreg
     kernel.fp_fusion = options.enable_fp_fusion
@@ -112,7 +113,7 @@ def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | 
     ptxas for the programs per SM the kernel wants (`compile` renders again without it
     when that makes ptxas spill registers)."""
     from tilecc.runtime import template_cache
-    from tilecc.transpiler import fp8
+    from tilecc.transpiler import builtins_vendor, fp8
     from tilecc.transpiler.passes.layouts import check_registers
     from tilecc.transpiler.render import render
 
@@ -120,6 +121,7 @@ def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | 
     arch = options.arch or target.default_arch
     kernel, conversions = lower(kernel_fn, specs, target, options)
     fp8.check_supported(kernel, target.name, arch)
+    builtins_vendor.check_counters(kernel, target.name)
     check_registers(kernel)  # before rendering: such blocks take ptxas minutes
     template_cache.install()
     source = render(kernel, target, conversions, specialization=describe_specs(specs),

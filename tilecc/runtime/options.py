@@ -43,6 +43,12 @@ def _fp_fusion_problem(v: Any) -> str | None:
     return None
 
 
+def _reflect_ftz_problem(v: Any) -> str | None:
+    if not isinstance(v, bool):
+        return f"enable_reflect_ftz must be True or False, got {v!r}"
+    return None
+
+
 def _num_ctas_problem(n: Any) -> str | None:
     if n != 1 or isinstance(n, bool):
         return (f"num_ctas={n!r} is not supported by tilecc: a program is one thread block "
@@ -93,6 +99,11 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("enable_fp_fusion", True, _fp_fusion_problem, launch=True, in_key=True,
            doc="let the compiler contract a * b + c into one fma (False: NVRTC --fmad=false, "
                "hiprtc -ffp-contract=off; tl.fma stays fused)"),
+    # Triton's libdevice flushes subnormals with True (its default); tilecc's libdevice
+    # functions (the CUDA math library, ocml) keep them either way, as Triton's with False
+    Option("enable_reflect_ftz", True, _reflect_ftz_problem, launch=True, in_key=False,
+           doc="accepted, True or False: libdevice functions keep subnormals either way "
+               "(Triton's with enable_reflect_ftz=False)"),
     Option("num_ctas", 1, _num_ctas_problem, launch=True, in_key=False,
            doc="thread blocks per program: 1 (Triton's clusters are not supported)"),
     Option("target", "cuda", _target_problem, launch=False, in_key=True,

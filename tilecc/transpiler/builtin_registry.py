@@ -31,12 +31,28 @@ def handles(*names: str):
 # Triton names tilecc does not implement yet, with what to write instead (the error says it)
 NOT_YET: dict[str, str] = {}
 
+# Names kernels reach for that Triton 3.6's language does not have either (NumPy's and
+# torch's spellings), with Triton's way to say them
+NOT_IN_TRITON: dict[str, str] = {
+    "squeeze": "drop an axis of size 1 with tl.reshape (tl.reshape(x, (N,)) of a [1, N] "
+               "block)",
+    "unsqueeze": "add an axis of size 1 with tl.expand_dims(x, axis) or by indexing "
+                 "(x[None, :], x[:, None])",
+}
+
+
+def not_in_triton(name: str, spelt: str) -> str:
+    """The message for `spelt` (`tl.squeeze`, `.squeeze()`), a name in NOT_IN_TRITON."""
+    return f"`{spelt}` is not in Triton 3.6's language (nor tilecc's): {NOT_IN_TRITON[name]}"
+
 
 def not_supported(name: str) -> str:
     """The message for `tl.<name>` that tilecc lacks: what to use instead where known,
     else the closest names."""
     if name in NOT_YET:
         return f"`tl.{name}` is not supported by tilecc: {NOT_YET[name]}"
+    if name in NOT_IN_TRITON:
+        return not_in_triton(name, f"tl.{name}")
     return f"`tl.{name}` is not supported by tilecc{did_you_mean(name, tl_names(), 'tl.')}"
 
 

@@ -45,12 +45,11 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.block_type() takes a dtype and a shape")
         return Const(D.block_type(args[0].value, list(args[1].value)))
     handler = HANDLERS.get(short)
-    stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
     if handler is None:
         raise tracer.error(node, not_supported(short), "AttributeError")
+    stub, what = _stub(short)
     try:
-        bound = bind(stub, args, kwargs, f"{short}()" if stub is not getattr(L, short, None)
-                     else f"tl.{short}()")
+        bound = bind(stub, args, kwargs, what)
     except TypeError as e:
         raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
@@ -59,10 +58,20 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     return handler(tracer, short, **arguments)
 
 
-def _libdevice_stub(short: str):
-    from tilecc.language.extra import libdevice
+def _stub(short: str):
+    """The declaration of builtin `short` and how errors name it: `tl.sum()`,
+    `libdevice.tanh()`, `tl.extra.cuda.smid()`."""
+    prefix, _, name = short.rpartition(".")
+    if prefix == "libdevice":
+        from tilecc.language.extra import libdevice
 
-    return getattr(libdevice, short.split(".", 1)[1])
+        return getattr(libdevice, name), f"{short}()"
+    if prefix in ("cuda", "hip"):
+        import importlib
+
+        return getattr(importlib.import_module(f"tilecc.language.extra.{prefix}"), name), \
+            f"tl.extra.{short}()"
+    return getattr(L, short), f"tl.{short}()"
 
 
 @handles("program_id", "num_programs")
@@ -236,6 +245,12 @@ def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     return S.cast(tracer.b, x, to, bitcast)
 
 
+@handles("add", "sub", "mul")
+def _arithmetic(tracer, name, x, y, sanitize_overflow):
+    constant(sanitize_overflow, "sanitize_overflow")  # Triton's check: none in tilecc (nor for +)
+    return S.binary(tracer.b, name, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
+
+
 @handles("fma")
 def _fma(tracer, name, x, y, z):
     return S.fma(tracer.b, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"), kernel_value(tracer, z, "z"))
@@ -292,9 +307,12 @@ def _static_assert(tracer, name, cond, msg):
 
 
 @handles("device_assert")
-def device_assert(tracer, name, cond, msg):
+def device_assert(tracer, name, cond, msg, mask):
     msg = constant(msg, "msg") if isinstance(msg, Const) else ""
     c = S.truthy(tracer.b, kernel_value(tracer, cond, "cond"))
+    if not (isinstance(mask, Const) and mask.value is None):  # checked only where mask holds
+        masked_off = S.unary(tracer.b, "not", kernel_value(tracer, mask, "mask"))
+        c = S.truthy(tracer.b, S.binary(tracer.b, "or", c, masked_off))
     if isinstance(c, Const):
         if not c.value:
             raise ValueError(f"assertion is always false: {msg}")
@@ -305,14 +323,39 @@ def device_assert(tracer, name, cond, msg):
 
 @handles("multiple_of", "max_contiguous", "max_constancy")
 def _hint(tracer, name, input, values):
+    """A promise about `input`, one value per axis (a single int for a scalar or a 1-D
+    block), attached to the value itself as Triton sets it on the op that defines the
+    value: the call returns `input`, and a hint written as a statement, its result
+    unused, holds as well (for every use of the value, before the call too)."""
     v = kernel_value(tracer, input, "input")
-    n = constant(values, "values")
-    n = n[0] if isinstance(n, tuple) and len(n) == 1 else n
-    if not isinstance(n, int) or n <= 0:
-        raise TypeError(f"tl.{name} takes a positive integer")
-    if isinstance(v, Const):
-        return v
-    return tracer.b.emit("assume", [v], v.type, **{name: n})
+    per_axis = _hint_values(name, values)
+    rank = len(v.type.shape) if isinstance(v, Value) else 0
+    if len(per_axis) != max(1, rank):
+        raise ValueError(f"tl.{name}: {len(per_axis)} value{'s' * (len(per_axis) != 1)} for "
+                         f"{'a scalar' if not rank else f'a {rank}-D block'}: give one per "
+                         f"axis ({max(1, rank)}), e.g. tl.{name}(x, "
+                         f"{list(per_axis[:1]) * max(1, rank)})")
+    if isinstance(v, Value):
+        v.hints = {**(v.hints or {}), name: per_axis}
+    return v
+
+
+def _hint_values(name: str, values) -> tuple[int, ...]:
+    """The per-axis values of a hint: an int, or a tuple / list of ints (constexprs)."""
+    raw = values.value if isinstance(values, Const) else values
+    items = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+    out = []
+    for i, item in enumerate(items):
+        item = item.value if isinstance(item, Const) else item
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise TypeError(f"tl.{name}: values element {i} must be a constexpr int, got "
+                            f"{item!r}" if not isinstance(item, Value) else
+                            f"tl.{name}: values element {i} must be a constexpr int, not a "
+                            "value known only at run time")
+        if item <= 0:
+            raise ValueError(f"tl.{name}: values must be positive, got {item}")
+        out.append(item)
+    return tuple(out)
 
 
 def call_method(tracer, value: Value, name: str, args: list, kwargs: dict, node: cst.Call):
@@ -339,3 +382,4 @@ from tilecc.transpiler import builtins_descriptor as TD  # noqa: E402  (register
 from tilecc.transpiler import builtins_asm  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_math  # noqa: E402,F401  (registers its handlers)
 from tilecc.transpiler import builtins_lang  # noqa: E402,F401  (registers its handlers)
+from tilecc.transpiler import builtins_vendor  # noqa: E402,F401  (registers its handlers)

@@ -215,15 +215,16 @@ def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
                   keep_dims: bool = False, kind: str = "reduce", reverse: bool = False
                   ) -> list[Value]:
     b = tracer.b
-    rank = len(inputs[0].type.shape)
     if axis is None:
         if kind == "scan":
             raise ValueError("scans need an axis")
-        inputs = [reshape(b, x, (x.type.numel,)) for x in inputs]
-        axis = 0
-        if keep_dims:  # axis=None keeps every axis, as size 1: shape (1,) * rank
-            out = reduce_blocks(tracer, inputs, 0, fn, constexprs, True, kind, reverse)
-            return [reshape(b, r, (1,) * rank) for r in out]
+        # Every axis, the last first: for an associative combine_fn that is the fold of the
+        # elements in row-major order (what a reshape to one axis would give) without moving
+        # the block through shared memory: each step needs only its own partials.  With
+        # keep_dims each reduced axis stays, of size 1: shape (1,) * rank.
+        for ax in reversed(range(len(inputs[0].type.shape))):
+            inputs = reduce_blocks(tracer, inputs, ax, fn, constexprs, keep_dims)
+        return inputs
     shape = inputs[0].type.shape
     for x in inputs[1:]:
         if x.type.shape != shape:
@@ -268,6 +269,18 @@ def _indices(b, shape: tuple[int, ...], axis: int) -> Value:
     return S.splat(b, idx, shape)
 
 
+def _flat_indices(b, shape: tuple[int, ...]) -> Value:
+    """The row-major position of each element of a block of `shape` (index arithmetic)."""
+    flat, stride = None, 1
+    for d in reversed(range(len(shape))):
+        term = _indices(b, shape, d)
+        if stride > 1:
+            term = S.binary(b, "mul", term, Const(stride))
+        flat = term if flat is None else S.binary(b, "add", flat, term)
+        stride *= shape[d]
+    return flat
+
+
 def _summand(tracer, input, dtype, promote_bf16: bool) -> Value:
     """The block `tl.sum` / `tl.cumsum` add up: in `dtype` if given (tl.int1 and the
     narrow integers then wrap); else as Triton does, integers narrower than 32 bits in
@@ -300,15 +313,12 @@ def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dim
     if not constant(return_indices, "return_indices"):
         fn = _std("_max_combine" if name in ("max", "argmax") else "_min_combine")
         return reduce_blocks(tracer, [x], ax, fn, {}, keep)[0]
-    rank, flat = len(x.type.shape), ax is None
-    if flat:
-        x, ax = reshape(tracer.b, x, (x.type.numel,)), 0
-    idx = _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
+    # axis=None: each element's row-major position, as if the block were one axis
+    idx = _flat_indices(tracer.b, x.type.shape) if ax is None else \
+        _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
     fn = _std("_argmax_combine" if name in ("max", "argmax") else "_argmin_combine")
     values, indices = reduce_blocks(tracer, [x, idx], ax, fn,
                                     {"TIE_BREAK_LEFT": bool(constant(tie_break_left, "tie"))}, keep)
-    if flat and keep:  # axis=None with keep_dims: shape (1,) * rank, as without indices
-        values, indices = (reshape(tracer.b, r, (1,) * rank) for r in (values, indices))
     return Const((values, indices))
 
 

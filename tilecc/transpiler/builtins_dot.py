@@ -1,5 +1,5 @@
-"""`tl.dot`: the matrix product of two 2-D (or 3-D, batched) blocks, with Triton's typing
-rules.
+"""`tl.dot`: the matrix product of two 2-D blocks (or batches of them: 3-D and more), with
+Triton's typing rules.
 
 The op is `dot(a, b, acc)` on 2-D blocks: the accumulator is always an operand (zeros when
 the kernel gave none), so the interpreter and both code generators see one form.
@@ -16,17 +16,21 @@ does for the formats a GPU cannot multiply.  Attribute `imprecise_acc`: fp8's
 sm_90).
 
 What Triton's compiler rewrites into 2-D products, the frontend rewrites here, into the
-same ops (`transpiler/dot_forms.py`): 3-D blocks are one product per batch;
+same ops (`transpiler/dot_forms.py`): 3-D blocks are one product per batch (4-D and more:
+the leading axes folded into one batch first, as Triton's `tl.dot` does);
 `input_precision` "tf32x3", "bf16x3" and "bf16x6" are Triton's split-precision sums of
 tf32 / bf16 products.
 """
 
 from __future__ import annotations
 
+import math
+
 from tilecc.language import dtypes as D
 from tilecc.transpiler import dot_forms
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
+from tilecc.transpiler.builtins_blocks import reshape
 from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
@@ -45,8 +49,9 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     b = tracer.b
     a, w = kernel_value(tracer, input, "input"), kernel_value(tracer, other, "other")
     if not (isinstance(a, Value) and isinstance(w, Value) and a.type.is_block and
-            w.type.is_block and len(a.type.shape) == len(w.type.shape) in (2, 3)):
-        raise TypeError("tl.dot needs two 2-D blocks (or two 3-D blocks: a batch of products)")
+            w.type.is_block and len(a.type.shape) == len(w.type.shape) >= 2):
+        raise TypeError("tl.dot needs two 2-D blocks (or two blocks of one rank above 2: "
+                        "batches of products over the leading axes)")
     batch = a.type.shape[:-2]
     if batch != w.type.shape[:-2]:
         raise ValueError(f"tl.dot: the batch dimensions differ ({list(a.type.shape)} @ "
@@ -89,6 +94,10 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         def product(x, y, z):
             return _product(b, x, y, z, precision, acc_dtype,
                             imprecise if a.dtype.is_fp8() else None)
+    if len(batch) > 1:  # as Triton: the leading axes as one batch, unfolded after
+        flat = math.prod(batch)
+        a, w, c = (reshape(b, x, (flat,) + x.type.shape[-2:]) for x in (a, w, c))
+        return reshape(b, dot_forms.batched(b, a, w, c, product), shape)
     if batch:
         return dot_forms.batched(b, a, w, c, product)
     return product(a, w, c)

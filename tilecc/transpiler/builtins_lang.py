@@ -14,7 +14,8 @@ from typing import Any, Callable
 import libcst as cst
 
 from tilecc.transpiler import semantic as S
-from tilecc.transpiler.builtin_registry import HANDLERS, did_you_mean, handles, kernel_value
+from tilecc.transpiler.builtin_registry import (HANDLERS, NOT_IN_TRITON, did_you_mean, handles,
+                                                kernel_value, not_in_triton)
 from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
@@ -48,6 +49,8 @@ def call_method(tracer, value: Value | Const, name: str, args: list, kwargs: dic
         if name not in HANDLERS:
             raise tracer.error(node, f"`.{name}()` (tl.{name}) is not supported by tilecc")
         return call_builtin(tracer, "tl." + name, [value, *args], kwargs, node)
+    if name in NOT_IN_TRITON:
+        raise tracer.error(node, not_in_triton(name, f".{name}()"), "AttributeError")
     known = sorted(n for n in TENSOR_METHODS if n in HANDLERS)
     raise tracer.error(node, f"method `.{name}()` is not supported on kernel values"
                        f"{did_you_mean(name, [*known, 'to'], '.', '()')}", "AttributeError")

@@ -69,10 +69,13 @@ def check_supported(kernel: Kernel, target_name: str, arch: str) -> None:
                 raise CompilationError(_message(bad(v.dtype), ok, arch), op.loc)
 
 
+FP8E4B15_REFUSED = ("tl.float8e4b15 is not supported by tilecc (Triton's own software "
+                    "format, deprecated on Hopper): use tl.float8e4nv or tl.float8e5")
+
+
 def _message(name: str, ok: tuple[str, ...], arch: str) -> str:
     if name == "fp8e4b15":
-        return ("tl.float8e4b15 is not supported by tilecc (Triton's own software format, "
-                "deprecated on Hopper): use tl.float8e4nv or tl.float8e5")
+        return FP8E4B15_REFUSED
     return (f"type {name} is not supported on {arch} (as in Triton 3.6); the fp8 types "
             f"supported there are {', '.join(ok)}")
 

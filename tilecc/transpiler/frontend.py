@@ -39,6 +39,7 @@ from tilecc.transpiler.frontend_returns import Bind, EarlyReturns, Return, conta
 from tilecc.transpiler.ir import Kernel, Op, Param, Region, Type, Value
 from tilecc.transpiler.semantic import Const, HelperRef
 from tilecc.transpiler.specs import ArgSpec, ParamDecl  # noqa: F401  (re-exported)
+from tilecc.transpiler.target import CUDA, Target
 
 
 # --- parsed sources -----------------------------------------------------------------------
@@ -292,9 +293,10 @@ def scope_of(fn: Callable) -> dict[str, Any]:
 class Emitter:
     """Appends ops to the innermost open region; shared by a kernel and its inlined helpers."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: Target = None) -> None:
         self.regions: list[Region] = []
         self.loc: Loc | None = None
+        self.target = target or CUDA  # what the kernel is traced for
 
     def emit(self, kind: str, operands: list[Value], type: Type | None, **attrs) -> Value | None:
         if type is not None and type.is_block and type.numel > MAX_BLOCK_NUMEL:
@@ -310,7 +312,7 @@ class Emitter:
         return op
 
 
-MAX_BLOCK_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL: every block shape is checked
+MAX_BLOCK_NUMEL = language_core.TRITON_MAX_TENSOR_NUMEL  # every block shape is checked
 
 
 class FunctionTracer(EarlyReturns):
@@ -462,7 +464,7 @@ class FunctionTracer(EarlyReturns):
         elif isinstance(s, cst.Assert):
             msg = self.eval(s.msg) if s.msg is not None else Const("")
             from tilecc.transpiler.builtins import device_assert
-            device_assert(self, "device_assert", self.eval(s.test), msg)
+            device_assert(self, "device_assert", self.eval(s.test), msg, Const(None))
         elif isinstance(s, (cst.Break, cst.Continue)):
             raise self.unsupported(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
                                 "use a `while` loop with a condition")
@@ -1149,6 +1151,9 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
         return Const(D.BY_LONG_NAME[short])
     if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
         return _libdevice_member(short, node, tracer)
+    vendor = _vendor_member(short, node, tracer)  # tl.extra.cuda.smid → cuda.smid
+    if vendor is not None:
+        return vendor
     if short in ("math", "extra", "cuda", "hip", "random", "core", "standard") or "." in short:
         if "." not in short:
             return TLRef("tl")
@@ -1159,6 +1164,8 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
         return own
     if short == "PropagateNan":
         return Const(language_core.PropagateNan)
+    if short == "TRITON_MAX_TENSOR_NUMEL":
+        return Const(language_core.TRITON_MAX_TENSOR_NUMEL)
     from tilecc.transpiler.builtins import is_builtin
     if short in _TYPE_NAMES or is_builtin(short):
         return ref
@@ -1205,6 +1212,32 @@ def _is_scalar_constexpr(x: Any) -> bool:
 
 def _is_none(x: Any) -> bool:
     return isinstance(x, Const) and x.value is None
+
+
+def _vendor_member(short: str, node: cst.CSTNode, tracer: FunctionTracer) -> TLRef | None:
+    """`tl.extra.cuda` / `tl.extra.hip` and their functions (`extra.cuda.utils.smid`, as
+    Triton's modules spell it, too): the vendor builtins, registered as "cuda.smid"; None
+    for names outside them."""
+    import importlib
+
+    parts = short.split(".")
+    if parts[0] == "extra":
+        parts = parts[1:]
+        if not parts:
+            return TLRef("tl.extra")
+    if not parts or parts[0] not in ("cuda", "hip"):
+        return None
+    vendor, rest = parts[0], [p for p in parts[1:] if p not in ("utils", "gdc")]
+    if not rest:
+        return TLRef(f"tl.extra.{vendor}")
+    module = importlib.import_module(f"tilecc.language.extra.{vendor}")
+    if len(rest) > 1 or rest[0] not in module.__all__:
+        names = [n for n in module.__all__ if n != "libdevice"]
+        raise tracer.error(node, f"`tl.extra.{vendor}.{'.'.join(rest)}` is not in Triton's "
+                           f"tl.extra.{vendor} (which has {', '.join(names)} and libdevice)"
+                           f"{did_you_mean(rest[0], names, f'tl.extra.{vendor}.')}",
+                           "AttributeError")
+    return TLRef(f"tl.{vendor}.{rest[0]}")
 
 
 def _libdevice_member(short: str, node: cst.CSTNode, tracer: FunctionTracer) -> TLRef:
@@ -1289,12 +1322,14 @@ def _assigned_names(node: cst.CSTNode) -> list[str]:
 
 # --- entry point ---------------------------------------------------------------------------------
 
-def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool = False) -> Kernel:
-    """Trace `fn` under the specialization `specs` into a tile IR kernel."""
+def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool = False,
+          target: Target = CUDA) -> Kernel:
+    """Trace `fn` under the specialization `specs` into a tile IR kernel for `target` (which
+    the vendor builtins read: tl.extra.cuda.num_threads() is num_warps x its warp size)."""
     pf = parse_function(fn)
     body = Region()
     kernel = Kernel(fn.__name__, [], body, pf.loc(pf.funcdef.name), num_warps, debug)
-    emitter = Emitter()
+    emitter = Emitter(target)
     emitter.regions.append(body)
     tracer = FunctionTracer(pf, emitter, kernel)
     for spec in specs:

@@ -5,11 +5,14 @@ kind, operands, attributes, the user's source location and, for `for` / `if` / `
 nested `Region`s.  Loop-carried and branch-merged values flow through region arguments
 and `Region.yields`, as in MLIR's scf dialect.  Passes annotate values through
 `Value.info` (axis facts) and `Value.layout`; the renderer and the interpreter read the
-same objects.
+same objects.  `Value.hints` holds what the kernel promised of a value (`tl.multiple_of`,
+`tl.max_contiguous`, `tl.max_constancy`: one number per axis), attached to the value itself
+as Triton attaches them to the op that defines it, so a hint holds for every use.
 
 Op kinds (operands → result):
   const{value}                          → scalar
   program_id{axis}, num_programs{axis}  → i32 scalar
+  counter{counter}: globaltimer smid memrealtime → the hardware's timer / SM id (scalar)
   arange{start,end}                     → i32 block
   splat(x)                              → block of x
   cast(x){bitcast}                      → x converted
@@ -19,7 +22,6 @@ Op kinds (operands → result):
                    land lor (scalars only) ; cmp(a,b){pred}: lt le gt ge eq ne
   fma(a,b,c) ; where(c,a,b) ; addptr(ptr, offset)
   extern(*args){fn}                     → a libdevice function (libdevice_table.TABLE[fn])
-  assume(x){multiple_of, max_contiguous, max_constancy}  → x with a promise attached
   load(ptr[, mask[, other]]) ; store(ptr, value[, mask]) ; device_assert(cond){msg}
   print(values...){prefix, hex}         tl.device_print: a line per element
   for(lo, hi, step, *init)   regions[0]: args (iv, *carried), yields carried
@@ -71,7 +73,7 @@ _ids = itertools.count()
 class Value:
     """An SSA value.  `name` is the Python variable it was bound to, if any."""
 
-    __slots__ = ("id", "type", "name", "owner", "info", "layout")
+    __slots__ = ("id", "type", "name", "owner", "info", "layout", "hints")
 
     def __init__(self, type: Type, name: str | None = None):
         self.id = next(_ids)
@@ -80,6 +82,8 @@ class Value:
         self.owner: Op | None = None  # defining op; None for region arguments
         self.info: Any = None  # AxisInfo, set by passes.axis_info
         self.layout: Any = None  # Layout, set by passes.layouts
+        # promises of the kernel (tl.multiple_of...): hint name → one value per axis
+        self.hints: dict[str, tuple[int, ...]] | None = None
 
     @property
     def dtype(self) -> ScalarType:

@@ -287,8 +287,6 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             return text, (UNARY if text.startswith("-") else PRIMARY)
         if k == "splat":
             return self.expr(a[0])
-        if k == "assume":
-            return self.expr(a[0], idx)
         if k in ("expand_dims", "broadcast"):
             return self.expr(a[0], self.reg_map(a[0].layout, v.layout, idx))
         if k == "arange":
@@ -518,6 +516,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
 
     def op_scalar(self, op: Op) -> None:
         self.declare(op.result, self.op_text(op))
+
+    def op_counter(self, op: Op) -> None:  # read once, where the kernel reads it
+        self.declare(op.result, f"tc::{op.attrs['counter']}()")
 
     def op_load(self, op: Op) -> None:
         v, ptr = op.result, op.operands[0]

@@ -572,6 +572,24 @@ TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
   }
 }
 
+// ---- the hardware's counters: tl.extra.cuda.globaltimer / smid, tl.extra.hip.memrealtime --
+
+#ifdef TC_HIP
+TC_DEVICE int smid() { return static_cast<int>(__smid()); }  // the compute unit
+TC_DEVICE long long memrealtime() { return static_cast<long long>(wall_clock64()); }
+#else
+TC_DEVICE long long globaltimer() {  // nanoseconds; read anew at each call
+  long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+TC_DEVICE int smid() {
+  unsigned id;
+  asm("mov.u32 %0, %%smid;" : "=r"(id));
+  return static_cast<int>(id);
+}
+#endif
+
 // ---- threads, warps and shuffles ------------------------------------------------------------
 
 #ifdef TC_HIP

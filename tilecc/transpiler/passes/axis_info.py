@@ -10,7 +10,7 @@ once per vector.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd
 
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
@@ -40,8 +40,21 @@ def _pow2_factor(v: int) -> int:
 
 def info(v: Value) -> AxisInfo:
     if v.info is None:
-        v.info = _default(v)
+        v.info = _hinted(v, _default(v))
     return v.info
+
+
+_HINTED_FIELD = {"max_contiguous": "contiguity", "multiple_of": "divisibility",
+                 "max_constancy": "constancy"}
+
+
+def _hinted(v: Value, derived: AxisInfo) -> AxisInfo:
+    """`derived` with what the kernel promised of `v` (tl.multiple_of, ...: one value per
+    axis) in its place, as Triton's hints replace what its analysis finds."""
+    if not v.hints:
+        return derived
+    got = replace(derived, **{_HINTED_FIELD[k]: t for k, t in v.hints.items()})
+    return got.clamp(v.type.shape) if v.type.is_block else got
 
 
 def _default(v: Value) -> AxisInfo:
@@ -96,13 +109,6 @@ def _rule(op: Op) -> AxisInfo:
         new_div = 1 if any(c > 1 for c in a.contiguity) else min(a.divisibility)
         return AxisInfo(ins(a.contiguity, 1), ins(a.divisibility, new_div),
                         ins(a.constancy, HUGE))
-    if k == "assume":
-        hint = op.attrs
-        last = rank - 1  # hints apply to the innermost axis, as in Triton's 1-D use
-        def put(t, key):
-            return t[:last] + (hint[key],) + t[last + 1:] if key in hint else t
-        return AxisInfo(put(a.contiguity, "max_contiguous"), put(a.divisibility, "multiple_of"),
-                        put(a.constancy, "max_constancy"))
     if k == "cast" and ops[0].dtype.is_int() and op.result.dtype.is_int() \
             and not op.attrs.get("bitcast"):
         return a
@@ -176,7 +182,7 @@ def analyze(kernel: Kernel) -> None:
             div = 16 if p.divisible_by_16 else t.element_ty.itemsize
         else:
             div = 16 if p.divisible_by_16 else p.divisor
-        p.value.info = AxisInfo((1,), (div,), (HUGE,))
+        p.value.info = _hinted(p.value, AxisInfo((1,), (div,), (HUGE,)))
     _region(kernel.body)
 
 
@@ -212,14 +218,15 @@ def _region(region: Region) -> None:
             continue
         for r in op.regions:
             for a in r.args:  # while loops: nothing is known across iterations
-                a.info = _default(a)
+                a.info = _hinted(a, _default(a))
             _region(r)
         for res in op.results:
             if op.kind in _NO_RULE:
-                res.info = _default(res)
+                got = _default(res)
             else:
                 got = _rule(op)
-                res.info = got.clamp(res.type.shape) if res.type.is_block else got
+                got = got.clamp(res.type.shape) if res.type.is_block else got
+            res.info = _hinted(res, got)
 
 
 def _for(op: Op) -> None:
@@ -228,22 +235,25 @@ def _for(op: Op) -> None:
     each is a power of two, so this ends within a few rounds)."""
     body = op.regions[0]
     lo, step = info(op.operands[0]), info(op.operands[2])
-    body.args[0].info = AxisInfo((1,), (gcd(lo.divisibility[0], step.divisibility[0]),), (HUGE,))
+    iv = body.args[0]
+    iv.info = _hinted(iv, AxisInfo((1,), (gcd(lo.divisibility[0], step.divisibility[0]),),
+                                   (HUGE,)))
     inits = op.operands[3:]
     for arg, init in zip(body.args[1:], inits):
-        arg.info = info(init) if init.type.shape == arg.type.shape else _default(arg)
+        arg.info = _hinted(arg, info(init) if init.type.shape == arg.type.shape
+                           else _default(arg))
     for _ in range(8):
         _region(body)
         changed = False
         for arg, y in zip(body.args[1:], body.yields):
-            met = _meet(arg.info, info(y))
+            met = _hinted(arg, _meet(arg.info, info(y)))
             if met != arg.info:
                 arg.info, changed = met, True
         if not changed:
             break
-    else:  # not settled: assume nothing
+    else:  # not settled: assume nothing (but what the kernel promised)
         for arg in body.args[1:]:
-            arg.info = _default(arg)
+            arg.info = _hinted(arg, _default(arg))
         _region(body)
     for res, arg in zip(op.results, body.args[1:]):
-        res.info = arg.info
+        res.info = _hinted(res, arg.info)

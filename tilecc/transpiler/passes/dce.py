@@ -11,10 +11,10 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Region
 
-PURE = {"const", "splat", "arange", "assume", "program_id", "num_programs", "cast", "unary",
+PURE = {"const", "splat", "arange", "program_id", "num_programs", "cast", "unary",
         "binary", "cmp", "where", "fma", "extern", "addptr", "broadcast", "expand_dims"}
 # also free of side effects, but not inlined as expressions by the renderer
-REMOVABLE = PURE | {"reduce", "scan", "reshape", "permute", "join", "split", "convert",
+REMOVABLE = PURE | {"counter", "reduce", "scan", "reshape", "permute", "join", "split", "convert",
                     "dot", "flip", "cat", "gather", "histogram"}
 
 

@@ -15,7 +15,7 @@ from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.dot import accumulator
 from tilecc.transpiler.passes.placement import Blocked
 
-ALWAYS_INLINE = {"const", "splat", "arange", "assume", "expand_dims", "broadcast"}
+ALWAYS_INLINE = {"const", "splat", "arange", "expand_dims", "broadcast"}
 INDEX_COST, INDEX_REPEATS = 32, 8  # the size of index values recomputed at each use (below)
 
 

@@ -40,7 +40,7 @@ class MemoryPlan:
 
 # --- assignment ----------------------------------------------------------------------------
 
-ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "extern", "addptr", "assume",
+ELEMENTWISE = {"cast", "unary", "binary", "cmp", "where", "fma", "extern", "addptr",
                "load", "store", "atomic", "atomic_cas", "broadcast", "device_assert", "scan",
                "map", "inline_asm"}
 
@@ -254,7 +254,7 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
     return notes
 
 
-_REMAT = {"arange", "splat", "const", "binary", "cmp", "cast", "unary", "where", "assume",
+_REMAT = {"arange", "splat", "const", "binary", "cmp", "cast", "unary", "where",
           "broadcast", "expand_dims"}
 
 

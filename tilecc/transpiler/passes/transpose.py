@@ -72,6 +72,8 @@ def fold_transposed_loads(kernel: Kernel) -> None:
         else:
             operands = [transposed(x) for x in op.operands]
         new = Op(op.kind, operands, [Value(t, v.name)], op.loc, attrs)
+        if v.hints:  # tl.multiple_of(ptrs, [16, 1]) of the transposed block: [1, 16]
+            new.result.hints = {k: tuple(reversed(h)) for k, h in v.hints.items()}
         after.setdefault(id(op), []).append(new)
         memo[v.id] = new.result
         return new.result

@@ -1,3 +1,6 @@
-"""`tl.extra.hip`: the libdevice functions under Triton's `extra.hip` spelling."""
+"""`tl.extra.hip`: Triton's HIP extras — libdevice and the real-time counter."""
 
 from tilecc.language.extra.hip import libdevice  # noqa: F401
+from tilecc.language.extra.hip.utils import memrealtime  # noqa: F401
+
+__all__ = ["libdevice", "memrealtime"]

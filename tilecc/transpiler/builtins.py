@@ -41,7 +41,8 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
             raise tracer.error(node, "tl.block_type() takes a dtype and a shape")
         return Const(D.block_type(args[0].value, list(args[1].value)))
     handler = HANDLERS.get(short)
-    stub = _libdevice_stub(short) if short.startswith("libdevice.") else getattr(L, short, None)
+    stub = _libdevice_stub(short) if short.startswith("libdevice.") else \
+        getattr(L, short, None) or L.BUILTINS.get(short)
     if handler is None:
         raise tracer.error(node, not_supported(short), "AttributeError")
     try:
@@ -50,7 +51,8 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     except TypeError as e:
         raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
-    arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
+    arguments = {k: v if isinstance(v, (Value, Const)) else  # defaults: tl.constexpr(0)...
+                 Const(v.value if isinstance(v, L.constexpr) else v)
                  for k, v in bound.arguments.items()}
     return handler(tracer, short, **arguments)
 
@@ -286,9 +288,13 @@ def _static_assert(tracer, name, cond, msg):
 
 
 @handles("device_assert")
-def device_assert(tracer, name, cond, msg):
+def device_assert(tracer, name, cond, msg, mask):
     msg = constant(msg, "msg") if isinstance(msg, Const) else ""
     c = S.truthy(tracer.b, kernel_value(tracer, cond, "cond"))
+    if not (isinstance(mask, Const) and mask.value is None):  # checked only where `mask`
+        masked_off = S.unary(tracer.b, "not", S.truthy(tracer.b, kernel_value(tracer, mask,
+                                                                               "mask")))
+        c = S.binary(tracer.b, "or", c, masked_off)
     if isinstance(c, Const):
         if not c.value:
             raise ValueError(f"assertion is always false: {msg}")

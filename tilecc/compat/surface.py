@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import importlib
 import inspect
 import textwrap
@@ -122,7 +123,7 @@ def describe(obj: Any) -> dict:
 def describe_member(cls: type, name: str) -> dict:
     """A class attribute as the class holds it (a property is not evaluated)."""
     raw = inspect.getattr_static(cls, name)
-    if isinstance(raw, (property, _cached_property_types())):
+    if isinstance(raw, (property, functools.cached_property)):
         return {"kind": "property"}
     if isinstance(raw, staticmethod):
         return {"kind": "function", **_params_entry(raw.__func__)}
@@ -132,7 +133,7 @@ def describe_member(cls: type, name: str) -> dict:
         return {"kind": "method", **_params_entry(raw)}
     if isinstance(raw, type):
         return {"kind": "class"}
-    if callable(raw) and not isinstance(raw, type):
+    if callable(raw):
         return {"kind": "method", **_params_entry(raw)}
     return {"kind": "attribute"}
 
@@ -140,12 +141,6 @@ def describe_member(cls: type, name: str) -> dict:
 def _params_entry(fn) -> dict:
     params = parameters(fn)
     return {} if params is None else {"params": params}
-
-
-def _cached_property_types() -> tuple:
-    import functools
-
-    return (functools.cached_property,)
 
 
 # --- walking ---------------------------------------------------------------------------------
@@ -228,13 +223,12 @@ def class_members(cls: type, package: str = "triton") -> dict[str, dict]:
 
 def record(modules=MODULES, classes=CLASSES) -> dict:
     """The surface of the `triton` that imports here (run with Triton installed)."""
-    for name in modules:
-        importlib.import_module(name)  # every module first: attributes that are submodules
+    loaded = [importlib.import_module(name) for name in modules]  # all first: attributes
     out: dict[str, Any] = {"triton_version": importlib.import_module("triton").__version__,
-                           "modules": {}, "classes": {}}
-    for name in modules:
-        module = importlib.import_module(name)
-        out["modules"][name] = {n: describe(getattr(module, n)) for n in public_names(module)}
+                           "modules": {}, "classes": {}}  # that are submodules exist then
+    for module in loaded:
+        out["modules"][module.__name__] = {n: describe(getattr(module, n))
+                                           for n in public_names(module)}
     for path in classes:
         module_name, _, cls_name = path.rpartition(".")
         cls = getattr(importlib.import_module(module_name), cls_name)

@@ -114,7 +114,7 @@ class ActiveDriver:
         return torch.cuda
 
     def get_benchmarker(self):
-        from tilecc.compat.triton.testing import do_bench
+        from tilecc.runtime.autotune_bench import do_bench
 
         return do_bench
 

@@ -295,18 +295,24 @@ def test_gpu_autotune_cupy_restores_data_and_caches_on_disk(capsys, monkeypatch)
     n = 1 << 20
     x = cp.arange(n, dtype=cp.float32)
     out = cp.full(n, 1.0, cp.float32)
-    k = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"],
+                        cache_results=True)(accumulate)
     k[_grid](x, out, n)
     cp.testing.assert_array_equal(out, 1.0 + 2 * x)
     assert k.configs_timings[configs[-1]] == float("inf")  # 64 warps: skipped
     assert all(0 < t < 10 for c, t in k.configs_timings.items() if c is not configs[-1])
     assert "tuned" in capsys.readouterr().err
     # a new process (here: a new autotuner) finds the decision on disk
-    k2 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k2 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"],
+                         cache_results=True)(accumulate)
     k2[_grid](x, out, n)
     assert k2.best_config == k.best_config
     assert "from the disk cache" in capsys.readouterr().err
     cp.testing.assert_array_equal(out, 1.0 + 4 * x)
+    # without cache_results (Triton's default) a new autotuner times the configs again
+    k3 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k3[_grid](x, out, n)
+    assert "tuned" in capsys.readouterr().err
 
 
 @pytest.mark.gpu

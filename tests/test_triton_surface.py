@@ -5,7 +5,6 @@
 or refused with its reason (`tilecc/compat/refused.py`).  The check runs in a fresh
 Python (installing the mode replaces `triton` for the process)."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -57,9 +56,10 @@ def test_the_record_covers_what_libraries_reach():
     assert not stale, stale
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None,
-                    reason="Triton is not installed here (the record is checked in)")
 def test_the_record_is_what_the_script_writes_from_triton():
+    # asked of a fresh Python: in this one the compatibility mode may be serving `triton`
+    if _python("-c", "import triton.compiler").returncode != 0:
+        pytest.skip("Triton is not installed here (the record is checked in)")
     r = _python(str(ROOT / "scripts" / "triton_surface.py"), "--check")
     assert r.returncode == 0, r.stdout + r.stderr
 

@@ -448,7 +448,7 @@ class FunctionTracer(EarlyReturns):
         elif isinstance(s, cst.Assert):
             msg = self.eval(s.msg) if s.msg is not None else Const("")
             from tilecc.transpiler.builtins import device_assert
-            device_assert(self, "device_assert", self.eval(s.test), msg)
+            device_assert(self, "device_assert", self.eval(s.test), msg, Const(None))
         elif isinstance(s, (cst.Break, cst.Continue)):
             raise self.unsupported(s, f"`{type(s).__name__.lower()}` is not supported in kernels; "
                                 "use a `while` loop with a condition")

@@ -303,3 +303,19 @@ def test_mxfp_tensors():
     assert scales.to(torch.float32).tolist()[:3] == [1.0, 0.5, 2.0 ** 127]
     r = MXScaleTensor(size=(64,)).random(low=0.25, high=8)
     assert 125 <= r.data.min() and r.data.max() <= 130
+
+
+@pytest.mark.gpu
+def test_reinterpret_passes_a_tensor_as_another_type_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    from tilecc.runtime.tensor_wrappers import reinterpret
+
+    @tilecc.jit
+    def halve(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 0.5)
+
+    x = torch.arange(64, device="cuda", dtype=torch.float32)
+    y = torch.empty(64, device="cuda", dtype=torch.int32)  # its bits are written as floats
+    halve[(1,)](x, reinterpret(y, tl.float32), BLOCK=64)
+    torch.testing.assert_close(y.view(torch.float32), x * 0.5)

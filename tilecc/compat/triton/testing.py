@@ -1,13 +1,14 @@
 """`triton.testing` under the compatibility mode: timing (`do_bench`), comparison
-(`assert_close`) and the benchmark tables of Triton's tutorials (`Benchmark`,
-`perf_report`)."""
+(`assert_close`), the benchmark tables of Triton's tutorials (`Benchmark`, `perf_report`)
+and the device's peak numbers for roofline plots (`get_dram_gbps`,
+`get_max_tensorcore_tflops`, ...)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Callable
 
 from tilecc.runtime.autotune_bench import do_bench
+
 
 def do_bench_cudagraph(fn: Callable, rep: int = 20, grad_to_none=None, quantiles=None,
                        return_mode: str = "mean"):

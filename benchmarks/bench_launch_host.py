@@ -147,7 +147,7 @@ def cases() -> dict:
             alpha=0.5, BLOCK=1024),
         "torch, callable grid": lambda: k4[grid](*ts, 1024, 3, 5, 0.5, BLOCK=1024),
         "torch, kernel.run(..., grid=(1,))": lambda: k5.run(*ts, 1024, 3, 5, 0.5, grid=(1,),
-                                                            BLOCK=1024),
+                                                            warmup=False, BLOCK=1024),
         "torch, @autotune (one config), callable grid": lambda: tuned[grid](*ts, 1024, 3, 5,
                                                                              0.5),
         "CuPy, kernel[(1,)](..., BLOCK=)": lambda: k6[(1,)](*cs, 1024, 3, 5, 0.5, BLOCK=1024),

@@ -96,9 +96,10 @@ def describe(e: BaseException) -> str:
     if isinstance(e, Timeout):
         return "error: timed out"
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    compat = "compatibility mode" in text or "is not part of tilecc" in text
+    compat = any(words in text for words in ("compatibility mode", "is not part of tilecc",
+                                             "is not provided by tilecc"))
     if isinstance(e, (ImportError, AttributeError)) and compat:
-        text = text.split(" (tilecc implements")[0].split("; ")[0]
+        text = text.split(": tilecc's compatibility mode provides")[0].split("; ")[0]
         return f"refused: {type(e).__name__}: {text} @ {_where(e.__traceback__, 'liger_kernel/')}"
     if TRACEBACKS:
         traceback.print_exception(e, file=sys.stderr)

@@ -191,7 +191,7 @@ def test_env_interpret_runs_autotuned_kernel(monkeypatch):
     out = np.zeros(70, np.float32)
     k[_grid](np.ones(70, np.float32), out, 70)
     np.testing.assert_array_equal(out, 2.0)
-    k.run(np.ones(70, np.float32), out, 70, grid=_grid)
+    k.run(np.ones(70, np.float32), out, 70, grid=_grid, warmup=False)
     np.testing.assert_array_equal(out, 4.0)
 
 
@@ -203,7 +203,7 @@ def test_heuristics_alone_and_under_autotune():
         mask = offs < n
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3.0, mask=mask)
 
-    assert isinstance(scale, Heuristics) and scale.arg_names[:3] == ("x_ptr", "out_ptr", "n")
+    assert isinstance(scale, Heuristics) and scale.arg_names[:3] == ["x_ptr", "out_ptr", "n"]
     out = np.zeros(37, np.float32)
     scale.interpret[(1,)](np.ones(37, np.float32), out, 37)
     np.testing.assert_array_equal(out, 3.0)
@@ -277,7 +277,8 @@ def test_restore_value_of_a_non_array_is_a_clear_error():
 def test_config_repr_and_kwargs():
     c = Config({"BLOCK": 128}, num_warps=8, num_stages=2)
     assert repr(c) == "BLOCK: 128, num_warps: 8, num_stages: 2"
-    assert c.all_kwargs() == {"BLOCK": 128, "num_warps": 8, "num_stages": 2}
+    assert str(c) == "BLOCK: 128, num_warps: 8, num_ctas: 1, num_stages: 2, maxnreg: None"
+    assert c.all_kwargs() == {"BLOCK": 128, "num_warps": 8, "num_ctas": 1, "num_stages": 2}
     with pytest.raises(ValueError, match="num_ctas"):
         Config({}, num_ctas=2)
 
@@ -294,18 +295,24 @@ def test_gpu_autotune_cupy_restores_data_and_caches_on_disk(capsys, monkeypatch)
     n = 1 << 20
     x = cp.arange(n, dtype=cp.float32)
     out = cp.full(n, 1.0, cp.float32)
-    k = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"],
+                        cache_results=True)(accumulate)
     k[_grid](x, out, n)
     cp.testing.assert_array_equal(out, 1.0 + 2 * x)
     assert k.configs_timings[configs[-1]] == float("inf")  # 64 warps: skipped
     assert all(0 < t < 10 for c, t in k.configs_timings.items() if c is not configs[-1])
     assert "tuned" in capsys.readouterr().err
     # a new process (here: a new autotuner) finds the decision on disk
-    k2 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k2 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"],
+                         cache_results=True)(accumulate)
     k2[_grid](x, out, n)
     assert k2.best_config == k.best_config
     assert "from the disk cache" in capsys.readouterr().err
     cp.testing.assert_array_equal(out, 1.0 + 4 * x)
+    # without cache_results (Triton's default) a new autotuner times the configs again
+    k3 = tilecc.autotune(configs=configs, key=["n"], restore_value=["out_ptr"])(accumulate)
+    k3[_grid](x, out, n)
+    assert "tuned" in capsys.readouterr().err
 
 
 @pytest.mark.gpu
@@ -425,8 +432,9 @@ def test_pre_hooks_set_descriptor_block_shapes_for_the_launch_and_the_compiles(m
     np.testing.assert_array_equal(out, x.sum(axis=1))
     # GPU tuning compiles every candidate first, in parallel: each for its own block
     seen = []
-    monkeypatch.setattr("tilecc.runtime.launch.precompile",
+    monkeypatch.setattr("tilecc.runtime.compiled.warm_up",
                         lambda fn, args, kwargs: seen.append(args[0].block_shape))
-    _desc_rows_sum._precompile(_desc_rows_sum.configs, (desc, out, 40), {})
+    _desc_rows_sum._precompile(_desc_rows_sum.configs, (desc, out, 40),
+                               {"grid": (1,), "warmup": False})
     assert sorted(seen) == [[4, 8], [16, 8]]
     assert desc.block_shape == [_desc_rows_sum.best_config.kwargs["BM"], 8]  # untouched

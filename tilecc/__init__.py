@@ -18,9 +18,9 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates", "include")
 
 
-def cdiv(x: int, div: int) -> int:
+def cdiv(x: int, y: int) -> int:
     """Ceiling division, for grids: cdiv(10, 4) == 3."""
-    return (x + div - 1) // div
+    return (x + y - 1) // y
 
 
 def next_power_of_2(n: int) -> int:

@@ -130,6 +130,17 @@ def caller_loc() -> Loc | None:
     return Loc(code.co_filename, frame.f_lineno, col, function)
 
 
+class PTXASError(CompilationError):
+    """ptxas rejected the generated PTX (Triton's class of the same name; tilecc reports
+    its native compilers' errors as CompilationErrors at the user's line, so this one is
+    for code that catches Triton's)."""
+
+
+class AutotunerError(ValueError):
+    """An autotuner was left with nothing to try: `early_config_prune` returned no
+    configuration (Triton's class of the same name)."""
+
+
 class NoDeviceError(RuntimeError):
     """A GPU launch on a machine where no usable CUDA driver or GPU was found."""
 

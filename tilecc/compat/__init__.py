@@ -8,20 +8,20 @@ or, without touching the program, `python -m tilecc.compat script.py [args]` (al
 `-m module` and `-c code`).  While installed, `import triton` and its submodules resolve to
 tilecc's own modules:
 
-    triton                           → tilecc.compat.triton_api (jit, autotune, Config,
-                                       heuristics, cdiv, next_power_of_2, errors, __version__)
-    triton.language[.*]              → tilecc.language[.*] (math, random, standard, extra...)
-    triton.testing                   → tilecc.compat.testing (do_bench, assert_close,
-                                       Benchmark, perf_report)
-    triton.runtime[.jit|.autotuner|.errors|.driver]
-                                     → tilecc.compat.runtime (driver.active...)
-    triton.tools.tensor_descriptor   → tilecc.runtime.tensor_descriptor (the host-side
-                                       TensorDescriptor)
+    triton[.runtime[.jit|.autotuner|.errors|.driver]|.errors|.testing|.tools[.*]]
+                                     → tilecc.compat.triton[...], a module for each of
+                                       Triton's, holding tilecc's objects under Triton's
+                                       names (jit, autotune, Config, driver, do_bench...)
+    triton.language[.*]              → tilecc.language[.*] (core, math, random, standard,
+                                       extra...)
 
-Anything else under `triton` (the compiler, its IR and assembly, backends) has no meaning
-for tilecc, which compiles to CUDA/HIP source: importing it raises an ImportError that says
-so and what to use instead.  `triton.__version__` is "3.6.0", the Triton release whose
-language tilecc implements, so that libraries' version checks take the 3.6 paths.
+Their names are Triton 3.6's, enumerated from the installed Triton
+(`tests/data/triton_surface.json`): each is provided with Triton's parameters or refused
+(`tilecc.compat.refused`: Triton's compiler, its IR and launchers).  Reaching a refused
+name raises an error that says why and what to use instead; a module that neither has
+(`triton.experimental...`) raises ModuleNotFoundError, as where Triton is not installed.
+`triton.__version__` is "3.6.0", the Triton release whose language tilecc implements, so
+that libraries' version checks take the 3.6 paths.
 
 Install it before Triton is imported: a program that already holds Triton's modules would
 mix the two, so `install()` refuses then.
@@ -34,64 +34,76 @@ import importlib.abc
 import pkgutil
 import sys
 
+from tilecc.compat.refused import REFUSED, RefusedAttribute, refusal_of
+
 TRITON_VERSION = "3.6.0"
-
-# Triton's module → tilecc's; the language's submodules are added by walking the package.
-_FIXED = {
-    "triton": "tilecc.compat.triton_api",
-    "triton.language": "tilecc.language",
-    "triton.testing": "tilecc.compat.testing",
-    "triton.runtime": "tilecc.compat.runtime",
-    "triton.runtime.jit": "tilecc.compat.runtime",
-    "triton.runtime.autotuner": "tilecc.compat.runtime",
-    "triton.runtime.errors": "tilecc.compat.runtime",
-    "triton.runtime.driver": "tilecc.compat.runtime",
-    "triton.tools.tensor_descriptor": "tilecc.runtime.tensor_descriptor",
-}
-
-# What to say about the parts of Triton that tilecc does not have.
-_INSTEAD = {
-    "triton.compiler": "Triton's compiler (its IR, PTX/AMDGCN and cubins) is not part of "
-                       "tilecc; read the CUDA/HIP tilecc writes with kernel.source() or "
-                       "`tilecc emit`, its binary with kernel.compile()",
-    "triton.backends": "tilecc has no Triton backends: it renders CUDA or HIP source and "
-                       "compiles it with NVRTC or hiprtc",
-    "triton._C": "Triton's C++ extension (MLIR, LLVM) is not part of tilecc",
-    "triton.tools": "triton.tools (AOT compile, disassembly) is not provided by tilecc's "
-                    "compatibility mode (only its host-side `tensor_descriptor`); `tilecc "
-                    "export` writes a kernel as C++ with a host launcher",
-    "triton.knobs": "Triton's knobs configure its compiler; tilecc's options are the "
-                    "launch options (num_warps, num_stages, debug) and TILECC_* variables",
-}
 
 
 def _aliases() -> dict[str, str]:
+    """Triton's module name -> tilecc's, for every module of tilecc.compat.triton and of
+    tilecc.language."""
+    import tilecc.compat.triton as api
     import tilecc.language as language
 
-    table = dict(_FIXED)
-    for info in pkgutil.walk_packages(language.__path__, "tilecc.language."):
-        table["triton.language." + info.name[len("tilecc.language."):]] = info.name
+    table = {"triton": api.__name__, "triton.language": language.__name__}
+    for package, prefix in ((api, "triton."), (language, "triton.language.")):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            table[prefix + info.name[len(package.__name__) + 1:]] = info.name
     return table
 
 
+def _refusal_error(fullname: str) -> ModuleNotFoundError:
+    refusal = refusal_of(fullname)
+    text = refusal.message(fullname) if refusal is not None else (
+        f"No module named '{fullname}': tilecc's compatibility mode provides Triton 3.6's "
+        "triton, triton.language, triton.runtime, triton.testing and triton.tools modules")
+    return ModuleNotFoundError(text, name=fullname)
+
+
 class _Refuse(importlib.abc.MetaPathFinder):
-    """Answers every `triton.*` import that the aliases do not cover with an ImportError
-    that names what to use instead (rather than finding Triton, or tilecc's files under
-    Triton's names)."""
+    """Answers every `triton.*` import that the aliases do not cover with a
+    ModuleNotFoundError (an ImportError) that says what that part of Triton is and what to
+    use instead (rather than finding Triton, or tilecc's files under Triton's names)."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname != "triton" and not fullname.startswith("triton."):
             return None
-        for prefix, why in _INSTEAD.items():
-            if fullname == prefix or fullname.startswith(prefix + "."):
-                raise ImportError(f"`{fullname}`: {why}", name=fullname)
-        raise ImportError(f"`{fullname}` is not provided by tilecc's compatibility mode "
-                          f"(tilecc implements `triton.language`, `triton.jit`, "
-                          f"`triton.autotune`/`Config`/`heuristics`, `triton.testing` and "
-                          f"`triton.runtime.driver`)", name=fullname)
+        raise _refusal_error(fullname)
+
+
+def _attribute_hook(alias: str, original):
+    """A module `__getattr__` (called only for names the module lacks) that gives the
+    refusal of a refused name, else the module's own answer."""
+    def __getattr__(name: str):
+        refusal = refusal_of(f"{alias}.{name}")
+        if refusal is not None:
+            raise AttributeError(refusal.message(f"{alias}.{name}"))
+        if original is not None:
+            return original(name)
+        raise AttributeError(f"module '{alias}' has no attribute '{name}'")
+    return __getattr__
+
+
+def _classes() -> dict[str, type]:
+    """Triton's classes whose members the refusal table names -> tilecc's classes."""
+    import tilecc.language as tl
+    from tilecc.runtime.autotune import Autotuner, Config, Heuristics
+    from tilecc.runtime.compiled import CompiledKernel
+    from tilecc.runtime.jit import JITFunction, KernelParam
+
+    return {"triton.runtime.jit.JITFunction": JITFunction,
+            "triton.runtime.jit.KernelParam": KernelParam,
+            "triton.runtime.autotuner.Autotuner": Autotuner,
+            "triton.runtime.autotuner.Heuristics": Heuristics,
+            "triton.runtime.autotuner.Config": Config,
+            "triton.compiler.compiler.CompiledKernel": CompiledKernel,
+            "triton.language.core.tensor": tl.tensor, "triton.language.core.dtype": tl.dtype,
+            "triton.language.core.constexpr": tl.constexpr,
+            "triton.language.core.tensor_descriptor": tl.tensor_descriptor}
 
 
 _installed: list[str] = []
+_hooked: list[tuple] = []  # (module, its __getattr__ before) / (class, member name)
 
 
 def install() -> None:
@@ -105,11 +117,22 @@ def install() -> None:
             " call tilecc.compat.install() before anything imports triton, or run the program "
             "with `python -m tilecc.compat script.py`")
     for alias, real in _aliases().items():
-        sys.modules[alias] = importlib.import_module(real)
+        module = importlib.import_module(real)
+        sys.modules[alias] = module
         _installed.append(alias)
+        original = module.__dict__.get("__getattr__")
+        module.__getattr__ = _attribute_hook(alias, original)
+        _hooked.append((module, original))
+    for path, cls in _classes().items():
+        for key, refusal in REFUSED.items():
+            name = key[len(path) + 1:]
+            # (never over one of tilecc's own members: the surface test reports the clash)
+            if key.startswith(path + ".") and "." not in name and not hasattr(cls, name):
+                setattr(cls, name, RefusedAttribute(key, refusal))
+                _hooked.append((cls, name))
     sys.meta_path.insert(0, _Refuse())
     _hide_from_torch()
-    from tilecc.compat.runtime import follow_triton_interpret
+    from tilecc.compat.triton.runtime.jit import follow_triton_interpret
 
     follow_triton_interpret()  # TRITON_INTERPRET=1 given to the program: it interprets
 
@@ -183,6 +206,14 @@ def uninstall() -> None:
     for alias in _installed:
         sys.modules.pop(alias, None)
     _installed.clear()
+    for owner, what in reversed(_hooked):
+        if isinstance(owner, type):
+            delattr(owner, what)
+        elif what is None:
+            del owner.__getattr__
+        else:
+            owner.__getattr__ = what
+    _hooked.clear()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Refuse)]
     _show_to_torch()
 

@@ -64,6 +64,22 @@ from tilecc.language.core import PropagateNan, clamp, div_rn, fdiv, softmax  # n
 __all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "softmax"]
 
 
+# Triton's other names of the language: its arithmetic builtins, types and constants
+from tilecc.language import core  # noqa: E402
+from tilecc.language.core import (  # noqa: E402
+    CONSTEXPR_0, TRITON_MAX_TENSOR_NUMEL, add, const, constexpr_type, mul, sub,
+    tensor_descriptor)
+from tilecc.language.dtypes import pi32_t  # noqa: E402
+from tilecc.language import members  # noqa: E402
+
+core.dot_scaled = dot_scaled  # where Triton's is (it is written in the language here)
+
+members.install(globals())
+
+__all__ += ["TRITON_MAX_TENSOR_NUMEL", "add", "const", "constexpr_type", "mul", "pi32_t",
+            "sub", "tensor_descriptor"]
+
+
 def __getattr__(name: str):
     if name == "extra":
         import importlib

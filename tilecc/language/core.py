@@ -13,7 +13,10 @@ import functools
 import operator
 from typing import Any, Callable
 
-from tilecc.language.dtypes import dtype, float32
+from tilecc.language.dtypes import (  # noqa: F401  (Triton's `core` holds them too)
+    bfloat16, block_type, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16,
+    float16, float32, float64, get_int_dtype, int1, int8, int16, int32, int64, pi32_t,
+    pointer_type, uint8, uint16, uint32, uint64)
 
 
 class OutsideKernelError(RuntimeError):
@@ -111,6 +114,10 @@ class constexpr:
     def __invert__(self):
         return constexpr(~self.value)
 
+    @property
+    def type(self) -> "constexpr_type":
+        return constexpr_type(self.value)
+
     def logical_and(self, other):
         return constexpr(self.value and _unwrap(other))
 
@@ -120,6 +127,69 @@ class constexpr:
 
 def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
+
+
+class constexpr_type:
+    """The type of a constexpr value (`tl.constexpr(4).type`): the value is the type."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(("constexpr_type", self.value))
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+
+class const:
+    """Annotation for a parameter the kernel only reads (`x_ptr: tl.const`); tilecc
+    needs no such promise."""
+
+
+class ConstexprFunction:
+    """A Python function that kernels call at compile time on constexpr arguments, its
+    result a constexpr (`@triton.constexpr_function`); called from Python, it is the
+    function."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objclass=None):
+        return self if obj is None else BoundConstexprFunction(obj, self)
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        return self.fn(*map(_unwrap, args), **{k: _unwrap(v) for k, v in kwargs.items()})
+
+
+class BoundConstexprFunction:
+    """A constexpr function that is a method, bound to its object."""
+
+    def __init__(self, instance: Any, fn: ConstexprFunction):
+        self.__self__, self.__func__ = instance, fn
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        return self.__func__(self.__self__, *args, **kwargs)
+
+
+def constexpr_function(fn: Callable) -> ConstexprFunction:
+    """Make `fn` callable from kernels at compile time (on constexpr arguments)."""
+    return ConstexprFunction(fn)
+
+
+def must_use_result(x, s=True):
+    """Triton's mark for builtins whose result must be used: returns `x` (a function)
+    or a decorator; tilecc does not warn."""
+    return (lambda fn: fn) if isinstance(x, str) else x
+
+
+def is_builtin(fn) -> bool:
+    """Whether `fn` is one of the language's builtins (a `tl` function)."""
+    return getattr(fn, "__tilecc_builtin__", None) is not None
 
 
 def _constexpr_operator(name: str, reflected: bool = False) -> Callable:
@@ -139,9 +209,8 @@ for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", 
 for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(constexpr, f"__{_op}__", _constexpr_operator(_op))
 
-
-# the most elements a block may have (Triton's name; every block shape is checked)
-TRITON_MAX_TENSOR_NUMEL = 1 << 20
+CONSTEXPR_0 = constexpr(0)
+TRITON_MAX_TENSOR_NUMEL = 1048576  # Triton's largest block (elements), as its constant
 
 
 # --- program geometry -------------------------------------------------------------------
@@ -217,6 +286,27 @@ def store_tensor_descriptor(desc, offsets, value):
 # --- element-wise -----------------------------------------------------------------------
 
 @builtin
+def add(x, y, sanitize_overflow=True):
+    """x + y (`sanitize_overflow`: Triton's overflow checks in debug mode; tilecc's
+    integer arithmetic wraps, as in release builds)."""
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True):
+    """x - y (see `add`)."""
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True):
+    """x * y (see `add`)."""
+
+
+@builtin
+def item(input):
+    """The element of a block of one, as a scalar (`x.item()`)."""
+
+
+@builtin
 def where(condition, x, y):
     """Element-wise `x if condition else y`, broadcasting the three operands."""
 
@@ -265,22 +355,6 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
 @builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     """Convert `input` to `dtype` (same as `input.to(dtype)`)."""
-
-
-@builtin
-def add(x, y, sanitize_overflow=True):
-    """x + y (Triton's `+`).  `sanitize_overflow`: Triton's check of integer overflow in
-    debug builds; tilecc checks none (for `+` neither)."""
-
-
-@builtin
-def sub(x, y, sanitize_overflow=True):
-    """x - y (Triton's `-`); `sanitize_overflow` as for tl.add."""
-
-
-@builtin
-def mul(x, y, sanitize_overflow=True):
-    """x * y (Triton's `*`); `sanitize_overflow` as for tl.add."""
 
 
 @builtin
@@ -338,14 +412,47 @@ UNARY_MATH = ("abs", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "
 
 # --- compile-time helpers and hints -----------------------------------------------------
 
-@builtin
-def static_range(arg1, arg2=None, step=None):
+class _Builtin:
+    """A builtin that Triton defines as a class (loop ranges, a loop condition): the
+    frontend reads it by its `__tilecc_builtin__` name; made outside a kernel, it raises."""
+
+    __tilecc_builtin__ = ""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise OutsideKernelError(f"tl.{type(self).__name__}() can only be used inside a "
+                                 "@tilecc.jit kernel")
+
+
+class static_range(_Builtin):
     """A range with constexpr bounds that is unrolled at compile time."""
 
+    __tilecc_builtin__ = "static_range"
 
-@builtin
-def range(arg1, arg2=None, step=None, num_stages=None):
-    """A run-time loop range (as Python's `range`)."""
+    def __init__(self, arg1, arg2=None, step=None):
+        super().__init__()
+
+
+class range(_Builtin):
+    """A run-time loop range (as Python's `range`).  Triton's hints for its compiler
+    (`num_stages`, `loop_unroll_factor`, `disallow_acc_multi_buffer`, `flatten`,
+    `warp_specialize`, `disable_licm`) are accepted; tilecc plans its loops itself."""
+
+    __tilecc_builtin__ = "range"
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False,
+                 disable_licm=False):
+        super().__init__()
+
+
+class condition(_Builtin):
+    """A `while` loop's condition, with a hint for the compiler (`disable_licm`, which
+    tilecc's generated code has no use for): `while tl.condition(i < n):`."""
+
+    __tilecc_builtin__ = "condition"
+
+    def __init__(self, arg1, disable_licm=False):
+        super().__init__()
 
 
 @builtin
@@ -361,19 +468,20 @@ def device_assert(cond, msg="", mask=None):
 
 class tensor:
     """The type of kernel values (blocks and scalars): for `isinstance(x, tl.tensor)` and
-    annotations in kernels; tilecc has no tensor objects outside them."""
+    annotations in kernels; tilecc has no tensor objects outside them.  Its methods
+    (`x.sum()`, `x.to(...)`...) are the `tl` functions' (`tilecc.language.members`)."""
+
+    def __init__(self, handle, type):
+        raise OutsideKernelError("tl.tensor values exist only inside a @tilecc.jit kernel")
 
 
 class tensor_descriptor:
-    """The type of tensor descriptors in kernels (a host-side `TensorDescriptor` argument,
-    or `tl.make_tensor_descriptor`'s result): for `isinstance(desc, tl.tensor_descriptor)`
-    and annotations."""
+    """The type of a tensor descriptor in a kernel (`tl.make_tensor_descriptor`'s result,
+    or a host-side TensorDescriptor argument): for annotations and `isinstance`; its
+    methods (`desc.load`, `.store`, atomics, `.gather`, `.scatter`) are read in kernels."""
 
-
-@builtin
-def condition(arg1, disable_licm=False):
-    """A `while` loop's condition, with a hint for the compiler (`disable_licm`, which
-    tilecc's generated code has no use for): `while tl.condition(i < n):`."""
+    def __init__(self, handle, shape, strides, block_type):
+        raise OutsideKernelError("tensor descriptors exist only inside a @tilecc.jit kernel")
 
 
 @builtin
@@ -531,7 +639,7 @@ def associative_scan(input, axis, combine_fn, reverse=False):
 # --- reordering: sort, flip, gather, histogram, cat ------------------------------------------
 
 @builtin
-def sort(x, dim=None, descending=False):
+def sort(x, dim=None, descending=CONSTEXPR_0):
     """Sort along the last axis (`dim` None or the last), ascending unless `descending`;
     any power-of-two length.  Triton's bitonic network: a NaN may take its partner's place."""
 
@@ -542,7 +650,7 @@ def topk(x, k, dim=None):
 
 
 @builtin
-def bitonic_merge(x, dim=None, descending=False):
+def bitonic_merge(x, dim=None, descending=CONSTEXPR_0):
     """Merge the two sorted halves of a bitonic sequence along the last axis."""
 
 

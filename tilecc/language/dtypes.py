@@ -7,8 +7,8 @@ rules; the frontend calls them and the interpreter trusts their result.
 
 from __future__ import annotations
 
+import enum
 import math
-
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,13 +18,53 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-@dataclass(frozen=True)
-class dtype:
-    """A scalar element type: `kind` is "int", "uint", "float" or "bool"."""
+class _Kind(str):
+    """A dtype's `kind`: the string "int", "uint", "float" or "bool", which called (as
+    Triton's `dtype.kind()`) gives Triton's `dtype.KIND` member."""
 
-    name: str  # Triton's short name: "fp32", "i32", "u8", "i1", ...
+    def __call__(self) -> "dtype.KIND":
+        return {"bool": dtype.KIND.BOOLEAN, "float": dtype.KIND.FLOATING}.get(
+            str(self), dtype.KIND.INTEGRAL)
+
+
+@dataclass(frozen=True, init=False)
+class dtype:
+    """A scalar element type: `kind` is "int", "uint", "float" or "bool".
+
+    `dtype("fp32")`, `dtype("int32")`... by Triton's names; the language's own are made
+    with tilecc's short name, kind and bit width."""
+
+    name: str  # tilecc's short name: "fp32", "i32", "u8", "i1", ...
     kind: str
     bits: int
+
+    # Triton's tables of its type names, and its enums of kinds and signedness
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16",
+                "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
+    class SIGNEDNESS(enum.Enum):
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND(enum.Enum):
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
+
+    def __init__(self, name: str, _kind: str | None = None, _bits: int | None = None):
+        if _kind is None:  # Triton's spelling: dtype("fp32"), dtype("int32")
+            known = BY_TRITON_NAME.get(name)
+            if known is None:
+                raise ValueError(f"tl.dtype: {name!r} is not a type tilecc has (one of "
+                                 f"{', '.join(sorted(BY_TRITON_NAME))})")
+            name, _kind, _bits = known.name, known.kind, known.bits
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", _Kind(_kind))
+        object.__setattr__(self, "bits", _bits)
 
     def __repr__(self) -> str:
         return f"tl.{LONG_NAMES.get(self.name, self.name)}"
@@ -59,13 +99,16 @@ class dtype:
     def is_standard_floating(self) -> bool:
         return self.kind == "float"
 
-    def is_block(self) -> bool:
+    @staticmethod
+    def is_block() -> bool:
         return False
 
-    def is_const(self) -> bool:
+    @staticmethod
+    def is_const() -> bool:
         return False
 
-    def is_void(self) -> bool:
+    @staticmethod
+    def is_void() -> bool:
         return False
 
     def codegen_name(self) -> str:
@@ -104,7 +147,8 @@ class dtype:
     def is_bool(self) -> bool:
         return self.kind == "bool"
 
-    def is_ptr(self) -> bool:
+    @staticmethod
+    def is_ptr() -> bool:
         return False
 
     def is_fp16(self) -> bool:
@@ -121,6 +165,22 @@ class dtype:
 
     def is_fp8(self) -> bool:
         return self.name in FLOAT8_FORMATS
+
+    @property
+    def int_signedness(self) -> "dtype.SIGNEDNESS":
+        if self.kind == "float":
+            raise AttributeError(f"{self!r} has no attribute 'int_signedness'")
+        return dtype.SIGNEDNESS.SIGNED if self.kind == "int" else dtype.SIGNEDNESS.UNSIGNED
+
+    @property
+    def cache_key_part(self) -> str:
+        return str(self)
+
+    def mangle(self) -> str:
+        """Triton's short spelling in mangled names: i32, u8, u1, fp16, bf16..."""
+        if self.kind == "float":
+            return str(self)
+        return f"{'i' if self.kind == 'int' else 'u'}{self.bits}"
 
     @property
     def fp8_format(self) -> Float8Format | None:
@@ -184,15 +244,34 @@ for _n in ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
     setattr(dtype, f"is_{_n}", _is_named(_n))  # is_int8() ... as in Triton
 
 
-@dataclass(frozen=True)
+def _is_fp8(short: str):
+    def predicate(self) -> bool:
+        return self.name == short
+    predicate.__name__ = f"is_{short}"
+    return predicate
+
+
+for _n in ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16"):
+    setattr(dtype, f"is_{_n}", _is_fp8(_n))  # is_fp8e4nv() ...
+
+
+@dataclass(frozen=True, init=False)
 class pointer_type:
-    """A pointer to global memory holding elements of `element_ty`."""
+    """A pointer to global memory holding elements of `element_ty` (Triton's other
+    address spaces do not exist in tilecc; `const` is accepted: a promise tilecc does not
+    need)."""
 
     element_ty: dtype
 
     name = "ptr"
     kind = "ptr"
     bits = 64
+
+    def __init__(self, element_ty, address_space=1, const=False):
+        if address_space != 1:
+            raise ValueError(f"tl.pointer_type: address space {address_space} is not "
+                             "supported by tilecc (pointers are to global memory: 1)")
+        object.__setattr__(self, "element_ty", element_ty)
 
     def __repr__(self) -> str:
         return f"tl.pointer_type({self.element_ty!r})"
@@ -327,6 +406,7 @@ float8e5 = dtype("fp8e5", "float", 8)
 float8e4b15 = dtype("fp8e4b15", "float", 8)
 float8e4b8 = dtype("fp8e4b8", "float", 8)
 float8e5b16 = dtype("fp8e5b16", "float", 8)
+pi32_t = pointer_type(int32)
 FLOAT8_DTYPES = (float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16)
 
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
@@ -340,9 +420,20 @@ LONG_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64":
 BY_LONG_NAME = {long: BY_NAME[short] for short, long in LONG_NAMES.items()}
 TRITON_NAMES = {**LONG_NAMES, **{f: f for f in ("fp16", "bf16", "fp32", "fp64")}}
 BY_TRITON_NAME = {triton: BY_NAME[short] for short, triton in TRITON_NAMES.items()}
+BY_TRITON_NAME.update({short: BY_NAME[short] for short in FLOAT8_FORMATS})  # Triton's "fp8e5"...
 NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
                "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
                "fp16": "float16", "fp32": "float32", "fp64": "float64"}
+
+
+def get_int_dtype(bitwidth: int, signed: bool) -> dtype:
+    """The integer type of `bitwidth` bits (1, 8, 16, 32, 64), signed or not."""
+    if bitwidth == 1:
+        return int1
+    found = BY_NAME.get(f"{'i' if signed else 'u'}{bitwidth}")
+    if found is None:
+        raise ValueError(f"no {'signed' if signed else 'unsigned'} integer of {bitwidth} bits")
+    return found
 
 
 def from_numpy(np_dtype) -> dtype:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from tilecc.language import core as tl
 from tilecc.language.core import kernel_function
 
-N_ROUNDS_DEFAULT = 10  # Philox's rounds, as Triton
+N_ROUNDS_DEFAULT = tl.constexpr(10)  # Philox's rounds, as Triton
 
 # Philox's multipliers (ROUND) and Weyl key increments (KEY), for 32- and 64-bit words
 _ROUND_A_32, _ROUND_B_32 = 0xD2511F53, 0xCD9E8D57

@@ -69,3 +69,10 @@ def _xor_combine(a, b):
 @kernel_function
 def _or_combine(a, b):
     return a | b
+
+
+# Triton's `triton.language.standard` holds the library functions themselves: under the
+# compatibility mode this module is that one, so it offers them under their names too.
+from tilecc.language.core import (  # noqa: E402,F401
+    argmax, argmin, bitonic_merge, cdiv, cumprod, cumsum, flip, interleave, max, min, ravel,
+    reduce_or, sigmoid, softmax, sort, sum, swizzle2d, topk, xor_sum, zeros, zeros_like)

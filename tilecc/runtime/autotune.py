@@ -1,9 +1,12 @@
-"""`@tilecc.autotune` and `@tilecc.heuristics`, with Triton's semantics.
+"""`@tilecc.autotune` and `@tilecc.heuristics`, with Triton's semantics and Triton's
+classes: `Autotuner` and `Heuristics` take Triton's constructor arguments and have its
+attributes and methods (`run`, `prune_configs`, `_bench`, `pre_hook`, `nargs`, ...), so
+that libraries that subclass `triton.runtime.Autotuner` run unchanged.
 
     @tilecc.autotune(configs=[tilecc.Config({"BLOCK": 1024}, num_warps=4), ...],
                      key=["n"], reset_to_zero=["out_ptr"], restore_value=[...],
                      prune_configs_by={"early_config_prune": f, "perf_model": g, "top_k": 4},
-                     pre_hook=..., post_hook=..., warmup=25, rep=100)
+                     pre_hook=..., post_hook=..., do_bench=..., cache_results=False)
     @tilecc.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
     @tilecc.jit
     def kernel(...): ...
@@ -13,18 +16,18 @@ has one (as in Triton); a name in `key` that is not a parameter is an error at d
 On a new key the candidates (after pruning) are compiled in parallel on a thread pool
 (NVRTC releases the GIL while it compiles), then each is timed with device events — the
 median of repeated runs after warm-up, the L2 cache flushed before each — and the fastest
-is kept in memory and on disk (`$TILECC_CACHE_DIR/autotune/`, per device and key).  A
-candidate that fails to compile or to launch (too many registers or threads, shared
-memory: `tilecc.OutOfResources`, found before compiling) is skipped with a logged reason;
-if all fail, the error lists every reason.
+is kept (in memory; on disk too with `cache_results=True` or TILECC_CACHE_AUTOTUNING=1,
+in `$TILECC_CACHE_DIR/autotune/`, per device and key).  A candidate that fails to compile
+or to launch (too many registers or threads, shared memory: `tilecc.OutOfResources`,
+found before compiling) is skipped with a logged reason; if all fail, the error lists
+every reason.
 
 Tuning never changes the caller's data: before each timed run, `reset_to_zero` arguments
-are zeroed; after each, `restore_value` arguments get their original contents back (one
-copy is taken before tuning); the `reset_to_zero` arguments are zeroed once more before
-the real launch.  Views (slices, transposes, offsets into larger buffers) are copied and
-zeroed through their framework: exactly their elements.  Unlike Triton, a user
-`pre_hook` / `post_hook` runs *in addition* to these (Triton drops `reset_to_zero` /
-`restore_value` when hooks are given).
+are zeroed and `restore_value` arguments copied; after it, they get their contents back;
+the `reset_to_zero` arguments are zeroed once more before the real launch.  Views (slices,
+transposes, offsets into larger buffers) are copied and zeroed through their framework:
+exactly their elements.  Unlike Triton, a user `pre_hook` / `post_hook` runs *in addition*
+to these (Triton drops `reset_to_zero` / `restore_value` when hooks are given).
 
 Interpreter (`kernel.interpret[grid]`, `TILECC_INTERPRET=1`): the same procedure runs
 with every candidate executed by the NumPy interpreter and timed on the CPU clock
@@ -40,310 +43,211 @@ from __future__ import annotations
 
 import builtins
 import copy
+import inspect
 import logging
 import os
-import sys
 import time
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError, InterpreterError, LaunchError
-from tilecc.runtime.options import OPTIONS
+from tilecc.errors import AutotunerError, CompilationError
+from tilecc.runtime import autotune_bench as bench
+from tilecc.runtime.jit import KernelInterface, interpreting
+from tilecc.runtime.options import OPTIONS, TRITON_ONLY_OPTIONS
 
 log = logging.getLogger("tilecc.autotune")
+_INF = float("inf")
 
 
 class Config:
     """One candidate: meta-parameter values (constexpr arguments) and launch options."""
 
-    def __init__(self, kwargs: dict, num_warps: int = 4, num_stages: int = 3,
-                 num_ctas: int = 1, maxnreg: int | None = None,
-                 pre_hook: Callable | None = None):
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None,
+                 pre_hook=None, ir_override=None):
         for name, value in (("num_ctas", num_ctas), ("maxnreg", maxnreg)):
             try:
                 OPTIONS[name].check(value)
             except ValueError as e:
                 raise ValueError(f"tilecc.Config: {e}") from None
-        self.kwargs = dict(kwargs)
+        if ir_override is not None:
+            assert "ir_override" in TRITON_ONLY_OPTIONS
+            raise ValueError("tilecc.Config: ir_override is not supported by tilecc (it "
+                             "replaces a stage of Triton's compiler with a file of its IR)")
+        self.kwargs = kwargs
         self.num_warps = num_warps
         self.num_stages = num_stages
         self.num_ctas = num_ctas
         self.maxnreg = maxnreg
         self.pre_hook = pre_hook
+        self.ir_override = ir_override
 
     def all_kwargs(self) -> dict:
-        extra = {"maxnreg": self.maxnreg} if self.maxnreg is not None else {}
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages,
-                **extra}
+        """The meta-parameters and the launch options, as a launch takes them."""
+        return {**self.kwargs, **{k: v for k, v in (
+            ("num_warps", self.num_warps), ("num_ctas", self.num_ctas),
+            ("num_stages", self.num_stages), ("maxnreg", self.maxnreg),
+            ("ir_override", self.ir_override)) if v is not None}}
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:  # Triton's
+        return ", ".join([f"{k}: {v}" for k, v in self.kwargs.items()] +
+                         [f"num_warps: {self.num_warps}", f"num_ctas: {self.num_ctas}",
+                          f"num_stages: {self.num_stages}", f"maxnreg: {self.maxnreg}"])
+
+    def __repr__(self) -> str:  # what the disk cache files decisions under
         extra = [f"maxnreg: {self.maxnreg}"] if self.maxnreg is not None else []
-        return ", ".join([f"{k}: {v!r}" for k, v in self.kwargs.items()] +
+        return ", ".join([f"{k}: {v!r}" for k, v in (self.kwargs or {}).items()] +
                          [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"] +
                          extra)
 
+    # Equal (and hashing alike) when the launch would be the same: the meta-parameters,
+    # the options and the pre-hook, as Triton's (values by repr: lists are allowed).
+    def _identity(self) -> tuple:
+        return tuple((k, repr(v)) for k, v in self.all_kwargs().items()), self.pre_hook
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, Config) and repr(self) == repr(other)
+        return isinstance(other, Config) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash(repr(self))
-
-
-def _base_jit(fn):
-    from tilecc.runtime.jit import JITFunction
-
-    while not isinstance(fn, JITFunction):
-        fn = fn.fn
-    return fn
-
-
-class KernelInterface:
-    """kernel[grid](...), kernel.run(..., grid=), kernel.interpret[grid](...)."""
-
-    fn: Any
-
-    def __getitem__(self, grid) -> Callable:
-        return lambda *args, **kwargs: self._user_launch(grid, args, kwargs, _interpreting())
-
-    @property
-    def interpret(self):
-        outer = self
-
-        class _Interpret:
-            def __getitem__(self, grid):
-                return lambda *args, **kwargs: outer._user_launch(grid, args, kwargs, True)
-        return _Interpret()
-
-    def run(self, *args, grid, warmup: bool = False, **kwargs):
-        if warmup:
-            return self._compile_only(args, kwargs)
-        return self._user_launch(grid, args, kwargs, _interpreting())
-
-    def _user_launch(self, grid, args, kwargs, interpret: bool):
-        try:
-            return self._launch(grid, args, kwargs, interpret)
-        except (CompilationError, InterpreterError, LaunchError) as e:  # the user's line,
-            raise e.with_traceback(None) from None  # without tilecc's frames behind it
-
-    def __call__(self, *args, **kwargs):
-        raise TypeError(f"{self.__name__} is a tilecc kernel: launch it with "
-                        f"{self.__name__}[grid](...)")
-
-    @property
-    def arg_names(self) -> tuple[str, ...]:
-        return _base_jit(self.fn)._param_names
-
-    def _compile_only(self, args, kwargs):
-        if isinstance(self, Autotuner):
-            cfg = self.best_config or self.configs[0]
-            kwargs = {**kwargs, **cfg.all_kwargs()}
-        args, kwargs = _expand_chain(self if isinstance(self, Heuristics) else self.fn, args,
-                                     kwargs)
-        return _base_jit(self.fn).run(*args, grid=None, warmup=True, **kwargs)
-
-
-def _interpreting() -> bool:
-    return os.environ.get("TILECC_INTERPRET", "0") == "1"
+        return hash(self._identity())
 
 
 class Heuristics(KernelInterface):
     """Meta-parameters computed from the other arguments (Triton's `@heuristics`)."""
 
-    def __init__(self, fn, values: dict[str, Callable[[dict], Any]]):
-        self.fn, self.values = fn, dict(values)
+    def __init__(self, fn, arg_names, values) -> None:
+        self.fn = fn
+        self.arg_names = list(arg_names)
+        self.values = values
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = getattr(fn, "__doc__", None)
 
-    def _expand(self, args, kwargs):
-        kwargs = dict(kwargs)
+    def run(self, *args, **kwargs):
         for name, heuristic in self.values.items():
             kwargs[name] = heuristic({**dict(zip(self.arg_names, args)), **kwargs})
-        return args, kwargs
-
-    def _launch(self, grid, args, kwargs, interpret: bool):
-        args, kwargs = self._expand(args, kwargs)
-        return self.fn._launch(grid, args, kwargs, interpret)
-
-
-def _expand_chain(fn, args, kwargs):
-    """Apply every @heuristics between `fn` and the @jit function."""
-    while isinstance(fn, Heuristics):
-        args, kwargs = fn._expand(args, kwargs)
-        fn = fn.fn
-    return args, kwargs
+        return self.fn.run(*args, **kwargs)
 
 
 class Autotuner(KernelInterface):
-    def __init__(self, fn, configs: list[Config], key: list[str], *, reset_to_zero=None,
-                 restore_value=None, pre_hook=None, post_hook=None, prune_configs_by=None,
-                 warmup: int = 25, rep: int = 100, do_bench: Callable | None = None,
-                 cache_results: bool = True):
+    """Picks the fastest `Config` per tuning key (Triton's constructor, attributes and
+    methods; see the module's docstring)."""
+
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value,
+                 pre_hook=None, post_hook=None, prune_configs_by: dict | None = None,
+                 warmup=None, rep=None, use_cuda_graph=False, do_bench=None,
+                 cache_results=False):
         self.fn = fn
+        self.base_fn = fn
+        while not inspect.isfunction(self.base_fn):
+            self.base_fn = self.base_fn.fn
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = getattr(fn, "__doc__", None)
-        self.configs = list(configs) or [Config({})]
-        names = self.arg_names
+        self.configs = list(configs) if configs else [Config({})]
+        self.arg_names = list(arg_names)
         for label, group in (("key", key), ("reset_to_zero", reset_to_zero or []),
                              ("restore_value", restore_value or [])):
-            unknown = [k for k in group if k not in names]
+            unknown = [k for k in group if k not in self.arg_names]
             if unknown:
                 raise ValueError(f"autotune {label} of {self.__name__} names "
                                  f"{', '.join(map(repr, unknown))}, which "
                                  f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'}"
-                                 f" (parameters: {', '.join(names)})")
+                                 f" (parameters: {', '.join(self.arg_names)})")
         self.keys = list(key)
         self.reset_to_zero = list(reset_to_zero or [])
         self.restore_value = list(restore_value or [])
-        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        self.cache: dict[tuple, Config] = {}
+        self.cache_results = bool(cache_results) or \
+            os.environ.get("TILECC_CACHE_AUTOTUNING", "0") == "1"
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+        self._user_pre_hook, self._user_post_hook = pre_hook, post_hook
+        self.restore_copies: dict[str, Any] = {}
         prune = prune_configs_by or {}
-        self.early_config_prune = prune.get("early_config_prune")
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
-        self.warmup, self.rep = warmup, rep
-        self.custom_bench = do_bench
-        self.cache_results = cache_results
-        self.cache: dict[tuple, Config] = {}
+        self.early_config_prune = prune.get("early_config_prune")
+        self._do_bench = do_bench
+        self.num_warmups, self.num_reps = warmup, rep
+        self.use_cuda_graph = use_cuda_graph  # timed without a graph (triton.testing's note)
+        self.nargs: dict | None = None
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
         self.bench_time = 0.0
-
-    # --- the key and pruning ----------------------------------------------------------------
-    def _named(self, args, kwargs) -> dict:
-        return {**dict(zip(self.arg_names, args)), **kwargs}
-
-    def tuning_key(self, named: dict) -> tuple:
-        key = [named[k] for k in self.keys if k in named]
-        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
-        return tuple(key)
-
-    def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
-        pruned = self.configs
-        if self.early_config_prune:
-            pruned = list(self.early_config_prune(self.configs, named, **kwargs))
-            if not pruned:
-                raise ValueError(f"{self.__name__}: early_config_prune left no configuration")
-        if self.perf_model:
-            top_k = self.configs_top_k
-            if isinstance(top_k, float) and top_k <= 1.0:
-                top_k = max(1, int(len(pruned) * top_k))
-            elif not isinstance(top_k, int):
-                raise TypeError("prune_configs_by['top_k'] is an int or a float <= 1.0")
-            if len(pruned) > top_k:
-                est = {c: self.perf_model(**named, **c.all_kwargs()) for c in pruned}
-                pruned = sorted(est, key=est.get)[:top_k]
-        return pruned
-
-    # --- running ------------------------------------------------------------------------------
-    def _launch(self, grid, args, kwargs, interpret: bool):
-        named = self._named(args, kwargs)
-        clash = [k for c in self.configs for k in c.kwargs if k in kwargs]
-        if clash:
-            raise ValueError(f"{self.__name__}: {', '.join(sorted(set(clash)))} are tuned by "
-                             "@autotune and cannot also be passed by the caller")
-        key = self.tuning_key(named)
-        config = self.cache.get(key)
-        if config is None:
-            config = self._choose(key, grid, args, kwargs, named, interpret)
-            self.cache[key] = config
-            full = {**named, **config.all_kwargs()}
-            for name in self.reset_to_zero:
-                _zero(full[name])
-        self.best_config = config
-        full = {**named, **config.all_kwargs()}
-        if config.pre_hook:
-            config.pre_hook(full)
-        return self._inner_launch(grid, args, {**kwargs, **config.all_kwargs()}, interpret)
-
-    def _inner_launch(self, grid, args, kwargs, interpret):
-        return self.fn._launch(grid, args, kwargs, interpret)
-
-    def _choose(self, key, grid, args, kwargs, named, interpret) -> Config:
-        t0 = time.perf_counter()
-        pruned = self.prune_configs(named, kwargs)
-        disk_key = None
-        if not interpret and self.cache_results and len(pruned) > 1:
-            disk_key = self._disk_key(key, pruned, named)
-            config = _load_decision(disk_key, pruned)
-            if config is not None:
-                self.configs_timings = None
-                _report(self, key, config, None, time.perf_counter() - t0, "from the disk cache")
-                return config
-        if len(pruned) == 1:
-            return pruned[0]
-        timings = self._tune(pruned, grid, args, kwargs, named, interpret)
-        best = builtins.min(timings, key=timings.get)
-        if timings[best] == float("inf"):
-            reasons = "\n".join(f"  {c}: {r}" for c, r in self._failures.items())
-            raise RuntimeError(f"{self.__name__}: every autotune configuration failed:\n"
-                               f"{reasons}")
-        self.configs_timings = timings
-        self.bench_time = time.perf_counter() - t0
-        if disk_key is not None:
-            _store_decision(disk_key, pruned.index(best), best, timings)
-        _report(self, key, best, timings, self.bench_time, "tuned")
-        return best
-
-    def _disk_key(self, key, pruned, named):  # a cache.Key, or None
-        from tilecc.runtime import cache
-
-        base = _base_jit(self.fn)
-        try:
-            device = _device_name(named)
-        except Exception:
-            return None
-        heur = sorted(getattr(self.fn, "values", {}))
-        return cache.key_of("autotune", base.fingerprint, [repr(c) for c in pruned],
-                            [repr(k) for k in key], device, heur)
-
-    def _tune(self, pruned, grid, args, kwargs, named, interpret) -> dict[Config, float]:
         self._failures: dict[Config, str] = {}
-        if not interpret:
-            self._precompile(pruned, args, kwargs)
-        saved = {name: _clone(named[name]) for name in self.restore_value}
-        bench = _cpu_bench if interpret else _device_bench
-        if self.custom_bench is not None:
-            bench = _custom(self.custom_bench)
-        timings = {}
-        progress = _progress(len(pruned), self.__name__)
-        try:
-            for config in pruned:
-                if config in self._failures:
-                    timings[config] = float("inf")
-                    _advance(progress, f"{config}: skipped")
-                    continue
-                current = {**kwargs, **config.all_kwargs()}
-                full = {**named, **config.all_kwargs()}
 
-                def call(config=config, current=current, full=full):
-                    for name in self.reset_to_zero:
-                        _zero(full[name])
-                    if config.pre_hook:
-                        config.pre_hook(full)
-                    if self.user_pre_hook:
-                        self.user_pre_hook(full)
-                    try:
-                        self._inner_launch(grid, args, current, interpret)
-                    except Exception as e:
-                        if self.user_post_hook:
-                            self.user_post_hook(full, e)
-                        raise
-                    finally:
-                        for name in self.restore_value:
-                            _copy_into(full[name], saved[name])
-                    if self.user_post_hook:
-                        self.user_post_hook(full, None)
+    # --- hooks: what keeps tuning from changing the caller's data ------------------------
+    def pre_hook(self, kwargs: dict, reset_only: bool = False) -> None:
+        """Before a timed run: zero `reset_to_zero`, copy `restore_value` (not when
+        `reset_only`, which the real launch after tuning asks for), then the user's hook."""
+        for name in self.reset_to_zero:
+            bench.zero(kwargs[name])
+        if not reset_only:
+            self.restore_copies = {name: bench.clone(kwargs[name])
+                                   for name in self.restore_value}
+        hook = self._user_pre_hook
+        if hook is not None and (not reset_only or _takes(hook, "reset_only")):
+            hook(kwargs, reset_only=True) if reset_only else hook(kwargs)
 
+    def post_hook(self, kwargs: dict, exception: BaseException | None) -> None:
+        """After a timed run: `restore_value` arguments get their contents back, then the
+        user's hook."""
+        for name, saved in self.restore_copies.items():
+            bench.copy_into(kwargs[name], saved)
+        self.restore_copies = {}
+        if self._user_post_hook is not None:
+            self._user_post_hook(kwargs, exception)
+
+    # --- timing ------------------------------------------------------------------------------
+    @property
+    def do_bench(self) -> Callable:
+        """`do_bench(fn, quantiles) -> ms`: the user's, else device events (the CPU clock
+        for the interpreter)."""
+        return self._do_bench if self._do_bench is not None else self._default_bench
+
+    def _default_bench(self, kernel_call: Callable, quantiles=(0.5, 0.2, 0.8)):
+        if interpreting():
+            times = bench.cpu_times(kernel_call)
+        else:
+            named = self.nargs or {}
+            fw = bench.framework(any(type(v).__module__.startswith("torch")
+                                     for v in named.values()))
+            times = bench.device_times(kernel_call, fw, 25 if self.num_warmups is None
+                                       else self.num_warmups,
+                                       100 if self.num_reps is None else self.num_reps)
+        return bench.quantiles_of(times, quantiles)
+
+    def _bench(self, *args, config: Config, **meta) -> float:
+        """Milliseconds of one run with `config` (the median); inf where the config cannot
+        run here (its reason kept in `_failures`)."""
+        conflicts = meta.keys() & config.kwargs.keys()
+        if conflicts:
+            raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(conflicts))}. "
+                             "Make sure that you don't re-define auto-tuned symbols.")
+        if config in self._failures:
+            return _INF
+        current = dict(meta, **config.all_kwargs())
+        full = {**(self.nargs or {}), **current}
+
+        def kernel_call():
+            if config.pre_hook:
+                config.pre_hook(full)
+            self.pre_hook(full)
+            try:
+                self.fn.run(*args, **current)
+            except Exception as e:
                 try:
-                    timings[config] = bench(call, named, self.warmup, self.rep)
-                except Exception as e:
-                    self._skip(config, e)
-                    timings[config] = float("inf")
-                _advance(progress, f"{config}: {timings[config]:.4f} ms")
-        finally:
-            if progress is not None:
-                progress.close()
-        return timings
+                    self.post_hook(full, exception=e)
+                finally:
+                    raise
+            self.post_hook(full, exception=None)
 
-    def _skip(self, config, e: Exception) -> None:
+        try:
+            t = self.do_bench(kernel_call, **({"quantiles": (0.5, 0.2, 0.8)}
+                                              if _takes(self.do_bench, "quantiles") else {}))
+        except Exception as e:
+            self._skip(config, e)
+            return _INF
+        return float(t[0] if isinstance(t, (list, tuple)) else t)
+
+    def _skip(self, config: Config, e: Exception) -> None:
         """Record and log why a candidate is skipped; re-raise what is not a config's fault.
         (Called from an `except` block, so a bare `raise` keeps the original traceback.)"""
         if not _skippable(e):
@@ -352,14 +256,129 @@ class Autotuner(KernelInterface):
         log.warning("autotune %s: skipping config %s: %s", self.__name__, config,
                     self._failures[config])
 
-    def _precompile(self, pruned, args, kwargs) -> None:
+    # --- choosing ------------------------------------------------------------------------------
+    def prune_configs(self, kwargs: dict, nargs: dict | None = None) -> list[Config]:
+        named = self.nargs if nargs is None else nargs
+        pruned = self.configs
+        if self.early_config_prune:
+            pruned = list(self.early_config_prune(self.configs, named, **kwargs))
+            if not pruned:
+                raise AutotunerError(f"{self.__name__}: early_config_prune left no "
+                                     "configuration (it should return at least one)")
+        if self.perf_model:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(pruned) * top_k))
+            elif not isinstance(top_k, int):
+                raise TypeError("prune_configs_by['top_k'] is an int or a float <= 1.0")
+            if len(pruned) > top_k:
+                est = {c: self.perf_model(**named, **kwargs, **c.all_kwargs()) for c in pruned}
+                pruned = sorted(est, key=est.get)[:top_k]
+        return pruned
+
+    def _tuning_key(self, args: tuple, kwargs: dict) -> tuple:
+        named = {k: v for k, v in {**dict(zip(self.arg_names, args)), **kwargs}.items()
+                 if k in self.arg_names}
+        key = [named[k] for k in self.keys if k in named]
+        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+        return tuple(key)
+
+    def run(self, *args, **kwargs):
+        self.nargs = dict(zip(self.arg_names, args))
+        clash = sorted({k for c in self.configs for k in (c.kwargs or {}) if k in kwargs})
+        if clash:
+            raise ValueError(f"{self.__name__}: {', '.join(clash)} are tuned by @autotune "
+                             "and cannot also be passed by the caller")
+        if len(self.configs) > 1:
+            key = self._tuning_key(args, kwargs)
+            if key not in self.cache:
+                self._choose(key, args, kwargs)
+            config = self.cache[key]
+        else:
+            config = self.configs[0]
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+        try:
+            return self.fn.run(*args, **kwargs, **config.all_kwargs())
+        finally:
+            self.nargs = None
+
+    def _choose(self, key: tuple, args: tuple, kwargs: dict) -> None:
+        t0 = time.perf_counter()
+        pruned = self.prune_configs(kwargs)
+        if len(pruned) == 1:  # nothing to time
+            self.cache[key] = pruned[0]
+            return
+
+        def benchmark():
+            if not interpreting() and not kwargs.get("warmup"):
+                self._precompile(pruned, args, kwargs)
+            timings = {}
+            progress = bench.progress(len(pruned), self.__name__)
+            try:
+                for config in pruned:
+                    timings[config] = self._bench(*args, config=config, **kwargs)
+                    bench.advance(progress, f"{config}: {timings[config]:.4f} ms")
+            finally:
+                if progress is not None:
+                    progress.close()
+            best = builtins.min(timings, key=timings.get)
+            if timings[best] == _INF:
+                reasons = "\n".join(f"  {c}: {r}" for c, r in self._failures.items())
+                raise RuntimeError(f"{self.__name__}: every autotune configuration failed:\n"
+                                   f"{reasons}")
+            self.bench_time = time.perf_counter() - t0
+            self.cache[key] = best
+            self.pre_hook({**self.nargs, **kwargs, **best.all_kwargs()}, reset_only=True)
+            self.configs_timings = timings
+
+        if self.cache_results and not interpreting():
+            cached = self.check_disk_cache(key, pruned, benchmark)
+        else:
+            benchmark()
+            cached = False
+        bench.report(self, key, self.cache[key], None if cached else self.configs_timings,
+                     time.perf_counter() - t0, "from the disk cache" if cached else "tuned")
+
+    def check_disk_cache(self, tuning_key: tuple, configs: list[Config],
+                         bench_fn: Callable) -> bool:
+        """The decision for `tuning_key` from the disk cache (True), else `bench_fn()` and
+        the decision stored (False).  Configs with pre-hooks are always timed (a hook
+        cannot be part of a key), as in Triton."""
+        disk_key = None if any(c.pre_hook for c in configs) else \
+            self._disk_key(tuning_key, configs)
+        if disk_key is not None:
+            config = bench.load_decision(disk_key, configs)
+            if config is not None:
+                self.cache[tuning_key] = config
+                self.configs_timings = None
+                return True
+        bench_fn()
+        if disk_key is not None:
+            best = self.cache[tuning_key]
+            bench.store_decision(disk_key, configs.index(best), best, self.configs_timings)
+        return False
+
+    def _disk_key(self, key, pruned):  # a cache.Key, or None
+        from tilecc.runtime import cache
+        from tilecc.runtime.jit import _base_jit
+
+        try:
+            device = bench.device_name(self.nargs or {})
+        except Exception:
+            return None
+        heur = sorted(getattr(self.fn, "values", {}))
+        return cache.key_of("autotune", _base_jit(self).fingerprint, [repr(c) for c in pruned],
+                            [repr(k) for k in key], device, heur)
+
+    def _precompile(self, pruned: list[Config], args: tuple, kwargs: dict) -> None:
         """Compile every candidate at once on a thread pool (transpiling holds the GIL,
         NVRTC does not); results land in the in-process and disk caches."""
         def one(config):
             try:
                 a, k = _hooked_descriptors(self, config, args, kwargs)
-                a, k = _expand_chain(self.fn, a, {**k, **config.all_kwargs()})
-                _base_jit(self.fn).run(*a, grid=None, warmup=True, **k)
+                self.fn.run(*a, **{**k, "warmup": True, **config.all_kwargs()})
             except Exception as e:
                 self._skip(config, e)
 
@@ -372,6 +391,26 @@ class Autotuner(KernelInterface):
 
         with ThreadPoolExecutor(workers, thread_name_prefix="tilecc-compile") as pool:
             list(pool.map(one, pruned))
+
+    def warmup(self, *args, **kwargs) -> list:
+        """Compile every configuration that pruning keeps (no launch): their
+        CompiledKernels."""
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            return [self.fn.warmup(*args, **kwargs, **config.all_kwargs())
+                    for config in self.prune_configs(kwargs)]
+        finally:
+            self.nargs = None
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    """Whether `fn` accepts the keyword `name` (user hooks and do_bench written for one
+    argument are called with one)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _hooked_descriptors(tuner, config, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -393,7 +432,7 @@ def _hooked_descriptors(tuner, config, args: tuple, kwargs: dict) -> tuple[tuple
         return mine
     args = tuple(map(own, args))
     kwargs = {k: own(v) for k, v in kwargs.items()}
-    config.pre_hook({**tuner._named(args, kwargs), **config.all_kwargs()})
+    config.pre_hook({**dict(zip(tuner.arg_names, args)), **kwargs, **config.all_kwargs()})
     return args, kwargs
 
 
@@ -411,285 +450,23 @@ def _first_line(e: Exception) -> str:
     return text.splitlines()[0] if text else repr(e)
 
 
-# --- timing ----------------------------------------------------------------------------------
-
-def _device_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) -> float:
-    """Median ms of `call` timed with device events (see `device_times`)."""
-    import statistics
-
-    return statistics.median(device_times(call, _framework(named), warmup_ms, rep_ms))
-
-
-def device_times(call: Callable, fw, warmup_ms: float, rep_ms: float) -> list[float]:
-    """Times in ms of runs of `call`, timed with device events after warm-up; L2 flushed
-    before each run (as triton.testing.do_bench).  `fw`: `framework(...)`'s answer."""
-    call()
-    fw.synchronize()
-    flush = fw.flush_buffer()
-    start = fw.event()
-    end = fw.event()
-    start.record()
-    for _ in range(5):
-        call()
-    end.record()
-    fw.synchronize()
-    estimate = max(fw.elapsed(start, end) / 5, 1e-3)
-    n_warmup = max(1, int(warmup_ms / estimate))
-    n_rep = min(max(5, int(rep_ms / estimate)), 1000)
-    for _ in range(n_warmup):
-        call()
-    starts = [fw.event() for _ in range(n_rep)]
-    ends = [fw.event() for _ in range(n_rep)]
-    for s, e in zip(starts, ends):
-        fw.zero(flush)
-        s.record()
-        call()
-        e.record()
-    fw.synchronize()
-    return [fw.elapsed(s, e) for s, e in zip(starts, ends)]
-
-
-def _custom(do_bench: Callable) -> Callable:
-    """A user's do_bench(fn) -> ms (or a sequence whose first item is the median)."""
-    def bench(call, named, warmup_ms, rep_ms):
-        t = do_bench(call)
-        return float(t[0] if isinstance(t, (list, tuple)) else t)
-    return bench
-
-
-def _cpu_bench(call: Callable, named: dict, warmup_ms: float, rep_ms: float) -> float:
-    call()
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1e3)
-    import statistics
-
-    return statistics.median(times)
-
-
-class _Torch:
-    def __init__(self):
-        import torch
-
-        self.torch = torch
-
-    def synchronize(self):
-        self.torch.cuda.synchronize()
-
-    def event(self):
-        return self.torch.cuda.Event(enable_timing=True)  # torch's current stream, as launches
-
-    def elapsed(self, s, e) -> float:
-        return s.elapsed_time(e)
-
-    def flush_buffer(self):
-        return self.torch.empty(256 * 1024 * 1024 // 4, dtype=self.torch.int32, device="cuda")
-
-    def zero(self, buf):
-        buf.zero_()
-
-
-class _CuPy:
-    def __init__(self):
-        import cupy
-
-        self.cupy = cupy
-
-    def synchronize(self):
-        self.cupy.cuda.get_current_stream().synchronize()
-
-    def event(self):
-        return _CuPyEvent(self.cupy)
-
-    def elapsed(self, s, e) -> float:
-        return self.cupy.cuda.get_elapsed_time(s.ev, e.ev)
-
-    def flush_buffer(self):
-        return self.cupy.empty(256 * 1024 * 1024 // 4, dtype=self.cupy.int32)
-
-    def zero(self, buf):
-        buf.fill(0)
-
-
-class _CuPyEvent:
-    def __init__(self, cupy):
-        self.ev = cupy.cuda.Event()
-
-    def record(self):
-        self.ev.record()
-
-
-def _framework(named: dict):
-    return framework(any(type(v).__module__.startswith("torch") for v in named.values()))
-
-
-def framework(prefer_torch: bool):
-    """Device events, synchronisation and an L2-flush buffer from torch or CuPy."""
-    return _Torch() if prefer_torch else _CuPy()
-
-
-def _device_name(named: dict) -> str:
-    import cupy
-
-    from tilecc.transpiler.specialize import array_info
-
-    dev = 0
-    for v in named.values():
-        info = array_info(v) if hasattr(v, "dtype") else None
-        if info is not None:
-            dev = info.device_id
-            break
-    props = cupy.cuda.runtime.getDeviceProperties(dev)
-    name = props["name"]
-    return (name.decode() if isinstance(name, bytes) else name) + \
-        f" sm_{props['major']}{props['minor']}"
-
-
-# --- array helpers (torch, CuPy, NumPy) -----------------------------------------------------
-# An argument may be a view (a slice, a transpose, an offset into a larger buffer): saving,
-# restoring and zeroing go through its framework's indexing, which touches exactly the
-# view's elements, never the memory between them nor the buffer around them.
-
-def _array(a):
-    """`a` as a torch, CuPy or NumPy array viewing exactly its elements; other device
-    arrays (`__cuda_array_interface__`, DLPack) are viewed through CuPy, with their
-    strides and offset, without a copy."""
-    mod = type(a).__module__ or ""
-    if mod.startswith(("torch", "cupy", "numpy")):
-        return a
-    import numpy as np
-
-    if isinstance(a, np.ndarray):
-        return a
-    if hasattr(a, "__cuda_array_interface__"):
-        import cupy
-
-        return cupy.asarray(a)
-    if hasattr(a, "__dlpack__"):
-        import cupy
-
-        return cupy.from_dlpack(a)
-    raise TypeError(f"autotune cannot save, restore or zero an argument of type "
-                    f"{type(a).__name__}: pass torch, CuPy or NumPy arrays")
-
-
-def _zero(a) -> None:
-    a = _array(a)
-    if hasattr(a, "zero_"):
-        a.zero_()
-    else:
-        a[...] = 0
-
-
-def _clone(a):
-    a = _array(a)
-    return a.clone() if hasattr(a, "clone") else a.copy()
-
-
-def _copy_into(dst, src) -> None:
-    dst = _array(dst)
-    if hasattr(dst, "copy_"):
-        dst.copy_(src)
-    else:
-        dst[...] = src
-
-
-# --- decisions on disk, reporting, progress --------------------------------------------------
-
-def _load_decision(disk_key, pruned: list[Config]) -> Config | None:
-    from tilecc.runtime import cache
-    import json
-
-    entry = cache.load("autotune", disk_key)
-    if entry is None:
-        return None
-    try:
-        d = json.loads(entry.blobs["decision"])
-        config = pruned[d["index"]]
-    except (KeyError, IndexError, ValueError, TypeError):
-        return None
-    return config if repr(config) == d["config"] else None
-
-
-def _store_decision(disk_key, index: int, config: Config, timings: dict) -> None:
-    from tilecc.runtime import cache
-    import json
-
-    decision = {"index": index, "config": repr(config),
-                "timings_ms": {repr(c): t for c, t in timings.items()}}
-    cache.store("autotune", disk_key, {"config": repr(config)},
-                {"decision": json.dumps(decision).encode()})
-
-
-def _report(tuner: Autotuner, key, config, timings, seconds: float, how: str) -> None:
-    if os.environ.get("TILECC_PRINT_AUTOTUNING", "0") != "1":
-        return
-    print(f"tilecc autotuning: {tuner.__name__} key={key!r}: {how} in {seconds:.2f} s; "
-          f"best config: {config}", file=sys.stderr)
-    failures = getattr(tuner, "_failures", {})
-    for c, t in (timings or {}).items():
-        failed = f"  (skipped: {failures.get(c, 'failed')})" if t == float("inf") else ""
-        print(f"    {t:10.4f} ms  {c}{failed}", file=sys.stderr)
-
-
-def _progress(total: int, name: str):
-    """A progress bar for many configs in an interactive terminal, or None."""
-    if total < 4 or not sys.stderr.isatty() or os.environ.get("TILECC_PROGRESS") == "0":
-        return None
-    try:
-        from tqdm import tqdm
-
-        return tqdm(total=total, desc=f"autotune {name}", leave=False, file=sys.stderr)
-    except ImportError:
-        pass
-    try:
-        from rich.progress import Progress
-    except ImportError:
-        return None
-
-    class _Rich:
-        def __init__(self):
-            self.p = Progress(transient=True)
-            self.p.start()
-            self.task = self.p.add_task(f"autotune {name}", total=total)
-
-        def update(self, n):
-            self.p.advance(self.task, n)
-
-        def set_postfix_str(self, text):
-            self.p.update(self.task, description=f"autotune {name}: {text}")
-
-        def close(self):
-            self.p.stop()
-    return _Rich()
-
-
-def _advance(progress, text: str) -> None:
-    if progress is not None:
-        progress.set_postfix_str(text)
-        progress.update(1)
-
-
 # --- decorators ------------------------------------------------------------------------------
 
-def autotune(configs: list[Config], key: list[str], prune_configs_by: dict | None = None,
-             reset_to_zero: list[str] | None = None, restore_value: list[str] | None = None,
-             pre_hook: Callable | None = None, post_hook: Callable | None = None,
-             warmup: int = 25, rep: int = 100, do_bench: Callable | None = None,
-             cache_results: bool = True):
+def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
+             pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False,
+             do_bench=None, cache_results=False):
     """Decorate a @jit kernel (or a @heuristics one) to pick the fastest Config per key."""
     def decorator(fn):
-        return Autotuner(fn, configs, key, reset_to_zero=reset_to_zero,
-                         restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook,
+        return Autotuner(fn, fn.arg_names, configs, key, reset_to_zero, restore_value,
+                         pre_hook=pre_hook, post_hook=post_hook,
                          prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
-                         do_bench=do_bench, cache_results=cache_results)
+                         use_cuda_graph=use_cuda_graph, do_bench=do_bench,
+                         cache_results=cache_results)
     return decorator
 
 
-def heuristics(values: dict[str, Callable[[dict], Any]]):
+def heuristics(values):
     """Decorate a @jit kernel: each named meta-parameter is computed from the arguments."""
     def decorator(fn):
-        return Heuristics(fn, values)
+        return Heuristics(fn, fn.arg_names, values)
     return decorator

@@ -2,7 +2,7 @@
 
 Every way tilecc turns a kernel into code goes through here: `kernel.source()` and
 `kernel.compile()`, a launch's first call (`runtime.launch`), the autotuner's candidates
-(which launch, or `precompile`), `tilecc emit`/`compile` and `tilecc export`.
+(which launch, or warm up: `runtime.compiled.warm_up`), `tilecc emit`/`compile` and `tilecc export`.
 
     options = resolve_options(kernel_fn, num_warps=8)         # checked, defaults filled in
     art = transpile(kernel_fn, specs, "cuda", options)      # IR + source, no binary
@@ -270,6 +270,11 @@ def _dump(art: Artifact, key: str) -> None:
         except Exception as e:  # the dump is for inspection; never fail a build over it
             files["ptx-error.txt"] = str(e)
     cache.dump(name, key, files)
+
+
+def ptx_of(art: Artifact) -> str:
+    """The PTX of a compiled CUDA artifact: its source through NVRTC again, to PTX."""
+    return _ptx(art.source, art.binary.arch, art.symbol, art.options.native_flags("cuda"))
 
 
 def _ptx(source: str, arch: str, name: str, flags: list[str] = ()) -> str:

@@ -5,6 +5,12 @@
     kernel.interpret[grid](*args, ...)               always the NumPy interpreter
     kernel.source(signature, target="cuda")          generated source, no GPU needed
     kernel.compile(signature, target, arch)          cubin / HIP code object, no GPU needed
+    kernel.warmup(*args, grid=grid, **meta)          compile what a launch would (no launch,
+                                                     no GPU needed): a CompiledKernel
+
+Triton's attributes of a kernel are here too (`arg_names`, `params`, `src`, `fn`,
+`cache_key`, `add_pre_run_hook`...), and `KernelInterface`, the base of kernels, autotuners
+and heuristics: `kernel[grid](...)` is `kernel.run(*args, grid=grid, warmup=False)`.
 
 Compiled kernels are cached in memory per (specialization, launch options, device), and
 on disk (`tilecc.runtime.cache`): a new process that finds its kernels there skips the
@@ -14,8 +20,12 @@ transpiler and the compiler.
 from __future__ import annotations
 
 import difflib
+import ast
+import contextvars
 import functools
 import inspect
+import os
+import textwrap
 from typing import Any, Callable
 
 from tilecc.errors import CompilationError, InterpreterError, LaunchError
@@ -41,11 +51,133 @@ def _user_facing(method: Callable) -> Callable:
     return wrapper
 
 
-class JITFunction(KernelFunction):
-    """A kernel (or a helper kernels call): the language's `KernelFunction` mark, with
-    the runtime's methods to specialize, compile, cache and launch it."""
+# Set while `obj.interpret[grid](...)` runs an autotuner or heuristics: the launches they
+# make run on the interpreter too.
+_interpreting = contextvars.ContextVar("tilecc_interpreting", default=False)
 
-    def __init__(self, fn: Callable, *, debug: bool | None = None):
+
+def interpreting() -> bool:
+    """Launches run on the NumPy interpreter: TILECC_INTERPRET=1, or inside
+    `.interpret[grid](...)`."""
+    return _interpreting.get() or os.environ.get("TILECC_INTERPRET", "0") == "1"
+
+
+class KernelInterface:
+    """What launches: `obj[grid](*args, **meta)` is `obj.run(*args, grid=grid,
+    warmup=False, **meta)`, `obj.warmup(*args, grid=grid, **meta)` compiles the same
+    without launching, `obj.interpret[grid](...)` runs it on the NumPy interpreter.
+    Kernels, autotuners and heuristics are all one (Triton's `KernelInterface`)."""
+
+    def run(self, *args, grid, warmup, **kwargs):
+        raise NotImplementedError
+
+    def warmup(self, *args, grid, **kwargs):
+        from tilecc.runtime.tensor_wrappers import MockTensor
+
+        return self.run(*map(MockTensor.wrap_dtype, args), grid=grid, warmup=True, **kwargs)
+
+    def __getitem__(self, grid) -> Callable:
+        return lambda *args, **kwargs: _user_launch(self.run, *args, grid=grid, warmup=False,
+                                                    **kwargs)
+
+    @property
+    def interpret(self) -> "_InterpretAll":
+        return _InterpretAll(self)
+
+
+class _InterpretAll:
+    def __init__(self, target: KernelInterface):
+        self.target = target
+
+    def __getitem__(self, grid) -> Callable:
+        def run(*args, **kwargs):
+            token = _interpreting.set(True)
+            try:
+                return _user_launch(self.target.run, *args, grid=grid, warmup=False, **kwargs)
+            finally:
+                _interpreting.reset(token)
+        return run
+
+
+def _user_launch(run: Callable, *args, **kwargs):
+    """A launch as the user sees it: its errors point at the user's line (the message
+    says where), without tilecc's frames behind them."""
+    try:
+        return run(*args, **kwargs)
+    except (CompilationError, InterpreterError, LaunchError) as e:
+        raise e.with_traceback(None) from None
+
+
+def _base_jit(obj) -> "JITFunction":
+    while not isinstance(obj, JITFunction):
+        obj = obj.fn
+    return obj
+
+
+class KernelParam:
+    """One parameter of a kernel, as Triton's `kernel.params` lists them: its position,
+    name, annotation and default, and whether it is a constexpr."""
+
+    def __init__(self, num: int, param: inspect.Parameter, do_not_specialize: bool,
+                 do_not_specialize_on_alignment: bool, _is_constexpr: bool | None = None):
+        self.num = num
+        self._param = param
+        # (the kernel's own reading of its annotations, which resolves strings)
+        self.is_constexpr = "constexpr" in str(param.annotation) if _is_constexpr is None \
+            else _is_constexpr
+        self.do_not_specialize = do_not_specialize
+        self.do_not_specialize_on_alignment = do_not_specialize_on_alignment
+
+    def __repr__(self) -> str:
+        return f"KernelParam({self.num}, {self.name!r}, constexpr={self.is_constexpr})"
+
+    @property
+    def name(self) -> str:
+        return self._param.name
+
+    @property
+    def annotation(self) -> str:
+        """The annotation as Triton spells it: "constexpr", "fp32", "*fp16"... ("" none)."""
+        ann = self._param.annotation
+        if ann is inspect.Parameter.empty or not ann:
+            return ""
+        if self.is_constexpr:
+            return "constexpr"
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", None) or str(ann)
+        return text.rsplit(".", 1)[-1] if "." in text and not text.startswith("*") else text
+
+    @property
+    def annotation_type(self) -> str:
+        a = self.annotation
+        if a.startswith("*k"):
+            return a[2:].lstrip(":")
+        return a.lstrip("*") if a and a != "constexpr" else ""
+
+    @property
+    def is_const(self) -> bool:
+        return not self.is_constexpr and "const" in self.annotation
+
+    @property
+    def default(self) -> Any:
+        return self._param.default
+
+    @property
+    def has_default(self) -> bool:
+        return self._param.default is not inspect.Parameter.empty
+
+
+class JITFunction(KernelFunction, KernelInterface):
+    """A kernel (or a helper kernels call): the language's `KernelFunction` mark, with
+    the runtime's methods to specialize, compile, cache and launch it, and Triton's
+    attributes of a kernel.  The constructor takes Triton's arguments: `version`,
+    `do_not_specialize` and `do_not_specialize_on_alignment` (tilecc specializes on
+    integers' `% 16` and `== 1` and on pointers' alignment regardless), `noinline` (helpers
+    are inlined regardless), `repr` and `launch_metadata` (for Triton's profiler hooks)
+    are kept as given."""
+
+    def __init__(self, fn: Callable, version=None, do_not_specialize=None,
+                 do_not_specialize_on_alignment=None, debug: bool | None = None,
+                 noinline=None, repr=None, launch_metadata=None):
         if not inspect.isfunction(fn):
             raise TypeError("@tilecc.jit decorates a plain Python function")
         if fn.__name__ == "<lambda>":
@@ -58,7 +190,16 @@ class JITFunction(KernelFunction):
         self.fn = fn
         self.debug = debug
         functools.update_wrapper(self, fn)
-        self._params: list[ParamDecl] | None = None
+        self.module = fn.__module__
+        self.version = version
+        self.do_not_specialize = list(do_not_specialize or [])
+        self.do_not_specialize_on_alignment = list(do_not_specialize_on_alignment or [])
+        self.noinline = noinline
+        self.launch_metadata = launch_metadata
+        self._repr = repr
+        self.kernel = None  # Triton's: set by nothing, read by some libraries
+        self.pre_run_hooks: list[Callable] = []
+        self._params: list[KernelParam] | None = None
         self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
         self._binder: Callable | None = None  # launch.make_binder, at a repeated launch
         self._binder_tried = False
@@ -71,18 +212,107 @@ class JITFunction(KernelFunction):
         return f"<tilecc kernel {self.fn.__module__}.{self.fn.__qualname__}>"
 
     @property
-    def params(self) -> list[ParamDecl]:
+    def params(self) -> list[KernelParam]:
+        """The parameters, in order (Triton's `KernelParam`s)."""
         if self._params is None:
-            params = _params_from_annotations(self.fn)  # no libcst parse: warm starts
-            if params is None:
+            decls = _params_from_annotations(self.fn)  # no libcst parse: warm starts
+            if decls is None:
                 from tilecc.transpiler import frontend
 
                 try:
-                    params = frontend.declared_params(self.fn)
+                    decls = frontend.declared_params(self.fn)
                 except CompilationError as e:
                     raise e.with_traceback(None) from None
-            self._params = params
+            signature = self.signature.parameters
+            self._params = [KernelParam(
+                i, signature[d.name],
+                i in self.do_not_specialize or d.name in self.do_not_specialize,
+                i in self.do_not_specialize_on_alignment or
+                d.name in self.do_not_specialize_on_alignment, d.is_constexpr)
+                for i, d in enumerate(decls)]
         return self._params
+
+    # --- Triton's attributes of a kernel ----------------------------------------------------
+    @property
+    def arg_names(self) -> list[str]:
+        return list(self._param_names)
+
+    @property
+    def constexprs(self) -> list[int]:
+        """The positions of the constexpr parameters."""
+        return [p.num for p in self.params if p.is_constexpr]
+
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.fn)
+
+    @functools.cached_property
+    def _source_lines(self) -> tuple[list[str], int]:
+        from tilecc.source import captured
+
+        snapshot = captured(self.fn)
+        if snapshot is not None:
+            return list(snapshot[2]), snapshot[1]
+        lines, first = inspect.getsourcelines(self.fn)
+        return lines, first
+
+    @property
+    def raw_src(self) -> list[str]:
+        """The source lines, decorators included."""
+        return self._source_lines[0]
+
+    @property
+    def starting_line_number(self) -> int:
+        return self._source_lines[1]
+
+    @property
+    def src(self) -> str:
+        """The source from its `def` on, dedented."""
+        text = textwrap.dedent("".join(self.raw_src))
+        for i, line in enumerate(text.splitlines(keepends=True)):
+            if line.lstrip().startswith("def "):
+                return "".join(text.splitlines(keepends=True)[i:])
+        return text
+
+    @property
+    def cache_key(self) -> str:
+        """A hash of the source, the helpers it calls and the globals it reads."""
+        return self.fingerprint
+
+    @property
+    def hash(self) -> str:
+        return self.fingerprint
+
+    @property
+    def type(self):
+        from tilecc.language.core import constexpr_type
+
+        return constexpr_type(self)
+
+    def parse(self) -> ast.Module:
+        """The function's `ast` (Python's, as Triton gives it)."""
+        tree = ast.parse(self.src)
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+            raise ValueError(f"{self.fn.__name__}: the source is not one function")
+        return tree
+
+    def get_capture_scope(self) -> dict:
+        """The names the kernel sees: its module's globals and its closure's."""
+        return self.fn.__globals__ | inspect.getclosurevars(self.fn).nonlocals
+
+    def repr(self, _) -> str:
+        full = f"{self.fn.__module__}.{self.fn.__qualname__}"
+        return full if self._repr is None else self._repr(_)
+
+    def is_gluon(self) -> bool:
+        return False
+
+    def add_pre_run_hook(self, hook: Callable) -> None:
+        """Call `hook(*args, **kwargs)` before each launch (and warm-up) of this kernel."""
+        if not callable(hook):
+            raise TypeError("a pre-run hook must be callable")
+        self.pre_run_hooks.append(hook)
+        self._grids.clear()  # bound launches made before now would not call it
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -172,6 +402,8 @@ class JITFunction(KernelFunction):
         """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
         Bound launches are kept per grid tuple (normalized once), so a warm
         `kernel[grid](...)` builds nothing."""
+        if self.pre_run_hooks:
+            return functools.partial(self.run, grid=grid, warmup=False)
         try:
             bound = self._grids.get(grid)
         except TypeError:  # an unhashable grid (a list)
@@ -192,21 +424,21 @@ class JITFunction(KernelFunction):
     def interpret(self) -> "_Interpret":
         return _Interpret(self)
 
-    def run(self, *args, grid, warmup: bool = False, **kwargs):
-        """Triton's spelling of kernel[grid](*args, **kwargs) (used by autotune/heuristics);
-        warmup=True compiles (disk cache included) without launching."""
+    def run(self, *args, grid, warmup, **kwargs):
+        """Triton's spelling of kernel[grid](*args, **kwargs), which autotuners and
+        heuristics call; `warmup=True` compiles what the launch would (through the disk
+        cache) without launching, and returns it (a `CompiledKernel`)."""
+        for hook in self.pre_run_hooks:
+            hook(*args, **kwargs)
         if warmup:
-            from tilecc.runtime.launch import precompile
+            from tilecc.runtime.compiled import warm_up
 
-            return precompile(self, args, kwargs)
-        return self._run(grid, *args, **kwargs)
-
-    def _launch(self, grid, args: tuple, kwargs: dict, interpret: bool):
-        if interpret:
+            try:
+                return warm_up(self, args, kwargs)
+            except CompilationError as e:
+                raise e.with_traceback(None) from None
+        if interpreting():
             return self.interpret[grid](*args, **kwargs)
-        return self._run(grid, *args, **kwargs)
-
-    def _run(self, grid, *args, **kwargs):
         return _launch_run(self, grid, None, *args, **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -338,11 +570,18 @@ def _check_arch(target: Target | str, arch: str | None) -> None:
         raise ValueError(problem)
 
 
-def jit(fn: Callable | None = None, *, debug: bool | None = None, **_ignored):
-    """Decorate a kernel (or a helper that kernels call). `@jit` or `@jit(debug=True)`."""
-    if fn is None:
-        return lambda f: JITFunction(f, debug=debug)
-    return JITFunction(fn, debug=debug)
+def jit(fn: Callable | None = None, *, version=None, repr: Callable | None = None,
+        launch_metadata: Callable | None = None, do_not_specialize=None,
+        do_not_specialize_on_alignment=None, debug: bool | None = None,
+        noinline: bool | None = None):
+    """Decorate a kernel (or a helper that kernels call): `@jit`, `@jit(debug=True)`, and
+    Triton's other options (kept on the kernel; see `JITFunction`)."""
+    def decorator(f: Callable) -> JITFunction:
+        return JITFunction(f, version=version, do_not_specialize=do_not_specialize,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment,
+                           debug=debug, noinline=noinline, repr=repr,
+                           launch_metadata=launch_metadata)
+    return decorator if fn is None else decorator(fn)
 
 
 def _params_from_annotations(fn: Callable) -> list[ParamDecl] | None:

@@ -53,7 +53,8 @@ def call_builtin(tracer, name: str, args: list, kwargs: dict, node: cst.Call) ->
     except TypeError as e:
         raise tracer.error(node, str(e), "TypeError") from None
     bound.apply_defaults()
-    arguments = {k: v if isinstance(v, (Value, Const)) else Const(v)
+    arguments = {k: v if isinstance(v, (Value, Const)) else  # defaults: tl.constexpr(0)...
+                 Const(v.value if isinstance(v, L.constexpr) else v)
                  for k, v in bound.arguments.items()}
     return handler(tracer, short, **arguments)
 

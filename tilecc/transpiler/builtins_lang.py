@@ -18,17 +18,7 @@ from tilecc.transpiler.builtin_registry import (HANDLERS, NOT_IN_TRITON, did_you
                                                 kernel_value, not_in_triton)
 from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
-
-# Triton 3.6's `tensor` members made from `tl` functions (its `_tensor_member_fn`), and
-# `to`, its alias of `cast`.
-TENSOR_METHODS = frozenset((
-    "abs", "advance", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and",
-    "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
-    "broadcast_to", "cast", "cdiv", "ceil", "cos", "cumprod", "cumsum", "erf", "exp", "exp2",
-    "expand_dims", "flip", "floor", "gather", "histogram", "item", "log", "log2",
-    "logical_and", "logical_or", "max", "min", "permute", "ravel", "reduce", "reduce_or",
-    "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
-    "store", "sum", "trans", "view", "xor_sum"))
+from tilecc.language.members import TENSOR_METHODS  # noqa: F401  (the frontend reads it here)
 
 # what Triton's `constexpr` itself answers as methods
 CONSTEXPR_METHODS = frozenset(("logical_and", "logical_or"))
@@ -87,6 +77,27 @@ def _compile_time_text(x: Any) -> str:
 @handles("condition")
 def _condition(tracer, name, arg1, disable_licm):
     return kernel_value(tracer, arg1, "the condition")
+
+
+@handles("add", "sub", "mul")  # tl.add(x, y) is x + y
+def _arithmetic(tracer, name, x, y, sanitize_overflow):
+    return S.binary(tracer.b, name, kernel_value(tracer, x, "x"), kernel_value(tracer, y, "y"))
+
+
+@handles("item")  # tl.core.item(x) is x.item()
+def _item_builtin(tracer, name, input):
+    return _item(tracer, kernel_value(tracer, input, "input"))
+
+
+@handles("num_warps", "num_threads")  # tl.extra.cuda's
+def _launch_shape(tracer, name):
+    warps = tracer.kernel.num_warps
+    return Const(warps if name == "num_warps" else warps * 32)
+
+
+@handles("gdc_wait", "gdc_launch_dependents")  # tl.extra.cuda's: tilecc launches no
+def _grid_dependency(tracer, name):  # grid with programmatic dependent launch
+    return Const(None)
 
 
 @handles("assume")

@@ -206,6 +206,9 @@ def reference_for(obj: Any) -> Any:
         return Const(obj)
     if isinstance(obj, KernelFunction):  # @tilecc.jit helpers, the standard library's
         return HelperRef(obj.fn)
+    if isinstance(obj, (language_core.ConstexprFunction,
+                        language_core.BoundConstexprFunction)):
+        return Const(obj)  # called on constexprs at compile time (`call`)
     if isinstance(obj, types.ModuleType):
         name = canonical_name(obj.__name__)
         return TLRef(name) if name in ("tl", "tl.libdevice") else OtherModule(obj)
@@ -221,6 +224,9 @@ def reference_for(obj: Any) -> Any:
             return own or HelperRef(obj.fn)
         if type(obj).__name__ == "constexpr":
             return Const(obj.value)
+        if type(obj).__name__ == "ConstexprFunction":  # @triton.constexpr_function
+            name = canonical_name(f"{obj.fn.__module__}.{obj.fn.__qualname__}")
+            return TLRef(name) if name else Const(obj)
         if hasattr(obj, "primitive_bitwidth") and str(obj) in D.BY_TRITON_NAME:
             return Const(D.BY_TRITON_NAME[str(obj)])
     mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
@@ -1035,6 +1041,14 @@ class FunctionTracer(EarlyReturns):
                 raise self.error(node, f"`{self.pf.code(node.func)}` takes constexpr arguments")
             return _wrap_item(func.value(*[a.value for a in args],
                                          **{k: v.value for k, v in kwargs.items()}))
+        if isinstance(func, Const) and (isinstance(func.value, (
+                language_core.ConstexprFunction, language_core.BoundConstexprFunction))
+                or type(func.value).__name__ == "ConstexprFunction"):
+            if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
+                raise self.error(node, f"`{self.pf.code(node.func)}` is a constexpr function: "
+                                       "it takes constexpr arguments")
+            return self._at(node, lambda: _wrap_item(func.value(
+                *[a.value for a in args], **{k: v.value for k, v in kwargs.items()})))
         if isinstance(func, PyBuiltin) and func.name in _COMPILE_TIME_BUILTINS:
             return self._at(node, lambda: self.compile_time_builtin(func.name, args, kwargs,
                                                                     node))
@@ -1130,8 +1144,8 @@ class FunctionTracer(EarlyReturns):
         elif _is_language(fn):
             pf = CalledFrom.of(pf, self.pf.loc(node))
         tracer = FunctionTracer(pf, self.b, self.kernel, self.depth + 1)
-        for name, v in bound.arguments.items():
-            tracer.scope[name] = _wrap_item(v)  # defaults are plain Python values
+        for name, v in bound.arguments.items():  # (a default may be a tl.constexpr)
+            tracer.scope[name] = _wrap_item(v.value if isinstance(v, ConstexprClass) else v)
         try:
             tracer.run_body(pf.funcdef.body.body)
         except Return as r:

@@ -204,7 +204,29 @@ def array_info(x: Any) -> ArrayInfo | None:
             arr = cupy.from_dlpack(x)
             return ArrayInfo(arr.data.ptr, D.from_numpy(arr.dtype), kind, int(dev_id), "other")
         return ArrayInfo(0, D.int8, kind, int(dev_id), "other")
+    if callable(getattr(x, "data_ptr", None)) and hasattr(x, "dtype"):
+        return _pointer_convention(x)
     return None
+
+
+def _pointer_convention(x: Any) -> ArrayInfo:
+    """Triton's rule for what else is a pointer argument: an object with `data_ptr()` and
+    a `dtype` (the language's, or torch's): a tensor read as another type (`reinterpret`'s
+    TensorWrapper), or a tensor that is not there (MockTensor, for kernel.warmup)."""
+    dtype = x.dtype
+    if isinstance(dtype, D.dtype):
+        element = dtype
+    elif type(dtype).__name__ == "dtype" and str(dtype) in D.BY_TRITON_NAME:  # Triton's
+        element = D.BY_TRITON_NAME[str(dtype)]
+    else:
+        element = _torch_dtype(dtype)
+    device = getattr(x, "device", None)
+    kind = getattr(device, "type", "other") if device is not None else "other"
+    if kind == "cuda" and getattr(sys.modules.get("torch"), "version", None) is not None and \
+            getattr(sys.modules["torch"].version, "hip", None):
+        kind = "rocm"
+    framework = "torch" if device is not None and type(device).__module__ == "torch" else "other"
+    return ArrayInfo(x.data_ptr(), element, kind, getattr(device, "index", None) or 0, framework)
 
 
 def _torch_dtype(t) -> D.dtype:

@@ -4,8 +4,8 @@
               the generated `make_binder`), device checks, the grid, the argument block
     cuda.py   loading into the device's context, streams, the CUDA warm launch
     hip.py    loading and launching through hip-python
-    here      `run` (every launch), the slow path (specialize, compile, load) and
-              `precompile`
+    here      `run` (every launch) and the slow path (specialize, compile, load);
+              `runtime.compiled.warm_up` compiles without launching
 
 `kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once).
 From the second launch of a signature on, a launch is one generated function of the
@@ -240,17 +240,3 @@ def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None,
         arch=_device_arch(device_id, backend), **more))
     return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
                                    device_id, specs)
-
-
-def precompile(jit_fn, args: tuple, kwargs: dict):
-    """Compile (through the disk cache) what kernel[grid](*args, **kwargs) would launch,
-    without loading or launching it: (Binary, kernel name).  Thread-safe; the autotuner
-    compiles its candidates with it in parallel."""
-    by_name, options = jit_fn.bind(args, dict(kwargs))
-    with _gpu_required():
-        specs, _, _, backend, device_id = _specialize(jit_fn, [by_name[n] for n in
-                                                               jit_fn._param_names])
-        arch = _device_arch(device_id, backend)
-    art = compiler.compile(jit_fn, specs, backend, compiler.resolve_options(
-        jit_fn, **options, arch=arch))
-    return art.binary, art.symbol

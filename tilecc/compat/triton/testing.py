@@ -1,66 +1,13 @@
 """`triton.testing` under the compatibility mode: timing (`do_bench`), comparison
-(`assert_close`) and the benchmark tables of Triton's tutorials (`Benchmark`,
-`perf_report`)."""
+(`assert_close`), the benchmark tables of Triton's tutorials (`Benchmark`, `perf_report`)
+and the device's peak numbers for roofline plots (`get_dram_gbps`,
+`get_max_tensorcore_tflops`, ...)."""
 
 from __future__ import annotations
 
-import statistics
-import sys
 from typing import Any, Callable
 
-_MODES = ("min", "max", "mean", "median", "all")
-
-
-def do_bench(fn: Callable, warmup: int = 25, rep: int = 100, grad_to_none=None,
-             quantiles=None, return_mode: str = "mean"):
-    """Milliseconds per call of `fn`, timed with device events (L2 flushed before each
-    run), as Triton's: the mean by default, `return_mode` "min"/"max"/"median"/"all", or
-    the given `quantiles` (a list, or one value for one quantile)."""
-    import numpy as np
-
-    from tilecc.runtime.autotune import device_times, framework
-
-    if return_mode not in _MODES:
-        raise ValueError(f"return_mode must be one of {', '.join(_MODES)}, not {return_mode!r}")
-
-    def call():
-        for x in grad_to_none or ():
-            x.grad = None
-        fn()
-
-    prefer_torch = "torch" in sys.modules
-    problem = _no_gpu(prefer_torch)
-    if problem:
-        from tilecc.errors import NoDeviceError
-
-        raise NoDeviceError(
-            f"triton.testing.do_bench times kernels with GPU events, and no usable GPU was "
-            f"found ({problem}). Kernels run on the NumPy interpreter (TRITON_INTERPRET=1) "
-            "are not timed this way: time them with time.perf_counter, or benchmark on a "
-            "machine with a GPU")
-    times = device_times(call, framework(prefer_torch), warmup, rep)
-    if quantiles is not None:
-        out = [float(q) for q in np.quantile(np.array(times), quantiles)]
-        return out[0] if len(out) == 1 else out
-    if return_mode == "all":
-        return times
-    return {"min": min, "max": max, "mean": statistics.mean,
-            "median": statistics.median}[return_mode](times)
-
-
-def _no_gpu(prefer_torch: bool) -> str:
-    """Why there is no GPU to time on ("" where there is one): asked before `fn` runs,
-    rather than whatever the framework raises at its first event."""
-    try:
-        if prefer_torch:
-            import torch
-
-            return "" if torch.cuda.is_available() else "torch.cuda.is_available() is False"
-        import cupy
-
-        return "" if cupy.cuda.runtime.getDeviceCount() > 0 else "no CUDA device"
-    except Exception as e:  # no CuPy, a stub driver
-        return f"{type(e).__name__}: {e}"
+from tilecc.runtime.autotune_bench import do_bench
 
 
 def do_bench_cudagraph(fn: Callable, rep: int = 20, grad_to_none=None, quantiles=None,
@@ -185,3 +132,97 @@ def _plot(bench: Benchmark, columns: list, rows: list, save_path: str) -> None:
 def perf_report(benchmarks):
     """Decorate a benchmark function: `fn.run(print_data=True)` prints its tables."""
     return lambda fn: Mark(fn, benchmarks)
+
+
+# --- the device's peak numbers, for roofline plots (Triton's helpers, same formulas) -----------
+
+def nvsmi(attrs):
+    """Integer answers of `nvidia-smi --query-gpu=<attrs>` for GPU 0."""
+    import subprocess
+
+    out = subprocess.check_output(["nvidia-smi", "-i", "0", f"--query-gpu={','.join(attrs)}",
+                                   "--format=csv,noheader,nounits"])
+    return [int(x) for x in out.decode().split(",")]
+
+
+def _properties(device):
+    from tilecc.compat.triton.runtime.driver import driver
+
+    active = driver.active
+    if device is None:
+        device = active.get_current_device()
+    return device, active.utils.get_device_properties(device)
+
+
+def get_dram_gbps(device=None):
+    """The device memory's bandwidth in GB/s: clock (kHz) × bus width × 2 (DDR)."""
+    _, props = _properties(device)
+    return props["mem_clock_rate"] * props["mem_bus_width"] * 2 / 1e6 / 8
+
+
+def get_max_tensorcore_tflops(dtype, clock_rate, device=None):
+    """Peak tensor-core TFLOPS for `dtype` (torch's, or the language's fp8 types) at
+    `clock_rate` (kHz): 4 sub-cores per multiprocessor, each doing 256 (32-bit), 512
+    (16-bit) or 1024 (8-bit) operations per clock from sm_80 on."""
+    import torch
+
+    device, props = _properties(device)
+    major = torch.cuda.get_device_capability(device)[0]
+    bits = _bits(dtype)
+    if major < 8:
+        if dtype != torch.float16:
+            raise RuntimeError("dtype not supported")
+        per_clock = 256
+    else:
+        per_clock = {32: 256, 16: 512, 8: 1024}.get(bits)
+        if per_clock is None:
+            raise RuntimeError("dtype not supported")
+    return props["multiprocessor_count"] * 4 * clock_rate * per_clock * 1e-9
+
+
+def get_max_simd_tflops(dtype, clock_rate, device=None):
+    """Peak TFLOPS of the ordinary (not tensor-core) units for fp32 or 16-bit floats."""
+    import torch
+
+    device, props = _properties(device)
+    if dtype == torch.float32:
+        per_clock = 32
+    elif dtype == torch.float16 or (dtype == torch.bfloat16 and
+                                    torch.cuda.get_device_capability(device)[0] >= 8):
+        per_clock = 64
+    else:
+        raise RuntimeError("dtype not supported")
+    return props["multiprocessor_count"] * 4 * clock_rate * per_clock * 1e-9
+
+
+def _bits(dtype) -> int | None:
+    if hasattr(dtype, "itemsize") and not callable(dtype.itemsize):  # torch's dtypes
+        return dtype.itemsize * 8 if (dtype.is_floating_point or str(dtype) in (
+            "torch.int8", "torch.int16", "torch.int32")) else None
+    return getattr(dtype, "bits", None)  # the language's (fp8)
+
+
+def set_gpu_clock(ref_sm_clock=1350, ref_mem_clock=1215):
+    """A context manager that locks GPU 0's clocks (nvidia-smi, needs the rights to) and
+    yields (peak TFLOPS, peak GB/s) at them, unlocking them after."""
+    import contextlib
+    import subprocess
+
+    @contextlib.contextmanager
+    def locked():
+        try:
+            subprocess.check_output(["nvidia-smi", "-i", "0", "-pm", "1"])
+            subprocess.check_output(["nvidia-smi", "-i", "0",
+                                     f"--lock-gpu-clocks={ref_sm_clock},{ref_sm_clock}"])
+            subprocess.check_output(["nvidia-smi", "-i", "0",
+                                     f"--lock-memory-clocks={ref_mem_clock},{ref_mem_clock}"])
+            sm, mem = nvsmi(["clocks.current.sm"])[0], nvsmi(["clocks.current.memory"])[0]
+            if abs(sm - ref_sm_clock) >= 10 or abs(mem - ref_mem_clock) >= 10:
+                raise RuntimeError(f"the GPU runs at {sm} / {mem} MHz, not the "
+                                   f"{ref_sm_clock} / {ref_mem_clock} MHz asked for")
+            yield 1e-6 * 2 * 108 * 4 * 256 * ref_sm_clock, 640 * 2 * ref_mem_clock * 1e-3
+        finally:
+            subprocess.check_output(["nvidia-smi", "-i", "0", "-pm", "0"])
+            subprocess.check_output(["nvidia-smi", "-i", "0", "-rgc"])
+            subprocess.check_output(["nvidia-smi", "-i", "0", "-rmc"])
+    return locked()

@@ -1,50 +1,18 @@
-"""`triton.runtime` under the compatibility mode: the decorators and kernel classes
-(`triton.runtime.jit`, `.autotuner`, `.errors` are this module too) and
-`triton.runtime.driver.active`, the device queries libraries make before launching.
-
-`TRITON_INTERPRET=1` is read where Triton reads it, when `triton.jit` decorates a kernel
-(and when the mode is installed): it turns on tilecc's own switch, `TILECC_INTERPRET=1`,
-so that launches run on tilecc's NumPy interpreter, with NumPy arrays or CPU torch
-tensors, the results written into them."""
+"""`triton.runtime.driver` under the compatibility mode: `driver.active`, the device
+queries libraries make before launching (the current device and stream, its target and
+properties)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import namedtuple
 
-from tilecc.errors import InterpreterError, OutOfResources  # noqa: F401
-from tilecc.runtime.autotune import (Autotuner, Config, Heuristics,  # noqa: F401
-                                     KernelInterface, autotune, heuristics)
-from tilecc.runtime.jit import JITFunction  # noqa: F401
-from tilecc.runtime.jit import jit as _tilecc_jit
-
-# a package to the import system, so that `import triton.<anything else>` reaches
-# tilecc.compat's finder, which says what that part of Triton is and what to use instead
-__path__: list[str] = []
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
 
 # CUdevice_attribute values (cuda.h) of what Triton's get_device_properties reports
 _CUDA_ATTRIBUTES = {"max_shared_mem": 97, "max_num_regs": 12, "multiprocessor_count": 16,
                     "warpSize": 10, "sm_clock_rate": 13, "mem_clock_rate": 36,
                     "mem_bus_width": 37}
-
-# the values Triton reads as true (its getenv_bool: case-insensitive)
-_TRUE = ("1", "true", "on", "yes")
-
-
-def follow_triton_interpret() -> None:
-    """TRITON_INTERPRET=1 (or true / on / yes): launches run on the interpreter, as
-    TILECC_INTERPRET=1 makes them."""
-    if os.environ.get("TRITON_INTERPRET", "").strip().lower() in _TRUE:
-        os.environ["TILECC_INTERPRET"] = "1"
-
-
-def jit(fn=None, **options):
-    """`triton.jit`: tilecc's, with TRITON_INTERPRET read as Triton reads it, at
-    decoration."""
-    follow_triton_interpret()
-    return _tilecc_jit(fn, **options)
 
 
 def _torch():
@@ -146,7 +114,7 @@ class ActiveDriver:
         return torch.cuda
 
     def get_benchmarker(self):
-        from tilecc.compat.testing import do_bench
+        from tilecc.runtime.autotune_bench import do_bench
 
         return do_bench
 

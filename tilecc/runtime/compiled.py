@@ -1,0 +1,255 @@
+"""`kernel.warmup(*args, grid=..., **meta)`: compile what a launch would, and describe it
+as Triton's `CompiledKernel` does.
+
+    k = kernel.warmup(y, x, n, BLOCK=1024, num_warps=8, grid=(1,))
+    k._init_handles()                      # load it on the GPU (no-op without one)
+    k.n_regs, k.n_spills, k.metadata.shared, k.metadata.num_warps
+    k.asm["cu"], k.asm["ptx"], k.asm["cubin"]        # ("hip", "hsaco" on AMD)
+    k[(programs, 1, 1)](y, x, n, 1024)               # launch it, every argument in order
+
+Arrays may be device arrays, host arrays (NumPy, CPU tensors) or their dtypes alone (a
+torch dtype, `MockTensor`): only their element types and alignment matter.  The target is
+the device's (the arrays', else the current one) where there is a GPU, else CUDA (HIP
+under a ROCm PyTorch) for the target's default architecture (sm_90, gfx90a), so warm-up
+compiles on a machine without a GPU wherever NVRTC / hiprtc are installed.
+
+What is known without a GPU: the binary and the source, `metadata` (shared memory,
+warps, stages, target), and on CUDA `n_regs` / `n_spills` from ptxas's report, on HIP from
+the code object's notes.  `_init_handles()` on a GPU loads the kernel and reads them from
+the driver instead (as Triton does), with `n_max_threads`, `module` and `function`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import namedtuple
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from tilecc.errors import OutOfResources
+from tilecc.runtime import compiler
+
+GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
+KernelMetadata = namedtuple("KernelMetadata", [
+    "name", "hash", "target", "arch", "backend_name", "num_warps", "num_stages", "num_ctas",
+    "shared", "debug", "maxnreg", "enable_fp_fusion", "warp_size"])
+KernelSource = namedtuple("KernelSource", ["fn", "signature", "constexprs"])
+
+
+class AsmDict(Mapping):
+    """What Triton's `asm` holds, for tilecc: the generated source ("cu" / "hip"), the
+    binary ("cubin" / "hsaco") and, on CUDA, the PTX, made by NVRTC when first read."""
+
+    def __init__(self, entries: dict[str, Callable[[], Any]]):
+        self._make = entries
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, key: str):
+        if key not in self._make:
+            raise KeyError(f"{key!r}: tilecc's compiled kernels hold {', '.join(self._make)} "
+                           "(Triton's IR levels ttir, ttgir, llir do not exist in tilecc)")
+        if key not in self._made:
+            self._made[key] = self._make[key]()
+        return self._made[key]
+
+    def __iter__(self):
+        return iter(self._make)
+
+    def __len__(self) -> int:
+        return len(self._make)
+
+
+class CompiledKernel:
+    """One specialization of a kernel, compiled (Triton's `CompiledKernel`)."""
+
+    def __init__(self, jit_fn, artifact: compiler.Artifact, options: dict[str, Any],
+                 device: int | None, constexprs: dict[str, Any]):
+        self._fn = jit_fn
+        self._artifact = artifact
+        self._options = dict(options)  # the launch options it was built with
+        self._device = device
+        binary = artifact.binary
+        warp_size = 64 if artifact.target == "hip" else 32
+        self.name = artifact.symbol
+        self.hash = hashlib.sha256(binary.data).hexdigest()
+        self.kernel = binary.data  # the cubin / code object
+        self.src = KernelSource(jit_fn, {s.name: _type_name(s) for s in artifact.specs},
+                                constexprs)
+        report = _report(artifact)
+        self.n_regs, self.n_spills = report["regs"], report["spills"]
+        self.module = self.function = None
+        opts = artifact.options
+        self.n_max_threads = opts.num_warps * warp_size  # the __launch_bounds__ it has
+        self.metadata = KernelMetadata(
+            name=self.name, hash=self.hash,
+            target=GPUTarget(artifact.target, _arch_number(binary.arch, artifact.target),
+                             warp_size),
+            arch=binary.arch, backend_name=artifact.target, num_warps=opts.num_warps,
+            num_stages=opts.num_stages, num_ctas=1,
+            shared=report["static_shared"] + binary.shared_bytes, debug=opts.debug,
+            maxnreg=opts.maxnreg, enable_fp_fusion=opts.enable_fp_fusion, warp_size=warp_size)
+        source_key, binary_key = ("cu", "cubin") if artifact.target == "cuda" else \
+            ("hip", "hsaco")
+        entries = {source_key: lambda: artifact.source, binary_key: lambda: binary.data}
+        if artifact.target == "cuda":
+            entries["ptx"] = lambda: compiler.ptx_of(artifact)
+        self.asm = AsmDict(entries)
+
+    def __repr__(self) -> str:
+        return (f"<CompiledKernel {self.name} for {self.metadata.arch}, "
+                f"num_warps={self.metadata.num_warps}>")
+
+    def _init_handles(self) -> None:
+        """Load the kernel on the GPU and read its registers, spills and thread limit
+        from the driver; without a GPU, keep what the compiler reported."""
+        if self.module is not None:
+            return
+        from tilecc.runtime import launch
+
+        try:
+            with launch._gpu_required():
+                self._load(launch)
+        except Exception as e:
+            if type(e).__name__ != "NoDeviceError":
+                raise
+
+    def _load(self, launch) -> None:
+        art = self._artifact
+        backend = art.target
+        device = self._device if self._device is not None else launch._current_device(backend)
+        threads = self.metadata.num_warps * self.metadata.warp_size
+        loaded = launch._BACKENDS[backend].load(art.binary, art.symbol, threads, device,
+                                                art.specs)
+        if backend == "cuda":
+            from tilecc.runtime import cuda_driver as cu
+
+            handle = loaded.handle
+            self.module, self.function = loaded.module, handle
+            self.n_regs = cu.funcGetAttribute(4, handle)  # CU_FUNC_ATTRIBUTE_NUM_REGS
+            self.n_spills = cu.funcGetAttribute(3, handle) // 4  # LOCAL_SIZE_BYTES
+            self.n_max_threads = cu.funcGetAttribute(0, handle)  # MAX_THREADS_PER_BLOCK
+            static = cu.funcGetAttribute(1, handle)  # SHARED_SIZE_BYTES
+        else:
+            hip = loaded.hip
+            attrs = hip.hipFuncAttributes()
+            hip.hipFuncGetAttributes(attrs, loaded.function)
+            self.module, self.function = loaded.module, loaded.function
+            self.n_regs, self.n_spills = attrs.numRegs, attrs.localSizeBytes // 4
+            self.n_max_threads = attrs.maxThreadsPerBlock
+            static = attrs.sharedSizeBytes
+        self.metadata = self.metadata._replace(shared=static + art.binary.shared_bytes)
+        if threads > self.n_max_threads:
+            raise OutOfResources(threads, self.n_max_threads, "threads")
+
+    def launch_metadata(self, grid, stream, *args):
+        """Triton's data for its launch hooks, which tilecc does not have: None (as
+        Triton's answer when no hook is set)."""
+        return None
+
+    def __getitem__(self, grid) -> Callable:
+        """`k[grid](*args)`: launch this kernel with every argument of the kernel in
+        order (constexprs too, as given to warmup), on the current stream or `stream`."""
+        def runner(*args, stream=None):
+            if stream is None:
+                return self._fn[grid](*args, **self._options)
+            with _on_stream(stream, args):
+                return self._fn[grid](*args, **self._options)
+        return runner
+
+
+def warm_up(jit_fn, args: tuple, kwargs: dict) -> CompiledKernel:
+    """Compile what `jit_fn[grid](*args, **kwargs)` would launch (`kernel.warmup`)."""
+    import sys
+
+    from tilecc.runtime import launch
+    from tilecc.transpiler.specialize import ArrayInfo
+
+    by_name, options = jit_fn.bind(args, dict(kwargs))
+    specs, passed = jit_fn.specs_for(by_name)
+    on_device = [a for a in passed if isinstance(a, ArrayInfo) and a.device in ("cuda", "rocm")]
+    torch = sys.modules.get("torch")
+    rocm = torch is not None and getattr(torch.version, "hip", None)
+    backend = "hip" if any(a.device == "rocm" for a in on_device) or \
+        (not on_device and rocm) else "cuda"
+    device = on_device[0].device_id if on_device else None
+    arch = None
+    try:
+        with launch._gpu_required():
+            if device is None:
+                device = launch._current_device(backend)
+            arch = launch._device_arch(device, backend)
+    except Exception as e:
+        if type(e).__name__ != "NoDeviceError":
+            raise
+        device = None  # no GPU: the target's default architecture
+    art = compiler.compile(jit_fn, specs, backend,
+                           compiler.resolve_options(jit_fn, **options, arch=arch))
+    constexprs = {p.name: by_name[p.name] for p in jit_fn.params if p.is_constexpr}
+    return CompiledKernel(jit_fn, art, options, device, constexprs)
+
+
+def _type_name(spec) -> str:
+    if spec.is_constexpr:
+        return "constexpr"
+    return f"*{spec.type.element_ty}" if spec.type.is_ptr() else str(spec.type)
+
+
+def _arch_number(arch: str, target: str):
+    """Triton's `target.arch`: 90 for sm_90(a), the gfx name on AMD."""
+    if target == "cuda":
+        return int(re.sub(r"\D", "", arch) or 0)
+    return arch
+
+
+def _report(art) -> dict[str, Any]:
+    """Registers, spills (4-byte words of local memory) and static shared memory, as the
+    compiler reported them: ptxas's `-v` lines on CUDA, the code object's notes on HIP."""
+    binary = art.binary
+    if art.target == "cuda":
+        def number(pattern: str) -> int | None:
+            m = re.search(pattern, binary.log)
+            return int(m.group(1)) if m else None
+        regs = number(r"Used (\d+) registers")
+        stack = number(r"(\d+) bytes stack frame")
+        return {"regs": regs, "spills": None if stack is None else stack // 4,
+                "static_shared": number(r"(\d+) bytes smem") or 0}
+    regs = _note_int(binary.data, b".vgpr_count")
+    private = _note_int(binary.data, b".private_segment_fixed_size")
+    return {"regs": regs, "spills": None if private is None else private // 4,
+            "static_shared": _note_int(binary.data, b".group_segment_fixed_size") or 0}
+
+
+def _note_int(data: bytes, key: bytes) -> int | None:
+    """An unsigned integer of the AMDGPU metadata note (MessagePack) after `key`."""
+    i = data.find(key)
+    if i < 0:
+        return None
+    at = i + len(key)
+    head = data[at]
+    if head < 0x80:  # positive fixint
+        return head
+    width = {0xcc: 1, 0xcd: 2, 0xce: 4, 0xcf: 8}.get(head)
+    return int.from_bytes(data[at + 1:at + 1 + width], "big") if width else None
+
+
+class _on_stream:
+    """Make `stream` (a raw CUDA/HIP stream handle) current for one launch, through the
+    framework of the arguments (torch's when a tensor is among them, else CuPy's)."""
+
+    def __init__(self, stream: int, args: tuple):
+        self.stream, self.args = stream, args
+
+    def __enter__(self):
+        if any(type(a).__module__.startswith("torch") for a in self.args):
+            import torch
+
+            self.ctx = torch.cuda.stream(torch.cuda.ExternalStream(self.stream))
+        else:
+            import cupy
+
+            self.ctx = cupy.cuda.ExternalStream(self.stream)
+        self.ctx.__enter__()
+
+    def __exit__(self, *exc):
+        return self.ctx.__exit__(*exc)

@@ -131,13 +131,6 @@ REFUSED: dict[str, Refusal] = {
     "triton.testing.cuda_memcheck": Refusal(
         "a helper of Triton's own test suite (it reruns a pytest test under cuda-memcheck)",
         "run the test under `compute-sanitizer pytest ...`"),
-    # triton.language.extra
-    "triton.language.extra.cuda.convert_custom_float8_sm70": Refusal(
-        "Triton's software conversions of its fp8e4b15 format, for its compiler on sm_70/80",
-        "convert with x.to(tl.float8e4b15) / .to(tl.float16)"),
-    "triton.language.extra.cuda.convert_custom_float8_sm80": Refusal(
-        "Triton's software conversions of its fp8e4b15 format, for its compiler on sm_70/80",
-        "convert with x.to(tl.float8e4b15) / .to(tl.float16)"),
 }
 
 

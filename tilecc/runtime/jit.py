@@ -19,9 +19,9 @@ transpiler and the compiler.
 
 from __future__ import annotations
 
-import difflib
 import ast
 import contextvars
+import difflib
 import functools
 import inspect
 import os

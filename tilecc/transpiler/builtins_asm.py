@@ -116,17 +116,3 @@ def _inline_asm(tracer, name, asm, constraints, args, dtype, is_pure, pack):
         "asm": asm, "pure": pure, "pack": pack, "operands": tuple(operands),
         "clobbers": tuple(clobbers)}))
     return Const(tuple(results)) if multiple else results[0]
-
-
-# Triton's helpers that read a special register (tl.extra.cuda's, tl.extra.hip's):
-# assembly, output constraint, type, purity
-_COUNTERS = {"globaltimer": ("mov.u64 $0, %globaltimer;", "=l", D.int64, False),
-             "smid": ("mov.u32 $0, %smid;", "=r", D.int32, True),
-             "memrealtime": ("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s", D.int64, False)}
-
-
-@handles(*_COUNTERS)
-def _counter(tracer, name):
-    asm, constraint, dtype, pure = _COUNTERS[name]
-    return _inline_asm(tracer, "inline_asm_elementwise", Const(asm), Const(constraint),
-                       Const(()), Const(dtype), Const(pure), Const(1))

@@ -89,17 +89,6 @@ def _item_builtin(tracer, name, input):
     return _item(tracer, kernel_value(tracer, input, "input"))
 
 
-@handles("num_warps", "num_threads")  # tl.extra.cuda's
-def _launch_shape(tracer, name):
-    warps = tracer.kernel.num_warps
-    return Const(warps if name == "num_warps" else warps * 32)
-
-
-@handles("gdc_wait", "gdc_launch_dependents")  # tl.extra.cuda's: tilecc launches no
-def _grid_dependency(tracer, name):  # grid with programmatic dependent launch
-    return Const(None)
-
-
 @handles("assume")
 def _assume(tracer, name, cond):
     c = kernel_value(tracer, cond, "cond")

@@ -18,7 +18,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from common import F32, Case, Ops, label, module, rnd
+from common import F32, Case, Ops, label, module, rnd, without_torch_compile
 
 RELEASE = "fla-core==0.6.0"
 ARCHIVE = "fla_core-0.6.0-py3-none-any.whl"
@@ -59,7 +59,6 @@ def standins() -> None:
     the same configs and keys; its probe `find_spec_cached("triton.experimental.gluon")`
     answering None where the import system raises ImportError; `torch.compile` (on two of
     its host-side helpers) left out."""
-    import torch
     import triton
 
     env = module("fla.utils.env")
@@ -72,7 +71,7 @@ def standins() -> None:
             return None
 
     env.find_spec_cached = sys.modules["fla.utils"].find_spec_cached = find_spec_or_none
-    torch.compile = lambda fn=None, **kwargs: fn if fn is not None else (lambda f: f)
+    without_torch_compile()
 
     src = os.path.dirname(sys.modules["fla"].__path__[0])
     _hollow(src, "fla.ops.utils")  # its __init__ would decorate kernels before the patch

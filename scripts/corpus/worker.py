@@ -87,6 +87,10 @@ def describe(e: BaseException) -> str:
     if isinstance(e, Timeout):
         return "error: timed out"
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if type(e).__name__ == "InterpreterError":  # `place in kernel:`, the line, then what
+        lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+        place = lines[0].split(" in ")[0].rsplit(":", 1)[0] if lines else ""
+        return f"error: InterpreterError: {lines[-1][:300]} @ {_short(place, LIB_MARKERS)}"
     compat = "compatibility mode" in text or "is not part of tilecc" in text
     if isinstance(e, AttributeError) and _from_tilecc(getattr(e, "obj", None)):
         compat = True  # a part of Triton's API that tilecc's object lacks

@@ -60,7 +60,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-LIBRARIES = ["liger", "fla", "gemlite"]
+LIBRARIES = ["liger", "fla", "gemlite", "mamba"]
 sys.path.insert(0, HERE)
 
 

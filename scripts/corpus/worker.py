@@ -15,6 +15,7 @@ time of each case that ran (forward and backward, kernels only, by torch's profi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -421,6 +422,8 @@ def cpu_standins(backend: str) -> None:
     torch.cuda.get_device_properties = lambda *a, **k: props
     torch.cuda.get_device_name = lambda *a, **k: props.name
     torch.cuda.current_device = lambda: 0
+    # `with torch.cuda.device(x.device.index):` around launches: index None on the CPU
+    torch.cuda.device = lambda *a, **k: contextlib.nullcontext()
     if backend == "tilecc":
         from tilecc.runtime.autotune import Autotuner
 

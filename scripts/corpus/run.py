@@ -103,7 +103,7 @@ def run_worker(name: str, backend: str, args, src: str, deps: list[str], ops: li
     fd, report = tempfile.mkstemp(suffix=".jsonl", prefix=f"corpus-{name}-{backend}-")
     os.close(fd)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([REPO, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([REPO, *args.lib_dir, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     if args.device == "cpu":
         env["TILECC_INTERPRET" if backend == "tilecc" else "TRITON_INTERPRET"] = "1"
     cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--lib", name, "--src", src,
@@ -252,7 +252,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--standins", action="store_true",
                    help="apply each library's driver-side stand-ins for Triton API tilecc lacks")
     p.add_argument("--traceback", action="store_true", help="whole tracebacks of errors (stderr)")
+    p.add_argument("--lib-dir", action="append", default=[],
+                   help="another directory holding lib_<name>.py modules")
     args = p.parse_args(argv)
+    sys.path[1:1] = args.lib_dir
     if args.device is None:
         import torch
 
@@ -271,6 +274,10 @@ def main(argv: list[str]) -> int:
             print(f"\n== {name} ({lib.RELEASE}): {e}")
             continue
         ops = only.get(name) or list(lib.OPS)
+        unknown = [op for op in ops if op not in lib.OPS.table]
+        if unknown:
+            print(f"\n== {name}: unknown ops {', '.join(unknown)} (known: {', '.join(lib.OPS)})")
+            continue
         with tempfile.TemporaryDirectory(prefix=f"corpus-{name}-") as tmp:
             save_mine = os.path.join(tmp, "tilecc") if args.vs_triton else None
             save_theirs = os.path.join(tmp, "triton")

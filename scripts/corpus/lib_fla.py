@@ -23,7 +23,7 @@ from common import F32, Case, Ops, label, module, rnd, without_torch_compile
 RELEASE = "fla-core==0.6.0"
 ARCHIVE = "fla_core-0.6.0-py3-none-any.whl"
 ROOT = ""
-DEPS = ["einops-0.8.1-py3-none-any.whl"]
+DEPS = ["einops-0.8.1-py3-none-any.whl", "packaging-25.0-py3-none-any.whl"]
 MARKERS = ("fla/",)
 
 OPS = Ops()

@@ -24,7 +24,7 @@ from common import F32, Case, Ops, label, module, rnd
 RELEASE = "mamba-ssm==2.3.2.post1"
 ARCHIVE = "mamba_ssm-2.3.2.post1.tar.gz"
 ROOT = "mamba_ssm-2.3.2.post1"
-DEPS = ["einops-0.8.1-py3-none-any.whl"]
+DEPS = ["einops-0.8.1-py3-none-any.whl", "packaging-25.0-py3-none-any.whl"]
 MARKERS = ("mamba_ssm/",)
 
 OPS = Ops()

@@ -95,7 +95,9 @@ def describe(e: BaseException) -> str:
     compat = "compatibility mode" in text or "is not part of tilecc" in text
     if isinstance(e, AttributeError) and _from_tilecc(getattr(e, "obj", None)):
         compat = True  # a part of Triton's API that tilecc's object lacks
-    if isinstance(e, (ImportError, AttributeError)) and compat:
+    if isinstance(e, TypeError) and _tilecc_signature(text):
+        compat = True  # a parameter of Triton's API that tilecc's function lacks
+    if isinstance(e, (ImportError, AttributeError, TypeError)) and compat:
         text = text.split(" (tilecc implements")[0].split("; ")[0]
         return f"refused: {type(e).__name__}: {text} @ {_where(e.__traceback__, LIB_MARKERS)}"
     if TRACEBACKS:
@@ -111,6 +113,19 @@ def _from_tilecc(obj) -> bool:
         return False
     name = obj.__name__ if isinstance(obj, type(sys)) else type(obj).__module__
     return name.startswith("tilecc")
+
+
+def _tilecc_signature(text: str) -> bool:
+    """Whether a TypeError's `f() got an unexpected keyword argument` (or `takes N
+    positional arguments`) names a function or class that `triton` resolves to tilecc's."""
+    if "unexpected keyword argument" not in text and "positional argument" not in text:
+        return False
+    name = text.split("(")[0].split(".")[0].strip()
+    for module in ("triton", "triton.runtime.autotuner", "triton.runtime.jit", "triton.language"):
+        obj = getattr(sys.modules.get(module), name, None)
+        if obj is not None and getattr(obj, "__module__", "").startswith("tilecc"):
+            return True
+    return False
 
 
 def _kind(text: str) -> str:
@@ -453,9 +468,11 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
     fwd_bad = bwd_bad = None
     n, kept, times, backward_ran = 0, {}, {}, False
     t0 = time.time()
+    phase = "import"
     try:
         if module:
             importlib.import_module(module)
+        phase = "setup"
         for case in cases(args.device):
             n += 1
             keep = {"atol": case.atol, "rtol": case.rtol,
@@ -471,11 +488,16 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
             if _kind(fwd) in ("refused", "error", "n/a"):
                 break  # the same failure again for every shape
             if args.time and _kind(bwd) not in ("refused", "error"):
-                times[case.label] = gpu_time_us(case, bwd != "-")
+                try:
+                    times[case.label] = gpu_time_us(case, bwd != "-")
+                except Timeout:
+                    raise
+                except Exception as e:  # noqa: BLE001 - an op that ran is not failed by its timing
+                    print(f"# {name} [{case.label}]: not timed: {describe(e)}", file=sys.stderr)
     except Exception as e:  # noqa: BLE001 - import failures and the cases' own setup
         d = describe(e)
         if n == 0 or fwd_bad is None:
-            fwd_bad = (f"case {n}" if n else "import", d)
+            fwd_bad = (f"after case {n}" if n else phase, d)
     finally:
         signal.alarm(0)
     if save_dir and kept:

@@ -19,7 +19,7 @@ without a network.  Fetch them once with
 
 (mamba-ssm is an sdist whose setup.py wants torch to say its metadata, hence
 `--no-build-isolation` from an environment that has torch; einops, tqdm and packaging are
-the pure-Python dependencies of fla and gemlite).
+the pure-Python dependencies of fla, gemlite and mamba-ssm).
 
 Each library runs in worker processes of its own (scripts/corpus/worker.py), one library
 at a time: one with `import triton` resolving to tilecc (`tilecc.compat.install()`), and

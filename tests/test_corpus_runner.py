@@ -1,0 +1,133 @@
+"""scripts/corpus/run.py: a library taken from its wheel, run op by op through the
+compatibility mode in a worker process of its own, one row per op whatever happens."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_TOY = {
+    "toylib/__init__.py": "",
+    "toylib/ops.py": '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _square(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Y + offs, x * x, mask=offs < n)
+
+
+@triton.jit
+def _twice(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Y + offs, x * 3, mask=offs < n)  # wrong on purpose
+
+
+@triton.jit
+def _odd(X, BLOCK: tl.constexpr):
+    tl.store(X + tl.arange(0, BLOCK), tl.no_such_function(tl.arange(0, BLOCK)))
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _square[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return 2 * x * dy
+
+
+def twice(x):
+    y = torch.empty_like(x)
+    _twice[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    return y
+
+
+def odd(x):
+    _odd[(1,)](x, BLOCK=16)
+    return x
+''',
+    "toylib/compiled.py": "import triton.compiler\n",
+}
+
+_LIB = '''
+import torch
+from common import Case, Ops, module
+
+RELEASE = "toylib==1.0"
+ARCHIVE = "toylib-1.0-py3-none-any.whl"
+ROOT = ""
+DEPS = []
+MARKERS = ("toylib/",)
+OPS = Ops()
+
+
+@OPS.op("square", "toylib.ops")
+def square(dev):
+    f = module("toylib.ops").Square.apply
+    for n in (10, 100):
+        yield Case(f"n {n}", [torch.randn(n)], f, lambda x: x * x, 1e-6, 1e-6, grad=[0])
+
+
+@OPS.op("twice", "toylib.ops")
+def twice(dev):
+    yield Case("n 7", [torch.randn(7)], module("toylib.ops").twice, lambda x: 2 * x, 1e-6, 1e-6,
+               backward=False)
+
+
+@OPS.op("odd", "toylib.ops")
+def odd(dev):
+    yield Case("n 16", [torch.zeros(16)], module("toylib.ops").odd, lambda x: x, 0, 0)
+
+
+@OPS.op("compiled", "toylib.compiled")
+def compiled(dev):
+    yield from ()
+'''
+
+
+def test_corpus_runner_reports_each_op_of_a_wheel_and_goes_on_after_failures(tmp_path):
+    """ok, mismatch, refused (tilecc's CompilationError; an ImportError of a part of
+    Triton tilecc lacks, at the library's line) each in its row; exit 0; `triton` is tilecc."""
+    pytest.importorskip("torch")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    with zipfile.ZipFile(corpus / "toylib-1.0-py3-none-any.whl", "w") as z:
+        for name, text in _TOY.items():
+            z.writestr(name, textwrap.dedent(text))
+    (tmp_path / "lib_toy.py").write_text(_LIB)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "corpus" / "run.py"), "--libs", "toy",
+                        "--lib-dir", str(tmp_path), "--corpus", str(corpus), "--device", "cpu",
+                        "--compile", "", "--timeout", "120"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "triton = " in out and "tilecc" in out.split("triton = ")[1].splitlines()[0], out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in
+            (["square"], ["twice"], ["odd"], ["compiled"])}
+    assert rows["square"].split()[1:3] == ["ok", "ok"], out
+    assert rows["twice"].split()[1] == "mismatch" and "max err" in rows["twice"], out
+    assert rows["odd"].split()[1] == "refused" and "toylib/ops.py:" in rows["odd"], out
+    assert rows["compiled"].split()[1] == "refused", out
+    assert "triton.compiler" in rows["compiled"] and "toylib/compiled.py:1" in rows["compiled"], out
+    summary = out.split("== summary")[1].splitlines()
+    assert summary[2].split()[:5] == ["toy", "toylib==1.0", "4", "2", "1"], out

@@ -274,3 +274,31 @@ def test_sm89_converts_with_the_hardware_and_vectorizes_loads() -> None:
     assert "tc::cast<tc::fp8e4nv>" in src
     src = copy_kernel.source("*fp8e4nv:16,*fp8e4nv:16,i32", BLOCK=2048)
     assert "tc::load<tc::fp8e4nv, 16>" in src or "16 x fp8e4nv (16 B)" in src
+
+
+@tilecc.jit
+def _to_e4m3(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n).to(tl.float8e4nv), mask=offs < n)
+
+
+@tilecc.jit
+def _doubled(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n).to(tl.float32) * 2, mask=offs < n)
+
+
+def test_torch_cpu_float8_and_bfloat16_tensors_on_the_interpreter():
+    """CPU torch tensors of the types NumPy lacks are read and written in place (their
+    bits viewed as ml_dtypes' types): a quantization kernel stores into a float8 tensor."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.5, 1.0, -3.0, 500.0, 0.1])
+    y = torch.zeros(5, dtype=torch.float8_e4m3fn)
+    _to_e4m3.interpret[(1,)](x, y, 5, BLOCK=8)
+    want = torch.clamp(x, -448, 448).to(torch.float8_e4m3fn)  # the downcast saturates
+    assert torch.equal(y.view(torch.uint8), want.view(torch.uint8))
+    out = torch.zeros(5)
+    _doubled.interpret[(1,)](y, out, 5, BLOCK=8)
+    assert torch.equal(out, want.float() * 2)
+    _doubled.interpret[(1,)](x.to(torch.bfloat16), out, 5, BLOCK=8)
+    assert torch.equal(out, x.to(torch.bfloat16).float() * 2)

@@ -65,13 +65,14 @@ def _torch_numpy_dtype(torch_dtype) -> np.dtype:
 
 
 def _torch_host_view(x) -> np.ndarray:
-    """A NumPy view (same memory) of a CPU torch tensor; bfloat16 through its 16-bit
-    pattern, since `Tensor.numpy()` refuses it."""
+    """A NumPy view (same memory) of a CPU torch tensor; bfloat16 and the float8 types
+    through their bit patterns (as ml_dtypes' types), since `Tensor.numpy()` refuses them."""
     import torch
 
     x = x.detach()
-    if x.dtype == torch.bfloat16:
-        return x.view(torch.int16).numpy().view(_torch_numpy_dtype(x.dtype))
+    if x.dtype.is_floating_point and x.element_size() < 4 and x.dtype != torch.float16:
+        bits = torch.int16 if x.element_size() == 2 else torch.uint8
+        return x.view(bits).numpy().view(_torch_numpy_dtype(x.dtype))
     return x.numpy()
 
 

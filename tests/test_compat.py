@@ -468,3 +468,30 @@ def test_run_liger_reports_each_op_and_goes_on_after_failures(tmp_path):
     assert rows["layer_norm"].split()[1] == "refused", r.stdout
     assert "triton.compiler" in rows["layer_norm"] and "ops/layer_norm.py:1" in rows["layer_norm"]
     assert "forward: 1 ok, 2 refused (of 3)" in r.stdout
+
+
+def test_torch_inductor_runtime_loads_as_without_triton(tmp_path):
+    """torch.compile loads inductor's triton_compat, which imports Triton's compiler
+    (`from triton.compiler import CompiledKernel`) whenever `import triton` succeeds: under
+    the mode it loads as on a machine without Triton, and the program's `triton` stays
+    tilecc (a stand-in torch package on the path)."""
+    runtime = tmp_path / "torch" / "_inductor" / "runtime"
+    runtime.mkdir(parents=True)
+    for d in (tmp_path / "torch", tmp_path / "torch" / "_inductor", runtime):
+        (d / "__init__.py").write_text("")
+    (runtime / "triton_compat.py").write_text(
+        "try:\n    import triton\nexcept ImportError:\n    triton = None\n"
+        "if triton is not None:\n    from triton.compiler import CompiledKernel\n")
+    r = _python("-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import tilecc.compat
+        tilecc.compat.install()
+        import triton
+        from torch._inductor.runtime import triton_compat
+        assert triton_compat.triton is None
+        assert sys.modules["triton"] is triton and triton.jit is not None
+        print("ok")
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"

@@ -146,6 +146,10 @@ def install() -> None:
 # does not pay for importing it.
 _TORCH_PROBES_MODULE = "torch.utils._triton"
 _TORCH_PROBES = ("has_triton_package", "has_triton")
+# modules of PyTorch that import Triton's compiler internals whenever `import triton`
+# succeeds (inductor's runtime, which torch.compile loads): they are loaded as on a
+# machine without Triton, where they define their own stand-ins
+_TORCH_WITHOUT_TRITON = ("torch._inductor.runtime.triton_compat",)
 _torch_saved: dict[str, object] = {}
 
 
@@ -166,15 +170,24 @@ class _PatchOnImport(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module) -> None:
+        if module.__name__ in _TORCH_WITHOUT_TRITON:
+            saved = sys.modules.get("triton")
+            sys.modules["triton"] = None  # `import triton` raises ImportError in there
+            try:
+                self.loader.exec_module(module)
+            finally:
+                sys.modules["triton"] = saved
+            return
         self.loader.exec_module(module)
         _patch_probes(module)
 
 
 class _TorchProbes(importlib.abc.MetaPathFinder):
-    """Finds torch.utils._triton where Python would, and hands it over patched."""
+    """Finds torch.utils._triton (and the modules that must not see Triton) where Python
+    would, and hands them over patched."""
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != _TORCH_PROBES_MODULE:
+        if fullname != _TORCH_PROBES_MODULE and fullname not in _TORCH_WITHOUT_TRITON:
             return None
         import importlib.machinery
 
@@ -188,8 +201,7 @@ def _hide_from_torch() -> None:
     probes = sys.modules.get(_TORCH_PROBES_MODULE)
     if probes is not None:
         _patch_probes(probes)
-    else:
-        sys.meta_path.insert(0, _TorchProbes())
+    sys.meta_path.insert(0, _TorchProbes())
 
 
 def _show_to_torch() -> None:

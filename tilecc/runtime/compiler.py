@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
-from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options
+from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options, legal_maxnreg
 from tilecc.transpiler.specs import ArgSpec, TensorMap
 from tilecc.transpiler.target import Target, get_target
 
@@ -100,7 +100,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
     kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
                             debug=options.debug)
     kernel.num_stages = options.num_stages
-    kernel.maxnreg = options.maxnreg
+    kernel.maxnreg = legal_maxnreg(options.maxnreg)
     return kernel, run_passes(kernel, get_target(target), options.arch,
                               made_descriptor_tma=options.made_descriptor_tma)
 

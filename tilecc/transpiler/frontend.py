@@ -565,17 +565,21 @@ class FunctionTracer(EarlyReturns):
     def describe(x: Any) -> str:
         return _describe(x)
 
-    def _carried(self, node: cst.CSTNode, names: list[str]) -> tuple[list[str], list[Value]]:
-        """Names a loop reassigns that exist before it, with their initial values."""
-        carried, inits = [], []
+    def _carried(self, node: cst.CSTNode, names: list[str]
+                 ) -> tuple[list[str], list[Value], dict[str, Const]]:
+        """Names a loop reassigns that exist before it, with their initial values; and the
+        names holding a constant that is no number (None): not carried, they must come
+        out of the body as they went in (`_same_constants`) — reassigned only in a branch
+        a constexpr rules out (`if HAS_BIAS: bias_ptr += stride` with bias_ptr None)."""
+        carried, inits, constants = [], [], {}
         for name in names:
             if name not in self.scope:
                 continue
             v = self.scope[name]
             if isinstance(v, Const):
                 if not S.is_number(v):
-                    raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
-                                           f"{v.value!r}, which is not a kernel value")
+                    constants[name] = v
+                    continue
                 v = self._at(node, lambda v=v: S.to_value(self.b, v))
             elif isinstance(v, BP.BlockPointer):  # carried as its offsets
                 for key, off in BP.loop_slots(name, v):
@@ -586,7 +590,14 @@ class FunctionTracer(EarlyReturns):
                 raise self.error(node, f"`{name}` cannot be reassigned inside a loop")
             carried.append(name)
             inits.append(v)
-        return carried, inits
+        return carried, inits, constants
+
+    def _same_constants(self, node: cst.CSTNode, constants: dict[str, Const]) -> None:
+        """After a loop body: the constants `_carried` left out are still what they were."""
+        for name, v in constants.items():
+            if self.scope.get(name) is not v:
+                raise self.error(node, f"`{name}` is reassigned in the loop, but it holds "
+                                       f"{v.value!r}, which is not a kernel value")
 
     def _bind_carried(self, carried: list[str], values: list[Value]) -> None:
         """Bind a loop's carried names (block pointers' offset slots included) to values."""
@@ -657,7 +668,7 @@ class FunctionTracer(EarlyReturns):
         for v in bounds:
             iv_type = D.integer_promote(iv_type, v.dtype)
         bounds = [self._at(it, lambda v=v: S.cast(self.b, v, iv_type)) for v in bounds]
-        carried, inits = self._carried(node, _assigned_names(node.body))
+        carried, inits, constants = self._carried(node, _assigned_names(node.body))
         iv = Value(Type(iv_type), var)
         region = Region([iv] + [Value(v.type, n) for v, n in zip(inits, carried)])
         outer = dict(self.scope)
@@ -666,6 +677,7 @@ class FunctionTracer(EarlyReturns):
         self.b.regions.append(region)
         try:
             self.run_nested(node, node.body.body)
+            self._same_constants(node, constants)
             self._close_loop_body(node, region, carried, inits, outer)
         finally:
             self.b.regions.pop()
@@ -679,7 +691,7 @@ class FunctionTracer(EarlyReturns):
     def visit_while(self, node: cst.While) -> None:
         if node.orelse is not None:
             raise self.error(node, "`while ... else` is not supported")
-        carried, inits = self._carried(node, _assigned_names(node.body))
+        carried, inits, constants = self._carried(node, _assigned_names(node.body))
         outer = dict(self.scope)
         before = Region([Value(v.type, n) for v, n in zip(inits, carried)])
         self._bind_carried(carried, before.args)
@@ -703,6 +715,7 @@ class FunctionTracer(EarlyReturns):
         self.b.regions.append(body)
         try:
             self.run_nested(node, node.body.body)
+            self._same_constants(node, constants)
             self._close_loop_body(node, body, carried, inits, outer)
         finally:
             self.b.regions.pop()

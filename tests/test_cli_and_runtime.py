@@ -11,11 +11,11 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
-from conftest_compilers import require_cuda_compiler
+from conftest_compilers import require_cuda_compiler, require_hip_compiler
 from tilecc.transpiler import specialize as SP
 from tilecc.runtime.compiler import Artifact, compile_source
 from tilecc.runtime.options import CompileOptions
-from tilecc.transpiler.target import CUDA
+from tilecc.transpiler.target import CUDA, get_target
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "vector_add.py")
 TRITON_FILE = os.path.join(os.path.dirname(__file__), "triton_kernels.py")
@@ -270,6 +270,32 @@ def test_native_compile_errors_point_at_the_python_line(tmp_path):
     msg = str(e.value)
     assert f"{py}:3:1" in msg and "x = broken(y)" in msg
     assert "undefined_thing" in msg
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_90"), ("hip", "gfx90a")])
+def test_a_compile_error_a_few_lines_below_a_directive_names_its_statement(tmp_path, target,
+                                                                          arch):
+    # a statement's C++ takes several lines under its one #line directive, and the
+    # compiler counts on from it: an error on the third line is at the statement's line,
+    # not two lines further down (where another statement's directive may stand)
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    py = tmp_path / "user_kernel.py"
+    py.write_text("".join(f"statement{i}()\n" for i in range(1, 8)))
+    kernel = _copy.ir("*fp32,*fp32,i32,64")
+    source = textwrap.dedent(f"""\
+        extern "C" __global__ void k(const float* p) {{
+        #line 3 "{py}"
+          float a = 1.0f;
+          float b = 2.0f;
+          *p = a + b;
+        #line 5 "{py}"
+          float c = a;
+        }}
+        """)
+    with pytest.raises(tilecc.CompilationError) as e:
+        compile_source(Artifact("k", source, (), target, arch, CompileOptions(),
+                                kernel=kernel), get_target(target))
+    assert f"{py}:3:1" in str(e.value) and "statement3()" in str(e.value)
 
 
 def test_unsupported_array_dtype_names_the_parameter():

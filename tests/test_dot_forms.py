@@ -363,7 +363,7 @@ def test_fp8_dot_runs_on_hoppers_fp8_tensor_cores() -> None:
 @pytest.mark.parametrize("sig,options,plan", [
     ("*fp8e5:16,*fp8e5:16", dict(BM=64, BN=64, BK=64, arch="sm_80"), "mma.sync.m16n8k16 (f16)"),
     ("*fp8e4nv:16,*fp8e5:16", dict(BM=64, BN=64, BK=64), "wgmma.m64n64k16 (fp16, Hopper)"),
-    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=16), "mma.sync.m16n8k16 (f16)"),
+    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=32), "wgmma.m64n64k16 (fp16, Hopper)"),
     ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, num_warps=2), "mma.sync.m16n8k16 (f16)"),
     ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, target="hip"), "fused multiply-adds"),
 ])

@@ -44,8 +44,8 @@ def _args(n=8):
 
 @pytest.mark.parametrize("options,message", [
     ({"num_ctas": 2}, "num_ctas=2 is not supported by tilecc"),
-    ({"maxnreg": 8}, "maxnreg must be an integer from 16 to 255"),
-    ({"maxnreg": "64"}, "maxnreg must be an integer"),
+    ({"maxnreg": 0}, "maxnreg must be a positive integer"),
+    ({"maxnreg": "64"}, "maxnreg must be a positive integer"),
     ({"enable_fp_fusion": 0}, "enable_fp_fusion must be True or False"),
     ({"enable_reflect_ftz": "no"}, "enable_reflect_ftz must be True or False"),
 ])
@@ -161,6 +161,52 @@ def test_config_takes_maxnreg_and_only_one_cta() -> None:
         tilecc.Config({"BLOCK": 64}, num_ctas=2)
 
 
+@pytest.mark.parametrize("asked,passed", [(256, 255), (1000, 255), (8, 24), (1, 24), (96, 96)])
+def test_maxnreg_takes_what_triton_takes_and_passes_the_nearest_legal_value(asked,
+                                                                             passed) -> None:
+    # libraries' configs ask for maxnreg=256 (Triton passes it on to ptxas, which keeps
+    # 255); NVRTC's --maxrregcount stops at 255, and ptxas raises a limit below 24
+    c = tilecc.Config({"BLOCK": 64}, num_warps=8, maxnreg=asked)
+    assert c.all_kwargs()["maxnreg"] == asked
+    assert f"__maxnreg__({passed}) axpy(" in axpy.source(SIG, maxnreg=asked)
+    assert CompileOptions(maxnreg=asked).native_flags("cuda") == [f"--maxrregcount={passed}"]
+
+
+def test_maxnreg_out_of_ptxas_range_compiles_without_warnings() -> None:
+    require_cuda_compiler()
+    for asked in (256, 8):
+        log = axpy.compile(SIG, arch="sm_90", maxnreg=asked).log or ""
+        assert "warning" not in log.lower(), log
+
+
+@pytest.mark.gpu
+def test_a_config_with_maxnreg_256_runs_as_tritons_does() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.linspace(-3, 3, 5000, device="cuda")
+    y = torch.linspace(1, 2, 5000, device="cuda")
+
+    def tuned(jit):
+        return tilecc.autotune([tilecc.Config({"BLOCK": 1024}, num_warps=4, maxnreg=256)],
+                               key=["n"])(jit)
+    out = torch.zeros_like(x)
+    tuned(axpy)[lambda meta: (tilecc.cdiv(5000, meta["BLOCK"]),)](x, y, out, 1.5, 5000)
+    torch.testing.assert_close(out, x * 1.5 + y)
+    try:
+        import triton
+    except ImportError:
+        return
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    theirs = torch.zeros_like(x)
+    kernel = triton.autotune([triton.Config({"BLOCK": 1024}, num_warps=4, maxnreg=256)],
+                             key=["n"])(as_triton(axpy))
+    kernel[lambda meta: (triton.cdiv(5000, meta["BLOCK"]),)](x, y, theirs, 1.5, 5000)
+    torch.testing.assert_close(out, theirs)
+
+
 def test_new_options_build_once_and_the_warm_launch_finds_them(gpu, monkeypatch) -> None:
     """maxnreg / enable_fp_fusion reach the build, enter the warm key, and the generated
     warm launch finds the launcher the general path filed for them."""
@@ -216,8 +262,8 @@ def test_command_line_takes_the_options(capsys, tmp_path) -> None:
     assert main(["emit", f"{example}:add_kernel", "-s", sig, "--maxnreg", "64"]) == 0
     assert "__maxnreg__(64) add_kernel(" in capsys.readouterr().out
     with pytest.raises(SystemExit):
-        main(["emit", f"{example}:add_kernel", "-s", sig, "--maxnreg", "8"])
-    assert "maxnreg must be an integer from 16 to 255" in capsys.readouterr().err
+        main(["emit", f"{example}:add_kernel", "-s", sig, "--maxnreg", "0"])
+    assert "maxnreg must be a positive integer" in capsys.readouterr().err
     require_cuda_compiler()
     out = str(tmp_path / "k.cubin")
     assert main(["compile", f"{example}:add_kernel", "-s", sig, "--no-fp-fusion", "-o", out]) == 0

@@ -3,11 +3,16 @@ seeds, each transpiled, compiled (NVRTC for this GPU, hiprtc for gfx90a), run on
 interpreter against NumPy, then launched on the GPU and compared with both.
 
     PYTHONPATH=. python3 scripts/gpu/random_kernels.py [-n 2000] [--start 0] [--out DIR]
+        [--wild | --features a,b] [--no-gpu] [--jobs N]
 
 Workers transpile, compile (into tilecc's disk cache) and interpret in parallel; the main
 process only launches.  Prints the counts (internal errors, compiler rejections,
-interpreter errors, mismatches, GPU failures) and writes each failing program's source and
-what went wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
+interpreter errors, mismatches, GPU failures; ill-conditioned differences, which are not
+failures) overall and by feature, and writes each failing program's source and what went
+wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
+`--wild` draws the constructs of libraries' kernels (random_kernels.WILD_FEATURES);
+`--no-gpu` stops before the launch (NVRTC for sm_90, hiprtc, the interpreter: a campaign
+on a machine without a GPU).
 A failure that loses the CUDA context (a misaligned address is sticky) hands the remaining
 seeds to a fresh process, so that each program is judged on its own.
 """
@@ -26,21 +31,22 @@ from tilecc.testing import random_kernels as RK
 
 _DIR = None
 _ARCH = None
-_VARIANT: tuple[bool, bool] = (False, False)  # (descriptors, transposed)
+_VARIANT: tuple = (False, False, RK.FEATURES, True)  # descriptors, transposed, features, gpu
 
 
-def _init(directory: str, arch: str, variant: tuple[bool, bool] = (False, False)) -> None:
+def _init(directory: str, arch: str, variant: tuple = _VARIANT) -> None:
     global _DIR, _ARCH, _VARIANT
     _DIR, _ARCH, _VARIANT = directory, arch, variant
 
 
-def _program(seed: int, variant: tuple[bool, bool]) -> RK.Program:
-    """The program of `seed`; `variant` (descriptors, transposed): its loads through tensor
-    descriptors, or a product of transposed operands (tl.dot programs alone)."""
-    descriptors, transposed = variant
+def _program(seed: int, variant: tuple) -> RK.Program:
+    """The program of `seed`; `variant` (descriptors, transposed, features, gpu): its loads
+    through tensor descriptors, or a product of transposed operands (tl.dot programs
+    alone), drawn from `features`."""
+    descriptors, transposed, features, _ = variant
     if transposed:
         return RK.generate(seed, ("dot",), transposed=True)
-    return RK.generate(seed, descriptors=descriptors)
+    return RK.generate(seed, features, descriptors=descriptors)
 
 
 def _prepare(seed: int) -> RK.Result:
@@ -50,7 +56,7 @@ def _prepare(seed: int) -> RK.Result:
     prog = _program(seed, _VARIANT)
     targets = [("cuda", _ARCH)] + ([("hip", "gfx90a")] if hip_compiler_available() else [])
     res = RK.check(prog, _DIR, targets=targets)
-    if res.kind == "ok":
+    if res.kind == "ok" and _VARIANT[3]:
         try:
             RK.precompile(prog, prog.load(_DIR), _ARCH)
         except Exception as e:  # the launch will report it
@@ -90,10 +96,17 @@ def _rest_in_a_new_process(args, start: int, n: int) -> tuple[collections.Counte
         subprocess.run([sys.executable, __file__, "-n", str(n), "--start", str(start),
                         "--out", args.out, "--jobs", str(args.jobs), "--counts", f.name]
                        + (["--descriptors"] if args.descriptors else [])
-                       + (["--transposed"] if args.transposed else []), check=False)
+                       + (["--transposed"] if args.transposed else [])
+                       + (["--features", ",".join(args.feature_list)]), check=False)
         with open(f.name) as g:
             saved = json.load(g)
-    return collections.Counter(saved["counts"]), collections.Counter(saved["features"])
+    by_feature = collections.Counter({tuple(k.split("|")): v for k, v in saved["by_feature"]})
+    return collections.Counter(saved["counts"]), by_feature
+
+
+KINDS = ("ok", "internal", "rejected", "interpreter", "mismatch", "gpu", "ill-conditioned",
+         "undefined values (not compared)")
+NOT_FAILURES = ("ok", "ill-conditioned", "undefined values (not compared)")
 
 
 def main() -> int:
@@ -107,14 +120,24 @@ def main() -> int:
                     help="contiguous loads through tensor descriptors (tl.make_tensor_descriptor)")
     ap.add_argument("--transposed", action="store_true",
                     help="tl.dot programs alone, their operands stored transposed and read as x.T")
+    ap.add_argument("--wild", action="store_true",
+                    help="the constructs of libraries' kernels (random_kernels.WILD_FEATURES)")
+    ap.add_argument("--features", help="comma-separated features to draw from")
+    ap.add_argument("--no-gpu", action="store_true",
+                    help="stop before the launch: compile (sm_90, gfx90a) and interpret only")
     args = ap.parse_args()
-    variant = (args.descriptors, args.transposed)
+    args.feature_list = tuple(args.features.split(",")) if args.features else \
+        RK.WILD_FEATURES if args.wild else RK.FEATURES
+    unknown = set(args.feature_list) - set(RK.FEATURES) - set(RK.WILD_FEATURES)
+    if unknown:
+        ap.error(f"unknown features {sorted(unknown)}")
+    variant = (args.descriptors, args.transposed, args.feature_list, not args.no_gpu)
     out_dir = os.path.join(args.out, "random_kernels")
     os.makedirs(out_dir, exist_ok=True)
-    arch = _gpu_arch()
+    arch = "sm_90" if args.no_gpu else _gpu_arch()
     work = tempfile.mkdtemp(prefix="random-kernels-")
     counts: collections.Counter = collections.Counter()
-    features: collections.Counter = collections.Counter()
+    by_feature: collections.Counter = collections.Counter()  # (feature, kind)
     t0 = time.time()
     seeds = range(args.start, args.start + args.n)
     rest = None  # the seeds after one that broke the CUDA context
@@ -122,10 +145,10 @@ def main() -> int:
     with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, variant)) as pool:
         for res in pool.imap(_prepare, seeds, chunksize=4):
             prog = _program(res.seed, variant)
-            features[prog.feature] += 1
-            if res.kind == "ok":
+            if res.kind == "ok" and not args.no_gpu:
                 res = RK.run_gpu(prog, prog.load(work), res)
             counts[res.kind] += 1
+            by_feature[(prog.feature, res.kind)] += 1
             counts["undefined values (not compared)"] += res.undefined
             if res.kind != "ok":
                 with open(os.path.join(out_dir, f"{prog.name}.py"), "w") as f:
@@ -141,22 +164,28 @@ def main() -> int:
     if rest:
         print(f"(the CUDA context is lost: seeds {rest.start}.. go on in a new process)",
               flush=True)
-        more_counts, more_features = _rest_in_a_new_process(args, rest.start, len(rest))
+        more_counts, more_by_feature = _rest_in_a_new_process(args, rest.start, len(rest))
         counts.update(more_counts)
-        features.update(more_features)
+        by_feature.update(more_by_feature)
     if args.counts:
         import json
 
         with open(args.counts, "w") as f:
-            json.dump({"counts": counts, "features": features}, f)
+            json.dump({"counts": counts,
+                       "by_feature": [("|".join(k), v) for k, v in by_feature.items()]}, f)
         return 0
     took = time.time() - t0
-    failed = sum(v for k, v in counts.items() if k not in ("ok", "undefined values (not compared)"))
-    print(f"\n{args.n} programs (seeds {args.start}..{args.start + args.n - 1}) on {arch} in "
-          f"{took:.0f} s; features {dict(features)}")
-    for kind in ("ok", "internal", "rejected", "interpreter", "mismatch", "gpu",
-                 "undefined values (not compared)"):
+    failed = sum(v for k, v in counts.items() if k not in NOT_FAILURES)
+    where = "no GPU: compiled and interpreted" if args.no_gpu else arch
+    print(f"\n{args.n} programs (seeds {args.start}..{args.start + args.n - 1}) on {where} in "
+          f"{took:.0f} s")
+    for kind in KINDS:
         print(f"  {kind:32s} {counts[kind]}")
+    print("by feature:")
+    for feature in sorted({f for f, _ in by_feature}):
+        kinds = {k: v for (f, k), v in by_feature.items() if f == feature}
+        print(f"  {feature:16s} {sum(kinds.values()):5d}  " +
+              ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     print(f"failing programs: {out_dir}" if failed else "no failures")
     return 1 if failed else 0
 

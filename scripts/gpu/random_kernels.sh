@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Random kernels on the GPU: RANDOM_KERNELS programs (default 2000) compiled, interpreted
-# and launched, then RANDOM_KERNELS / 10 products of transposed operands (--transposed);
+# and launched, then RANDOM_KERNELS / 10 products of transposed operands (--transposed) and
+# RANDOM_KERNELS / 2 programs of libraries' constructs (--wild, seeds from 100000);
 # the counts and failing programs go to $OUT/random_kernels.  Run from the repository root
 # with PYTHONPATH (and OUT) set, as scripts/gpu_check.sh does.
 set -uo pipefail
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 n=${RANDOM_KERNELS:-2000}
-python3 scripts/gpu/random_kernels.py -n "$n" --out "$OUT" 2>&1 \
-    | tee "$OUT/random_kernels.log" | tail -20
-status=${PIPESTATUS[0]}
-python3 scripts/gpu/random_kernels.py -n $((n / 10)) --start 5000 --transposed --out "$OUT" 2>&1 \
-    | tee "$OUT/random_kernels_transposed.log" | tail -8
-[ "$status" = 0 ] && exit "${PIPESTATUS[0]}"
+status=0
+run() {  # one campaign; the first failing one's exit status is the script's
+    local log=$1; shift
+    python3 scripts/gpu/random_kernels.py "$@" --out "$OUT" 2>&1 | tee "$OUT/$log" | tail -24
+    local rc=${PIPESTATUS[0]}
+    [ "$status" = 0 ] && status=$rc
+}
+run random_kernels.log -n "$n"
+run random_kernels_transposed.log -n $((n / 10)) --start 5000 --transposed
+run random_kernels_wild.log -n $((n / 2)) --start 100000 --wild
 exit "$status"

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
-from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options
+from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options, legal_maxnreg
 from tilecc.transpiler.specs import ArgSpec, TensorMap
 from tilecc.transpiler.target import Target, get_target
 
@@ -101,7 +101,7 @@ def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
     kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
                             debug=options.debug, target=get_target(target))
     kernel.num_stages = options.num_stages
-    kernel.maxnreg = options.maxnreg
+    kernel.maxnreg = legal_maxnreg(options.maxnreg)
     kernel.fp_fusion = options.enable_fp_fusion
     return kernel, run_passes(kernel, get_target(target), options.arch,
                               made_descriptor_tma=options.made_descriptor_tma)
@@ -230,16 +230,42 @@ def compile_source(art: Artifact, target: Target) -> Binary:
         raise CompilationError(e.hint) from None
     except NC.NativeCompileError as e:
         loc, message = None, ""
-        for line in e.log.splitlines():
+        log = e.log.splitlines()
+        for i, line in enumerate(log):
             m = _LOG_LINE.match(line.strip())
             if m and (m.group("what") == "error" or "error" in line):
-                loc = Loc(m.group("file"), int(m.group("l1") or m.group("l2")), 0,
-                          art.kernel.name)
+                quoted = log[i + 1] if i + 1 < len(log) else ""
+                number = _statement_line(art.source, m.group("file"),
+                                         int(m.group("l1") or m.group("l2")), quoted)
+                loc = Loc(m.group("file"), number, 0, art.kernel.name)
                 message = m.group("msg")
                 break
         raise CompilationError(f"{target.name} compiler ({arch}) rejected the generated code: "
                                f"{message or 'see the log'}\n--- compiler log ---\n{e.log}",
                                loc, log=e.log) from None
+
+
+def _statement_line(source: str, file: str, number: int, quoted: str) -> int:
+    """The Python line of a compiler's error.  A `#line N` directive stands above the C++
+    lines of statement N, and the compiler counts on from it (N + 1, N + 2, ...): the
+    lines numbered `number` are found under each directive, the one the log quotes
+    preferred, and their directive's N is the statement's line."""
+    found: list[tuple[int, str]] = []
+    directive = None  # (N, file, index of the line after it)
+    for i, text in enumerate(source.splitlines()):
+        m = _DIRECTIVE.match(text)
+        if m:
+            directive = (int(m.group(1)), m.group(2), i + 1)
+        elif directive and directive[1] == file and directive[0] + i - directive[2] == number:
+            found.append((directive[0], text))
+    quoted = quoted.strip()
+    for line, text in found:
+        if quoted and text.strip() == quoted:
+            return line
+    return found[0][0] if found else number
+
+
+_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
 
 
 def _native_flags(options: CompileOptions, target: Target) -> list[str]:

@@ -31,10 +31,25 @@ def _num_stages_problem(n: Any) -> str | None:
     return None
 
 
+# The registers per thread ptxas can be held to, sm_75 to sm_120: it raises a smaller limit
+# to 24 and ignores one above 255, with a warning each.
+PTXAS_REGISTERS = (24, 255)
+
+
 def _maxnreg_problem(n: Any) -> str | None:
-    if type(n) is not int or not 16 <= n <= 255:
-        return f"maxnreg must be an integer from 16 to 255 (registers per thread), got {n!r}"
+    if type(n) is not int or n < 1:
+        return f"maxnreg must be a positive integer (registers per thread), got {n!r}"
     return None
+
+
+def legal_maxnreg(n: int | None) -> int | None:
+    """The register limit passed to the compiler for a `maxnreg` a user gave: any positive
+    integer is taken, as Triton takes it, and the nearest value ptxas keeps is passed
+    (`maxnreg=256` → 255, `maxnreg=16` → 24), so that the compile stays warning-free."""
+    if n is None:
+        return None
+    low, high = PTXAS_REGISTERS
+    return min(max(n, low), high)
 
 
 def _fp_fusion_problem(v: Any) -> str | None:
@@ -94,8 +109,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("debug", None, lambda v: None, launch=True, in_key=True,
            doc="keep tl.device_assert checks (None: @jit(debug=...), else TILECC_DEBUG=1)"),
     Option("maxnreg", None, _maxnreg_problem, launch=True, in_key=True,
-           doc="at most this many registers per thread (CUDA: ptxas -maxrregcount; "
-               "refused on HIP)"),
+           doc="at most this many registers per thread (CUDA: ptxas -maxrregcount, the "
+               "nearest value from 24 to 255; refused on HIP)"),
     Option("enable_fp_fusion", True, _fp_fusion_problem, launch=True, in_key=True,
            doc="let the compiler contract a * b + c into one fma (False: NVRTC --fmad=false, "
                "hiprtc -ffp-contract=off; tl.fma stays fused)"),
@@ -139,7 +154,7 @@ class CompileOptions:
             if target != "cuda":
                 raise ValueError("maxnreg is not supported by tilecc on HIP: hiprtc has no "
                                  "per-kernel register limit option (it is a CUDA option)")
-            flags.append(f"--maxrregcount={self.maxnreg}")
+            flags.append(f"--maxrregcount={legal_maxnreg(self.maxnreg)}")
         if not self.enable_fp_fusion:
             flags.append("--fmad=false" if target == "cuda" else "-ffp-contract=off")
         return flags

@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["Undefined", "DT", "DTYPES", "D", "computation_type", "literal_type",
            "minmax_type", "cast_value", "Node", "Gen", "RTOL", "SUM_TO",
-           "CUMSUM_TO"]
+           "CUMSUM_TO", "nudgeable"]
 
 
 class Undefined(Exception):
@@ -122,6 +122,7 @@ class Node:
     shape: str = "full"        # "full", "row" ([M, 1]), "col" ([1, N]), "scalar"
     literal: bool = False      # a Python number (takes part in promotion as a literal)
     exact: bool = True         # the same bits on every correct implementation
+    rounds: bool = True        # computed with a rounding of its own (a cast's is its input's)
 
 
 def _as(v, dt: DT):
@@ -191,6 +192,37 @@ def cast_value(v, src: DT, dst: DT):
         return v.astype(np.float32).astype(dst.np) if src.is_float or src.bits <= 16 \
             else v.astype(np.float64).astype(np.float32).astype(dst.np)
     return v.astype(dst.np)
+
+
+# ulps of each float type (the distance from 1 to the next value)
+ULP = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+NUDGE_ULPS = 2  # how far `nudgeable` moves a rounded value: a few ulps, as two libms differ
+
+
+def nudgeable(node: Node) -> Node:
+    """`node`, whose NumPy value moves by NUDGE_ULPS ulps up or down when the evaluation
+    asks (`env["nudge"]` +1 or -1) and the value may be rounded: evaluating a program so
+    shows which outputs hang on the last bits of an intermediate value (sin of 1e16 after
+    an fma, floor of 2.9999999) — ill-conditioned outputs, which two correct
+    implementations may give differently (Program.ill_conditioned).  Values that are
+    exact sums and products of the inputs (small multiples of 1/16: the inputs are
+    quarters) are left as they are, and so are casts (their rounding is their input's)."""
+    if node.exact or not node.dt.is_float or not node.rounds:
+        return node
+    inner, factor = node.ev, NUDGE_ULPS * ULP[node.dt.name]
+    # up to where the type holds every integer: past it, rounding is of whole units
+    below = 2.0 ** (round(-np.log2(ULP[node.dt.name])) + 1)
+
+    def ev(env, inner=inner, dt=node.dt):
+        v = inner(env)
+        k = env.get("nudge", 0)
+        if not k:
+            return v
+        x = np.asarray(v).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            dyadic = (np.abs(x) < below) & (x * 16 == np.round(x * 16))
+        return np.asarray(np.where(dyadic, x, x * (1 + k * factor))).astype(dt.np)
+    return Node(node.text, node.dt, ev, node.shape, node.literal, node.exact)
 
 
 class Gen:
@@ -315,8 +347,9 @@ class Gen:
             self.names += 1
             name = f"t{self.names}"
             self.stmts.append(f"{name} = {node.text}")
-            node = Node(name, node.dt, node.ev, node.shape, node.literal, node.exact)
-        return node
+            node = Node(name, node.dt, node.ev, node.shape, node.literal, node.exact,
+                        node.rounds)
+        return nudgeable(node)
 
     def block_shape(self) -> str:
         return "(M, N)" if self.rank == 2 else "(N,)"
@@ -561,6 +594,10 @@ class Gen:
         if rng.random() < 0.3:  # the int1 itself, widened
             return Node(f"{cond.text}.to(tl.int32)", D["int32"],
                         lambda env, c=cond: np.asarray(c.ev(env)).astype(np.int32), cond.shape)
+        return self.where(cond, depth)
+
+    def where(self, cond: Node, depth: int) -> Node:
+        """tl.where(cond, x, y) of two new expressions."""
         x = self.expr(depth - 1)
         y = self.expr(depth - 1)
         # tl.where promotes its two values like arithmetic does
@@ -587,7 +624,7 @@ class Gen:
         def ev(env, a=a, dst=dst):
             return cast_value(a.ev(env), a.dt, dst)
         exact = a.exact and not (dst.is_float and a.dt.bits > dst.bits and False)
-        return Node(f"{a.text}.to(tl.{dst.name})", dst, ev, a.shape, exact=exact)
+        return Node(f"{a.text}.to(tl.{dst.name})", dst, ev, a.shape, exact=exact, rounds=False)
 
     def minmax(self, depth: int) -> Node:
         a = self._not_literal(depth - 1)

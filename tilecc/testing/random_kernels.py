@@ -20,21 +20,27 @@ scripts/gpu/random_kernels.py runs thousands on a GPU.
 
 from __future__ import annotations
 
-import importlib.util
-import os
+import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from tilecc.testing import random_wild as W
 from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
     CUMSUM_TO, SUM_TO, D, DT, DTYPES, RTOL, Gen, Undefined, _check_int_range, _ints, _wrap,
     block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
+from tilecc.testing.random_program import (  # noqa: F401 - re-exported
+    Output, Program, close, compare_output, random_array)
+from tilecc.testing.random_wild import WILD_FEATURES
 
-__all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES"]
+__all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES",
+           "WILD_FEATURES"]
 
 FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot", "reorder")
+# WILD_FEATURES (random_wild.py): constructs of libraries' kernels, drawn only when asked
+# for (generate(seed, WILD_FEATURES)), so that the programs of FEATURES stay as they were
 
 
 # --- whole programs --------------------------------------------------------------------------
@@ -52,157 +58,29 @@ def add_combine(a, b):
 '''
 
 
-@dataclass
-class Output:
-    param: str
-    dt: DT
-    size: int
-    exact: bool
-    init: str = "junk"  # or "zeros": the atomics' target starts known
-
-
-@dataclass
-class Program:
-    seed: int
-    feature: str
-    source: str
-    name: str
-    params: list[tuple[str, Any]]          # (name, "array"/int) in order
-    arrays: dict[str, tuple[DT, int]]       # input arrays: dtype, size
-    outputs: list[Output]
-    constexprs: dict[str, int]
-    grid: tuple[int, ...]
-    num_warps: int
-    rtol: float
-    reference: Callable[[dict], dict] = field(repr=False)
-    scalars: dict[str, int] = field(default_factory=dict)
-
-    # --- running it ---
-    def load(self, directory: str):
-        """Write the source to `directory/<name>.py`, import it, return the @jit kernel."""
-        path = os.path.join(directory, f"{self.name}.py")
-        with open(path, "w") as f:
-            f.write(self.source)
-        spec = importlib.util.spec_from_file_location(self.name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return getattr(module, self.name)
-
-    def signature(self) -> str:
-        parts = []
-        for name, kind in self.params:
-            if kind == "array":
-                dt = self.arrays[name][0] if name in self.arrays else \
-                    next(o.dt for o in self.outputs if o.param == name)
-                parts.append(f"*{dt.sig}")
-            elif kind == "constexpr":
-                parts.append(str(self.constexprs[name]))
-            else:
-                parts.append(kind)
-        return ",".join(parts)
-
-    def inputs(self) -> dict[str, np.ndarray]:
-        rng = np.random.default_rng(self.seed)
-        out = {}
-        for name, (dt, size) in self.arrays.items():
-            out[name] = _random_array(rng, dt, size)
-        for o in self.outputs:
-            if o.init == "zeros":
-                out[o.param] = _random_array(rng, o.dt, o.size)
-        return out
-
-    def make_args(self, inputs: dict[str, np.ndarray] | None = None) -> list:
-        """The launch's positional arguments (NumPy arrays, fresh copies; outputs filled
-        with junk), constexprs included."""
-        inputs = self.inputs() if inputs is None else inputs
-        args = []
-        for name, kind in self.params:
-            if kind == "array":
-                if name in inputs:
-                    args.append(inputs[name].copy())
-                else:
-                    o = next(o for o in self.outputs if o.param == name)
-                    args.append(np.full(o.size, 77, dtype=o.dt.np))
-            elif kind == "constexpr":
-                args.append(self.constexprs[name])
-            else:
-                args.append(self.scalars[name])
-        return args
-
-    def expected(self) -> dict[str, np.ndarray] | None:
-        """The outputs by parameter name, or None where the program's values are undefined."""
-        try:
-            with np.errstate(all="ignore"):
-                return self.reference(self.inputs())
-        except Undefined:
-            return None
-
-    def compare(self, args: list, expected: dict[str, np.ndarray], what: str) -> str | None:
-        """None if `args` (after a launch) hold the expected outputs, else a description."""
-        by_name = {name: a for (name, _), a in zip(self.params, args)}
-        for o in self.outputs:
-            problem = compare_output(np.asarray(by_name[o.param]), expected[o.param], o,
-                                     self.rtol)
-            if problem:
-                return f"{what}: output {o.param} ({o.dt.name}): {problem}"
-        return None
-
-
-def compare_output(got: np.ndarray, expected: tuple[np.ndarray, np.ndarray], o: Output,
-                   rtol: float) -> str | None:
-    """`expected` is (values, written): elements no program writes are not compared."""
-    exp, valid = expected
-    g, e = got[valid], exp[valid]
-    if o.dt.is_float and not o.exact:
-        g64, e64 = g.astype(np.float64), e.astype(np.float64)
-        both_nan = np.isnan(g64) & np.isnan(e64)
-        same_inf = np.isinf(e64) & (g64 == e64)
-        finite = np.isfinite(e64)
-        scale = max(1.0, float(np.abs(e64[finite]).max())) if finite.any() else 1.0
-        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: compared above
-            ok = both_nan | same_inf | (np.abs(g64 - e64) <= rtol * (np.abs(e64) + scale))
-    elif o.dt.is_float:
-        ok = (g.astype(np.float64) == e.astype(np.float64)) | (np.isnan(g.astype(np.float64))
-                                                              & np.isnan(e.astype(np.float64)))
-    else:
-        ok = g == e
-    if ok.all():
-        return None
-    bad = np.flatnonzero(~ok)[:5]
-    idx = np.flatnonzero(valid)[bad]
-    return (f"{int((~ok).sum())} of {ok.size} elements differ; at {idx.tolist()}: "
-            f"got {g[bad].tolist()}, expected {e[bad].tolist()}")
-
-
-def _random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:
-    if dt.is_float:
-        return (rng.integers(-16, 17, size) / 4.0).astype(dt.np)
-    if dt.kind == "uint":
-        return rng.integers(1, 17, size).astype(dt.np)
-    if dt.kind == "bool":
-        return rng.integers(0, 2, size).astype(bool)
-    v = rng.integers(1, 9, size) * rng.choice([-1, 1], size)
-    return v.astype(dt.np)
-
-
 def generate(seed: int, features: tuple[str, ...] = FEATURES,
              descriptors: bool = False, transposed: bool = False) -> Program:
     """The random program of `seed`: a kernel of one of `features`; with `descriptors`, its
     contiguous loads go through tensor descriptors (the program is otherwise the same);
     with `transposed`, a `tl.dot`'s operands may be stored transposed and read as `x.T`."""
     rng = random.Random(seed)
-    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1, "reorder": 1}
+    weights = {"elementwise": 3, "reduce": 2, "scan": 1.5, "atomic": 1, "dot": 1, "reorder": 1,
+               **W.WEIGHTS}
     feature = rng.choices(features, [weights[f] for f in features])[0]
-    if feature == "dot":
-        return _dot_program(seed, rng, transposed)
+    if feature in ("dot", "skinny_dot"):
+        return _dot_program(seed, rng, transposed, skinny=feature == "skinny_dot")
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
     G = rng.choice([1, 2, 3])
+    grid = W.grid_dims(rng) if feature == "grid_3d" else (G,)
+    G = math.prod(grid)
     block = M * N
     n = rng.randint(1, G * block)
     rows = rng.randint(1, M)
-    gen = Gen(rng, rank, M, N, descriptors)
+    wild = feature in WILD_FEATURES
+    gen = W.WildGen(rng, rank, M, N, descriptors, nodes=W.NODES & {feature}) if wild else \
+        Gen(rng, rank, M, N, descriptors)
     res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))
     res_text = res.text
     if res.shape != "full":
@@ -212,6 +90,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         res_text, res_dt = f"({res_text}).to(tl.int8)", D["int8"]
     else:
         res_dt = res.dt
+    tail = W.TAILS[feature](W.Frame(rng, gen, rank, M, N, G, res, res_dt)) if wild else None
     body = list(gen.stmts)
     name = f"random_kernel_{seed}"
     floats = {d.name for d in (res_dt,) if d.is_float} | {d.name for _, d, _, _ in gen.loads
@@ -220,7 +99,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
     rtol = max(rtol, RTOL["float32"])
     outputs: list[Output] = []
     final: list[str] = []
-    if feature in ("elementwise", "reduce", "scan", "atomic", "reorder"):
+    if feature in ("elementwise", "reduce", "scan", "atomic", "reorder") or wild:
         final.append(f"res = {res_text}")
     reduce_fn = axis = None
     if feature == "reduce":
@@ -275,6 +154,10 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         outputs.append(Output("acc_ptr", D[at], G * block, exact=res.exact, init="zeros"))
         outputs.append(Output("out_ptr", D[at], G * block, exact=True))
         out_dt = D[at]
+    elif tail is not None:
+        final += tail.lines
+        outputs += [Output(*o) for o in tail.outputs]
+        out_dt, reduce_fn = res_dt, feature
     elif rng.random() < 0.25:  # a loop accumulating the value: loop-carried blocks
         final.append(f"acc = tl.zeros({gen.block_shape()}, dtype=tl.{res_dt.name})")
         final.append("for i in range(trips):")
@@ -315,27 +198,37 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         params.append((sname, dt.sig))
         scalars[sname] = value
     trips = rng.choice([0, 2, 3])
+    constexprs = {}
+    if wild:
+        head, head_params, head_scalars = W.header(feature, rng, rank, grid)
+        params += tail.params + head_params
+        arrays.update(tail.arrays)
+        scalars.update(tail.scalars, **head_scalars)
+        constexprs.update(tail.constexprs)
     params += [("n", "i32"), ("rows", "i32"), ("trips", "i32"), ("M", "constexpr"),
                ("N", "constexpr")]
     scalars.update(n=n, rows=rows, trips=trips)
-    constexprs = {"M": M, "N": N}
+    constexprs.update(M=M, N=N)
 
-    lines = ["import tilecc", "import tilecc.language as tl", _COMBINES, "",
+    signature = ", ".join(f"{p}: tl.constexpr" if k == "constexpr" else p for p, k in params)
+    lines = ["import tilecc", "import tilecc.language as tl",
+             _COMBINES + (tail.helpers if wild else ""), "",
              "@tilecc.jit",
-             f"def {name}({', '.join(p for p, _ in params[:-2])}, M: tl.constexpr, "
-             "N: tl.constexpr):",
-             "    pid = tl.program_id(0)",
-             "    rm = tl.arange(0, M)",
-             "    rn = tl.arange(0, N)"]
-    if rank == 2:
-        lines.append("    offs = pid * (M * N) + rm[:, None] * N + rn[None, :]")
+             f"def {name}({signature}):"]
+    ranges = ["    rm = tl.arange(0, M)", "    rn = tl.arange(0, N)"]
+    if wild:
+        lines += ranges + [f"    {h}" for h in head]
     else:
-        lines.append("    offs = pid * N + rn")
+        lines += ["    pid = tl.program_id(0)"] + ranges
+        if rank == 2:
+            lines.append("    offs = pid * (M * N) + rm[:, None] * N + rn[None, :]")
+        else:
+            lines.append("    offs = pid * N + rn")
     lines.append("    mask = offs < n")
     lines += [f"    {s}" for s in body + final]
     source = "\n".join(lines) + "\n"
 
-    def reference(inputs: dict) -> dict:
+    def reference(inputs: dict, nudge: int = 0) -> dict:
         outs = {o.param: (np.zeros(o.size, o.dt.np), np.zeros(o.size, bool)) for o in outputs}
         if "acc_ptr" in outs:
             outs["acc_ptr"] = (inputs["acc_ptr"].copy(), np.ones(G * block, bool))
@@ -364,14 +257,17 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
                 else:
                     v = src[pid]
                 loads[param] = np.asarray(v).astype(dt.np)
-            env = {"loads": loads}
+            env = {"loads": loads, "nudge": nudge}
             full = np.broadcast_to(np.asarray(res.ev(env)).astype(res.dt.np), offs.shape)
             full = full.astype(res_dt.np)
+            if tail is not None:
+                tail.finish(W.Step(pid, full, offs, mask, outs, inputs, env, trips, scalars))
+                continue
             _finish(feature, reduce_fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask,
                     M, N, trips)
         return outs
 
-    return Program(seed, feature, source, name, params, arrays, outputs, constexprs, (G,),
+    return Program(seed, feature, source, name, params, arrays, outputs, constexprs, grid,
                    rng.choice([1, 2, 4]), rtol, reference, scalars)
 
 
@@ -480,14 +376,22 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
         written[pid * N: (pid + 1) * N] = True
 
 
-def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Program:
+def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
+                 skinny: bool = False) -> Program:
     """acc = tl.dot(a, b[, acc=c]) on [M, K] x [K, N] tiles of fp16, bf16, fp32 or int8,
     the operands' K tail masked or not, then an epilogue.  `transposed`: A stored K x M
-    and / or B stored N x K, loaded so and multiplied as `.T` (at least one of them)."""
+    and / or B stored N x K, loaded so and multiplied as `.T` (at least one of them).
+    `skinny`: M or N below 16 (a matrix times a vector, down to 1 x 1), K up to 64."""
     dt = D[rng.choice(["float16", "float32", "int8"]
                       + (["bfloat16"] if "bfloat16" in D else []))]
     acc_t = D["int32"] if dt.is_int else D["float32"]
-    M, N, K = rng.choice([16, 32]), rng.choice([16, 32]), rng.choice([16, 32])
+    if skinny:
+        sizes = [1, 2, 4, 8, 16, 32, 64]
+        M, N, K = rng.choice(sizes), rng.choice(sizes[:4]), rng.choice([16, 32, 64])
+        if rng.random() < 0.5:
+            M, N = N, M
+    else:
+        M, N, K = rng.choice([16, 32]), rng.choice([16, 32]), rng.choice([16, 32])
     if dt.is_int:
         K *= 2  # int8 products need K >= 32 (Triton's minimum too)
     precision = ", input_precision=\"ieee\"" if dt.name == "float32" and rng.random() < 0.5 \
@@ -507,6 +411,9 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Pro
     if transposed:  # (drawn last: the programs without it stay as they were)
         a_t, b_t = rng.random() < 0.5, rng.random() < 0.5
         b_t = b_t or not a_t
+    # Triton wants out_dtype=tl.int32 beside an int32 acc (the programs of "dot" leave it
+    # out, which tilecc takes)
+    int_acc = ", out_dtype=tl.int32" if skinny and with_acc and dt.is_int else ""
     k_row, k_col = ", mask=rk[None, :] < kk, other=0", ", mask=rk[:, None] < kk, other=0"
     a_mask = (k_col if a_t else k_row) if k_masked else ""
     b_mask = (k_row if b_t else k_col) if k_masked else ""
@@ -526,7 +433,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Pro
         f"    a = {a_load}",
         f"    b = {b_load}",
         "    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])",
-        f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''}{precision})",
+        f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''}{int_acc}{precision})",
         f"    tl.store(out_ptr + pid * (M * N) + rm[:, None] * N + rn[None, :], {epilogue})",
     ]) + "\n"
     out_dt = D["float16"] if "float16)" in epilogue else acc_t
@@ -534,7 +441,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Pro
     # 1/4 in [-4, 4], exact in every input type, so only the sums' order differs
     rtol = RTOL["float16"] if out_dt.name == "float16" else 1e-4
 
-    def reference(inputs: dict) -> dict:
+    def reference(inputs: dict, nudge: int = 0) -> dict:
         a = inputs["a_ptr"].astype(np.float64)
         a = (a.reshape(G, K, M).transpose(0, 2, 1) if a_t else a.reshape(G, M, K))[:, :, :kk]
         b = inputs["b_ptr"].astype(np.float64)
@@ -552,7 +459,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False) -> Pro
         r = np.asarray(r).astype(out_dt.np).reshape(-1)
         return {"out_ptr": (r, np.ones(r.size, bool))}
 
-    return Program(seed, "dot", source, name,
+    return Program(seed, "skinny_dot" if skinny else "dot", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
                     ("out_ptr", "array"), ("kk", "i32"), ("M", "constexpr"), ("N", "constexpr"),
                     ("K", "constexpr")],
@@ -594,7 +501,8 @@ class Result:
 
     seed: int
     kind: str = "ok"     # ok, internal (tilecc raised), rejected (compiler), interpreter,
-    detail: str = ""     # mismatch, gpu (launch failed)
+    detail: str = ""     # mismatch, gpu (launch failed); ill-conditioned: differs only
+    # where no implementation can promise a value (Program.ill_conditioned), not a failure
     undefined: bool = False
     args: list | None = field(default=None, repr=False)
 
@@ -634,8 +542,16 @@ def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True
         return res
     res.undefined = prog.expected() is None
     if problem:
-        res.kind, res.detail = "mismatch", problem
+        res.kind, res.detail = _mismatch(prog, res.args, problem)
     return res
+
+
+def _mismatch(prog: Program, args: list, problem: str) -> tuple[str, str]:
+    """A difference's kind: "ill-conditioned" where it is confined to such elements."""
+    expected = prog.expected()
+    if expected is not None and prog.explained_by_conditioning(args, expected):
+        return "ill-conditioned", problem
+    return "mismatch", problem
 
 
 def sources(prog: Program, directory: str, target: str) -> str:
@@ -714,5 +630,5 @@ def run_gpu(prog: Program, kernel, interpreted: Result) -> Result:
     problem = same_outputs(prog, got, interpreted.args, "GPU vs interpreter") or \
         prog.compare(got, expected, "GPU vs NumPy")
     if problem:
-        res.kind, res.detail = "mismatch", problem
+        res.kind, res.detail = _mismatch(prog, got, problem)
     return res

@@ -34,10 +34,9 @@ from tilecc.transpiler.builtins_blocks import reshape
 from tilecc.transpiler.ir import Value
 from tilecc.transpiler.semantic import Const
 
-# input element type → (the type products are summed in, the smallest K)
-INPUTS = {"fp16": (D.float32, 16), "bf16": (D.float32, 16), "fp32": (D.float32, 16),
-          "fp64": (D.float64, 16), "i8": (D.int32, 32),
-          "fp8e4nv": (D.float32, 16), "fp8e5": (D.float32, 16)}
+# input element type → the type products are summed in
+INPUTS = {"fp16": D.float32, "bf16": D.float32, "fp32": D.float32, "fp64": D.float64,
+          "i8": D.int32, "fp8e4nv": D.float32, "fp8e5": D.float32}
 # fp8 formats a tensor core may multiply as they are (both inputs of one format)
 NATIVE_FP8 = ("fp8e4nv", "fp8e5")
 PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # Triton's NVIDIA list
@@ -61,6 +60,11 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         raise ValueError(f"tl.dot: inner dimensions differ ({list(a.type.shape)} @ "
                          f"{list(w.type.shape)})")
     fp8 = a.dtype.is_fp8() and w.dtype.is_fp8()
+    # Triton's smallest K is by the inputs' width as written: 32 for two 8-bit blocks
+    # (int8, fp8; fp8e4b15 excepted, which Hopper converts to fp16 first), else 16
+    min_k = 32 if a.dtype.primitive_bitwidth == w.dtype.primitive_bitwidth == 8 and \
+        "fp8e4b15" not in (a.dtype.name, w.dtype.name) else 16
+    a_name = a.dtype.name if a.dtype == w.dtype else f"{a.dtype.name} x {w.dtype.name}"
     if fp8 and not (a.dtype == w.dtype and a.dtype.name in NATIVE_FP8):
         # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
         a, w = S.cast(b, a, D.float16), S.cast(b, w, D.float16)
@@ -70,9 +74,9 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     ty = a.dtype.name
     if ty not in INPUTS:
         raise TypeError(f"tl.dot supports {', '.join(sorted(INPUTS))} and fp8 inputs, got {ty}")
-    acc_dtype, min_k = INPUTS[ty]
-    if m < 16 or n < 16 or k < min_k:
-        raise ValueError(f"tl.dot needs M, N >= 16 and K >= {min_k} for {ty} inputs, got "
+    acc_dtype = INPUTS[ty]
+    if k < min_k:  # M and N may be anything (Triton pads them to tensor-core tiles)
+        raise ValueError(f"tl.dot needs K >= {min_k} for {a_name} inputs, got "
                          f"M={m}, N={n}, K={k}")
     precision = _precision(input_precision, allow_tf32, ty)
     imprecise = _check_imprecise_acc(max_num_imprecise_acc, fp8, k)

@@ -188,20 +188,39 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         return self.emission.root(v)
 
     def _written_pointers(self) -> set[int]:
-        """Pointer values that stores write through (and everything they derive from)."""
-        written: set[int] = set()
+        """Pointer values that stores write through (and everything they derive from).  A
+        value carried through a loop or merged by an `if` shares one C variable with its
+        initial value, the region's arguments and what the regions yield: one of them
+        written through makes all of them writable (none may be declared const)."""
+        same_variable: dict[int, list[Value]] = {}
 
-        def mark(v: Value) -> None:
-            if v.id in written or not v.dtype.is_ptr():
-                return
-            written.add(v.id)
-            if v.owner is not None:
-                for o in v.owner.operands:
-                    mark(o)
+        def join(group: list[Value]) -> None:
+            for v in group:
+                same_variable.setdefault(v.id, []).extend(group)
 
         for op in self.k.walk():
-            if op.kind in ("store", "atomic", "atomic_cas"):
-                mark(op.operands[0])
+            if op.kind == "for":
+                body = op.regions[0]
+                for i, res in enumerate(op.results):
+                    join([res, op.operands[3 + i], body.args[1 + i], body.yields[i]])
+            elif op.kind == "while":
+                before, body = op.regions
+                for i, res in enumerate(op.results):
+                    join([res, op.operands[i], before.args[i], body.args[i], body.yields[i]])
+            elif op.kind == "if":
+                for i, res in enumerate(op.results):
+                    join([res] + [r.yields[i] for r in op.regions if len(r.yields) > i])
+        written: set[int] = set()
+        todo = [op.operands[0] for op in self.k.walk()
+                if op.kind in ("store", "atomic", "atomic_cas")]
+        while todo:
+            v = todo.pop()
+            if v.id in written or not v.dtype.is_ptr():
+                continue
+            written.add(v.id)
+            if v.owner is not None:
+                todo.extend(v.owner.operands)
+            todo.extend(same_variable.get(v.id, ()))
         return written
 
     # --- names ------------------------------------------------------------------------------

@@ -144,6 +144,8 @@ def plan(op: Op, num_warps: int, units: tuple[MatrixUnit, ...], arch: str = "") 
     a = op.operands[0]
     (m, k), n = a.type.shape, op.result.type.shape[1]
     key = (a.dtype.name, op.attrs["precision"])
+    if m < 16 or n < 16:  # skinny products (Triton pads them to tensor-core tiles)
+        return fma_plan(f"M = {m}, N = {n}: below a 16 x 16 tile")
     why = "no matrix instructions on this target yet"
     for unit in units:
         if not unit.available(arch):

@@ -10,7 +10,8 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
-from tilecc.runtime.autotune import Autotuner, Config
+from tilecc.runtime.autotune import Config
+from tilecc.runtime.jit import JITFunction
 from tilecc.transpiler.target import CUDA, HIP, shared_memory_limit
 
 try:
@@ -206,17 +207,17 @@ def test_whole_block_reductions_fold_every_element():
 # --- the autotuner skips configs that need too much ------------------------------------------
 
 def _checked_for(arch):
-    """An interpreted launch that first builds the kernel for `arch`, as a GPU launch does
-    (the interpreter itself has no device whose resources could run out)."""
-    plain = Autotuner._inner_launch
+    """A kernel's interpreted run that first builds the kernel for `arch`, as a GPU launch
+    does (the interpreter itself has no device whose resources could run out)."""
+    plain = JITFunction.run
 
-    def launch(self, grid, args, kwargs, interpret):
-        values, options = self.fn.bind(args, dict(kwargs))
-        specs, _ = self.fn.specs_for(values)
-        self.fn.build(specs, "cuda", options.get("num_warps", 4),
-                      num_stages=options.get("num_stages"), arch=arch)
-        return plain(self, grid, args, kwargs, interpret)
-    return launch
+    def run(self, *args, grid, warmup, **kwargs):
+        values, options = self.bind(args, dict(kwargs))
+        specs, _ = self.specs_for(values)
+        self.build(specs, "cuda", options.get("num_warps", 4),
+                   num_stages=options.get("num_stages"), arch=arch)
+        return plain(self, *args, grid=grid, warmup=warmup, **kwargs)
+    return run
 
 
 def _dot_args(n=32):
@@ -230,7 +231,7 @@ def _dot_args(n=32):
 def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, capsys, tmp_path):
     monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILECC_PRINT_AUTOTUNING", "1")
-    monkeypatch.setattr(Autotuner, "_inner_launch", _checked_for("sm_80"))
+    monkeypatch.setattr(JITFunction, "run", _checked_for("sm_80"))
     big = Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=4)
     small = Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=2)
     k = tilecc.autotune(configs=[big, small], key=["M"], do_bench=lambda f: (f(), 1.0)[1])(
@@ -240,9 +241,11 @@ def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, capsy
         k.interpret[lambda m: (tilecc.cdiv(32, m["BM"]), tilecc.cdiv(32, m["BN"]))](
             a, b, c, *sizes, IEEE=False)
     assert k.best_config == small and k.configs_timings[big] == float("inf")
-    assert "skipping config BM: 128, BN: 256, BK: 64, num_warps: 8, num_stages: 4" in caplog.text
+    assert re.search(r"skipping config BM: 128, BN: 256, BK: 64, num_warps: 8, "
+                     r"(num_ctas: 1, )?num_stages: 4", caplog.text)
     printed = capsys.readouterr().err  # TILECC_PRINT_AUTOTUNING: the reason by the config
-    assert re.search(r"inf ms  BM: 128, .*num_stages: 4  \(skipped: OutOfResources: out of "
+    assert re.search(r"inf ms  BM: 128, .*num_stages: 4(, maxnreg: None)?  \(skipped: "
+                     r"OutOfResources: out of "
                      r"resource: shared memory, Required: 196608", printed)
     assert ("OutOfResources: out of resource: shared memory, Required: 196608, "
             "Hardware limit: 166912") in caplog.text
@@ -252,7 +255,7 @@ def test_autotuner_skips_out_of_resources_with_a_note(monkeypatch, caplog, capsy
 
 def test_autotuner_with_every_config_out_of_resources(monkeypatch, tmp_path):
     monkeypatch.setenv("TILECC_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(Autotuner, "_inner_launch", _checked_for("sm_86"))
+    monkeypatch.setattr(JITFunction, "run", _checked_for("sm_86"))
     configs = [Config({"BM": 128, "BN": 128, "BK": 64}, num_warps=8, num_stages=4),
                Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=3)]
     k = tilecc.autotune(configs=configs, key=["M"], do_bench=lambda f: (f(), 1.0)[1])(

@@ -100,7 +100,7 @@ def ref_linear_recurrence(q, k, v, scale, decay=None, decay_k=None, beta=None, h
     decay: [B,T,H] (log, per head); decay_k: [B,T,H,K] (log, per key); beta: [B,T,H]
     switches to the delta rule S += k (β (v - Sᵀk))ᵀ."""
     b, t, h, kd = q.shape
-    S = torch.zeros(b, h, kd, v.shape[-1], dtype=q.dtype) if h0 is None else h0.clone()
+    S = torch.zeros(b, h, kd, v.shape[-1], dtype=q.dtype, device=q.device) if h0 is None else h0.clone()
     out = []
     for i in range(t):
         if decay is not None:
@@ -181,7 +181,7 @@ def chunk_retention(dev):
     f = module("fla.ops.retention.chunk").chunk_retention
 
     def ref(q, k, v):  # head h decays by 1 - 2^(-5-h) per step
-        g = torch.log1p(-torch.exp2(-5.0 - torch.arange(H, dtype=torch.float32)))
+        g = torch.log1p(-torch.exp2(-5.0 - torch.arange(H, dtype=torch.float32, device=q.device)))
         return ref_linear_recurrence(q, k, v, K ** -0.5, decay=g.expand(B, T, H))
 
     yield _chunk_case("fixed decays", lambda q, k, v: f(q, k, v, output_final_state=True), ref,
@@ -282,7 +282,7 @@ def solve_tril(dev):
     def ref(a):  # (I + A)⁻¹ of each chunk's strictly lower triangular block
         b, t, h, bt = a.shape
         blocks = a.reshape(b, t // bt, bt, h, bt).permute(0, 1, 3, 2, 4)
-        inv = torch.linalg.inv(torch.eye(bt) + blocks)
+        inv = torch.linalg.inv(torch.eye(bt, device=blocks.device) + blocks)
         return inv.permute(0, 1, 3, 2, 4).reshape(b, t, h, bt)
 
     for bt in (16, 32, 64):

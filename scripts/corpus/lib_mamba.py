@@ -107,7 +107,7 @@ def ref_ssm(x, dt, A, B, C, D, z, dt_bias, h0=None):
     per_group = nh // B.shape[2]
     Bh, Ch = B.repeat_interleave(per_group, 2), C.repeat_interleave(per_group, 2)
     delta = F.softplus(dt + dt_bias)
-    h = torch.zeros(b, nh, p, B.shape[-1]) if h0 is None else h0.clone()
+    h = torch.zeros(b, nh, p, B.shape[-1], device=x.device) if h0 is None else h0.clone()
     ys = []
     for i in range(t):
         h = h * torch.exp(delta[:, i] * A)[..., None, None] \

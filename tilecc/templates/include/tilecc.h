@@ -576,7 +576,14 @@ TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
 
 #ifdef TC_HIP
 TC_DEVICE int smid() { return static_cast<int>(__smid()); }  // the compute unit
-TC_DEVICE long long memrealtime() { return static_cast<long long>(wall_clock64()); }
+// hipcc also compiles this header for the host, where the counter's builtin does not exist
+TC_DEVICE long long memrealtime() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return static_cast<long long>(__builtin_amdgcn_s_memrealtime());
+#else
+  return 0;
+#endif
+}
 #else
 TC_DEVICE long long globaltimer() {  // nanoseconds; read anew at each call
   long long t;

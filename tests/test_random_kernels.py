@@ -85,7 +85,7 @@ def _check_everywhere(programs: dict[int, RK.Program]) -> None:
 
 
 # one program of each of RK.WILD_FEATURES (constructs of libraries' kernels)
-WILD_SEEDS = [0, 1, 2, 3, 5, 6, 7, 9, 10, 16, 19, 31]
+WILD_SEEDS = [0, 1, 2, 3, 5, 7, 9, 10, 16, 18, 19, 20, 26, 31]
 
 
 def test_random_kernels_of_wild_constructs() -> None:
@@ -338,11 +338,15 @@ def test_seeds_that_once_failed(seed: int) -> None:
     assert r.kind == "ok", _report([r], {seed: prog})
 
 
-# Seeds of generate(seed, RK.WILD_FEATURES) that failed once (fixed):
-#   7   optional_ptr: a pointer argument given as None and reassigned in a loop only under
-#       a constexpr-false `if HAS_BIAS:` was refused ("holds None, which is not a kernel
-#       value"); Triton takes it (the dead branch assigns nothing)
-WILD_CAMPAIGN_SEEDS = [7]
+# Seeds of generate(seed, RK.WILD_FEATURES) that failed once (fixed; 1, 9 and 31 are in
+# WILD_SEEDS too, compiled there):
+#   1, 31  branch_memory, ptr_loop: a store through pointers carried by a loop wrote
+#          through a `const T*` (NVRTC: "expression must be a modifiable lvalue")
+#   3      optional_ptr: a pointer argument given as None and reassigned in a loop only
+#          under a constexpr-false `if HAS_BIAS:` was refused ("holds None, which is not a
+#          kernel value"); Triton takes it (the dead branch assigns nothing)
+#   9      skinny_dot: tl.dot of 4 x 32 by 32 x 2 int8 blocks was refused (M, N >= 16)
+WILD_CAMPAIGN_SEEDS = [1, 3, 9, 31]
 
 
 @pytest.mark.parametrize("seed", WILD_CAMPAIGN_SEEDS)

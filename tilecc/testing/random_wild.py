@@ -17,6 +17,10 @@ compute.  Nothing here uses tilecc.
     early_return    `return` under a run-time condition, between two stores
     grid_3d         two- and three-dimensional grids: tl.program_id(1 | 2), tl.num_programs
     int64_offsets   offsets computed in int64 (a 64-bit argument among them)
+    ptr_swap        double buffering: two pointer blocks, and two values, swapped every
+                    iteration (`a, b = b, a`)
+    nested_branch   a `while` loop whose carried block is updated, and stored, under
+                    nested run-time ifs
 
 A tail (`TAILS`) is the program's end after `res = ...`: its lines, extra parameters and
 outputs, and `finish`, which applies it to one program's values in the NumPy evaluation.
@@ -40,7 +44,7 @@ __all__ = ["WILD_FEATURES", "WEIGHTS", "TAILS", "WildGen", "Frame", "Step", "Tai
 
 WILD_FEATURES = ("ptr_loop", "branch_memory", "branch_carry", "optional_ptr", "scalar_where",
                  "builtin_minmax", "skinny_dot", "static_range", "tuple_helper",
-                 "early_return", "grid_3d", "int64_offsets")
+                 "early_return", "grid_3d", "int64_offsets", "ptr_swap", "nested_branch")
 WEIGHTS = {f: 1.0 for f in WILD_FEATURES}
 # features that are expression nodes (WildGen draws them inside `res`)
 NODES = {"scalar_where", "builtin_minmax"}
@@ -148,14 +152,15 @@ def ptr_loop(f: Frame) -> Tail:
                 {"stride": span})
 
 
-def _loop_condition(f: Frame) -> tuple[str, Callable[[int, int, dict], bool], dict]:
+def _loop_condition(f: Frame, c: str = "c"
+                    ) -> tuple[str, Callable[[int, int, dict], bool], dict]:
     """A run-time condition on the loop index `c` (and the program, or an argument)."""
     kind = f.rng.choice(["parity", "limit", "pid"])
     if kind == "parity":
-        return "(c + pid) % 2 == 0", lambda c, pid, s: (c + pid) % 2 == 0, {}
+        return f"({c} + pid) % 2 == 0", lambda i, pid, s: (i + pid) % 2 == 0, {}
     if kind == "limit":
-        return "c < lim", lambda c, pid, s: c < s["lim"], {"lim": f.rng.choice([0, 1, 2])}
-    return "c * 2 != pid", lambda c, pid, s: c * 2 != pid, {}
+        return f"{c} < lim", lambda i, pid, s: i < s["lim"], {"lim": f.rng.choice([0, 1, 2])}
+    return f"{c} * 2 != pid", lambda i, pid, s: i * 2 != pid, {}
 
 
 def branch_memory(f: Frame) -> Tail:
@@ -371,6 +376,70 @@ def early_return(f: Frame) -> Tail:
                 params, arrays, scalars)
 
 
+def ptr_swap(f: Frame) -> Tail:
+    """Two rows read in turn through pointer blocks swapped every iteration, and a pair of
+    values swapped as they are updated (`cur, prev = prev + x, cur`)."""
+    dt, span = f.res_dt, f.span
+    lines = ["a_ptrs = src_ptr + offs",
+             "b_ptrs = src_ptr + stride + offs",
+             "cur = res",
+             "prev = res - res",
+             "for c in range(trips):",
+             "    cur, prev = prev + tl.load(a_ptrs, mask=mask, other=0), cur",
+             "    tl.store(out_ptr + c * stride + offs, cur, mask=mask)",
+             "    a_ptrs, b_ptrs = b_ptrs, a_ptrs",
+             "tl.store(fin_ptr + offs, prev, mask=mask)"]
+
+    def finish(st: Step) -> None:
+        cur, prev = st.full, _arith(dt, st.full, st.full, operator.sub, "-")
+        for c in range(st.trips):
+            x = _load(st.inputs["src_ptr"], (c % 2) * span + st.offs, st.mask, dt)
+            cur, prev = _arith(dt, prev, x, operator.add, "+"), cur
+            _store(st, "out_ptr", c * span + st.offs, cur)
+        _store(st, "fin_ptr", st.offs, prev)
+    exact = f.res.exact and dt.is_int
+    return Tail(lines, [("out_ptr", dt, 3 * span, exact), ("fin_ptr", dt, span, exact)],
+                finish, [("src_ptr", "array"), ("stride", "i32")],
+                {"src_ptr": (dt, 2 * span)}, {"stride": span})
+
+
+def nested_branch(f: Frame) -> Tail:
+    """A `while` loop carrying a block and its counter; the block updated under nested
+    run-time ifs, and stored in the inner one."""
+    dt, span = f.res_dt, f.span
+    inner, cond, scalars = _loop_condition(f, "i")
+    lines = ["acc = res",
+             "i = 0",
+             "while i < trips:",
+             "    if i % 2 == 0:",
+             f"        if {inner}:",
+             "            acc = acc + res",
+             "            tl.store(out2_ptr + i * stride + offs, acc, mask=mask)",
+             "        else:",
+             "            acc = acc - 1",
+             "    else:",
+             "        acc = acc * 2",
+             "    i += 1",
+             "tl.store(out_ptr + offs, acc, mask=mask)"]
+
+    def finish(st: Step) -> None:
+        acc = st.full
+        for i in range(st.trips):
+            if i % 2 == 0:
+                if cond(i, st.pid, st.scalars):
+                    acc = _arith(dt, acc, st.full, operator.add, "+")
+                    _store(st, "out2_ptr", i * span + st.offs, acc)
+                else:
+                    acc = _arith(dt, acc, 1, operator.sub, "-")
+            else:
+                acc = _arith(dt, acc, 2, operator.mul, "*")
+        _store(st, "out_ptr", st.offs, acc)
+    exact = f.res.exact and dt.is_int
+    return Tail(lines, [("out_ptr", dt, span, exact), ("out2_ptr", dt, 3 * span, exact)],
+                finish, [("stride", "i32")] + [(s, "i32") for s in scalars], {},
+                {"stride": span, **scalars})
+
+
 def plain_store(f: Frame) -> Tail:
     """The expression features and the header ones: `res` stored."""
     def finish(st: Step) -> None:
@@ -382,7 +451,8 @@ TAILS: dict[str, Callable[[Frame], Tail]] = {
     "ptr_loop": ptr_loop, "branch_memory": branch_memory, "branch_carry": branch_carry,
     "optional_ptr": optional_ptr, "static_range": static_range, "tuple_helper": tuple_helper,
     "early_return": early_return, "scalar_where": plain_store, "builtin_minmax": plain_store,
-    "grid_3d": plain_store, "int64_offsets": plain_store}
+    "grid_3d": plain_store, "int64_offsets": plain_store, "ptr_swap": ptr_swap,
+    "nested_branch": nested_branch}
 
 
 # --- the kernel's first lines ---------------------------------------------------------------

@@ -55,6 +55,10 @@ REFUSED: dict[str, Refusal] = {
     "triton.runtime.cache": _CACHE,
     "triton.runtime.build": Refusal("it builds the C extensions of Triton's launchers",
                                     "tilecc launches through the CUDA driver or HIP"),
+    "triton.profiler": Refusal(
+        "Triton's profiler (proton) instruments Triton's launcher and compiled kernels",
+        "time kernels with triton.testing.do_bench, or profile the program with "
+        "torch.profiler or Nsight Systems"),
     "triton.tools.disasm": Refusal("it disassembles Triton's cubins",
                                    "kernel.compile() gives tilecc's cubin, kernel.source() "
                                    "its CUDA; `tilecc export` writes C++ with a launcher"),

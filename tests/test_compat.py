@@ -344,6 +344,29 @@ def test_emit_turns_a_library_kernel_into_cuda():
     assert "tc::rsqrt(mean_square + eps)" in r.stdout
 
 
+def test_amd_device_properties_have_the_keys_of_tritons_amd_driver(monkeypatch):
+    # Triton's AMD driver also reports max_threads_per_sm (occupancy estimates read it)
+    import importlib
+    import types
+
+    drv = importlib.import_module("tilecc.compat.triton.runtime.driver")  # the module
+
+    class Props:
+        sharedMemPerBlock, regsPerBlock, multiProcessorCount, warpSize = 65536, 65536, 104, 64
+        clockRate, memoryClockRate, memoryBusWidth = 1700000, 1600000, 4096
+        gcnArchName, maxThreadsPerMultiProcessor = b"gfx90a:sramecc+:xnack-", 2048
+
+    hip = types.SimpleNamespace(hipDeviceProp_t=Props, hipGetDeviceProperties=lambda p, d: None)
+    monkeypatch.setitem(sys.modules, "hip", types.SimpleNamespace(hip=hip))
+    monkeypatch.setattr(drv, "_backend", lambda: "hip")
+    props = drv.driver.active.utils.get_device_properties(0)
+    assert set(props) == {"max_shared_mem", "max_num_regs", "multiprocessor_count",
+                          "sm_clock_rate", "mem_clock_rate", "mem_bus_width", "arch",
+                          "warpSize", "max_threads_per_sm"}
+    assert props["max_threads_per_sm"] == 2048 and props["warpSize"] == 64
+    assert props["arch"] == "gfx90a:sramecc+:xnack-"
+
+
 @pytest.mark.gpu
 def test_driver_and_do_bench_on_the_gpu(tmp_path):
     pytest.importorskip("torch")

@@ -44,7 +44,8 @@ class _Utils:
     def get_device_properties(self, device: int) -> dict:
         """The keys Triton's driver reports: max_shared_mem (opt-in, bytes),
         max_num_regs (per block), multiprocessor_count, warpSize, sm_clock_rate and
-        mem_clock_rate (kHz), mem_bus_width (bits); on AMD also `arch`."""
+        mem_clock_rate (kHz), mem_bus_width (bits); on AMD also `arch` and
+        max_threads_per_sm."""
         if _backend() == "hip":
             from hip import hip
 
@@ -54,7 +55,8 @@ class _Utils:
                     props.regsPerBlock, "multiprocessor_count": props.multiProcessorCount,
                     "warpSize": props.warpSize, "sm_clock_rate": props.clockRate,
                     "mem_clock_rate": props.memoryClockRate, "mem_bus_width":
-                    props.memoryBusWidth, "arch": props.gcnArchName.decode()}
+                    props.memoryBusWidth, "arch": props.gcnArchName.decode(),
+                    "max_threads_per_sm": props.maxThreadsPerMultiProcessor}
         from tilecc.runtime import cuda_driver
 
         cuda_driver.init()

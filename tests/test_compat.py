@@ -324,6 +324,15 @@ def test_perf_report_and_assert_close():
             return N * scale + (1 if provider == "b" else 0), 0.0, 0.0
 
         bench.run(print_data=True)
+
+        # several x names: a column each (Triton's table), line columns "<name> (<ylabel>)"
+        @tt.perf_report(tt.Benchmark(x_names=["M", "K"], x_vals=[(1, 2), (3, 4)],
+                                     line_arg="p", line_vals=[1, 2], line_names=["one", "two"],
+                                     ylabel="ms", plot_name="grid", args={}))
+        def bench2(M, K, p):
+            return M * K * p
+
+        bench2.run(print_data=True, diff_col=True)  # (Triton's: a Diff of 2 columns only)
         tt.assert_close(np.array([1.0, np.nan]), np.array([1.005, np.nan]))
         try:
             tt.assert_close(np.array([1.0]), np.array([1.1]))
@@ -331,8 +340,11 @@ def test_perf_report_and_assert_close():
             print("refused")
     """)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["demo:", "N   A   B", "1  10  11", "2  20  21",
-                                     "4  40  41", "refused"]
+    assert r.stdout.splitlines() == ["demo:", "N  A ()  B ()", "1    10    11", "2    20    21",
+                                     "4    40    41",
+                                     "grid:", "M  K  one (ms)  two (ms)",
+                                     "1  2         2         4",
+                                     "3  4        12        24", "refused"]
 
 
 def test_emit_turns_a_library_kernel_into_cuda():

@@ -69,17 +69,24 @@ class Mark:
             return tables[0] if len(tables) == 1 else tables
         return None
 
-    def _table(self, bench: Benchmark, print_data: bool, save_path: str, **kwargs):
-        columns = list(bench.x_names[:1]) + list(bench.line_names)
+    def _table(self, bench: Benchmark, print_data: bool, save_path: str, diff_col=False,
+               save_precision=6, **kwargs):
+        # Triton's columns: every x name, then "<line name> (<ylabel>)" per line
+        columns = list(bench.x_names) + [f"{name} ({bench.ylabel})" for name in bench.line_names]
         rows: list[list[Any]] = []
         for x in bench.x_vals:
-            xs = x if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
+            xs = list(x) if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
+            if len(xs) != len(bench.x_names):
+                raise ValueError(f"Expected {len(bench.x_names)} values, got {x}")
             point = dict(zip(bench.x_names, xs))
-            row = [xs[0]]
+            row = list(xs)
             for line in bench.line_vals:
                 value = self.fn(**point, **{bench.line_arg: line}, **bench.args, **kwargs)
                 row.append(value[0] if isinstance(value, (list, tuple)) else value)
             rows.append(row)
+        if diff_col and len(columns) == 2:
+            columns.append("Diff")
+            rows = [row + [row[1] - row[0]] for row in rows]
         text = _format(columns, rows)
         if print_data:
             print(f"{bench.plot_name}:\n{text}")
@@ -89,7 +96,9 @@ class Mark:
 
             os.makedirs(save_path, exist_ok=True)
             with open(os.path.join(save_path, f"{bench.plot_name}.csv"), "w", newline="") as f:
-                csv.writer(f).writerows([columns] + rows)
+                csv.writer(f).writerows([columns] + [
+                    [f"{v:.{save_precision}f}" if isinstance(v, float) else v for v in row]
+                    for row in rows])
             _plot(bench, columns, rows, save_path)
         try:
             import pandas
@@ -118,7 +127,8 @@ def _plot(bench: Benchmark, columns: list, rows: list, save_path: str) -> None:
     import os
 
     fig, ax = plt.subplots()
-    for i, name in enumerate(columns[1:], start=1):
+    first = len(bench.x_names)  # the line columns follow the x columns
+    for i, name in enumerate(columns[first:first + len(bench.line_names)], start=first):
         ax.plot([r[0] for r in rows], [r[i] for r in rows], label=name)
     ax.set_xlabel(bench.xlabel or columns[0])
     ax.set_ylabel(bench.ylabel)

@@ -131,3 +131,49 @@ def test_corpus_runner_reports_each_op_of_a_wheel_and_goes_on_after_failures(tmp
     assert "triton.compiler" in rows["compiled"] and "toylib/compiled.py:1" in rows["compiled"], out
     summary = out.split("== summary")[1].splitlines()
     assert summary[2].split()[:5] == ["toy", "toylib==1.0", "4", "2", "1"], out
+
+
+# scripts/corpus/tutorials.py: each tutorial file run unedited, one row of status per file
+
+_TUTORIALS = {
+    "01-ok.py": '''
+import triton
+import triton.testing
+
+
+@triton.testing.perf_report(triton.testing.Benchmark(
+    x_names=["N"], x_vals=[1, 2], line_arg="p", line_vals=["a"], line_names=["A"],
+    plot_name="never", args={}))
+def bench(N, p):
+    raise SystemExit("the benchmark ran")
+
+
+print("before the benchmark")
+bench.run(print_data=True)
+''',
+    "02-fails.py": '''
+def helper(n):
+    raise ValueError(f"no {n}")
+
+
+helper(3)
+''',
+}
+
+
+def test_tutorials_runner_statuses_and_benchmarks_skipped_without_editing(tmp_path):
+    folder = tmp_path / "tutorials"
+    folder.mkdir()
+    for name, text in _TUTORIALS.items():
+        (folder / name).write_text(text.lstrip())
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "corpus" / "tutorials.py"),
+                        str(folder), "--out", str(out), "--no-bench", "--timeout", "100"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 1, r.stdout + r.stderr  # one failed
+    rows = {line.split()[0]: line for line in r.stdout.splitlines() if line[:2].isdigit()}
+    assert rows["01-ok"].split()[1] == "ran", r.stdout
+    assert "failed at 02-fails.py:2: ValueError: no 3" in rows["02-fails"]
+    stdout = (out / "01-ok" / "stdout.txt").read_text()
+    assert "before the benchmark" in stdout and "benchmark never: skipped" in stdout
+    assert "Traceback" in (out / "02-fails" / "stderr.txt").read_text()

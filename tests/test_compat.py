@@ -379,6 +379,25 @@ def test_amd_device_properties_have_the_keys_of_tritons_amd_driver(monkeypatch):
     assert props["arch"] == "gfx90a:sramecc+:xnack-"
 
 
+def test_device_queries_without_a_gpu_raise_tritons_runtime_error(monkeypatch):
+    # Triton's driver raises RuntimeError ("0 active drivers") on a machine without a GPU
+    import importlib
+
+    drv = importlib.import_module("tilecc.compat.triton.runtime.driver")
+    from tilecc.runtime.launch import cuda
+
+    def no_runtime():
+        raise ModuleNotFoundError("No module named 'cupy_backends'")
+
+    monkeypatch.setattr(drv, "_torch", lambda: None)
+    monkeypatch.setattr(drv, "_backend", lambda: "cuda")
+    monkeypatch.setattr(cuda, "current_device", no_runtime)
+    with pytest.raises(RuntimeError, match="0 active drivers: no CUDA or HIP device"):
+        drv.driver.active.get_current_device()
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET=1"):
+        drv.driver.active.get_active_torch_device()
+
+
 @pytest.mark.gpu
 def test_driver_and_do_bench_on_the_gpu(tmp_path):
     pytest.importorskip("torch")

@@ -78,7 +78,13 @@ class ActiveDriver:
             return torch.cuda.current_device()
         from tilecc.runtime.launch import cuda, hip
 
-        return (hip if _backend() == "hip" else cuda).current_device()
+        try:
+            return (hip if _backend() == "hip" else cuda).current_device()
+        except Exception as e:  # no device, or no runtime to ask: Triton's error kind
+            raise RuntimeError(
+                "0 active drivers: no CUDA or HIP device was found (Triton raises this "
+                "RuntimeError too); without a GPU, run kernels on the interpreter "
+                f"(TRITON_INTERPRET=1, CPU tensors) [{type(e).__name__}: {e}]") from e
 
     def set_current_device(self, device: int) -> None:
         torch = _torch()
@@ -106,9 +112,10 @@ class ActiveDriver:
         return GPUTarget("cuda", int(arch[3:].rstrip("a")), 32)
 
     def get_active_torch_device(self):
+        device = self.get_current_device()  # (its error first where there is no GPU)
         import torch
 
-        return torch.device("cuda", self.get_current_device())
+        return torch.device("cuda", device)
 
     def get_device_interface(self):
         import torch

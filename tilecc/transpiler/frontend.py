@@ -1357,6 +1357,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
             v = Value(Type(spec.type), spec.name)
             kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
             tracer.scope[spec.name] = v
+    tracer.b.loc = kernel.loc  # what host-side descriptors emit belongs to the `def` line
     for i, spec in enumerate(specs):  # host-side descriptors: from their parts
         d = spec.descriptor
         if d is not None:
@@ -1366,6 +1367,7 @@ def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool
                     tracer, parts, d, kernel.params[i + 1 + d.ndim:])
             except (TypeError, ValueError) as e:
                 raise CompilationError(f"argument `{d.param}`: {e}", kernel.loc) from None
+    tracer.b.loc = None
     try:
         tracer.run_body(pf.funcdef.body.body)
     except Return as r:

@@ -254,7 +254,8 @@ def test_options_on_gpu() -> None:
     torch = pytest.importorskip("torch")
     x = torch.linspace(-3, 3, 5000, device="cuda")
     y = torch.linspace(1, 2, 5000, device="cuda")
-    for opts in [{}, {"maxnreg": 32}, {"enable_fp_fusion": False}, {"num_ctas": 1}]:
+    for opts in [{}, {"maxnreg": 32}, {"enable_fp_fusion": False}, {"num_ctas": 1},
+                 {"extern_libs": {"libdevice": "/nowhere/libdevice.10.bc"}}]:
         out = torch.zeros_like(x)
         axpy[(5,)](x, y, out, 1.5, 5000, BLOCK=1024, **opts)
         torch.testing.assert_close(out, x * 1.5 + y)

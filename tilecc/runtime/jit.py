@@ -451,9 +451,7 @@ class JITFunction(KernelFunction, KernelInterface):
                 return warm_up(self, args, kwargs)
             except CompilationError as e:
                 raise e.with_traceback(None) from None
-        if interpreting():
-            return self.interpret[grid](*args, **kwargs)
-        return _launch_run(self, grid, None, *args, **kwargs)
+        return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""

@@ -104,6 +104,23 @@ def test_launch_metadata_gets_the_grid_the_kernel_and_every_argument(interpreted
     assert frames[("ROOT", "k")]["count"] == 1  # named by the kernel without a "name"
 
 
+def test_launches_through_heuristics_and_autotuners_are_recorded(interpreted):
+    @tilecc.heuristics({"BLOCK": lambda args: 16})
+    @tilecc.jit(launch_metadata=_metadata)
+    def add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros_like(x)
+    proton.start("heuristic", hook="triton")
+    add_one[(2,)](x, y, 32)  # kernel.run, which heuristics call
+    proton.finalize()
+    np.testing.assert_array_equal(y, x + 1)
+    frames = _frames(json.loads(Path("heuristic.hatchet").read_text())[0])
+    assert frames[("ROOT", "add_one [N=32]")]["count"] == 1
+
+
 def test_the_launch_path_is_observed_only_while_a_session_records_launches(interpreted):
     assert launch._observer is None
     scopes_only = proton.start("scopes")

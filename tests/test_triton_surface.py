@@ -37,8 +37,12 @@ def test_the_record_covers_what_libraries_reach():
     record = json.loads(RECORD.read_text())
     assert record["triton_version"] == "3.6.0"
     assert {"triton", "triton.language", "triton.language.core", "triton.runtime.jit",
-            "triton.runtime.autotuner", "triton.testing", "triton.tools.mxfp"} <= \
+            "triton.runtime.autotuner", "triton.testing", "triton.tools.mxfp",
+            "triton.profiler", "triton.profiler.viewer"} <= \
         set(record["modules"])
+    assert {"start", "activate", "deactivate", "finalize", "scope", "enter_scope"} <= \
+        set(record["modules"]["triton.profiler"])  # (re-exported from its submodules)
+    assert {"parse", "print_tree"} <= set(record["modules"]["triton.profiler.viewer"])
     jit_members = record["classes"]["triton.runtime.jit.JITFunction"]
     assert {"arg_names", "params", "src", "fn", "cache_key", "warmup"} <= set(jit_members)
     assert {"n_regs", "n_spills", "metadata", "asm"} <= \

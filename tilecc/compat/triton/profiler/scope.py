@@ -81,7 +81,8 @@ class cpu_timed_scope(scope):
         super()._exit_scope({"cpu_time (ns)": elapsed})
 
 
-def enter_scope(name: str, *, metrics: Optional[dict[str, MetricValueType]] = None) -> Optional[int]:
+def enter_scope(name: str, *,
+                metrics: Optional[dict[str, MetricValueType]] = None) -> Optional[int]:
     """Open a scope until `exit_scope()`; its id (None outside any session)."""
     if not RECORDER.profiling:
         return None

@@ -119,9 +119,18 @@ def test_hooks_see_all_arguments():
     np.testing.assert_array_equal(out, 2.0)
 
 
-def test_unknown_key_is_an_error():
-    with pytest.raises(ValueError, match="'m'.*not a parameter.*x_ptr, out_ptr, n, BLOCK"):
-        tilecc.autotune(configs=CONFIGS, key=["m"])(accumulate)
+def test_unknown_key_name_is_left_out_with_a_warning():
+    # Triton tunes on the key names that are parameters and ignores a misspelt one
+    with pytest.warns(UserWarning, match="'m'.*not a parameter.*x_ptr, out_ptr, n, BLOCK"):
+        k = tilecc.autotune(configs=CONFIGS, key=["n", "m"], restore_value=["out_ptr"])(accumulate)
+    x = np.ones(40, np.float32)
+    out = np.zeros(40, np.float32)
+    k.interpret[_grid](x, out, 40)
+    np.testing.assert_array_equal(out, 2.0)  # tuning left `out` as it was
+    assert list(k.cache) and all(key[0] == 40 for key in k.cache)
+
+
+def test_unknown_reset_or_restore_name_is_an_error():
     with pytest.raises(ValueError, match="reset_to_zero.*'y'"):
         tilecc.autotune(configs=CONFIGS, key=["n"], reset_to_zero=["y"])(accumulate)
 

@@ -63,6 +63,21 @@ def test_triton_options_tilecc_does_not_take_are_named(name) -> None:
         axpy.interpret[(1,)](*_args(), BLOCK=8, **{name: 1})
 
 
+def test_extern_libs_naming_the_standard_device_libraries_is_accepted() -> None:
+    # Triton links the named bitcode; tilecc's source reaches libdevice's functions through
+    # the target's math library, so the standard names are accepted and their paths unread
+    x, y, out, a, n = _args()
+    axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8,
+                         extern_libs={"libdevice": "/nowhere/libdevice.10.bc"})
+    np.testing.assert_array_equal(out, x * a + y)
+    out[:] = 0
+    axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8,
+                         extern_libs={"ocml": "/nowhere/ocml.bc", "ockl": "/nowhere/ockl.bc"})
+    np.testing.assert_array_equal(out, x * a + y)
+    with pytest.raises(TypeError, match="extern_libs names 'mylib'.*links no external bitcode"):
+        axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8, extern_libs={"mylib": "/x/mylib.bc"})
+
+
 def test_accepted_options_leave_the_result_unchanged_on_the_interpreter() -> None:
     x, y, out, a, n = _args()
     axpy.interpret[(1,)](x, y, out, a, n, BLOCK=8, num_ctas=1, maxnreg=64,

@@ -37,8 +37,12 @@ def test_the_record_covers_what_libraries_reach():
     record = json.loads(RECORD.read_text())
     assert record["triton_version"] == "3.6.0"
     assert {"triton", "triton.language", "triton.language.core", "triton.runtime.jit",
-            "triton.runtime.autotuner", "triton.testing", "triton.tools.mxfp"} <= \
+            "triton.runtime.autotuner", "triton.testing", "triton.tools.mxfp",
+            "triton.profiler", "triton.profiler.viewer"} <= \
         set(record["modules"])
+    assert {"start", "activate", "deactivate", "finalize", "scope", "enter_scope"} <= \
+        set(record["modules"]["triton.profiler"])  # (re-exported from its submodules)
+    assert {"parse", "print_tree"} <= set(record["modules"]["triton.profiler.viewer"])
     jit_members = record["classes"]["triton.runtime.jit.JITFunction"]
     assert {"arg_names", "params", "src", "fn", "cache_key", "warmup"} <= set(jit_members)
     assert {"n_regs", "n_spills", "metadata", "asm"} <= \
@@ -117,6 +121,7 @@ def test_refused_names_raise_with_their_reason_and_unknown_modules_are_not_found
         attempt("find_spec", lambda: importlib.util.find_spec("triton.experimental.gluon"))
         attempt("cache", lambda: __import__("triton.runtime.cache"))
         attempt("tools", lambda: triton.tools.tensor_descriptor.TensorDescriptor)
+        attempt("profiler", lambda: __import__("triton.profiler"))
     """))
     assert r.returncode == 0, r.stderr
     out = dict(line.split(" -> ", 1) for line in r.stdout.splitlines() if " -> " in line)
@@ -127,3 +132,4 @@ def test_refused_names_raise_with_their_reason_and_unknown_modules_are_not_found
     assert out["find_spec"].startswith("ModuleNotFoundError")
     assert out["cache"].startswith("ModuleNotFoundError") and "TILECC_CACHE_DIR" in out["cache"]
     assert out["tools"] == "ok"
+    assert out["profiler"] == "ok"  # tilecc's own profiler (tests/test_compat_profiler.py)

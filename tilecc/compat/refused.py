@@ -55,6 +55,14 @@ REFUSED: dict[str, Refusal] = {
     "triton.runtime.cache": _CACHE,
     "triton.runtime.build": Refusal("it builds the C extensions of Triton's launchers",
                                     "tilecc launches through the CUDA driver or HIP"),
+    "triton.profiler.hooks": Refusal(
+        "Triton's profiler hooks attach to Triton's launcher (knobs.runtime.launch_enter_hook)",
+        "tilecc's triton.profiler records every launch of a session started with "
+        "hook='triton' by itself"),
+    "triton.profiler.mode": Refusal(
+        "the modes of Triton's profiler (PC sampling, in-kernel instrumentation) need "
+        "Triton's compiler and CUPTI",
+        "tilecc's profiler times launches and scopes with GPU events"),
     "triton.tools.disasm": Refusal("it disassembles Triton's cubins",
                                    "kernel.compile() gives tilecc's cubin, kernel.source() "
                                    "its CUDA; `tilecc export` writes C++ with a launcher"),

@@ -12,7 +12,9 @@ that libraries that subclass `triton.runtime.Autotuner` run unchanged.
     def kernel(...): ...
 
 The tuning key is the values of the `key` arguments plus the dtype of every argument that
-has one (as in Triton); a name in `key` that is not a parameter is an error at decoration.
+has one (as in Triton); a name in `key` that is not a parameter is left out of it, as
+Triton leaves it out, with a warning at decoration (a misspelt key would otherwise go
+unnoticed); one in `reset_to_zero` or `restore_value` is an error at decoration.
 On a new key the candidates (after pruning) are compiled in parallel on a thread pool
 (NVRTC releases the GIL while it compiles), then each is timed with device events — the
 median of repeated runs after warm-up, the L2 cache flushed before each — and the fastest
@@ -47,6 +49,7 @@ import inspect
 import logging
 import os
 import time
+import warnings
 from typing import Any, Callable
 
 from tilecc.errors import AutotunerError, CompilationError
@@ -146,10 +149,15 @@ class Autotuner(KernelInterface):
                              ("restore_value", restore_value or [])):
             unknown = [k for k in group if k not in self.arg_names]
             if unknown:
-                raise ValueError(f"autotune {label} of {self.__name__} names "
-                                 f"{', '.join(map(repr, unknown))}, which "
-                                 f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'}"
-                                 f" (parameters: {', '.join(self.arg_names)})")
+                text = (f"autotune {label} of {self.__name__} names "
+                        f"{', '.join(map(repr, unknown))}, which "
+                        f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'}"
+                        f" (parameters: {', '.join(self.arg_names)})")
+                if label != "key":
+                    raise ValueError(text)
+                # Triton tunes on the key names that are parameters and ignores the rest
+                warnings.warn(text + ": left out of the tuning key, as Triton does",
+                              stacklevel=3)
         self.keys = list(key)
         self.reset_to_zero = list(reset_to_zero or [])
         self.restore_value = list(restore_value or [])

@@ -33,12 +33,26 @@ from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
 from tilecc.runtime import compiler
-from tilecc.runtime.options import (LAUNCH_OPTIONS, TRITON_ONLY_OPTIONS, CompileOptions,
-                                    arch_problem)
+from tilecc.runtime.options import (LAUNCH_OPTIONS, STANDARD_EXTERN_LIBS, TRITON_ONLY_OPTIONS,
+                                    CompileOptions, arch_problem)
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
 from tilecc.transpiler.target import Target, get_target
+
+
+def _check_extern_libs(kernel: str, libs) -> None:
+    """Triton's `extern_libs=` launch option: accepted when it names only the standard
+    device libraries (whose functions tilecc's source already reaches), refused else."""
+    names = set(dict(libs or {}))
+    other = sorted(names - STANDARD_EXTERN_LIBS)
+    if other:
+        raise LaunchError(f"{kernel}[grid](...): extern_libs names {', '.join(map(repr, other))}: "
+                          "tilecc links no external bitcode (it accepts only "
+                          f"{', '.join(sorted(STANDARD_EXTERN_LIBS))}, the libraries behind "
+                          "tl.extra.libdevice, which it reaches through the target's math "
+                          "library)")
+
 
 def _user_facing(method: Callable) -> Callable:
     """Re-raise CompilationErrors without tilecc's own frames behind them."""
@@ -437,15 +451,15 @@ class JITFunction(KernelFunction, KernelInterface):
                 return warm_up(self, args, kwargs)
             except CompilationError as e:
                 raise e.with_traceback(None) from None
-        if interpreting():
-            return self.interpret[grid](*args, **kwargs)
-        return _launch_run(self, grid, None, *args, **kwargs)
+        return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
         options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
         params = self.params
         name = self.fn.__name__
+        if "extern_libs" in kwargs and not any(p.name == "extern_libs" for p in params):
+            _check_extern_libs(name, kwargs.pop("extern_libs"))
         if len(args) > len(params):
             raise LaunchError(f"{name}[grid](...) takes {len(params)} arguments but "
                               f"{len(args)} were given ({self._takes()})")

@@ -164,11 +164,17 @@ class CompileOptions:
 # is a "not supported by tilecc" error rather than an unknown argument.
 TRITON_ONLY_OPTIONS = frozenset({
     "cluster_dims", "ptx_version", "ptx_options", "ir_override", "launch_cooperative_grid",
-    "launch_pdl", "extern_libs", "sanitize_overflow", "max_num_imprecise_acc_default",
+    "launch_pdl", "sanitize_overflow", "max_num_imprecise_acc_default",
     "default_dot_input_precision", "allowed_dot_input_precisions", "supported_fp8_dtypes",
     "deprecated_fp8_dot_operand_dtypes", "backend_name", "instrumentation_mode", "warp_size",
     "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint", "arch",
 })
+
+
+# `extern_libs` (Triton links these bitcode files into the kernel): the device libraries
+# behind `tl.extra.libdevice`, which tilecc's source reaches through the target's own math
+# library instead; a launch that names only these is accepted, their paths unread.
+STANDARD_EXTERN_LIBS = frozenset({"libdevice", "ocml", "ockl"})
 
 
 # What a launch takes besides the kernel's arguments, in the order of the warm keys

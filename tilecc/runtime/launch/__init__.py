@@ -55,11 +55,35 @@ from tilecc.transpiler.target import get_target
 _BACKENDS = {"cuda": cuda, "hip": hip}
 
 
-def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
+# A profiler's observer of launches (`set_launch_observer`); while there is none, a launch
+# pays one test for it.
+_observer = None
+
+
+def set_launch_observer(observer) -> None:
+    """Have every launch (on the GPU or the interpreter) call
+    `observer(jit_fn, grid, args, kwargs, interpreted, launch)` instead, where
+    `launch(grid)` makes the launch on a grid (as given, or resolved by the observer);
+    None removes it.  (tilecc.compat's `triton.profiler` sets it while a session records
+    launches.)"""
+    global _observer
+    _observer = observer
+
+
+def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
+        _observed: bool = False, **kwargs) -> None:
     """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
-    TILECC_INTERPRET=1.  `g3`: the grid, normalized (kernel[grid] does it once per grid
-    tuple), or None.  See the module docstring for what a warm launch costs."""
-    if _env_get(_INTERPRET_KEY) == _ONE:
+    TILECC_INTERPRET=1 (or `_interpret`).  `g3`: the grid, normalized (kernel[grid] does
+    it once per grid tuple), or None.  See the module docstring for what a warm launch
+    costs."""
+    if _observer is not None and not _observed:
+        interpreted = _interpret or _env_get(_INTERPRET_KEY) == _ONE
+
+        def launch(on_grid):
+            return run(jit_fn, on_grid, g3 if on_grid is grid else None, *args,
+                       _interpret=_interpret, _observed=True, **kwargs)
+        return _observer(jit_fn, grid, args, kwargs, interpreted, launch)
+    if _interpret or _env_get(_INTERPRET_KEY) == _ONE:
         try:
             return jit_fn.interpret[grid](*args, **kwargs)
         except (CompilationError, InterpreterError, LaunchError) as e:  # without tilecc's

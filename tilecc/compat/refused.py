@@ -48,7 +48,10 @@ REFUSED: dict[str, Refusal] = {
     "triton.compiler": _COMPILER,
     "triton.backends": Refusal("tilecc has no Triton backends: it renders CUDA or HIP source "
                                "and compiles it with NVRTC or hiprtc"),
-    "triton._C": Refusal("Triton's C++ extension (MLIR, LLVM) is not part of tilecc"),
+    "triton._C": Refusal("Triton's C++ extension (MLIR, LLVM) is not part of tilecc",
+                         "of it the mode gives the cuBLASLt / hipBLASLt products its "
+                         "tutorials compare with: triton._C.libtriton.nvidia.cublas.CublasLt, "
+                         ".amd.hipblas.HipblasLt"),
     "triton.knobs": Refusal("Triton's knobs configure its compiler",
                             "tilecc's options are the launch options (num_warps, num_stages, "
                             "debug, maxnreg, enable_fp_fusion) and TILECC_* variables"),

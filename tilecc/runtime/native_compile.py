@@ -275,6 +275,13 @@ def hip_compiler_available() -> bool:
     return _comgr() is not None
 
 
+def compile_for(target: str, source: str, *, arch: str, options: Sequence[str] = (),
+                filename: str) -> Binary:
+    """`source` compiled by the native compiler of `target` (a target row's name)."""
+    compiler = {"cuda": compile_cuda, "hip": compile_hip}[target]
+    return compiler(source, arch=arch, options=options, filename=filename)
+
+
 # ------------------------------------------------------------------------ version
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.passes.layouts import Placement
-from tilecc.transpiler.target import CUDA_STATIC_SHARED_LIMIT, c_type
+from tilecc.transpiler.target import c_type
 
 
 def _row_major(shape: tuple[int, ...]) -> list[int]:
@@ -64,7 +64,8 @@ class BlockOps:
         tl.dot tiles."""
         kernel, pool_bytes = self.k, self.smem_bytes
         pool_at = None
-        if self.target.name == "cuda" and pool_bytes > CUDA_STATIC_SHARED_LIMIT:
+        limit = self.target.static_shared_limit
+        if limit is not None and pool_bytes > limit:
             pool_at = -(-self.pipe_smem // 1024) * 1024
         dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
         # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)

@@ -125,7 +125,8 @@ def target_resolutions() -> dict[str, int | str]:
               "def figures_add(x, y, out, n, BLOCK: tl.constexpr):\n"
               "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
               "    m = offs < n\n"
-              "    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n")
+              "    s = tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m)\n"
+              "    tl.store(out + offs, s, mask=m)\n")
     d = tempfile.mkdtemp()
     Path(d, "figures_kernel.py").write_text(source)
     sys.path.insert(0, d)

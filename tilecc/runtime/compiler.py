@@ -176,11 +176,11 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
                                                options.arch, options, binary)
         return hit
-    art = _transpile(kernel_fn, list(specs), target, options)
+    art = transpile(kernel_fn, list(specs), target, options)  # (resolved: taken as it is)
     binary = compile_source(art, target)
     if art.kernel.min_programs and _spills(binary.log):
         # the programs per SM asked of ptxas cost register spills: not worth them
-        art = _transpile(kernel_fn, list(specs), target, options, occupancy=False)
+        art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
     art = replace(art, binary=binary._replace(shared_bytes=art.kernel.shared_bytes,
                                               tensor_maps=tuple(art.kernel.tensor_maps)))

@@ -221,19 +221,24 @@ def arch_problem(target: str, arch: str | None, flag: str = "--arch",
                 if other else "")
         return (f"{flag} {arch!r} is not a {target} architecture{hint}; give one such as "
                 f"{examples}")
-    if target == "cuda":
-        supported = _nvrtc_archs()
-        if supported and arch.rstrip("af") not in supported:
-            return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
-                    f"{', '.join(supported)}")
+    compiled_for = _COMPILED_FOR.get(target)
+    supported = compiled_for() if compiled_for else []
+    if supported and _row(target).arch_number(arch) not in supported:
+        return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
+                f"{', '.join(f'sm_{n}' for n in supported)}")
     return None
 
 
-def _nvrtc_archs() -> list[str]:
-    """The architectures the NVRTC tilecc uses compiles for ([] where it cannot say)."""
+def _nvrtc_archs() -> list[int]:
+    """The architectures (numbers: 90 for sm_90) the NVRTC tilecc uses compiles for ([]
+    where it cannot say)."""
     try:
         from tilecc.runtime.native_compile import _nvrtc
 
-        return [f"sm_{n}" for n in _nvrtc().getSupportedArchs()]
+        return [int(n) for n in _nvrtc().getSupportedArchs()]
     except Exception:  # no NVRTC, or one without the call: the compile will tell
         return []
+
+
+# the architectures a target's compiler says it compiles for (hiprtc cannot say)
+_COMPILED_FOR = {"cuda": lambda: _nvrtc_archs()}

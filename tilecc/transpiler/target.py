@@ -60,6 +60,8 @@ class Target:
     # an architecture's facts: bytes of shared memory per program, fp8 types
     shared_per_block: Callable[[str], int] = lambda arch: 48 * 1024
     fp8_formats: Callable[[str], tuple[str, ...]] = lambda arch: ()
+    # an architecture as Triton's `GPUTarget.arch` gives it: 90 for sm_90a, "gfx90a"
+    arch_number: Callable[[str], int | str] = lambda arch: arch
 
     def describe(self) -> str:
         return f"{self.vendor} ({self.name}, warp size {self.warp_size})"
@@ -121,12 +123,14 @@ def shared_memory_limit(target: Target, arch: str) -> int:
 
 
 CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYNC),
-              async_copies=True, binary_suffix=".cubin", assembly_suffix=".ptx", tma_archs=("sm_9",),
+              async_copies=True, binary_suffix=".cubin", assembly_suffix=".ptx",
+              tma_archs=("sm_9",),
               arch_specific_suffix="a", export_arch="sm_80", line_info_flags=("-lineinfo",),
               no_contract_flag="--fmad=false", register_limit_flag="--maxrregcount={}",
               rounded_products=True, static_shared_limit=CUDA_STATIC_SHARED_LIMIT,
               predicated_narrow_stores=True, occupancy_hints=True,
-              shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8)
+              shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8,
+              arch_number=lambda arch: int(_digits(arch) or 0))
 HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA", binary_suffix=".hsaco",
              no_contract_flag="-ffp-contract=off", no_contract_pragma=True,
              shared_per_block=_hip_shared_per_block, fp8_formats=lambda arch: ALL_FP8)
@@ -172,6 +176,11 @@ class CompileTarget:
 
     def describe(self) -> str:
         return self.row.describe()
+
+    @property
+    def arch_number(self) -> int | str:
+        """The architecture as Triton's `GPUTarget.arch`: 90 for sm_90, the gfx name."""
+        return self.row.arch_number(self.arch)
 
     @property
     def has_tma(self) -> bool:

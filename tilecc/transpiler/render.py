@@ -23,6 +23,7 @@ import numpy as np
 from tilecc.errors import Loc
 from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
+from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
@@ -130,7 +131,7 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
+class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
     def __init__(self, kernel: Kernel, target: CompileTarget, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
@@ -434,11 +435,6 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         return f"*({self.text(v, idx)})"
 
     # --- statements ------------------------------------------------------------------------
-    def line(self, text: str) -> None:
-        pad = "  " * self.depth
-        for part in text.split("\n"):
-            self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
-
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
@@ -734,10 +730,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             self.line(f"while ({self.text(before.yields[0])}) {{")
         else:
             self.line("while (true) {")
-            self.depth += 1
-            self.region(before)
-            self.line(f"if (!({self.text(before.yields[0])})) break;")
-            self.depth -= 1
+            with self.indented():
+                self.region(before)
+                self.line(f"if (!({self.text(before.yields[0])})) break;")
         self.nested(body, op.results, body.args)
         self.line("}")
 
@@ -752,15 +747,14 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         self.line("}")
 
     def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        self.depth += 1
         saved = self.last_stmt
-        early = self._early_updates(region, targets, list(carried))
-        self.early.update(early)
-        self.region(region)
-        self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
-                           [y for y in region.yields if y.id not in early])
+        with self.indented():
+            early = self._early_updates(region, targets, list(carried))
+            self.early.update(early)
+            self.region(region)
+            self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
+                               [y for y in region.yields if y.id not in early])
         self.last_stmt = saved
-        self.depth -= 1
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:

@@ -143,22 +143,15 @@ class BlockOps:
     def combine_lambda(self, region: Region, n: int) -> None:
         """The combine function as a C++ lambda: `combine(a, b)` returning the combined
         value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
-        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
-        saved_taken = self.taken  # a lambda captures nothing: it has its own names
-        self.taken = set()
-        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
-        try:
-            self.region(region)
-            body = self.lines
-            if n == 1:
-                ret = f"return {self.text(region.yields[0])};"
-            else:
-                ret = " ".join(f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields))
-        finally:
-            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
-            self.in_lambda = False
-        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
-        self.taken = saved_taken
+        with self.own_names():
+            with self.lambda_body() as body:
+                self.region(region)
+                if n == 1:
+                    ret = f"return {self.text(region.yields[0])};"
+                else:
+                    ret = " ".join(f"out{i} = {self.text(y)};"
+                                   for i, y in enumerate(region.yields))
+            params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
         head = f"auto combine = []({', '.join(params)}) {{"

@@ -50,6 +50,16 @@ class CEmitter:
         self.line(closer)
 
     @contextmanager
+    def block_if(self, wanted: bool, opener: str, closer: str = "}") -> Iterator[None]:
+        """A block where `wanted`, else the lines written in the `with` as they are (a
+        loop that would run once is written as its body)."""
+        if not wanted:
+            yield
+            return
+        with self.block(opener, closer):
+            yield
+
+    @contextmanager
     def lambda_body(self) -> Iterator[list[str]]:
         """The lines written in the `with` go to the list it yields, one level deeper than
         here and without statement comments (a lambda's body); the output, indentation and

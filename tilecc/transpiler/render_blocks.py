@@ -199,47 +199,39 @@ class BlockOps:
             return " + ".join(terms) or "0"
 
         what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
-        self.line("{")
-        self.depth += 1
-        for res, u in zip(results, used):
-            if not u and warps > 1:  # not read later, but the warps exchange it
-                self.declare(res)
-        self.combine_lambda(op.regions[0], len(xs))
-        types = [c_type(x.dtype) for x in xs]
-        accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
-        lanes, lstride = src.unique_lanes(e), src.lstride(e)
-        first = (f"in registers: each thread combines its {j_count} elements" if j_count > 1
-                 else "each thread holds one element")
-        self.line(f"// 1. {first} along {what}"
-                  + (f"; 2. then across the {lanes} lanes that hold the axis, by butterfly "
-                     "shuffles" if lanes > 1 else ""))
-        # A loop that would run once (one output register, two elements, two lanes) is
-        # written as its body.
-        o = "o" if n_out > 1 else "0"
-        if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
-            self.depth += 1
-        for t, acc, x in zip(types, accs, xs):
-            self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
-        if j_count == 2:
-            self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
-        elif j_count > 2:
-            others = [self.text(x, reg(o, "j")) for x in xs]
-            self.line("#pragma unroll")
-            self.line(f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}")
-        if lanes > 1:
-            self.shuffle_steps(accs, types, lstride, lanes)
-        for res, acc, u in zip(results, accs, used):
-            if u or warps > 1:
-                self.line(f"{self.slot(res, o)} = {acc};")
-        if n_out > 1:
-            self.depth -= 1
-            self.line("}")
-        if warps > 1:
-            self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            for res, u in zip(results, used):
+                if not u and warps > 1:  # not read later, but the warps exchange it
+                    self.declare(res)
+            self.combine_lambda(op.regions[0], len(xs))
+            types = [c_type(x.dtype) for x in xs]
+            accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
+            lanes, lstride = src.unique_lanes(e), src.lstride(e)
+            first = (f"in registers: each thread combines its {j_count} elements"
+                     if j_count > 1 else "each thread holds one element")
+            self.line(f"// 1. {first} along {what}"
+                      + (f"; 2. then across the {lanes} lanes that hold the axis, by "
+                         "butterfly shuffles" if lanes > 1 else ""))
+            # A loop that would run once (one output register, two elements, two lanes)
+            # is written as its body.
+            o = "o" if n_out > 1 else "0"
+            with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+                for t, acc, x in zip(types, accs, xs):
+                    self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
+                if j_count == 2:
+                    self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
+                elif j_count > 2:
+                    others = [self.text(x, reg(o, "j")) for x in xs]
+                    self.line("#pragma unroll")
+                    self.line(f"for (int j = 1; j < {j_count}; ++j) "
+                              f"{self.combine_call(accs, others)}")
+                if lanes > 1:
+                    self.shuffle_steps(accs, types, lstride, lanes)
+                for res, acc, u in zip(results, accs, used):
+                    if u or warps > 1:
+                        self.line(f"{self.slot(res, o)} = {acc};")
+            if warps > 1:
+                self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
 
     def shuffle_steps(self, accs: list[str], types: list[str], lstride: int, lanes: int) -> None:
         """Combines `accs` across `lanes` lanes `lstride` apart by butterfly shuffles."""
@@ -256,17 +248,11 @@ class BlockOps:
                 self.line("#pragma unroll")
                 self.line(f"{head} {step}")
             return
-        if not once:
-            self.line("#pragma unroll")
-            self.line(f"{head} {{")
-            self.depth += 1
-        others = [f"{a}_other" for a in accs]
-        for t, o, sh in zip(types, others, shuffled):
-            self.line(f"const {t} {o} = {sh};")
-        self.line(self.combine_call(accs, others))
-        if not once:
-            self.depth -= 1
-            self.line("}")
+        with self.block_if(not once, f"#pragma unroll\n{head} {{"):
+            others = [f"{a}_other" for a in accs]
+            for t, o, sh in zip(types, others, shuffled):
+                self.line(f"const {t} {o} = {sh};")
+            self.line(self.combine_call(accs, others))
 
     def cross_warp(self, op, src, e, dst, results, accs, types, warps, used) -> None:
         wpc = src.base.wpc[e]
@@ -293,27 +279,21 @@ class BlockOps:
             for write in writes:
                 self.line(write)
         self.line("__syncthreads();")
-        if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
-            self.depth += 1
-        for k, (t, acc) in enumerate(zip(types, accs)):
-            decl = f"{t} {acc}" if n_out > 1 else acc
-            self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
-        if warps == 2:
-            self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
-                                               for k in range(len(results))]))
-        else:
-            others = [f"partial{k}[{where}warp]" for k in range(len(results))]
-            self.line("#pragma unroll")
-            self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
-                      f"{self.combine_call(accs, others)}")
-        for res, acc, u in zip(results, accs, used):
-            if u:
-                self.line(f"{self.slot(res, o)} = {acc};")
-        if n_out > 1:
-            self.depth -= 1
-            self.line("}")
+        with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+            for k, (t, acc) in enumerate(zip(types, accs)):
+                decl = f"{t} {acc}" if n_out > 1 else acc
+                self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+            if warps == 2:
+                self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
+                                                   for k in range(len(results))]))
+            else:
+                others = [f"partial{k}[{where}warp]" for k in range(len(results))]
+                self.line("#pragma unroll")
+                self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
+                          f"{self.combine_call(accs, others)}")
+            for res, acc, u in zip(results, accs, used):
+                if u:
+                    self.line(f"{self.slot(res, o)} = {acc};")
 
     # --- scans -------------------------------------------------------------------------------------
     def op_scan(self, op: Op) -> None:
@@ -327,50 +307,46 @@ class BlockOps:
         used = [res for res in results if self.uses.get(res.id, 0) > 0]
         for res in used:
             self.declare(res)
-        self.line("{")
-        self.depth += 1
-        self.combine_lambda(op.regions[0], len(xs))
-        self.line(f"// through shared memory: one thread scans each of the {lines} line"
-                  f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
-        offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
-        base = self.pool_step(total)
-        for k, x in enumerate(xs):
-            t = c_type(x.dtype)
-            self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
-                      (f" + {offs[k]});" if offs[k] else ");"))
-        src: Placement = xs[0].layout
-        lin = self.linear(src, "r", strides)
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
-                  " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs))
-                  + " }")
-        self.line("__syncthreads();")
-        self.line(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
-                  f"line += {threads}) {{")
-        start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
-        self.line(f"  const int first = {start};")
-        step = f" * {inner}" if inner > 1 else ""
-        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
-            (lambda i: f"first + {i}{step}")  # noqa: E731
-        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-        for k, (acc, x) in enumerate(zip(accs, xs)):
-            self.line(f"  {c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
-        self.line(f"  for (int step = 1; step < {n}; ++step) {{")
-        self.line("    " + self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                  for k in range(len(xs))]))
-        self.line("    " + " ".join(f"line{k}[{pos('step')}] = {a};"
-                                    for k, a in enumerate(accs)))
-        self.line("  }")
-        self.line("}")
-        self.line("__syncthreads();")
-        dst: Placement = results[0].layout
-        lin = self.linear(dst, "r", strides)
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
-                  " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
-                           for k, res in enumerate(results) if res in used) + " }")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.combine_lambda(op.regions[0], len(xs))
+            self.line(f"// through shared memory: one thread scans each of the {lines} line"
+                      f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
+            offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+            base = self.pool_step(total)
+            for k, x in enumerate(xs):
+                t = c_type(x.dtype)
+                self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
+                          (f" + {offs[k]});" if offs[k] else ");"))
+            src: Placement = xs[0].layout
+            lin = self.linear(src, "r", strides)
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
+                      " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};"
+                               for k, x in enumerate(xs)) + " }")
+            self.line("__syncthreads();")
+            with self.block(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
+                            f"line += {threads}) {{"):
+                start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 \
+                    else f"line * {n}"
+                self.line(f"const int first = {start};")
+                step = f" * {inner}" if inner > 1 else ""
+                pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+                    (lambda i: f"first + {i}{step}")  # noqa: E731
+                accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+                for k, (acc, x) in enumerate(zip(accs, xs)):
+                    self.line(f"{c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
+                with self.block(f"for (int step = 1; step < {n}; ++step) {{"):
+                    self.line(self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                       for k in range(len(xs))]))
+                    self.line(" ".join(f"line{k}[{pos('step')}] = {a};"
+                                       for k, a in enumerate(accs)))
+            self.line("__syncthreads();")
+            dst: Placement = results[0].layout
+            lin = self.linear(dst, "r", strides)
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
+                      " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
+                               for k, res in enumerate(results) if res in used) + " }")
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
@@ -381,22 +357,19 @@ class BlockOps:
             self.declare(res)
         t = c_type(writes[0][0].dtype)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        self.line("{")
-        self.depth += 1
-        self.line(f"// {why}: through shared memory")
-        base = self.pool_step(count * writes[0][0].dtype.itemsize)
-        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-        for v, pos in writes:
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
-                      f"{self.text(v, 'r')};")
-        self.line("__syncthreads();")
-        for v, pos in reads:
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
-                      f"buffer[{pos}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line(f"// {why}: through shared memory")
+            base = self.pool_step(count * writes[0][0].dtype.itemsize)
+            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
+            for v, pos in writes:
+                self.line("#pragma unroll")
+                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
+                          f"{self.text(v, 'r')};")
+            self.line("__syncthreads();")
+            for v, pos in reads:
+                self.line("#pragma unroll")
+                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
+                          f"buffer[{pos}];")
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result

@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tilecc"
-RENDER_FILES = sorted((PACKAGE / "transpiler").glob("render*.py"))
+# the renderer: its mixins and the emitter they write through
+RENDER_FILES = sorted((PACKAGE / "transpiler").glob("render*.py")) + \
+    [p for p in [PACKAGE / "transpiler" / "emitter.py"] if p.exists()]
 TEMPLATES = sorted((PACKAGE / "templates" / "c_like").glob("*.j2"))
 
 

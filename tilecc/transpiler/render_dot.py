@@ -142,11 +142,8 @@ class DotOps:
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
             f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
-        self.line(f"for (int kk = 0; kk < {k}; ++kk) {{")
-        self.depth += 1
-        self.line(self.macros.register_loop(d.layout.regs, [step]))
-        self.depth -= 1
-        self.line("}")
+        with self.block(f"for (int kk = 0; kk < {k}; ++kk) {{"):
+            self.line(self.macros.register_loop(d.layout.regs, [step]))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
@@ -161,38 +158,32 @@ class DotOps:
         L = self.line
         L(f"// main loop: {steps} steps of K = {plan.k_step}; warp (wm, wn) owns rows "
           f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
-        L("{")
-        self.depth += 1
-        L(f"const int wm = {warp_m}, wn = {warp_n};")
-        L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q")
-        L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
-        L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
-        L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
-        self.fragment_loads(op, plan, "0", "0", b_tile)
-        hook, self.after_first_fragments = self.after_first_fragments, None
-        if hook is not None:
-            hook()
-        L("#pragma unroll")
-        L(f"for (int kk = 0; kk < {steps}; ++kk) {{")
-        self.depth += 1
-        if steps > 1:
-            L(f"if (kk + 1 < {steps}) {{")
-            self.depth += 1
-            self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
-            self.depth -= 1
-            L("}")
-        L("#pragma unroll")
-        L(f"for (int mi = 0; mi < {mt}; ++mi)")
-        L("#pragma unroll")
-        L(f"  for (int ni = 0; ni < {nt}; ++ni)")
-        c0 = f"2 * mi * {rn} + 2 * ni"
-        L(f"    tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
-          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], "
-          "b_frag[kk % 2][ni][1]);")
-        self.depth -= 1
-        L("}")
-        self.depth -= 1
-        L("}")
+        with self.block():
+            L(f"const int wm = {warp_m}, wn = {warp_n};")
+            L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  "
+              "// ldmatrix: row g of matrix q")
+            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
+              f"b_base = tc::smem_address({b_tile});")
+            L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
+            L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
+            self.fragment_loads(op, plan, "0", "0", b_tile)
+            hook, self.after_first_fragments = self.after_first_fragments, None
+            if hook is not None:
+                hook()
+            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
+                if steps > 1:
+                    with self.block(f"if (kk + 1 < {steps}) {{"):
+                        self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
+                L("#pragma unroll")
+                L(f"for (int mi = 0; mi < {mt}; ++mi)")
+                with self.indented():
+                    L("#pragma unroll")
+                    L(f"for (int ni = 0; ni < {nt}; ++ni)")
+                    c0 = f"2 * mi * {rn} + 2 * ni"
+                    with self.indented():
+                        L(f"tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
+                          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], "
+                          "b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);")
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:

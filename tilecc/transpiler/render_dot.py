@@ -484,42 +484,39 @@ class DotOps:
         next_stage = (f"({stage} + 1 == {s} ? 0 : {stage} + 1)",
                       f"({stage} + 1 == {s} ? {self.phase} ^ 1 : {self.phase})")
         inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
-        L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
-        self.depth += 1
-        ahead = self.fresh(f"{ivn}_ahead")
-        L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
-                                                    if step_text != "1" else ";"))
-        more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
-        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
-        waited = []
+        with self.block(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{"):
+            ahead = self.fresh(f"{ivn}_ahead")
+            L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
+                                                        if step_text != "1" else ";"))
+            more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
+            write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+            waited = []
 
-        def copies() -> None:
-            # Issued once the first mma fragments are read from shared memory (their reads
-            # need not queue behind the copies' writes), or once the wgmma are issued; a
-            # wgmma then waits for the next stage while it multiplies.
-            self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
-            if wgmma:
+            def copies() -> None:
+                # Issued once the first mma fragments are read from shared memory (their reads
+                # need not queue behind the copies' writes), or once the wgmma are issued; a
+                # wgmma then waits for the next stage while it multiplies.
+                self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
+                if wgmma:
+                    await_stage("the next stage", *next_stage, more)
+                    waited.append(True)
+
+            self.after_first_fragments = copies
+            saved = self.last_stmt
+            self.region(body)
+            if self.after_first_fragments is not None:  # no mma read the stages first
+                self.after_first_fragments()
+                self.after_first_fragments = None
+            if not waited:
                 await_stage("the next stage", *next_stage, more)
-                waited.append(True)
-
-        self.after_first_fragments = copies
-        saved = self.last_stmt
-        self.region(body)
-        if self.after_first_fragments is not None:  # no mma read the stages first
-            self.after_first_fragments()
-            self.after_first_fragments = None
-        if not waited:
-            await_stage("the next stage", *next_stage, more)
-        L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
-        keep = [i for i in range(len(op.results)) if i not in p.state]
-        self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
-        self.last_stmt = saved
-        if tma:
-            L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
-        else:
-            L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
-        self.depth -= 1
-        L("}")
+            L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
+            keep = [i for i in range(len(op.results)) if i not in p.state]
+            self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
+            self.last_stmt = saved
+            if tma:
+                L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
+            else:
+                L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
         if cp_async:
             L("tc::cp_async_wait<0>();")
         if tma:  # every copy issued was waited for: the barriers are done with
@@ -545,18 +542,15 @@ class DotOps:
                    and o not in p.loads and o.results[0].id not in self.inline}
         self.inline |= scalars
         try:
-            self.line(f"if ({guard}) {{")
-            self.depth += 1
-            if any(t is not None for t in p.tma):
-                self.tma_copies(p, stage)
-            for ld, copy in zip(p.loads, p.tma):
-                if copy is None:
-                    self.comment_for(ld)
-                    self.copy_tile(ld, stage)
-            self.assign_yields([body.args[1 + i] for i in p.state],
-                               [body.yields[i] for i in p.state])
-            self.depth -= 1
-            self.line("}")
+            with self.block(f"if ({guard}) {{"):
+                if any(t is not None for t in p.tma):
+                    self.tma_copies(p, stage)
+                for ld, copy in zip(p.loads, p.tma):
+                    if copy is None:
+                        self.comment_for(ld)
+                        self.copy_tile(ld, stage)
+                self.assign_yields([body.args[1 + i] for i in p.state],
+                                   [body.yields[i] for i in p.state])
             if any(t is None for t in p.tma):
                 self.line("tc::cp_async_commit();")
         finally:
@@ -567,39 +561,37 @@ class DotOps:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
         stage's barrier how many bytes they bring."""
         L = self.line
-        L("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread")
-        self.depth += 1
-        bar = self.fresh("landed", add=False)
-        total = sum(t.nbytes for t in p.tma if t is not None)
-        L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
-        L(f"tc::mbarrier_expect_bytes({bar}, {total});")
-        for ld, copy in zip(p.loads, p.tma):
-            if copy is None:
-                continue
-            self.comment_for(ld)
-            x = ld.result
-            arr, _, elems = self.pipe_tiles[x.id]
-            dot, which = self.dot_use[x.id]
-            rows, cols = x.type.shape
-            esize = x.dtype.itemsize
-            base = self.fresh(f"{arr}_base", add=False)
-            row0, col0 = (self.text(c) for c in copy.corner)
-            L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-            L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
-                ", placed where each warp's wgmma reads those rows" if which == 0 else
-                ", the block's transpose: B K-major" if copy.transposed else ""))
-            # the boxes over the tile's rows r and columns c; the copy engine's coordinates
-            # are the descriptor's, innermost first
-            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
-            if copy.transposed:
-                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
-            off = self.operand_offset(dot, which, "r", "c")
-            L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
-              f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
-              f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
-              f"\n                    {at}, {bar});")
-        self.depth -= 1
-        L("}")
+        with self.block("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one "
+                        "thread"):
+            bar = self.fresh("landed", add=False)
+            total = sum(t.nbytes for t in p.tma if t is not None)
+            L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
+            L(f"tc::mbarrier_expect_bytes({bar}, {total});")
+            for ld, copy in zip(p.loads, p.tma):
+                if copy is None:
+                    continue
+                self.comment_for(ld)
+                x = ld.result
+                arr, _, elems = self.pipe_tiles[x.id]
+                dot, which = self.dot_use[x.id]
+                rows, cols = x.type.shape
+                esize = x.dtype.itemsize
+                base = self.fresh(f"{arr}_base", add=False)
+                row0, col0 = (self.text(c) for c in copy.corner)
+                L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
+                L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
+                    ", placed where each warp's wgmma reads those rows" if which == 0 else
+                    ", the block's transpose: B K-major" if copy.transposed else ""))
+                # the boxes over the tile's rows r and columns c; the copy engine's coordinates
+                # are the descriptor's, innermost first
+                (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+                if copy.transposed:
+                    (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
+                off = self.operand_offset(dot, which, "r", "c")
+                L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
+                  f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
+                  f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
+                  f"\n                    {at}, {bar});")
 
     def copy_tile(self, ld: Op, stage: str) -> None:
         x = ld.result

@@ -432,29 +432,22 @@ class BlockOps:
         if not res.type.is_block:
             if used:
                 self.declare(res)
-            self.line("{")
-            self.depth += 1
-            self.line("// one thread performs the atomic; the others see its result")
-            guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None else "")
-            if used:
-                t = c_type(res.dtype)
-                base = self.pool_step(res.dtype.itemsize)
-                self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-                self.line(f"if ({guard}) {{")
-                self.line(f"  {before}({release});")
-                self.line(f"  result[0] = {self.atomic_call(op, 'r')};")
-                self.line(f"  {after}({acquire});")
-                self.line("}")
-                self.line("__syncthreads();")
-                self.line(f"{self.name(res)} = result[0];")
-            else:
-                self.line(f"if ({guard}) {{")
-                self.line(f"  {before}({release});")
-                self.line(f"  {self.atomic_call(op, 'r')};")
-                self.line(f"  {after}({acquire});")
-                self.line("}")
-            self.depth -= 1
-            self.line("}")
+            with self.block():
+                self.line("// one thread performs the atomic; the others see its result")
+                guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
+                                              else "")
+                if used:
+                    t = c_type(res.dtype)
+                    base = self.pool_step(res.dtype.itemsize)
+                    self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
+                with self.block(f"if ({guard}) {{"):
+                    self.line(f"{before}({release});")
+                    call = self.atomic_call(op, "r")
+                    self.line(f"result[0] = {call};" if used else f"{call};")
+                    self.line(f"{after}({acquire});")
+                if used:
+                    self.line("__syncthreads();")
+                    self.line(f"{self.name(res)} = result[0];")
             return
         p: Placement = res.layout
         if used:
@@ -493,24 +486,21 @@ class BlockOps:
             self.line("#pragma unroll")
             self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = {value};")
             return
-        self.line("{")
-        self.depth += 1
-        self.line("// copies of an element in other warps take the owner's result: "
-                  "through shared memory")
-        base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
-        self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-        lin = self.linear(p, "r", _row_major(p.shape))
-        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
-                 if c]
-        guard = f"if ({' && '.join(conds)}) " if conds else ""
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
-        self.line("__syncthreads();")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line("// copies of an element in other warps take the owner's result: "
+                      "through shared memory")
+            base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
+            self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
+            lin = self.linear(p, "r", _row_major(p.shape))
+            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                                 f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
+                     if c]
+            guard = f"if ({' && '.join(conds)}) " if conds else ""
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
+            self.line("__syncthreads();")
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
 
     op_atomic_cas = op_atomic
 

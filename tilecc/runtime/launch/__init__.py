@@ -50,7 +50,8 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
                                         slot_values)
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
-from tilecc.transpiler.target import get_target
+from tilecc.runtime.options import DEFAULT_NUM_WARPS
+from tilecc.transpiler.target import resolve_target
 
 _BACKENDS = {"cuda": cuda, "hip": hip}
 
@@ -197,7 +198,7 @@ def _no_usable_gpu(e: Exception) -> bool:
 
 
 def _slow_path_on_device(jit_fn, values, options: dict):
-    num_warps = options.get("num_warps", 4)
+    num_warps = options.get("num_warps", DEFAULT_NUM_WARPS)
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
     frameworks = {a.framework for a in arrays}
     # constexpr types too: 64 == 64.0 == True, but they specialize differently
@@ -258,9 +259,9 @@ def _device_arch(device_id: int, backend: str) -> str:
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
     """Compile and load; `more`: the other launch options given (maxnreg...)."""
-    target = get_target(backend)
+    target = resolve_target(backend, _device_arch(device_id, backend))
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
-        jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages,
-        arch=_device_arch(device_id, backend), **more))
+        jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages, arch=target.arch,
+        **more))
     return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
                                    device_id, specs)

@@ -15,7 +15,7 @@ from conftest_compilers import require_cuda_compiler, require_hip_compiler
 from tilecc.transpiler import specialize as SP
 from tilecc.runtime.compiler import Artifact, compile_source
 from tilecc.runtime.options import CompileOptions
-from tilecc.transpiler.target import CUDA, get_target
+from tilecc.transpiler.target import resolve_target
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "vector_add.py")
 TRITON_FILE = os.path.join(os.path.dirname(__file__), "triton_kernels.py")
@@ -266,7 +266,7 @@ def test_native_compile_errors_point_at_the_python_line(tmp_path):
         """)
     with pytest.raises(tilecc.CompilationError) as e:
         compile_source(Artifact("k", source, (), "cuda", "sm_90", CompileOptions(),
-                                kernel=kernel), CUDA)
+                                kernel=kernel), resolve_target("cuda", "sm_90"))
     msg = str(e.value)
     assert f"{py}:3:1" in msg and "x = broken(y)" in msg
     assert "undefined_thing" in msg
@@ -294,7 +294,7 @@ def test_a_compile_error_a_few_lines_below_a_directive_names_its_statement(tmp_p
         """)
     with pytest.raises(tilecc.CompilationError) as e:
         compile_source(Artifact("k", source, (), target, arch, CompileOptions(),
-                                kernel=kernel), get_target(target))
+                                kernel=kernel), resolve_target(target, arch))
     assert f"{py}:3:1" in str(e.value) and "statement3()" in str(e.value)
 
 

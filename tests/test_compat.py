@@ -73,7 +73,8 @@ def test_triton_names_are_tilecc_names():
 def test_compiler_internals_are_refused_with_what_to_use_instead():
     r = _in_compat("""
         import triton
-        for name in ["triton.compiler", "triton.backends.nvidia.compiler", "triton._C.libtriton",
+        for name in ["triton.compiler", "triton.backends.nvidia.compiler",
+                     "triton._C.libtriton.ir",
                      "triton.tools.disasm", "triton.runtime.build"]:
             try:
                 __import__(name)
@@ -90,10 +91,41 @@ def test_compiler_internals_are_refused_with_what_to_use_instead():
     out = dict(line.split(" -> ", 1) for line in r.stdout.splitlines())
     assert "kernel.source()" in out["triton.compiler"]
     assert "NVRTC or hiprtc" in out["triton.backends.nvidia.compiler"]
-    assert "not part of tilecc" in out["triton._C.libtriton"]
+    assert "not part of tilecc" in out["triton._C.libtriton.ir"]
     assert "tilecc export" in out["triton.tools.disasm"]
     assert "C extensions of Triton's launchers" in out["triton.runtime.build"]
     assert "kernel.compile()" in out["triton.compile"]
+
+
+def test_the_blas_baselines_of_tritons_tutorials_are_there_and_nothing_else_of_its_extension():
+    r = _in_compat("""
+        from triton._C.libtriton import amd, nvidia
+        print(nvidia.cublas.CublasLt.__name__, amd.hipblas.HipblasLt.__name__)
+        try:
+            nvidia.passes
+        except AttributeError as e:
+            print(e)
+    """)
+    assert r.returncode == 0, r.stderr
+    names, refused = r.stdout.splitlines()
+    assert names == "CublasLt HipblasLt"
+    assert "not part of tilecc" in refused and "CublasLt" in refused
+
+
+def test_the_blas_baseline_multiplies_by_the_transposed_b():
+    pytest.importorskip("torch")
+    r = _in_compat("""
+        import torch
+        from triton._C.libtriton import nvidia
+        blas = nvidia.cublas.CublasLt(torch.empty(1024, dtype=torch.uint8))
+        a, b = torch.randn(8, 16), torch.randn(4, 16)
+        c, d = torch.empty(8, 4), torch.empty(8, 4)
+        blas.matmul(a, b, c)
+        blas.gemm(a, b, c, d, 2.0, 0.5)
+        print(torch.allclose(c, a @ b.T, atol=1e-5), torch.allclose(d, 2.5 * (a @ b.T), atol=1e-5))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True"]
 
 
 def test_install_refuses_once_triton_is_imported():

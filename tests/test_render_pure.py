@@ -12,7 +12,7 @@ from test_golden import GOLDEN, _kernel
 from tilecc.transpiler import ir
 from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.render import Renderer, render
-from tilecc.transpiler.target import get_target
+from tilecc.transpiler.target import resolve_target
 
 
 def _lower(stem: str, target: str = "cuda", arch: str | None = None, num_stages: int | None = None):
@@ -23,7 +23,7 @@ def _lower(stem: str, target: str = "cuda", arch: str | None = None, num_stages:
 
 
 def _render(k, conversions, target: str = "cuda") -> str:
-    return render(k, get_target(target), conversions, specialization=[])
+    return render(k, resolve_target(target), conversions, specialization=[])
 
 
 @pytest.mark.parametrize("target", ["cuda", "hip"])

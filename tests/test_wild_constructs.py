@@ -200,3 +200,71 @@ def test_skinny_products_on_gpu_equal_tritons(dt, m, n, k) -> None:
                         dtype=torch.int32 if dt == "i8" else torch.float32)
         kernel[(1,)](ta, tb, c, M=m, N=n, K=k)
         np.testing.assert_array_equal(c.cpu().numpy(), want.astype(c.cpu().numpy().dtype))
+
+
+# --- what the native compilers once got wrong (CUDA 13.0, sm_90) --------------------------
+
+@tilecc.jit
+def extremes_of_negations(x_ptr, max_ptr, min_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(max_ptr + rn, tl.max(-x, axis=0))
+    tl.store(min_ptr + rn, tl.min(-x, axis=0))
+
+
+@tilecc.jit
+def masked_bytes(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    y = tl.load(y_ptr + rn)[None, :]
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], (-(x & y)).to(tl.float32))
+
+
+def _small_ints(dt, shape, seed=0):
+    return np.random.default_rng(seed).integers(-100, 100, shape).astype(dt)
+
+
+@pytest.mark.parametrize("dt", ["int32", "int16", "int8"])
+def test_extremes_of_negated_rows(dt) -> None:
+    x = _small_ints(dt, (4, 128))
+    hi, lo = np.zeros(128, dt), np.zeros(128, dt)
+    extremes_of_negations.interpret[(1,)](x, hi, lo, M=4, N=128)
+    np.testing.assert_array_equal(hi, (-x).max(0))
+    np.testing.assert_array_equal(lo, (-x).min(0))
+    sig = {"int32": "i32", "int16": "i16", "int8": "i8"}[dt]
+    compile_everywhere(extremes_of_negations, f"*{sig}:16,*{sig}:16,*{sig}:16,4,128",
+                       num_warps=1)
+
+
+def test_bytes_of_a_vector_load() -> None:
+    x, y = _small_ints(np.int8, (8, 128)), _small_ints(np.int8, 128, seed=1)
+    out = np.zeros((8, 128), np.float32)
+    masked_bytes.interpret[(1,)](x, y, out, M=8, N=128)
+    np.testing.assert_array_equal(out, (-(x & y)).astype(np.float32))
+    compile_everywhere(masked_bytes, "*i8:16,*i8:16,*fp32:16,8,128", num_warps=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", ["int32", "int16", "int8"])
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_extremes_of_negated_rows_on_gpu(dt, num_warps) -> None:
+    torch = pytest.importorskip("torch")
+    x = _small_ints(dt, (4, 128))
+    tx = torch.from_numpy(x).cuda()
+    hi, lo = torch.zeros_like(tx[0]), torch.zeros_like(tx[0])
+    extremes_of_negations[(1,)](tx, hi, lo, M=4, N=128, num_warps=num_warps)
+    np.testing.assert_array_equal(hi.cpu().numpy(), (-x).max(0))
+    np.testing.assert_array_equal(lo.cpu().numpy(), (-x).min(0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_bytes_of_a_vector_load_on_gpu(num_warps) -> None:
+    torch = pytest.importorskip("torch")
+    x, y = _small_ints(np.int8, (8, 128)), _small_ints(np.int8, 128, seed=1)
+    out = torch.zeros((8, 128), device="cuda")
+    masked_bytes[(1,)](torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda(), out, M=8, N=128,
+                       num_warps=num_warps)
+    np.testing.assert_array_equal(out.cpu().numpy(), (-(x & y)).astype(np.float32))

@@ -235,10 +235,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "export":
         return export_command.run(args, load_kernel)
 
-    suffix = ("cu" if args.target == "cuda" else "hip") if args.command == "emit" else \
-        ("cubin" if args.target == "cuda" else "hsaco")
     if args.output:
-        check_output_file(args.output, example=f"kernel.{suffix}")
+        from tilecc.transpiler.target import get_target
+
+        row = get_target(args.target)
+        suffix = row.source_suffix if args.command == "emit" else row.binary_suffix
+        check_output_file(args.output, example=f"kernel{suffix}")
     options = compile_options(args)
     kernel = load_kernel(args.kernel)
     check_signature(kernel, args.signature)

@@ -8,7 +8,8 @@ or, without touching the program, `python -m tilecc.compat script.py [args]` (al
 `-m module` and `-c code`).  While installed, `import triton` and its submodules resolve to
 tilecc's own modules:
 
-    triton[.runtime[.jit|.autotuner|.errors|.driver]|.errors|.testing|.tools[.*]]
+    triton[.runtime[.jit|.autotuner|.errors|.driver]|.errors|.testing|.tools[.*]
+           |.profiler[.viewer|...]]
                                      → tilecc.compat.triton[...], a module for each of
                                        Triton's, holding tilecc's objects under Triton's
                                        names (jit, autotune, Config, driver, do_bench...)
@@ -56,7 +57,8 @@ def _refusal_error(fullname: str) -> ModuleNotFoundError:
     refusal = refusal_of(fullname)
     text = refusal.message(fullname) if refusal is not None else (
         f"No module named '{fullname}': tilecc's compatibility mode provides Triton 3.6's "
-        "triton, triton.language, triton.runtime, triton.testing and triton.tools modules")
+        "triton, triton.language, triton.runtime, triton.testing, triton.tools and "
+        "triton.profiler modules")
     return ModuleNotFoundError(text, name=fullname)
 
 

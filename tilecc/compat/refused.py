@@ -48,17 +48,24 @@ REFUSED: dict[str, Refusal] = {
     "triton.compiler": _COMPILER,
     "triton.backends": Refusal("tilecc has no Triton backends: it renders CUDA or HIP source "
                                "and compiles it with NVRTC or hiprtc"),
-    "triton._C": Refusal("Triton's C++ extension (MLIR, LLVM) is not part of tilecc"),
+    "triton._C": Refusal("Triton's C++ extension (MLIR, LLVM) is not part of tilecc",
+                         "of it the mode gives the cuBLASLt / hipBLASLt products its "
+                         "tutorials compare with: triton._C.libtriton.nvidia.cublas.CublasLt, "
+                         ".amd.hipblas.HipblasLt"),
     "triton.knobs": Refusal("Triton's knobs configure its compiler",
                             "tilecc's options are the launch options (num_warps, num_stages, "
                             "debug, maxnreg, enable_fp_fusion) and TILECC_* variables"),
     "triton.runtime.cache": _CACHE,
     "triton.runtime.build": Refusal("it builds the C extensions of Triton's launchers",
                                     "tilecc launches through the CUDA driver or HIP"),
-    "triton.profiler": Refusal(
-        "Triton's profiler (proton) instruments Triton's launcher and compiled kernels",
-        "time kernels with triton.testing.do_bench, or profile the program with "
-        "torch.profiler or Nsight Systems"),
+    "triton.profiler.hooks": Refusal(
+        "Triton's profiler hooks attach to Triton's launcher (knobs.runtime.launch_enter_hook)",
+        "tilecc's triton.profiler records every launch of a session started with "
+        "hook='triton' by itself"),
+    "triton.profiler.mode": Refusal(
+        "the modes of Triton's profiler (PC sampling, in-kernel instrumentation) need "
+        "Triton's compiler and CUPTI",
+        "tilecc's profiler times launches and scopes with GPU events"),
     "triton.tools.disasm": Refusal("it disassembles Triton's cubins",
                                    "kernel.compile() gives tilecc's cubin, kernel.source() "
                                    "its CUDA; `tilecc export` writes C++ with a launcher"),

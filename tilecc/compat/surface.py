@@ -36,7 +36,13 @@ MODULES = (
     "triton.language.extra.hip.libdevice", "triton.runtime", "triton.runtime.jit",
     "triton.runtime.autotuner", "triton.runtime.driver", "triton.runtime.errors",
     "triton.runtime.cache", "triton.testing", "triton.tools", "triton.tools.tensor_descriptor",
-    "triton.tools.mxfp")
+    "triton.tools.mxfp", "triton.profiler", "triton.profiler.profile", "triton.profiler.scope",
+    "triton.profiler.state", "triton.profiler.context", "triton.profiler.flags",
+    "triton.profiler.specs", "triton.profiler.viewer")
+# Libraries that Triton's modules import only to run (its profile viewer's hatchet and
+# pandas): where they are not installed, stand-ins let the module import, since only its
+# signatures are read.
+OPTIONAL_IMPORTS = ("hatchet", "hatchet.query", "pandas")
 CLASSES = (
     "triton.runtime.jit.JITFunction", "triton.runtime.jit.KernelParam",
     "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Heuristics",
@@ -163,7 +169,9 @@ def _defined_here(module: types.ModuleType) -> set[str]:
 def public_names(module: types.ModuleType) -> list[str]:
     """What `module` offers: its `__all__`, else what it defines itself: its functions,
     classes and kernels, the objects and constants its top level makes, its submodules
-    (not what it imported from elsewhere, Triton's other modules included)."""
+    (not what it imported from elsewhere, Triton's other modules included); a package
+    also offers the functions and classes it takes from its own submodules (`proton.start`
+    is `triton.profiler.profile.start`)."""
     # (Triton's `extra.__all__` holds full module names: only attributes count)
     listed = {n for n in getattr(module, "__all__", ()) if hasattr(module, n)}
     if listed:  # and the submodules, which attribute access reaches too
@@ -179,7 +187,9 @@ def public_names(module: types.ModuleType) -> list[str]:
         if isinstance(obj, types.ModuleType):
             mine = obj.__name__ == f"{module.__name__}.{name}"
         elif isinstance(obj, (type, types.FunctionType)) or hasattr(obj, "__qualname__"):
-            mine = getattr(obj, "__module__", None) == module.__name__
+            home = getattr(obj, "__module__", None) or ""
+            mine = home == module.__name__ or (hasattr(module, "__path__") and
+                                               home.startswith(module.__name__ + "."))
         else:  # a constant or an object: made here if the top level assigns it
             mine = name in here and not isinstance(obj, bool)
         if mine:
@@ -223,7 +233,8 @@ def class_members(cls: type, package: str = "triton") -> dict[str, dict]:
 
 def record(modules=MODULES, classes=CLASSES) -> dict:
     """The surface of the `triton` that imports here (run with Triton installed)."""
-    loaded = [importlib.import_module(name) for name in modules]  # all first: attributes
+    with _stand_ins(OPTIONAL_IMPORTS):
+        loaded = [importlib.import_module(name) for name in modules]  # all first: attributes
     out: dict[str, Any] = {"triton_version": importlib.import_module("triton").__version__,
                            "modules": {}, "classes": {}}  # that are submodules exist then
     for module in loaded:
@@ -234,6 +245,42 @@ def record(modules=MODULES, classes=CLASSES) -> dict:
         cls = getattr(importlib.import_module(module_name), cls_name)
         out["classes"][path] = class_members(cls)
     return out
+
+
+def _placeholder(module: str, attr: str):
+    if attr.startswith("__"):  # (what the import system asks of a module: not there)
+        raise AttributeError(attr)
+    return type(attr, (), {"__module__": module})
+
+
+class _stand_ins:
+    """Placeholder modules for those of `names` that cannot be imported, while a block
+    runs (any attribute of one is a placeholder class)."""
+
+    def __init__(self, names):
+        self.names = names
+        self.added: list[str] = []
+
+    def __enter__(self):
+        import importlib.util
+        import sys
+
+        for name in self.names:
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except (ImportError, AttributeError):  # its parent is missing (or a stand-in)
+                found = False
+            if not found and name not in sys.modules:
+                stand_in = types.ModuleType(name)
+                stand_in.__getattr__ = functools.partial(_placeholder, name)
+                sys.modules[name] = stand_in
+                self.added.append(name)
+
+    def __exit__(self, *exc):
+        import sys
+
+        for name in self.added:
+            sys.modules.pop(name, None)
 
 
 # --- comparing -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from tilecc.export.grid import derive_grid, given_grid, split_grid
 from tilecc.export.header import render_header
 from tilecc.export.runtime_api import APIS
 from tilecc.export.variants import ExportError, JITFunction, build_variant, group_variants
+from tilecc.runtime.options import DEFAULT_NUM_WARPS
 
 __all__ = ["ExportError", "export", "export_header", "header_filename"]
 
@@ -45,7 +46,7 @@ def _per_kernel(value, kernels: Sequence[JITFunction], what: str) -> dict[str, o
 
 def export_header(kernels: JITFunction | Sequence[JITFunction],
                   signatures: str | Sequence[str] | Mapping[str, Sequence[str]], *,
-                  target: str = "cuda", num_warps: int = 4,
+                  target: str = "cuda", num_warps: int = DEFAULT_NUM_WARPS,
                   grid: str | Mapping[str, str] | None = None,
                   grid_args: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                   name: str | None = None, command: str | None = None,
@@ -144,7 +145,7 @@ def _command(kernels, sigs, target, num_warps, grids, extra, name, options: dict
             parts += ["--grid", f"'{g}'" if single else f"'{k.fn.__name__}={g}'"]
         for a in extra.get(k.fn.__name__) or ():
             parts += ["--grid-arg", a if single else f"{k.fn.__name__}={a}"]
-    if num_warps != 4:
+    if num_warps != DEFAULT_NUM_WARPS:
         parts += ["--num-warps", str(num_warps)]
     for flag, value in (("--arch", options["arch"]), ("--num-stages", options["num_stages"]),
                         ("--maxnreg", options["maxnreg"])):

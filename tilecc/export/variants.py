@@ -20,7 +20,7 @@ from tilecc.runtime.compiler import Artifact
 from tilecc.runtime.jit import JITFunction
 from tilecc.transpiler.frontend import ArgSpec
 from tilecc.transpiler.names import c_identifier, unique
-from tilecc.transpiler.target import Target, c_type, get_target
+from tilecc.transpiler.target import Target, c_type, get_target, resolve_target
 
 
 class ExportError(ValueError):
@@ -165,16 +165,16 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         # sm_80 code (mma.sync for tl.dot) runs on all of them from Ampere on, where
         # Hopper's wgmma would need an sm_90a-only build.
         options = dict(options)
-        arch = options.pop("arch", None) or ("sm_80" if get_target(target).name == "cuda"
-                                             else None)
-        compile_options = jit_fn.options(num_warps=num_warps, debug=debug, arch=arch,
-                                         **options)
-        compile_options.native_flags(get_target(target).name)  # refused on this target?
-        built = compiler.transpile(jit_fn, specs, target, compile_options)
+        row = get_target(target)
+        compile_options = jit_fn.options(num_warps=num_warps, debug=debug, arch=options.pop(
+            "arch", None) or row.export_arch, **options)
+        compile_target = resolve_target(row, compile_options.arch)
+        compile_options.native_flags(compile_target)  # refused on this target?
+        built = compiler.transpile(jit_fn, specs, compile_target, compile_options)
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
     code, threads, types = namespace_ready(
-        built.source, built.kernel.symbol, num_warps * get_target(target).warp_size)
+        built.source, built.kernel.symbol, num_warps * compile_target.warp_size)
     taken = [p.name for p in built.kernel.params if p.value is not None]
     if len(taken) != len(types):
         raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "

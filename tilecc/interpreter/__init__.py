@@ -21,6 +21,7 @@ from tilecc.interpreter.progress import Progress
 from tilecc.transpiler import fp8
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
+from tilecc.transpiler.target import ALL_FP8
 
 __all__ = ["run_interpreted"]
 
@@ -164,9 +165,9 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         host.base = values[name]
         values[name] = host
     specs, _ = jit_fn.specs_for(values)
-    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps", 4), debug=True,
+    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps"), debug=True,
                              num_stages=options.get("num_stages"))
-    fp8.check_supported(kernel, "interpreter", "")
+    fp8.check_supported(kernel, ALL_FP8, "the interpreter")
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)
     env: dict[int, object] = {}
     values = _with_descriptor_parts(specs, values)

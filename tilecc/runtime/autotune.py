@@ -55,7 +55,8 @@ from typing import Any, Callable
 from tilecc.errors import AutotunerError, CompilationError
 from tilecc.runtime import autotune_bench as bench
 from tilecc.runtime.jit import KernelInterface, interpreting
-from tilecc.runtime.options import OPTIONS, TRITON_ONLY_OPTIONS
+from tilecc.runtime.options import (DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, OPTIONS,
+                                    TRITON_ONLY_OPTIONS)
 
 log = logging.getLogger("tilecc.autotune")
 _INF = float("inf")
@@ -64,8 +65,8 @@ _INF = float("inf")
 class Config:
     """One candidate: meta-parameter values (constexpr arguments) and launch options."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None,
-                 pre_hook=None, ir_override=None):
+    def __init__(self, kwargs, num_warps=DEFAULT_NUM_WARPS, num_stages=DEFAULT_NUM_STAGES,
+                 num_ctas=1, maxnreg=None, pre_hook=None, ir_override=None):
         for name, value in (("num_ctas", num_ctas), ("maxnreg", maxnreg)):
             try:
                 OPTIONS[name].check(value)

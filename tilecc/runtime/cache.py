@@ -102,7 +102,7 @@ def compiler_stamp(target: str) -> str:
     found, and for HIP, the compiler is asked (`native_compile.compiler_version`)."""
     s = _stamps.get(target)
     if s is None:
-        s = _nvrtc_stamp() if target == "cuda" else None
+        s = _FILE_STAMPS.get(target, lambda: None)()
         if s is None:
             from tilecc.runtime.native_compile import compiler_version
 
@@ -123,6 +123,10 @@ def _nvrtc_stamp() -> str | None:
         st = os.stat(p)
         parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
     return "nvrtc " + " ".join(parts)
+
+
+# the compilers whose identity is read from their files (the others are asked)
+_FILE_STAMPS = {"cuda": lambda: _nvrtc_stamp()}
 
 
 def _listdir(folder: str) -> list[str]:

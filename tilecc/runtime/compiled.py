@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from tilecc.errors import OutOfResources
 from tilecc.runtime import compiler
+from tilecc.transpiler.target import resolve_target
 
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
 KernelMetadata = namedtuple("KernelMetadata", [
@@ -70,7 +71,8 @@ class CompiledKernel:
         self._options = dict(options)  # the launch options it was built with
         self._device = device
         binary = artifact.binary
-        warp_size = 64 if artifact.target == "hip" else 32
+        built_for = resolve_target(artifact.target, binary.arch)  # sm_90a for wgmma
+        warp_size = built_for.warp_size
         self.name = artifact.symbol
         self.hash = hashlib.sha256(binary.data).hexdigest()
         self.kernel = binary.data  # the cubin / code object
@@ -83,17 +85,15 @@ class CompiledKernel:
         self.n_max_threads = opts.num_warps * warp_size  # the __launch_bounds__ it has
         self.metadata = KernelMetadata(
             name=self.name, hash=self.hash,
-            target=GPUTarget(artifact.target, _arch_number(binary.arch, artifact.target),
-                             warp_size),
+            target=GPUTarget(artifact.target, built_for.arch_number, warp_size),
             arch=binary.arch, backend_name=artifact.target, num_warps=opts.num_warps,
             num_stages=opts.num_stages, num_ctas=1,
             shared=report["static_shared"] + binary.shared_bytes, debug=opts.debug,
             maxnreg=opts.maxnreg, enable_fp_fusion=opts.enable_fp_fusion, warp_size=warp_size)
-        source_key, binary_key = ("cu", "cubin") if artifact.target == "cuda" else \
-            ("hip", "hsaco")
-        entries = {source_key: lambda: artifact.source, binary_key: lambda: binary.data}
-        if artifact.target == "cuda":
-            entries["ptx"] = lambda: compiler.ptx_of(artifact)
+        entries = {built_for.source_suffix[1:]: lambda: artifact.source,  # cu, cubin...
+                   built_for.binary_suffix[1:]: lambda: binary.data}
+        if built_for.assembly_suffix:
+            entries[built_for.assembly_suffix[1:]] = lambda: compiler.ptx_of(artifact)
         self.asm = AsmDict(entries)
 
     def __repr__(self) -> str:
@@ -195,29 +195,30 @@ def _type_name(spec) -> str:
     return f"*{spec.type.element_ty}" if spec.type.is_ptr() else str(spec.type)
 
 
-def _arch_number(arch: str, target: str):
-    """Triton's `target.arch`: 90 for sm_90(a), the gfx name on AMD."""
-    if target == "cuda":
-        return int(re.sub(r"\D", "", arch) or 0)
-    return arch
-
-
 def _report(art) -> dict[str, Any]:
     """Registers, spills (4-byte words of local memory) and static shared memory, as the
     compiler reported them: ptxas's `-v` lines on CUDA, the code object's notes on HIP."""
-    binary = art.binary
-    if art.target == "cuda":
-        def number(pattern: str) -> int | None:
-            m = re.search(pattern, binary.log)
-            return int(m.group(1)) if m else None
-        regs = number(r"Used (\d+) registers")
-        stack = number(r"(\d+) bytes stack frame")
-        return {"regs": regs, "spills": None if stack is None else stack // 4,
-                "static_shared": number(r"(\d+) bytes smem") or 0}
+    return _REPORTS[art.target](art.binary)
+
+
+def _ptxas_report(binary) -> dict[str, Any]:
+    def number(pattern: str) -> int | None:
+        m = re.search(pattern, binary.log)
+        return int(m.group(1)) if m else None
+    regs = number(r"Used (\d+) registers")
+    stack = number(r"(\d+) bytes stack frame")
+    return {"regs": regs, "spills": None if stack is None else stack // 4,
+            "static_shared": number(r"(\d+) bytes smem") or 0}
+
+
+def _code_object_report(binary) -> dict[str, Any]:
     regs = _note_int(binary.data, b".vgpr_count")
     private = _note_int(binary.data, b".private_segment_fixed_size")
     return {"regs": regs, "spills": None if private is None else private // 4,
             "static_shared": _note_int(binary.data, b".group_segment_fixed_size") or 0}
+
+
+_REPORTS = {"cuda": _ptxas_report, "hip": _code_object_report}  # by target
 
 
 def _note_int(data: bytes, key: bytes) -> int | None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tilecc.errors import CompilationError, Loc, OutOfResources
 from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options, legal_maxnreg
 from tilecc.transpiler.specs import ArgSpec, TensorMap
-from tilecc.transpiler.target import Target, get_target
+from tilecc.transpiler.target import CompileTarget, Target, resolve_target
 
 # The transpiler (frontend: libcst; render: Jinja) is imported where it is used: a process
 # whose kernels are all in the disk cache never loads it.
@@ -90,44 +90,54 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
 
 # --- transpiling ----------------------------------------------------------------------------------
 
-def lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
-          options: CompileOptions):
+# `lower`, `transpile` and `compile` take the target as a name, a row or a CompileTarget;
+# each resolves it once with the options' architecture (`resolve_target`) and passes the
+# CompileTarget down: the stages below neither resolve nor parse it again.
+
+def lower(kernel_fn: KernelFunction, specs: list[ArgSpec],
+          target: CompileTarget | Target | str, options: CompileOptions):
     """Frontend and passes: (the tile IR that is rendered and interpreted, the layout
     conversions).  `options.arch` (default: the target's) picks instructions: Hopper's
     wgmma needs sm_90."""
+    return _lower(kernel_fn, specs, resolve_target(target, options.arch), options)
+
+
+def _lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarget,
+           options: CompileOptions):
     from tilecc.transpiler import frontend
     from tilecc.transpiler.passes import run_passes
 
-    kernel = frontend.parse(kernel_fn.fn, specs, num_warps=options.num_warps,
-                            debug=options.debug, target=get_target(target))
-    kernel.num_stages = options.num_stages
-    kernel.maxnreg = legal_maxnreg(options.maxnreg)
-    kernel.fp_fusion = options.enable_fp_fusion
-    return kernel, run_passes(kernel, get_target(target), options.arch,
-                              made_descriptor_tma=options.made_descriptor_tma)
+    traced = replace(options, maxnreg=legal_maxnreg(options.maxnreg))
+    kernel = frontend.parse(kernel_fn.fn, specs, traced, target)
+    return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma)
 
 
-def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: Target | str,
-              options: CompileOptions, *, occupancy: bool = True) -> Artifact:
+def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec],
+              target: CompileTarget | Target | str, options: CompileOptions, *,
+              occupancy: bool = True) -> Artifact:
     """The IR and the source of one specialization, no compiler run.  `occupancy`: ask
     ptxas for the programs per SM the kernel wants (`compile` renders again without it
     when that makes ptxas spill registers)."""
+    return _transpile(kernel_fn, specs, resolve_target(target, options.arch), options,
+                      occupancy)
+
+
+def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarget,
+               options: CompileOptions, occupancy: bool = True) -> Artifact:
     from tilecc.runtime import template_cache
     from tilecc.transpiler import builtins_vendor, fp8
     from tilecc.transpiler.passes.layouts import check_registers
     from tilecc.transpiler.render import render
 
-    target = get_target(target)
-    arch = options.arch or target.default_arch
-    kernel, conversions = lower(kernel_fn, specs, target, options)
-    fp8.check_supported(kernel, target.name, arch)
+    kernel, conversions = _lower(kernel_fn, specs, target, options)
+    fp8.check_supported(kernel, target.fp8_formats, target.arch)
     builtins_vendor.check_counters(kernel, target.name)
     check_registers(kernel)  # before rendering: such blocks take ptxas minutes
     template_cache.install()
     source = render(kernel, target, conversions, specialization=describe_specs(specs),
                     line_directives=options.line_directives, occupancy=occupancy)
-    check_shared_memory(kernel, target, arch)
-    return Artifact(kernel.symbol, source, tuple(specs), target.name, arch, options,
+    check_shared_memory(kernel, target)
+    return Artifact(kernel.symbol, source, tuple(specs), target.name, target.arch, options,
                     kernel=kernel, conversions=conversions)
 
 
@@ -137,7 +147,7 @@ _compiled: dict[str, Artifact] = {}  # this process's compiled artifacts, by key
 
 
 def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...],
-            target: Target | str, options: CompileOptions) -> Artifact:
+            target: CompileTarget | Target | str, options: CompileOptions) -> Artifact:
     """One specialization compiled to a cubin (CUDA) or code object (HIP): from this
     process's memory, else from the disk cache, else transpiled, compiled and published
     there.  The runtime always compiles with #line directives (and -lineinfo on CUDA), so
@@ -145,10 +155,10 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     from tilecc.runtime import cache
     from tilecc.runtime.binary import Binary
 
-    target = get_target(target)
-    options = replace(options, arch=options.arch or target.default_arch, line_directives=True)
+    target = resolve_target(target, options.arch)
+    options = replace(options, arch=target.arch, line_directives=True)
     key_options = compile_key_options(options.num_warps, options.num_stages, options.debug,
-                                      target.name, _native_flags(options, target),
+                                      target, _native_flags(options, target),
                                       options.made_descriptor_tma)
     key = cache.kernel_key(kernel_fn.fingerprint, specs, target.name, options.arch,
                            key_options)
@@ -166,7 +176,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
                                                options.arch, options, binary)
         return hit
-    art = transpile(kernel_fn, list(specs), target, options)
+    art = transpile(kernel_fn, list(specs), target, options)  # (resolved: taken as it is)
     binary = compile_source(art, target)
     if art.kernel.min_programs and _spills(binary.log):
         # the programs per SM asked of ptxas cost register spills: not worth them
@@ -178,7 +188,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     cache.store("kernels", key, {**art.metadata, "kernel": f"{fn.__module__}.{fn.__qualname__}"},
                 {"source": art.source.encode(), "binary": art.binary.data})
     if dump is not None:
-        _dump(art, key.digest)
+        _dump(art, target, key.digest)
     hit = _compiled[key.digest] = art
     return hit
 
@@ -190,13 +200,12 @@ def _tensor_map(saved: dict) -> TensorMap:
                         "args": tuple(args) if args is not None else None})
 
 
-def check_shared_memory(kernel: Kernel, target: Target, arch: str) -> None:
+def check_shared_memory(kernel: Kernel, target: CompileTarget) -> None:
     """Raise OutOfResources where a program of the rendered `kernel` needs more shared
-    memory than one may have on `arch`: before the native compiler runs, instead of a
-    ptxas error or a failed launch (a launch checks the device's own number again)."""
-    from tilecc.transpiler.target import shared_memory_limit
-
-    limit = shared_memory_limit(target, arch)
+    memory than one may have on the target's architecture: before the native compiler
+    runs, instead of a ptxas error or a failed launch (a launch checks the device's own
+    number again)."""
+    limit, arch = target.shared_memory_limit, target.arch
     required = kernel.static_shared_bytes + kernel.shared_bytes
     if required <= limit:
         return
@@ -210,22 +219,19 @@ _LOG_LINE = re.compile(r"^(?P<file>[^\s(:]+\.py)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+):
                        r"(?P<what>error|warning)?:?\s*(?P<msg>.*)$")
 
 
-def compile_source(art: Artifact, target: Target) -> Binary:
+def compile_source(art: Artifact, target: CompileTarget) -> Binary:
     """NVRTC / hiprtc on an artifact's source (with #line directives); compile errors
     become CompilationErrors at the user's Python line."""
     from tilecc.runtime import native_compile as NC
     from tilecc.transpiler.render import INCLUDE_DIR
 
-    arch = art.arch
-    if art.kernel.arch_specific and not arch.endswith("a"):
-        arch += "a"  # wgmma is an sm_90a feature: compiled for exactly this architecture
-    options = [f"-I{INCLUDE_DIR}", *_native_flags(art.options, target)]
+    # wgmma is an sm_90a feature: compiled for exactly this architecture
+    arch = target.binary_arch(art.kernel.arch_specific)
+    options = [f"-I{INCLUDE_DIR}", *_native_flags(art.options, target),
+               *target.line_info_flags]
     try:
-        if target.name == "cuda":
-            return NC.compile_cuda(art.source, arch=arch, options=options + ["-lineinfo"],
-                                   filename=f"{art.symbol}.cu")
-        return NC.compile_hip(art.source, arch=arch, options=options,
-                              filename=f"{art.symbol}.hip")
+        return NC.compile_for(target.name, art.source, arch=arch, options=options,
+                              filename=f"{art.symbol}{target.source_suffix}")
     except NC.CompilerUnavailable as e:
         raise CompilationError(e.hint) from None
     except NC.NativeCompileError as e:
@@ -268,9 +274,9 @@ def _statement_line(source: str, file: str, number: int, quoted: str) -> int:
 _DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
 
 
-def _native_flags(options: CompileOptions, target: Target) -> list[str]:
+def _native_flags(options: CompileOptions, target: CompileTarget) -> list[str]:
     try:
-        return options.native_flags(target.name)
+        return options.native_flags(target)
     except ValueError as e:
         raise CompilationError(str(e)) from None
 
@@ -279,20 +285,20 @@ def _spills(log: str) -> bool:
     return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
 
 
-def _dump(art: Artifact, key: str) -> None:
+def _dump(art: Artifact, target: CompileTarget, key: str) -> None:
     """TILECC_DUMP: the IR, the source, the binary, the log (and PTX) of a build."""
     from tilecc.runtime import cache
     from tilecc.transpiler.ir import format_kernel
 
     name = art.symbol  # an ASCII file name
-    ext = "cu" if art.target == "cuda" else "hip"
-    files: dict[str, Any] = {"ir.txt": format_kernel(art.kernel), f"{name}.{ext}": art.source,
-                             f"{name}.{'cubin' if ext == 'cu' else 'hsaco'}": art.binary.data,
+    files: dict[str, Any] = {"ir.txt": format_kernel(art.kernel),
+                             f"{name}{target.source_suffix}": art.source,
+                             f"{name}{target.binary_suffix}": art.binary.data,
                              "compile.log": art.binary.log}
-    if art.target == "cuda":
+    if target.assembly_suffix:  # NVRTC's PTX
         try:
-            files[f"{name}.ptx"] = _ptx(art.source, art.arch, name,
-                                        art.options.native_flags(art.target))
+            files[f"{name}{target.assembly_suffix}"] = _ptx(art.source, art.arch, name,
+                                                           art.options.native_flags(target))
         except Exception as e:  # the dump is for inspection; never fail a build over it
             files["ptx-error.txt"] = str(e)
     cache.dump(name, key, files)

@@ -26,6 +26,7 @@ import functools
 import inspect
 import os
 import textwrap
+from dataclasses import asdict
 from typing import Any, Callable
 
 from tilecc.errors import CompilationError, InterpreterError, LaunchError
@@ -352,23 +353,43 @@ class JITFunction(KernelFunction, KernelInterface):
         """Compile options from what a caller gives, checked, defaults filled in."""
         return compiler.resolve_options(self, **given)
 
-    def build(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
-              *, debug: bool | None = None, line_directives: bool = False,
-              num_stages: int | None = None, arch: str | None = None,
-              maxnreg: int | None = None,
-              enable_fp_fusion: bool | None = None) -> compiler.Artifact:
+    def _compile_options(self, target: Target | str, options: CompileOptions | None,
+                         **given) -> CompileOptions:
+        """The options of a public entry: `options` (a CompileOptions, from `options()`)
+        with the keywords given (other than None) in its place, or the keywords alone,
+        checked with defaults filled in (`runtime/options.py`); an `arch` checked against
+        `target` first."""
+        if options is not None:
+            given = {**asdict(options), **{k: v for k, v in given.items() if v is not None}}
+        elif given.get("line_directives") is None:
+            given["line_directives"] = False
+        _check_arch(target, given.get("arch"))
+        return self.options(**given)
+
+    # Every entry below takes the same options, as keywords or as one CompileOptions
+    # (`options=kernel.options(num_warps=8, ...)`); None: the default (runtime/options.py).
+    def build(self, specs: list[ArgSpec], target: Target | str = "cuda",
+              num_warps: int | None = None, *, debug: bool | None = None,
+              line_directives: bool | None = None, num_stages: int | None = None,
+              arch: str | None = None, maxnreg: int | None = None,
+              enable_fp_fusion: bool | None = None,
+              options: CompileOptions | None = None) -> compiler.Artifact:
         """The IR and source of one specialization (`compiler.transpile`)."""
-        return compiler.transpile(self, specs, target, self.options(
-            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
-            line_directives=line_directives, maxnreg=maxnreg,
+        return compiler.transpile(self, specs, target, self._compile_options(
+            target, options, num_warps=num_warps, debug=debug, num_stages=num_stages,
+            arch=arch, line_directives=line_directives, maxnreg=maxnreg,
             enable_fp_fusion=enable_fp_fusion))
 
-    def lower(self, specs: list[ArgSpec], target: Target | str = "cuda", num_warps: int = 4,
-              *, debug: bool | None = None, num_stages: int | None = None,
-              arch: str | None = None):
+    def lower(self, specs: list[ArgSpec], target: Target | str = "cuda",
+              num_warps: int | None = None, *, debug: bool | None = None,
+              line_directives: bool | None = None, num_stages: int | None = None,
+              arch: str | None = None, maxnreg: int | None = None,
+              enable_fp_fusion: bool | None = None, options: CompileOptions | None = None):
         """Frontend and passes (`compiler.lower`): the tile IR the interpreter runs."""
-        return compiler.lower(self, specs, target, self.options(
-            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch))
+        return compiler.lower(self, specs, target, self._compile_options(
+            target, options, num_warps=num_warps, debug=debug, num_stages=num_stages,
+            arch=arch, line_directives=line_directives, maxnreg=maxnreg,
+            enable_fp_fusion=enable_fp_fusion))
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:
@@ -379,37 +400,46 @@ class JITFunction(KernelFunction, KernelInterface):
 
     @_user_facing
     def source(self, signature: str | list[str] | None = None, target: str = "cuda",
-               num_warps: int = 4, line_directives: bool = False, debug: bool | None = None,
-               num_stages: int | None = None, arch: str | None = None,
-               maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
+               num_warps: int | None = None, line_directives: bool | None = None,
+               debug: bool | None = None, num_stages: int | None = None,
+               arch: str | None = None, maxnreg: int | None = None,
+               enable_fp_fusion: bool | None = None, *, options: CompileOptions | None = None,
                **constexprs) -> str:
         """The generated CUDA or HIP source for one specialization (no GPU needed); `arch`
         (default sm_90 / gfx90a) as the source would be compiled for.  The options are
         written into the source itself (`maxnreg` as `__maxnreg__`, `enable_fp_fusion=False`
         as products no compiler contracts), whatever flags later build it."""
-        _check_arch(target, arch)
         return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
                           line_directives=line_directives, num_stages=num_stages,
-                          arch=arch, maxnreg=maxnreg,
-                          enable_fp_fusion=enable_fp_fusion).source
+                          arch=arch, maxnreg=maxnreg, enable_fp_fusion=enable_fp_fusion,
+                          options=options).source
 
     @_user_facing
-    def ir(self, signature=None, target: str = "cuda", num_warps: int = 4,
-           num_stages: int | None = None, **constexprs):
+    def ir(self, signature=None, target: str = "cuda", num_warps: int | None = None,
+           num_stages: int | None = None, *, debug: bool | None = None,
+           line_directives: bool | None = None, arch: str | None = None,
+           maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
+           options: CompileOptions | None = None, **constexprs):
         """The tile IR after the passes, for inspection."""
-        return self.build(self._specs(signature, constexprs), target, num_warps,
-                          num_stages=num_stages).kernel
+        return self.build(self._specs(signature, constexprs), target, num_warps, debug=debug,
+                          line_directives=line_directives, num_stages=num_stages,
+                          arch=arch, maxnreg=maxnreg, enable_fp_fusion=enable_fp_fusion,
+                          options=options).kernel
 
     @_user_facing
     def compile(self, signature=None, target: str = "cuda", arch: str | None = None,
-                num_warps: int = 4, debug: bool | None = None, num_stages: int | None = None,
-                maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
-                **constexprs):
-        """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed."""
-        _check_arch(target, arch)
-        return compiler.compile(self, self._specs(signature, constexprs), target, self.options(
-            num_warps=num_warps, debug=debug, num_stages=num_stages, arch=arch,
-            maxnreg=maxnreg, enable_fp_fusion=enable_fp_fusion)).binary
+                num_warps: int | None = None, debug: bool | None = None,
+                num_stages: int | None = None, maxnreg: int | None = None,
+                enable_fp_fusion: bool | None = None, *, line_directives: bool | None = None,
+                options: CompileOptions | None = None, **constexprs):
+        """Compile one specialization to a cubin (CUDA) or code object (HIP), no GPU needed
+        (always with #line directives, as every runtime compile)."""
+        return compiler.compile(self, self._specs(signature, constexprs), target,
+                                self._compile_options(
+                                    target, options, num_warps=num_warps, debug=debug,
+                                    num_stages=num_stages, arch=arch, maxnreg=maxnreg,
+                                    line_directives=line_directives,
+                                    enable_fp_fusion=enable_fp_fusion)).binary
 
     # --- launching -------------------------------------------------------------------------------
     def __getitem__(self, grid) -> Callable:
@@ -451,9 +481,7 @@ class JITFunction(KernelFunction, KernelInterface):
                 return warm_up(self, args, kwargs)
             except CompilationError as e:
                 raise e.with_traceback(None) from None
-        if interpreting():
-            return self.interpret[grid](*args, **kwargs)
-        return _launch_run(self, grid, None, *args, **kwargs)
+        return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""

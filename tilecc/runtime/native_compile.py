@@ -275,28 +275,43 @@ def hip_compiler_available() -> bool:
     return _comgr() is not None
 
 
+def compile_for(target: str, source: str, *, arch: str, options: Sequence[str] = (),
+                filename: str | None = None) -> Binary:
+    """`source` compiled by the native compiler of `target` (a target row's name)."""
+    compiler = {"cuda": compile_cuda, "hip": compile_hip}[target]
+    named = {"filename": filename} if filename is not None else {}
+    return compiler(source, arch=arch, options=options, **named)
+
+
 # ------------------------------------------------------------------------ version
 
 
 def compiler_version(target: str) -> str:
     """A string naming the compiler build, for cache keys: e.g. ``nvrtc 13.5`` or
     ``hiprtc libamdhip64.so.5.2.21153 comgr 2.4``. Raises RuntimeError if absent."""
-    if target == "cuda":
-        try:
-            major, minor = _nvrtc().getVersion()
-        except Exception as e:
-            raise RuntimeError(f"NVRTC unavailable: {e}") from e
-        return f"nvrtc {major}.{minor}"
-    if target == "hip":
-        lib, comgr = _hiprtc_library(), _comgr()
-        if lib is None or comgr is None:
-            raise RuntimeError("hiprtc unavailable")
-        # hiprtcVersion() is useless on ROCm 5.2 (reports 9.0); name the real file.
-        path = _dl_path(lib, "hiprtcCompileProgram")
-        major, minor = ctypes.c_size_t(), ctypes.c_size_t()
-        comgr.amd_comgr_get_version(ctypes.byref(major), ctypes.byref(minor))
-        return f"hiprtc {os.path.basename(path)} comgr {major.value}.{minor.value}"
-    raise ValueError(f"unknown target {target!r} (expected 'cuda' or 'hip')")
+    version = {"cuda": _nvrtc_version, "hip": _hiprtc_version}.get(target)
+    if version is None:
+        raise ValueError(f"unknown target {target!r} (expected 'cuda' or 'hip')")
+    return version()
+
+
+def _nvrtc_version() -> str:
+    try:
+        major, minor = _nvrtc().getVersion()
+    except Exception as e:
+        raise RuntimeError(f"NVRTC unavailable: {e}") from e
+    return f"nvrtc {major}.{minor}"
+
+
+def _hiprtc_version() -> str:
+    lib, comgr = _hiprtc_library(), _comgr()
+    if lib is None or comgr is None:
+        raise RuntimeError("hiprtc unavailable")
+    # hiprtcVersion() is useless on ROCm 5.2 (reports 9.0); name the real file.
+    path = _dl_path(lib, "hiprtcCompileProgram")
+    major, minor = ctypes.c_size_t(), ctypes.c_size_t()
+    comgr.amd_comgr_get_version(ctypes.byref(major), ctypes.byref(minor))
+    return f"hiprtc {os.path.basename(path)} comgr {major.value}.{minor.value}"
 
 
 class _DlInfo(ctypes.Structure):

@@ -147,17 +147,26 @@ class CompileOptions:
     # launch checks (no user option: a launch whose strides fail builds without them)
     made_descriptor_tma: bool = True
 
-    def native_flags(self, target: str) -> list[str]:
-        """The native compiler's flags these options ask for (beyond the runtime's own)."""
+    def native_flags(self, target) -> list[str]:
+        """The native compiler's flags these options ask for (beyond the runtime's own) on
+        `target` (a CompileTarget, a target row or its name)."""
+        row = _row(target)
         flags = []
         if self.maxnreg is not None:
-            if target != "cuda":
+            if row.register_limit_flag is None:
                 raise ValueError("maxnreg is not supported by tilecc on HIP: hiprtc has no "
                                  "per-kernel register limit option (it is a CUDA option)")
-            flags.append(f"--maxrregcount={legal_maxnreg(self.maxnreg)}")
+            flags.append(row.register_limit_flag.format(legal_maxnreg(self.maxnreg)))
         if not self.enable_fp_fusion:
-            flags.append("--fmad=false" if target == "cuda" else "-ffp-contract=off")
+            flags.append(row.no_contract_flag)
         return flags
+
+
+def _row(target):
+    """The target's facts: a CompileTarget or a row as it is, a name looked up."""
+    from tilecc.transpiler.target import CompileTarget, Target, get_target
+
+    return target if isinstance(target, (CompileTarget, Target)) else get_target(target)
 
 
 # Triton's compile and launch options that tilecc does not take: naming one at a launch
@@ -183,7 +192,7 @@ LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch)
 
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
-                        target: str, native_flags: list[str] = (),
+                        target, native_flags: list[str] = (),
                         made_descriptor_tma: bool = True) -> dict[str, Any]:
     """The options part of a compiled kernel's cache key (`cache.kernel_key`): the options
     that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA),
@@ -191,7 +200,7 @@ def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
     a build without TMA copies of made descriptors (only then: other keys stay as were)."""
     out = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
            "line_directives": True,
-           "options": (["-lineinfo"] if target == "cuda" else []) + list(native_flags)}
+           "options": list(_row(target).line_info_flags) + list(native_flags)}
     if not made_descriptor_tma:
         out["made_descriptor_tma"] = False
     return out
@@ -218,19 +227,24 @@ def arch_problem(target: str, arch: str | None, flag: str = "--arch",
                 if other else "")
         return (f"{flag} {arch!r} is not a {target} architecture{hint}; give one such as "
                 f"{examples}")
-    if target == "cuda":
-        supported = _nvrtc_archs()
-        if supported and arch.rstrip("af") not in supported:
-            return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
-                    f"{', '.join(supported)}")
+    compiled_for = _COMPILED_FOR.get(target)
+    supported = compiled_for() if compiled_for else []
+    if supported and _row(target).arch_number(arch) not in supported:
+        return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
+                f"{', '.join(f'sm_{n}' for n in supported)}")
     return None
 
 
-def _nvrtc_archs() -> list[str]:
-    """The architectures the NVRTC tilecc uses compiles for ([] where it cannot say)."""
+def _nvrtc_archs() -> list[int]:
+    """The architectures (numbers: 90 for sm_90) the NVRTC tilecc uses compiles for ([]
+    where it cannot say)."""
     try:
         from tilecc.runtime.native_compile import _nvrtc
 
-        return [f"sm_{n}" for n in _nvrtc().getSupportedArchs()]
+        return [int(n) for n in _nvrtc().getSupportedArchs()]
     except Exception:  # no NVRTC, or one without the call: the compile will tell
         return []
+
+
+# the architectures a target's compiler says it compiles for (hiprtc cannot say)
+_COMPILED_FOR = {"cuda": lambda: _nvrtc_archs()}

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilecc.runtime.options import DEFAULT_NUM_WARPS
 from tilecc.testing import devices as DV
 from tilecc.testing.compare import Mismatch, compare, format_array, is_floating
 from tilecc.testing.tolerances import Tolerance, tolerance
@@ -126,7 +127,7 @@ class Launch:
     grid: Any
     reference: Callable[..., Any] | None = None
     tolerance: Any = None
-    num_warps: int = 4
+    num_warps: int = DEFAULT_NUM_WARPS
     backends: tuple[str, ...] | None = None
     frameworks: tuple[str, ...] | None = None
 

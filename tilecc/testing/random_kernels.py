@@ -568,9 +568,7 @@ def compile_batch(texts: list[str], target: str, arch: str):
     parts = [include] + [f"namespace program{i} {{\n{t.replace(include, '')}\n}}"
                          for i, t in enumerate(texts)]
     source = "\n".join(parts)
-    if target == "cuda":
-        return NC.compile_cuda(source, arch=arch, options=_include_options("cuda"))
-    return NC.compile_hip(source, arch=arch, options=_include_options("hip"))
+    return NC.compile_for(target, source, arch=arch, options=_include_options(target))
 
 
 def _include_options(target: str) -> list[str]:

@@ -114,8 +114,9 @@ class Program:
     def ill_conditioned(self) -> dict[str, np.ndarray]:
         """Per output, the elements that hang on the last bits of a rounded intermediate
         value: evaluated again with every rounded float moved a few ulps up, then down
-        (random_exprs.nudgeable), they move by more than a quarter of the tolerance (sin of
-        1e16 after an fma, floor of 2.9999999).  Two correct implementations, each
+        (random_exprs.nudgeable), they move: by more than a quarter of the tolerance for floats
+        (sin of 1e16 after an fma), at all for integers and exact values (floor of 2.9999999,
+        an approximate rsqrt times 4 converted to int32).  Two correct implementations, each
         within a few ulps at every step, may give such an element differently."""
         inputs = self.inputs()
         with np.errstate(all="ignore"):
@@ -128,9 +129,11 @@ class Program:
             except Undefined:  # moved into undefined values: every element hangs on it
                 return {o.param: np.ones(o.size, bool) for o in self.outputs}
             for o in self.outputs:
+                values, written = base[o.param]
                 if o.dt.is_float and not o.exact:
-                    values, written = base[o.param]
                     ill[o.param] |= written & ~close(moved[o.param][0], values, self.rtol / 4)
+                else:  # integers (a float converted near a whole number) and exact values
+                    ill[o.param] |= written & ~_same(moved[o.param][0], values)
         return ill
 
     def explained_by_conditioning(self, args: list, expected: dict) -> bool:
@@ -162,6 +165,14 @@ def compare_output(got: np.ndarray, expected: tuple[np.ndarray, np.ndarray], o: 
     idx = np.flatnonzero(valid)[bad]
     return (f"{int((~ok).sum())} of {ok.size} elements differ; at {idx.tolist()}: "
             f"got {g[bad].tolist()}, expected {e[bad].tolist()}")
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element by element: equal, or both NaN."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        return a == b
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float) -> np.ndarray:

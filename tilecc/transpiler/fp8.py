@@ -39,22 +39,10 @@ def check_arithmetic(d: D.dtype, what: str) -> None:
                         "x.to(tl.float32) (fp8 is a storage and tl.dot input type)")
 
 
-def supported(target_name: str, arch: str) -> tuple[str, ...]:
-    """The fp8 types Triton 3.6 accepts on `arch` (its backends' `supported_fp8_dtypes`):
-    NVIDIA fp8e5 and fp8e4b15 everywhere, fp8e4nv from sm_89 on; AMD the OCP and the
-    fnuz formats (native on CDNA3 / CDNA4, converted in software elsewhere).  tilecc has
-    no fp8e4b15 (Triton's own format, deprecated on Hopper).  The interpreter has the
-    four ml_dtypes formats."""
-    if target_name in ("hip", "interpreter"):
-        return ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
-    digits = "".join(c for c in arch.removeprefix("sm_").removeprefix("compute_") if c.isdigit())
-    capability = int(digits) if digits else 90
-    return ("fp8e4nv", "fp8e5") if capability >= 89 else ("fp8e5",)
-
-
-def check_supported(kernel: Kernel, target_name: str, arch: str) -> None:
-    """A CompilationError at the first use of an fp8 type `arch` does not have."""
-    ok = supported(target_name, arch)
+def check_supported(kernel: Kernel, ok: tuple[str, ...], where: str) -> None:
+    """A CompilationError at the first use of an fp8 type not among `ok` (the compile
+    target's `fp8_formats`, as Triton 3.6's backends' `supported_fp8_dtypes`; the
+    interpreter has the four ml_dtypes formats).  `where`: the architecture, in words."""
 
     def bad(t) -> str | None:
         d = t.element_ty if t.is_ptr() else t
@@ -62,11 +50,11 @@ def check_supported(kernel: Kernel, target_name: str, arch: str) -> None:
 
     for p in kernel.params:
         if p.value is not None and bad(p.value.dtype):
-            raise CompilationError(_message(bad(p.value.dtype), ok, arch), kernel.loc)
+            raise CompilationError(_message(bad(p.value.dtype), ok, where), kernel.loc)
     for op in kernel.walk():
         for v in op.results:
             if bad(v.dtype):
-                raise CompilationError(_message(bad(v.dtype), ok, arch), op.loc)
+                raise CompilationError(_message(bad(v.dtype), ok, where), op.loc)
 
 
 FP8E4B15_REFUSED = ("tl.float8e4b15 is not supported by tilecc (Triton's own software "

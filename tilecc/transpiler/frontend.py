@@ -1336,13 +1336,17 @@ def _assigned_names(node: cst.CSTNode) -> list[str]:
 
 # --- entry point ---------------------------------------------------------------------------------
 
-def parse(fn: Callable, specs: list[ArgSpec], *, num_warps: int = 4, debug: bool = False,
-          target: Target = CUDA) -> Kernel:
-    """Trace `fn` under the specialization `specs` into a tile IR kernel for `target` (which
-    the vendor builtins read: tl.extra.cuda.num_threads() is num_warps x its warp size)."""
+def parse(fn: Callable, specs: list[ArgSpec], options, target: Target = CUDA) -> Kernel:
+    """Trace `fn` under the specialization `specs` into a tile IR kernel compiled with
+    `options` (the runtime's CompileOptions: num_warps, num_stages, debug, maxnreg — the
+    compiler's value —, enable_fp_fusion) for `target` (which the vendor builtins read:
+    tl.extra.cuda.num_threads() is num_warps x its warp size)."""
     pf = parse_function(fn)
     body = Region()
-    kernel = Kernel(fn.__name__, [], body, pf.loc(pf.funcdef.name), num_warps, debug)
+    kernel = Kernel(fn.__name__, [], body, pf.loc(pf.funcdef.name),
+                    num_warps=options.num_warps, num_stages=options.num_stages,
+                    debug=options.debug, maxnreg=options.maxnreg,
+                    fp_fusion=options.enable_fp_fusion)
     emitter = Emitter(target)
     emitter.regions.append(body)
     tracer = FunctionTracer(pf, emitter, kernel)

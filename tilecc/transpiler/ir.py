@@ -151,13 +151,14 @@ class Kernel:
     params: list[Param]
     body: Region
     loc: Loc
-    num_warps: int = 4
-    debug: bool = False
-    num_stages: int = 3  # depth of the cp.async pipeline feeding tl.dot in loops
-    maxnreg: int | None = None  # registers per thread at most (launch option; CUDA only)
+    # the compile options the kernel is traced and rendered with (runtime/options.py)
+    num_warps: int
+    num_stages: int  # depth of the cp.async pipeline feeding tl.dot in loops
+    debug: bool
+    maxnreg: int | None  # registers per thread at most (launch option; CUDA only)
     # False: the source itself keeps a * b + c two roundings (enable_fp_fusion=False), so
     # that an emitted or exported file honours it whatever flags build it
-    fp_fusion: bool = True
+    fp_fusion: bool
     arch_specific: bool = False  # uses sm_90a-only instructions (wgmma): set by passes.settle
     # tensor maps the kernel takes after its parameters (specs.TensorMap: host descriptors
     # copied by TMA), in order: set by passes.settle

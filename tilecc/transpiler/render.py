@@ -23,6 +23,7 @@ import numpy as np
 from tilecc.errors import Loc
 from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
+from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
@@ -35,7 +36,7 @@ from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import wrap_source
 from tilecc.transpiler.render_math import extern_call
-from tilecc.transpiler.target import NARROW_INTS, Target, c_type
+from tilecc.transpiler.target import NARROW_INTS, CompileTarget, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
@@ -130,8 +131,8 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
-    def __init__(self, kernel: Kernel, target: Target, line_directives: bool):
+class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
+    def __init__(self, kernel: Kernel, target: CompileTarget, line_directives: bool):
         self.k, self.target = kernel, target
         self.line_directives = line_directives
         # what is written as an expression, what as a variable (passes.emission)
@@ -346,7 +347,7 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
                 return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and not self.k.fp_fusion and self.target.name == "cuda" and \
+            if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
                     v.dtype.name in ("fp32", "fp64"):  # a product nvcc never contracts
                 mul = "__fmul_rn" if v.dtype.name == "fp32" else "__dmul_rn"
                 return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
@@ -370,7 +371,7 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         if k == "fma":
             return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
         if k == "extern":
-            return extern_call(op, self.target.name, [self.text(x, idx) for x in a]), PRIMARY
+            return extern_call(op, self.target, [self.text(x, idx) for x in a]), PRIMARY
         if k == "addptr":
             return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
@@ -434,11 +435,6 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         return f"*({self.text(v, idx)})"
 
     # --- statements ------------------------------------------------------------------------
-    def line(self, text: str) -> None:
-        pad = "  " * self.depth
-        for part in text.split("\n"):
-            self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
-
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
@@ -603,7 +599,7 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         # keep the branch, which lets the compiler compute each vector just before its store
         # (softmax at 1024 columns, 2 warps: 31 registers, 44 with the predicated form), as
         # do tensor-core epilogues, where the accumulators already fill the registers
-        predicated = (self.target.name == "cuda" and value.dtype.itemsize < 4
+        predicated = (self.target.predicated_narrow_stores and value.dtype.itemsize < 4
                       and self.memory_bound)
         self.line(_macros().vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
@@ -734,10 +730,9 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
             self.line(f"while ({self.text(before.yields[0])}) {{")
         else:
             self.line("while (true) {")
-            self.depth += 1
-            self.region(before)
-            self.line(f"if (!({self.text(before.yields[0])})) break;")
-            self.depth -= 1
+            with self.indented():
+                self.region(before)
+                self.line(f"if (!({self.text(before.yields[0])})) break;")
         self.nested(body, op.results, body.args)
         self.line("}")
 
@@ -752,15 +747,14 @@ class Renderer(BlockOps, DotOps, ReorderOps, AsmOps):
         self.line("}")
 
     def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        self.depth += 1
         saved = self.last_stmt
-        early = self._early_updates(region, targets, list(carried))
-        self.early.update(early)
-        self.region(region)
-        self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
-                           [y for y in region.yields if y.id not in early])
+        with self.indented():
+            early = self._early_updates(region, targets, list(carried))
+            self.early.update(early)
+            self.region(region)
+            self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
+                               [y for y in region.yields if y.id not in early])
         self.last_stmt = saved
-        self.depth -= 1
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:
@@ -806,7 +800,7 @@ def memory_bound(kernel: Kernel) -> bool:
     return not any(op.kind == "dot" for op in kernel.walk())
 
 
-def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | None:
+def programs_per_sm(kernel: Kernel, target: CompileTarget, held: set[int]) -> int | None:
     """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
 
     A kernel without tensor-core products streams memory: two programs on an SM keep loads
@@ -823,7 +817,7 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | Non
     spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
     of the values kept in registers (not inlined or recomputed where used)."""
     threads = kernel.num_warps * target.warp_size
-    if target.name != "cuda" or not memory_bound(kernel):
+    if not target.occupancy_hints or not memory_bound(kernel):
         return None  # tensor-core tiles want their registers
     budget = min(255, REGISTERS_PER_SM // (2 * threads))
     words = 0
@@ -838,7 +832,7 @@ def programs_per_sm(kernel: Kernel, target: Target, held: set[int]) -> int | Non
     return 2
 
 
-def render(kernel: Kernel, target: Target, conversions: list[str], *,
+def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
            occupancy: bool = True) -> str:
     """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
@@ -864,7 +858,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
         r.smem_bytes += r.pool_b_bytes
     declarations, shared = r.shared_memory_declarations()
     body = declarations + body
-    if not kernel.fp_fusion and target.name == "hip":  # clang's contraction, off in here
+    if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off
         body = ["  #pragma clang fp contract(off)"] + body
     params = []
     for p in kernel.params:
@@ -891,7 +885,7 @@ def render(kernel: Kernel, target: Target, conversions: list[str], *,
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
     # a register limit the user set replaces the occupancy tilecc would ask for
-    maxnreg = kernel.maxnreg if target.name == "cuda" else None
+    maxnreg = kernel.maxnreg if target.register_limit_flag else None
     min_programs = programs_per_sm(kernel, target, held) if occupancy and not maxnreg else None
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []

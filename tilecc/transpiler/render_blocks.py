@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.passes.layouts import Placement
-from tilecc.transpiler.target import CUDA_STATIC_SHARED_LIMIT, c_type
+from tilecc.transpiler.target import c_type
 
 
 def _row_major(shape: tuple[int, ...]) -> list[int]:
@@ -64,7 +64,8 @@ class BlockOps:
         tl.dot tiles."""
         kernel, pool_bytes = self.k, self.smem_bytes
         pool_at = None
-        if self.target.name == "cuda" and pool_bytes > CUDA_STATIC_SHARED_LIMIT:
+        limit = self.target.static_shared_limit
+        if limit is not None and pool_bytes > limit:
             pool_at = -(-self.pipe_smem // 1024) * 1024
         dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
         # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
@@ -142,22 +143,15 @@ class BlockOps:
     def combine_lambda(self, region: Region, n: int) -> None:
         """The combine function as a C++ lambda: `combine(a, b)` returning the combined
         value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
-        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
-        saved_taken = self.taken  # a lambda captures nothing: it has its own names
-        self.taken = set()
-        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
-        try:
-            self.region(region)
-            body = self.lines
-            if n == 1:
-                ret = f"return {self.text(region.yields[0])};"
-            else:
-                ret = " ".join(f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields))
-        finally:
-            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
-            self.in_lambda = False
-        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
-        self.taken = saved_taken
+        with self.own_names():
+            with self.lambda_body() as body:
+                self.region(region)
+                if n == 1:
+                    ret = f"return {self.text(region.yields[0])};"
+                else:
+                    ret = " ".join(f"out{i} = {self.text(y)};"
+                                   for i, y in enumerate(region.yields))
+            params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
         head = f"auto combine = []({', '.join(params)}) {{"
@@ -205,47 +199,39 @@ class BlockOps:
             return " + ".join(terms) or "0"
 
         what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
-        self.line("{")
-        self.depth += 1
-        for res, u in zip(results, used):
-            if not u and warps > 1:  # not read later, but the warps exchange it
-                self.declare(res)
-        self.combine_lambda(op.regions[0], len(xs))
-        types = [c_type(x.dtype) for x in xs]
-        accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
-        lanes, lstride = src.unique_lanes(e), src.lstride(e)
-        first = (f"in registers: each thread combines its {j_count} elements" if j_count > 1
-                 else "each thread holds one element")
-        self.line(f"// 1. {first} along {what}"
-                  + (f"; 2. then across the {lanes} lanes that hold the axis, by butterfly "
-                     "shuffles" if lanes > 1 else ""))
-        # A loop that would run once (one output register, two elements, two lanes) is
-        # written as its body.
-        o = "o" if n_out > 1 else "0"
-        if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
-            self.depth += 1
-        for t, acc, x in zip(types, accs, xs):
-            self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
-        if j_count == 2:
-            self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
-        elif j_count > 2:
-            others = [self.text(x, reg(o, "j")) for x in xs]
-            self.line("#pragma unroll")
-            self.line(f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}")
-        if lanes > 1:
-            self.shuffle_steps(accs, types, lstride, lanes)
-        for res, acc, u in zip(results, accs, used):
-            if u or warps > 1:
-                self.line(f"{self.slot(res, o)} = {acc};")
-        if n_out > 1:
-            self.depth -= 1
-            self.line("}")
-        if warps > 1:
-            self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            for res, u in zip(results, used):
+                if not u and warps > 1:  # not read later, but the warps exchange it
+                    self.declare(res)
+            self.combine_lambda(op.regions[0], len(xs))
+            types = [c_type(x.dtype) for x in xs]
+            accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
+            lanes, lstride = src.unique_lanes(e), src.lstride(e)
+            first = (f"in registers: each thread combines its {j_count} elements"
+                     if j_count > 1 else "each thread holds one element")
+            self.line(f"// 1. {first} along {what}"
+                      + (f"; 2. then across the {lanes} lanes that hold the axis, by "
+                         "butterfly shuffles" if lanes > 1 else ""))
+            # A loop that would run once (one output register, two elements, two lanes)
+            # is written as its body.
+            o = "o" if n_out > 1 else "0"
+            with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+                for t, acc, x in zip(types, accs, xs):
+                    self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
+                if j_count == 2:
+                    self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
+                elif j_count > 2:
+                    others = [self.text(x, reg(o, "j")) for x in xs]
+                    self.line("#pragma unroll")
+                    self.line(f"for (int j = 1; j < {j_count}; ++j) "
+                              f"{self.combine_call(accs, others)}")
+                if lanes > 1:
+                    self.shuffle_steps(accs, types, lstride, lanes)
+                for res, acc, u in zip(results, accs, used):
+                    if u or warps > 1:
+                        self.line(f"{self.slot(res, o)} = {acc};")
+            if warps > 1:
+                self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
 
     def shuffle_steps(self, accs: list[str], types: list[str], lstride: int, lanes: int) -> None:
         """Combines `accs` across `lanes` lanes `lstride` apart by butterfly shuffles."""
@@ -262,17 +248,11 @@ class BlockOps:
                 self.line("#pragma unroll")
                 self.line(f"{head} {step}")
             return
-        if not once:
-            self.line("#pragma unroll")
-            self.line(f"{head} {{")
-            self.depth += 1
-        others = [f"{a}_other" for a in accs]
-        for t, o, sh in zip(types, others, shuffled):
-            self.line(f"const {t} {o} = {sh};")
-        self.line(self.combine_call(accs, others))
-        if not once:
-            self.depth -= 1
-            self.line("}")
+        with self.block_if(not once, f"#pragma unroll\n{head} {{"):
+            others = [f"{a}_other" for a in accs]
+            for t, o, sh in zip(types, others, shuffled):
+                self.line(f"const {t} {o} = {sh};")
+            self.line(self.combine_call(accs, others))
 
     def cross_warp(self, op, src, e, dst, results, accs, types, warps, used) -> None:
         wpc = src.base.wpc[e]
@@ -299,27 +279,21 @@ class BlockOps:
             for write in writes:
                 self.line(write)
         self.line("__syncthreads();")
-        if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{")
-            self.depth += 1
-        for k, (t, acc) in enumerate(zip(types, accs)):
-            decl = f"{t} {acc}" if n_out > 1 else acc
-            self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
-        if warps == 2:
-            self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
-                                               for k in range(len(results))]))
-        else:
-            others = [f"partial{k}[{where}warp]" for k in range(len(results))]
-            self.line("#pragma unroll")
-            self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
-                      f"{self.combine_call(accs, others)}")
-        for res, acc, u in zip(results, accs, used):
-            if u:
-                self.line(f"{self.slot(res, o)} = {acc};")
-        if n_out > 1:
-            self.depth -= 1
-            self.line("}")
+        with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+            for k, (t, acc) in enumerate(zip(types, accs)):
+                decl = f"{t} {acc}" if n_out > 1 else acc
+                self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+            if warps == 2:
+                self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
+                                                   for k in range(len(results))]))
+            else:
+                others = [f"partial{k}[{where}warp]" for k in range(len(results))]
+                self.line("#pragma unroll")
+                self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
+                          f"{self.combine_call(accs, others)}")
+            for res, acc, u in zip(results, accs, used):
+                if u:
+                    self.line(f"{self.slot(res, o)} = {acc};")
 
     # --- scans -------------------------------------------------------------------------------------
     def op_scan(self, op: Op) -> None:
@@ -333,50 +307,46 @@ class BlockOps:
         used = [res for res in results if self.uses.get(res.id, 0) > 0]
         for res in used:
             self.declare(res)
-        self.line("{")
-        self.depth += 1
-        self.combine_lambda(op.regions[0], len(xs))
-        self.line(f"// through shared memory: one thread scans each of the {lines} line"
-                  f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
-        offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
-        base = self.pool_step(total)
-        for k, x in enumerate(xs):
-            t = c_type(x.dtype)
-            self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
-                      (f" + {offs[k]});" if offs[k] else ");"))
-        src: Placement = xs[0].layout
-        lin = self.linear(src, "r", strides)
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
-                  " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs))
-                  + " }")
-        self.line("__syncthreads();")
-        self.line(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
-                  f"line += {threads}) {{")
-        start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
-        self.line(f"  const int first = {start};")
-        step = f" * {inner}" if inner > 1 else ""
-        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
-            (lambda i: f"first + {i}{step}")  # noqa: E731
-        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-        for k, (acc, x) in enumerate(zip(accs, xs)):
-            self.line(f"  {c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
-        self.line(f"  for (int step = 1; step < {n}; ++step) {{")
-        self.line("    " + self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                  for k in range(len(xs))]))
-        self.line("    " + " ".join(f"line{k}[{pos('step')}] = {a};"
-                                    for k, a in enumerate(accs)))
-        self.line("  }")
-        self.line("}")
-        self.line("__syncthreads();")
-        dst: Placement = results[0].layout
-        lin = self.linear(dst, "r", strides)
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
-                  " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
-                           for k, res in enumerate(results) if res in used) + " }")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.combine_lambda(op.regions[0], len(xs))
+            self.line(f"// through shared memory: one thread scans each of the {lines} line"
+                      f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
+            offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+            base = self.pool_step(total)
+            for k, x in enumerate(xs):
+                t = c_type(x.dtype)
+                self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
+                          (f" + {offs[k]});" if offs[k] else ");"))
+            src: Placement = xs[0].layout
+            lin = self.linear(src, "r", strides)
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
+                      " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};"
+                               for k, x in enumerate(xs)) + " }")
+            self.line("__syncthreads();")
+            with self.block(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
+                            f"line += {threads}) {{"):
+                start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 \
+                    else f"line * {n}"
+                self.line(f"const int first = {start};")
+                step = f" * {inner}" if inner > 1 else ""
+                pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+                    (lambda i: f"first + {i}{step}")  # noqa: E731
+                accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+                for k, (acc, x) in enumerate(zip(accs, xs)):
+                    self.line(f"{c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
+                with self.block(f"for (int step = 1; step < {n}; ++step) {{"):
+                    self.line(self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                       for k in range(len(xs))]))
+                    self.line(" ".join(f"line{k}[{pos('step')}] = {a};"
+                                       for k, a in enumerate(accs)))
+            self.line("__syncthreads();")
+            dst: Placement = results[0].layout
+            lin = self.linear(dst, "r", strides)
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
+                      " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
+                               for k, res in enumerate(results) if res in used) + " }")
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
@@ -387,22 +357,19 @@ class BlockOps:
             self.declare(res)
         t = c_type(writes[0][0].dtype)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        self.line("{")
-        self.depth += 1
-        self.line(f"// {why}: through shared memory")
-        base = self.pool_step(count * writes[0][0].dtype.itemsize)
-        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-        for v, pos in writes:
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
-                      f"{self.text(v, 'r')};")
-        self.line("__syncthreads();")
-        for v, pos in reads:
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
-                      f"buffer[{pos}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line(f"// {why}: through shared memory")
+            base = self.pool_step(count * writes[0][0].dtype.itemsize)
+            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
+            for v, pos in writes:
+                self.line("#pragma unroll")
+                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
+                          f"{self.text(v, 'r')};")
+            self.line("__syncthreads();")
+            for v, pos in reads:
+                self.line("#pragma unroll")
+                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
+                          f"buffer[{pos}];")
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result
@@ -465,29 +432,22 @@ class BlockOps:
         if not res.type.is_block:
             if used:
                 self.declare(res)
-            self.line("{")
-            self.depth += 1
-            self.line("// one thread performs the atomic; the others see its result")
-            guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None else "")
-            if used:
-                t = c_type(res.dtype)
-                base = self.pool_step(res.dtype.itemsize)
-                self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-                self.line(f"if ({guard}) {{")
-                self.line(f"  {before}({release});")
-                self.line(f"  result[0] = {self.atomic_call(op, 'r')};")
-                self.line(f"  {after}({acquire});")
-                self.line("}")
-                self.line("__syncthreads();")
-                self.line(f"{self.name(res)} = result[0];")
-            else:
-                self.line(f"if ({guard}) {{")
-                self.line(f"  {before}({release});")
-                self.line(f"  {self.atomic_call(op, 'r')};")
-                self.line(f"  {after}({acquire});")
-                self.line("}")
-            self.depth -= 1
-            self.line("}")
+            with self.block():
+                self.line("// one thread performs the atomic; the others see its result")
+                guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
+                                              else "")
+                if used:
+                    t = c_type(res.dtype)
+                    base = self.pool_step(res.dtype.itemsize)
+                    self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
+                with self.block(f"if ({guard}) {{"):
+                    self.line(f"{before}({release});")
+                    call = self.atomic_call(op, "r")
+                    self.line(f"result[0] = {call};" if used else f"{call};")
+                    self.line(f"{after}({acquire});")
+                if used:
+                    self.line("__syncthreads();")
+                    self.line(f"{self.name(res)} = result[0];")
             return
         p: Placement = res.layout
         if used:
@@ -526,24 +486,21 @@ class BlockOps:
             self.line("#pragma unroll")
             self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = {value};")
             return
-        self.line("{")
-        self.depth += 1
-        self.line("// copies of an element in other warps take the owner's result: "
-                  "through shared memory")
-        base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
-        self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-        lin = self.linear(p, "r", _row_major(p.shape))
-        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
-                 if c]
-        guard = f"if ({' && '.join(conds)}) " if conds else ""
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
-        self.line("__syncthreads();")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line("// copies of an element in other warps take the owner's result: "
+                      "through shared memory")
+            base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
+            self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
+            lin = self.linear(p, "r", _row_major(p.shape))
+            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                                 f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
+                     if c]
+            guard = f"if ({' && '.join(conds)}) " if conds else ""
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
+            self.line("__syncthreads();")
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
 
     op_atomic_cas = op_atomic
 

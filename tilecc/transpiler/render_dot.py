@@ -142,11 +142,8 @@ class DotOps:
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
             f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
-        self.line(f"for (int kk = 0; kk < {k}; ++kk) {{")
-        self.depth += 1
-        self.line(self.macros.register_loop(d.layout.regs, [step]))
-        self.depth -= 1
-        self.line("}")
+        with self.block(f"for (int kk = 0; kk < {k}; ++kk) {{"):
+            self.line(self.macros.register_loop(d.layout.regs, [step]))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
@@ -161,38 +158,32 @@ class DotOps:
         L = self.line
         L(f"// main loop: {steps} steps of K = {plan.k_step}; warp (wm, wn) owns rows "
           f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
-        L("{")
-        self.depth += 1
-        L(f"const int wm = {warp_m}, wn = {warp_n};")
-        L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q")
-        L(f"const unsigned a_base = tc::smem_address({a_tile}), b_base = tc::smem_address({b_tile});")
-        L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
-        L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
-        self.fragment_loads(op, plan, "0", "0", b_tile)
-        hook, self.after_first_fragments = self.after_first_fragments, None
-        if hook is not None:
-            hook()
-        L("#pragma unroll")
-        L(f"for (int kk = 0; kk < {steps}; ++kk) {{")
-        self.depth += 1
-        if steps > 1:
-            L(f"if (kk + 1 < {steps}) {{")
-            self.depth += 1
-            self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
-            self.depth -= 1
-            L("}")
-        L("#pragma unroll")
-        L(f"for (int mi = 0; mi < {mt}; ++mi)")
-        L("#pragma unroll")
-        L(f"  for (int ni = 0; ni < {nt}; ++ni)")
-        c0 = f"2 * mi * {rn} + 2 * ni"
-        L(f"    tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
-          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], "
-          "b_frag[kk % 2][ni][1]);")
-        self.depth -= 1
-        L("}")
-        self.depth -= 1
-        L("}")
+        with self.block():
+            L(f"const int wm = {warp_m}, wn = {warp_n};")
+            L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  "
+              "// ldmatrix: row g of matrix q")
+            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
+              f"b_base = tc::smem_address({b_tile});")
+            L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
+            L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
+            self.fragment_loads(op, plan, "0", "0", b_tile)
+            hook, self.after_first_fragments = self.after_first_fragments, None
+            if hook is not None:
+                hook()
+            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
+                if steps > 1:
+                    with self.block(f"if (kk + 1 < {steps}) {{"):
+                        self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
+                L("#pragma unroll")
+                L(f"for (int mi = 0; mi < {mt}; ++mi)")
+                with self.indented():
+                    L("#pragma unroll")
+                    L(f"for (int ni = 0; ni < {nt}; ++ni)")
+                    c0 = f"2 * mi * {rn} + 2 * ni"
+                    with self.indented():
+                        L(f"tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
+                          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], "
+                          "b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);")
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:
@@ -216,102 +207,92 @@ class DotOps:
           f"{'s' if per_group > 64 else ''}, reading "
           + ("A from registers and B from shared memory" if a_tile is None
              else "A and B from shared memory"))
-        L("{")
-        self.depth += 1
-        L("const int warpgroup = tc::warp_id() / 4;")
-        if a_tile is None:
-            L(f"const unsigned b_base = tc::smem_address({b_tile});")
-        else:
-            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
-              f"b_base = tc::smem_address({b_tile});")
-        regs = d.layout.regs
-        target = acc  # the registers the instructions accumulate into
-        if every is not None:
-            target = self.fresh(f"{acc}_part")
-            L(f"// the tensor cores sum fp8 products at reduced precision: every {every} "
-              f"step{'s' if every > 1 else ''} (max_num_imprecise_acc), their partial sum is "
-              f"added to {acc} in fp32")
-            L(f"float {target}[{regs}];")
-            L(self.macros.register_loop(regs, [f"{target}[r] = 0.0f;"]))
-        pin = self.macros.register_loop(regs, [f"tc::fence_operand({target}[r]);"])
-        L("// the accumulator registers stay where the tensor cores write them (no copies")
-        L("// between multiplications, which would serialize them)")
-        L(pin)
-        L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
-        # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
-        # address field is the low 14 bits, and the tiles end below 256 KiB)
-        if b_trans:
-            L(f"const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, {k * 128}, "
-              "1024, 1);")
-            b_step = "kk * 128"
-        else:  # K-major: as A's tile, all n rows
-            b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
-            L(f"const unsigned long long b_desc0 = {b_desc0};")
-        if a_tile is not None:
-            for i in range(per_group // 64):
-                first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-                a_desc0, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
-                L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
-        hook, self.after_first_fragments = self.after_first_fragments, None
-        L("#pragma unroll")
-        L(f"for (int kk = 0; kk < {steps}; ++kk) {{")
-        self.depth += 1
-        L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
-        rk = k // 4  # A's registers per row repetition, in the accumulator layout
-        intrinsic = f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>"
-        for i in range(per_group // 64):
-            L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the warpgroup's "
-              "slice: accumulator rows lane / 4 and 8 + lane / 4")
+        with self.block():
+            L("const int warpgroup = tc::warp_id() / 4;")
             if a_tile is None:
-                # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2 (lane % 4)
-                # + [0, 2) of this K step: the accumulator layout's registers, paired
-                frags = []
-                for c in (0, 1):
-                    for h in (0, 1):
-                        first_reg = (2 * i + h) * rk + 2 * c
-                        r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
-                        frags.append(f"tc::pack2({self.text(a, r0)}, "
-                                     f"{self.text(a, r0 + ' + 1')})")
-                L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
-                a_arg = f"a_frag{i}"
+                L(f"const unsigned b_base = tc::smem_address({b_tile});")
             else:
-                L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
-                a_arg = f"a_desc{i}"
-            lo, hi = (f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target
-                      for h in (0, 1))
-            L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
-        if every is not None:
-            flush = f"(kk + 1) % {every} == 0 || " if every < steps else ""
-            L(f"if ({flush}kk + 1 == {steps}) {{  // the partial sum, added in fp32")
-            self.depth += 1
+                L(f"const unsigned a_base = tc::smem_address({a_tile}), "
+                  f"b_base = tc::smem_address({b_tile});")
+            regs = d.layout.regs
+            target = acc  # the registers the instructions accumulate into
+            if every is not None:
+                target = self.fresh(f"{acc}_part")
+                L(f"// the tensor cores sum fp8 products at reduced precision: every {every} "
+                  f"step{'s' if every > 1 else ''} (max_num_imprecise_acc), their partial sum is "
+                  f"added to {acc} in fp32")
+                L(f"float {target}[{regs}];")
+                L(self.macros.register_loop(regs, [f"{target}[r] = 0.0f;"]))
+            pin = self.macros.register_loop(regs, [f"tc::fence_operand({target}[r]);"])
+            L("// the accumulator registers stay where the tensor cores write them (no copies")
+            L("// between multiplications, which would serialize them)")
+            L(pin)
+            L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
+            # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
+            # address field is the low 14 bits, and the tiles end below 256 KiB)
+            if b_trans:
+                L(f"const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, {k * 128}, "
+                  "1024, 1);")
+                b_step = "kk * 128"
+            else:  # K-major: as A's tile, all n rows
+                b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
+                L(f"const unsigned long long b_desc0 = {b_desc0};")
+            if a_tile is not None:
+                for i in range(per_group // 64):
+                    first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
+                    a_desc0, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
+                    L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
+            hook, self.after_first_fragments = self.after_first_fragments, None
+            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
+                L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
+                rk = k // 4  # A's registers per row repetition, in the accumulator layout
+                intrinsic = (f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}"
+                             f"<{b_trans}>")
+                for i in range(per_group // 64):
+                    L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the "
+                      "warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4")
+                    if a_tile is None:
+                        # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2
+                        # (lane % 4) + [0, 2) of this K step: the accumulator layout's
+                        # registers, paired
+                        frags = []
+                        for c in (0, 1):
+                            for h in (0, 1):
+                                first_reg = (2 * i + h) * rk + 2 * c
+                                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                                frags.append(f"tc::pack2({self.text(a, r0)}, "
+                                             f"{self.text(a, r0 + ' + 1')})")
+                        L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
+                        a_arg = f"a_frag{i}"
+                    else:
+                        L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
+                        a_arg = f"a_desc{i}"
+                    lo, hi = (f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target
+                              for h in (0, 1))
+                    L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
+                if every is not None:
+                    flush = f"(kk + 1) % {every} == 0 || " if every < steps else ""
+                    with self.block(f"if ({flush}kk + 1 == {steps}) {{  // the partial sum, "
+                                    "added in fp32"):
+                        L("tc::wgmma_commit();")
+                        if hook is not None:  # the next stages' copies overlap the first group
+                            with self.block("if (kk + 1 == " + str(min(every, steps)) + ") {"):
+                                hook()
+                            hook = None
+                        L("tc::wgmma_wait<0>();")
+                        L(pin)
+                        L(self.macros.register_loop(regs, [f"{acc}[r] += {target}[r];",
+                                                           f"{target}[r] = 0.0f;"]))
+                        L(pin)
+                        L("tc::wgmma_fence();")
             L("tc::wgmma_commit();")
-            if hook is not None:  # the next stages' copies overlap the first group
-                L("if (kk + 1 == " + str(min(every, steps)) + ") {")
-                self.depth += 1
+            if self.wgmma_in_flight:
+                L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
+            if hook is not None:  # the next stages' copies overlap the multiplication
                 hook()
-                hook = None
-                self.depth -= 1
-                L("}")
-            L("tc::wgmma_wait<0>();")
+            if not self.wgmma_in_flight:
+                L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
             L(pin)
-            L(self.macros.register_loop(regs, [f"{acc}[r] += {target}[r];",
-                                               f"{target}[r] = 0.0f;"]))
-            L(pin)
-            L("tc::wgmma_fence();")
-            self.depth -= 1
-            L("}")
-        self.depth -= 1
-        L("}")
-        L("tc::wgmma_commit();")
-        if self.wgmma_in_flight:
-            L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
-        if hook is not None:  # the next stages' copies overlap the multiplication
-            hook()
-        if not self.wgmma_in_flight:
-            L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
-        L(pin)
-        self.depth -= 1
-        L("}")
 
     @staticmethod
     def k_major_descriptor(base: str, first_row: str, row_bytes: int,
@@ -473,18 +454,12 @@ class DotOps:
               "  tc::fence_mbarrier_init();\n}")
             L("__syncthreads();  // the barriers, initialized for every thread")
         nxt = self.fresh(f"{ivn}_next")
-        L(f"{{  // prologue: the copies of the first {dist} iteration{'s' if dist > 1 else ''}")
-        self.depth += 1
-        L(f"{ivt} {nxt} = {self.text(lo)};")
-        L("#pragma unroll")
-        L(f"for (int s = 0; s < {dist}; ++s) {{")
-        self.depth += 1
-        self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
-        L(f"{nxt} += {step_text};")
-        self.depth -= 1
-        L("}")
-        self.depth -= 1
-        L("}")
+        with self.block(f"{{  // prologue: the copies of the first {dist} "
+                        f"iteration{'s' if dist > 1 else ''}"):
+            L(f"{ivt} {nxt} = {self.text(lo)};")
+            with self.block(f"#pragma unroll\nfor (int s = 0; s < {dist}; ++s) {{"):
+                self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
+                L(f"{nxt} += {step_text};")
         wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                     for ld in p.loads)
 
@@ -509,42 +484,39 @@ class DotOps:
         next_stage = (f"({stage} + 1 == {s} ? 0 : {stage} + 1)",
                       f"({stage} + 1 == {s} ? {self.phase} ^ 1 : {self.phase})")
         inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
-        L(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{")
-        self.depth += 1
-        ahead = self.fresh(f"{ivn}_ahead")
-        L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
-                                                    if step_text != "1" else ";"))
-        more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
-        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
-        waited = []
+        with self.block(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{"):
+            ahead = self.fresh(f"{ivn}_ahead")
+            L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
+                                                        if step_text != "1" else ";"))
+            more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
+            write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+            waited = []
 
-        def copies() -> None:
-            # Issued once the first mma fragments are read from shared memory (their reads
-            # need not queue behind the copies' writes), or once the wgmma are issued; a
-            # wgmma then waits for the next stage while it multiplies.
-            self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
-            if wgmma:
+            def copies() -> None:
+                # Issued once the first mma fragments are read from shared memory (their reads
+                # need not queue behind the copies' writes), or once the wgmma are issued; a
+                # wgmma then waits for the next stage while it multiplies.
+                self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
+                if wgmma:
+                    await_stage("the next stage", *next_stage, more)
+                    waited.append(True)
+
+            self.after_first_fragments = copies
+            saved = self.last_stmt
+            self.region(body)
+            if self.after_first_fragments is not None:  # no mma read the stages first
+                self.after_first_fragments()
+                self.after_first_fragments = None
+            if not waited:
                 await_stage("the next stage", *next_stage, more)
-                waited.append(True)
-
-        self.after_first_fragments = copies
-        saved = self.last_stmt
-        self.region(body)
-        if self.after_first_fragments is not None:  # no mma read the stages first
-            self.after_first_fragments()
-            self.after_first_fragments = None
-        if not waited:
-            await_stage("the next stage", *next_stage, more)
-        L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
-        keep = [i for i in range(len(op.results)) if i not in p.state]
-        self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
-        self.last_stmt = saved
-        if tma:
-            L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
-        else:
-            L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
-        self.depth -= 1
-        L("}")
+            L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
+            keep = [i for i in range(len(op.results)) if i not in p.state]
+            self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
+            self.last_stmt = saved
+            if tma:
+                L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
+            else:
+                L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
         if cp_async:
             L("tc::cp_async_wait<0>();")
         if tma:  # every copy issued was waited for: the barriers are done with
@@ -570,18 +542,15 @@ class DotOps:
                    and o not in p.loads and o.results[0].id not in self.inline}
         self.inline |= scalars
         try:
-            self.line(f"if ({guard}) {{")
-            self.depth += 1
-            if any(t is not None for t in p.tma):
-                self.tma_copies(p, stage)
-            for ld, copy in zip(p.loads, p.tma):
-                if copy is None:
-                    self.comment_for(ld)
-                    self.copy_tile(ld, stage)
-            self.assign_yields([body.args[1 + i] for i in p.state],
-                               [body.yields[i] for i in p.state])
-            self.depth -= 1
-            self.line("}")
+            with self.block(f"if ({guard}) {{"):
+                if any(t is not None for t in p.tma):
+                    self.tma_copies(p, stage)
+                for ld, copy in zip(p.loads, p.tma):
+                    if copy is None:
+                        self.comment_for(ld)
+                        self.copy_tile(ld, stage)
+                self.assign_yields([body.args[1 + i] for i in p.state],
+                                   [body.yields[i] for i in p.state])
             if any(t is None for t in p.tma):
                 self.line("tc::cp_async_commit();")
         finally:
@@ -592,39 +561,37 @@ class DotOps:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
         stage's barrier how many bytes they bring."""
         L = self.line
-        L("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread")
-        self.depth += 1
-        bar = self.fresh("landed", add=False)
-        total = sum(t.nbytes for t in p.tma if t is not None)
-        L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
-        L(f"tc::mbarrier_expect_bytes({bar}, {total});")
-        for ld, copy in zip(p.loads, p.tma):
-            if copy is None:
-                continue
-            self.comment_for(ld)
-            x = ld.result
-            arr, _, elems = self.pipe_tiles[x.id]
-            dot, which = self.dot_use[x.id]
-            rows, cols = x.type.shape
-            esize = x.dtype.itemsize
-            base = self.fresh(f"{arr}_base", add=False)
-            row0, col0 = (self.text(c) for c in copy.corner)
-            L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-            L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
-                ", placed where each warp's wgmma reads those rows" if which == 0 else
-                ", the block's transpose: B K-major" if copy.transposed else ""))
-            # the boxes over the tile's rows r and columns c; the copy engine's coordinates
-            # are the descriptor's, innermost first
-            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
-            if copy.transposed:
-                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
-            off = self.operand_offset(dot, which, "r", "c")
-            L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
-              f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
-              f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
-              f"\n                    {at}, {bar});")
-        self.depth -= 1
-        L("}")
+        with self.block("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one "
+                        "thread"):
+            bar = self.fresh("landed", add=False)
+            total = sum(t.nbytes for t in p.tma if t is not None)
+            L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
+            L(f"tc::mbarrier_expect_bytes({bar}, {total});")
+            for ld, copy in zip(p.loads, p.tma):
+                if copy is None:
+                    continue
+                self.comment_for(ld)
+                x = ld.result
+                arr, _, elems = self.pipe_tiles[x.id]
+                dot, which = self.dot_use[x.id]
+                rows, cols = x.type.shape
+                esize = x.dtype.itemsize
+                base = self.fresh(f"{arr}_base", add=False)
+                row0, col0 = (self.text(c) for c in copy.corner)
+                L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
+                L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
+                    ", placed where each warp's wgmma reads those rows" if which == 0 else
+                    ", the block's transpose: B K-major" if copy.transposed else ""))
+                # the boxes over the tile's rows r and columns c; the copy engine's coordinates
+                # are the descriptor's, innermost first
+                (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+                if copy.transposed:
+                    (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
+                off = self.operand_offset(dot, which, "r", "c")
+                L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
+                  f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
+                  f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
+                  f"\n                    {at}, {bar});")
 
     def copy_tile(self, ld: Op, stage: str) -> None:
         x = ld.result

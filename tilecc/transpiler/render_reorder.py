@@ -61,25 +61,22 @@ class ReorderOps:
         assert index.layout == res.layout, "gather: index and result placed apart"
         t = c_type(src.dtype)
         self.declare(res)
-        self.line("{")
-        self.depth += 1
-        self.line(f"// gather along axis {axis}: the source through shared memory")
-        base = self.pool_step(prod(src.type.shape) * src.dtype.itemsize)
-        self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
-                  f"buffer[{self._position(src.layout, 'r', src.type.shape)}] = "
-                  f"{self.text(src, 'r')};")
-        self.line("__syncthreads();")
-        # an index outside the axis reads another element of it (Triton leaves the result
-        # undefined), never outside the buffer
-        at = self._position(res.layout, "r", src.type.shape,
-                            {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                  f"{self.name(res)}[r] = buffer[{at}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line(f"// gather along axis {axis}: the source through shared memory")
+            base = self.pool_step(prod(src.type.shape) * src.dtype.itemsize)
+            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
+                      f"buffer[{self._position(src.layout, 'r', src.type.shape)}] = "
+                      f"{self.text(src, 'r')};")
+            self.line("__syncthreads();")
+            # an index outside the axis reads another element of it (Triton leaves the
+            # result undefined), never outside the buffer
+            at = self._position(res.layout, "r", src.type.shape,
+                                {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                      f"{self.name(res)}[r] = buffer[{at}];")
 
     def op_histogram(self, op: Op) -> None:
         x, res, bins = op.operands[0], op.result, op.attrs["num_bins"]
@@ -88,29 +85,29 @@ class ReorderOps:
         threads = self.k.num_warps * self.target.warp_size
         p: Placement = x.layout
         self.declare(res)
-        self.line("{")
-        self.depth += 1
-        self.line(f"// histogram into {bins} bins: counted in shared memory")
-        base = self.pool_step(bins * 4)
-        self.line(f"int* buffer = reinterpret_cast<int*>({base});")
-        self.line(f"for (int r = threadIdx.x; r < {bins}; r += {threads}) buffer[r] = 0;")
-        self.line("__syncthreads();")
-        # each element counted once (by the thread and register that own it); values
-        # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
-        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
-                             self.text(mask, "r") if mask is not None else "",
-                             f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull")
-                 if c]
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r)")
-        self.line(f"  if ({' && '.join(conds)}) atomicAdd(&buffer[{self.text(x, 'r')}], 1);")
-        self.line("__syncthreads();")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                  f"{self.name(res)}[r] = buffer[{self._position(res.layout, 'r', res.type.shape)}];")
-        self.depth -= 1
-        self.line("}")
+        with self.block():
+            self.line(f"// histogram into {bins} bins: counted in shared memory")
+            base = self.pool_step(bins * 4)
+            self.line(f"int* buffer = reinterpret_cast<int*>({base});")
+            self.line(f"for (int r = threadIdx.x; r < {bins}; r += {threads}) buffer[r] = 0;")
+            self.line("__syncthreads();")
+            # each element counted once (by the thread and register that own it); values
+            # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
+            conds = [c for c in (
+                f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
+                self.text(mask, "r") if mask is not None else "",
+                f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull") if c]
+            self.line("#pragma unroll")
+            self.line(f"for (int r = 0; r < {p.regs}; ++r)")
+            with self.indented():
+                self.line(f"if ({' && '.join(conds)}) "
+                          f"atomicAdd(&buffer[{self.text(x, 'r')}], 1);")
+            self.line("__syncthreads();")
+            self.line("#pragma unroll")
+            at = self._position(res.layout, "r", res.type.shape)
+            self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
+                      f"{self.name(res)}[r] = buffer[{at}];")
 
     # --- map_elementwise ----------------------------------------------------------------------
     def op_map(self, op: Op) -> None:
@@ -121,31 +118,26 @@ class ReorderOps:
         regs = results[0].layout.regs
         for res in results:
             self.declare(res)
-        self.line("{")
-        self.depth += 1
-        self.line(f"// {op.attrs['fn']} on each element"
-                  + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
-        saved, saved_depth, saved_stmt = self.lines, self.depth, self.last_stmt
-        saved_taken = self.taken  # a lambda captures nothing: it has its own names
-        self.taken = set()
-        self.lines, self.depth, self.in_lambda = [], saved_depth + 1, True
-        try:
-            self.region(region)
-            body = self.lines
-            outs = [f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields)]
-        finally:
-            self.lines, self.depth, self.last_stmt = saved, saved_depth, saved_stmt
-            self.in_lambda = False
-        params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
-        params += [f"{c_type(y.dtype)}& out{i}" for i, y in enumerate(region.yields)]
-        self.taken = saved_taken
-        fn = self.fresh((op.attrs["fn"].lstrip("_") or "mapped") + "_fn")
-        self.line(f"auto {fn} = []({', '.join(params)}) {{")
-        self.lines.extend(body)
-        for line in outs:
-            self.line(f"  {line}")
-        self.line("};")
-        # registers r .. r+k-1; past the last one, the last again (its results dropped)
+        with self.block():
+            self.line(f"// {op.attrs['fn']} on each element"
+                      + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
+            with self.own_names():
+                with self.lambda_body() as body:
+                    self.region(region)
+                    outs = [f"out{i} = {self.text(y)};" for i, y in enumerate(region.yields)]
+                params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
+                params += [f"{c_type(y.dtype)}& out{i}" for i, y in enumerate(region.yields)]
+            fn = self.fresh((op.attrs["fn"].lstrip("_") or "mapped") + "_fn")
+            with self.block(f"auto {fn} = []({', '.join(params)}) {{", "};"):
+                self.lines.extend(body)
+                for line in outs:
+                    self.line(line)
+            self._map_calls(op, fn, regs, k)
+
+    def _map_calls(self, op: Op, fn: str, regs: int, k: int) -> None:
+        """The mapped lambda `fn` called on registers r .. r+k-1 of the operands; past the
+        last register, the last again (its results dropped into spares)."""
+        results = op.results
         spares = []
         if regs % k:
             for res in results:
@@ -165,5 +157,3 @@ class ReorderOps:
                                     f"&{spares[i]}[{j}])")
         self.line("#pragma unroll")
         self.line(f"for (int r = 0; r < {regs}; r += {k}) {fn}({', '.join(args + outs_at)});")
-        self.depth -= 1
-        self.line("}")

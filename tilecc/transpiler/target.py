@@ -9,6 +9,7 @@ the vendor differences.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.matrix_units import MMA_SYNC, WGMMA, MatrixUnit
@@ -16,6 +17,10 @@ from tilecc.transpiler.matrix_units import MMA_SYNC, WGMMA, MatrixUnit
 
 @dataclass(frozen=True)
 class Target:
+    """A target's row: what differs between CUDA and HIP, as data.  A compile resolves its
+    row and architecture once into a `CompileTarget` (`resolve_target`), which the stages
+    below read; none of them compares target names or reads architecture text."""
+
     name: str  # "cuda" or "hip"
     warp_size: int
     default_arch: str
@@ -27,16 +32,39 @@ class Target:
     # cp.async: copies from global to shared memory that bypass the registers, which the
     # pipelining of tl.dot's operands in loops issues ahead (passes.pipeline)
     async_copies: bool = False
+    binary_suffix: str = ""  # the native compiler's output: ".cubin", ".hsaco"
+    assembly_suffix: str | None = None  # its assembly, dumped with a build: ".ptx"
+    # architectures (prefixes) whose copy engine (TMA) the pipelines of tl.dot may use
+    tma_archs: tuple[str, ...] = ()
+    # what an architecture of arch-specific instructions (wgmma) is suffixed with
+    arch_specific_suffix: str = ""
+    # the architecture `tilecc export` builds for: code that runs on every GPU of the
+    # target from it on (None: the target's default)
+    export_arch: str | None = None
+    # the native compiler's flags: the runtime's line tables, no contraction of a * b + c
+    # (enable_fp_fusion=False), a register limit (maxnreg; None: the compiler has none)
+    line_info_flags: tuple[str, ...] = ()
+    no_contract_flag: str = ""
+    register_limit_flag: str | None = None
+    # how the source itself keeps products uncontracted: rounding intrinsics
+    # (__fmul_rn, which nvcc never contracts), or clang's `fp contract(off)` pragma
+    rounded_products: bool = False
+    no_contract_pragma: bool = False
+    # the largest `__shared__` arrays a kernel may declare statically (None: no limit
+    # beyond the program's)
+    static_shared_limit: int | None = None
+    # stores of elements under 32 bits predicated rather than branched around, and the
+    # programs per SM asked of the compiler for memory-bound kernels (ptxas's occupancy)
+    predicated_narrow_stores: bool = False
+    occupancy_hints: bool = False
+    # an architecture's facts: bytes of shared memory per program, fp8 types
+    shared_per_block: Callable[[str], int] = lambda arch: 48 * 1024
+    fp8_formats: Callable[[str], tuple[str, ...]] = lambda arch: ()
+    # an architecture as Triton's `GPUTarget.arch` gives it: 90 for sm_90a, "gfx90a"
+    arch_number: Callable[[str], int | str] = lambda arch: arch
 
     def describe(self) -> str:
         return f"{self.vendor} ({self.name}, warp size {self.warp_size})"
-
-
-CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYNC),
-              async_copies=True)
-HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA")
-
-TARGETS = {"cuda": CUDA, "hip": HIP}
 
 
 # Shared memory one program (thread block) may use, static and dynamic together, in bytes:
@@ -56,11 +84,21 @@ _HIP_SHARED_PER_BLOCK = {"gfx950": 160 * 1024}  # every other CDNA / RDNA chip: 
 CUDA_STATIC_SHARED_LIMIT = 48 * 1024
 
 
-def shared_memory_limit(target: Target, arch: str) -> int:
-    """Bytes of shared memory (LDS) one program may use on `arch`."""
-    if target.name == "hip":
-        return _HIP_SHARED_PER_BLOCK.get(arch.split(":")[0], 64 * 1024)
-    digits = "".join(c for c in arch.removeprefix("sm_").removeprefix("compute_") if c.isdigit())
+# fp8 types, Triton 3.6's `supported_fp8_dtypes`: AMD has the OCP and the fnuz formats
+# (native on CDNA3 / CDNA4, converted in software elsewhere), NVIDIA fp8e5 everywhere and
+# fp8e4nv from sm_89 on (tilecc has no fp8e4b15, Triton's own format, deprecated on
+# Hopper).  The interpreter has the four ml_dtypes formats.
+ALL_FP8 = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
+
+
+def _digits(arch: str) -> str:
+    """The digits of a CUDA architecture (sm_90a, compute_80 -> "90", "80"): the one
+    place architecture text is read."""
+    return "".join(c for c in arch.removeprefix("sm_").removeprefix("compute_") if c.isdigit())
+
+
+def _cuda_shared_per_block(arch: str) -> int:
+    digits = _digits(arch)
     if len(digits) < 2:
         raise ValueError(f"unknown CUDA architecture {arch!r} (expected e.g. sm_80, sm_90a)")
     cc = (int(digits[:-1]), int(digits[-1]))
@@ -70,6 +108,36 @@ def shared_memory_limit(target: Target, arch: str) -> int:
     return _CUDA_SHARED_PER_BLOCK[max(known)] if known else 48 * 1024
 
 
+def _hip_shared_per_block(arch: str) -> int:  # the chip, without its features (:xnack-)
+    return _HIP_SHARED_PER_BLOCK.get(arch.split(":")[0], 64 * 1024)
+
+
+def _cuda_fp8(arch: str) -> tuple[str, ...]:
+    digits = _digits(arch)
+    return ("fp8e4nv", "fp8e5") if (int(digits) if digits else 90) >= 89 else ("fp8e5",)
+
+
+def shared_memory_limit(target: Target, arch: str) -> int:
+    """Bytes of shared memory (LDS) one program may use on `arch`."""
+    return target.shared_per_block(arch)
+
+
+CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYNC),
+              async_copies=True, binary_suffix=".cubin", assembly_suffix=".ptx",
+              tma_archs=("sm_9",),
+              arch_specific_suffix="a", export_arch="sm_80", line_info_flags=("-lineinfo",),
+              no_contract_flag="--fmad=false", register_limit_flag="--maxrregcount={}",
+              rounded_products=True, static_shared_limit=CUDA_STATIC_SHARED_LIMIT,
+              predicated_narrow_stores=True, occupancy_hints=True,
+              shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8,
+              arch_number=lambda arch: int(_digits(arch) or 0))
+HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA", binary_suffix=".hsaco",
+             no_contract_flag="-ffp-contract=off", no_contract_pragma=True,
+             shared_per_block=_hip_shared_per_block, fp8_formats=lambda arch: ALL_FP8)
+
+TARGETS = {"cuda": CUDA, "hip": HIP}
+
+
 def get_target(name: str | Target) -> Target:
     if isinstance(name, Target):
         return name
@@ -77,6 +145,82 @@ def get_target(name: str | Target) -> Target:
         return TARGETS[name]
     except KeyError:
         raise ValueError(f"unknown target {name!r}; choose one of {sorted(TARGETS)}") from None
+
+
+@dataclass(frozen=True)
+class CompileTarget:
+    """One compile's target: the row and the architecture, resolved once at the compile
+    entry (`resolve_target`), and what follows from them.  The stages read these facts;
+    they neither parse the architecture nor compare target names."""
+
+    row: Target
+    arch: str  # sm_90, gfx90a: the default filled in
+
+    # the row's facts, read through
+    name = property(lambda self: self.row.name)
+    vendor = property(lambda self: self.row.vendor)
+    warp_size = property(lambda self: self.row.warp_size)
+    source_suffix = property(lambda self: self.row.source_suffix)
+    binary_suffix = property(lambda self: self.row.binary_suffix)
+    assembly_suffix = property(lambda self: self.row.assembly_suffix)
+    matrix_units = property(lambda self: self.row.matrix_units)
+    async_copies = property(lambda self: self.row.async_copies)
+    line_info_flags = property(lambda self: self.row.line_info_flags)
+    no_contract_flag = property(lambda self: self.row.no_contract_flag)
+    register_limit_flag = property(lambda self: self.row.register_limit_flag)
+    rounded_products = property(lambda self: self.row.rounded_products)
+    no_contract_pragma = property(lambda self: self.row.no_contract_pragma)
+    static_shared_limit = property(lambda self: self.row.static_shared_limit)
+    predicated_narrow_stores = property(lambda self: self.row.predicated_narrow_stores)
+    occupancy_hints = property(lambda self: self.row.occupancy_hints)
+
+    def describe(self) -> str:
+        return self.row.describe()
+
+    @property
+    def arch_number(self) -> int | str:
+        """The architecture as Triton's `GPUTarget.arch`: 90 for sm_90, the gfx name."""
+        return self.row.arch_number(self.arch)
+
+    @property
+    def has_tma(self) -> bool:
+        """The copy engine (TMA) can fill tl.dot's shared-memory tiles (Hopper)."""
+        return bool(self.row.tma_archs) and self.arch.startswith(self.row.tma_archs)
+
+    @property
+    def has_wgmma(self) -> bool:
+        """A matrix unit of arch-specific instructions (wgmma) runs here."""
+        return any(u.arch_specific and u.available(self.arch) for u in self.matrix_units)
+
+    @property
+    def fp8_formats(self) -> tuple[str, ...]:
+        """The fp8 types a kernel may use here (as Triton 3.6 accepts them)."""
+        return self.row.fp8_formats(self.arch)
+
+    @property
+    def shared_memory_limit(self) -> int:
+        """Bytes of shared memory (LDS) one program may use."""
+        return shared_memory_limit(self.row, self.arch)  # (tests replace the function)
+
+    def binary_arch(self, arch_specific: bool) -> str:
+        """The architecture the native compiler builds for: the arch-specific one (sm_90a)
+        where the kernel uses such instructions."""
+        suffix = self.row.arch_specific_suffix
+        if arch_specific and suffix and not self.arch.endswith(suffix):
+            return self.arch + suffix
+        return self.arch
+
+
+def resolve_target(target: str | Target | CompileTarget, arch: str | None = None) -> CompileTarget:
+    """The compile target of (`target`, `arch`); `arch` None: the target's default.  A
+    CompileTarget is taken as it is (an `arch` given must then be its own)."""
+    if isinstance(target, CompileTarget):
+        if arch is not None and arch != target.arch:
+            raise ValueError(f"architecture {arch!r} given with a target resolved for "
+                             f"{target.arch!r}")
+        return target
+    row = get_target(target)
+    return CompileTarget(row, arch or row.default_arch)
 
 
 # C spelling of each element type, and whether arithmetic in C would widen it (C's

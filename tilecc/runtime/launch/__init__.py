@@ -50,16 +50,41 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
                                         slot_values)
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
-from tilecc.transpiler.target import get_target
+from tilecc.runtime.options import DEFAULT_NUM_WARPS
+from tilecc.transpiler.target import resolve_target
 
 _BACKENDS = {"cuda": cuda, "hip": hip}
 
 
-def run(jit_fn, grid, g3: tuple | None, *args, **kwargs) -> None:
+# A profiler's observer of launches (`set_launch_observer`); while there is none, a launch
+# pays one test for it.
+_observer = None
+
+
+def set_launch_observer(observer) -> None:
+    """Have every launch (on the GPU or the interpreter) call
+    `observer(jit_fn, grid, args, kwargs, interpreted, launch)` instead, where
+    `launch(grid)` makes the launch on a grid (as given, or resolved by the observer);
+    None removes it.  (tilecc.compat's `triton.profiler` sets it while a session records
+    launches.)"""
+    global _observer
+    _observer = observer
+
+
+def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
+        _observed: bool = False, **kwargs) -> None:
     """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
-    TILECC_INTERPRET=1.  `g3`: the grid, normalized (kernel[grid] does it once per grid
-    tuple), or None.  See the module docstring for what a warm launch costs."""
-    if _env_get(_INTERPRET_KEY) == _ONE:
+    TILECC_INTERPRET=1 (or `_interpret`).  `g3`: the grid, normalized (kernel[grid] does
+    it once per grid tuple), or None.  See the module docstring for what a warm launch
+    costs."""
+    if _observer is not None and not _observed:
+        interpreted = _interpret or _env_get(_INTERPRET_KEY) == _ONE
+
+        def launch(on_grid):
+            return run(jit_fn, on_grid, g3 if on_grid is grid else None, *args,
+                       _interpret=_interpret, _observed=True, **kwargs)
+        return _observer(jit_fn, grid, args, kwargs, interpreted, launch)
+    if _interpret or _env_get(_INTERPRET_KEY) == _ONE:
         try:
             return jit_fn.interpret[grid](*args, **kwargs)
         except (CompilationError, InterpreterError, LaunchError) as e:  # without tilecc's
@@ -173,7 +198,7 @@ def _no_usable_gpu(e: Exception) -> bool:
 
 
 def _slow_path_on_device(jit_fn, values, options: dict):
-    num_warps = options.get("num_warps", 4)
+    num_warps = options.get("num_warps", DEFAULT_NUM_WARPS)
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
     frameworks = {a.framework for a in arrays}
     # constexpr types too: 64 == 64.0 == True, but they specialize differently
@@ -234,9 +259,9 @@ def _device_arch(device_id: int, backend: str) -> str:
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
     """Compile and load; `more`: the other launch options given (maxnreg...)."""
-    target = get_target(backend)
+    target = resolve_target(backend, _device_arch(device_id, backend))
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
-        jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages,
-        arch=_device_arch(device_id, backend), **more))
+        jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages, arch=target.arch,
+        **more))
     return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
                                    device_id, specs)

@@ -463,8 +463,34 @@ TC_DEVICE long long umulhi(long long a, long long b) {
 }
 
 template <typename T> TC_DEVICE T abs(T x) { return x < T(0) ? T(-x) : x; }
-template <typename T> TC_DEVICE T min(T a, T b) { return b < a ? b : a; }
-template <typename T> TC_DEVICE T max(T a, T b) { return a < b ? b : a; }
+// Signed integers of 32 bits or fewer (the C promotions make the narrower ones 32-bit) take
+// their minimum and maximum by a compare and a bit select on CUDA: ptxas 13.0 for sm_90 merges
+// two max (or min) into its three-input VIMNMX3 and folds a negation of an operand into it
+// without the sign, so max(max(-a, -b), -c) -- tl.max(-x) over a few rows -- came out wrong.
+// The select is an instruction or two more; ptxas does not rebuild a VIMNMX from it.
+template <typename T> struct is_narrow_signed_int { static constexpr bool value = false; };
+template <> struct is_narrow_signed_int<signed char> { static constexpr bool value = true; };
+template <> struct is_narrow_signed_int<short> { static constexpr bool value = true; };
+template <> struct is_narrow_signed_int<int> { static constexpr bool value = true; };
+
+template <typename T> TC_DEVICE T min(T a, T b) {
+#ifndef TC_HIP
+  if constexpr (is_narrow_signed_int<T>::value) {
+    const int x = a, y = b;
+    return static_cast<T>(x ^ ((x ^ y) & -static_cast<int>(y < x)));
+  }
+#endif
+  return b < a ? b : a;
+}
+template <typename T> TC_DEVICE T max(T a, T b) {
+#ifndef TC_HIP
+  if constexpr (is_narrow_signed_int<T>::value) {
+    const int x = a, y = b;
+    return static_cast<T>(x ^ ((x ^ y) & -static_cast<int>(x < y)));
+  }
+#endif
+  return a < b ? b : a;
+}
 
 // ---- shifts --------------------------------------------------------------------------
 // Triton's shifts act on T's bits: the amount reads as unsigned, and an amount of T's
@@ -520,11 +546,28 @@ TC_DEVICE Vec<T, N> splat(T x) {
 }
 
 // `p` must be aligned to the vector's size; the planner only asks where it proved that.
+// Whole 32-bit words are moved and the elements taken from their bits: NVRTC 13.0 read a
+// 16-byte vector of int8 loaded as one aggregate with bytes of neighbouring elements in the
+// upper bits of each (a & b of two int8 blocks gave -2048).
 template <int N, typename T>
-TC_DEVICE Vec<T, N> load(const T* p) { return *reinterpret_cast<const Vec<T, N>*>(p); }
+TC_DEVICE Vec<T, N> load(const T* p) {
+  if constexpr (sizeof(T) * N % 4 == 0) {
+    using Words = Vec<unsigned, sizeof(T) * N / 4>;
+    return bitcast<Vec<T, N>>(*reinterpret_cast<const Words*>(p));
+  } else {
+    return *reinterpret_cast<const Vec<T, N>*>(p);
+  }
+}
 
 template <int N, typename T>
-TC_DEVICE void store(T* p, const Vec<T, N>& v) { *reinterpret_cast<Vec<T, N>*>(p) = v; }
+TC_DEVICE void store(T* p, const Vec<T, N>& v) {
+  if constexpr (sizeof(T) * N % 4 == 0) {
+    using Words = Vec<unsigned, sizeof(T) * N / 4>;
+    *reinterpret_cast<Words*>(p) = bitcast<Words>(v);
+  } else {
+    *reinterpret_cast<Vec<T, N>*>(p) = v;
+  }
+}
 
 // The N elements at global `p` where `pred` holds: one predicated st.global, with the value
 // computed whether or not it is stored.  As `if (pred) store(...)`, the compiler would

@@ -27,25 +27,24 @@ from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
-from tilecc.transpiler.target import Target
+from tilecc.transpiler.target import CompileTarget
 
 
-def run_passes(kernel: Kernel, target: Target, arch: str | None = None,
-               made_descriptor_tma: bool = True) -> list[str]:
+def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True
+               ) -> list[str]:
     """Annotate `kernel` in place; returns the layout conversions it needs, described.
     `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     fold_transposed_loads(kernel)
-    arch = arch or target.default_arch
-    dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, arch)
+    dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, arch)
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch)
     # index arithmetic the layouts computed again in another layout leaves its first copy
     # unread, which would keep the pipeline from moving what it reads
     eliminate_dead_code(kernel)
     if target.async_copies:
-        pipeline.plan(kernel, arch, made_descriptor_tma)
+        pipeline.plan(kernel, target.has_tma, made_descriptor_tma)
     settle(kernel, target)
     ir.verify(kernel)
     return conversions

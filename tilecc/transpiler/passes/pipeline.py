@@ -81,21 +81,22 @@ class Pipeline:
     barriers: object = None  # passes.settle.Tile of the TMA copies' mbarriers, one per stage
 
 
-def plan(kernel: Kernel, arch: str = "", made_descriptor_tma: bool = True) -> None:
-    """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where `arch` has them
-    (of descriptors made in the kernel only with `made_descriptor_tma`)."""
+def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True) -> None:
+    """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where the target has
+    them (`CompileTarget.has_tma`; of descriptors made in the kernel only with
+    `made_descriptor_tma`)."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     for op in kernel.walk():
         if op.kind == "for":
-            p = _loop(op, kernel.num_stages, reads, arch, maps, made_descriptor_tma)
+            p = _loop(op, kernel.num_stages, reads, has_tma, maps, made_descriptor_tma)
             if p is not None:
                 op.attrs["pipeline"] = p
 
 
-def tma_copy(load: Op, dot: Op, which: int, arch: str) -> TmaCopy | None:
+def tma_copy(load: Op, dot: Op, which: int, has_tma: bool) -> TmaCopy | None:
     """The TMA copy of `load`, operand `which` of `dot`, where sm_90's copy engine can write
     the tile the product reads: a 2-D block of a descriptor whose tensor map the launch
     encodes (ir.DescriptorRead) feeding a warpgroup product, in rows (the descriptor's
@@ -104,7 +105,7 @@ def tma_copy(load: Op, dot: Op, which: int, arch: str) -> TmaCopy | None:
     block transposed (`b_desc.load(...).T`, whose rows run along K already)."""
     src = load.attrs.get("descriptor")
     x = load.result
-    if src is None or not arch.startswith("sm_9") or len(x.type.shape) != 2 or \
+    if src is None or not has_tma or len(x.type.shape) != 2 or \
             not dot.attrs["plan"].unit.async_proxy:
         return None
     k_major_b = which == 1 and b_k_major(dot)
@@ -152,7 +153,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
     return len(load.operands) < 3 or _is_zero(load.operands[2])
 
 
-def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
+def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
           maps: dict[tuple, tuple], made_descriptor_tma: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
@@ -172,7 +173,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], arch: str,
             ld = defined.get(x.id)
             if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
                 continue
-            copy = tma_copy(ld, op, which, arch)
+            copy = tma_copy(ld, op, which, has_tma)
             if copy is not None and copy.args is not None and not made_descriptor_tma:
                 copy = None
             if copy is not None and maps.setdefault(copy.key, (copy.box, copy.swizzle)) != \

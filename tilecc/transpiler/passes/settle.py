@@ -26,10 +26,10 @@ from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, pro
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
 from tilecc.transpiler.specs import TensorMap
-from tilecc.transpiler.target import Target
+from tilecc.transpiler.target import CompileTarget
 
 
-def settle(kernel: Kernel, target: Target) -> None:
+def settle(kernel: Kernel, target: CompileTarget) -> None:
     """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place."""
     emission = Emission(kernel, target.matrix_units)
     pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory

@@ -105,11 +105,12 @@ class ActiveDriver:
 
     def get_current_target(self) -> GPUTarget:
         from tilecc.runtime.launch import cuda, hip
+        from tilecc.transpiler.target import resolve_target
 
-        if _backend() == "hip":
-            return GPUTarget("hip", hip.device_arch(self.get_current_device()), 64)
-        arch = cuda.device_arch(self.get_current_device())  # "sm_90"
-        return GPUTarget("cuda", int(arch[3:].rstrip("a")), 32)
+        backend = _backend()  # the device's: cuda or hip
+        device = {"cuda": cuda, "hip": hip}[backend].device_arch(self.get_current_device())
+        target = resolve_target(backend, device)
+        return GPUTarget(backend, target.arch_number, target.warp_size)
 
     def get_active_torch_device(self):
         device = self.get_current_device()  # (its error first where there is no GPU)

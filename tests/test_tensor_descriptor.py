@@ -652,17 +652,16 @@ def test_what_a_host_descriptor_argument_emits_names_the_def_line() -> None:
     # The block's index arithmetic a host-side descriptor brings is emitted before the
     # body: it belongs to the `def` line (the renderer groups ops by statement, and errors
     # and comments name the line), never to no line at all.
-    from tilecc.transpiler import frontend
+    from tilecc.runtime import compiler
     from tilecc.transpiler.ir import walk
-    from tilecc.transpiler.target import get_target
 
     x = np.ones((32, 64), np.float16)
     values, _ = host_desc_rows_sum.bind(
         (tilecc.TensorDescriptor.from_tensor(x, [32, 64]), np.zeros(32, np.float32)),
         dict(BM=32, BN=64))
     specs, _ = host_desc_rows_sum.specs_for(values)
-    kernel = frontend.parse(host_desc_rows_sum.fn, list(specs), num_warps=4, debug=False,
-                            target=get_target("cuda"))
+    kernel, _ = compiler.lower(host_desc_rows_sum, list(specs), "cuda",
+                               host_desc_rows_sum.options())
     ops = list(walk(kernel.body))
     assert ops and all(op.loc is not None for op in ops), \
         [op.kind for op in ops if op.loc is None]

@@ -464,6 +464,56 @@ def test_combine_forms_compile(target) -> None:
                                  target=target)
 
 
+# --- kernels whose text is made at run time ------------------------------------------------------
+# A template kernel with a placeholder, its text edited before it compiles: through Triton's
+# `JITFunction._unsafe_update_src`, or by exec'ing the edited text (the form Triton's
+# interpreter runs).
+
+def _scaled_template():
+    @tilecc.jit
+    def scaled(out_ptr, x_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        tl.store(out_ptr + offs, PLACEHOLDER)
+    return scaled
+
+
+def test_updated_source_compiles_instead_of_the_files():
+    template = _scaled_template()
+    x = np.arange(8, dtype=np.float32)
+    edited = tilecc.jit(template.fn)
+    edited._unsafe_update_src(edited.src.replace("PLACEHOLDER", "x * 3 + 1"))
+    out = np.zeros(8, np.float32)
+    edited.interpret[(1,)](out, x, 8)
+    np.testing.assert_array_equal(out, x * 3 + 1)
+    assert "x * 3 + 1" in edited.src and "PLACEHOLDER" in template.src
+    again = tilecc.jit(template.fn)  # the template itself is unchanged
+    again._unsafe_update_src(again.src.replace("PLACEHOLDER", "x - 2"))
+    again.interpret[(1,)](out, x, 8)
+    np.testing.assert_array_equal(out, x - 2)
+
+
+def _exec_kernel(text: str):
+    namespace = {}
+    exec(text, {"tilecc": tilecc, "tl": tl}, namespace)
+    return namespace["shifted"]
+
+
+def test_kernel_defined_by_exec_of_a_string():
+    source = ("@tilecc.jit\n"
+              "def shifted(out_ptr, x_ptr, N: tl.constexpr, K: tl.constexpr):\n"
+              "    offs = tl.arange(0, N)\n"
+              "    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + K)\n")
+    kernel = _exec_kernel(source)
+    x = np.arange(16, dtype=np.int32)
+    out = np.zeros(16, np.int32)
+    kernel.interpret[(1,)](out, x, 16, 5)
+    np.testing.assert_array_equal(out, x + 5)
+    other = _exec_kernel(source.replace("+ K", "* K"))  # one text each, same name
+    other.interpret[(1,)](out, x, 16, 3)
+    np.testing.assert_array_equal(out, x * 3)
+
+
 # --- on the GPU ---------------------------------------------------------------------------------
 
 @pytest.mark.gpu

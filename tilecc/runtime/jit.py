@@ -314,6 +314,20 @@ class JITFunction(KernelFunction, KernelInterface):
         self.pre_run_hooks.append(hook)
         self._grids.clear()  # bound launches made before now would not call it
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's: compile `new_src` (the kernel's text edited, its parameters unchanged)
+        instead of the source read from the file; kernels compiled before are dropped."""
+        from tilecc.source import with_source
+
+        self.fn = self.__wrapped__ = with_source(self.fn, new_src)
+        for name in ("fingerprint", "signature", "_source_lines", "_param_names",
+                     "_param_constexpr"):
+            self.__dict__.pop(name, None)
+        self._params = None
+        for table in (self._entries, self._bound, self._launchers, self._grids):
+            table.clear()
+        self._binder, self._binder_tried, self._direct = None, False, None
+
     @functools.cached_property
     def fingerprint(self) -> str:
         """Hash of the source, the helpers it calls and the globals it reads (disk cache)."""

@@ -338,7 +338,7 @@ GIST = {
     'static_assert_runtime': 'compile-time',
     'arange_not_power_of_2': 'power of 2',
     'arange_runtime_bound': 'constexpr',
-    'program_id_axis_3': 'axis must be 0, 1 or 2',
+    'program_id_axis_3': 'program_id axis must be 0, 1, or 2 but got 3',
     'undefined_name': 'not defined',
     'unknown_tl_function': 'tl.no_such_function',
     'shape_mismatch': 'incompatible',

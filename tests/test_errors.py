@@ -369,6 +369,30 @@ def test_error_through_interpret_env_launch(monkeypatch) -> None:
                  launch=lambda: arange_kernel[(1,)](x, x, 64, BLOCK=48))
 
 
+@tilecc.jit
+def axis_out_of_range_kernel(x_ptr, BLOCK: tl.constexpr, AXIS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.sum(tl.expand_dims(tl.load(x_ptr + offs), AXIS), 0))
+
+
+@pytest.mark.parametrize("launch", ["interpret", "env"])
+def test_a_wrapped_python_error_is_the_cause_as_in_triton(launch, monkeypatch) -> None:
+    """A frontend check's ValueError reaches the program as the CompilationError's
+    __cause__, with Triton's message (programs read it there), and without frames."""
+    x = np.zeros(16, np.float32)
+    if launch == "env":
+        monkeypatch.setenv("TILECC_INTERPRET", "1")
+        run = lambda: axis_out_of_range_kernel[(1,)](x, 16, -3)  # noqa: E731
+    else:
+        run = lambda: axis_out_of_range_kernel.interpret[(1,)](x, 16, -3)  # noqa: E731
+    with pytest.raises(tilecc.CompilationError) as excinfo:
+        run()
+    assert_user_facing(excinfo)
+    cause = excinfo.value.__cause__
+    assert isinstance(cause, ValueError) and cause.__traceback__ is None
+    assert str(cause) == "invalid axis -3. Expected -2 <= axis < 2"
+
+
 def test_error_through_compile() -> None:
     pytest.importorskip("cupy")
     expect_error(lambda_kernel, None, "lambda t: t * t", "Lambda expressions are not supported",

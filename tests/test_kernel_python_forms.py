@@ -464,6 +464,33 @@ def test_combine_forms_compile(target) -> None:
                                  target=target)
 
 
+# --- expand_dims over several axes ---------------------------------------------------------------
+# Triton counts every axis in the result's rank (negative ones from its end), each once.
+
+@tilecc.jit
+def expand_many_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, N))
+    a = tl.expand_dims(v, (-4, 2, -1))  # [1, N, 1, 1]
+    tl.static_assert(a.shape == [1, N, 1, 1])
+    b = tl.expand_dims(v, (3, 1, 2))  # [N, 1, 1, 1]
+    tl.static_assert(b.shape == [N, 1, 1, 1])
+    tl.store(out_ptr + tl.arange(0, N), tl.reshape(a, (N,)) + tl.reshape(b, (N,)))
+
+
+@tilecc.jit
+def expand_twice_kernel(x_ptr, N: tl.constexpr):
+    t = tl.expand_dims(tl.arange(0, N), (0, -3))
+
+
+def test_expand_dims_normalizes_axes_against_the_result():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    expand_many_kernel.interpret[(1,)](x, out, 8)
+    np.testing.assert_array_equal(out, 2 * x)
+    with pytest.raises(CompilationError, match=r"duplicate axes, normalized axes = \[0, 0\]"):
+        expand_twice_kernel.interpret[(1,)](x, 8)
+
+
 # --- kernels whose text is made at run time ------------------------------------------------------
 # A template kernel with a placeholder, its text edited before it compiles: through Triton's
 # `JITFunction._unsafe_update_src`, or by exec'ing the edited text (the form Triton's

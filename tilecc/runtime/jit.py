@@ -28,7 +28,7 @@ import os
 import textwrap
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError, InterpreterError, LaunchError
+from tilecc.errors import CompilationError, InterpreterError, LaunchError, python_cause
 from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
@@ -47,7 +47,7 @@ def _user_facing(method: Callable) -> Callable:
         try:
             return method(*args, **kwargs)
         except CompilationError as e:
-            raise e.with_traceback(None) from None
+            raise e.with_traceback(None) from python_cause(e)
     return wrapper
 
 
@@ -105,7 +105,7 @@ def _user_launch(run: Callable, *args, **kwargs):
     try:
         return run(*args, **kwargs)
     except (CompilationError, InterpreterError, LaunchError) as e:
-        raise e.with_traceback(None) from None
+        raise e.with_traceback(None) from python_cause(e)
 
 
 def _base_jit(obj) -> "JITFunction":
@@ -222,7 +222,7 @@ class JITFunction(KernelFunction, KernelInterface):
                 try:
                     decls = frontend.declared_params(self.fn)
                 except CompilationError as e:
-                    raise e.with_traceback(None) from None
+                    raise e.with_traceback(None) from python_cause(e)
             signature = self.signature.parameters
             self._params = [KernelParam(
                 i, signature[d.name],
@@ -450,7 +450,7 @@ class JITFunction(KernelFunction, KernelInterface):
             try:
                 return warm_up(self, args, kwargs)
             except CompilationError as e:
-                raise e.with_traceback(None) from None
+                raise e.with_traceback(None) from python_cause(e)
         if interpreting():
             return self.interpret[grid](*args, **kwargs)
         return _launch_run(self, grid, None, *args, **kwargs)
@@ -570,7 +570,7 @@ class _Interpret:
             try:
                 return run_interpreted(self.jit_fn, grid, args, kwargs)
             except (CompilationError, InterpreterError, LaunchError) as e:  # the user's line
-                raise e.with_traceback(None) from None
+                raise e.with_traceback(None) from python_cause(e)
         return run
 
 

@@ -356,7 +356,7 @@ class FunctionTracer(EarlyReturns):
             msg = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)
             err = self.error(node, msg)
             err.python_error = type(e).__name__  # Triton names it in its message
-            raise err from None
+            raise err from e.with_traceback(None)  # its cause, as Triton's (no frames)
         finally:
             self.b.loc = saved
 

@@ -350,7 +350,7 @@ GIST = {
     'pointer_times_int': 'pointer',
     'if_on_a_block': 'ambiguous',
     'reshape_wrong_size': 'reshape',
-    'sum_axis_out_of_range': 'out of range',
+    'sum_axis_out_of_range': 'invalid axis 2',
     'unknown_keyword': "unexpected keyword argument 'maks'",
     'too_many_arguments': 'too many',
     'power_of_a_block': '`**`',

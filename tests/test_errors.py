@@ -205,9 +205,10 @@ def binop_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr
 
 @pytest.mark.parametrize("op,sig,snippet,message", [
     ("and", "*fp32,*fp32,*fp32,i32", "x & y",
-     "bitwise operators need integer operands, got tl.float32 and tl.float32"),
+     "invalid operands of type tl.float32 and tl.float32: bitwise operators need integer"),
     ("floordiv", "*fp16,*fp16,*fp16,i32", "x // y", "// is only defined on integers"),
-    ("div", "*i32,*u32,*fp32,i32", "x / y", "differ in signedness"),
+    ("div", "*i32,*u32,*fp32,i32", "x / y",
+     "Cannot use /, //, or % with tl.int32 and tl.uint32 because they have different signedness"),
     ("invert", "*fp64,*fp64,*fp64,i32", "~x", "~ needs an integer operand, got tl.float64"),
 ])
 def test_type_errors(op, sig, snippet, message) -> None:

@@ -213,7 +213,10 @@ def _where(exc) -> str:
 
 
 def _first_line(exc) -> str:
-    text = str(exc).strip().splitlines()
+    """The exception's message in a line (tilecc's: the message under the quoted line)."""
+    text = [line for line in str(exc).strip().splitlines() if line.strip()]
+    if len(text) > 1 and text[0].rstrip().endswith(":"):
+        text = [text[-1]]
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
 
 

@@ -512,6 +512,7 @@ def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
                             ".to(tl.float32) first")
         return a if a == b else float16
     if div_or_mod and a.signed != b.signed:
-        raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they differ in "
-                        "signedness, which is unlikely to give a useful answer; cast one of them")
+        raise TypeError(f"Cannot use /, //, or % with {a!r} and {b!r} because they have "
+                        "different signedness; this is unlikely to give a useful answer: cast "
+                        "one of them")  # Triton's words
     return integer_promote(a, b)

@@ -464,6 +464,21 @@ def test_combine_forms_compile(target) -> None:
                                  target=target)
 
 
+# --- the language by its full module path --------------------------------------------------------
+
+@tilecc.jit
+def full_path_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tilecc.language.arange(0, N)  # `triton.language.store(...)` under the mode
+    tilecc.language.store(out_ptr + offs, tilecc.language.load(x_ptr + offs) * 2)
+
+
+def test_language_reached_through_its_package():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    full_path_kernel.interpret[(1,)](x, out, 8)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
 # --- expand_dims over several axes ---------------------------------------------------------------
 # Triton counts every axis in the result's rank (negative ones from its end), each once.
 

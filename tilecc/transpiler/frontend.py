@@ -1160,6 +1160,8 @@ class FunctionTracer(EarlyReturns):
 
 
 def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
+    if ref.name == "tl":  # the language module itself, reached as `triton.language`
+        return ref
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])

@@ -51,8 +51,6 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-KINDS = ("passed", "refused", "different", "error-text", "accepted", "timeout", "crashed",
-         "skipped", "internals")
 
 
 def file_hash(paths: list[str]) -> str:
@@ -209,7 +207,8 @@ def report(ids, ref, got, args, total_collected) -> str:
            f"crashed {t['crashed']}; timeouts {t['timeout']}; skipped {t['skipped']}.** "
            f"Triton's compiler API (refused by design): {t['internals']} more; passing under "
            f"tilecc where Triton did not: {t['beyond']}.", ""] + lines
-    for kind, title in (("different", "Different values"), ("accepted", "No error where Triton raised"),
+    for kind, title in (("different", "Different values"),
+                        ("accepted", "No error where Triton raised"),
                         ("error-text", "Another error message"), ("crashed", "Crashes"),
                         ("timeout", "Timeouts"), ("refused", "Refusals"),
                         ("skipped", "Skipped under tilecc only")):

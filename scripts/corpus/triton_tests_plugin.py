@@ -41,7 +41,6 @@ import json
 import os
 import signal
 import sys
-import time
 import traceback
 import types
 
@@ -92,7 +91,7 @@ def _load_internal_testing(path: str) -> None:
 
     knobs.base_knobs = base_knobs
     knobs.propagate_env = True
-    knobs.nvidia = types.SimpleNamespace(ptxas=types.SimpleNamespace(version=_cuda_version()))
+    knobs.nvidia = types.SimpleNamespace(ptxas=_Ptxas())
     dtypes = {name: d for name, d in vars(tl).items() if isinstance(d, tl.dtype)}
     # Triton's spellings of type names (its own, PyTorch's, C's) -> the dtype's name
     canonical = {name: d.name for name, d in dtypes.items()}
@@ -123,10 +122,15 @@ def _load_internal_testing(path: str) -> None:
     module.str_to_triton_dtype = str_to_triton_dtype
 
 
-def _cuda_version() -> str:
-    torch = sys.modules.get("torch")
-    version = getattr(getattr(torch, "version", None), "cuda", None) if torch else None
-    return version or "12.0"
+class _Ptxas:
+    """`knobs.nvidia.ptxas.version`, which the helpers read to know whether TMA works: the
+    CUDA version PyTorch was built with (read when asked: PyTorch loads after the knobs)."""
+
+    @property
+    def version(self) -> str:
+        torch = sys.modules.get("torch")
+        version = getattr(getattr(torch, "version", None), "cuda", None) if torch else None
+        return ".".join((version or "12.0").split(".")[:2])
 
 
 # ------------------------------------------------------------------------------------------
@@ -209,7 +213,8 @@ def _where(exc) -> str:
     path = frame.filename
     if "tilecc" + os.sep in path:
         path = path[path.rindex("tilecc" + os.sep):]
-    return f"{os.path.basename(path) if not _is_tilecc_file(frame.filename) else path}:{frame.lineno}"
+    shown = path if _is_tilecc_file(frame.filename) else os.path.basename(path)
+    return f"{shown}:{frame.lineno}"
 
 
 def _first_line(exc) -> str:
@@ -289,4 +294,3 @@ _CONFIG: dict = {}
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):
     _CONFIG["config"] = session.config
-    session.config._tt_started = time.time()

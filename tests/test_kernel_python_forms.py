@@ -464,6 +464,33 @@ def test_combine_forms_compile(target) -> None:
                                  target=target)
 
 
+# --- a Python number bound by assignment ---------------------------------------------------------
+# Triton makes `one = 1` a scalar kernel value: `one.dtype` is the literal's type.
+
+@tilecc.jit
+def assigned_numbers_kernel(out_ptr, N: tl.constexpr):
+    one = 1
+    big = 2**40
+    half = 0.5
+    flag = True
+    tl.static_assert(one.dtype == tl.int32 and big.dtype == tl.int64)
+    tl.static_assert(half.dtype == tl.float32 and flag.dtype == tl.int1)
+    tl.store(out_ptr + tl.arange(0, N), tl.full([N], one, dtype=one.dtype) + half)
+
+
+@tilecc.jit
+def constexpr_dtype_kernel(out_ptr, N: tl.constexpr):
+    tl.store(out_ptr, N.dtype)
+
+
+def test_an_assigned_number_has_the_dtype_triton_gives_it():
+    out = np.zeros(4, np.float32)
+    assigned_numbers_kernel.interpret[(1,)](out, 4)
+    np.testing.assert_array_equal(out, np.full(4, 1.5, np.float32))
+    with pytest.raises(CompilationError, match="has no attribute 'dtype'"):
+        constexpr_dtype_kernel.interpret[(1,)](out, 4)  # a constexpr has none, as in Triton
+
+
 # --- the language by its full module path --------------------------------------------------------
 
 @tilecc.jit

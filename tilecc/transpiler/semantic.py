@@ -378,6 +378,10 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
                          "x.to(tl.float32)")
     if fn == "abs" and x.dtype.kind in ("uint", "bool"):
         return x
+    if fn == "abs" and x.dtype.is_fp8():  # as Triton: the sign bit cleared, no conversion
+        bits = cast(b, x, D.uint8, bitcast=True)
+        return cast(b, binary(b, "and", bits, constant(b, 0x7F, D.uint8)), x.dtype,
+                    bitcast=True)
     fp8.check_arithmetic(x.dtype, f"tl.{fn}")
     return b.emit("unary", [x], x.type, fn=fn)
 

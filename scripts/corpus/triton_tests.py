@@ -32,7 +32,8 @@ passed, refused (tilecc's CompilationError: an error of the right kind), differe
 assertion on values failed: the worst, each listed), error-text (the expected error came
 with another message), accepted (no error where Triton raised one), timeout, crashed
 (another exception: a bug), skipped; `internals` are cases that reach Triton's compiler
-API, which the mode refuses by design (triton.compile on IR text, knobs), counted apart.
+(triton.compile on IR text, knobs: refused by design), its IR levels (kernel.asm["ttir"])
+or assert on the text of its PTX, counted apart.
 Printed: a table per test function, the totals and the pass rate, every different value,
 and the crashes and refusals grouped by message; `report.md` and `tilecc-<device>.json` in
 the out folder hold the same.  The exit status is 0 whatever the outcomes.

@@ -90,7 +90,8 @@ class dtype:
     def exponent_bias(self) -> int:
         if self.kind != "float":
             raise AttributeError(f"{self!r} has no attribute 'exponent_bias'")
-        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}[self.name]
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7,
+                "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5": 15, "fp8e5b16": 16}[self.name]
 
     @property
     def scalar(self) -> "dtype":

@@ -319,3 +319,20 @@ def test_reinterpret_passes_a_tensor_as_another_type_on_the_gpu():
     y = torch.empty(64, device="cuda", dtype=torch.int32)  # its bits are written as floats
     halve[(1,)](x, reinterpret(y, tl.float32), BLOCK=64)
     torch.testing.assert_close(y.view(torch.float32), x * 0.5)
+
+
+def test_reinterpret_passes_a_cpu_tensor_as_another_type_on_the_interpreter():
+    """What `triton.reinterpret` makes of CPU tensors (unsigned integers PyTorch lacks,
+    float8 bits held in int8) is read and written as its type by the interpreter."""
+    torch = pytest.importorskip("torch")
+    from tilecc.runtime.tensor_wrappers import reinterpret
+
+    @tilecc.jit
+    def top_bit(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) >> 15)
+
+    x = torch.tensor([-1, 5, -32768, 32767], dtype=torch.int16)
+    y = torch.zeros(4, dtype=torch.int16)
+    top_bit.interpret[(1,)](reinterpret(x, tl.uint16), reinterpret(y, tl.uint16), BLOCK=4)
+    assert y.tolist() == [1, 0, 1, 0]  # a logical shift: the values are unsigned

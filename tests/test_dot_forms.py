@@ -389,3 +389,22 @@ def test_max_num_imprecise_acc_adds_partial_sums_in_fp32() -> None:
     assert "one wgmma kept in flight" in fp8_loop_kernel.source(sig, **kw)
     loop = fp8_loop_kernel.source(sig, IMPRECISE=64, **kw)
     assert "pipeline (" in loop and "in flight" not in loop
+
+
+@tilecc.jit
+def int8_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr, OUT: tl.constexpr):
+    rows = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    c = tl.dot(tl.load(a_ptr + rows), tl.load(b_ptr + rows), out_dtype=OUT)
+    tl.static_assert(c.dtype == tl.int32)
+    tl.store(c_ptr + rows, c)
+
+
+@pytest.mark.parametrize("out", [tl.int8, tl.int32, tl.float16])
+def test_int8_dot_sums_in_int32_whatever_out_dtype_says(out):
+    """Triton's int8 tl.dot returns int32 and ignores out_dtype: no value wraps at 8 bits."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (32, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (32, 32)).astype(np.int8)
+    c = np.zeros((32, 32), np.int32)
+    int8_dot_kernel.interpret[(1,)](a, b, c, 32, out)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

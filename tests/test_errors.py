@@ -205,9 +205,10 @@ def binop_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr
 
 @pytest.mark.parametrize("op,sig,snippet,message", [
     ("and", "*fp32,*fp32,*fp32,i32", "x & y",
-     "bitwise operators need integer operands, got tl.float32 and tl.float32"),
+     "invalid operands of type tl.float32 and tl.float32: bitwise operators need integer"),
     ("floordiv", "*fp16,*fp16,*fp16,i32", "x // y", "// is only defined on integers"),
-    ("div", "*i32,*u32,*fp32,i32", "x / y", "differ in signedness"),
+    ("div", "*i32,*u32,*fp32,i32", "x / y",
+     "Cannot use /, //, or % with tl.int32 and tl.uint32 because they have different signedness"),
     ("invert", "*fp64,*fp64,*fp64,i32", "~x", "~ needs an integer operand, got tl.float64"),
 ])
 def test_type_errors(op, sig, snippet, message) -> None:
@@ -367,6 +368,30 @@ def test_error_through_interpret_env_launch(monkeypatch) -> None:
     x = np.zeros(64, np.float32)
     expect_error(arange_kernel, None, "tl.arange(0, BLOCK)", "positive power of 2, got 48",
                  launch=lambda: arange_kernel[(1,)](x, x, 64, BLOCK=48))
+
+
+@tilecc.jit
+def axis_out_of_range_kernel(x_ptr, BLOCK: tl.constexpr, AXIS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.sum(tl.expand_dims(tl.load(x_ptr + offs), AXIS), 0))
+
+
+@pytest.mark.parametrize("launch", ["interpret", "env"])
+def test_a_wrapped_python_error_is_the_cause_as_in_triton(launch, monkeypatch) -> None:
+    """A frontend check's ValueError reaches the program as the CompilationError's
+    __cause__, with Triton's message (programs read it there), and without frames."""
+    x = np.zeros(16, np.float32)
+    if launch == "env":
+        monkeypatch.setenv("TILECC_INTERPRET", "1")
+        run = lambda: axis_out_of_range_kernel[(1,)](x, 16, -3)  # noqa: E731
+    else:
+        run = lambda: axis_out_of_range_kernel.interpret[(1,)](x, 16, -3)  # noqa: E731
+    with pytest.raises(tilecc.CompilationError) as excinfo:
+        run()
+    assert_user_facing(excinfo)
+    cause = excinfo.value.__cause__
+    assert isinstance(cause, ValueError) and cause.__traceback__ is None
+    assert str(cause) == "invalid axis -3. Expected -2 <= axis < 2"
 
 
 def test_error_through_compile() -> None:

@@ -302,3 +302,21 @@ def test_torch_cpu_float8_and_bfloat16_tensors_on_the_interpreter():
     assert torch.equal(out, want.float() * 2)
     _doubled.interpret[(1,)](x.to(torch.bfloat16), out, 5, BLOCK=8)
     assert torch.equal(out, x.to(torch.bfloat16).float() * 2)
+
+
+@tilecc.jit
+def fp8_abs_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.abs(tl.load(x_ptr + offs)))
+
+
+@pytest.mark.parametrize("fmt", ["fp8e5", "fp8e4nv"])
+def test_abs_of_fp8_clears_the_sign_as_triton(fmt):
+    """tl.abs on fp8 values is taken in fp8 (Triton's), every finite value exactly."""
+    dt = {"fp8e5": ml_dtypes.float8_e5m2, "fp8e4nv": ml_dtypes.float8_e4m3fn}[fmt]
+    x = np.arange(256, dtype=np.uint8).view(dt)
+    x = x[np.isfinite(x.astype(np.float32))]
+    x = np.concatenate([x[:32], x[-32:]])  # positive and negative bit patterns
+    y = np.zeros_like(x)
+    fp8_abs_kernel.interpret[(1,)](x, y, 64)
+    np.testing.assert_array_equal(y.astype(np.float32), np.abs(x.astype(np.float32)))

@@ -464,6 +464,125 @@ def test_combine_forms_compile(target) -> None:
                                  target=target)
 
 
+# --- a Python number bound by assignment ---------------------------------------------------------
+# Triton makes `one = 1` a scalar kernel value: `one.dtype` is the literal's type.
+
+@tilecc.jit
+def assigned_numbers_kernel(out_ptr, N: tl.constexpr):
+    one = 1
+    big = 2**40
+    half = 0.5
+    flag = True
+    tl.static_assert(one.dtype == tl.int32 and big.dtype == tl.int64)
+    tl.static_assert(half.dtype == tl.float32 and flag.dtype == tl.int1)
+    tl.store(out_ptr + tl.arange(0, N), tl.full([N], one, dtype=one.dtype) + half)
+
+
+@tilecc.jit
+def constexpr_dtype_kernel(out_ptr, N: tl.constexpr):
+    tl.store(out_ptr, N.dtype)
+
+
+def test_an_assigned_number_has_the_dtype_triton_gives_it():
+    out = np.zeros(4, np.float32)
+    assigned_numbers_kernel.interpret[(1,)](out, 4)
+    np.testing.assert_array_equal(out, np.full(4, 1.5, np.float32))
+    with pytest.raises(CompilationError, match="has no attribute 'dtype'"):
+        constexpr_dtype_kernel.interpret[(1,)](out, 4)  # a constexpr has none, as in Triton
+
+
+# --- the language by its full module path --------------------------------------------------------
+
+@tilecc.jit
+def full_path_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tilecc.language.arange(0, N)  # `triton.language.store(...)` under the mode
+    tilecc.language.store(out_ptr + offs, tilecc.language.load(x_ptr + offs) * 2)
+
+
+def test_language_reached_through_its_package():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    full_path_kernel.interpret[(1,)](x, out, 8)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+# --- expand_dims over several axes ---------------------------------------------------------------
+# Triton counts every axis in the result's rank (negative ones from its end), each once.
+
+@tilecc.jit
+def expand_many_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, N))
+    a = tl.expand_dims(v, (-4, 2, -1))  # [1, N, 1, 1]
+    tl.static_assert(a.shape == [1, N, 1, 1])
+    b = tl.expand_dims(v, (3, 1, 2))  # [N, 1, 1, 1]
+    tl.static_assert(b.shape == [N, 1, 1, 1])
+    tl.store(out_ptr + tl.arange(0, N), tl.reshape(a, (N,)) + tl.reshape(b, (N,)))
+
+
+@tilecc.jit
+def expand_twice_kernel(x_ptr, N: tl.constexpr):
+    t = tl.expand_dims(tl.arange(0, N), (0, -3))
+
+
+def test_expand_dims_normalizes_axes_against_the_result():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    expand_many_kernel.interpret[(1,)](x, out, 8)
+    np.testing.assert_array_equal(out, 2 * x)
+    with pytest.raises(CompilationError, match=r"duplicate axes, normalized axes = \[0, 0\]"):
+        expand_twice_kernel.interpret[(1,)](x, 8)
+
+
+# --- kernels whose text is made at run time ------------------------------------------------------
+# A template kernel with a placeholder, its text edited before it compiles: through Triton's
+# `JITFunction._unsafe_update_src`, or by exec'ing the edited text (the form Triton's
+# interpreter runs).
+
+def _scaled_template():
+    @tilecc.jit
+    def scaled(out_ptr, x_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        tl.store(out_ptr + offs, PLACEHOLDER)
+    return scaled
+
+
+def test_updated_source_compiles_instead_of_the_files():
+    template = _scaled_template()
+    x = np.arange(8, dtype=np.float32)
+    edited = tilecc.jit(template.fn)
+    edited._unsafe_update_src(edited.src.replace("PLACEHOLDER", "x * 3 + 1"))
+    out = np.zeros(8, np.float32)
+    edited.interpret[(1,)](out, x, 8)
+    np.testing.assert_array_equal(out, x * 3 + 1)
+    assert "x * 3 + 1" in edited.src and "PLACEHOLDER" in template.src
+    again = tilecc.jit(template.fn)  # the template itself is unchanged
+    again._unsafe_update_src(again.src.replace("PLACEHOLDER", "x - 2"))
+    again.interpret[(1,)](out, x, 8)
+    np.testing.assert_array_equal(out, x - 2)
+
+
+def _exec_kernel(text: str):
+    namespace = {}
+    exec(text, {"tilecc": tilecc, "tl": tl}, namespace)
+    return namespace["shifted"]
+
+
+def test_kernel_defined_by_exec_of_a_string():
+    source = ("@tilecc.jit\n"
+              "def shifted(out_ptr, x_ptr, N: tl.constexpr, K: tl.constexpr):\n"
+              "    offs = tl.arange(0, N)\n"
+              "    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + K)\n")
+    kernel = _exec_kernel(source)
+    x = np.arange(16, dtype=np.int32)
+    out = np.zeros(16, np.int32)
+    kernel.interpret[(1,)](out, x, 16, 5)
+    np.testing.assert_array_equal(out, x + 5)
+    other = _exec_kernel(source.replace("+ K", "* K"))  # one text each, same name
+    other.interpret[(1,)](out, x, 16, 3)
+    np.testing.assert_array_equal(out, x * 3)
+
+
 # --- on the GPU ---------------------------------------------------------------------------------
 
 @pytest.mark.gpu

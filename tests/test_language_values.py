@@ -97,6 +97,11 @@ def test_dtype_objects_read_as_triton_s() -> None:
     assert str(D.block_type(tl.float32, (4, 8))) == "<['4', '8'], fp32>"
     assert tl.float16.fp_mantissa_width == 10 and tl.bfloat16.exponent_bias == 127
     assert tl.float64.fp_mantissa_width == 52 and tl.float64.exponent_bias == 1023
+    # the fp8 formats' biases (e4m3: 7, Triton's e4b15 and AMD's fnuz e4b8: 15 and 8; e5m2:
+    # 15, fnuz e5b16: 16), which code decoding their bits reads
+    assert [(d.fp_mantissa_width, d.exponent_bias) for d in (
+        tl.float8e4nv, tl.float8e4b15, tl.float8e4b8, tl.float8e5, tl.float8e5b16)] == \
+        [(3, 7), (3, 15), (3, 8), (2, 15), (2, 16)]
     assert tl.int16.get_int_max_value() == 32767 and tl.uint8.get_int_min_value() == 0
     assert not hasattr(tl.int32, "fp_mantissa_width") and not hasattr(tl.float32, "int_bitwidth")
     assert D.block_type(tl.float32, (4, 8)).numel == 32

@@ -61,6 +61,16 @@ def _at(loc: Loc | None, message: str) -> str:
     return f"{where}:\n    {stripped}\n{caret}\n{message}"
 
 
+def python_cause(e: BaseException) -> BaseException | None:
+    """The Python exception a compile error wraps (a frontend check's ValueError...), kept
+    as its `__cause__` when tilecc re-raises the error without its own frames: Triton's
+    CompilationError has the same cause, and programs read its message there."""
+    cause = e.__cause__
+    if isinstance(e, CompilationError) and cause is not None and cause.__traceback__ is None:
+        return cause
+    return None
+
+
 class CompileTimeAssertionFailure(CompilationError):
     """A `tl.static_assert` failed (Triton's class of the same name)."""
 

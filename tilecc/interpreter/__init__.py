@@ -129,6 +129,10 @@ def _to_host(x: Any) -> Any:
     """A NumPy view of a host array argument (device arrays: _mirror_device_arrays)."""
     if isinstance(x, np.ndarray):
         return x
+    if _is_wrapper(x):  # reinterpret(tensor, dtype): the base's memory read as `dtype`
+        base = _to_host(x.base)
+        if isinstance(base, np.ndarray):
+            return base.view(x.dtype.to_numpy())
     mod = type(x).__module__ or ""
     if mod.startswith("torch") and x.device.type == "cpu":
         return _torch_host_view(x)
@@ -136,6 +140,12 @@ def _to_host(x: Any) -> Any:
         raise LaunchError(f"the interpreter cannot read arrays of type {type(x).__name__}: "
                           "pass NumPy arrays (or CPU torch tensors)")
     return x
+
+
+def _is_wrapper(x: Any) -> bool:
+    """A TensorWrapper (`reinterpret`'s): a `base` array and a language `dtype`."""
+    return hasattr(x, "base") and hasattr(getattr(x, "dtype", None), "to_numpy") and \
+        type(x).__name__ == "TensorWrapper"
 
 
 def _with_descriptor_parts(specs, values: dict[str, Any]) -> dict[str, Any]:

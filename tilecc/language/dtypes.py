@@ -90,7 +90,8 @@ class dtype:
     def exponent_bias(self) -> int:
         if self.kind != "float":
             raise AttributeError(f"{self!r} has no attribute 'exponent_bias'")
-        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}[self.name]
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7,
+                "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5": 15, "fp8e5b16": 16}[self.name]
 
     @property
     def scalar(self) -> "dtype":
@@ -512,6 +513,7 @@ def computation_type(a: dtype, a_literal: bool, b: dtype, b_literal: bool,
                             ".to(tl.float32) first")
         return a if a == b else float16
     if div_or_mod and a.signed != b.signed:
-        raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they differ in "
-                        "signedness, which is unlikely to give a useful answer; cast one of them")
+        raise TypeError(f"Cannot use /, //, or % with {a!r} and {b!r} because they have "
+                        "different signedness; this is unlikely to give a useful answer: cast "
+                        "one of them")  # Triton's words
     return integer_promote(a, b)

@@ -29,7 +29,7 @@ import textwrap
 from dataclasses import asdict
 from typing import Any, Callable
 
-from tilecc.errors import CompilationError, InterpreterError, LaunchError
+from tilecc.errors import CompilationError, InterpreterError, LaunchError, python_cause
 from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
@@ -62,7 +62,7 @@ def _user_facing(method: Callable) -> Callable:
         try:
             return method(*args, **kwargs)
         except CompilationError as e:
-            raise e.with_traceback(None) from None
+            raise e.with_traceback(None) from python_cause(e)
     return wrapper
 
 
@@ -120,7 +120,7 @@ def _user_launch(run: Callable, *args, **kwargs):
     try:
         return run(*args, **kwargs)
     except (CompilationError, InterpreterError, LaunchError) as e:
-        raise e.with_traceback(None) from None
+        raise e.with_traceback(None) from python_cause(e)
 
 
 def _base_jit(obj) -> "JITFunction":
@@ -237,7 +237,7 @@ class JITFunction(KernelFunction, KernelInterface):
                 try:
                     decls = frontend.declared_params(self.fn)
                 except CompilationError as e:
-                    raise e.with_traceback(None) from None
+                    raise e.with_traceback(None) from python_cause(e)
             signature = self.signature.parameters
             self._params = [KernelParam(
                 i, signature[d.name],
@@ -328,6 +328,20 @@ class JITFunction(KernelFunction, KernelInterface):
             raise TypeError("a pre-run hook must be callable")
         self.pre_run_hooks.append(hook)
         self._grids.clear()  # bound launches made before now would not call it
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's: compile `new_src` (the kernel's text edited, its parameters unchanged)
+        instead of the source read from the file; kernels compiled before are dropped."""
+        from tilecc.source import with_source
+
+        self.fn = self.__wrapped__ = with_source(self.fn, new_src)
+        for name in ("fingerprint", "signature", "_source_lines", "_param_names",
+                     "_param_constexpr"):
+            self.__dict__.pop(name, None)
+        self._params = None
+        for table in (self._entries, self._bound, self._launchers, self._grids):
+            table.clear()
+        self._binder, self._binder_tried, self._direct = None, False, None
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -480,7 +494,7 @@ class JITFunction(KernelFunction, KernelInterface):
             try:
                 return warm_up(self, args, kwargs)
             except CompilationError as e:
-                raise e.with_traceback(None) from None
+                raise e.with_traceback(None) from python_cause(e)
         return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -600,7 +614,7 @@ class _Interpret:
             try:
                 return run_interpreted(self.jit_fn, grid, args, kwargs)
             except (CompilationError, InterpreterError, LaunchError) as e:  # the user's line
-                raise e.with_traceback(None) from None
+                raise e.with_traceback(None) from python_cause(e)
         return run
 
 

@@ -79,7 +79,7 @@ def _stub(short: str):
 def _program_geometry(tracer, name, axis):
     axis = constant(axis, "axis")
     if axis not in (0, 1, 2):
-        raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"{name} axis must be 0, 1, or 2 but got {axis}")
     return tracer.b.emit(name, [], Type(D.int32), axis=axis)
 
 

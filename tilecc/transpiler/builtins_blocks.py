@@ -40,7 +40,7 @@ def _block(tracer, x: Any, what: str = "input") -> Value:
 
 def _axis(axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
-        raise ValueError(f"axis {axis} is out of range for a block of rank {rank}")
+        raise ValueError(f"invalid axis {axis}. Expected {-rank} <= axis < {rank}")
     return axis % rank
 
 
@@ -79,7 +79,13 @@ def _expand_dims(tracer, name, input, axis):
     x = kernel_value(tracer, input, "input")
     if isinstance(x, Const):
         x = S.to_value(tracer.b, x)
-    for a in sorted(_ints(axis, "axis")):
+    # as Triton: every axis counts in the result's rank, each once, inserted in order
+    axes = _ints(axis, "axis")
+    rank = len(x.type.shape) + len(axes) if x.type.is_block else len(axes)
+    normalized = [_axis(a, rank) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {normalized}")
+    for a in sorted(normalized):
         x = expand_dims(tracer.b, x, a)
     return x
 

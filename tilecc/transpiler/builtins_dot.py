@@ -115,16 +115,13 @@ def _product(b, a: Value, w: Value, c: Value, precision: str, acc_dtype: D.dtype
 
 
 def _result_type(out, ty: str, fp8: bool) -> D.dtype:
-    """The result's element type, by Triton's rules: int32 for int8; fp32 for fp32 and bf16
-    inputs (whatever out_dtype says), fp64 for fp64; out_dtype (fp32 or fp16) for fp16 and
-    fp8 inputs; out_dtype=bfloat16 refused."""
+    """The result's element type, by Triton's rules: int32 for int8 and fp32 for fp32 and
+    bf16 inputs (whatever out_dtype says), fp64 for fp64; out_dtype (fp32 or fp16) for fp16
+    and fp8 inputs; out_dtype=bfloat16 refused."""
     if not isinstance(out, D.dtype):
         raise TypeError(f"out_dtype must be a dtype, got {out!r}")
     if ty == "i8":
-        out = D.int32 if out == D.float32 else out  # Triton's default for integer inputs
-        if out != D.int32:
-            raise TypeError("int8 tl.dot accumulates in int32; out_dtype must be tl.int32")
-        return out
+        return D.int32  # whatever out_dtype says, as Triton's (int8 products sum in int32)
     if out == D.bfloat16:
         raise ValueError("out_dtype=bfloat16 is unsupported (as in Triton): use "
                          "out_dtype=tl.float32 or tl.float16 and cast with .to(tl.bfloat16)")

@@ -195,6 +195,18 @@ def canonical_name(qualname: str) -> str | None:
     return None
 
 
+class AssignedNumber(Const):
+    """A Python number a plain assignment bound (`one = 1`): still folded as a constant,
+    but Triton makes it a scalar kernel value there, so its `.dtype` is the literal's
+    type (int32, int64, fp32, int1...), where a constexpr's has none."""
+
+    def __eq__(self, other):
+        return isinstance(other, Const) and type(other.value) is type(self.value) and \
+            other.value == self.value
+
+    __hash__ = Const.__hash__
+
+
 def reference_for(obj: Any) -> Any:
     """What a global (or an attribute of a module) means inside a kernel."""
     if isinstance(obj, ConstexprClass):
@@ -356,7 +368,7 @@ class FunctionTracer(EarlyReturns):
             msg = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)
             err = self.error(node, msg)
             err.python_error = type(e).__name__  # Triton names it in its message
-            raise err from None
+            raise err from e.with_traceback(None)  # its cause, as Triton's (no frames)
         finally:
             self.b.loc = saved
 
@@ -448,6 +460,8 @@ class FunctionTracer(EarlyReturns):
     def visit_small(self, s: cst.BaseSmallStatement) -> None:
         if isinstance(s, cst.Assign):
             value = self.eval(s.value)
+            if type(value) is Const and isinstance(value.value, (bool, int, float)):
+                value = AssignedNumber(value.value)
             for target in s.targets:
                 self.assign(target.target, value)
         elif isinstance(s, cst.AnnAssign):
@@ -989,6 +1003,8 @@ class FunctionTracer(EarlyReturns):
                 # Triton's constexpr object itself answers these two
                 return base if attr == "value" else Const(language_core.constexpr_type(
                     base.value))
+            if isinstance(base, AssignedNumber) and attr == "dtype":
+                return Const(D.literal_dtype(base.value))
             if _is_scalar_constexpr(base):
                 hint = (" (a constexpr is its Python value, which has no dtype; "
                         "tl.to_tensor(x).dtype is the dtype it takes as a kernel value)"
@@ -1160,6 +1176,8 @@ class FunctionTracer(EarlyReturns):
 
 
 def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
+    if ref.name == "tl":  # the language module itself, reached as `triton.language`
+        return ref
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])

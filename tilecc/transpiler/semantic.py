@@ -212,12 +212,14 @@ def binary(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
         raise TypeError(f"operator {fn} is not defined on pointers")
     if fn in ("and", "or", "xor"):
         if not (lt.is_int() and rt.is_int()):
-            raise TypeError(f"bitwise operators need integer operands, got {lt!r} and {rt!r}")
+            raise TypeError(f"invalid operands of type {lt!r} and {rt!r}: bitwise operators "
+                            "need integer operands")  # Triton's words first
         a, c, t = _promote(b, lhs, rhs, False)
         return b.emit("binary", [a, c], a.type, fn=fn)
     if fn in ("shl", "shr"):
         if not (lt.is_int() and rt.is_int()):
-            raise TypeError(f"shifts need integer operands, got {lt!r} and {rt!r}")
+            raise TypeError(f"invalid operands of type {lt!r} and {rt!r}: shifts need integer "
+                            "operands")
         a, c, t = _promote(b, lhs, rhs, False)
         if fn == "shr":
             # Triton picks the shift from the block operand's own signedness (the left
@@ -376,6 +378,10 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
                          "x.to(tl.float32)")
     if fn == "abs" and x.dtype.kind in ("uint", "bool"):
         return x
+    if fn == "abs" and x.dtype.is_fp8():  # as Triton: the sign bit cleared, no conversion
+        bits = cast(b, x, D.uint8, bitcast=True)
+        return cast(b, binary(b, "and", bits, constant(b, 0x7F, D.uint8)), x.dtype,
+                    bitcast=True)
     fp8.check_arithmetic(x.dtype, f"tl.{fn}")
     return b.emit("unary", [x], x.type, fn=fn)
 

@@ -39,7 +39,8 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from tilecc.errors import CompilationError, InterpreterError, LaunchError, NoDeviceError
+from tilecc.errors import (CompilationError, InterpreterError, LaunchError, NoDeviceError,
+                           python_cause)
 from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
@@ -88,7 +89,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
         try:
             return jit_fn.interpret[grid](*args, **kwargs)
         except (CompilationError, InterpreterError, LaunchError) as e:  # without tilecc's
-            raise e.with_traceback(None) from None  # frames behind it
+            raise e.with_traceback(None) from python_cause(e)  # frames behind it
     direct = jit_fn._direct
     if direct is not None:
         try:
@@ -135,7 +136,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
         if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
             launcher(g3, kernel_values)
     except (CompilationError, LaunchError) as e:  # the user's line, without tilecc's
-        raise e.with_traceback(None) from None  # frames behind it
+        raise e.with_traceback(None) from python_cause(e)  # frames behind it
 
 
 def _add_direct(jit_fn, values, options: dict, launcher) -> None:

@@ -473,24 +473,18 @@ template <> struct is_narrow_signed_int<signed char> { static constexpr bool val
 template <> struct is_narrow_signed_int<short> { static constexpr bool value = true; };
 template <> struct is_narrow_signed_int<int> { static constexpr bool value = true; };
 
-template <typename T> TC_DEVICE T min(T a, T b) {
+// `second ? b : a`, as a bit select for the signed integers above on CUDA
+template <typename T> TC_DEVICE T pick(bool second, T a, T b) {
 #ifndef TC_HIP
   if constexpr (is_narrow_signed_int<T>::value) {
     const int x = a, y = b;
-    return static_cast<T>(x ^ ((x ^ y) & -static_cast<int>(y < x)));
+    return static_cast<T>(x ^ ((x ^ y) & -static_cast<int>(second)));
   }
 #endif
-  return b < a ? b : a;
+  return second ? b : a;
 }
-template <typename T> TC_DEVICE T max(T a, T b) {
-#ifndef TC_HIP
-  if constexpr (is_narrow_signed_int<T>::value) {
-    const int x = a, y = b;
-    return static_cast<T>(x ^ ((x ^ y) & -static_cast<int>(x < y)));
-  }
-#endif
-  return a < b ? b : a;
-}
+template <typename T> TC_DEVICE T min(T a, T b) { return pick(b < a, a, b); }
+template <typename T> TC_DEVICE T max(T a, T b) { return pick(a < b, a, b); }
 
 // ---- shifts --------------------------------------------------------------------------
 // Triton's shifts act on T's bits: the amount reads as unsigned, and an amount of T's

@@ -4,7 +4,8 @@
 
 Each name of Triton 3.6's documented API list (docs/python-api/triton.language.rst, in its
 sections) has a small kernel here that uses it.  Each kernel is run three ways: on the
-interpreter (NumPy), through NVRTC for sm_90 (CUDA) and through hiprtc for gfx90a (HIP).
+interpreter (NumPy), through NVRTC for sm_90 (CUDA) and through hiprtc for gfx90a (HIP), a
+target's kernels in one compiler run (each on its own only where that run fails).
 A cell says `yes` (it ran, or compiled), `refused` (a CompilationError, or on the
 interpreter an InterpreterError, that says why; the table prints the reason) or `BROKEN` (any other exception: a bug).  The totals at the end
 are what docs/language.md and the closing notes quote.  Results are about support, not
@@ -602,15 +603,36 @@ def _outcome(action) -> tuple[str, str]:
         return "BROKEN", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e) else ''}"
 
 
-def check(name: str) -> dict[str, tuple[str, str]]:
-    kernel = globals()[f"k_{name}"]
-    hip_kernel = HIP_KERNELS.get(name, kernel)
-    grid = GRIDS.get(name, (1,))
-    return {
-        "interpreter": _outcome(lambda: kernel.interpret[grid](*_arrays())),
-        "CUDA": _outcome(lambda: kernel.compile(SIGNATURE, target="cuda", arch="sm_90")),
-        "HIP": _outcome(lambda: hip_kernel.compile(SIGNATURE, target="hip", arch="gfx90a")),
-    }
+NATIVE = {"CUDA": ("cuda", "sm_90"), "HIP": ("hip", "gfx90a")}
+
+
+def _kernel(name: str, target: str = "cuda"):
+    return HIP_KERNELS.get(name, globals()[f"k_{name}"]) if target == "hip" else \
+        globals()[f"k_{name}"]
+
+
+def check(names: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
+    """Each name's cells: the interpreter's run, then per target one compiler run for all
+    the kernels that transpile (a compiler's start and the device header cost more than
+    these small kernels); only where that run fails is each compiled on its own, through
+    `kernel.compile`, to find which."""
+    from tilecc.testing.batch import failures
+
+    cells: dict[str, dict[str, tuple[str, str]]] = {}
+    for name in names:
+        kernel, grid = _kernel(name), GRIDS.get(name, (1,))
+        cells[name] = {"interpreter": _outcome(lambda: kernel.interpret[grid](*_arrays()))}
+    for path, (target, arch) in NATIVE.items():
+        texts: dict[str, str] = {}
+        for name in names:
+            kernel = _kernel(name, target)
+            cells[name][path] = _outcome(lambda: texts.__setitem__(name, kernel.source(
+                SIGNATURE, target=target, arch=arch, line_directives=True)))
+        for name in failures(texts, target, arch):
+            kernel = _kernel(name, target)
+            cells[name][path] = _outcome(lambda: kernel.compile(SIGNATURE, target=target,
+                                                                arch=arch))
+    return cells
 
 
 def main(argv=None) -> int:
@@ -620,9 +642,10 @@ def main(argv=None) -> int:
     paths = ["interpreter", "CUDA", "HIP"]
     totals = {p: 0 for p in paths}
     rows, reasons, broken = [], {}, 0
+    cells = check([n for names in SECTIONS.values() for n in names])
     for section, names in SECTIONS.items():
         for name in names:
-            result = check(name)
+            result = cells[name]
             for p in paths:
                 totals[p] += result[p][0] == "yes"
                 broken += result[p][0] == "BROKEN"

@@ -3,9 +3,11 @@
 #   bash scripts/test.sh                         everything, in parallel (one worker per core)
 #   bash scripts/test.sh tests/test_blocks.py    one file (any pytest arguments pass through)
 #   TILECC_TEST_WORKERS=0 bash scripts/test.sh   serially, in one process
-# Each failure is named as it happens; the slowest tests are listed at the end.
+# Each failure is named as it happens; the slowest tests are listed at the end.  The
+# longest tests start first (RUN_FIRST in tests/conftest.py) and the workers take tests one
+# at a time (--maxschedchunk 1), so that no long test is left running alone at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -n "${TILECC_TEST_WORKERS:-auto}" -q -rfE \
+exec .venv/bin/python -m pytest -n "${TILECC_TEST_WORKERS:-auto}" --maxschedchunk 1 -q -rfE \
     --durations=15 --durations-min=2 "$@"

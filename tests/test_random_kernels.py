@@ -18,6 +18,7 @@ import pytest
 import tilecc
 import tilecc.language as tl
 from tilecc.testing import random_kernels as RK
+from tilecc.testing.batch import failures
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
@@ -60,27 +61,24 @@ def test_random_products_of_transposed_operands() -> None:
 
 def _check_everywhere(programs: dict[int, RK.Program]) -> None:
     """Each program compiled by NVRTC (sm_90) and hiprtc and run on the interpreter
-    against NumPy."""
+    against NumPy; the compilers run once for all the programs, one by one only to find a
+    culprit."""
     require_cuda_compiler()
     require_hip_compiler()
-    failed, hip_sources = [], []
+    failed = []
+    texts: dict[str, dict[int, str]] = {"cuda": {}, "hip": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for s, prog in programs.items():
-            # sm_90 compiles each program (tensor-core paths differ from sm_80's)
-            r = RK.check(prog, tmp, targets=(("cuda", "sm_90"), ("hip", None)))
+            r = RK.check(prog, tmp, targets=(("cuda", None), ("hip", None)))
             if r.kind not in ("ok", "ill-conditioned"):
                 failed.append(r)
                 continue
-            hip_sources.append((s, RK.sources(prog, tmp, "hip")))
-        # hiprtc once for the whole chunk; one by one only to find a culprit
-        try:
-            RK.compile_batch([t for _, t in hip_sources], "hip", "gfx90a")
-        except Exception:
-            for s, text in hip_sources:
-                try:
-                    RK.compile_batch([text], "hip", "gfx90a")
-                except Exception as e:
-                    failed.append(RK.Result(s, "rejected", f"hiprtc: {e}"))
+            for target in texts:
+                texts[target][s] = r.sources[target]
+    # sm_90 compiles each program (tensor-core paths differ from sm_80's)
+    for target, arch in (("cuda", "sm_90"), ("hip", "gfx90a")):
+        for s, e in failures(texts[target], target, arch).items():
+            failed.append(RK.Result(s, "rejected", f"{target} ({arch}): {e}"))
     assert not failed, _report(failed, programs)
 
 

@@ -114,3 +114,14 @@ def test_scripts_use_their_setup():
     assert "bash scripts/setup.sh demo\n" in text("scripts", "demo.sh")
     assert "bash scripts/setup.sh\n" in text("scripts", "test.sh")
     assert "scripts/test.sh" in text(".ci", "run")
+
+
+def test_run_first_names_tests_that_exist():
+    """Each of conftest.RUN_FIRST (the longest tests, started first) is a test function of
+    its file: a renamed test would silently fall back to the end of the run."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    assert len(set(conftest.RUN_FIRST)) == len(conftest.RUN_FIRST)
+    for entry in conftest.RUN_FIRST:
+        file, function = entry.split("::")
+        with open(os.path.join(here, file)) as f:
+            assert f"\ndef {function}(" in f.read(), entry

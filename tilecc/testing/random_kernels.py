@@ -505,6 +505,7 @@ class Result:
     # where no implementation can promise a value (Program.ill_conditioned), not a failure
     undefined: bool = False
     args: list | None = field(default=None, repr=False)
+    sources: dict[str, str] = field(default_factory=dict, repr=False)  # transpiled, by target
 
 
 TARGETS = (("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a"))
@@ -513,7 +514,7 @@ TARGETS = (("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a"))
 def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True) -> Result:
     """Transpile `prog` for each target and compile it (NVRTC / hiprtc, one by one; see
     `compile_batch` for many at once), then run it on the interpreter against NumPy.
-    `targets` may hold (target, None): transpile only."""
+    `targets` may hold (target, None): transpile only, the source kept in `sources`."""
     from tilecc.runtime.native_compile import NativeCompileError
 
     res = Result(prog.seed)
@@ -521,7 +522,8 @@ def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True
         kernel = prog.load(directory)
         for target, arch in targets:
             if arch is None:
-                kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+                res.sources[target] = kernel.source(prog.signature(), target=target,
+                                                    num_warps=prog.num_warps)
             else:
                 kernel.compile(prog.signature(), target=target, arch=arch,
                                num_warps=prog.num_warps)
@@ -560,21 +562,11 @@ def sources(prog: Program, directory: str, target: str) -> str:
 
 
 def compile_batch(texts: list[str], target: str, arch: str):
-    """Compile several generated kernels as one translation unit (each in a namespace of its
-    own; the device header once): one compiler start for many programs."""
-    from tilecc.runtime import native_compile as NC
+    """Compile several generated kernels as one translation unit (tilecc.testing.batch):
+    one compiler start for many programs."""
+    from tilecc.testing import batch
 
-    include = '#include "tilecc.h"'
-    parts = [include] + [f"namespace program{i} {{\n{t.replace(include, '')}\n}}"
-                         for i, t in enumerate(texts)]
-    source = "\n".join(parts)
-    return NC.compile_for(target, source, arch=arch, options=_include_options(target))
-
-
-def _include_options(target: str) -> list[str]:
-    from tilecc.transpiler.render import INCLUDE_DIR
-
-    return [f"-I{INCLUDE_DIR}"]
+    return batch.compile_batch(texts, target, arch)
 
 
 # --- on a GPU --------------------------------------------------------------------------------

@@ -1,0 +1,64 @@
+"""Compile many generated kernels in one native compiler run, for test suites that check
+that hundreds of kernels compile: NVRTC's and hiprtc's start and the device header's
+parse cost more than a small kernel's own code, so a batch of dozens costs little more
+than one kernel.
+
+    compile_batch(sources, "hip", "gfx90a")        # one translation unit; raises if any fails
+    failures(named_sources, "cuda", "sm_90")       # {} if they compile, else which fail
+
+Each source sits in a namespace of its own (helpers of the same name do not collide) and
+the device header is included once; the kernels' symbols must differ (they are `extern "C"`).
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Mapping, Sequence
+
+from tilecc.runtime.binary import Binary
+from tilecc.transpiler.target import resolve_target
+
+_INCLUDE = '#include "tilecc.h"'
+
+
+def compile_batch(texts: Sequence[str], target: str, arch: str,
+                  options: Sequence[str] = ()) -> Binary:
+    """The sources of generated kernels compiled together, as one translation unit.
+    Raises NativeCompileError (with the compiler's log) if any of them fails."""
+    from tilecc.runtime import native_compile as NC
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    parts = [_INCLUDE] + [f"namespace program{i} {{\n{t.replace(_INCLUDE, '')}\n}}"
+                          for i, t in enumerate(texts)]
+    source = "\n".join(parts)
+    suffix = resolve_target(target, arch).source_suffix
+    return NC.compile_for(target, source, arch=arch, options=[f"-I{INCLUDE_DIR}", *options],
+                          filename=f"batch{suffix}")
+
+
+def native_arch(text: str, target: str, arch: str) -> str:
+    """The architecture a generated source is compiled for: the arch-specific one (sm_90a)
+    where the source uses wgmma, as the runtime compiles it."""
+    return resolve_target(target, arch).binary_arch("tc::wgmma_" in text)
+
+
+def failures(texts: Mapping[Hashable, str], target: str, arch: str,
+             options: Sequence[str] = ()) -> dict[Hashable, Exception]:
+    """{} when the sources compile together (one run per architecture, see `native_arch`);
+    else each one that fails on its own, with its error (a run per source only for a batch
+    that fails)."""
+    batches: dict[str, dict[Hashable, str]] = {}
+    for key, text in texts.items():
+        batches.setdefault(native_arch(text, target, arch), {})[key] = text
+    failed: dict[Hashable, Exception] = {}
+    for native, batch in batches.items():
+        try:
+            compile_batch(list(batch.values()), target, native, options)
+            continue
+        except Exception:
+            pass
+        for key, text in batch.items():
+            try:
+                compile_batch([text], target, native, options)
+            except Exception as e:
+                failed[key] = e
+    return failed

@@ -6,8 +6,8 @@ than one kernel.
     compile_batch(sources, "hip", "gfx90a")        # one translation unit; raises if any fails
     failures(named_sources, "cuda", "sm_90")       # {} if they compile, else which fail
 
-Each source sits in a namespace of its own (helpers of the same name do not collide) and
-the device header is included once; the kernels' symbols must differ (they are `extern "C"`).
+Each source sits in a namespace of its own, its kernel given C++ linkage there (helpers and
+specializations of one kernel do not collide), and the device header is included once.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tilecc.runtime.binary import Binary
 from tilecc.transpiler.target import resolve_target
 
 _INCLUDE = '#include "tilecc.h"'
+_C_LINKAGE = 'extern "C" '
 
 
 def compile_batch(texts: Sequence[str], target: str, arch: str,
@@ -27,7 +28,9 @@ def compile_batch(texts: Sequence[str], target: str, arch: str,
     from tilecc.runtime import native_compile as NC
     from tilecc.transpiler.render import INCLUDE_DIR
 
-    parts = [_INCLUDE] + [f"namespace program{i} {{\n{t.replace(_INCLUDE, '')}\n}}"
+    # C++ linkage: the same kernel in several specializations has one `extern "C"` name
+    parts = [_INCLUDE] + [f"namespace program{i} {{\n"
+                          f"{t.replace(_INCLUDE, '').replace(_C_LINKAGE, '')}\n}}"
                           for i, t in enumerate(texts)]
     source = "\n".join(parts)
     suffix = resolve_target(target, arch).source_suffix

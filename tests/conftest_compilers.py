@@ -40,3 +40,52 @@ def require_hip_compiler() -> None:
         pytest.fail(f"cannot import tilecc.runtime.native_compile: {e}")
     if not hip_compiler_available():
         _missing("hiprtc (hip-python + libamdhip64/libhiprtc + comgr)")
+
+
+# --- many kernels, one compiler run ---------------------------------------------------------
+# A test per kernel keeps failures named one by one; compiling each alone costs a compiler
+# start and a parse of the device header per kernel.  A parametrized test asks first
+# whether all of its target's kernels compile cleanly together (once per process); only if
+# they do not does each case compile alone, to say which fails.
+
+def clean_log_problem(log: str, target: str) -> str | None:
+    """What makes a compiler log unclean: a warning, a serialization by ptxas, a spill (CUDA:
+    the report of ptxas -v must be there)."""
+    import re
+
+    if "warning" in log.lower():
+        return f"compiler warnings:\n{log}"
+    if "Performance Loss" in log:
+        return f"ptxas serialized something:\n{log}"
+    if target == "cuda":
+        spills = re.findall(r"(\d+) bytes spill stores", log)
+        if not spills:
+            return f"no ptxas resource report in the log:\n{log}"
+        if any(s != "0" for s in spills):
+            return f"register spills:\n{log}"
+    return None
+
+
+_TOGETHER: dict[tuple, bool] = {}
+
+
+def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
+    """Whether the kernels of `cases` — (kernel, signature, options) for this target —
+    compile cleanly in one compiler run per native architecture.  Asked once per process
+    for each (group, target, arch)."""
+    key = (group, target, arch)
+    if key not in _TOGETHER:
+        from tilecc.testing import batch
+
+        by_arch: dict[str, list[str]] = {}
+        try:
+            for kernel, signature, options in cases():
+                text = kernel.source(signature, target=target, arch=arch, **options)
+                by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
+            _TOGETHER[key] = all(
+                clean_log_problem(batch.compile_batch(texts, target, native).log or "",
+                                  target) is None
+                for native, texts in by_arch.items())
+        except Exception:
+            _TOGETHER[key] = False
+    return _TOGETHER[key]

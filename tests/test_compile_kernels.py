@@ -18,9 +18,11 @@ import tilecc
 import tilecc.language as tl
 
 try:
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (clean_log_problem, compile_cleanly_together,
+                                    require_cuda_compiler, require_hip_compiler)
 except ImportError:  # tests/ imported as a package
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (clean_log_problem, compile_cleanly_together,
+                                          require_cuda_compiler, require_hip_compiler)
 
 try:
     import kernels as K
@@ -51,20 +53,20 @@ def assert_clean_compile(kernel, signature: str, target: str, arch: str, **optio
     binary = kernel.compile(signature, target=target, arch=arch, **options)
     assert binary.target == target and binary.arch in (arch, arch + "a")
     assert len(binary.data) > 0
-    log = binary.log or ""
-    assert "warning" not in log.lower(), f"compiler warnings:\n{log}\n{kernel.source(signature, target=target)}"
-    assert "Performance Loss" not in log, f"ptxas serialized something:\n{log}"
-    if target == "cuda":
-        spills = re.findall(r"(\d+) bytes spill stores", log)
-        assert spills, f"no ptxas resource report in the log:\n{log}"
-        assert all(s == "0" for s in spills), f"register spills:\n{log}"
-        assert "0 bytes spill stores" in log
+    problem = clean_log_problem(binary.log or "", target)
+    assert problem is None, f"{problem}\n{kernel.source(signature, target=target)}"
+
+
+def _cases_of(target: str, arch: str):
+    return [(p.values[0].kernel, p.values[1], {}) for p in _params()
+            if p.values[2:] == (target, arch)]
 
 
 @pytest.mark.parametrize("case,signature,target,arch", list(_params()))
 def test_case_compiles_cleanly(case: K.Case, signature: str, target: str, arch: str) -> None:
     _require(target)
-    assert_clean_compile(case.kernel, signature, target, arch)
+    if not compile_cleanly_together("kernels", target, arch, lambda: _cases_of(target, arch)):
+        assert_clean_compile(case.kernel, signature, target, arch)
 
 
 @pytest.mark.parametrize("target,arch", [TARGETS[0], TARGETS[2]])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,10 +23,12 @@ from tilecc.language.extra.libdevice_table import TABLE
 
 try:
     import libdevice_cases as C
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                    require_hip_compiler)
 except ImportError:  # tests/ imported as a package
     from tests import libdevice_cases as C
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                          require_hip_compiler)
 
 TRITON = json.loads((Path(__file__).parent / "data" / "triton36_libdevice.json").read_text())
 LONG = {"int32": "i32", "int64": "i64", "uint32": "u32", "uint64": "u64", "fp32": "fp32",
@@ -62,9 +65,23 @@ def _group_params(target):
             C.groups(target).items()]
 
 
+def _all_groups_compile_together(target: str, arch: str) -> bool:
+    """Every group of `target` in one compiler run (then no group needs its own)."""
+    def cases():
+        directory = Path(_JOINT_DIR.name)
+        return [(C.load_kernel(directory, key, names), C.signature_string(key),
+                 {"BLOCK": C.BLOCK}) for key, names in C.groups(target).items()]
+    return compile_cleanly_together("libdevice", target, arch, cases)
+
+
+_JOINT_DIR = tempfile.TemporaryDirectory()  # the groups' modules for the joint compile
+
+
 @pytest.mark.parametrize("key,names", _group_params("cuda"))
 def test_every_signature_compiles_with_nvrtc(key, names, tmp_path):
     require_cuda_compiler()
+    if _all_groups_compile_together("cuda", "sm_90"):
+        return
     kernel = C.load_kernel(tmp_path, key, names)
     binary = kernel.compile(C.signature_string(key), target="cuda", arch="sm_90",
                             BLOCK=C.BLOCK)
@@ -74,6 +91,8 @@ def test_every_signature_compiles_with_nvrtc(key, names, tmp_path):
 @pytest.mark.parametrize("key,names", _group_params("hip"))
 def test_every_signature_compiles_with_hiprtc(key, names, tmp_path):
     require_hip_compiler()
+    if _all_groups_compile_together("hip", "gfx90a"):
+        return
     kernel = C.load_kernel(tmp_path, key, names)
     binary = kernel.compile(C.signature_string(key), target="hip", arch="gfx90a",
                             BLOCK=C.BLOCK)

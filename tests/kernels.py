@@ -53,7 +53,7 @@ def is_float(dtype) -> bool:
 
 def tl_name(dtype) -> str:
     """'fp32', 'i8', 'bf16', ... for a NumPy dtype."""
-    return D.from_numpy(dtype).name
+    return D.from_numpy(dtype).short
 
 
 @dataclass

@@ -183,7 +183,7 @@ PROMOTIONS = [
 
 
 @pytest.mark.parametrize("a,a_lit,b,b_lit,div,expected", PROMOTIONS,
-                         ids=[f"{a.name}{'(lit)' * al}-{b.name}{'(lit)' * bl}{'-div' * d}"
+                         ids=[f"{a.short}{'(lit)' * al}-{b.short}{'(lit)' * bl}{'-div' * d}"
                               for a, al, b, bl, d, _ in PROMOTIONS])
 def test_computation_type_matches_triton(a, a_lit, b, b_lit, div, expected) -> None:
     assert D.computation_type(a, a_lit, b, b_lit, div) == expected

@@ -348,7 +348,7 @@ def test_shifts_of_every_signedness_pair(dx, dy):
     rng = np.random.default_rng(11)
     x, y = T._random_ints(rng, tx, 1000), T._amounts(rng, ty, 1000)
     want = T.run_shifts(T.shift_kernel.interpret, x, y, t)
-    fw = _fw_for(dx, dy, D.LONG_NAMES[t.name])
+    fw = _fw_for(dx, dy, D.LONG_NAMES[t.short])
     for block in (64, 1024):
         n = x.size
         shl, shr = (np.zeros(n, t.to_numpy()) for _ in range(2))

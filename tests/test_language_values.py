@@ -107,6 +107,45 @@ def test_dtype_objects_read_as_triton_s() -> None:
     assert D.block_type(tl.float32, (4, 8)).numel == 32
 
 
+# Triton 3.6's `dtype.name` of every scalar type (its str() is the same): the specification.
+TRITON_DTYPE_NAMES = {
+    "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+    "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
+    "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
+}
+
+
+@pytest.mark.parametrize("attr", sorted(TRITON_DTYPE_NAMES))
+def test_dtype_name_and_str_are_triton_s(attr) -> None:
+    dt = getattr(tl, attr)
+    assert dt.name == TRITON_DTYPE_NAMES[attr] and str(dt) == dt.name
+    assert tl.dtype(dt.name) == dt  # Triton's constructor takes its own names back
+    if dt.is_int() and dt != tl.int1:  # Triton's test helpers: getattr(np, dtype.name)
+        assert getattr(np, dt.name) == dt.to_numpy().type
+
+
+def test_short_type_names_stay_the_signature_spelling() -> None:
+    assert [d.short for d in (tl.int32, tl.uint16, tl.int1, tl.float32, tl.bfloat16)] == \
+        ["i32", "u16", "i1", "fp32", "bf16"]
+    assert tl.dtype("int32") == tl.int32 and tl.dtype("bf16") == tl.bfloat16
+    ir = copy_named_kernel.ir("*u16, *u16", NAME="uint16", BLOCK=8)  # signatures: short names
+    assert [p.value.dtype.element_ty for p in ir.params if p.value is not None] == \
+        [tl.uint16, tl.uint16]
+    x = np.arange(8, dtype=np.uint16)
+    out = np.zeros_like(x)
+    copy_named_kernel.interpret[(1,)](x, out, "uint16", 8)  # x.dtype.name in a kernel
+    np.testing.assert_array_equal(out, x)
+
+
+@tilecc.jit
+def copy_named_kernel(x_ptr, out_ptr, NAME: tl.constexpr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.static_assert(x.dtype.name == NAME)
+    tl.store(out_ptr + tl.arange(0, BLOCK), x)
+
+
 def test_trans_without_dims_swaps_the_last_two_axes_as_triton() -> None:
     @tilecc.jit
     def trans3(x_ptr, out_ptr):

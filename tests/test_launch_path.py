@@ -289,7 +289,7 @@ def test_numpy_scalars_and_defaults_take_the_slow_path_correctly(gpu):
         k[(2,)](x, np.int64(40), np.float64(0.25))  # BLOCK from its default
     assert len(gpu.builds) == 1
     assert gpu.log[0]["values"] == gpu.log[1]["values"] == [BASE, 40, 0.25]
-    assert [s.type.name for s in gpu.builds[0][1:3]] == ["i64", "fp64"]
+    assert [s.type.short for s in gpu.builds[0][1:3]] == ["i64", "fp64"]
 
 
 def test_empty_grid_compiles_but_launches_nothing(gpu):

@@ -103,19 +103,19 @@ def expected(op: str, x, y) -> str:
             if op in ("minimum", "maximum"):
                 tx, ty = (D.float32 if t == D.bfloat16 else t for t in (tx, ty))
             t = common_type(tx, False, ty, False)
-            return "i1" if op in ("lt", "eq") else t.name
+            return "i1" if op in ("lt", "eq") else t.short
         div = op in ("div", "floordiv", "rem")
         t = common_type(tx, lx, ty, ly, div)
         if t in D.ALL_DTYPES and t.kind == "uint" and any(v < 0 for v in lits):
             raise Rejected("negative literal with an unsigned type")
         check_literals(t, lits)
         if op == "div":
-            return (D.float32 if t in INTS else t).name
+            return (D.float32 if t in INTS else t).short
         if op in ("floordiv", "and", "or", "xor", "shl", "shr") and t in FLOATS:
             raise Rejected(f"{op} needs integers")
         if op == "shr":  # the block operand's own signedness picks the shift
-            return t.name + (":ashr" if (ty if lx else tx) in SIGNED else ":lshr")
-        return t.name
+            return t.short + (":ashr" if (ty if lx else tx) in SIGNED else ":lshr")
+        return t.short
     except Rejected:
         return "error"
 
@@ -152,16 +152,16 @@ def tilecc_type(op: str, x, y) -> str:
     except (TypeError, ValueError, OverflowError):
         return "error"
     kind = _Recorder.fn if _Recorder.fn in ("ashr", "lshr") else None
-    return r.dtype.name + (f":{kind}" if kind else "")
+    return r.dtype.short + (f":{kind}" if kind else "")
 
 
 def _operands():
     for a in ALL:
         for b in ALL:
-            yield pytest.param(a, b, id=f"{a.name}-{b.name}")
+            yield pytest.param(a, b, id=f"{a.short}-{b.short}")
         for name, v in LITERALS.items():
-            yield pytest.param(a, v, id=f"{a.name}-lit{name}")
-            yield pytest.param(v, a, id=f"lit{name}-{a.name}")
+            yield pytest.param(a, v, id=f"{a.short}-lit{name}")
+            yield pytest.param(v, a, id=f"lit{name}-{a.short}")
 
 
 @pytest.mark.parametrize("op", list(OPS))

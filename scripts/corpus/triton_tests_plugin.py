@@ -98,14 +98,14 @@ def _load_internal_testing(path: str) -> None:
     knobs.nvidia = types.SimpleNamespace(ptxas=_Ptxas())
     dtypes = {name: d for name, d in vars(tl).items() if isinstance(d, tl.dtype)}
     # Triton's spellings of type names (its own, PyTorch's, C's) -> the dtype's name
-    canonical = {name: d.name for name, d in dtypes.items()}
-    canonical.update({d.name: d.name for d in dtypes.values()})
-    canonical.update({"bool": tl.int1.name, "half": tl.float16.name, "float": tl.float32.name,
-                      "double": tl.float64.name, "int": tl.int32.name,
-                      "float8_e4m3fn": tl.float8e4nv.name, "float8_e5m2": tl.float8e5.name,
-                      "float8_e4m3fnuz": tl.float8e4b8.name,
-                      "float8_e5m2fnuz": tl.float8e5b16.name})
-    by_name = {d.name: d for d in dtypes.values()}
+    canonical = {name: d.short for name, d in dtypes.items()}
+    canonical.update({d.short: d.short for d in dtypes.values()})
+    canonical.update({"bool": tl.int1.short, "half": tl.float16.short, "float": tl.float32.short,
+                      "double": tl.float64.short, "int": tl.int32.short,
+                      "float8_e4m3fn": tl.float8e4nv.short, "float8_e5m2": tl.float8e5.short,
+                      "float8_e4m3fnuz": tl.float8e4b8.short,
+                      "float8_e5m2fnuz": tl.float8e5b16.short})
+    by_name = {d.short: d for d in dtypes.values()}
 
     def str_to_triton_dtype(text: str):
         return by_name[canonical[text]]

@@ -220,7 +220,7 @@ def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelG
 
 def type_suffix(v: Variant) -> str:
     """`fp32_fp32_fp32_i32`: names one kernel's launcher for one set of parameter types."""
-    return "_".join((s.type.element_ty.name if s.type.is_ptr() else s.type.name)
+    return "_".join((s.type.element_ty.short if s.type.is_ptr() else s.type.short)
                     for s in v.specs if not s.is_constexpr)
 
 

@@ -74,7 +74,7 @@ def _as(x, d: D.dtype):
 def _round_toward_zero(x: np.ndarray, t: D.dtype):
     """A narrowing float conversion rounded toward zero: the nearest value, one step of the
     bits toward zero where it is larger in magnitude than x (as tc::cast_rz)."""
-    y = np.asarray(x.astype(np.float32) if t.name == "bf16" else x).astype(_np(t))
+    y = np.asarray(x.astype(np.float32) if t.short == "bf16" else x).astype(_np(t))
     past = (np.abs(y.astype(np.float64)) > np.abs(x.astype(np.float64))) & ~np.isnan(x)
     bits = y.view(f"u{t.itemsize}").copy()
     bits[past] -= 1  # sign-magnitude: the next value toward zero (inf → the largest)
@@ -83,7 +83,7 @@ def _round_toward_zero(x: np.ndarray, t: D.dtype):
 
 def _compute_type(d: D.dtype) -> np.dtype:
     # Math on 16-bit floats is done in float32 and rounded, as the device header does.
-    return np.dtype(np.float32) if d.name in ("fp16", "bf16") else _np(d)
+    return np.dtype(np.float32) if d.short in ("fp16", "bf16") else _np(d)
 
 
 def float_to_int(x: np.ndarray, t: D.dtype) -> np.ndarray:
@@ -229,7 +229,7 @@ class Program:
                 return out if out.ndim else out[()]
             if src.is_fp8():  # exact
                 return _as(np.asarray(a[0]).astype(np.float32), t)
-            if src.name == "bf16" or t.name == "bf16":
+            if src.short == "bf16" or t.short == "bf16":
                 return _as(np.asarray(a[0]).astype(np.float32), t)
             return _as(a[0], t)
         if k == "unary":
@@ -267,7 +267,7 @@ class Program:
     @staticmethod
     def binary(fn: str, x, y, t: D.dtype):
         x, y = np.asarray(x), np.asarray(y)
-        if fn in ("add", "sub", "mul") and t.name == "bf16":
+        if fn in ("add", "sub", "mul") and t.short == "bf16":
             x, y = x.astype(np.float32), y.astype(np.float32)
         if fn == "add":
             return x + y

@@ -34,7 +34,7 @@ class dtype:
     `dtype("fp32")`, `dtype("int32")`... by Triton's names; the language's own are made
     with tilecc's short name, kind and bit width."""
 
-    name: str  # tilecc's short name: "fp32", "i32", "u8", "i1", ...
+    short: str  # tilecc's short name: "fp32", "i32", "u8", "i1", ... (signatures, C tables)
     kind: str
     bits: int
 
@@ -61,17 +61,22 @@ class dtype:
             if known is None:
                 raise ValueError(f"tl.dtype: {name!r} is not a type tilecc has (one of "
                                  f"{', '.join(sorted(BY_TRITON_NAME))})")
-            name, _kind, _bits = known.name, known.kind, known.bits
-        object.__setattr__(self, "name", name)
+            name, _kind, _bits = known.short, known.kind, known.bits
+        object.__setattr__(self, "short", name)
         object.__setattr__(self, "kind", _Kind(_kind))
         object.__setattr__(self, "bits", _bits)
 
     def __repr__(self) -> str:
-        return f"tl.{LONG_NAMES.get(self.name, self.name)}"
+        return f"tl.{LONG_NAMES.get(self.short, self.short)}"
+
+    @property
+    def name(self) -> str:
+        """Triton's name: "int32", "uint16", "int1", "fp32", "bf16", "fp8e4nv" (what
+        Triton's helpers pass to `getattr(numpy, ...)`); `short` is tilecc's spelling."""
+        return TRITON_NAMES[self.short]
 
     def __str__(self) -> str:
-        """Triton's name: "fp32", "bf16", "int32", "uint8", "int1"."""
-        return TRITON_NAMES[self.name]
+        return self.name
 
     # --- Triton's dtype attributes, for kernels (and helpers) that read them ---------
     @property
@@ -91,7 +96,7 @@ class dtype:
         if self.kind != "float":
             raise AttributeError(f"{self!r} has no attribute 'exponent_bias'")
         return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7,
-                "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5": 15, "fp8e5b16": 16}[self.name]
+                "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5": 15, "fp8e5b16": 16}[self.short]
 
     @property
     def scalar(self) -> "dtype":
@@ -113,7 +118,7 @@ class dtype:
         return False
 
     def codegen_name(self) -> str:
-        return LONG_NAMES[self.name]
+        return LONG_NAMES[self.short]
 
     def get_int_max_value(self) -> int:
         if self.kind == "float":
@@ -153,19 +158,19 @@ class dtype:
         return False
 
     def is_fp16(self) -> bool:
-        return self.name == "fp16"
+        return self.short == "fp16"
 
     def is_bf16(self) -> bool:
-        return self.name == "bf16"
+        return self.short == "bf16"
 
     def is_fp32(self) -> bool:
-        return self.name == "fp32"
+        return self.short == "fp32"
 
     def is_fp64(self) -> bool:
-        return self.name == "fp64"
+        return self.short == "fp64"
 
     def is_fp8(self) -> bool:
-        return self.name in FLOAT8_FORMATS
+        return self.short in FLOAT8_FORMATS
 
     @property
     def int_signedness(self) -> "dtype.SIGNEDNESS":
@@ -186,7 +191,7 @@ class dtype:
     @property
     def fp8_format(self) -> Float8Format | None:
         """The encoding of an fp8 type (None for every other type)."""
-        return FLOAT8_FORMATS.get(self.name)
+        return FLOAT8_FORMATS.get(self.short)
 
     @property
     def primitive_bitwidth(self) -> int:
@@ -199,8 +204,8 @@ class dtype:
     @property
     def mantissa_bits(self) -> int:
         if self.is_fp8():
-            return FLOAT8_FORMATS[self.name].mantissa
-        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}.get(self.name, 0)
+            return FLOAT8_FORMATS[self.short].mantissa
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}.get(self.short, 0)
 
     @property
     def signed(self) -> bool:
@@ -215,13 +220,13 @@ class dtype:
     def to_numpy(self) -> np.dtype:
         import numpy as np
 
-        if self.name == "bf16" or self.is_fp8():
+        if self.short == "bf16" or self.is_fp8():
             import ml_dtypes
 
-            if self.name == "fp8e4b15":
+            if self.short == "fp8e4b15":
                 raise TypeError("tl.float8e4b15 has no NumPy (ml_dtypes) counterpart")
-            return np.dtype(getattr(ml_dtypes, ML_DTYPES_NAMES[self.name]))
-        return np.dtype(NUMPY_NAMES[self.name])
+            return np.dtype(getattr(ml_dtypes, ML_DTYPES_NAMES[self.short]))
+        return np.dtype(NUMPY_NAMES[self.short])
 
     @property
     def min(self) -> int:
@@ -236,7 +241,7 @@ class dtype:
 
 def _is_named(triton_name: str):
     def predicate(self) -> bool:
-        return TRITON_NAMES[self.name] == triton_name
+        return TRITON_NAMES[self.short] == triton_name
     predicate.__name__ = f"is_{triton_name}"
     return predicate
 
@@ -247,7 +252,7 @@ for _n in ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
 
 def _is_fp8(short: str):
     def predicate(self) -> bool:
-        return self.name == short
+        return self.short == short
     predicate.__name__ = f"is_{short}"
     return predicate
 
@@ -265,6 +270,7 @@ class pointer_type:
     element_ty: dtype
 
     name = "ptr"
+    short = "ptr"
     kind = "ptr"
     bits = 64
 
@@ -412,16 +418,17 @@ FLOAT8_DTYPES = (float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16)
 
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64) + FLOAT8_DTYPES
-BY_NAME = {d.name: d for d in ALL_DTYPES}
+BY_NAME = {d.short: d for d in ALL_DTYPES}
 LONG_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
               "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
               "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
               "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
               "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 BY_LONG_NAME = {long: BY_NAME[short] for short, long in LONG_NAMES.items()}
-TRITON_NAMES = {**LONG_NAMES, **{f: f for f in ("fp16", "bf16", "fp32", "fp64")}}
+# Triton's `dtype.name` (and str): "int32", "uint8", "int1", but "fp32", "bf16", "fp8e4nv"
+TRITON_NAMES = {**LONG_NAMES, **{f: f for f in ("fp16", "bf16", "fp32", "fp64", *FLOAT8_FORMATS)}}
 BY_TRITON_NAME = {triton: BY_NAME[short] for short, triton in TRITON_NAMES.items()}
-BY_TRITON_NAME.update({short: BY_NAME[short] for short in FLOAT8_FORMATS})  # Triton's "fp8e5"...
+BY_TRITON_NAME.update({LONG_NAMES[short]: BY_NAME[short] for short in FLOAT8_FORMATS})  # "float8e5"
 NUMPY_NAMES = {"i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
                "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
                "fp16": "float16", "fp32": "float32", "fp64": "float64"}

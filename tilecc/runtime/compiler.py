@@ -334,14 +334,14 @@ def describe_specs(specs) -> list[str]:
             out.append(f"{s.name} = 1 (specialized: the argument was 1)")
         elif s.descriptor is not None:
             d = s.descriptor
-            out.append(f"{d.param}: tensor descriptor of {s.type.element_ty.name}, blocks "
+            out.append(f"{d.param}: tensor descriptor of {s.type.element_ty.short}, blocks "
                        f"{list(d.block_shape)}" + (", NaN padding" if d.padding == "nan" else "")
-                       + f"; passed as {s.name}: *{s.type.element_ty.name} and its shape and "
+                       + f"; passed as {s.name}: *{s.type.element_ty.short} and its shape and "
                        "strides")
         elif s.type.is_ptr():
-            out.append(f"{s.name}: *{s.type.element_ty.name}" +
+            out.append(f"{s.name}: *{s.type.element_ty.short}" +
                        (" (16-byte aligned)" if s.divisible_by_16 else ""))
         else:
-            out.append(f"{s.name}: {s.type.name}" + (" (multiple of 16)" if s.divisible_by_16
+            out.append(f"{s.name}: {s.type.short}" + (" (multiple of 16)" if s.divisible_by_16
                                                       else ""))
     return out

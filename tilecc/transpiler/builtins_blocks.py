@@ -399,7 +399,7 @@ def _atomic_common(tracer, op: str, pointer, sem, scope):
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise TypeError(f"tl.atomic_{op} needs a pointer or a block of pointers")
     elem = pointer.dtype.element_ty
-    if elem.name not in _ATOMIC_TYPES[op]:
+    if elem.short not in _ATOMIC_TYPES[op]:
         raise TypeError(f"tl.atomic_{op} does not support {elem!r} (supported: "
                         f"{', '.join(_ATOMIC_TYPES[op])})")
     sem = constant(sem, "sem") or "acq_rel"

@@ -231,7 +231,7 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
         return BP.store(tracer, bp, v, Const(None), _all_dims(desc))
     allowed = _ATOMIC_TYPES["add" if name == "atomic_add" else
                             "min_max" if name in ("atomic_min", "atomic_max") else "bits"]
-    if desc.dtype.name not in allowed:
+    if desc.dtype.short not in allowed:
         raise TypeError(f"desc.{name} does not support {desc.dtype!r} (supported: "
                         f"{', '.join(allowed)})")
     ptrs, mask = BP.pointers_and_mask(tracer.b, bp, list(range(len(desc.block_shape))))

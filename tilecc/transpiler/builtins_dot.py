@@ -63,15 +63,15 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     # Triton's smallest K is by the inputs' width as written: 32 for two 8-bit blocks
     # (int8, fp8; fp8e4b15 excepted, which Hopper converts to fp16 first), else 16
     min_k = 32 if a.dtype.primitive_bitwidth == w.dtype.primitive_bitwidth == 8 and \
-        "fp8e4b15" not in (a.dtype.name, w.dtype.name) else 16
-    a_name = a.dtype.name if a.dtype == w.dtype else f"{a.dtype.name} x {w.dtype.name}"
-    if fp8 and not (a.dtype == w.dtype and a.dtype.name in NATIVE_FP8):
+        "fp8e4b15" not in (a.dtype.short, w.dtype.short) else 16
+    a_name = a.dtype.short if a.dtype == w.dtype else f"{a.dtype.short} x {w.dtype.short}"
+    if fp8 and not (a.dtype == w.dtype and a.dtype.short in NATIVE_FP8):
         # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
         a, w = S.cast(b, a, D.float16), S.cast(b, w, D.float16)
     if a.dtype != w.dtype:
-        raise TypeError(f"tl.dot needs inputs of one element type, got {a.dtype.name} and "
-                        f"{w.dtype.name}; cast one with .to()")
-    ty = a.dtype.name
+        raise TypeError(f"tl.dot needs inputs of one element type, got {a.dtype.short} and "
+                        f"{w.dtype.short}; cast one with .to()")
+    ty = a.dtype.short
     if ty not in INPUTS:
         raise TypeError(f"tl.dot supports {', '.join(sorted(INPUTS))} and fp8 inputs, got {ty}")
     acc_dtype = INPUTS[ty]
@@ -89,7 +89,7 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
         if isinstance(c, Const) or c.type.shape != shape:
             raise ValueError(f"tl.dot: acc must be a block of shape {list(shape)}")
         if c.dtype != out:
-            raise TypeError(f"tl.dot: acc is {c.dtype.name} but the product is {out.name}; "
+            raise TypeError(f"tl.dot: acc is {c.dtype.short} but the product is {out.short}; "
                             f"pass out_dtype=tl.{_tl_name(c.dtype)} or cast acc")
     if precision in dot_forms.SPLIT:
         def product(x, y, z):
@@ -131,7 +131,7 @@ def _result_type(out, ty: str, fp8: bool) -> D.dtype:
         return D.float64
     if out not in (D.float32, D.float16):
         raise TypeError(f"out_dtype of a {'fp8' if fp8 else ty} tl.dot is tl.float32 or "
-                        f"tl.float16, got {out.name}")
+                        f"tl.float16, got {out.short}")
     return out
 
 
@@ -163,4 +163,4 @@ def _precision(input_precision, allow_tf32, ty: str) -> str:
 
 
 def _tl_name(d: D.dtype) -> str:
-    return D.LONG_NAMES.get(d.name, d.name)
+    return D.LONG_NAMES.get(d.short, d.short)

@@ -25,7 +25,7 @@ def libdevice(b: S.Emitter, name: str, args: list) -> S.Operand:
     """`libdevice.<name>(*args)` as an `extern` op; TypeError for dtypes its row lacks."""
     fn = TABLE[name]
     values = [S.to_value(b, a) for a in args]
-    types = tuple(v.dtype.name if not v.dtype.is_ptr() else str(v.type) for v in values)
+    types = tuple(v.dtype.short if not v.dtype.is_ptr() else str(v.type) for v in values)
     sig = fn.signature(types)
     if sig is None:
         accepted = ", ".join(f"({', '.join(_long(t) for t in s.args)})" for s in fn.signatures)
@@ -78,7 +78,7 @@ def _fdiv(tracer, name, x, y, ieee_rounding):
 def _div_rn(b, x, y, what: str):
     x, y = S.to_value(b, x), S.to_value(b, y)
     a, c, t = S.promote_pair(b, x, y)
-    if t.name not in ("fp32", "fp64"):
+    if t.short not in ("fp32", "fp64"):
         raise ValueError(f"{what}: expected dtype ['fp32'] but got {t.name}")
     return libdevice(b, "div_rn", [a, c])
 
@@ -88,7 +88,7 @@ def _div_rn_handler(tracer, name, x, y):
     b = tracer.b
     x, y = (S.to_value(b, kernel_value(tracer, v, k)) for k, v in (("x", x), ("y", y)))
     for v in (x, y):
-        if v.dtype.name != "fp32":  # Triton's check, before promotion
+        if v.dtype.short != "fp32":  # Triton's check, before promotion
             raise ValueError(f"tl.div_rn: expected dtype ['fp32'] but got {v.dtype.name}")
     return _div_rn(b, x, y, "tl.div_rn")
 

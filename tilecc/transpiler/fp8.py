@@ -46,7 +46,7 @@ def check_supported(kernel: Kernel, ok: tuple[str, ...], where: str) -> None:
 
     def bad(t) -> str | None:
         d = t.element_ty if t.is_ptr() else t
-        return d.name if d.is_fp8() and d.name not in ok else None
+        return d.short if d.is_fp8() and d.short not in ok else None
 
     for p in kernel.params:
         if p.value is not None and bad(p.value.dtype):

@@ -63,7 +63,7 @@ class Type:
         return Type(d, self.shape)
 
     def __str__(self) -> str:
-        name = f"*{self.dtype.element_ty.name}" if self.dtype.is_ptr() else self.dtype.name
+        name = f"*{self.dtype.element_ty.short}" if self.dtype.is_ptr() else self.dtype.short
         return f"{name}[{', '.join(map(str, self.shape))}]" if self.shape else name
 
 

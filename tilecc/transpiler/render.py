@@ -77,7 +77,7 @@ _FP32_MIN_NORMAL = float(np.finfo(np.float32).tiny)
 
 def literal(value, d) -> str:
     """A C literal of element type `d`."""
-    name = d.name
+    name = d.short
     if name == "i1":
         return "true" if value else "false"
     if d.is_floating():
@@ -278,7 +278,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if v.owner is not None and v.owner.kind == "load":
             user = self.consumers.get(v.id)
             if user is not None and user.name:
-                return f"{user.name}_{v.dtype.name}"
+                return f"{user.name}_{v.dtype.short}"
             return "loaded"
         return "t"
 
@@ -341,17 +341,17 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             fn = op.attrs["fn"]
             if fn in CALLS:
                 return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "div" and v.dtype.name == "fp32":  # div.full.f32, as Triton divides
+            if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
                 return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "rem" and v.dtype.is_floating():
                 return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
                 return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
             if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
-                    v.dtype.name in ("fp32", "fp64"):  # a product nvcc never contracts
-                mul = "__fmul_rn" if v.dtype.name == "fp32" else "__dmul_rn"
+                    v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
+                mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
                 return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and v.dtype.name == "u16":  # C multiplies them as int: may overflow
+            if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
                 text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
                         f"{self.wrap(a[1], idx, MUL + 1)}")
                 return self.narrow(text, MUL, v)
@@ -400,7 +400,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
 
     def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
         # C promotes narrow integers to int; the language keeps their width.
-        if v.dtype.name in NARROW_INTS and v.dtype.name != "i1":
+        if v.dtype.short in NARROW_INTS and v.dtype.short != "i1":
             return f"static_cast<{c_type(v.dtype)}>({text})", PRIMARY
         return text, prec
 

@@ -87,7 +87,7 @@ class DotOps:
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
         a_regs = plan.a_from_registers
-        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.name}): {plan.description}")
+        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}")
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
             self.declare(d)
@@ -148,7 +148,7 @@ class DotOps:
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        intrinsic = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])].intrinsic
+        intrinsic = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
@@ -192,7 +192,7 @@ class DotOps:
         (transposed for the instruction) or K-major."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ins = plan.unit.instructions[(a.dtype.name, op.attrs["precision"])]
+        ins = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])]
         esize = a.dtype.itemsize
         warps = plan.warps[0]
         groups = warps // 4
@@ -313,7 +313,7 @@ class DotOps:
         fragments into buffer `buf`."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = a.dtype.name
+        ty = a.dtype.short
         esize = a.dtype.itemsize
         epc = 16 // esize
         wm, wn = plan.warps

@@ -12,7 +12,7 @@ from tilecc.transpiler.target import CompileTarget, c_type
 
 def extern_call(op: Op, target: CompileTarget, args: list[str]) -> str:
     fn = TABLE[op.attrs["fn"]]
-    sig = fn.signature(tuple(v.dtype.name for v in op.operands))
+    sig = fn.signature(tuple(v.dtype.short for v in op.operands))
     name = getattr(sig, target.name)  # the row's column: cuda, hip
     if name is None:
         raise CompilationError(

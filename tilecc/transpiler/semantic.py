@@ -367,7 +367,7 @@ MATH_DTYPES = {fn: ("fp32", "fp64") for fn in FLOAT_ONLY}
 
 def triton_dtype_name(d: dtype) -> str:
     """A dtype as Triton's messages name it: fp16, bf16, fp32, int32, uint8..."""
-    return d.name if d.is_floating() else D.LONG_NAMES.get(d.name, d.name)
+    return d.name
 
 
 def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:

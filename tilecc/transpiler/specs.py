@@ -47,7 +47,7 @@ class TensorMap:
     `padding` "nan"."""
 
     param: str
-    dtype: str  # the element type's name (D.dtype.name)
+    dtype: str  # the element type's name (D.dtype.short)
     box: tuple[int, ...]
     swizzle: int  # bytes: 64 or 128
     padding: str  # "zero" or "nan"

@@ -237,5 +237,5 @@ NARROW_INTS = {"i1", "i8", "i16", "u8", "u16"}
 
 def c_type(d: D.dtype | D.pointer_type, const: bool = False) -> str:
     if d.is_ptr():
-        return ("const " if const else "") + C_TYPES[d.element_ty.name] + "*"
-    return C_TYPES[d.name]
+        return ("const " if const else "") + C_TYPES[d.element_ty.short] + "*"
+    return C_TYPES[d.short]

@@ -416,7 +416,7 @@ def slot_layout(specs) -> tuple[str, tuple[bool, ...]]:
     """One struct code per run-time (not constexpr) parameter, and which of them the
     kernel takes (not the ints specialized to 1, which are packed but not passed)."""
     runtime = [s for s in specs if not s.is_constexpr]
-    return ("".join(_CODES[s.type.name] for s in runtime),
+    return ("".join(_CODES[s.type.short] for s in runtime),
             tuple(not s.equals_one for s in runtime))
 
 
@@ -435,7 +435,7 @@ def slot_values(specs, passed: list) -> list:
         if isinstance(v, ArrayInfo):
             out.append(v.ptr)
             continue
-        if spec.type.name == "bf16":
+        if spec.type.short == "bf16":
             import numpy as np
 
             out.append(int(np.asarray(v, spec.type.to_numpy()).view(np.uint16)))

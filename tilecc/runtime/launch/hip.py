@@ -65,12 +65,12 @@ def _hip_ctype(t) -> Callable:
 
     if t.is_ptr():
         return ctypes.c_void_p
-    if t.name == "fp16":  # ctypes has no half: its 16 bits
+    if t.short == "fp16":  # ctypes has no half: its 16 bits
         return lambda v: ctypes.c_uint16(struct.unpack("=H", struct.pack("=e", v))[0])
     return {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
             "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
             "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
-            "bf16": ctypes.c_uint16, "fp32": ctypes.c_float, "fp64": ctypes.c_double}[t.name]
+            "bf16": ctypes.c_uint16, "fp32": ctypes.c_float, "fp64": ctypes.c_double}[t.short]
 
 
 def load(binary, name: str, threads: int, device_id: int, specs) -> HipKernel:

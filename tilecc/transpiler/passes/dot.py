@@ -59,7 +59,7 @@ def accumulator(unit: MatrixUnit, warps: tuple[int, int]) -> Blocked:
 
 def instruction(op: Op) -> Instruction | None:
     """The instruction `op`'s plan runs it with (None: the portable loop)."""
-    return op.attrs["plan"].unit.instructions.get((op.operands[0].dtype.name,
+    return op.attrs["plan"].unit.instructions.get((op.operands[0].dtype.short,
                                                    op.attrs["precision"]))
 
 
@@ -143,7 +143,7 @@ def plan(op: Op, num_warps: int, units: tuple[MatrixUnit, ...], arch: str = "") 
     fused multiply-adds, saying why the last unit tried could not."""
     a = op.operands[0]
     (m, k), n = a.type.shape, op.result.type.shape[1]
-    key = (a.dtype.name, op.attrs["precision"])
+    key = (a.dtype.short, op.attrs["precision"])
     if m < 16 or n < 16:  # skinny products (Triton pads them to tensor-core tiles)
         return fma_plan(f"M = {m}, N = {n}: below a 16 x 16 tile")
     why = "no matrix instructions on this target yet"

@@ -32,7 +32,7 @@ def pairs_cast(op: Op) -> bool:
     if op.kind != "cast" or op.attrs.get("bitcast") or op.attrs.get("rounding") or \
             not op.result.type.is_block:
         return False
-    return (op.operands[0].dtype.name == "fp32" and op.result.dtype.name in ("fp16", "bf16")
+    return (op.operands[0].dtype.short == "fp32" and op.result.dtype.short in ("fp16", "bf16")
             and op.result.layout is not None and op.result.layout.regs % 2 == 0)
 
 

@@ -306,7 +306,7 @@ def _plan(op: Op) -> MemoryPlan:
     align_elems = max(1, div // esize) if div >= esize else 1
     vec = _pow2_floor(min(place.vec, contig, align_elems, 16 // esize))
     axis_note = f" along axis {ax}" if len(ptr.type.shape) > 1 else ""
-    why = (f"{vec} x {ptr.dtype.element_ty.name}" + (f" ({vec * esize} B)" if vec > 1 else "")
+    why = (f"{vec} x {ptr.dtype.element_ty.short}" + (f" ({vec * esize} B)" if vec > 1 else "")
            + f"{axis_note}; pointers contiguous over {min(contig, ptr.type.shape[ax])}, "
            f"aligned to {div if div < 1 << 20 else 'any'} B")
     if mask is None:
@@ -321,7 +321,7 @@ def _plan(op: Op) -> MemoryPlan:
         return MemoryPlan(vec, "prefix", why + "; mask is a bound on contiguous offsets: "
                                              "whole vectors in bounds take the vector path, "
                                              "the tail goes lane by lane")
-    return MemoryPlan(1, "element", why.replace(f"{vec} x {ptr.dtype.element_ty.name} ({vec * esize} B)", f"1 x {ptr.dtype.element_ty.name}", 1)
+    return MemoryPlan(1, "element", why.replace(f"{vec} x {ptr.dtype.element_ty.short} ({vec * esize} B)", f"1 x {ptr.dtype.element_ty.short}", 1)
                       + "; mask varies within vectors, checked per element")
 
 

@@ -126,7 +126,7 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool) -> TmaCopy | None:
     while fill.kind in ("splat", "broadcast", "cast"):
         fill = fill.operands[0].owner
     padding = "nan" if fill.attrs["value"] != fill.attrs["value"] else "zero"
-    if box[0] > 256 or (padding == "nan" and x.dtype.name not in ("fp16", "bf16", "fp32")):
+    if box[0] > 256 or (padding == "nan" and x.dtype.short not in ("fp16", "bf16", "fp32")):
         return None  # the largest box; the copy engine fills NaN in these types only
     return TmaCopy(src.param, src.corner, box, swizzle, rows * cols * esize, padding,
                    src.args, src.transposed)

@@ -101,7 +101,7 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
                 hoisted.append(Hoisted(o, which, take(
                     rows * cols * x.dtype.itemsize,
                     f"L{o.loc.line}: {x.name or 'an operand'} of tl.dot, {rows} x {cols} "
-                    f"{x.dtype.name}, staged before its loop")))
+                    f"{x.dtype.short}, staged before its loop")))
         if hoisted:
             loop.attrs["hoisted"] = hoisted
         p: Pipeline | None = loop.attrs.get("pipeline")
@@ -112,7 +112,7 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
                 rows, cols = x.type.shape
                 tiles.append(take(p.stages * rows * cols * x.dtype.itemsize,
                                   f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                  f"{rows} x {cols} {x.dtype.name} in {p.stages} pipeline stages"))
+                                  f"{rows} x {cols} {x.dtype.short} in {p.stages} pipeline stages"))
             loop.attrs["pipeline"] = replace(p, tiles=tiles)
     # the mbarriers of TMA copies (one per stage, 8 bytes each), after every tile
     for loop in kernel.walk():
@@ -131,7 +131,7 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
         p: Pipeline | None = loop.attrs.get("pipeline") if loop.kind == "for" else None
         for ld, copy in zip(p.loads if p else (), p.tma if p else ()):
             if copy is not None and copy.key not in maps:
-                maps[copy.key] = TensorMap(copy.param, ld.result.dtype.name, copy.box,
+                maps[copy.key] = TensorMap(copy.param, ld.result.dtype.short, copy.box,
                                            copy.swizzle, copy.padding, copy.args)
     return list(maps.values())
 

@@ -8,6 +8,7 @@ import pytest
 import tilecc
 import tilecc.language as tl
 from tilecc.language import dtypes as D
+from tilecc.runtime.options import CompileOptions
 from tilecc.transpiler.frontend import ArgSpec, canonical_name, parse
 from tilecc.transpiler.ir import verify
 from tilecc.transpiler.passes.axis_info import HUGE, info
@@ -142,7 +143,7 @@ def test_parse_directly_from_arg_specs() -> None:
              ArgSpec("n_elements", type=D.int32),
              ArgSpec("BLOCK_SIZE", constexpr=128, is_constexpr=True),
              ArgSpec("EVEN", constexpr=False, is_constexpr=True)]
-    ir = parse(K.add_kernel.fn, specs)
+    ir = parse(K.add_kernel.fn, specs, CompileOptions())
     verify(ir)
     (add,) = [op for op in ops_of(ir, "binary", fn="add") if op.result.dtype == D.float16]
     assert add.result.type.shape == (128,) and add.result.dtype == D.float16

@@ -56,7 +56,10 @@ def run_case(path: str) -> int:
         inside = [f for f in traceback.extract_tb(e.__traceback__)
                   if f.filename.startswith(package)]
         print(f"raised: {type(e).__module__}.{type(e).__qualname__}")
-        print(f"context: {'yes' if shown is not None else 'no'}")
+        # a cause kept without frames (the Python error a CompilationError wraps, which
+        # Triton keeps as __cause__ too) shows as one line, not as a second traceback
+        second = shown is not None and shown.__traceback__ is not None
+        print(f"context: {'yes' if second else 'no'}")
         print(f"tilecc frames: {len(inside)}")
         print(str(e))
         return 1

@@ -72,7 +72,8 @@ _TOGETHER: dict[tuple, bool] = {}
 def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
     """Whether the kernels of `cases` — (kernel, signature, options) for this target —
     compile cleanly in one compiler run per native architecture.  Asked once per process
-    for each (group, target, arch)."""
+    for each (group, target, arch), and answered once for all the suite's processes
+    (`_shared_answer`)."""
     key = (group, target, arch)
     if key not in _TOGETHER:
         from tilecc.testing import batch
@@ -82,10 +83,48 @@ def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
             for kernel, signature, options in cases():
                 text = kernel.source(signature, target=target, arch=arch, **options)
                 by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
-            _TOGETHER[key] = all(
-                clean_log_problem(batch.compile_batch(texts, target, native).log or "",
-                                  target) is None
-                for native, texts in by_arch.items())
         except Exception:
             _TOGETHER[key] = False
+            return False
+
+        def compile_all() -> bool:
+            try:
+                return all(
+                    clean_log_problem(batch.compile_batch(texts, target, native).log or "",
+                                      target) is None
+                    for native, texts in by_arch.items())
+            except Exception:
+                return False
+
+        _TOGETHER[key] = _shared_answer(target, by_arch, compile_all)
     return _TOGETHER[key]
+
+
+def _shared_answer(target: str, by_arch: dict[str, list[str]], compute) -> bool:
+    """`compute()`, or the answer another process of the suite (a pytest-xdist worker)
+    computed for the same sources, header and compiler: the first to ask computes under a
+    lock in the disk cache's folder, the others read what it wrote."""
+    import fcntl
+    import hashlib
+
+    from tilecc.runtime.native_compile import compiler_version
+    from tilecc.transpiler.render import INCLUDE_DIR
+
+    folder = os.environ.get("TILECC_CACHE_DIR")
+    if not folder:
+        return compute()
+    digest = hashlib.sha256(repr((compiler_version(target), sorted(by_arch.items()))).encode())
+    for name in sorted(os.listdir(INCLUDE_DIR)):  # the device headers the sources include
+        with open(os.path.join(INCLUDE_DIR, name), "rb") as header:
+            digest.update(header.read())
+    path = os.path.join(folder, "joint-compiles", digest.hexdigest()[:32])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(path):
+            with open(path) as f:
+                return f.read() == "clean"
+        answer = compute()
+        with open(path, "w") as f:
+            f.write("clean" if answer else "not clean")
+        return answer

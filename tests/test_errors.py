@@ -151,6 +151,13 @@ def test_unknown_tl_function() -> None:
                  "`tl.dot_scale` is not supported by tilecc; did you mean `tl.dot_scaled`?")
 
 
+def test_a_did_you_mean_never_names_the_name_itself() -> None:
+    from tilecc.transpiler.builtin_registry import did_you_mean
+
+    assert did_you_mean("pi32_t", ["pi32_t", "int32"], "tl.") == ""
+    assert did_you_mean("cumsun", ["cumsum", "cumprod"], "tl.") == "; did you mean `tl.cumsum`?"
+
+
 @tilecc.jit
 def load_bad_keyword_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -59,7 +59,8 @@ def not_supported(name: str) -> str:
 def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "",
                  suffix: str = "") -> str:
     """"; did you mean `tl.cumsum`?" for the closest candidates to `name`, else ""."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=2, cutoff=0.6)
+    # (a name that is there but not usable where it was written is not its own suggestion)
+    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=2, cutoff=0.6)
     spelt = " or ".join(f"`{prefix}{c}{suffix}`" for c in close)
     return f"; did you mean {spelt}?" if close else ""
 

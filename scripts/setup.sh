@@ -61,7 +61,16 @@ base="$(sha256sum pyproject.toml | cut -d' ' -f1) $(.venv/bin/python -V 2>&1)"
 have="$(cat "$stamp" 2>/dev/null || true)"
 if { [ "$have" != "$base $extras" ] && [ "$have" != "$base dev,cuda,hip" ]; } ||
     ! .venv/bin/python -c "$probe" 2>/dev/null; then
-    log "pip install -e '.[$extras]'"
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+    # uv (from PyPI, into the .venv) downloads and installs in parallel: a fresh set-up in a
+    # third of pip's time and CPU; pip itself where uv cannot be had
+    if .venv/bin/python -m pip install -q --disable-pip-version-check uv 2>/dev/null; then
+        log "uv pip install -e '.[$extras]'"
+        .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".[$extras]" ||
+            { log "uv failed; pip install -e '.[$extras]'"
+              .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"; }
+    else
+        log "pip install -e '.[$extras]'"
+        .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+    fi
     printf '%s' "$base $extras" >"$stamp"
 fi

@@ -9,5 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Compiled modules are kept (__pycache__, ignored by git) even where the environment says
+# not to write them: both workers and the suite's hundreds of subprocesses then import
+# tilecc, the tests and their dependencies compiled once, not each time from source.
+unset PYTHONDONTWRITEBYTECODE
 exec .venv/bin/python -m pytest -n "${TILECC_TEST_WORKERS:-auto}" --maxschedchunk 1 -q -rfE \
     --durations=15 --durations-min=2 "$@"

@@ -73,22 +73,25 @@ def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
     """Whether the kernels of `cases` — (kernel, signature, options) for this target —
     compile cleanly in one compiler run per native architecture.  Asked once per process
     for each (group, target, arch), and answered once for all the suite's processes
-    (`_shared_answer`)."""
+    (`_shared_answer`): only the process that computes the answer transpiles the kernels."""
     key = (group, target, arch)
     if key not in _TOGETHER:
-        from tilecc.testing import batch
-
-        by_arch: dict[str, list[str]] = {}
         try:
-            for kernel, signature, options in cases():
-                text = kernel.source(signature, target=target, arch=arch, **options)
-                by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
+            listed = [(kernel, signature, options) for kernel, signature, options in cases()]
+            described = [(kernel.src, signature, sorted(options.items()))
+                         for kernel, signature, options in listed]
         except Exception:
             _TOGETHER[key] = False
             return False
 
         def compile_all() -> bool:
+            from tilecc.testing import batch
+
+            by_arch: dict[str, list[str]] = {}
             try:
+                for kernel, signature, options in listed:
+                    text = kernel.source(signature, target=target, arch=arch, **options)
+                    by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
                 return all(
                     clean_log_problem(batch.compile_batch(texts, target, native).log or "",
                                       target) is None
@@ -96,27 +99,48 @@ def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
             except Exception:
                 return False
 
-        _TOGETHER[key] = _shared_answer(target, by_arch, compile_all)
+        _TOGETHER[key] = _shared_answer(target, (key, described), compile_all)
     return _TOGETHER[key]
 
 
-def _shared_answer(target: str, by_arch: dict[str, list[str]], compute) -> bool:
+_TREES = ("tilecc", "tests", "examples")  # what the kernels, their helpers and the C come from
+_tree_digest: list[bytes] = []
+
+
+def _trees_digest() -> bytes:
+    """A digest of every file the kernels' sources can depend on (computed once)."""
+    import hashlib
+
+    if not _tree_digest:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256()
+        for tree in _TREES:
+            for folder, dirs, files in sorted(os.walk(os.path.join(root, tree))):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".j2", ".h", ".cuh", ".hpp")):
+                        h.update(name.encode())
+                        with open(os.path.join(folder, name), "rb") as f:
+                            h.update(f.read())
+        _tree_digest.append(h.digest())
+    return _tree_digest[0]
+
+
+def _shared_answer(target: str, described, compute) -> bool:
     """`compute()`, or the answer another process of the suite (a pytest-xdist worker)
-    computed for the same sources, header and compiler: the first to ask computes under a
+    computed for the same kernels (their Python source, signatures and options), the same
+    tilecc, tests and examples, and the same compiler: the first to ask computes under a
     lock in the disk cache's folder, the others read what it wrote."""
     import fcntl
     import hashlib
 
     from tilecc.runtime.native_compile import compiler_version
-    from tilecc.transpiler.render import INCLUDE_DIR
 
     folder = os.environ.get("TILECC_CACHE_DIR")
     if not folder:
         return compute()
-    digest = hashlib.sha256(repr((compiler_version(target), sorted(by_arch.items()))).encode())
-    for name in sorted(os.listdir(INCLUDE_DIR)):  # the device headers the sources include
-        with open(os.path.join(INCLUDE_DIR, name), "rb") as header:
-            digest.update(header.read())
+    digest = hashlib.sha256(repr((compiler_version(target), described)).encode())
+    digest.update(_trees_digest())
     path = os.path.join(folder, "joint-compiles", digest.hexdigest()[:32])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".lock", "w") as lock:

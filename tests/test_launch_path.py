@@ -492,6 +492,62 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
 
 
+class IterableTensor(FakeTensor):
+    """A tensor that iterates over its elements, as torch's does."""
+
+    def __init__(self, ptr, elements):
+        super().__init__(ptr)
+        self.elements = elements
+
+    def __iter__(self):
+        return iter(range(self.elements))
+
+    def __len__(self):
+        return self.elements
+
+
+@pytest.mark.parametrize("elements", [1, 3])
+def test_a_kernel_of_one_parameter_launches_warm(gpu, elements):
+    """The generated warm launch of a one-parameter kernel takes the argument as it is:
+    it does not iterate it (a tensor of many elements would not unpack, one of a single
+    element would unpack to its element)."""
+    def fill(x):
+        pass
+
+    k = tilecc.jit(fill)
+    x = IterableTensor(BASE, elements)
+    for _ in range(3):
+        k[(2,)](x)
+    assert k._direct is not None
+    assert k._direct((2,), (2, 1, 1), x) is not False  # taken, not declined
+    assert [e["values"] for e in gpu.log] == [[BASE]] * 4 and len(gpu.builds) == 1
+
+
+class TailRecorder:
+    """A launcher class whose generated launch appends its values to the launcher (a list)."""
+
+    @staticmethod
+    def direct_tail(out, hand_off):
+        return [], [f"_tc_l.append([{', '.join(out)}])"], {}
+
+
+@pytest.mark.parametrize("values, names", [((), ()), ((IterableTensor(BASE, 5),), ("x",)),
+                                           ((IterableTensor(BASE, 1), 7), ("x", "n")),
+                                           ((IterableTensor(BASE, 2), 16), ("x", "N"))])
+def test_generated_launch_binds_any_number_of_parameters(gpu, values, names):
+    """`make_binder`'s warm launch of zero, one or more parameters (a constexpr among
+    them) reads each argument as given."""
+    flags = tuple(n.isupper() for n in names)
+    bound: dict = {}
+    binder = L.make_binder(flags, values, names, bound, TailRecorder)
+    key, out = binder(values)
+    recorder = bound[L.launch_key(key)] = []
+    assert binder.direct((3,), (3, 1, 1), *values) is not False
+    assert binder.direct((3,), (0, 1, 1), *values) is not False  # an empty grid
+    assert recorder == [out] and out == [BASE if hasattr(v, "ptr") else v
+                                         for v, ce in zip(values, flags) if not ce]
+
+
 def test_launch_options_give_one_key_on_both_paths(gpu):
     """A launcher the general path files under a launch with options is the one the
     generated warm launch finds for the same options (`launch_key`, written inline)."""

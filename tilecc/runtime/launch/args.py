@@ -362,7 +362,9 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     is a statement for its rare cases (CUDA: another thread, a float to saturate) that
     resolves the grid and calls the launcher itself (`hand_off` below)."""
     n = len(names)
-    rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+    # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
+    comma = "," if n == 1 else ""
+    rename = ", ".join(f"a{i}" for i in range(n)) + comma
     options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
     named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
     prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
@@ -370,7 +372,7 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
              f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
     if n:
-        lines.append(f"    {rename} = {', '.join(names)}")
+        lines.append(f"    {rename} = {', '.join(names)}{comma}")
     if guards:
         lines.append(f"    if {' or '.join(guards)}:")
         lines.append("        return False")

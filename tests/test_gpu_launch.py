@@ -41,3 +41,40 @@ def test_one_parameter_kernel_launches_again_and_again(torch):
         bump[(1,)](one)
     torch.cuda.synchronize()
     assert one.item() == 3.0
+
+
+@tilecc.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+def test_a_launch_returns_the_compiled_kernel(torch):
+    """`h = kernel[grid](...)`: the compiled kernel, the same on warm launches, with the
+    driver's registers once `_init_handles()` has run (it uses the loaded kernel)."""
+    x = torch.arange(100, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    got = [scale_kernel[(2,)](x, y, 100, BLOCK=64) for _ in range(3)]
+    h = got[0]
+    assert all(g is h for g in got) and h.name == "scale_kernel"
+    assert ".entry scale_kernel" in h.asm["ptx"] and h.asm["cubin"] == h.kernel
+    h._init_handles()
+    assert h.function is not None and 0 < h.n_regs <= 255
+    h[(2, 1, 1)](x, y, 100, 64)  # launch it again through the compiled kernel
+    torch.testing.assert_close(y, x * 2)
+
+
+def test_repr_names_a_launched_kernel(torch):
+    """Triton's test_value_specialization: `@jit(repr=f)` names the launched kernel."""
+    def name_of(spec):
+        ones = "_".join(k for k, v in spec.constants.items() if v == 1)
+        return f"kernel_{spec.signature['value1']}_{ones}"
+
+    @tilecc.jit(repr=name_of)
+    def kernel(value1, is_one, X):
+        pass
+
+    x = torch.tensor([3.14159], device="cuda")
+    for value, kind in [(-1, "i32"), (2**32, "i64"), (2**64 - 1, "u64")]:
+        h = kernel[(1,)](value, 1, x)
+        assert "is_one" in h.name and kind in h.name

@@ -497,6 +497,14 @@ class JITFunction(KernelFunction, KernelInterface):
                 raise e.with_traceback(None) from python_cause(e)
         return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
+    def _compiled_kernel(self, artifact, options: dict[str, Any], device: int | None,
+                         constexprs: dict[str, Any], loaded=None):
+        """The `CompiledKernel` of a build of this kernel: what a launch returns (the
+        launch package makes one per loaded kernel through this)."""
+        from tilecc.runtime.compiled import CompiledKernel
+
+        return CompiledKernel(self, artifact, options, device, constexprs, loaded=loaded)
+
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
         options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}

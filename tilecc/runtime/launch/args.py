@@ -353,9 +353,9 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     binds them, as it binds any call): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Returns True
-    when it launched (or the grid is empty); False hands the launch to the general path
-    (argument types or a key not seen yet).  The tail works with any launcher it finds:
+    backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
+    launcher when it launched (or the grid is empty: `run` returns its `compiled`); False
+    hands the launch to the general path (argument types or a key not seen yet).  The tail works with any launcher it finds:
     where the launcher is not one it can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
@@ -392,18 +392,18 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]
-    lines.append("    return True")
+    lines.append("    return _tc_l")
     return "\n".join(lines), tail_env
 
 
-def hand_off(launcher, grid, g3, named: dict, values: list, *options) -> bool:
+def hand_off(launcher, grid, g3, named: dict, values: list, *options):
     """A generated warm launch's way out where the launcher itself must run: resolve the
-    grid (unless given normalized), launch unless it is empty; True (launched)."""
+    grid (unless given normalized), launch unless it is empty; the launcher (launched)."""
     if g3 is None:
         g3 = resolve_grid(grid, named, *options)
     if g3[0] and g3[1] and g3[2]:
         launcher(g3, values)
-    return True
+    return launcher
 
 
 # --- packing kernel arguments ------------------------------------------------------------------

@@ -249,7 +249,8 @@ class Launcher:
     signature) and `relaunch`: tests pass a recording stand-in."""
 
     __slots__ = ("kernel", "codes", "taken", "stream_of", "device_id", "_owner", "_buffer",
-                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct")
+                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct",
+                 "compiled")
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
                  stream_of: Callable[[int], int]):
@@ -257,6 +258,7 @@ class Launcher:
         self.codes, self.taken = layout
         self.stream_of = stream_of
         self.device_id = kernel.device_id
+        self.compiled = getattr(kernel, "compiled", None)  # what a launch returns
         # One argument block per thread: between packing and cuLaunchKernel (which copies
         # the values) another thread must not write the block.
         self._owner = get_ident()

@@ -81,13 +81,14 @@ class HipLauncher:
     """One HIP kernel with one specialization's argument layout: the cached object of the
     warm path.  `launcher(grid, values)` launches it on the default stream."""
 
-    __slots__ = ("kernel", "codes", "taken", "device_id")
+    __slots__ = ("kernel", "codes", "taken", "device_id", "compiled")
     _owner = None  # no argument block for a generated CUDA launch to fill: it calls this
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]]):
         self.kernel = kernel
         self.codes, self.taken = layout
         self.device_id = kernel.device_id
+        self.compiled = getattr(kernel, "compiled", None)  # what a launch returns
 
     def __call__(self, grid, values) -> None:
         self.kernel.launch_values(grid, values, None)

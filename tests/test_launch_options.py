@@ -21,10 +21,12 @@ from tilecc.runtime.options import CompileOptions, compile_key_options
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401 (fixture)
+    from test_launch_path import (_REAL_BUILD, FakeTensor, RecordingKernel,  # noqa: F401
+                                  gpu)
 except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from tests.test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401
+    from tests.test_launch_path import (_REAL_BUILD, FakeTensor, RecordingKernel,  # noqa: F401
+                                        gpu)
 
 
 @tilecc.jit
@@ -54,6 +56,20 @@ def test_bad_option_values_are_refused(options, message) -> None:
         axpy.interpret[(1,)](*_args(), BLOCK=8, **options)
     with pytest.raises(ValueError, match=message):
         axpy.options(**options)
+
+
+@pytest.mark.parametrize("num_warps", [3, 0, 64, 2.0])
+def test_bad_num_warps_is_both_error_kinds(gpu, monkeypatch, num_warps) -> None:
+    """num_warps not a power of 2 (or out of range): a ValueError, and an AssertionError
+    with Triton's words, which Triton's launch raises (its options are asserted)."""
+    monkeypatch.setattr(L, "_build", _REAL_BUILD)  # the check, before anything compiles
+    monkeypatch.setattr(L, "_device_arch", lambda device_id, backend: "sm_90")
+    x = FakeTensor(0x7f0000000000)
+    with pytest.raises(AssertionError, match="must be a power of 2"):
+        axpy[(1,)](x, x, x, 2.0, 8, BLOCK=8, num_warps=num_warps)
+    with pytest.raises(ValueError, match="num_warps must be a power of 2"):
+        axpy.options(num_warps=num_warps)
+    assert gpu.log == []
 
 
 @pytest.mark.parametrize("name", ["launch_pdl", "cluster_dims", "waves_per_eu",
@@ -244,7 +260,7 @@ def test_new_options_build_once_and_the_warm_launch_finds_them(gpu, monkeypatch)
                  {"maxnreg": 32, "num_warps": 2}]:
         assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False
         k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)
-        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+        assert isinstance(direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts), L.Launcher)
     assert built == [{}, {"maxnreg": 64}, {"enable_fp_fusion": False}, {"num_ctas": 1},
                      {"maxnreg": 32}]
 

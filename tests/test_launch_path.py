@@ -329,6 +329,8 @@ def test_device_checks(gpu):
         k[(1,)](np.zeros(4, np.float32), FakeTensor(BASE), 64, 1.5, BLOCK=64)
     with pytest.raises(TypeError, match="`dst` is a host"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=-1), 64, 1.5, BLOCK=64)
+    with pytest.raises(ValueError, match="`dst` is a host"):  # Triton's kind for it
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=-1), 64, 1.5, BLOCK=64)
     k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOCK=64)  # warm on device 0
     with pytest.raises(ValueError, match=r"different devices: \[0, 1\]"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=1), 64, 1.5, BLOCK=64)

@@ -5,7 +5,7 @@ the Python API, the launch, the command line, export, the autotuner — reports)
 launch takes it as a keyword argument (`kernel[grid](..., num_warps=8)`), and whether it
 enters the kernel's cache key.  A new option is one row here, plus what reads it.
 
-    OPTIONS["num_warps"].check(8)          # the value, or ValueError with the message
+    OPTIONS["num_warps"].check(8)          # the value, or OptionError (a ValueError) saying why
     CompileOptions(num_warps=8, ...)       # one compile's options (`compiler.resolve_options`)
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from tilecc.errors import OptionError
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
@@ -90,13 +92,14 @@ class Option:
     none_is_default: bool = True  # an explicit None means the default (else it is checked)
 
     def check(self, value: Any) -> Any:
-        """`value` (the default for None where that is allowed), or ValueError with the
-        option's message."""
+        """`value` (the default for None where that is allowed), or OptionError (a
+        ValueError, and an AssertionError as Triton's checks are) with the option's
+        message."""
         if value is None and self.none_is_default:
             return self.default
         problem = self.problem(value)
         if problem:
-            raise ValueError(problem)
+            raise OptionError(problem)
         return value
 
 

@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.errors import LaunchError
+from tilecc.errors import HostArrayError
 from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
 from tilecc.transpiler.grid import normalize_grid
 from tilecc.transpiler.specialize import ArrayInfo
@@ -119,7 +119,7 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
         if not isinstance(a, ArrayInfo):
             continue
         if a.device not in ("cuda", "rocm"):
-            raise LaunchError(f"argument {name} is a host ({a.framework}) array; a GPU "
+            raise HostArrayError(f"argument {name} is a host ({a.framework}) array; a GPU "
                               "launch needs device arrays (CuPy, torch CUDA tensors, ...) — "
                               "or run on the interpreter with kernel.interpret[grid](...) or "
                               "TILECC_INTERPRET=1")

@@ -78,3 +78,41 @@ def test_repr_names_a_launched_kernel(torch):
     for value, kind in [(-1, "i32"), (2**32, "i64"), (2**64 - 1, "u64")]:
         h = kernel[(1,)](value, 1, x)
         assert "is_one" in h.name and kind in h.name
+
+
+def test_arch_and_cooperative_launches(torch):
+    """`arch=` in Triton's spelling or tilecc's compiles for that architecture where its
+    binary loads on the device (else a ValueError); launch_cooperative_grid=True launches
+    through cuLaunchCooperativeKernel (too large a grid: the driver's error)."""
+    if torch.version.hip:
+        pytest.skip("CUDA options")
+    major, minor = torch.cuda.get_device_capability()
+    x = torch.arange(100, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    for arch in (f"sm{major}{minor}", f"sm_{major}{minor}", f"sm_{major}0"):
+        y.zero_()
+        h = scale_kernel[(2,)](x, y, 100, BLOCK=64, arch=arch)
+        assert h.metadata.arch.startswith(f"sm_{arch.removeprefix('sm').lstrip('_')}")
+        torch.testing.assert_close(y, x * 2)
+    with pytest.raises(ValueError, match="does not load on this device"):
+        scale_kernel[(2,)](x, y, 100, BLOCK=64, arch=f"sm_{major + 1}0")
+    y.zero_()
+    for _ in range(2):
+        scale_kernel[(2,)](x, y, 100, BLOCK=64, launch_cooperative_grid=True)
+    torch.testing.assert_close(y, x * 2)
+    with pytest.raises(RuntimeError, match="cuLaunchCooperativeKernel .*720"):
+        scale_kernel[(1 << 20,)](x, y, 100, BLOCK=64, launch_cooperative_grid=True)
+        torch.cuda.synchronize()
+
+
+def test_launch_errors_of_tritons_kinds(torch):
+    """num_warps=3: an AssertionError (and ValueError) saying "must be a power of 2"; a
+    CPU tensor at a GPU launch: a ValueError (and tilecc's LaunchError, a TypeError)."""
+    x = torch.zeros(100, device="cuda")
+    with pytest.raises(AssertionError, match="must be a power of 2"):
+        scale_kernel[(2,)](x, x, 100, BLOCK=64, num_warps=3)
+    with pytest.raises(ValueError, match="is a host"):
+        scale_kernel[(2,)](torch.zeros(100), x, 100, BLOCK=64)
+    if not torch.version.hip:  # AMD's hints: refused on CUDA, as Triton's CUDA backend does
+        with pytest.raises(TypeError, match="AMD .HIP. tuning hints"):
+            scale_kernel[(2,)](x, x, 100, BLOCK=64, waves_per_eu=2)

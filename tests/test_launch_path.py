@@ -740,9 +740,12 @@ def compiling_gpu(gpu, monkeypatch):
     monkeypatch.setattr(L, "_build", _REAL_BUILD)
     monkeypatch.setattr(L, "_device_arch", lambda device_id, backend: "sm_90")
 
-    def load(binary, name, threads, device_id, specs):
+    def load(binary, name, threads, device_id, specs, cooperative=False):
         gpu.builds.append(specs)
+        gpu.loads.append({"arch": binary.arch, "cooperative": cooperative})
         return RecordingKernel(specs, threads // 32, device_id, gpu.log)
+
+    gpu.loads = []
 
     monkeypatch.setattr(L.cuda, "load", load)
     return gpu

@@ -34,8 +34,8 @@ from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
 from tilecc.runtime import compiler
-from tilecc.runtime.options import (LAUNCH_OPTIONS, STANDARD_EXTERN_LIBS, TRITON_ONLY_OPTIONS,
-                                    CompileOptions, arch_problem)
+from tilecc.runtime.options import (HIP_HINTS, LAUNCH_OPTIONS, STANDARD_EXTERN_LIBS,
+                                    TRITON_ONLY_OPTIONS, CompileOptions, arch_problem)
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
@@ -507,7 +507,7 @@ class JITFunction(KernelFunction, KernelInterface):
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        options = {k: kwargs.pop(k) for k in (*LAUNCH_OPTIONS, *HIP_HINTS) if k in kwargs}
         params = self.params
         name = self.fn.__name__
         if "extern_libs" in kwargs and not any(p.name == "extern_libs" for p in params):

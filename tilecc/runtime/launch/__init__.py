@@ -54,7 +54,8 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
                                         slot_values)
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
-from tilecc.runtime.options import DEFAULT_NUM_WARPS
+from tilecc.runtime.options import (DEFAULT_NUM_WARPS, HIP_HINTS, OPTIONS,
+                                    hip_hints_problem, launch_arch)
 from tilecc.transpiler.target import resolve_target
 
 _BACKENDS = {"cuda": cuda, "hip": hip}
@@ -137,6 +138,8 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
             # here on.  A process's first launch does not wait for it, and one that launches
             # once never pays it.
             _add_direct(jit_fn, values, options, launcher)
+        if options and not HIP_HINTS.isdisjoint(options):  # AMD's hints: HIP launches only
+            _refuse_off_backend(options, launcher.backend)
         if g3 is None:
             g3 = resolve_grid(grid, dict(zip(names, values)), *ordered_options(options))
         if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
@@ -205,9 +208,26 @@ def _no_usable_gpu(e: Exception) -> bool:
     return isinstance(e, OSError) and "libcuda" in str(e)  # no driver library at all
 
 
+def _refuse_off_backend(options: dict, backend: str) -> None:
+    """The launch options a backend does not take: AMD's tuning hints off HIP (Triton's
+    CUDA backend refuses them), a cooperative launch on HIP.  The hints' values are
+    checked at every launch that gives them (they are not in the warm key)."""
+    for name in HIP_HINTS.intersection(options):
+        OPTIONS[name].check(options[name])
+    problem = hip_hints_problem(options, backend)
+    if problem is None and backend == "hip" and options.get("launch_cooperative_grid"):
+        problem = ("launch_cooperative_grid=True is not supported by tilecc on HIP (it "
+                   "launches through hipModuleLaunchKernel); a cooperative launch is "
+                   "tilecc's on CUDA only")
+    if problem:
+        raise LaunchError(problem)
+
+
 def _slow_path_on_device(jit_fn, values, options: dict):
     num_warps = options.get("num_warps", DEFAULT_NUM_WARPS)
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
+    if options:
+        _refuse_off_backend(options, backend)
     frameworks = {a.framework for a in arrays}
     # constexpr types too: 64 == 64.0 == True, but they specialize differently
     key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps,
@@ -267,14 +287,19 @@ def _device_arch(device_id: int, backend: str) -> str:
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
     """Compile and load; `more`: the other launch options given (maxnreg...).  The loaded
-    kernel carries its `CompiledKernel` (what launches return) as `compiled`."""
-    target = resolve_target(backend, _device_arch(device_id, backend))
+    kernel carries its `CompiledKernel` (what launches return) as `compiled`.  `arch`:
+    the device's unless given (one whose binary loads on the device: `launch_arch`)."""
+    given = {"num_warps": num_warps, "debug": debug, "num_stages": num_stages, **more}
+    arch = more.pop("arch", None)
+    cooperative = bool(more.get("launch_cooperative_grid"))
+    device_arch = _device_arch(device_id, backend)
+    target = resolve_target(backend, device_arch if arch is None else
+                            launch_arch(backend, arch, device_arch))
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
         jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages, arch=target.arch,
         **more))
     loaded = _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
-                                     device_id, specs)
-    given = {"num_warps": num_warps, "debug": debug, "num_stages": num_stages, **more}
+                                     device_id, specs, cooperative=cooperative)
     loaded.compiled = jit_fn._compiled_kernel(
         art, {k: v for k, v in given.items() if k in LAUNCH_OPTIONS and v is not None},
         device_id, {s.name: s.constexpr for s in specs if s.is_constexpr}, loaded=loaded)

@@ -288,6 +288,16 @@ def test_arch_at_a_launch_compiles_for_it_where_its_binary_loads(compiling_gpu,
             k[(1,)](x, x, x, 2.0, 8, BLOCK=64, arch=arch)
 
 
+def test_warmup_takes_arch_as_a_launch_does() -> None:
+    require_cuda_compiler()
+    x = np.zeros(64, np.float32)
+    for arch, built in [("sm80", "sm_80"), ("sm_86", "sm_86")]:
+        h = axpy.warmup(x, x, x, 2.0, 64, BLOCK=64, grid=(1,), arch=arch)
+        assert h.metadata.arch == built
+    with pytest.raises(ValueError, match="gfx90a is a hip architecture"):
+        axpy.warmup(x, x, x, 2.0, 64, BLOCK=64, grid=(1,), arch="gfx90a")
+
+
 def test_cooperative_launch(compiling_gpu, monkeypatch) -> None:
     """launch_cooperative_grid=True loads the kernel for cuLaunchCooperativeKernel (a
     build of its own, found warm again); HIP refuses it before compiling."""

@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from tilecc.errors import OutOfResources
 from tilecc.runtime import compiler
+from tilecc.runtime.options import launch_arch
 from tilecc.transpiler.target import resolve_target
 
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
@@ -198,6 +199,7 @@ def warm_up(jit_fn, args: tuple, kwargs: dict) -> CompiledKernel:
     from tilecc.transpiler.specialize import ArrayInfo
 
     by_name, options = jit_fn.bind(args, dict(kwargs))
+    given_arch = options.pop("arch", None)  # a launch's arch=, checked as a launch checks it
     specs, passed = jit_fn.specs_for(by_name)
     on_device = [a for a in passed if isinstance(a, ArrayInfo) and a.device in ("cuda", "rocm")]
     torch = sys.modules.get("torch")
@@ -215,8 +217,11 @@ def warm_up(jit_fn, args: tuple, kwargs: dict) -> CompiledKernel:
         if type(e).__name__ != "NoDeviceError":
             raise
         device = None  # no GPU: the target's default architecture
-    art = compiler.compile(jit_fn, specs, backend,
-                           compiler.resolve_options(jit_fn, **options, arch=arch))
+    if given_arch is not None:
+        arch = launch_arch(backend, given_arch, arch)
+        options["arch"] = given_arch
+    art = compiler.compile(jit_fn, specs, backend, compiler.resolve_options(
+        jit_fn, **{k: v for k, v in options.items() if k != "arch"}, arch=arch))
     constexprs = {p.name: by_name[p.name] for p in jit_fn.params if p.is_constexpr}
     return CompiledKernel(jit_fn, art, options, device, constexprs)
 

@@ -281,16 +281,19 @@ def arch_problem(target: str, arch: str | None, flag: str = "--arch",
     return None
 
 
-def launch_arch(backend: str, arch: str, device_arch: str) -> str:
-    """The architecture a launch's `arch=` compiles for, on a device of `device_arch`:
-    Triton's CUDA spelling taken too (sm80 → sm_80).  A ValueError where the binary would
-    not load on the device: a cubin for sm_XY runs on sm_XZ with Z >= Y (an `a` build on
-    sm_XY alone), a code object on its own gfx chip."""
+def launch_arch(backend: str, arch: str, device_arch: str | None) -> str:
+    """The architecture a launch's `arch=` compiles for, on a device of `device_arch`
+    (None: no device, as a warm-up without a GPU): Triton's CUDA spelling taken too (sm80
+    → sm_80).  A ValueError where the binary would not load on the device: a cubin for
+    sm_XY runs on sm_XZ with Z >= Y (an `a` build on sm_XY alone), a code object on its
+    own gfx chip."""
     if backend == "cuda" and isinstance(arch, str) and re.fullmatch(r"sm\d{2,3}[af]?", arch):
         arch = "sm_" + arch[2:]
     problem = arch_problem(backend, arch, "arch", "a {} device")
     if problem:
         raise ValueError(problem)
+    if device_arch is None:
+        return arch
     if backend == "cuda":
         want, have = _row(backend).arch_number(arch), _row(backend).arch_number(device_arch)
         loads = want // 10 == have // 10 and want <= have and \

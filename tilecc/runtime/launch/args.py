@@ -341,7 +341,8 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
         env.update(tail_env)
         env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
-                   _NO=_NO)
+                   _NO=_NO, _tc_option_names=_OPTION_NAMES,
+                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS))
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
@@ -350,7 +351,8 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
 
 def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     """A warm launch as one function of the grid and the kernel's own parameters (Python
-    binds them, as it binds any call): the binder's type checks and key, the launcher
+    binds them, as it binds any call; launch options arrive in `**_tc_opts`, which costs
+    one test where none is given): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
     backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
@@ -365,12 +367,13 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
     comma = "," if n == 1 else ""
     rename = ", ".join(f"a{i}" for i in range(n)) + comma
-    options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
+    # the options given, in launch_key's and resolve_grid's order (`_NO` where not given)
+    options = ", ".join(f"_tc_opts.get({o!r}, _NO)" for o in LAUNCH_OPTIONS)
     named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
     prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
-                                          f"{named}, [{', '.join(out)}], {options})")
+                                          f"{named}, [{', '.join(out)}], *_tc_o)")
     lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
-             f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
+             "**_tc_opts):"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
     if guards:
@@ -379,8 +382,13 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [
-        f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
-        f"        _tc_key = (_tc_key, {options})  # launch_key, inline",
+        "    if _tc_opts:",
+        "        if not _tc_option_names.issuperset(_tc_opts):  # not a launch option",
+        "            return False",
+        f"        _tc_o = ({options})",
+        "        _tc_key = (_tc_key, *_tc_o)  # launch_key, inline",
+        "    else:",
+        "        _tc_o = _tc_no_options",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None:",
         "        return False",
@@ -388,7 +396,7 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     lines += [f"    {p}" for p in prepare]
     lines += [
         "    if _tc_g3 is None:  # a callable grid, a list",
-        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, {options})",
+        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, *_tc_o)",
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]

@@ -357,8 +357,9 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
     backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
     launcher when it launched (or the grid is empty: `run` returns its `compiled`); False
-    hands the launch to the general path (argument types or a key not seen yet).  The tail works with any launcher it finds:
-    where the launcher is not one it can inline, it calls it.
+    hands the launch to the general path (argument types, a key or an option not seen
+    yet).  The tail works with any launcher it finds: where the launcher is not one it
+    can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
     is a statement for its rare cases (CUDA: another thread, a float to saturate) that

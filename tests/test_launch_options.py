@@ -23,12 +23,13 @@ from tilecc.runtime.options import CompileOptions, compile_key_options
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from test_launch_path import (_REAL_BUILD, FakeTensor, RecordingKernel,  # noqa: F401
-                                  compiling_gpu, gpu)
+    from test_launch_path import _REAL_BUILD, FakeTensor, RecordingKernel, gpu  # noqa: F401
+    from test_launch_returns import compiling_gpu  # noqa: F401 (a fixture)
 except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
     from tests.test_launch_path import (_REAL_BUILD, FakeTensor, RecordingKernel,  # noqa: F401
-                                        compiling_gpu, gpu)
+                                        gpu)
+    from tests.test_launch_returns import compiling_gpu  # noqa: F401
 
 
 @tilecc.jit

@@ -120,8 +120,8 @@ def install_stand_ins() -> None:
 
     from tilecc.runtime import launch as L
 
-    L._build = lambda jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None: \
-        NoOpKernel(num_warps, device_id)
+    L._build = lambda jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, \
+        **more: NoOpKernel(num_warps, device_id)  # (more: other launch options given)
 
 
 def cases() -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -21,10 +23,13 @@ from tilecc.runtime.options import CompileOptions, compile_key_options
 
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401 (fixture)
+    from test_launch_path import _REAL_BUILD, FakeTensor, RecordingKernel, gpu  # noqa: F401
+    from test_launch_returns import compiling_gpu  # noqa: F401 (a fixture)
 except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
-    from tests.test_launch_path import FakeTensor, RecordingKernel, gpu  # noqa: F401
+    from tests.test_launch_path import (_REAL_BUILD, FakeTensor, RecordingKernel,  # noqa: F401
+                                        gpu)
+    from tests.test_launch_returns import compiling_gpu  # noqa: F401
 
 
 @tilecc.jit
@@ -56,8 +61,22 @@ def test_bad_option_values_are_refused(options, message) -> None:
         axpy.options(**options)
 
 
-@pytest.mark.parametrize("name", ["launch_pdl", "cluster_dims", "waves_per_eu",
-                                  "launch_cooperative_grid", "sanitize_overflow"])
+@pytest.mark.parametrize("num_warps", [3, 0, 64, 2.0])
+def test_bad_num_warps_is_both_error_kinds(gpu, monkeypatch, num_warps) -> None:
+    """num_warps not a power of 2 (or out of range): a ValueError, and an AssertionError
+    with Triton's words, which Triton's launch raises (its options are asserted)."""
+    monkeypatch.setattr(L, "_build", _REAL_BUILD)  # the check, before anything compiles
+    monkeypatch.setattr(L, "_device_arch", lambda device_id, backend: "sm_90")
+    x = FakeTensor(0x7f0000000000)
+    k = tilecc.jit(axpy.fn)  # (kernels keep their launchers: one of this test's own)
+    with pytest.raises(AssertionError, match="must be a power of 2"):
+        k[(1,)](x, x, x, 2.0, 8, BLOCK=8, num_warps=num_warps)
+    with pytest.raises(ValueError, match="num_warps must be a power of 2"):
+        axpy.options(num_warps=num_warps)
+    assert gpu.log == []
+
+
+@pytest.mark.parametrize("name", ["launch_pdl", "cluster_dims", "sanitize_overflow"])
 def test_triton_options_tilecc_does_not_take_are_named(name) -> None:
     with pytest.raises(TypeError, match=f"the Triton option `{name}` is not supported by tilecc"):
         axpy.interpret[(1,)](*_args(), BLOCK=8, **{name: 1})
@@ -244,9 +263,104 @@ def test_new_options_build_once_and_the_warm_launch_finds_them(gpu, monkeypatch)
                  {"maxnreg": 32, "num_warps": 2}]:
         assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False
         k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)
-        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+        assert isinstance(direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts), L.Launcher)
     assert built == [{}, {"maxnreg": 64}, {"enable_fp_fusion": False}, {"num_ctas": 1},
                      {"maxnreg": 32}]
+
+
+def test_arch_at_a_launch_compiles_for_it_where_its_binary_loads(compiling_gpu,
+                                                                 monkeypatch) -> None:
+    """`arch=` (Triton's spelling sm86, or sm_86) compiles for that architecture where a
+    binary for it loads on the device (same major version, no newer minor); another is a
+    ValueError that says which would."""
+    monkeypatch.setattr(L, "_device_arch", lambda device_id, backend: "sm_89")
+    x = FakeTensor(0x7f0000000000)
+    k = tilecc.jit(axpy.fn)  # (kernels keep their launchers: one of this test's own)
+    assert k[(1,)](x, x, x, 2.0, 8, BLOCK=64).metadata.arch == "sm_89"  # the device's
+    for arch, built in [("sm86", "sm_86"), ("sm_80", "sm_80"), ("sm89", "sm_89")]:
+        for _ in range(2):  # the second launch: warm, the same build
+            assert k[(1,)](x, x, x, 2.0, 8, BLOCK=64, arch=arch).metadata.arch == built
+    assert [load["arch"] for load in compiling_gpu.loads] == \
+        ["sm_89", "sm_86", "sm_80", "sm_89"]
+    for arch, message in [("sm90", "does not load on this device .sm_89."),
+                          ("sm_75", "does not load"), ("gfx90a", "not a cuda architecture"),
+                          ("sm_8", "not a cuda architecture")]:
+        with pytest.raises(ValueError, match=message):
+            k[(1,)](x, x, x, 2.0, 8, BLOCK=64, arch=arch)
+
+
+def test_warmup_takes_arch_as_a_launch_does() -> None:
+    require_cuda_compiler()
+    x = np.zeros(64, np.float32)
+    for arch, built in [("sm80", "sm_80"), ("sm_86", "sm_86")]:
+        h = axpy.warmup(x, x, x, 2.0, 64, BLOCK=64, grid=(1,), arch=arch)
+        assert h.metadata.arch == built
+    with pytest.raises(ValueError, match="gfx90a is a hip architecture"):
+        axpy.warmup(x, x, x, 2.0, 64, BLOCK=64, grid=(1,), arch="gfx90a")
+
+
+def test_cooperative_launch(compiling_gpu, monkeypatch) -> None:
+    """launch_cooperative_grid=True loads the kernel for cuLaunchCooperativeKernel (a
+    build of its own, found warm again); HIP refuses it before compiling."""
+    monkeypatch.setattr(L, "_device_arch", lambda device_id, backend: "sm_90")
+    x = FakeTensor(0x7f0000000000)
+    k = tilecc.jit(axpy.fn)  # (kernels keep their launchers: one of this test's own)
+    for _ in range(3):
+        k[(2,)](x, x, x, 2.0, 8, BLOCK=64, launch_cooperative_grid=True)
+    k[(2,)](x, x, x, 2.0, 8, BLOCK=64, launch_cooperative_grid=False)
+    assert [load["cooperative"] for load in compiling_gpu.loads] == [True, False]
+    assert len(compiling_gpu.log) == 4
+    with pytest.raises(ValueError, match="launch_cooperative_grid must be True or False"):
+        k[(2,)](x, x, x, 2.0, 8, BLOCK=64, launch_cooperative_grid="yes")
+    monkeypatch.setattr(sys.modules["torch"].version, "hip", "6.0", raising=False)
+    on_rocm = tilecc.jit(axpy.fn)  # (a process has ROCm's torch or CUDA's: a new kernel)
+    with pytest.raises(TypeError, match="launch_cooperative_grid=True is not supported by "
+                                        "tilecc on HIP"):
+        on_rocm[(2,)](x, x, x, 2.0, 8, BLOCK=64, launch_cooperative_grid=True)
+    assert len(compiling_gpu.loads) == 2
+
+
+def test_a_cooperative_kernel_launches_through_the_cooperative_call(monkeypatch) -> None:
+    driver = types.SimpleNamespace(
+        ctxGetDevice=lambda: 0, launcher=lambda: "cuLaunchKernel",
+        launchCooperativeKernel="cuLaunchCooperativeKernel",
+        moduleLoadData=lambda data: 11, moduleGetFunction=lambda module, name: 22)
+    monkeypatch.setattr(L.cuda, "_driver", lambda: driver)
+    binary = types.SimpleNamespace(data=b"cubin", shared_bytes=0)
+    assert L.CudaKernel(binary, "k", 128, 0).launch_kernel == "cuLaunchKernel"
+    assert L.CudaKernel(binary, "k", 128, 0, cooperative=True).launch_kernel == \
+        "cuLaunchCooperativeKernel"
+
+
+@pytest.mark.parametrize("hints", [{"waves_per_eu": 2}, {"matrix_instr_nonkdim": 16},
+                                   {"kpack": 2, "waves_per_eu": 1}])
+def test_amd_hints_are_taken_on_hip_and_refused_on_cuda(gpu, monkeypatch, hints) -> None:
+    """Triton's AMD tuning hints: a HIP launch takes them (and builds nothing else for
+    them); a CUDA launch refuses them, warm or not, as Triton's CUDA backend does."""
+    built = []
+
+    def build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
+        built.append((backend, more))
+        return RecordingKernel(specs, num_warps, device_id, gpu.log)
+
+    monkeypatch.setattr(L, "_build", build)
+    x = FakeTensor(0x7f0000000000)
+    k = tilecc.jit(axpy.fn)  # (kernels keep their launchers: one of this test's own)
+    k[(1,)](x, x, x, 2.0, 8, BLOCK=64)
+    for _ in range(2):  # before and after the warm launch is generated
+        with pytest.raises(TypeError, match="AMD .HIP. tuning hints, not taken by a cuda"):
+            k[(1,)](x, x, x, 2.0, 8, BLOCK=64, **hints)
+        k[(1,)](x, x, x, 2.0, 8, BLOCK=64)
+    monkeypatch.setattr(sys.modules["torch"].version, "hip", "6.0", raising=False)
+    on_rocm = tilecc.jit(axpy.fn)  # (a process has ROCm's torch or CUDA's: a new kernel)
+    for _ in range(3):
+        on_rocm[(1,)](x, x, x, 2.0, 8, BLOCK=64, **hints)
+    assert [b for b, _ in built] == ["cuda", "hip"] and len(gpu.log) == 6
+    with pytest.raises(ValueError, match="must be a non-negative integer"):
+        on_rocm[(1,)](x, x, x, 2.0, 8, BLOCK=64, **{next(iter(hints)): -1})
+    out = _args()  # the interpreter takes them too
+    axpy.interpret[(1,)](*out, BLOCK=8, **hints)
+    np.testing.assert_allclose(out[2], out[0] * 2.0 + 1.0)
 
 
 @pytest.mark.gpu

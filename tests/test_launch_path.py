@@ -119,6 +119,9 @@ class RecordingKernel:
                          "device": self.device_id, "specs": self.specs, "threads": self.threads})
 
 
+_REAL_BUILD = L._build  # the `gpu` fixture replaces it
+
+
 @pytest.fixture
 def gpu(monkeypatch):
     """Stand-ins for torch, CuPy and the driver; yields the launch log and build list."""
@@ -325,6 +328,8 @@ def test_device_checks(gpu):
         k[(1,)](np.zeros(4, np.float32), FakeTensor(BASE), 64, 1.5, BLOCK=64)
     with pytest.raises(TypeError, match="`dst` is a host"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=-1), 64, 1.5, BLOCK=64)
+    with pytest.raises(ValueError, match="`dst` is a host"):  # Triton's kind for it
+        k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=-1), 64, 1.5, BLOCK=64)
     k[(1,)](FakeTensor(BASE), FakeTensor(BASE), 64, 1.5, BLOCK=64)  # warm on device 0
     with pytest.raises(ValueError, match=r"different devices: \[0, 1\]"):
         k[(1,)](FakeTensor(BASE), FakeTensor(BASE, device=1), 64, 1.5, BLOCK=64)
@@ -457,8 +462,9 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     taken = []
 
     def counting(*a, **kw):
-        taken.append(direct(*a, **kw))
-        return taken[-1]
+        got = direct(*a, **kw)  # the launcher it launched with, or False (declined)
+        taken.append(isinstance(got, L.Launcher) or got)
+        return got
 
     monkeypatch.setattr(k, "_direct", counting)
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
@@ -492,6 +498,62 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert gpu.log[2]["stream"] == STREAMS[fw] and len(gpu.builds) == 2 and len(gpu.log) == 11
 
 
+class IterableTensor(FakeTensor):
+    """A tensor that iterates over its elements, as torch's does."""
+
+    def __init__(self, ptr, elements):
+        super().__init__(ptr)
+        self.elements = elements
+
+    def __iter__(self):
+        return iter(range(self.elements))
+
+    def __len__(self):
+        return self.elements
+
+
+@pytest.mark.parametrize("elements", [1, 3])
+def test_a_kernel_of_one_parameter_launches_warm(gpu, elements):
+    """The generated warm launch of a one-parameter kernel takes the argument as it is:
+    it does not iterate it (a tensor of many elements would not unpack, one of a single
+    element would unpack to its element)."""
+    def fill(x):
+        pass
+
+    k = tilecc.jit(fill)
+    x = IterableTensor(BASE, elements)
+    for _ in range(3):
+        k[(2,)](x)
+    assert k._direct is not None
+    assert k._direct((2,), (2, 1, 1), x) is not False  # taken, not declined
+    assert [e["values"] for e in gpu.log] == [[BASE]] * 4 and len(gpu.builds) == 1
+
+
+class TailRecorder:
+    """A launcher class whose generated launch appends its values to the launcher (a list)."""
+
+    @staticmethod
+    def direct_tail(out, hand_off):
+        return [], [f"_tc_l.append([{', '.join(out)}])"], {}
+
+
+@pytest.mark.parametrize("values, names", [((), ()), ((IterableTensor(BASE, 5),), ("x",)),
+                                           ((IterableTensor(BASE, 1), 7), ("x", "n")),
+                                           ((IterableTensor(BASE, 2), 16), ("x", "N"))])
+def test_generated_launch_binds_any_number_of_parameters(gpu, values, names):
+    """`make_binder`'s warm launch of zero, one or more parameters (a constexpr among
+    them) reads each argument as given."""
+    flags = tuple(n.isupper() for n in names)
+    bound: dict = {}
+    binder = L.make_binder(flags, values, names, bound, TailRecorder)
+    key, out = binder(values)
+    recorder = bound[L.launch_key(key)] = []
+    assert binder.direct((3,), (3, 1, 1), *values) is not False
+    assert binder.direct((3,), (0, 1, 1), *values) is not False  # an empty grid
+    assert recorder == [out] and out == [BASE if hasattr(v, "ptr") else v
+                                         for v, ce in zip(values, flags) if not ce]
+
+
 def test_launch_options_give_one_key_on_both_paths(gpu):
     """A launcher the general path files under a launch with options is the one the
     generated warm launch finds for the same options (`launch_key`, written inline)."""
@@ -504,7 +566,7 @@ def test_launch_options_give_one_key_on_both_paths(gpu):
                  {"debug": None, "num_stages": 3, "num_warps": 8}]:
         assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False  # not seen yet
         k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)  # the general path compiles and files it
-        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is True
+        assert isinstance(direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts), L.Launcher)
     assert len(gpu.builds) == 5
     assert [e["threads"] for e in gpu.log] == [128] * 2 + [128] * 4 + [64] * 2 + [256] * 2
 
@@ -522,10 +584,11 @@ def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     taken = []
     monkeypatch.setattr(k, "_direct", lambda *a, **kw: taken.append(direct(*a, **kw)) or
                         taken[-1])
+    launcher = k._bound[next(iter(k._bound))]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[lambda meta: (2, meta["num_warps"])](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
-    assert taken == [True, True] and len(gpu.builds) == 1
-    assert isinstance(k._bound[next(iter(k._bound))], L.HipLauncher)
+    assert taken == [launcher, launcher] and len(gpu.builds) == 1
+    assert isinstance(launcher, L.HipLauncher)
     assert [e["grid"] for e in gpu.log] == [(5, 1, 1)] * 3 + [(2, 4, 1)]
     assert all(e["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5] and
                e["stream"] is None for e in gpu.log)

@@ -66,7 +66,7 @@ def loads(gpu, monkeypatch, tilecc_cache_dir):
         rec.compiled.append(art.arch)
         return Binary(target.name, art.arch, b"cubin for " + art.arch.encode(), "")
 
-    def load(binary, name, threads, device_id, specs):
+    def load(binary, name, threads, device_id, specs, cooperative=False):
         rec.loaded.append((device_id, binary.arch))
         return RecordingKernel(specs, threads // 32, device_id, gpu.log)
 

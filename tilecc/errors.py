@@ -118,6 +118,17 @@ class LaunchError(TypeError):
         super().__init__(_at(self.loc, message))
 
 
+class HostArrayError(LaunchError, ValueError):
+    """A GPU launch given a host array (NumPy, a CPU tensor): a LaunchError, and a
+    ValueError as Triton's launch raises for it."""
+
+
+class OptionError(ValueError, AssertionError):
+    """A compile or launch option out of its range (`num_warps=3`): a ValueError, and an
+    AssertionError too, as Triton checks its options with asserts ("num_warps must be a
+    power of 2")."""
+
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

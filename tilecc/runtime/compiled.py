@@ -21,6 +21,7 @@ the driver instead (as Triton does), with `n_max_threads`, `module` and `functio
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import namedtuple
@@ -29,6 +30,7 @@ from typing import Any, Callable
 
 from tilecc.errors import OutOfResources
 from tilecc.runtime import compiler
+from tilecc.runtime.options import launch_arch
 from tilecc.transpiler.target import resolve_target
 
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
@@ -62,39 +64,67 @@ class AsmDict(Mapping):
 
 
 class CompiledKernel:
-    """One specialization of a kernel, compiled (Triton's `CompiledKernel`)."""
+    """One specialization of a kernel, compiled (Triton's `CompiledKernel`): what
+    `kernel.warmup(...)` and every GPU launch `kernel[grid](...)` return.  Made once per
+    loaded kernel at little cost: the hash, the compiler's report and the metadata are
+    worked out when first read, the asm entries when first asked for.
+
+    `name` is the binary's symbol, or what the kernel's `@jit(repr=f)` makes of the
+    specialization (`f(proxy)`, `proxy.signature`: each parameter's Triton type, '*fp32',
+    'i32', 'constexpr'...; `proxy.constants`: the constexprs and the ints specialized to
+    1), as Triton names it.  `loaded`: the kernel a launch loaded (`_init_handles` reads
+    it rather than loading again)."""
 
     def __init__(self, jit_fn, artifact: compiler.Artifact, options: dict[str, Any],
-                 device: int | None, constexprs: dict[str, Any]):
+                 device: int | None, constexprs: dict[str, Any], loaded: Any = None):
         self._fn = jit_fn
         self._artifact = artifact
         self._options = dict(options)  # the launch options it was built with
         self._device = device
+        self._loaded = loaded
         binary = artifact.binary
-        built_for = resolve_target(artifact.target, binary.arch)  # sm_90a for wgmma
-        warp_size = built_for.warp_size
-        self.name = artifact.symbol
-        self.hash = hashlib.sha256(binary.data).hexdigest()
+        self._built_for = built_for = resolve_target(artifact.target, binary.arch)  # sm_90a
         self.kernel = binary.data  # the cubin / code object
-        self.src = KernelSource(jit_fn, {s.name: _type_name(s) for s in artifact.specs},
-                                constexprs)
-        report = _report(artifact)
-        self.n_regs, self.n_spills = report["regs"], report["spills"]
+        signature = {s.name: _type_name(s) for s in artifact.specs}
+        self.src = KernelSource(jit_fn, signature, constexprs)
+        self.name = kernel_name(jit_fn, artifact)
         self.module = self.function = None
-        opts = artifact.options
-        self.n_max_threads = opts.num_warps * warp_size  # the __launch_bounds__ it has
-        self.metadata = KernelMetadata(
-            name=self.name, hash=self.hash,
-            target=GPUTarget(artifact.target, built_for.arch_number, warp_size),
-            arch=binary.arch, backend_name=artifact.target, num_warps=opts.num_warps,
-            num_stages=opts.num_stages, num_ctas=1,
-            shared=report["static_shared"] + binary.shared_bytes, debug=opts.debug,
-            maxnreg=opts.maxnreg, enable_fp_fusion=opts.enable_fp_fusion, warp_size=warp_size)
+        self.n_max_threads = artifact.options.num_warps * built_for.warp_size  # its bounds
         entries = {built_for.source_suffix[1:]: lambda: artifact.source,  # cu, cubin...
                    built_for.binary_suffix[1:]: lambda: binary.data}
         if built_for.assembly_suffix:
             entries[built_for.assembly_suffix[1:]] = lambda: compiler.ptx_of(artifact)
         self.asm = AsmDict(entries)
+
+    # read when first asked for (a launch returns this object: most callers read nothing)
+    @functools.cached_property
+    def hash(self) -> str:
+        return hashlib.sha256(self.kernel).hexdigest()
+
+    @functools.cached_property
+    def _report(self) -> dict[str, Any]:
+        return _report(self._artifact)
+
+    @functools.cached_property
+    def n_regs(self) -> int | None:
+        return self._report["regs"]
+
+    @functools.cached_property
+    def n_spills(self) -> int | None:
+        return self._report["spills"]
+
+    @functools.cached_property
+    def metadata(self) -> KernelMetadata:
+        art, built_for = self._artifact, self._built_for
+        opts = art.options
+        return KernelMetadata(
+            name=self.name, hash=self.hash,
+            target=GPUTarget(art.target, built_for.arch_number, built_for.warp_size),
+            arch=art.binary.arch, backend_name=art.target, num_warps=opts.num_warps,
+            num_stages=opts.num_stages, num_ctas=1,
+            shared=self._report["static_shared"] + art.binary.shared_bytes, debug=opts.debug,
+            maxnreg=opts.maxnreg, enable_fp_fusion=opts.enable_fp_fusion,
+            warp_size=built_for.warp_size)
 
     def __repr__(self) -> str:
         return (f"<CompiledKernel {self.name} for {self.metadata.arch}, "
@@ -117,10 +147,13 @@ class CompiledKernel:
     def _load(self, launch) -> None:
         art = self._artifact
         backend = art.target
-        device = self._device if self._device is not None else launch._current_device(backend)
         threads = self.metadata.num_warps * self.metadata.warp_size
-        loaded = launch._BACKENDS[backend].load(art.binary, art.symbol, threads, device,
-                                                art.specs)
+        loaded = self._loaded
+        if loaded is None:
+            device = self._device if self._device is not None else \
+                launch._current_device(backend)
+            loaded = launch._BACKENDS[backend].load(art.binary, art.symbol, threads, device,
+                                                    art.specs)
         if backend == "cuda":
             from tilecc.runtime import cuda_driver as cu
 
@@ -166,6 +199,7 @@ def warm_up(jit_fn, args: tuple, kwargs: dict) -> CompiledKernel:
     from tilecc.transpiler.specialize import ArrayInfo
 
     by_name, options = jit_fn.bind(args, dict(kwargs))
+    given_arch = options.pop("arch", None)  # a launch's arch=, checked as a launch checks it
     specs, passed = jit_fn.specs_for(by_name)
     on_device = [a for a in passed if isinstance(a, ArrayInfo) and a.device in ("cuda", "rocm")]
     torch = sys.modules.get("torch")
@@ -183,16 +217,41 @@ def warm_up(jit_fn, args: tuple, kwargs: dict) -> CompiledKernel:
         if type(e).__name__ != "NoDeviceError":
             raise
         device = None  # no GPU: the target's default architecture
-    art = compiler.compile(jit_fn, specs, backend,
-                           compiler.resolve_options(jit_fn, **options, arch=arch))
+    if given_arch is not None:
+        arch = launch_arch(backend, given_arch, arch)
+        options["arch"] = given_arch
+    art = compiler.compile(jit_fn, specs, backend, compiler.resolve_options(
+        jit_fn, **{k: v for k, v in options.items() if k != "arch"}, arch=arch))
     constexprs = {p.name: by_name[p.name] for p in jit_fn.params if p.is_constexpr}
     return CompiledKernel(jit_fn, art, options, device, constexprs)
 
 
 def _type_name(spec) -> str:
-    if spec.is_constexpr:
+    """A parameter's type as Triton's signatures spell it: '*fp32', 'i32', 'u64', 'fp32',
+    'u1' (a bool), 'constexpr' (constexprs, None, and the ints specialized to 1)."""
+    if spec.is_constexpr or spec.equals_one:
         return "constexpr"
-    return f"*{spec.type.element_ty}" if spec.type.is_ptr() else str(spec.type)
+    t = spec.type
+    if t.is_ptr():
+        return f"*{t.element_ty.short}"
+    return "u1" if t.short == "i1" else t.short
+
+
+SpecializationProxy = namedtuple("SpecializationProxy", ["constants", "signature"])
+
+
+def kernel_name(jit_fn, artifact: compiler.Artifact) -> str:
+    """The compiled kernel's name: `repr(proxy)` where the kernel has `@jit(repr=...)`
+    (Triton's naming of a specialization), else the binary's symbol."""
+    make = getattr(jit_fn, "_repr", None)
+    if make is None:
+        return artifact.symbol
+    specs = artifact.specs
+    proxy = SpecializationProxy(
+        constants={s.name: 1 if s.equals_one else s.constexpr for s in specs
+                   if s.is_constexpr or s.equals_one},
+        signature={s.name: _type_name(s) for s in specs})
+    return str(jit_fn.repr(proxy))
 
 
 def _report(art) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
-from tilecc.runtime.options import OPTIONS, CompileOptions, compile_key_options, legal_maxnreg
+from tilecc.runtime.options import (HIP_HINTS, OPTIONS, CompileOptions, compile_key_options,
+                                    legal_maxnreg)
 from tilecc.transpiler.specs import ArgSpec, TensorMap
 from tilecc.transpiler.target import CompileTarget, Target, resolve_target
 
@@ -69,12 +70,21 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     arch: str | None = None, line_directives: bool = False,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
                     num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
-                    made_descriptor_tma: bool = True) -> CompileOptions:
+                    made_descriptor_tma: bool = True,
+                    launch_cooperative_grid: bool | None = None,
+                    **hip_hints) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
-    TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's."""
+    TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's.
+    The launch-only options (a cooperative launch, AMD's hints) are checked, and change
+    nothing compiled."""
     OPTIONS["num_ctas"].check(num_ctas)  # accepted where it is 1, which changes nothing
     OPTIONS["enable_reflect_ftz"].check(enable_reflect_ftz)  # accepted: changes nothing
+    OPTIONS["launch_cooperative_grid"].check(launch_cooperative_grid)
+    for name, value in hip_hints.items():
+        if name not in HIP_HINTS:
+            raise TypeError(f"resolve_options() got an unexpected keyword argument {name!r}")
+        OPTIONS[name].check(value)
     if debug is None:
         debug = kernel_fn.debug
     if debug is None:

@@ -28,6 +28,7 @@ def _lib() -> ctypes.CDLL:
     lib = ctypes.CDLL("libcuda.so.1")
     vp, u = ctypes.c_void_p, ctypes.c_uint
     lib.cuLaunchKernel.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
+    lib.cuLaunchCooperativeKernel.argtypes = [vp, u, u, u, u, u, u, u, vp, vp]
     lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
     lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
     lib.cuFuncSetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_int]
@@ -95,6 +96,22 @@ def launchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> N
                                    params, extra or None)
     if status:
         raise CUDADriverError("cuLaunchKernel", status)
+
+
+_COOPERATIVE_LAUNCH_TOO_LARGE = 720
+
+
+def launchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params,  # noqa: N802
+                            extra=None) -> None:
+    """cuLaunchCooperativeKernel with cuLaunchKernel's arguments (it takes no `extra`):
+    every program of the grid resident at once, or an error."""
+    status = _lib().cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared,
+                                              stream or None, params)
+    if status == _COOPERATIVE_LAUNCH_TOO_LARGE:
+        raise CUDADriverError(f"cuLaunchCooperativeKernel of grid ({gx}, {gy}, {gz}), more "
+                              "programs than the GPU holds resident at once,", status)
+    if status:
+        raise CUDADriverError("cuLaunchCooperativeKernel", status)
 
 
 def tensorMapEncodeTiled(data_type: int, address: int, dims, strides, box, swizzle: int,  # noqa: N802

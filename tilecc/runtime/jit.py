@@ -34,8 +34,8 @@ from tilecc.language import dtypes as D
 from tilecc.language.core import KernelFunction
 from tilecc.runtime.launch import run as _launch_run
 from tilecc.runtime import compiler
-from tilecc.runtime.options import (LAUNCH_OPTIONS, STANDARD_EXTERN_LIBS, TRITON_ONLY_OPTIONS,
-                                    CompileOptions, arch_problem)
+from tilecc.runtime.options import (HIP_HINTS, LAUNCH_OPTIONS, STANDARD_EXTERN_LIBS,
+                                    TRITON_ONLY_OPTIONS, CompileOptions, arch_problem)
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid as _normalize_grid
 from tilecc.transpiler.specs import ArgSpec, ParamDecl
@@ -497,9 +497,17 @@ class JITFunction(KernelFunction, KernelInterface):
                 raise e.with_traceback(None) from python_cause(e)
         return _launch_run(self, grid, None, *args, _interpret=interpreting(), **kwargs)
 
+    def _compiled_kernel(self, artifact, options: dict[str, Any], device: int | None,
+                         constexprs: dict[str, Any], loaded=None):
+        """The `CompiledKernel` of a build of this kernel: what a launch returns (the
+        launch package makes one per loaded kernel through this)."""
+        from tilecc.runtime.compiled import CompiledKernel
+
+        return CompiledKernel(self, artifact, options, device, constexprs, loaded=loaded)
+
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         """Match launch arguments to parameters: (values by name, launch options)."""
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        options = {k: kwargs.pop(k) for k in (*LAUNCH_OPTIONS, *HIP_HINTS) if k in kwargs}
         params = self.params
         name = self.fn.__name__
         if "extern_libs" in kwargs and not any(p.name == "extern_libs" for p in params):

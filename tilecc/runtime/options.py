@@ -5,7 +5,7 @@ the Python API, the launch, the command line, export, the autotuner — reports)
 launch takes it as a keyword argument (`kernel[grid](..., num_warps=8)`), and whether it
 enters the kernel's cache key.  A new option is one row here, plus what reads it.
 
-    OPTIONS["num_warps"].check(8)          # the value, or ValueError with the message
+    OPTIONS["num_warps"].check(8)          # the value, or OptionError (a ValueError) saying why
     CompileOptions(num_warps=8, ...)       # one compile's options (`compiler.resolve_options`)
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from tilecc.errors import OptionError
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3  # Triton's: operands of tl.dot in a loop are loaded 2 iterations ahead
@@ -71,6 +73,18 @@ def _num_ctas_problem(n: Any) -> str | None:
     return None
 
 
+def _bool_problem(name: str) -> Callable[[Any], str | None]:
+    return lambda v: None if isinstance(v, bool) else f"{name} must be True or False, got {v!r}"
+
+
+def _hip_hint_problem(name: str) -> Callable[[Any], str | None]:
+    def problem(v: Any) -> str | None:
+        if type(v) is not int or v < 0:
+            return f"{name} must be a non-negative integer (an AMD tuning hint), got {v!r}"
+        return None
+    return problem
+
+
 def _target_problem(t: Any) -> str | None:
     from tilecc.transpiler.target import TARGETS, Target
 
@@ -88,15 +102,19 @@ class Option:
     in_key: bool  # it enters the kernel's cache key (memory and disk)
     doc: str
     none_is_default: bool = True  # an explicit None means the default (else it is checked)
+    # Triton's AMD tuning hints: a launch takes them (HIP only) by the careful path, and
+    # they are not in the warm key (nothing is built differently for them)
+    hip_hint: bool = False
 
     def check(self, value: Any) -> Any:
-        """`value` (the default for None where that is allowed), or ValueError with the
-        option's message."""
+        """`value` (the default for None where that is allowed), or OptionError (a
+        ValueError, and an AssertionError as Triton's checks are) with the option's
+        message."""
         if value is None and self.none_is_default:
             return self.default
         problem = self.problem(value)
         if problem:
-            raise ValueError(problem)
+            raise OptionError(problem)
         return value
 
 
@@ -121,11 +139,27 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
                "(Triton's with enable_reflect_ftz=False)"),
     Option("num_ctas", 1, _num_ctas_problem, launch=True, in_key=False,
            doc="thread blocks per program: 1 (Triton's clusters are not supported)"),
+    Option("arch", None, lambda v: None, launch=True, in_key=True,
+           doc="sm_80, sm_90, gfx90a, ... (None: the device's, or the target's default); "
+               "checked against the target by arch_problem; a launch takes Triton's "
+               "spelling too (sm90) and an arch whose binary loads on the device "
+               "(`launch_arch`)"),
+    Option("launch_cooperative_grid", False, _bool_problem("launch_cooperative_grid"),
+           launch=True, in_key=False,
+           doc="CUDA: launch with cuLaunchCooperativeKernel (every program resident at "
+               "once; the driver refuses a larger grid); refused on HIP"),
+    Option("waves_per_eu", 0, _hip_hint_problem("waves_per_eu"), launch=True, in_key=False,
+           hip_hint=True, doc="AMD tuning hint: accepted on HIP launches and ignored "
+                              "(hiprtc chooses occupancy); refused on CUDA, as Triton's "
+                              "CUDA backend refuses it"),
+    Option("matrix_instr_nonkdim", 0, _hip_hint_problem("matrix_instr_nonkdim"), launch=True,
+           in_key=False, hip_hint=True,
+           doc="AMD tuning hint (MFMA shape): accepted on HIP and ignored; refused on CUDA"),
+    Option("kpack", 1, _hip_hint_problem("kpack"), launch=True, in_key=False, hip_hint=True,
+           doc="AMD tuning hint (MFMA k packing): accepted on HIP and ignored; refused on "
+               "CUDA"),
     Option("target", "cuda", _target_problem, launch=False, in_key=True,
            doc="'cuda' or 'hip' (a launch takes the arrays' device's)"),
-    Option("arch", None, lambda v: None, launch=False, in_key=True,
-           doc="sm_80, sm_90, gfx90a, ... (None: the device's, or the target's default); "
-               "checked against the target by arch_problem"),
     Option("line_directives", False, lambda v: None, launch=False, in_key=True,
            doc="#line directives back to the .py file (the runtime always compiles with "
                "them, so compiler errors and profilers point at the user's lines)"),
@@ -172,11 +206,11 @@ def _row(target):
 # Triton's compile and launch options that tilecc does not take: naming one at a launch
 # is a "not supported by tilecc" error rather than an unknown argument.
 TRITON_ONLY_OPTIONS = frozenset({
-    "cluster_dims", "ptx_version", "ptx_options", "ir_override", "launch_cooperative_grid",
+    "cluster_dims", "ptx_version", "ptx_options", "ir_override",
     "launch_pdl", "sanitize_overflow", "max_num_imprecise_acc_default",
     "default_dot_input_precision", "allowed_dot_input_precisions", "supported_fp8_dtypes",
     "deprecated_fp8_dot_operand_dtypes", "backend_name", "instrumentation_mode", "warp_size",
-    "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint", "arch",
+    "schedule_hint",
 })
 
 
@@ -187,8 +221,20 @@ STANDARD_EXTERN_LIBS = frozenset({"libdevice", "ocml", "ockl"})
 
 
 # What a launch takes besides the kernel's arguments, in the order of the warm keys
-# (`launch/args.launch_key`) and of the generated warm launch's parameters.
-LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch)
+# (`launch/args.launch_key`) and of the generated warm launch's parameters; and the AMD
+# hints it takes besides (`hip_hint`: the careful path, no warm key).
+LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch and not o.hip_hint)
+HIP_HINTS = frozenset(name for name, o in OPTIONS.items() if o.hip_hint)
+
+
+def hip_hints_problem(given, backend: str) -> str | None:
+    """Why AMD's tuning hints among the launch options `given` are refused on `backend`
+    (None: there are none, or the launch is on HIP, which accepts and ignores them)."""
+    named = sorted(HIP_HINTS.intersection(given))
+    if not named or backend == "hip":
+        return None
+    return (f"{', '.join(named)}: AMD (HIP) tuning hints, not taken by a {backend} launch "
+            "(Triton's CUDA backend refuses them too); leave them out on NVIDIA GPUs")
 
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
@@ -233,6 +279,33 @@ def arch_problem(target: str, arch: str | None, flag: str = "--arch",
         return (f"{flag} {arch}: this NVRTC does not compile for it; it compiles for "
                 f"{', '.join(f'sm_{n}' for n in supported)}")
     return None
+
+
+def launch_arch(backend: str, arch: str, device_arch: str | None) -> str:
+    """The architecture a launch's `arch=` compiles for, on a device of `device_arch`
+    (None: no device, as a warm-up without a GPU): Triton's CUDA spelling taken too (sm80
+    → sm_80).  A ValueError where the binary would not load on the device: a cubin for
+    sm_XY runs on sm_XZ with Z >= Y (an `a` build on sm_XY alone), a code object on its
+    own gfx chip."""
+    if backend == "cuda" and isinstance(arch, str) and re.fullmatch(r"sm\d{2,3}[af]?", arch):
+        arch = "sm_" + arch[2:]
+    problem = arch_problem(backend, arch, "arch", "a {} device")
+    if problem:
+        raise ValueError(problem)
+    if device_arch is None:
+        return arch
+    if backend == "cuda":
+        want, have = _row(backend).arch_number(arch), _row(backend).arch_number(device_arch)
+        loads = want // 10 == have // 10 and want <= have and \
+            (not arch.endswith("a") or want == have)
+    else:
+        loads = arch.split(":")[0] == device_arch.split(":")[0]
+    if not loads:
+        instead = "or an earlier one of its family (same major version), " \
+            if backend == "cuda" else ""
+        raise ValueError(f"arch={arch}: its binary does not load on this device ({device_arch}); "
+                         f"give the device's architecture {instead}or leave arch out")
+    return arch
 
 
 def _nvrtc_archs() -> list[int]:

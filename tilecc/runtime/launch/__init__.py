@@ -7,7 +7,9 @@
     here      `run` (every launch) and the slow path (specialize, compile, load);
               `runtime.compiled.warm_up` compiles without launching
 
-`kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once).
+`kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once); a
+launch returns the kernel's `CompiledKernel` (`runtime/compiled.py`), which `_build` makes
+once per loaded kernel and every launcher of that kernel keeps as `compiled`.
 From the second launch of a signature on, a launch is one generated function of the
 kernel's own parameters (`binder.direct`, built by `args.make_binder` for that launch's
 argument types, ending in the backend launcher's `direct_tail`):
@@ -30,8 +32,9 @@ misspelt or defaulted arguments, a new dtype, device or alignment) takes the slo
 kernel is compiled (`runtime.compiler.compile`, which owns the memory and disk caches) and
 loaded, and a launcher is built and cached under the warm key.
 
-This package does not import `tilecc.runtime.jit`: what it needs of a kernel comes with
-the kernel (`jit_fn.bind`, `jit_fn.specs_for`, `runtime.compiler.compile`, ...).
+This package does not import `tilecc.runtime.jit`, nor `runtime.compiled` (which loads
+through it): what it needs of a kernel comes with the kernel (`jit_fn.bind`,
+`jit_fn.specs_for`, `jit_fn._compiled_kernel`, `runtime.compiler.compile`, ...).
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
                                         slot_values)
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
-from tilecc.runtime.options import DEFAULT_NUM_WARPS
+from tilecc.runtime.options import (DEFAULT_NUM_WARPS, HIP_HINTS, OPTIONS,
+                                    hip_hints_problem, launch_arch)
 from tilecc.transpiler.target import resolve_target
 
 _BACKENDS = {"cuda": cuda, "hip": hip}
@@ -73,11 +77,13 @@ def set_launch_observer(observer) -> None:
 
 
 def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
-        _observed: bool = False, **kwargs) -> None:
+        _observed: bool = False, **kwargs):
     """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
     TILECC_INTERPRET=1 (or `_interpret`).  `g3`: the grid, normalized (kernel[grid] does
     it once per grid tuple), or None.  See the module docstring for what a warm launch
-    costs."""
+    costs.  Returns the launched kernel's `CompiledKernel` (made once per loaded kernel,
+    kept on its launchers), as Triton's launches do; None on the interpreter, as
+    Triton's interpreter."""
     if _observer is not None and not _observed:
         interpreted = _interpret or _env_get(_INTERPRET_KEY) == _ONE
 
@@ -93,8 +99,9 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
     direct = jit_fn._direct
     if direct is not None:
         try:
-            if direct(grid, g3, *args, **kwargs):
-                return None
+            launched = direct(grid, g3, *args, **kwargs)  # the launcher, or False
+            if launched:
+                return launched.compiled
         except TypeError:  # arguments that do not bind, an unhashable constexpr: see below
             pass
     try:
@@ -131,10 +138,13 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
             # here on.  A process's first launch does not wait for it, and one that launches
             # once never pays it.
             _add_direct(jit_fn, values, options, launcher)
+        if options and not HIP_HINTS.isdisjoint(options):  # AMD's hints: HIP launches only
+            _refuse_off_backend(options, launcher.backend)
         if g3 is None:
             g3 = resolve_grid(grid, dict(zip(names, values)), *ordered_options(options))
         if g3[0] and g3[1] and g3[2]:  # an empty grid launches nothing
             launcher(g3, kernel_values)
+        return launcher.compiled
     except (CompilationError, LaunchError) as e:  # the user's line, without tilecc's
         raise e.with_traceback(None) from python_cause(e)  # frames behind it
 
@@ -198,9 +208,26 @@ def _no_usable_gpu(e: Exception) -> bool:
     return isinstance(e, OSError) and "libcuda" in str(e)  # no driver library at all
 
 
+def _refuse_off_backend(options: dict, backend: str) -> None:
+    """The launch options a backend does not take: AMD's tuning hints off HIP (Triton's
+    CUDA backend refuses them), a cooperative launch on HIP.  The hints' values are
+    checked at every launch that gives them (they are not in the warm key)."""
+    for name in HIP_HINTS.intersection(options):
+        OPTIONS[name].check(options[name])
+    problem = hip_hints_problem(options, backend)
+    if problem is None and backend == "hip" and options.get("launch_cooperative_grid"):
+        problem = ("launch_cooperative_grid=True is not supported by tilecc on HIP (it "
+                   "launches through hipModuleLaunchKernel); a cooperative launch is "
+                   "tilecc's on CUDA only")
+    if problem:
+        raise LaunchError(problem)
+
+
 def _slow_path_on_device(jit_fn, values, options: dict):
     num_warps = options.get("num_warps", DEFAULT_NUM_WARPS)
     specs, passed, arrays, backend, device_id = _specialize(jit_fn, values)
+    if options:
+        _refuse_off_backend(options, backend)
     frameworks = {a.framework for a in arrays}
     # constexpr types too: 64 == 64.0 == True, but they specialize differently
     key = (tuple(specs), tuple(type(s.constexpr) for s in specs), num_warps,
@@ -259,10 +286,21 @@ def _device_arch(device_id: int, backend: str) -> str:
 
 
 def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None, **more):
-    """Compile and load; `more`: the other launch options given (maxnreg...)."""
-    target = resolve_target(backend, _device_arch(device_id, backend))
+    """Compile and load; `more`: the other launch options given (maxnreg...).  The loaded
+    kernel carries its `CompiledKernel` (what launches return) as `compiled`.  `arch`:
+    the device's unless given (one whose binary loads on the device: `launch_arch`)."""
+    given = {"num_warps": num_warps, "debug": debug, "num_stages": num_stages, **more}
+    arch = more.pop("arch", None)
+    cooperative = bool(more.get("launch_cooperative_grid"))
+    device_arch = _device_arch(device_id, backend)
+    target = resolve_target(backend, device_arch if arch is None else
+                            launch_arch(backend, arch, device_arch))
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
         jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages, arch=target.arch,
         **more))
-    return _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
-                                   device_id, specs)
+    loaded = _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
+                                     device_id, specs, cooperative=cooperative)
+    loaded.compiled = jit_fn._compiled_kernel(
+        art, {k: v for k, v in given.items() if k in LAUNCH_OPTIONS and v is not None},
+        device_id, {s.name: s.constexpr for s in specs if s.is_constexpr}, loaded=loaded)
+    return loaded

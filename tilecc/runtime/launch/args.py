@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from tilecc.errors import LaunchError
+from tilecc.errors import HostArrayError
 from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
 from tilecc.transpiler.grid import normalize_grid
 from tilecc.transpiler.specialize import ArrayInfo
@@ -119,7 +119,7 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
         if not isinstance(a, ArrayInfo):
             continue
         if a.device not in ("cuda", "rocm"):
-            raise LaunchError(f"argument {name} is a host ({a.framework}) array; a GPU "
+            raise HostArrayError(f"argument {name} is a host ({a.framework}) array; a GPU "
                               "launch needs device arrays (CuPy, torch CUDA tensors, ...) — "
                               "or run on the interpreter with kernel.interpret[grid](...) or "
                               "TILECC_INTERPRET=1")
@@ -341,7 +341,8 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
         env.update(tail_env)
         env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
-                   _NO=_NO)
+                   _NO=_NO, _tc_option_names=_OPTION_NAMES,
+                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS))
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
@@ -350,35 +351,45 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
 
 def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     """A warm launch as one function of the grid and the kernel's own parameters (Python
-    binds them, as it binds any call): the binder's type checks and key, the launcher
+    binds them, as it binds any call; launch options arrive in `**_tc_opts`, which costs
+    one test where none is given): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Returns True
-    when it launched (or the grid is empty); False hands the launch to the general path
-    (argument types or a key not seen yet).  The tail works with any launcher it finds:
-    where the launcher is not one it can inline, it calls it.
+    backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
+    launcher when it launched (or the grid is empty: `run` returns its `compiled`); False
+    hands the launch to the general path (argument types, a key or an option not seen
+    yet).  The tail works with any launcher it finds: where the launcher is not one it
+    can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
     is a statement for its rare cases (CUDA: another thread, a float to saturate) that
     resolves the grid and calls the launcher itself (`hand_off` below)."""
     n = len(names)
-    rename = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
-    options = ", ".join(LAUNCH_OPTIONS)  # in launch_key's and resolve_grid's order
+    # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
+    comma = "," if n == 1 else ""
+    rename = ", ".join(f"a{i}" for i in range(n)) + comma
+    # the options given, in launch_key's and resolve_grid's order (`_NO` where not given)
+    options = ", ".join(f"_tc_opts.get({o!r}, _NO)" for o in LAUNCH_OPTIONS)
     named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
     prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
-                                          f"{named}, [{', '.join(out)}], {options})")
+                                          f"{named}, [{', '.join(out)}], *_tc_o)")
     lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
-             f"{', '.join(o + '=_NO' for o in LAUNCH_OPTIONS)}):"]
+             "**_tc_opts):"]
     if n:
-        lines.append(f"    {rename} = {', '.join(names)}")
+        lines.append(f"    {rename} = {', '.join(names)}{comma}")
     if guards:
         lines.append(f"    if {' or '.join(guards)}:")
         lines.append("        return False")
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [
-        f"    if {' or '.join(o + ' is not _NO' for o in LAUNCH_OPTIONS)}:",
-        f"        _tc_key = (_tc_key, {options})  # launch_key, inline",
+        "    if _tc_opts:",
+        "        if not _tc_option_names.issuperset(_tc_opts):  # not a launch option",
+        "            return False",
+        f"        _tc_o = ({options})",
+        "        _tc_key = (_tc_key, *_tc_o)  # launch_key, inline",
+        "    else:",
+        "        _tc_o = _tc_no_options",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None:",
         "        return False",
@@ -386,22 +397,22 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     lines += [f"    {p}" for p in prepare]
     lines += [
         "    if _tc_g3 is None:  # a callable grid, a list",
-        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, {options})",
+        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, *_tc_o)",
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]
-    lines.append("    return True")
+    lines.append("    return _tc_l")
     return "\n".join(lines), tail_env
 
 
-def hand_off(launcher, grid, g3, named: dict, values: list, *options) -> bool:
+def hand_off(launcher, grid, g3, named: dict, values: list, *options):
     """A generated warm launch's way out where the launcher itself must run: resolve the
-    grid (unless given normalized), launch unless it is empty; True (launched)."""
+    grid (unless given normalized), launch unless it is empty; the launcher (launched)."""
     if g3 is None:
         g3 = resolve_grid(grid, named, *options)
     if g3[0] and g3[1] and g3[2]:
         launcher(g3, values)
-    return True
+    return launcher
 
 
 # --- packing kernel arguments ------------------------------------------------------------------

@@ -96,7 +96,8 @@ _CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 class CudaKernel:
     """A compiled kernel loaded into the primary context of one device (driver API)."""
 
-    def __init__(self, binary, name: str, threads: int, device_id: int):
+    def __init__(self, binary, name: str, threads: int, device_id: int,
+                 cooperative: bool = False):
         driver = _driver()
         if _context_device(driver) == device_id:  # as torch or CuPy left it: load there
             self.module = driver.moduleLoadData(binary.data)
@@ -122,7 +123,9 @@ class CudaKernel:
             self._check_shared_memory(driver)
             driver.funcSetAttribute(self.handle, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     self.shared_bytes)
-        self.launch_kernel = driver.launcher()  # cuLaunchKernel, 11 integer arguments
+        # cuLaunchKernel, 11 integer arguments (launch_cooperative_grid=True: the
+        # cooperative launch, with the same arguments)
+        self.launch_kernel = driver.launchCooperativeKernel if cooperative else driver.launcher()
 
     def _check_shared_memory(self, driver) -> None:
         limit = driver.deviceGetAttribute(_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
@@ -150,8 +153,9 @@ class CudaKernel:
                 runtime.setDevice(prev)
 
 
-def load(binary, name: str, threads: int, device_id: int, specs) -> CudaKernel:
-    kernel = CudaKernel(binary, name, threads, device_id)
+def load(binary, name: str, threads: int, device_id: int, specs,
+         cooperative: bool = False) -> CudaKernel:
+    kernel = CudaKernel(binary, name, threads, device_id, cooperative)
     kernel.tensor_maps = map_slots(binary.tensor_maps, specs)
     return kernel
 
@@ -248,8 +252,10 @@ class Launcher:
     `kernel` needs `handle`, `threads`, `device_id`, `launch_kernel` (cuLaunchKernel's
     signature) and `relaunch`: tests pass a recording stand-in."""
 
+    backend = "cuda"
     __slots__ = ("kernel", "codes", "taken", "stream_of", "device_id", "_owner", "_buffer",
-                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct")
+                 "_buffers", "_handle", "_threads", "_launch_kernel", "_shared_bytes", "direct",
+                 "compiled")
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
                  stream_of: Callable[[int], int]):
@@ -257,6 +263,7 @@ class Launcher:
         self.codes, self.taken = layout
         self.stream_of = stream_of
         self.device_id = kernel.device_id
+        self.compiled = getattr(kernel, "compiled", None)  # what a launch returns
         # One argument block per thread: between packing and cuLaunchKernel (which copies
         # the values) another thread must not write the block.
         self._owner = get_ident()

@@ -73,7 +73,10 @@ def _hip_ctype(t) -> Callable:
             "bf16": ctypes.c_uint16, "fp32": ctypes.c_float, "fp64": ctypes.c_double}[t.short]
 
 
-def load(binary, name: str, threads: int, device_id: int, specs) -> HipKernel:
+def load(binary, name: str, threads: int, device_id: int, specs,
+         cooperative: bool = False) -> HipKernel:
+    if cooperative:  # (a launch refuses it before compiling: `launch.hip_refusals`)
+        raise ValueError("launch_cooperative_grid is not supported by tilecc on HIP")
     return HipKernel(binary, name, threads, device_id, specs)
 
 
@@ -81,13 +84,15 @@ class HipLauncher:
     """One HIP kernel with one specialization's argument layout: the cached object of the
     warm path.  `launcher(grid, values)` launches it on the default stream."""
 
-    __slots__ = ("kernel", "codes", "taken", "device_id")
+    backend = "hip"
+    __slots__ = ("kernel", "codes", "taken", "device_id", "compiled")
     _owner = None  # no argument block for a generated CUDA launch to fill: it calls this
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]]):
         self.kernel = kernel
         self.codes, self.taken = layout
         self.device_id = kernel.device_id
+        self.compiled = getattr(kernel, "compiled", None)  # what a launch returns
 
     def __call__(self, grid, values) -> None:
         self.kernel.launch_values(grid, values, None)

@@ -42,7 +42,11 @@ def test_subprocesses_inherit_the_suite_cache():
 FAKE_PYTHON = """#!/usr/bin/env bash
 # a venv's python that logs what setup.sh asks of it: an empty venv (every probe fails)
 case "$1 $2" in
-  "-m pip") [ "$3" = --version ] && exit 0; echo "pip $*" >> "$LOG"; exit 0;;
+  "-m pip") [ "$3" = --version ] && exit 0
+            # without uv to be had (NO_UV=1) its install fails: setup.sh falls back to pip
+            [ "${@: -1}" = uv ] && [ -n "$NO_UV" ] && exit 1
+            echo "pip $*" >> "$LOG"; exit 0;;
+  "-m uv") echo "uv $*" >> "$LOG"; exit 0;;
   "-V ") echo "Python 3.12.0"; exit 0;;
   "-c "*) exit 1;;
 esac
@@ -52,7 +56,7 @@ exit 0
 LOGGER = '#!/usr/bin/env bash\necho "$(basename "$0") $*" >> "$LOG"\n'
 
 
-def _run_setup(tmp_path, mode: str | None, gpu: bool) -> list[str]:
+def _run_setup(tmp_path, mode: str | None, gpu: bool, uv: bool = True) -> list[str]:
     """scripts/setup.sh in a copy of the repository's set-up files, with apt, dpkg and the
     venv's python replaced by loggers: what it would install on a fresh machine."""
     repo = tmp_path / "repo"
@@ -75,7 +79,8 @@ def _run_setup(tmp_path, mode: str | None, gpu: bool) -> list[str]:
         f.chmod(0o755)
     log = tmp_path / "log"
     log.write_text("")
-    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "LOG": str(log)}
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "LOG": str(log),
+           "NO_UV": "" if uv else "1"}
     r = subprocess.run(["bash", str(repo / "scripts" / "setup.sh"), *([mode] if mode else [])],
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -85,7 +90,7 @@ def _run_setup(tmp_path, mode: str | None, gpu: bool) -> list[str]:
 def _installs(lines: list[str]) -> tuple[set[str], list[str]]:
     apt = {w for line in lines if " install " in line and "apt-get" in line
            for w in line.split() if not w.startswith("-") and w not in ("apt-get", "install")}
-    pip = [line for line in lines if line.startswith("pip ")]
+    pip = [line for line in lines if line.startswith(("pip ", "uv ")) and " -e " in line]
     return apt, pip
 
 
@@ -104,6 +109,12 @@ def test_the_test_setup_installs_everything_the_tests_need(tmp_path):
     apt, pip = _installs(_run_setup(tmp_path, None, gpu=False))
     assert {"hipcc", "libamdhip64-dev", "rocm-device-libs"} <= apt, apt
     assert len(pip) == 1 and pip[0].endswith("-e .[dev,cuda,hip]"), pip
+    assert pip[0].startswith("uv "), pip  # uv where it can be had
+
+
+def test_the_setup_falls_back_to_pip_without_uv(tmp_path):
+    _, pip = _installs(_run_setup(tmp_path, None, gpu=False, uv=False))
+    assert pip == ["pip -m pip install -q --disable-pip-version-check -e .[dev,cuda,hip]"], pip
 
 
 def test_scripts_use_their_setup():

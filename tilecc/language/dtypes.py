@@ -264,10 +264,12 @@ for _n in ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16"):
 @dataclass(frozen=True, init=False)
 class pointer_type:
     """A pointer to global memory holding elements of `element_ty` (Triton's other
-    address spaces do not exist in tilecc; `const` is accepted: a promise tilecc does not
-    need)."""
+    address spaces do not exist in tilecc).  A `const` pointer (a parameter annotated
+    `tl.const`, and the pointers computed from it) points to data the kernel only reads:
+    storing through it is a compile error, and it is a type of its own (as in Triton)."""
 
     element_ty: dtype
+    const: bool = False
 
     name = "ptr"
     short = "ptr"
@@ -279,12 +281,14 @@ class pointer_type:
             raise ValueError(f"tl.pointer_type: address space {address_space} is not "
                              "supported by tilecc (pointers are to global memory: 1)")
         object.__setattr__(self, "element_ty", element_ty)
+        object.__setattr__(self, "const", bool(const))
 
     def __repr__(self) -> str:
-        return f"tl.pointer_type({self.element_ty!r})"
+        const = ", const=True" if self.const else ""
+        return f"tl.pointer_type({self.element_ty!r}{const})"
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty}>"
 
     @property
     def scalar(self) -> "pointer_type":
@@ -298,7 +302,7 @@ class pointer_type:
         return False
 
     def is_const(self) -> bool:
-        return False
+        return self.const
 
     def is_ptr(self) -> bool:
         return True

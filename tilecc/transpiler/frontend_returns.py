@@ -131,6 +131,10 @@ class EarlyReturns:
                           [then_region, else_region]))
         raise Return(value, node)
 
+    def _inconsistent_returns(self, node, a, c) -> CompilationError:
+        return self.error(node, f"Inconsistent return types: the branches of this `if` return "
+                                f"{a} and {c}; cast one of them")  # Triton's words first
+
     def _merge_returns(self, node, a: Any, c: Any, then_region: Region,
                        else_region: Region) -> Any:
         """The value a returning `if` gives: equal constants stay constants; kernel values
@@ -154,8 +158,7 @@ class EarlyReturns:
                                            "return kernel values of one type from both")
             types_ = {v.type for v in (x, y) if isinstance(v, Value)}
             if len(types_) > 1:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{x.type} and {y.type}; cast one of them")
+                raise self._inconsistent_returns(node, x.type, y.type)
             ys = []
             for v, region in ((x, then_region), (y, else_region)):
                 if isinstance(v, Const):
@@ -167,8 +170,7 @@ class EarlyReturns:
                         self.b.regions.pop()
                 ys.append(v)
             if ys[0].type != ys[1].type:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{ys[0].type} and {ys[1].type}; cast one of them")
+                raise self._inconsistent_returns(node, ys[0].type, ys[1].type)
             then_region.yields.append(ys[0])
             else_region.yields.append(ys[1])
             result = Value(ys[0].type)

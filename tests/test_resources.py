@@ -292,3 +292,58 @@ def test_whole_block_reductions_on_gpu():
                                atol=1e-3)
     bits = x.view(torch.int32).flatten().cpu().numpy()
     assert i.tolist() == [5 * 256 + 7, int(np.bitwise_xor.reduce(bits))]
+
+
+@tilecc.jit
+def permuted_sums(In, Out, D0: tl.constexpr, D1: tl.constexpr, D2: tl.constexpr,
+                  D3: tl.constexpr, D4: tl.constexpr, PERM: tl.constexpr, AXES: tl.constexpr):
+    # two block-sized reorders one after the other (a reshape, a permute), then three sums
+    idx = tl.arange(0, D0 * D1 * D2 * D3 * D4).reshape(D0, D1, D2, D3, D4)
+    vals = tl.permute(tl.load(In + idx), PERM)
+    r = tl.sum(tl.sum(tl.sum(vals, AXES[0]), AXES[1]), AXES[2])
+    tl.store(Out + tl.arange(0, r.shape[0] * r.shape[1]).reshape(r.shape), r)
+
+
+CHAINED = [((4, 32, 32, 4, 2), (2, 1, 0, 3, 4), (3, 1, 0)),
+           ((8, 2, 32, 4, 16), (4, 0, 1, 3, 2), (0, 2, 0))]
+
+
+def _permuted_sums_meta(shape, perm, axes):
+    return dict(zip(("D0", "D1", "D2", "D3", "D4"), shape), PERM=perm, AXES=axes)
+
+
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_consecutive_block_sized_steps_share_the_pool(shape, perm, axes):
+    """Two consecutive steps that each stage the whole 128 KiB block took a half of the
+    pool each (256 KiB, past sm_90's 227 KiB): where two halves do not fit, the second
+    step waits for the first and reuses its half."""
+    meta = _permuted_sums_meta(shape, perm, axes)
+    kernel = permuted_sums.build(permuted_sums._specs("*i32, *i32", meta), "cuda", 4,
+                                 arch="sm_90").kernel
+    block, used = int(np.prod(shape)) * 4, kernel.static_shared_bytes + kernel.shared_bytes
+    assert block <= used < block * 5 // 4  # one block-sized half, and small partials
+    assert used <= shared_memory_limit(CUDA, "sm_90")
+    # where both halves fit, consecutive steps still alternate (no barrier between them)
+    small = permuted_sums.source("*i32, *i32", arch="sm_90",
+                                 **_permuted_sums_meta((2, 4, 4, 2, 2), perm, axes))
+    assert "smem + 512" in small
+
+
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_chained_sums_of_a_permuted_block(shape, perm, axes):
+    x = np.random.default_rng(5).integers(0, 1000, shape).astype(np.int32)
+    ref = np.transpose(x, perm).sum(axis=axes[0]).sum(axis=axes[1]).sum(axis=axes[2])
+    out = np.zeros(ref.shape, np.int32)
+    permuted_sums.interpret[(1,)](x, out, **_permuted_sums_meta(shape, perm, axes))
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_chained_sums_of_a_permuted_block_on_gpu(shape, perm, axes):
+    torch = pytest.importorskip("torch")
+    x = torch.randint(0, 1000, shape, device="cuda", dtype=torch.int32)
+    ref = x.permute(perm).sum(axes[0]).sum(axes[1]).sum(axes[2]).to(torch.int32)
+    out = torch.zeros_like(ref)
+    permuted_sums[(1,)](x, out, **_permuted_sums_meta(shape, perm, axes))
+    assert torch.equal(out, ref)

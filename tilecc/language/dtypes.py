@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+# The module a dtype's repr names, so that `eval(repr(tl.int8))` gives the dtype back:
+# "tilecc.language", or "triton.language" while `import triton` resolves to tilecc.
+REPR_MODULE = ["tilecc.language"]
+
+
 class _Kind(str):
     """A dtype's `kind`: the string "int", "uint", "float" or "bool", which called (as
     Triton's `dtype.kind()`) gives Triton's `dtype.KIND` member."""
@@ -66,8 +71,8 @@ class dtype:
         object.__setattr__(self, "kind", _Kind(_kind))
         object.__setattr__(self, "bits", _bits)
 
-    def __repr__(self) -> str:
-        return f"tl.{LONG_NAMES.get(self.short, self.short)}"
+    def __repr__(self) -> str:  # an expression that evaluates to the dtype, as Triton's
+        return f"{REPR_MODULE[0]}.{LONG_NAMES.get(self.short, self.short)}"
 
     @property
     def name(self) -> str:
@@ -271,7 +276,6 @@ class pointer_type:
     element_ty: dtype
     const: bool = False
 
-    name = "ptr"
     short = "ptr"
     kind = "ptr"
     bits = 64
@@ -285,9 +289,13 @@ class pointer_type:
 
     def __repr__(self) -> str:
         const = ", const=True" if self.const else ""
-        return f"tl.pointer_type({self.element_ty!r}{const})"
+        return f"{REPR_MODULE[0]}.pointer_type({self.element_ty!r}{const})"
 
     def __str__(self) -> str:
+        return self.name
+
+    @property
+    def name(self) -> str:  # Triton's: "pointer<fp32>", "const_pointer<fp32>"
         return f"{'const_' if self.const else ''}pointer<{self.element_ty}>"
 
     @property
@@ -373,7 +381,7 @@ class block_type:
         return f"<{list(map(str, self.shape))}, {self.element_ty}>"
 
     def __repr__(self) -> str:
-        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+        return f"{REPR_MODULE[0]}.block_type({self.element_ty!r}, {list(self.shape)})"
 
     @property
     def numel(self) -> int:

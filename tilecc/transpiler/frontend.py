@@ -15,6 +15,7 @@ import inspect
 import textwrap
 import types
 import unicodedata
+import warnings
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Callable
@@ -665,6 +666,12 @@ class FunctionTracer(EarlyReturns):
         return cond
 
     @staticmethod
+    def run_time_in_triton(test: Any) -> bool:
+        """A condition tilecc folds that Triton's code generator does not: a number bound
+        by assignment (`a = False`), which Triton makes a scalar kernel value."""
+        return isinstance(test, AssignedNumber)
+
+    @staticmethod
     def is_static_range(func: Any) -> bool:
         return func == TLRef("tl.static_range")
 
@@ -957,6 +964,12 @@ class FunctionTracer(EarlyReturns):
         right = self.eval(node.right)
         if isinstance(right, Const):
             return right if decides(right) else left
+        if any(isinstance(x, Value) and x.type.is_block for x in (left, right)):
+            # Triton's warning, at the same place
+            where = self.pf.loc(node)
+            warnings.warn_explicit("Logical operators 'and' and 'or' are deprecated for "
+                                   "non-scalar tensors; please use '&' or '|' instead",
+                                   UserWarning, where.file, where.line)
         return S.logical(self.b, "land" if is_and else "lor", left, right)
 
     def power(self, node: cst.BinaryOperation) -> Const:
@@ -1252,6 +1265,8 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])
+    if isinstance(getattr(language_core, short, None), D.pointer_type):  # tl.pi32_t
+        return Const(getattr(language_core, short))
     if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
         return _libdevice_member(short, node, tracer)
     vendor = _vendor_member(short, node, tracer)  # tl.extra.cuda.smid → cuda.smid

@@ -365,7 +365,7 @@ GIST = {
     'device_print_prefix_not_a_string': 'prefix must be a string',
     'static_range_runtime_bound': 'constexpr',
     'unknown_method': '.frobnicate()',
-    'mantissa_of_an_integer_type': 'tl.int32 has no attribute `fp_mantissa_width`',
+    'mantissa_of_an_integer_type': 'language.int32 has no attribute `fp_mantissa_width`',
     'item_of_a_block': 'one element',
     'continue_in_loop': '`continue` is not supported',
     'squeeze_a_block': 'tl.reshape',

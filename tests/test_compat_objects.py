@@ -240,6 +240,9 @@ def test_language_names_libraries_read(tmp_path):
         print("dtypes ->", tl.dtype("fp16") == tl.float16, tl.float32.kind() ==
               tl.dtype.KIND.FLOATING, tl.int8.int_signedness == tl.dtype.SIGNEDNESS.SIGNED,
               tl.uint8.mangle(), tl.float8e5.is_fp8e5(), tl.core.get_int_dtype(16, False))
+        names = ["int1", "int8", "uint64", "float16", "bfloat16", "float32", "float8e4nv"]
+        print("repr ->", all(repr(eval("triton.language." + n)) == "triton.language." + n
+                             for n in names), str(tl.int8))
         print("classes ->", isinstance(tl.range, type), list(
             __import__("inspect").signature(tl.tensor.to).parameters)[:2])
 
@@ -264,6 +267,7 @@ def test_language_names_libraries_read(tmp_path):
     """)
     assert out["constants"] == "0 1048576 True"
     assert out["dtypes"] == "True True True u8 True uint16"
+    assert out["repr"] == "True int8"  # eval(repr(dtype)) round-trips, as in Triton
     assert out["classes"] == "True ['self', 'dtype']"
     assert out["kernel"] == "True"
 

@@ -14,6 +14,7 @@ import pytest
 import tilecc
 import tilecc.language as tl
 from tilecc.language import OutsideKernelError
+from tilecc.language import dtypes as D
 
 THIS_FILE = os.path.abspath(__file__)
 
@@ -212,14 +213,17 @@ def binop_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr
 
 @pytest.mark.parametrize("op,sig,snippet,message", [
     ("and", "*fp32,*fp32,*fp32,i32", "x & y",
-     "invalid operands of type tl.float32 and tl.float32: bitwise operators need integer"),
+     "invalid operands of type {tl}.float32 and {tl}.float32: bitwise operators need integer"),
     ("floordiv", "*fp16,*fp16,*fp16,i32", "x // y", "// is only defined on integers"),
     ("div", "*i32,*u32,*fp32,i32", "x / y",
-     "Cannot use /, //, or % with tl.int32 and tl.uint32 because they have different signedness"),
-    ("invert", "*fp64,*fp64,*fp64,i32", "~x", "~ needs an integer operand, got tl.float64"),
+     "Cannot use /, //, or % with {tl}.int32 and {tl}.uint32 because they have different "
+     "signedness"),
+    ("invert", "*fp64,*fp64,*fp64,i32", "~x", "~ needs an integer operand, got {tl}.float64"),
 ])
 def test_type_errors(op, sig, snippet, message) -> None:
-    expect_error(binop_kernel, f"{sig},'{op}',64", snippet, message)
+    # dtypes as their repr names them: tilecc.language.int32, or triton.language.int32 where
+    # `import triton` resolves to tilecc in this process
+    expect_error(binop_kernel, f"{sig},'{op}',64", snippet, message.format(tl=D.REPR_MODULE[0]))
 
 
 @tilecc.jit

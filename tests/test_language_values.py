@@ -5,6 +5,8 @@ hiprtc."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -88,6 +90,17 @@ def test_python_methods_of_constexprs_fold(act, expect) -> None:
     np.testing.assert_array_equal(x, np.full(16, expect, np.float32))
     assert "cmp" not in [op.kind for op in constexpr_python_kernel.ir("*fp32", ACT=act, N=16)
                          .walk()]
+
+
+def test_dtype_repr_evaluates_to_the_dtype() -> None:
+    # tilecc.language.int8 (triton.language.int8 where `import triton` resolves to tilecc in
+    # this process, as the suite's Triton-style kernels make it): either evaluates
+    names = {"tilecc": tilecc, "triton": sys.modules.get("triton")}
+    for d in (tl.int1, tl.int8, tl.uint32, tl.float16, tl.bfloat16, tl.float64, tl.float8e5,
+              tl.pointer_type(tl.int32), D.block_type(tl.float32, (4, 8))):
+        assert repr(d).startswith(D.REPR_MODULE[0] + ".") and eval(repr(d), names) == d
+    assert repr(tl.int8) in ("tilecc.language.int8", "triton.language.int8")
+    assert str(tl.int8) == "int8"
 
 
 def test_dtype_objects_read_as_triton_s() -> None:

@@ -292,3 +292,87 @@ def test_whole_block_reductions_on_gpu():
                                atol=1e-3)
     bits = x.view(torch.int32).flatten().cpu().numpy()
     assert i.tolist() == [5 * 256 + 7, int(np.bitwise_xor.reduce(bits))]
+
+
+@tilecc.jit
+def permuted_sums(In, Out, D0: tl.constexpr, D1: tl.constexpr, D2: tl.constexpr,
+                  D3: tl.constexpr, D4: tl.constexpr, PERM: tl.constexpr, AXES: tl.constexpr):
+    # two block-sized reorders one after the other (a reshape, a permute), then three sums
+    idx = tl.arange(0, D0 * D1 * D2 * D3 * D4).reshape(D0, D1, D2, D3, D4)
+    vals = tl.permute(tl.load(In + idx), PERM)
+    r = tl.sum(tl.sum(tl.sum(vals, AXES[0]), AXES[1]), AXES[2])
+    tl.store(Out + tl.arange(0, r.shape[0] * r.shape[1]).reshape(r.shape), r)
+
+
+CHAINED = [((4, 32, 32, 4, 2), (2, 1, 0, 3, 4), (3, 1, 0)),
+           ((8, 2, 32, 4, 16), (4, 0, 1, 3, 2), (0, 2, 0))]
+
+
+def _permuted_sums_meta(shape, perm, axes):
+    return dict(zip(("D0", "D1", "D2", "D3", "D4"), shape), PERM=perm, AXES=axes)
+
+
+@tilecc.jit
+def two_permutes(X, Y, N: tl.constexpr):
+    # two block-sized reorders one after the other, each through the pool
+    i = tl.arange(0, N)
+    offs = i[:, None, None] * N * N + i[None, :, None] * N + i[None, None, :]
+    y = tl.permute(tl.permute(tl.load(X + offs), (1, 0, 2)), (0, 2, 1))
+    tl.store(Y + offs, y)
+
+
+def test_consecutive_block_sized_steps_share_the_pool():
+    """Two consecutive steps that each stage a whole 128 KiB block took a half of the pool
+    each (256 KiB, past sm_90's 227 KiB): where two halves do not fit, the second step
+    waits for the first and reuses its half."""
+    kernel = two_permutes.build(two_permutes._specs("*i32, *i32", dict(N=32)), "cuda", 4,
+                                arch="sm_90").kernel
+    assert kernel.static_shared_bytes + kernel.shared_bytes == 32 ** 3 * 4
+    # where both halves fit, consecutive steps still alternate (no barrier between them)
+    small = two_permutes.source("*i32, *i32", arch="sm_90", N=8)
+    assert "smem + 2048" in small and "may still be read" not in small
+    x = np.arange(8 ** 3, dtype=np.int32).reshape(8, 8, 8)
+    y = np.zeros_like(x)
+    two_permutes.interpret[(1,)](x, y, N=8)
+    np.testing.assert_array_equal(y, x.transpose(1, 0, 2).transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_reshaped_arange_is_index_arithmetic(shape, perm, axes):
+    """tl.arange(0, n).reshape(...) is each element's row-major position: recomputed where
+    it is used, not moved through shared memory (only the permute's block is staged)."""
+    meta = _permuted_sums_meta(shape, perm, axes)
+    kernel = permuted_sums.build(permuted_sums._specs("*i32, *i32", meta), "cuda", 4,
+                                 arch="sm_90").kernel
+    assert not [op for op in kernel.walk() if op.kind == "reshape"]
+    block, used = int(np.prod(shape)) * 4, kernel.static_shared_bytes + kernel.shared_bytes
+    assert block <= used < block * 5 // 4  # the permute's block, and small partials
+
+
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_chained_sums_of_a_permuted_block(shape, perm, axes):
+    x = np.random.default_rng(5).integers(0, 1000, shape).astype(np.int32)
+    ref = np.transpose(x, perm).sum(axis=axes[0]).sum(axis=axes[1]).sum(axis=axes[2])
+    out = np.zeros(ref.shape, np.int32)
+    permuted_sums.interpret[(1,)](x, out, **_permuted_sums_meta(shape, perm, axes))
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape,perm,axes", CHAINED)
+def test_chained_sums_of_a_permuted_block_on_gpu(shape, perm, axes):
+    torch = pytest.importorskip("torch")
+    x = torch.randint(0, 1000, shape, device="cuda", dtype=torch.int32)
+    ref = x.permute(perm).sum(axes[0]).sum(axes[1]).sum(axes[2]).to(torch.int32)
+    out = torch.zeros_like(ref)
+    permuted_sums[(1,)](x, out, **_permuted_sums_meta(shape, perm, axes))
+    assert torch.equal(out, ref)
+
+
+@pytest.mark.gpu
+def test_two_block_sized_permutes_on_gpu():
+    torch = pytest.importorskip("torch")
+    x = torch.randint(0, 1 << 20, (32, 32, 32), device="cuda", dtype=torch.int32)
+    y = torch.zeros_like(x)
+    two_permutes[(1,)](x, y, N=32)
+    assert torch.equal(y, x.permute(1, 0, 2).permute(0, 2, 1).contiguous())

@@ -46,6 +46,11 @@ class CompilationError(Exception):
     def _format(self) -> str:
         return _at(self.loc, self.message)
 
+    @property
+    def error_message(self) -> str:
+        """The message alone, without the place (Triton's attribute of this name)."""
+        return self.message
+
 
 def _at(loc: Loc | None, message: str) -> str:
     """`message` after the place: file:line:col, the line, a caret under the column."""

@@ -36,6 +36,7 @@ import pkgutil
 import sys
 
 from tilecc.compat.refused import REFUSED, RefusedAttribute, refusal_of
+from tilecc.language import dtypes
 
 TRITON_VERSION = "3.6.0"
 
@@ -118,6 +119,7 @@ def install() -> None:
             f"Triton is already imported ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}):"
             " call tilecc.compat.install() before anything imports triton, or run the program "
             "with `python -m tilecc.compat script.py`")
+    dtypes.REPR_MODULE[0] = "triton.language"  # repr(tl.int8) as Triton's: evaluates here
     for alias, real in _aliases().items():
         module = importlib.import_module(real)
         sys.modules[alias] = module
@@ -220,6 +222,7 @@ def uninstall() -> None:
     for alias in _installed:
         sys.modules.pop(alias, None)
     _installed.clear()
+    dtypes.REPR_MODULE[0] = "tilecc.language"
     for owner, what in reversed(_hooked):
         if isinstance(owner, type):
             delattr(owner, what)

@@ -20,10 +20,13 @@ import numpy as np
 from tilecc.errors import InterpreterError
 
 UNKNOWN = np.int64(-(1 << 62))  # the element offset of a lane whose address is unknown
+SEVERAL = "different arrays"  # the name of pointers whose lanes are in several arrays
 
 
 def address(ptr) -> np.ndarray | np.int64:
     """The addresses of a Pointer's elements, as int64."""
+    if ptr.raw is not None:
+        return ptr.raw
     base = ptr.buffer.__array_interface__["data"][0]
     return (np.int64(base) + np.asarray(ptr.offset, np.int64) * ptr.buffer.itemsize)[()]
 
@@ -128,15 +131,11 @@ def to_pointer(space: AddressSpace, addresses, elem: np.dtype, loc, pointer_clas
     addrs = np.asarray(addresses).astype(np.int64)
     found = space.find_all(int(a) for a in np.unique(addrs))
     arrays = {id(arr): arr for arr in found.values()}
-    if len(arrays) > 1:
-        raise InterpreterError(
-            "the lanes of one block of pointers made from integers point into "
-            f"{len(arrays)} different arrays; the interpreter follows one array per block "
-            "(load each array's pointers separately)", loc)
-    if not arrays:
+    if len(arrays) != 1:  # kept as addresses: a load or store through them is an error
         first = int(addrs.reshape(-1)[0])
-        return pointer_class(np.empty(0, elem), np.full(addrs.shape, UNKNOWN)[()],
-                             f"address {first:#x}")
+        name = f"{len(arrays)} {SEVERAL}" if arrays else f"address {first:#x}"
+        return pointer_class(np.empty(0, elem), np.full(addrs.shape, UNKNOWN)[()], name,
+                             addrs[()])
     memory = next(iter(arrays.values()))
     start, _ = _span(memory)
     raw = memory.view(np.uint8)
@@ -158,4 +157,6 @@ def retype(ptr, elem: np.dtype, loc, pointer_class):
         raise InterpreterError(f"a pointer cast to {elem} elements is not aligned to their "
                                f"size ({elem.itemsize} bytes)", loc)
     buffer = raw[:raw.size - raw.size % elem.itemsize].view(elem)
+    if ptr.raw is not None:  # addresses only: no array to be aligned in
+        return pointer_class(buffer, ptr.offset, ptr.name, ptr.raw)
     return pointer_class(buffer, (byte_offsets // elem.itemsize)[()], ptr.name)

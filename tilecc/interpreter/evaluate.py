@@ -28,11 +28,14 @@ SPACE = -1  # the environment's key of the AddressSpace (value ids are not negat
 @dataclass
 class Pointer:
     """Pointers into one array: `buffer` is its memory as a flat array, `offset` the
-    element offsets (a NumPy int64 scalar or array)."""
+    element offsets (a NumPy int64 scalar or array).  Pointers made from integers that are
+    in no one array the interpreter knows keep those integers in `raw` (their addresses):
+    they can be moved, chosen between and cast back, not loaded from or stored to."""
 
     buffer: np.ndarray
     offset: np.ndarray | np.int64
     name: str
+    raw: np.ndarray | np.int64 | None = None
 
 
 _MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
@@ -206,12 +209,15 @@ class Program:
             return np.arange(op.attrs["start"], op.attrs["end"], dtype=np.int32)
         if k == "splat":
             if isinstance(a[0], Pointer):
-                return Pointer(a[0].buffer, np.full(op.result.type.shape, a[0].offset, np.int64),
-                               a[0].name)
+                p, shape = a[0], op.result.type.shape
+                return Pointer(p.buffer, np.full(shape, p.offset, np.int64), p.name,
+                               None if p.raw is None else np.full(shape, p.raw, np.int64))
             return np.full(op.result.type.shape, a[0], dtype=_np(t))
         if k == "addptr":
             p, off = a
-            return Pointer(p.buffer, p.offset + np.asarray(off).astype(np.int64), p.name)
+            off = np.asarray(off).astype(np.int64)
+            return Pointer(p.buffer, p.offset + off, p.name,
+                           None if p.raw is None else p.raw + off * p.buffer.itemsize)
         if k == "cast" and (t.is_ptr() or op.operands[0].dtype.is_ptr()):
             return self.pointer_cast(op, a[0])
         if k == "cast":
@@ -254,10 +260,11 @@ class Program:
         if k == "where":
             c, x, y = a
             if isinstance(x, Pointer):
-                if x.buffer is not y.buffer:
-                    raise InterpreterError("tl.where between pointers into different arrays is "
-                                           "not supported by the interpreter", op.loc)
-                return Pointer(x.buffer, np.where(c, x.offset, y.offset), x.name)
+                if x.buffer is y.buffer and x.raw is None and y.raw is None:
+                    return Pointer(x.buffer, np.where(c, x.offset, y.offset), x.name)
+                chosen = np.where(c, addresses.address(x), addresses.address(y))
+                return addresses.to_pointer(self.env[SPACE], chosen, x.buffer.dtype, op.loc,
+                                            Pointer)
             return _as(np.where(c, x, y), t)
         if k == "fma":
             x, y, z = (np.asarray(v, dtype=np.float64) for v in a)
@@ -310,7 +317,8 @@ class Program:
     def _shaped(self, op: Op, fn):
         x = self.get(op.operands[0])
         if isinstance(x, Pointer):
-            return Pointer(x.buffer, fn(np.asarray(x.offset)), x.name)
+            return Pointer(x.buffer, fn(np.asarray(x.offset)), x.name,
+                           None if x.raw is None else fn(np.asarray(x.raw)))
         return fn(np.asarray(x))
 
     def op_extern(self, op: Op):
@@ -459,6 +467,11 @@ class Program:
         offset = np.asarray(ptr.offset)
         active = np.ones(offset.shape, bool) if mask is None else np.asarray(mask, bool)
         if (active & (offset == addresses.UNKNOWN)).any():
+            if ptr.raw is not None and addresses.SEVERAL in ptr.name:
+                raise InterpreterError(
+                    f"{what} through a block of pointers made from integers that point into "
+                    f"{ptr.name}; the interpreter follows one array per block (load each "
+                    "array's pointers separately)", op.loc)
             raise InterpreterError(
                 f"{what} through a pointer made from an integer that is inside no array the "
                 f"interpreter knows ({ptr.name}): pass the array to the kernel, or keep it "

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+# The module a dtype's repr names, so that `eval(repr(tl.int8))` gives the dtype back:
+# "tilecc.language", or "triton.language" while `import triton` resolves to tilecc.
+REPR_MODULE = ["tilecc.language"]
+
+
 class _Kind(str):
     """A dtype's `kind`: the string "int", "uint", "float" or "bool", which called (as
     Triton's `dtype.kind()`) gives Triton's `dtype.KIND` member."""
@@ -66,8 +71,8 @@ class dtype:
         object.__setattr__(self, "kind", _Kind(_kind))
         object.__setattr__(self, "bits", _bits)
 
-    def __repr__(self) -> str:
-        return f"tl.{LONG_NAMES.get(self.short, self.short)}"
+    def __repr__(self) -> str:  # an expression that evaluates to the dtype, as Triton's
+        return f"{REPR_MODULE[0]}.{LONG_NAMES.get(self.short, self.short)}"
 
     @property
     def name(self) -> str:
@@ -264,12 +269,13 @@ for _n in ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16"):
 @dataclass(frozen=True, init=False)
 class pointer_type:
     """A pointer to global memory holding elements of `element_ty` (Triton's other
-    address spaces do not exist in tilecc; `const` is accepted: a promise tilecc does not
-    need)."""
+    address spaces do not exist in tilecc).  A `const` pointer (a parameter annotated
+    `tl.const`, and the pointers computed from it) points to data the kernel only reads:
+    storing through it is a compile error, and it is a type of its own (as in Triton)."""
 
     element_ty: dtype
+    const: bool = False
 
-    name = "ptr"
     short = "ptr"
     kind = "ptr"
     bits = 64
@@ -279,12 +285,18 @@ class pointer_type:
             raise ValueError(f"tl.pointer_type: address space {address_space} is not "
                              "supported by tilecc (pointers are to global memory: 1)")
         object.__setattr__(self, "element_ty", element_ty)
+        object.__setattr__(self, "const", bool(const))
 
     def __repr__(self) -> str:
-        return f"tl.pointer_type({self.element_ty!r})"
+        const = ", const=True" if self.const else ""
+        return f"{REPR_MODULE[0]}.pointer_type({self.element_ty!r}{const})"
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return self.name
+
+    @property
+    def name(self) -> str:  # Triton's: "pointer<fp32>", "const_pointer<fp32>"
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty}>"
 
     @property
     def scalar(self) -> "pointer_type":
@@ -298,7 +310,7 @@ class pointer_type:
         return False
 
     def is_const(self) -> bool:
-        return False
+        return self.const
 
     def is_ptr(self) -> bool:
         return True
@@ -369,7 +381,7 @@ class block_type:
         return f"<{list(map(str, self.shape))}, {self.element_ty}>"
 
     def __repr__(self) -> str:
-        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+        return f"{REPR_MODULE[0]}.block_type({self.element_ty!r}, {list(self.shape)})"
 
     @property
     def numel(self) -> int:

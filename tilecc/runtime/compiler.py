@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tilecc.errors import CompilationError, Loc, OutOfResources
+from tilecc.language import dtypes as D
 from tilecc.runtime.options import (HIP_HINTS, OPTIONS, CompileOptions, compile_key_options,
                                     legal_maxnreg)
 from tilecc.transpiler.specs import ArgSpec, TensorMap
@@ -339,7 +340,9 @@ def describe_specs(specs) -> list[str]:
     out = []
     for s in specs:
         if s.is_constexpr:
-            out.append(f"{s.name} = {s.constexpr!r} (constexpr)")
+            value = s.constexpr  # a dtype as `tl.<name>`, whichever module its repr names
+            shown = f"tl.{value.codegen_name()}" if isinstance(value, D.dtype) else repr(value)
+            out.append(f"{s.name} = {shown} (constexpr)")
         elif s.equals_one:
             out.append(f"{s.name} = 1 (specialized: the argument was 1)")
         elif s.descriptor is not None:

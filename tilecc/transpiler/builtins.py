@@ -171,6 +171,13 @@ def _no_block_pointer_options(boundary_check, padding_option=Const("")) -> None:
                          "use `mask` (and `other`)")
 
 
+def check_writable(ptr: D.pointer_type) -> None:
+    """Refuse a store through a pointer to read-only data (a `tl.const` parameter's)."""
+    if ptr.is_const():
+        raise ValueError(f"Cannot store to a constant pointer ({ptr}: its parameter is "
+                         "annotated tl.const)")
+
+
 @handles("store")
 def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, eviction_policy):
     b = tracer.b
@@ -179,6 +186,7 @@ def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, e
     _no_block_pointer_options(boundary_check)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise ValueError("tl.store needs a pointer or a block of pointers as its first argument")
+    check_writable(pointer.dtype)
     elem = pointer.dtype.element_ty
     v = S.cast(b, kernel_value(tracer, value, "value"), elem)
     shape, ptr_shape = v.type.shape, pointer.type.shape

@@ -297,6 +297,9 @@ def store(tracer, bp: BlockPointer, value, mask, boundary_check) -> Const:
     if not (isinstance(mask, Const) and mask.value is None):
         raise ValueError("`mask` cannot be specified for storing through block pointers; use "
                          "boundary_check")
+    if bp.base.dtype.is_const():
+        raise ValueError(f"Cannot store to a constant pointer ({bp.base.dtype}: its "
+                         "parameter is annotated tl.const)")
     v = kernel_value(tracer, value, "value")
     elem = bp.element_ty
     if isinstance(v, Const):

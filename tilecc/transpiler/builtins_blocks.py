@@ -112,6 +112,12 @@ def reshape(b, x: Value, shape: tuple[int, ...]) -> Value:
         n *= s
     if n != x.type.numel:
         raise ValueError(f"cannot reshape a block of shape {list(x.type.shape)} to {list(shape)}")
+    if x.owner is not None and x.owner.kind == "arange":
+        # tl.arange(s, e).reshape(...) is s + each element's row-major position: index
+        # arithmetic, recomputed where it is used instead of moved through shared memory
+        flat = _flat_indices(b, shape)
+        start = x.owner.attrs["start"]
+        return S.binary(b, "add", flat, Const(start)) if start else flat
     return b.emit("reshape", [x], Type(x.dtype, shape))
 
 

@@ -15,6 +15,7 @@ import inspect
 import textwrap
 import types
 import unicodedata
+import warnings
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Callable
@@ -143,6 +144,26 @@ def _annotation_is_constexpr(fn: Callable, ann: cst.BaseExpression) -> bool:
         last = ann.attr if isinstance(ann, cst.Attribute) else ann
         return isinstance(last, cst.Name) and last.value == "constexpr"
     return ref is ConstexprClass or (isinstance(ref, TLRef) and ref.name == "tl.constexpr")
+
+
+def const_params(fn: Callable) -> set[str]:
+    """The parameters annotated `tl.const`: pointers to data the kernel only reads."""
+    found = set()
+    for p in parse_function(fn).funcdef.params.params:
+        ann = p.annotation.annotation if p.annotation else None
+        if isinstance(ann, cst.SimpleString):
+            ann = cst.parse_expression(ann.evaluated_value)
+        if ann is None:
+            continue
+        ref = _resolve_static(fn, ann)
+        if ref is None:  # a name the function cannot see: by its text, as Triton
+            last = ann.attr if isinstance(ann, cst.Attribute) else ann
+            is_const = isinstance(last, cst.Name) and last.value == "const"
+        else:
+            is_const = ref is language_core.const or ref == TLRef("tl.const")
+        if is_const:
+            found.add(p.name.value)
+    return found
 
 
 # --- references to things that are not kernel values ---------------------------------------
@@ -558,8 +579,10 @@ class FunctionTracer(EarlyReturns):
             pair = [branches[i][1][name] for i in (0, 1)]
             types_ = {v.type for v in pair if isinstance(v, Value)}
             if len(types_) > 1:
-                raise self.error(node, f"`{name}` has type {pair[0].type} in the if-branch and "
-                                       f"{pair[1].type} in the else-branch; cast one of them")
+                # Triton's words first ("Mismatched type for x between then block...")
+                raise self.error(node, f"Mismatched type for {name} between then block "
+                                       f"({pair[0].type}) and else block ({pair[1].type}); "
+                                       "cast one of them")
             for i, v in enumerate(pair):
                 if not isinstance(v, (Value, Const)) or not (isinstance(v, Value) or S.is_number(v)):
                     raise self.error(node, f"`{name}` must be a kernel value to be assigned "
@@ -583,6 +606,53 @@ class FunctionTracer(EarlyReturns):
             else:
                 self.scope[name] = r
 
+    def run_time_ternary(self, node: cst.IfExp, cond: Value) -> Any:
+        """`a if cond else b` on a run-time scalar: an `if` op, as Triton's, so that only
+        the branch taken runs (its loads, its stores); both branches give values of one
+        type (a number takes the other's type), or both give nothing (calls of void
+        functions, run for their effects).  Branches that compute nothing are a select."""
+        values, regions = [], []
+        for branch in (node.body, node.orelse):
+            region = Region()
+            self.b.regions.append(region)
+            try:
+                values.append(self.eval(branch))
+            finally:
+                self.b.regions.pop()
+            regions.append(region)
+        if all(isinstance(v, Const) and v.value is None for v in values):
+            self.b.emit_op(Op("if", [cond], [], self.pf.loc(node), {}, regions))
+            return Const(None)
+        types_ = {v.type for v in values if isinstance(v, Value)}
+        if len(types_) > 1:
+            a, c = values
+            raise self.error(node, "Ternary expression with dynamic condition has inconsistent "
+                                   f"types {a.type} and {c.type}; cast one of them")
+        if not any(r.ops for r in regions) and not any(_is_none(v) for v in values):
+            return S.where(self.b, cond, *values)  # nothing to run: a select will do
+        for i, v in enumerate(values):
+            if not (isinstance(v, Value) or S.is_number(v)):
+                raise self.error(node, "the branches of a run-time `... if ... else ...` must "
+                                       "both give kernel values (or both nothing), got "
+                                       f"{self.describe(values[0])} and "
+                                       f"{self.describe(values[1])}")
+            if isinstance(v, Const):
+                self.b.regions.append(regions[i])
+                try:
+                    values[i] = S.constant(self.b, v.value, next(iter(types_)).dtype) \
+                        if types_ else S.to_value(self.b, v)
+                finally:
+                    self.b.regions.pop()
+        if values[0].type != values[1].type:  # two numbers of different kinds
+            raise self.error(node, "Ternary expression with dynamic condition has inconsistent "
+                                   f"types {values[0].type} and {values[1].type}; cast one of "
+                                   "them")
+        for region, v in zip(regions, values):
+            region.yields.append(v)
+        result = Value(values[0].type)
+        self.b.emit_op(Op("if", [cond], [result], self.pf.loc(node), {}, regions))
+        return result
+
     # hooks of EarlyReturns ------------------------------------------------------------------
     def scalar_condition(self, test: cst.CSTNode, cond: Value) -> Value:
         """A run-time `if` test as a scalar: a block of one element tests its element (as
@@ -594,6 +664,12 @@ class FunctionTracer(EarlyReturns):
                                          "one element): the boolean value of a block of more "
                                          "is ambiguous; for blocks use tl.where or a mask")
         return cond
+
+    @staticmethod
+    def run_time_in_triton(test: Any) -> bool:
+        """A condition tilecc folds that Triton's code generator does not: a number bound
+        by assignment (`a = False`), which Triton makes a scalar kernel value."""
+        return isinstance(test, AssignedNumber)
 
     @staticmethod
     def is_static_range(func: Any) -> bool:
@@ -847,7 +923,9 @@ class FunctionTracer(EarlyReturns):
             test = S.truthy(self.b, self.eval(node.test))
             if isinstance(test, Const):
                 return self.eval(node.body if test.value else node.orelse)
-            return S.where(self.b, test, self.eval(node.body), self.eval(node.orelse))
+            if test.type.is_block and test.type.numel > 1:  # elementwise, as tl.where
+                return S.where(self.b, test, self.eval(node.body), self.eval(node.orelse))
+            return self.run_time_ternary(node, self.scalar_condition(node.test, test))
         if isinstance(node, cst.Subscript):
             base = self.eval(node.value)
             if isinstance(base, Const) and isinstance(base.value, tuple) and \
@@ -886,6 +964,12 @@ class FunctionTracer(EarlyReturns):
         right = self.eval(node.right)
         if isinstance(right, Const):
             return right if decides(right) else left
+        if any(isinstance(x, Value) and x.type.is_block for x in (left, right)):
+            # Triton's warning, at the same place
+            where = self.pf.loc(node)
+            warnings.warn_explicit("Logical operators 'and' and 'or' are deprecated for "
+                                   "non-scalar tensors; please use '&' or '|' instead",
+                                   UserWarning, where.file, where.line)
         return S.logical(self.b, "land" if is_and else "lor", left, right)
 
     def power(self, node: cst.BinaryOperation) -> Const:
@@ -1181,6 +1265,8 @@ def _tl_member(ref: TLRef, node: cst.CSTNode, tracer: FunctionTracer) -> Any:
     short = ref.name[3:] if ref.name.startswith("tl.") else ref.name
     if short in D.BY_LONG_NAME:
         return Const(D.BY_LONG_NAME[short])
+    if isinstance(getattr(language_core, short, None), D.pointer_type):  # tl.pi32_t
+        return Const(getattr(language_core, short))
     if "libdevice" in short.split("."):  # tl.extra.cuda.libdevice.tanh → libdevice.tanh
         return _libdevice_member(short, node, tracer)
     vendor = _vendor_member(short, node, tracer)  # tl.extra.cuda.smid → cuda.smid
@@ -1368,6 +1454,7 @@ def parse(fn: Callable, specs: list[ArgSpec], options, target: Target = CUDA) ->
     emitter = Emitter(target)
     emitter.regions.append(body)
     tracer = FunctionTracer(pf, emitter, kernel)
+    read_only = const_params(fn)
     for spec in specs:
         if spec.is_constexpr:
             kernel.params.append(Param(spec.name, None, spec.constexpr, is_constexpr=True))
@@ -1376,7 +1463,10 @@ def parse(fn: Callable, specs: list[ArgSpec], options, target: Target = CUDA) ->
             kernel.params.append(Param(spec.name, None, 1, is_constexpr=True))
             tracer.scope[spec.name] = Const(1)
         else:
-            v = Value(Type(spec.type), spec.name)
+            t = spec.type
+            if spec.name in read_only and t.is_ptr():
+                t = D.pointer_type(t.element_ty, const=True)
+            v = Value(Type(t), spec.name)
             kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
             tracer.scope[spec.name] = v
     tracer.b.loc = kernel.loc  # what host-side descriptors emit belongs to the `def` line

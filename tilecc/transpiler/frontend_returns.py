@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 
 from tilecc.errors import CompilationError, UnsupportedLanguageConstruct
+from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.semantic import Const
@@ -39,6 +40,11 @@ class Return(Exception):
     def __init__(self, value: Any, node: cst.Return | None = None):
         self.value = value
         self.node = node
+
+
+# What a branch that ends without a `return` gives (its function's end reached): where the
+# other branch returns a value, Triton returns an undefined value (poison) on this path.
+FELL_OFF = Const(None)
 
 
 def contains_return(node: cst.CSTNode) -> bool:
@@ -98,12 +104,15 @@ class EarlyReturns:
         function ends there.  A constexpr test gives the statements to run instead."""
         self.stmt_line = self.pf.loc(node).line
         self._record_statement(node)
-        cond = self._at(node.test, lambda: S.truthy(self.b, self.eval(node.test)))
+        test = self._at(node.test, lambda: self.eval(node.test))
+        cond = self._at(node.test, lambda: S.truthy(self.b, test))
         orelse = node.orelse
         else_body = [] if orelse is None else (
             [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body))
-        if isinstance(cond, Const):
+        if isinstance(cond, Const) and not self.run_time_in_triton(test):
             return list(node.body.body if cond.value else else_body) + list(rest)
+        if isinstance(cond, Const):  # a number bound by assignment: Triton's `if` is run-time
+            cond = S.to_value(self.b, cond)
         if self.loop_depth:
             raise self._return_in_loop(node)
         cond = self.scalar_condition(node.test, cond)
@@ -115,7 +124,7 @@ class EarlyReturns:
             self.b.regions.append(region)
             try:
                 self.run_body(body)
-                value = Const(None)
+                value = FELL_OFF
             except Return as r:
                 value = r.value
             finally:
@@ -131,10 +140,37 @@ class EarlyReturns:
                           [then_region, else_region]))
         raise Return(value, node)
 
+    def _undefined_beside(self, node, x: Any, y: Any, then_region: Region,
+                          else_region: Region) -> tuple[Any, Any]:
+        """(x, y) with the one that fell off the function's end replaced by an undefined
+        value of the other's type (zeros: Triton's poison may be anything)."""
+        other, region = (y, then_region) if x is FELL_OFF else (x, else_region)
+        if not (isinstance(other, Value) or S.is_number(other)):
+            return x, y  # nothing to stand in for: reported as different values
+        self.b.regions.append(region)
+        try:
+            t = other.type if isinstance(other, Value) else S.to_value(self.b, other).type
+            if t.dtype.is_ptr():
+                zero = S.cast(self.b, S.constant(self.b, 0, D.int64), t.dtype)
+            else:
+                zero = S.constant(self.b, 0, t.dtype)
+            undefined = S.splat(self.b, zero, t.shape)
+        finally:
+            self.b.regions.pop()
+        return (undefined, y) if x is FELL_OFF else (x, undefined)
+
+    def _inconsistent_returns(self, node, a, c) -> CompilationError:
+        return self.error(node, f"Inconsistent return types: the branches of this `if` return "
+                                f"{a} and {c}; cast one of them")  # Triton's words first
+
     def _merge_returns(self, node, a: Any, c: Any, then_region: Region,
                        else_region: Region) -> Any:
         """The value a returning `if` gives: equal constants stay constants; kernel values
         (and numbers) become the `if` op's results, yielded by each branch."""
+        if (a is FELL_OFF) != (c is FELL_OFF) and isinstance(a if c is FELL_OFF else c, Const) \
+                and isinstance((a if c is FELL_OFF else c).value, tuple):
+            other = a if c is FELL_OFF else c  # each item undefined on the path that fell off
+            a, c = [Const((FELL_OFF,) * len(other.value)) if v is FELL_OFF else v for v in (a, c)]
         pair = (a, c)
         if all(isinstance(v, Const) and isinstance(v.value, tuple) for v in pair) and \
                 len(a.value) == len(c.value):
@@ -147,15 +183,18 @@ class EarlyReturns:
                     type(y.value) and x.value == y.value:
                 fixed.append(x)
                 continue
+            if x is FELL_OFF or y is FELL_OFF:
+                x, y = self._undefined_beside(node, x, y, then_region, else_region)
             for v in (x, y):
+                if _is_none(v):  # a bare `return` beside a value
+                    raise self._inconsistent_returns(node, _shown_type(x), _shown_type(y))
                 if not (isinstance(v, Value) or S.is_number(v)):
                     raise self.error(node, "the branches of this `if` return different "
                                            f"values ({self.describe(x)} and {self.describe(y)}); "
                                            "return kernel values of one type from both")
             types_ = {v.type for v in (x, y) if isinstance(v, Value)}
             if len(types_) > 1:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{x.type} and {y.type}; cast one of them")
+                raise self._inconsistent_returns(node, x.type, y.type)
             ys = []
             for v, region in ((x, then_region), (y, else_region)):
                 if isinstance(v, Const):
@@ -167,8 +206,7 @@ class EarlyReturns:
                         self.b.regions.pop()
                 ys.append(v)
             if ys[0].type != ys[1].type:
-                raise self.error(node, f"the branches of this `if` return values of types "
-                                       f"{ys[0].type} and {ys[1].type}; cast one of them")
+                raise self._inconsistent_returns(node, ys[0].type, ys[1].type)
             then_region.yields.append(ys[0])
             else_region.yields.append(ys[1])
             result = Value(ys[0].type)
@@ -177,3 +215,18 @@ class EarlyReturns:
         value = Const(tuple(v.value if isinstance(v, Const) else v for v in fixed)) if len(pair_items) > 1 or \
             pair_items[0] is not pair else fixed[0]
         return value, merged
+
+
+def _is_none(x: Any) -> bool:
+    return isinstance(x, Const) and x.value is None
+
+
+def _shown_type(x: Any) -> str:
+    """A returned thing's type, as the mismatch message names it (Triton: void for none)."""
+    if isinstance(x, Value):
+        return str(x.type)
+    if _is_none(x):
+        return "void"
+    if S.is_number(x):
+        return D.literal_dtype(x.value).short
+    return type(x.value).__name__ if isinstance(x, Const) else type(x).__name__

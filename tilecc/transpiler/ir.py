@@ -63,7 +63,9 @@ class Type:
         return Type(d, self.shape)
 
     def __str__(self) -> str:
-        name = f"*{self.dtype.element_ty.short}" if self.dtype.is_ptr() else self.dtype.short
+        name = self.dtype.short
+        if self.dtype.is_ptr():
+            name = f"{'const ' if self.dtype.const else ''}*{self.dtype.element_ty.short}"
         return f"{name}[{', '.join(map(str, self.shape))}]" if self.shape else name
 
 

@@ -106,9 +106,10 @@ class BlockOps:
         step has passed the barrier inside the one before, so every thread has finished
         reading what the step before that wrote).  Inside loops and branches (and for
         tl.dot's tiles, `alternate=False`) steps use the first half and always wait, and
-        the alternation starts again after them."""
+        the alternation starts again after them; so do steps too large for two halves to
+        fit the target's shared memory (two block-sized reorders, one after the other)."""
         straight = not self.loop_depth and not self.branch_depth
-        if straight and alternate and self.pool_prev != "?":
+        if straight and alternate and self.pool_prev != "?" and self._halves_fit(nbytes):
             region = "B" if self.pool_prev == "A" else "A"
         else:
             if self.pool_prev is not None or self.loop_depth:
@@ -120,6 +121,13 @@ class BlockOps:
             return "smem"
         self.pool_b_bytes = max(self.pool_b_bytes, (nbytes + 15) // 16 * 16)
         return f"smem + {POOL_B}"
+
+    def _halves_fit(self, nbytes: int) -> bool:
+        """The pool's two halves, with a step of `nbytes` in either, fit the target's
+        shared memory beside tl.dot's tiles."""
+        size = (nbytes + 15) // 16 * 16
+        a, b = max(self.smem_bytes, size), max(self.pool_b_bytes, size)
+        return -(-self.pipe_smem // 1024) * 1024 + a + b <= self.target.shared_memory_limit
 
     def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
         t = c_type(v.dtype)

@@ -305,15 +305,21 @@ def truthy(b: Emitter, x: Operand) -> Operand:
 
 
 def logical(b: Emitter, fn: str, lhs: Operand, rhs: Operand) -> Operand:
-    """`and` / `or` on scalars (both sides are evaluated; kernels have no side effects
-    in conditions)."""
+    """`and` / `or` (both sides are evaluated; kernels have no side effects in
+    conditions).  On blocks, as Triton: elementwise on boolean blocks (& and |), which
+    broadcast; a block of another type is Triton's error (it reinterprets the operands
+    as int1, which only a 1-bit type can be)."""
+    if any(isinstance(x, Value) and x.type.is_block for x in (lhs, rhs)):
+        for x in (lhs, rhs):
+            if isinstance(x, Value) and x.dtype.bits != 1:
+                raise ValueError(f"Cannot bitcast data-type of size {x.dtype.bits} to "
+                                 f"data-type of size 1: `{'and' if fn == 'land' else 'or'}` "
+                                 "of blocks takes boolean blocks (compare first: x != 0)")
+        a, c = _unify(b, to_value(b, truthy(b, lhs)), to_value(b, truthy(b, rhs)))
+        return b.emit("binary", [a, c], a.type, fn="and" if fn == "land" else "or")
     lhs, rhs = truthy(b, lhs), truthy(b, rhs)
     if isinstance(lhs, Const) and isinstance(rhs, Const):
         return Const(lhs.value and rhs.value if fn == "land" else lhs.value or rhs.value)
-    for side in (lhs, rhs):
-        if isinstance(side, Value) and side.type.is_block:
-            raise TypeError(f"`{'and' if fn == 'land' else 'or'}` needs scalar operands; "
-                            "use & or | on blocks")
     a, c = to_value(b, lhs), to_value(b, rhs)
     return b.emit("binary", [a, c], a.type, fn=fn)
 
@@ -387,6 +393,8 @@ def math_unary(b: Emitter, fn: str, x: Operand) -> Operand:
 
 
 def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
+    if _scalar_dtype(x).is_ptr() or _scalar_dtype(y).is_ptr():
+        return _where_pointers(b, cond, x, y)
     if isinstance(cond, Const) and not (is_number(x) and is_number(y)):
         # a constant condition picks a side, which still takes the promoted type and shape
         xv, yv, t = _promote(b, x, y, False)
@@ -400,6 +408,17 @@ def where(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Operand:
         xv, yv, t = _promote(b, x, y, False)
     shape = broadcast_shapes(cond.type.shape, xv.type.shape)
     cond, xv, yv = splat(b, cond, shape), splat(b, xv, shape), splat(b, yv, shape)
+    return b.emit("where", [cond, xv, yv], xv.type)
+
+
+def _where_pointers(b: Emitter, cond: Operand, x: Operand, y: Operand) -> Value:
+    """A choice between pointers: of one type (as Triton: no promotion of pointers)."""
+    if _scalar_dtype(x) != _scalar_dtype(y):
+        raise TypeError(f"invalid operands of type {_scalar_dtype(x)} and {_scalar_dtype(y)}: "
+                        "tl.where chooses between pointers of one type")
+    cond = truthy(b, to_value(b, cond) if isinstance(cond, Const) else cond)
+    shape = broadcast_shapes(cond.type.shape, broadcast_shapes(x.type.shape, y.type.shape))
+    cond, xv, yv = splat(b, cond, shape), splat(b, x, shape), splat(b, y, shape)
     return b.emit("where", [cond, xv, yv], xv.type)
 
 

@@ -2,7 +2,7 @@
 # error: {file}:15:9 in mix:
 # error:     h = tl.umulhi(x, 40503)
 # error:         ^
-# error: tl.umulhi expects int32, int64, uint32 or uint64 operands, got tl.int16
+# error: tl.umulhi expects int32, int64, uint32 or uint64 operands, got tilecc.language.int16
 
 import tilecc
 import tilecc.language as tl

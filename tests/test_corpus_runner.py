@@ -133,6 +133,99 @@ def test_corpus_runner_reports_each_op_of_a_wheel_and_goes_on_after_failures(tmp
     assert summary[2].split()[:5] == ["toy", "toylib==1.0", "4", "2", "1"], out
 
 
+# lib_liger.py: Liger-Kernel's package imports every op at once; each op is imported on its own
+
+_FAKE_LIGER_OPS = {
+    "__init__.py": "raise ImportError('lib_liger imports each op on its own')\n",
+    "relu_squared.py": '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Y + offs, tl.where(x > 0, x * x, 0.0), mask=offs < n)
+
+
+@triton.jit
+def _bwd(X, DY, DX, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    dy = tl.load(DY + offs, mask=offs < n, other=0.0)
+    tl.store(DX + offs, tl.where(x > 0, 2 * x * dy, 0.0), mask=offs < n)
+
+
+class LigerReLUSquaredFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        dx = torch.empty_like(x)
+        _bwd[(triton.cdiv(x.numel(), 64),)](x, dy.contiguous(), dx, x.numel(), BLOCK=64)
+        return dx
+''',
+    "softmax.py": '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(X, Y, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    tl.store(Y + tl.arange(0, BLOCK), tl.no_such_function(x))
+
+
+class LigerSoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(1,)](x, y, BLOCK=64)
+        return y
+''',
+    "layer_norm.py": "import triton.compiler\n",
+}
+
+
+def test_liger_ops_run_one_by_one_whatever_the_others_import(tmp_path):
+    """Liger's cases (liger_cases.py) over a stand-in wheel of Liger whose `ops` package
+    cannot be imported whole: an op that runs, one whose kernel tilecc refuses and one that
+    imports a part of Triton tilecc lacks each get their row, refusals at Liger's line."""
+    pytest.importorskip("torch")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    with zipfile.ZipFile(corpus / "liger_kernel-0.8.5-py3-none-any.whl", "w") as z:
+        z.writestr("liger_kernel/__init__.py", "")
+        z.writestr("liger_kernel/utils.py", "def infer_device():\n    return 'cpu'\n")
+        for name, text in _FAKE_LIGER_OPS.items():
+            z.writestr(f"liger_kernel/ops/{name}", text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "corpus" / "run.py"), "--libs", "liger",
+                        "--only", "liger:relu_squared,liger:softmax,liger:layer_norm",
+                        "--corpus", str(corpus), "--device", "cpu", "--compile", "", "--timeout", "120"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines() if line.split()[:1] in
+            (["relu_squared"], ["softmax"], ["layer_norm"])}
+    assert rows["relu_squared"].split()[1:3] == ["ok", "ok"], r.stdout
+    assert "kernels: _bwd, _fwd" in rows["relu_squared"], r.stdout
+    assert rows["softmax"].split()[1] == "refused", r.stdout
+    assert "tl.no_such_function" in rows["softmax"], r.stdout
+    assert "liger_kernel/ops/softmax.py:10" in rows["softmax"], r.stdout
+    assert rows["layer_norm"].split()[1] == "refused", r.stdout
+    assert "triton.compiler" in rows["layer_norm"], r.stdout
+    assert "liger_kernel/ops/layer_norm.py:1" in rows["layer_norm"], r.stdout
+
+
 # scripts/corpus/tutorials.py: each tutorial file run unedited, one row of status per file
 
 _TUTORIALS = {

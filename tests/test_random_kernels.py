@@ -153,6 +153,29 @@ def test_sm80_compiles_a_sample() -> None:
     assert not failed, _report(failed, programs)
 
 
+def test_campaign_script_hip_only_compiles_a_batch_per_hiprtc_run(tmp_path) -> None:
+    """scripts/gpu/random_kernels.py --hip-only (a machine with hiprtc and no GPU): the
+    seeds transpiled for HIP and compiled --batch at a time, counts by feature in JSON."""
+    import json
+    import subprocess
+    import sys
+
+    require_hip_compiler()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    counts = tmp_path / "counts.json"
+    r = subprocess.run([sys.executable, os.path.join(root, "scripts", "gpu", "random_kernels.py"),
+                        "--hip-only", "--wild", "-n", "3", "--start", "10000", "--batch", "2",
+                        "--jobs", "1", "--out", str(tmp_path), "--counts", str(counts)],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": root})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "seeds 10000..10001 done" in r.stdout and "seeds 10000..10002 done" in r.stdout
+    saved = json.loads(counts.read_text())
+    assert saved["counts"]["ok"] == 3 and saved["seeds"] == [10000, 10002], saved
+    features = {k.split("|")[0] for k, _ in saved["by_feature"]}
+    assert features == {RK.generate(s, RK.WILD_FEATURES).feature for s in range(10000, 10003)}
+
+
 def test_generator_is_deterministic_and_covers_every_feature() -> None:
     a, b = RK.generate(7), RK.generate(7)
     assert a.source == b.source and a.signature() == b.signature()

@@ -621,3 +621,44 @@ def test_gpu_writes_past_the_end_hit_the_guard() -> None:
     with pytest.raises(tt.Mismatch, match=r"wrote to `out_ptr` outside its elements at "
                                           r"element offsets \[13, 14, 15\]"):
         launch.check(x=x, y=x)
+
+
+# --- tilecc.testing.batch: many kernels per compiler run -------------------------------------
+
+def _fake_compiler(monkeypatch, fails) -> list[int]:
+    """batch.compile_batch replaced by a compiler that fails where `fails(texts)`; the
+    sizes of the runs it was asked for."""
+    from tilecc.testing import batch
+
+    runs: list[int] = []
+
+    def compile_batch(texts, target, arch, options=()):
+        runs.append(len(texts))
+        if fails(texts):
+            raise RuntimeError(f"rejected: {[t for t in texts if 'bad' in t]}")
+    monkeypatch.setattr(batch, "compile_batch", compile_batch)
+    return runs
+
+
+def test_batch_failures_halves_a_failing_batch_down_to_its_culprits(monkeypatch) -> None:
+    from tilecc.testing import batch
+
+    runs = _fake_compiler(monkeypatch, lambda texts: any("bad" in t for t in texts))
+    texts = {i: ("bad" if i in (5, 41) else "fine") + f" kernel {i}" for i in range(64)}
+    failed = batch.failures(texts, "hip", "gfx90a")
+    assert sorted(failed) == [5, 41]
+    assert "bad kernel 41" in str(failed[41])
+    # a run per halving on the way to each culprit, not one per source
+    assert len(runs) <= 2 * 2 * 6 + 1 < len(texts), runs
+    runs.clear()
+    assert batch.failures({i: f"fine {i}" for i in range(8)}, "hip", "gfx90a") == {}
+    assert runs == [8]
+
+
+def test_batch_failures_names_no_culprit_for_a_clash_of_two_sources(monkeypatch) -> None:
+    """Sources that fail only together (a name both define): none fails alone, none is
+    named."""
+    from tilecc.testing import batch
+
+    _fake_compiler(monkeypatch, lambda texts: {"a", "b"} <= set(texts))
+    assert batch.failures({0: "a", 1: "x", 2: "b", 3: "y"}, "cuda", "sm_90") == {}

@@ -1,6 +1,6 @@
 """Liger-Kernel (github.com/linkedin/Liger-Kernel): norms, activations, rotary embeddings,
 losses, fused MoE; one kernel per op, mostly row-wise with `tl.program_id` and masks.
-The cases are scripts/liger_cases*.py's (those of scripts/run_liger.py)."""
+The cases and references are liger_cases*.py's."""
 
 from __future__ import annotations
 
@@ -8,31 +8,13 @@ import os
 import sys
 import types
 
-from common import Case, Ops
+from liger_cases import OPS  # noqa: F401 - the ops, their cases and references
 
 RELEASE = "liger-kernel==0.8.5"
 ARCHIVE = "liger_kernel-0.8.5-py3-none-any.whl"
 ROOT = ""  # the package lies at the top of the wheel
 DEPS: list[str] = []
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import liger_cases  # noqa: E402 - the ops and their references
-import liger_cases_losses  # noqa: E402,F401 - registers the losses and larger ops
-
-OPS = Ops()
-
-
-def _wrap(cases):
-    def each(dev):
-        for c in cases(dev):
-            fields = dict(vars(c))
-            fields["fn"] = fields.pop("liger")
-            yield Case(**fields)
-    return each
-
-
-for _name, (_module, _cases) in liger_cases.OPS.items():
-    OPS.table[_name] = (f"liger_kernel.ops.{_module}", _wrap(_cases))
+MARKERS = ("liger_kernel/",)
 
 
 def load(src: str, device: str) -> None:

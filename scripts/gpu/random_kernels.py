@@ -3,7 +3,7 @@ seeds, each transpiled, compiled (NVRTC for this GPU, hiprtc for gfx90a), run on
 interpreter against NumPy, then launched on the GPU and compared with both.
 
     PYTHONPATH=. python3 scripts/gpu/random_kernels.py [-n 2000] [--start 0] [--out DIR]
-        [--wild | --features a,b] [--no-gpu] [--jobs N]
+        [--wild | --features a,b] [--no-gpu | --hip-only [--batch 60]] [--jobs N]
 
 Workers transpile, compile (into tilecc's disk cache) and interpret in parallel; the main
 process only launches.  Prints the counts (internal errors, compiler rejections,
@@ -12,7 +12,11 @@ failures) overall and by feature, and writes each failing program's source and w
 wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
 `--wild` draws the constructs of libraries' kernels (random_kernels.WILD_FEATURES);
 `--no-gpu` stops before the launch (NVRTC for sm_90, hiprtc, the interpreter: a campaign
-on a machine without a GPU).
+on a machine without a GPU).  `--hip-only` transpiles for HIP alone and compiles the
+programs for gfx90a `--batch` at a time in one hiprtc run (tilecc.testing.batch; a batch
+that fails is halved until its culprits stand alone): no NVRTC, interpreter or GPU, for a
+machine with hiprtc but no GPU; it writes the counts after each batch, so that an
+interrupted run says which seeds it finished.
 A failure that loses the CUDA context (a misaligned address is sticky) hands the remaining
 seeds to a fresh process, so that each program is judged on its own.
 """
@@ -62,6 +66,44 @@ def _prepare(seed: int) -> RK.Result:
         except Exception as e:  # the launch will report it
             res.detail = f"precompile: {type(e).__name__}: {e}"
     return res
+
+
+def _transpile_hip(seed: int) -> RK.Result:
+    """Worker of --hip-only: the program's HIP source (in res.sources), or why none."""
+    return RK.check(_program(seed, _VARIANT), _DIR, targets=(("hip", None),), interpret=False)
+
+
+def _compile_hip(results: list[RK.Result]) -> None:
+    """hiprtc (gfx90a) on the HIP sources of `results` in one run; each whose source fails
+    alone becomes "rejected", with hiprtc's message."""
+    from tilecc.testing import batch
+
+    texts = {i: r.sources["hip"] for i, r in enumerate(results)}
+    for i, e in batch.failures(texts, "hip", "gfx90a").items():
+        results[i].kind, results[i].detail = "rejected", f"hip (gfx90a): {e}"
+
+
+def _hip_only_results(seeds: range, args, work: str, variant: tuple):
+    """--hip-only: the seeds' results in order, a batch at a time; transpiled in workers
+    (none with --jobs 1: one process in all), compiled here."""
+    _init(work, "gfx90a", variant)
+    if args.jobs > 1:
+        pool = mp.get_context("fork").Pool(args.jobs, initializer=_init,
+                                           initargs=(work, "gfx90a", variant))
+        transpiled = pool.imap(_transpile_hip, seeds, chunksize=4)
+    else:
+        pool, transpiled = None, map(_transpile_hip, seeds)
+    try:
+        pending: list[RK.Result] = []
+        for res in transpiled:
+            pending.append(res)
+            if len(pending) == args.batch or res.seed == seeds.stop - 1:
+                _compile_hip([r for r in pending if r.kind == "ok"])
+                yield pending
+                pending = []
+    finally:
+        if pool is not None:
+            pool.terminate()
 
 
 def _gpu_arch() -> str:
@@ -125,39 +167,61 @@ def main() -> int:
     ap.add_argument("--features", help="comma-separated features to draw from")
     ap.add_argument("--no-gpu", action="store_true",
                     help="stop before the launch: compile (sm_90, gfx90a) and interpret only")
+    ap.add_argument("--hip-only", action="store_true",
+                    help="transpile for HIP and compile for gfx90a only, --batch programs "
+                         "per hiprtc run (no NVRTC, interpreter or GPU)")
+    ap.add_argument("--batch", type=int, default=60,
+                    help="programs per hiprtc run with --hip-only (default 60)")
     args = ap.parse_args()
     args.feature_list = tuple(args.features.split(",")) if args.features else \
         RK.WILD_FEATURES if args.wild else RK.FEATURES
     unknown = set(args.feature_list) - set(RK.FEATURES) - set(RK.WILD_FEATURES)
     if unknown:
         ap.error(f"unknown features {sorted(unknown)}")
-    variant = (args.descriptors, args.transposed, args.feature_list, not args.no_gpu)
+    if args.hip_only and args.no_gpu:
+        ap.error("--hip-only already leaves the GPU out (and NVRTC and the interpreter)")
+    variant = (args.descriptors, args.transposed, args.feature_list,
+               not (args.no_gpu or args.hip_only))
     out_dir = os.path.join(args.out, "random_kernels")
     os.makedirs(out_dir, exist_ok=True)
-    arch = "sm_90" if args.no_gpu else _gpu_arch()
+    arch = "sm_90" if args.no_gpu else "gfx90a" if args.hip_only else _gpu_arch()
     work = tempfile.mkdtemp(prefix="random-kernels-")
     counts: collections.Counter = collections.Counter()
     by_feature: collections.Counter = collections.Counter()  # (feature, kind)
     t0 = time.time()
     seeds = range(args.start, args.start + args.n)
+
+    def record(res: RK.Result, prog: RK.Program) -> None:
+        counts[res.kind] += 1
+        by_feature[(prog.feature, res.kind)] += 1
+        counts["undefined values (not compared)"] += res.undefined
+        if res.kind != "ok":
+            with open(os.path.join(out_dir, f"{prog.name}.py"), "w") as f:
+                f.write(prog.source)
+                f.write(f"\n# {res.kind}: launch grid {prog.grid}, num_warps "
+                        f"{prog.num_warps}, scalars {prog.scalars}\n")
+                f.write("".join(f"# {line}\n" for line in res.detail.splitlines()))
+            print(f"seed {res.seed} ({prog.feature}): {res.kind}: "
+                  f"{res.detail.splitlines()[0][:300] if res.detail else ''}", flush=True)
+
     rest = None  # the seeds after one that broke the CUDA context
-    ctx = mp.get_context("fork")
-    with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, variant)) as pool:
-        for res in pool.imap(_prepare, seeds, chunksize=4):
-            prog = _program(res.seed, variant)
-            if res.kind == "ok" and not args.no_gpu:
-                res = RK.run_gpu(prog, prog.load(work), res)
-            counts[res.kind] += 1
-            by_feature[(prog.feature, res.kind)] += 1
-            counts["undefined values (not compared)"] += res.undefined
-            if res.kind != "ok":
-                with open(os.path.join(out_dir, f"{prog.name}.py"), "w") as f:
-                    f.write(prog.source)
-                    f.write(f"\n# {res.kind}: launch grid {prog.grid}, num_warps "
-                            f"{prog.num_warps}, scalars {prog.scalars}\n")
-                    f.write("".join(f"# {line}\n" for line in res.detail.splitlines()))
-                print(f"seed {res.seed} ({prog.feature}): {res.kind}: "
-                      f"{res.detail.splitlines()[0][:300] if res.detail else ''}", flush=True)
+    if args.hip_only:
+        for results in _hip_only_results(seeds, args, work, variant):
+            for res in results:
+                record(res, _program(res.seed, variant))
+            if args.counts:
+                _write_counts(args.counts, counts, by_feature, range(seeds.start,
+                                                                      results[-1].seed + 1))
+            print(f"seeds {seeds.start}..{results[-1].seed} done in {time.time() - t0:.0f} s: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v), flush=True)
+    else:
+        ctx = mp.get_context("fork")
+        with ctx.Pool(args.jobs, initializer=_init, initargs=(work, arch, variant)) as pool:
+            for res in pool.imap(_prepare, seeds, chunksize=4):
+                prog = _program(res.seed, variant)
+                if res.kind == "ok" and not args.no_gpu:
+                    res = RK.run_gpu(prog, prog.load(work), res)
+                record(res, prog)
                 if res.kind == "gpu" and _context_lost():
                     rest = range(res.seed + 1, seeds.stop)
                     break
@@ -168,15 +232,13 @@ def main() -> int:
         counts.update(more_counts)
         by_feature.update(more_by_feature)
     if args.counts:
-        import json
-
-        with open(args.counts, "w") as f:
-            json.dump({"counts": counts,
-                       "by_feature": [("|".join(k), v) for k, v in by_feature.items()]}, f)
-        return 0
+        _write_counts(args.counts, counts, by_feature, seeds)
+        if not args.hip_only:  # a parent run prints the counts
+            return 0
     took = time.time() - t0
     failed = sum(v for k, v in counts.items() if k not in NOT_FAILURES)
-    where = "no GPU: compiled and interpreted" if args.no_gpu else arch
+    where = ("no GPU: compiled and interpreted" if args.no_gpu else
+             f"gfx90a, hiprtc only, {args.batch} per run" if args.hip_only else arch)
     print(f"\n{args.n} programs (seeds {args.start}..{args.start + args.n - 1}) on {where} in "
           f"{took:.0f} s")
     for kind in KINDS:
@@ -189,6 +251,14 @@ def main() -> int:
     print(f"failing programs: {out_dir}" if failed else "no failures")
     return 1 if failed else 0
 
+
+def _write_counts(path: str, counts, by_feature, seeds: range) -> None:
+    """The counts as JSON: for a parent run, or to say how far an interrupted one got."""
+    import json
+
+    with open(path, "w") as f:
+        json.dump({"counts": counts, "seeds": [seeds.start, seeds.stop - 1],
+                   "by_feature": [("|".join(k), v) for k, v in by_feature.items()]}, f)
 
 if __name__ == "__main__":
     sys.exit(main())

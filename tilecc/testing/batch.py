@@ -47,21 +47,33 @@ def native_arch(text: str, target: str, arch: str) -> str:
 def failures(texts: Mapping[Hashable, str], target: str, arch: str,
              options: Sequence[str] = ()) -> dict[Hashable, Exception]:
     """{} when the sources compile together (one run per architecture, see `native_arch`);
-    else each one that fails on its own, with its error (a run per source only for a batch
-    that fails)."""
+    else each one that fails on its own, with its error.  A failing batch is halved until
+    the culprits stand alone: a few runs per culprit, not one per source."""
     batches: dict[str, dict[Hashable, str]] = {}
     for key, text in texts.items():
         batches.setdefault(native_arch(text, target, arch), {})[key] = text
     failed: dict[Hashable, Exception] = {}
     for native, batch in batches.items():
-        try:
-            compile_batch(list(batch.values()), target, native, options)
-            continue
-        except Exception:
-            pass
-        for key, text in batch.items():
-            try:
-                compile_batch([text], target, native, options)
-            except Exception as e:
-                failed[key] = e
+        _find_failing(list(batch.items()), target, native, options, failed, known_bad=False)
     return failed
+
+
+def _find_failing(batch: list[tuple[Hashable, str]], target: str, arch: str,
+                  options: Sequence[str], failed: dict, known_bad: bool) -> None:
+    """Adds to `failed` the sources of `batch` that fail alone; `known_bad`: the batch is
+    known to fail together (its compile is skipped)."""
+    if not known_bad or len(batch) == 1:
+        try:
+            compile_batch([text for _, text in batch], target, arch, options)
+            return
+        except Exception as e:
+            if len(batch) == 1:
+                failed[batch[0][0]] = e
+                return
+    half = len(batch) // 2
+    first, second = batch[:half], batch[half:]
+    before = len(failed)
+    _find_failing(first, target, arch, options, failed, known_bad=False)
+    # the second half fails for certain only if the first compiled and the whole did not
+    _find_failing(second, target, arch, options, failed,
+                  known_bad=len(failed) == before)

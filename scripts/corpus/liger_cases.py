@@ -1,5 +1,5 @@
-"""The Liger-Kernel ops that scripts/run_liger.py runs: for each op module, the inputs of a
-few calls of its autograd Function and a plain-PyTorch reference of what it computes
+"""The Liger-Kernel ops that the corpus runs (lib_liger.py): for each op module, the inputs
+of a few calls of its autograd Function and a plain-PyTorch reference of what it computes
 (written here from each op's definition; references get the inputs upcast to float32).
 
 Shapes are small (the interpreter runs every program of a grid in turn) and include sizes
@@ -9,62 +9,21 @@ Liger's own tests: tight for float32, loose for bfloat16 against a float32 refer
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 import torch
 import torch.nn.functional as F
 
+from common import BF16, F32, Case, NotApplicable, Ops, label, module, rnd  # noqa: F401
 
-@dataclass
-class Case:
-    """One call: `inputs` (tensors, or anything passed as is) to the op through Liger and
-    to the reference; `grad` lists the inputs whose gradients are compared."""
-
-    label: str
-    inputs: list
-    liger: Callable
-    ref: Callable
-    atol: float
-    rtol: float
-    grad: list = field(default_factory=list)
-    backward: bool = True
-    bwd_atol: float | None = None
-    bwd_rtol: float | None = None
-    bwd_outputs: list | None = None  # the outputs backward runs through (default: all)
-
-
-class NotApplicable(Exception):
-    """The op has no Triton path to run here (it needs CUDA, or it has no kernel)."""
-
-
-OPS: dict[str, tuple[str, Callable]] = {}  # op -> (its module in liger_kernel.ops, cases)
-
-
-def op(name: str, module: str | None = None):
-    def register(fn):
-        OPS[name] = (module or name, fn)
-        return fn
-    return register
-
-
-def liger(module: str):
-    import importlib
-
-    return importlib.import_module(f"liger_kernel.ops.{module}")
-
-
-F32 = (torch.float32, 1e-5, 1e-5)
-BF16 = (torch.bfloat16, 1e-1, 2e-2)
+OPS = Ops()  # op -> (its module in liger_kernel.ops, cases)
 DTYPES = [F32, BF16]
 
 
-def rnd(*shape, dtype=torch.float32, device="cpu", scale=1.0):
-    return (torch.randn(shape, dtype=torch.float32) * scale).to(dtype).to(device)
+def op(name: str, module_name: str | None = None):
+    return OPS.op(name, f"liger_kernel.ops.{module_name or name}")
 
 
-def label(shape, dtype) -> str:
-    return f"{'x'.join(map(str, shape))} {str(dtype).replace('torch.', '')}"
+def liger(module_name: str):
+    return module(f"liger_kernel.ops.{module_name}")
 
 
 def _rms(x, eps):

@@ -1,4 +1,4 @@
-"""scripts/run_liger.py's cases, continued: Liger's losses (cross entropy, fused linear
+"""The Liger-Kernel cases of liger_cases.py, continued: Liger's losses (cross entropy, fused linear
 cross entropy, JSD, KL, TVD, GRPO) and the larger ops (attention residuals, mHC, fused MoE,
 the SwiGLU MLP, multi-token and neighborhood attention); references in plain PyTorch."""
 
@@ -9,7 +9,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from liger_cases import BF16, DTYPES, Case, NotApplicable, liger, op, rnd
+from common import BF16, Case, NotApplicable, rnd
+from liger_cases import DTYPES, liger, op
 
 
 def _logits(bt, v, dtype, dev, scale=2.0):

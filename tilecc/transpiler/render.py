@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 import jinja2
@@ -832,15 +833,27 @@ def programs_per_sm(kernel: Kernel, target: CompileTarget, held: set[int]) -> in
     return 2
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """What rendering a kernel produces: the source, and what the runtime needs besides it.
+    The IR kernel is left as the passes left it."""
+    source: str
+    shared_bytes: int  # dynamic shared memory the launch must give
+    static_shared_bytes: int  # `__shared__` arrays (the pool)
+    # what takes shared memory, one line each (the resource check lists them when a
+    # program needs more than the target has)
+    shared_uses: tuple[str, ...]
+    min_programs: int | None  # programs per SM asked of ptxas
+    # every name the renderer gave a value or derived from one (names.unique)
+    c_names: frozenset[str]
+
+
 def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
-           occupancy: bool = True) -> str:
-    """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
-    (the runtime renders again without it when ptxas spills registers to meet it).
-
-    Rendering only reads the IR; once the source is written, its products (shared memory
-    taken, programs per SM asked, the C names used: `ir.RENDER_PRODUCTS`) are recorded on
-    the kernel for the runtime."""
+           occupancy: bool = True) -> Rendered:
+    """The kernel's source and its products (`Rendered`).  `occupancy`: ask ptxas for
+    programs_per_sm() programs per SM (the runtime renders again without it when ptxas
+    spills registers to meet it).  Rendering only reads the IR."""
     from tilecc.version import __version__
 
     # TILECC_CHECK_IR=1 (the test suite sets it): verify the IR the passes left, and check
@@ -905,8 +918,5 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         assert ir.fingerprint(kernel) == before, (
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
             "in a pass (passes.settle)")
-    # the source's products, recorded once it is written: what the runtime needs besides it
-    kernel.shared_bytes, kernel.static_shared_bytes, kernel.shared_uses = shared
-    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
-    kernel.min_programs = min_programs
-    return text
+    return Rendered(text, shared.dynamic, shared.static, tuple(shared.uses), min_programs,
+                    frozenset(r.allocated | set(r.names.values())))

@@ -27,8 +27,8 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
 
 
 class SharedMemory(NamedTuple):
-    """What a rendered kernel takes of shared memory (render.render records it on the
-    kernel, with the source's other products)."""
+    """What a rendered kernel takes of shared memory (render.render returns it with the
+    source's other products: render.Rendered)."""
     dynamic: int  # bytes given at launch
     static: int  # `__shared__` arrays (the pool)
     uses: list[str]  # what takes it, one line each

@@ -160,13 +160,27 @@ def emission_calls():
     return {p.name: len(EMIT.findall(p.read_text())) for p in RENDER_FILES}
 
 
+def docstring_lines(text: str) -> set[int]:
+    """The lines of the module's, classes' and functions' docstrings (prose, not C)."""
+    lines = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                lines.add(body[0].lineno)
+    return lines
+
+
 def c_strings():
     """String literals (f-strings included) that carry C: a `;`, `{` or `}` outside the
-    f-string's replacement fields."""
+    f-string's replacement fields (docstrings left out)."""
     n = collections.Counter()
     for p in RENDER_FILES:
-        for tok in tokenize.generate_tokens(io.StringIO(p.read_text()).readline):
-            if tok.type != tokenize.STRING:
+        text = p.read_text()
+        docs = docstring_lines(text)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.STRING or tok.start[0] in docs:
                 continue
             text = tok.string
             prefix = text[:text.index(text.lstrip("rbfuRBFU")[0])].lower()

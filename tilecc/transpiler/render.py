@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 import jinja2
 import numpy as np
@@ -32,7 +34,7 @@ from tilecc.transpiler.passes.emission import Emission, pairs_cast
 from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_asm import AsmOps
-from tilecc.transpiler.render_blocks import POOL_B, BlockOps
+from tilecc.transpiler.render_blocks import BlockOps
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import wrap_source
@@ -132,54 +134,104 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
+@dataclass(frozen=True)
+class RenderContext:
+    """What every part of the renderer reads and none writes: the kernel, the target, and
+    what the passes decided about it (what is written as an expression, which pointers
+    are written through, the dynamic shared memory placed by passes.settle)."""
+    kernel: Kernel
+    target: CompileTarget
+    line_directives: bool
+    emission: Emission  # what is written as an expression, what as a variable
+    writes: frozenset[int]  # pointer values written through (none of them declared const)
+    consumers: dict[int, Value]  # value id → a value computed from it (names derive)
+    memory_bound: bool  # no tensor-core products: registers free for loads in flight
+    # tl.dot's code declares short names (row, g, q...) in scopes that read user values
+    dot_names: frozenset[str]
+    pipe_smem: int  # dynamic shared memory: pipeline stages and hoisted dot operands
+    shared_uses: tuple[str, ...]  # what dynamic shared memory holds
+
+    @classmethod
+    def of(cls, kernel: Kernel, target: CompileTarget, line_directives: bool) -> RenderContext:
+        tiles = dynamic_tiles(kernel)
+        return cls(kernel, target, line_directives, Emission(kernel, target.matrix_units),
+                   frozenset(_written_pointers(kernel)),
+                   {o.id: op.result for op in kernel.walk() if op.results for o in op.operands},
+                   memory_bound(kernel),
+                   DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk())
+                   else frozenset(),
+                   sum(t.nbytes for t in tiles), tuple(t.what for t in tiles))
+
+
+def _written_pointers(kernel: Kernel) -> set[int]:
+    """Pointer values that stores write through (and everything they derive from).  A
+    value carried through a loop or merged by an `if` shares one C variable with its
+    initial value, the region's arguments and what the regions yield: one of them
+    written through makes all of them writable (none may be declared const)."""
+    same_variable: dict[int, list[Value]] = {}
+
+    def join(group: list[Value]) -> None:
+        for v in group:
+            same_variable.setdefault(v.id, []).extend(group)
+
+    for op in kernel.walk():
+        if op.kind == "for":
+            body = op.regions[0]
+            for i, res in enumerate(op.results):
+                join([res, op.operands[3 + i], body.args[1 + i], body.yields[i]])
+        elif op.kind == "while":
+            before, body = op.regions
+            for i, res in enumerate(op.results):
+                join([res, op.operands[i], before.args[i], body.args[i], body.yields[i]])
+        elif op.kind == "if":
+            for i, res in enumerate(op.results):
+                join([res] + [r.yields[i] for r in op.regions if len(r.yields) > i])
+    written: set[int] = set()
+    todo = [op.operands[0] for op in kernel.walk()
+            if op.kind in ("store", "atomic", "atomic_cas")]
+    while todo:
+        v = todo.pop()
+        if v.id in written or not v.dtype.is_ptr():
+            continue
+        written.add(v.id)
+        if v.owner is not None:
+            todo.extend(v.owner.operands)
+        todo.extend(same_variable.get(v.id, ()))
+    return written
+
+
 class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
+    """The kernel's C, written op by op.  Each family of ops (the mixins: blocks, dots,
+    reorders, inline asm; the emitter) keeps its state in its own object or attributes,
+    set up and written by its own file; all of them read `ctx`."""
+
     def __init__(self, kernel: Kernel, target: CompileTarget, line_directives: bool):
-        self.k, self.target = kernel, target
-        self.line_directives = line_directives
-        # what is written as an expression, what as a variable (passes.emission)
-        self.emission = Emission(kernel, target.matrix_units)
-        self.uses = self.emission.uses
+        self.ctx = RenderContext.of(kernel, target, line_directives)
+        self.start_output()  # the emitter's: lines, indentation, last statement commented
+        # names: the C name of each value (by the value whose variable it lives in)
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
         self.allocated: set[str] = set()  # every name taken, lambdas' included
         # Python name -> its C++ spelling, where that is more than a trailing `_` (the
         # kernel's header comment lists them)
         self.renamed: dict[str, str] = {}
-        # tl.dot's code declares short names (row, g, q...) in scopes that read user values
-        self.dot_names = DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk()) \
-            else frozenset()
-        self.inline = self.emission.inline
-        self.mutable = self.emission.mutable
-        self.alias = self.emission.alias  # loop-carried slot → the value whose variable it reuses
-        self.lines: list[str] = []
-        self.depth = 1
-        self.last_stmt: tuple[str, int] | None = None
         self.layout_names: dict[Placement, str] = {}
-        self.smem_bytes = 0  # the shared-memory pool: the largest any one step needs
-        self.in_lambda = False  # rendering a combine function: no statement comments
+        # values written as expressions (the emission's; a pipeline's copies add theirs)
+        self.inline = self.ctx.emission.inline
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
-        self.writes = self._written_pointers()
-        self.consumers = {o.id: op.result for op in kernel.walk() if op.results
-                          for o in op.operands}
-        self.memory_bound = memory_bound(kernel)
-        self.recomputed = self.emission.recomputed
-        self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
-        # dynamic shared memory: pipeline stages and hoisted dot operands (passes.settle)
-        tiles = dynamic_tiles(kernel)
-        self.pipe_smem = sum(t.nbytes for t in tiles)
-        self.shared_uses = [t.what for t in tiles]  # what dynamic shared memory holds
-        # (dot, operand) staged once before its loop → its tile
-        self.hoisted: dict[tuple[int, int], str] = {}
-        # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
-        # or "?" (a step in a loop or branch: not known which ran last); see pool_step
-        self.pool_prev: str | None = None
-        self.pool_b_bytes = 0  # the largest step in the second half (smem_bytes: the first)
         self.loop_depth = 0  # loops around the op being rendered (see _NESTING)
         self.branch_depth = 0  # ifs around it
-        self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
-        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
-        self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
-        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
+        self.start_pool()  # render_blocks: the shared-memory pool's steps
+        self.start_dots()  # render_dot: tiles, pipelines; the ops moved to issue points
+
+    # the context's fields, as the mixins read them
+    k = property(lambda self: self.ctx.kernel)
+    target = property(lambda self: self.ctx.target)
+    emission = property(lambda self: self.ctx.emission)
+    uses = property(lambda self: self.ctx.emission.uses)
+    mutable = property(lambda self: self.ctx.emission.mutable)
+    recomputed = property(lambda self: self.ctx.emission.recomputed)
+    memory_bound = property(lambda self: self.ctx.memory_bound)
 
     @property
     def macros(self):
@@ -189,42 +241,6 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
         return self.emission.root(v)
 
-    def _written_pointers(self) -> set[int]:
-        """Pointer values that stores write through (and everything they derive from).  A
-        value carried through a loop or merged by an `if` shares one C variable with its
-        initial value, the region's arguments and what the regions yield: one of them
-        written through makes all of them writable (none may be declared const)."""
-        same_variable: dict[int, list[Value]] = {}
-
-        def join(group: list[Value]) -> None:
-            for v in group:
-                same_variable.setdefault(v.id, []).extend(group)
-
-        for op in self.k.walk():
-            if op.kind == "for":
-                body = op.regions[0]
-                for i, res in enumerate(op.results):
-                    join([res, op.operands[3 + i], body.args[1 + i], body.yields[i]])
-            elif op.kind == "while":
-                before, body = op.regions
-                for i, res in enumerate(op.results):
-                    join([res, op.operands[i], before.args[i], body.args[i], body.yields[i]])
-            elif op.kind == "if":
-                for i, res in enumerate(op.results):
-                    join([res] + [r.yields[i] for r in op.regions if len(r.yields) > i])
-        written: set[int] = set()
-        todo = [op.operands[0] for op in self.k.walk()
-                if op.kind in ("store", "atomic", "atomic_cas")]
-        while todo:
-            v = todo.pop()
-            if v.id in written or not v.dtype.is_ptr():
-                continue
-            written.add(v.id)
-            if v.owner is not None:
-                todo.extend(v.owner.operands)
-            todo.extend(same_variable.get(v.id, ()))
-        return written
-
     # --- names ------------------------------------------------------------------------------
     def name(self, v: Value) -> str:
         vid = self.root(v)
@@ -232,7 +248,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             return self.names[vid]
         python = v.name or self._derived_name(v)
         base = c_identifier(python)
-        if base in self.dot_names:
+        if base in self.ctx.dot_names:
             base += "_"
         candidate = unique(base, self.taken)
         self.allocated.add(candidate)
@@ -248,6 +264,36 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         name = unique(base, self.taken, add)
         self.allocated.add(name)
         return name
+
+    @contextmanager
+    def own_names(self) -> Iterator[None]:
+        """Names taken in the `with` are its own (a lambda captures nothing: its parameters
+        and locals may reuse the kernel's names); the kernel's are back after it."""
+        saved, self.taken = self.taken, set()
+        try:
+            yield
+        finally:
+            self.taken = saved
+
+    @contextmanager
+    def named_as(self, v: Value, text: str) -> Iterator[None]:
+        """`v` written as `text` in the `with` (a pipeline's copies of a later iteration:
+        the loop index as that iteration's)."""
+        root = self.root(v)
+        saved, self.names[root] = self.names[root], text
+        try:
+            yield
+        finally:
+            self.names[root] = saved
+
+    @contextmanager
+    def inlined(self, ids: set[int]) -> Iterator[None]:
+        """The values of `ids` written as expressions in the `with`."""
+        self.inline |= ids
+        try:
+            yield
+        finally:
+            self.inline -= ids
 
     def name_user_values(self, kernel: Kernel) -> None:
         """Parameters first, then every named value the kernel declares, in program order:
@@ -277,14 +323,14 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             src = v.owner.operands[0].name
             return f"{src}_{what}" if src else what
         if v.owner is not None and v.owner.kind == "load":
-            user = self.consumers.get(v.id)
+            user = self.ctx.consumers.get(v.id)
             if user is not None and user.name:
                 return f"{user.name}_{v.dtype.short}"
             return "loaded"
         return "t"
 
     def ctype(self, v: Value) -> str:
-        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)
+        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.ctx.writes)
 
     def pointer_cast(self, v: Value, x: Value, idx: str) -> str:
         """A pointer from an address, an address from a pointer, or a pointer to another
@@ -441,15 +487,14 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
             return
         key = (loc.file, loc.stmt)
-        if self.in_lambda or key == self.last_stmt or key not in self.k.statements:
+        if key not in self.k.statements or not self.new_statement(key):
             return
-        self.last_stmt = key
         text, comments = self.k.statements[key]
         for c in comments:
             self.line("// " + c.lstrip("#").strip())
         where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
         self.line(f"// {where}: {text}{note}")
-        if self.line_directives:
+        if self.ctx.line_directives:
             self.lines.append(f'#line {loc.stmt} "{loc.file}"')
 
     def region(self, region: Region) -> None:
@@ -748,14 +793,12 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         self.line("}")
 
     def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        saved = self.last_stmt
-        with self.indented():
+        with self.same_last_statement(), self.indented():
             early = self._early_updates(region, targets, list(carried))
             self.early.update(early)
             self.region(region)
             self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
                                [y for y in region.yields if y.id not in early])
-        self.last_stmt = saved
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:
@@ -865,10 +908,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.name_user_values(kernel)
     r.region(kernel.body)
-    body = r.lines
-    if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
-        body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
-        r.smem_bytes += r.pool_b_bytes
+    body = r.finish_pool(r.lines)
     declarations, shared = r.shared_memory_declarations()
     body = declarations + body
     if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off

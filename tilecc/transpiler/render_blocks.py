@@ -52,7 +52,25 @@ POOL_B = "@pool_b@"
 
 
 class BlockOps:
-    # --- shared pieces ----------------------------------------------------------------------
+    # --- the shared-memory pool -------------------------------------------------------------
+    def start_pool(self) -> None:
+        """The pool's state, written only here: its first half's size (the largest step
+        there), its second half's, and the half the last step used (see pool_step)."""
+        self.smem_bytes = 0
+        self.pool_b_bytes = 0
+        # None (none yet), "A", "B", or "?" (a step in a loop or branch: not known which
+        # ran last)
+        self.pool_prev: str | None = None
+
+    def finish_pool(self, body: list[str]) -> list[str]:
+        """`body` with the second half's place written in, once every step is rendered and
+        the first half's size is known; the pool, both halves."""
+        if not self.pool_b_bytes:
+            return body
+        body = [line.replace(POOL_B, str(self.smem_bytes)) for line in body]
+        self.smem_bytes += self.pool_b_bytes  # the second half after the first
+        return body
+
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
 
@@ -63,15 +81,15 @@ class BlockOps:
         arrays stop at 48 KiB: a larger pool goes into dynamic shared memory, after the
         tl.dot tiles."""
         kernel, pool_bytes = self.k, self.smem_bytes
-        pool_at = None
+        pool_at, pipe_smem = None, self.ctx.pipe_smem
         limit = self.target.static_shared_limit
         if limit is not None and pool_bytes > limit:
-            pool_at = -(-self.pipe_smem // 1024) * 1024
-        dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
+            pool_at = -(-pipe_smem // 1024) * 1024
+        dynamic = pipe_smem if pool_at is None else pool_at + pool_bytes
         # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
         static = 0 if pool_at is not None else pool_bytes if not dynamic else \
             -(-pool_bytes // 1024) * 1024
-        sizes = SharedMemory(dynamic, static, self.shared_uses + (
+        sizes = SharedMemory(dynamic, static, list(self.ctx.shared_uses) + (
             [f"the pool for reductions, scans, layout conversions and tl.dot operands staged "
              f"from registers: {pool_bytes} bytes"] if pool_bytes else []))
         pool, dynamic_decl = [], []
@@ -91,7 +109,7 @@ class BlockOps:
                             "static arrays may take (48 KiB)")
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
-                "the tl.dot tiles, then the pool" if self.pipe_smem else "the pool"
+                "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
             dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
                             "launch)",
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]

@@ -19,6 +19,17 @@ from tilecc.transpiler.target import c_type
 
 
 class DotOps:
+    def start_dots(self) -> None:
+        """The state of tl.dot's rendering, written only here."""
+        # (dot, operand) staged once before its loop → its tile
+        self.hoisted: dict[tuple[int, int], str] = {}
+        self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
+        self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
+        self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
+        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
+        self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
+        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
+
     def tile_offset(self, swizzled: bool, row: str, col: str, row_len: int, esize: int) -> str:
         """Element offset of (row, col) in an operand tile: swizzled 16-byte chunks for
         ldmatrix, plain row-major for the portable loop."""
@@ -502,17 +513,18 @@ class DotOps:
                     waited.append(True)
 
             self.after_first_fragments = copies
-            saved = self.last_stmt
-            self.region(body)
-            if self.after_first_fragments is not None:  # no mma read the stages first
-                self.after_first_fragments()
-                self.after_first_fragments = None
-            if not waited:
-                await_stage("the next stage", *next_stage, more)
-            L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
-            keep = [i for i in range(len(op.results)) if i not in p.state]
-            self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
-            self.last_stmt = saved
+            with self.same_last_statement():
+                self.region(body)
+                if self.after_first_fragments is not None:  # no mma read the stages first
+                    self.after_first_fragments()
+                    self.after_first_fragments = None
+                if not waited:
+                    await_stage("the next stage", *next_stage, more)
+                L("__syncthreads();  // the next stage is everyone's; this one is no longer "
+                  "read")
+                keep = [i for i in range(len(op.results)) if i not in p.state]
+                self.assign_yields([op.results[i] for i in keep],
+                                   [body.yields[i] for i in keep])
             if tma:
                 L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
             else:
@@ -533,15 +545,11 @@ class DotOps:
         so the waits can count groups."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
-        iv = body.args[0]
-        saved = self.names[self.root(iv)]
-        self.names[self.root(iv)] = iv_text
         # the scalars the copies read (named in the body, where they are no longer
         # written: passes.settle), as expressions of iv_text
         scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
                    and o not in p.loads and o.results[0].id not in self.inline}
-        self.inline |= scalars
-        try:
+        with self.named_as(body.args[0], iv_text), self.inlined(scalars):
             with self.block(f"if ({guard}) {{"):
                 if any(t is not None for t in p.tma):
                     self.tma_copies(p, stage)
@@ -553,9 +561,6 @@ class DotOps:
                                    [body.yields[i] for i in p.state])
             if any(t is None for t in p.tma):
                 self.line("tc::cp_async_commit();")
-        finally:
-            self.names[self.root(iv)] = saved
-            self.inline -= scalars
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the

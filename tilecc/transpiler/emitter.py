@@ -50,10 +50,10 @@ class CEmitter:
 
     def line(self, text: str) -> None:
         """`text` (several lines where it holds newlines) at the current indentation;
-        pragmas and empty lines stay at the margin."""
+        preprocessor lines (pragmas, #line) and empty lines stay at the margin."""
         pad = "  " * self.depth
         for part in text.split("\n"):
-            self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
+            self.lines.append(pad + part if part and not part.startswith("#") else part)
 
     @contextmanager
     def indented(self) -> Iterator[None]:
@@ -81,6 +81,17 @@ class CEmitter:
             return
         with self.block(opener, closer):
             yield
+
+    @contextmanager
+    def captured(self) -> Iterator[list[str]]:
+        """The lines written in the `with` go to the list it yields, at zero indentation
+        (statement comments as anywhere): text for a template, which places them."""
+        saved = self.lines, self.depth
+        self.lines, self.depth = [], 0
+        try:
+            yield self.lines
+        finally:
+            self.lines, self.depth = saved
 
     @contextmanager
     def lambda_body(self) -> Iterator[list[str]]:

@@ -50,13 +50,28 @@ def environment() -> jinja2.Environment:
     """The one Jinja environment: a missing variable is an error, never an empty string.
     The runtime gives it a disk cache of compiled templates (`runtime/template_cache.py`)
     before it renders; the transpiler itself keeps nothing on disk."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    env.filters["nest"] = nest
+    return env
+
+
+def nest(text: str | list[str], levels: int = 1) -> str:
+    """C lines (a string of them, or a list) `levels` deeper, two spaces a level;
+    preprocessor lines and empty lines stay at the margin (as the emitter writes them)."""
+    lines = text if isinstance(text, list) else str(text).split("\n")
+    pad = "  " * levels
+    return "\n".join(pad + x if x and not x.startswith("#") else x for x in lines)
 
 
 def _macros():
     return environment().get_template("c_like/ops.j2").module
+
+
+def dot_macros():
+    """The macros of tl.dot's C (c_like/dot.j2): its loops over K, its copies."""
+    return environment().get_template("c_like/dot.j2").module
 
 
 # C operator precedence (higher binds tighter), for minimal parentheses.
@@ -236,6 +251,10 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
     @property
     def macros(self):
         return _macros()
+
+    @property
+    def dot_macros(self):
+        return dot_macros()
 
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""

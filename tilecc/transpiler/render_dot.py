@@ -153,48 +153,25 @@ class DotOps:
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
             f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
-        with self.block(f"for (int kk = 0; kk < {k}; ++kk) {{"):
-            self.line(self.macros.register_loop(d.layout.regs, [step]))
+        self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        intrinsic = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
-        steps = k // plan.k_step
-        warp_m = "tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}"
-        warp_n = "0" if wn == 1 else f"tc::warp_id() % {wn}"
-        L = self.line
-        L(f"// main loop: {steps} steps of K = {plan.k_step}; warp (wm, wn) owns rows "
-          f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
-        with self.block():
-            L(f"const int wm = {warp_m}, wn = {warp_n};")
-            L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  "
-              "// ldmatrix: row g of matrix q")
-            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
-              f"b_base = tc::smem_address({b_tile});")
-            L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
-            L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
-            self.fragment_loads(op, plan, "0", "0", b_tile)
+        with self.captured() as hook_lines:  # the pipeline's copies, after the first loads
             hook, self.after_first_fragments = self.after_first_fragments, None
             if hook is not None:
                 hook()
-            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
-                if steps > 1:
-                    with self.block(f"if (kk + 1 < {steps}) {{"):
-                        self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
-                L("#pragma unroll")
-                L(f"for (int mi = 0; mi < {mt}; ++mi)")
-                with self.indented():
-                    L("#pragma unroll")
-                    L(f"for (int ni = 0; ni < {nt}; ++ni)")
-                    c0 = f"2 * mi * {rn} + 2 * ni"
-                    with self.indented():
-                        L(f"tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
-                          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], "
-                          "b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);")
+        self.line(self.dot_macros.mma_loop(dict(
+            steps=k // plan.k_step, k_step=plan.k_step, wm=wm, wn=wn, mt=mt, nt=nt, rn=rn,
+            warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
+            warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
+            intrinsic=plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic,
+            acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines,
+            frags=self.fragment_data(op, plan, b_tile))))
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:
@@ -319,64 +296,24 @@ class DotOps:
         return (f"tc::wgmma_descriptor({base}{row}, 16, 1024, 1)",
                 f"kk / 4 * {rows * 8} + kk % 4 * 2")
 
-    def fragment_loads(self, op: Op, plan: DotPlan, kk: str, buf: str, b_tile: str) -> None:
-        """ldmatrix (or, for B of tf32 / int8, shared-memory loads) of step `kk`'s A and B
-        fragments into buffer `buf`."""
+    def fragment_data(self, op: Op, plan: DotPlan, b_tile: str) -> dict:
+        """What dot.j2's fragment_loads needs: ldmatrix of A (and of B for 16-bit types;
+        for B of tf32 / int8, shared-memory loads)."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = a.dtype.short
         esize = a.dtype.itemsize
         epc = 16 // esize
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)
-        ks = plan.k_step
-        chunks_a, chunks_b = k // epc, n // epc
-        kk = kk if kk.isidentifier() or kk.isdigit() else f"({kk})"
-        L = self.line
-        af, bf = f"a_frag[{buf}]", f"b_frag[{buf}]"
-        L("#pragma unroll")
-        L(f"for (int mi = 0; mi < {mt}; ++mi) {{")
-        row = f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g"
-        L(f"  tc::ldmatrix_x4({af}[mi], a_base + 16 * tc::swizzled_chunk<{chunks_a}>("
-          f"{row}, {'' if kk == '0' else f'{kk} * 2 + '}q / 2));")
-        if ty == "fp32":
-            L("#pragma unroll")
-            L(f"  for (int i = 0; i < 4; ++i) {af}[mi][i] = tc::to_tf32({af}[mi][i]);")
-        L("}")
-        col0 = f"{8 * wn} * ni + 8 * wn"
-        if esize == 2:
-            krow = "" if kk == "0" else f"{kk} * 16 + "
-            pairs = nt // 2
-            if pairs:
-                L("#pragma unroll")
-                L(f"for (int ni = 0; ni < {2 * pairs}; ni += 2)")
-                L(f"  tc::ldmatrix_x4_trans({bf}[ni][0], {bf}[ni][1], {bf}[ni + 1][0], "
-                  f"{bf}[ni + 1][1], b_base + 16 * tc::swizzled_chunk<{chunks_b}>("
-                  f"{krow}q % 2 * 8 + g, (ni + q / 2) * {wn} + wn));")
-            if nt % 2:
-                L(f"tc::ldmatrix_x2_trans({bf}[{nt - 1}][0], {bf}[{nt - 1}][1], b_base + 16 * "
-                  f"tc::swizzled_chunk<{chunks_b}>({krow}q % 2 * 8 + g, "
-                  f"{nt - 1} * {wn} + wn));")
-            return
-        lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
-        off = self.tile_offset(plan.swizzled, "kr", "nc", n, esize)
-        L("#pragma unroll")
-        L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
-        L(f"  const int nc = {col0} + tc::lane_id() / 4;")
-        L("#pragma unroll")
-        L("  for (int h = 0; h < 2; ++h) {")
-        L(f"    const int kr = {kk} * {ks} + {lane_k} + h * {half};")
-        if ty == "fp32":
-            L(f"    {bf}[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
-        else:  # four int8 values along K, packed low byte first
-            off_t = self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize)
-            L("    unsigned packed = 0;")
-            L("#pragma unroll")
-            L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
-              f"static_cast<unsigned char>({b_tile}[{off_t}])) << (8 * t));")
-            L(f"    {bf}[ni][h] = packed;")
-        L("  }")
-        L("}")
+        tf32 = a.dtype.short == "fp32"
+        lane_k, half = ("tc::lane_id() % 4", 4) if tf32 else ("tc::lane_id() % 4 * 4", 16)
+        return dict(
+            mt=mt, nt=nt, wn=wn, chunks_a=k // epc, chunks_b=n // epc, tf32=tf32,
+            a_row=f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g", ldmatrix_b=esize == 2,
+            pairs=nt // 2, col0=f"{8 * wn} * ni + 8 * wn", ks=plan.k_step, lane_k=lane_k,
+            half=half, b_tile=b_tile,
+            b_offset=self.tile_offset(plan.swizzled, "kr", "nc", n, esize),
+            b_offset_packed=self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize))
 
     # --- operands that do not change in a loop -----------------------------------------------
     def hoist_invariant_operands(self, loop: Op) -> None:

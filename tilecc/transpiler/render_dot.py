@@ -182,105 +182,54 @@ class DotOps:
         (m, k), n = a.type.shape, d.type.shape[1]
         ins = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])]
         esize = a.dtype.itemsize
-        warps = plan.warps[0]
-        groups = warps // 4
+        groups = plan.warps[0] // 4
         per_group = m // groups
         rn = n // 4  # accumulator registers per row repetition
-        steps = k // plan.k_step
         b_trans = 0 if b_k_major(op) else 1
         every = promotion_steps(op)
-        L = self.line
-        L(f"// main loop: {steps} steps of K = {plan.k_step}; warpgroup w computes rows "
-          f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
-          f"{'s' if per_group > 64 else ''}, reading "
-          + ("A from registers and B from shared memory" if a_tile is None
-             else "A and B from shared memory"))
-        with self.block():
-            L("const int warpgroup = tc::warp_id() / 4;")
-            if a_tile is None:
-                L(f"const unsigned b_base = tc::smem_address({b_tile});")
-            else:
-                L(f"const unsigned a_base = tc::smem_address({a_tile}), "
-                  f"b_base = tc::smem_address({b_tile});")
-            regs = d.layout.regs
-            target = acc  # the registers the instructions accumulate into
-            if every is not None:
-                target = self.fresh(f"{acc}_part")
-                L(f"// the tensor cores sum fp8 products at reduced precision: every {every} "
-                  f"step{'s' if every > 1 else ''} (max_num_imprecise_acc), their partial sum is "
-                  f"added to {acc} in fp32")
-                L(f"float {target}[{regs}];")
-                L(self.macros.register_loop(regs, [f"{target}[r] = 0.0f;"]))
-            pin = self.macros.register_loop(regs, [f"tc::fence_operand({target}[r]);"])
-            L("// the accumulator registers stay where the tensor cores write them (no copies")
-            L("// between multiplications, which would serialize them)")
-            L(pin)
-            L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
-            # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
-            # address field is the low 14 bits, and the tiles end below 256 KiB)
-            if b_trans:
-                L(f"const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, {k * 128}, "
-                  "1024, 1);")
-                b_step = "kk * 128"
-            else:  # K-major: as A's tile, all n rows
-                b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
-                L(f"const unsigned long long b_desc0 = {b_desc0};")
-            if a_tile is not None:
-                for i in range(per_group // 64):
-                    first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-                    a_desc0, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
-                    L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
-            hook, self.after_first_fragments = self.after_first_fragments, None
-            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
-                L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
-                rk = k // 4  # A's registers per row repetition, in the accumulator layout
-                intrinsic = (f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}"
-                             f"<{b_trans}>")
-                for i in range(per_group // 64):
-                    L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the "
-                      "warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4")
-                    if a_tile is None:
-                        # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2
-                        # (lane % 4) + [0, 2) of this K step: the accumulator layout's
-                        # registers, paired
-                        frags = []
-                        for c in (0, 1):
-                            for h in (0, 1):
-                                first_reg = (2 * i + h) * rk + 2 * c
-                                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
-                                frags.append(f"tc::pack2({self.text(a, r0)}, "
-                                             f"{self.text(a, r0 + ' + 1')})")
-                        L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
-                        a_arg = f"a_frag{i}"
-                    else:
-                        L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
-                        a_arg = f"a_desc{i}"
-                    lo, hi = (f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target
-                              for h in (0, 1))
-                    L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
-                if every is not None:
-                    flush = f"(kk + 1) % {every} == 0 || " if every < steps else ""
-                    with self.block(f"if ({flush}kk + 1 == {steps}) {{  // the partial sum, "
-                                    "added in fp32"):
-                        L("tc::wgmma_commit();")
-                        if hook is not None:  # the next stages' copies overlap the first group
-                            with self.block("if (kk + 1 == " + str(min(every, steps)) + ") {"):
-                                hook()
-                            hook = None
-                        L("tc::wgmma_wait<0>();")
-                        L(pin)
-                        L(self.macros.register_loop(regs, [f"{acc}[r] += {target}[r];",
-                                                           f"{target}[r] = 0.0f;"]))
-                        L(pin)
-                        L("tc::wgmma_fence();")
-            L("tc::wgmma_commit();")
-            if self.wgmma_in_flight:
-                L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
-            if hook is not None:  # the next stages' copies overlap the multiplication
+        # the registers the instructions accumulate into: fp8's partial sums apart
+        target = acc if every is None else self.fresh(f"{acc}_part")
+        # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
+        # address field is the low 14 bits, and the tiles end below 256 KiB)
+        if b_trans:
+            b_desc0, b_step = f"tc::wgmma_descriptor(b_base, {k * 128}, 1024, 1)", "kk * 128"
+        else:  # K-major: as A's tile, all n rows
+            b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
+        a_desc0, a_step = [], ""
+        for i in range(per_group // 64 if a_tile is not None else 0):
+            first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
+            desc, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
+            a_desc0.append(desc)
+        data = dict(
+            steps=k // plan.k_step, k_step=plan.k_step, per_group=per_group, n=n,
+            a_from_registers=a_tile is None, a_tile=a_tile, b_tile=b_tile, every=every,
+            acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
+            a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
+            intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
+            halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
+                    for i in range(per_group // 64)],
+            frags=[self.a_register_fragments(a, k, i) if a_tile is None else []
+                   for i in range(per_group // 64)])
+        hook, self.after_first_fragments = self.after_first_fragments, None
+        if hook is not None:  # the next stages' copies overlap the multiplication
+            with self.captured() as data["hook"]:
                 hook()
-            if not self.wgmma_in_flight:
-                L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
-            L(pin)
+        else:
+            data["hook"] = None
+        self.line(self.dot_macros.wgmma_loop(data))
+
+    def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
+        """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
+        8 h + lane / 4, columns 8 c + 2 (lane % 4) + [0, 2) of K step kk, the accumulator
+        layout's registers, paired."""
+        rk = k // 4  # A's registers per row repetition, in the accumulator layout
+        frags = []
+        for c in (0, 1):
+            for h in (0, 1):
+                first_reg = (2 * i + h) * rk + 2 * c
+                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                frags.append(f"tc::pack2({self.text(a, r0)}, {self.text(a, r0 + ' + 1')})")
+        return frags
 
     @staticmethod
     def k_major_descriptor(base: str, first_row: str, row_bytes: int,

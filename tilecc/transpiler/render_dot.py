@@ -310,120 +310,90 @@ class DotOps:
 
     def op_for_pipelined(self, op: Op) -> None:
         p: Pipeline = op.attrs["pipeline"]
-        s = p.stages
         lo, hi, step = op.operands[:3]
         body = op.regions[0]
         iv = body.args[0]
-        ivt, ivn = c_type(iv.dtype), self.name(iv)
+        ivn = self.name(iv)
         cmp = ">" if op.attrs["step_sign"] < 0 else "<"
         step_text, hi_text = self.text(step), self.text(hi)
         self.declare_slots(op.results, op.operands[3:])
         stage = self.fresh(f"{ivn}_stage")
-        # the stages live in dynamic shared memory (sized at launch; placed by passes.settle)
+        d = dict(iv=ivn, ivt=c_type(iv.dtype), lo=self.text(lo), hi=hi_text, cmp=cmp,
+                 step=step_text, step_operand=self.wrap(step, "r", 13), stage=stage,
+                 stages_count=p.stages, note=p.note.split(": ", 1)[1],
+                 stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
+        # one multiplication group kept in flight across iterations (passes.settle): the
+        # copies then run num_stages - 2 iterations ahead; each accumulator register its
+        # own before the first multiplication
+        self.wgmma_in_flight = p.in_flight
+        if p.in_flight:
+            acc = next(o for o in body.ops if o.kind == "dot" and
+                       o.attrs["plan"].unit.async_groups).result
+            d.update(fence=self.name(acc), fence_regs=acc.layout.regs)
+        tma = any(t is not None for t in p.tma)
+        self.barriers = self.phase = ""
+        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
+            self.barriers = self.fresh(f"{ivn}_landed")
+            self.phase = self.fresh(f"{ivn}_phase")
+            d["barrier_offset"] = p.barriers.offset
+        d.update(phase=self.phase, next=self.fresh(f"{ivn}_next"), wait=dict(
+            cp_async=any(t is None for t in p.tma), barriers=self.barriers, dist=p.distance,
+            wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
+                      for ld in p.loads)))
+        with self.captured() as d["prologue"]:
+            self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
+        d["ahead"] = self.fresh(f"{ivn}_ahead")
+        # the next iteration: whether there is one, its stage and its barrier's parity
+        d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
+                 next_stage=f"({stage} + 1 == {p.stages} ? 0 : {stage} + 1)",
+                 next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
+        self.pipelined_body(op, d)
+        self.line(self.dot_macros.pipelined_loop(d))
+        self.wgmma_in_flight = False
+
+    def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
+        """The stages of each pipelined load, in dynamic shared memory (sized at launch;
+        placed by passes.settle): their arrays, recorded for the dots that read them."""
+        arrays = []
         for ld, tile in zip(p.loads, p.tiles):
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
-            t = c_type(x.dtype)
-            self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {tile.offset});" if tile.offset else ");"))
-        # one multiplication group kept in flight across iterations (passes.settle): the
-        # copies then run num_stages - 2 iterations ahead
-        overlap, dist = p.in_flight, p.distance
-        self.wgmma_in_flight = overlap
-        L = self.line
-        L(f"// pipeline ({p.note.split(': ', 1)[1]})")
-        if overlap:  # each accumulator register its own, before the first multiplication
-            d = next(o for o in body.ops if o.kind == "dot" and
-                     o.attrs["plan"].unit.async_groups).result
-            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
-        tma = any(t is not None for t in p.tma)
-        cp_async = any(t is None for t in p.tma)
-        self.barriers = self.phase = ""
-        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
-            self.barriers = bars = self.fresh(f"{ivn}_landed")
-            self.phase = self.fresh(f"{ivn}_phase")
-            L(f"unsigned long long* const {bars} = reinterpret_cast<unsigned long long*>("
-              f"dynamic_smem + {p.barriers.offset});  // per stage: its TMA copies have landed")
-            L(f"if (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
-              f"tc::mbarrier_init(tc::smem_address({bars} + s), 1);\n"
-              "  tc::fence_mbarrier_init();\n}")
-            L("__syncthreads();  // the barriers, initialized for every thread")
-        nxt = self.fresh(f"{ivn}_next")
-        with self.block(f"{{  // prologue: the copies of the first {dist} "
-                        f"iteration{'s' if dist > 1 else ''}"):
-            L(f"{ivt} {nxt} = {self.text(lo)};")
-            with self.block(f"#pragma unroll\nfor (int s = 0; s < {dist}; ++s) {{"):
-                self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
-                L(f"{nxt} += {step_text};")
-        wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
-                    for ld in p.loads)
+            arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset))
+        return arrays
 
-        def await_stage(what: str, which: str, parity: str, exists: str) -> None:
-            if cp_async:
-                L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for {what} "
-                  "have landed")
-                if wgmma:
-                    L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
-            if tma:  # (no copies were issued past the end of the loop)
-                L(f"if ({exists}) tc::mbarrier_wait(tc::smem_address({self.barriers} + "
-                  f"{which}), {parity});  // the TMA copies for {what}")
+    def pipelined_body(self, op: Op, d: dict) -> None:
+        """The rotated loop's body (`d["body"]`) and its loop-carried updates
+        (`d["yields"]`), as lines; whether the body waited for the next stage itself."""
+        p: Pipeline = op.attrs["pipeline"]
+        body = op.regions[0]
+        s, dist, stage = p.stages, p.distance, d["stage"]
+        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+        d["waited"] = False
 
-        # The loop is rotated: each iteration ends by waiting for the next stage and with
-        # the barrier that also retires this one, so the next multiplication starts right
-        # after it.  The first stage is waited for here.
-        await_stage("the first stage", "0", "0", f"{self.text(lo)} {cmp} {hi_text}")
-        L("__syncthreads();")
-        L(f"int {stage} = 0;  // the stage this iteration reads")
-        if tma:
-            L(f"unsigned {self.phase} = 0;  // the parity of its barrier's current phase")
-        next_stage = (f"({stage} + 1 == {s} ? 0 : {stage} + 1)",
-                      f"({stage} + 1 == {s} ? {self.phase} ^ 1 : {self.phase})")
-        inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
-        with self.block(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{"):
-            ahead = self.fresh(f"{ivn}_ahead")
-            L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
-                                                        if step_text != "1" else ";"))
-            more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
-            write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
-            waited = []
+        def copies() -> None:
+            # Issued once the first mma fragments are read from shared memory (their reads
+            # need not queue behind the copies' writes), or once the wgmma are issued; a
+            # wgmma then waits for the next stage while it multiplies.
+            self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
+            if d["wait"]["wgmma"]:
+                self.line(self.dot_macros.await_stage(
+                    d["wait"], "the next stage", d["next_stage"], d["next_parity"],
+                    d["more"]).strip())
+                d["waited"] = True
 
-            def copies() -> None:
-                # Issued once the first mma fragments are read from shared memory (their reads
-                # need not queue behind the copies' writes), or once the wgmma are issued; a
-                # wgmma then waits for the next stage while it multiplies.
-                self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
-                if wgmma:
-                    await_stage("the next stage", *next_stage, more)
-                    waited.append(True)
-
-            self.after_first_fragments = copies
-            with self.same_last_statement():
+        self.after_first_fragments = copies
+        with self.same_last_statement():
+            with self.captured() as d["body"]:
                 self.region(body)
                 if self.after_first_fragments is not None:  # no mma read the stages first
                     self.after_first_fragments()
                     self.after_first_fragments = None
-                if not waited:
-                    await_stage("the next stage", *next_stage, more)
-                L("__syncthreads();  // the next stage is everyone's; this one is no longer "
-                  "read")
+            with self.captured() as d["yields"]:
                 keep = [i for i in range(len(op.results)) if i not in p.state]
                 self.assign_yields([op.results[i] for i in keep],
                                    [body.yields[i] for i in keep])
-            if tma:
-                L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
-            else:
-                L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
-        if cp_async:
-            L("tc::cp_async_wait<0>();")
-        if tma:  # every copy issued was waited for: the barriers are done with
-            L(f"__syncthreads();\nif (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
-              f"tc::mbarrier_inval(tc::smem_address({self.barriers} + s));\n}}")
-        if overlap:
-            L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
-            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
-        self.wgmma_in_flight = False
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state

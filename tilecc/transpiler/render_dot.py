@@ -405,78 +405,64 @@ class DotOps:
         # written: passes.settle), as expressions of iv_text
         scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
                    and o not in p.loads and o.results[0].id not in self.inline}
-        with self.named_as(body.args[0], iv_text), self.inlined(scalars):
-            with self.block(f"if ({guard}) {{"):
-                if any(t is not None for t in p.tma):
-                    self.tma_copies(p, stage)
-                for ld, copy in zip(p.loads, p.tma):
-                    if copy is None:
-                        self.comment_for(ld)
-                        self.copy_tile(ld, stage)
-                self.assign_yields([body.args[1 + i] for i in p.state],
-                                   [body.yields[i] for i in p.state])
-            if any(t is None for t in p.tma):
-                self.line("tc::cp_async_commit();")
+        with self.named_as(body.args[0], iv_text), self.inlined(scalars), \
+                self.captured() as lines:
+            if any(t is not None for t in p.tma):
+                self.tma_copies(p, stage)
+            for ld, copy in zip(p.loads, p.tma):
+                if copy is None:
+                    self.comment_for(ld)
+                    self.copy_tile(ld, stage)
+            self.assign_yields([body.args[1 + i] for i in p.state],
+                               [body.yields[i] for i in p.state])
+        self.line(self.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
         stage's barrier how many bytes they bring."""
-        L = self.line
-        with self.block("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one "
-                        "thread"):
-            bar = self.fresh("landed", add=False)
-            total = sum(t.nbytes for t in p.tma if t is not None)
-            L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
-            L(f"tc::mbarrier_expect_bytes({bar}, {total});")
-            for ld, copy in zip(p.loads, p.tma):
-                if copy is None:
-                    continue
+        copies = []
+        for ld, copy in zip(p.loads, p.tma):
+            if copy is None:
+                continue
+            with self.captured() as comment:
                 self.comment_for(ld)
-                x = ld.result
-                arr, _, elems = self.pipe_tiles[x.id]
-                dot, which = self.dot_use[x.id]
-                rows, cols = x.type.shape
-                esize = x.dtype.itemsize
-                base = self.fresh(f"{arr}_base", add=False)
-                row0, col0 = (self.text(c) for c in copy.corner)
-                L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-                L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
-                    ", placed where each warp's wgmma reads those rows" if which == 0 else
-                    ", the block's transpose: B K-major" if copy.transposed else ""))
-                # the boxes over the tile's rows r and columns c; the copy engine's coordinates
-                # are the descriptor's, innermost first
-                (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
-                if copy.transposed:
-                    (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
-                off = self.operand_offset(dot, which, "r", "c")
-                L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
-                  f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
-                  f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
-                  f"\n                    {at}, {bar});")
+            x = ld.result
+            arr, _, elems = self.pipe_tiles[x.id]
+            dot, which = self.dot_use[x.id]
+            rows, cols = x.type.shape
+            row0, col0 = (self.text(c) for c in copy.corner)
+            # the copy engine's coordinates are the descriptor's, innermost first
+            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+            if copy.transposed:
+                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
+            copies.append(dict(
+                comment=comment, base=self.fresh(f"{arr}_base", add=False), arr=arr,
+                elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,
+                box_cols=box_cols, esize=x.dtype.itemsize, map=self.map_names[copy.key], at=at,
+                offset=self.operand_offset(dot, which, "r", "c"),
+                what=", placed where each warp's wgmma reads those rows" if which == 0 else
+                ", the block's transpose: B K-major" if copy.transposed else ""))
+        self.line(self.dot_macros.tma_copies(dict(
+            bar=self.fresh("landed", add=False), barriers=self.barriers, stage=stage,
+            total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 
     def copy_tile(self, ld: Op, stage: str) -> None:
+        """A thread's cp.async copies of its vectors of `ld`'s tile into `stage`."""
         x = ld.result
         plan = ld.attrs["plan"]
-        p = x.layout
-        lname = self.lname(p)
+        layout = self.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
-        nbytes = plan.vec * esize
         arr, _, elems = self.pipe_tiles[x.id]
         dot, which = self.dot_use[x.id]
-        off = self.operand_offset(dot, which, "row", "col")
+        offset = self.operand_offset(dot, which, "row", "col")
         ptr = self.text(ld.operands[0], "v")
-        size, count = str(nbytes), ""
-        if len(ld.operands) > 1 and plan.mask_mode == "prefix":
-            # in bounds on a prefix of the vector: the copy reads those bytes, zero-fills
-            # the rest (its source address is the vector's, aligned as a whole one)
-            size = "in_bounds"
-            count = (f"  int in_bounds = 0;  // bytes of the vector inside the mask\n"
-                     f"#pragma unroll\n  for (int k = 0; k < {plan.vec}; ++k) in_bounds += "
-                     f"{self.wrap(ld.operands[1], 'v + k', 4)} ? {esize} : 0;\n")
-        elif len(ld.operands) > 1:
-            size = f"{self.wrap(ld.operands[1], 'v', 4)} ? {nbytes} : 0"
-        base = self.fresh(f"{arr}_base", add=False)
-        self.line(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {plan.vec}) {{\n"
-                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n{count}"
-                  f"  tc::cp_async<{nbytes}>({base} + {esize} * ({off}), {ptr}, {size});\n}}")
+        mask = ld.operands[1] if len(ld.operands) > 1 else None
+        prefix = mask is not None and plan.mask_mode == "prefix"
+        nbytes = plan.vec * esize
+        size = "in_bounds" if prefix else f"{self.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
+            if mask is not None else str(nbytes)
+        self.line(self.dot_macros.cp_async_tile(dict(
+            base=self.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
+            regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,
+            offset=offset, ptr=ptr, size=size,
+            lane_mask=self.wrap(mask, "v + k", 4) if prefix else "")))

@@ -404,29 +404,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
                 operand = f"({operand})"
             return self.narrow(f"{sym}{operand}", UNARY, v)
         if k == "binary":
-            fn = op.attrs["fn"]
-            if fn in CALLS:
-                return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
-                return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "rem" and v.dtype.is_floating():
-                return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
-                return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
-                    v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
-                mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
-                return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
-                text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
-                        f"{self.wrap(a[1], idx, MUL + 1)}")
-                return self.narrow(text, MUL, v)
-            sym, prec = BINARY[fn]
-            # Mixed bitwise / shift / logical operators always get parentheses (as
-            # compilers' -Wparentheses asks); arithmetic follows plain precedence.
-            need = UNARY if prec <= SHIFT else prec
-            text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
-            return self.narrow(text, prec, v)
+            return self.binary_expr(v, idx)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
@@ -441,6 +419,32 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if k == "addptr":
             return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
+
+    def binary_expr(self, v: Value, idx: str) -> tuple[str, int]:
+        """A binary op's expression: a call where C's operator differs from Triton's."""
+        a, fn = v.owner.operands, v.owner.attrs["fn"]
+        if fn in CALLS:
+            return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
+            return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "rem" and v.dtype.is_floating():
+            return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
+            return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
+                v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
+            mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
+            return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
+            text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
+                    f"{self.wrap(a[1], idx, MUL + 1)}")
+            return self.narrow(text, MUL, v)
+        sym, prec = BINARY[fn]
+        # Mixed bitwise / shift / logical operators always get parentheses (as
+        # compilers' -Wparentheses asks); arithmetic follows plain precedence.
+        need = UNARY if prec <= SHIFT else prec
+        text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
+        return self.narrow(text, prec, v)
 
     def lname(self, p: Placement) -> str:
         """The C struct of a placement (emitted in the kernel file when used)."""
@@ -910,6 +914,35 @@ class Rendered:
     c_names: frozenset[str]
 
 
+def _plan_notes(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """The header's notes: each memory access's plan, each product's and pipeline's."""
+    memory, dots = [], []
+    for op in kernel.walk():
+        if op.kind == "dot":
+            dots.append(f"L{op.loc.line}: {op.attrs['plan'].description}")
+        if op.kind == "for" and "pipeline" in op.attrs:
+            dots.append(op.attrs["pipeline"].note)
+        if op.kind in ("load", "store") and "plan" in op.attrs:
+            what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
+            memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
+    return memory, dots
+
+
+def _parameters(kernel: Kernel, r: Renderer) -> list[tuple[str, str]]:
+    """(C parameter, the Python name where it differs): the kernel's, then the tensor maps
+    (by value, in the constant bank: what TMA copies read)."""
+    params = []
+    for p in kernel.params:
+        if p.value is not None:
+            c_name = r.name(p.value)
+            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
+    for m in kernel.tensor_maps:
+        what = m.param if m.args is None else f"{m.param}'s descriptor"
+        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
+                       f"{what}, {list(m.box)} boxes"))
+    return params
+
+
 def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
            occupancy: bool = True) -> Rendered:
@@ -932,27 +965,11 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     body = declarations + body
     if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off
         body = ["  #pragma clang fp contract(off)"] + body
-    params = []
-    for p in kernel.params:
-        if p.value is not None:
-            c_name = r.name(p.value)
-            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
-    for m in kernel.tensor_maps:  # by value, in the constant bank: what TMA copies read
-        what = m.param if m.args is None else f"{m.param}'s descriptor"
-        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
-                       f"{what}, {list(m.box)} boxes"))
+    params = _parameters(kernel, r)
     renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
     if kernel.symbol != kernel.name:
         renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")
-    memory, dots = [], []
-    for op in kernel.walk():
-        if op.kind == "dot":
-            dots.append(f"L{op.loc.line}: {op.attrs['plan'].description}")
-        if op.kind == "for" and "pipeline" in op.attrs:
-            dots.append(op.attrs["pipeline"].note)
-        if op.kind in ("load", "store") and "plan" in op.attrs:
-            what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
-            memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
+    memory, dots = _plan_notes(kernel)
     threads = kernel.num_warps * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}

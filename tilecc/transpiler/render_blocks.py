@@ -51,6 +51,25 @@ def _packed_arrays(arrays: list[tuple[int, int]]) -> tuple[list[int], int]:
 POOL_B = "@pool_b@"
 
 
+def _reduced_register(src: Placement, e: int, dst: Placement | None, s: str, j: str) -> str:
+    """The register of `src` holding element `j` along the reduced axis `e` of the row
+    that output register `s` of `dst` gathers."""
+    terms = []
+    for e2 in src.kept:
+        if e2 == e or src.reg_sizes[e2] == 1:
+            continue
+        comp = dst.reg_component(e2, s) if dst is not None else "0"
+        stride = src.rstride(e2)
+        terms.append(comp if stride == 1 else f"({comp}) * {stride}")
+    if j != "0":
+        stride = src.rstride(e)
+        if j.isdigit():
+            terms.append(str(int(j) * stride))
+        else:
+            terms.append(j if stride == 1 else f"{j} * {stride}")
+    return " + ".join(terms) or "0"
+
+
 class BlockOps:
     # --- the shared-memory pool -------------------------------------------------------------
     def start_pool(self) -> None:
@@ -201,20 +220,7 @@ class BlockOps:
         j_count = min(src.reg_sizes[e], src.full[e])
 
         def reg(s: str, j: str) -> str:
-            terms = []
-            for e2 in src.kept:
-                if e2 == e or src.reg_sizes[e2] == 1:
-                    continue
-                comp = dst.reg_component(e2, s) if dst is not None else "0"
-                stride = src.rstride(e2)
-                terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-            if j != "0":
-                stride = src.rstride(e)
-                if j.isdigit():
-                    terms.append(str(int(j) * stride))
-                else:
-                    terms.append(j if stride == 1 else f"{j} * {stride}")
-            return " + ".join(terms) or "0"
+            return _reduced_register(src, e, dst, s, j)
 
         what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
         with self.block():

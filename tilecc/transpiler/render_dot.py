@@ -82,12 +82,9 @@ class DotOps:
             self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
             return
         off = self.operand_offset(dot, which, "row", "col")
-        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {vec}) {{\n"
-                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
-                  f"  tc::Vec<{t}, {vec}> chunk;\n"
-                  f"#pragma unroll\n  for (int k = 0; k < {vec}; ++k) chunk[k] = "
-                  f"{self.text(x, 'v + k')};\n"
-                  f"  tc::store<{vec}>({tile} + {off}, chunk);\n}}")
+        self.line(self.dot_macros.stage_vectors(dict(
+            regs=p.regs, vec=vec, layout=lname, ctype=t, value=self.text(x, "v + k"),
+            tile=tile, offset=off)))
 
     def op_dot(self, op: Op) -> None:
         plan: DotPlan = op.attrs["plan"]

@@ -74,6 +74,11 @@ def dot_macros():
     return environment().get_template("c_like/dot.j2").module
 
 
+def block_macros():
+    """The macros of scans and layout changes (c_like/blocks.j2)."""
+    return environment().get_template("c_like/blocks.j2").module
+
+
 # C operator precedence (higher binds tighter), for minimal parentheses.
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
     16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3
@@ -255,6 +260,10 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
     @property
     def dot_macros(self):
         return dot_macros()
+
+    @property
+    def block_macros(self):
+        return block_macros()
 
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""

@@ -326,51 +326,35 @@ class BlockOps:
         shape = xs[0].type.shape
         strides = _row_major(shape)
         n, inner = shape[axis], strides[axis]
-        lines = prod(shape) // n
-        threads = self.k.num_warps * self.target.warp_size
         used = [res for res in results if self.uses.get(res.id, 0) > 0]
         for res in used:
             self.declare(res)
-        with self.block():
+        with self.captured() as combine:
             self.combine_lambda(op.regions[0], len(xs))
-            self.line(f"// through shared memory: one thread scans each of the {lines} line"
-                      f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
-            offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+        offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+        with self.captured() as wait:
             base = self.pool_step(total)
-            for k, x in enumerate(xs):
-                t = c_type(x.dtype)
-                self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
-                          (f" + {offs[k]});" if offs[k] else ");"))
-            src: Placement = xs[0].layout
-            lin = self.linear(src, "r", strides)
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
-                      " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};"
-                               for k, x in enumerate(xs)) + " }")
-            self.line("__syncthreads();")
-            with self.block(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
-                            f"line += {threads}) {{"):
-                start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 \
-                    else f"line * {n}"
-                self.line(f"const int first = {start};")
-                step = f" * {inner}" if inner > 1 else ""
-                pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
-                    (lambda i: f"first + {i}{step}")  # noqa: E731
-                accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-                for k, (acc, x) in enumerate(zip(accs, xs)):
-                    self.line(f"{c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
-                with self.block(f"for (int step = 1; step < {n}; ++step) {{"):
-                    self.line(self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                       for k in range(len(xs))]))
-                    self.line(" ".join(f"line{k}[{pos('step')}] = {a};"
-                                       for k, a in enumerate(accs)))
-            self.line("__syncthreads();")
-            dst: Placement = results[0].layout
-            lin = self.linear(dst, "r", strides)
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
-                      " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
-                               for k, res in enumerate(results) if res in used) + " }")
+        step = f" * {inner}" if inner > 1 else ""
+        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+            (lambda i: f"first + {i}{step}")  # noqa: E731
+        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+        src_lin = self.linear(xs[0].layout, "r", strides)
+        writes = [f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)]
+        dst_lin = self.linear(results[0].layout, "r", strides)
+        self.line(self.block_macros.scan(dict(
+            combine=combine, wait=wait, base=base, n=n, axis=axis,
+            lines=prod(shape) // n, threads=self.k.num_warps * self.target.warp_size,
+            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k])
+                    for k, x in enumerate(xs)],
+            src_regs=xs[0].layout.regs, writes=writes,
+            first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
+            else f"line * {n}", pos0=pos("0"),
+            combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                  for k in range(len(xs))]),
+            stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
+            dst_regs=results[0].layout.regs,
+            reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
+                   for k, res in enumerate(results) if res in used])))
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
@@ -379,21 +363,14 @@ class BlockOps:
         barrier each reads `reads`' registers from theirs."""
         for res, _ in reads:
             self.declare(res)
-        t = c_type(writes[0][0].dtype)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        with self.block():
-            self.line(f"// {why}: through shared memory")
+        with self.captured() as wait:
             base = self.pool_step(count * writes[0][0].dtype.itemsize)
-            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-            for v, pos in writes:
-                self.line("#pragma unroll")
-                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
-                          f"{self.text(v, 'r')};")
-            self.line("__syncthreads();")
-            for v, pos in reads:
-                self.line("#pragma unroll")
-                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
-                          f"buffer[{pos}];")
+        self.line(self.block_macros.exchange(dict(
+            why=why, wait=wait, base=base, ctype=c_type(writes[0][0].dtype),
+            writes=[dict(regs=v.layout.regs, pos=pos, value=self.text(v, "r"))
+                    for v, pos in writes],
+            reads=[dict(regs=v.layout.regs, pos=pos, name=self.name(v)) for v, pos in reads])))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result

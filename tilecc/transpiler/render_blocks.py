@@ -367,7 +367,8 @@ class BlockOps:
         with self.captured() as wait:
             base = self.pool_step(count * writes[0][0].dtype.itemsize)
         self.line(self.block_macros.exchange(dict(
-            why=why, wait=wait, base=base, ctype=c_type(writes[0][0].dtype),
+            comment=f"{why}: through shared memory", wait=wait, base=base,
+            ctype=c_type(writes[0][0].dtype),
             writes=[dict(regs=v.layout.regs, pos=pos, value=self.text(v, "r"))
                     for v, pos in writes],
             reads=[dict(regs=v.layout.regs, pos=pos, name=self.name(v)) for v, pos in reads])))

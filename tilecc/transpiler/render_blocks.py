@@ -428,46 +428,32 @@ class BlockOps:
         used = self.uses.get(res.id, 0) > 0
         mask = op.operands[2] if op.kind == "atomic" and len(op.operands) > 2 else None
         sem = op.attrs["sem"]
-        release = "true" if sem in ("release", "acq_rel") else "false"
-        acquire = "true" if sem in ("acquire", "acq_rel") else "false"
-        before, after = (f"tc::fence_{side}{self.atomic_scope(op)}" for side in ("before", "after"))
-        if not res.type.is_block:
-            if used:
-                self.declare(res)
-            with self.block():
-                self.line("// one thread performs the atomic; the others see its result")
-                guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
-                                              else "")
-                if used:
-                    t = c_type(res.dtype)
-                    base = self.pool_step(res.dtype.itemsize)
-                    self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-                with self.block(f"if ({guard}) {{"):
-                    self.line(f"{before}({release});")
-                    call = self.atomic_call(op, "r")
-                    self.line(f"result[0] = {call};" if used else f"{call};")
-                    self.line(f"{after}({acquire});")
-                if used:
-                    self.line("__syncthreads();")
-                    self.line(f"{self.name(res)} = result[0];")
-            return
-        p: Placement = res.layout
+        a = dict(release="true" if sem in ("release", "acq_rel") else "false",
+                 acquire="true" if sem in ("acquire", "acq_rel") else "false", used=used,
+                 before=f"tc::fence_before{self.atomic_scope(op)}",
+                 after=f"tc::fence_after{self.atomic_scope(op)}")
         if used:
             self.declare(res)
+        if not res.type.is_block:
+            a["guard"] = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
+                                               else "")
+            with self.captured() as a["wait"]:
+                a["base"] = self.pool_step(res.dtype.itemsize) if used else ""
+            a.update(ctype=c_type(res.dtype), call=self.atomic_call(op, "r"),
+                     name=self.name(res) if used else "")
+            self.line(self.block_macros.scalar_atomic(a))
+            return
+        p: Placement = res.layout
         # an element held in several registers, lanes or warps is updated once, by its
         # owning copy; the others then take the owner's result (below)
-        reg_mask = p.reg_owner_mask
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                             f"(r & {reg_mask}) == r" if p.replicated_registers else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
         call = self.atomic_call(op, "r")
         stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
         if conds:
             stmt = f"if ({' && '.join(conds)}) {stmt}"
-        self.line(f"{before}({release});")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {stmt}")
-        self.line(f"{after}({acquire});")
+        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
         if used and p.replicated:
             self.broadcast_from_owners(res)
 
@@ -479,30 +465,24 @@ class BlockOps:
         name, t = self.name(v), c_type(v.dtype)
         reg = f"r & {p.reg_owner_mask}" if p.replicated_registers else "r"
         if not p.replicated_warps:
-            if p.replicated_lanes:
-                self.line("// copies of an element in other lanes take the owning lane's result")
-                value = f"tc::shfl({name}[{reg}], tc::lane_id() & {p.lane_owner_mask})"
-            else:
-                self.line("// copies of an element in other registers take the owning one's result")
-                value = f"{name}[{reg}]"
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = {value};")
+            comment, value = (
+                ("copies of an element in other lanes take the owning lane's result",
+                 f"tc::shfl({name}[{reg}], tc::lane_id() & {p.lane_owner_mask})")
+                if p.replicated_lanes else
+                ("copies of an element in other registers take the owning one's result",
+                 f"{name}[{reg}]"))
+            self.line(self.block_macros.broadcast(dict(
+                shared=False, comment=comment, regs=p.regs, name=name, value=value)))
             return
-        with self.block():
-            self.line("// copies of an element in other warps take the owner's result: "
-                      "through shared memory")
+        with self.captured() as wait:
             base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
-            self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-            lin = self.linear(p, "r", _row_major(p.shape))
-            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                                 f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
-                     if c]
-            guard = f"if ({' && '.join(conds)}) " if conds else ""
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
-            self.line("__syncthreads();")
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
+        lin = self.linear(p, "r", _row_major(p.shape))
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
+                 if c]
+        self.line(self.block_macros.broadcast(dict(
+            shared=True, wait=wait, ctype=t, base=base, regs=p.regs, lin=lin, name=name,
+            guard=f"if ({' && '.join(conds)}) " if conds else "")))
 
     op_atomic_cas = op_atomic
 

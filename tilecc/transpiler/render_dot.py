@@ -8,6 +8,8 @@ the accumulator's registers for whatever the kernel does next.  The portable pat
 the staging and replaces the middle part by a loop of fused multiply-adds.  Which loop
 over K is written is the plan's matrix unit's (`MatrixUnit.main_loop`), and what it
 needs (fences, operands from shared memory or registers) is asked of the unit's row.
+The methods here compute plain data (sizes, names, offsets, the lines other ops wrote);
+`templates/c_like/dot.j2` spells the C.
 """
 
 from __future__ import annotations

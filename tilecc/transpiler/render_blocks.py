@@ -222,40 +222,39 @@ class BlockOps:
         def reg(s: str, j: str) -> str:
             return _reduced_register(src, e, dst, s, j)
 
-        what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
-        with self.block():
+        with self.captured() as head:
             for res, u in zip(results, used):
                 if not u and warps > 1:  # not read later, but the warps exchange it
                     self.declare(res)
             self.combine_lambda(op.regions[0], len(xs))
-            types = [c_type(x.dtype) for x in xs]
-            accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
-            lanes, lstride = src.unique_lanes(e), src.lstride(e)
-            first = (f"in registers: each thread combines its {j_count} elements"
-                     if j_count > 1 else "each thread holds one element")
-            self.line(f"// 1. {first} along {what}"
-                      + (f"; 2. then across the {lanes} lanes that hold the axis, by "
-                         "butterfly shuffles" if lanes > 1 else ""))
-            # A loop that would run once (one output register, two elements, two lanes)
-            # is written as its body.
-            o = "o" if n_out > 1 else "0"
-            with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
-                for t, acc, x in zip(types, accs, xs):
-                    self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
-                if j_count == 2:
-                    self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
-                elif j_count > 2:
-                    others = [self.text(x, reg(o, "j")) for x in xs]
-                    self.line("#pragma unroll")
-                    self.line(f"for (int j = 1; j < {j_count}; ++j) "
-                              f"{self.combine_call(accs, others)}")
-                if lanes > 1:
-                    self.shuffle_steps(accs, types, lstride, lanes)
-                for res, acc, u in zip(results, accs, used):
-                    if u or warps > 1:
-                        self.line(f"{self.slot(res, o)} = {acc};")
+        types = [c_type(x.dtype) for x in xs]
+        accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
+        lanes, lstride = src.unique_lanes(e), src.lstride(e)
+        # A loop that would run once (one output register, two elements, two lanes)
+        # is written as its body.
+        o = "o" if n_out > 1 else "0"
+        inits = [f"{t} {acc} = {self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
+        combine = []
+        if j_count == 2:
+            combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
+        elif j_count > 2:
+            others = [self.text(x, reg(o, "j")) for x in xs]
+            combine = ["#pragma unroll",
+                       f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}"]
+        with self.captured() as shuffle:
+            if lanes > 1:
+                self.shuffle_steps(accs, types, lstride, lanes)
+        stores = [f"{self.slot(res, o)} = {acc};"
+                  for res, acc, u in zip(results, accs, used) if u or warps > 1]
+        with self.captured() as cross:
             if warps > 1:
                 self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
+        self.line(self.block_macros.reduce(dict(
+            head=head, lanes=lanes, n_out=n_out, inits=inits, combine=combine,
+            shuffle=shuffle, stores=stores, cross=cross,
+            what=f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block",
+            first=(f"in registers: each thread combines its {j_count} elements"
+                   if j_count > 1 else "each thread holds one element"))))
 
     def shuffle_steps(self, accs: list[str], types: list[str], lstride: int, lanes: int) -> None:
         """Combines `accs` across `lanes` lanes `lstride` apart by butterfly shuffles."""

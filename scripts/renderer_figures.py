@@ -160,13 +160,27 @@ def emission_calls():
     return {p.name: len(EMIT.findall(p.read_text())) for p in RENDER_FILES}
 
 
+def docstring_lines(text: str) -> set[int]:
+    """The lines of the module's, classes' and functions' docstrings (prose, not C)."""
+    lines = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                lines.add(body[0].lineno)
+    return lines
+
+
 def c_strings():
     """String literals (f-strings included) that carry C: a `;`, `{` or `}` outside the
-    f-string's replacement fields."""
+    f-string's replacement fields (docstrings left out)."""
     n = collections.Counter()
     for p in RENDER_FILES:
-        for tok in tokenize.generate_tokens(io.StringIO(p.read_text()).readline):
-            if tok.type != tokenize.STRING:
+        text = p.read_text()
+        docs = docstring_lines(text)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.STRING or tok.start[0] in docs:
                 continue
             text = tok.string
             prefix = text[:text.index(text.lstrip("rbfuRBFU")[0])].lower()
@@ -177,6 +191,27 @@ def c_strings():
             if any(c in text for c in ";{}"):
                 n[p.name] += 1
     return dict(n)
+
+
+def c_text_shares() -> tuple[int, int]:
+    """(characters of the C-bearing string literals of the renderer's Python, characters
+    of its templates less their `{# #}` comments): where the C is spelled."""
+    in_python = 0
+    for p in RENDER_FILES:
+        text = p.read_text()
+        docs = docstring_lines(text)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.STRING or tok.start[0] in docs:
+                continue
+            body = tok.string
+            prefix = body[:body.index(body.lstrip("rbfuRBFU")[0])].lower()
+            if "f" in prefix:
+                body = re.sub(r"\{[^{}]*\}", "", re.sub(r"\{\{|\}\}", "B", body))
+            if any(c in body for c in ";{}B"):
+                in_python += len(tok.string)
+    in_templates = sum(len(re.sub(r"\{#.*?#\}", "", p.read_text(), flags=re.S).strip())
+                       for p in TEMPLATES)
+    return in_python, in_templates
 
 
 def long_functions(limit: int = 60):
@@ -237,6 +272,10 @@ def main() -> None:
     jinja = {p.name: len(p.read_text().splitlines()) for p in TEMPLATES}
     rows.append(("kernel Jinja lines", sum(jinja.values()),
                  ", ".join(f"{f} {n}" for f, n in jinja.items())))
+    in_python, in_templates = c_text_shares()
+    rows.append(("C text in templates (chars, % of all)", in_templates,
+                 f"{100 * in_templates // (in_python + in_templates)}% (Python's C-bearing "
+                 f"literals: {in_python})"))
     longs = long_functions()
     rows.append(("renderer functions over 60 lines", len(longs),
                  ", ".join(f"{name} {n}" for n, name in longs)))

@@ -265,12 +265,12 @@ def _kernels_to_scan():
 @pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
 def test_generated_code_spells_only_known_names(kernel, signature, target):
     """Each identifier of a rendered kernel is a name the renderer gave out (to a user value
-    or derived from one, kernel.c_names), or one that user names are kept from
+    or derived from one, Rendered.c_names), or one that user names are kept from
     (names.is_reserved, names.DOT_GENERATED, `__` built-ins).  A new name in generated code
     that is neither fails here: add it to names.GENERATED (or DOT_GENERATED)."""
     built = kernel.build(kernel._specs(signature, {}), target, 4,
                          arch="sm_90" if target == "cuda" else None)
-    known = built.kernel.c_names
+    known = built.products.c_names
     unknown = {w for w in _code_identifiers(built.source) - known - _SPELLED
                if not (N.is_reserved(w) or w in N.DOT_GENERATED or w.startswith("__")
                        or w == built.kernel.symbol)}

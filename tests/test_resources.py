@@ -105,11 +105,11 @@ def test_static_shared_memory_is_counted_as_ptxas_counts_it(arch):
     """A small pool beside dynamic shared memory: ptxas pads the static arrays to the
     dynamic array's 1024-byte alignment, and so does the count the limit is checked on."""
     sig, meta = "*fp16:16,*fp16:16,*fp32:16,i32:16", dict(BM=64, BN=64, BK=32)
-    kernel = dot_then_sum.build(dot_then_sum._specs(sig, meta), "cuda", 4, arch=arch).kernel
-    assert kernel.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2  # A and B in 3 stages
+    rendered = dot_then_sum.build(dot_then_sum._specs(sig, meta), "cuda", 4, arch=arch).products
+    assert rendered.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2  # A and B in 3 stages
     require_cuda_compiler()
     log = dot_then_sum.compile(sig, arch=arch, **meta).log
-    assert re.findall(r"(\d+) bytes smem", log) == [str(kernel.static_shared_bytes)]
+    assert re.findall(r"(\d+) bytes smem", log) == [str(rendered.static_shared_bytes)]
 
 
 @tilecc.jit
@@ -185,9 +185,9 @@ def test_whole_block_reductions_need_only_the_partials(target, arch):
     dimensional through shared memory first.  Reduced axis by axis, only each step's
     cross-warp partials go there, as with an axis given."""
     sig, meta = "*fp32:16,*fp32:16,*i32:16", dict(BM=128, BN=256)
-    kernel = whole_block_reductions.build(whole_block_reductions._specs(sig, meta), target, 16,
-                                          arch=arch).kernel
-    assert kernel.static_shared_bytes + kernel.shared_bytes <= 4096
+    rendered = whole_block_reductions.build(whole_block_reductions._specs(sig, meta), target,
+                                            16, arch=arch).products
+    assert rendered.static_shared_bytes + rendered.shared_bytes <= 4096
     require = require_cuda_compiler if target == "cuda" else require_hip_compiler
     require()  # the same steps on a smaller block, for a quicker compile
     assert_clean_compile(whole_block_reductions, sig, target, arch, num_warps=4, BM=16, BN=64)

@@ -185,7 +185,7 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         device_code=code, threads=threads, kernel_ctypes=dict(zip(taken, types)),
         constexprs={s.name: s.constexpr for s in specs if s.is_constexpr},
         # Dynamic shared memory the kernel asks for at launch (tl.dot's pipeline stages).
-        shared_bytes=int(getattr(built.kernel, "shared_bytes", 0) or 0))
+        shared_bytes=built.products.shared_bytes)
 
 
 def specificity(v: Variant) -> int:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tilecc.language.core import KernelFunction
     from tilecc.runtime.binary import Binary
     from tilecc.transpiler.ir import Kernel
+    from tilecc.transpiler.render import Rendered
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Artifact:
     options: CompileOptions
     binary: Binary | None = None  # None: transpiled only
     kernel: Kernel | None = None  # the IR after the passes; None when the disk cache answered
+    # the source's products (shared memory, programs per SM, C names); None as `kernel`
+    products: Rendered | None = None
     conversions: list[str] = field(default_factory=list)  # layout conversions, described
 
     @property
@@ -145,11 +148,11 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
     builtins_vendor.check_counters(kernel, target.name)
     check_registers(kernel)  # before rendering: such blocks take ptxas minutes
     template_cache.install()
-    source = render(kernel, target, conversions, specialization=describe_specs(specs),
-                    line_directives=options.line_directives, occupancy=occupancy)
-    check_shared_memory(kernel, target)
-    return Artifact(kernel.symbol, source, tuple(specs), target.name, target.arch, options,
-                    kernel=kernel, conversions=conversions)
+    rendered = render(kernel, target, conversions, specialization=describe_specs(specs),
+                      line_directives=options.line_directives, occupancy=occupancy)
+    check_shared_memory(kernel, rendered, target)
+    return Artifact(kernel.symbol, rendered.source, tuple(specs), target.name, target.arch,
+                    options, kernel=kernel, products=rendered, conversions=conversions)
 
 
 # --- compiling, through the caches ----------------------------------------------------------------
@@ -189,11 +192,11 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         return hit
     art = transpile(kernel_fn, list(specs), target, options)  # (resolved: taken as it is)
     binary = compile_source(art, target)
-    if art.kernel.min_programs and _spills(binary.log):
+    if art.products.min_programs and _spills(binary.log):
         # the programs per SM asked of ptxas cost register spills: not worth them
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
-    art = replace(art, binary=binary._replace(shared_bytes=art.kernel.shared_bytes,
+    art = replace(art, binary=binary._replace(shared_bytes=art.products.shared_bytes,
                                               tensor_maps=tuple(art.kernel.tensor_maps)))
     fn = kernel_fn.fn
     cache.store("kernels", key, {**art.metadata, "kernel": f"{fn.__module__}.{fn.__qualname__}"},
@@ -211,16 +214,16 @@ def _tensor_map(saved: dict) -> TensorMap:
                         "args": tuple(args) if args is not None else None})
 
 
-def check_shared_memory(kernel: Kernel, target: CompileTarget) -> None:
-    """Raise OutOfResources where a program of the rendered `kernel` needs more shared
+def check_shared_memory(kernel: Kernel, rendered: Rendered, target: CompileTarget) -> None:
+    """Raise OutOfResources where a program of `kernel`, as `rendered`, needs more shared
     memory than one may have on the target's architecture: before the native compiler
     runs, instead of a ptxas error or a failed launch (a launch checks the device's own
     number again)."""
     limit, arch = target.shared_memory_limit, target.arch
-    required = kernel.static_shared_bytes + kernel.shared_bytes
+    required = rendered.static_shared_bytes + rendered.shared_bytes
     if required <= limit:
         return
-    uses = "".join(f"\n  {u}" for u in kernel.shared_uses)
+    uses = "".join(f"\n  {u}" for u in rendered.shared_uses)
     raise OutOfResources(required, limit, "shared memory", details=(
         f"{kernel.name} (num_warps={kernel.num_warps}, num_stages={kernel.num_stages}) needs "
         f"{required} bytes of shared memory per program; {arch} allows {limit}:{uses}"))

@@ -3,5 +3,5 @@
 Stages, each with one entry point:
   frontend.parse(fn, specs, target=) -> ir.Kernel   (libcst; names, constexprs, inlining)
   passes.run_passes(kernel, target)  -> layouts     (axis info, layouts, memory plans)
-  render.render(kernel, target, ...) -> str         (Jinja templates + device header)
+  render.render(kernel, target, ...) -> Rendered      (Jinja templates + device header)
 """

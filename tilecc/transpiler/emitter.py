@@ -6,10 +6,10 @@ a body captured apart from the output (a lambda's, written under its header late
     with self.own_names(), self.lambda_body() as body:
         self.region(region)          # the lambda's statements, into `body`
 
-A mixin of `render.Renderer`, which holds the state it writes: `lines` (the output),
-`depth` (levels of two spaces), `last_stmt` (the statement last commented) and `in_lambda`
-(no statement comments inside a lambda), `taken` (the C names in use).  Indentation is
-paired by the `with`, never by hand.
+A mixin of `render.Renderer`; the state it writes is its own, set up by `start_output` and
+written only here: `lines` (the output), `depth` (levels of two spaces), `last_stmt` (the
+statement last commented) and `in_lambda` (no statement comments inside a lambda).
+Indentation is paired by the `with`, never by hand.
 """
 
 from __future__ import annotations
@@ -23,14 +23,37 @@ class CEmitter:
     depth: int
     last_stmt: tuple[str, int] | None
     in_lambda: bool
-    taken: set[str]
+
+    def start_output(self) -> None:
+        """An empty output, one level in (a kernel's body)."""
+        self.lines, self.depth = [], 1
+        self.last_stmt: tuple[str, int] | None = None
+        self.in_lambda = False
+
+    def new_statement(self, key: tuple[str, int]) -> bool:
+        """Whether statement `key` is to be commented here (not inside a lambda, not the
+        statement commented last), and if so, it is now the last."""
+        if self.in_lambda or key == self.last_stmt:
+            return False
+        self.last_stmt = key
+        return True
+
+    @contextmanager
+    def same_last_statement(self) -> Iterator[None]:
+        """The statement last commented is back as it was after the `with` (a nested
+        region's statements do not hide the next one of the enclosing region)."""
+        saved = self.last_stmt
+        try:
+            yield
+        finally:
+            self.last_stmt = saved
 
     def line(self, text: str) -> None:
         """`text` (several lines where it holds newlines) at the current indentation;
-        pragmas and empty lines stay at the margin."""
+        preprocessor lines (pragmas, #line) and empty lines stay at the margin."""
         pad = "  " * self.depth
         for part in text.split("\n"):
-            self.lines.append(pad + part if part and not part.startswith("#pragma") else part)
+            self.lines.append(pad + part if part and not part.startswith("#") else part)
 
     @contextmanager
     def indented(self) -> Iterator[None]:
@@ -60,6 +83,17 @@ class CEmitter:
             yield
 
     @contextmanager
+    def captured(self) -> Iterator[list[str]]:
+        """The lines written in the `with` go to the list it yields, at zero indentation
+        (statement comments as anywhere): text for a template, which places them."""
+        saved = self.lines, self.depth
+        self.lines, self.depth = [], 0
+        try:
+            yield self.lines
+        finally:
+            self.lines, self.depth = saved
+
+    @contextmanager
     def lambda_body(self) -> Iterator[list[str]]:
         """The lines written in the `with` go to the list it yields, one level deeper than
         here and without statement comments (a lambda's body); the output, indentation and
@@ -72,13 +106,3 @@ class CEmitter:
         finally:
             self.lines, self.depth, self.last_stmt = saved
             self.in_lambda = False
-
-    @contextmanager
-    def own_names(self) -> Iterator[None]:
-        """Names taken in the `with` are its own (a lambda captures nothing: its parameters
-        and locals may reuse the kernel's names); the kernel's are back after it."""
-        saved, self.taken = self.taken, set()
-        try:
-            yield
-        finally:
-            self.taken = saved

@@ -167,16 +167,6 @@ class Kernel:
     tensor_maps: list = field(default_factory=list)
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""
-    # The rendered source's products (RENDER_PRODUCTS), recorded by render.render once the
-    # source is written; not part of the IR, which rendering only reads.
-    shared_bytes: int = 0  # dynamic shared memory the launch must give
-    static_shared_bytes: int = 0  # `__shared__` arrays (the pool)
-    # what takes shared memory, one line each (the resource check lists them when a
-    # program needs more than the target has)
-    shared_uses: list[str] = field(default_factory=list)
-    min_programs: int | None = None  # programs per SM asked of ptxas
-    # every name the renderer gave a value or derived from one (names.unique)
-    c_names: frozenset[str] = frozenset()
     # Source text of each statement line, and the author's comments above it, keyed by
     # (file, line): the renderer writes them above the code the line produced.
     statements: dict[tuple[str, int], tuple[str, list[str]]] = field(default_factory=dict)
@@ -212,14 +202,9 @@ def uses(kernel: Kernel) -> dict[int, int]:
     return counts
 
 
-RENDER_PRODUCTS = frozenset({"shared_bytes", "static_shared_bytes", "shared_uses",
-                             "min_programs", "c_names"})
-
-
 def fingerprint(kernel: Kernel) -> tuple:
     """Everything the renderer may read, as plain data that compares by value: the kernel's
-    fields (less its RENDER_PRODUCTS), and every op — kind, operands, results with their
-    types and layouts, attributes (plans, pipelines: field by field), regions.  Two equal
+    fields, and every op — kind, operands, results with their types and layouts, attributes (plans, pipelines: field by field), regions.  Two equal
     fingerprints: the same IR, so `render` checks that rendering left it unchanged."""
     def data(x: Any) -> Any:
         if isinstance(x, Value):
@@ -243,7 +228,7 @@ def fingerprint(kernel: Kernel) -> tuple:
              tuple(region(x) for x in op.regions)) for op in r.ops))
 
     fields = tuple((f.name, data(getattr(kernel, f.name))) for f in dataclasses.fields(kernel)
-                   if f.name not in RENDER_PRODUCTS and f.name != "body")
+                   if f.name != "body")
     return fields + (region(kernel.body),)
 
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import math
 import os
 import re
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 import jinja2
 import numpy as np
@@ -25,13 +28,13 @@ from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
-from tilecc.transpiler.names import DOT_GENERATED, c_identifier, unique
+from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.emission import Emission, pairs_cast
-from tilecc.transpiler.passes.settle import dynamic_tiles
+from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
 from tilecc.transpiler.render_asm import AsmOps
-from tilecc.transpiler.render_blocks import POOL_B, BlockOps
+from tilecc.transpiler.render_blocks import BlockOps
+from tilecc.transpiler.render_context import RenderContext, programs_per_sm
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import wrap_source
@@ -47,13 +50,33 @@ def environment() -> jinja2.Environment:
     """The one Jinja environment: a missing variable is an error, never an empty string.
     The runtime gives it a disk cache of compiled templates (`runtime/template_cache.py`)
     before it renders; the transpiler itself keeps nothing on disk."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    env.filters["nest"] = nest
+    return env
+
+
+def nest(text: str | list[str], levels: int = 1) -> str:
+    """C lines (a string of them, or a list) `levels` deeper, two spaces a level;
+    preprocessor lines and empty lines stay at the margin (as the emitter writes them)."""
+    lines = text if isinstance(text, list) else str(text).split("\n")
+    pad = "  " * levels
+    return "\n".join(pad + x if x and not x.startswith("#") else x for x in lines)
 
 
 def _macros():
     return environment().get_template("c_like/ops.j2").module
+
+
+def dot_macros():
+    """The macros of tl.dot's C (c_like/dot.j2): its loops over K, its copies."""
+    return environment().get_template("c_like/dot.j2").module
+
+
+def block_macros():
+    """The macros of scans and layout changes (c_like/blocks.j2)."""
+    return environment().get_template("c_like/blocks.j2").module
 
 
 # C operator precedence (higher binds tighter), for minimal parentheses.
@@ -132,97 +155,53 @@ _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
 class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
+    """The kernel's C, written op by op.  Each family of ops (the mixins: blocks, dots,
+    reorders, inline asm; the emitter) keeps its state in its own object or attributes,
+    set up and written by its own file; all of them read `ctx`."""
+
     def __init__(self, kernel: Kernel, target: CompileTarget, line_directives: bool):
-        self.k, self.target = kernel, target
-        self.line_directives = line_directives
-        # what is written as an expression, what as a variable (passes.emission)
-        self.emission = Emission(kernel, target.matrix_units)
-        self.uses = self.emission.uses
+        self.ctx = RenderContext.of(kernel, target, line_directives)
+        self.start_output()  # the emitter's: lines, indentation, last statement commented
+        # names: the C name of each value (by the value whose variable it lives in)
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
         self.allocated: set[str] = set()  # every name taken, lambdas' included
         # Python name -> its C++ spelling, where that is more than a trailing `_` (the
         # kernel's header comment lists them)
         self.renamed: dict[str, str] = {}
-        # tl.dot's code declares short names (row, g, q...) in scopes that read user values
-        self.dot_names = DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk()) \
-            else frozenset()
-        self.inline = self.emission.inline
-        self.mutable = self.emission.mutable
-        self.alias = self.emission.alias  # loop-carried slot → the value whose variable it reuses
-        self.lines: list[str] = []
-        self.depth = 1
-        self.last_stmt: tuple[str, int] | None = None
         self.layout_names: dict[Placement, str] = {}
-        self.smem_bytes = 0  # the shared-memory pool: the largest any one step needs
-        self.in_lambda = False  # rendering a combine function: no statement comments
+        # values written as expressions (the emission's; a pipeline's copies add theirs)
+        self.inline = self.ctx.emission.inline
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
-        self.writes = self._written_pointers()
-        self.consumers = {o.id: op.result for op in kernel.walk() if op.results
-                          for o in op.operands}
-        self.memory_bound = memory_bound(kernel)
-        self.recomputed = self.emission.recomputed
-        self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
-        # dynamic shared memory: pipeline stages and hoisted dot operands (passes.settle)
-        tiles = dynamic_tiles(kernel)
-        self.pipe_smem = sum(t.nbytes for t in tiles)
-        self.shared_uses = [t.what for t in tiles]  # what dynamic shared memory holds
-        # (dot, operand) staged once before its loop → its tile
-        self.hoisted: dict[tuple[int, int], str] = {}
-        # the half of the shared-memory pool the last step used: None (none yet), "A", "B",
-        # or "?" (a step in a loop or branch: not known which ran last); see pool_step
-        self.pool_prev: str | None = None
-        self.pool_b_bytes = 0  # the largest step in the second half (smem_bytes: the first)
         self.loop_depth = 0  # loops around the op being rendered (see _NESTING)
         self.branch_depth = 0  # ifs around it
-        self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
-        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
-        self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
-        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
+        self.start_pool()  # render_blocks: the shared-memory pool's steps
+        self.start_dots()  # render_dot: tiles, pipelines; the ops moved to issue points
+
+    # the context's fields, as the mixins read them
+    k = property(lambda self: self.ctx.kernel)
+    target = property(lambda self: self.ctx.target)
+    emission = property(lambda self: self.ctx.emission)
+    uses = property(lambda self: self.ctx.emission.uses)
+    mutable = property(lambda self: self.ctx.emission.mutable)
+    recomputed = property(lambda self: self.ctx.emission.recomputed)
+    memory_bound = property(lambda self: self.ctx.memory_bound)
 
     @property
     def macros(self):
         return _macros()
 
+    @property
+    def dot_macros(self):
+        return dot_macros()
+
+    @property
+    def block_macros(self):
+        return block_macros()
+
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
         return self.emission.root(v)
-
-    def _written_pointers(self) -> set[int]:
-        """Pointer values that stores write through (and everything they derive from).  A
-        value carried through a loop or merged by an `if` shares one C variable with its
-        initial value, the region's arguments and what the regions yield: one of them
-        written through makes all of them writable (none may be declared const)."""
-        same_variable: dict[int, list[Value]] = {}
-
-        def join(group: list[Value]) -> None:
-            for v in group:
-                same_variable.setdefault(v.id, []).extend(group)
-
-        for op in self.k.walk():
-            if op.kind == "for":
-                body = op.regions[0]
-                for i, res in enumerate(op.results):
-                    join([res, op.operands[3 + i], body.args[1 + i], body.yields[i]])
-            elif op.kind == "while":
-                before, body = op.regions
-                for i, res in enumerate(op.results):
-                    join([res, op.operands[i], before.args[i], body.args[i], body.yields[i]])
-            elif op.kind == "if":
-                for i, res in enumerate(op.results):
-                    join([res] + [r.yields[i] for r in op.regions if len(r.yields) > i])
-        written: set[int] = set()
-        todo = [op.operands[0] for op in self.k.walk()
-                if op.kind in ("store", "atomic", "atomic_cas")]
-        while todo:
-            v = todo.pop()
-            if v.id in written or not v.dtype.is_ptr():
-                continue
-            written.add(v.id)
-            if v.owner is not None:
-                todo.extend(v.owner.operands)
-            todo.extend(same_variable.get(v.id, ()))
-        return written
 
     # --- names ------------------------------------------------------------------------------
     def name(self, v: Value) -> str:
@@ -231,7 +210,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             return self.names[vid]
         python = v.name or self._derived_name(v)
         base = c_identifier(python)
-        if base in self.dot_names:
+        if base in self.ctx.dot_names:
             base += "_"
         candidate = unique(base, self.taken)
         self.allocated.add(candidate)
@@ -247,6 +226,36 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         name = unique(base, self.taken, add)
         self.allocated.add(name)
         return name
+
+    @contextmanager
+    def own_names(self) -> Iterator[None]:
+        """Names taken in the `with` are its own (a lambda captures nothing: its parameters
+        and locals may reuse the kernel's names); the kernel's are back after it."""
+        saved, self.taken = self.taken, set()
+        try:
+            yield
+        finally:
+            self.taken = saved
+
+    @contextmanager
+    def named_as(self, v: Value, text: str) -> Iterator[None]:
+        """`v` written as `text` in the `with` (a pipeline's copies of a later iteration:
+        the loop index as that iteration's)."""
+        root = self.root(v)
+        saved, self.names[root] = self.names[root], text
+        try:
+            yield
+        finally:
+            self.names[root] = saved
+
+    @contextmanager
+    def inlined(self, ids: set[int]) -> Iterator[None]:
+        """The values of `ids` written as expressions in the `with`."""
+        self.inline |= ids
+        try:
+            yield
+        finally:
+            self.inline -= ids
 
     def name_user_values(self, kernel: Kernel) -> None:
         """Parameters first, then every named value the kernel declares, in program order:
@@ -276,14 +285,14 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             src = v.owner.operands[0].name
             return f"{src}_{what}" if src else what
         if v.owner is not None and v.owner.kind == "load":
-            user = self.consumers.get(v.id)
+            user = self.ctx.consumers.get(v.id)
             if user is not None and user.name:
                 return f"{user.name}_{v.dtype.short}"
             return "loaded"
         return "t"
 
     def ctype(self, v: Value) -> str:
-        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.writes)
+        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.ctx.writes)
 
     def pointer_cast(self, v: Value, x: Value, idx: str) -> str:
         """A pointer from an address, an address from a pointer, or a pointer to another
@@ -338,29 +347,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
                 operand = f"({operand})"
             return self.narrow(f"{sym}{operand}", UNARY, v)
         if k == "binary":
-            fn = op.attrs["fn"]
-            if fn in CALLS:
-                return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
-                return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "rem" and v.dtype.is_floating():
-                return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
-                return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
-                    v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
-                mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
-                return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-            if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
-                text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
-                        f"{self.wrap(a[1], idx, MUL + 1)}")
-                return self.narrow(text, MUL, v)
-            sym, prec = BINARY[fn]
-            # Mixed bitwise / shift / logical operators always get parentheses (as
-            # compilers' -Wparentheses asks); arithmetic follows plain precedence.
-            need = UNARY if prec <= SHIFT else prec
-            text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
-            return self.narrow(text, prec, v)
+            return self.binary_expr(v, idx)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
@@ -375,6 +362,32 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if k == "addptr":
             return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
+
+    def binary_expr(self, v: Value, idx: str) -> tuple[str, int]:
+        """A binary op's expression: a call where C's operator differs from Triton's."""
+        a, fn = v.owner.operands, v.owner.attrs["fn"]
+        if fn in CALLS:
+            return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
+            return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "rem" and v.dtype.is_floating():
+            return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
+            return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
+                v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
+            mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
+            return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+        if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
+            text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
+                    f"{self.wrap(a[1], idx, MUL + 1)}")
+            return self.narrow(text, MUL, v)
+        sym, prec = BINARY[fn]
+        # Mixed bitwise / shift / logical operators always get parentheses (as
+        # compilers' -Wparentheses asks); arithmetic follows plain precedence.
+        need = UNARY if prec <= SHIFT else prec
+        text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
+        return self.narrow(text, prec, v)
 
     def lname(self, p: Placement) -> str:
         """The C struct of a placement (emitted in the kernel file when used)."""
@@ -440,15 +453,14 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
             return
         key = (loc.file, loc.stmt)
-        if self.in_lambda or key == self.last_stmt or key not in self.k.statements:
+        if key not in self.k.statements or not self.new_statement(key):
             return
-        self.last_stmt = key
         text, comments = self.k.statements[key]
         for c in comments:
             self.line("// " + c.lstrip("#").strip())
         where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
         self.line(f"// {where}: {text}{note}")
-        if self.line_directives:
+        if self.ctx.line_directives:
             self.lines.append(f'#line {loc.stmt} "{loc.file}"')
 
     def region(self, region: Region) -> None:
@@ -747,14 +759,12 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         self.line("}")
 
     def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        saved = self.last_stmt
-        with self.indented():
+        with self.same_last_statement(), self.indented():
             early = self._early_updates(region, targets, list(carried))
             self.early.update(early)
             self.region(region)
             self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
                                [y for y in region.yields if y.id not in early])
-        self.last_stmt = saved
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:
@@ -791,56 +801,56 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         return out
 
 
-REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture since sm_50
+@dataclass(frozen=True)
+class Rendered:
+    """What rendering a kernel produces: the source, and what the runtime needs besides it.
+    The IR kernel is left as the passes left it."""
+    source: str
+    shared_bytes: int  # dynamic shared memory the launch must give
+    static_shared_bytes: int  # `__shared__` arrays (the pool)
+    # what takes shared memory, one line each (the resource check lists them when a
+    # program needs more than the target has)
+    shared_uses: tuple[str, ...]
+    min_programs: int | None  # programs per SM asked of ptxas
+    # every name the renderer gave a value or derived from one (names.unique)
+    c_names: frozenset[str]
 
 
-def memory_bound(kernel: Kernel) -> bool:
-    """No tensor-core products: the kernel streams memory, and its registers are free for
-    loads in flight rather than held by accumulator tiles."""
-    return not any(op.kind == "dot" for op in kernel.walk())
-
-
-def programs_per_sm(kernel: Kernel, target: CompileTarget, held: set[int]) -> int | None:
-    """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
-
-    A kernel without tensor-core products streams memory: two programs on an SM keep loads
-    in flight while one of them reduces or waits at a barrier.  Without a minimum, ptxas
-    picks its register count by heuristics that need not leave room for two, or that hold
-    it so low that it keeps few loads in flight.  Layer norm's forward pass on an H100:
-    at 16384 columns with 8 warps ptxas took 91 registers and it ran 0.92x Triton's
-    speed, asked for two programs per SM (at most 128) it took 115 and ran 1.03x; at 4096
-    columns with 4 warps it took 56 (0.94x), asked, 72 (1.07x).  So it is asked for where
-    a thread's largest block value fills at most half of the registers two programs leave
-    — and, below 256 threads (where two programs fit any count), only where that value
-    is 16 words or more: with fewer, ptxas's own low count keeps more programs resident,
-    which short rows need (1024 columns, 4 warps: 32 registers).  Where ptxas still
-    spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
-    of the values kept in registers (not inlined or recomputed where used)."""
-    threads = kernel.num_warps * target.warp_size
-    if not target.occupancy_hints or not memory_bound(kernel):
-        return None  # tensor-core tiles want their registers
-    budget = min(255, REGISTERS_PER_SM // (2 * threads))
-    words = 0
+def _plan_notes(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """The header's notes: each memory access's plan, each product's and pipeline's."""
+    memory, dots = [], []
     for op in kernel.walk():
-        for v in op.results:
-            if v.type.is_block and v.layout is not None and v.id in held:
-                words = max(words, -(-v.layout.regs * v.dtype.itemsize // 4))
-    if words > budget // 2:
-        return None
-    if threads * 2 * 255 <= REGISTERS_PER_SM and words < 16:
-        return None  # small blocks in few threads: ptxas's own count keeps occupancy high
-    return 2
+        if op.kind == "dot":
+            dots.append(f"L{op.loc.line}: {op.attrs['plan'].description}")
+        if op.kind == "for" and "pipeline" in op.attrs:
+            dots.append(op.attrs["pipeline"].note)
+        if op.kind in ("load", "store") and "plan" in op.attrs:
+            what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
+            memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
+    return memory, dots
+
+
+def _parameters(kernel: Kernel, r: Renderer) -> list[tuple[str, str]]:
+    """(C parameter, the Python name where it differs): the kernel's, then the tensor maps
+    (by value, in the constant bank: what TMA copies read)."""
+    params = []
+    for p in kernel.params:
+        if p.value is not None:
+            c_name = r.name(p.value)
+            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
+    for m in kernel.tensor_maps:
+        what = m.param if m.args is None else f"{m.param}'s descriptor"
+        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
+                       f"{what}, {list(m.box)} boxes"))
+    return params
 
 
 def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
            specialization: list[str], line_directives: bool = False,
-           occupancy: bool = True) -> str:
-    """The kernel's source.  `occupancy`: ask ptxas for programs_per_sm() programs per SM
-    (the runtime renders again without it when ptxas spills registers to meet it).
-
-    Rendering only reads the IR; once the source is written, its products (shared memory
-    taken, programs per SM asked, the C names used: `ir.RENDER_PRODUCTS`) are recorded on
-    the kernel for the runtime."""
+           occupancy: bool = True) -> Rendered:
+    """The kernel's source and its products (`Rendered`).  `occupancy`: ask ptxas for
+    programs_per_sm() programs per SM (the runtime renders again without it when ptxas
+    spills registers to meet it).  Rendering only reads the IR."""
     from tilecc.version import __version__
 
     # TILECC_CHECK_IR=1 (the test suite sets it): verify the IR the passes left, and check
@@ -852,35 +862,16 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.name_user_values(kernel)
     r.region(kernel.body)
-    body = r.lines
-    if r.pool_b_bytes:  # steps in both halves of the pool: the second after the first
-        body = [line.replace(POOL_B, str(r.smem_bytes)) for line in body]
-        r.smem_bytes += r.pool_b_bytes
+    body = r.finish_pool(r.lines)
     declarations, shared = r.shared_memory_declarations()
     body = declarations + body
     if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off
         body = ["  #pragma clang fp contract(off)"] + body
-    params = []
-    for p in kernel.params:
-        if p.value is not None:
-            c_name = r.name(p.value)
-            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
-    for m in kernel.tensor_maps:  # by value, in the constant bank: what TMA copies read
-        what = m.param if m.args is None else f"{m.param}'s descriptor"
-        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
-                       f"{what}, {list(m.box)} boxes"))
+    params = _parameters(kernel, r)
     renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
     if kernel.symbol != kernel.name:
         renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")
-    memory, dots = [], []
-    for op in kernel.walk():
-        if op.kind == "dot":
-            dots.append(f"L{op.loc.line}: {op.attrs['plan'].description}")
-        if op.kind == "for" and "pipeline" in op.attrs:
-            dots.append(op.attrs["pipeline"].note)
-        if op.kind in ("load", "store") and "plan" in op.attrs:
-            what = op.kind + (f" {op.results[0].name}" if op.results and op.results[0].name else "")
-            memory.append(f"L{op.loc.line} {what}: {op.attrs['plan'].reason}")
+    memory, dots = _plan_notes(kernel)
     threads = kernel.num_warps * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.inline and v.id not in r.recomputed}
@@ -905,8 +896,5 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         assert ir.fingerprint(kernel) == before, (
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
             "in a pass (passes.settle)")
-    # the source's products, recorded once it is written: what the runtime needs besides it
-    kernel.shared_bytes, kernel.static_shared_bytes, kernel.shared_uses = shared
-    kernel.c_names = frozenset(r.allocated | set(r.names.values()))
-    kernel.min_programs = min_programs
-    return text
+    return Rendered(text, shared.dynamic, shared.static, tuple(shared.uses), min_programs,
+                    frozenset(r.allocated | set(r.names.values())))

@@ -49,6 +49,24 @@ def _uint(bits: int) -> str:
     return c_type(D.BY_NAME[f"u{bits}"])
 
 
+def _asm_input(o, ctype: str, elem_c: str, elem) -> str:
+    """An input operand's value: its element(s) (`elem(tensor, k)`), packed into a word of
+    the constraint's type where it takes several."""
+    if o.per == 1 and ctype == elem_c:
+        value = elem(o.tensor, o.first)
+    elif o.per == 1:
+        value = f"tc::bitcast<{_uint(o.bits)}>({elem(o.tensor, o.first)})"
+    else:
+        items = ", ".join(elem(o.tensor, o.first + j) for j in range(o.per))
+        value = (f"tc::bitcast<{_uint(o.bits)}>(tc::Vec<{elem_c}, {o.per}>"
+                 f"{{{{{items}}}}})")
+    if ctype in ("float", "double") and ctype != elem_c:
+        return f"tc::bitcast<{ctype}>({value})"
+    if ctype not in ("float", "double", elem_c, _uint(o.bits)):
+        return f"static_cast<{ctype}>({value})"
+    return value
+
+
 class AsmOps:
     def op_inline_asm(self, op: Op) -> None:
         pack = op.attrs["pack"]
@@ -89,19 +107,7 @@ class AsmOps:
                         if o.first + j < step:
                             unpack.append(f"{elem(o.tensor, o.first + j)} = {vec}[{j}];")
             else:
-                if o.per == 1 and ctype == elem_c:
-                    value = elem(o.tensor, o.first)
-                elif o.per == 1:
-                    value = f"tc::bitcast<{_uint(o.bits)}>({elem(o.tensor, o.first)})"
-                else:
-                    items = ", ".join(elem(o.tensor, o.first + j) for j in range(o.per))
-                    value = (f"tc::bitcast<{_uint(o.bits)}>(tc::Vec<{elem_c}, {o.per}>"
-                             f"{{{{{items}}}}})")
-                if ctype in ("float", "double") and ctype != elem_c:
-                    value = f"tc::bitcast<{ctype}>({value})"
-                elif ctype not in ("float", "double", elem_c, _uint(o.bits)):
-                    value = f"static_cast<{ctype}>({value})"
-                in_args.append(f'"{o.constraint}"({value})')
+                in_args.append(f'"{o.constraint}"({_asm_input(o, ctype, elem_c, elem)})')
         clobbers = op.attrs["clobbers"]
         volatile = "" if op.attrs["pure"] else " volatile"
         parts = [", ".join(out_args), ", ".join(in_args)]

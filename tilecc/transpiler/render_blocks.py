@@ -27,8 +27,8 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
 
 
 class SharedMemory(NamedTuple):
-    """What a rendered kernel takes of shared memory (render.render records it on the
-    kernel, with the source's other products)."""
+    """What a rendered kernel takes of shared memory (render.render returns it with the
+    source's other products: render.Rendered)."""
     dynamic: int  # bytes given at launch
     static: int  # `__shared__` arrays (the pool)
     uses: list[str]  # what takes it, one line each
@@ -51,8 +51,45 @@ def _packed_arrays(arrays: list[tuple[int, int]]) -> tuple[list[int], int]:
 POOL_B = "@pool_b@"
 
 
+def _reduced_register(src: Placement, e: int, dst: Placement | None, s: str, j: str) -> str:
+    """The register of `src` holding element `j` along the reduced axis `e` of the row
+    that output register `s` of `dst` gathers."""
+    terms = []
+    for e2 in src.kept:
+        if e2 == e or src.reg_sizes[e2] == 1:
+            continue
+        comp = dst.reg_component(e2, s) if dst is not None else "0"
+        stride = src.rstride(e2)
+        terms.append(comp if stride == 1 else f"({comp}) * {stride}")
+    if j != "0":
+        stride = src.rstride(e)
+        if j.isdigit():
+            terms.append(str(int(j) * stride))
+        else:
+            terms.append(j if stride == 1 else f"{j} * {stride}")
+    return " + ".join(terms) or "0"
+
+
 class BlockOps:
-    # --- shared pieces ----------------------------------------------------------------------
+    # --- the shared-memory pool -------------------------------------------------------------
+    def start_pool(self) -> None:
+        """The pool's state, written only here: its first half's size (the largest step
+        there), its second half's, and the half the last step used (see pool_step)."""
+        self.smem_bytes = 0
+        self.pool_b_bytes = 0
+        # None (none yet), "A", "B", or "?" (a step in a loop or branch: not known which
+        # ran last)
+        self.pool_prev: str | None = None
+
+    def finish_pool(self, body: list[str]) -> list[str]:
+        """`body` with the second half's place written in, once every step is rendered and
+        the first half's size is known; the pool, both halves."""
+        if not self.pool_b_bytes:
+            return body
+        body = [line.replace(POOL_B, str(self.smem_bytes)) for line in body]
+        self.smem_bytes += self.pool_b_bytes  # the second half after the first
+        return body
+
     def use_smem(self, nbytes: int) -> None:
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
 
@@ -63,15 +100,15 @@ class BlockOps:
         arrays stop at 48 KiB: a larger pool goes into dynamic shared memory, after the
         tl.dot tiles."""
         kernel, pool_bytes = self.k, self.smem_bytes
-        pool_at = None
+        pool_at, pipe_smem = None, self.ctx.pipe_smem
         limit = self.target.static_shared_limit
         if limit is not None and pool_bytes > limit:
-            pool_at = -(-self.pipe_smem // 1024) * 1024
-        dynamic = self.pipe_smem if pool_at is None else pool_at + pool_bytes
+            pool_at = -(-pipe_smem // 1024) * 1024
+        dynamic = pipe_smem if pool_at is None else pool_at + pool_bytes
         # ptxas pads the static arrays to the dynamic array's alignment (1024 bytes)
         static = 0 if pool_at is not None else pool_bytes if not dynamic else \
             -(-pool_bytes // 1024) * 1024
-        sizes = SharedMemory(dynamic, static, self.shared_uses + (
+        sizes = SharedMemory(dynamic, static, list(self.ctx.shared_uses) + (
             [f"the pool for reductions, scans, layout conversions and tl.dot operands staged "
              f"from registers: {pool_bytes} bytes"] if pool_bytes else []))
         pool, dynamic_decl = [], []
@@ -91,7 +128,7 @@ class BlockOps:
                             "static arrays may take (48 KiB)")
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
-                "the tl.dot tiles, then the pool" if self.pipe_smem else "the pool"
+                "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
             dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
                             "launch)",
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
@@ -191,55 +228,41 @@ class BlockOps:
         j_count = min(src.reg_sizes[e], src.full[e])
 
         def reg(s: str, j: str) -> str:
-            terms = []
-            for e2 in src.kept:
-                if e2 == e or src.reg_sizes[e2] == 1:
-                    continue
-                comp = dst.reg_component(e2, s) if dst is not None else "0"
-                stride = src.rstride(e2)
-                terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-            if j != "0":
-                stride = src.rstride(e)
-                if j.isdigit():
-                    terms.append(str(int(j) * stride))
-                else:
-                    terms.append(j if stride == 1 else f"{j} * {stride}")
-            return " + ".join(terms) or "0"
+            return _reduced_register(src, e, dst, s, j)
 
-        what = f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block"
-        with self.block():
+        with self.captured() as head:
             for res, u in zip(results, used):
                 if not u and warps > 1:  # not read later, but the warps exchange it
                     self.declare(res)
             self.combine_lambda(op.regions[0], len(xs))
-            types = [c_type(x.dtype) for x in xs]
-            accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
-            lanes, lstride = src.unique_lanes(e), src.lstride(e)
-            first = (f"in registers: each thread combines its {j_count} elements"
-                     if j_count > 1 else "each thread holds one element")
-            self.line(f"// 1. {first} along {what}"
-                      + (f"; 2. then across the {lanes} lanes that hold the axis, by "
-                         "butterfly shuffles" if lanes > 1 else ""))
-            # A loop that would run once (one output register, two elements, two lanes)
-            # is written as its body.
-            o = "o" if n_out > 1 else "0"
-            with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
-                for t, acc, x in zip(types, accs, xs):
-                    self.line(f"{t} {acc} = {self.text(x, reg(o, '0'))};")
-                if j_count == 2:
-                    self.line(self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs]))
-                elif j_count > 2:
-                    others = [self.text(x, reg(o, "j")) for x in xs]
-                    self.line("#pragma unroll")
-                    self.line(f"for (int j = 1; j < {j_count}; ++j) "
-                              f"{self.combine_call(accs, others)}")
-                if lanes > 1:
-                    self.shuffle_steps(accs, types, lstride, lanes)
-                for res, acc, u in zip(results, accs, used):
-                    if u or warps > 1:
-                        self.line(f"{self.slot(res, o)} = {acc};")
+        types = [c_type(x.dtype) for x in xs]
+        accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
+        lanes, lstride = src.unique_lanes(e), src.lstride(e)
+        # A loop that would run once (one output register, two elements, two lanes)
+        # is written as its body.
+        o = "o" if n_out > 1 else "0"
+        inits = [f"{t} {acc} = {self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
+        combine = []
+        if j_count == 2:
+            combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
+        elif j_count > 2:
+            others = [self.text(x, reg(o, "j")) for x in xs]
+            combine = ["#pragma unroll",
+                       f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}"]
+        with self.captured() as shuffle:
+            if lanes > 1:
+                self.shuffle_steps(accs, types, lstride, lanes)
+        stores = [f"{self.slot(res, o)} = {acc};"
+                  for res, acc, u in zip(results, accs, used) if u or warps > 1]
+        with self.captured() as cross:
             if warps > 1:
                 self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
+        self.line(self.block_macros.reduce(dict(
+            head=head, lanes=lanes, n_out=n_out, inits=inits, combine=combine,
+            shuffle=shuffle, stores=stores, cross=cross,
+            what=f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block",
+            first=(f"in registers: each thread combines its {j_count} elements"
+                   if j_count > 1 else "each thread holds one element"))))
 
     def shuffle_steps(self, accs: list[str], types: list[str], lstride: int, lanes: int) -> None:
         """Combines `accs` across `lanes` lanes `lstride` apart by butterfly shuffles."""
@@ -310,51 +333,35 @@ class BlockOps:
         shape = xs[0].type.shape
         strides = _row_major(shape)
         n, inner = shape[axis], strides[axis]
-        lines = prod(shape) // n
-        threads = self.k.num_warps * self.target.warp_size
         used = [res for res in results if self.uses.get(res.id, 0) > 0]
         for res in used:
             self.declare(res)
-        with self.block():
+        with self.captured() as combine:
             self.combine_lambda(op.regions[0], len(xs))
-            self.line(f"// through shared memory: one thread scans each of the {lines} line"
-                      f"{'s' if lines > 1 else ''} of {n} elements along axis {axis}")
-            offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+        offs, total = _packed_arrays([(prod(shape), x.dtype.itemsize) for x in xs])
+        with self.captured() as wait:
             base = self.pool_step(total)
-            for k, x in enumerate(xs):
-                t = c_type(x.dtype)
-                self.line(f"{t}* line{k} = reinterpret_cast<{t}*>({base}" +
-                          (f" + {offs[k]});" if offs[k] else ");"))
-            src: Placement = xs[0].layout
-            lin = self.linear(src, "r", strides)
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {src.regs}; ++r) {{ " +
-                      " ".join(f"line{k}[{lin}] = {self.text(x, 'r')};"
-                               for k, x in enumerate(xs)) + " }")
-            self.line("__syncthreads();")
-            with self.block(f"for (int line = static_cast<int>(threadIdx.x); line < {lines}; "
-                            f"line += {threads}) {{"):
-                start = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 \
-                    else f"line * {n}"
-                self.line(f"const int first = {start};")
-                step = f" * {inner}" if inner > 1 else ""
-                pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
-                    (lambda i: f"first + {i}{step}")  # noqa: E731
-                accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-                for k, (acc, x) in enumerate(zip(accs, xs)):
-                    self.line(f"{c_type(x.dtype)} {acc} = line{k}[{pos('0')}];")
-                with self.block(f"for (int step = 1; step < {n}; ++step) {{"):
-                    self.line(self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                       for k in range(len(xs))]))
-                    self.line(" ".join(f"line{k}[{pos('step')}] = {a};"
-                                       for k, a in enumerate(accs)))
-            self.line("__syncthreads();")
-            dst: Placement = results[0].layout
-            lin = self.linear(dst, "r", strides)
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {dst.regs}; ++r) {{ " +
-                      " ".join(f"{self.name(res)}[r] = line{k}[{lin}];"
-                               for k, res in enumerate(results) if res in used) + " }")
+        step = f" * {inner}" if inner > 1 else ""
+        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+            (lambda i: f"first + {i}{step}")  # noqa: E731
+        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+        src_lin = self.linear(xs[0].layout, "r", strides)
+        writes = [f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)]
+        dst_lin = self.linear(results[0].layout, "r", strides)
+        self.line(self.block_macros.scan(dict(
+            combine=combine, wait=wait, base=base, n=n, axis=axis,
+            lines=prod(shape) // n, threads=self.k.num_warps * self.target.warp_size,
+            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k])
+                    for k, x in enumerate(xs)],
+            src_regs=xs[0].layout.regs, writes=writes,
+            first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
+            else f"line * {n}", pos0=pos("0"),
+            combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                  for k in range(len(xs))]),
+            stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
+            dst_regs=results[0].layout.regs,
+            reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
+                   for k, res in enumerate(results) if res in used])))
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
@@ -363,21 +370,15 @@ class BlockOps:
         barrier each reads `reads`' registers from theirs."""
         for res, _ in reads:
             self.declare(res)
-        t = c_type(writes[0][0].dtype)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        with self.block():
-            self.line(f"// {why}: through shared memory")
+        with self.captured() as wait:
             base = self.pool_step(count * writes[0][0].dtype.itemsize)
-            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-            for v, pos in writes:
-                self.line("#pragma unroll")
-                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) buffer[{pos}] = "
-                          f"{self.text(v, 'r')};")
-            self.line("__syncthreads();")
-            for v, pos in reads:
-                self.line("#pragma unroll")
-                self.line(f"for (int r = 0; r < {v.layout.regs}; ++r) {self.name(v)}[r] = "
-                          f"buffer[{pos}];")
+        self.line(self.block_macros.exchange(dict(
+            comment=f"{why}: through shared memory", wait=wait, base=base,
+            ctype=c_type(writes[0][0].dtype),
+            writes=[dict(regs=v.layout.regs, pos=pos, value=self.text(v, "r"))
+                    for v, pos in writes],
+            reads=[dict(regs=v.layout.regs, pos=pos, name=self.name(v)) for v, pos in reads])))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result
@@ -434,46 +435,32 @@ class BlockOps:
         used = self.uses.get(res.id, 0) > 0
         mask = op.operands[2] if op.kind == "atomic" and len(op.operands) > 2 else None
         sem = op.attrs["sem"]
-        release = "true" if sem in ("release", "acq_rel") else "false"
-        acquire = "true" if sem in ("acquire", "acq_rel") else "false"
-        before, after = (f"tc::fence_{side}{self.atomic_scope(op)}" for side in ("before", "after"))
-        if not res.type.is_block:
-            if used:
-                self.declare(res)
-            with self.block():
-                self.line("// one thread performs the atomic; the others see its result")
-                guard = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
-                                              else "")
-                if used:
-                    t = c_type(res.dtype)
-                    base = self.pool_step(res.dtype.itemsize)
-                    self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-                with self.block(f"if ({guard}) {{"):
-                    self.line(f"{before}({release});")
-                    call = self.atomic_call(op, "r")
-                    self.line(f"result[0] = {call};" if used else f"{call};")
-                    self.line(f"{after}({acquire});")
-                if used:
-                    self.line("__syncthreads();")
-                    self.line(f"{self.name(res)} = result[0];")
-            return
-        p: Placement = res.layout
+        a = dict(release="true" if sem in ("release", "acq_rel") else "false",
+                 acquire="true" if sem in ("acquire", "acq_rel") else "false", used=used,
+                 before=f"tc::fence_before{self.atomic_scope(op)}",
+                 after=f"tc::fence_after{self.atomic_scope(op)}")
         if used:
             self.declare(res)
+        if not res.type.is_block:
+            a["guard"] = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
+                                               else "")
+            with self.captured() as a["wait"]:
+                a["base"] = self.pool_step(res.dtype.itemsize) if used else ""
+            a.update(ctype=c_type(res.dtype), call=self.atomic_call(op, "r"),
+                     name=self.name(res) if used else "")
+            self.line(self.block_macros.scalar_atomic(a))
+            return
+        p: Placement = res.layout
         # an element held in several registers, lanes or warps is updated once, by its
         # owning copy; the others then take the owner's result (below)
-        reg_mask = p.reg_owner_mask
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                             f"(r & {reg_mask}) == r" if p.replicated_registers else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
         call = self.atomic_call(op, "r")
         stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
         if conds:
             stmt = f"if ({' && '.join(conds)}) {stmt}"
-        self.line(f"{before}({release});")
-        self.line("#pragma unroll")
-        self.line(f"for (int r = 0; r < {p.regs}; ++r) {stmt}")
-        self.line(f"{after}({acquire});")
+        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
         if used and p.replicated:
             self.broadcast_from_owners(res)
 
@@ -485,30 +472,24 @@ class BlockOps:
         name, t = self.name(v), c_type(v.dtype)
         reg = f"r & {p.reg_owner_mask}" if p.replicated_registers else "r"
         if not p.replicated_warps:
-            if p.replicated_lanes:
-                self.line("// copies of an element in other lanes take the owning lane's result")
-                value = f"tc::shfl({name}[{reg}], tc::lane_id() & {p.lane_owner_mask})"
-            else:
-                self.line("// copies of an element in other registers take the owning one's result")
-                value = f"{name}[{reg}]"
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = {value};")
+            comment, value = (
+                ("copies of an element in other lanes take the owning lane's result",
+                 f"tc::shfl({name}[{reg}], tc::lane_id() & {p.lane_owner_mask})")
+                if p.replicated_lanes else
+                ("copies of an element in other registers take the owning one's result",
+                 f"{name}[{reg}]"))
+            self.line(self.block_macros.broadcast(dict(
+                shared=False, comment=comment, regs=p.regs, name=name, value=value)))
             return
-        with self.block():
-            self.line("// copies of an element in other warps take the owner's result: "
-                      "through shared memory")
+        with self.captured() as wait:
             base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
-            self.line(f"{t}* result = reinterpret_cast<{t}*>({base});")
-            lin = self.linear(p, "r", _row_major(p.shape))
-            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                                 f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
-                     if c]
-            guard = f"if ({' && '.join(conds)}) " if conds else ""
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {guard}result[{lin}] = {name}[r];")
-            self.line("__syncthreads();")
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r) {name}[r] = result[{lin}];")
+        lin = self.linear(p, "r", _row_major(p.shape))
+        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                             f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
+                 if c]
+        self.line(self.block_macros.broadcast(dict(
+            shared=True, wait=wait, ctype=t, base=base, regs=p.regs, lin=lin, name=name,
+            guard=f"if ({' && '.join(conds)}) " if conds else "")))
 
     op_atomic_cas = op_atomic
 

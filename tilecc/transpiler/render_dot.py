@@ -8,6 +8,8 @@ the accumulator's registers for whatever the kernel does next.  The portable pat
 the staging and replaces the middle part by a loop of fused multiply-adds.  Which loop
 over K is written is the plan's matrix unit's (`MatrixUnit.main_loop`), and what it
 needs (fences, operands from shared memory or registers) is asked of the unit's row.
+The methods here compute plain data (sizes, names, offsets, the lines other ops wrote);
+`templates/c_like/dot.j2` spells the C.
 """
 
 from __future__ import annotations
@@ -19,6 +21,17 @@ from tilecc.transpiler.target import c_type
 
 
 class DotOps:
+    def start_dots(self) -> None:
+        """The state of tl.dot's rendering, written only here."""
+        # (dot, operand) staged once before its loop → its tile
+        self.hoisted: dict[tuple[int, int], str] = {}
+        self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
+        self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
+        self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
+        self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
+        self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
+        self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
+
     def tile_offset(self, swizzled: bool, row: str, col: str, row_len: int, esize: int) -> str:
         """Element offset of (row, col) in an operand tile: swizzled 16-byte chunks for
         ldmatrix, plain row-major for the portable loop."""
@@ -71,12 +84,9 @@ class DotOps:
             self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
             return
         off = self.operand_offset(dot, which, "row", "col")
-        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {vec}) {{\n"
-                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n"
-                  f"  tc::Vec<{t}, {vec}> chunk;\n"
-                  f"#pragma unroll\n  for (int k = 0; k < {vec}; ++k) chunk[k] = "
-                  f"{self.text(x, 'v + k')};\n"
-                  f"  tc::store<{vec}>({tile} + {off}, chunk);\n}}")
+        self.line(self.dot_macros.stage_vectors(dict(
+            regs=p.regs, vec=vec, layout=lname, ctype=t, value=self.text(x, "v + k"),
+            tile=tile, offset=off)))
 
     def op_dot(self, op: Op) -> None:
         plan: DotPlan = op.attrs["plan"]
@@ -142,48 +152,25 @@ class DotOps:
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
             f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
-        with self.block(f"for (int kk = 0; kk < {k}; ++kk) {{"):
-            self.line(self.macros.register_loop(d.layout.regs, [step]))
+        self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        intrinsic = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
-        steps = k // plan.k_step
-        warp_m = "tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}"
-        warp_n = "0" if wn == 1 else f"tc::warp_id() % {wn}"
-        L = self.line
-        L(f"// main loop: {steps} steps of K = {plan.k_step}; warp (wm, wn) owns rows "
-          f"{8 * wm} i + 8 wm + [0, 8) and columns {8 * wn} j + 8 wn + [0, 8)")
-        with self.block():
-            L(f"const int wm = {warp_m}, wn = {warp_n};")
-            L("const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  "
-              "// ldmatrix: row g of matrix q")
-            L(f"const unsigned a_base = tc::smem_address({a_tile}), "
-              f"b_base = tc::smem_address({b_tile});")
-            L("// fragments of step kk + 1 are read while the mma of step kk run (two buffers)")
-            L(f"unsigned a_frag[2][{mt}][4], b_frag[2][{nt}][2];")
-            self.fragment_loads(op, plan, "0", "0", b_tile)
+        with self.captured() as hook_lines:  # the pipeline's copies, after the first loads
             hook, self.after_first_fragments = self.after_first_fragments, None
             if hook is not None:
                 hook()
-            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
-                if steps > 1:
-                    with self.block(f"if (kk + 1 < {steps}) {{"):
-                        self.fragment_loads(op, plan, "kk + 1", "(kk + 1) % 2", b_tile)
-                L("#pragma unroll")
-                L(f"for (int mi = 0; mi < {mt}; ++mi)")
-                with self.indented():
-                    L("#pragma unroll")
-                    L(f"for (int ni = 0; ni < {nt}; ++ni)")
-                    c0 = f"2 * mi * {rn} + 2 * ni"
-                    with self.indented():
-                        L(f"tc::{intrinsic}({acc}[{c0}], {acc}[{c0} + 1], {acc}[{c0} + {rn}], "
-                          f"{acc}[{c0} + {rn + 1}], a_frag[kk % 2][mi], "
-                          "b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);")
+        self.line(self.dot_macros.mma_loop(dict(
+            steps=k // plan.k_step, k_step=plan.k_step, wm=wm, wn=wn, mt=mt, nt=nt, rn=rn,
+            warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
+            warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
+            intrinsic=plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic,
+            acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines,
+            frags=self.fragment_data(op, plan, b_tile))))
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:
@@ -194,105 +181,54 @@ class DotOps:
         (m, k), n = a.type.shape, d.type.shape[1]
         ins = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])]
         esize = a.dtype.itemsize
-        warps = plan.warps[0]
-        groups = warps // 4
+        groups = plan.warps[0] // 4
         per_group = m // groups
         rn = n // 4  # accumulator registers per row repetition
-        steps = k // plan.k_step
         b_trans = 0 if b_k_major(op) else 1
         every = promotion_steps(op)
-        L = self.line
-        L(f"// main loop: {steps} steps of K = {plan.k_step}; warpgroup w computes rows "
-          f"[{per_group} w, {per_group} (w + 1)) as {per_group // 64} m64n{n} instruction"
-          f"{'s' if per_group > 64 else ''}, reading "
-          + ("A from registers and B from shared memory" if a_tile is None
-             else "A and B from shared memory"))
-        with self.block():
-            L("const int warpgroup = tc::warp_id() / 4;")
-            if a_tile is None:
-                L(f"const unsigned b_base = tc::smem_address({b_tile});")
-            else:
-                L(f"const unsigned a_base = tc::smem_address({a_tile}), "
-                  f"b_base = tc::smem_address({b_tile});")
-            regs = d.layout.regs
-            target = acc  # the registers the instructions accumulate into
-            if every is not None:
-                target = self.fresh(f"{acc}_part")
-                L(f"// the tensor cores sum fp8 products at reduced precision: every {every} "
-                  f"step{'s' if every > 1 else ''} (max_num_imprecise_acc), their partial sum is "
-                  f"added to {acc} in fp32")
-                L(f"float {target}[{regs}];")
-                L(self.macros.register_loop(regs, [f"{target}[r] = 0.0f;"]))
-            pin = self.macros.register_loop(regs, [f"tc::fence_operand({target}[r]);"])
-            L("// the accumulator registers stay where the tensor cores write them (no copies")
-            L("// between multiplications, which would serialize them)")
-            L(pin)
-            L("tc::wgmma_fence();  // the accumulator registers go to the tensor cores")
-            # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
-            # address field is the low 14 bits, and the tiles end below 256 KiB)
-            if b_trans:
-                L(f"const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, {k * 128}, "
-                  "1024, 1);")
-                b_step = "kk * 128"
-            else:  # K-major: as A's tile, all n rows
-                b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
-                L(f"const unsigned long long b_desc0 = {b_desc0};")
-            if a_tile is not None:
-                for i in range(per_group // 64):
-                    first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-                    a_desc0, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
-                    L(f"const unsigned long long a_desc{i}_0 = {a_desc0};")
-            hook, self.after_first_fragments = self.after_first_fragments, None
-            with self.block(f"#pragma unroll\nfor (int kk = 0; kk < {steps}; ++kk) {{"):
-                L(f"const unsigned long long b_desc = b_desc0 + ({b_step});")
-                rk = k // 4  # A's registers per row repetition, in the accumulator layout
-                intrinsic = (f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}"
-                             f"<{b_trans}>")
-                for i in range(per_group // 64):
-                    L(f"// rows {f'{64 * i} + ' if i else ''}16 (warp % 4) + [0, 16) of the "
-                      "warpgroup's slice: accumulator rows lane / 4 and 8 + lane / 4")
-                    if a_tile is None:
-                        # fragment register (h, c): row 8 h + lane / 4, columns 8 c + 2
-                        # (lane % 4) + [0, 2) of this K step: the accumulator layout's
-                        # registers, paired
-                        frags = []
-                        for c in (0, 1):
-                            for h in (0, 1):
-                                first_reg = (2 * i + h) * rk + 2 * c
-                                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
-                                frags.append(f"tc::pack2({self.text(a, r0)}, "
-                                             f"{self.text(a, r0 + ' + 1')})")
-                        L(f"const unsigned a_frag{i}[4] = {{{', '.join(frags)}}};")
-                        a_arg = f"a_frag{i}"
-                    else:
-                        L(f"const unsigned long long a_desc{i} = a_desc{i}_0 + ({a_step});")
-                        a_arg = f"a_desc{i}"
-                    lo, hi = (f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target
-                              for h in (0, 1))
-                    L(f"{intrinsic}({lo}, {hi}, {a_arg}, b_desc);")
-                if every is not None:
-                    flush = f"(kk + 1) % {every} == 0 || " if every < steps else ""
-                    with self.block(f"if ({flush}kk + 1 == {steps}) {{  // the partial sum, "
-                                    "added in fp32"):
-                        L("tc::wgmma_commit();")
-                        if hook is not None:  # the next stages' copies overlap the first group
-                            with self.block("if (kk + 1 == " + str(min(every, steps)) + ") {"):
-                                hook()
-                            hook = None
-                        L("tc::wgmma_wait<0>();")
-                        L(pin)
-                        L(self.macros.register_loop(regs, [f"{acc}[r] += {target}[r];",
-                                                           f"{target}[r] = 0.0f;"]))
-                        L(pin)
-                        L("tc::wgmma_fence();")
-            L("tc::wgmma_commit();")
-            if self.wgmma_in_flight:
-                L("tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired")
-            if hook is not None:  # the next stages' copies overlap the multiplication
+        # the registers the instructions accumulate into: fp8's partial sums apart
+        target = acc if every is None else self.fresh(f"{acc}_part")
+        # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
+        # address field is the low 14 bits, and the tiles end below 256 KiB)
+        if b_trans:
+            b_desc0, b_step = f"tc::wgmma_descriptor(b_base, {k * 128}, 1024, 1)", "kk * 128"
+        else:  # K-major: as A's tile, all n rows
+            b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
+        a_desc0, a_step = [], ""
+        for i in range(per_group // 64 if a_tile is not None else 0):
+            first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
+            desc, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
+            a_desc0.append(desc)
+        data = dict(
+            steps=k // plan.k_step, k_step=plan.k_step, per_group=per_group, n=n,
+            a_from_registers=a_tile is None, a_tile=a_tile, b_tile=b_tile, every=every,
+            acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
+            a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
+            intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
+            halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
+                    for i in range(per_group // 64)],
+            frags=[self.a_register_fragments(a, k, i) if a_tile is None else []
+                   for i in range(per_group // 64)])
+        hook, self.after_first_fragments = self.after_first_fragments, None
+        if hook is not None:  # the next stages' copies overlap the multiplication
+            with self.captured() as data["hook"]:
                 hook()
-            if not self.wgmma_in_flight:
-                L("tc::wgmma_wait<0>();  // the accumulator is back in registers")
-            L(pin)
+        else:
+            data["hook"] = None
+        self.line(self.dot_macros.wgmma_loop(data))
+
+    def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
+        """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
+        8 h + lane / 4, columns 8 c + 2 (lane % 4) + [0, 2) of K step kk, the accumulator
+        layout's registers, paired."""
+        rk = k // 4  # A's registers per row repetition, in the accumulator layout
+        frags = []
+        for c in (0, 1):
+            for h in (0, 1):
+                first_reg = (2 * i + h) * rk + 2 * c
+                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                frags.append(f"tc::pack2({self.text(a, r0)}, {self.text(a, r0 + ' + 1')})")
+        return frags
 
     @staticmethod
     def k_major_descriptor(base: str, first_row: str, row_bytes: int,
@@ -308,64 +244,24 @@ class DotOps:
         return (f"tc::wgmma_descriptor({base}{row}, 16, 1024, 1)",
                 f"kk / 4 * {rows * 8} + kk % 4 * 2")
 
-    def fragment_loads(self, op: Op, plan: DotPlan, kk: str, buf: str, b_tile: str) -> None:
-        """ldmatrix (or, for B of tf32 / int8, shared-memory loads) of step `kk`'s A and B
-        fragments into buffer `buf`."""
+    def fragment_data(self, op: Op, plan: DotPlan, b_tile: str) -> dict:
+        """What dot.j2's fragment_loads needs: ldmatrix of A (and of B for 16-bit types;
+        for B of tf32 / int8, shared-memory loads)."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        ty = a.dtype.short
         esize = a.dtype.itemsize
         epc = 16 // esize
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)
-        ks = plan.k_step
-        chunks_a, chunks_b = k // epc, n // epc
-        kk = kk if kk.isidentifier() or kk.isdigit() else f"({kk})"
-        L = self.line
-        af, bf = f"a_frag[{buf}]", f"b_frag[{buf}]"
-        L("#pragma unroll")
-        L(f"for (int mi = 0; mi < {mt}; ++mi) {{")
-        row = f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g"
-        L(f"  tc::ldmatrix_x4({af}[mi], a_base + 16 * tc::swizzled_chunk<{chunks_a}>("
-          f"{row}, {'' if kk == '0' else f'{kk} * 2 + '}q / 2));")
-        if ty == "fp32":
-            L("#pragma unroll")
-            L(f"  for (int i = 0; i < 4; ++i) {af}[mi][i] = tc::to_tf32({af}[mi][i]);")
-        L("}")
-        col0 = f"{8 * wn} * ni + 8 * wn"
-        if esize == 2:
-            krow = "" if kk == "0" else f"{kk} * 16 + "
-            pairs = nt // 2
-            if pairs:
-                L("#pragma unroll")
-                L(f"for (int ni = 0; ni < {2 * pairs}; ni += 2)")
-                L(f"  tc::ldmatrix_x4_trans({bf}[ni][0], {bf}[ni][1], {bf}[ni + 1][0], "
-                  f"{bf}[ni + 1][1], b_base + 16 * tc::swizzled_chunk<{chunks_b}>("
-                  f"{krow}q % 2 * 8 + g, (ni + q / 2) * {wn} + wn));")
-            if nt % 2:
-                L(f"tc::ldmatrix_x2_trans({bf}[{nt - 1}][0], {bf}[{nt - 1}][1], b_base + 16 * "
-                  f"tc::swizzled_chunk<{chunks_b}>({krow}q % 2 * 8 + g, "
-                  f"{nt - 1} * {wn} + wn));")
-            return
-        lane_k, half = ("tc::lane_id() % 4", 4) if ty == "fp32" else ("tc::lane_id() % 4 * 4", 16)
-        off = self.tile_offset(plan.swizzled, "kr", "nc", n, esize)
-        L("#pragma unroll")
-        L(f"for (int ni = 0; ni < {nt}; ++ni) {{")
-        L(f"  const int nc = {col0} + tc::lane_id() / 4;")
-        L("#pragma unroll")
-        L("  for (int h = 0; h < 2; ++h) {")
-        L(f"    const int kr = {kk} * {ks} + {lane_k} + h * {half};")
-        if ty == "fp32":
-            L(f"    {bf}[ni][h] = tc::to_tf32(tc::bitcast<unsigned>({b_tile}[{off}]));")
-        else:  # four int8 values along K, packed low byte first
-            off_t = self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize)
-            L("    unsigned packed = 0;")
-            L("#pragma unroll")
-            L(f"    for (int t = 0; t < 4; ++t) packed |= (static_cast<unsigned>("
-              f"static_cast<unsigned char>({b_tile}[{off_t}])) << (8 * t));")
-            L(f"    {bf}[ni][h] = packed;")
-        L("  }")
-        L("}")
+        tf32 = a.dtype.short == "fp32"
+        lane_k, half = ("tc::lane_id() % 4", 4) if tf32 else ("tc::lane_id() % 4 * 4", 16)
+        return dict(
+            mt=mt, nt=nt, wn=wn, chunks_a=k // epc, chunks_b=n // epc, tf32=tf32,
+            a_row=f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g", ldmatrix_b=esize == 2,
+            pairs=nt // 2, col0=f"{8 * wn} * ni + 8 * wn", ks=plan.k_step, lane_k=lane_k,
+            half=half, b_tile=b_tile,
+            b_offset=self.tile_offset(plan.swizzled, "kr", "nc", n, esize),
+            b_offset_packed=self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize))
 
     # --- operands that do not change in a loop -----------------------------------------------
     def hoist_invariant_operands(self, loop: Op) -> None:
@@ -413,119 +309,90 @@ class DotOps:
 
     def op_for_pipelined(self, op: Op) -> None:
         p: Pipeline = op.attrs["pipeline"]
-        s = p.stages
         lo, hi, step = op.operands[:3]
         body = op.regions[0]
         iv = body.args[0]
-        ivt, ivn = c_type(iv.dtype), self.name(iv)
+        ivn = self.name(iv)
         cmp = ">" if op.attrs["step_sign"] < 0 else "<"
         step_text, hi_text = self.text(step), self.text(hi)
         self.declare_slots(op.results, op.operands[3:])
         stage = self.fresh(f"{ivn}_stage")
-        # the stages live in dynamic shared memory (sized at launch; placed by passes.settle)
+        d = dict(iv=ivn, ivt=c_type(iv.dtype), lo=self.text(lo), hi=hi_text, cmp=cmp,
+                 step=step_text, step_operand=self.wrap(step, "r", 13), stage=stage,
+                 stages_count=p.stages, note=p.note.split(": ", 1)[1],
+                 stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
+        # one multiplication group kept in flight across iterations (passes.settle): the
+        # copies then run num_stages - 2 iterations ahead; each accumulator register its
+        # own before the first multiplication
+        self.wgmma_in_flight = p.in_flight
+        if p.in_flight:
+            acc = next(o for o in body.ops if o.kind == "dot" and
+                       o.attrs["plan"].unit.async_groups).result
+            d.update(fence=self.name(acc), fence_regs=acc.layout.regs)
+        tma = any(t is not None for t in p.tma)
+        self.barriers = self.phase = ""
+        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
+            self.barriers = self.fresh(f"{ivn}_landed")
+            self.phase = self.fresh(f"{ivn}_phase")
+            d["barrier_offset"] = p.barriers.offset
+        d.update(phase=self.phase, next=self.fresh(f"{ivn}_next"), wait=dict(
+            cp_async=any(t is None for t in p.tma), barriers=self.barriers, dist=p.distance,
+            wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
+                      for ld in p.loads)))
+        with self.captured() as d["prologue"]:
+            self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
+        d["ahead"] = self.fresh(f"{ivn}_ahead")
+        # the next iteration: whether there is one, its stage and its barrier's parity
+        d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
+                 next_stage=f"({stage} + 1 == {p.stages} ? 0 : {stage} + 1)",
+                 next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
+        self.pipelined_body(op, d)
+        self.line(self.dot_macros.pipelined_loop(d))
+        self.wgmma_in_flight = False
+
+    def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
+        """The stages of each pipelined load, in dynamic shared memory (sized at launch;
+        placed by passes.settle): their arrays, recorded for the dots that read them."""
+        arrays = []
         for ld, tile in zip(p.loads, p.tiles):
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
-            t = c_type(x.dtype)
-            self.line(f"{t}* const {arr} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {tile.offset});" if tile.offset else ");"))
-        # one multiplication group kept in flight across iterations (passes.settle): the
-        # copies then run num_stages - 2 iterations ahead
-        overlap, dist = p.in_flight, p.distance
-        self.wgmma_in_flight = overlap
-        L = self.line
-        L(f"// pipeline ({p.note.split(': ', 1)[1]})")
-        if overlap:  # each accumulator register its own, before the first multiplication
-            d = next(o for o in body.ops if o.kind == "dot" and
-                     o.attrs["plan"].unit.async_groups).result
-            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
-        tma = any(t is not None for t in p.tma)
-        cp_async = any(t is None for t in p.tma)
-        self.barriers = self.phase = ""
-        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
-            self.barriers = bars = self.fresh(f"{ivn}_landed")
-            self.phase = self.fresh(f"{ivn}_phase")
-            L(f"unsigned long long* const {bars} = reinterpret_cast<unsigned long long*>("
-              f"dynamic_smem + {p.barriers.offset});  // per stage: its TMA copies have landed")
-            L(f"if (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
-              f"tc::mbarrier_init(tc::smem_address({bars} + s), 1);\n"
-              "  tc::fence_mbarrier_init();\n}")
-            L("__syncthreads();  // the barriers, initialized for every thread")
-        nxt = self.fresh(f"{ivn}_next")
-        with self.block(f"{{  // prologue: the copies of the first {dist} "
-                        f"iteration{'s' if dist > 1 else ''}"):
-            L(f"{ivt} {nxt} = {self.text(lo)};")
-            with self.block(f"#pragma unroll\nfor (int s = 0; s < {dist}; ++s) {{"):
-                self.issue_copies(op, nxt, "s", f"{nxt} {cmp} {hi_text}")
-                L(f"{nxt} += {step_text};")
-        wgmma = any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
-                    for ld in p.loads)
+            arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset))
+        return arrays
 
-        def await_stage(what: str, which: str, parity: str, exists: str) -> None:
-            if cp_async:
-                L(f"tc::cp_async_wait<{dist - 1}>();  // this thread's copies for {what} "
-                  "have landed")
-                if wgmma:
-                    L("tc::fence_proxy_async();  // ... visible to the tensor cores' reads")
-            if tma:  # (no copies were issued past the end of the loop)
-                L(f"if ({exists}) tc::mbarrier_wait(tc::smem_address({self.barriers} + "
-                  f"{which}), {parity});  // the TMA copies for {what}")
+    def pipelined_body(self, op: Op, d: dict) -> None:
+        """The rotated loop's body (`d["body"]`) and its loop-carried updates
+        (`d["yields"]`), as lines; whether the body waited for the next stage itself."""
+        p: Pipeline = op.attrs["pipeline"]
+        body = op.regions[0]
+        s, dist, stage = p.stages, p.distance, d["stage"]
+        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+        d["waited"] = False
 
-        # The loop is rotated: each iteration ends by waiting for the next stage and with
-        # the barrier that also retires this one, so the next multiplication starts right
-        # after it.  The first stage is waited for here.
-        await_stage("the first stage", "0", "0", f"{self.text(lo)} {cmp} {hi_text}")
-        L("__syncthreads();")
-        L(f"int {stage} = 0;  // the stage this iteration reads")
-        if tma:
-            L(f"unsigned {self.phase} = 0;  // the parity of its barrier's current phase")
-        next_stage = (f"({stage} + 1 == {s} ? 0 : {stage} + 1)",
-                      f"({stage} + 1 == {s} ? {self.phase} ^ 1 : {self.phase})")
-        inc = f"++{ivn}" if step_text == "1" else f"{ivn} += {step_text}"
-        with self.block(f"for ({ivt} {ivn} = {self.text(lo)}; {ivn} {cmp} {hi_text}; {inc}) {{"):
-            ahead = self.fresh(f"{ivn}_ahead")
-            L(f"const {ivt} {ahead} = {ivn} + {dist}" + (f" * {self.wrap(step, 'r', 13)};"
-                                                        if step_text != "1" else ";"))
-            more = f"{ivn} + {self.wrap(step, 'r', 13)} {cmp} {hi_text}"  # a next iteration
-            write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
-            waited = []
+        def copies() -> None:
+            # Issued once the first mma fragments are read from shared memory (their reads
+            # need not queue behind the copies' writes), or once the wgmma are issued; a
+            # wgmma then waits for the next stage while it multiplies.
+            self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
+            if d["wait"]["wgmma"]:
+                self.line(self.dot_macros.await_stage(
+                    d["wait"], "the next stage", d["next_stage"], d["next_parity"],
+                    d["more"]).strip())
+                d["waited"] = True
 
-            def copies() -> None:
-                # Issued once the first mma fragments are read from shared memory (their reads
-                # need not queue behind the copies' writes), or once the wgmma are issued; a
-                # wgmma then waits for the next stage while it multiplies.
-                self.issue_copies(op, ahead, write, f"{ahead} {cmp} {hi_text}")
-                if wgmma:
-                    await_stage("the next stage", *next_stage, more)
-                    waited.append(True)
-
-            self.after_first_fragments = copies
-            saved = self.last_stmt
-            self.region(body)
-            if self.after_first_fragments is not None:  # no mma read the stages first
-                self.after_first_fragments()
-                self.after_first_fragments = None
-            if not waited:
-                await_stage("the next stage", *next_stage, more)
-            L("__syncthreads();  // the next stage is everyone's; this one is no longer read")
-            keep = [i for i in range(len(op.results)) if i not in p.state]
-            self.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
-            self.last_stmt = saved
-            if tma:
-                L(f"if (++{stage} == {s}) {{\n  {stage} = 0;\n  {self.phase} ^= 1;\n}}")
-            else:
-                L(f"{stage} = {stage} + 1 == {s} ? 0 : {stage} + 1;")
-        if cp_async:
-            L("tc::cp_async_wait<0>();")
-        if tma:  # every copy issued was waited for: the barriers are done with
-            L(f"__syncthreads();\nif (threadIdx.x == 0) {{\n  for (int s = 0; s < {s}; ++s) "
-              f"tc::mbarrier_inval(tc::smem_address({self.barriers} + s));\n}}")
-        if overlap:
-            L("tc::wgmma_wait<0>();  // the last multiplication, back in the registers")
-            L(self.macros.register_loop(d.layout.regs, [f"tc::fence_operand({self.name(d)}[r]);"]))
-        self.wgmma_in_flight = False
+        self.after_first_fragments = copies
+        with self.same_last_statement():
+            with self.captured() as d["body"]:
+                self.region(body)
+                if self.after_first_fragments is not None:  # no mma read the stages first
+                    self.after_first_fragments()
+                    self.after_first_fragments = None
+            with self.captured() as d["yields"]:
+                keep = [i for i in range(len(op.results)) if i not in p.state]
+                self.assign_yields([op.results[i] for i in keep],
+                                   [body.yields[i] for i in keep])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
@@ -533,89 +400,68 @@ class DotOps:
         so the waits can count groups."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
-        iv = body.args[0]
-        saved = self.names[self.root(iv)]
-        self.names[self.root(iv)] = iv_text
         # the scalars the copies read (named in the body, where they are no longer
         # written: passes.settle), as expressions of iv_text
         scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
                    and o not in p.loads and o.results[0].id not in self.inline}
-        self.inline |= scalars
-        try:
-            with self.block(f"if ({guard}) {{"):
-                if any(t is not None for t in p.tma):
-                    self.tma_copies(p, stage)
-                for ld, copy in zip(p.loads, p.tma):
-                    if copy is None:
-                        self.comment_for(ld)
-                        self.copy_tile(ld, stage)
-                self.assign_yields([body.args[1 + i] for i in p.state],
-                                   [body.yields[i] for i in p.state])
-            if any(t is None for t in p.tma):
-                self.line("tc::cp_async_commit();")
-        finally:
-            self.names[self.root(iv)] = saved
-            self.inline -= scalars
+        with self.named_as(body.args[0], iv_text), self.inlined(scalars), \
+                self.captured() as lines:
+            if any(t is not None for t in p.tma):
+                self.tma_copies(p, stage)
+            for ld, copy in zip(p.loads, p.tma):
+                if copy is None:
+                    self.comment_for(ld)
+                    self.copy_tile(ld, stage)
+            self.assign_yields([body.args[1 + i] for i in p.state],
+                               [body.yields[i] for i in p.state])
+        self.line(self.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
         stage's barrier how many bytes they bring."""
-        L = self.line
-        with self.block("if (threadIdx.x == 0) {  // the copy engine's copies, issued by one "
-                        "thread"):
-            bar = self.fresh("landed", add=False)
-            total = sum(t.nbytes for t in p.tma if t is not None)
-            L(f"const unsigned {bar} = tc::smem_address({self.barriers} + ({stage}));")
-            L(f"tc::mbarrier_expect_bytes({bar}, {total});")
-            for ld, copy in zip(p.loads, p.tma):
-                if copy is None:
-                    continue
+        copies = []
+        for ld, copy in zip(p.loads, p.tma):
+            if copy is None:
+                continue
+            with self.captured() as comment:
                 self.comment_for(ld)
-                x = ld.result
-                arr, _, elems = self.pipe_tiles[x.id]
-                dot, which = self.dot_use[x.id]
-                rows, cols = x.type.shape
-                esize = x.dtype.itemsize
-                base = self.fresh(f"{arr}_base", add=False)
-                row0, col0 = (self.text(c) for c in copy.corner)
-                L(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-                L(f"// {copy.box[0]} x {copy.box[1]} a copy" + (
-                    ", placed where each warp's wgmma reads those rows" if which == 0 else
-                    ", the block's transpose: B K-major" if copy.transposed else ""))
-                # the boxes over the tile's rows r and columns c; the copy engine's coordinates
-                # are the descriptor's, innermost first
-                (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
-                if copy.transposed:
-                    (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
-                off = self.operand_offset(dot, which, "r", "c")
-                L(f"#pragma unroll\nfor (int c = 0; c < {cols}; c += {box_cols})\n"
-                  f"#pragma unroll\n  for (int r = 0; r < {rows}; r += {box_rows})\n"
-                  f"    tc::tma_load_2d({base} + {esize} * ({off}), {self.map_names[copy.key]},"
-                  f"\n                    {at}, {bar});")
+            x = ld.result
+            arr, _, elems = self.pipe_tiles[x.id]
+            dot, which = self.dot_use[x.id]
+            rows, cols = x.type.shape
+            row0, col0 = (self.text(c) for c in copy.corner)
+            # the copy engine's coordinates are the descriptor's, innermost first
+            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+            if copy.transposed:
+                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
+            copies.append(dict(
+                comment=comment, base=self.fresh(f"{arr}_base", add=False), arr=arr,
+                elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,
+                box_cols=box_cols, esize=x.dtype.itemsize, map=self.map_names[copy.key], at=at,
+                offset=self.operand_offset(dot, which, "r", "c"),
+                what=", placed where each warp's wgmma reads those rows" if which == 0 else
+                ", the block's transpose: B K-major" if copy.transposed else ""))
+        self.line(self.dot_macros.tma_copies(dict(
+            bar=self.fresh("landed", add=False), barriers=self.barriers, stage=stage,
+            total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 
     def copy_tile(self, ld: Op, stage: str) -> None:
+        """A thread's cp.async copies of its vectors of `ld`'s tile into `stage`."""
         x = ld.result
         plan = ld.attrs["plan"]
-        p = x.layout
-        lname = self.lname(p)
+        layout = self.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
-        nbytes = plan.vec * esize
         arr, _, elems = self.pipe_tiles[x.id]
         dot, which = self.dot_use[x.id]
-        off = self.operand_offset(dot, which, "row", "col")
+        offset = self.operand_offset(dot, which, "row", "col")
         ptr = self.text(ld.operands[0], "v")
-        size, count = str(nbytes), ""
-        if len(ld.operands) > 1 and plan.mask_mode == "prefix":
-            # in bounds on a prefix of the vector: the copy reads those bytes, zero-fills
-            # the rest (its source address is the vector's, aligned as a whole one)
-            size = "in_bounds"
-            count = (f"  int in_bounds = 0;  // bytes of the vector inside the mask\n"
-                     f"#pragma unroll\n  for (int k = 0; k < {plan.vec}; ++k) in_bounds += "
-                     f"{self.wrap(ld.operands[1], 'v + k', 4)} ? {esize} : 0;\n")
-        elif len(ld.operands) > 1:
-            size = f"{self.wrap(ld.operands[1], 'v', 4)} ? {nbytes} : 0"
-        base = self.fresh(f"{arr}_base", add=False)
-        self.line(f"const unsigned {base} = tc::smem_address({arr} + ({stage}) * {elems});")
-        self.line(f"#pragma unroll\nfor (int v = 0; v < {p.regs}; v += {plan.vec}) {{\n"
-                  f"  const int row = {lname}::coord0(v), col = {lname}::coord1(v);\n{count}"
-                  f"  tc::cp_async<{nbytes}>({base} + {esize} * ({off}), {ptr}, {size});\n}}")
+        mask = ld.operands[1] if len(ld.operands) > 1 else None
+        prefix = mask is not None and plan.mask_mode == "prefix"
+        nbytes = plan.vec * esize
+        size = "in_bounds" if prefix else f"{self.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
+            if mask is not None else str(nbytes)
+        self.line(self.dot_macros.cp_async_tile(dict(
+            base=self.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
+            regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,
+            offset=offset, ptr=ptr, size=size,
+            lane_mask=self.wrap(mask, "v + k", 4) if prefix else "")))

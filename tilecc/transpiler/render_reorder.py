@@ -59,55 +59,39 @@ class ReorderOps:
         # the layouts pass gives the indices the result's placement: each thread reads
         # the elements its result registers need, by the indices in the same registers
         assert index.layout == res.layout, "gather: index and result placed apart"
-        t = c_type(src.dtype)
         self.declare(res)
-        with self.block():
-            self.line(f"// gather along axis {axis}: the source through shared memory")
+        with self.captured() as wait:
             base = self.pool_step(prod(src.type.shape) * src.dtype.itemsize)
-            self.line(f"{t}* buffer = reinterpret_cast<{t}*>({base});")
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {src.layout.regs}; ++r) "
-                      f"buffer[{self._position(src.layout, 'r', src.type.shape)}] = "
-                      f"{self.text(src, 'r')};")
-            self.line("__syncthreads();")
-            # an index outside the axis reads another element of it (Triton leaves the
-            # result undefined), never outside the buffer
-            at = self._position(res.layout, "r", src.type.shape,
-                                {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                      f"{self.name(res)}[r] = buffer[{at}];")
+        write = dict(regs=src.layout.regs, pos=self._position(src.layout, "r", src.type.shape),
+                     value=self.text(src, "r"))
+        # an index outside the axis reads another element of it (Triton leaves the
+        # result undefined), never outside the buffer
+        at = self._position(res.layout, "r", src.type.shape,
+                            {axis: f"(static_cast<int>({self.text(index, 'r')}) & {n - 1})"})
+        self.line(self.block_macros.exchange(dict(
+            comment=f"gather along axis {axis}: the source through shared memory", wait=wait,
+            base=base, ctype=c_type(src.dtype), writes=[write],
+            reads=[dict(regs=res.layout.regs, pos=at, name=self.name(res))])))
 
     def op_histogram(self, op: Op) -> None:
         x, res, bins = op.operands[0], op.result, op.attrs["num_bins"]
         mask = op.operands[1] if len(op.operands) > 1 else None
         assert mask is None or mask.layout == x.layout, "histogram: mask placed apart"
-        threads = self.k.num_warps * self.target.warp_size
         p: Placement = x.layout
         self.declare(res)
-        with self.block():
-            self.line(f"// histogram into {bins} bins: counted in shared memory")
+        with self.captured() as wait:
             base = self.pool_step(bins * 4)
-            self.line(f"int* buffer = reinterpret_cast<int*>({base});")
-            self.line(f"for (int r = threadIdx.x; r < {bins}; r += {threads}) buffer[r] = 0;")
-            self.line("__syncthreads();")
-            # each element counted once (by the thread and register that own it); values
-            # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
-            conds = [c for c in (
-                f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
-                self.text(mask, "r") if mask is not None else "",
-                f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull") if c]
-            self.line("#pragma unroll")
-            self.line(f"for (int r = 0; r < {p.regs}; ++r)")
-            with self.indented():
-                self.line(f"if ({' && '.join(conds)}) "
-                          f"atomicAdd(&buffer[{self.text(x, 'r')}], 1);")
-            self.line("__syncthreads();")
-            self.line("#pragma unroll")
-            at = self._position(res.layout, "r", res.type.shape)
-            self.line(f"for (int r = 0; r < {res.layout.regs}; ++r) "
-                      f"{self.name(res)}[r] = buffer[{at}];")
+        # each element counted once (by the thread and register that own it); values
+        # outside 0 .. num_bins-1 are not counted (as unsigned, a negative one is huge)
+        conds = [c for c in (
+            f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+            f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
+            self.text(mask, "r") if mask is not None else "",
+            f"static_cast<unsigned long long>({self.text(x, 'r')}) < {bins}ull") if c]
+        self.line(self.block_macros.histogram(dict(
+            bins=bins, wait=wait, base=base, threads=self.k.num_warps * self.target.warp_size,
+            regs=p.regs, conds=conds, value=self.text(x, "r"), res_regs=res.layout.regs,
+            at=self._position(res.layout, "r", res.type.shape), name=self.name(res))))
 
     # --- map_elementwise ----------------------------------------------------------------------
     def op_map(self, op: Op) -> None:

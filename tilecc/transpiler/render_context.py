@@ -1,0 +1,120 @@
+"""What every part of the renderer reads and none writes (`RenderContext`), and what the
+kernel asks of the compiler for its occupancy (`programs_per_sm`): both follow from the IR
+the passes left, before a line is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecc.transpiler.ir import Kernel, Value
+from tilecc.transpiler.names import DOT_GENERATED
+from tilecc.transpiler.passes.emission import Emission
+from tilecc.transpiler.passes.settle import dynamic_tiles
+from tilecc.transpiler.target import CompileTarget
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What every part of the renderer reads and none writes: the kernel, the target, and
+    what the passes decided about it (what is written as an expression, which pointers
+    are written through, the dynamic shared memory placed by passes.settle)."""
+    kernel: Kernel
+    target: CompileTarget
+    line_directives: bool
+    emission: Emission  # what is written as an expression, what as a variable
+    writes: frozenset[int]  # pointer values written through (none of them declared const)
+    consumers: dict[int, Value]  # value id → a value computed from it (names derive)
+    memory_bound: bool  # no tensor-core products: registers free for loads in flight
+    # tl.dot's code declares short names (row, g, q...) in scopes that read user values
+    dot_names: frozenset[str]
+    pipe_smem: int  # dynamic shared memory: pipeline stages and hoisted dot operands
+    shared_uses: tuple[str, ...]  # what dynamic shared memory holds
+
+    @classmethod
+    def of(cls, kernel: Kernel, target: CompileTarget, line_directives: bool) -> RenderContext:
+        tiles = dynamic_tiles(kernel)
+        return cls(kernel, target, line_directives, Emission(kernel, target.matrix_units),
+                   frozenset(_written_pointers(kernel)),
+                   {o.id: op.result for op in kernel.walk() if op.results for o in op.operands},
+                   memory_bound(kernel),
+                   DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk())
+                   else frozenset(),
+                   sum(t.nbytes for t in tiles), tuple(t.what for t in tiles))
+
+
+def _written_pointers(kernel: Kernel) -> set[int]:
+    """Pointer values that stores write through (and everything they derive from).  A
+    value carried through a loop or merged by an `if` shares one C variable with its
+    initial value, the region's arguments and what the regions yield: one of them
+    written through makes all of them writable (none may be declared const)."""
+    same_variable: dict[int, list[Value]] = {}
+
+    def join(group: list[Value]) -> None:
+        for v in group:
+            same_variable.setdefault(v.id, []).extend(group)
+
+    for op in kernel.walk():
+        if op.kind == "for":
+            body = op.regions[0]
+            for i, res in enumerate(op.results):
+                join([res, op.operands[3 + i], body.args[1 + i], body.yields[i]])
+        elif op.kind == "while":
+            before, body = op.regions
+            for i, res in enumerate(op.results):
+                join([res, op.operands[i], before.args[i], body.args[i], body.yields[i]])
+        elif op.kind == "if":
+            for i, res in enumerate(op.results):
+                join([res] + [r.yields[i] for r in op.regions if len(r.yields) > i])
+    written: set[int] = set()
+    todo = [op.operands[0] for op in kernel.walk()
+            if op.kind in ("store", "atomic", "atomic_cas")]
+    while todo:
+        v = todo.pop()
+        if v.id in written or not v.dtype.is_ptr():
+            continue
+        written.add(v.id)
+        if v.owner is not None:
+            todo.extend(v.owner.operands)
+        todo.extend(same_variable.get(v.id, ()))
+    return written
+
+
+REGISTERS_PER_SM = 65536  # 32-bit registers per SM, every NVIDIA architecture since sm_50
+
+
+def memory_bound(kernel: Kernel) -> bool:
+    """No tensor-core products: the kernel streams memory, and its registers are free for
+    loads in flight rather than held by accumulator tiles."""
+    return not any(op.kind == "dot" for op in kernel.walk())
+
+
+def programs_per_sm(kernel: Kernel, target: CompileTarget, held: set[int]) -> int | None:
+    """Programs per SM to ask of ptxas (`__launch_bounds__`' minimum), or None.
+
+    A kernel without tensor-core products streams memory: two programs on an SM keep loads
+    in flight while one of them reduces or waits at a barrier.  Without a minimum, ptxas
+    picks its register count by heuristics that need not leave room for two, or that hold
+    it so low that it keeps few loads in flight.  Layer norm's forward pass on an H100:
+    at 16384 columns with 8 warps ptxas took 91 registers and it ran 0.92x Triton's
+    speed, asked for two programs per SM (at most 128) it took 115 and ran 1.03x; at 4096
+    columns with 4 warps it took 56 (0.94x), asked, 72 (1.07x).  So it is asked for where
+    a thread's largest block value fills at most half of the registers two programs leave
+    — and, below 256 threads (where two programs fit any count), only where that value
+    is 16 words or more: with fewer, ptxas's own low count keeps more programs resident,
+    which short rows need (1024 columns, 4 warps: 32 registers).  Where ptxas still
+    spills to meet it, the runtime compiles the kernel again without it.  `held`: the ids
+    of the values kept in registers (not inlined or recomputed where used)."""
+    threads = kernel.num_warps * target.warp_size
+    if not target.occupancy_hints or not memory_bound(kernel):
+        return None  # tensor-core tiles want their registers
+    budget = min(255, REGISTERS_PER_SM // (2 * threads))
+    words = 0
+    for op in kernel.walk():
+        for v in op.results:
+            if v.type.is_block and v.layout is not None and v.id in held:
+                words = max(words, -(-v.layout.regs * v.dtype.itemsize // 4))
+    if words > budget // 2:
+        return None
+    if threads * 2 * 255 <= REGISTERS_PER_SM and words < 16:
+        return None  # small blocks in few threads: ptxas's own count keeps occupancy high
+    return 2

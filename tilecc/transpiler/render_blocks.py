@@ -164,7 +164,7 @@ class BlockOps:
         shared memory beside tl.dot's tiles."""
         size = (nbytes + 15) // 16 * 16
         a, b = max(self.smem_bytes, size), max(self.pool_b_bytes, size)
-        return -(-self.pipe_smem // 1024) * 1024 + a + b <= self.target.shared_memory_limit
+        return -(-self.ctx.pipe_smem // 1024) * 1024 + a + b <= self.target.shared_memory_limit
 
     def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
         t = c_type(v.dtype)

@@ -325,9 +325,9 @@ def test_consecutive_block_sized_steps_share_the_pool():
     """Two consecutive steps that each stage a whole 128 KiB block took a half of the pool
     each (256 KiB, past sm_90's 227 KiB): where two halves do not fit, the second step
     waits for the first and reuses its half."""
-    kernel = two_permutes.build(two_permutes._specs("*i32, *i32", dict(N=32)), "cuda", 4,
-                                arch="sm_90").kernel
-    assert kernel.static_shared_bytes + kernel.shared_bytes == 32 ** 3 * 4
+    rendered = two_permutes.build(two_permutes._specs("*i32, *i32", dict(N=32)), "cuda", 4,
+                                  arch="sm_90").products
+    assert rendered.static_shared_bytes + rendered.shared_bytes == 32 ** 3 * 4
     # where both halves fit, consecutive steps still alternate (no barrier between them)
     small = two_permutes.source("*i32, *i32", arch="sm_90", N=8)
     assert "smem + 2048" in small and "may still be read" not in small
@@ -342,10 +342,11 @@ def test_reshaped_arange_is_index_arithmetic(shape, perm, axes):
     """tl.arange(0, n).reshape(...) is each element's row-major position: recomputed where
     it is used, not moved through shared memory (only the permute's block is staged)."""
     meta = _permuted_sums_meta(shape, perm, axes)
-    kernel = permuted_sums.build(permuted_sums._specs("*i32, *i32", meta), "cuda", 4,
-                                 arch="sm_90").kernel
-    assert not [op for op in kernel.walk() if op.kind == "reshape"]
-    block, used = int(np.prod(shape)) * 4, kernel.static_shared_bytes + kernel.shared_bytes
+    built = permuted_sums.build(permuted_sums._specs("*i32, *i32", meta), "cuda", 4,
+                                arch="sm_90")
+    assert not [op for op in built.kernel.walk() if op.kind == "reshape"]
+    rendered = built.products
+    block, used = int(np.prod(shape)) * 4, rendered.static_shared_bytes + rendered.shared_bytes
     assert block <= used < block * 5 // 4  # the permute's block, and small partials
 
 

@@ -2,6 +2,7 @@
 corruption, many processes at once, the `tilecc cache` CLI and TILECC_DUMP_DIR."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -82,7 +83,14 @@ def _module(tmp_path, name, text):
     path.write_text(textwrap.dedent(text))
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    # a file rewritten within the same second at the same size would load the bytecode
+    # compiled from its previous text: none is written or read here
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.dont_write_bytecode = saved
     return mod
 
 

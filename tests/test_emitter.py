@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 
 from tilecc.transpiler.emitter import CEmitter
+from tilecc.transpiler.render import Renderer
 
 
 class Writer(CEmitter):
+    own_names = Renderer.own_names  # the renderer's names: a lambda's are its own
+
     def __init__(self):
         self.lines, self.depth, self.last_stmt, self.in_lambda = [], 1, None, False
         self.taken = {"x"}

@@ -1,4 +1,4 @@
-# raises: builtins.ValueError
+# raises: OptionError
 # error: num_warps must be a power of 2 between 1 and 32 (an int), got '4'
 
 import tilecc

@@ -172,31 +172,10 @@ def docstring_lines(text: str) -> set[int]:
     return lines
 
 
-def c_strings():
-    """String literals (f-strings included) that carry C: a `;`, `{` or `}` outside the
-    f-string's replacement fields (docstrings left out)."""
-    n = collections.Counter()
-    for p in RENDER_FILES:
-        text = p.read_text()
-        docs = docstring_lines(text)
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type != tokenize.STRING or tok.start[0] in docs:
-                continue
-            text = tok.string
-            prefix = text[:text.index(text.lstrip("rbfuRBFU")[0])].lower()
-            if "f" in prefix:
-                text = re.sub(r"\{\{|\}\}", "B", text)  # escaped braces are C braces
-                text = re.sub(r"\{[^{}]*\}", "", text)
-                text = text.replace("B", "{")
-            if any(c in text for c in ";{}"):
-                n[p.name] += 1
-    return dict(n)
-
-
-def c_text_shares() -> tuple[int, int]:
-    """(characters of the C-bearing string literals of the renderer's Python, characters
-    of its templates less their `{# #}` comments): where the C is spelled."""
-    in_python = 0
+def _c_literals():
+    """(file name, literal) of each string literal (f-strings included) of the renderer
+    that carries C: a `;`, `{` or `}` outside the f-string's replacement fields
+    (docstrings left out)."""
     for p in RENDER_FILES:
         text = p.read_text()
         docs = docstring_lines(text)
@@ -206,9 +185,21 @@ def c_text_shares() -> tuple[int, int]:
             body = tok.string
             prefix = body[:body.index(body.lstrip("rbfuRBFU")[0])].lower()
             if "f" in prefix:
-                body = re.sub(r"\{[^{}]*\}", "", re.sub(r"\{\{|\}\}", "B", body))
-            if any(c in body for c in ";{}B"):
-                in_python += len(tok.string)
+                body = re.sub(r"\{\{|\}\}", "B", body)  # escaped braces are C braces
+                body = re.sub(r"\{[^{}]*\}", "", body).replace("B", "{")
+            if any(c in body for c in ";{}"):
+                yield p.name, tok.string
+
+
+def c_strings():
+    """How many C-bearing string literals each renderer file holds."""
+    return dict(collections.Counter(name for name, _ in _c_literals()))
+
+
+def c_text_shares() -> tuple[int, int]:
+    """(characters of the C-bearing string literals of the renderer's Python, characters
+    of its templates less their `{# #}` comments): where the C is spelled."""
+    in_python = sum(len(literal) for _, literal in _c_literals())
     in_templates = sum(len(re.sub(r"\{#.*?#\}", "", p.read_text(), flags=re.S).strip())
                        for p in TEMPLATES)
     return in_python, in_templates

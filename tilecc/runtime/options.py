@@ -284,28 +284,21 @@ def arch_problem(target: str, arch: str | None, flag: str = "--arch",
 def launch_arch(backend: str, arch: str, device_arch: str | None) -> str:
     """The architecture a launch's `arch=` compiles for, on a device of `device_arch`
     (None: no device, as a warm-up without a GPU): Triton's CUDA spelling taken too (sm80
-    → sm_80).  A ValueError where the binary would not load on the device: a cubin for
-    sm_XY runs on sm_XZ with Z >= Y (an `a` build on sm_XY alone), a code object on its
-    own gfx chip."""
-    if backend == "cuda" and isinstance(arch, str) and re.fullmatch(r"sm\d{2,3}[af]?", arch):
-        arch = "sm_" + arch[2:]
+    → sm_80).  A ValueError where the binary would not load on the device
+    (`CompileTarget.loads_on`)."""
+    from tilecc.transpiler.target import resolve_target
+
+    row = _row(backend)
+    arch = row.arch_spelled(arch)
     problem = arch_problem(backend, arch, "arch", "a {} device")
     if problem:
         raise ValueError(problem)
-    if device_arch is None:
+    if device_arch is None or resolve_target(row, arch).loads_on(device_arch):
         return arch
-    if backend == "cuda":
-        want, have = _row(backend).arch_number(arch), _row(backend).arch_number(device_arch)
-        loads = want // 10 == have // 10 and want <= have and \
-            (not arch.endswith("a") or want == have)
-    else:
-        loads = arch.split(":")[0] == device_arch.split(":")[0]
-    if not loads:
-        instead = "or an earlier one of its family (same major version), " \
-            if backend == "cuda" else ""
-        raise ValueError(f"arch={arch}: its binary does not load on this device ({device_arch}); "
-                         f"give the device's architecture {instead}or leave arch out")
-    return arch
+    instead = "or an earlier one of its family (same major version), " \
+        if row.arch_specific_suffix else ""
+    raise ValueError(f"arch={arch}: its binary does not load on this device ({device_arch}); "
+                     f"give the device's architecture {instead}or leave arch out")
 
 
 def _nvrtc_archs() -> list[int]:

@@ -8,6 +8,7 @@ the vendor differences.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -65,6 +66,13 @@ class Target:
 
     def describe(self) -> str:
         return f"{self.vendor} ({self.name}, warp size {self.warp_size})"
+
+    def arch_spelled(self, arch):
+        """`arch` in this target's spelling: Triton's `sm80` is `sm_80` here."""
+        head, sep, _ = self.default_arch.partition("_")
+        if sep and isinstance(arch, str) and re.fullmatch(rf"{head}\d{{2,3}}[a-z]?", arch):
+            return f"{head}_{arch[len(head):]}"
+        return arch
 
 
 # Shared memory one program (thread block) may use, static and dynamic together, in bytes:
@@ -201,6 +209,17 @@ class CompileTarget:
     def shared_memory_limit(self) -> int:
         """Bytes of shared memory (LDS) one program may use."""
         return shared_memory_limit(self.row, self.arch)  # (tests replace the function)
+
+    def loads_on(self, device_arch: str) -> bool:
+        """Whether a binary built for this architecture loads on a device of `device_arch`:
+        a cubin for sm_XY runs on sm_XZ with Z >= Y (an arch-specific sm_XYa build on sm_XY
+        alone); a code object on its own chip only (features such as :xnack- aside)."""
+        want, have = self.arch_number, self.row.arch_number(device_arch)
+        if isinstance(want, int) and isinstance(have, int):
+            suffix = self.row.arch_specific_suffix
+            specific = bool(suffix) and self.arch.endswith(suffix)
+            return want // 10 == have // 10 and want <= have and (not specific or want == have)
+        return self.arch.split(":")[0] == device_arch.split(":")[0]
 
     def binary_arch(self, arch_specific: bool) -> str:
         """The architecture the native compiler builds for: the arch-specific one (sm_90a)

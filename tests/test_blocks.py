@@ -26,14 +26,16 @@ import tilecc.language as tl
 try:
     import kernels as K
     import kernels_blocks as KB
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                    require_hip_compiler)
     from test_compile_kernels import TARGETS, assert_clean_compile
     from test_gpu_cases import FRAMEWORKS
     from test_interpreter import assert_output
 except ImportError:  # tests/ imported as a package
     from tests import kernels as K
     from tests import kernels_blocks as KB
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                          require_hip_compiler)
     from tests.test_compile_kernels import TARGETS, assert_clean_compile
     from tests.test_gpu_cases import FRAMEWORKS
     from tests.test_interpreter import assert_output
@@ -154,7 +156,11 @@ def _compile_params():
 @pytest.mark.parametrize("case,signature,target,arch", list(_compile_params()))
 def test_block_case_compiles_cleanly(case, signature: str, target: str, arch: str) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    assert_clean_compile(case.kernel, signature, target, arch, **case.options)
+    # all of the target's cases in one compiler run first; each alone only if that fails
+    if not compile_cleanly_together("blocks", target, arch, lambda: [
+            (c.kernel, sig, c.options) for c in KB.CASES_BLOCKS for sig in c.signatures
+            if (c.name, target) not in XFAIL_COMPILE]):
+        assert_clean_compile(case.kernel, signature, target, arch, **case.options)
 
 
 # --- GPU -----------------------------------------------------------------------------------------

@@ -20,13 +20,15 @@ from tilecc.errors import CompilationError
 
 try:
     import kernels_dot as KD
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                    require_hip_compiler)
     from test_blocks import check_outputs, load_example, run_interpreted, shapes
     from test_compile_kernels import TARGETS, assert_clean_compile
     from test_gpu_cases import FRAMEWORKS
 except ImportError:  # tests/ imported as a package
     from tests import kernels_dot as KD
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                          require_hip_compiler)
     from tests.test_blocks import check_outputs, load_example, run_interpreted, shapes
     from tests.test_compile_kernels import TARGETS, assert_clean_compile
     from tests.test_gpu_cases import FRAMEWORKS
@@ -62,7 +64,10 @@ def test_dot_case_at_the_edges(case) -> None:
     for c in KD.CASES_DOT for s in c.signatures for t, a in TARGETS])
 def test_dot_case_compiles_cleanly(case, signature: str, target: str, arch: str) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    assert_clean_compile(case.kernel, signature, target, arch, **case.options)
+    # all of the target's cases in one compiler run first; each alone only if that fails
+    if not compile_cleanly_together("dot", target, arch, lambda: [
+            (c.kernel, sig, c.options) for c in KD.CASES_DOT for sig in c.signatures]):
+        assert_clean_compile(case.kernel, signature, target, arch, **case.options)
 
 
 @pytest.mark.gpu

@@ -47,13 +47,7 @@ TARGET_NAME = re.compile(r"""[!=]=\s*["'](?:cuda|hip)["']|\bin\s*\(\s*["'](?:cud
 def code_lines(path: Path):
     """(line number, text) of the lines that hold code, docstrings and comments left out."""
     text = path.read_text()
-    skip = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                skip |= set(range(body[0].lineno, body[0].end_lineno + 1))
+    skip = docstring_lines(text)
     for i, line in enumerate(text.splitlines(), 1):
         if i not in skip:
             yield i, line.split("#", 1)[0] if '"' not in line and "'" not in line else line
@@ -168,7 +162,7 @@ def docstring_lines(text: str) -> set[int]:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
-                lines.add(body[0].lineno)
+                lines |= set(range(body[0].lineno, body[0].end_lineno + 1))
     return lines
 
 

@@ -4,7 +4,7 @@ library run by Triton.
 
     python scripts/corpus/run.py [--libs liger,fla,gemlite,mamba] [--device cpu|cuda]
                                  [--vs-triton] [--only lib:op,...] [--compile cuda,hip]
-                                 [--timeout S] [--standins] [--corpus DIR]
+                                 [--timeout S] [--standins] [--corpus DIR] [--jobs N]
 
 The libraries are PyPI releases pinned to exact versions (each `lib_<name>.py` beside this
 file names its release and its ops).  Nothing is installed: the downloaded wheels and
@@ -42,6 +42,13 @@ queries libraries make (an sm_90 GPU).  On a GPU, `--vs-triton` compares outputs
 gradients case by case with Triton's and times both (kernel time by torch's profiler):
 the `ratio` column is tilecc's time over Triton's.
 
+With `--jobs N` a library's ops are dealt round-robin to N shards, each shard a worker
+of its own, and the tilecc and Triton workers of every shard run at the same time: the
+run is bound by compiling (autotuning) on the host, so shards on a machine with many cores
+cut the wall time about N-fold.  Processes share the GPU by time-slicing; the profiler's
+kernel times are each kernel's own execution, so the ratios stay comparable (kernels of
+these sizes run far shorter than a time slice).
+
 One table per library and a summary are printed; the exit status is 0 whatever the outcomes.
 """
 
@@ -57,6 +64,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -142,6 +150,26 @@ def run_worker(name: str, backend: str, args, src: str, deps: list[str], ops: li
             rows[op] = {"op": op, "forward": kind, "backward": "-", "detail": why.split(": ", 1)[-1],
                         "kernels": [], "compile": {}, "times_us": {}, "cases": 0}
     return header, rows
+
+
+def run_sharded(name: str, args, src: str, deps: list[str], ops: list[str], save_mine,
+                save_theirs) -> tuple[dict, dict, dict]:
+    """(header, tilecc rows, Triton rows) of a library: its ops dealt to `args.jobs` shards,
+    every shard's workers of both backends running at once."""
+    shards = [ops[i::args.jobs] for i in range(min(args.jobs, len(ops)))]
+    backends = ["tilecc", "triton"] if args.vs_triton else ["tilecc"]
+    saves = {"tilecc": save_mine, "triton": save_theirs}
+    jobs = [(b, shard) for shard in shards for b in backends]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        done = list(pool.map(lambda j: run_worker(name, j[0], args, src, deps, j[1], saves[j[0]]),
+                             jobs))
+    header: dict = {}
+    rows: dict[str, dict] = {"tilecc": {}, "triton": {}}
+    for (backend, _), (h, r) in zip(jobs, done):
+        if backend == "tilecc":
+            header.update(h)
+        rows[backend].update(r)
+    return header, rows["tilecc"], rows["triton"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -251,6 +279,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--timeout", type=int, default=300, help="seconds per op")
     p.add_argument("--standins", action="store_true",
                    help="apply each library's driver-side stand-ins for Triton API tilecc lacks")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="shards of each library's ops run at once (both backends each)")
     p.add_argument("--traceback", action="store_true", help="whole tracebacks of errors (stderr)")
     p.add_argument("--lib-dir", action="append", default=[],
                    help="another directory holding lib_<name>.py modules")
@@ -281,9 +311,7 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory(prefix=f"corpus-{name}-") as tmp:
             save_mine = os.path.join(tmp, "tilecc") if args.vs_triton else None
             save_theirs = os.path.join(tmp, "triton")
-            header, mine = run_worker(name, "tilecc", args, src, deps, ops, save_mine)
-            theirs = (run_worker(name, "triton", args, src, deps, ops, save_theirs)[1]
-                      if args.vs_triton else {})
+            header, mine, theirs = run_sharded(name, args, src, deps, ops, save_mine, save_theirs)
             rows = []
             for op in ops:
                 r = dict(mine[op])

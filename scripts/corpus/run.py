@@ -5,6 +5,7 @@ library run by Triton.
     python scripts/corpus/run.py [--libs liger,fla,gemlite,mamba] [--device cpu|cuda]
                                  [--vs-triton] [--only lib:op,...] [--compile cuda,hip]
                                  [--timeout S] [--standins] [--corpus DIR] [--jobs N]
+                                 [--deadline S]
 
 The libraries are PyPI releases pinned to exact versions (each `lib_<name>.py` beside this
 file names its release and its ops).  Nothing is installed: the downloaded wheels and
@@ -63,6 +64,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
@@ -129,11 +131,15 @@ def run_worker(name: str, backend: str, args, src: str, deps: list[str], ops: li
         cmd += ["--traceback"]
     ended = ""
     try:
-        r = subprocess.run(cmd, env=env, timeout=args.timeout * (len(ops) + 1) + 60)
+        limit = args.timeout * (len(ops) + 1) + 60
+        if args.deadline:
+            limit = min(limit, max(1.0, args.deadline - time.monotonic()))
+        r = subprocess.run(cmd, env=env, timeout=limit)
         if r.returncode:
             ended = f"error: the worker ended with status {r.returncode}"
     except subprocess.TimeoutExpired:
-        ended = "error: the worker ran past its time"
+        cut = args.deadline and time.monotonic() >= args.deadline - 1
+        ended = "error: cut at the run's deadline" if cut else "error: the worker ran past its time"
     header, rows = {}, {}
     with open(report) as f:
         for line in f:
@@ -279,12 +285,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--timeout", type=int, default=300, help="seconds per op")
     p.add_argument("--standins", action="store_true",
                    help="apply each library's driver-side stand-ins for Triton API tilecc lacks")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds for the whole run: workers still running then are stopped, "
+                        "their ops reported as past their time, and the tables printed")
     p.add_argument("--jobs", type=int, default=1,
                    help="shards of each library's ops run at once (both backends each)")
     p.add_argument("--traceback", action="store_true", help="whole tracebacks of errors (stderr)")
     p.add_argument("--lib-dir", action="append", default=[],
                    help="another directory holding lib_<name>.py modules")
     args = p.parse_args(argv)
+    if args.deadline:
+        args.deadline += time.monotonic()
     sys.path[1:1] = args.lib_dir
     if args.device is None:
         import torch

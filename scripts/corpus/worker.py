@@ -34,8 +34,9 @@ TRACEBACKS = False
 # Outcomes: ok / mismatch / refused / error / n/a
 
 
-class Timeout(Exception):
-    pass
+class Timeout(BaseException):
+    """An op past its time.  Not an Exception: autotuners (Triton's and tilecc's) skip a
+    config on any Exception, which would swallow the alarm and let the op run on."""
 
 
 def _short(path: str, markers=()) -> str:
@@ -221,7 +222,7 @@ def run_case(case, keep: dict | None) -> tuple[str, str]:
     mine, theirs = _copies(case, False), _copies(case, True)
     try:
         got = _tensors(case.fn(*mine))
-    except Exception as e:  # noqa: BLE001 - every failure is an outcome
+    except (Exception, Timeout) as e:  # noqa: BLE001 - every failure is an outcome
         return describe(e), "-"
     if keep is not None:
         keep["out"] = [g.detach().cpu() if isinstance(g, torch.Tensor) else None for g in got]
@@ -238,7 +239,7 @@ def run_case(case, keep: dict | None) -> tuple[str, str]:
             [g for g, _ in pairs], [mine[i] for i in case.grad],
             [u.to(g.dtype).to(g.device).clone() for u, (g, _) in zip(ups, pairs)],
             allow_unused=True)
-    except Exception as e:  # noqa: BLE001
+    except (Exception, Timeout) as e:  # noqa: BLE001
         return fwd, describe(e)
     if keep is not None:
         keep["grad"] = [g.detach().cpu() if g is not None else None for g in mine_grads]
@@ -494,7 +495,7 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
                     raise
                 except Exception as e:  # noqa: BLE001 - an op that ran is not failed by its timing
                     print(f"# {name} [{case.label}]: not timed: {describe(e)}", file=sys.stderr)
-    except Exception as e:  # noqa: BLE001 - import failures and the cases' own setup
+    except (Exception, Timeout) as e:  # noqa: BLE001 - import failures and the cases' own setup
         d = describe(e)
         if n == 0 or fwd_bad is None:
             fwd_bad = (f"after case {n}" if n else phase, d)

@@ -359,3 +359,17 @@ def test_launch_errors_reach_the_caller_with_the_hip_error(fake, rocm):
 
 def test_error_strings_cover_every_error_the_fake_returns():
     assert set(ERROR_STRINGS) == set(hipError_t)
+
+
+def test_without_hip_python_a_launch_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hip", None)  # `import hip` fails
+    with pytest.raises(ImportError, match=r"needs hip-python .*pip install 'hip-python=="):
+        H.load(binary(), "k", 256, 0, ())
+
+
+def test_an_error_string_that_repeats_the_name_is_said_once(fake, monkeypatch):
+    monkeypatch.setattr(fake, "hipGetErrorString", fake.hipGetErrorName)
+    fake.fail("hipGetDevice", hipError_t.hipErrorInvalidContext)
+    with pytest.raises(H.HIPError) as e:
+        H.current_device()
+    assert str(e.value) == "hipGetDevice failed: HIP error 201 hipErrorInvalidContext"

@@ -22,14 +22,15 @@ import struct
 import sys
 from typing import Callable
 
-from tilecc.errors import OutOfResources
+from tilecc.errors import OutOfResources, install_hint
 
 
 class HIPError(RuntimeError):
     """A hip-python call failed; `status` is its hipError_t (as an int), `call` its name."""
 
     def __init__(self, call: str, status: int, name: str, text: str):
-        super().__init__(f"{call} failed: HIP error {status} {name}: {text}")
+        said = f": {text}" if text and text != name else ""  # some runtimes repeat the name
+        super().__init__(f"{call} failed: HIP error {status} {name}{said}")
         self.call, self.status, self.error_name = call, status, name
 
 
@@ -43,7 +44,7 @@ def _error(hip, call: str, err) -> HIPError:
         name = _text(hip.hipGetErrorName(err)[1])
         text = _text(hip.hipGetErrorString(err)[1])
     except Exception:  # a runtime that cannot name it: the number alone
-        name, text = getattr(err, "name", "hipError"), "(no description)"
+        name, text = getattr(err, "name", "hipError"), ""
     return HIPError(call, status, name, text)
 
 
@@ -57,8 +58,11 @@ def _call(hip, call: str, *args, **kwargs):
 
 
 def _hip():
-    from hip import hip
-
+    try:
+        from hip import hip
+    except ImportError as e:
+        raise ImportError(f"launching on an AMD GPU needs hip-python ({e}): "
+                          f"{install_hint('hip')}", name="hip") from None
     return hip
 
 

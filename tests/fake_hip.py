@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import inspect
+import struct
 import sys
 import types
 from dataclasses import dataclass, field
@@ -148,6 +149,7 @@ class Launch:
     device: int
     kernarg: bytes
     values: tuple  # the ctypes values, as given
+    declared: list  # the code object's arguments (`kernel_arguments`), where it has them
 
 
 _CTYPES_SCALARS = (ctypes.c_bool, ctypes.c_byte, ctypes.c_ubyte, ctypes.c_short,
@@ -173,6 +175,87 @@ def pack_extra(entries) -> bytes:
         out += bytes(-len(out) % min(size, 8))
         out += raw
     return bytes(out)
+
+
+# --- a code object's argument layout (its AMDGPU metadata note) -----------------------------------
+
+def kernel_arguments(image: bytes) -> dict[str, list[dict]]:
+    """Per kernel of a code object, its arguments as the AMDGPU metadata note declares
+    them (`.offset`, `.size`, `.value_kind`...): where the kernel reads each one.  Empty
+    for bytes that are not a 64-bit ELF with such a note."""
+    try:
+        return _kernel_arguments(image) if image[:5] == b"\x7fELF\x02" else {}
+    except (struct.error, IndexError, KeyError, TypeError, UnicodeDecodeError):
+        return {}  # not a whole ELF file: the tests' stand-in code objects
+
+
+def _kernel_arguments(image: bytes) -> dict[str, list[dict]]:
+    shoff, = struct.unpack_from("<Q", image, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
+    out = {}
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", image, shoff + i * shentsize + 4)
+        offset, size = struct.unpack_from("<QQ", image, shoff + i * shentsize + 24)
+        if sh_type != 7:  # SHT_NOTE
+            continue
+        at, end = offset, offset + size
+        while at + 12 <= end:
+            namesz, descsz, kind = struct.unpack_from("<III", image, at)
+            name_at = at + 12
+            desc_at = name_at + (namesz + 3) // 4 * 4
+            if image[name_at:name_at + namesz] == b"AMDGPU\0" and kind == 32:
+                meta, _ = _msgpack(image, desc_at)
+                out.update({k[".name"]: k[".args"] for k in meta.get("amdhsa.kernels", ())})
+            at = desc_at + (descsz + 3) // 4 * 4
+    return out
+
+
+def _msgpack(data: bytes, at: int):
+    """One MessagePack value at `at` (the kinds the metadata uses): (value, next offset)."""
+    b = data[at]
+    at += 1
+    if b <= 0x7F:
+        return b, at
+    if b >= 0xE0:
+        return b - 0x100, at
+    if 0x80 <= b <= 0x8F or b in (0xDE, 0xDF):
+        n, at = _length(data, at, b, 0x80, 0xDE)
+        out = {}
+        for _ in range(n):
+            key, at = _msgpack(data, at)
+            out[key], at = _msgpack(data, at)
+        return out, at
+    if 0x90 <= b <= 0x9F or b in (0xDC, 0xDD):
+        n, at = _length(data, at, b, 0x90, 0xDC)
+        out = []
+        for _ in range(n):
+            value, at = _msgpack(data, at)
+            out.append(value)
+        return out, at
+    if 0xA0 <= b <= 0xBF or b in (0xD9, 0xDA, 0xDB, 0xC4, 0xC5, 0xC6):
+        if 0xA0 <= b <= 0xBF:
+            n = b & 0x1F
+        else:
+            width = {0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1, 0xC5: 2, 0xC6: 4}[b]
+            n = int.from_bytes(data[at:at + width], "big")
+            at += width
+        raw = data[at:at + n]
+        return (raw if b in (0xC4, 0xC5, 0xC6) else raw.decode()), at + n
+    fixed = {0xC0: (0, None), 0xC2: (0, False), 0xC3: (0, True), 0xCC: (1, ">B"),
+             0xCD: (2, ">H"), 0xCE: (4, ">I"), 0xCF: (8, ">Q"), 0xD0: (1, ">b"),
+             0xD1: (2, ">h"), 0xD2: (4, ">i"), 0xD3: (8, ">q"), 0xCA: (4, ">f"),
+             0xCB: (8, ">d")}
+    width, code = fixed[b]
+    if width == 0:
+        return code, at
+    return struct.unpack_from(code, data, at)[0], at + width
+
+
+def _length(data: bytes, at: int, b: int, fix: int, wide: int) -> tuple[int, int]:
+    if b < fix + 16:
+        return b - fix, at
+    width = 2 if b == wide else 4
+    return int.from_bytes(data[at:at + width], "big"), at + width
 
 
 class FakeHip(types.ModuleType):
@@ -364,8 +447,14 @@ class FakeHip(types.ModuleType):
         if kernelParams is not None and extra is not None:
             return (hipError_t.hipErrorInvalidValue,)
         kernarg = pack_extra(extra) if extra is not None else b""
+        # a real code object says where its kernel reads each argument: the buffer must
+        # hold them all (clr would leave the ones past its end unset, silently)
+        declared = kernel_arguments(f.module.image).get(f.name, [])
+        if any(a[".offset"] + a[".size"] > len(kernarg) for a in declared
+               if not a[".value_kind"].startswith("hidden_")):
+            return (hipError_t.hipErrorInvalidValue,)
         self.launches.append(Launch(f, grid, block, sharedMemBytes, stream, self.current,
-                                    kernarg, tuple(extra or ())))
+                                    kernarg, tuple(extra or ()), declared))
         return (hipError_t.hipSuccess,)
 
 

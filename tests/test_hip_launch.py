@@ -6,6 +6,7 @@ framework's current stream, the device made current and put back, HIP errors by 
 and the device's shared-memory limit checked before a launch."""
 
 import ctypes
+import struct
 import sys
 import types
 
@@ -14,6 +15,7 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
+from conftest_compilers import require_hip_compiler
 from fake_hip import (ENUMS, ERROR_STRINGS, FUNCTIONS, FakeDevice, FakeHip, hipError_t,
                       pack_extra)
 from test_launch_path import BASE, FakeTensor
@@ -23,6 +25,7 @@ from tilecc.runtime import compiler as C
 from tilecc.runtime import launch as L
 from tilecc.runtime.binary import Binary
 from tilecc.runtime.launch import hip as H
+from tilecc.transpiler.target import resolve_target
 
 GFX90A = "gfx90a:sramecc+:xnack-"
 
@@ -171,14 +174,21 @@ def every_kind(x_ptr, none_ptr, a, b, c, d, e, f, g, h, i, j, k, m, n, o, BLOCK:
     pass
 
 
-def test_every_argument_kind_reaches_the_kernel_as_c_lays_it_out(fake):
+def every_kind_arguments():
+    """One argument of each kind tilecc passes: a pointer, ints of every width (one == 1,
+    compiled in), bool, fp16, bf16, fp32, fp64; a None pointer and a constexpr, which the
+    kernel is not given."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
+    return dict(x_ptr=np.zeros(16, np.float32), none_ptr=None, a=np.int8(-3),
+                b=np.int16(-300), c=7, d=1 << 40, e=1 << 63, f=1, g=np.uint8(250),
+                h=np.uint16(60000), i=np.uint32(4_000_000_000), j=True, k=np.float16(1.5),
+                m=ml_dtypes.bfloat16(2.5), n=0.25, o=np.float64(1e300), BLOCK=64)
+
+
+def test_every_argument_kind_reaches_the_kernel_as_c_lays_it_out(fake):
     fn = tilecc.jit(every_kind)
-    x = np.zeros(16, np.float32)
-    given = dict(x_ptr=x, none_ptr=None, a=np.int8(-3), b=np.int16(-300), c=7, d=1 << 40,
-                 e=1 << 63, f=1, g=np.uint8(250), h=np.uint16(60000), i=np.uint32(4_000_000_000),
-                 j=True, k=np.float16(1.5), m=ml_dtypes.bfloat16(2.5), n=0.25,
-                 o=np.float64(1e300), BLOCK=64)
+    given = every_kind_arguments()
+    x = given["x_ptr"]
     specs, passed = fn.specs_for(given)
     types_ = [s.type.short for s in specs if not s.is_constexpr]
     assert types_ == ["ptr", "i8", "i16", "i32", "i64", "u64", "i32", "u8", "u16", "u32",
@@ -196,6 +206,26 @@ def test_every_argument_kind_reaches_the_kernel_as_c_lays_it_out(fake):
     assert (call["gridDimX"], call["gridDimY"], call["gridDimZ"]) == (4, 5, 6)
     assert (call["blockDimX"], call["blockDimY"], call["blockDimZ"]) == (256, 1, 1)
     assert call["sharedMemBytes"] == 0 and call["kernelParams"] is None
+
+
+def test_each_argument_lands_where_the_code_object_reads_it(monkeypatch, tilecc_cache_dir):
+    """hiprtc's code object declares where its kernel reads each argument (the AMDGPU
+    metadata note): the bytes hip-python's `extra` puts there are each value's."""
+    require_hip_compiler()
+    fn = tilecc.jit(every_kind)
+    specs, passed = fn.specs_for(every_kind_arguments())
+    art = C.compile(fn, specs, resolve_target("hip", "gfx90a"),
+                    C.resolve_options(fn, arch="gfx90a"))
+    fake = FakeHip().install(monkeypatch)  # after hiprtc ran: it is hip-python's too
+    values = L.slot_values(specs, passed)
+    H.load(art.binary, art.symbol, 256, 0, specs).launch_values((1, 1, 1), values, None)
+    (launch,) = fake.launches
+    declared = [a for a in launch.declared if not a[".value_kind"].startswith("hidden_")]
+    codes, used = taken(specs, values)
+    assert [a[".size"] for a in declared] == [struct.calcsize("=" + c) for c in codes]
+    for a, code, value in zip(declared, codes, used):
+        at = a[".offset"]
+        assert launch.kernarg[at:at + a[".size"]] == struct.pack("=" + code, value), a
 
 
 def test_a_float_beyond_fp16_is_infinity_as_a_c_cast_makes_it(fake):

@@ -259,10 +259,10 @@ def _length(data: bytes, at: int, b: int, fix: int, wide: int) -> tuple[int, int
 
 
 class FakeHip(types.ModuleType):
-    """`hip.hip`, recording.  `calls`: every call made, in order; `launches`: what each
-    successful hipModuleLaunchKernel launched; `current`: the calling thread's device;
-    `streams`: the device of each stream handle the test hands out (None and 0 are the
-    current device's null stream)."""
+    """`hip.hip`, recording.  `calls`: every call made, in order (but hipGetErrorName and
+    hipGetErrorString); `launches`: what each successful hipModuleLaunchKernel launched;
+    `current`: the calling thread's device; `streams`: the device of each stream handle
+    the test hands out (None and 0 are the current device's null stream)."""
 
     hipError_t = hipError_t
     hipDeviceAttribute_t = hipDeviceAttribute_t

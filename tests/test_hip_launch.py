@@ -100,6 +100,7 @@ def test_load_errors_name_the_call_and_the_hip_error(fake):
         H.load(binary("tc_add"), "tc_other", 256, 0, ())
     assert str(e.value) == ("hipModuleGetFunction failed: HIP error 500 hipErrorNotFound: "
                             "named symbol not found")
+    assert len(fake.of("hipModuleUnload")) == 1  # the module it was not found in
     assert e.value.status == 500 and e.value.call == "hipModuleGetFunction"
     with pytest.raises(H.HIPError, match="hipModuleLoadData failed: HIP error 200 "
                                          "hipErrorInvalidImage: device kernel image is invalid"):
@@ -253,6 +254,7 @@ def test_a_kernel_asking_for_more_lds_than_the_device_has_is_refused_before_laun
     assert "out of resource: shared memory, Required: 65537, Hardware limit: 65536" in \
         str(e.value)
     assert not fake.of("hipFuncSetAttribute") and not fake.launches
+    assert [c["module"].image for c in fake.of("hipModuleUnload")] == [binary("k").data]
     attrs = [c["attr"].name for c in fake.of("hipDeviceGetAttribute")]
     assert attrs == ["hipDeviceAttributeMaxSharedMemoryPerBlock",
                      "hipDeviceAttributeSharedMemPerBlockOptin"]

@@ -122,15 +122,19 @@ class HipKernel:
         self.shared_bytes = binary.shared_bytes  # dynamic shared memory, given at each launch
         with _OnDevice(hip, device_id):  # a module is loaded for the current device
             self.module = _call(hip, "hipModuleLoadData", binary.data)
-            self.function = _call(hip, "hipModuleGetFunction", self.module, name.encode())
-            # as on CUDA: static plus dynamic within the device's limit (the architecture's
-            # table was checked at compile time; a device may allow less), and the dynamic
-            # part allowed per kernel
-            if self.shared_bytes > 0:
-                self._check_shared_memory()
-                _call(hip, "hipFuncSetAttribute", self.function,
-                      hip.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
-                      self.shared_bytes)
+            try:
+                self.function = _call(hip, "hipModuleGetFunction", self.module, name.encode())
+                # as on CUDA: static plus dynamic within the device's limit (the
+                # architecture's table was checked at compile time; a device may allow
+                # less), and the dynamic part allowed per kernel
+                if self.shared_bytes > 0:
+                    self._check_shared_memory()
+                    _call(hip, "hipFuncSetAttribute", self.function,
+                          hip.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
+                          self.shared_bytes)
+            except BaseException:  # (an autotuner may try many): no module left behind
+                hip.hipModuleUnload(self.module)
+                raise
         # hipModuleLaunchKernel's `extra`: one ctypes value per parameter the kernel takes
         self.ctypes_of = [None if s.equals_one else _hip_ctype(s.type) for s in specs
                           if not s.is_constexpr]

@@ -573,7 +573,7 @@ def test_launch_options_give_one_key_on_both_paths(gpu):
 
 def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     """Arrays on a ROCm device launch through hip-python (values, not a packed block) on
-    the general path and on the generated warm launch alike."""
+    the general path and on the generated warm launch alike, on torch's current stream."""
     monkeypatch.setattr(sys.modules["torch"].version, "hip", "6.0", raising=False)
     k = tilecc.jit(ten)
     arrays = [FakeTensor(BASE + i * 4096) for i in range(6)]
@@ -591,7 +591,7 @@ def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     assert isinstance(launcher, L.HipLauncher)
     assert [e["grid"] for e in gpu.log] == [(5, 1, 1)] * 3 + [(2, 4, 1)]
     assert all(e["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5] and
-               e["stream"] is None for e in gpu.log)
+               e["stream"] == STREAMS["torch"] for e in gpu.log)
 
 
 def test_module_loads_in_the_current_context_or_the_devices_primary_one(monkeypatch):

@@ -353,9 +353,11 @@ def occupancy(meta: dict, arch: str) -> dict:
     * Registers: gfx90a and gfx94x have one 512-entry file per lane and SIMD shared by VGPRs
       and AGPRs; a wave takes its VGPRs rounded up to 4 (the AGPRs start at
       .amdhsa_accum_offset), plus its AGPRs, all rounded up to the granule of 8:
-      waves = floor(512 / roundup(roundup(vgpr, 4) + agpr, 8)).  (LLVM's AMDGPU backend,
-      AMDGPUBaseInfo.cpp: getTotalNumVGPRs = 512, getVGPRAllocGranule = 8 for gfx90a, and
-      getNumWavesPerEUWithNumVGPRs; the MI200 ISA guide, section 3.6.4, on the unified file.)
+      waves = floor(512 / roundup(roundup(vgpr, 4) + agpr, 8)).  The metadata's .vgpr_count
+      is that sum already (LLVM's TotalNumVgprs); the architectural VGPRs are the
+      "; NumVgprs:" comment.  (LLVM's AMDGPU backend, AMDGPUBaseInfo.cpp: getTotalNumVGPRs
+      = 512, getVGPRAllocGranule = 8 for gfx90a, getNumWavesPerEUWithNumVGPRs; the MI200
+      ISA guide on the unified VGPR/AGPR file.)
     * SGPRs: 800 per SIMD, granule 16: waves = floor(800 / roundup(sgpr, 16)) (GCN / CDNA
       ISA guides; AMDGPUBaseInfo getNumWavesPerEUWithNumSGPRs gives 8+ for any
       kernel under 100 SGPRs, so this rarely binds).
@@ -368,7 +370,8 @@ def occupancy(meta: dict, arch: str) -> dict:
     def up(x, g):
         return -(-x // g) * g
 
-    vgprs = up(up(meta.get("vgpr_count", 0), 4) + meta.get("agpr_count", 0), 8)
+    arch_vgprs = meta.get("arch_vgpr_count", 0)
+    vgprs = up(max(meta.get("vgpr_count", 0), up(arch_vgprs, 4) + meta.get("agpr_count", 0)), 8)
     by_vgpr = 8 if vgprs == 0 else min(8, 512 // vgprs)
     sgprs = up(meta.get("sgpr_count", 0), 16)
     by_sgpr = 8 if sgprs == 0 else min(8, 800 // sgprs)
@@ -380,7 +383,7 @@ def occupancy(meta: dict, arch: str) -> dict:
         by_lds = 8
     limits = {"vgpr": by_vgpr, "sgpr": by_sgpr, "lds": by_lds}
     waves = min(limits.values())
-    return {"waves_per_simd": waves, "limits": limits,
+    return {"waves_per_simd": waves, "limits": limits, "unified_vgprs": vgprs,
             "limited_by": [k for k, v in limits.items() if v == waves and waves < 8]}
 
 
@@ -401,9 +404,10 @@ def parse_assembly(text: str) -> list:
         for line in lines[end:]:  # the "; Kernel info:" comments after the function
             if re.match(r"^\s*\.type\s", line):
                 break
-            m = re.match(r"^; Occupancy: (\d+)", line)
+            m = re.match(r"^; (Occupancy|NumVgprs): (\d+)", line)
             if m:
-                metadata["compiler_occupancy"] = int(m.group(1))
+                key = {"Occupancy": "compiler_occupancy", "NumVgprs": "arch_vgpr_count"}
+                metadata[key[m.group(1)]] = int(m.group(2))
         kernels.append(AsmKernel(name, instructions, labels, metadata))
     return kernels
 
@@ -536,7 +540,8 @@ def table(reports: list) -> str:
     rows = []
     for r in reports:
         md, occ, hot = r["metadata"], r["occupancy"] or {}, r["hot_loop"]
-        row = [r["case"], r["arch"], md.get("vgpr_count", "?"), md.get("agpr_count", "?"),
+        row = [r["case"], r["arch"], md.get("arch_vgpr_count", md.get("vgpr_count", "?")),
+               md.get("agpr_count", "?"),
                md.get("sgpr_count", "?"),
                f"{md.get('vgpr_spill_count', 0)}/{md.get('sgpr_spill_count', 0)}",
                md.get("private_segment_fixed_size", "?"), md.get("group_segment_fixed_size", "?"),
@@ -570,6 +575,32 @@ overlapped; fma%valu: FMA share of the VALU cycles; fp16pk%: the loop's flops pe
 against the fp16 matrix (MFMA) peak of a SIMD, at best (see issue_estimate)."""
 
 
+# Older clangs know gfx940, not gfx942 (LLVM 17 added it): one ISA, the same code.
+STAND_INS = {"gfx942": "gfx940"}
+
+
+def _run(cases: list, arch: str, workdir: str) -> list:
+    """The reports of `cases` for `arch`, two compiles at a time."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda case: report_case(case, arch, workdir), cases))
+
+
+def loop_lines(reports: list) -> list[str]:
+    """Every loop of every kernel, one line each, nested ones indented (the hot one
+    starred): where the table's single loop does not tell the whole story."""
+    out = ["loops (static counts over each loop's span, nested loops included):"]
+    for r in reports:
+        hot = (r["hot_loop"] or {}).get("label")
+        out.append(f"  {r['case']} ({r['arch']}):" + ("" if r["loops"] else " none"))
+        for lp in r["loops"]:
+            out.append(f"    {'  ' * (lp['depth'] - 1)}{'*' if lp['label'] == hot else ' '}"
+                       f"{lp['label']} lines {lp['lines'][0]}-{lp['lines'][1]}: "
+                       f"{lp['instructions']} inst, {lp['mfma']} mfma, {lp['fma']} fma, "
+                       f"{lp['lds_read']} ds_read, {lp['lds_write']} ds_write, "
+                       f"{lp['global_load']} gload, {lp['barrier']} s_barrier")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -584,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="gfx90a, gfx942, ... (repeatable; default gfx90a and gfx942, "
                         "each where the compiler supports it)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument("--loops", action="store_true",
+                        help="also list every loop of each kernel with its counts")
     parser.add_argument("--keep", metavar="DIR", help="keep the .hip and .s files in DIR")
     args = parser.parse_args(argv)
     if args.kernel:
@@ -607,12 +640,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"amd_isa_report: {e}", file=sys.stderr)
         return 2
     for arch in archs:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(report_case, case, arch, workdir) for case in cases]
-            try:
-                reports += [f.result() for f in futures]
-            except NoCompiler as e:
+        try:
+            reports += _run(cases, arch, workdir)
+        except NoCompiler as e:
+            stand_in = STAND_INS.get(arch)
+            if stand_in is None or stand_in in archs:
                 notes.append(f"skipped {e}")
+                continue
+            try:
+                reports += _run(cases, stand_in, workdir)
+                notes.append(f"{e}: {stand_in} (the same CDNA3 instruction set to LLVM) "
+                             "reported in its place")
+            except NoCompiler as e2:
+                notes.append(f"skipped {e}; {e2}")
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
@@ -621,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         flat = [k for r in reports for k in (r["kernels"] if "kernels" in r else [r])]
         print(table(flat))
         print(LEGEND)
+        if args.loops:
+            print("\n".join(loop_lines(flat)))
         for note in notes:
             print(note)
     return 0 if reports else 1

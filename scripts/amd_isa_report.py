@@ -53,17 +53,18 @@ _BYTES = {"b128": 16, "b96": 12, "b64": 8, "b32": 4, "u16": 2, "i16": 2, "b16": 
 
 
 def lds_width(mnemonic: str) -> str:
-    """`ds_read_b128` → "b128", `ds_read2_b32` → "2xb32", `ds_read_u16_d16_hi` → "u16"."""
+    """`ds_read_b128` → "b128", `ds_read2_b32` → "b32x2" (two at once),
+    `ds_read_u16_d16_hi` → "u16"."""
     m = _LDS.match(mnemonic)
     if not m:
         return ""
     width = next((w for w in _BYTES if m.group(3).startswith(w)), m.group(3) or "?")
-    return f"2x{width}" if m.group(2) else width
+    return f"{width}x2" if m.group(2) else width
 
 
 def lds_bytes(width: str) -> int:
-    """Bytes a lane moves by an LDS instruction of this width ("2xb64": 16)."""
-    times, _, base = width.rpartition("x") if width.startswith("2x") else ("1", "", width)
+    """Bytes a lane moves by an LDS instruction of this width ("b64x2": 16)."""
+    base, _, times = width.partition("x")
     return int(times or 1) * _BYTES.get(base, 0)
 
 
@@ -530,7 +531,7 @@ def report_case(case: Case, arch: str, workdir: str) -> dict:
 # --- the table ----------------------------------------------------------------------------
 
 def _widths(w: dict) -> str:
-    return " ".join(f"{n}{k}" for k, n in sorted(w.items(), key=lambda kv: -lds_bytes(kv[0])))
+    return " ".join(f"{k}:{n}" for k, n in sorted(w.items(), key=lambda kv: -lds_bytes(kv[0])))
 
 
 def table(reports: list) -> str:
@@ -585,6 +586,27 @@ def _run(cases: list, arch: str, workdir: str) -> list:
         return list(pool.map(lambda case: report_case(case, arch, workdir), cases))
 
 
+def _reports(cases: list, archs: list, workdir: str) -> tuple[list, list]:
+    """The reports of `cases` on each of `archs` (a stand-in where the compiler lacks one),
+    and notes on what was skipped or stood in."""
+    reports, notes = [], []
+    for arch in archs:
+        try:
+            reports += _run(cases, arch, workdir)
+        except NoCompiler as e:
+            stand_in = STAND_INS.get(arch)
+            if stand_in is None or stand_in in archs:
+                notes.append(f"skipped {e}")
+                continue
+            try:
+                reports += _run(cases, stand_in, workdir)
+                notes.append(f"{e}: {stand_in} (the same CDNA3 instruction set to LLVM) "
+                             "reported in its place")
+            except NoCompiler as e2:
+                notes.append(f"skipped {e}; {e2}")
+    return reports, notes
+
+
 def loop_lines(reports: list) -> list[str]:
     """Every loop of every kernel, one line each, nested ones indented (the hot one
     starred): where the table's single loop does not tell the whole story."""
@@ -602,6 +624,17 @@ def loop_lines(reports: list) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilecc.cli_input import UsageError
+    from tilecc.errors import CompilationError
+
+    try:
+        return _main(argv)
+    except (UsageError, CompilationError, NoCompiler, RuntimeError) as e:
+        print(f"amd_isa_report: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kernel", help="FILE.py:KERNEL (default: the matmul and attention "
@@ -631,30 +664,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         cases = example_cases()
     archs = args.arch or ["gfx90a", "gfx942"]
-    workdir = args.keep or tempfile.mkdtemp(prefix="amd-isa-")
-    os.makedirs(workdir, exist_ok=True)
-    reports, notes = [], []
-    try:
-        amd_compiler()
-    except NoCompiler as e:
-        print(f"amd_isa_report: {e}", file=sys.stderr)
-        return 2
-    for arch in archs:
-        try:
-            reports += _run(cases, arch, workdir)
-        except NoCompiler as e:
-            stand_in = STAND_INS.get(arch)
-            if stand_in is None or stand_in in archs:
-                notes.append(f"skipped {e}")
-                continue
-            try:
-                reports += _run(cases, stand_in, workdir)
-                notes.append(f"{e}: {stand_in} (the same CDNA3 instruction set to LLVM) "
-                             "reported in its place")
-            except NoCompiler as e2:
-                notes.append(f"skipped {e}; {e2}")
-    if not args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
+    amd_compiler()  # NoCompiler before any work
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        reports, notes = _reports(cases, archs, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="amd-isa-") as workdir:
+            reports, notes = _reports(cases, archs, workdir)
     if args.json:
         print(json.dumps({"reports": reports, "notes": notes}, indent=1))
     else:

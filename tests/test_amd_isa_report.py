@@ -5,6 +5,7 @@ on a hand-written listing, and the whole report on assembly hipcc really wrote f
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def test_hot_loop_is_the_one_with_the_most_matrix_work(isa):
     c = hot["counts"]
     assert (c["mfma"], c["fma"], c["lds_read"], c["lds_write"], c["waitcnt"]) == (3, 2, 3, 0, 1)
     assert c["mfma_cycles"] == 2 * 64 + 32  # CDNA2: 16 passes for 32x32, 8 for 16x16
-    assert c["lds_widths"]["lds_read"] == {"b128": 1, "2xb64": 1, "u16": 1}
+    assert c["lds_widths"]["lds_read"] == {"b128": 1, "b64x2": 1, "u16": 1}
     assert c["lds_read_bytes_per_lane"] == 16 + 16 + 2
     assert c["transcendental"] == 1
     # per wave: 3 MFMAs at 256 flops a cycle, a packed FMA (2 per lane), an FMA (1 per lane)
@@ -152,7 +153,7 @@ def test_instruction_classes(isa):
     assert isa.classify("v_fma_mix_f32") == "fma"
     assert isa.classify("buffer_load_dwordx4") == "global_load"
     assert isa.classify("s_waitcnt_vscnt") == "waitcnt"
-    assert isa.lds_width("ds_read2st64_b32") == "2xb32"
+    assert isa.lds_width("ds_read2st64_b32") == "b32x2"
     assert isa.lds_width("ds_read_u16_d16_hi") == "u16"
     # CDNA3 doubles the 16-bit rate: half the cycles, same flops; fp32 unchanged
     assert isa.mfma_cost("v_mfma_f32_32x32x8_f16", "gfx942") == (32, 16384)
@@ -221,3 +222,19 @@ void mfma_loop(const half4* a, const half4* b, float16* c, int n) {
     assert md["agpr_count"] >= 16  # the 32x32 accumulator
     # the metadata's count is the unified one: VGPRs rounded to 4, then the AGPRs
     assert md["vgpr_count"] == -(-md["arch_vgpr_count"] // 4) * 4 + md["agpr_count"]
+
+
+def test_table_and_json_of_a_report(isa):
+    import json
+
+    (report,) = isa.analyse(LISTING, "gfx90a")
+    report["case"] = "listing"
+    lines = isa.table([report]).splitlines()
+    head, row = (re.split(r"\s{2,}", line.strip()) for line in lines)  # cells: 2+ spaces apart
+    assert len(lines) == 2 and row[0] == "listing"
+    assert row[head.index("VGPR")] == "170" and row[head.index("AGPR")] == "36"
+    assert row[head.index("occ")] == "2(vgpr,lds)" and row[head.index("mfma")] == "3"
+    assert row[head.index("ds_read")] == "3 [b128:1 b64x2:1 u16:1]"
+    assert json.loads(json.dumps(report))["hot_loop"]["label"] == ".LBB0_2"
+    listing = "\n".join(isa.loop_lines([dict(report, arch="gfx90a")]))
+    assert "*.LBB0_2" in listing and ".LBB0_5" not in listing

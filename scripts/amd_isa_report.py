@@ -79,8 +79,10 @@ def lds_bytes(width: str) -> int:
 # take half the passes there; fp32 and fp64 keep theirs.
 _MFMA = re.compile(r"^v_s?mfma_(?P<out>[a-z0-9]+)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_?(?P<in>\w+)")
 # Dense matrix flops per SIMD per clock by input type (the peak rates above, / 4 SIMDs).
-_MFMA_RATE = {"gfx90a": {"16bit": 256, "bf16_old": 128, "8bit": 256, "f32": 64, "f64": 64},
-              "gfx94x": {"16bit": 512, "bf16_old": 512, "8bit": 1024, "f32": 64, "f64": 64}}
+_MFMA_RATE = {"gfx90a": {"16bit": 256, "bf16_old": 128, "8bit": 256, "xf32": 128, "f32": 64,
+                         "f64": 64},
+              "gfx94x": {"16bit": 512, "bf16_old": 512, "8bit": 1024, "xf32": 256, "f32": 64,
+                         "f64": 64}}
 FP16_PEAK_PER_SIMD = {"gfx90a": 256, "gfx94x": 512}  # flops per clock
 
 
@@ -92,11 +94,13 @@ def _input_kind(inp: str) -> str:
     """The rate class of an MFMA's input type as its mnemonic spells it (f16, bf16_1k, bf16,
     i8, fp8_bf8, xf32, f32, f64)."""
     inp = inp.replace("_", "").lower()
-    if inp in ("f16", "bf161k", "xf32"):
+    if inp in ("f16", "bf161k"):
         return "16bit"
+    if inp == "xf32":  # gfx94x only
+        return "xf32"
     if inp == "bf16":  # gfx90a: the half-rate form kept from gfx908; gfx94x: full rate
         return "bf16_old"
-    if inp == "i8" or re.fullmatch(r"b?f8b?f8", inp):
+    if inp == "i8" or re.fullmatch(r"(fp8|bf8){2}", inp):
         return "8bit"
     return "f64" if inp == "f64" else "f32"
 
@@ -110,7 +114,8 @@ def mfma_cost(mnemonic: str, arch: str) -> tuple[int, int]:
     passes = {32: 16, 16: 8}.get(shape[0], 2)
     if kind == "f64" and shape[0] == 4:
         passes = 4
-    if _family(arch) == "gfx94x" and kind in ("16bit", "bf16_old", "8bit") and passes > 2:
+    if _family(arch) == "gfx94x" and kind in ("16bit", "bf16_old", "8bit", "xf32") \
+            and passes > 2:
         passes //= 2
     cycles = 4 * passes
     return cycles, cycles * _MFMA_RATE[_family(arch)][kind]

@@ -238,3 +238,17 @@ def test_table_and_json_of_a_report(isa):
     assert json.loads(json.dumps(report))["hot_loop"]["label"] == ".LBB0_2"
     listing = "\n".join(isa.loop_lines([dict(report, arch="gfx90a")]))
     assert "*.LBB0_2" in listing and ".LBB0_5" not in listing
+
+
+@pytest.mark.parametrize("mnemonic,arch,macs", [
+    ("v_mfma_f32_32x32x8f16", "gfx90a", 32 * 32 * 8),
+    ("v_mfma_f32_16x16x16bf16_1k", "gfx90a", 16 * 16 * 16),
+    ("v_mfma_f32_32x32x2f32", "gfx90a", 32 * 32 * 2),
+    ("v_mfma_f64_16x16x4f64", "gfx90a", 16 * 16 * 4),
+    ("v_mfma_i32_32x32x16_i8", "gfx942", 32 * 32 * 16),
+    ("v_mfma_f32_16x16x32_fp8_fp8", "gfx942", 16 * 16 * 32),
+    ("v_mfma_f32_32x32x4_xf32", "gfx942", 32 * 32 * 4),
+])
+def test_mfma_flops_are_the_shapes(isa, mnemonic, arch, macs):
+    """The flops that cycles x rate give are 2 M N K of the single-block shapes."""
+    assert isa.mfma_cost(mnemonic, arch)[1] == 2 * macs

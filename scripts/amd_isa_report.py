@@ -299,7 +299,8 @@ def hot_loop(loops: list, instructions: list, arch: str) -> Loop | None:
 def issue_estimate(counts: dict, arch: str) -> dict:
     """Cycles one wave spends issuing one pass through the loop, on one SIMD.
 
-    A wave64 vector instruction runs over a 16-lane SIMD in 4 cycles; a transcendental
+    A wave64 vector instruction runs over a 16-lane SIMD in 4 cycles (v_pk_fma_f32 too, two
+    fp32 products a lane: the packed rate is the VALU's fp32 peak); a transcendental
     (v_exp, v_rcp, ...) at quarter rate in 16; an MFMA its passes x 4 cycles in the matrix
     core (`mfma_cost`); LDS and global instructions take their own pipes (4 cycles of issue
     each, counted in the one-wave figure only); scalar instructions and branches 1 cycle;

@@ -52,7 +52,13 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
     env.filters["nest"] = nest
+    env.filters["c_string"] = c_string
     return env
+
+
+def c_string(text: str) -> str:
+    """`text` as a C string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def nest(text: str | list[str], levels: int = 1) -> str:
@@ -276,32 +282,27 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
                     setattr(self, counter, getattr(self, counter) - 1)
             i += 1
 
-    def declare(self, v: Value, init: str | None = None) -> None:
+    def declare(self, v: Value, init: str | None = None, const: bool | None = None) -> None:
+        """`v`'s variable: a register array, or a scalar (const where it is initialised and
+        never assigned again, unless `const` says)."""
         if v.type.is_block:
-            self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
-        else:
+            self.line(self.macros.declaration(self.ctype(v), self.name(v), regs=v.layout.regs))
+            return
+        if const is None:
             const = self.root(v) not in self.mutable and init is not None
-            self.line(f"{self.scalar_decl(v, const)}" +
-                      (f" = {init};" if init is not None else ";"))
-
-    def scalar_decl(self, v: Value, const: bool) -> str:
-        if not const:
-            return f"{self.ctype(v)} {self.name(v)}"
-        if v.dtype.is_ptr():  # the pointer is constant, not (necessarily) what it points to
-            return f"{self.ctype(v)} const {self.name(v)}"
-        return f"const {self.ctype(v)} {self.name(v)}"
+        self.line(self.macros.declaration(self.ctype(v), self.name(v), init=init, const=const,
+                                          pointer=v.dtype.is_ptr()))
 
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
-            pair = (f"tc::cast_pair({self.text(x, 'r')}, {self.text(x, 'r + 1')}, "
-                    f"{self.name(v)}[r], {self.name(v)}[r + 1]);")
-            self.line(_macros().register_loop(v.layout.regs, [pair], step=2))
+            self.line(self.macros.cast_pairs(v.layout.regs, self.text(x, "r"),
+                                             self.text(x, "r + 1"), self.name(v)))
             return
-        assigns = [f"{self.name(op.result)}[r] = {self.op_text(op)};" for op in group]
-        self.line(_macros().register_loop(group[0].result.layout.regs, assigns))
+        assigns = [(self.name(op.result), self.op_text(op)) for op in group]
+        self.line(self.macros.register_assignments(group[0].result.layout.regs, assigns))
 
     def op_text(self, op: Op, idx: str = "r") -> str:
         v = op.result
@@ -337,7 +338,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
             if mask is not None:
                 fill = self.wrap(other, "r", COND) if other is not None else zero
                 value = f"{self.wrap(mask, 'r', EQ)} ? {value} : {fill}"
-            self.line(_macros().register_loop(regs, [f"{self.name(v)}[r] = {value};"]))
+            self.line(self.macros.register_assignments(regs, [(self.name(v), value)]))
             return
         vec = plan.vec
         if other is None:
@@ -346,7 +347,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
             fill = f"tc::splat<{vec}>({self.text(other, 'v')})"
         else:
             raise NotImplementedError("per-element `other` with vector loads")
-        self.line(_macros().vector_load(
+        self.line(self.macros.vector_load(
             dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
             ptr=self.text(ptr, "v"), mask_mode=plan.mask_mode,
             mask_first=self.text(mask, "v") if mask is not None else "",
@@ -358,18 +359,17 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         ptr, value = op.operands[0], op.operands[1]
         mask = op.operands[2] if len(op.operands) > 2 else None
         if not ptr.type.is_block:
-            guard = "threadIdx.x == 0" + (f" && {self.wrap(mask, 'r', LAND)}" if mask else "")
-            self.line(f"if ({guard}) {self.element(ptr, 'r')} = {self.text(value, 'r')};")
+            guard = self.wrap(mask, "r", LAND) if mask else ""
+            self.line(self.macros.scalar_store(self.element(ptr, "r"), self.text(value, "r"),
+                                               guard))
             return
         plan: MemoryPlan = op.attrs["plan"]
         layout: Placement = ptr.layout
         owner = f"{self.lname(layout)}::owner()" if layout.owner_expr() != "true" else ""
         if plan.vec == 1:
             conds = [c for c in (owner, self.wrap(mask, "r", LAND) if mask else "") if c]
-            stmt = f"{self.element(ptr, 'r')} = {self.text(value, 'r')};"
-            if conds:
-                stmt = f"if ({' && '.join(conds)}) {stmt}"
-            self.line(_macros().register_loop(layout.regs, [stmt]))
+            self.line(self.macros.element_store(self.element(ptr, "r"), self.text(value, "r"),
+                                                conds, regs=layout.regs))
             return
         vec = plan.vec
         guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
@@ -380,7 +380,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         # do tensor-core epilogues, where the accumulators already fill the registers
         predicated = (self.target.predicated_narrow_stores and value.dtype.itemsize < 4
                       and self.memory_bound)
-        self.line(_macros().vector_store(
+        self.line(self.macros.vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
             lane_value=self.text(value, "v + k"), ptr=self.text(ptr, "v"), guard=guard,
             mask_mode=plan.mask_mode,
@@ -390,33 +390,28 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
 
     def op_device_assert(self, op: Op) -> None:  # present in debug builds only (passes.dce)
         cond = op.operands[0]
-        msg = op.attrs["msg"].replace("\\", "\\\\").replace('"', '\\"')
-        args = f'"{msg}", "{os.path.basename(op.loc.file)}", {op.loc.line}'
-        if cond.type.is_block:
-            self.line(_macros().register_loop(
-                cond.layout.regs, [f"TC_DEVICE_ASSERT({self.text(cond, 'r')}, {args});"]))
-        else:
-            self.line(f"TC_DEVICE_ASSERT({self.text(cond)}, {args});")
+        self.line(self.macros.device_assert(
+            self.text(cond), op.attrs["msg"],
+            os.path.basename(op.loc.file), op.loc.line,
+            regs=cond.layout.regs if cond.type.is_block else None))
 
     def op_print(self, op: Op) -> None:
         """tl.device_print: printf, one line per element, by the thread that owns it."""
         from tilecc.transpiler import print_format as F
 
-        pid = ", ".join(f"static_cast<unsigned>(blockIdx.{a})" for a in "xyz")
-        prefix = '"' + op.attrs["prefix"].replace("\\", "\\\\").replace('"', '\\"') + '"'
+        prefix = op.attrs["prefix"]
         if not op.operands:
-            self.line(f'if (threadIdx.x == 0) printf("{F.NO_VALUES_FORMAT}\\n", {pid}, {prefix});')
+            self.line(self.macros.device_print(F.NO_VALUES_FORMAT, prefix))
         for n, v in enumerate(op.operands):
             fmt = F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n, len(op.operands))
             value = self._printf_value(v, op.attrs["hex"])
             if not v.type.is_block:
-                self.line(f'if (threadIdx.x == 0) printf("{fmt}\\n", {pid}, {prefix}, {value});')
+                self.line(self.macros.device_print(fmt, prefix, value))
                 continue
             layout = self.lname(v.layout)
-            coords = ", ".join(f"{layout}::coord{i}(r)" for i in range(len(v.type.shape)))
-            guard = f"if ({layout}::owner()) " if v.layout.owner_expr() != "true" else ""
-            self.line(_macros().register_loop(v.layout.regs, [
-                f'{guard}printf("{fmt}\\n", {pid}, {coords}, {prefix}, {value});']))
+            coords = [f"{layout}::coord{i}(r)" for i in range(len(v.type.shape))]
+            owner = f"{layout}::owner()" if v.layout.owner_expr() != "true" else None
+            self.line(self.macros.device_print(fmt, prefix, value, coords, v.layout.regs, owner))
 
     def _printf_value(self, v: Value, hex: bool) -> str:
         """`v`'s element r as printf's variadic argument for `print_format.value_format`."""
@@ -465,12 +460,12 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         if target.type.is_block:
             if declare:
                 self.declare(target)
-            self.line(_macros().register_loop(
-                target.layout.regs, [f"{self.name(target)}[r] = {self.text(v, 'r')};"]))
+            self.line(self.macros.register_assignments(
+                target.layout.regs, [(self.name(target), self.text(v, "r"))]))
         elif declare:
-            self.line(f"{self.scalar_decl(target, True)} = {self.text(v)};")
+            self.declare(target, self.text(v), const=True)
         else:
-            self.line(f"{self.name(target)} = {self.text(v)};")
+            self.line(self.macros.assignment(self.name(target), self.text(v)))
 
     def declare_slots(self, results: list[Value], inits: list[Value] | None) -> None:
         for i, res in enumerate(results):
@@ -480,8 +475,8 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
                 self.declare(res)
             elif res.type.is_block:
                 self.declare(res)
-                self.line(_macros().register_loop(
-                    res.layout.regs, [f"{self.name(res)}[r] = {self.text(inits[i], 'r')};"]))
+                self.line(self.macros.register_assignments(
+                    res.layout.regs, [(self.name(res), self.text(inits[i], "r"))]))
             else:
                 self.declare(res, self.text(inits[i]))
 
@@ -493,45 +488,45 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         self.declare_slots(op.results, op.operands[3:])
         body = op.regions[0]
         iv = body.args[0]
-        neg = op.attrs["step_sign"] < 0
         step_text = self.text(step)
-        inc = f"++{self.name(iv)}" if step_text == "1" else f"{self.name(iv)} += {step_text}"
-        self.line(f"for ({c_type(iv.dtype)} {self.name(iv)} = {self.text(lo)}; "
-                  f"{self.name(iv)} {'>' if neg else '<'} {self.text(hi)}; {inc}) {{")
-        self.nested(body, op.results, body.args[1:])
-        self.line("}")
+        index, start, stop = self.name(iv), self.text(lo), self.text(hi)
+        self.line(self.macros.for_loop(
+            c_type(iv.dtype), index, start, ">" if op.attrs["step_sign"] < 0 else "<", stop,
+            step_text, self.nested(body, op.results, body.args[1:])))
 
     def op_while(self, op: Op) -> None:
         self.declare_slots(op.results, op.operands)
         before, body = op.regions
         emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]
-        if not emitted:
-            self.line(f"while ({self.text(before.yields[0])}) {{")
-        else:
-            self.line("while (true) {")
-            with self.indented():
+        before_lines = None  # the condition's own statements, where it has any
+        if emitted:
+            with self.captured() as before_lines:
                 self.region(before)
-                self.line(f"if (!({self.text(before.yields[0])})) break;")
-        self.nested(body, op.results, body.args)
-        self.line("}")
+        cond = self.text(before.yields[0])
+        self.line(self.macros.while_loop(cond, before_lines,
+                                         self.nested(body, op.results, body.args)))
 
     def op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)
-        self.line(f"if ({self.text(op.operands[0])}) {{")
-        self.nested(op.regions[0], op.results)
-        els = op.regions[1]
+        cond = self.text(op.operands[0])
+        then = self.nested(op.regions[0], op.results)
+        els, otherwise = op.regions[1], None
         if els.yields or any(not (o.results and o.results[0].id in self.inline) for o in els.ops):
-            self.line("} else {")
-            self.nested(els, op.results)
-        self.line("}")
+            otherwise = self.nested(els, op.results)
+        self.line(self.macros.branch(cond, then, otherwise))
 
-    def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        with self.same_last_statement(), self.indented():
+    def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()
+               ) -> list[str]:
+        """The region's statements, then what it yields assigned to `targets` (`carried`:
+        a loop's variables, which may be updated early): lines for a template to place
+        one level in."""
+        with self.same_last_statement(), self.captured() as lines:
             early = self._early_updates(region, targets, list(carried))
             self.early.update(early)
             self.region(region)
             self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
                                [y for y in region.yields if y.id not in early])
+        return lines
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:

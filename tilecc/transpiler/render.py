@@ -36,7 +36,7 @@ from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_expr import (  # noqa: F401 (the operator tables, re-exported)
     BINARY, CALLS, COMPARE, COND, EQ, LAND, MATH, ExprOps, literal)
 from tilecc.transpiler.render_reorder import ReorderOps
-from tilecc.transpiler.render_wrap import wrap_source
+from tilecc.transpiler.render_wrap import comment_lines, wrap_source
 from tilecc.transpiler.target import CompileTarget, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -53,6 +53,7 @@ def environment() -> jinja2.Environment:
                              autoescape=False)
     env.filters["nest"] = nest
     env.filters["c_string"] = c_string
+    env.filters["comment"] = comment_lines
     return env
 
 

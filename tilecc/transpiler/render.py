@@ -33,8 +33,7 @@ from tilecc.transpiler.render_asm import AsmOps
 from tilecc.transpiler.render_blocks import BlockOps
 from tilecc.transpiler.render_context import RenderContext, programs_per_sm
 from tilecc.transpiler.render_dot import DotOps
-from tilecc.transpiler.render_expr import (  # noqa: F401 (the operator tables, re-exported)
-    BINARY, CALLS, COMPARE, COND, EQ, LAND, MATH, ExprOps, literal)
+from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprOps, literal
 from tilecc.transpiler.render_reorder import ReorderOps
 from tilecc.transpiler.render_wrap import comment_lines, wrap_source
 from tilecc.transpiler.target import CompileTarget, c_type

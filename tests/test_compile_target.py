@@ -103,3 +103,21 @@ def test_defaults_come_from_the_options_table():
     art = compiler.transpile(scaled_copy, scaled_copy._specs(SIG, {}), "hip",
                              scaled_copy.options())
     assert (art.target, art.arch) == ("hip", "gfx90a")
+
+
+def test_launch_options_off_their_target_are_facts_of_its_row():
+    from dataclasses import replace
+
+    from tilecc.runtime.options import off_target_problem
+
+    assert off_target_problem({"kpack": 2, "waves_per_eu": 1}, "hip") is None
+    assert "kpack, waves_per_eu: AMD (HIP) tuning hints, not taken by a cuda launch" in \
+        off_target_problem({"kpack": 2, "waves_per_eu": 1}, "cuda")
+    assert off_target_problem({"launch_cooperative_grid": True}, "cuda") is None
+    assert "on HIP (it launches through hipModuleLaunchKernel); a cooperative launch is " \
+        "tilecc's on CUDA only" in off_target_problem({"launch_cooperative_grid": True}, "hip")
+    assert off_target_problem({"launch_cooperative_grid": False}, "hip") is None
+    # the row decides, not the target's name
+    assert off_target_problem({"kpack": 2}, replace(CUDA, amd_tuning_hints=True)) is None
+    assert off_target_problem({"launch_cooperative_grid": True},
+                              replace(HIP, cooperative_launch=True)) is None

@@ -144,6 +144,26 @@ def test_signature_errors():
         export_header(add_kernel, [ANY, ANY + " "])
 
 
+def test_export_takes_the_options_object_of_every_entry():
+    keywords = dict(num_warps=2, num_stages=2, maxnreg=64, enable_fp_fusion=False, debug=True)
+    opts = add_kernel.options(**keywords)
+    by_object = export_header(add_kernel, ALIGNED, name="va", options=opts)
+    assert by_object == export_header(add_kernel, ALIGNED, name="va", **keywords)
+    assert "__global__ void __maxnreg__(64) add_kernel(" in by_object[1]
+    assert "--num-warps 2 --num-stages 2 --maxnreg 64 --debug --no-fp-fusion" in by_object[1]
+    # keywords given next to the object take its place
+    assert export_header(add_kernel, ALIGNED, name="va", options=opts, num_warps=8,
+                         maxnreg=128, enable_fp_fusion=True, debug=False) == \
+        export_header(add_kernel, ALIGNED, name="va", num_warps=8, num_stages=2, maxnreg=128)
+    # the defaults of the object are the header's defaults: its command names none
+    _, plain = export_header(add_kernel, ALIGNED, name="va", options=add_kernel.options())
+    assert plain == export_header(add_kernel, ALIGNED, name="va")[1]
+    with pytest.raises(ExportError, match="line_directives"):
+        export_header(add_kernel, ALIGNED, options=add_kernel.options(line_directives=True))
+    with pytest.raises(ExportError, match="CompileOptions"):
+        export_header(add_kernel, ALIGNED, options={"num_warps": 2})
+
+
 def test_cli_export_writes_header(tmp_path, capsys):
     from tilecc.cli import main
 

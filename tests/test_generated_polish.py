@@ -110,3 +110,21 @@ def test_small_reduction_is_straight_line_code(target):
         require_hip_compiler()
     _argmax_rows.compile(sig, target=target, num_warps=2,
                          arch="sm_80" if target == "cuda" else "gfx90a")
+
+
+@tilecc.jit
+def _checked_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.device_assert(x >= 0, 'a "quoted" \\ word')
+    tl.device_print('x "is" \\', x)
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+def test_assert_and_print_texts_are_c_string_literals():
+    """The message and prefix reach C as string literals: quotes and backslashes escaped,
+    in a register loop (a statement per element)."""
+    src = _checked_copy.source("*fp32:16, *fp32:16, i32, 128", debug=True)
+    assert r'TC_DEVICE_ASSERT(x[r] >= 0.0f, "a \"quoted\" \\ word", ' in src, src
+    assert r'" x \"is\" \\: ", static_cast<double>(x[r]));' in src, src
+    assert re.search(r"for \(int r = 0; r < 1; \+\+r\)\s+TC_DEVICE_ASSERT\(", src), src

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import asdict
 from typing import Mapping, Sequence
 
 from tilecc.errors import CompilationError
@@ -23,7 +24,7 @@ from tilecc.export.grid import derive_grid, given_grid, split_grid
 from tilecc.export.header import render_header
 from tilecc.export.runtime_api import APIS
 from tilecc.export.variants import ExportError, JITFunction, build_variant, group_variants
-from tilecc.runtime.options import DEFAULT_NUM_WARPS
+from tilecc.runtime.options import DEFAULT_NUM_WARPS, OPTIONS, CompileOptions
 
 __all__ = ["ExportError", "export", "export_header", "header_filename"]
 
@@ -46,19 +47,22 @@ def _per_kernel(value, kernels: Sequence[JITFunction], what: str) -> dict[str, o
 
 def export_header(kernels: JITFunction | Sequence[JITFunction],
                   signatures: str | Sequence[str] | Mapping[str, Sequence[str]], *,
-                  target: str = "cuda", num_warps: int = DEFAULT_NUM_WARPS,
+                  target: str = "cuda", num_warps: int | None = None,
                   grid: str | Mapping[str, str] | None = None,
                   grid_args: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                   name: str | None = None, command: str | None = None,
-                  debug: bool = False, arch: str | None = None,
+                  debug: bool | None = None, arch: str | None = None,
                   num_stages: int | None = None, maxnreg: int | None = None,
-                  enable_fp_fusion: bool = True) -> tuple[str, str]:
+                  enable_fp_fusion: bool | None = None,
+                  options: CompileOptions | None = None) -> tuple[str, str]:
     """The header's file name and text.  `signatures`: AOT signatures applied to every
     kernel, or {kernel name: [signatures]}; `grid` likewise (None: derive it);
     `grid_args` likewise: extra `int` launcher arguments that only `grid` reads.  The
-    compile options are those of `kernel.source()`: `arch` (default sm_80 on CUDA, whose
-    code runs on every GPU from Ampere on; gfx90a on HIP), `num_stages`, `maxnreg` and
-    `enable_fp_fusion`, written into the kernels' source."""
+    compile options are those of `kernel.source()`, as keywords or as one `options`
+    (`kernel.options(...)`, the keywords given in its place): `num_warps`, `debug`
+    (default off), `arch` (default sm_80 on CUDA, whose code runs on every GPU from Ampere
+    on; gfx90a on HIP), `num_stages`, `maxnreg` and `enable_fp_fusion`, written into the
+    kernels' source."""
     if isinstance(kernels, JITFunction):
         kernels = [kernels]
     kernels = list(kernels)
@@ -78,8 +82,12 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
     name = name or os.path.splitext(os.path.basename(kernels[0].fn.__code__.co_filename))[0]
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         raise ExportError(f"header name {name!r} must be a C identifier (use --name)")
-    given = dict(arch=arch, num_stages=num_stages, maxnreg=maxnreg,
-                 enable_fp_fusion=enable_fp_fusion)
+    chosen = _chosen_options(options, num_warps=num_warps, debug=debug, arch=arch,
+                             num_stages=num_stages, maxnreg=maxnreg,
+                             enable_fp_fusion=enable_fp_fusion)
+    num_warps, debug = chosen.pop("num_warps", DEFAULT_NUM_WARPS), chosen.pop("debug", False)
+    given = {"arch": None, "num_stages": None, "maxnreg": None, "enable_fp_fusion": True,
+             **chosen}
     compile_options = {k: v for k, v in given.items() if v is not None}
     groups, group_grids = [], []
     for k in kernels:
@@ -107,9 +115,32 @@ def export_header(kernels: JITFunction | Sequence[JITFunction],
                                                          command)
 
 
-def export(kernels, signatures, *, out_dir: str, **options) -> str:
-    """Write the header into `out_dir` (only if its text changed); return its path."""
-    filename, text = export_header(kernels, signatures, **options)
+# the compile options an exported header is built with (`export_header`'s keywords)
+_EXPORTED = ("num_warps", "debug", "arch", "num_stages", "maxnreg", "enable_fp_fusion")
+
+
+def _chosen_options(options: CompileOptions | None, **given) -> dict[str, object]:
+    """The compile options chosen for an export: those of `options` that differ from the
+    table's defaults (`runtime/options.py`), then the keywords given (not None) in their
+    place.  An option left at its default is not written into the header's command."""
+    chosen: dict[str, object] = {}
+    if options is not None:
+        if not isinstance(options, CompileOptions):
+            raise ExportError(f"options must be a CompileOptions (`kernel.options(...)`), got "
+                              f"{type(options).__name__}")
+        if options.line_directives:
+            raise ExportError("line_directives=True: an exported header carries no #line "
+                              "directives (they would name the .py file's path); leave it out")
+        chosen = {k: v for k, v in asdict(options).items()
+                  if k in _EXPORTED and v != OPTIONS[k].default}
+    chosen.update({k: v for k, v in given.items() if v is not None})
+    return chosen
+
+
+def export(kernels, signatures, *, out_dir: str, **keywords) -> str:
+    """Write the header into `out_dir` (only if its text changed); return its path.
+    `keywords`: `export_header`'s (the compile options, or `options=`, among them)."""
+    filename, text = export_header(kernels, signatures, **keywords)
     path = os.path.join(out_dir, filename)
     tmp = path + ".tmp"
     try:

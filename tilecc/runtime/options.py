@@ -227,14 +227,28 @@ LAUNCH_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.launch and not o
 HIP_HINTS = frozenset(name for name, o in OPTIONS.items() if o.hip_hint)
 
 
-def hip_hints_problem(given, backend: str) -> str | None:
-    """Why AMD's tuning hints among the launch options `given` are refused on `backend`
-    (None: there are none, or the launch is on HIP, which accepts and ignores them)."""
+def off_target_problem(given, backend: str) -> str | None:
+    """Why launch options among `given` are refused on `backend` (None: none is), as its
+    target row says: AMD's tuning hints where the target takes none (Triton's CUDA backend
+    refuses them too), a cooperative launch where the target has none."""
+    row = _row(backend)
     named = sorted(HIP_HINTS.intersection(given))
-    if not named or backend == "hip":
-        return None
-    return (f"{', '.join(named)}: AMD (HIP) tuning hints, not taken by a {backend} launch "
-            "(Triton's CUDA backend refuses them too); leave them out on NVIDIA GPUs")
+    if named and not row.amd_tuning_hints:
+        return (f"{', '.join(named)}: AMD (HIP) tuning hints, not taken by a {row.name} "
+                f"launch (Triton's CUDA backend refuses them too); leave them out on "
+                f"{row.vendor} GPUs")
+    if given.get("launch_cooperative_grid") and not row.cooperative_launch:
+        with_it = ", ".join(t.name.upper() for t in _rows() if t.cooperative_launch)
+        return (f"launch_cooperative_grid=True is not supported by tilecc on "
+                f"{row.name.upper()} (it launches through {row.launch_call}); a cooperative "
+                f"launch is tilecc's on {with_it} only")
+    return None
+
+
+def _rows():
+    from tilecc.transpiler.target import TARGETS
+
+    return TARGETS.values()
 
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,

@@ -12,7 +12,6 @@ reads the IR they leave and writes it out (`TILECC_CHECK_IR=1` checks that it do
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from contextlib import contextmanager
@@ -21,25 +20,23 @@ from functools import lru_cache
 from typing import Iterator
 
 import jinja2
-import numpy as np
 
 from tilecc.errors import Loc
-from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import pairs_cast
-from tilecc.transpiler.passes.layouts import Blocked, MemoryPlan, Placement
+from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.render_asm import AsmOps
 from tilecc.transpiler.render_blocks import BlockOps
 from tilecc.transpiler.render_context import RenderContext, programs_per_sm
 from tilecc.transpiler.render_dot import DotOps
+from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprOps, literal
 from tilecc.transpiler.render_reorder import ReorderOps
-from tilecc.transpiler.render_wrap import wrap_source
-from tilecc.transpiler.render_math import extern_call
-from tilecc.transpiler.target import NARROW_INTS, CompileTarget, c_type
+from tilecc.transpiler.render_wrap import comment_lines, wrap_source
+from tilecc.transpiler.target import CompileTarget, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
@@ -54,7 +51,14 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
     env.filters["nest"] = nest
+    env.filters["c_string"] = c_string
+    env.filters["comment"] = comment_lines
     return env
+
+
+def c_string(text: str) -> str:
+    """`text` as a C string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def nest(text: str | list[str], levels: int = 1) -> str:
@@ -79,82 +83,11 @@ def block_macros():
     return environment().get_template("c_like/blocks.j2").module
 
 
-# C operator precedence (higher binds tighter), for minimal parentheses.
-PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
-    16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3
-BINARY = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL),
-          "rem": ("%", MUL), "and": ("&", BAND), "or": ("|", BOR), "xor": ("^", BXOR),
-          "shl": ("<<", SHIFT), "ashr": (">>", SHIFT), "lshr": (">>", SHIFT),
-          "land": ("&&", LAND), "lor": ("||", LOR)}
-COMPARE = {"lt": ("<", REL), "le": ("<=", REL), "gt": (">", REL), "ge": (">=", REL),
-           "eq": ("==", EQ), "ne": ("!=", EQ)}
-CALLS = {"min": "tc::min", "max": "tc::max", "fmin": "tc::fmin", "fmax": "tc::fmax",
-         "umulhi": "tc::umulhi", "fmin_nan": "tc::fmin_nan", "fmax_nan": "tc::fmax_nan"}
-MATH = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil",
-        "erf"}
-
-
-_FP32_MAX = float(np.finfo(np.float32).max)
-_FP32_MIN_NORMAL = float(np.finfo(np.float32).tiny)
-
-
-def literal(value, d) -> str:
-    """A C literal of element type `d`."""
-    name = d.short
-    if name == "i1":
-        return "true" if value else "false"
-    if d.is_floating():
-        if name == "fp32" and value and not _FP32_MIN_NORMAL <= abs(value) <= _FP32_MAX:
-            # beyond float's range, or below its normals: the value fp32 rounds it to
-            # (inf, a denormal, 0), as Triton computes it; C rejects `1e39f` and `1e-50f`
-            with np.errstate(over="ignore", under="ignore"):
-                value = float(np.float32(value))
-        if math.isnan(value) or math.isinf(value):
-            base = "double" if name == "fp64" else "float"
-            text = f"tc::nan<{base}>()" if math.isnan(value) else f"tc::inf<{base}>()"
-            text = f"-{text}" if value < 0 else text
-        else:
-            text = repr(float(value))
-            if "e" not in text and "." not in text:
-                text += ".0"
-            text += "" if name == "fp64" else "f"
-        if name in ("fp16", "bf16"):  # the rounded bit pattern, as a constant
-            bits = int(np.asarray(value, dtype=d.to_numpy()).view(np.uint16))
-            return f"{c_type(d)}::from_bits(0x{bits:04x} /* {float(value)!r} */)"
-        if d.is_fp8():  # constants are rounded at trace time (semantic.constant)
-            bits = int(np.asarray(value, dtype=np.float32).astype(d.to_numpy()).view(np.uint8))
-            return f"{c_type(d)}::from_bits(0x{bits:02x} /* {float(value)!r} */)"
-        return text
-    value = int(value)
-    if name == "i32":
-        return str(value) if value != -2**31 else "(-2147483647 - 1)"
-    if name == "i64":
-        return f"{value}ll" if value != -2**63 else "(-9223372036854775807ll - 1)"
-    if name == "u32":
-        return f"{value}u"
-    if name == "u64":
-        return f"{value}ull"
-    return f"static_cast<{c_type(d)}>({value})"
-
-
-def _plain_c_shift(fn: str, amount: Value, d) -> bool:
-    """Whether C's own `<<` / `>>` shifts as Triton does: a constant amount below the
-    width, and `>>` of a type whose signedness is the shift's (C picks arithmetic or
-    logical by type). Everything else calls tc::shl / ashr / lshr."""
-    while amount.owner is not None and amount.owner.kind in ("splat", "broadcast"):
-        amount = amount.owner.operands[0]
-    if amount.owner is None or amount.owner.kind != "const" or d.is_bool():
-        return False
-    if not 0 <= int(amount.owner.attrs["value"]) < d.bits:
-        return False
-    return fn == "shl" or (fn == "ashr") == d.signed
-
-
 # ops whose regions the renderer counts itself inside: Renderer.loop_depth, .branch_depth
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
+class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
     """The kernel's C, written op by op.  Each family of ops (the mixins: blocks, dots,
     reorders, inline asm; the emitter) keeps its state in its own object or attributes,
     set up and written by its own file; all of them read `ctx`."""
@@ -169,7 +102,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         # Python name -> its C++ spelling, where that is more than a trailing `_` (the
         # kernel's header comment lists them)
         self.renamed: dict[str, str] = {}
-        self.layout_names: dict[Placement, str] = {}
+        self.start_expressions()  # render_expr: the placements' C structs
         # values written as expressions (the emission's; a pipeline's copies add theirs)
         self.inline = self.ctx.emission.inline
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
@@ -291,163 +224,6 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             return "loaded"
         return "t"
 
-    def ctype(self, v: Value) -> str:
-        return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.ctx.writes)
-
-    def pointer_cast(self, v: Value, x: Value, idx: str) -> str:
-        """A pointer from an address, an address from a pointer, or a pointer to another
-        element type: reinterpret_cast (an integer narrower than a pointer is widened
-        first, as LLVM's inttoptr zero-extends it)."""
-        text = self.text(x, idx)
-        if not x.dtype.is_ptr() and x.dtype.bits < 64:
-            bits = x.dtype if x.dtype.is_bool() else D.BY_NAME[f"u{x.dtype.bits}"]
-            text = f"static_cast<unsigned long long>(static_cast<{c_type(bits)}>({text}))"
-        return f"reinterpret_cast<{self.ctype(v)}>({text})"
-
-    # --- expressions ----------------------------------------------------------------------------
-    def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
-        if v.id not in self.inline:
-            return (f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)), PRIMARY
-        op = v.owner
-        a = op.operands
-        k = op.kind
-        if k == "const":
-            text = literal(op.attrs["value"], v.dtype)
-            return text, (UNARY if text.startswith("-") else PRIMARY)
-        if k == "splat":
-            return self.expr(a[0])
-        if k in ("expand_dims", "broadcast"):
-            return self.expr(a[0], self.reg_map(a[0].layout, v.layout, idx))
-        if k == "arange":
-            index = f"{self.lname(v.layout)}::coord0({idx})"
-            start = op.attrs["start"]
-            return (f"{start} + {index}", ADD) if start else (index, PRIMARY)
-        if k == "program_id":
-            return f"static_cast<int>(blockIdx.{'xyz'[op.attrs['axis']]})", PRIMARY
-        if k == "num_programs":
-            return f"static_cast<int>(gridDim.{'xyz'[op.attrs['axis']]})", PRIMARY
-        if k == "cast" and (v.dtype.is_ptr() or a[0].dtype.is_ptr()):
-            return self.pointer_cast(v, a[0], idx), PRIMARY
-        if k == "cast":
-            fn = "tc::bitcast" if op.attrs.get("bitcast") else \
-                "tc::cast_rz" if op.attrs.get("rounding") == "rtz" else "tc::cast"
-            return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
-        if k == "unary":
-            fn = op.attrs["fn"]
-            if fn in MATH:
-                return f"tc::{fn}({self.text(a[0], idx)})", PRIMARY
-            if fn == "abs":
-                f = "tc::fabs" if v.dtype.is_floating() else "tc::abs"
-                return f"{f}({self.text(a[0], idx)})", PRIMARY
-            if fn == "invert" and v.dtype.is_bool():  # ~ of C's bool would be -1 or -2
-                fn = "not"
-            sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
-            operand = self.wrap(a[0], idx, UNARY)
-            if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
-                operand = f"({operand})"
-            return self.narrow(f"{sym}{operand}", UNARY, v)
-        if k == "binary":
-            return self.binary_expr(v, idx)
-        if k == "cmp":
-            sym, prec = COMPARE[op.attrs["pred"]]
-            idx = self.run_start(v, idx)
-            return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
-        if k == "where":
-            return (f"{self.wrap(a[0], idx, EQ)} ? {self.wrap(a[1], idx, COND)} : "
-                    f"{self.wrap(a[2], idx, COND)}"), COND
-        if k == "fma":
-            return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
-        if k == "extern":
-            return extern_call(op, self.target, [self.text(x, idx) for x in a]), PRIMARY
-        if k == "addptr":
-            return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
-        raise AssertionError(f"cannot inline {k}")
-
-    def binary_expr(self, v: Value, idx: str) -> tuple[str, int]:
-        """A binary op's expression: a call where C's operator differs from Triton's."""
-        a, fn = v.owner.operands, v.owner.attrs["fn"]
-        if fn in CALLS:
-            return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-        if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
-            return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-        if fn == "rem" and v.dtype.is_floating():
-            return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-        if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
-            return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-        if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
-                v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
-            mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
-            return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
-        if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
-            text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
-                    f"{self.wrap(a[1], idx, MUL + 1)}")
-            return self.narrow(text, MUL, v)
-        sym, prec = BINARY[fn]
-        # Mixed bitwise / shift / logical operators always get parentheses (as
-        # compilers' -Wparentheses asks); arithmetic follows plain precedence.
-        need = UNARY if prec <= SHIFT else prec
-        text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
-        return self.narrow(text, prec, v)
-
-    def lname(self, p: Placement) -> str:
-        """The C struct of a placement (emitted in the kernel file when used)."""
-        if p not in self.layout_names:
-            kind = "Blocked" if isinstance(p.enc, Blocked) else "Sliced"
-            self.layout_names[p] = f"{kind}{len(self.layout_names)}"
-        return self.layout_names[p]
-
-    def reg_map(self, src: Placement, dst: Placement, idx: str) -> str:
-        """The register of `src` holding what register `idx` of `dst` holds, where dst
-        only adds axes to (or repeats size-1 axes of) src: no data moves."""
-        if src == dst:
-            return idx
-        terms = []
-        for e in src.kept:
-            comp = dst.reg_component(e, idx)
-            if src.reg_sizes[e] < dst.reg_sizes[e]:
-                comp = f"({comp}) % {src.reg_sizes[e]}" if src.reg_sizes[e] > 1 else "0"
-            if comp != "0" and src.reg_sizes[e] > 1:
-                stride = src.rstride(e)
-                terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-        return " + ".join(terms) or "0"
-
-    def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
-        # C promotes narrow integers to int; the language keeps their width.
-        if v.dtype.short in NARROW_INTS and v.dtype.short != "i1":
-            return f"static_cast<{c_type(v.dtype)}>({text})", PRIMARY
-        return text, prec
-
-    def run_start(self, v: Value, idx: str) -> str:
-        """A comparison constant over runs of a thread's consecutive registers (`offs < n`
-        with n a multiple of the run) is written at the run's first register: one expression
-        for the whole run, which the compiler evaluates once, as a vector load checks its
-        mask once."""
-        place, info = v.layout, getattr(v, "info", None)
-        if not v.type.is_block or place is None or info is None or place.fast_axis is None:
-            return idx
-        ax = place.fast_axis
-        run = math.gcd(info.constancy[ax], place.vec)
-        if run < 2 or place.full[place.kept[ax]] % run or idx == "v":  # v: a vector's start
-            return idx
-        return f"{idx if idx.isidentifier() else f'({idx})'} / {run} * {run}"
-
-    def text(self, v: Value, idx: str = "r") -> str:
-        return self.expr(v, idx)[0]
-
-    def wrap(self, v: Value, idx: str, need: int) -> str:
-        text, prec = self.expr(v, idx)
-        return text if prec >= need else f"({text})"
-
-    def element(self, v: Value, idx: str) -> str:
-        """The lvalue/rvalue `*ptr`, written `base[offset]` when the pointer is base + offset
-        with a uniform base."""
-        if v.id in self.inline and v.owner.kind == "addptr":
-            base, off = v.owner.operands
-            if not base.type.is_block or not self._varies(base):
-                return f"{self.wrap(base, idx, PRIMARY)}[{self.text(off, idx)}]"
-        return f"*({self.text(v, idx)})"
-
-    # --- statements ------------------------------------------------------------------------
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
@@ -506,32 +282,27 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
                     setattr(self, counter, getattr(self, counter) - 1)
             i += 1
 
-    def declare(self, v: Value, init: str | None = None) -> None:
+    def declare(self, v: Value, init: str | None = None, const: bool | None = None) -> None:
+        """`v`'s variable: a register array, or a scalar (const where it is initialised and
+        never assigned again, unless `const` says)."""
         if v.type.is_block:
-            self.line(f"{self.ctype(v)} {self.name(v)}[{v.layout.regs}];")
-        else:
+            self.line(self.macros.declaration(self.ctype(v), self.name(v), regs=v.layout.regs))
+            return
+        if const is None:
             const = self.root(v) not in self.mutable and init is not None
-            self.line(f"{self.scalar_decl(v, const)}" +
-                      (f" = {init};" if init is not None else ";"))
-
-    def scalar_decl(self, v: Value, const: bool) -> str:
-        if not const:
-            return f"{self.ctype(v)} {self.name(v)}"
-        if v.dtype.is_ptr():  # the pointer is constant, not (necessarily) what it points to
-            return f"{self.ctype(v)} const {self.name(v)}"
-        return f"const {self.ctype(v)} {self.name(v)}"
+        self.line(self.macros.declaration(self.ctype(v), self.name(v), init=init, const=const,
+                                          pointer=v.dtype.is_ptr()))
 
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
-            pair = (f"tc::cast_pair({self.text(x, 'r')}, {self.text(x, 'r + 1')}, "
-                    f"{self.name(v)}[r], {self.name(v)}[r + 1]);")
-            self.line(_macros().register_loop(v.layout.regs, [pair], step=2))
+            self.line(self.macros.cast_pairs(v.layout.regs, self.text(x, "r"),
+                                             self.text(x, "r + 1"), self.name(v)))
             return
-        assigns = [f"{self.name(op.result)}[r] = {self.op_text(op)};" for op in group]
-        self.line(_macros().register_loop(group[0].result.layout.regs, assigns))
+        assigns = [(self.name(op.result), self.op_text(op)) for op in group]
+        self.line(self.macros.register_assignments(group[0].result.layout.regs, assigns))
 
     def op_text(self, op: Op, idx: str = "r") -> str:
         v = op.result
@@ -567,7 +338,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             if mask is not None:
                 fill = self.wrap(other, "r", COND) if other is not None else zero
                 value = f"{self.wrap(mask, 'r', EQ)} ? {value} : {fill}"
-            self.line(_macros().register_loop(regs, [f"{self.name(v)}[r] = {value};"]))
+            self.line(self.macros.register_assignments(regs, [(self.name(v), value)]))
             return
         vec = plan.vec
         if other is None:
@@ -576,7 +347,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             fill = f"tc::splat<{vec}>({self.text(other, 'v')})"
         else:
             raise NotImplementedError("per-element `other` with vector loads")
-        self.line(_macros().vector_load(
+        self.line(self.macros.vector_load(
             dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
             ptr=self.text(ptr, "v"), mask_mode=plan.mask_mode,
             mask_first=self.text(mask, "v") if mask is not None else "",
@@ -584,25 +355,21 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
             lane_mask=self.text(mask, "v + k") if mask is not None else "",
             lane_ptr=self.element(ptr, "v + k")))
 
-    def _varies(self, v: Value) -> bool:
-        return not (v.id in self.inline and v.owner.kind in ("splat", "const"))
-
     def op_store(self, op: Op) -> None:
         ptr, value = op.operands[0], op.operands[1]
         mask = op.operands[2] if len(op.operands) > 2 else None
         if not ptr.type.is_block:
-            guard = "threadIdx.x == 0" + (f" && {self.wrap(mask, 'r', LAND)}" if mask else "")
-            self.line(f"if ({guard}) {self.element(ptr, 'r')} = {self.text(value, 'r')};")
+            guard = self.wrap(mask, "r", LAND) if mask else ""
+            self.line(self.macros.scalar_store(self.element(ptr, "r"), self.text(value, "r"),
+                                               guard))
             return
         plan: MemoryPlan = op.attrs["plan"]
         layout: Placement = ptr.layout
         owner = f"{self.lname(layout)}::owner()" if layout.owner_expr() != "true" else ""
         if plan.vec == 1:
             conds = [c for c in (owner, self.wrap(mask, "r", LAND) if mask else "") if c]
-            stmt = f"{self.element(ptr, 'r')} = {self.text(value, 'r')};"
-            if conds:
-                stmt = f"if ({' && '.join(conds)}) {stmt}"
-            self.line(_macros().register_loop(layout.regs, [stmt]))
+            self.line(self.macros.element_store(self.element(ptr, "r"), self.text(value, "r"),
+                                                conds, regs=layout.regs))
             return
         vec = plan.vec
         guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
@@ -613,7 +380,7 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         # do tensor-core epilogues, where the accumulators already fill the registers
         predicated = (self.target.predicated_narrow_stores and value.dtype.itemsize < 4
                       and self.memory_bound)
-        self.line(_macros().vector_store(
+        self.line(self.macros.vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
             lane_value=self.text(value, "v + k"), ptr=self.text(ptr, "v"), guard=guard,
             mask_mode=plan.mask_mode,
@@ -623,33 +390,28 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
 
     def op_device_assert(self, op: Op) -> None:  # present in debug builds only (passes.dce)
         cond = op.operands[0]
-        msg = op.attrs["msg"].replace("\\", "\\\\").replace('"', '\\"')
-        args = f'"{msg}", "{os.path.basename(op.loc.file)}", {op.loc.line}'
-        if cond.type.is_block:
-            self.line(_macros().register_loop(
-                cond.layout.regs, [f"TC_DEVICE_ASSERT({self.text(cond, 'r')}, {args});"]))
-        else:
-            self.line(f"TC_DEVICE_ASSERT({self.text(cond)}, {args});")
+        self.line(self.macros.device_assert(
+            self.text(cond), op.attrs["msg"],
+            os.path.basename(op.loc.file), op.loc.line,
+            regs=cond.layout.regs if cond.type.is_block else None))
 
     def op_print(self, op: Op) -> None:
         """tl.device_print: printf, one line per element, by the thread that owns it."""
         from tilecc.transpiler import print_format as F
 
-        pid = ", ".join(f"static_cast<unsigned>(blockIdx.{a})" for a in "xyz")
-        prefix = '"' + op.attrs["prefix"].replace("\\", "\\\\").replace('"', '\\"') + '"'
+        prefix = op.attrs["prefix"]
         if not op.operands:
-            self.line(f'if (threadIdx.x == 0) printf("{F.NO_VALUES_FORMAT}\\n", {pid}, {prefix});')
+            self.line(self.macros.device_print(F.NO_VALUES_FORMAT, prefix))
         for n, v in enumerate(op.operands):
             fmt = F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n, len(op.operands))
             value = self._printf_value(v, op.attrs["hex"])
             if not v.type.is_block:
-                self.line(f'if (threadIdx.x == 0) printf("{fmt}\\n", {pid}, {prefix}, {value});')
+                self.line(self.macros.device_print(fmt, prefix, value))
                 continue
             layout = self.lname(v.layout)
-            coords = ", ".join(f"{layout}::coord{i}(r)" for i in range(len(v.type.shape)))
-            guard = f"if ({layout}::owner()) " if v.layout.owner_expr() != "true" else ""
-            self.line(_macros().register_loop(v.layout.regs, [
-                f'{guard}printf("{fmt}\\n", {pid}, {coords}, {prefix}, {value});']))
+            coords = [f"{layout}::coord{i}(r)" for i in range(len(v.type.shape))]
+            owner = f"{layout}::owner()" if v.layout.owner_expr() != "true" else None
+            self.line(self.macros.device_print(fmt, prefix, value, coords, v.layout.regs, owner))
 
     def _printf_value(self, v: Value, hex: bool) -> str:
         """`v`'s element r as printf's variadic argument for `print_format.value_format`."""
@@ -698,12 +460,12 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         if target.type.is_block:
             if declare:
                 self.declare(target)
-            self.line(_macros().register_loop(
-                target.layout.regs, [f"{self.name(target)}[r] = {self.text(v, 'r')};"]))
+            self.line(self.macros.register_assignments(
+                target.layout.regs, [(self.name(target), self.text(v, "r"))]))
         elif declare:
-            self.line(f"{self.scalar_decl(target, True)} = {self.text(v)};")
+            self.declare(target, self.text(v), const=True)
         else:
-            self.line(f"{self.name(target)} = {self.text(v)};")
+            self.line(self.macros.assignment(self.name(target), self.text(v)))
 
     def declare_slots(self, results: list[Value], inits: list[Value] | None) -> None:
         for i, res in enumerate(results):
@@ -713,8 +475,8 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
                 self.declare(res)
             elif res.type.is_block:
                 self.declare(res)
-                self.line(_macros().register_loop(
-                    res.layout.regs, [f"{self.name(res)}[r] = {self.text(inits[i], 'r')};"]))
+                self.line(self.macros.register_assignments(
+                    res.layout.regs, [(self.name(res), self.text(inits[i], "r"))]))
             else:
                 self.declare(res, self.text(inits[i]))
 
@@ -726,45 +488,45 @@ class Renderer(CEmitter, BlockOps, DotOps, ReorderOps, AsmOps):
         self.declare_slots(op.results, op.operands[3:])
         body = op.regions[0]
         iv = body.args[0]
-        neg = op.attrs["step_sign"] < 0
         step_text = self.text(step)
-        inc = f"++{self.name(iv)}" if step_text == "1" else f"{self.name(iv)} += {step_text}"
-        self.line(f"for ({c_type(iv.dtype)} {self.name(iv)} = {self.text(lo)}; "
-                  f"{self.name(iv)} {'>' if neg else '<'} {self.text(hi)}; {inc}) {{")
-        self.nested(body, op.results, body.args[1:])
-        self.line("}")
+        index, start, stop = self.name(iv), self.text(lo), self.text(hi)
+        self.line(self.macros.for_loop(
+            c_type(iv.dtype), index, start, ">" if op.attrs["step_sign"] < 0 else "<", stop,
+            step_text, self.nested(body, op.results, body.args[1:])))
 
     def op_while(self, op: Op) -> None:
         self.declare_slots(op.results, op.operands)
         before, body = op.regions
         emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]
-        if not emitted:
-            self.line(f"while ({self.text(before.yields[0])}) {{")
-        else:
-            self.line("while (true) {")
-            with self.indented():
+        before_lines = None  # the condition's own statements, where it has any
+        if emitted:
+            with self.captured() as before_lines:
                 self.region(before)
-                self.line(f"if (!({self.text(before.yields[0])})) break;")
-        self.nested(body, op.results, body.args)
-        self.line("}")
+        cond = self.text(before.yields[0])
+        self.line(self.macros.while_loop(cond, before_lines,
+                                         self.nested(body, op.results, body.args)))
 
     def op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)
-        self.line(f"if ({self.text(op.operands[0])}) {{")
-        self.nested(op.regions[0], op.results)
-        els = op.regions[1]
+        cond = self.text(op.operands[0])
+        then = self.nested(op.regions[0], op.results)
+        els, otherwise = op.regions[1], None
         if els.yields or any(not (o.results and o.results[0].id in self.inline) for o in els.ops):
-            self.line("} else {")
-            self.nested(els, op.results)
-        self.line("}")
+            otherwise = self.nested(els, op.results)
+        self.line(self.macros.branch(cond, then, otherwise))
 
-    def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()) -> None:
-        with self.same_last_statement(), self.indented():
+    def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()
+               ) -> list[str]:
+        """The region's statements, then what it yields assigned to `targets` (`carried`:
+        a loop's variables, which may be updated early): lines for a template to place
+        one level in."""
+        with self.same_last_statement(), self.captured() as lines:
             early = self._early_updates(region, targets, list(carried))
             self.early.update(early)
             self.region(region)
             self.assign_yields([t for t, y in zip(targets, region.yields) if y.id not in early],
                                [y for y in region.yields if y.id not in early])
+        return lines
 
     def _early_updates(self, region: Region, targets: list[Value], carried: list[Value]
                        ) -> dict[int, Value]:

@@ -7,6 +7,10 @@ after a loop's or branch's head, preferring the shallowest parenthesis level, an
 continuation lines up after the open parenthesis it is inside (or four columns in).
 Preprocessor lines (and macro continuations) stay as they are; so does anything with no
 break point in reach, such as one long word.
+
+Prose the templates write knowing its column (the kernel's header notes) is laid out as it
+is written, by the `comment` filter (`comment_lines`); this pass then finds those lines
+short and leaves them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ def wrap_source(text: str, width: int = WIDTH) -> str:
             out.extend(_wrap_code(line, width))
         continued = line.endswith("\\")
     return "\n".join(out)
+
+
+def comment_lines(line: str, width: int = WIDTH) -> str:
+    """A `//` comment line, at most `width` columns where its words allow: continuation
+    lines indented under its text (the `comment` filter of the templates)."""
+    return line if len(line) <= width else "\n".join(_wrap_comment(line, width))
 
 
 def _wrap_comment(line: str, width: int) -> list[str]:

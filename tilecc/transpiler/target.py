@@ -58,6 +58,12 @@ class Target:
     # programs per SM asked of the compiler for memory-bound kernels (ptxas's occupancy)
     predicated_narrow_stores: bool = False
     occupancy_hints: bool = False
+    # what a launch takes besides the compile options: Triton's AMD tuning hints
+    # (waves_per_eu, matrix_instr_nonkdim, kpack: accepted and ignored, as nothing is built
+    # differently for them), a cooperative launch (every program resident at once)
+    amd_tuning_hints: bool = False
+    cooperative_launch: bool = False
+    launch_call: str = ""  # the driver call a launch goes through, as messages name it
     # an architecture's facts: bytes of shared memory per program, fp8 types
     shared_per_block: Callable[[str], int] = lambda arch: 48 * 1024
     fp8_formats: Callable[[str], tuple[str, ...]] = lambda arch: ()
@@ -137,10 +143,12 @@ CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYN
               no_contract_flag="--fmad=false", register_limit_flag="--maxrregcount={}",
               rounded_products=True, static_shared_limit=CUDA_STATIC_SHARED_LIMIT,
               predicated_narrow_stores=True, occupancy_hints=True,
+              cooperative_launch=True, launch_call="cuLaunchKernel",
               shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8,
               arch_number=lambda arch: int(_digits(arch) or 0))
 HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA", binary_suffix=".hsaco",
              no_contract_flag="-ffp-contract=off", no_contract_pragma=True,
+             amd_tuning_hints=True, launch_call="hipModuleLaunchKernel",
              shared_per_block=_hip_shared_per_block, fp8_formats=lambda arch: ALL_FP8)
 
 TARGETS = {"cuda": CUDA, "hip": HIP}

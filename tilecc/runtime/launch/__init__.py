@@ -55,7 +55,7 @@ from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  #
 from tilecc.runtime.launch.cuda import CudaKernel, Launcher, stream_getter  # noqa: F401
 from tilecc.runtime.launch.hip import HipKernel, HipLauncher  # noqa: F401
 from tilecc.runtime.options import (DEFAULT_NUM_WARPS, HIP_HINTS, OPTIONS,
-                                    hip_hints_problem, launch_arch)
+                                    launch_arch, off_target_problem)
 from tilecc.transpiler.target import resolve_target
 
 _BACKENDS = {"cuda": cuda, "hip": hip}
@@ -209,16 +209,13 @@ def _no_usable_gpu(e: Exception) -> bool:
 
 
 def _refuse_off_backend(options: dict, backend: str) -> None:
-    """The launch options a backend does not take: AMD's tuning hints off HIP (Triton's
-    CUDA backend refuses them), a cooperative launch on HIP.  The hints' values are
-    checked at every launch that gives them (they are not in the warm key)."""
+    """The launch options a backend does not take, as its target row says
+    (`options.off_target_problem`): AMD's tuning hints off HIP, a cooperative launch on
+    HIP.  The hints' values are checked at every launch that gives them (they are not in
+    the warm key)."""
     for name in HIP_HINTS.intersection(options):
         OPTIONS[name].check(options[name])
-    problem = hip_hints_problem(options, backend)
-    if problem is None and backend == "hip" and options.get("launch_cooperative_grid"):
-        problem = ("launch_cooperative_grid=True is not supported by tilecc on HIP (it "
-                   "launches through hipModuleLaunchKernel); a cooperative launch is "
-                   "tilecc's on CUDA only")
+    problem = off_target_problem(options, backend)
     if problem:
         raise LaunchError(problem)
 

@@ -13,6 +13,7 @@ prints the generated CUDA, then checks the kernel against NumPy (on the GPU when
 is one, else on the interpreter).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -69,6 +70,122 @@ def attention_fwd(Q, K, V, Out, LSE, sm_scale, stride_z, stride_h, stride_m, H, 
              acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 
 
+
+# --- backward -------------------------------------------------------------------------------
+# With P = softmax(S), S = Q K^T * sm_scale and dO the gradient of the output:
+#   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - delta),  delta = rowsum(dO * O),
+#   dQ = dS K * sm_scale,  dK = dS^T Q * sm_scale.
+# P is rebuilt block by block from the forward's log-sum-exp (exp2(S log2(e) - LSE)), so the
+# N x N matrices never reach memory either.  Three kernels: delta first; then one program
+# per block of keys accumulates its dK and dV over the queries, and one program per block
+# of queries accumulates its dQ over the keys, each owning what it writes (no atomics).
+
+
+@tilecc.jit
+def attention_bwd_preprocess(O, DO, Delta, stride_z, stride_h, stride_m, H, N_CTX,
+                             HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    # delta = rowsum(dO * O), in fp32, one row per query (the dP - delta of every dS)
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < N_CTX
+    at = base + offs_m[:, None] * stride_m + offs_d[None, :]
+    o = tl.load(O + at, mask=rows, other=0.0).to(tl.float32)
+    do = tl.load(DO + at, mask=rows, other=0.0).to(tl.float32)
+    tl.store(Delta + off_hz * N_CTX + offs_m, tl.sum(o * do, axis=1), mask=offs_m < N_CTX)
+
+
+@tilecc.jit
+def attention_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, Delta, sm_scale, stride_z, stride_h,
+                       stride_m, H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    # One program per block of BLOCK_N keys: dK and dV stay in registers while the
+    # queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
+    # rows), so that the key block is the products' M side and P^T is never transposed.
+    start_n = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    keys = offs_n[:, None] < N_CTX
+    kv_at = base + offs_n[:, None] * stride_m + offs_d[None, :]
+    k = tl.load(K + kv_at, mask=keys, other=0.0)
+    v = tl.load(V + kv_at, mask=keys, other=0.0)
+    qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None]  # a block of Q^T
+    do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :]
+    lse_ptrs = LSE + off_hz * N_CTX + offs_m
+    delta_ptrs = Delta + off_hz * N_CTX + offs_m
+
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634  # the forward's units: exp(x) = exp2(x log2(e))
+    lo = 0
+    if CAUSAL:  # queries before the block's first key see none of its keys
+        lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
+    for start_m in range(lo, N_CTX, BLOCK_M):
+        rows = start_m + offs_m
+        # queries past the end load as zeros: their P^T columns then meet zero rows of dO
+        # and their dS^T columns are zero, so they add nothing
+        qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+        pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
+        if CAUSAL:
+            pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+        do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
+        delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+        dpt = tl.dot(v, tl.trans(do))
+        dst = pt * (dpt - delta[None, :])
+        dk = tl.dot(dst.to(Q.dtype.element_ty), tl.trans(qt), dk)
+
+    tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
+    tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
+
+
+@tilecc.jit
+def attention_bwd_dq(Q, K, V, DO, DQ, LSE, Delta, sm_scale, stride_z, stride_h, stride_m,
+                     H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    # One program per block of BLOCK_M queries: dQ stays in registers while the keys and
+    # values stream past BLOCK_N at a time (as in the forward).
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < N_CTX
+    q_at = base + offs_m[:, None] * stride_m + offs_d[None, :]
+    q = tl.load(Q + q_at, mask=rows, other=0.0)
+    do = tl.load(DO + q_at, mask=rows, other=0.0)
+    lse = tl.load(LSE + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
+    delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
+    kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None]  # blocks of K^T, V^T
+    vt_ptrs = V + base + offs_n[None, :] * stride_m + offs_d[:, None]
+
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    hi = N_CTX
+    if CAUSAL:  # keys after the block's last query contribute nothing
+        hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        # keys past the end are zeros, but exp2(0 - lse) need not be small: mask P there
+        keep = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
+        dp = tl.dot(do, vt)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(Q.dtype.element_ty), tl.trans(kt), dq)
+
+    tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
+
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) per head dimension that the benchmark tries:
 # the tutorial's, and wider blocks; all compile without spills for sm_90
 CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 64, 8, 4), (64, 64, 4, 3),
@@ -121,6 +238,120 @@ def reference(q, k, v, causal: bool, sm_scale: float | None = None):
     total = e.sum(axis=-1, keepdims=True)
     lse = (m + np.log(total))[..., 0] / math.log(2)  # log2 of the sum of exp(s)
     return e / total @ v, lse.reshape(-1, n)
+
+
+def backward_config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
+    """Blocks and warps of the two gradient kernels ("dkdv", "dq") and the preprocess
+    ("delta"): the key block of dK/dV and the query block of dQ are the wide ones (the
+    rows whose accumulators stay in registers), the streamed block narrow."""
+    wide, warps = (128, 8) if head_dim <= 64 else (64, 4)
+    return {"dkdv": {"BLOCK_M": 32, "BLOCK_N": wide, "num_warps": warps, "num_stages": 3},
+            "dq": {"BLOCK_M": wide, "BLOCK_N": 32, "num_warps": warps, "num_stages": 3},
+            "delta": {"BLOCK_M": 64, "num_warps": 4}}
+
+
+def _strides(a) -> tuple:
+    """Element strides of the three leading axes: torch tensors, NumPy / CuPy arrays."""
+    if callable(getattr(a, "stride", None)):
+        return tuple(a.stride()[:3])
+    return tuple(s // a.itemsize for s in a.strides[:3])
+
+
+def _empty_like(a):
+    if isinstance(a, np.ndarray):
+        return np.empty_like(a)
+    return __import__(type(a).__module__.split(".")[0]).empty_like(a)  # torch or cupy
+
+
+def attention_backward(q, k, v, out, lse, do, causal: bool, sm_scale: float | None = None,
+                       cfg: dict | None = None):
+    """dQ, dK, dV of `attention` given the gradient `do` of its output, and its `out` and
+    `lse`.  q, k, v, out and do of one shape (batch, heads, n, d) and one set of strides
+    (the last axis contiguous); NumPy arrays run on the interpreter, torch tensors or CuPy
+    arrays on the GPU.  `cfg`: backward_config's form, for the parts it names."""
+    z, h, n, d = q.shape
+    strides = _strides(q)
+    if any(_strides(a) != strides for a in (k, v, out, do)):
+        raise ValueError("q, k, v, out and do must share their strides")
+    sm_scale = 1 / math.sqrt(d) if sm_scale is None else sm_scale
+    interpret = isinstance(q, np.ndarray)
+    arch = "sm_90"
+    if not interpret and hasattr(q, "device") and getattr(q.device, "type", "") == "cuda":
+        import torch
+
+        arch = "sm_{}{}".format(*torch.cuda.get_device_capability(q.device))
+    parts = backward_config(d, causal, arch)
+    for name, part in (cfg or {}).items():
+        parts[name] = {**parts[name], **part}
+
+    def launch(kernel, blocks, part, *args, **constexprs):
+        (kernel.interpret if interpret else kernel)[(tilecc.cdiv(n, blocks), z * h)](
+            *args, *strides, h, n, HEAD_DIM=d, **constexprs, **part)
+
+    delta = _empty_like(lse)
+    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
+    launch(attention_bwd_preprocess, parts["delta"]["BLOCK_M"], parts["delta"], out, do, delta)
+    launch(attention_bwd_dkdv, parts["dkdv"]["BLOCK_N"], parts["dkdv"], q, k, v, do, dk, dv,
+           lse, delta, sm_scale, CAUSAL=causal)
+    launch(attention_bwd_dq, parts["dq"]["BLOCK_M"], parts["dq"], q, k, v, do, dq, lse, delta,
+           sm_scale, CAUSAL=causal)
+    return dq, dk, dv
+
+
+def reference_backward(q, k, v, do, causal: bool, sm_scale: float | None = None):
+    """dQ, dK, dV of softmax attention in float64, from the probabilities in full."""
+    q, k, v, do = (a.astype(np.float64) for a in (q, k, v, do))
+    n, d = q.shape[-2], q.shape[-1]
+    sm_scale = 1 / math.sqrt(d) if sm_scale is None else sm_scale
+    s = q @ np.swapaxes(k, -1, -2) * sm_scale
+    if causal:
+        s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    dv = np.swapaxes(p, -1, -2) @ do
+    dp = do @ np.swapaxes(v, -1, -2)
+    # softmax's Jacobian, row by row: dS = P * (dP - sum_j P dP), and sum_j P dP = rowsum(dO * O)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    return ds @ k * sm_scale, np.swapaxes(ds, -1, -2) @ q * sm_scale, dv
+
+
+@functools.cache
+def _autograd_function():
+    import torch
+
+    class FusedAttention(torch.autograd.Function):
+        """`attention_fwd` forward, the three kernels above backward (torch CUDA tensors)."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, causal, sm_scale):
+            q, k, v = (t.contiguous() for t in (q, k, v))
+            z, h, n, d = q.shape
+            sm_scale = 1 / math.sqrt(d) if sm_scale is None else sm_scale
+            out = torch.empty_like(q)
+            lse = torch.empty((z * h, n), device=q.device, dtype=torch.float32)
+            cfg = config(d, causal, "sm_{}{}".format(*torch.cuda.get_device_capability(q.device)))
+            attention_fwd[(tilecc.cdiv(n, cfg["BLOCK_M"]), z * h)](
+                q, k, v, out, lse, sm_scale, *_strides(q), h, n, HEAD_DIM=d, CAUSAL=causal,
+                **cfg)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.causal, ctx.sm_scale = causal, sm_scale
+            return out
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, out, lse = ctx.saved_tensors
+            dq, dk, dv = attention_backward(q, k, v, out, lse, do.contiguous(), ctx.causal,
+                                            ctx.sm_scale)
+            return dq, dk, dv, None, None
+
+    return FusedAttention
+
+
+def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """softmax(q k^T * sm_scale [causal]) v for torch CUDA tensors (batch, heads, n, d),
+    differentiable: backward runs attention_bwd_dkdv and attention_bwd_dq.  torch is
+    imported on the first call only."""
+    return _autograd_function().apply(q, k, v, causal, sm_scale)
 
 
 SIGNATURE = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, i32:16, "

@@ -240,13 +240,28 @@ def reference(q, k, v, causal: bool, sm_scale: float | None = None):
     return e / total @ v, lse.reshape(-1, n)
 
 
+# (BLOCK_M, BLOCK_N, num_warps, num_stages) of the two gradient kernels per head dimension
+# that benchmarks/bench_attention_bwd.py tries; all compile without spills for sm_90
+BWD_CONFIGS = {64: {"dkdv": [(64, 128, 8, 3), (32, 128, 8, 3), (64, 64, 4, 3), (32, 64, 4, 3)],
+                    "dq": [(128, 64, 8, 3), (128, 32, 8, 3), (64, 64, 4, 3)]},
+               128: {"dkdv": [(32, 64, 8, 3), (16, 128, 8, 3), (16, 64, 4, 3)],
+                     "dq": [(128, 32, 8, 3), (128, 64, 8, 3), (64, 64, 4, 3)]}}
+
+
 def backward_config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
-    """Blocks and warps of the two gradient kernels ("dkdv", "dq") and the preprocess
-    ("delta"): the key block of dK/dV and the query block of dQ are the wide ones (the
-    rows whose accumulators stay in registers), the streamed block narrow."""
-    wide, warps = (128, 8) if head_dim <= 64 else (64, 4)
-    return {"dkdv": {"BLOCK_M": 32, "BLOCK_N": wide, "num_warps": warps, "num_stages": 3},
-            "dq": {"BLOCK_M": wide, "BLOCK_N": 32, "num_warps": warps, "num_stages": 3},
+    """Blocks and warps of the two gradient kernels ("dkdv", "dq") and of the preprocess
+    ("delta") that compile without register spills for `arch`.  The key block of dK/dV and
+    the query block of dQ are the wide ones (their accumulators stay in registers), the
+    streamed block narrower.  On Hopper, at head dimension 64, a streamed block of 64
+    puts every product of dK/dV on wgmma; at 128 the two accumulators leave no room."""
+    hopper = arch.startswith("sm_90")
+    if head_dim <= 64:
+        dkdv, dq = ((64, 128, 8) if hopper else (32, 128, 8)), (128, 64, 8)
+    else:
+        dkdv, dq = (32, 64, 8), (128, 32, 8)
+    return {"dkdv": {"BLOCK_M": dkdv[0], "BLOCK_N": dkdv[1], "num_warps": dkdv[2],
+                     "num_stages": 3},
+            "dq": {"BLOCK_M": dq[0], "BLOCK_N": dq[1], "num_warps": dq[2], "num_stages": 3},
             "delta": {"BLOCK_M": 64, "num_warps": 4}}
 
 
@@ -319,20 +334,30 @@ def reference_backward(q, k, v, do, causal: bool, sm_scale: float | None = None)
 def _autograd_function():
     import torch
 
+    def on_cpu(fn, *tensors, **kwargs):
+        # CPU tensors run on the interpreter, through NumPy views of them
+        results = fn(*(t.detach().numpy() for t in tensors), **kwargs)
+        return tuple(torch.from_numpy(np.ascontiguousarray(r)) for r in results)
+
     class FusedAttention(torch.autograd.Function):
-        """`attention_fwd` forward, the three kernels above backward (torch CUDA tensors)."""
+        """`attention_fwd` forward; attention_backward's three kernels backward.  CUDA
+        tensors run on the GPU, CPU tensors on the interpreter."""
 
         @staticmethod
         def forward(ctx, q, k, v, causal, sm_scale):
             q, k, v = (t.contiguous() for t in (q, k, v))
             z, h, n, d = q.shape
             sm_scale = 1 / math.sqrt(d) if sm_scale is None else sm_scale
-            out = torch.empty_like(q)
-            lse = torch.empty((z * h, n), device=q.device, dtype=torch.float32)
-            cfg = config(d, causal, "sm_{}{}".format(*torch.cuda.get_device_capability(q.device)))
-            attention_fwd[(tilecc.cdiv(n, cfg["BLOCK_M"]), z * h)](
-                q, k, v, out, lse, sm_scale, *_strides(q), h, n, HEAD_DIM=d, CAUSAL=causal,
-                **cfg)
+            if q.device.type == "cpu":
+                out, lse = on_cpu(attention, q, k, v, causal=causal, sm_scale=sm_scale)
+            else:
+                out = torch.empty_like(q)
+                lse = torch.empty((z * h, n), device=q.device, dtype=torch.float32)
+                arch = "sm_{}{}".format(*torch.cuda.get_device_capability(q.device))
+                cfg = config(d, causal, arch)
+                attention_fwd[(tilecc.cdiv(n, cfg["BLOCK_M"]), z * h)](
+                    q, k, v, out, lse, sm_scale, *_strides(q), h, n, HEAD_DIM=d,
+                    CAUSAL=causal, **cfg)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.causal, ctx.sm_scale = causal, sm_scale
             return out
@@ -340,17 +365,22 @@ def _autograd_function():
         @staticmethod
         def backward(ctx, do):
             q, k, v, out, lse = ctx.saved_tensors
-            dq, dk, dv = attention_backward(q, k, v, out, lse, do.contiguous(), ctx.causal,
-                                            ctx.sm_scale)
+            args = (q, k, v, out, lse, do.contiguous())
+            if q.device.type == "cpu":
+                dq, dk, dv = on_cpu(attention_backward, *args, causal=ctx.causal,
+                                    sm_scale=ctx.sm_scale)
+            else:
+                dq, dk, dv = attention_backward(*args, causal=ctx.causal,
+                                                sm_scale=ctx.sm_scale)
             return dq, dk, dv, None, None
 
     return FusedAttention
 
 
 def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
-    """softmax(q k^T * sm_scale [causal]) v for torch CUDA tensors (batch, heads, n, d),
-    differentiable: backward runs attention_bwd_dkdv and attention_bwd_dq.  torch is
-    imported on the first call only."""
+    """softmax(q k^T * sm_scale [causal]) v of torch tensors (batch, heads, n, d),
+    differentiable (backward through attention_backward).  torch is imported on the first
+    call only, so that this module imports without it."""
     return _autograd_function().apply(q, k, v, causal, sm_scale)
 
 

@@ -1,16 +1,16 @@
-"""Fused attention, forward pass (the kernel of Triton's fused-attention tutorial).
+"""Fused attention, forward and backward (the kernels of Triton's fused-attention tutorial).
 
-One program per (block of BLOCK_M queries, batch x head).  It walks the keys and values
+Forward: one program per (block of BLOCK_M queries, batch x head) walks the keys and values
 BLOCK_N at a time: scores with `tl.dot`, an online softmax (running maximum and sum in
 fp32, `exp2` with log2(e) folded into the scale), the output accumulator rescaled and fed
-by a second `tl.dot` of the probabilities with V.  The N x N score matrix never reaches
-memory.  Causal or not (a constexpr); any sequence length (keys past the end are masked,
-queries past the end are not stored).  Also writes each row's log-sum-exp (base 2, in
-the scaled units), which a backward pass needs.
+by a second `tl.dot` with V; the N x N scores never reach memory.  Causal or not (a
+constexpr); any length (keys past the end masked, queries past the end not stored).  It
+also writes each row's log-sum-exp (base 2, scaled), from which the backward below
+(`attention_backward`; `flash_attention`: a torch autograd Function) rebuilds P.
 
     python examples/attention.py
-prints the generated CUDA, then checks the kernel against NumPy (on the GPU when there
-is one, else on the interpreter).
+prints the generated CUDA, then checks forward and backward against NumPy (on the GPU
+when there is one, else on the interpreter).
 """
 
 import math
@@ -290,10 +290,14 @@ def attention_backward(q, k, v, out, lse, do, causal: bool, sm_scale: float | No
     sm_scale = 1 / math.sqrt(d) if sm_scale is None else sm_scale
     interpret = isinstance(q, np.ndarray)
     arch = "sm_90"
-    if not interpret and hasattr(q, "device") and getattr(q.device, "type", "") == "cuda":
+    if type(q).__module__.startswith("torch"):
         import torch
 
         arch = "sm_{}{}".format(*torch.cuda.get_device_capability(q.device))
+    elif type(q).__module__.startswith("cupy"):
+        import cupy
+
+        arch = f"sm_{cupy.cuda.Device().compute_capability}"
     parts = backward_config(d, causal, arch)
     for name, part in (cfg or {}).items():
         parts[name] = {**parts[name], **part}
@@ -396,7 +400,7 @@ def main() -> None:
     print(attention_fwd.source(SIGNATURE, num_warps=8, num_stages=3))
     rng = np.random.default_rng(0)
     z, h, n, d = 1, 2, 200, 64
-    q, k, v = (rng.standard_normal((z, h, n, d)).astype(np.float16) for _ in range(3))
+    q, k, v, do = (rng.standard_normal((z, h, n, d)).astype(np.float16) for _ in range(4))
     try:
         import cupy
 
@@ -410,7 +414,11 @@ def main() -> None:
         want, want_lse = reference(q, k, v, causal)
         np.testing.assert_allclose(back(out).astype(np.float64), want, atol=2e-2, rtol=2e-2)
         np.testing.assert_allclose(back(lse), want_lse, atol=1e-2, rtol=1e-3)
-    print(f"// attention (causal and not) of {z} x {h} x {n} x {d} fp16 on "
+        grads = attention_backward(to(q), to(k), to(v), out, lse, to(do), causal)
+        for got, want in zip(grads, reference_backward(q, k, v, do, causal)):
+            np.testing.assert_allclose(back(got).astype(np.float64), want,
+                                       atol=1e-2 * np.abs(want).max(), rtol=1e-2)
+    print(f"// attention and its gradients (causal and not) of {z} x {h} x {n} x {d} fp16 on "
           f"{'the GPU' if xp is not np else 'the interpreter'}: matches NumPy")
 
 

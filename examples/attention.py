@@ -113,8 +113,12 @@ def attention_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, Delta, sm_scale, stride_z, stri
     kv_at = base + offs_n[:, None] * stride_m + offs_d[None, :]
     k = tl.load(K + kv_at, mask=keys, other=0.0)
     v = tl.load(V + kv_at, mask=keys, other=0.0)
-    qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None]  # a block of Q^T
+    # Q and dO are each read both ways round (a pointer load, transposed or not, can be
+    # pipelined into shared memory; a register transpose of one load could not)
+    q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :]
+    qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None]
     do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :]
+    dot_ptrs = DO + base + offs_m[None, :] * stride_m + offs_d[:, None]
     lse_ptrs = LSE + off_hz * N_CTX + offs_m
     delta_ptrs = Delta + off_hz * N_CTX + offs_m
 
@@ -136,9 +140,11 @@ def attention_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, Delta, sm_scale, stride_z, stri
         do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
         dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
         delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-        dpt = tl.dot(v, tl.trans(do))
+        dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        dpt = tl.dot(v, dot)
         dst = pt * (dpt - delta[None, :])
-        dk = tl.dot(dst.to(Q.dtype.element_ty), tl.trans(qt), dk)
+        q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
 
     tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
     tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
@@ -164,6 +170,7 @@ def attention_bwd_dq(Q, K, V, DO, DQ, LSE, Delta, sm_scale, stride_z, stride_h, 
     delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
     kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None]  # blocks of K^T, V^T
     vt_ptrs = V + base + offs_n[None, :] * stride_m + offs_d[:, None]
+    k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :]
 
     dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     qk_scale = sm_scale * 1.4426950408889634
@@ -174,6 +181,7 @@ def attention_bwd_dq(Q, K, V, DO, DQ, LSE, Delta, sm_scale, stride_z, stride_h, 
         cols = start_n + offs_n
         kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+        k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         # keys past the end are zeros, but exp2(0 - lse) need not be small: mask P there
         keep = cols[None, :] < N_CTX
         if CAUSAL:
@@ -181,7 +189,7 @@ def attention_bwd_dq(Q, K, V, DO, DQ, LSE, Delta, sm_scale, stride_z, stride_h, 
         p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
         dp = tl.dot(do, vt)
         ds = p * (dp - delta[:, None])
-        dq = tl.dot(ds.to(Q.dtype.element_ty), tl.trans(kt), dq)
+        dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
 
     tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
 

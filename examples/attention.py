@@ -259,13 +259,13 @@ def backward_config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
     """Blocks and warps of the two gradient kernels ("dkdv", "dq") and of the preprocess
     ("delta") that compile without register spills for `arch`.  The key block of dK/dV and
     the query block of dQ are the wide ones (their accumulators stay in registers), the
-    streamed block narrower.  On Hopper, at head dimension 64, a streamed block of 64
-    puts every product of dK/dV on wgmma; at 128 the two accumulators leave no room."""
+    streamed block narrower.  On Hopper a streamed block of 64 puts every product on
+    wgmma, but for dK/dV at head dimension 128 its two accumulators leave no room."""
     hopper = arch.startswith("sm_90")
     if head_dim <= 64:
         dkdv, dq = ((64, 128, 8) if hopper else (32, 128, 8)), (128, 64, 8)
     else:
-        dkdv, dq = (32, 64, 8), (128, 32, 8)
+        dkdv, dq = (32, 64, 8), ((128, 64, 8) if hopper else (128, 32, 8))
     return {"dkdv": {"BLOCK_M": dkdv[0], "BLOCK_N": dkdv[1], "num_warps": dkdv[2],
                      "num_stages": 3},
             "dq": {"BLOCK_M": dq[0], "BLOCK_N": dq[1], "num_warps": dq[2], "num_stages": 3},

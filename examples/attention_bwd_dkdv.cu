@@ -29,48 +29,49 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
-//   Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//     1: 1 per thread x 4 lanes x 8 warps
-//   Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked9: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   Blocked3: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
 //     1: 8 per thread x 8 lanes x 1 warps
-//   Blocked10: 64 x 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 32 lanes x 1 warps
-//   Blocked11: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//     axis 1: 1 per thread x 32 lanes x 2 warps
+//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//     1: 1 per thread x 4 lanes x 8 warps
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L133: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
-//   L137: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
-//     (held in the accumulator layout), B from shared memory
-//   L139: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L131: do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
 //   L141: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
+//     (held in the accumulator layout), B from shared memory
+//   L144: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L147: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
 // Memory accesses:
 //   L114 load k: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L115 load v: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L131 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L132 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
-//   L136 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
+//   L140 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L138 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
+//   L142 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
 //     element
-//   L143 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L144 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L146 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L149 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L150 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -110,71 +111,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
-};
-
-// Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked6 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked9: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+// Blocked3: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked9 {
+struct Blocked3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -184,26 +123,64 @@ struct Blocked9 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked10: 64 x 32 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 32 lanes x 1 warps
-struct Blocked10 {
-  enum : int { kRegs = 8 };
+// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked11: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis
-//   1: 1 per thread x 32 lanes x 2 warps
-struct Blocked11 {
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced7 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
+};
+
+// Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   1: 1 per thread x 4 lanes x 8 warps
+struct Blocked9 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id(); }
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -225,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     int N_CTX) {
   // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step)
   __shared__ unsigned char smem[4096] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (32768 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (57344 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_N keys: dK and dV stay in registers while the
   // queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
@@ -273,23 +250,28 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 2; ++k) v_[v + k] = chunk[k];
   }
-  // a block of Q^T
-  // L116: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  // Q and dO are each read both ways round (a pointer load, transposed or not, can be
+  // pipelined into shared memory; a register transpose of one load could not)
+  // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
   //   recomputed where it is used)
-  // L117: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  // L119: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
-  // L118: lse_ptrs = LSE + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is used)
-  // L119: delta_ptrs = Delta + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is
+  // L120: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  //   recomputed where it is used)
+  // L121: dot_ptrs = DO + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  //   recomputed where it is used)
+  // L122: lse_ptrs = LSE + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is used)
+  // L123: delta_ptrs = Delta + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is
   //   used)
   // the forward's units: exp(x) = exp2(x log2(e))
-  // L123: qk_scale = sm_scale * 1.4426950408889634
+  // L127: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
-  // L126: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
+  // L130: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
   const int lo = start_n * 128 / 32 * 32;
-  // L127: for start_m in range(lo, N_CTX, BLOCK_M):
-  // L133: k of tl.dot does not change in the loop: staged in shared memory once
+  // L131: for start_m in range(lo, N_CTX, BLOCK_M):
+  // L137: k of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const k_tile = reinterpret_cast<tc::half*>(dynamic_smem);
-  // L139: v of tl.dot does not change in the loop: staged in shared memory once
+  // L144: v of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const v_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
@@ -314,29 +296,72 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   float dk[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) dk[r] = 0.0f;
+  tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
+  tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
+  // pipeline (do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
+  //   stages))
+  {  // prologue: the copies of the first 2 iterations
+    int start_m_next = lo;
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      if (start_m_next < N_CTX) {
+        // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        const unsigned do_stages_base = tc::smem_address(do_stages + (s) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(do_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
+                           + start_m_next * stride_m,
+                           start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+        // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(q_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
+                           + start_m_next * stride_m,
+                           start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+      }
+      tc::cp_async_commit();
+      start_m_next += 32;
+    }
+  }
+  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  tc::fence_proxy_async();  // ... visible to the tensor cores' reads
+  __syncthreads();
+  int start_m_stage = 0;  // the stage this iteration reads
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
-    // L128: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
+    const int start_m_ahead = start_m + 2 * 32;
+    // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
     // queries past the end load as zeros: their P^T columns then meet zero rows of dO
     // and their dS^T columns are zero, so they add nothing
-    // L131: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half qt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_m + Sliced3::coord0(0) < N_CTX,
-                         Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
+          tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+                         Q + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v)
                          + start_m * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
     }
-    // L132: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+    // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float lse[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced5::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
-    // L133: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
+          start_m + Sliced8::coord0(r) < N_CTX
+          ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+    // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float t_[16];
 #pragma unroll
@@ -345,8 +370,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* t_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      t_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8
-          + Blocked6::coord1(r) % 8] = qt[r];
+      t_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
+          + Blocked9::coord1(r) % 8] = qt[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -368,6 +393,37 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                               b_frag[0][ni + 1][1],
                               b_base
                               + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g, (ni + q / 2) * 1 + wn));
+      if (start_m_ahead < N_CTX) {
+        // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        const unsigned do_stages_base =
+            tc::smem_address(do_stages + ((start_m_stage + 2) % 3) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(do_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
+                           + start_m_ahead * stride_m,
+                           start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+        // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+        const unsigned q_stages_base =
+            tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+          tc::cp_async<16>(q_stages_base
+                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
+                                  + col % 8),
+                           Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
+                           + start_m_ahead * stride_m,
+                           start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+      }
+      tc::cp_async_commit();
+      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
+      tc::fence_proxy_async();  // ... visible to the tensor cores' reads
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {
@@ -395,51 +451,28 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                                  a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
       }
     }
+    // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     float pt[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_[r] * qk_scale - lse[(r % 8)]);
-    // L135: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+    // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced5::coord0((r % 8)) >= start_n * 128
+          start_m + Sliced8::coord0((r % 8)) >= start_n * 128
           + Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
-    // L136: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
-    tc::half do_[8];
-#pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_m + Sliced7::coord0(0) < N_CTX,
-                         DO + base + Sliced7::coord0(0) * stride_m + Sliced8::coord0(v)
-                         + start_m * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) do_[v + k] = chunk[k];
-    }
-    // L137: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
+    // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_1[16];
 #pragma unroll
     for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_1[r], t_1[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* dv_b = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked9::coord0(v), col = Blocked9::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = do_[v + k];
-      tc::store<8>(dv_b + col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8,
-                   chunk);
-    }
-    tc::fence_proxy_async();  // the stores, visible to the tensor cores
-    __syncthreads();
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A from registers and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned b_base = tc::smem_address(dv_b);
+      const unsigned b_base = tc::smem_address((do_stages + start_m_stage * 2048));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -463,25 +496,25 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
     }
-    // L138: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+    // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced5::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
-    // L139: dpt = tl.dot(v, tl.trans(do))
-    tc::half t_2[8];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
+          start_m + Sliced8::coord0(r) < N_CTX
+          ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    tc::half dot[8];
 #pragma unroll
-      for (int r = 0; r < 8; ++r) buffer[Blocked9::coord0(r) * 64 + Blocked9::coord1(r)] = do_[r];
-      __syncthreads();
+    for (int v = 0; v < 8; v += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+                         DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v)
+                         + start_m * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-      for (int r = 0; r < 8; ++r) t_2[r] = buffer[Blocked10::coord0(r) + Blocked10::coord1(r) * 64];
+      for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
     }
+    // L144: dpt = tl.dot(v, dot)
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float dpt[16];
 #pragma unroll
@@ -490,8 +523,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dpt_b[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8
-            + Blocked10::coord1(r) % 8] = t_2[r];
+      dpt_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
+            + Blocked9::coord1(r) % 8] = dot[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -540,41 +573,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                                  a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
       }
     }
-    // L140: dst = pt * (dpt - delta[None, :])
+    // L145: dst = pt * (dpt - delta[None, :])
     float dst[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) dst[r] = pt_1[r] * (dpt[r] - delta[(r % 8)]);
-    // L141: dk = tl.dot(dst.to(Q.dtype.element_ty), tl.trans(qt), dk)
-    tc::half t_3[16];
+    // L147: dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
+    tc::half t_2[16];
 #pragma unroll
-    for (int r = 0; r < 16; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_3[r], t_3[r + 1]);
-    tc::half t_4[8];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-      for (int r = 0; r < 8; ++r) buffer[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 8; ++r) t_4[r] = buffer[Blocked11::coord0(r) + Blocked11::coord1(r) * 32];
-    }
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_2[r], t_2[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* dk_b = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-      dk_b[Blocked11::coord1(r) / 64 * 2048
-           + tc::swizzled_chunk<8>(Blocked11::coord0(r), Blocked11::coord1(r) % 64 / 8) * 8
-           + Blocked11::coord1(r) % 8] = t_4[r];
-    tc::fence_proxy_async();  // the stores, visible to the tensor cores
-    __syncthreads();
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A from registers and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned b_base = tc::smem_address(dk_b);
+      const unsigned b_base = tc::smem_address((q_stages + start_m_stage * 2048));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -587,10 +600,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
         const unsigned a_frag0[4] =
-            {tc::pack2(t_3[4 * kk], t_3[4 * kk + 1]),
-            tc::pack2(t_3[8 + 4 * kk], t_3[8 + 4 * kk + 1]),
-            tc::pack2(t_3[2 + 4 * kk], t_3[2 + 4 * kk + 1]),
-            tc::pack2(t_3[10 + 4 * kk], t_3[10 + 4 * kk + 1])};
+            {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
+            tc::pack2(t_2[8 + 4 * kk], t_2[8 + 4 * kk + 1]),
+            tc::pack2(t_2[2 + 4 * kk], t_2[2 + 4 * kk + 1]),
+            tc::pack2(t_2[10 + 4 * kk], t_2[10 + 4 * kk + 1])};
         tc::wgmma_m64n64k16_f16_rs<1>(dk, dk + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
@@ -598,16 +611,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
     }
+    __syncthreads();  // the next stage is everyone's; this one is no longer read
+    start_m_stage = start_m_stage + 1 == 3 ? 0 : start_m_stage + 1;
   }
-  // L143: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
-  tc::half t_5[32];
+  tc::cp_async_wait<0>();
+  // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
+  tc::half t_3[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_5[r], t_5[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_3[r], t_3[r + 1]);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_5[v + k];
+    for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
       tc::store<2>(DV
                    + (base
@@ -615,16 +631,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                          + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
                       + Sliced1::coord0((v % 16))), chunk);
   }
-  // L144: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
-  tc::half t_6[32];
+  // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
+  tc::half t_4[32];
 #pragma unroll
   for (int r = 0; r < 32; r += 2)
-    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_6[r], t_6[r + 1]);
+    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_4[r], t_4[r + 1]);
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_6[v + k];
+    for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
       tc::store<2>(DK
                    + (base

@@ -31,49 +31,49 @@
 //     from a 1 x 32 tiling (reduced axes dropped)
 //   Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked5: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
-//     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Blocked6: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 1 per thread x 32 lanes x 1 warps
-//   Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 32 x 1 tiling (reduced axes dropped)
+//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
+//     axis 1: 1 per thread x 4 lanes x 8 warps
+//   Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
+//     axis 1: 1 per thread x 32 lanes x 1 warps
+//   Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 4 per thread x 16 lanes x 1 warps
-//   Blocked12: 64 x 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 1 per thread x 32 lanes x 1 warps
-//   Blocked13: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L133: lse (fp32[32]) before x[..., None]: through shared memory
-//   L140: delta (fp32[32]) before x[..., None]: through shared memory
+//   L137: lse (fp32[32]) before x[..., None]: through shared memory
+//   L145: delta (fp32[32]) before x[..., None]: through shared memory
 // Matrix products (tl.dot):
-//   L133: fused multiply-adds (no matrix instructions on this target yet)
 //   L137: fused multiply-adds (no matrix instructions on this target yet)
-//   L139: fused multiply-adds (no matrix instructions on this target yet)
 //   L141: fused multiply-adds (no matrix instructions on this target yet)
+//   L144: fused multiply-adds (no matrix instructions on this target yet)
+//   L147: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
 //   L114 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L115 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L131 load qt: 4 x fp16 (8 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//   L135 load qt: 4 x fp16 (8 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L132 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
-//   L136 load do: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
+//   L140 load do: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L138 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
+//   L142 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
 //     element
-//   L143 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L143 load dot: 4 x fp16 (8 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L144 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L146 load q: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L149 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L150 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -117,9 +117,19 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
-// Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
+};
+
+// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
+struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -131,9 +141,9 @@ struct Blocked4 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked5: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; axis
+// Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; axis
 //   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked5 {
+struct Blocked6 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
@@ -143,9 +153,9 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
+// Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
 //   1: 1 per thread x 32 lanes x 1 warps
-struct Blocked6 {
+struct Blocked7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
@@ -155,9 +165,9 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced from
+// Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced8 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32; }
@@ -165,24 +175,14 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 32) == 0; }
 };
 
-// Sliced8: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced from
+// Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced9 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 32 == 0; }
-};
-
-// Sliced9: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
 // Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
@@ -203,30 +203,6 @@ struct Blocked11 {
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked12: 64 x 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
-//   1: 1 per thread x 32 lanes x 1 warps
-struct Blocked12 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked13: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
-struct Blocked13 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -290,20 +266,25 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
   }
-  // a block of Q^T
-  // L116: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  // Q and dO are each read both ways round (a pointer load, transposed or not, can be
+  // pipelined into shared memory; a register transpose of one load could not)
+  // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
   //   recomputed where it is used)
-  // L117: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  // L119: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
-  // L118: lse_ptrs = LSE + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is used)
-  // L119: delta_ptrs = Delta + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is
+  // L120: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
+  //   recomputed where it is used)
+  // L121: dot_ptrs = DO + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
+  //   recomputed where it is used)
+  // L122: lse_ptrs = LSE + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is used)
+  // L123: delta_ptrs = Delta + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is
   //   used)
   // the forward's units: exp(x) = exp2(x log2(e))
-  // L123: qk_scale = sm_scale * 1.4426950408889634
+  // L127: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
-  // L126: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
+  // L130: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
   const int lo = start_n * 128 / 32 * 32;
-  // L127: for start_m in range(lo, N_CTX, BLOCK_M):
+  // L131: for start_m in range(lo, N_CTX, BLOCK_M):
   float dv[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) dv[r] = 0.0f;
@@ -311,10 +292,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 16; ++r) dk[r] = 0.0f;
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
-    // L128: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
+    // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
     // queries past the end load as zeros: their P^T columns then meet zero rows of dO
     // and their dS^T columns are zero, so they add nothing
-    // L131: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half qt[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
@@ -325,14 +306,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
-    // L132: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+    // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float lse[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       lse[r] =
-          start_m + Sliced2::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced2::coord0(r) + start_m) : 0.0f;
-    // L133: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
+          start_m + Sliced4::coord0(r) < N_CTX
+          ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+    // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float t_1[8];
 #pragma unroll
@@ -342,21 +323,21 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
       tc::store<8>(t_1_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 4; ++r) t_1_b[Blocked5::coord0(r) * 32 + Blocked5::coord1(r)] = qt[r];
+    for (int r = 0; r < 4; ++r) t_1_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
         t_1[r] =
-            tc::fma(tc::cast<float>(t_1_a[Blocked6::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 32 + Blocked6::coord1(r)]), t_1[r]);
+            tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
+                    tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
     }
     float lse_1[1];
     {
@@ -364,38 +345,38 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       __syncthreads();  // the buffer may still be read by an earlier step
       float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced2::coord0(r)] = lse[r];
+      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = lse[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 1; ++r) lse_1[r] = buffer[Sliced7::coord0(r)];
+      for (int r = 0; r < 1; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
     }
     float pt[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse_1[0]);
-    // L135: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+    // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      pt_1[r] = start_m + Sliced7::coord0(0) >= t_ + Sliced8::coord0(r) ? pt[r] : 0.0f;
-    // L136: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+      pt_1[r] = start_m + Sliced8::coord0(0) >= t_ + Sliced9::coord0(r) ? pt[r] : 0.0f;
+    // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced9::coord0(0) < N_CTX,
-                         DO + base + Sliced9::coord0(0) * stride_m + Sliced10::coord0(v)
+          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+                         DO + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
     }
-    // L137: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
+    // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     // 128 x 32 @ 32 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dv_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dv_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dv_a[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = tc::cast<tc::half>(pt_1[r]);
+      dv_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(pt_1[r]);
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
@@ -409,28 +390,28 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         dv[r] =
-            tc::fma(tc::cast<float>(dv_a[Blocked4::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dv_b[kk * 64 + Blocked4::coord1(r)]), dv[r]);
+            tc::fma(tc::cast<float>(dv_a[Blocked5::coord0(r) * 32 + kk]),
+                    tc::cast<float>(dv_b[kk * 64 + Blocked5::coord1(r)]), dv[r]);
     }
-    // L138: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+    // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       delta[r] =
-          start_m + Sliced2::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced2::coord0(r) + start_m) : 0.0f;
-    // L139: dpt = tl.dot(v, tl.trans(do))
-    tc::half t_2[4];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
+          start_m + Sliced4::coord0(r) < N_CTX
+          ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    tc::half dot[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Blocked11::coord0(r) * 64 + Blocked11::coord1(r)] = do_[r];
-      __syncthreads();
+    for (int v = 0; v < 4; v += 4) {
+      const tc::Vec<tc::half, 4> chunk =
+          tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+                         DO + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-      for (int r = 0; r < 4; ++r) t_2[r] = buffer[Blocked12::coord0(r) + Blocked12::coord1(r) * 64];
+      for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
     }
+    // L144: dpt = tl.dot(v, dot)
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float dpt[8];
 #pragma unroll
@@ -440,68 +421,74 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
       tc::store<8>(dpt_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 4; ++r) dpt_b[Blocked12::coord0(r) * 32 + Blocked12::coord1(r)] = t_2[r];
+    for (int r = 0; r < 4; ++r) dpt_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = dot[r];
     __syncthreads();
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
         dpt[r] =
-            tc::fma(tc::cast<float>(dpt_a[Blocked6::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dpt_b[kk * 32 + Blocked6::coord1(r)]), dpt[r]);
+            tc::fma(tc::cast<float>(dpt_a[Blocked7::coord0(r) * 64 + kk]),
+                    tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
     }
-    // L140: dst = pt * (dpt - delta[None, :])
+    // L145: dst = pt * (dpt - delta[None, :])
     float delta_1[1];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced2::coord0(r)] = delta[r];
+      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = delta[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 1; ++r) delta_1[r] = buffer[Sliced7::coord0(r)];
+      for (int r = 0; r < 1; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
     }
     float dst[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta_1[0]);
-    // L141: dk = tl.dot(dst.to(Q.dtype.element_ty), tl.trans(qt), dk)
-    tc::half t_3[4];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::half* buffer = reinterpret_cast<tc::half*>(smem);
+    // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+    tc::half q_[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Blocked5::coord0(r) * 32 + Blocked5::coord1(r)] = qt[r];
-      __syncthreads();
+    for (int v = 0; v < 4; v += 4) {
+      const tc::Vec<tc::half, 4> chunk =
+          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+                         Q + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
+                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-      for (int r = 0; r < 4; ++r) t_3[r] = buffer[Blocked13::coord0(r) + Blocked13::coord1(r) * 32];
+      for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
     }
+    // L147: dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
     // 128 x 32 @ 32 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dk_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dk_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dk_a[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = tc::cast<tc::half>(dst[r]);
+      dk_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(dst[r]);
 #pragma unroll
-    for (int r = 0; r < 4; ++r) dk_b[Blocked13::coord0(r) * 64 + Blocked13::coord1(r)] = t_3[r];
+    for (int v = 0; v < 4; v += 4) {
+      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) chunk[k] = q_[v + k];
+      tc::store<4>(dk_b + row * 64 + col, chunk);
+    }
     __syncthreads();
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         dk[r] =
-            tc::fma(tc::cast<float>(dk_a[Blocked4::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dk_b[kk * 64 + Blocked4::coord1(r)]), dk[r]);
+            tc::fma(tc::cast<float>(dk_a[Blocked5::coord0(r) * 32 + kk]),
+                    tc::cast<float>(dk_b[kk * 64 + Blocked5::coord1(r)]), dk[r]);
     }
   }
-  // L143: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
+  // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;
@@ -512,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
                    + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
                       + Sliced1::coord0((v % 8))), chunk);
   }
-  // L144: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
+  // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;

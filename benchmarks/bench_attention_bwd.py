@@ -5,10 +5,12 @@ SDPA, side by side.
 
 tilecc runs examples/attention.py's three backward kernels (`attention_backward`): each of
 the two gradient kernels tries the example's configurations for the head dimension
-(--quick: backward_config's only) and the fastest of each is kept.  Triton runs the
-backward of its own tutorial 06 (python/tutorials/06-fused-attention.py of a Triton
-checkout, imported from PATH as it is; left out without the option or without triton),
-torch its `scaled_dot_product_attention` (whichever backend it picks).  Batch 4, 32 heads,
+(--quick: backward_config's only) and the fastest of each is kept.  "Triton src" is the
+very same kernel source and blocks compiled by Triton (`tl` bound to `triton.language`,
+as benchmarks/bench_attention.py does); "Triton tut" the backward of Triton's own
+tutorial 06 (python/tutorials/06-fused-attention.py of a Triton checkout, imported from
+PATH as it is; left out without the option); both need triton.  SDPA is torch's
+`scaled_dot_product_attention` (whichever backend it picks).  Batch 4, 32 heads,
 sequence 4096, head dimension 64 and 128, causal and not, fp16.  Times are device-event
 medians after warm-up (`triton.testing.do_bench` when triton is there) of the backward
 alone: the forward runs once before, and Triton and SDPA are timed through
@@ -29,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+sys.path.insert(0, os.path.dirname(__file__))
 import attention as AT  # noqa: E402
 
 B, H, N = 4, 32, 4096
@@ -74,12 +77,12 @@ def problem(grads, ref) -> str | None:
     """Why `grads` (dq, dk, dv of the whole problem) are wrong, or None."""
     for name, g in zip(("dq", "dk", "dv"), grads):
         if not torch.isfinite(g).all():
-            return f"{name} not finite"
+            return f"wrong result: {name} not finite"
     for (b, h), want in zip(SLICES, ref):
         for name, g, w in zip(("dq", "dk", "dv"), grads, want):
             err = ((g[b, h].double() - w).abs().max() / w.abs().max()).item()
             if err > 1e-2:
-                return f"{name}[{b}, {h}] off by {err:.1e} of its largest element"
+                return f"wrong result: {name}[{b}, {h}] off by {err:.1e} of its largest element"
     return None
 
 
@@ -111,7 +114,26 @@ def tilecc_best(q, k, v, out, lse, do, causal, quick: bool):
     fn = lambda: AT.attention_backward(q, k, v, out, lse, do, causal, cfg=best_cfg)  # noqa: E731
     label = " / ".join("{}: BM{BLOCK_M} BN{BLOCK_N} w{num_warps} s{num_stages}".format(p, **c)
                        for p, c in best_cfg.items())
-    return fn, label
+    return fn, label, {**default, **best_cfg}
+
+
+def same_source_through_triton(q, k, v, out, lse, do, causal, cfg):
+    """The example's three backward kernels compiled by Triton (benchmarks/triton_clone.py),
+    launched as `attention_backward` launches them."""
+    from triton_clone import as_triton
+
+    z, h, n, d = q.shape
+    dq, dk, dv, delta = (torch.empty_like(t) for t in (q, k, v, lse))
+    strides = (q.stride(0), q.stride(1), q.stride(2), h, n)
+    pre, dkdv, dqp = cfg["delta"], cfg["dkdv"], cfg["dq"]
+    as_triton(AT.attention_bwd_preprocess)[(-(-n // pre["BLOCK_M"]), z * h)](
+        out, do, delta, *strides, HEAD_DIM=d, **pre)
+    as_triton(AT.attention_bwd_dkdv)[(-(-n // dkdv["BLOCK_N"]), z * h)](
+        q, k, v, do, dk, dv, lse, delta, d ** -0.5, *strides, HEAD_DIM=d, CAUSAL=causal,
+        **dkdv)
+    as_triton(AT.attention_bwd_dq)[(-(-n // dqp["BLOCK_M"]), z * h)](
+        q, k, v, do, dq, lse, delta, d ** -0.5, *strides, HEAD_DIM=d, CAUSAL=causal, **dqp)
+    return dq, dk, dv
 
 
 def through_autograd(forward, q, k, v, do):
@@ -143,6 +165,12 @@ def main() -> None:
                     help="Triton's python/tutorials/06-fused-attention.py")
     args = ap.parse_args()
     tutorial = load_tutorial(args.triton_tutorial)
+    try:
+        import triton  # noqa: F401
+
+        has_triton = True
+    except ImportError:
+        has_triton = False
     rows = []
     for d in (64, 128):
         for causal in (False, True):
@@ -161,14 +189,23 @@ def main() -> None:
             AT.attention_fwd[(-(-N // cfg["BLOCK_M"]), B * H)](
                 q, k, v, out, lse, scale, q.stride(0), q.stride(1), q.stride(2), H, N,
                 HEAD_DIM=d, CAUSAL=causal, **cfg)
-            fn, tc_label = tilecc_best(q, k, v, out, lse, do, causal, args.quick)
+            fn, tc_label, tc_cfg = tilecc_best(q, k, v, out, lse, do, causal, args.quick)
             notes["tilecc"] = notes["tilecc"] or problem(fn(), ref)
             times["tilecc"] = bench(fn)
+            if has_triton:  # the same kernels and blocks, compiled by Triton
+                fn = lambda: same_source_through_triton(  # noqa: E731
+                    q, k, v, out, lse, do, causal, tc_cfg)
+                try:
+                    notes["Triton src"] = problem(fn(), ref)
+                except Exception as e:  # a kernel Triton cannot build
+                    notes["Triton src"] = f"failed: {type(e).__name__}: {str(e)[:100]}"
+                if notes["Triton src"] is None:
+                    times["Triton src"] = bench(fn)
 
             contenders = {"SDPA": lambda *x: F.scaled_dot_product_attention(
                 *x, is_causal=causal)}
             if tutorial is not None:
-                contenders["Triton"] = lambda *x: tutorial(*x, causal, scale)
+                contenders["Triton tut"] = lambda *x: tutorial(*x, causal, scale)
             for name, forward in contenders.items():
                 fn, grads = through_autograd(forward, q, k, v, do)
                 notes[name] = problem(grads, ref)
@@ -179,21 +216,21 @@ def main() -> None:
             rows.append((d, causal, times, notes, flops, tc_label))
             torch.cuda.empty_cache()
 
-    names = ["tilecc", "Triton", "SDPA"] if tutorial is not None else ["tilecc", "SDPA"]
+    names = ["tilecc"] + ["Triton src"] * has_triton + ["Triton tut"] * (tutorial is not None) \
+        + ["SDPA"]
     print(f"\n{torch.cuda.get_device_name()}: attention backward, B={B} H={H} N={N} fp16 "
           "(TFLOP/s; ratio = the other's time / tilecc's, above 1: tilecc faster)")
-    print(f"{'D':>4} {'causal':>6} " + " ".join(f"{n:>8}" for n in names)
-          + " " + " ".join(f"{'vs ' + n:>10}" for n in names[1:]) + "  tilecc config")
+    print(f"{'D':>4} {'causal':>6} " + " ".join(f"{n:>10}" for n in names)
+          + " " + " ".join(f"{'vs ' + n:>13}" for n in names[1:]) + "  tilecc config")
     for d, causal, times, notes, flops, label in rows:
-        tf = " ".join(f"{flops / times[n] / 1e9:8.1f}" if n in times else f"{'wrong':>8}"
+        tf = " ".join(f"{flops / times[n] / 1e9:10.1f}" if n in times else f"{'n/a':>10}"
                       for n in names)
-        ratios = " ".join(f"{times[n] / times['tilecc']:10.3f}"
-                          if n in times and "tilecc" in times else f"{'-':>10}"
+        ratios = " ".join(f"{times[n] / times['tilecc']:13.3f}" if n in times else f"{'-':>13}"
                           for n in names[1:])
         print(f"{d:>4} {str(causal):>6} {tf} {ratios}  {label}")
         for n, why in notes.items():
             if why:
-                print(f"       {n}: wrong result ({why})")
+                print(f"       {n}: {why}")
 
 
 if __name__ == "__main__":

@@ -51,15 +51,17 @@ for case in KD.CASES_DOT:
         args = case.make_args(n, dtype, np.random.default_rng(0))
         dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
         case.kernel[case.grid(n)](*dev, **case.options)
-# the attention example at a ragged length (masked keys and queries), both masks, d 64 / 128
+# the attention example at a ragged length (masked keys and queries), both masks, d 64 / 128,
+# forward and backward
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
 
 for d in (64, 128):
     for causal in (False, True):
-        q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 200, d)),
-                                dtype=cupy.float16) for i in range(3))
-        AT.attention(q, k, v, causal, xp=cupy)
+        q, k, v, do = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 200, d)),
+                                    dtype=cupy.float16) for i in range(4))
+        out, lse = AT.attention(q, k, v, causal, xp=cupy)
+        AT.attention_backward(q, k, v, out, lse, do, causal)
 # atomics on blocks that several threads hold (one atomic per element, result broadcast)
 import kernels_atomics as KA  # noqa: E402
 
@@ -110,5 +112,6 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      f"4 attention launches, 12 descriptor matmuls, {len(KA.OPS) * 3} replicated "
-      f"atomics and {80 + len(CAMPAIGN_SEEDS)} random programs included)")
+      f"4 attention forward and backward passes, 12 descriptor matmuls, "
+      f"{len(KA.OPS) * 3} replicated atomics and {80 + len(CAMPAIGN_SEEDS)} random programs "
+      "included)")

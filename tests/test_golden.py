@@ -30,6 +30,16 @@ GOLDEN = {
     "attention": ("attention", "attention_fwd",
                   "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, i32:16, "
                   "i32:16, i32, i32, 64, 128, 64, True", 8),
+    "attention_bwd_preprocess": ("attention", "attention_bwd_preprocess",
+                                 "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, i32, "
+                                 "i32, 64, 64", 4),
+    "attention_bwd_dkdv": ("attention", "attention_bwd_dkdv",
+                           "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, "
+                           "*fp32:16, *fp32:16, fp32, i32:16, i32:16, i32:16, i32, i32, 64, 32, "
+                           "128, True", 8),
+    "attention_bwd_dq": ("attention", "attention_bwd_dq",
+                         "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, "
+                         "fp32, i32:16, i32:16, i32:16, i32, i32, 64, 128, 64, True", 8),
     "matmul": ("matmul", "matmul_kernel",
                "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, "
                "i32:1, i32:16, i32:1, 128, 128, 32, 8, 'leaky_relu'", 4),

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from tilecc.errors import HostArrayError
 from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
+from tilecc.transpiler import dlpack
 from tilecc.transpiler.grid import normalize_grid
 from tilecc.transpiler.specialize import ArrayInfo
 
@@ -139,6 +140,7 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
 
 # argument type -> how the warm path reads it; filled in as types are first seen
 _INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER, _DESC = range(8)
+_NP_INT, _NP_FIXED, _DLPACK = range(8, 11)  # (NumPy scalars, DLPack: see "kinds" below)
 _KINDS: dict[type, int] = {int: _INT, float: _FLOAT, bool: _BOOL}
 
 # constexpr values of these types go into the key as they are (with their type: 1, 1.0
@@ -163,9 +165,43 @@ def _kind_of(t: type) -> int:
             t, "__dataclass_fields__", ()):  # tilecc's or Triton's host-side descriptor
         kind = _DESC
     else:
-        kind = _OTHER
+        kind = _numpy_or_dlpack_kind(t)
     _KINDS[t] = kind
     return kind
+
+
+# --- kinds read without a framework: NumPy scalars, DLPack objects ------------------------------
+
+def _numpy_or_dlpack_kind(t: type) -> int:
+    """NumPy scalars whose type fixes the specialization and that `struct` packs as they
+    are: ints (keyed on == 1 and % 16, as Python ints), bool_, float16/32/64 (others —
+    ml_dtypes' bfloat16, long double — take the slow path, which converts them).  DLPack
+    objects other than NumPy arrays (host arrays: the slow path refuses them)."""
+    np = sys.modules.get("numpy")  # not imported yet: `t` is no NumPy type
+    if np is not None and issubclass(t, np.generic):
+        if issubclass(t, np.integer):
+            return _NP_INT
+        if issubclass(t, np.bool_) or t in (np.float16, np.float32, np.float64):
+            return _NP_FIXED
+        return _OTHER
+    if hasattr(t, "__dlpack__") and hasattr(t, "__dlpack_device__") and \
+            not (np is not None and issubclass(t, np.ndarray)):
+        return _DLPACK
+    return _OTHER
+
+
+def dlpack_key(v) -> tuple[int, tuple | None]:
+    """A DLPack argument's pointer and part of the warm key (device type and id, element
+    type, pointer % 16); (0, None) for one on no GPU, or whose capsule `dlpack.read`
+    cannot read: the slow path then decides (host arrays are refused there)."""
+    dev_type, dev_id = v.__dlpack_device__()
+    if dev_type != dlpack.DL_CUDA and dev_type != dlpack.DL_ROCM:
+        return 0, None
+    got = dlpack.read(v, dev_type, dev_id)
+    if got is None:
+        return 0, None
+    ptr, code, bits, lanes = got
+    return ptr, ("dlpack", int(dev_type), int(dev_id), code, bits, lanes, ptr & 15 == 0)
 
 
 def _wide(v: int) -> str:
@@ -233,6 +269,19 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             ptr = cai["data"][0]
             dev = getattr(v, "device", None)
             key.append(("cai", cai["typestr"], ptr & 15 == 0, getattr(dev, "id", 0)))
+            out.append(ptr)
+        elif kind == _NP_INT:
+            i = int(v)
+            key.append((t, "=1" if i == 1 else i & 15 == 0))
+            out.append(i)
+        elif kind == _NP_FIXED:
+            key.append(t)
+            out.append(v)
+        elif kind == _DLPACK:
+            ptr, part = dlpack_key(v)
+            if part is None:
+                return None
+            key.append(part)
             out.append(ptr)
         elif kind == _DESC:
             got = _descriptor_key(v)
@@ -317,8 +366,17 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
                        f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")
             out.append(a)
-        elif kind in (_FLOAT, _BOOL):
-            out.append(a)  # fp32 / i1: fixed by the type check
+        elif kind in (_FLOAT, _BOOL, _NP_FIXED):
+            out.append(a)  # fp32 / i1 / the NumPy scalar's type: fixed by the type check
+        elif kind == _NP_INT:  # the type is checked; == 1 and % 16 are keyed
+            body.append(f"i{i} = int({a})")
+            key.append(f"(\"=1\" if i{i} == 1 else i{i} & 15 == 0)")
+            out.append(f"i{i}")
+        elif kind == _DLPACK:
+            env["_dlpack_key"] = dlpack_key
+            body.append(f"p{i}, k{i} = _dlpack_key({a})")  # k: None where it cannot read
+            key.append(f"k{i}")
+            out.append(f"p{i}")
         else:
             return None
     names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
@@ -333,6 +391,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     binder = env["binder"]
     binder.source = "\n".join(lines)
     binder.direct = None
+    binder.bound = bound  # this binder's key -> launcher (its own key space)
     usable = len(param_names) == n and all(
         m.isidentifier() and not m.startswith("_tc_") and m not in LAUNCH_OPTIONS
         for m in param_names)
@@ -342,11 +401,20 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         env.update(tail_env)
         env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
                    _NO=_NO, _tc_option_names=_OPTION_NAMES,
-                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS))
+                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS), _tc_next=_decline)
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
+
+        def link(next_direct: Callable) -> None:
+            env["_tc_next"] = next_direct
+        binder.link = link
     return binder
+
+
+def _decline(*args, **kwargs) -> bool:
+    """The end of a kernel's chain of generated warm launches: none took the arguments."""
+    return False
 
 
 def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
@@ -377,9 +445,10 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
              "**_tc_opts):"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
-    if guards:
+    if guards:  # other types: the warm launch generated for them, if any (`link`)
         lines.append(f"    if {' or '.join(guards)}:")
-        lines.append("        return False")
+        lines.append(f"        return _tc_next(_tc_grid, _tc_g3, {', '.join(names)}"
+                     f"{', ' if n else ''}**_tc_opts)")
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [

@@ -1,0 +1,82 @@
+"""DLPack arguments: the pointer, element type and device of an object that speaks the
+DLPack protocol (`__dlpack__`, `__dlpack_device__`), read from the capsule it exports —
+no framework imported, no array made.  Both the specialization (`specialize.array_info`)
+and the warm launch (`runtime.launch.args`) read DLPack arguments here, so they agree.
+
+The capsule asked for is the unversioned one ("dltensor": `__dlpack__` without
+`max_version`, which every producer gives); its `DLManagedTensor` starts with the
+`DLTensor`, laid out as:
+
+    void *data; int32 device_type, device_id; int32 ndim;
+    uint8 code, bits; uint16 lanes; int64 *shape, *strides; uint64 byte_offset
+
+The capsule is not consumed (not renamed "used_dltensor"): dropping it runs the
+producer's deleter, and the memory stays alive through the argument itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+
+from tilecc.language import dtypes as D
+
+# DLDeviceType of the devices kernels launch on
+DL_CUDA, DL_ROCM = 2, 10
+DEVICES = {1: "cpu", DL_CUDA: "cuda", 3: "cpu", DL_ROCM: "rocm", 13: "cpu"}
+
+# the start of a DLTensor: data, device, ndim, dtype, shape, strides, byte_offset
+_DLTENSOR = struct.Struct("=QiiiBBHQQQ")
+_DATA, _CODE, _BITS, _LANES, _OFFSET = 0, 4, 5, 6, 9
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_string_at = ctypes.string_at
+
+# DLDataTypeCode (DLPack 1.1) and bits -> the element type
+_INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
+ELEMENTS = {
+    (_INT, 8): D.int8, (_INT, 16): D.int16, (_INT, 32): D.int32, (_INT, 64): D.int64,
+    (_UINT, 8): D.uint8, (_UINT, 16): D.uint16, (_UINT, 32): D.uint32, (_UINT, 64): D.uint64,
+    (_FLOAT, 16): D.float16, (_FLOAT, 32): D.float32, (_FLOAT, 64): D.float64,
+    (_BFLOAT, 16): D.bfloat16, (_BOOL, 8): D.int1,
+    (9, 8): D.BY_LONG_NAME["float8e4b15"], (10, 8): D.BY_LONG_NAME["float8e4nv"],
+    (11, 8): D.BY_LONG_NAME["float8e4b8"], (12, 8): D.BY_LONG_NAME["float8e5"],
+    (13, 8): D.BY_LONG_NAME["float8e5b16"],
+}
+
+
+def exchange_stream(device_type: int, device_id: int):
+    """The stream a DLPack producer is told the data will be used on (`__dlpack__`'s
+    `stream`): the one a launch of arrays of no known framework uses — CuPy's current
+    stream where CuPy is loaded, else the default stream, which DLPack spells 1 (the
+    legacy default stream) on CUDA and None on ROCm."""
+    cupy = sys.modules.get("cupy")
+    ptr = cupy.cuda.get_current_stream(device_id).ptr if cupy is not None else 0
+    if ptr:
+        return ptr
+    return 1 if device_type == DL_CUDA else None
+
+
+def read(x, device_type: int, device_id: int) -> tuple[int, int, int, int] | None:
+    """(pointer, type code, bits, lanes) of DLPack object `x` on a device (its
+    `__dlpack_device__()`), from the capsule it exports for the launch's stream; None
+    where the capsule is not an unversioned DLPack tensor."""
+    capsule = x.__dlpack__(stream=exchange_stream(device_type, device_id))
+    try:
+        address = _get_pointer(capsule, b"dltensor")
+    except ValueError:  # another capsule name (a versioned tensor): the caller decides
+        return None
+    t = _DLTENSOR.unpack(_string_at(address, _DLTENSOR.size))
+    return t[_DATA] + t[_OFFSET], t[_CODE], t[_BITS], t[_LANES]
+
+
+def element_type(code: int, bits: int, lanes: int) -> D.dtype:
+    """The element type of a DLPack dtype; TypeError for one kernels cannot take."""
+    got = ELEMENTS.get((code, bits)) if lanes == 1 else None
+    if got is None:
+        raise TypeError(f"DLPack dtype (code {code}, {bits} bits, {lanes} lanes) is not "
+                        "supported")
+    return got

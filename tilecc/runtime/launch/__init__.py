@@ -149,7 +149,7 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
 
 # Generated warm launches per kernel, one per set of argument types (torch tensors and CuPy
 # arrays alternating, a NumPy scalar in place of an int...): each declines to the next.
-MAX_DIRECT_LAUNCHES = 4
+MAX_DIRECT_LAUNCHES = 8
 
 
 def _add_direct(jit_fn, values, options: dict, launcher) -> None:

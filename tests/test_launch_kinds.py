@@ -90,6 +90,25 @@ def test_dlpack_arguments_are_read_from_their_capsule(gpu):
     assert dlpack.read(DLPackArray(BASE, name="dltensor_versioned"), 2, 0) is None
 
 
+def test_dlpack_producers_are_told_the_launch_stream(gpu):
+    """A DLPack object's producer is told the stream the launch goes to: torch's where a
+    torch tensor is among the arguments (inside `torch.cuda.graph`: the capturing one),
+    else CuPy's — on the first launch (the slow path) and on warm ones."""
+    k = tilecc.jit(copy)
+    alone, mixed = DLPackArray(BASE), DLPackArray(BASE)
+    t = FakeTensor(BASE + 64)
+    for _ in range(3):
+        k[(1,)](alone, alone, 64, 0.5, BLOCK=64)
+        k[(1,)](t, mixed, 64, 0.5, BLOCK=64)
+    gpu.streams["torch"] = 0x7770  # `with torch.cuda.stream(s):`
+    k[(1,)](t, mixed, 64, 0.5, BLOCK=64)
+    # (0x5000: the stand-in `_default_stream`, CuPy's current stream, as 0x9000 is here)
+    assert [e["stream"] for e in gpu.log] == [0x5000, 0x7000] * 3 + [0x7770]
+    assert set(alone.streams) == {0x9000}
+    slow = [s for s in mixed.streams if s not in (0x7000, 0x7770)]
+    assert slow == [0x9000] and mixed.streams[-1] == 0x7770  # (the slow path's: CuPy's)
+
+
 def test_dlpack_exchange_stream_without_cupy(gpu, monkeypatch):
     monkeypatch.delitem(sys.modules, "cupy")
     assert dlpack.exchange_stream(2, 0) == 1  # CUDA's legacy default stream, in DLPack

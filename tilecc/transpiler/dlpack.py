@@ -60,11 +60,22 @@ def exchange_stream(device_type: int, device_id: int):
     return 1 if device_type == DL_CUDA else None
 
 
-def read(x, device_type: int, device_id: int) -> tuple[int, int, int, int] | None:
+def torch_exchange_stream(device_type: int, device_id: int):
+    """`exchange_stream` of a launch that has torch tensors among its arguments, which
+    runs on torch's current stream (the capturing one inside `torch.cuda.graph`)."""
+    ptr = sys.modules["torch"]._C._cuda_getCurrentRawStream(device_id)
+    if ptr:
+        return ptr
+    return 1 if device_type == DL_CUDA else None
+
+
+def read(x, device_type: int, device_id: int,
+         stream_of=exchange_stream) -> tuple[int, int, int, int] | None:
     """(pointer, type code, bits, lanes) of DLPack object `x` on a device (its
-    `__dlpack_device__()`), from the capsule it exports for the launch's stream; None
-    where the capsule is not an unversioned DLPack tensor."""
-    capsule = x.__dlpack__(stream=exchange_stream(device_type, device_id))
+    `__dlpack_device__()`), from the capsule it exports for the launch's stream
+    (`stream_of(device_type, device_id)`); None where the capsule is not an unversioned
+    DLPack tensor."""
+    capsule = x.__dlpack__(stream=stream_of(device_type, device_id))
     try:
         address = _get_pointer(capsule, b"dltensor")
     except ValueError:  # another capsule name (a versioned tensor): the caller decides

@@ -190,18 +190,31 @@ def _numpy_or_dlpack_kind(t: type) -> int:
     return _OTHER
 
 
-def dlpack_key(v) -> tuple[int, tuple | None]:
+def dlpack_key(v, stream_of=dlpack.exchange_stream) -> tuple[int, tuple | None]:
     """A DLPack argument's pointer and part of the warm key (device type and id, element
     type, pointer % 16); (0, None) for one on no GPU, or whose capsule `dlpack.read`
-    cannot read: the slow path then decides (host arrays are refused there)."""
+    cannot read: the slow path then decides (host arrays are refused there).
+    `stream_of`: the launch's stream, which the producer is told (torch's where torch
+    tensors are among the arguments: `dlpack.torch_exchange_stream`)."""
     dev_type, dev_id = v.__dlpack_device__()
     if dev_type != dlpack.DL_CUDA and dev_type != dlpack.DL_ROCM:
         return 0, None
-    got = dlpack.read(v, dev_type, dev_id)
+    got = dlpack.read(v, dev_type, dev_id, stream_of)
     if got is None:
         return 0, None
     ptr, code, bits, lanes = got
     return ptr, ("dlpack", int(dev_type), int(dev_id), code, bits, lanes, ptr & 15 == 0)
+
+
+def _exchange_stream(values) -> Callable:
+    """How DLPack arguments learn the launch's stream: torch's current one where a torch
+    tensor is among the arguments (the launch goes there, `cuda.stream_getter`), else the
+    one a launch of other arrays takes."""
+    for v in values:
+        kind = _KINDS.get(type(v))
+        if (_kind_of(type(v)) if kind is None else kind) == _TORCH:
+            return dlpack.torch_exchange_stream
+    return dlpack.exchange_stream
 
 
 def _wide(v: int) -> str:
@@ -278,7 +291,7 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             key.append(t)
             out.append(v)
         elif kind == _DLPACK:
-            ptr, part = dlpack_key(v)
+            ptr, part = dlpack_key(v, _exchange_stream(values))
             if part is None:
                 return None
             key.append(part)
@@ -374,7 +387,8 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             out.append(f"i{i}")
         elif kind == _DLPACK:
             env["_dlpack_key"] = dlpack_key
-            body.append(f"p{i}, k{i} = _dlpack_key({a})")  # k: None where it cannot read
+            env["_dlpack_stream"] = _exchange_stream(values)
+            body.append(f"p{i}, k{i} = _dlpack_key({a}, _dlpack_stream)")  # k: None: unread
             key.append(f"k{i}")
             out.append(f"p{i}")
         else:

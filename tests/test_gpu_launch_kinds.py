@@ -141,8 +141,8 @@ def test_cupy_current_stream_is_the_launch_stream(cupy, torch):
     x = cupy.random.randn(n, dtype=cupy.float32)
     y = cupy.random.randn(n, dtype=cupy.float32)
     out = cupy.zeros(n, dtype=cupy.float32)
-    for _ in range(2):
-        axpy[(16,)](x, y, out, n, 2.0, BLOCK=256)
+    for _ in range(2):  # compiled and warm (these types) before the capture
+        axpy[(16,)](x, y, out, np.int32(n), np.float32(2.0), BLOCK=256)
     cupy.cuda.Device().synchronize()
     out.fill(0)
     stream = cupy.cuda.Stream(non_blocking=True)

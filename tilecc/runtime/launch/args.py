@@ -339,7 +339,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
     when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
     left out of the key.  About twice as fast as the loop; None when some argument is of
-    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...).
+    a kind the generator does not handle (non-plain constexprs, bfloat16 scalars, ...).
 
     With the parameters' names, the `bound` dict (key → launcher) and the launchers' class
     (which supplies the last steps, `direct_tail`), the binder also carries
@@ -437,10 +437,11 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     one test where none is given): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
-    launcher when it launched (or the grid is empty: `run` returns its `compiled`); False
-    hands the launch to the general path (argument types, a key or an option not seen
-    yet).  The tail works with any launcher it finds: where the launcher is not one it
+    backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of
+    other types go to `_tc_next`: the kernel's warm launch generated for other types
+    (`binder.link`), else `_decline`.  Returns the launcher when it launched (or the grid
+    is empty: `run` returns its `compiled`); False hands the launch to the general path
+    (argument types, a key or an option not seen yet).  The tail works with any launcher it finds: where the launcher is not one it
     can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`

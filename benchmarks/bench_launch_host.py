@@ -227,13 +227,14 @@ def host_rows(args) -> list[tuple[str, float]]:
     return rows
 
 
-def six(a, b, c, d, e, f):
+def seven(x, a, b, c, d, e, f):
     pass
 
 
 def argument_rows(args) -> list[tuple[str, float]]:
     """Per argument kind, the host work of one argument in a warm launch, in ns: a launch
-    of six arguments of that kind, less one of six Python ints, over six (stand-ins)."""
+    of a torch tensor and six arguments of that kind, less one of a tensor and six
+    Python ints, over six (stand-ins)."""
     import numpy as np
 
     kinds = {
@@ -248,8 +249,8 @@ def argument_rows(args) -> list[tuple[str, float]]:
     }
     times = {}
     for label, make in kinds.items():
-        values = [make(i) for i in range(6)]
-        k = tilecc.jit(six)
+        values = [Tensor(BASE - 4096)] + [make(i) for i in range(6)]
+        k = tilecc.jit(seven)
 
         def launch(k=k, v=values):
             k[(1,)](*v)
@@ -259,8 +260,8 @@ def argument_rows(args) -> list[tuple[str, float]]:
         except Exception as e:  # a version of the launch path that cannot take this kind
             print(f"{label}: {type(e).__name__}: {e}", file=sys.stderr)
             continue
-        times[label] = min(timeit.repeat(launch, number=args.number // 4,
-                                         repeat=2 * args.repeat)) / (args.number // 4)
+        number = max(args.number // 10, 1)
+        times[label] = min(timeit.repeat(launch, number=number, repeat=3 * args.repeat)) / number
     base = times.pop("int", None)
     if base is None:
         return []

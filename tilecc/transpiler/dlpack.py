@@ -12,11 +12,17 @@ The capsule asked for is the unversioned one ("dltensor": `__dlpack__` without
 
 The capsule is not consumed (not renamed "used_dltensor"): dropping it runs the
 producer's deleter, and the memory stays alive through the argument itself.
+
+Reading a capsule through ctypes calls (PyCapsule_GetPointer, string_at) costs about a
+microsecond each; a launch reads it instead with `struct.unpack_from` on a view of the
+process's memory: the capsule object's pointer and name (right after the object header),
+the name checked to be "dltensor", and the DLTensor.  The first read checks that this
+agrees with PyCapsule_GetPointer on a capsule of its own, and uses the ctypes calls where
+it does not (another object layout).
 """
 
 from __future__ import annotations
 
-import ctypes
 import struct
 import sys
 
@@ -29,11 +35,9 @@ DEVICES = {1: "cpu", DL_CUDA: "cuda", 3: "cpu", DL_ROCM: "rocm", 13: "cpu"}
 # the start of a DLTensor: data, device, ndim, dtype, shape, strides, byte_offset
 _DLTENSOR = struct.Struct("=QiiiBBHQQQ")
 _DATA, _CODE, _BITS, _LANES, _OFFSET = 0, 4, 5, 6, 9
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_string_at = ctypes.string_at
+_CAPSULE = struct.Struct("=QQ")  # a PyCapsule after its header: pointer, name
+_NAME = b"dltensor"
+_NAME_C = struct.Struct(f"={len(_NAME) + 1}s")
 
 # DLDataTypeCode (DLPack 1.1) and bits -> the element type
 _INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
@@ -76,11 +80,64 @@ def read(x, device_type: int, device_id: int,
     (`stream_of(device_type, device_id)`); None where the capsule is not an unversioned
     DLPack tensor."""
     capsule = x.__dlpack__(stream=stream_of(device_type, device_id))
+    if _memory is None:
+        _set_up()
+    if _memory is False:  # another object layout: through ctypes
+        return _read_by_ctypes(capsule)
+    address, name = _CAPSULE.unpack_from(_memory, id(capsule) + _head)
+    if name not in _names:
+        if _NAME_C.unpack_from(_memory, name)[0] != _NAME + b"\0":
+            return None  # another capsule name (a versioned tensor): the caller decides
+        if len(_names) < 64:  # (producers name capsules with one static string each)
+            _names.add(name)
+    t = _DLTENSOR.unpack_from(_memory, address)
+    return t[_DATA] + t[_OFFSET], t[_CODE], t[_BITS], t[_LANES]
+
+
+_memory = None  # a view of the process's memory from address 0; False: read by ctypes
+_head = 0  # the size of an object's header: where a PyCapsule's pointer is
+_names: set[int] = set()  # addresses of capsule names that hold "dltensor"
+
+
+def _set_up() -> None:
+    """The view `read` uses, checked against PyCapsule_GetPointer on a capsule made here;
+    False (ctypes calls) where they disagree or no such view can be made."""
+    global _memory, _head
+    import ctypes
+
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                   ctypes.c_void_p]
+    probe = ctypes.create_string_buffer(_DLTENSOR.size)
+    capsule = new(ctypes.addressof(probe), _NAME, None)
+    memory, head = False, 0
     try:
-        address = _get_pointer(capsule, b"dltensor")
-    except ValueError:  # another capsule name (a versioned tensor): the caller decides
+        view = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")
+        address, name = _CAPSULE.unpack_from(view, id(capsule) + object.__basicsize__)
+        if address == _get_pointer()(capsule, _NAME) and \
+                _NAME_C.unpack_from(view, name)[0] == _NAME + b"\0":
+            memory, head = view, object.__basicsize__
+    except (ValueError, OverflowError, struct.error, MemoryError):
+        pass
+    _memory, _head = memory, head
+
+
+def _get_pointer():
+    import ctypes
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get
+
+
+def _read_by_ctypes(capsule) -> tuple[int, int, int, int] | None:
+    import ctypes
+
+    try:
+        address = _get_pointer()(capsule, _NAME)
+    except ValueError:  # another capsule name
         return None
-    t = _DLTENSOR.unpack(_string_at(address, _DLTENSOR.size))
+    t = _DLTENSOR.unpack(ctypes.string_at(address, _DLTENSOR.size))
     return t[_DATA] + t[_OFFSET], t[_CODE], t[_BITS], t[_LANES]
 
 

@@ -90,6 +90,31 @@ def test_dlpack_arguments_are_read_from_their_capsule(gpu):
     assert dlpack.read(DLPackArray(BASE, name="dltensor_versioned"), 2, 0) is None
 
 
+def test_dlpack_capsules_read_through_ctypes_alike(gpu, monkeypatch):
+    """Where the view of memory cannot be used (another object layout), ctypes calls
+    read the capsule: the same values, the same refusal of other capsule names."""
+    fast = [dlpack.read(DLPackArray(BASE + 16 * i, dt, byte_offset=8), 2, 0)
+            for i, dt in enumerate(DL_TYPES)]
+    assert dlpack._memory is not False  # (CPython's layout: the view is used)
+    monkeypatch.setattr(dlpack, "_memory", False)
+    assert fast == [dlpack.read(DLPackArray(BASE + 16 * i, dt, byte_offset=8), 2, 0)
+                    for i, dt in enumerate(DL_TYPES)]
+    assert fast[1] == (BASE + 24, 2, 16, 1)
+    assert dlpack.read(DLPackArray(BASE, name="dltensor_versioned"), 2, 0) is None
+
+
+@pytest.mark.parametrize("memory", ["view", "ctypes"])
+def test_a_dlpack_export_that_is_no_capsule_is_not_read(gpu, monkeypatch, memory):
+    class NotACapsule(DLPackArray):
+        def __dlpack__(self, stream=None):
+            return (1 << 40) + 7  # read as a capsule, its "name" would point anywhere
+
+    dlpack.read(DLPackArray(BASE), 2, 0)  # (the view is set up)
+    if memory == "ctypes":
+        monkeypatch.setattr(dlpack, "_memory", False)
+    assert dlpack.read(NotACapsule(BASE), 2, 0) is None
+
+
 def test_dlpack_producers_are_told_the_launch_stream(gpu):
     """A DLPack object's producer is told the stream the launch goes to: torch's where a
     torch tensor is among the arguments (inside `torch.cuda.graph`: the capturing one),

@@ -84,6 +84,8 @@ def read(x, device_type: int, device_id: int,
         _set_up()
     if _memory is False:  # another object layout: through ctypes
         return _read_by_ctypes(capsule)
+    if type(capsule) is not _capsule_type:  # read as one only if it is one
+        return None
     address, name = _CAPSULE.unpack_from(_memory, id(capsule) + _head)
     if name not in _names:
         if _NAME_C.unpack_from(_memory, name)[0] != _NAME + b"\0":
@@ -97,12 +99,13 @@ def read(x, device_type: int, device_id: int,
 _memory = None  # a view of the process's memory from address 0; False: read by ctypes
 _head = 0  # the size of an object's header: where a PyCapsule's pointer is
 _names: set[int] = set()  # addresses of capsule names that hold "dltensor"
+_capsule_type = None
 
 
 def _set_up() -> None:
     """The view `read` uses, checked against PyCapsule_GetPointer on a capsule made here;
     False (ctypes calls) where they disagree or no such view can be made."""
-    global _memory, _head
+    global _memory, _head, _capsule_type
     import ctypes
 
     new = ctypes.pythonapi.PyCapsule_New
@@ -110,6 +113,7 @@ def _set_up() -> None:
                                                    ctypes.c_void_p]
     probe = ctypes.create_string_buffer(_DLTENSOR.size)
     capsule = new(ctypes.addressof(probe), _NAME, None)
+    _capsule_type = type(capsule)
     memory, head = False, 0
     try:
         view = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")

@@ -12,6 +12,8 @@ stand-in arrays (torch-, CuPy-, `__cuda_array_interface__`- and DLPack-like obje
 attributes are Python here, C in the real frameworks) and a loaded kernel whose
 cuLaunchKernel is a no-op.  Everything tilecc does per call runs: binding, the warm key,
 the cache lookup, the grid, packing the argument block, the stream, the driver call.
+The "per argument" rows then give the host work of one argument of each kind, in ns
+(a launch of many of them, less one of as many Python ints, per argument).
 
     PYTHONPATH=. python benchmarks/bench_launch_host.py [--stand-ins] [--number N]
         [--repeat R] [--match S]
@@ -227,17 +229,19 @@ def host_rows(args) -> list[tuple[str, float]]:
     return rows
 
 
-def seven(x, a, b, c, d, e, f):
-    pass
+PER_KIND = 24  # arguments of one kind per launch in `argument_rows`
+exec(f"def many(x, {', '.join(f'a{i}' for i in range(PER_KIND))}):\n    pass")
 
 
 def argument_rows(args) -> list[tuple[str, float]]:
     """Per argument kind, the host work of one argument in a warm launch, in ns: a launch
-    of a torch tensor and six arguments of that kind, less one of a tensor and six
-    Python ints, over six (stand-ins)."""
+    of a torch tensor and PER_KIND arguments of that kind, less one of a tensor and
+    PER_KIND Python ints, over PER_KIND (stand-ins; kinds timed in turn, each keeping its
+    best batch)."""
     import numpy as np
 
     kinds = {
+        "int": lambda i: 1000 + 16 * i,
         "torch tensor": lambda i: Tensor(BASE + 4096 * i),
         "CuPy array": lambda i: CuPyArray(BASE + 4096 * i),
         "__cuda_array_interface__ object": lambda i: CAIArray(BASE + 4096 * i),
@@ -245,12 +249,11 @@ def argument_rows(args) -> list[tuple[str, float]]:
         "np.int64": lambda i: np.int64(1000 + 16 * i),
         "np.float32": lambda i: np.float32(i + 0.5),
         "float": lambda i: i + 0.5,
-        "int": lambda i: 1000 + 16 * i,
     }
-    times = {}
+    launches = {}
     for label, make in kinds.items():
-        values = [Tensor(BASE - 4096)] + [make(i) for i in range(6)]
-        k = tilecc.jit(seven)
+        values = [Tensor(BASE - 4096)] + [make(i) for i in range(PER_KIND)]
+        k = tilecc.jit(many)
 
         def launch(k=k, v=values):
             k[(1,)](*v)
@@ -260,13 +263,17 @@ def argument_rows(args) -> list[tuple[str, float]]:
         except Exception as e:  # a version of the launch path that cannot take this kind
             print(f"{label}: {type(e).__name__}: {e}", file=sys.stderr)
             continue
-        number = max(args.number // 10, 1)
-        times[label] = min(timeit.repeat(launch, number=number, repeat=3 * args.repeat)) / number
-    base = times.pop("int", None)
+        launches[label] = launch
+    number = max(args.number // 20, 1)
+    best = dict.fromkeys(launches, float("inf"))
+    for _ in range(3 * args.repeat):
+        for label, launch in launches.items():
+            best[label] = min(best[label], timeit.timeit(launch, number=number) / number)
+    base = best.pop("int", None)
     if base is None:
         return []
-    return [(f"per argument: {label} (ns, less an int's)", (t - base) / 6 * 1e9)
-            for label, t in times.items()]
+    return [(f"per argument: {label} (ns, less an int's)", (t - base) / PER_KIND * 1e9)
+            for label, t in best.items()]
 
 
 def gpu_available() -> bool:

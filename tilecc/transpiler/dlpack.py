@@ -79,7 +79,11 @@ def read(x, device_type: int, device_id: int,
     `__dlpack_device__()`), from the capsule it exports for the launch's stream
     (`stream_of(device_type, device_id)`); None where the capsule is not an unversioned
     DLPack tensor."""
-    capsule = x.__dlpack__(stream=stream_of(device_type, device_id))
+    return read_capsule(x.__dlpack__(stream=stream_of(device_type, device_id)))
+
+
+def read_capsule(capsule) -> tuple[int, int, int, int] | None:
+    """`read`'s second half: (pointer, type code, bits, lanes) of an exported capsule."""
     if _memory is None:
         _set_up()
     if _memory is False:  # another object layout: through ctypes

@@ -196,14 +196,17 @@ def dlpack_key(v, stream_of=dlpack.exchange_stream) -> tuple[int, tuple | None]:
     cannot read: the slow path then decides (host arrays are refused there).
     `stream_of`: the launch's stream, which the producer is told (torch's where torch
     tensors are among the arguments: `dlpack.torch_exchange_stream`)."""
-    dev_type, dev_id = v.__dlpack_device__()
+    dev_type, dev_id = v.__dlpack_device__()  # (ints, or IntEnums: equal, alike hashed)
     if dev_type != dlpack.DL_CUDA and dev_type != dlpack.DL_ROCM:
         return 0, None
-    got = dlpack.read(v, dev_type, dev_id, stream_of)
+    got = read_capsule(v.__dlpack__(stream=stream_of(dev_type, dev_id)))
     if got is None:
         return 0, None
     ptr, code, bits, lanes = got
-    return ptr, ("dlpack", int(dev_type), int(dev_id), code, bits, lanes, ptr & 15 == 0)
+    return ptr, ("dlpack", dev_type, dev_id, code, bits, lanes, ptr & 15 == 0)
+
+
+read_capsule = dlpack.read_capsule
 
 
 def _exchange_stream(values) -> Callable:

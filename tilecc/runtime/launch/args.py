@@ -190,16 +190,16 @@ def _numpy_or_dlpack_kind(t: type) -> int:
     return _OTHER
 
 
-def dlpack_key(v, stream_of=dlpack.exchange_stream) -> tuple[int, tuple | None]:
+def dlpack_key(v, device, stream) -> tuple[int, tuple | None]:
     """A DLPack argument's pointer and part of the warm key (device type and id, element
-    type, pointer % 16); (0, None) for one on no GPU, or whose capsule `dlpack.read`
-    cannot read: the slow path then decides (host arrays are refused there).
-    `stream_of`: the launch's stream, which the producer is told (torch's where torch
-    tensors are among the arguments: `dlpack.torch_exchange_stream`)."""
-    dev_type, dev_id = v.__dlpack_device__()  # (ints, or IntEnums: equal, alike hashed)
+    type, pointer % 16), from its `__dlpack_device__()` and the capsule it exports for
+    `stream` (the launch's, which the producer is told: `_exchange_stream`); (0, None)
+    for one on no GPU, or whose capsule `dlpack.read_capsule` cannot read: the slow path
+    then decides (host arrays are refused there)."""
+    dev_type, dev_id = device  # (ints, or IntEnums: equal, alike hashed)
     if dev_type != dlpack.DL_CUDA and dev_type != dlpack.DL_ROCM:
         return 0, None
-    got = read_capsule(v.__dlpack__(stream=stream_of(dev_type, dev_id)))
+    got = read_capsule(v.__dlpack__(stream=stream))
     if got is None:
         return 0, None
     ptr, code, bits, lanes = got
@@ -210,9 +210,10 @@ read_capsule = dlpack.read_capsule
 
 
 def _exchange_stream(values) -> Callable:
-    """How DLPack arguments learn the launch's stream: torch's current one where a torch
-    tensor is among the arguments (the launch goes there, `cuda.stream_getter`), else the
-    one a launch of other arrays takes."""
+    """How DLPack arguments learn the launch's stream — asked once per launch, on the
+    first DLPack argument's device (arrays on several devices do not launch): torch's
+    current one where a torch tensor is among the arguments (the launch goes there,
+    `cuda.stream_getter`), else the one a launch of other arrays takes."""
     for v in values:
         kind = _KINDS.get(type(v))
         if (_kind_of(type(v)) if kind is None else kind) == _TORCH:
@@ -241,6 +242,7 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
     dtypes and devices."""
     key: list = []
     out: list = []
+    stream = _NO  # the launch's stream, for DLPack arguments (asked at the first)
     for is_ce, v in zip(constexpr_flags, values):
         t = type(v)
         if is_ce:
@@ -294,7 +296,10 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             key.append(t)
             out.append(v)
         elif kind == _DLPACK:
-            ptr, part = dlpack_key(v, _exchange_stream(values))
+            device = v.__dlpack_device__()
+            if stream is _NO:
+                stream = _exchange_stream(values)(*device)
+            ptr, part = dlpack_key(v, device, stream)
             if part is None:
                 return None
             key.append(part)
@@ -388,10 +393,13 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             body.append(f"i{i} = int({a})")
             key.append(f"(\"=1\" if i{i} == 1 else i{i} & 15 == 0)")
             out.append(f"i{i}")
-        elif kind == _DLPACK:
-            env["_dlpack_key"] = dlpack_key
-            env["_dlpack_stream"] = _exchange_stream(values)
-            body.append(f"p{i}, k{i} = _dlpack_key({a}, _dlpack_stream)")  # k: None: unread
+        elif kind == _DLPACK:  # (k: None where it cannot be read)
+            body.append(f"d{i} = {a}.__dlpack_device__()")
+            if "_tc_dlpack_key" not in env:  # the first: the launch's stream, once
+                env.update(_tc_dlpack_key=dlpack_key,
+                           _tc_dlpack_stream=_exchange_stream(values))
+                body.append(f"_tc_xs = _tc_dlpack_stream(*d{i})")
+            body.append(f"p{i}, k{i} = _tc_dlpack_key({a}, d{i}, _tc_xs)")
             key.append(f"k{i}")
             out.append(f"p{i}")
         else:

@@ -288,3 +288,19 @@ def test_more_sets_of_types_than_warm_launches_still_launch(gpu):
             k[(1,)](x, x, t(48), 0.5, BLOCK=64)
     assert len(k._binders) == L.MAX_DIRECT_LAUNCHES < len(kinds)
     assert [e["values"][2] for e in gpu.log] == [48] * 2 * len(kinds)
+
+
+def test_parameters_named_like_the_generated_locals(gpu, no_slow_path):
+    """The generated warm launch reads its arguments right whatever the parameters are
+    called (its own names — p0, d1, k2... — are assigned after it has read them)."""
+    def named(d0, p0, k1, i2, xs, BLOCK: tl.constexpr):
+        pass
+
+    k = tilecc.jit(named)
+    a, b, c = DLPackArray(BASE), FakeTensor(BASE + 64), DLPackArray(BASE + 128)
+    for _ in range(2):
+        k[(1,)](a, b, c, np.int64(48), 0.5, BLOCK=64)
+    no_slow_path()
+    k[(1,)](a, b, c, np.int64(48), 0.5, BLOCK=64)
+    assert len(k._binders) == 1
+    assert [e["values"] for e in gpu.log] == [[BASE, BASE + 64, BASE + 128, 48, 0.5]] * 3

@@ -26,9 +26,10 @@ argument types, ending in the backend launcher's `direct_tail`):
 
 Arguments of other types it hands to the generated launch of their types, if the kernel
 has one (one per set of types seen twice, chained: `_add_direct`); it declines (returns
-False) whatever none was generated for, and the general path runs: `JITFunction.bind`'s checks where binding is unusual, the generic `arg_key`, one
-dict lookup, the launcher.  Anything that path does not read (host arrays, bfloat16 scalars,
-misspelt or defaulted arguments, a new dtype, device or alignment) takes the slow path:
+False) whatever none was generated for, and the general path runs: `JITFunction.bind`'s
+checks where binding is unusual, the generic `arg_key`, one dict lookup, the launcher.
+Anything that path does not read (host arrays, bfloat16 scalars, misspelt or defaulted
+arguments, a new dtype, device or alignment) takes the slow path:
 `JITFunction.specs_for` specializes from scratch with every check and error message, the
 kernel is compiled (`runtime.compiler.compile`, which owns the memory and disk caches) and
 loaded, and a launcher is built and cached under the warm key.

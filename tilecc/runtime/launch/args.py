@@ -448,16 +448,16 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     one test where none is given): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of
-    other types go to `_tc_next`: the kernel's warm launch generated for other types
-    (`binder.link`), else `_decline`.  Returns the launcher when it launched (or the grid
-    is empty: `run` returns its `compiled`); False hands the launch to the general path
-    (argument types, a key or an option not seen yet).  The tail works with any launcher it finds: where the launcher is not one it
-    can inline, it calls it.
+    backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of other
+    types go to `_tc_next`: the kernel's warm launch generated for other types
+    (`binder.link`), else `_decline`.  Returns the launcher when it launched (or the grid is
+    empty: `run` returns its `compiled`); False hands the launch to the general path
+    (argument types, a key or an option not seen yet).  The tail works with any launcher it
+    finds: where the launcher is not one it can inline, it calls it.
 
-    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
-    is a statement for its rare cases (CUDA: another thread, a float to saturate) that
-    resolves the grid and calls the launcher itself (`hand_off` below)."""
+    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off` is a
+    statement for its rare cases (CUDA: another thread, a float to saturate) that resolves
+    the grid and calls the launcher itself (`hand_off` below)."""
     n = len(names)
     # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
     comma = "," if n == 1 else ""

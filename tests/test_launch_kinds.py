@@ -93,13 +93,18 @@ def test_dlpack_arguments_are_read_from_their_capsule(gpu):
 def test_dlpack_capsules_read_through_ctypes_alike(gpu, monkeypatch):
     """Where the view of memory cannot be used (another object layout), ctypes calls
     read the capsule: the same values, the same refusal of other capsule names."""
-    fast = [dlpack.read(DLPackArray(BASE + 16 * i, dt, byte_offset=8), 2, 0)
-            for i, dt in enumerate(DL_TYPES)]
-    assert dlpack._memory is not False  # (CPython's layout: the view is used)
+    def both():
+        arrays = [DLPackArray(BASE + 16 * i, dt, byte_offset=8) for i, dt in enumerate(DL_TYPES)]
+        return ([dlpack.read(a, 2, 0) for a in arrays],
+                [dlpack.warm_key(a.__dlpack__(), (2, 0)) for a in arrays])
+
+    fast = both()
+    assert dlpack._fast  # (CPython's layout: the view is used)
     monkeypatch.setattr(dlpack, "_memory", False)
-    assert fast == [dlpack.read(DLPackArray(BASE + 16 * i, dt, byte_offset=8), 2, 0)
-                    for i, dt in enumerate(DL_TYPES)]
-    assert fast[1] == (BASE + 24, 2, 16, 1)
+    monkeypatch.setattr(dlpack, "_fast", False)
+    assert fast == both()
+    assert fast[0][1] == (BASE + 24, 2, 16, 1)
+    assert len({key for _, key in fast[1]}) == len(DL_TYPES)  # the dtype is in the key
     assert dlpack.read(DLPackArray(BASE, name="dltensor_versioned"), 2, 0) is None
 
 
@@ -112,7 +117,9 @@ def test_a_dlpack_export_that_is_no_capsule_is_not_read(gpu, monkeypatch, memory
     dlpack.read(DLPackArray(BASE), 2, 0)  # (the view is set up)
     if memory == "ctypes":
         monkeypatch.setattr(dlpack, "_memory", False)
+        monkeypatch.setattr(dlpack, "_fast", False)
     assert dlpack.read(NotACapsule(BASE), 2, 0) is None
+    assert dlpack.warm_key((1 << 40) + 7, (2, 0)) == (0, None)
 
 
 def test_dlpack_producers_are_told_the_launch_stream(gpu):
@@ -248,6 +255,8 @@ def test_host_arrays_are_refused_after_warm_launches(gpu, host):
     for _ in range(3):
         k[(1,)](x, x, 64, 0.5, BLOCK=64)
     h = host()
+    if isinstance(h, DLPackArray):  # its producer would refuse a GPU stream: not asked
+        h.__dlpack__ = None
     for _ in range(2):
         with pytest.raises(HostArrayError, match="`dst` is a host"):
             k[(1,)](x, h, 64, 0.5, BLOCK=64)

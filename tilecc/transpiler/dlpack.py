@@ -32,9 +32,10 @@ from tilecc.language import dtypes as D
 DL_CUDA, DL_ROCM = 2, 10
 DEVICES = {1: "cpu", DL_CUDA: "cuda", 3: "cpu", DL_ROCM: "rocm", 13: "cpu"}
 
-# the start of a DLTensor: data, device, ndim, dtype, shape, strides, byte_offset
-_DLTENSOR = struct.Struct("=QiiiBBHQQQ")
-_DATA, _CODE, _BITS, _LANES, _OFFSET = 0, 4, 5, 6, 9
+# of the start of a DLTensor (data, device, ndim, dtype, shape, strides, byte_offset):
+# data, the dtype as one word (code, bits, lanes), byte_offset
+_DLTENSOR = struct.Struct("=Q12xI16xQ")
+_DTYPE = struct.Struct("=BBH")  # the word's parts
 _CAPSULE = struct.Struct("=QQ")  # a PyCapsule after its header: pointer, name
 _NAME = b"dltensor"
 _NAME_C = struct.Struct(f"={len(_NAME) + 1}s")
@@ -79,11 +80,37 @@ def read(x, device_type: int, device_id: int,
     `__dlpack_device__()`), from the capsule it exports for the launch's stream
     (`stream_of(device_type, device_id)`); None where the capsule is not an unversioned
     DLPack tensor."""
-    return read_capsule(x.__dlpack__(stream=stream_of(device_type, device_id)))
+    got = _read(x.__dlpack__(stream=stream_of(device_type, device_id)))
+    return None if got is None else (got[0], *_DTYPE.unpack(_DTYPE_WORD.pack(got[1])))
 
 
-def read_capsule(capsule) -> tuple[int, int, int, int] | None:
-    """`read`'s second half: (pointer, type code, bits, lanes) of an exported capsule."""
+_DTYPE_WORD = struct.Struct("=I")
+
+
+def warm_key(capsule, device) -> tuple[int, tuple | None]:
+    """The warm path's `read`: the pointer of an exported capsule and its part of the
+    launch's warm key (device type and id, dtype word, pointer % 16), for an argument on
+    `device` (its `__dlpack_device__()`); (0, None) for one on no GPU or a capsule that
+    is not a DLPack tensor (the slow path then decides: host arrays are refused there).
+    Inline where the capsule's name is one read before."""
+    dev_type, dev_id = device  # (ints, or IntEnums: equal, alike hashed)
+    if dev_type != DL_CUDA and dev_type != DL_ROCM:
+        return 0, None
+    if _fast and type(capsule) is _capsule_type:
+        address, name = _CAPSULE.unpack_from(_memory, id(capsule) + _head)
+        if name in _names:
+            data, word, offset = _DLTENSOR.unpack_from(_memory, address)
+            ptr = data + offset
+            return ptr, ("dlpack", dev_type, dev_id, word, ptr & 15 == 0)
+    got = _read(capsule)
+    if got is None:
+        return 0, None
+    ptr, word = got
+    return ptr, ("dlpack", dev_type, dev_id, word, ptr & 15 == 0)
+
+
+def _read(capsule) -> tuple[int, int] | None:
+    """(pointer, dtype word) of an exported capsule; None for another capsule name."""
     if _memory is None:
         _set_up()
     if _memory is False:  # another object layout: through ctypes
@@ -96,11 +123,12 @@ def read_capsule(capsule) -> tuple[int, int, int, int] | None:
             return None  # another capsule name (a versioned tensor): the caller decides
         if len(_names) < 64:  # (producers name capsules with one static string each)
             _names.add(name)
-    t = _DLTENSOR.unpack_from(_memory, address)
-    return t[_DATA] + t[_OFFSET], t[_CODE], t[_BITS], t[_LANES]
+    data, word, offset = _DLTENSOR.unpack_from(_memory, address)
+    return data + offset, word
 
 
 _memory = None  # a view of the process's memory from address 0; False: read by ctypes
+_fast = False  # the view is in use
 _head = 0  # the size of an object's header: where a PyCapsule's pointer is
 _names: set[int] = set()  # addresses of capsule names that hold "dltensor"
 _capsule_type = None
@@ -109,7 +137,7 @@ _capsule_type = None
 def _set_up() -> None:
     """The view `read` uses, checked against PyCapsule_GetPointer on a capsule made here;
     False (ctypes calls) where they disagree or no such view can be made."""
-    global _memory, _head, _capsule_type
+    global _memory, _head, _capsule_type, _fast
     import ctypes
 
     new = ctypes.pythonapi.PyCapsule_New
@@ -127,7 +155,7 @@ def _set_up() -> None:
             memory, head = view, object.__basicsize__
     except (ValueError, OverflowError, struct.error, MemoryError):
         pass
-    _memory, _head = memory, head
+    _memory, _head, _fast = memory, head, memory is not False
 
 
 def _get_pointer():
@@ -138,15 +166,15 @@ def _get_pointer():
     return get
 
 
-def _read_by_ctypes(capsule) -> tuple[int, int, int, int] | None:
+def _read_by_ctypes(capsule) -> tuple[int, int] | None:
     import ctypes
 
     try:
         address = _get_pointer()(capsule, _NAME)
     except ValueError:  # another capsule name
         return None
-    t = _DLTENSOR.unpack(ctypes.string_at(address, _DLTENSOR.size))
-    return t[_DATA] + t[_OFFSET], t[_CODE], t[_BITS], t[_LANES]
+    data, word, offset = _DLTENSOR.unpack(ctypes.string_at(address, _DLTENSOR.size))
+    return data + offset, word
 
 
 def element_type(code: int, bits: int, lanes: int) -> D.dtype:

@@ -191,22 +191,12 @@ def _numpy_or_dlpack_kind(t: type) -> int:
 
 
 def dlpack_key(v, device, stream) -> tuple[int, tuple | None]:
-    """A DLPack argument's pointer and part of the warm key (device type and id, element
-    type, pointer % 16), from its `__dlpack_device__()` and the capsule it exports for
-    `stream` (the launch's, which the producer is told: `_exchange_stream`); (0, None)
-    for one on no GPU, or whose capsule `dlpack.read_capsule` cannot read: the slow path
-    then decides (host arrays are refused there)."""
-    dev_type, dev_id = device  # (ints, or IntEnums: equal, alike hashed)
-    if dev_type != dlpack.DL_CUDA and dev_type != dlpack.DL_ROCM:
-        return 0, None
-    got = read_capsule(v.__dlpack__(stream=stream))
-    if got is None:
-        return 0, None
-    ptr, code, bits, lanes = got
-    return ptr, ("dlpack", dev_type, dev_id, code, bits, lanes, ptr & 15 == 0)
-
-
-read_capsule = dlpack.read_capsule
+    """A DLPack argument's pointer and part of the warm key, from its `__dlpack_device__()`
+    and the capsule it exports for `stream` (the launch's, which the producer is told:
+    `_exchange_stream`): `dlpack.warm_key`, which the generated warm launch calls on the
+    capsule directly."""
+    on_gpu = device[0] == dlpack.DL_CUDA or device[0] == dlpack.DL_ROCM  # host: not asked
+    return dlpack.warm_key(v.__dlpack__(stream=stream) if on_gpu else None, device)
 
 
 def _exchange_stream(values) -> Callable:
@@ -396,10 +386,11 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         elif kind == _DLPACK:  # (k: None where it cannot be read)
             body.append(f"d{i} = {a}.__dlpack_device__()")
             if "_tc_dlpack_key" not in env:  # the first: the launch's stream, once
-                env.update(_tc_dlpack_key=dlpack_key,
+                env.update(_tc_dlpack_key=dlpack.warm_key,
                            _tc_dlpack_stream=_exchange_stream(values))
                 body.append(f"_tc_xs = _tc_dlpack_stream(*d{i})")
-            body.append(f"p{i}, k{i} = _tc_dlpack_key({a}, d{i}, _tc_xs)")
+            body.append(f"p{i}, k{i} = _tc_dlpack_key({a}.__dlpack__(stream=_tc_xs) if "
+                        f"d{i}[0] == 2 or d{i}[0] == 10 else None, d{i})")  # GPUs only
             key.append(f"k{i}")
             out.append(f"p{i}")
         else:

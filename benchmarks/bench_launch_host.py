@@ -343,11 +343,10 @@ def gpu_rows(args) -> list[tuple[str, float]]:
     for label, arrays in kinds.items():
         k = kernel(label)
         cases[label] = lambda k=k, a=arrays: k[(1,)](*a, n, 3, 5, 0.5, BLOCK=1024)
-    k = kernel("np")
-    cases["NumPy scalars (with CuPy arrays)"] = lambda: k[(1,)](*raw_args, BLOCK=1024)
-    k = kernel("turn")
+    cases["NumPy scalars (with CuPy arrays)"] = \
+        lambda k=kernel("np"): k[(1,)](*raw_args, BLOCK=1024)
 
-    def in_turn():
+    def in_turn(k=kernel("turn")):
         k[(1,)](*ts, n, 3, 5, 0.5, BLOCK=1024)
         k[(1,)](*cs, n, 3, 5, 0.5, BLOCK=1024)
     cases["torch and CuPy in turn, one kernel"] = in_turn

@@ -15,10 +15,11 @@ the cache lookup, the grid, packing the argument block, the stream, the driver c
 The "per argument" rows then give the host work of one argument of each kind, in ns
 (a launch of many of them, less one of as many Python ints, per argument).
 
-    PYTHONPATH=. python benchmarks/bench_launch_host.py [--stand-ins] [--number N]
-        [--repeat R] [--match S]
+    python benchmarks/bench_launch_host.py [--stand-ins] [--number N] [--repeat R]
+        [--match S]
 
-The numbers are the best of R repeats (interleaved rounds on the GPU) of N calls, in µs
+measures this tree's tilecc (with PYTHONPATH set: the tilecc found there, e.g. an older
+version's tree).  The numbers are the best of R repeats (interleaved rounds on the GPU) of N calls, in µs
 per call; compare runs of one machine only.  Only public entry points and
 `tilecc.runtime.launch._build` (the loader, replaced by the stand-in) are used, so the
 script measures any version of the launch path alike.

@@ -1,29 +1,45 @@
-"""Host-side cost of a warm launch, per call, without a GPU.
+"""Host-side cost of a warm launch, per call, per kind of argument.
 
-Each row launches one ten-argument kernel (6 arrays, 4 scalars, 1 constexpr) the way user
-code does — `kernel[grid](...)`, `kernel.run(..., grid=...)`, an `@autotune`d kernel —
-with stand-in arrays (torch-, CuPy- and `__cuda_array_interface__`-like objects whose
+With a GPU (torch with CUDA, and CuPy): per argument kind — torch tensors, CuPy arrays,
+`__cuda_array_interface__` objects, DLPack objects, NumPy scalars, torch tensors and CuPy
+arrays in turn on one kernel — tilecc's warm launch of a ten-argument kernel minus a CuPy
+RawKernel launch of the same generated source (CuPy arrays and NumPy scalars, as RawKernel
+takes them), in µs, timed in interleaved batches in one process.
+
+Without one (or with --stand-ins): each row launches the same kernel the way user code
+does — `kernel[grid](...)`, `kernel.run(..., grid=...)`, an `@autotune`d kernel — with
+stand-in arrays (torch-, CuPy-, `__cuda_array_interface__`- and DLPack-like objects whose
 attributes are Python here, C in the real frameworks) and a loaded kernel whose
 cuLaunchKernel is a no-op.  Everything tilecc does per call runs: binding, the warm key,
 the cache lookup, the grid, packing the argument block, the stream, the driver call.
+The "per argument" rows then give the host work of one argument of each kind, in ns
+(a launch of many of them, less one of as many Python ints, per argument).
 
-    PYTHONPATH=. python benchmarks/bench_launch_host.py [--number N] [--repeat R] [--match S]
+    python benchmarks/bench_launch_host.py [--stand-ins] [--number N] [--repeat R]
+        [--match S]
 
-The numbers are the best of R repeats of N calls, in µs per call; compare runs of one
-machine only.  Only public entry points and `tilecc.runtime.launch._build` (the loader,
-replaced by the stand-in) are used, so the script measures any version of the launch
-path alike.
+measures this tree's tilecc (with PYTHONPATH set: the tilecc found there, e.g. an older
+version's tree).  The numbers are the best of R repeats (interleaved rounds on the GPU) of N calls, in µs
+per call; compare runs of one machine only.  Only public entry points and
+`tilecc.runtime.launch._build` (the loader, replaced by the stand-in) are used, so the
+script measures any version of the launch path alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import os
+import struct
 import sys
 import timeit
 import types
 
-import tilecc
-import tilecc.language as tl
+if "PYTHONPATH" not in os.environ:  # `python benchmarks/bench_launch_host.py`: this tree's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
 
 BASE = 0x7F0000000000
 
@@ -94,6 +110,30 @@ class CAIArray:
         return {"data": (self.ptr, False), "typestr": "<f4", "shape": (64,), "version": 3}
 
 
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_CAPSULE_NAME = b"dltensor"  # (kept alive: the capsule points at it)
+
+
+class DLPackArray:
+    """Any other device array: DLPack only.  Each `__dlpack__` exports a new capsule over
+    one DLManagedTensor (float32, one dimension of 64; no deleter)."""
+
+    def __init__(self, ptr, device=0):
+        self.device_id = device
+        self._shape = (ctypes.c_int64 * 1)(64)
+        self._tensor = ctypes.create_string_buffer(struct.pack(
+            "=QiiiBBHQQQQQ", ptr, 2, device, 1, 2, 32, 1, ctypes.addressof(self._shape), 0, 0,
+            0, 0))  # data, device, ndim, dtype, shape, strides, byte offset, ctx, deleter
+
+    def __dlpack__(self, stream=None):
+        return _new_capsule(ctypes.addressof(self._tensor), _CAPSULE_NAME, None)
+
+    def __dlpack_device__(self):
+        return (2, self.device_id)
+
+
 class NoOpKernel:
     """A loaded kernel whose cuLaunchKernel does nothing."""
 
@@ -130,8 +170,16 @@ def cases() -> dict:
     def arrays(make):
         return [make(BASE + i * 4096) for i in range(6)]
 
+    import numpy as np
+
     ts, cs, os_ = arrays(Tensor), arrays(CuPyArray), arrays(CAIArray)
-    k1, k2, k3, k4, k5, k6, k7, k8 = (tilecc.jit(ten) for _ in range(8))
+    ds = arrays(DLPackArray)
+    k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11 = (tilecc.jit(ten) for _ in range(11))
+    scalars = (np.int32(1024), np.int32(3), np.int32(5), np.float32(0.5))
+
+    def in_turn():
+        k11[(1,)](*ts, 1024, 3, 5, 0.5, BLOCK=1024)
+        k11[(1,)](*cs, 1024, 3, 5, 0.5, BLOCK=1024)
 
     def grid(meta):
         return (tilecc.cdiv(meta["n"], meta["BLOCK"]),)
@@ -155,31 +203,194 @@ def cases() -> dict:
                                                                    BLOCK=1024),
         "torch, a float beyond fp32 (saturated)": lambda: k8[(1,)](*ts, 1024, 3, 5, 1e300,
                                                                    BLOCK=1024),
+        "DLPack, kernel[(1,)]": lambda: k9[(1,)](*ds, 1024, 3, 5, 0.5, BLOCK=1024),
+        "CuPy + NumPy scalars, kernel[(1,)]": lambda: k10[(1,)](*cs, *scalars, BLOCK=1024),
+        "torch and CuPy in turn, one kernel (per launch)": (in_turn, 2),
     }
+
+
+def host_rows(args) -> list[tuple[str, float]]:
+    """The stand-ins' table: µs per call of each case."""
+    install_stand_ins()
+    rows = []
+    for label, case in cases().items():
+        if args.match not in label:
+            continue
+        launch, calls = case if isinstance(case, tuple) else (case, 1)
+        try:
+            for _ in range(3):  # the first launch compiles (here: loads the stand-in)
+                launch()
+        except Exception as e:  # a version of the launch path that cannot take this kind
+            print(f"{label}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        best = min(timeit.repeat(launch, number=args.number, repeat=args.repeat))
+        rows.append((label, best / args.number / calls * 1e6))
+    scale = min(timeit.repeat(types.SimpleNamespace, number=args.number, repeat=args.repeat))
+    rows.append(("(a no-op Python call, for scale)", scale / args.number * 1e6))
+    return rows
+
+
+PER_KIND = 24  # arguments of one kind per launch in `argument_rows`
+exec(f"def many(x, {', '.join(f'a{i}' for i in range(PER_KIND))}):\n    pass")
+
+
+def argument_rows(args) -> list[tuple[str, float]]:
+    """Per argument kind, the host work of one argument in a warm launch, in ns: a launch
+    of a torch tensor and PER_KIND arguments of that kind, less one of a tensor and
+    PER_KIND Python ints, over PER_KIND (stand-ins; kinds timed in turn, each keeping its
+    best batch)."""
+    import numpy as np
+
+    kinds = {
+        "int": lambda i: 1000 + 16 * i,
+        "torch tensor": lambda i: Tensor(BASE + 4096 * i),
+        "CuPy array": lambda i: CuPyArray(BASE + 4096 * i),
+        "__cuda_array_interface__ object": lambda i: CAIArray(BASE + 4096 * i),
+        "DLPack object": lambda i: DLPackArray(BASE + 4096 * i),
+        "np.int64": lambda i: np.int64(1000 + 16 * i),
+        "np.float32": lambda i: np.float32(i + 0.5),
+        "float": lambda i: i + 0.5,
+    }
+    launches = {}
+    for label, make in kinds.items():
+        values = [Tensor(BASE - 4096)] + [make(i) for i in range(PER_KIND)]
+        k = tilecc.jit(many)
+
+        def launch(k=k, v=values):
+            k[(1,)](*v)
+        try:
+            for _ in range(3):
+                launch()
+        except Exception as e:  # a version of the launch path that cannot take this kind
+            print(f"{label}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        launches[label] = launch
+    number = max(args.number // 20, 1)
+    best = dict.fromkeys(launches, float("inf"))
+    for _ in range(3 * args.repeat):
+        for label, launch in launches.items():
+            best[label] = min(best[label], timeit.timeit(launch, number=number) / number)
+    base = best.pop("int", None)
+    if base is None:
+        return []
+    return [(f"per argument: {label} (ns, less an int's)", (t - base) / PER_KIND * 1e9)
+            for label, t in best.items()]
+
+
+def gpu_available() -> bool:
+    try:
+        import cupy  # noqa: F401
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def gpu_rows(args) -> list[tuple[str, float]]:
+    """Per argument kind: tilecc's warm launch minus the RawKernel's, µs per call."""
+    import cupy
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from timing import host_us_interleaved
+
+    def ten_gpu(a, b, c, d, e, f, n, m, k, alpha, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(a + offs, mask=mask) + tl.load(b + offs, mask=mask) + \
+            tl.load(c + offs, mask=mask) + tl.load(d + offs, mask=mask)
+        tl.store(e + offs, x * alpha + m, mask=mask)
+        tl.store(f + offs, x - k, mask=mask)
+
+    class CAI:  # another framework's array: the interface, as a property
+        def __init__(self, c):
+            self._cai = c.__cuda_array_interface__
+
+        @property
+        def __cuda_array_interface__(self):
+            return self._cai
+
+    class DLPack:  # another framework's array: DLPack, exported by torch at each call
+        def __init__(self, t):
+            self._t = t
+
+        def __dlpack__(self, stream=None):
+            return self._t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self._t.__dlpack_device__()
+
+    n = 1024
+    ts = [torch.randn(n, device="cuda") for _ in range(6)]
+    cs = [cupy.asarray(t) for t in ts]
+    kernels = {}
+
+    def kernel(label):
+        return kernels.setdefault(label, tilecc.jit(ten_gpu))
+
+    src = kernel("src").source("*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,"
+                               "i32:16,i32,i32,fp32,1024")
+    from tilecc.transpiler.render import INCLUDE_DIR
+    raw = cupy.RawKernel(src, "ten_gpu", options=(f"-I{INCLUDE_DIR}", "--std=c++17"))
+    raw_args = (*cs, np.int32(n), np.int32(3), np.int32(5), np.float32(0.5))
+    kinds = {
+        "torch tensors": ts,
+        "CuPy arrays": cs,
+        "__cuda_array_interface__ objects": [CAI(c) for c in cs],
+        "DLPack objects (torch's __dlpack__ each call)": [DLPack(t) for t in ts],
+    }
+    cases = {"RawKernel (CuPy arrays, NumPy scalars)": lambda: raw((1,), (128,), raw_args)}
+    for label, arrays in kinds.items():
+        k = kernel(label)
+        cases[label] = lambda k=k, a=arrays: k[(1,)](*a, n, 3, 5, 0.5, BLOCK=1024)
+    cases["NumPy scalars (with CuPy arrays)"] = \
+        lambda k=kernel("np"): k[(1,)](*raw_args, BLOCK=1024)
+
+    def in_turn(k=kernel("turn")):
+        k[(1,)](*ts, n, 3, 5, 0.5, BLOCK=1024)
+        k[(1,)](*cs, n, 3, 5, 0.5, BLOCK=1024)
+    cases["torch and CuPy in turn, one kernel"] = in_turn
+    cases = {label: fn for label, fn in cases.items()
+             if args.match in label or label.startswith("RawKernel")}
+    for label, fn in cases.items():  # compile, and check each kind computes the sum
+        fn()
+        torch.cuda.synchronize()
+        ref = ts[0] + ts[1] + ts[2] + ts[3]
+        torch.testing.assert_close(ts[4], ref * 0.5 + 3, msg=label)
+        torch.testing.assert_close(ts[5], ref - 5, msg=label)
+        ts[4].zero_()
+    us = host_us_interleaved(cases, args.number, torch.cuda.synchronize, rounds=args.repeat)
+    base = us.pop("RawKernel (CuPy arrays, NumPy scalars)")
+    rows = [("RawKernel (CuPy arrays, NumPy scalars), µs per launch", base)]
+    for label, t in us.items():
+        per_launch = t / 2 if label.startswith("torch and CuPy in turn") else t
+        rows.append((f"tilecc - RawKernel: {label}", per_launch - base))
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--number", type=int, default=20000, help="calls per repeat")
-    parser.add_argument("--repeat", type=int, default=7, help="repeats; the best is kept")
+    parser.add_argument("--stand-ins", action="store_true",
+                        help="stand-in arrays and a no-op driver call, even with a GPU")
+    parser.add_argument("--number", type=int, default=None,
+                        help="calls per batch (default 20000 stand-ins, 5000 GPU)")
+    parser.add_argument("--repeat", type=int, default=7, help="batches; the best is kept")
     parser.add_argument("--match", default="", help="only the rows whose label contains this")
     args = parser.parse_args()
-    install_stand_ins()
-    rows = []
-    for label, launch in cases().items():
-        if args.match not in label:
-            continue
-        for _ in range(3):  # the first launch compiles (here: loads the stand-in)
-            launch()
-        best = min(timeit.repeat(launch, number=args.number, repeat=args.repeat))
-        rows.append((label, best / args.number * 1e6))
-    scale = min(timeit.repeat(types.SimpleNamespace, number=args.number, repeat=args.repeat))
-    rows.append(("(a no-op Python call, for scale)", scale / args.number * 1e6))
-    width = max(len(label) for label, _ in rows)
-    print(f"{'warm launch, host side':<{width}}  µs/call")
+    on_gpu = not args.stand_ins and gpu_available()
+    if args.number is None:
+        args.number = 5000 if on_gpu else 20000
+    rows = gpu_rows(args) if on_gpu else host_rows(args) + argument_rows(args)
+    title = "warm launch on the GPU, host side" if on_gpu else "warm launch, host side " \
+        "(stand-ins)"
+    width = max(len(label) for label, _ in rows + [(title, 0)])
+    print(f"{title:<{width}}  µs/call")
     print(f"{'-' * width}  -------")
     for label, us in rows:
-        print(f"{label:<{width}}  {us:7.2f}")
+        print(f"{label:<{width}}  {us:+7.2f}" if label.startswith("tilecc -") else
+              f"{label:<{width}}  {us:7.0f}" if label.startswith("per argument") else
+              f"{label:<{width}}  {us:7.2f}")
 
 
 if __name__ == "__main__":

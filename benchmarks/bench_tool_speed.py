@@ -295,11 +295,11 @@ def host_launch_path(n: int = 100000) -> dict[str, float]:
     values = (*ts, 1024, 3, 5, 0.5, 1024)
     specs, _ = kern.specs_for(dict(zip(kern._param_names, values)))
     launcher = L.Launcher(Kernel(), L.slot_layout(specs), lambda dev: 0)
-    binder = L.make_binder(kern._param_constexpr, values, kern._param_names, kern._bound,
-                           L.Launcher)
+    binder = L.make_binder(kern._param_constexpr, values, kern._param_names, {}, L.Launcher)
     key, kvals = binder(values)
-    kern._bound[key] = launcher
-    kern._binder, kern._binder_tried, kern._direct = binder, True, binder.direct
+    binder.bound[key] = launcher
+    kern._binders, kern._direct = [binder], binder.direct
+    kern._binder_types.add(tuple(map(type, values)))
     flags = kern._param_constexpr
 
     def best(fn):

@@ -207,9 +207,10 @@ def test_warm_launch_passes_what_the_first_launch_passes(gpu, fw):
     assert first["grid"] == (5, 1, 1) and first["stream"] == STREAMS[fw]
     # k == 1 is compiled in: the kernel is not given it
     assert first["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5]
-    assert k._binder is not None and len(k._bound) == 1 and len(k._entries) == 1
+    [binder] = k._binders
+    assert len(binder.bound) == 1 and len(k._entries) == 1
     assert {"torch": "data_ptr()", "cupy": ".ptr", "cai": "__cuda_array_interface__"}[fw] in \
-        k._binder.source
+        binder.source
 
 
 @pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
@@ -272,7 +273,7 @@ def test_warm_keys_decide_the_specialization(gpu):
 
 def test_binder_declines_other_types(gpu):
     flags = (False, False, True)
-    assert L.make_binder(flags, (np.float32(1), 2, 3)) is None  # NumPy scalar
+    assert L.make_binder(flags, (np.longdouble(1), 2, 3)) is None  # converted on the slow path
     assert L.make_binder(flags, (1, 2, tl.float32)) is None  # a non-plain constexpr
     binder = L.make_binder(flags, (FakeTensor(BASE), 2, 3))
     assert binder((FakeCuPyArray(BASE), 2, 3)) is None  # another type: the generic loop
@@ -372,7 +373,7 @@ def test_each_thread_packs_its_own_block(gpu):
     th = threading.Thread(target=lambda: k[(1,)](x, x, 96, 2.5, BLOCK=64))
     th.start()
     th.join()
-    [launcher] = k._bound.values()
+    [launcher] = k._binders[0].bound.values()
     assert len(launcher._buffers) == 1
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [96, 2.5]]
 
@@ -584,7 +585,7 @@ def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     taken = []
     monkeypatch.setattr(k, "_direct", lambda *a, **kw: taken.append(direct(*a, **kw)) or
                         taken[-1])
-    launcher = k._bound[next(iter(k._bound))]
+    [launcher] = k._binders[0].bound.values()
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[lambda meta: (2, meta["num_warps"])](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     assert taken == [launcher, launcher] and len(gpu.builds) == 1

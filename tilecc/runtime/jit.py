@@ -216,10 +216,12 @@ class JITFunction(KernelFunction, KernelInterface):
         self.pre_run_hooks: list[Callable] = []
         self._params: list[KernelParam] | None = None
         self._entries: dict[tuple, Any] = {}  # warm key (launch.arg_key) -> Launcher
-        self._binder: Callable | None = None  # launch.make_binder, at a repeated launch
-        self._binder_tried = False
-        self._bound: dict[tuple, Any] = {}  # the binder's key -> Launcher
-        self._direct: Callable | None = None  # the binder's whole warm launch (launch.py)
+        # launch.make_binder's, one per set of argument types seen again (each with its
+        # `bound`: its key -> Launcher), and the first one's whole warm launch, which
+        # declines to the next one's (launch.py)
+        self._binders: list[Callable] = []
+        self._binder_types: set[tuple] = set()  # the sets of argument types tried
+        self._direct: Callable | None = None
         self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
         self._grids: dict[Any, Callable] = {}  # grid -> bound launch (kernel[grid])
 
@@ -339,9 +341,9 @@ class JITFunction(KernelFunction, KernelInterface):
                      "_param_constexpr"):
             self.__dict__.pop(name, None)
         self._params = None
-        for table in (self._entries, self._bound, self._launchers, self._grids):
+        for table in (self._entries, self._launchers, self._grids, self._binder_types):
             table.clear()
-        self._binder, self._binder_tried, self._direct = None, False, None
+        self._binders, self._direct = [], None
 
     @functools.cached_property
     def fingerprint(self) -> str:

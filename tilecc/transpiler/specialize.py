@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilecc.language import dtypes as D
+from tilecc.transpiler import dlpack
 from tilecc.transpiler.specs import ArgSpec, DescriptorSpec, ParamDecl
 
 TYPE_NAMES = {**D.BY_NAME, **D.BY_LONG_NAME, "f16": D.float16, "f32": D.float32,
@@ -173,9 +174,6 @@ class ArrayInfo:
     framework: str  # "torch", "cupy", "other"
 
 
-_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 10: "rocm", 13: "cpu"}
-
-
 def array_info(x: Any) -> ArrayInfo | None:
     """Pointer, dtype and device of an array argument, or None if `x` is not an array."""
     mod = type(x).__module__ or ""
@@ -197,12 +195,16 @@ def array_info(x: Any) -> ArrayInfo | None:
         return ArrayInfo(x.ctypes.data, D.from_numpy(x.dtype), "cpu", 0, "numpy")
     if hasattr(x, "__dlpack_device__"):
         dev_type, dev_id = x.__dlpack_device__()
-        kind = _DLPACK_DEVICES.get(int(dev_type), "other")
+        kind = dlpack.DEVICES.get(int(dev_type), "other")
         if kind in ("cuda", "rocm"):
-            import cupy
+            got = dlpack.read(x, int(dev_type), int(dev_id))
+            if got is None:  # a versioned capsule only: CuPy reads it
+                import cupy
 
-            arr = cupy.from_dlpack(x)
-            return ArrayInfo(arr.data.ptr, D.from_numpy(arr.dtype), kind, int(dev_id), "other")
+                arr = cupy.from_dlpack(x)
+                return ArrayInfo(arr.data.ptr, D.from_numpy(arr.dtype), kind, int(dev_id),
+                                 "other")
+            return ArrayInfo(got[0], dlpack.element_type(*got[1:]), kind, int(dev_id), "other")
         return ArrayInfo(0, D.int8, kind, int(dev_id), "other")
     if callable(getattr(x, "data_ptr", None)) and hasattr(x, "dtype"):
         return _pointer_convention(x)

@@ -24,10 +24,12 @@ argument types, ending in the backend launcher's `direct_tail`):
    `kernelParams` array of pointers was built once), the framework's current stream
    (torch's when a tensor is among the arguments, else CuPy's), and `cuLaunchKernel`.
 
-It declines (returns False) whatever it was not generated for, and the general path
-runs: `JITFunction.bind`'s checks where binding is unusual, the generic `arg_key`, one
-dict lookup, the launcher.  Anything that path does not read (NumPy scalars, host arrays,
-misspelt or defaulted arguments, a new dtype, device or alignment) takes the slow path:
+Arguments of other types it hands to the generated launch of their types, if the kernel
+has one (one per set of types seen twice, chained: `_add_direct`); it declines (returns
+False) whatever none was generated for, and the general path runs: `JITFunction.bind`'s
+checks where binding is unusual, the generic `arg_key`, one dict lookup, the launcher.
+Anything that path does not read (host arrays, bfloat16 scalars, misspelt or defaulted
+arguments, a new dtype, device or alignment) takes the slow path:
 `JITFunction.specs_for` specializes from scratch with every check and error message, the
 kernel is compiled (`runtime.compiler.compile`, which owns the memory and disk caches) and
 loaded, and a launcher is built and cached under the warm key.
@@ -131,12 +133,10 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
             if fast is not None and has_arrays:  # without arrays the device is the current one
                 jit_fn._entries[key] = launcher
                 _file_direct(jit_fn, values, options, launcher)
-        elif jit_fn._binder is not None:
-            _file_direct(jit_fn, values, options, launcher)
-        elif not jit_fn._binder_tried:
-            # A second launch: the generated warm launch (~0.3 ms to generate) pays off from
-            # here on.  A process's first launch does not wait for it, and one that launches
-            # once never pays it.
+        elif not _file_direct(jit_fn, values, options, launcher):
+            # A second launch of these argument types: their generated warm launch (~0.3 ms
+            # to generate) pays off from here on.  A process's first launch does not wait
+            # for it, and one that launches once never pays it.
             _add_direct(jit_fn, values, options, launcher)
         if options and not HIP_HINTS.isdisjoint(options):  # AMD's hints: HIP launches only
             _refuse_off_backend(options, launcher.backend)
@@ -149,26 +149,40 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
         raise e.with_traceback(None) from python_cause(e)  # frames behind it
 
 
+# Generated warm launches per kernel, one per set of argument types (torch tensors and CuPy
+# arrays alternating, a NumPy scalar in place of an int...): each declines to the next.
+MAX_DIRECT_LAUNCHES = 8
+
+
 def _add_direct(jit_fn, values, options: dict, launcher) -> None:
     """Generate the kernel's warm launch for these argument types and this launcher's
-    backend, and file the launcher under its key, so that the next launch takes it."""
-    jit_fn._binder_tried = True
-    binder = make_binder(jit_fn._param_constexpr, values, jit_fn._param_names, jit_fn._bound,
+    backend, chain it after those generated before (`binder.link`), and file the launcher
+    under its key, so that the next launch takes it.  Each set of types is tried once."""
+    types = tuple(map(type, values))
+    if len(jit_fn._binders) >= MAX_DIRECT_LAUNCHES or types in jit_fn._binder_types:
+        return
+    jit_fn._binder_types.add(types)
+    binder = make_binder(jit_fn._param_constexpr, values, jit_fn._param_names, {},
                          type(launcher))
     if binder is None or binder.direct is None:
         return
-    jit_fn._binder = binder
-    jit_fn._direct = binder.direct
+    if jit_fn._binders:
+        jit_fn._binders[-1].link(binder.direct)
+    else:
+        jit_fn._direct = binder.direct
+    jit_fn._binders.append(binder)
     _file_direct(jit_fn, values, options, launcher)
 
 
-def _file_direct(jit_fn, values, options: dict, launcher) -> None:
-    """File a launcher the general path found or built under the generated warm launch's
-    key too, when these arguments are of the types that launch was generated for."""
-    binder = jit_fn._binder
-    bound = binder(values) if binder is not None else None
-    if bound is not None:
-        jit_fn._bound[launch_key(bound[0], *ordered_options(options))] = launcher
+def _file_direct(jit_fn, values, options: dict, launcher) -> bool:
+    """File a launcher the general path found or built under the key of the generated
+    warm launch of these arguments' types, if there is one (whether there was)."""
+    for binder in jit_fn._binders:
+        bound = binder(values)
+        if bound is not None:
+            binder.bound[launch_key(bound[0], *ordered_options(options))] = launcher
+            return True
+    return False
 
 
 # --- the slow path -----------------------------------------------------------------------------

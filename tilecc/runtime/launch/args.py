@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from tilecc.errors import HostArrayError
 from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
+from tilecc.transpiler import dlpack
 from tilecc.transpiler.grid import normalize_grid
 from tilecc.transpiler.specialize import ArrayInfo
 
@@ -139,6 +140,7 @@ def device_arrays(specs, passed) -> tuple[list[ArrayInfo], str, int | None]:
 
 # argument type -> how the warm path reads it; filled in as types are first seen
 _INT, _FLOAT, _BOOL, _TORCH, _CUPY, _CAI, _OTHER, _DESC = range(8)
+_NP_INT, _NP_FIXED, _DLPACK = range(8, 11)  # (NumPy scalars, DLPack: see "kinds" below)
 _KINDS: dict[type, int] = {int: _INT, float: _FLOAT, bool: _BOOL}
 
 # constexpr values of these types go into the key as they are (with their type: 1, 1.0
@@ -163,9 +165,50 @@ def _kind_of(t: type) -> int:
             t, "__dataclass_fields__", ()):  # tilecc's or Triton's host-side descriptor
         kind = _DESC
     else:
-        kind = _OTHER
+        kind = _numpy_or_dlpack_kind(t)
     _KINDS[t] = kind
     return kind
+
+
+# --- kinds read without a framework: NumPy scalars, DLPack objects ------------------------------
+
+def _numpy_or_dlpack_kind(t: type) -> int:
+    """NumPy scalars whose type fixes the specialization and that `struct` packs as they
+    are: ints (keyed on == 1 and % 16, as Python ints), bool_, float16/32/64 (others —
+    ml_dtypes' bfloat16, long double — take the slow path, which converts them).  DLPack
+    objects other than NumPy arrays (host arrays: the slow path refuses them)."""
+    np = sys.modules.get("numpy")  # not imported yet: `t` is no NumPy type
+    if np is not None and issubclass(t, np.generic):
+        if issubclass(t, np.integer):
+            return _NP_INT
+        if issubclass(t, np.bool_) or t in (np.float16, np.float32, np.float64):
+            return _NP_FIXED
+        return _OTHER
+    if hasattr(t, "__dlpack__") and hasattr(t, "__dlpack_device__") and \
+            not (np is not None and issubclass(t, np.ndarray)):
+        return _DLPACK
+    return _OTHER
+
+
+def dlpack_key(v, device, stream) -> tuple[int, tuple | None]:
+    """A DLPack argument's pointer and part of the warm key, from its `__dlpack_device__()`
+    and the capsule it exports for `stream` (the launch's, which the producer is told:
+    `_exchange_stream`): `dlpack.warm_key`, which the generated warm launch calls on the
+    capsule directly."""
+    on_gpu = device[0] == dlpack.DL_CUDA or device[0] == dlpack.DL_ROCM  # host: not asked
+    return dlpack.warm_key(v.__dlpack__(stream=stream) if on_gpu else None, device)
+
+
+def _exchange_stream(values) -> Callable:
+    """How DLPack arguments learn the launch's stream — asked once per launch, on the
+    first DLPack argument's device (arrays on several devices do not launch): torch's
+    current one where a torch tensor is among the arguments (the launch goes there,
+    `cuda.stream_getter`), else the one a launch of other arrays takes."""
+    for v in values:
+        kind = _KINDS.get(type(v))
+        if (_kind_of(type(v)) if kind is None else kind) == _TORCH:
+            return dlpack.torch_exchange_stream
+    return dlpack.exchange_stream
 
 
 def _wide(v: int) -> str:
@@ -189,6 +232,7 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
     dtypes and devices."""
     key: list = []
     out: list = []
+    stream = _NO  # the launch's stream, for DLPack arguments (asked at the first)
     for is_ce, v in zip(constexpr_flags, values):
         t = type(v)
         if is_ce:
@@ -234,6 +278,22 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             dev = getattr(v, "device", None)
             key.append(("cai", cai["typestr"], ptr & 15 == 0, getattr(dev, "id", 0)))
             out.append(ptr)
+        elif kind == _NP_INT:
+            i = int(v)
+            key.append((t, "=1" if i == 1 else i & 15 == 0))
+            out.append(i)
+        elif kind == _NP_FIXED:
+            key.append(t)
+            out.append(v)
+        elif kind == _DLPACK:
+            device = v.__dlpack_device__()
+            if stream is _NO:
+                stream = _exchange_stream(values)(*device)
+            ptr, part = dlpack_key(v, device, stream)
+            if part is None:
+                return None
+            key.append(part)
+            out.append(ptr)
         elif kind == _DESC:
             got = _descriptor_key(v)
             if got is None:
@@ -277,7 +337,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
     when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
     left out of the key.  About twice as fast as the loop; None when some argument is of
-    a kind the generator does not handle (NumPy scalars, non-plain constexprs, ...).
+    a kind the generator does not handle (non-plain constexprs, bfloat16 scalars, ...).
 
     With the parameters' names, the `bound` dict (key → launcher) and the launchers' class
     (which supplies the last steps, `direct_tail`), the binder also carries
@@ -317,8 +377,22 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
                        f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")
             out.append(a)
-        elif kind in (_FLOAT, _BOOL):
-            out.append(a)  # fp32 / i1: fixed by the type check
+        elif kind in (_FLOAT, _BOOL, _NP_FIXED):
+            out.append(a)  # fp32 / i1 / the NumPy scalar's type: fixed by the type check
+        elif kind == _NP_INT:  # the type is checked; == 1 and % 16 are keyed
+            body.append(f"i{i} = int({a})")
+            key.append(f"(\"=1\" if i{i} == 1 else i{i} & 15 == 0)")
+            out.append(f"i{i}")
+        elif kind == _DLPACK:  # (k: None where it cannot be read)
+            body.append(f"d{i} = {a}.__dlpack_device__()")
+            if "_tc_dlpack_key" not in env:  # the first: the launch's stream, once
+                env.update(_tc_dlpack_key=dlpack.warm_key,
+                           _tc_dlpack_stream=_exchange_stream(values))
+                body.append(f"_tc_xs = _tc_dlpack_stream(*d{i})")
+            body.append(f"p{i}, k{i} = _tc_dlpack_key({a}.__dlpack__(stream=_tc_xs) if "
+                        f"d{i}[0] == 2 or d{i}[0] == 10 else None, d{i})")  # GPUs only
+            key.append(f"k{i}")
+            out.append(f"p{i}")
         else:
             return None
     names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
@@ -333,6 +407,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     binder = env["binder"]
     binder.source = "\n".join(lines)
     binder.direct = None
+    binder.bound = bound  # this binder's key -> launcher (its own key space)
     usable = len(param_names) == n and all(
         m.isidentifier() and not m.startswith("_tc_") and m not in LAUNCH_OPTIONS
         for m in param_names)
@@ -342,11 +417,20 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         env.update(tail_env)
         env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
                    _NO=_NO, _tc_option_names=_OPTION_NAMES,
-                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS))
+                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS), _tc_next=_decline)
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
+
+        def link(next_direct: Callable) -> None:
+            env["_tc_next"] = next_direct
+        binder.link = link
     return binder
+
+
+def _decline(*args, **kwargs) -> bool:
+    """The end of a kernel's chain of generated warm launches: none took the arguments."""
+    return False
 
 
 def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
@@ -355,15 +439,16 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     one test where none is given): the binder's type checks and key, the launcher
     looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Returns the
-    launcher when it launched (or the grid is empty: `run` returns its `compiled`); False
-    hands the launch to the general path (argument types, a key or an option not seen
-    yet).  The tail works with any launcher it finds: where the launcher is not one it
-    can inline, it calls it.
+    backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of other
+    types go to `_tc_next`: the kernel's warm launch generated for other types
+    (`binder.link`), else `_decline`.  Returns the launcher when it launched (or the grid is
+    empty: `run` returns its `compiled`); False hands the launch to the general path
+    (argument types, a key or an option not seen yet).  The tail works with any launcher it
+    finds: where the launcher is not one it can inline, it calls it.
 
-    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off`
-    is a statement for its rare cases (CUDA: another thread, a float to saturate) that
-    resolves the grid and calls the launcher itself (`hand_off` below)."""
+    `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off` is a
+    statement for its rare cases (CUDA: another thread, a float to saturate) that resolves
+    the grid and calls the launcher itself (`hand_off` below)."""
     n = len(names)
     # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
     comma = "," if n == 1 else ""
@@ -377,9 +462,10 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
              "**_tc_opts):"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
-    if guards:
+    if guards:  # other types: the warm launch generated for them, if any (`link`)
         lines.append(f"    if {' or '.join(guards)}:")
-        lines.append("        return False")
+        lines.append(f"        return _tc_next(_tc_grid, _tc_g3, {', '.join(names)}"
+                     f"{', ' if n else ''}**_tc_opts)")
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [

@@ -28,8 +28,12 @@ def _torch_stream() -> Callable[[int], int]:
     return sys.modules["torch"]._C._cuda_getCurrentRawStream
 
 
-def _cupy_stream(device_id: int) -> int:
-    return sys.modules["cupy"].cuda.get_current_stream(device_id).ptr
+def _cupy_stream() -> Callable[[int], int]:
+    get_current_stream = sys.modules["cupy"].cuda.get_current_stream  # looked up once
+
+    def stream(device_id: int) -> int:
+        return get_current_stream(device_id).ptr
+    return stream
 
 
 def _default_stream(device_id: int) -> int:
@@ -43,7 +47,7 @@ def stream_getter(frameworks: set[str]) -> Callable[[int], int]:
     if "torch" in frameworks:
         return _torch_stream()
     if "cupy" in frameworks:
-        return _cupy_stream
+        return _cupy_stream()
     return _default_stream
 
 

@@ -29,6 +29,32 @@ from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.target import CompileTarget
 
 
+def _innermost_loops(kernel: Kernel) -> dict[int, Op | None]:
+    """id(op) -> the innermost loop op whose body holds it (None outside loops)."""
+    found: dict[int, Op | None] = {}
+
+    def visit(region, loop):
+        for op in region.ops:
+            found[id(op)] = loop
+            for r in op.regions:
+                visit(r, op if op.kind in ("for", "while") else loop)
+    visit(kernel.body, None)
+    return found
+
+
+def _held_across_iterations(dot: Op, loop_of: dict[int, Op | None]) -> bool:
+    """Whether the dot's A is made outside the loop the dot runs in (attention's Q).  Such
+    an A is staged in shared memory once, before the loop, rather than read from registers
+    by every iteration's product: registers that the tensor cores read asynchronously and
+    that must survive the loop's back edge untouched were seen given to the next product's
+    operand by ptxas 13.0 (the backward of attention at head dim 64 computed wrong dQ, dK
+    and dV on an H200); a tile in shared memory is what the field's kernels use for a
+    stationary operand anyway."""
+    loop = loop_of.get(id(dot))
+    a = dot.operands[0].owner
+    return loop is not None and a is not None and loop_of.get(id(a)) is not loop
+
+
 def settle(kernel: Kernel, target: CompileTarget) -> None:
     """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place."""
     emission = Emission(kernel, target.matrix_units)
@@ -42,10 +68,13 @@ def settle(kernel: Kernel, target: CompileTarget) -> None:
             continue
         pipelined |= {ld.result.id for ld in p.loads}
         op.attrs["pipeline"] = _in_flight(op, p, emission)
+    loop_of = _innermost_loops(kernel)
     for op in kernel.walk():
         if op.kind == "dot":
             plan: DotPlan = op.attrs["plan"]
             a_regs = a_in_registers(op) and op.operands[0].id not in pipelined
+            if a_regs and _held_across_iterations(op, loop_of):
+                a_regs = False
             sources = _sources(op, a_regs) if plan.unit.operands_from_shared else plan.sources
             op.attrs["plan"] = replace(plan, a_from_registers=a_regs, sources=sources)
     kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific

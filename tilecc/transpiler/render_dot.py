@@ -50,6 +50,8 @@ class DotOps:
         rows, cols = x.type.shape
         esize = x.dtype.itemsize
         if not plan.unit.operands_from_shared:  # ldmatrix's rows, or the portable loop's
+            if which == 1 and b_k_major(dot):  # B's columns as the tile's rows (MFMA)
+                return self.tile_offset(plan.swizzled, col, row, rows, esize)
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
@@ -171,6 +173,35 @@ class DotOps:
             intrinsic=plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic,
             acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines,
             frags=self.fragment_data(op, plan, b_tile))))
+
+    def mfma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+        """AMD MFMA over K: per K step, each lane reads its run of `k_per_lane` elements of
+        A's row and of B's column (both K-major in their swizzled tiles: one vector read
+        each), and the wave issues its instructions; the accumulator registers of
+        instruction (mi, ni) are the block's (slots mi + q, ni), q < M N / 64."""
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        ins = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])]
+        esize = a.dtype.itemsize
+        wm, wn = plan.warps
+        mt, nt = m // (ins.m * wm), n // (ins.n * wn)  # instructions per warp along M, N
+        rows = 4 * 64 // ins.n  # accumulator rows one register set spans (4 a lane)
+        kpl = ins.k_per_lane
+        self.line(self.dot_macros.mfma_loop(dict(
+            steps=k // plan.k_step, k_step=plan.k_step, mt=mt, nt=nt, kpl=kpl, in_t=c_type(a.dtype),
+            warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
+            warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
+            mnemonic=ins.mnemonic, m_i=ins.m, n_i=ins.n,
+            # lane's A row: the accumulator block's row of the instruction's row lane % M
+            a_row=f"tc::lane_id() % {ins.m} / {rows} * {rows * wm} + wm * {rows} + "
+                  f"tc::lane_id() % {rows}" if ins.m > rows else
+                  f"wm * {ins.m} + tc::lane_id() % {ins.m}",
+            b_col=f"wn * {ins.n} + tc::lane_id() % {ins.n}",
+            a_k=f"tc::lane_id() / {ins.m} * {kpl}", b_k=f"tc::lane_id() / {ins.n} * {kpl}",
+            a_offset=self.tile_offset(True, f"a_row + mi * {ins.m * wm}", "kr", k, esize),
+            b_offset=self.tile_offset(True, f"b_col + ni * {ins.n * wn}", "kc", k, esize),
+            intrinsic=f"tc::{ins.intrinsic}<{nt}>", acc=acc,
+            slot0=f"mi * {ins.accumulator_slots * nt} + ni")))
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:

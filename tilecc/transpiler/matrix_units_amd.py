@@ -1,0 +1,76 @@
+"""AMD's matrix units: MFMA on CDNA2 (gfx90a) and CDNA3 (gfx94x), one row per instruction
+tile (32 x 32 and 16 x 16), each row an instruction per input type.
+
+A wave is 64 lanes.  The lane layouts are data (`Instruction.m`, `n`, `k_per_lane`; see
+`Instruction.a_element`, `b_element`, `accumulator_element`), taken from AMD's matrix
+instruction calculator and the CDNA2 / CDNA3 instruction set references (the MFMA
+operand and result layouts): lane l holds A's row l % M and B's column l % N, with the
+`k_per_lane` consecutive K elements starting at `k_per_lane * (l // M)` (resp. N); the
+result (M N / 64 registers a lane) is column l % N, 4 consecutive rows from
+`4 (l // N)`, repeated every `4 * 64 / N` rows.  That result is a blocked layout —
+4 x 1 elements per thread, (64 / N) x N lanes — so tilecc's accumulator is an ordinary
+block, the instruction tile repeated over each warp's share of the product.
+
+The instructions are `__builtin_amdgcn_mfma_*` builtins wrapped by `tilecc.h`
+(`tc::mfma_*`).  CDNA3 dropped CDNA2's 4-wide int8 instructions for 8-wide ones and adds
+fp8 (its FNUZ formats: fp8e4b8 / fp8e5b16) and xf32; bf16 keeps the `_1k` instructions.
+"""
+
+from __future__ import annotations
+
+from tilecc.transpiler.matrix_units import Instruction, MatrixUnit, whole_tiles_of
+
+
+def _mfma(m: int, n: int, k: int, kpl: int, types: str, name: str) -> Instruction:
+    """An MFMA instruction: `name` is both the ISA's (v_mfma_<name>) and, with the
+    tile's shape, the header's (tc::mfma_<name>)."""
+    return Instruction(f"{m}x{n}x{k}", k, types, f"mfma_{name}", opcode="v_mfma",
+                       b_n_major=False, a_from_registers=False, m=m, n=n, k_per_lane=kpl,
+                       mnemonic=f"v_mfma_{name}")
+
+
+def _describe(m: int, n: int, num_warps: int, warps: tuple[int, int], ins: Instruction,
+              dtype: str) -> str:
+    wm, wn = warps
+    return (f"{ins.mnemonic} ({dtype}), {wm} x {wn} warps, {m // wm} x {n // wn} outputs "
+            "per warp")
+
+
+def _unit(name: str, archs: tuple[str, ...], tile: int,
+          instructions: dict[tuple[str, str], Instruction]) -> MatrixUnit:
+    assert all(i.m == tile and i.n == tile for i in instructions.values())
+    return MatrixUnit(
+        name, archs, instructions,
+        split=lambda m, n, k, w, ks: whole_tiles_of(tile, tile, m, n, k, w, ks),
+        describe=_describe, tiles=f"{tile} x {tile} MFMA tiles", b_k_major=True,
+        accumulator_spt=(4, 1), accumulator_tpw=(64 // tile, tile), main_loop="mfma_loop")
+
+
+# CDNA2 (gfx90a): fp16, bf16 (the 4-wide `_1k` forms) and int8, 4 K elements a lane
+MFMA32_CDNA2 = _unit("mfma 32x32", ("gfx90a",), 32, {
+    ("fp16", "ieee"): _mfma(32, 32, 8, 4, "f32.f16.f16", "f32_32x32x8f16"),
+    ("bf16", "ieee"): _mfma(32, 32, 8, 4, "f32.bf16.bf16", "f32_32x32x8bf16_1k"),
+    ("i8", "ieee"): _mfma(32, 32, 8, 4, "i32.i8.i8", "i32_32x32x8i8")})
+MFMA16_CDNA2 = _unit("mfma 16x16", ("gfx90a",), 16, {
+    ("fp16", "ieee"): _mfma(16, 16, 16, 4, "f32.f16.f16", "f32_16x16x16f16"),
+    ("bf16", "ieee"): _mfma(16, 16, 16, 4, "f32.bf16.bf16", "f32_16x16x16bf16_1k"),
+    ("i8", "ieee"): _mfma(16, 16, 16, 4, "i32.i8.i8", "i32_16x16x16i8")})
+
+# CDNA3 (gfx940, gfx941, gfx942): int8 8 a lane, fp8 (FNUZ) and xf32 (tf32's role)
+MFMA32_CDNA3 = _unit("mfma 32x32", ("gfx94",), 32, {
+    ("fp16", "ieee"): _mfma(32, 32, 8, 4, "f32.f16.f16", "f32_32x32x8f16"),
+    ("bf16", "ieee"): _mfma(32, 32, 8, 4, "f32.bf16.bf16", "f32_32x32x8bf16_1k"),
+    ("i8", "ieee"): _mfma(32, 32, 16, 8, "i32.i8.i8", "i32_32x32x16_i8"),
+    ("fp8e4b8", "ieee"): _mfma(32, 32, 16, 8, "f32.fp8.fp8", "f32_32x32x16_fp8_fp8"),
+    ("fp8e5b16", "ieee"): _mfma(32, 32, 16, 8, "f32.bf8.bf8", "f32_32x32x16_bf8_bf8"),
+    ("fp32", "tf32"): _mfma(32, 32, 4, 2, "f32.xf32.xf32", "f32_32x32x4_xf32")})
+MFMA16_CDNA3 = _unit("mfma 16x16", ("gfx94",), 16, {
+    ("fp16", "ieee"): _mfma(16, 16, 16, 4, "f32.f16.f16", "f32_16x16x16f16"),
+    ("bf16", "ieee"): _mfma(16, 16, 16, 4, "f32.bf16.bf16", "f32_16x16x16bf16_1k"),
+    ("i8", "ieee"): _mfma(16, 16, 32, 8, "i32.i8.i8", "i32_16x16x32_i8"),
+    ("fp8e4b8", "ieee"): _mfma(16, 16, 32, 8, "f32.fp8.fp8", "f32_16x16x32_fp8_fp8"),
+    ("fp8e5b16", "ieee"): _mfma(16, 16, 32, 8, "f32.bf8.bf8", "f32_16x16x32_bf8_bf8"),
+    ("fp32", "tf32"): _mfma(16, 16, 8, 2, "f32.xf32.xf32", "f32_16x16x8_xf32")})
+
+# in the HIP target's order of preference: an architecture's 32 x 32 tiles first
+AMD_UNITS = (MFMA32_CDNA3, MFMA16_CDNA3, MFMA32_CDNA2, MFMA16_CDNA2)

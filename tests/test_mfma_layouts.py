@@ -85,3 +85,61 @@ def test_instruction_k_is_what_the_lanes_hold() -> None:
     for unit, key, ins in ROWS:
         assert ins.k == ins.k_per_lane * WAVE // ins.m == ins.k_per_lane * WAVE // ins.n
         assert ins.mnemonic.startswith("v_mfma_") and ins.intrinsic == "mfma_" + ins.mnemonic[7:]
+
+
+_COMPILED: dict[str, object] = {}
+
+
+def _eval(expr: str, **names: int) -> int:
+    """A C index expression of the renderer, in Python (/ of non-negative ints: //)."""
+    code = _COMPILED.get(expr)
+    if code is None:
+        text = expr.replace("tc::lane_id()", "lane").replace("tc::warp_id()", "warp")
+        code = _COMPILED[expr] = compile(text.replace("/", "//"), expr, "eval")
+    return eval(code, {}, names)
+
+
+# the loop's indices depend on the instruction's tile and K run only
+SHAPES = list({(ins.m, ins.n, ins.k_per_lane): row for row in ROWS
+               for ins in [row[2]]}.values())
+
+
+@pytest.mark.parametrize("warps", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("row", SHAPES, ids=_ids)
+def test_the_loops_indices_feed_each_accumulator_register_its_row_and_column(row, warps) -> None:
+    """The MFMA loop's C indices (render_dot.mfma_indices): instruction (mi, ni) of warp w
+    reads for its row i the A row, and for its column j the B column, that the
+    accumulator block holds in the register it writes slot q of (i, j) to."""
+    from tilecc.transpiler.render_dot import mfma_indices
+
+    unit, key, ins = row
+    wm_count, wn_count = warps
+    mt, nt = 2, 2
+    m, n = ins.m * wm_count * mt, ins.n * wn_count * nt
+    acc = Placement(accumulator(unit, warps), (m, n))
+    x = mfma_indices(ins, warps, nt)
+    for lane in range(WAVE):  # each lane's operands: the K elements the layout says
+        for s in range(ins.k_per_lane):
+            assert _eval(x["a_k"], lane=lane) + s == ins.a_element(lane, s)[1]
+            assert _eval(x["b_k"], lane=lane) + s == ins.b_element(lane, s)[0]
+    for warp in range(wm_count * wn_count):
+        wm, wn = _eval(x["warp_m"], warp=warp), _eval(x["warp_n"], warp=warp)
+        names = dict(warp=warp, wm=wm, wn=wn)
+        # the block row (column) of instruction row i (column j): every lane holding it agrees
+        row_of: dict[int, int] = {}
+        col_of: dict[int, int] = {}
+        for lane in range(WAVE):
+            r = _eval(x["a_row"], lane=lane, **names)
+            assert row_of.setdefault(ins.a_element(lane, 0)[0], r) == r
+            c = _eval(x["b_col"], lane=lane, **names)
+            assert col_of.setdefault(ins.b_element(lane, 0)[1], c) == c
+        for mi in range(mt):
+            rows = {i: _eval(x["row"], a_row=r, mi=mi) for i, r in row_of.items()}
+            for ni in range(nt):
+                cols = {j: _eval(x["col"], b_col=c, ni=ni) for j, c in col_of.items()}
+                slot0 = _eval(x["slot0"], mi=mi, ni=ni)
+                for lane in range(WAVE):
+                    for q in range(ins.accumulator_slots):
+                        i, j = ins.accumulator_element(lane, q)
+                        assert acc.coords(warp * WAVE + lane, slot0 + q * nt, WAVE) == \
+                            (rows[i], cols[j])

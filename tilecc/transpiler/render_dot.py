@@ -15,9 +15,31 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
+
+
+def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int) -> dict[str, str]:
+    """The C expressions of the MFMA loop's indices, from the instruction's lane layouts
+    and the accumulator's blocked layout (tests evaluate them against both): the warp's
+    place, the lane's A row (`row`, of instruction mi) and B column (`col`, of ni) and K
+    offsets, and the first accumulator register of instruction (mi, ni) (its slot q is
+    `q * nt` further).  Instruction row i is the accumulator block's row
+    `(i / G) * G wm_count + wm G + i % G` (G: the rows one register set spans)."""
+    wm_count, wn_count = warps
+    rows = 4 * 64 // ins.n  # accumulator rows one set of 4 registers spans, over the wave
+    lane = "tc::lane_id()"
+    a_row = (f"{lane} % {ins.m} / {rows} * {rows * wm_count} + wm * {rows} + {lane} % {rows}"
+             if ins.m > rows else f"wm * {ins.m} + {lane} % {ins.m}")
+    return dict(
+        warp_m="tc::warp_id()" if wn_count == 1 else f"tc::warp_id() / {wn_count}",
+        warp_n="0" if wn_count == 1 else f"tc::warp_id() % {wn_count}",
+        a_row=a_row, b_col=f"wn * {ins.n} + {lane} % {ins.n}",
+        a_k=f"{lane} / {ins.m} * {ins.k_per_lane}", b_k=f"{lane} / {ins.n} * {ins.k_per_lane}",
+        row=f"a_row + mi * {ins.m * wm_count}", col=f"b_col + ni * {ins.n * wn_count}",
+        slot0=f"mi * {ins.accumulator_slots * nt} + ni")
 
 
 class DotOps:
@@ -185,23 +207,13 @@ class DotOps:
         esize = a.dtype.itemsize
         wm, wn = plan.warps
         mt, nt = m // (ins.m * wm), n // (ins.n * wn)  # instructions per warp along M, N
-        rows = 4 * 64 // ins.n  # accumulator rows one register set spans (4 a lane)
-        kpl = ins.k_per_lane
         self.line(self.dot_macros.mfma_loop(dict(
-            steps=k // plan.k_step, k_step=plan.k_step, mt=mt, nt=nt, kpl=kpl, in_t=c_type(a.dtype),
-            warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
-            warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
-            mnemonic=ins.mnemonic, m_i=ins.m, n_i=ins.n,
-            # lane's A row: the accumulator block's row of the instruction's row lane % M
-            a_row=f"tc::lane_id() % {ins.m} / {rows} * {rows * wm} + wm * {rows} + "
-                  f"tc::lane_id() % {rows}" if ins.m > rows else
-                  f"wm * {ins.m} + tc::lane_id() % {ins.m}",
-            b_col=f"wn * {ins.n} + tc::lane_id() % {ins.n}",
-            a_k=f"tc::lane_id() / {ins.m} * {kpl}", b_k=f"tc::lane_id() / {ins.n} * {kpl}",
-            a_offset=self.tile_offset(True, f"a_row + mi * {ins.m * wm}", "kr", k, esize),
-            b_offset=self.tile_offset(True, f"b_col + ni * {ins.n * wn}", "kc", k, esize),
-            intrinsic=f"tc::{ins.intrinsic}<{nt}>", acc=acc,
-            slot0=f"mi * {ins.accumulator_slots * nt} + ni")))
+            steps=k // plan.k_step, k_step=plan.k_step, mt=mt, nt=nt, kpl=ins.k_per_lane,
+            in_t=c_type(a.dtype), a_tile=a_tile, b_tile=b_tile, mnemonic=ins.mnemonic,
+            m_i=ins.m, n_i=ins.n, intrinsic=f"tc::{ins.intrinsic}<{nt}>", acc=acc,
+            a_offset=self.tile_offset(True, "row", "kr", k, esize),
+            b_offset=self.tile_offset(True, "col", "kc", k, esize),
+            **mfma_indices(ins, plan.warps, nt))))
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:

@@ -1,0 +1,108 @@
+"""tl.dot on AMD CDNA: products run on MFMA (tilecc/transpiler/matrix_units_amd.py).  The
+generated HIP calls the row's intrinsic for each input type, tile and number of warps,
+compiles cleanly with hiprtc for gfx90a (hipcc for gfx940, where the CDNA3 rows run), and
+the kernels' interpreted results still match NumPy on ragged (masked) sizes.  Running
+them is for an AMD GPU (`@pytest.mark.gpu`); tests/test_mfma_layouts.py proves the lane
+layouts without one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+try:
+    import kernels_dot as KD
+    from conftest_compilers import compilers_required, require_hip_compiler
+    from test_blocks import run_interpreted
+except ImportError:  # tests/ imported as a package
+    from tests import kernels_dot as KD
+    from tests.conftest_compilers import compilers_required, require_hip_compiler
+    from tests.test_blocks import run_interpreted
+from tilecc.transpiler.render import INCLUDE_DIR
+
+_OUT = {"i8": "i32", "fp16": "fp32", "bf16": "fp32"}
+# (input type, BM, BN, BK, num_warps) → the instruction its plan takes on gfx90a
+GFX90A = [
+    ("fp16", 64, 64, 32, 4, "mfma_f32_32x32x8f16"),
+    ("fp16", 128, 128, 32, 8, "mfma_f32_32x32x8f16"),
+    ("fp16", 32, 64, 16, 2, "mfma_f32_32x32x8f16"),
+    ("fp16", 16, 16, 16, 1, "mfma_f32_16x16x16f16"),
+    ("fp16", 32, 32, 64, 4, "mfma_f32_16x16x16f16"),
+    ("bf16", 64, 64, 32, 4, "mfma_f32_32x32x8bf16_1k"),
+    ("bf16", 32, 32, 32, 1, "mfma_f32_32x32x8bf16_1k"),
+    ("bf16", 64, 32, 16, 8, "mfma_f32_16x16x16bf16_1k"),
+    ("i8", 64, 64, 32, 4, "mfma_i32_32x32x8i8"),
+    ("i8", 32, 32, 32, 4, "mfma_i32_16x16x16i8"),
+    ("i8", 64, 128, 64, 8, "mfma_i32_32x32x8i8"),
+    ("i8", 32, 16, 32, 2, "mfma_i32_16x16x16i8"),
+]
+
+
+def _signature(dt: str, bm: int, bn: int, bk: int, out: str | None = None) -> str:
+    # unaligned sizes and strides: the loads stay masked, element by element
+    return (f"*{dt}:16,*{dt}:16,*{out or _OUT[dt]}:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,"
+            f"{bm},{bn},{bk},0")
+
+
+def _hip(dt, bm, bn, bk, warps, arch="gfx90a") -> str:
+    return KD.dot_loop_kernel.source(_signature(dt, bm, bn, bk), target="hip", arch=arch,
+                                     num_warps=warps)
+
+
+@pytest.mark.parametrize("dt,bm,bn,bk,warps,intrinsic", GFX90A,
+                         ids=[f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-w{c[4]}" for c in GFX90A])
+def test_products_take_the_rows_instruction(dt, bm, bn, bk, warps, intrinsic) -> None:
+    src = _hip(dt, bm, bn, bk, warps)
+    body = src.split("extern \"C\"")[1]
+    assert f"tc::{intrinsic}<" in body and "v_mfma_" in body
+    assert "tc::fma(" not in body and "+= tc::cast<int>" not in body  # no portable loop
+
+
+def test_the_kernels_compile_cleanly_with_hiprtc() -> None:
+    require_hip_compiler()
+    from tilecc.testing import batch
+
+    from conftest_compilers import clean_log_problem
+
+    texts = [_hip(*c[:5]) for c in GFX90A]
+    log = batch.compile_batch(texts, "hip", "gfx90a").log or ""
+    assert clean_log_problem(log, "hip") is None, log
+
+
+def test_cdna3_rows_compile_with_hipcc(tmp_path) -> None:
+    """gfx940's rows (8-wide int8, xf32 for tf32) with the installed hipcc (hiprtc may
+    not target CDNA3); gfx942 is the same instruction set."""
+    hipcc = shutil.which("hipcc")
+    if hipcc is None:
+        if compilers_required():
+            pytest.fail("hipcc is unavailable but TILECC_REQUIRE_COMPILERS=1", pytrace=False)
+        pytest.skip("hipcc is not installed")
+    cases = [("i8", "i32", "mfma_i32_32x32x16_i8"), ("fp16", "fp32", "mfma_f32_32x32x8f16"),
+             ("bf16", "fp32", "mfma_f32_32x32x8bf16_1k"), ("fp32", "fp32", "mfma_f32_32x32x4_xf32")]
+    unit = ['#include "tilecc.h"']
+    for i, (dt, out, intrinsic) in enumerate(cases):
+        src = KD.dot_loop_kernel.source(_signature(dt, 64, 64, 64, out), target="hip",
+                                        arch="gfx940", num_warps=4)
+        assert f"tc::{intrinsic}<" in src
+        unit.append(f"namespace k{i} {{\n" + src.replace('extern "C" ', "") + "\n}")
+    path = tmp_path / "cdna3.hip"
+    path.write_text("\n".join(unit))
+    p = subprocess.run([hipcc, "-std=c++17", "--offload-arch=gfx940", "-c", "-Werror",
+                        "-I", str(INCLUDE_DIR), str(path), "-o", str(tmp_path / "cdna3.o")],
+                       capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
+_DTYPES = {"fp16": KD.F16, "bf16": KD.BF16, "i8": KD.I8}
+
+
+@pytest.mark.parametrize("dt,bm,bn,bk,warps,intrinsic", GFX90A[::2],
+                         ids=[f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-w{c[4]}" for c in GFX90A[::2]])
+def test_interpreted_results_match_numpy_on_ragged_sizes(dt, bm, bn, bk, warps, intrinsic) -> None:
+    case = KD._loop_case(f"mfma_{dt}", (_DTYPES[dt],), ieee=False, tf32=False,
+                         blocks=(bm, bk, bn), warps=warps)
+    for n in ((bm + 3, 2 * bk + 5, bn - 1), (1, bk - 3, 2 * bn + 1)):
+        run_interpreted(case, _DTYPES[dt], n, seed=sum(n))

@@ -172,6 +172,13 @@ def test_fp32_precision_selects_tf32_or_fma() -> None:
     assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0")
     ieee = _source(KD.dot_loop_kernel, base + "1")
     assert "mma_" not in ieee.split("#include")[1] and "tc::fma(" in ieee
+    # AMD: fp32 MFMA (one K element a lane) for both, as gfx90a has no tf32; fp64 sums
+    # with fused multiply-adds
+    for precision in "01":
+        hip = _source(KD.dot_loop_kernel, base + precision, target="hip").split("#include")[1]
+        assert "tc::mfma_f32_32x32x2f32<1>(" in hip and "tc::fma(" not in hip
+    fp64 = _source(KD.dot_loop_kernel, base.replace("fp32", "fp64") + "1", target="hip")
+    assert "mfma" not in fp64.split("#include")[1] and "tc::fma(" in fp64
 
 
 def test_accumulates_in_place_and_stages_operands_swizzled() -> None:

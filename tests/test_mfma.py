@@ -23,7 +23,7 @@ except ImportError:  # tests/ imported as a package
     from tests.test_blocks import run_interpreted
 from tilecc.transpiler.render import INCLUDE_DIR
 
-_OUT = {"i8": "i32", "fp16": "fp32", "bf16": "fp32"}
+_OUT = {"i8": "i32", "fp16": "fp32", "bf16": "fp32", "fp32": "fp32"}
 # (input type, BM, BN, BK, num_warps) → the instruction its plan takes on gfx90a
 GFX90A = [
     ("fp16", 64, 64, 32, 4, "mfma_f32_32x32x8f16"),
@@ -38,6 +38,8 @@ GFX90A = [
     ("i8", 32, 32, 32, 4, "mfma_i32_16x16x16i8"),
     ("i8", 64, 128, 64, 8, "mfma_i32_32x32x8i8"),
     ("i8", 32, 16, 32, 2, "mfma_i32_16x16x16i8"),
+    ("fp32", 64, 64, 32, 4, "mfma_f32_32x32x2f32"),
+    ("fp32", 16, 32, 16, 2, "mfma_f32_16x16x4f32"),
 ]
 
 
@@ -96,13 +98,13 @@ def test_cdna3_rows_compile_with_hipcc(tmp_path) -> None:
     assert p.returncode == 0, p.stderr[-3000:]
 
 
-_DTYPES = {"fp16": KD.F16, "bf16": KD.BF16, "i8": KD.I8}
+_DTYPES = {"fp16": KD.F16, "bf16": KD.BF16, "i8": KD.I8, "fp32": KD.F32}
 
 
 @pytest.mark.parametrize("dt,bm,bn,bk,warps,intrinsic", GFX90A[::2],
                          ids=[f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-w{c[4]}" for c in GFX90A[::2]])
 def test_interpreted_results_match_numpy_on_ragged_sizes(dt, bm, bn, bk, warps, intrinsic) -> None:
-    case = KD._loop_case(f"mfma_{dt}", (_DTYPES[dt],), ieee=False, tf32=False,
+    case = KD._loop_case(f"mfma_{dt}", (_DTYPES[dt],), ieee=False, tf32=dt == "fp32",
                          blocks=(bm, bk, bn), warps=warps)
     for n in ((bm + 3, 2 * bk + 5, bn - 1), (1, bk - 3, 2 * bn + 1)):
         run_interpreted(case, _DTYPES[dt], n, seed=sum(n))

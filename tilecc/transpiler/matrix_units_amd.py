@@ -46,15 +46,23 @@ def _unit(name: str, archs: tuple[str, ...], tile: int,
         accumulator_spt=(4, 1), accumulator_tpw=(64 // tile, tile), main_loop="mfma_loop")
 
 
+# fp32 in full (one K element a lane): input_precision="ieee", and tf32 where there is no
+# xf32 (CDNA2), more precise than tf32 as Triton's AMD back end computes it
+_FP32 = {tile: {("fp32", p): _mfma(tile, tile, 64 // tile, 1, "f32.f32.f32",
+                                   f"f32_{tile}x{tile}x{64 // tile}f32")
+                for p in ("tf32", "ieee")} for tile in (32, 16)}
+
 # CDNA2 (gfx90a): fp16, bf16 (the 4-wide `_1k` forms) and int8, 4 K elements a lane
 MFMA32_CDNA2 = _unit("mfma 32x32", ("gfx90a",), 32, {
     ("fp16", "ieee"): _mfma(32, 32, 8, 4, "f32.f16.f16", "f32_32x32x8f16"),
     ("bf16", "ieee"): _mfma(32, 32, 8, 4, "f32.bf16.bf16", "f32_32x32x8bf16_1k"),
-    ("i8", "ieee"): _mfma(32, 32, 8, 4, "i32.i8.i8", "i32_32x32x8i8")})
+    ("i8", "ieee"): _mfma(32, 32, 8, 4, "i32.i8.i8", "i32_32x32x8i8"),
+    **_FP32[32]})
 MFMA16_CDNA2 = _unit("mfma 16x16", ("gfx90a",), 16, {
     ("fp16", "ieee"): _mfma(16, 16, 16, 4, "f32.f16.f16", "f32_16x16x16f16"),
     ("bf16", "ieee"): _mfma(16, 16, 16, 4, "f32.bf16.bf16", "f32_16x16x16bf16_1k"),
-    ("i8", "ieee"): _mfma(16, 16, 16, 4, "i32.i8.i8", "i32_16x16x16i8")})
+    ("i8", "ieee"): _mfma(16, 16, 16, 4, "i32.i8.i8", "i32_16x16x16i8"),
+    **_FP32[16]})
 
 # CDNA3 (gfx940, gfx941, gfx942): int8 8 a lane, fp8 (FNUZ) and xf32 (tf32's role)
 MFMA32_CDNA3 = _unit("mfma 32x32", ("gfx94",), 32, {
@@ -63,14 +71,16 @@ MFMA32_CDNA3 = _unit("mfma 32x32", ("gfx94",), 32, {
     ("i8", "ieee"): _mfma(32, 32, 16, 8, "i32.i8.i8", "i32_32x32x16_i8"),
     ("fp8e4b8", "ieee"): _mfma(32, 32, 16, 8, "f32.fp8.fp8", "f32_32x32x16_fp8_fp8"),
     ("fp8e5b16", "ieee"): _mfma(32, 32, 16, 8, "f32.bf8.bf8", "f32_32x32x16_bf8_bf8"),
-    ("fp32", "tf32"): _mfma(32, 32, 4, 2, "f32.xf32.xf32", "f32_32x32x4_xf32")})
+    ("fp32", "tf32"): _mfma(32, 32, 4, 2, "f32.xf32.xf32", "f32_32x32x4_xf32"),
+    ("fp32", "ieee"): _FP32[32][("fp32", "ieee")]})
 MFMA16_CDNA3 = _unit("mfma 16x16", ("gfx94",), 16, {
     ("fp16", "ieee"): _mfma(16, 16, 16, 4, "f32.f16.f16", "f32_16x16x16f16"),
     ("bf16", "ieee"): _mfma(16, 16, 16, 4, "f32.bf16.bf16", "f32_16x16x16bf16_1k"),
     ("i8", "ieee"): _mfma(16, 16, 32, 8, "i32.i8.i8", "i32_16x16x32_i8"),
     ("fp8e4b8", "ieee"): _mfma(16, 16, 32, 8, "f32.fp8.fp8", "f32_16x16x32_fp8_fp8"),
     ("fp8e5b16", "ieee"): _mfma(16, 16, 32, 8, "f32.bf8.bf8", "f32_16x16x32_bf8_bf8"),
-    ("fp32", "tf32"): _mfma(16, 16, 8, 2, "f32.xf32.xf32", "f32_16x16x8_xf32")})
+    ("fp32", "tf32"): _mfma(16, 16, 8, 2, "f32.xf32.xf32", "f32_16x16x8_xf32"),
+    ("fp32", "ieee"): _FP32[16][("fp32", "ieee")]})
 
 # in the HIP target's order of preference: an architecture's 32 x 32 tiles first
 AMD_UNITS = (MFMA32_CDNA3, MFMA16_CDNA3, MFMA32_CDNA2, MFMA16_CDNA2)

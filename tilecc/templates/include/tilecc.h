@@ -1760,6 +1760,8 @@ TC_MFMA(f32_32x32x8f16, float, 16, half, 4, mfma_f16x4)
 TC_MFMA(f32_16x16x16f16, float, 4, half, 4, mfma_f16x4)
 TC_MFMA(f32_32x32x8bf16_1k, float, 16, bfloat16, 4, mfma_i16x4)
 TC_MFMA(f32_16x16x16bf16_1k, float, 4, bfloat16, 4, mfma_i16x4)
+TC_MFMA(f32_32x32x2f32, float, 16, float, 1, float)
+TC_MFMA(f32_16x16x4f32, float, 4, float, 1, float)
 // CDNA2 only: int8 four a lane
 TC_MFMA(i32_32x32x8i8, int, 16, signed char, 4, int)
 TC_MFMA(i32_16x16x16i8, int, 4, signed char, 4, int)

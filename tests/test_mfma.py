@@ -38,6 +38,10 @@ GFX90A = [
     ("i8", 32, 32, 32, 4, "mfma_i32_16x16x16i8"),
     ("i8", 64, 128, 64, 8, "mfma_i32_32x32x8i8"),
     ("i8", 32, 16, 32, 2, "mfma_i32_16x16x16i8"),
+    # products smaller than the warps' tiles: warps hold copies
+    ("fp16", 16, 32, 16, 4, "mfma_f32_16x16x16f16"),
+    ("bf16", 16, 16, 32, 8, "mfma_f32_16x16x16bf16_1k"),
+    ("i8", 32, 32, 32, 8, "mfma_i32_16x16x16i8"),
     ("fp32", 64, 64, 32, 4, "mfma_f32_32x32x2f32"),
     ("fp32", 16, 32, 16, 2, "mfma_f32_16x16x4f32"),
 ]

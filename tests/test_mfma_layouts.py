@@ -104,20 +104,28 @@ SHAPES = list({(ins.m, ins.n, ins.k_per_lane): row for row in ROWS
                for ins in [row[2]]}.values())
 
 
-@pytest.mark.parametrize("warps", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("warps,tiles", [((1, 1), (2, 2)), ((2, 1), (2, 2)), ((1, 2), (2, 2)),
+                                         ((2, 2), (0, 0)), ((1, 4), (1, 0))])
 @pytest.mark.parametrize("row", SHAPES, ids=_ids)
-def test_the_loops_indices_feed_each_accumulator_register_its_row_and_column(row, warps) -> None:
+def test_the_loops_indices_feed_each_accumulator_register_its_row_and_column(row, warps,
+                                                                             tiles) -> None:
     """The MFMA loop's C indices (render_dot.mfma_indices): instruction (mi, ni) of warp w
     reads for its row i the A row, and for its column j the B column, that the
-    accumulator block holds in the register it writes slot q of (i, j) to."""
+    accumulator block holds in the register it writes slot q of (i, j) to — also where
+    warps hold copies of a product smaller than their tiles (`tiles` 0: one instruction
+    tile along that axis, shared by the warps: 16 x 16 instructions only)."""
     from tilecc.transpiler.render_dot import mfma_indices
 
     unit, key, ins = row
     wm_count, wn_count = warps
-    mt, nt = 2, 2
-    m, n = ins.m * wm_count * mt, ins.n * wn_count * nt
+    m, n = ins.m * wm_count * tiles[0] or ins.m, ins.n * wn_count * tiles[1] or ins.n
+    if ins.m == 32 and 0 in tiles:  # copies only on 16 x 16 tiles, the last row tried
+        assert unit.split(m, n, ins.k, wm_count * wn_count, ins.k) is None
+        return
+    assert unit.split(m, n, ins.k, wm_count * wn_count, ins.k) is not None
+    mt, nt = max(1, m // (ins.m * wm_count)), max(1, n // (ins.n * wn_count))
     acc = Placement(accumulator(unit, warps), (m, n))
-    x = mfma_indices(ins, warps, nt)
+    x = mfma_indices(ins, warps, nt, (m, n))
     for lane in range(WAVE):  # each lane's operands: the K elements the layout says
         for s in range(ins.k_per_lane):
             assert _eval(x["a_k"], lane=lane) + s == ins.a_element(lane, s)[1]

@@ -32,8 +32,34 @@ def _mfma(m: int, n: int, k: int, kpl: int, types: str, name: str) -> Instructio
 def _describe(m: int, n: int, num_warps: int, warps: tuple[int, int], ins: Instruction,
               dtype: str) -> str:
     wm, wn = warps
-    return (f"{ins.mnemonic} ({dtype}), {wm} x {wn} warps, {m // wm} x {n // wn} outputs "
-            "per warp")
+    copies = max(1, ins.m * wm // m) * max(1, ins.n * wn // n)
+    return (f"{ins.mnemonic} ({dtype}), {wm} x {wn} warps, {max(ins.m, m // wm)} x "
+            f"{max(ins.n, n // wn)} outputs per warp" +
+            (f", each held by {copies} warps" if copies > 1 else ""))
+
+
+def _mfma_split(tile: int, m: int, n: int, k: int, num_warps: int,
+                k_step: int) -> tuple[int, int] | None:
+    """Warps along (M, N) for MFMA tiles of tile x tile: whole tiles per warp where the
+    warps can split the product (`whole_tiles_of`); else, on 16 x 16 tiles (the last
+    row tried), for a product smaller than the warps' tiles, warps beyond the tiles hold
+    copies: the accumulator's blocked layout wraps, replicated warps compute the same
+    outputs and only the first stores them.  (An instruction's 16 rows are one register
+    set of 4 lane groups, so its rows never straddle warps.)"""
+    whole = whole_tiles_of(tile, tile, m, n, k, num_warps, k_step)
+    if whole is not None or tile != 16 or m % tile or n % tile or k % k_step:
+        return whole
+    best = None
+    wm = 1
+    while wm <= num_warps:
+        wn = num_warps // wm
+        # the fewest copies, then the least shared-memory traffic
+        copies = max(1, tile * wm // m) * max(1, tile * wn // n)
+        cost = (copies, max(tile, m // wm) + max(tile, n // wn), -wm)
+        if best is None or cost < best[0]:
+            best = (cost, (wm, wn))
+        wm *= 2
+    return None if best is None else best[1]
 
 
 def _unit(name: str, archs: tuple[str, ...], tile: int,
@@ -41,7 +67,7 @@ def _unit(name: str, archs: tuple[str, ...], tile: int,
     assert all(i.m == tile and i.n == tile for i in instructions.values())
     return MatrixUnit(
         name, archs, instructions,
-        split=lambda m, n, k, w, ks: whole_tiles_of(tile, tile, m, n, k, w, ks),
+        split=lambda m, n, k, w, ks: _mfma_split(tile, m, n, k, w, ks),
         describe=_describe, tiles=f"{tile} x {tile} MFMA tiles", b_k_major=True,
         accumulator_spt=(4, 1), accumulator_tpw=(64 // tile, tile), main_loop="mfma_loop")
 

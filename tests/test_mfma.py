@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 try:
@@ -112,3 +113,33 @@ def test_interpreted_results_match_numpy_on_ragged_sizes(dt, bm, bn, bk, warps, 
                          blocks=(bm, bk, bn), warps=warps)
     for n in ((bm + 3, 2 * bk + 5, bn - 1), (1, bk - 3, 2 * bn + 1)):
         run_interpreted(case, _DTYPES[dt], n, seed=sum(n))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt,bm,bn,bk,warps,intrinsic", GFX90A,
+                         ids=[f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-w{c[4]}" for c in GFX90A])
+def test_products_on_the_gpu_match_numpy(dt, bm, bn, bk, warps, intrinsic) -> None:
+    """The same kernels launched with torch tensors (on an AMD GPU: MFMA), ragged sizes."""
+    import copy
+
+    pytest.importorskip("torch")
+    try:
+        from test_gpu_cases import FRAMEWORKS
+        from test_blocks import check_outputs
+    except ImportError:  # tests/ imported as a package
+        from tests.test_gpu_cases import FRAMEWORKS
+        from tests.test_blocks import check_outputs
+    to_dev, to_host = FRAMEWORKS["torch"]
+    # fp32 products run tf32 on NVIDIA and in full on CDNA2 (the reference rounds to tf32):
+    # a tolerance for either; a layout mistake is off by whole products
+    tol = (1e-2, 5e-2) if dt == "fp32" else (1e-5, 2e-3)
+    case = KD._loop_case(f"mfma_{dt}", (_DTYPES[dt],), ieee=False, tf32=dt == "fp32",
+                         blocks=(bm, bk, bn), warps=warps, tol={"float32": tol})
+    for n in ((bm + 3, 2 * bk + 5, bn - 1), (1, bk - 3, 2 * bn + 1), (2 * bm, bk, 2 * bn)):
+        rng = np.random.default_rng(sum(n))
+        args = case.make_args(n, _DTYPES[dt], rng)
+        before = copy.deepcopy(args)
+        dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
+        case.kernel[case.grid(n)](*dev, **case.options)
+        check_outputs(case, before, [to_host(dev[i], args[i]) for i in case.outputs],
+                      f"{case.name} n={n}")

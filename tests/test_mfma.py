@@ -68,19 +68,37 @@ def test_products_take_the_rows_instruction(dt, bm, bn, bk, warps, intrinsic) ->
     assert "tc::fma(" not in body and "+= tc::cast<int>" not in body  # no portable loop
 
 
+def _fnuz_on_gfx90a(dt: str) -> str:
+    return KD.dot_loop_kernel.source(_signature(dt, 64, 64, 64, "fp32"), target="hip",
+                                     arch="gfx90a", num_warps=4)
+
+
+@pytest.mark.parametrize("dt", ["fp8e4b8", "fp8e5b16"])
+def test_fnuz_fp8_runs_as_it_is_on_cdna3_and_as_fp16_on_cdna2(dt) -> None:
+    """CDNA3 multiplies its fp8 formats (e4m3fnuz, e5m2fnuz); on gfx90a the passes convert
+    the operands to fp16 (exactly) for its fp16 instruction."""
+    name = "fp8_fp8" if dt == "fp8e4b8" else "bf8_bf8"
+    cdna3 = KD.dot_loop_kernel.source(_signature(dt, 64, 64, 64, "fp32"), target="hip",
+                                      arch="gfx940", num_warps=4)
+    assert f"tc::mfma_f32_32x32x16_{name}<1>(" in cdna3 and "tc::load<8>(" in cdna3
+    assert "tc::half" not in cdna3.split('extern "C"')[1]
+    cdna2 = _fnuz_on_gfx90a(dt)
+    assert "tc::mfma_f32_32x32x8f16<1>(" in cdna2 and "tc::cast<tc::half>(" in cdna2
+
+
 def test_the_kernels_compile_cleanly_with_hiprtc() -> None:
     require_hip_compiler()
     from tilecc.testing import batch
 
     from conftest_compilers import clean_log_problem
 
-    texts = [_hip(*c[:5]) for c in GFX90A]
+    texts = [_hip(*c[:5]) for c in GFX90A] + [_fnuz_on_gfx90a(dt) for dt in ("fp8e4b8", "fp8e5b16")]
     log = batch.compile_batch(texts, "hip", "gfx90a").log or ""
     assert clean_log_problem(log, "hip") is None, log
 
 
 def test_cdna3_rows_compile_with_hipcc(tmp_path) -> None:
-    """gfx940's rows (8-wide int8, xf32 for tf32) with the installed hipcc (hiprtc may
+    """gfx940's rows (8-wide int8, FNUZ fp8 as they are, xf32 for tf32) with the installed hipcc (hiprtc may
     not target CDNA3); gfx942 is the same instruction set."""
     hipcc = shutil.which("hipcc")
     if hipcc is None:
@@ -88,7 +106,9 @@ def test_cdna3_rows_compile_with_hipcc(tmp_path) -> None:
             pytest.fail("hipcc is unavailable but TILECC_REQUIRE_COMPILERS=1", pytrace=False)
         pytest.skip("hipcc is not installed")
     cases = [("i8", "i32", "mfma_i32_32x32x16_i8"), ("fp16", "fp32", "mfma_f32_32x32x8f16"),
-             ("bf16", "fp32", "mfma_f32_32x32x8bf16_1k"), ("fp32", "fp32", "mfma_f32_32x32x4_xf32")]
+             ("bf16", "fp32", "mfma_f32_32x32x8bf16_1k"), ("fp32", "fp32", "mfma_f32_32x32x4_xf32"),
+             ("fp8e4b8", "fp32", "mfma_f32_32x32x16_fp8_fp8"),
+             ("fp8e5b16", "fp32", "mfma_f32_32x32x16_bf8_bf8")]
     unit = ['#include "tilecc.h"']
     for i, (dt, out, intrinsic) in enumerate(cases):
         src = KD.dot_loop_kernel.source(_signature(dt, 64, 64, 64, out), target="hip",

@@ -24,31 +24,29 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
 //   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
-//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+//   Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
+//   Sliced7: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced8: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
+//     axis 1: 1 per thread x 32 lanes x 2 warps
 //   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L57: result of the reduction (fp32[128]): through shared memory
-//   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
-//   L60: result of the reduction (fp32[128]): through shared memory
+//   none
 // Matrix products (tl.dot):
-//   L52: fused multiply-adds (no matrix instructions on this target yet)
-//   L63: fused multiply-adds (no matrix instructions on this target yet)
+//   L52: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
+//   L63: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
 // Memory accesses:
 //   L36 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
@@ -57,8 +55,8 @@
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
+//   L68 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
 #include "tilecc.h"
 
 // Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
@@ -81,29 +79,9 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced2 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked4: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
+struct Blocked2 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -113,6 +91,26 @@ struct Blocked4 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
 // Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
@@ -127,46 +125,50 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
-struct Blocked6 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from
+// Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced6 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
+// Sliced7: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced7 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+// Sliced8: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
+struct Sliced8 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
+//   1: 1 per thread x 32 lanes x 2 warps
+struct Blocked9 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
 };
 
 // Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
@@ -195,6 +197,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     int N_CTX) {
   // shared memory for reductions, scans and layout conversions (24576 bytes, reused step by step)
   __shared__ unsigned char smem[24576] __attribute__((aligned(16)));
+  // dynamic shared memory: the tl.dot pipeline stages (16384 bytes, given at launch)
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Q, K, V and Out are (batch, heads, N_CTX, HEAD_DIM) with one set of strides, the
   // last dimension contiguous.
   // L30: start_m = tl.program_id(0)
@@ -231,15 +235,26 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   // L48: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L49: for start_n in range(0, hi, BLOCK_N):
-  float l_i[2];
+  // L52: q of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int r = 0; r < 2; ++r) l_i[r] = 0.0f;
+  for (int v = 0; v < 16; v += 8) {
+    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
+    tc::store<8>(q_tile + tc::swizzled_chunk<8>(row, col / 8) * 8 + col % 8, chunk);
+  }
+  __syncthreads();
+  float l_i[16];
+#pragma unroll
+  for (int r = 0; r < 16; ++r) l_i[r] = 0.0f;
   float acc_[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) acc_[r] = 0.0f;
-  float m_i[2];
+  float m_i[16];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
+  for (int r = 0; r < 16; ++r) m_i[r] = -tc::inf<float>();
   for (int start_n = 0; start_n < hi; start_n += 64) {
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
@@ -247,37 +262,56 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+                         K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
     // L52: qk = tl.dot(q, kt)
-    // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     float qk[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) qk[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* qk_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* qk_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* qk_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+    for (int v = 0; v < 8; v += 8) {
+      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-      tc::store<8>(qk_a + row * 64 + col, chunk);
+      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
+      tc::store<8>(qk_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
-#pragma unroll
-    for (int r = 0; r < 8; ++r) qk_b[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = kt[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        qk[r] =
-            tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]),
-                    tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(q_tile + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(qk_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(qk + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
     // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
@@ -287,148 +321,160 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced7::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
+          ((start_n + Sliced6::coord0(0) < N_CTX)
+           & (t_ + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0)))
           ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
-      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 32
       //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = qk_1[o];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
           acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         qk_max[o] = acc;
       }
-    }
-    float t_1[2];
-    {
-      // layout conversion: through shared memory
+      // 3. across the 2 warps that split the axis: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+      float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
+      for (int o = 0; o < 16; ++o)
+        { partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o]; }
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
+      for (int o = 0; o < 16; ++o) {
+        float acc = partial0[(Sliced7::coord0(o)) * 2];
+        acc = combine(acc, partial0[(Sliced7::coord0(o)) * 2 + 1]);
+        qk_max[o] = acc;
+      }
     }
-    float m_ij[2];
+    float m_ij[16];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
+    for (int r = 0; r < 16; ++r) m_ij[r] = tc::fmax(m_i[r], qk_max[r]);
     // L58: p = tl.math.exp2(qk - m_ij[:, None])
-    float m_ij_1[16];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float p[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[r]);
+    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij[r]);
     // rescales what was summed with the old maximum
     // L59: alpha = tl.math.exp2(m_i - m_ij)
-    float alpha[2];
+    float alpha[16];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
+    for (int r = 0; r < 16; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
     float p_sum[16];
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
+      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 32
       //   lanes that hold the axis, by butterfly shuffles
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
         float acc = p[o];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        for (int lane_mask = 1; lane_mask < 32; lane_mask <<= 1)
           acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         p_sum[o] = acc;
       }
-    }
-    float t_2[2];
-    {
-      // layout conversion: through shared memory
+      // 3. across the 2 warps that split the axis: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+      float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
+      for (int o = 0; o < 16; ++o)
+        { partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o]; }
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
+      for (int o = 0; o < 16; ++o) {
+        float acc = partial0[(Sliced7::coord0(o)) * 2];
+        acc = combine(acc, partial0[(Sliced7::coord0(o)) * 2 + 1]);
+        p_sum[o] = acc;
+      }
     }
 #pragma unroll
-    for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
+    for (int r = 0; r < 16; ++r) l_i[r] = l_i[r] * alpha[r] + p_sum[r];
     // L61: acc = acc * alpha[:, None]
     float acc_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha[((r / 8) * 8 + r % 8) / 8];
+    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha[r];
     // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
-                         V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v)
+          tc::load_if<8>(start_n + Sliced8::coord0(0) < N_CTX,
+                         V + base + Sliced8::coord0(0) * stride_m + Sliced1::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
     // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
-    // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    tc::half t_1[16];
+#pragma unroll
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(p[r], p[r + 1], t_1[r], t_1[r + 1]);
+    // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* acc_1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* acc_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      acc_1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
+      acc_1_a[tc::swizzled_chunk<8>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
+              + Blocked9::coord1(r) % 8] = t_1[r];
 #pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
-      tc::store<8>(acc_1_b + row * 64 + col, chunk);
-    }
+    for (int r = 0; r < 8; ++r)
+      acc_1_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8
+              + Blocked10::coord0(r) % 8] = v_[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        acc_1[r] =
-            tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
-                    tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(acc_1_a + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(acc_1_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(acc_1 + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
-    for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
+    for (int r = 0; r < 16; ++r) m_i[r] = m_ij[r];
   }
   // L66: acc = acc / l_i[:, None]
   float acc_2[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
+  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[r]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
-    (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 16; ++r) if (Sliced7::owner() && t_ + Sliced7::coord0(r) < N_CTX)
+    (LSE + off_hz * N_CTX)[t_ + Sliced7::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+  tc::half t_2[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int r = 0; r < 16; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                   + Sliced1::coord0((v % 8)), chunk);
-  }
+  for (int r = 0; r < 16; ++r) if (t_ + Sliced7::coord0(r) < N_CTX)
+    *(Out + base + (t_ + Sliced7::coord0(r)) * stride_m + Sliced6::coord0(0)) = t_2[r];
 }

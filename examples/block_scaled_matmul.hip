@@ -60,16 +60,14 @@
 //     axis 1: 1 per thread x 64 lanes x 2 warps
 //   Sliced14: 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 4 per thread x 32 lanes x 1 warps
-//   Sliced16: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+//   Sliced15: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced17: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//   Sliced16: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L46: fused multiply-adds (no matrix instructions on this target yet)
+//   L46: v_mfma_f32_32x32x8bf16_1k (bf16), 4 x 2 warps, 32 x 64 outputs per warp
 // Memory accesses:
 //   L39 load a: 8 x u8 (8 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
@@ -79,9 +77,8 @@
 //     element
 //   L44 load sb: 1 x u8 along axis 1; pointers contiguous over 2, aligned to 2 B; mask checked per
 //     element
-//   L48 store: 4 x fp32 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask is
-//     a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes
-//     lane by lane
+//   L48 store: 1 x fp32 along axis 1; pointers contiguous over 128, aligned to 16 B; mask checked
+//     per element
 #include "tilecc.h"
 
 // Sliced0: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
@@ -260,38 +257,28 @@ struct Sliced14 {
   static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 64 + tc::lane_id() == 0; }
 };
 
-// Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//   axis 1: 4 per thread x 32 lanes x 1 warps
-struct Blocked15 {
-  enum : int { kRegs = 32 };
+// Sliced15: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced15 {
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 4) * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32);
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
   }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced16: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced16 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
-};
-
-// Sliced17: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+// Sliced16: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced17 {
-  enum : int { kRegs = 4 };
+struct Sliced16 {
+  enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32 * 4 + r % 4; }
+  static TC_DEVICE int coord0(int r) {
+    return r * 64 + tc::warp_id() % 2 * 32 + tc::lane_id() % 32;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 32) == 0; }
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
@@ -607,46 +594,56 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
       out_2[r] = b_1[r] * factor_1[r];
       out_3[r] = nan_1[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out_2[r];
     }
-    // 128 x 64 @ 64 x 128 (bf16): fused multiply-adds (no matrix instructions on this target yet)
+    // 128 x 64 @ 64 x 128 (bf16): v_mfma_f32_32x32x8bf16_1k (bf16), 4 x 2 warps, 32 x 64 outputs
+    //   per warp
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::bfloat16* accumulator_a = reinterpret_cast<tc::bfloat16*>(smem);
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_a[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = out_1[r];
+      accumulator_a[tc::swizzled_chunk<8>(Blocked7::coord0(r), Blocked7::coord1(r) / 8) * 8
+                    + Blocked7::coord1(r) % 8] = out_1[r];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_b[Blocked10::coord0(r) * 128 + Blocked10::coord1(r)] = out_3[r];
+      accumulator_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8
+                    + Blocked10::coord0(r) % 8] = out_3[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 2 v_mfma_f32_32x32x8bf16_1k per step;
+    //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 32; ++r)
-        accumulator[r] =
-            tc::fma(tc::cast<float>(accumulator_a[Blocked15::coord0(r) * 64 + kk]),
-                    tc::cast<float>(accumulator_b[kk * 128 + Blocked15::coord1(r)]),
-                    accumulator[r]);
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::bfloat16, 4> a_frag[1], b_frag[2];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(accumulator_a + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 2; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(accumulator_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 2; ++ni)
+            tc::mfma_f32_32x32x8bf16_1k<2>(accumulator + mi * 32 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
   }
   // L47: c = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] (index arithmetic: recomputed
   //   where it is used)
   // L48: tl.store(c, accumulator, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 #pragma unroll
-  for (int v = 0; v < 32; v += 4) {
-    tc::Vec<float, 4> chunk;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) chunk[k] = accumulator[v + k];
-    // the whole vector is in bounds
-    if ((t_ + Sliced16::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) / 4) < M)
-        & (t_1 + Sliced17::coord0(((v + 3) % 4)) < N)) {
-      tc::store<4>(c_ptr + (t_ + Sliced16::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_cm
-                   + (t_1 + Sliced17::coord0((v % 4))), chunk);
-    } else {  // the tail: lane by lane
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        if ((t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4) < M)
-            & (t_1 + Sliced17::coord0(((v + k) % 4)) < N))
-        *(c_ptr + (t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4)) * stride_cm
-          + (t_1 + Sliced17::coord0(((v + k) % 4)))) = chunk[k];
-    }
-  }
+  for (int r = 0; r < 32; ++r)
+    if ((t_ + Sliced15::coord0((r / 2)) < M)
+        & (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
+    *(c_ptr + (t_ + Sliced15::coord0((r / 2))) * stride_cm
+      + (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) = accumulator[r];
 }

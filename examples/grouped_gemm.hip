@@ -27,14 +27,14 @@
 //     axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
+//   Sliced6: 128 block, 32 registers per thread; axis 0: 4 per thread x 2 lanes x 2 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L57: fused multiply-adds (no matrix instructions on this target yet)
+//   L57: v_mfma_f32_32x32x8f16 (fp16), 2 x 2 warps, 64 x 64 outputs per warp
 // Memory accesses:
 //   L29 load m: scalar access
 //   L30 load n: scalar access
@@ -121,28 +121,28 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
-//   axis 1: 8 per thread x 16 lanes x 1 warps
-struct Blocked6 {
-  enum : int { kRegs = 64 };
+// Sliced6: 128 block, 32 registers per thread; axis 0: 4 per thread x 2 lanes x 2 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+    return r / 4 * 16 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
   }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return r * 64 + tc::warp_id() % 2 * 32 + tc::lane_id() % 32;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
@@ -195,8 +195,8 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       const int tile_n = (tile_1 - first_tile_of_group) % tiles_n;
       // L45: offs_m = tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
       const int t_ = tile_m * 128;
-      // L46: offs_n = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic:
-      //   recomputed where it is used)
+      // L46: offs_n = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+      const int t_1 = tile_n * 128;
       // L47: offs_k = tl.arange(0, BLOCK_SIZE_K) (index arithmetic: recomputed where it is used)
       // L48: a_ptrs = a_ptr + offs_m[:, None] * lda + offs_k[None, :]
       const tc::half* a_ptrs[16];
@@ -211,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       for (int r = 0; r < 16; ++r)
         b_ptrs[r] =
             b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb
-            + (tile_n * 128 + Sliced3::coord0((r % 8)));
+            + (t_1 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[64];
 #pragma unroll
@@ -235,11 +235,11 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
         for (int r = 0; r < 16; ++r)
           b[r] =
               ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-               & (tile_n * 128 + Sliced3::coord0((r % 8)) < n))
+               & (t_1 + Sliced3::coord0((r % 8)) < n))
               ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
-        // 128 x 32 @ 32 x 128 (fp16): fused multiply-adds (no matrix instructions on this target
-        //   yet)
+        // 128 x 32 @ 32 x 128 (fp16): v_mfma_f32_32x32x8f16 (fp16), 2 x 2 warps, 64 x 64 outputs
+        //   per warp
         __syncthreads();  // the buffer may still be read by an earlier step
         tc::half* acc_a = reinterpret_cast<tc::half*>(smem);
         tc::half* acc_b = reinterpret_cast<tc::half*>(smem + 8192);
@@ -249,23 +249,40 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
           tc::Vec<tc::half, 8> chunk;
 #pragma unroll
           for (int k = 0; k < 8; ++k) chunk[k] = a[v + k];
-          tc::store<8>(acc_a + row * 32 + col, chunk);
+          tc::store<8>(acc_a + tc::swizzled_chunk<4>(row, col / 8) * 8 + col % 8, chunk);
         }
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-          for (int k = 0; k < 8; ++k) chunk[k] = b[v + k];
-          tc::store<8>(acc_b + row * 128 + col, chunk);
-        }
+        for (int r = 0; r < 16; ++r)
+          acc_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
+                + Blocked5::coord0(r) % 8] = b[r];
         __syncthreads();
-        for (int kk = 0; kk < 32; ++kk) {
+        // main loop: 4 steps of K = 8; warp (wm, wn) issues 2 x 2 v_mfma_f32_32x32x8f16 per step;
+        //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+        {
+          const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+          const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8, b_col =
+              wn * 32 + tc::lane_id() % 32;
+          const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-          for (int r = 0; r < 64; ++r)
-            acc_[r] =
-                tc::fma(tc::cast<float>(acc_a[Blocked6::coord0(r) * 32 + kk]),
-                        tc::cast<float>(acc_b[kk * 128 + Blocked6::coord1(r)]), acc_[r]);
+          for (int kk = 0; kk < 4; ++kk) {
+            const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+            tc::Vec<tc::half, 4> a_frag[2], b_frag[2];
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi) {
+              const int row = a_row + mi * 64;
+              a_frag[mi] = tc::load<4>(acc_a + tc::swizzled_chunk<4>(row, kr / 8) * 8 + kr % 8);
+            }
+#pragma unroll
+            for (int ni = 0; ni < 2; ++ni) {
+              const int col = b_col + ni * 64;
+              b_frag[ni] = tc::load<4>(acc_b + tc::swizzled_chunk<4>(col, kc / 8) * 8 + kc % 8);
+            }
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+              for (int ni = 0; ni < 2; ++ni)
+                tc::mfma_f32_32x32x8f16<2>(acc_ + mi * 32 + ni, a_frag[mi], b_frag[ni]);
+          }
         }
         // L58: a_ptrs += BLOCK_SIZE_K
 #pragma unroll
@@ -278,12 +295,15 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       //   where it is used)
       // L61: tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_m[:, None] < m) & (offs_n[None, :] <
       //   n))
+      tc::half t_2[64];
+#pragma unroll
+      for (int r = 0; r < 64; r += 2) tc::cast_pair(acc_[r], acc_[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
       for (int r = 0; r < 64; ++r)
-        if ((t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-            & (tile_n * 128 + Sliced3::coord0((r % 8)) < n))
-        *(c_ptr + (t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8)) * ldc
-          + (tile_n * 128 + Sliced3::coord0((r % 8)))) = tc::cast<tc::half>(acc_[r]);
+        if ((t_ + Sliced6::coord0((r / 2)) < m)
+            & (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < n))
+        *(c_ptr + (t_ + Sliced6::coord0((r / 2))) * ldc
+          + (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) = t_2[r];
       // this program's next tile
       // L62: tile += NUM_SM
       tile_1 = tile_1 + 132;

@@ -43,21 +43,21 @@
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked5: 64 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced6: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L58: fused multiply-adds (no matrix instructions on this target yet)
+//   L58: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 64 outputs per warp
 // Memory accesses:
 //   L56 load a: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
 //   L57 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
-//   L59 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
-//     uniform over 16 elements, checked once per vector
+//   L59 store: 1 x fp16 along axis 1; pointers contiguous over 128, aligned to 16 B; mask checked
+//     per element
 #include "tilecc.h"
 
 // Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
@@ -128,28 +128,28 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//   axis 1: 8 per thread x 16 lanes x 1 warps
-struct Blocked6 {
-  enum : int { kRegs = 32 };
+// Sliced6: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
   }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced7: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced7: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 4 };
+  enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return r * 64 + tc::warp_id() % 2 * 32 + tc::lane_id() % 32;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
@@ -251,7 +251,8 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
         for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
       }
       // L58: accumulator = tl.dot(a, b, accumulator)
-      // 128 x 64 @ 64 x 128 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+      // 128 x 64 @ 64 x 128 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 64 outputs per
+      //   warp
       __syncthreads();  // the buffer may still be read by an earlier step
       tc::half* accumulator_a = reinterpret_cast<tc::half*>(smem);
       tc::half* accumulator_b = reinterpret_cast<tc::half*>(smem + 16384);
@@ -261,57 +262,74 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
         tc::Vec<tc::half, 8> chunk;
 #pragma unroll
         for (int k = 0; k < 8; ++k) chunk[k] = a[v + k];
-        tc::store<8>(accumulator_a + row * 64 + col, chunk);
+        tc::store<8>(accumulator_a + tc::swizzled_chunk<8>(row, col / 8) * 8 + col % 8, chunk);
       }
 #pragma unroll
-      for (int v = 0; v < 16; v += 8) {
-        const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-        tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-        for (int k = 0; k < 8; ++k) chunk[k] = b[v + k];
-        tc::store<8>(accumulator_b + row * 128 + col, chunk);
-      }
+      for (int r = 0; r < 16; ++r)
+        accumulator_b[tc::swizzled_chunk<8>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
+                      + Blocked5::coord0(r) % 8] = b[r];
       __syncthreads();
-      for (int kk = 0; kk < 64; ++kk) {
+      // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 2 v_mfma_f32_32x32x8f16 per step;
+      //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+      {
+        const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+        const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+            wn * 32 + tc::lane_id() % 32;
+        const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-        for (int r = 0; r < 32; ++r)
-          accumulator[r] =
-              tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 64 + kk]),
-                      tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]),
-                      accumulator[r]);
+        for (int kk = 0; kk < 8; ++kk) {
+          const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+          tc::Vec<tc::half, 4> a_frag[1], b_frag[2];
+#pragma unroll
+          for (int mi = 0; mi < 1; ++mi) {
+            const int row = a_row + mi * 128;
+            a_frag[mi] =
+                tc::load<4>(accumulator_a + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+          }
+#pragma unroll
+          for (int ni = 0; ni < 2; ++ni) {
+            const int col = b_col + ni * 64;
+            b_frag[ni] =
+                tc::load<4>(accumulator_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+          }
+#pragma unroll
+          for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < 2; ++ni)
+              tc::mfma_f32_32x32x8f16<2>(accumulator + mi * 32 + ni, a_frag[mi], b_frag[ni]);
+        }
       }
     }
     // L59: c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
+    tc::half t_[32];
 #pragma unroll
-    for (int v = 0; v < 32; v += 8) {
-      tc::Vec<tc::half, 8> chunk;
+    for (int r = 0; r < 32; r += 2)
+      tc::cast_pair(accumulator[r], accumulator[r + 1], t_[r], t_[r + 1]);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(accumulator[v + k]);
-      if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
+    for (int r = 0; r < 32; ++r)
+      if (((tc::cast<long long>(Sliced6::coord0((r / 2)))
             >= -tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128))
-           & (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
-              < tc::cast<long long>(c_desc_shape0)
+           & (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(c_desc_shape0)
               - tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128)))
-          & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
+          & ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
               >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
+             & (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
                 < tc::cast<long long>(c_desc_shape1)
                 - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<8>(c_desc_base
-                     + (tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                             + tile_id % tc::min(num_pid_m
-            - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0
-                        + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-            - tile_id / num_pid_in_group * 8, 8) * 128))
-                     + (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8
-            + v % 8) / 8)) * c_desc_stride0 + tc::cast<long long>(Sliced3::coord0((v % 8)))),
-                     chunk);
-    }
+      (c_desc_base
+       + (tc::cast<long long>((tile_id / num_pid_in_group * 8
+                               + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
+          8)) * 128) * c_desc_stride0
+          + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
+          - tile_id / num_pid_in_group * 8,
+          8) * 128)))[tc::cast<long long>(Sliced6::coord0((r / 2))) * c_desc_stride0
+                      + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
+          t_[r];
   }
 }

@@ -97,18 +97,18 @@ def _source(kernel, sig, target="cuda", **kw):
     return kernel.source(sig, target=target, **kw)
 
 
-@pytest.mark.parametrize("dt,instr", [("fp16", "mma_m16n8k16_f16"), ("bf16", "mma_m16n8k16_bf16"),
-                                      ("i8", "mma_m16n8k32_s8")])
-def test_tensor_core_instruction_per_type(dt, instr) -> None:
+@pytest.mark.parametrize("dt,instr,mfma", [
+    ("fp16", "mma_m16n8k16_f16", "mfma_f32_32x32x8f16"),
+    ("bf16", "mma_m16n8k16_bf16", "mfma_f32_32x32x8bf16_1k"),
+    ("i8", "mma_m16n8k32_s8", "mfma_i32_32x32x8i8")])
+def test_tensor_core_instruction_per_type(dt, instr, mfma) -> None:
     out = "i32" if dt == "i8" else "fp32"
     sig = f"*{dt}:16,*{dt}:16,*{out}:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,0"
     src = _source(KD.dot_loop_kernel, sig, arch="sm_80")
     assert f"tc::{instr}(" in src and "ldmatrix_x4(" in src
     hip = _source(KD.dot_loop_kernel, sig, target="hip").split("#include")[1]
-    assert "mma" not in hip and "ldmatrix" not in hip  # HIP has no tensor-core path yet
-    # ... each thread sums its outputs over K: fused multiply-adds, integer ones for int8
-    fallback = r"\+= tc::cast<int>\([^;]*\) \* tc::cast<int>\(" if dt == "i8" else r"tc::fma\("
-    assert re.search(fallback, hip), hip
+    assert "ldmatrix" not in hip and "tc::fma(" not in hip
+    assert f"tc::{mfma}<1>(" in hip and "tc::load<4>(" in hip  # a vector LDS read per operand
 
 
 @pytest.mark.parametrize("dt", ["fp16", "bf16"])
@@ -172,6 +172,13 @@ def test_fp32_precision_selects_tf32_or_fma() -> None:
     assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0")
     ieee = _source(KD.dot_loop_kernel, base + "1")
     assert "mma_" not in ieee.split("#include")[1] and "tc::fma(" in ieee
+    # AMD: fp32 MFMA (one K element a lane) for both, as gfx90a has no tf32; fp64 sums
+    # with fused multiply-adds
+    for precision in "01":
+        hip = _source(KD.dot_loop_kernel, base + precision, target="hip").split("#include")[1]
+        assert "tc::mfma_f32_32x32x2f32<1>(" in hip and "tc::fma(" not in hip
+    fp64 = _source(KD.dot_loop_kernel, base.replace("fp32", "fp64") + "1", target="hip")
+    assert "mfma" not in fp64.split("#include")[1] and "tc::fma(" in fp64
 
 
 def test_accumulates_in_place_and_stages_operands_swizzled() -> None:

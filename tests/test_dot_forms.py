@@ -368,7 +368,8 @@ def test_fp8_dot_runs_on_hoppers_fp8_tensor_cores() -> None:
     ("*fp8e4nv:16,*fp8e5:16", dict(BM=64, BN=64, BK=64), "wgmma.m64n64k16 (fp16, Hopper)"),
     ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=32), "wgmma.m64n64k16 (fp16, Hopper)"),
     ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, num_warps=2), "mma.sync.m16n8k16 (f16)"),
-    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, target="hip"), "fused multiply-adds"),
+    ("*fp8e4nv:16,*fp8e4nv:16", dict(BM=64, BN=64, BK=64, target="hip"),
+     "v_mfma_f32_32x32x8f16 (fp16)"),
 ])
 def test_fp8_dot_goes_through_fp16_where_no_fp8_instruction_fits(sig, options, plan) -> None:
     # another arch, mixed formats, K below two instructions, a split wgmma cannot take, AMD

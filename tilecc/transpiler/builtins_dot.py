@@ -8,8 +8,10 @@ products are summed in (fp32 for 16-bit floats, int32 for int8); a result type n
 than that (`out_dtype=tl.float16`) is the fp32 sum rounded once at the end.
 
 fp8 inputs: two e4m3 (`float8e4nv`) or two e5m2 (`float8e5`) blocks stay fp8 in the op,
-for the targets whose tensor cores multiply them (Hopper's wgmma); `passes.dot` converts
-them to fp16 where the plan has no such instruction.  Every other pair of fp8 formats is
+for the targets whose tensor cores multiply them (Hopper's wgmma), and so do two blocks
+of a format another matrix unit of the target multiplies (AMD CDNA3's e4m3fnuz / e5m2fnuz);
+`passes.dot` converts them to fp16 where the plan has no such instruction.  Every other
+pair of fp8 formats is
 converted to fp16 here (exactly: every fp8 value is an fp16 value), as Triton's compiler
 does for the formats a GPU cannot multiply.  Attribute `imprecise_acc`: fp8's
 `max_num_imprecise_acc` (None: the tensor cores' own accumulation, Triton's default on
@@ -42,6 +44,15 @@ NATIVE_FP8 = ("fp8e4nv", "fp8e5")
 PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # Triton's NVIDIA list
 
 
+def _native_fp8(target) -> tuple[str, ...]:
+    """The fp8 formats kept as they are for the passes: those a matrix unit of the target
+    multiplies (AMD CDNA3's FNUZ formats) besides the OCP pair; `passes.dot` converts them
+    where the architecture's units do not (`convert_unplanned_fp8`)."""
+    units = target.matrix_units if target is not None else ()
+    return NATIVE_FP8 + tuple(sorted({dt for u in units for dt, _ in u.instructions
+                                      if dt.startswith("fp8") and dt not in NATIVE_FP8}))
+
+
 @handles("dot")
 def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc,
          out_dtype):
@@ -65,16 +76,16 @@ def _dot(tracer, name, input, other, acc, input_precision, allow_tf32, max_num_i
     min_k = 32 if a.dtype.primitive_bitwidth == w.dtype.primitive_bitwidth == 8 and \
         "fp8e4b15" not in (a.dtype.short, w.dtype.short) else 16
     a_name = a.dtype.short if a.dtype == w.dtype else f"{a.dtype.short} x {w.dtype.short}"
-    if fp8 and not (a.dtype == w.dtype and a.dtype.short in NATIVE_FP8):
+    if fp8 and not (a.dtype == w.dtype and a.dtype.short in _native_fp8(b.target)):
         # any two fp8 formats multiply (Triton); as fp16, which holds every fp8 value
         a, w = S.cast(b, a, D.float16), S.cast(b, w, D.float16)
     if a.dtype != w.dtype:
         raise TypeError(f"tl.dot needs inputs of one element type, got {a.dtype.short} and "
                         f"{w.dtype.short}; cast one with .to()")
     ty = a.dtype.short
-    if ty not in INPUTS:
+    if ty not in INPUTS and not a.dtype.is_fp8():
         raise TypeError(f"tl.dot supports {', '.join(sorted(INPUTS))} and fp8 inputs, got {ty}")
-    acc_dtype = INPUTS[ty]
+    acc_dtype = INPUTS.get(ty, D.float32)
     if k < min_k:  # M and N may be anything (Triton pads them to tensor-core tiles)
         raise ValueError(f"tl.dot needs K >= {min_k} for {a_name} inputs, got "
                          f"M={m}, N={n}, K={k}")

@@ -5,9 +5,10 @@ plans a product on the first unit that has an instruction for its input type and
 warps can split its tile, and the passes and the renderer ask the row what they need
 (`unit.operands_from_shared`, `unit.async_proxy`, ...) instead of comparing names.  The
 instructions themselves are functions of the device header (`include/tilecc.h`), named
-here.  A new unit (AMD's MFMA) is a new row, its header intrinsics, its warp split, and
-the renderer's loop over K named by `main_loop`.  `FMA` is the row every target falls
-back on: no instructions, the portable loop.
+here.  A new unit is a new row, its header intrinsics, its warp split, and the
+renderer's loop over K named by `main_loop`.  `FMA` is the row every target falls back
+on: no instructions, the portable loop.  AMD's MFMA rows live in `matrix_units_amd.py`,
+their lane layouts as data (`Instruction.m`, `n`, `k_per_lane`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class Instruction:
     # memory only.
     a_from_registers: bool = True
     b_n_major: bool = True
+    # AMD MFMA (wave64): the instruction's M x N tile, and the K elements one lane holds
+    # of each operand; the lane layouts follow from them (`a_element`, `b_element`,
+    # `accumulator_element`).  0 for NVIDIA's instructions (their fragments are ldmatrix's).
+    m: int = 0
+    n: int = 0
+    k_per_lane: int = 0
+    mnemonic: str = ""  # the ISA's name of the instruction (v_mfma_...), for comments
 
     def ptx(self, n: int) -> str:
         """The instruction's full PTX name, for a tile N wide (comments, the header)."""
@@ -39,16 +47,46 @@ class Instruction:
         """The header function for a tile N wide."""
         return self.intrinsic.replace("N", str(n))
 
+    # --- MFMA lane layouts (AMD's matrix instruction calculator; CDNA2 / CDNA3 ISA,
+    # "dependent arithmetic" / matrix core sections).  A wave of 64 lanes: A's row i and
+    # B's column j are held by lanes i, i + M, i + 2M, ... (j, j + N, ...), each with its
+    # own run of `k_per_lane` consecutive K elements; the accumulator is blocked rows of 4.
+    @property
+    def accumulator_slots(self) -> int:
+        """Accumulator registers per lane (M N / 64)."""
+        return self.m * self.n // 64
+
+    def a_element(self, lane: int, slot: int) -> tuple[int, int]:
+        """(row, k) of A held by `lane` in operand slot `slot` (< k_per_lane)."""
+        return lane % self.m, self.k_per_lane * (lane // self.m) + slot
+
+    def b_element(self, lane: int, slot: int) -> tuple[int, int]:
+        """(k, column) of B held by `lane` in operand slot `slot`."""
+        return self.k_per_lane * (lane // self.n) + slot, lane % self.n
+
+    def accumulator_element(self, lane: int, slot: int) -> tuple[int, int]:
+        """(row, column) of the accumulator held by `lane` in register `slot`: lanes
+        N apart hold 4 consecutive rows each, `64 / N` groups of lanes cover
+        `4 * 64 / N` rows, and registers 4 apart repeat that over the M rows."""
+        groups = 64 // self.n  # lane groups along M
+        return (4 * groups * (slot // 4) + 4 * (lane // self.n) + slot % 4, lane % self.n)
+
 
 def _whole_tiles(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:
     """How `num_warps` warps split an m × n accumulator into per-warp tiles of whole 16 × 8
     mma tiles: the split with the least shared-memory traffic (each warp reads m/wm rows of
     A and n/wn columns of B per K step), more warps along M on a tie."""
+    return whole_tiles_of(16, 8, m, n, k, num_warps, k_step)
+
+
+def whole_tiles_of(tm: int, tn: int, m: int, n: int, k: int, num_warps: int,
+                   k_step: int) -> tuple[int, int] | None:
+    """`_whole_tiles` for instruction tiles of tm × tn."""
     best = None
     wm = 1
     while wm <= num_warps:
         wn = num_warps // wm
-        if m % (16 * wm) == 0 and n % (8 * wn) == 0:
+        if m % (tm * wm) == 0 and n % (tn * wn) == 0:
             cost = (m // wm + n // wn, -wm)
             if best is None or cost < best[0]:
                 best = (cost, (wm, wn))

@@ -15,9 +15,38 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
+
+
+def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int,
+                 shape: tuple[int, int]) -> dict[str, str]:
+    """The C expressions of the MFMA loop's indices, from the instruction's lane layouts
+    and the accumulator's blocked layout (tests evaluate them against both): the warp's
+    place, the lane's A row (`row`, of instruction mi) and B column (`col`, of ni) and K
+    offsets, and the first accumulator register of instruction (mi, ni) (its slot q is
+    `q * nt` further).  Instruction row i is the accumulator block's row
+    `(i / G) * G wm_count + wm G + i % G` (G: the rows one register set spans).  Warps
+    beyond a small product's tiles (`shape`) hold copies: their place wraps."""
+    wm_count, wn_count = warps
+    m, n = shape
+    warp_m = "tc::warp_id()" if wn_count == 1 else f"tc::warp_id() / {wn_count}"
+    if ins.m * wm_count > m:
+        warp_m = f"{warp_m if wn_count == 1 else '(' + warp_m + ')'} % {m // ins.m}"
+    warp_n = "0" if wn_count == 1 else f"tc::warp_id() % {min(wn_count, n // ins.n)}"
+    if warp_n.endswith("% 1"):
+        warp_n = "0"
+    rows = 4 * 64 // ins.n  # accumulator rows one set of 4 registers spans, over the wave
+    lane = "tc::lane_id()"
+    a_row = (f"{lane} % {ins.m} / {rows} * {rows * wm_count} + wm * {rows} + {lane} % {rows}"
+             if ins.m > rows else f"wm * {ins.m} + {lane} % {ins.m}")
+    return dict(
+        warp_m=warp_m, warp_n=warp_n, a_row=a_row, b_col=f"wn * {ins.n} + {lane} % {ins.n}",
+        a_k=f"{lane} / {ins.m} * {ins.k_per_lane}", b_k=f"{lane} / {ins.n} * {ins.k_per_lane}",
+        row=f"a_row + mi * {ins.m * wm_count}", col=f"b_col + ni * {ins.n * wn_count}",
+        slot0=f"mi * {ins.accumulator_slots * nt} + ni")
 
 
 class DotOps:
@@ -50,6 +79,8 @@ class DotOps:
         rows, cols = x.type.shape
         esize = x.dtype.itemsize
         if not plan.unit.operands_from_shared:  # ldmatrix's rows, or the portable loop's
+            if which == 1 and b_k_major(dot):  # B's columns as the tile's rows (MFMA)
+                return self.tile_offset(plan.swizzled, col, row, rows, esize)
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
@@ -171,6 +202,26 @@ class DotOps:
             intrinsic=plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic,
             acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines,
             frags=self.fragment_data(op, plan, b_tile))))
+
+    def mfma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+        """AMD MFMA over K: per K step, each lane reads its run of `k_per_lane` elements of
+        A's row and of B's column (both K-major in their swizzled tiles: one vector read
+        each), and the wave issues its instructions; the accumulator registers of
+        instruction (mi, ni) are the block's (slots mi + q, ni), q < M N / 64."""
+        a, d = op.operands[0], op.result
+        (m, k), n = a.type.shape, d.type.shape[1]
+        ins = plan.unit.instructions[(a.dtype.short, op.attrs["precision"])]
+        esize = a.dtype.itemsize
+        wm, wn = plan.warps
+        # instructions per warp along M, N (warps beyond the tiles hold copies)
+        mt, nt = max(1, m // (ins.m * wm)), max(1, n // (ins.n * wn))
+        self.line(self.dot_macros.mfma_loop(dict(
+            steps=k // plan.k_step, k_step=plan.k_step, mt=mt, nt=nt, kpl=ins.k_per_lane,
+            in_t=c_type(a.dtype), a_tile=a_tile, b_tile=b_tile, mnemonic=ins.mnemonic,
+            m_i=ins.m, n_i=ins.n, intrinsic=f"tc::{ins.intrinsic}<{nt}>", acc=acc,
+            a_offset=self.tile_offset(True, "row", "kr", k, esize),
+            b_offset=self.tile_offset(True, "col", "kc", k, esize),
+            **mfma_indices(ins, plan.warps, nt, (m, n)))))
 
     def wgmma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
                    b_tile: str) -> None:

@@ -14,6 +14,7 @@ from typing import Callable
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.matrix_units import MMA_SYNC, WGMMA, MatrixUnit
+from tilecc.transpiler.matrix_units_amd import AMD_UNITS
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,8 @@ CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYN
               cooperative_launch=True, launch_call="cuLaunchKernel",
               shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8,
               arch_number=lambda arch: int(_digits(arch) or 0))
-HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA", binary_suffix=".hsaco",
+HIP = Target("hip", 64, "gfx90a", ".hip", "AMD CDNA", matrix_units=AMD_UNITS,
+             binary_suffix=".hsaco",
              no_contract_flag="-ffp-contract=off", no_contract_pragma=True,
              amd_tuning_hints=True, launch_call="hipModuleLaunchKernel",
              shared_per_block=_hip_shared_per_block, fp8_formats=lambda arch: ALL_FP8)

@@ -1724,6 +1724,59 @@ TC_DEVICE void tma_load_2d(unsigned dst, const TensorMap& map, int c0, int c1, u
 }
 #endif
 
+#ifdef TC_HIP
+// ---- tl.dot on AMD CDNA: MFMA (gfx90a; gfx940-942) ----------------------------------------
+// One wave's matrix instruction: each lane gives its run of K elements of A's row and of
+// B's column (a Vec, one LDS read each) and the instruction's accumulator registers, slot
+// q being acc[q * STRIDE] of the block's registers (tilecc's accumulator is the
+// instruction tile repeated; matrix_units_amd.py has the lane layouts).  The builtin is
+// named only where a kernel calls it: the generic lambda defers it to the architectures
+// whose rows the dot pass planned on.
+typedef _Float16 mfma_f16x4 __attribute__((ext_vector_type(4)));
+typedef short mfma_i16x4 __attribute__((ext_vector_type(4)));
+typedef float mfma_f32x2 __attribute__((ext_vector_type(2)));
+
+template <int SLOTS, int STRIDE, typename Acc, typename Instruction>
+TC_DEVICE void mfma_apply(Acc* acc, Instruction issue) {
+  typedef Acc Slots __attribute__((ext_vector_type(SLOTS)));
+  Slots c;
+#pragma unroll
+  for (int q = 0; q < SLOTS; ++q) c[q] = acc[q * STRIDE];
+  c = issue(c);
+#pragma unroll
+  for (int q = 0; q < SLOTS; ++q) acc[q * STRIDE] = c[q];
+}
+
+#define TC_MFMA(NAME, ACC, SLOTS, IN, KPL, OPERAND)                                       \
+  template <int STRIDE>                                                                     \
+  TC_DEVICE void mfma_##NAME(ACC* acc, const Vec<IN, KPL>& a, const Vec<IN, KPL>& b) {     \
+    mfma_apply<SLOTS, STRIDE>(acc, [&](auto c) {                                            \
+      return __builtin_amdgcn_mfma_##NAME(bitcast<OPERAND>(a), bitcast<OPERAND>(b), c, 0, 0, \
+                                          0);                                               \
+    });                                                                                     \
+  }
+// CDNA2 and CDNA3
+TC_MFMA(f32_32x32x8f16, float, 16, half, 4, mfma_f16x4)
+TC_MFMA(f32_16x16x16f16, float, 4, half, 4, mfma_f16x4)
+TC_MFMA(f32_32x32x8bf16_1k, float, 16, bfloat16, 4, mfma_i16x4)
+TC_MFMA(f32_16x16x16bf16_1k, float, 4, bfloat16, 4, mfma_i16x4)
+TC_MFMA(f32_32x32x2f32, float, 16, float, 1, float)
+TC_MFMA(f32_16x16x4f32, float, 4, float, 1, float)
+// CDNA2 only: int8 four a lane
+TC_MFMA(i32_32x32x8i8, int, 16, signed char, 4, int)
+TC_MFMA(i32_16x16x16i8, int, 4, signed char, 4, int)
+// CDNA3 only: int8 and fp8 (FNUZ) eight a lane, xf32 two
+TC_MFMA(i32_32x32x16_i8, int, 16, signed char, 8, long)
+TC_MFMA(i32_16x16x32_i8, int, 4, signed char, 8, long)
+TC_MFMA(f32_32x32x16_fp8_fp8, float, 16, fp8e4b8, 8, long)
+TC_MFMA(f32_16x16x32_fp8_fp8, float, 4, fp8e4b8, 8, long)
+TC_MFMA(f32_32x32x16_bf8_bf8, float, 16, fp8e5b16, 8, long)
+TC_MFMA(f32_16x16x32_bf8_bf8, float, 4, fp8e5b16, 8, long)
+TC_MFMA(f32_32x32x4_xf32, float, 16, float, 2, mfma_f32x2)
+TC_MFMA(f32_16x16x8_xf32, float, 4, float, 2, mfma_f32x2)
+#undef TC_MFMA
+#endif
+
 // ---- atomics: Triton's operations on the types CUDA and HIP provide -----------------------
 //
 // Triton's scopes: scope="gpu" takes the device-wide atomics, scope="cta" the block-scoped

@@ -9,9 +9,11 @@ for tf32, m16n8k32 for int8).  Its accumulator is a blocked layout in Triton's
 terms — 2 consecutive columns per thread, 8 × 4 lanes, `wm × wn` warps — which is exactly
 the register layout of mma's C fragment, repeated; so the epilogue (casts, activations,
 masked stores) runs on it like on any other block.  Operands are written to swizzled
-shared-memory tiles and read with `ldmatrix` into A / B fragments.  Everywhere else
-(AMD, fp32 with `input_precision="ieee"`, fp64, tiles the warps cannot split) each thread
-sums its own outputs over K from the shared-memory tiles with fused multiply-adds.
+shared-memory tiles and read with `ldmatrix` into A / B fragments.  On AMD CDNA the
+MFMA rows (`matrix_units_amd.py`) do the same with a blocked accumulator of their own,
+both operands K-major.  Everywhere else (fp32 with `input_precision="ieee"`, fp64, tiles
+the warps cannot split) each thread sums its own outputs over K from the shared-memory
+tiles with fused multiply-adds.
 """
 
 from __future__ import annotations

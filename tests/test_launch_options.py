@@ -167,6 +167,11 @@ def test_default_fp_fusion_is_read_from_the_environment(monkeypatch, value, fuse
     Triton reads its own switches (any set value other than its true words is false); a
     compile that names the option is not affected, nor is Triton's spelling outside the
     compatibility mode."""
+    from tilecc.runtime import options
+
+    # as outside the compatibility mode (which another test may have installed in-process)
+    monkeypatch.setitem(options.ENVIRONMENT_DEFAULTS, "enable_fp_fusion",
+                        ["TILECC_DEFAULT_FP_FUSION"])
     monkeypatch.delenv("TILECC_DEFAULT_FP_FUSION", raising=False)
     contracted = axpy.source(SIG)
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")  # only the compatibility mode's

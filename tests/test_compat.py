@@ -331,6 +331,61 @@ def test_triton_interpret_takes_cpu_torch_tensors(tmp_path):
     assert r.stdout.strip() == "interpreted torch"
 
 
+@pytest.mark.parametrize("value,interprets", [("y", True), ("On", True), ("1", True),
+                                              (" 1", False), ("", False), ("0", False)])
+def test_triton_interpret_is_read_with_tritons_true_words(monkeypatch, value, interprets):
+    """Triton's switches are true for 1 / true / on / y / yes in any case, unstripped."""
+    from tilecc.compat.triton.runtime.jit import follow_triton_interpret
+
+    monkeypatch.delenv("TILECC_INTERPRET", raising=False)
+    monkeypatch.setenv("TRITON_INTERPRET", value)
+    follow_triton_interpret()
+    assert (os.environ.get("TILECC_INTERPRET") == "1") is interprets
+
+
+def test_tritons_default_fp_fusion_is_read_at_each_compile(tmp_path):
+    """TRITON_DEFAULT_FP_FUSION is the default of enable_fp_fusion under the mode, read when
+    a kernel compiles (Triton's test_enable_fp_fusion sets it after `@triton.jit`);
+    tilecc's own TILECC_DEFAULT_FP_FUSION wins where both are set; once the mode is
+    uninstalled, Triton's spelling is no longer read."""
+    script = tmp_path / "fusion.py"
+    script.write_text(textwrap.dedent("""
+        import os
+        import tilecc.compat
+        import triton
+        import triton.language as tl
+
+        for name in ("TRITON_DEFAULT_FP_FUSION", "TILECC_DEFAULT_FP_FUSION"):
+            os.environ.pop(name, None)
+
+        @triton.jit
+        def mul_add(data):
+            ptrs = data + tl.arange(0, 128)
+            tl.store(ptrs, tl.load(ptrs) * 1.5 + 1.0)
+
+        def fused():
+            source = mul_add.source("*fp32")
+            assert ("__fmul_rn" not in source) is mul_add.options().enable_fp_fusion
+            return mul_add.options().enable_fp_fusion
+
+        seen = [fused()]
+        os.environ["TRITON_DEFAULT_FP_FUSION"] = "0"
+        seen.append(fused())
+        os.environ["TRITON_DEFAULT_FP_FUSION"] = "yes"
+        seen.append(fused())
+        os.environ["TILECC_DEFAULT_FP_FUSION"] = "0"
+        seen.append(fused())
+        del os.environ["TILECC_DEFAULT_FP_FUSION"]
+        os.environ["TRITON_DEFAULT_FP_FUSION"] = "0"
+        tilecc.compat.uninstall()
+        seen.append(fused())
+        print(seen)
+    """))
+    r = _python("-m", "tilecc.compat", str(script))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[True, False, True, False, True]"
+
+
 def test_do_bench_without_a_gpu_says_so_in_one_message(tmp_path):
     script = tmp_path / "bench.py"
     script.write_text("from triton.testing import do_bench\n\ndo_bench(lambda: None)\n")

@@ -255,6 +255,30 @@ def test_interpreter_takes_every_ml_dtypes_format_and_refuses_e4b15() -> None:
         up_kernel.interpret[(1,)](x, y, 16, FMT=tl.float8e4b15, BLOCK=16)
 
 
+@tilecc.jit
+def _fp8_abs(X, Z, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Z + offs, tl.abs(tl.load(X + offs)))
+
+
+def test_interpreter_refuses_arrays_reinterpreted_as_e4b15_at_the_def() -> None:
+    """Bytes given as tl.float8e4b15 (`reinterpret`), which NumPy cannot hold: the
+    interpreter refuses them as a GPU compile does, at the kernel's line, instead of
+    failing while it reads their memory."""
+    from tilecc.runtime.tensor_wrappers import TensorWrapper  # what reinterpret() makes
+
+    raw = np.zeros(16, np.int8)
+    with pytest.raises(CompilationError, match="float8e4b15 is not supported by tilecc") as e:
+        _fp8_abs.interpret[(1,)](TensorWrapper(raw, tl.float8e4b15),
+                                 TensorWrapper(raw.copy(), tl.float8e4b15), BLOCK=16)
+    assert e.value.loc.line == _fp8_abs.fn.__code__.co_firstlineno + 1  # the `def` line
+    z = np.zeros(16, np.uint8)  # a format the interpreter has: |x| of each byte's value
+    x = (np.arange(16) | (np.arange(16) % 2) << 7).astype(np.uint8)  # finite, both signs
+    _fp8_abs.interpret[(1,)](TensorWrapper(x, tl.float8e5), TensorWrapper(z, tl.float8e5),
+                             BLOCK=16)
+    assert (z.view(ml_dtypes.float8_e5m2) == np.abs(x.view(ml_dtypes.float8_e5m2))).all()
+
+
 _COMPILES = [("cuda", "sm_80", "fp8e5"), ("cuda", "sm_89", "fp8e4nv"),
              ("cuda", "sm_89", "fp8e5"), ("cuda", "sm_90", "fp8e4nv"),
              ("cuda", "sm_90", "fp8e5"), ("hip", "gfx90a", "fp8e4nv"),

@@ -159,6 +159,30 @@ def test_fp_fusion_off_keeps_multiply_and_add_apart(tmp_path, monkeypatch) -> No
     assert "fma.rn.f32" not in off and "mul.rn.f32" in off
 
 
+@pytest.mark.parametrize("value,fused", [("0", False), ("off", False), ("", False),
+                                         ("nonsense", False), ("1", True), ("Yes", True),
+                                         ("y", True), ("ON", True)])
+def test_default_fp_fusion_is_read_from_the_environment(monkeypatch, value, fused) -> None:
+    """TILECC_DEFAULT_FP_FUSION is the default of enable_fp_fusion, read at each compile as
+    Triton reads its own switches (any set value other than its true words is false); a
+    compile that names the option is not affected, nor is Triton's spelling outside the
+    compatibility mode."""
+    from tilecc.runtime import options
+
+    # as outside the compatibility mode (which another test may have installed in-process)
+    monkeypatch.setitem(options.ENVIRONMENT_DEFAULTS, "enable_fp_fusion",
+                        ["TILECC_DEFAULT_FP_FUSION"])
+    monkeypatch.delenv("TILECC_DEFAULT_FP_FUSION", raising=False)
+    contracted = axpy.source(SIG)
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")  # only the compatibility mode's
+    assert axpy.options().enable_fp_fusion is True and axpy.source(SIG) == contracted
+    monkeypatch.setenv("TILECC_DEFAULT_FP_FUSION", value)
+    assert axpy.options().enable_fp_fusion is fused
+    assert ("__fmul_rn" not in axpy.source(SIG)) is fused
+    assert axpy.options(enable_fp_fusion=not fused).enable_fp_fusion is (not fused)
+    assert axpy.source(SIG, enable_fp_fusion=True) == contracted
+
+
 @tilecc.jit
 def _register_hungry(x, out, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -242,7 +242,8 @@ def main(argv=None) -> int:
     p.add_argument("--triton-python", default=sys.executable,
                    help="the Python that runs Triton (with Triton installed)")
     args = p.parse_args(argv)
-    args.tests = os.path.abspath(args.tests)
+    # the real path: under a symlinked folder pytest would name the cases without their file
+    args.tests = os.path.realpath(args.tests)
     args.files = [f for f in args.files.split(",") if f]
     if args.marker is None and args.device == "cpu":
         args.marker = "interpreter"

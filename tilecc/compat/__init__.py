@@ -37,8 +37,10 @@ import sys
 
 from tilecc.compat.refused import REFUSED, RefusedAttribute, refusal_of
 from tilecc.language import dtypes
+from tilecc.runtime.options import ENVIRONMENT_DEFAULTS
 
 TRITON_VERSION = "3.6.0"
+TRITON_FP_FUSION = "TRITON_DEFAULT_FP_FUSION"
 
 
 def _aliases() -> dict[str, str]:
@@ -139,6 +141,8 @@ def install() -> None:
     from tilecc.compat.triton.runtime.jit import follow_triton_interpret
 
     follow_triton_interpret()  # TRITON_INTERPRET=1 given to the program: it interprets
+    # Triton's default of enable_fp_fusion, read at each compile as Triton's compiler reads it
+    ENVIRONMENT_DEFAULTS["enable_fp_fusion"].append(TRITON_FP_FUSION)
 
 
 # PyTorch's compiler (torch.compile's inductor) writes Triton kernels for Triton's own
@@ -233,6 +237,8 @@ def uninstall() -> None:
     _hooked.clear()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Refuse)]
     _show_to_torch()
+    fp_fusion = ENVIRONMENT_DEFAULTS["enable_fp_fusion"]
+    fp_fusion[:] = [v for v in fp_fusion if v != TRITON_FP_FUSION]
 
 
 def installed() -> bool:

@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilecc.errors import LaunchError
+from tilecc.errors import CompilationError, LaunchError
 from tilecc.interpreter.addresses import AddressSpace
 from tilecc.interpreter.evaluate import SPACE, Pointer, Program
 from tilecc.interpreter.progress import Progress
+from tilecc.language import dtypes as D
 from tilecc.transpiler import fp8
 from tilecc.transpiler import specialize as SP
 from tilecc.transpiler.grid import normalize_grid
@@ -125,6 +126,20 @@ def _copy_back(device: int, on_device, host: np.ndarray) -> None:
         cupy.cuda.runtime.deviceSynchronize()  # before the caller's next work, on any stream
 
 
+def _check_fp8_arguments(jit_fn, values: dict) -> None:
+    """An array reinterpreted as an fp8 format the interpreter does not have (Triton's
+    tl.float8e4b15, which NumPy cannot hold) is refused as a GPU compile refuses it, at the
+    kernel's `def`, before its memory is read."""
+    for v in values.values():
+        d = v.dtype if _is_wrapper(v) else None
+        if isinstance(d, D.dtype) and d.is_fp8() and d.short not in ALL_FP8:
+            from tilecc.transpiler.frontend import parse_function
+
+            pf = parse_function(jit_fn.fn)
+            raise CompilationError(fp8.unsupported_message(d.short, ALL_FP8, "the interpreter"),
+                                   pf.loc(pf.funcdef.name))
+
+
 def _to_host(x: Any) -> Any:
     """A NumPy view of a host array argument (device arrays: _mirror_device_arrays)."""
     if isinstance(x, np.ndarray):
@@ -167,6 +182,7 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
     descriptors = {n: v for n, v in values.items() if SP.is_host_descriptor(v)}
     for name, d in descriptors.items():  # their tensors are mirrored with the arrays
         values[name] = d.base
+    _check_fp8_arguments(jit_fn, values)
     writebacks = _mirror_device_arrays(values)
     for name, v in list(values.items()):
         values[name] = _to_host(v)

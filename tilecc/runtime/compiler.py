@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tilecc.errors import CompilationError, Loc, OutOfResources
 from tilecc.language import dtypes as D
 from tilecc.runtime.options import (HIP_HINTS, OPTIONS, CompileOptions, compile_key_options,
-                                    legal_maxnreg)
+                                    default_of, legal_maxnreg)
 from tilecc.transpiler.specs import ArgSpec, TensorMap
 from tilecc.transpiler.target import CompileTarget, Target, resolve_target
 
@@ -79,7 +79,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     **hip_hints) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
-    TILECC_DEBUG=1.  `arch` None stays None: the target's default, or the device's.
+    TILECC_DEBUG=1.  `enable_fp_fusion` None: TILECC_DEFAULT_FP_FUSION (and, under the
+    compatibility mode, TRITON_DEFAULT_FP_FUSION), else True.  `arch` None stays None: the target's default, or the device's.
     The launch-only options (a cooperative launch, AMD's hints) are checked, and change
     nothing compiled."""
     OPTIONS["num_ctas"].check(num_ctas)  # accepted where it is 1, which changes nothing
@@ -98,7 +99,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                                              if num_warps is None else num_warps),
         num_stages=OPTIONS["num_stages"].check(num_stages), debug=bool(debug), arch=arch,
         line_directives=bool(line_directives), maxnreg=OPTIONS["maxnreg"].check(maxnreg),
-        enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(enable_fp_fusion),
+        enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(
+            default_of("enable_fp_fusion") if enable_fp_fusion is None else enable_fp_fusion),
         made_descriptor_tma=made_descriptor_tma)
 
 

@@ -11,6 +11,7 @@ enters the kernel's cache key.  A new option is one row here, plus what reads it
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -131,7 +132,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
                "nearest value from 24 to 255; refused on HIP)"),
     Option("enable_fp_fusion", True, _fp_fusion_problem, launch=True, in_key=True,
            doc="let the compiler contract a * b + c into one fma (False: NVRTC --fmad=false, "
-               "hiprtc -ffp-contract=off; tl.fma stays fused)"),
+               "hiprtc -ffp-contract=off; tl.fma stays fused); default: "
+               "TILECC_DEFAULT_FP_FUSION, else True"),
     # Triton's libdevice flushes subnormals with True (its default); tilecc's libdevice
     # functions (the CUDA math library, ocml) keep them either way, as Triton's with False
     Option("enable_reflect_ftz", True, _reflect_ftz_problem, launch=True, in_key=False,
@@ -164,6 +166,35 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            doc="#line directives back to the .py file (the runtime always compiles with "
                "them, so compiler errors and profilers point at the user's lines)"),
 )}
+
+# --- defaults from the environment -----------------------------------------------------------
+
+# The environment variables that give an option its default where a compile does not name
+# the option, read at each compile (so that a program may set one between launches), the
+# first one set deciding: tilecc's own spelling, then those the compatibility mode adds
+# (Triton's TRITON_DEFAULT_FP_FUSION, `compat.install()`).
+ENVIRONMENT_DEFAULTS: dict[str, list[str]] = {"enable_fp_fusion": ["TILECC_DEFAULT_FP_FUSION"]}
+
+# the values Triton's environment switches read as true (its `getenv_bool`: compared
+# lower-cased, unstripped); any other value set, the empty one included, is false
+ENV_TRUE = ("1", "true", "on", "y", "yes")
+
+
+def env_switch(name: str) -> bool | None:
+    """An on/off environment variable read as Triton reads its own; None where unset."""
+    value = os.environ.get(name)
+    return None if value is None else value.lower() in ENV_TRUE
+
+
+def default_of(name: str) -> Any:
+    """The default of option `name`: its first environment variable that is set
+    (`ENVIRONMENT_DEFAULTS`), else the table's."""
+    for variable in ENVIRONMENT_DEFAULTS.get(name, ()):
+        value = env_switch(variable)
+        if value is not None:
+            return value
+    return OPTIONS[name].default
+
 
 @dataclass(frozen=True)
 class CompileOptions:

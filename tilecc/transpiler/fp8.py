@@ -50,18 +50,19 @@ def check_supported(kernel: Kernel, ok: tuple[str, ...], where: str) -> None:
 
     for p in kernel.params:
         if p.value is not None and bad(p.value.dtype):
-            raise CompilationError(_message(bad(p.value.dtype), ok, where), kernel.loc)
+            raise CompilationError(unsupported_message(bad(p.value.dtype), ok, where), kernel.loc)
     for op in kernel.walk():
         for v in op.results:
             if bad(v.dtype):
-                raise CompilationError(_message(bad(v.dtype), ok, where), op.loc)
+                raise CompilationError(unsupported_message(bad(v.dtype), ok, where), op.loc)
 
 
 FP8E4B15_REFUSED = ("tl.float8e4b15 is not supported by tilecc (Triton's own software "
                     "format, deprecated on Hopper): use tl.float8e4nv or tl.float8e5")
 
 
-def _message(name: str, ok: tuple[str, ...], arch: str) -> str:
+def unsupported_message(name: str, ok: tuple[str, ...], arch: str) -> str:
+    """Why fp8 format `name` is refused on `arch` (in words), which has the formats `ok`."""
     if name == "fp8e4b15":
         return FP8E4B15_REFUSED
     return (f"type {name} is not supported on {arch} (as in Triton 3.6); the fp8 types "

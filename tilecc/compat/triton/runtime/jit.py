@@ -13,16 +13,14 @@ from tilecc.language.core import (BoundConstexprFunction, ConstexprFunction,  # 
                                   KernelFunction, constexpr_function)
 from tilecc.runtime import jit as _tilecc
 from tilecc.runtime.jit import JITFunction, KernelInterface, KernelParam  # noqa: F401
+from tilecc.runtime.options import env_switch as _env_switch
 from tilecc.runtime.tensor_wrappers import MockTensor, TensorWrapper, reinterpret  # noqa: F401
-
-# the values Triton reads as true (its getenv_bool: case-insensitive)
-_TRUE = ("1", "true", "on", "yes")
 
 
 def follow_triton_interpret() -> None:
-    """TRITON_INTERPRET=1 (or true / on / yes): launches run on the interpreter, as
+    """TRITON_INTERPRET=1 (or true / on / y / yes): launches run on the interpreter, as
     TILECC_INTERPRET=1 makes them."""
-    if os.environ.get("TRITON_INTERPRET", "").strip().lower() in _TRUE:
+    if _env_switch("TRITON_INTERPRET"):
         os.environ["TILECC_INTERPRET"] = "1"
 
 

@@ -23,43 +23,42 @@
 //   BLOCK_N = 128 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
+//     axis 1: 1 per thread x 32 lanes x 2 warps
+//   Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//   Sliced4: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 32 x 1 tiling (reduced axes dropped)
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced5: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
 //   Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
 //     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 1 per thread x 32 lanes x 1 warps
-//   Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+//   Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//   Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
+//   Sliced9: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked10: 128 x 32 block, 8 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
+//     axis 1: 1 per thread x 16 lanes x 1 warps
 //   Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 4 per thread x 16 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L137: lse (fp32[32]) before x[..., None]: through shared memory
-//   L145: delta (fp32[32]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
-//   L137: fused multiply-adds (no matrix instructions on this target yet)
-//   L141: fused multiply-adds (no matrix instructions on this target yet)
-//   L144: fused multiply-adds (no matrix instructions on this target yet)
-//   L147: fused multiply-adds (no matrix instructions on this target yet)
+//   L137: v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L141: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
+//   L144: v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L147: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
 // Memory accesses:
-//   L114 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
-//   L115 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
+//   L114 load k: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
+//   L115 load v: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
 //   L135 load qt: 4 x fp16 (8 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
@@ -71,35 +70,51 @@
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L149 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
-//   L150 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
+//   L149 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
+//   L150 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
-  enum : int { kRegs = 2 };
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced1 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
-// Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
+//   1: 1 per thread x 32 lanes x 2 warps
+struct Blocked2 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced2 {
+struct Sliced3 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
@@ -107,9 +122,9 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
+// Sliced4: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced3 {
+struct Sliced4 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
@@ -117,28 +132,14 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
-// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 1 };
+// Sliced5: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) { return r * 16 + tc::lane_id() % 16; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
-};
-
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
 // Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; axis
@@ -153,46 +154,50 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
-//   1: 1 per thread x 32 lanes x 1 warps
-struct Blocked7 {
-  enum : int { kRegs = 8 };
+// Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
+struct Sliced7 {
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32; }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 == 0; }
 };
 
-// Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
+// Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
 struct Sliced8 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32; }
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 32) == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced9: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced9 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 32 == 0; }
-};
-
-// Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
-//   from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced10 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
+};
+
+// Blocked10: 128 x 32 block, 8 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
+//   1: 1 per thread x 16 lanes x 1 warps
+struct Blocked10 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 2) % 4;
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return (r % 2) * 16 + tc::lane_id() % 16; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
 };
 
 // Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
@@ -222,8 +227,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     int stride_m,
     int H,
     int N_CTX) {
-  // shared memory for reductions, scans and layout conversions (20480 bytes, reused step by step)
-  __shared__ unsigned char smem[20480] __attribute__((aligned(16)));
+  // shared memory for reductions, scans and layout conversions (12288 bytes, reused step by step)
+  __shared__ unsigned char smem[12288] __attribute__((aligned(16)));
+  // dynamic shared memory: the tl.dot pipeline stages (32768 bytes, given at launch)
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_N keys: dK and dV stay in registers while the
   // queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
   // rows), so that the key block is the products' M side and P^T is never transposed.
@@ -243,29 +250,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   // L114: k = tl.load(K + kv_at, mask=keys, other=0.0)
   tc::half k_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       K
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-    for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
-  }
+  for (int r = 0; r < 16; ++r)
+    k_[r] =
+        t_ + Sliced0::coord0(r) < N_CTX
+        ? K[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
+        : tc::half::from_bits(0x0000 /* 0.0 */);
   // L115: v = tl.load(V + kv_at, mask=keys, other=0.0)
   tc::half v_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       V
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-    for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
-  }
+  for (int r = 0; r < 16; ++r)
+    v_[r] =
+        t_ + Sliced0::coord0(r) < N_CTX
+        ? V[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
+        : tc::half::from_bits(0x0000 /* 0.0 */);
   // Q and dO are each read both ways round (a pointer load, transposed or not, can be
   // pipelined into shared memory; a register transpose of one load could not)
   // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
@@ -285,6 +282,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   // L130: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
   const int lo = start_n * 128 / 32 * 32;
   // L131: for start_m in range(lo, N_CTX, BLOCK_M):
+  // L137: k of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const k_tile = reinterpret_cast<tc::half*>(dynamic_smem);
+  // L144: v of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const v_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    k_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
+           + Blocked2::coord1(r) % 8] = k_[r];
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    v_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
+           + Blocked2::coord1(r) % 8] = v_[r];
+  __syncthreads();
   float dv[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) dv[r] = 0.0f;
@@ -300,214 +310,268 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-                         Q + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+          tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
+                         Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
     // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-    float lse[1];
+    float lse[2];
 #pragma unroll
-    for (int r = 0; r < 1; ++r)
+    for (int r = 0; r < 2; ++r)
       lse[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) < N_CTX
+          ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
-    // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    // 128 x 64 @ 64 x 32 (fp16): v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per
+    //   warp
     float t_1[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r) t_1[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_1_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+    for (int v = 0; v < 4; v += 4) {
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
-      tc::store<8>(t_1_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = qt[v + k];
+      tc::store<4>(t_1_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) t_1_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
-#pragma unroll
-      for (int r = 0; r < 8; ++r)
-        t_1[r] =
-            tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
-    }
-    float lse_1[1];
+    // main loop: 4 steps of K = 16; warp (wm, wn) issues 1 x 2 v_mfma_f32_16x16x16f16 per step;
+    //   lane l reads A's row l % 16 and B's column l % 16, 4 elements of K each
     {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+      const int wm = tc::warp_id(), wn = 0;
+      const int a_row = wm * 16 + tc::lane_id() % 16, b_col = wn * 16 + tc::lane_id() % 16;
+      const int a_k = tc::lane_id() / 16 * 4, b_k = tc::lane_id() / 16 * 4;
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = lse[r];
-      __syncthreads();
+      for (int kk = 0; kk < 4; ++kk) {
+        const int kr = kk * 16 + a_k, kc = kk * 16 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[2];
 #pragma unroll
-      for (int r = 0; r < 1; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(k_tile + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 2; ++ni) {
+          const int col = b_col + ni * 16;
+          b_frag[ni] = tc::load<4>(t_1_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 2; ++ni)
+            tc::mfma_f32_16x16x16f16<2>(t_1 + mi * 8 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     float pt[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse_1[0]);
+    for (int r = 0; r < 8; ++r)
+      pt[r] = tc::exp2(t_1[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
     // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      pt_1[r] = start_m + Sliced8::coord0(0) >= t_ + Sliced9::coord0(r) ? pt[r] : 0.0f;
+      pt_1[r] =
+          start_m + Sliced5::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced7::coord0((r / 2))
+          ? pt[r] : 0.0f;
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         DO + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
+          tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
+                         DO + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
     }
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
-    // 128 x 32 @ 32 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    tc::half t_2[8];
+#pragma unroll
+    for (int r = 0; r < 8; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
+    // 128 x 32 @ 32 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dv_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dv_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dv_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(pt_1[r]);
+      dv_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8
+           + Blocked10::coord1(r) % 8] = t_2[r];
 #pragma unroll
-    for (int v = 0; v < 4; v += 4) {
-      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
-      tc::Vec<tc::half, 4> chunk;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) chunk[k] = do_[v + k];
-      tc::store<4>(dv_b + row * 64 + col, chunk);
-    }
+    for (int r = 0; r < 4; ++r)
+      dv_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8
+           + Blocked11::coord0(r) % 8] = do_[r];
     __syncthreads();
-    for (int kk = 0; kk < 32; ++kk) {
+    // main loop: 4 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        dv[r] =
-            tc::fma(tc::cast<float>(dv_a[Blocked5::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dv_b[kk * 64 + Blocked5::coord1(r)]), dv[r]);
+      for (int kk = 0; kk < 4; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(dv_a + tc::swizzled_chunk<4>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(dv_b + tc::swizzled_chunk<4>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(dv + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-    float delta[1];
+    float delta[2];
 #pragma unroll
-    for (int r = 0; r < 1; ++r)
+    for (int r = 0; r < 2; ++r)
       delta[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) < N_CTX
+          ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-                         DO + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+          tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
+                         DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
     }
     // L144: dpt = tl.dot(v, dot)
-    // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    // 128 x 64 @ 64 x 32 (fp16): v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per
+    //   warp
     float dpt[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r) dpt[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* dpt_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* dpt_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+    for (int v = 0; v < 4; v += 4) {
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
-      tc::store<8>(dpt_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = dot[v + k];
+      tc::store<4>(dpt_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) dpt_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = dot[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 4 steps of K = 16; warp (wm, wn) issues 1 x 2 v_mfma_f32_16x16x16f16 per step;
+    //   lane l reads A's row l % 16 and B's column l % 16, 4 elements of K each
+    {
+      const int wm = tc::warp_id(), wn = 0;
+      const int a_row = wm * 16 + tc::lane_id() % 16, b_col = wn * 16 + tc::lane_id() % 16;
+      const int a_k = tc::lane_id() / 16 * 4, b_k = tc::lane_id() / 16 * 4;
 #pragma unroll
-      for (int r = 0; r < 8; ++r)
-        dpt[r] =
-            tc::fma(tc::cast<float>(dpt_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
+      for (int kk = 0; kk < 4; ++kk) {
+        const int kr = kk * 16 + a_k, kc = kk * 16 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[2];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(v_tile + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 2; ++ni) {
+          const int col = b_col + ni * 16;
+          b_frag[ni] = tc::load<4>(dpt_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 2; ++ni)
+            tc::mfma_f32_16x16x16f16<2>(dpt + mi * 8 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     // L145: dst = pt * (dpt - delta[None, :])
-    float delta_1[1];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = delta[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 1; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float dst[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta_1[0]);
+    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta[((r / 2) * 2 + r % 2) % 2]);
     // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         Q + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
+          tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
+                         Q + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
     }
     // L147: dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
-    // 128 x 32 @ 32 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    tc::half t_3[8];
+#pragma unroll
+    for (int r = 0; r < 8; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_3[r], t_3[r + 1]);
+    // 128 x 32 @ 32 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dk_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dk_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dk_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(dst[r]);
+      dk_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8
+           + Blocked10::coord1(r) % 8] = t_3[r];
 #pragma unroll
-    for (int v = 0; v < 4; v += 4) {
-      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
-      tc::Vec<tc::half, 4> chunk;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) chunk[k] = q_[v + k];
-      tc::store<4>(dk_b + row * 64 + col, chunk);
-    }
+    for (int r = 0; r < 4; ++r)
+      dk_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8
+           + Blocked11::coord0(r) % 8] = q_[r];
     __syncthreads();
-    for (int kk = 0; kk < 32; ++kk) {
+    // main loop: 4 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        dk[r] =
-            tc::fma(tc::cast<float>(dk_a[Blocked5::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dk_b[kk * 64 + Blocked5::coord1(r)]), dk[r]);
+      for (int kk = 0; kk < 4; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(dk_a + tc::swizzled_chunk<4>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(dk_b + tc::swizzled_chunk<4>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(dk + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
   }
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
+  tc::half t_4[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int r = 0; r < 16; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dv[v + k]);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DV
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
-  }
+  for (int r = 0; r < 16; ++r) if (t_ + Sliced0::coord0(r) < N_CTX)
+    DV[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_4[r];
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
+  tc::half t_5[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int r = 0; r < 16; r += 2)
+    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_5[r], t_5[r + 1]);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dk[v + k] * sm_scale);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DK
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
-  }
+  for (int r = 0; r < 16; ++r) if (t_ + Sliced0::coord0(r) < N_CTX)
+    DK[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_5[r];
 }

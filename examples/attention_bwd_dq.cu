@@ -26,27 +26,29 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
+//   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 2 per thread x 4 lanes x 1 warps
+//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
 //     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Sliced3: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked5: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced6: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
 //   L180: kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
 //     stages)
-//   L189: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
-//     (held in the accumulator layout), B from shared memory (K-major)
-//   L190: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
-//     (held in the accumulator layout), B from shared memory (K-major)
+//   L189: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
+//   L190: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
 //   L192: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
 // Memory accesses:
@@ -87,9 +89,25 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Blocked2: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
+// Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//   1: 2 per thread x 4 lanes x 1 warps
 struct Blocked2 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 16) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) {
+    return (r % 16) / 2 * 8 + tc::lane_id() % 4 * 2 + (r % 16) % 2;
+  }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   1: 1 per thread x 4 lanes x 8 warps
+struct Blocked3 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
@@ -101,9 +119,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced3 {
+struct Sliced4 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -111,9 +129,9 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
+struct Sliced5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -121,9 +139,9 @@ struct Sliced4 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked5: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+// Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
+struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -135,9 +153,9 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
+struct Sliced7 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -145,9 +163,9 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced8 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -169,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     int stride_m,
     int H,
     int N_CTX) {
-  // dynamic shared memory: the tl.dot pipeline stages (73728 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (106496 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_M queries: dQ stays in registers while the keys and
   // values stream past BLOCK_N at a time (as in the forward).
@@ -242,12 +260,38 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   // L179: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L180: for start_n in range(0, hi, BLOCK_N):
+  // L189: q of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
+  // L190: do of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const do_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
+#pragma unroll
+  for (int v = 0; v < 32; v += 2) {
+    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+    tc::Vec<tc::half, 2> chunk;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) chunk[k] = q_[v + k];
+    tc::store<2>(q_tile + col / 64 * 8192
+                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
+                 chunk);
+  }
+#pragma unroll
+  for (int v = 0; v < 32; v += 2) {
+    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+    tc::Vec<tc::half, 2> chunk;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) chunk[k] = do_[v + k];
+    tc::store<2>(do_tile + col / 64 * 8192
+                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
+                 chunk);
+  }
+  tc::fence_proxy_async();  // the stores, visible to the tensor cores
+  __syncthreads();
   float dq[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) dq[r] = 0.0f;
-  tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem);
-  tc::half* const vt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
-  tc::half* const k_stages = reinterpret_cast<tc::half*>(dynamic_smem + 49152);
+  tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
+  tc::half* const vt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 57344);
+  tc::half* const k_stages = reinterpret_cast<tc::half*>(dynamic_smem + 81920);
   // pipeline (kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
   //   stages))
   {  // prologue: the copies of the first 2 iterations
@@ -259,39 +303,39 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
           tc::cp_async<16>(kt_stages_base
                            + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
                                   + row % 8),
-                           K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced4::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
                            ? 16 : 0);
         }
         // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned vt_stages_base = tc::smem_address(vt_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
           tc::cp_async<16>(vt_stages_base
                            + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
                                   + row % 8),
-                           V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced4::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
                            ? 16 : 0);
         }
         // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned k_stages_base = tc::smem_address(k_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
           tc::cp_async<16>(k_stages_base
                            + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
                                   + col % 8),
-                           K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced7::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
+                           K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
+                           + Sliced8::coord0((v % 8)) + start_n_next * stride_m,
+                           start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
                            ? 16 : 0);
         }
       }
@@ -312,31 +356,31 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     //   is used)
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
-    //   step, A from registers (held in the accumulator layout), B from shared memory (K-major)
+    //   step, A from shared memory, B from shared memory (K-major)
     float t_[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) t_[r] = 0.0f;
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
-    //   instruction, reading A from registers and B from shared memory
+    //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(q_tile), b_base =
+          tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(t_[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk / 4 * 512 + kk % 4 * 2);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(q_[4 * kk], q_[4 * kk + 1]), tc::pack2(q_[16 + 4 * kk], q_[16 + 4 * kk + 1]),
-            tc::pack2(q_[2 + 4 * kk], q_[2 + 4 * kk + 1]),
-            tc::pack2(q_[18 + 4 * kk], q_[18 + 4 * kk + 1])};
-        tc::wgmma_m64n64k16_f16_rs<0>(t_, t_ + 16, a_frag0, b_desc);
+        const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
+        tc::wgmma_m64n64k16_f16_ss<0>(t_, t_ + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
@@ -345,13 +389,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
           tc::cp_async<16>(kt_stages_base
                            + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
                                   + row % 8),
-                           K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
                            ? 16 : 0);
         }
         // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
@@ -359,13 +403,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             tc::smem_address(vt_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
           tc::cp_async<16>(vt_stages_base
                            + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
                                   + row % 8),
-                           V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
+                           V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
+                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
                            ? 16 : 0);
         }
         // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
@@ -373,13 +417,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             tc::smem_address(k_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
           tc::cp_async<16>(k_stages_base
                            + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
                                   + col % 8),
-                           K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced7::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
+                           K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
+                           + Sliced8::coord0((v % 8)) + start_n_ahead * stride_m,
+                           start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
                            ? 16 : 0);
         }
       }
@@ -401,32 +445,31 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
           ? tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
-    //   step, A from registers (held in the accumulator layout), B from shared memory (K-major)
+    //   step, A from shared memory, B from shared memory (K-major)
     float dp[32];
 #pragma unroll
     for (int r = 0; r < 32; ++r) dp[r] = 0.0f;
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
-    //   instruction, reading A from registers and B from shared memory
+    //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned b_base = tc::smem_address((vt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(do_tile), b_base =
+          tc::smem_address((vt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dp[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const unsigned long long b_desc = b_desc0 + (kk / 4 * 512 + kk % 4 * 2);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(do_[4 * kk], do_[4 * kk + 1]),
-            tc::pack2(do_[16 + 4 * kk], do_[16 + 4 * kk + 1]),
-            tc::pack2(do_[2 + 4 * kk], do_[2 + 4 * kk + 1]),
-            tc::pack2(do_[18 + 4 * kk], do_[18 + 4 * kk + 1])};
-        tc::wgmma_m64n64k16_f16_rs<0>(dp, dp + 16, a_frag0, b_desc);
+        const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
+        tc::wgmma_m64n64k16_f16_ss<0>(dp, dp + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers

@@ -22,40 +22,35 @@
 //   BLOCK_N = 64 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
+//     axis 1: 1 per thread x 32 lanes x 2 warps
+//   Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced5: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
-//   Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//     1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L189: lse (fp32[128]) before x[..., None]: through shared memory
-//   L191: delta (fp32[128]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
-//   L189: fused multiply-adds (no matrix instructions on this target yet)
-//   L190: fused multiply-adds (no matrix instructions on this target yet)
-//   L192: fused multiply-adds (no matrix instructions on this target yet)
+//   L189: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
+//   L190: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
+//   L192: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
 // Memory accesses:
-//   L167 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
-//   L168 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
+//   L167 load q: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
+//   L168 load do: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
 //   L169 load lse: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
 //   L170 load delta: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per
 //     element
@@ -65,77 +60,89 @@
 //     uniform over 64 elements, checked once per vector
 //   L184 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L194 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
+//   L194 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
+//     per element
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced1 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced2 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
+  }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
+};
+
+// Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced1 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
+};
+
+// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
+//   1: 1 per thread x 32 lanes x 2 warps
+struct Blocked2 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return r / 4 * 32 + (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 + r % 4;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+// Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced5: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //   1: 1 per thread x 8 lanes x 8 warps
-struct Blocked6 {
+struct Blocked7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -145,41 +152,9 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
-struct Blocked7 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
-};
-
-// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced9 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
-};
-
-// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked10 {
+struct Blocked8 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -205,6 +180,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     int N_CTX) {
   // shared memory for reductions, scans and layout conversions (24576 bytes, reused step by step)
   __shared__ unsigned char smem[24576] __attribute__((aligned(16)));
+  // dynamic shared memory: the tl.dot pipeline stages (32768 bytes, given at launch)
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_M queries: dQ stays in registers while the keys and
   // values stream past BLOCK_N at a time (as in the forward).
   // L159: start_m = tl.program_id(0)
@@ -213,8 +190,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   const int off_hz = static_cast<int>(blockIdx.y);
   // L161: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
-  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-  const int t_ = start_m * 128;
+  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it
+  //   is used)
   // L163: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L164: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L165: rows = offs_m[:, None] < N_CTX (index arithmetic: recomputed where it is used)
@@ -223,41 +200,33 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   // L167: q = tl.load(Q + q_at, mask=rows, other=0.0)
   tc::half q_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       Q
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-    for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
-  }
+  for (int r = 0; r < 16; ++r)
+    q_[r] =
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? Q[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
+        : tc::half::from_bits(0x0000 /* 0.0 */);
   // L168: do = tl.load(DO + q_at, mask=rows, other=0.0)
   tc::half do_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       DO
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-    for (int k = 0; k < 8; ++k) do_[v + k] = chunk[k];
-  }
+  for (int r = 0; r < 16; ++r)
+    do_[r] =
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? DO[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
+        : tc::half::from_bits(0x0000 /* 0.0 */);
   // L169: lse = tl.load(LSE + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
-  float lse[2];
+  float lse[16];
 #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 16; ++r)
     lse[r] =
-        t_ + Sliced0::coord0(r) < N_CTX ? (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
-  float delta[2];
+  float delta[16];
 #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 16; ++r)
     delta[r] =
-        t_ + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -270,6 +239,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   // L179: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L180: for start_n in range(0, hi, BLOCK_N):
+  // L189: q of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
+  // L190: do of tl.dot does not change in the loop: staged in shared memory once
+  tc::half* const do_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    q_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
+           + Blocked2::coord1(r) % 8] = q_[r];
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    do_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
+            + Blocked2::coord1(r) % 8] = do_[r];
+  __syncthreads();
   float dq[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) dq[r] = 0.0f;
@@ -280,8 +262,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+                         K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
@@ -291,8 +273,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         V + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
+          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+                         V + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
@@ -302,8 +284,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
-                         K + base + Sliced4::coord0(0) * stride_m + Sliced1::coord0(v)
+          tc::load_if<8>(start_n + Sliced5::coord0(0) < N_CTX,
+                         K + base + Sliced5::coord0(0) * stride_m + Sliced6::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
@@ -313,124 +295,159 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     // L188: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
     //   is used)
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
-    // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
-    float t_1[16];
+    // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
+    float t_[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
+    for (int r = 0; r < 16; ++r) t_[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_1_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* t_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+    for (int v = 0; v < 8; v += 8) {
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-      tc::store<8>(t_1_a + row * 64 + col, chunk);
+      for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
+      tc::store<8>(t_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
-#pragma unroll
-    for (int r = 0; r < 8; ++r) t_1_b[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = kt[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        t_1[r] =
-            tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 64 + Blocked7::coord1(r)]), t_1[r]);
-    }
-    float lse_1[16];
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = lse[r];
-      __syncthreads();
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
 #pragma unroll
-      for (int r = 0; r < 16; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(q_tile + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(t_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(t_ + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     float p[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced9::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced9::coord0(0)))
-          ? tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
+          ((start_n + Sliced1::coord0(0) < N_CTX)
+           & (start_m * 128 + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0)))
+          ? tc::exp2(t_[r] * qk_scale - lse[r]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
-    // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     float dp[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) dp[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* dp_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* dp_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* dp_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+    for (int v = 0; v < 8; v += 8) {
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = do_[v + k];
-      tc::store<8>(dp_a + row * 64 + col, chunk);
+      for (int k = 0; k < 8; ++k) chunk[k] = vt[v + k];
+      tc::store<8>(dp_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
-#pragma unroll
-    for (int r = 0; r < 8; ++r) dp_b[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = vt[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        dp[r] =
-            tc::fma(tc::cast<float>(dp_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dp_b[kk * 64 + Blocked7::coord1(r)]), dp[r]);
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(do_tile + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(dp_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(dp + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
     // L191: ds = p * (dp - delta[:, None])
-    float delta_1[16];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = delta[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float ds[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta_1[r]);
+    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta[r]);
     // L192: dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
-    // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
+    tc::half t_1[16];
+#pragma unroll
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(ds[r], ds[r + 1], t_1[r], t_1[r + 1]);
+    // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
+    //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dq_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dq_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      dq_a[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = tc::cast<tc::half>(ds[r]);
+      dq_a[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
+           + Blocked2::coord1(r) % 8] = t_1[r];
 #pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
-      tc::store<8>(dq_b + row * 64 + col, chunk);
-    }
+    for (int r = 0; r < 8; ++r)
+      dq_b[tc::swizzled_chunk<8>(Blocked8::coord1(r), Blocked8::coord0(r) / 8) * 8
+           + Blocked8::coord0(r) % 8] = k_[r];
     __syncthreads();
-    for (int kk = 0; kk < 64; ++kk) {
+    // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
+    //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
+    {
+      const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
+          wn * 32 + tc::lane_id() % 32;
+      const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        dq[r] =
-            tc::fma(tc::cast<float>(dq_a[Blocked5::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dq_b[kk * 64 + Blocked5::coord1(r)]), dq[r]);
+      for (int kk = 0; kk < 8; ++kk) {
+        const int kr = kk * 8 + a_k, kc = kk * 8 + b_k;
+        tc::Vec<tc::half, 4> a_frag[1], b_frag[1];
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi) {
+          const int row = a_row + mi * 128;
+          a_frag[mi] = tc::load<4>(dq_a + tc::swizzled_chunk<8>(row, kr / 8) * 8 + kr % 8);
+        }
+#pragma unroll
+        for (int ni = 0; ni < 1; ++ni) {
+          const int col = b_col + ni * 64;
+          b_frag[ni] = tc::load<4>(dq_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 1; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 1; ++ni)
+            tc::mfma_f32_32x32x8f16<1>(dq + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+      }
     }
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
+  tc::half t_2[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int r = 0; r < 16; r += 2)
+    tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_2[r], t_2[r + 1]);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dq[v + k] * sm_scale);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DQ
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
-  }
+  for (int r = 0; r < 16; ++r) if (start_m * 128 + Sliced0::coord0(r) < N_CTX)
+    DQ[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_2[r];
 }

@@ -220,3 +220,22 @@ def test_gpu_gradients_match_float64_autograd(d: int, causal: bool) -> None:
         assert torch.isfinite(got.grad).all(), name
         torch.testing.assert_close(got.grad.double(), r.grad, atol=3e-2, rtol=3e-2,
                                    msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_hopper_stages_the_operands_made_before_the_loop_in_shared_memory() -> None:
+    """dQ's loop multiplies Q and dO, both loaded before it, on every key block: on sm_90
+    they are staged in shared memory once (wgmma reads them there), and only the product
+    made in the iteration (dS) goes to the tensor cores from registers.  Read from
+    registers across the loop's back edge, Q's fragments were overwritten by dS's in the
+    code ptxas 13.0 made (wrong gradients at head dim 64 on an H200)."""
+    cfg = A.backward_config(64, False, "sm_90")["dq"]
+    sig = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, fp32, "
+           f"i32:16, i32:16, i32:16, i32, i32, 64, {cfg['BLOCK_M']}, {cfg['BLOCK_N']}, False")
+    src = A.attention_bwd_dq.source(sig, arch="sm_90a", num_warps=cfg["num_warps"],
+                                    num_stages=cfg["num_stages"])
+    body = src.split("#include")[1]
+    loop = body.index("for (int start_n = 0;")
+    assert "q of tl.dot does not change in the loop" in body[:loop]
+    assert "do of tl.dot does not change in the loop" in body[:loop]
+    assert body[loop:].count("_ss<0>(") == 2  # Q K^T and dO V^T: A from shared memory
+    assert body[loop:].count("_rs<1>(") == 1  # dS K: A from registers, made in the loop

@@ -154,7 +154,7 @@ def test_cupy_current_stream_is_the_launch_stream(cupy, torch):
     assert float(abs(out).max()) == 0.0
     graph.launch(stream)
     stream.synchronize()
-    cupy.testing.assert_allclose(out, x * 5.0 + y, rtol=1e-5, atol=1e-6)  # fused multiply-add
+    cupy.testing.assert_allclose(out, x * 5.0 + y, rtol=1e-5, atol=1e-5)  # fused multiply-add
 
 
 def test_torch_graph_of_dlpack_and_numpy_scalar_launches(torch, cupy):

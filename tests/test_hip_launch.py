@@ -405,3 +405,21 @@ def test_an_error_string_that_repeats_the_name_is_said_once(fake, monkeypatch):
     with pytest.raises(H.HIPError) as e:
         H.current_device()
     assert str(e.value) == "hipGetDevice failed: HIP error 201 hipErrorInvalidContext"
+
+
+def test_cupy_arrays_of_a_rocm_build_are_on_the_amd_gpu(monkeypatch):
+    """CuPy built for ROCm exposes CUDA's array interface too: its arrays go to the HIP
+    backend (`cupy.cuda.runtime.is_hip`), a CUDA build's to CUDA."""
+    from tilecc.transpiler.specialize import array_info
+
+    class ndarray:  # the shape of a CuPy array, as a module named cupy would define it
+        __module__ = "cupy._core.core"
+        __cuda_array_interface__ = {"data": (4096, False), "typestr": "<f4", "shape": (4,),
+                                    "version": 3}
+
+    for is_hip, device in ((True, "rocm"), (False, "cuda")):
+        fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            runtime=types.SimpleNamespace(is_hip=is_hip)))
+        monkeypatch.setitem(sys.modules, "cupy", fake)
+        info = array_info(ndarray())
+        assert (info.device, info.framework, info.ptr) == (device, "cupy", 4096)

@@ -189,8 +189,12 @@ def array_info(x: Any) -> ArrayInfo | None:
     np = sys.modules.get("numpy")  # not imported yet: `x` is no NumPy array
     if cai is not None:
         dev_id = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
-        return ArrayInfo(cai["data"][0], D.from_numpy(cai["typestr"]), "cuda", dev_id,
-                         "cupy" if mod.startswith("cupy") else "other")
+        cupy = sys.modules.get("cupy") if mod.startswith("cupy") else None
+        # CuPy built for ROCm keeps CUDA's array interface: its arrays are on an AMD GPU
+        on_rocm = cupy is not None and getattr(getattr(getattr(cupy, "cuda", None), "runtime",
+                                                       None), "is_hip", False)
+        return ArrayInfo(cai["data"][0], D.from_numpy(cai["typestr"]),
+                         "rocm" if on_rocm else "cuda", dev_id, "cupy" if cupy else "other")
     if np is not None and isinstance(x, np.ndarray):
         return ArrayInfo(x.ctypes.data, D.from_numpy(x.dtype), "cpu", 0, "numpy")
     if hasattr(x, "__dlpack_device__"):

@@ -266,6 +266,8 @@ def backward_config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
         dkdv, dq = ((64, 128, 8) if hopper else (32, 128, 8)), (128, 64, 8)
     else:
         dkdv, dq = (32, 64, 8), ((128, 64, 8) if hopper else (128, 32, 8))
+    if arch.startswith("gfx"):  # 64 KiB of LDS: Q and dO of dQ's block are staged there
+        dq = (64, 32, 4) if head_dim > 64 else dq
     return {"dkdv": {"BLOCK_M": dkdv[0], "BLOCK_N": dkdv[1], "num_warps": dkdv[2],
                      "num_stages": 3},
             "dq": {"BLOCK_M": dq[0], "BLOCK_N": dq[1], "num_warps": dq[2], "num_stages": 3},

@@ -2,7 +2,8 @@
 its variable (`x[r]` in a register loop) or, where the passes inline it, as the expression
 that computes it, with as few parentheses as C's precedence allows; C literals of each
 element type (`literal`).  Expressions are text: the statements around them are spelled by
-the templates (c_like/*.j2)."""
+the templates (c_like/*.j2).  After an operator and a call's comma the text holds a SPACE
+mark (line_breaks.py): where a line is still too long, it breaks there."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Value
+from tilecc.transpiler.line_breaks import SPACE
 from tilecc.transpiler.passes.layouts import Blocked, Placement
 from tilecc.transpiler.render_math import extern_call
 from tilecc.transpiler.target import NARROW_INTS, c_type
@@ -154,33 +156,33 @@ class ExprOps:
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
-            return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
+            return f"{self.wrap(a[0], idx, prec)} {sym}{SPACE}{self.wrap(a[1], idx, prec + 1)}", prec
         if k == "where":
-            return (f"{self.wrap(a[0], idx, EQ)} ? {self.wrap(a[1], idx, COND)} : "
+            return (f"{self.wrap(a[0], idx, EQ)} ?{SPACE}{self.wrap(a[1], idx, COND)} :{SPACE}"
                     f"{self.wrap(a[2], idx, COND)}"), COND
         if k == "fma":
-            return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
+            return f"tc::fma({(',' + SPACE).join(self.text(x, idx) for x in a)})", PRIMARY
         if k == "extern":
             return extern_call(op, self.target, [self.text(x, idx) for x in a]), PRIMARY
         if k == "addptr":
-            return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
+            return f"{self.wrap(a[0], idx, ADD)} +{SPACE}{self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
 
     def binary_expr(self, v: Value, idx: str) -> tuple[str, int]:
         """A binary op's expression: a call where C's operator differs from Triton's."""
         a, fn = v.owner.operands, v.owner.attrs["fn"]
         if fn in CALLS:
-            return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return f"{CALLS[fn]}({self.text(a[0], idx)},{SPACE}{self.text(a[1], idx)})", PRIMARY
         if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
-            return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return f"tc::fdiv({self.text(a[0], idx)},{SPACE}{self.text(a[1], idx)})", PRIMARY
         if fn == "rem" and v.dtype.is_floating():
-            return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return f"tc::fmod({self.text(a[0], idx)},{SPACE}{self.text(a[1], idx)})", PRIMARY
         if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
-            return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return f"tc::{fn}({self.text(a[0], idx)},{SPACE}{self.text(a[1], idx)})", PRIMARY
         if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
                 v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
             mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
-            return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return f"{mul}({self.text(a[0], idx)},{SPACE}{self.text(a[1], idx)})", PRIMARY
         if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
             text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
                     f"{self.wrap(a[1], idx, MUL + 1)}")
@@ -189,7 +191,7 @@ class ExprOps:
         # Mixed bitwise / shift / logical operators always get parentheses (as
         # compilers' -Wparentheses asks); arithmetic follows plain precedence.
         need = UNARY if prec <= SHIFT else prec
-        text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
+        text = f"{self.wrap(a[0], idx, need)} {sym}{SPACE}{self.wrap(a[1], idx, max(need, prec + 1))}"
         return self.narrow(text, prec, v)
 
     def lname(self, p: Placement) -> str:

@@ -14,6 +14,7 @@ from math import prod
 from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
+from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, joined, words
 from tilecc.transpiler.passes.layouts import Placement
 from tilecc.transpiler.target import c_type
 
@@ -116,8 +117,8 @@ class BlockOps:
             half = pool_bytes - self.pool_b_bytes
             reuse = "reused step by step" + \
                 (f"; consecutive steps alternate at byte {half}" if self.pool_b_bytes else "")
-            pool = [f"  // shared memory for reductions, scans and layout conversions "
-                    f"({pool_bytes} bytes, {reuse})"]
+            pool = [words(f"  // shared memory for reductions, scans and layout conversions "
+                          f"({pool_bytes} bytes, {reuse})")]
             if pool_at is None:
                 align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
                 pool.append(f"  __shared__ unsigned char smem[{pool_bytes}] "
@@ -129,8 +130,8 @@ class BlockOps:
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
                 "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
-            dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
-                            "launch)",
+            dynamic_decl = [words(f"  // dynamic shared memory: {what} ({dynamic} bytes, given "
+                                  "at launch)"),
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
         return (pool + dynamic_decl if pool_at is None else dynamic_decl + pool), sizes
 
@@ -210,8 +211,8 @@ class BlockOps:
 
     def combine_call(self, accs: list[str], others: list[str]) -> str:
         if len(accs) == 1:
-            return f"{accs[0]} = combine({accs[0]}, {others[0]});"
-        return f"combine({', '.join(accs + others + accs)});"
+            return f"{accs[0]} ={BREAK}combine({accs[0]},{SPACE}{others[0]});"
+        return f"combine({joined(accs + others + accs, ', ')});"
 
     # --- reductions ------------------------------------------------------------------------------
     def op_reduce(self, op: Op) -> None:
@@ -241,14 +242,14 @@ class BlockOps:
         # A loop that would run once (one output register, two elements, two lanes)
         # is written as its body.
         o = "o" if n_out > 1 else "0"
-        inits = [f"{t} {acc} = {self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
+        inits = [f"{t} {acc} ={BREAK}{self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
         combine = []
         if j_count == 2:
             combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
         elif j_count > 2:
             others = [self.text(x, reg(o, "j")) for x in xs]
             combine = ["#pragma unroll",
-                       f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}"]
+                       f"for (int j = 1; j < {j_count}; ++j){BODY}{self.combine_call(accs, others)}"]
         with self.captured() as shuffle:
             if lanes > 1:
                 self.shuffle_steps(accs, types, lstride, lanes)
@@ -277,7 +278,7 @@ class BlockOps:
                 self.line(step)
             else:
                 self.line("#pragma unroll")
-                self.line(f"{head} {step}")
+                self.line(f"{head}{BODY}{step}")
             return
         with self.block_if(not once, f"#pragma unroll\n{head} {{"):
             others = [f"{a}_other" for a in accs]
@@ -320,7 +321,7 @@ class BlockOps:
             else:
                 others = [f"partial{k}[{where}warp]" for k in range(len(results))]
                 self.line("#pragma unroll")
-                self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
+                self.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
                           f"{self.combine_call(accs, others)}")
             for res, acc, u in zip(results, accs, used):
                 if u:

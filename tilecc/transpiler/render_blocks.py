@@ -181,7 +181,7 @@ class BlockOps:
                 continue
             c = f"{self.lname(p)}::coord{i}({idx})"
             terms.append(c if stride == 1 else f"{c} * {stride}")
-        return " + ".join(terms) or "0"
+        return f" +{SPACE}".join(terms) or "0"
 
     def slot(self, v: Value, idx: str) -> str:
         return f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)
@@ -200,7 +200,7 @@ class BlockOps:
             params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
-        head = f"auto combine = []({', '.join(params)}) {{"
+        head = f"auto combine = []({joined(params, ', ')}) {{"
         if not body:
             self.line(f"{head} {ret} }};")
         else:
@@ -302,11 +302,12 @@ class BlockOps:
         slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
-        writes = [f"partial{k}[{where}{warp}] = {self.slot(res, o)};"
+        writes = [f"partial{k}[{where}{warp}] ={BREAK}{self.slot(res, o)};"
                   for k, res in enumerate(results)]
         if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {' '.join(writes)} }}")
+            with self.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+                for write in writes:
+                    self.line(write)
         else:
             for write in writes:
                 self.line(write)
@@ -314,7 +315,7 @@ class BlockOps:
         with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
             for k, (t, acc) in enumerate(zip(types, accs)):
                 decl = f"{t} {acc}" if n_out > 1 else acc
-                self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+                self.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
             if warps == 2:
                 self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
                                                    for k in range(len(results))]))

@@ -15,6 +15,7 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.line_breaks import BREAK, SPACE
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
@@ -150,8 +151,8 @@ class DotOps:
         acc_t = c_type(op.attrs["acc_dtype"])
         x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
-        step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
-            f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
+        step = f"{acc}[r] +={BREAK}{x} *{SPACE}{y};" if op.attrs["acc_dtype"].is_int() else \
+            f"{acc}[r] ={BREAK}tc::fma({x},{SPACE}{y},{SPACE}{acc}[r]);"
         self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:

@@ -156,7 +156,8 @@ class ExprOps:
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
-            return f"{self.wrap(a[0], idx, prec)} {sym}{SPACE}{self.wrap(a[1], idx, prec + 1)}", prec
+            left, right = self.wrap(a[0], idx, prec), self.wrap(a[1], idx, prec + 1)
+            return f"{left} {sym}{SPACE}{right}", prec
         if k == "where":
             return (f"{self.wrap(a[0], idx, EQ)} ?{SPACE}{self.wrap(a[1], idx, COND)} :{SPACE}"
                     f"{self.wrap(a[2], idx, COND)}"), COND
@@ -191,7 +192,8 @@ class ExprOps:
         # Mixed bitwise / shift / logical operators always get parentheses (as
         # compilers' -Wparentheses asks); arithmetic follows plain precedence.
         need = UNARY if prec <= SHIFT else prec
-        text = f"{self.wrap(a[0], idx, need)} {sym}{SPACE}{self.wrap(a[1], idx, max(need, prec + 1))}"
+        left, right = self.wrap(a[0], idx, need), self.wrap(a[1], idx, max(need, prec + 1))
+        text = f"{left} {sym}{SPACE}{right}"
         return self.narrow(text, prec, v)
 
     def lname(self, p: Placement) -> str:
@@ -214,7 +216,7 @@ class ExprOps:
             if comp != "0" and src.reg_sizes[e] > 1:
                 stride = src.rstride(e)
                 terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-        return " + ".join(terms) or "0"
+        return f" +{SPACE}".join(terms) or "0"
 
     def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
         # C promotes narrow integers to int; the language keeps their width.

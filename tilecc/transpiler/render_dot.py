@@ -15,7 +15,7 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
-from tilecc.transpiler.line_breaks import BREAK, SPACE
+from tilecc.transpiler.line_breaks import BREAK, SPACE, words
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
@@ -98,7 +98,7 @@ class DotOps:
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
         a_regs = plan.a_from_registers
-        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}")
+        self.line(words(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}"))
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
             self.declare(d)

@@ -214,9 +214,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                       + Sliced1::coord0((v % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8)),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
@@ -246,10 +246,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -277,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       for (int r = 0; r < 16; ++r)
         qk[r] =
             tc::fma(tc::cast<float>(qk_a[Blocked6::coord0(r) * 64 + kk]),
-                    tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
+            tc::cast<float>(qk_b[kk * 64 + Blocked6::coord1(r)]), qk[r]);
     }
     // L53: keep = cols[None, :] < N_CTX (index arithmetic: recomputed where it is used)
     // L55: keep = keep & (offs_m[:, None] >= cols[None, :]) (index arithmetic: recomputed where it
@@ -287,9 +286,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced7::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
-          ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced7::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n +
+          Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
@@ -375,10 +373,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
-                         V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
+          V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
@@ -404,7 +401,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       for (int r = 0; r < 16; ++r)
         acc_1[r] =
             tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
-                    tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
+            tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
@@ -418,8 +415,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
-    (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r)
+    if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
+      (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 #pragma unroll
@@ -428,7 +426,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                   + Sliced1::coord0((v % 8)), chunk);
+      tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8)),
+          chunk);
   }
 }

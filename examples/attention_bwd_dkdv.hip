@@ -246,10 +246,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       K
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        K + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
   }
@@ -259,10 +258,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       V
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        V + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
   }
@@ -299,10 +297,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half qt[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-                         Q + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+          Q + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
@@ -311,8 +308,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       lse[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced4::coord0(r) < N_CTX ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) +
+          start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float t_1[8];
@@ -337,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 8; ++r)
         t_1[r] =
             tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
+            tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
     }
     float lse_1[1];
     {
@@ -362,10 +359,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         DO + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+          DO + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
     }
@@ -391,23 +387,22 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 16; ++r)
         dv[r] =
             tc::fma(tc::cast<float>(dv_a[Blocked5::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dv_b[kk * 64 + Blocked5::coord1(r)]), dv[r]);
+            tc::cast<float>(dv_b[kk * 64 + Blocked5::coord1(r)]), dv[r]);
     }
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       delta[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced4::coord0(r) < N_CTX ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) +
+          start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-                         DO + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+          DO + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
     }
@@ -435,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 8; ++r)
         dpt[r] =
             tc::fma(tc::cast<float>(dpt_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
+            tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
     }
     // L145: dst = pt * (dpt - delta[None, :])
     float delta_1[1];
@@ -456,10 +451,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         Q + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+          Q + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
     }
@@ -485,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 16; ++r)
         dk[r] =
             tc::fma(tc::cast<float>(dk_a[Blocked5::coord0(r) * 32 + kk]),
-                    tc::cast<float>(dk_b[kk * 64 + Blocked5::coord1(r)]), dk[r]);
+            tc::cast<float>(dk_b[kk * 64 + Blocked5::coord1(r)]), dk[r]);
     }
   }
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
@@ -495,9 +489,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dv[v + k]);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DV
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+      tc::store<8>(DV + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8))),
+          chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
 #pragma unroll
@@ -506,8 +500,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dk[v + k] * sm_scale);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DK
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+      tc::store<8>(DK + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8))),
+          chunk);
   }
 }

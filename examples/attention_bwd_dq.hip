@@ -226,10 +226,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       Q
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        Q + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
@@ -239,10 +238,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       DO
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        DO + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) do_[v + k] = chunk[k];
   }
@@ -279,10 +277,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -290,10 +287,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half vt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-                         V + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          V + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
     }
@@ -301,10 +297,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half k_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
-                         K + base + Sliced4::coord0(0) * stride_m + Sliced1::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
+          K + base + Sliced4::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
     }
@@ -336,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       for (int r = 0; r < 16; ++r)
         t_1[r] =
             tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 64 + Blocked7::coord1(r)]), t_1[r]);
+            tc::cast<float>(t_1_b[kk * 64 + Blocked7::coord1(r)]), t_1[r]);
     }
     float lse_1[16];
     {
@@ -353,9 +348,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced9::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced9::coord0(0)))
-          ? tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
+          ((start_n + Sliced9::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n +
+          Sliced9::coord0(0))) ? tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float dp[16];
@@ -380,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       for (int r = 0; r < 16; ++r)
         dp[r] =
             tc::fma(tc::cast<float>(dp_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dp_b[kk * 64 + Blocked7::coord1(r)]), dp[r]);
+            tc::cast<float>(dp_b[kk * 64 + Blocked7::coord1(r)]), dp[r]);
     }
     // L191: ds = p * (dp - delta[:, None])
     float delta_1[16];
@@ -419,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       for (int r = 0; r < 16; ++r)
         dq[r] =
             tc::fma(tc::cast<float>(dq_a[Blocked5::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dq_b[kk * 64 + Blocked5::coord1(r)]), dq[r]);
+            tc::cast<float>(dq_b[kk * 64 + Blocked5::coord1(r)]), dq[r]);
     }
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
@@ -429,8 +423,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dq[v + k] * sm_scale);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DQ
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+      tc::store<8>(DQ + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8))),
+          chunk);
   }
 }

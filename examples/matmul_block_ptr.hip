@@ -200,20 +200,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8))
-                           >= -tc::cast<long long>(a_block_offset0))
-                          & (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) < t_
-                             - tc::cast<long long>(a_block_offset0)))
-                         & ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8)))
-                             >= -tc::cast<long long>(a_block_offset1))
-                            & (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) < t_1
-                               - tc::cast<long long>(a_block_offset1))),
-                         a_ptr
-                         + (tc::cast<long long>(a_block_offset0) * t_2
-                            + tc::cast<long long>(a_block_offset1))
-                         + (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2
-                            + tc::cast<long long>(Sliced1::coord0((v % 8)))),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+          -tc::cast<long long>(a_block_offset0)) &
+          (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+          tc::cast<long long>(a_block_offset0))) &
+          ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >=
+          -tc::cast<long long>(a_block_offset1)) &
+          (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) < t_1 -
+          tc::cast<long long>(a_block_offset1))),
+          a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
+          tc::cast<long long>(a_block_offset1)) +
+          (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+          tc::cast<long long>(Sliced1::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -222,20 +221,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8))
-                           >= -tc::cast<long long>(b_block_offset0))
-                          & (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3
-                             - tc::cast<long long>(b_block_offset0)))
-                         & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
-                             >= -tc::cast<long long>(b_block_offset1))
-                            & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_4
-                               - tc::cast<long long>(b_block_offset1))),
-                         b_ptr
-                         + (tc::cast<long long>(b_block_offset0) * t_5
-                            + tc::cast<long long>(b_block_offset1))
-                         + (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5
-                            + tc::cast<long long>(Sliced3::coord0((v % 8)))),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+          -tc::cast<long long>(b_block_offset0)) &
+          (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
+          tc::cast<long long>(b_block_offset0))) &
+          ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
+          -tc::cast<long long>(b_block_offset1)) &
+          (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_4 -
+          tc::cast<long long>(b_block_offset1))),
+          b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
+          tc::cast<long long>(b_block_offset1)) +
+          (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+          tc::cast<long long>(Sliced3::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -266,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
       for (int r = 0; r < 64; ++r)
         accumulator[r] =
             tc::fma(tc::cast<float>(accumulator_a[Blocked6::coord0(r) * 32 + kk]),
-                    tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
+            tc::cast<float>(accumulator_b[kk * 128 + Blocked6::coord1(r)]), accumulator[r]);
     }
     // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
     a_block_offset1 = a_block_offset1 + 32;
@@ -289,15 +287,15 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
-          >= -tc::cast<long long>(t_6))
-         & (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) < tc::cast<long long>(M)
-            - tc::cast<long long>(t_6)))
-        & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >= -tc::cast<long long>(t_7))
-           & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < tc::cast<long long>(N)
-              - tc::cast<long long>(t_7))))
-      tc::store<8>(c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7))
-                   + (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8
-                      + tc::cast<long long>(Sliced3::coord0((v % 8)))), chunk);
+    if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+        -tc::cast<long long>(t_6)) & (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 +
+        v % 8) / 8)) < tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
+        ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >= -tc::cast<long long>(t_7)) &
+        (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < tc::cast<long long>(N) -
+        tc::cast<long long>(t_7))))
+      tc::store<8>(c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7)) +
+          (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8 +
+          tc::cast<long long>(Sliced3::coord0((v % 8)))),
+          chunk);
   }
 }

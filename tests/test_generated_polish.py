@@ -88,7 +88,7 @@ def test_operands_break_only_where_parts_do_not_fit():
 
 def test_loop_body_moves_under_its_head():
     line = (f"  for (int r = 0; r < 128; ++r){BODY}accumulator_1[r] ={BREAK}accumulator[r] >= 0.0f"
-            f" ?{SPACE}accumulator[r] :{SPACE}0.01f * accumulator[r] * some_long_scale_factor;")
+            f" ?{SPACE}accumulator[r] :{SPACE}0.01f * accumulator[r];")
     head, body = lay_out(line).splitlines()
     assert head == "  for (int r = 0; r < 128; ++r)"
     assert body.startswith("    accumulator_1[r] = ")

@@ -11,6 +11,8 @@ where the line fits in `WIDTH` columns, else into a line break:
     SPACE  inside an expression (an operator's operands, a call's arguments): used only
            where breaking at BREAK left a line too long
     WORD   between a comment's words: the rest under the comment's text
+    NOTE   before a trailing comment (in place of its two spaces): where the line is too
+           long, the comment goes on a line of its own above the code
 
 A mark is only ever written where the text has a space outside any string, so laying out
 changes whitespace only.  Nothing here reads C: a line with no marks, or none in reach,
@@ -24,9 +26,9 @@ from __future__ import annotations
 import re
 
 WIDTH = 100
-BODY, BREAK, SPACE, WORD = "\x1c", "\x1d", "\x1e", "\x1f"
-_MARKS = BODY + BREAK + SPACE + WORD
-_FLAT = str.maketrans({m: " " for m in _MARKS})
+BODY, BREAK, SPACE, WORD, NOTE = "\x1c", "\x1d", "\x1e", "\x1f", "\x1a"
+_MARKS = BODY + BREAK + SPACE + WORD + NOTE
+_FLAT = str.maketrans({m: " " for m in _MARKS} | {NOTE: "  "})
 
 
 def joined(parts, sep: str) -> str:
@@ -64,6 +66,9 @@ def _line(line: str, width: int) -> list[str]:
     if len(plain) <= width or plain.lstrip().startswith("#"):
         return [plain]
     indent = " " * (len(line) - len(line.lstrip(" ")))
+    if NOTE in line:  # the trailing comment above the code
+        code, note = line.split(NOTE, 1)
+        return _line(indent + note, width) + _line(code, width)
     if BODY in line:  # the head, then its body two columns in (laid out in turn)
         head, body = line.split(BODY, 1)
         return _line(head, width) + _line(indent + "  " + body, width)

@@ -25,7 +25,7 @@ from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
-from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, joined, lay_out, words
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, joined, lay_out, words
 from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import pairs_cast
@@ -54,7 +54,7 @@ def environment() -> jinja2.Environment:
     env.filters["c_string"] = c_string
     env.filters["comment"] = words  # prose: its words may move to lines of their own
     env.filters["joined"] = joined  # parts, a line break allowed after each separator
-    env.globals.update(BODY=BODY, BREAK=BREAK)  # where a line may break (line_breaks.py)
+    env.globals.update(BODY=BODY, BREAK=BREAK, NOTE=NOTE)  # where lines may break
     return env
 
 

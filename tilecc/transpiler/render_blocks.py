@@ -14,7 +14,7 @@ from math import prod
 from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
-from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, joined, words
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, joined, words
 from tilecc.transpiler.passes.layouts import Placement
 from tilecc.transpiler.target import c_type
 
@@ -125,7 +125,7 @@ class BlockOps:
                             f"__attribute__((aligned({align})));")
             else:
                 at = f" + {pool_at}" if pool_at else ""
-                pool.append(f"  unsigned char* const smem = dynamic_smem{at};  // more than "
+                pool.append(f"  unsigned char* const smem = dynamic_smem{at};{NOTE}// more than "
                             "static arrays may take (48 KiB)")
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
@@ -242,14 +242,15 @@ class BlockOps:
         # A loop that would run once (one output register, two elements, two lanes)
         # is written as its body.
         o = "o" if n_out > 1 else "0"
-        inits = [f"{t} {acc} ={BREAK}{self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
+        inits = [f"{t} {acc} ={BREAK}{self.text(x, reg(o, '0'))};"
+                 for t, acc, x in zip(types, accs, xs)]
         combine = []
         if j_count == 2:
             combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
         elif j_count > 2:
             others = [self.text(x, reg(o, "j")) for x in xs]
-            combine = ["#pragma unroll",
-                       f"for (int j = 1; j < {j_count}; ++j){BODY}{self.combine_call(accs, others)}"]
+            loop = f"for (int j = 1; j < {j_count}; ++j)"
+            combine = ["#pragma unroll", f"{loop}{BODY}{self.combine_call(accs, others)}"]
         with self.captured() as shuffle:
             if lanes > 1:
                 self.shuffle_steps(accs, types, lstride, lanes)

@@ -39,7 +39,7 @@ class DotOps:
         if not swizzled:
             return f"{row} * {row_len} + {col}"
         epc = 16 // esize
-        return (f"tc::swizzled_chunk<{row_len // epc}>({row}, {col} / {epc}) * {epc} +{SPACE}"
+        return (f"tc::swizzled_chunk<{row_len // epc}>({row},{SPACE}{col} / {epc}) * {epc} +{SPACE}"
                 f"{col} % {epc}")
 
     def operand_offset(self, dot: Op, which: int, row: str, col: str) -> str:
@@ -54,7 +54,7 @@ class DotOps:
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
-            return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row}, "
+            return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{SPACE}"
                     f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
             row, col, rows, cols = col, row, cols, rows
@@ -63,8 +63,8 @@ class DotOps:
             warps = plan.warps[0]
             place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
         if cols * esize == 64:  # 64-byte rows, 64-byte swizzle
-            return f"tc::swizzled_chunk<4>({place}, {col} / {epc}) * {epc} +{SPACE}{col} % {epc}"
-        return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place}, "
+            return f"tc::swizzled_chunk<4>({place},{SPACE}{col} / {epc}) * {epc} +{SPACE}{col} % {epc}"
+        return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place},{SPACE}"
                 f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
 
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:

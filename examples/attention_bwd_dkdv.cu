@@ -304,8 +304,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -315,8 +315,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -389,8 +389,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -401,8 +401,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);

@@ -254,8 +254,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
+              row % 64 / 8) * 8 + row % 8),
               K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -265,8 +265,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
+              row % 64 / 8) * 8 + row % 8),
               V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -276,8 +276,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced7::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -334,8 +334,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
+              row % 64 / 8) * 8 + row % 8),
               K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -346,8 +346,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
+              row % 64 / 8) * 8 + row % 8),
               V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -358,8 +358,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced7::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);

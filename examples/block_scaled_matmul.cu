@@ -581,13 +581,12 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       accumulator_a[Blocked7::coord1(r) / 64 * 8192 +
-          tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(Blocked7::coord0(r)), Blocked7::coord1(r) % 64 / 8) * 8 +
-          Blocked7::coord1(r) % 8] = out_1[r];
+          tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(Blocked7::coord0(r)),
+          Blocked7::coord1(r) % 64 / 8) * 8 + Blocked7::coord1(r) % 8] = out_1[r];
 #pragma unroll
     for (int r = 0; r < 32; ++r)
-      accumulator_b[Blocked10::coord1(r) / 64 * 4096 +
-          tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) % 64 / 8) * 8 +
-          Blocked10::coord1(r) % 8] = out_3[r];
+      accumulator_b[Blocked10::coord1(r) / 64 * 4096 + tc::swizzled_chunk<8>(Blocked10::coord0(r),
+          Blocked10::coord1(r) % 64 / 8) * 8 + Blocked10::coord1(r) % 8] = out_3[r];
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
     __syncthreads();
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n128
@@ -626,8 +625,9 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     tc::Vec<float, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = accumulator[v + k];
+    // the whole vector is in bounds
     if ((t_ + Sliced15::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) & (t_1 +
-        Sliced16::coord0(((v + 1) % 32)) < N)) {  // the whole vector is in bounds
+        Sliced16::coord0(((v + 1) % 32)) < N)) {
       tc::store<2>(c_ptr + (t_ + Sliced15::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
           (t_1 + Sliced16::coord0((v % 32))),
           chunk);

@@ -617,8 +617,9 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     tc::Vec<float, 4> chunk;
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = accumulator[v + k];
+    // the whole vector is in bounds
     if ((t_ + Sliced16::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) / 4) < M) & (t_1 +
-        Sliced17::coord0(((v + 3) % 4)) < N)) {  // the whole vector is in bounds
+        Sliced17::coord0(((v + 3) % 4)) < N)) {
       tc::store<4>(c_ptr + (t_ + Sliced16::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_cm + (t_1 +
           Sliced17::coord0((v % 4))),
           chunk);

@@ -51,8 +51,8 @@ extern "C" __global__ void __launch_bounds__(128) histogram_kernel(
 #pragma unroll
   for (int v = 0; v < 8; v += 8) {
     tc::Vec<unsigned char, 8> chunk = tc::splat<8>(static_cast<unsigned char>(0));
-    if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v + 7) <
-        n) {  // the whole vector is in bounds
+    // the whole vector is in bounds
+    if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v + 7) < n) {
       chunk = tc::load<8>(x_ptr + (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v)));
     } else {  // the tail: lane by lane
 #pragma unroll

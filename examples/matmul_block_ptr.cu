@@ -206,8 +206,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 +
-              col % 8),
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 + col % 8),
               a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
               tc::cast<long long>(a_block_offset1)) +
               (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
@@ -226,8 +226,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
               tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
@@ -295,8 +295,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 +
-              col % 8),
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 + col % 8),
               a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
               tc::cast<long long>(a_block_offset1)) +
               (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
@@ -315,8 +315,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
+              col % 64 / 8) * 8 + col % 8),
               b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
               tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +

@@ -125,7 +125,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
     tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 49152);
     // pipeline (a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages))
-    unsigned long long* const ki_landed = reinterpret_cast<unsigned long long*>(dynamic_smem + 98304);  // per stage: its TMA copies have landed
+    // per stage: its TMA copies have landed
+    unsigned long long* const ki_landed =
+        reinterpret_cast<unsigned long long*>(dynamic_smem + 98304);
     if (threadIdx.x == 0) {
       for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(ki_landed + s), 1);
       tc::fence_mbarrier_init();
@@ -158,8 +160,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
-                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r,
+                    c % 64 / 8) * 8 + c % 8),
                     b_desc_map,
                                 offs_bn + c, ki_next * 64 + r, landed);
           }
@@ -167,8 +169,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
         ki_next += 1;
       }
     }
-    if (0 < k_tiles)
-      tc::mbarrier_wait(tc::smem_address(ki_landed + 0), 0);  // the TMA copies for the first stage
+    // the TMA copies for the first stage
+    if (0 < k_tiles) tc::mbarrier_wait(tc::smem_address(ki_landed + 0), 0);
     __syncthreads();
     int ki_stage = 0;  // the stage this iteration reads
     unsigned ki_phase = 0;  // the parity of its barrier's current phase
@@ -223,14 +225,16 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
-                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r,
+                    c % 64 / 8) * 8 + c % 8),
                     b_desc_map,
                                 offs_bn + c, ki_ahead * 64 + r, landed);
           }
         }
+        // the TMA copies for the next stage
         if (ki + 1 < k_tiles)
-          tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)), (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));  // the TMA copies for the next stage
+          tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)),
+              (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
         tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
         for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);

@@ -8,8 +8,9 @@ where the line fits in `WIDTH` columns, else into a line break:
 
     BODY   the body of a loop's or branch's head: on the next line, two columns in
     BREAK  between a statement's parts: the rest four columns in
-    SPACE  inside an expression (an operator's operands, a call's arguments): used only
-           where breaking at BREAK left a line too long
+    SPACE  inside an expression (after an operator, a call's comma): used only where
+           breaking at BREAK left a line too long, the outermost first (`inner`: the
+           marks of what goes inside parentheses or brackets, a level deeper)
     WORD   between a comment's words: the rest under the comment's text
     NOTE   before a trailing comment (in place of its two spaces): where the line is too
            long, the comment goes on a line of its own above the code
@@ -26,9 +27,18 @@ from __future__ import annotations
 import re
 
 WIDTH = 100
-BODY, BREAK, SPACE, WORD, NOTE = "\x1c", "\x1d", "\x1e", "\x1f", "\x1a"
-_MARKS = BODY + BREAK + SPACE + WORD + NOTE
+BODY, BREAK, WORD, NOTE = "\x1c", "\x1d", "\x1f", "\x1a"
+_LEVELS = [chr(0xE000 + k) for k in range(16)]  # SPACE, one level deeper each
+SPACE = _LEVELS[0]
+_MARKS = BODY + BREAK + WORD + NOTE + "".join(_LEVELS)
 _FLAT = str.maketrans({m: " " for m in _MARKS} | {NOTE: "  "})
+_DEEPER = str.maketrans({a: b for a, b in zip(_LEVELS, _LEVELS[1:] + _LEVELS[-1:])})
+
+
+def inner(text: str) -> str:
+    """`text` to go inside parentheses or brackets: its SPACE marks a level deeper, so that
+    a line breaks outside them first."""
+    return text.translate(_DEEPER)
 
 
 def joined(parts, sep: str) -> str:
@@ -76,9 +86,11 @@ def _line(line: str, width: int) -> list[str]:
         return [flat(x) for x in _fill(line, WORD, re.match(r" *// *", line).group() + "  ",
                                        width)]
     more = indent + "    "
-    # a line still too long at a statement's parts: its expressions' operands apart
-    return [flat(x) for piece in _fill(line, BREAK, more, width)
-            for x in (_fill(piece, SPACE, more, width) if len(flat(piece)) > width else [piece])]
+    pieces = _fill(line, BREAK, more, width)
+    for level in _LEVELS:  # a line still too long at a statement's parts: its operands apart
+        pieces = [x for piece in pieces for x in
+                  (_fill(piece, level, more, width) if len(flat(piece)) > width else [piece])]
+    return [flat(x) for x in pieces]
 
 
 def _fill(line: str, marks: str, more: str, width: int) -> list[str]:

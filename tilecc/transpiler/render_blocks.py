@@ -14,7 +14,7 @@ from math import prod
 from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
-from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, joined, words
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
 from tilecc.transpiler.target import c_type
 
@@ -181,7 +181,7 @@ class BlockOps:
                 continue
             c = f"{self.lname(p)}::coord{i}({idx})"
             terms.append(c if stride == 1 else f"{c} * {stride}")
-        return f" +{SPACE}".join(terms) or "0"
+        return inner(f" +{SPACE}".join(terms)) or "0"  # an index: inside brackets
 
     def slot(self, v: Value, idx: str) -> str:
         return f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)

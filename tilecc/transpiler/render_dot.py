@@ -15,7 +15,9 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
-from tilecc.transpiler.line_breaks import BREAK, SPACE, words
+from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
+
+INNER = inner(SPACE)  # a break inside a call's parentheses
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
@@ -39,7 +41,7 @@ class DotOps:
         if not swizzled:
             return f"{row} * {row_len} + {col}"
         epc = 16 // esize
-        return (f"tc::swizzled_chunk<{row_len // epc}>({row},{SPACE}{col} / {epc}) * {epc} +{SPACE}"
+        return (f"tc::swizzled_chunk<{row_len // epc}>({row},{INNER}{col} / {epc}) * {epc} +{SPACE}"
                 f"{col} % {epc}")
 
     def operand_offset(self, dot: Op, which: int, row: str, col: str) -> str:
@@ -54,7 +56,7 @@ class DotOps:
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
-            return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{SPACE}"
+            return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{INNER}"
                     f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
             row, col, rows, cols = col, row, cols, rows
@@ -63,8 +65,9 @@ class DotOps:
             warps = plan.warps[0]
             place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
         if cols * esize == 64:  # 64-byte rows, 64-byte swizzle
-            return f"tc::swizzled_chunk<4>({place},{SPACE}{col} / {epc}) * {epc} +{SPACE}{col} % {epc}"
-        return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place},{SPACE}"
+            return (f"tc::swizzled_chunk<4>({place},{INNER}{col} / {epc}) * {epc} +{SPACE}"
+                    f"{col} % {epc}")
+        return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place},{INNER}"
                 f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
 
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:
@@ -152,7 +155,7 @@ class DotOps:
         x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] +={BREAK}{x} *{SPACE}{y};" if op.attrs["acc_dtype"].is_int() else \
-            f"{acc}[r] ={BREAK}tc::fma({x},{SPACE}{y},{SPACE}{acc}[r]);"
+            f"{acc}[r] ={BREAK}tc::fma({x},{INNER}{y},{INNER}{acc}[r]);"
         self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:

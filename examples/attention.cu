@@ -230,8 +230,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-    tc::store<8>(q_tile + col / 64 * 8192 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row),
-        col % 64 / 8) * 8 + col % 8, chunk);
+    tc::store<8>(q_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();
@@ -258,8 +258,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced5::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -269,8 +269,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced1::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -323,8 +323,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -335,8 +335,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -357,9 +357,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       qk_1[r] =
-          ((start_n + Sliced8::coord0((r % 16)) < N_CTX) & (t_ + Sliced9::coord0(((r / 16) * 2 +
-          (r % 16) % 2) / 2) >= start_n + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale :
-          -1000000.0f;
+          ((start_n + Sliced8::coord0((r % 16)) < N_CTX) &
+          (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          Sliced8::coord0((r % 16)))) ?
+          qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {

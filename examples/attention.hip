@@ -286,8 +286,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced7::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n +
-          Sliced7::coord0(0))) ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced7::coord0(0) < N_CTX) &
+          (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ?
+          qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {

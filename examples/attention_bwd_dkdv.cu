@@ -226,8 +226,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-        K + (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
-        stride_m + Sliced1::coord0((v % 16))),
+        K +
+        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) k_[v + k] = chunk[k];
@@ -238,8 +239,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-        V + (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
-        stride_m + Sliced1::coord0((v % 16))),
+        V +
+        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) v_[v + k] = chunk[k];
@@ -304,8 +306,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -315,8 +317,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -350,8 +352,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced8::coord0(r) < N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) +
-          start_m) : 0.0f;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float t_[16];
@@ -389,8 +391,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -401,8 +403,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -445,8 +447,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced8::coord0((r % 8)) >= start_n * 128 + Sliced0::coord0(((r / 8) * 2 +
-          (r % 8) % 2) / 2) ? pt[r] : 0.0f;
+          start_m + Sliced8::coord0((r % 8)) >= start_n * 128 +
+          Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_1[16];
 #pragma unroll
@@ -485,8 +487,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced8::coord0(r) < N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) +
-          start_m) : 0.0f;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[8];
 #pragma unroll
@@ -603,8 +605,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DV + (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 +
-          (v % 16) % 2) / 2)) * stride_m + Sliced1::coord0((v % 16))),
+      tc::store<2>(DV +
+          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
           chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
@@ -618,8 +621,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DK + (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 +
-          (v % 16) % 2) / 2)) * stride_m + Sliced1::coord0((v % 16))),
+      tc::store<2>(DK +
+          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
           chunk);
   }
 }

@@ -246,7 +246,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        K + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        K +
+        (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -258,7 +259,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        V + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        V +
+        (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -308,8 +310,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       lse[r] =
-          start_m + Sliced4::coord0(r) < N_CTX ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) +
-          start_m) : 0.0f;
+          start_m + Sliced4::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float t_1[8];
@@ -394,8 +396,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       delta[r] =
-          start_m + Sliced4::coord0(r) < N_CTX ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) +
-          start_m) : 0.0f;
+          start_m + Sliced4::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
@@ -489,7 +491,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dv[v + k]);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DV + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+      tc::store<8>(DV +
+          (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
           Sliced1::coord0((v % 8))),
           chunk);
   }
@@ -500,7 +503,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dk[v + k] * sm_scale);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DK + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+      tc::store<8>(DK +
+          (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
           Sliced1::coord0((v % 8))),
           chunk);
   }

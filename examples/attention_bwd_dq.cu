@@ -192,8 +192,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-        Q + (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
-        stride_m + Sliced1::coord0((v % 16))),
+        Q +
+        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) q_[v + k] = chunk[k];
@@ -204,8 +205,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-        DO + (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
-        stride_m + Sliced1::coord0((v % 16))),
+        DO +
+        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) do_[v + k] = chunk[k];
@@ -215,15 +217,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     lse[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 +
-        Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     delta[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 +
-        Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -254,8 +256,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -265,8 +267,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -276,8 +278,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced7::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -334,8 +336,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               K + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -346,8 +348,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col,
-              row % 64 / 8) * 8 + row % 8),
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
               V + base + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
               Sliced4::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced3::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
@@ -358,8 +360,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
               K + base + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced7::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced6::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -377,10 +379,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       p[r] =
-          ((start_n + Sliced1::coord0((r % 16)) < N_CTX) & (start_m * 128 +
-          Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
-          Sliced1::coord0((r % 16)))) ? tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 +
-          (r % 16) % 2) / 2]) : 0.0f;
+          ((start_n + Sliced1::coord0((r % 16)) < N_CTX) &
+          (start_m * 128 + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          Sliced1::coord0((r % 16)))) ?
+          tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory (K-major)
@@ -466,8 +468,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
     if (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DQ + (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 +
-          (v % 16) % 2) / 2)) * stride_m + Sliced1::coord0((v % 16))),
+      tc::store<2>(DQ +
+          (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
           chunk);
   }
 }

@@ -226,7 +226,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        Q + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Q +
+        (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -238,7 +239,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        DO + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        DO +
+        (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -348,8 +350,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced9::coord0(0) < N_CTX) & (t_ + Sliced8::coord0(r) >= start_n +
-          Sliced9::coord0(0))) ? tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
+          ((start_n + Sliced9::coord0(0) < N_CTX) &
+          (t_ + Sliced8::coord0(r) >= start_n + Sliced9::coord0(0))) ?
+          tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float dp[16];
@@ -423,7 +426,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dq[v + k] * sm_scale);
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DQ + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+      tc::store<8>(DQ +
+          (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
           Sliced1::coord0((v % 8))),
           chunk);
   }

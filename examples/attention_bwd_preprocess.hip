@@ -77,7 +77,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_preprocess(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        O + (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        O +
+        (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -92,7 +93,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_preprocess(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        DO + (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        DO +
+        (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
         Sliced1::coord0((v % 8))),
         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll

@@ -332,14 +332,17 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >= -tc::cast<long long>(pid_m *
-          128)) & (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
-          tc::cast<long long>(pid_m * 128))) & ((tc::cast<long long>(Sliced1::coord0(v)) >=
-          -tc::cast<long long>(k_ * 64 / 2)) & (tc::cast<long long>(Sliced1::coord0(v)) <
-          tc::cast<long long>(a_desc_shape1) - tc::cast<long long>(k_ * 64 / 2))),
-          a_desc_base + (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
-          tc::cast<long long>(k_ * 64 / 2)) + (tc::cast<long long>(Sliced0::coord0(0)) *
-          a_desc_stride0 + tc::cast<long long>(Sliced1::coord0(v))),
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_m * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
+          tc::cast<long long>(pid_m * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(a_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          a_desc_base +
+          (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
           tc::splat<8>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
@@ -349,14 +352,17 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >= -tc::cast<long long>(pid_n *
-          128)) & (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
-          tc::cast<long long>(pid_n * 128))) & ((tc::cast<long long>(Sliced1::coord0(v)) >=
-          -tc::cast<long long>(k_ * 64 / 2)) & (tc::cast<long long>(Sliced1::coord0(v)) <
-          tc::cast<long long>(b_desc_shape1) - tc::cast<long long>(k_ * 64 / 2))),
-          b_desc_base + (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
-          tc::cast<long long>(k_ * 64 / 2)) + (tc::cast<long long>(Sliced0::coord0(0)) *
-          b_desc_stride0 + tc::cast<long long>(Sliced1::coord0(v))),
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_n * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
+          tc::cast<long long>(pid_n * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(b_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          b_desc_base +
+          (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
           tc::splat<8>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
@@ -369,16 +375,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          t_ + Sliced2::coord0(0) < M ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm + (k_ *
-          2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
+          t_ + Sliced2::coord0(0) <
+          M ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          t_1 + Sliced2::coord0(0) < N ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn + (k_ *
-          2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
+          t_1 + Sliced2::coord0(0) <
+          N ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[8];
     {
@@ -618,16 +626,16 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int k = 0; k < 4; ++k) chunk[k] = accumulator[v + k];
     // the whole vector is in bounds
-    if ((t_ + Sliced16::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) / 4) < M) & (t_1 +
-        Sliced17::coord0(((v + 3) % 4)) < N)) {
-      tc::store<4>(c_ptr + (t_ + Sliced16::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_cm + (t_1 +
-          Sliced17::coord0((v % 4))),
+    if ((t_ + Sliced16::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) / 4) < M) &
+        (t_1 + Sliced17::coord0(((v + 3) % 4)) < N)) {
+      tc::store<4>(c_ptr + (t_ + Sliced16::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_cm +
+          (t_1 + Sliced17::coord0((v % 4))),
           chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        if ((t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4) < M) & (t_1 +
-            Sliced17::coord0(((v + k) % 4)) < N))
+        if ((t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4) < M) &
+            (t_1 + Sliced17::coord0(((v + k) % 4)) < N))
           *(c_ptr + (t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4)) * stride_cm +
               (t_1 + Sliced17::coord0(((v + k) % 4)))) = chunk[k];
     }

@@ -207,8 +207,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         b_ptrs[r] =
-            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb + (t_1 +
-            Sliced3::coord0((r % 8)));
+            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb +
+            (t_1 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[128];
 #pragma unroll
@@ -222,7 +222,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           a[r] =
-              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) & (Sliced1::coord0((r % 8)) <
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
+              (Sliced1::coord0((r % 8)) <
               k_left)) ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
@@ -230,8 +231,9 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           b[r] =
-              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) & (t_1 +
-              Sliced3::coord0((r % 8)) < n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) &
+              (t_1 + Sliced3::coord0((r % 8)) <
+              n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions
         //   per K step, operands read from shared memory
@@ -306,10 +308,10 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
       for (int r = 0; r < 128; r += 2) tc::cast_pair(acc_[r], acc_[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
       for (int r = 0; r < 128; ++r)
-        if ((t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < m) & (t_1 +
-            Sliced7::coord0((r % 32)) < n))
-          *(c_ptr + (t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) * ldc + (t_1 +
-              Sliced7::coord0((r % 32)))) =
+        if ((t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < m) &
+            (t_1 + Sliced7::coord0((r % 32)) < n))
+          *(c_ptr + (t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) * ldc +
+              (t_1 + Sliced7::coord0((r % 32)))) =
               t_2[r];
       // this program's next tile
       // L62: tile += NUM_SM

@@ -210,8 +210,8 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         b_ptrs[r] =
-            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb + (tile_n * 128 +
-            Sliced3::coord0((r % 8)));
+            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb +
+            (tile_n * 128 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[64];
 #pragma unroll
@@ -225,7 +225,8 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           a[r] =
-              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) & (Sliced1::coord0((r % 8)) <
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
+              (Sliced1::coord0((r % 8)) <
               k_left)) ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
@@ -233,8 +234,9 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           b[r] =
-              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) & (tile_n * 128 +
-              Sliced3::coord0((r % 8)) < n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) &
+              (tile_n * 128 + Sliced3::coord0((r % 8)) <
+              n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): fused multiply-adds (no matrix instructions on this target
         //   yet)
@@ -278,10 +280,10 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       //   n))
 #pragma unroll
       for (int r = 0; r < 64; ++r)
-        if ((t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8) < m) & (tile_n * 128 +
-            Sliced3::coord0((r % 8)) < n))
-          *(c_ptr + (t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8)) * ldc + (tile_n * 128 +
-              Sliced3::coord0((r % 8)))) =
+        if ((t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
+            (tile_n * 128 + Sliced3::coord0((r % 8)) < n))
+          *(c_ptr + (t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8)) * ldc +
+              (tile_n * 128 + Sliced3::coord0((r % 8)))) =
               tc::cast<tc::half>(acc_[r]);
       // this program's next tile
       // L62: tile += NUM_SM

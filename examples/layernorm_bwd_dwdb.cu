@@ -84,10 +84,11 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       const tc::Vec<float, 4> chunk =
-          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 +
-          Sliced1::coord0(((v % 4) / 4 * 4)) < N),
-          DW + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 +
-          Sliced1::coord0((v % 4)))),
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) &
+          (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+          DW +
+          ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N +
+          (pid * 128 + Sliced1::coord0((v % 4)))),
           tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
@@ -99,10 +100,11 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       const tc::Vec<float, 4> chunk =
-          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) & (pid * 128 +
-          Sliced1::coord0(((v % 4) / 4 * 4)) < N),
-          DB + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N + (pid * 128 +
-          Sliced1::coord0((v % 4)))),
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) &
+          (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+          DB +
+          ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N +
+          (pid * 128 + Sliced1::coord0((v % 4)))),
           tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];

@@ -186,15 +186,17 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     a_ptrs[r] =
-        a_ptr + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am +
+        a_ptr +
+        ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am +
         Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     b_ptrs[r] =
-        b_ptr + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk + (pid_n * 128 +
-        Sliced3::coord0((r % 8))) % N * 1);
+        b_ptr +
+        (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk +
+        (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[64];
 #pragma unroll
@@ -280,8 +282,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) & (pid_n * 128 +
-        Sliced3::coord0(((v % 8) / 8 * 8)) < N))
+    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M) &
+        (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N))
       tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) +
           1 * (pid_n * 128 + Sliced3::coord0((v % 8))),
           chunk);

@@ -207,9 +207,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
           tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 + col % 8),
-              a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
-              tc::cast<long long>(a_block_offset1)) +
+              col / 8) * 8 +
+              col % 8),
+              a_ptr +
+              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
               (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
               tc::cast<long long>(Sliced2::coord0((v % 8)))),
               ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
@@ -226,10 +227,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
-              b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
-              tc::cast<long long>(b_block_offset1)) +
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptr +
+              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
               tc::cast<long long>(Sliced5::coord0((v % 8)))),
               ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
@@ -296,9 +297,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
           tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 + col % 8),
-              a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
-              tc::cast<long long>(a_block_offset1)) +
+              col / 8) * 8 +
+              col % 8),
+              a_ptr +
+              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
               (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
               tc::cast<long long>(Sliced2::coord0((v % 8)))),
               ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
@@ -315,10 +317,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row,
-              col % 64 / 8) * 8 + col % 8),
-              b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
-              tc::cast<long long>(b_block_offset1)) +
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptr +
+              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
               tc::cast<long long>(Sliced5::coord0((v % 8)))),
               ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
@@ -364,8 +366,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
     if (((tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
-        -tc::cast<long long>(t_6)) & (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 +
-        (v % 32) % 2) / 2)) < tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
+        -tc::cast<long long>(t_6)) &
+        (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
+        tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
         ((tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) >= -tc::cast<long long>(t_7)) &
         (tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) < tc::cast<long long>(N) -
         tc::cast<long long>(t_7))))

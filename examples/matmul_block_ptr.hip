@@ -208,8 +208,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
           -tc::cast<long long>(a_block_offset1)) &
           (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) < t_1 -
           tc::cast<long long>(a_block_offset1))),
-          a_ptr + (tc::cast<long long>(a_block_offset0) * t_2 +
-          tc::cast<long long>(a_block_offset1)) +
+          a_ptr +
+          (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
           (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
           tc::cast<long long>(Sliced1::coord0((v % 8)))),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
@@ -229,8 +229,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
           -tc::cast<long long>(b_block_offset1)) &
           (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_4 -
           tc::cast<long long>(b_block_offset1))),
-          b_ptr + (tc::cast<long long>(b_block_offset0) * t_5 +
-          tc::cast<long long>(b_block_offset1)) +
+          b_ptr +
+          (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
           (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
           tc::cast<long long>(Sliced3::coord0((v % 8)))),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
@@ -288,8 +288,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
     if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-        -tc::cast<long long>(t_6)) & (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 +
-        v % 8) / 8)) < tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
+        -tc::cast<long long>(t_6)) &
+        (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) < tc::cast<long long>(M) -
+        tc::cast<long long>(t_6))) &
         ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >= -tc::cast<long long>(t_7)) &
         (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < tc::cast<long long>(N) -
         tc::cast<long long>(t_7))))

@@ -160,8 +160,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r,
-                    c % 64 / 8) * 8 + c % 8),
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
                     b_desc_map,
                                 offs_bn + c, ki_next * 64 + r, landed);
           }
@@ -225,8 +225,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r,
-                    c % 64 / 8) * 8 + c % 8),
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
                     b_desc_map,
                                 offs_bn + c, ki_ahead * 64 + r, landed);
           }
@@ -260,22 +260,30 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
 #pragma unroll
       for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
       if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
-          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id % tc::min(num_pid_m -
-          tile_id / num_pid_in_group * 8, 8)) * 128)) &
+          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128)) &
           (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
-          tc::cast<long long>(c_desc_shape0) - tc::cast<long long>((tile_id / num_pid_in_group * 8 +
-          tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) * 128))) &
+          tc::cast<long long>(c_desc_shape0) -
+          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128))) &
           ((tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) >=
-          -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id /
-          num_pid_in_group * 8, 8) * 128)) &
+          -tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
           (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) <
-          tc::cast<long long>(c_desc_shape1) - tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::cast<long long>(c_desc_shape1) -
+          tc::cast<long long>(tile_id % num_pid_in_group /
           tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<2>(c_desc_base + (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0 +
-            tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id /
-            num_pid_in_group * 8, 8) * 128)) + (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 +
-            (v % 32) % 2) / 2)) * c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
+        tc::store<2>(c_desc_base +
+            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+            128) *
+            c_desc_stride0 +
+            tc::cast<long long>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
+            (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
+            c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
             chunk);
     }
   }

@@ -210,14 +210,17 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
             tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-            -tc::cast<long long>(offs_am)) & (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 +
-            v % 8) / 8)) < tc::cast<long long>(a_desc_shape0) - tc::cast<long long>(offs_am))) &
-            ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >= -tc::cast<long long>(ki *
-            64)) & (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) <
+            -tc::cast<long long>(offs_am)) &
+            (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) <
+            tc::cast<long long>(a_desc_shape0) - tc::cast<long long>(offs_am))) &
+            ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >=
+            -tc::cast<long long>(ki * 64)) &
+            (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) <
             tc::cast<long long>(a_desc_shape1) - tc::cast<long long>(ki * 64))),
-            a_desc_base + (tc::cast<long long>(offs_am) * a_desc_stride0 + tc::cast<long long>(ki *
-            64)) + (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) *
-            a_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 8)))),
+            a_desc_base +
+            (tc::cast<long long>(offs_am) * a_desc_stride0 + tc::cast<long long>(ki * 64)) +
+            (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * a_desc_stride0 +
+            tc::cast<long long>(Sliced1::coord0((v % 8)))),
             tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
         for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
@@ -228,15 +231,17 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
             tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-            -tc::cast<long long>(ki * 64)) & (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 +
-            v % 8) / 8)) < tc::cast<long long>(b_desc_shape0) - tc::cast<long long>(ki * 64))) &
+            -tc::cast<long long>(ki * 64)) &
+            (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) <
+            tc::cast<long long>(b_desc_shape0) - tc::cast<long long>(ki * 64))) &
             ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
             -tc::cast<long long>(offs_bn)) &
             (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) <
             tc::cast<long long>(b_desc_shape1) - tc::cast<long long>(offs_bn))),
-            b_desc_base + (tc::cast<long long>(ki * 64) * b_desc_stride0 +
-            tc::cast<long long>(offs_bn)) + (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 +
-            v % 8) / 8)) * b_desc_stride0 + tc::cast<long long>(Sliced3::coord0((v % 8)))),
+            b_desc_base +
+            (tc::cast<long long>(ki * 64) * b_desc_stride0 + tc::cast<long long>(offs_bn)) +
+            (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * b_desc_stride0 +
+            tc::cast<long long>(Sliced3::coord0((v % 8)))),
             tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
         for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
@@ -278,22 +283,30 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(accumulator[v + k]);
       if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id % tc::min(num_pid_m -
-          tile_id / num_pid_in_group * 8, 8)) * 128)) &
+          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128)) &
           (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) <
-          tc::cast<long long>(c_desc_shape0) - tc::cast<long long>((tile_id / num_pid_in_group * 8 +
-          tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) * 128))) &
+          tc::cast<long long>(c_desc_shape0) -
+          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128))) &
           ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
-          -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id /
-          num_pid_in_group * 8, 8) * 128)) &
+          -tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
           (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) <
-          tc::cast<long long>(c_desc_shape1) - tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::cast<long long>(c_desc_shape1) -
+          tc::cast<long long>(tile_id % num_pid_in_group /
           tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<8>(c_desc_base + (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0 +
-            tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id /
-            num_pid_in_group * 8, 8) * 128)) + (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 +
-            v % 8) / 8)) * c_desc_stride0 + tc::cast<long long>(Sliced3::coord0((v % 8)))),
+        tc::store<8>(c_desc_base +
+            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+            128) *
+            c_desc_stride0 +
+            tc::cast<long long>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
+            (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8)) * c_desc_stride0 +
+            tc::cast<long long>(Sliced3::coord0((v % 8)))),
             chunk);
     }
   }

@@ -517,8 +517,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
 #pragma unroll
   for (int r = 0; r < 4; ++r)
     x[r] =
-        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr + (t +
-        Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
+        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr +
+        (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
   // float -> int32 with the same order: negative floats have their other bits flipped
   // L28: bits = x.to(tl.int32, bitcast=True)
   int bits[4];
@@ -862,9 +862,9 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
           partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
           Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2];
       acc =
-          combine(acc, partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 +
-          Sliced16::coord2(o) * 8 + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 +
-          Sliced16::coord5(o)) * 2 + 1]);
+          combine(acc,
+          partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
+          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2 + 1]);
       bits_3[o] = acc;
     }
   }
@@ -958,8 +958,9 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
           partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
           Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2];
       acc =
-          combine(acc, partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 +
-          Sliced21::coord2(o) * 4 + Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + 1]);
+          combine(acc,
+          partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
+          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + 1]);
       bits_4[o] = acc;
     }
   }

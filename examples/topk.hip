@@ -492,8 +492,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     x[r] =
-        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr + (t +
-        Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
+        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr +
+        (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
   // float -> int32 with the same order: negative floats have their other bits flipped
   // L28: bits = x.to(tl.int32, bitcast=True)
   int bits[2];
@@ -900,8 +900,9 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
           partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
           Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2];
       acc =
-          combine(acc, partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 +
-          Sliced20::coord2(o) * 4 + Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + 1]);
+          combine(acc,
+          partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
+          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + 1]);
       bits_4[o] = acc;
     }
   }

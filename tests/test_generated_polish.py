@@ -148,3 +148,24 @@ def test_assert_and_print_texts_are_c_string_literals():
     assert r'TC_DEVICE_ASSERT(x[r] >= 0.0f, "a \"quoted\" \\ word", ' in src, src
     assert r'" x \"is\" \\: ", static_cast<double>(x[r]));' in src, src
     assert re.search(r"for \(int r = 0; r < 1; \+\+r\)\s+TC_DEVICE_ASSERT\(", src), src
+
+
+@pytest.mark.parametrize("kernel,sig", [
+    (_checked_copy, "*fp32:16, *fp32:16, i32, 128"),
+    (_argmax_rows, "*fp32:16, *i32:16, 128"),
+])
+def test_layout_changes_whitespace_only(kernel, sig, monkeypatch):
+    """The source as laid out, and as written with every mark a space (one line per
+    statement): the same tokens (a comment's words the same, its lines aside), and no
+    mark left in the source."""
+    from tilecc.transpiler import line_breaks, render
+
+    monkeypatch.setattr(render, "lay_out", line_breaks.flat)
+    written = kernel.source(sig, debug=True, num_warps=4)
+    monkeypatch.undo()
+    again = kernel.source(sig, debug=True, num_warps=4)
+    assert not any(c in again for c in line_breaks._MARKS)
+    def words_of(text):
+        return _tokens(re.sub(r"(?m)^\s*//", "", text))
+    assert again != written and words_of(again) == words_of(written)
+    assert max(map(len, again.splitlines())) <= WIDTH < max(map(len, written.splitlines()))

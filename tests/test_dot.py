@@ -107,7 +107,8 @@ def test_tensor_core_instruction_per_type(dt, instr) -> None:
     hip = _source(KD.dot_loop_kernel, sig, target="hip").split("#include")[1]
     assert "mma" not in hip and "ldmatrix" not in hip  # HIP has no tensor-core path yet
     # ... each thread sums its outputs over K: fused multiply-adds, integer ones for int8
-    fallback = r"\+= tc::cast<int>\([^;]*\) \* tc::cast<int>\(" if dt == "i8" else r"tc::fma\("
+    fallback = (r"\+=\s+tc::cast<int>\([^;]*\)\s+\*\s+tc::cast<int>\(" if dt == "i8"
+                else r"tc::fma\(")
     assert re.search(fallback, hip), hip
 
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.render_expr import call
 from tilecc.transpiler.target import c_type
 
 
@@ -427,11 +428,9 @@ class BlockOps:
         return {"sys": "<tc::kSystem>", "cta": "<tc::kCta>"}.get(op.attrs["scope"], "")
 
     def atomic_call(self, op: Op, idx: str) -> str:
-        ptr, scope = self.text(op.operands[0], idx), self.atomic_scope(op)
-        if op.kind == "atomic_cas":
-            return f"tc::atomic_cas{scope}({ptr}, {self.text(op.operands[1], idx)}, " \
-                   f"{self.text(op.operands[2], idx)})"
-        return f"tc::atomic_{op.attrs['op']}{scope}({ptr}, {self.text(op.operands[1], idx)})"
+        args = [self.text(x, idx) for x in op.operands[:3 if op.kind == "atomic_cas" else 2]]
+        what = "cas" if op.kind == "atomic_cas" else op.attrs["op"]
+        return call(f"tc::atomic_{what}{self.atomic_scope(op)}", *args)
 
     def op_atomic(self, op: Op) -> None:
         res = op.result
@@ -459,10 +458,10 @@ class BlockOps:
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
-        call = self.atomic_call(op, "r")
-        stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
+        update = self.atomic_call(op, "r")
+        stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
         if conds:
-            stmt = f"if ({' && '.join(conds)}) {stmt}"
+            stmt = f"if ({joined(conds, ' && ')}){BODY}{stmt}"
         self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
         if used and p.replicated:
             self.broadcast_from_owners(res)

@@ -205,9 +205,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int v = 0; v < 32; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                       + Sliced1::coord0((v % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8)),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
@@ -230,9 +230,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-    tc::store<8>(q_tile + col / 64 * 8192
-                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
-                 chunk);
+    tc::store<8>(q_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();
@@ -259,26 +258,22 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base
-                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced1::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
+              Sliced1::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -302,8 +297,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(q_tile), b_base =
-          tc::smem_address((kt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(q_tile),
+          b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -328,13 +323,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v_stages_base =
@@ -342,13 +335,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base
-                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
+              Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -366,9 +357,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       qk_1[r] =
-          ((start_n + Sliced8::coord0((r % 16)) < N_CTX)
-           & (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n
-              + Sliced8::coord0((r % 16)))) ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced8::coord0((r % 16)) < N_CTX) &
+          (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          Sliced8::coord0((r % 16)))) ?
+          qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
     {
@@ -441,8 +433,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
+        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
             tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]),
             tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
             tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
@@ -472,8 +463,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int r = 0; r < 32; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 16) * 2 + (r % 16) % 2) / 2]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX)
-    (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 2; ++r)
+    if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX)
+      (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half t_2[32];
@@ -485,7 +477,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
     if (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                   + Sliced8::coord0((v % 16)), chunk);
+      tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
+          stride_m + Sliced8::coord0((v % 16)),
+          chunk);
   }
 }

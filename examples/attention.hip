@@ -218,9 +218,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   for (int v = 0; v < 16; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                       + Sliced1::coord0((v % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        Q + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8)),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
@@ -261,10 +261,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-                         K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+          K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -289,8 +288,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -321,9 +320,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced6::coord0(0) < N_CTX)
-           & (t_ + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0)))
-          ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced6::coord0(0) < N_CTX) &
+          (t_ + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0))) ?
+          qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {
@@ -342,8 +341,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       __syncthreads();  // the buffer may still be read by an earlier step
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int o = 0; o < 16; ++o)
-        { partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o]; }
+      for (int o = 0; o < 16; ++o) {
+        partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o];
+      }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
@@ -382,8 +382,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       __syncthreads();  // the buffer may still be read by an earlier step
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int o = 0; o < 16; ++o)
-        { partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o]; }
+      for (int o = 0; o < 16; ++o) {
+        partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o];
+      }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
@@ -402,10 +403,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced8::coord0(0) < N_CTX,
-                         V + base + Sliced8::coord0(0) * stride_m + Sliced1::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced8::coord0(0) < N_CTX,
+          V + base + Sliced8::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
@@ -420,19 +420,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* acc_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      acc_1_a[tc::swizzled_chunk<8>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
-              + Blocked9::coord1(r) % 8] = t_1[r];
+      acc_1_a[tc::swizzled_chunk<8>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] = t_1[r];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      acc_1_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8
-              + Blocked10::coord0(r) % 8] = v_[r];
+      acc_1_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8 +
+          Blocked10::coord0(r) % 8] = v_[r];
     __syncthreads();
     // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -467,14 +467,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[r]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 16; ++r) if (Sliced7::owner() && t_ + Sliced7::coord0(r) < N_CTX)
-    (LSE + off_hz * N_CTX)[t_ + Sliced7::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 16; ++r)
+    if (Sliced7::owner() && t_ + Sliced7::coord0(r) < N_CTX)
+      (LSE + off_hz * N_CTX)[t_ + Sliced7::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half t_2[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
-  for (int r = 0; r < 16; ++r) if (t_ + Sliced7::coord0(r) < N_CTX)
-    *(Out + base + (t_ + Sliced7::coord0(r)) * stride_m + Sliced6::coord0(0)) = t_2[r];
+  for (int r = 0; r < 16; ++r)
+    if (t_ + Sliced7::coord0(r) < N_CTX)
+      *(Out + base + (t_ + Sliced7::coord0(r)) * stride_m + Sliced6::coord0(0)) = t_2[r];
 }

@@ -226,12 +226,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-                       K
-                       + (base
-                          + (start_n * 128
-                             + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                          + Sliced1::coord0((v % 16))),
-                       tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        K +
+        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
+        tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) k_[v + k] = chunk[k];
   }
@@ -241,12 +239,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-                       V
-                       + (base
-                          + (start_n * 128
-                             + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                          + Sliced1::coord0((v % 16))),
-                       tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        V +
+        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
+        tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) v_[v + k] = chunk[k];
   }
@@ -310,24 +306,22 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
-                           + start_m_next * stride_m,
-                           start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
+              stride_m,
+              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
         // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
         const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
-                           + start_m_next * stride_m,
-                           start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
+              stride_m,
+              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -347,10 +341,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half qt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
-                         Q + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v)
-                         + start_m * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+          Q + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
     }
@@ -359,8 +352,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced8::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float t_[16];
@@ -370,8 +363,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* t_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      t_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
-          + Blocked9::coord1(r) % 8] = qt[r];
+      t_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] = qt[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -384,15 +377,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int mi = 0; mi < 1; ++mi) {
         tc::ldmatrix_x4(a_frag[0][mi],
-                        a_base
-                        + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
+            a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ni += 2)
         tc::ldmatrix_x4_trans(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-                              b_frag[0][ni + 1][1],
-                              b_base
-                              + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g, (ni + q / 2) * 1 + wn));
+            b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g,
+            (ni + q / 2) * 1 + wn));
       if (start_m_ahead < N_CTX) {
         // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
         const unsigned do_stages_base =
@@ -400,12 +391,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
-                           + start_m_ahead * stride_m,
-                           start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
+              stride_m,
+              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
         // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
         const unsigned q_stages_base =
@@ -413,12 +403,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
-                           + start_m_ahead * stride_m,
-                           start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
+              stride_m,
+              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -430,16 +419,14 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
           for (int mi = 0; mi < 1; ++mi) {
             tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
-                            a_base
-                            + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
+                a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
                 (kk + 1) * 2 + q / 2));
           }
 #pragma unroll
           for (int ni = 0; ni < 4; ni += 2)
             tc::ldmatrix_x4_trans(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
-                                  b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                                  b_base
-                                  + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
+                b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
+                b_base + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
                 (ni + q / 2) * 1 + wn));
         }
 #pragma unroll
@@ -447,8 +434,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
           for (int ni = 0; ni < 4; ++ni)
             tc::mma_m16n8k16_f16(t_[2 * mi * 8 + 2 * ni], t_[2 * mi * 8 + 2 * ni + 1],
-                                 t_[2 * mi * 8 + 2 * ni + 8], t_[2 * mi * 8 + 2 * ni + 9],
-                                 a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
+                t_[2 * mi * 8 + 2 * ni + 8], t_[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
+                b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
       }
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
@@ -460,8 +447,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced8::coord0((r % 8)) >= start_n * 128
-          + Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
+          start_m + Sliced8::coord0((r % 8)) >= start_n * 128 +
+          Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_1[16];
 #pragma unroll
@@ -484,8 +471,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
+        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
             tc::pack2(t_1[8 + 4 * kk], t_1[8 + 4 * kk + 1]),
             tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
             tc::pack2(t_1[10 + 4 * kk], t_1[10 + 4 * kk + 1])};
@@ -501,16 +487,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced8::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
-                         DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v)
-                         + start_m * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+          DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
     }
@@ -523,8 +508,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dpt_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8
-            + Blocked9::coord1(r) % 8] = dot[r];
+      dpt_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] = dot[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -537,31 +522,27 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int mi = 0; mi < 1; ++mi) {
         tc::ldmatrix_x4(a_frag[0][mi],
-                        a_base
-                        + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
+            a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ni += 2)
         tc::ldmatrix_x4_trans(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-                              b_frag[0][ni + 1][1],
-                              b_base
-                              + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g, (ni + q / 2) * 1 + wn));
+            b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g,
+            (ni + q / 2) * 1 + wn));
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {
 #pragma unroll
           for (int mi = 0; mi < 1; ++mi) {
             tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
-                            a_base
-                            + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
+                a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
                 (kk + 1) * 2 + q / 2));
           }
 #pragma unroll
           for (int ni = 0; ni < 4; ni += 2)
             tc::ldmatrix_x4_trans(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
-                                  b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                                  b_base
-                                  + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
+                b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
+                b_base + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
                 (ni + q / 2) * 1 + wn));
         }
 #pragma unroll
@@ -569,8 +550,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
           for (int ni = 0; ni < 4; ++ni)
             tc::mma_m16n8k16_f16(dpt[2 * mi * 8 + 2 * ni], dpt[2 * mi * 8 + 2 * ni + 1],
-                                 dpt[2 * mi * 8 + 2 * ni + 8], dpt[2 * mi * 8 + 2 * ni + 9],
-                                 a_frag[kk % 2][mi], b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
+                dpt[2 * mi * 8 + 2 * ni + 8], dpt[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
+                b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
       }
     }
     // L145: dst = pt * (dpt - delta[None, :])
@@ -599,8 +580,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
+        const unsigned a_frag0[4] = {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
             tc::pack2(t_2[8 + 4 * kk], t_2[8 + 4 * kk + 1]),
             tc::pack2(t_2[2 + 4 * kk], t_2[2 + 4 * kk + 1]),
             tc::pack2(t_2[10 + 4 * kk], t_2[10 + 4 * kk + 1])};
@@ -625,11 +605,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DV
-                   + (base
-                      + (start_n * 128
-                         + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                      + Sliced1::coord0((v % 16))), chunk);
+      tc::store<2>(DV +
+          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
+          chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
   tc::half t_4[32];
@@ -642,10 +621,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
     if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DK
-                   + (base
-                      + (start_n * 128
-                         + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                      + Sliced1::coord0((v % 16))), chunk);
+      tc::store<2>(DK +
+          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
+          chunk);
   }
 }

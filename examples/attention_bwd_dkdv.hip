@@ -252,17 +252,17 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     k_[r] =
-        t_ + Sliced0::coord0(r) < N_CTX
-        ? K[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
-        : tc::half::from_bits(0x0000 /* 0.0 */);
+        t_ + Sliced0::coord0(r) <
+        N_CTX ? K[base + (t_ + Sliced0::coord0(r)) * stride_m +
+        Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // L115: v = tl.load(V + kv_at, mask=keys, other=0.0)
   tc::half v_[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     v_[r] =
-        t_ + Sliced0::coord0(r) < N_CTX
-        ? V[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
-        : tc::half::from_bits(0x0000 /* 0.0 */);
+        t_ + Sliced0::coord0(r) <
+        N_CTX ? V[base + (t_ + Sliced0::coord0(r)) * stride_m +
+        Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // Q and dO are each read both ways round (a pointer load, transposed or not, can be
   // pipelined into shared memory; a register transpose of one load could not)
   // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
@@ -288,12 +288,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   tc::half* const v_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    k_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
-           + Blocked2::coord1(r) % 8] = k_[r];
+    k_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+        Blocked2::coord1(r) % 8] = k_[r];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    v_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
-           + Blocked2::coord1(r) % 8] = v_[r];
+    v_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+        Blocked2::coord1(r) % 8] = v_[r];
   __syncthreads();
   float dv[16];
 #pragma unroll
@@ -309,10 +309,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half qt[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
-                         Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
+          Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
@@ -321,8 +320,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       lse[r] =
-          start_m + Sliced5::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per
     //   warp
@@ -376,16 +375,15 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       pt_1[r] =
-          start_m + Sliced5::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced7::coord0((r / 2))
-          ? pt[r] : 0.0f;
+          start_m + Sliced5::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced7::coord0((r / 2)) ?
+          pt[r] : 0.0f;
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
-                         DO + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
+          DO + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
     }
@@ -400,19 +398,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dv_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dv_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8
-           + Blocked10::coord1(r) % 8] = t_2[r];
+      dv_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
+          Blocked10::coord1(r) % 8] = t_2[r];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      dv_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8
-           + Blocked11::coord0(r) % 8] = do_[r];
+      dv_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8 +
+          Blocked11::coord0(r) % 8] = do_[r];
     __syncthreads();
     // main loop: 4 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -440,16 +438,15 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       delta[r] =
-          start_m + Sliced5::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
-                         DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
+          DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
     }
@@ -505,10 +502,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
-                         Q + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v)
-                         + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
+          Q + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v) + start_m * stride_m,
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
     }
@@ -523,19 +519,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dk_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dk_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8
-           + Blocked10::coord1(r) % 8] = t_3[r];
+      dk_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
+          Blocked10::coord1(r) % 8] = t_3[r];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      dk_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8
-           + Blocked11::coord0(r) % 8] = q_[r];
+      dk_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8 +
+          Blocked11::coord0(r) % 8] = q_[r];
     __syncthreads();
     // main loop: 4 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -564,14 +560,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 16; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
 #pragma unroll
-  for (int r = 0; r < 16; ++r) if (t_ + Sliced0::coord0(r) < N_CTX)
-    DV[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_4[r];
+  for (int r = 0; r < 16; ++r)
+    if (t_ + Sliced0::coord0(r) < N_CTX)
+      DV[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_4[r];
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
   tc::half t_5[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2)
     tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_5[r], t_5[r + 1]);
 #pragma unroll
-  for (int r = 0; r < 16; ++r) if (t_ + Sliced0::coord0(r) < N_CTX)
-    DK[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_5[r];
+  for (int r = 0; r < 16; ++r)
+    if (t_ + Sliced0::coord0(r) < N_CTX)
+      DK[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_5[r];
 }

@@ -210,12 +210,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-                       Q
-                       + (base
-                          + (start_m * 128
-                             + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                          + Sliced1::coord0((v % 16))),
-                       tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        Q +
+        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
+        tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) q_[v + k] = chunk[k];
   }
@@ -225,12 +223,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
         tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
-                       DO
-                       + (base
-                          + (start_m * 128
-                             + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                          + Sliced1::coord0((v % 16))),
-                       tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        DO +
+        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        Sliced1::coord0((v % 16))),
+        tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 2; ++k) do_[v + k] = chunk[k];
   }
@@ -239,15 +235,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     lse[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     delta[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -270,9 +266,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = q_[v + k];
-    tc::store<2>(q_tile + col / 64 * 8192
-                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
-                 chunk);
+    tc::store<2>(q_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
@@ -280,9 +275,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = do_[v + k];
-    tc::store<2>(do_tile + col / 64 * 8192
-                 + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8,
-                 chunk);
+    tc::store<2>(do_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();
@@ -304,39 +298,33 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned vt_stages_base = tc::smem_address(vt_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(vt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned k_stages_base = tc::smem_address(k_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(k_stages_base
-                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced8::coord0((v % 8)) + start_n_next * stride_m,
-                           start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
+              Sliced8::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -364,8 +352,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(q_tile), b_base =
-          tc::smem_address((kt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(q_tile),
+          b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -390,13 +378,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned vt_stages_base =
@@ -404,13 +390,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(vt_stages_base
-                           + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8
-                                  + row % 8),
-                           V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m
-                           + Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(vt_stages_base + 2 * (row / 64 * 4096 +
+              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
+              V + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned k_stages_base =
@@ -418,13 +402,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
           const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(k_stages_base
-                           + 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m
-                           + Sliced8::coord0((v % 8)) + start_n_ahead * stride_m,
-                           start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX
-                           ? 16 : 0);
+          tc::cp_async<16>(k_stages_base + 2 * (col / 64 * 4096 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
+              Sliced8::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
       }
       tc::cp_async_commit();
@@ -439,10 +421,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       p[r] =
-          ((start_n + Sliced1::coord0((r % 16)) < N_CTX)
-           & (start_m * 128 + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n
-              + Sliced1::coord0((r % 16))))
-          ? tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
+          ((start_n + Sliced1::coord0((r % 16)) < N_CTX) &
+          (start_m * 128 + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          Sliced1::coord0((r % 16)))) ?
+          tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from shared memory, B from shared memory (K-major)
@@ -453,8 +435,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(do_tile), b_base =
-          tc::smem_address((vt_stages + start_n_stage * 4096));
+      const unsigned a_base = tc::smem_address(do_tile),
+          b_base = tc::smem_address((vt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -502,8 +484,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] =
-            {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
+        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
             tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]),
             tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
             tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
@@ -529,10 +510,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
     if (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DQ
-                   + (base
-                      + (start_m * 128
-                         + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m
-                      + Sliced1::coord0((v % 16))), chunk);
+      tc::store<2>(DQ +
+          (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+          Sliced1::coord0((v % 16))),
+          chunk);
   }
 }

@@ -202,31 +202,31 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     q_[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? Q[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
-        : tc::half::from_bits(0x0000 /* 0.0 */);
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? Q[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m +
+        Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // L168: do = tl.load(DO + q_at, mask=rows, other=0.0)
   tc::half do_[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     do_[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? DO[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)]
-        : tc::half::from_bits(0x0000 /* 0.0 */);
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? DO[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m +
+        Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // L169: lse = tl.load(LSE + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float lse[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     lse[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     delta[r] =
-        start_m * 128 + Sliced0::coord0(r) < N_CTX
-        ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        start_m * 128 + Sliced0::coord0(r) <
+        N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -245,12 +245,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   tc::half* const do_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    q_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
-           + Blocked2::coord1(r) % 8] = q_[r];
+    q_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+        Blocked2::coord1(r) % 8] = q_[r];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    do_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
-            + Blocked2::coord1(r) % 8] = do_[r];
+    do_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+        Blocked2::coord1(r) % 8] = do_[r];
   __syncthreads();
   float dq[16];
 #pragma unroll
@@ -261,10 +261,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-                         K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+          K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -272,10 +271,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half vt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-                         V + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
+          V + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
     }
@@ -283,10 +281,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half k_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced5::coord0(0) < N_CTX,
-                         K + base + Sliced5::coord0(0) * stride_m + Sliced6::coord0(v)
-                         + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced5::coord0(0) < N_CTX,
+          K + base + Sliced5::coord0(0) * stride_m + Sliced6::coord0(v) + start_n * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
     }
@@ -315,8 +312,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -343,9 +340,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced1::coord0(0) < N_CTX)
-           & (start_m * 128 + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0)))
-          ? tc::exp2(t_[r] * qk_scale - lse[r]) : 0.0f;
+          ((start_n + Sliced1::coord0(0) < N_CTX) &
+          (start_m * 128 + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0))) ?
+          tc::exp2(t_[r] * qk_scale - lse[r]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
@@ -367,8 +364,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -406,19 +403,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* dq_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      dq_a[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8
-           + Blocked2::coord1(r) % 8] = t_1[r];
+      dq_a[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8] = t_1[r];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dq_b[tc::swizzled_chunk<8>(Blocked8::coord1(r), Blocked8::coord0(r) / 8) * 8
-           + Blocked8::coord0(r) % 8] = k_[r];
+      dq_b[tc::swizzled_chunk<8>(Blocked8::coord1(r), Blocked8::coord0(r) / 8) * 8 +
+          Blocked8::coord0(r) % 8] = k_[r];
     __syncthreads();
     // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -448,6 +445,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   for (int r = 0; r < 16; r += 2)
     tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_2[r], t_2[r + 1]);
 #pragma unroll
-  for (int r = 0; r < 16; ++r) if (start_m * 128 + Sliced0::coord0(r) < N_CTX)
-    DQ[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_2[r];
+  for (int r = 0; r < 16; ++r)
+    if (start_m * 128 + Sliced0::coord0(r) < N_CTX)
+      DQ[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_2[r];
 }

@@ -79,11 +79,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) attention_bwd_preprocess(
   for (int v = 0; v < 32; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       O
-                       + (base
-                          + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        O +
+        (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) o_fp16[v + k] = chunk[k];
   }
@@ -96,11 +95,10 @@ extern "C" __global__ void __launch_bounds__(128, 2) attention_bwd_preprocess(
   for (int v = 0; v < 32; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-                       DO
-                       + (base
-                          + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        DO +
+        (base + (start_m * 64 + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8))),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) do_fp16[v + k] = chunk[k];
   }
@@ -125,6 +123,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) attention_bwd_preprocess(
     }
   }
 #pragma unroll
-  for (int r = 0; r < 4; ++r) if (Sliced0::owner() && start_m * 64 + Sliced0::coord0(r) < N_CTX)
-    (Delta + off_hz * N_CTX)[start_m * 64 + Sliced0::coord0(r)] = sum[r];
+  for (int r = 0; r < 4; ++r)
+    if (Sliced0::owner() && start_m * 64 + Sliced0::coord0(r) < N_CTX)
+      (Delta + off_hz * N_CTX)[start_m * 64 + Sliced0::coord0(r)] = sum[r];
 }

@@ -315,22 +315,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 16) {
       const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0))
-                            >= -tc::cast<long long>(pid_m * 128))
-                           & (tc::cast<long long>(Sliced0::coord0(0))
-                              < tc::cast<long long>(a_desc_shape0)
-                              - tc::cast<long long>(pid_m * 128)))
-                          & ((tc::cast<long long>(Sliced1::coord0(v))
-                              >= -tc::cast<long long>(k_ * 64 / 2))
-                             & (tc::cast<long long>(Sliced1::coord0(v))
-                                < tc::cast<long long>(a_desc_shape1)
-                                - tc::cast<long long>(k_ * 64 / 2))),
-                          a_desc_base
-                          + (tc::cast<long long>(pid_m * 128) * a_desc_stride0
-                             + tc::cast<long long>(k_ * 64 / 2))
-                          + (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0
-                             + tc::cast<long long>(Sliced1::coord0(v))),
-                          tc::splat<16>(static_cast<unsigned char>(0)));
+          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_m * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
+          tc::cast<long long>(pid_m * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(a_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          a_desc_base +
+          (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
+          tc::splat<16>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 16; ++k) a[v + k] = chunk[k];
     }
@@ -339,22 +335,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 16) {
       const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0))
-                            >= -tc::cast<long long>(pid_n * 128))
-                           & (tc::cast<long long>(Sliced0::coord0(0))
-                              < tc::cast<long long>(b_desc_shape0)
-                              - tc::cast<long long>(pid_n * 128)))
-                          & ((tc::cast<long long>(Sliced1::coord0(v))
-                              >= -tc::cast<long long>(k_ * 64 / 2))
-                             & (tc::cast<long long>(Sliced1::coord0(v))
-                                < tc::cast<long long>(b_desc_shape1)
-                                - tc::cast<long long>(k_ * 64 / 2))),
-                          b_desc_base
-                          + (tc::cast<long long>(pid_n * 128) * b_desc_stride0
-                             + tc::cast<long long>(k_ * 64 / 2))
-                          + (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0
-                             + tc::cast<long long>(Sliced1::coord0(v))),
-                          tc::splat<16>(static_cast<unsigned char>(0)));
+          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_n * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
+          tc::cast<long long>(pid_n * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(b_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          b_desc_base +
+          (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
+          tc::splat<16>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 16; ++k) b[v + k] = chunk[k];
     }
@@ -366,18 +358,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          t_ + Sliced2::coord0(0) < M
-          ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          t_ + Sliced2::coord0(0) <
+          M ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          t_1 + Sliced2::coord0(0) < N
-          ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          t_1 + Sliced2::coord0(0) <
+          N ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[16];
     {
@@ -539,8 +531,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 32; r += 2)
       tc::cast_pair(tc::bitcast<float>(tc::cast<unsigned int>(s_[r]) << 23u),
-                    tc::bitcast<float>(tc::cast<unsigned int>(s_[r + 1]) << 23u), factor[r],
-                    factor[r + 1]);
+          tc::bitcast<float>(tc::cast<unsigned int>(s_[r + 1]) << 23u), factor[r], factor[r + 1]);
     bool nan_[32];
     tc::bfloat16 out[32];
     tc::bfloat16 out_1[32];
@@ -579,8 +570,8 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 32; r += 2)
       tc::cast_pair(tc::bitcast<float>(tc::cast<unsigned int>(s_2[r]) << 23u),
-                    tc::bitcast<float>(tc::cast<unsigned int>(s_2[r + 1]) << 23u), factor_1[r],
-                    factor_1[r + 1]);
+          tc::bitcast<float>(tc::cast<unsigned int>(s_2[r + 1]) << 23u), factor_1[r],
+          factor_1[r + 1]);
     bool nan_1[32];
     tc::bfloat16 out_2[32];
     tc::bfloat16 out_3[32];
@@ -597,23 +588,23 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 32; ++r)
-      accumulator_a[Blocked7::coord1(r) / 64 * 8192
-                    + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(Blocked7::coord0(r)),
-                                            Blocked7::coord1(r) % 64 / 8) * 8
-                    + Blocked7::coord1(r) % 8] = out_1[r];
+      accumulator_a[Blocked7::coord1(r) / 64 * 8192 +
+          tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(Blocked7::coord0(r)),
+          Blocked7::coord1(r) % 64 / 8) * 8 +
+          Blocked7::coord1(r) % 8] = out_1[r];
 #pragma unroll
     for (int r = 0; r < 32; ++r)
-      accumulator_b[Blocked10::coord1(r) / 64 * 4096
-                    + tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) % 64 / 8) * 8
-                    + Blocked10::coord1(r) % 8] = out_3[r];
+      accumulator_b[Blocked10::coord1(r) / 64 * 4096 +
+          tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) % 64 / 8) * 8 +
+          Blocked10::coord1(r) % 8] = out_3[r];
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
     __syncthreads();
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n128
     //   instruction, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address(accumulator_a), b_base =
-          tc::smem_address(accumulator_b);
+      const unsigned a_base = tc::smem_address(accumulator_a),
+          b_base = tc::smem_address(accumulator_b);
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -645,17 +636,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = accumulator[v + k];
     // the whole vector is in bounds
-    if ((t_ + Sliced15::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M)
-        & (t_1 + Sliced16::coord0(((v + 1) % 32)) < N)) {
-      tc::store<2>(c_ptr + (t_ + Sliced15::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm
-                   + (t_1 + Sliced16::coord0((v % 32))), chunk);
+    if ((t_ + Sliced15::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) &
+        (t_1 + Sliced16::coord0(((v + 1) % 32)) < N)) {
+      tc::store<2>(c_ptr + (t_ + Sliced15::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
+          (t_1 + Sliced16::coord0((v % 32))),
+          chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
       for (int k = 0; k < 2; ++k)
-        if ((t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M)
-            & (t_1 + Sliced16::coord0(((v + k) % 32)) < N))
-        *(c_ptr + (t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) * stride_cm
-          + (t_1 + Sliced16::coord0(((v + k) % 32)))) = chunk[k];
+        if ((t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M) &
+            (t_1 + Sliced16::coord0(((v + k) % 32)) < N))
+          *(c_ptr + (t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) *
+              stride_cm + (t_1 + Sliced16::coord0(((v + k) % 32)))) = chunk[k];
     }
   }
 }

@@ -319,22 +319,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0))
-                           >= -tc::cast<long long>(pid_m * 128))
-                          & (tc::cast<long long>(Sliced0::coord0(0))
-                             < tc::cast<long long>(a_desc_shape0)
-                             - tc::cast<long long>(pid_m * 128)))
-                         & ((tc::cast<long long>(Sliced1::coord0(v))
-                             >= -tc::cast<long long>(k_ * 64 / 2))
-                            & (tc::cast<long long>(Sliced1::coord0(v))
-                               < tc::cast<long long>(a_desc_shape1)
-                               - tc::cast<long long>(k_ * 64 / 2))),
-                         a_desc_base
-                         + (tc::cast<long long>(pid_m * 128) * a_desc_stride0
-                            + tc::cast<long long>(k_ * 64 / 2))
-                         + (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0
-                            + tc::cast<long long>(Sliced1::coord0(v))),
-                         tc::splat<8>(static_cast<unsigned char>(0)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_m * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
+          tc::cast<long long>(pid_m * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(a_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          a_desc_base +
+          (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
+          tc::splat<8>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -343,22 +339,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0))
-                           >= -tc::cast<long long>(pid_n * 128))
-                          & (tc::cast<long long>(Sliced0::coord0(0))
-                             < tc::cast<long long>(b_desc_shape0)
-                             - tc::cast<long long>(pid_n * 128)))
-                         & ((tc::cast<long long>(Sliced1::coord0(v))
-                             >= -tc::cast<long long>(k_ * 64 / 2))
-                            & (tc::cast<long long>(Sliced1::coord0(v))
-                               < tc::cast<long long>(b_desc_shape1)
-                               - tc::cast<long long>(k_ * 64 / 2))),
-                         b_desc_base
-                         + (tc::cast<long long>(pid_n * 128) * b_desc_stride0
-                            + tc::cast<long long>(k_ * 64 / 2))
-                         + (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0
-                            + tc::cast<long long>(Sliced1::coord0(v))),
-                         tc::splat<8>(static_cast<unsigned char>(0)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
+          -tc::cast<long long>(pid_n * 128)) &
+          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
+          tc::cast<long long>(pid_n * 128))) &
+          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
+          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(b_desc_shape1) -
+          tc::cast<long long>(k_ * 64 / 2))),
+          b_desc_base +
+          (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
+          (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
+          tc::cast<long long>(Sliced1::coord0(v))),
+          tc::splat<8>(static_cast<unsigned char>(0)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -370,18 +362,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          t_ + Sliced2::coord0(0) < M
-          ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          t_ + Sliced2::coord0(0) <
+          M ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          t_1 + Sliced2::coord0(0) < N
-          ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          t_1 + Sliced2::coord0(0) <
+          N ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn +
+          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[8];
     {
@@ -543,8 +535,7 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 16; r += 2)
       tc::cast_pair(tc::bitcast<float>(tc::cast<unsigned int>(s_[r]) << 23u),
-                    tc::bitcast<float>(tc::cast<unsigned int>(s_[r + 1]) << 23u), factor[r],
-                    factor[r + 1]);
+          tc::bitcast<float>(tc::cast<unsigned int>(s_[r + 1]) << 23u), factor[r], factor[r + 1]);
     bool nan_[16];
     tc::bfloat16 out[16];
     tc::bfloat16 out_1[16];
@@ -583,8 +574,8 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 16; r += 2)
       tc::cast_pair(tc::bitcast<float>(tc::cast<unsigned int>(s_2[r]) << 23u),
-                    tc::bitcast<float>(tc::cast<unsigned int>(s_2[r + 1]) << 23u), factor_1[r],
-                    factor_1[r + 1]);
+          tc::bitcast<float>(tc::cast<unsigned int>(s_2[r + 1]) << 23u), factor_1[r],
+          factor_1[r + 1]);
     bool nan_1[16];
     tc::bfloat16 out_2[16];
     tc::bfloat16 out_3[16];
@@ -601,19 +592,19 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_a[tc::swizzled_chunk<8>(Blocked7::coord0(r), Blocked7::coord1(r) / 8) * 8
-                    + Blocked7::coord1(r) % 8] = out_1[r];
+      accumulator_a[tc::swizzled_chunk<8>(Blocked7::coord0(r), Blocked7::coord1(r) / 8) * 8 +
+          Blocked7::coord1(r) % 8] = out_1[r];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8
-                    + Blocked10::coord0(r) % 8] = out_3[r];
+      accumulator_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8 +
+          Blocked10::coord0(r) % 8] = out_3[r];
     __syncthreads();
     // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 2 v_mfma_f32_32x32x8bf16_1k per step;
     //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
@@ -642,8 +633,9 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
   // L48: tl.store(c, accumulator, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 #pragma unroll
   for (int r = 0; r < 32; ++r)
-    if ((t_ + Sliced15::coord0((r / 2)) < M)
-        & (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
-    *(c_ptr + (t_ + Sliced15::coord0((r / 2))) * stride_cm
-      + (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) = accumulator[r];
+    if ((t_ + Sliced15::coord0((r / 2)) < M) &
+        (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
+      *(c_ptr + (t_ + Sliced15::coord0((r / 2))) * stride_cm +
+          (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) =
+          accumulator[r];
 }

@@ -52,8 +52,9 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
       chunk = tc::load<4>(x_ptr + (pid * 1024 + Blocked0::coord0(v)));
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
-        chunk[k] = x_ptr[pid * 1024 + Blocked0::coord0(v + k)];
+      for (int k = 0; k < 4; ++k)
+        if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
+          chunk[k] = x_ptr[pid * 1024 + Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
@@ -70,8 +71,8 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
   for (int r = 0; r < 8; ++r) {
     c0[r] = (tc::umulhi(3449720151u, 0u) ^ 0u) ^ key_lo;
     c2[r] =
-        (tc::umulhi(3528531795u,
-                    tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r))) ^ 0u) ^ key_hi;
+        (tc::umulhi(3528531795u, tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r))) ^ 0u) ^
+        key_hi;
   }
   const unsigned int k0 = key_lo + 2654435769u;
   const unsigned int k1 = key_hi + 3144134277u;
@@ -83,9 +84,9 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
   for (int r = 0; r < 8; ++r) {
     c0_1[r] = (tc::umulhi(3449720151u, c2[r]) ^ (3449720151u * 0u)) ^ k0;
     c2_1[r] =
-        (tc::umulhi(3528531795u,
-                    c0[r]) ^ (3528531795u * tc::cast<unsigned int>(pid * 1024
-        + Blocked0::coord0(r)))) ^ k1;
+        (tc::umulhi(3528531795u, c0[r]) ^
+        (3528531795u * tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r)))) ^
+        k1;
     c1[r] = 3449720151u * c2[r];
     c3[r] = 3528531795u * c0[r];
   }
@@ -204,8 +205,9 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
       tc::store<4>(output_ptr + (pid * 1024 + Blocked0::coord0(v)), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
-        output_ptr[pid * 1024 + Blocked0::coord0(v + k)] = chunk[k];
+      for (int k = 0; k < 4; ++k)
+        if (pid * 1024 + Blocked0::coord0(v + k) < n_elements)
+          output_ptr[pid * 1024 + Blocked0::coord0(v + k)] = chunk[k];
     }
   }
 }

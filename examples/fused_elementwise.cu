@@ -48,8 +48,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
   for (int v = 0; v < 8; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
-                       x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -62,8 +62,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
   for (int v = 0; v < 8; v += 8) {
     const tc::Vec<tc::half, 8> chunk =
         tc::load_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
-                       y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) y_fp16[v + k] = chunk[k];
   }
@@ -81,6 +81,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(out[v + k]);
     tc::store_if<8>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
-                    out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
+        out_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)), chunk);
   }
 }

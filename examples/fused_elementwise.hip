@@ -46,8 +46,8 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   for (int v = 0; v < 4; v += 4) {
     const tc::Vec<tc::half, 4> chunk =
         tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
-                       x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
-                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        x_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+        tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
   }
@@ -60,8 +60,8 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul_kernel(
   for (int v = 0; v < 4; v += 4) {
     const tc::Vec<tc::half, 4> chunk =
         tc::load_if<4>(static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v) < n_elements,
-                       y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
-                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+        y_ptr + (static_cast<int>(blockIdx.x) * 2048 + Blocked0::coord0(v)),
+        tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y_fp16[v + k] = chunk[k];
   }

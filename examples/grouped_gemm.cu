@@ -200,15 +200,15 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         a_ptrs[r] =
-            a_ptr + (t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * lda
-            + Sliced1::coord0((r % 8));
+            a_ptr + (t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * lda +
+            Sliced1::coord0((r % 8));
       // L49: b_ptrs = b_ptr + offs_k[:, None] * ldb + offs_n[None, :]
       const tc::half* b_ptrs[32];
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         b_ptrs[r] =
-            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb
-            + (t_1 + Sliced3::coord0((r % 8)));
+            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb +
+            (t_1 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[128];
 #pragma unroll
@@ -222,18 +222,18 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           a[r] =
-              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-               & (Sliced1::coord0((r % 8)) < k_left))
-              ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
+              (Sliced1::coord0((r % 8)) <
+              k_left)) ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[32];
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           b[r] =
-              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-               & (t_1 + Sliced3::coord0((r % 8)) < n))
-              ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) &
+              (t_1 + Sliced3::coord0((r % 8)) <
+              n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions
         //   per K step, operands read from shared memory
@@ -246,8 +246,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
           tc::Vec<tc::half, 8> chunk;
 #pragma unroll
           for (int k = 0; k < 8; ++k) chunk[k] = a[v + k];
-          tc::store<8>(acc_a + tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
-                       + col % 8, chunk);
+          tc::store<8>(acc_a + tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 +
+              col % 8, chunk);
         }
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
@@ -255,8 +255,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
           tc::Vec<tc::half, 8> chunk;
 #pragma unroll
           for (int k = 0; k < 8; ++k) chunk[k] = b[v + k];
-          tc::store<8>(acc_b + col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                       + col % 8, chunk);
+          tc::store<8>(acc_b + col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 +
+              col % 8, chunk);
         }
         tc::fence_proxy_async();  // the stores, visible to the tensor cores
         __syncthreads();
@@ -308,10 +308,11 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
       for (int r = 0; r < 128; r += 2) tc::cast_pair(acc_[r], acc_[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
       for (int r = 0; r < 128; ++r)
-        if ((t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < m)
-            & (t_1 + Sliced7::coord0((r % 32)) < n))
-        *(c_ptr + (t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) * ldc
-          + (t_1 + Sliced7::coord0((r % 32)))) = t_2[r];
+        if ((t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2) < m) &
+            (t_1 + Sliced7::coord0((r % 32)) < n))
+          *(c_ptr + (t_ + Sliced6::coord0(((r / 32) * 2 + (r % 32) % 2) / 2)) * ldc +
+              (t_1 + Sliced7::coord0((r % 32)))) =
+              t_2[r];
       // this program's next tile
       // L62: tile += NUM_SM
       tile_1 = tile_1 + 132;

@@ -203,15 +203,15 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         a_ptrs[r] =
-            a_ptr + (t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * lda
-            + Sliced1::coord0((r % 8));
+            a_ptr + (t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * lda +
+            Sliced1::coord0((r % 8));
       // L49: b_ptrs = b_ptr + offs_k[:, None] * ldb + offs_n[None, :]
       const tc::half* b_ptrs[16];
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         b_ptrs[r] =
-            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb
-            + (t_1 + Sliced3::coord0((r % 8)));
+            b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb +
+            (t_1 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[64];
 #pragma unroll
@@ -225,18 +225,18 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           a[r] =
-              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-               & (Sliced1::coord0((r % 8)) < k_left))
-              ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
+              (Sliced1::coord0((r % 8)) <
+              k_left)) ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[16];
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           b[r] =
-              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-               & (t_1 + Sliced3::coord0((r % 8)) < n))
-              ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) &
+              (t_1 + Sliced3::coord0((r % 8)) <
+              n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): v_mfma_f32_32x32x8f16 (fp16), 2 x 2 warps, 64 x 64 outputs
         //   per warp
@@ -253,15 +253,15 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
         }
 #pragma unroll
         for (int r = 0; r < 16; ++r)
-          acc_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
-                + Blocked5::coord0(r) % 8] = b[r];
+          acc_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8 +
+              Blocked5::coord0(r) % 8] = b[r];
         __syncthreads();
         // main loop: 4 steps of K = 8; warp (wm, wn) issues 2 x 2 v_mfma_f32_32x32x8f16 per step;
         //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
         {
           const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-          const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8, b_col =
-              wn * 32 + tc::lane_id() % 32;
+          const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8,
+              b_col = wn * 32 + tc::lane_id() % 32;
           const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk) {
@@ -300,10 +300,11 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       for (int r = 0; r < 64; r += 2) tc::cast_pair(acc_[r], acc_[r + 1], t_2[r], t_2[r + 1]);
 #pragma unroll
       for (int r = 0; r < 64; ++r)
-        if ((t_ + Sliced6::coord0((r / 2)) < m)
-            & (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < n))
-        *(c_ptr + (t_ + Sliced6::coord0((r / 2))) * ldc
-          + (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) = t_2[r];
+        if ((t_ + Sliced6::coord0((r / 2)) < m) &
+            (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < n))
+          *(c_ptr + (t_ + Sliced6::coord0((r / 2))) * ldc +
+              (t_1 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) =
+              t_2[r];
       // this program's next tile
       // L62: tile += NUM_SM
       tile_1 = tile_1 + 132;

@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(128) histogram_kernel(
 #pragma unroll
       for (int k = 0; k < 8; ++k)
         if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v + k) < n)
-        chunk[k] = x_ptr[static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v + k)];
+          chunk[k] = x_ptr[static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 8; ++k) x[v + k] = chunk[k];
@@ -72,8 +72,8 @@ extern "C" __global__ void __launch_bounds__(128) histogram_kernel(
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(r) < n
-          && static_cast<unsigned long long>(x[r]) < 256ull) atomicAdd(&buffer[x[r]], 1);
+      if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(r) <
+          n && static_cast<unsigned long long>(x[r]) < 256ull) atomicAdd(&buffer[x[r]], 1);
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 2; ++r) counts[r] = buffer[Blocked1::coord0(r)];
@@ -82,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(128) histogram_kernel(
   // L23: tl.atomic_add(hist_ptr + bins, counts, mask=counts > 0, sem="relaxed")
   tc::fence_before(false);
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (counts[r] > 0)
-    tc::atomic_add(hist_ptr + Blocked1::coord0(r), counts[r]);
+  for (int r = 0; r < 2; ++r)
+    if (counts[r] > 0) tc::atomic_add(hist_ptr + Blocked1::coord0(r), counts[r]);
   tc::fence_after(false);
 }

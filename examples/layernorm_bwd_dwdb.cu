@@ -84,11 +84,12 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       const tc::Vec<float, 4> chunk =
-          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
-                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
-                         DW
-                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
-                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) &
+          (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+          DW +
+          ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N +
+          (pid * 128 + Sliced1::coord0((v % 4)))),
+          tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dw_fp32[v + k] = chunk[k];
     }
@@ -99,11 +100,12 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
 #pragma unroll
     for (int v = 0; v < 32; v += 4) {
       const tc::Vec<float, 4> chunk =
-          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M)
-                         & (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
-                         DB
-                         + ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N
-                            + (pid * 128 + Sliced1::coord0((v % 4)))), tc::splat<4>(0.0f));
+          tc::load_if<4>((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < M) &
+          (pid * 128 + Sliced1::coord0(((v % 4) / 4 * 4)) < N),
+          DB +
+          ((i + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * N +
+          (pid * 128 + Sliced1::coord0((v % 4)))),
+          tc::splat<4>(0.0f));
 #pragma unroll
       for (int k = 0; k < 4; ++k) db_fp32[v + k] = chunk[k];
     }
@@ -125,7 +127,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
-    for (int o = 0; o < 4; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o]; }
+    for (int o = 0; o < 4; ++o) {
+      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o];
+    }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
@@ -151,7 +155,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     // 3. across the 4 warps that split the axis: through shared memory
     float* partial0 = reinterpret_cast<float*>(smem + 2048);
 #pragma unroll
-    for (int o = 0; o < 4; ++o) { partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o]; }
+    for (int o = 0; o < 4; ++o) {
+      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o];
+    }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {

@@ -80,9 +80,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half x_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(Blocked0::coord0(v) < N, X + row * stride + Blocked0::coord0(v),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N,
+          X + row * stride + Blocked0::coord0(v),
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -93,9 +93,9 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half dy_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(Blocked0::coord0(v) < N, DY + row * stride + Blocked0::coord0(v),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N,
+          DY + row * stride + Blocked0::coord0(v),
+          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dy_fp16[v + k] = chunk[k];
     }
@@ -122,9 +122,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dx(
     tc::half w_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(Blocked0::coord0(v) < N, W + Blocked0::coord0(v),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Blocked0::coord0(v) < N,
+          W + Blocked0::coord0(v), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) w_fp16[v + k] = chunk[k];
     }

@@ -73,9 +73,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half a_fp16[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(off + Blocked0::coord0(v) < N, X_1 + (off + Blocked0::coord0(v)),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off + Blocked0::coord0(v) < N,
+          X_1 + (off + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a_fp16[v + k] = chunk[k];
     }
@@ -119,9 +118,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half x_fp16[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(off_1 + Blocked0::coord0(v) < N, X_1 + (off_1 + Blocked0::coord0(v)),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_1 + Blocked0::coord0(v) < N,
+          X_1 + (off_1 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -175,9 +173,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half w[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, W + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N,
+          W + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) w[v + k] = chunk[k];
     }
@@ -185,9 +182,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half b[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, B + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N,
+          B + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -195,9 +191,8 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     tc::half x_fp16_1[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(off_2 + Blocked0::coord0(v) < N, X_1 + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(off_2 + Blocked0::coord0(v) < N,
+          X_1 + (off_2 + Blocked0::coord0(v)), tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) x_fp16_1[v + k] = chunk[k];
     }

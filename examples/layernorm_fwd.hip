@@ -73,9 +73,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     tc::half a_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(off + Blocked0::coord0(v) < N, X_1 + (off + Blocked0::coord0(v)),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(off + Blocked0::coord0(v) < N,
+          X_1 + (off + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) a_fp16[v + k] = chunk[k];
     }
@@ -119,9 +118,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     tc::half x_fp16[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(off_1 + Blocked0::coord0(v) < N, X_1 + (off_1 + Blocked0::coord0(v)),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(off_1 + Blocked0::coord0(v) < N,
+          X_1 + (off_1 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16[v + k] = chunk[k];
     }
@@ -175,9 +173,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     tc::half w[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(off_2 + Blocked0::coord0(v) < N, W + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(off_2 + Blocked0::coord0(v) < N,
+          W + (off_2 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) w[v + k] = chunk[k];
     }
@@ -185,9 +182,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     tc::half b[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(off_2 + Blocked0::coord0(v) < N, B + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(off_2 + Blocked0::coord0(v) < N,
+          B + (off_2 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) b[v + k] = chunk[k];
     }
@@ -195,9 +191,8 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_fwd(
     tc::half x_fp16_1[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(off_2 + Blocked0::coord0(v) < N, X_1 + (off_2 + Blocked0::coord0(v)),
-                         tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(off_2 + Blocked0::coord0(v) < N,
+          X_1 + (off_2 + Blocked0::coord0(v)), tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) x_fp16_1[v + k] = chunk[k];
     }

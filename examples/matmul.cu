@@ -184,17 +184,17 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 32; ++r)
     a_ptrs[r] =
-        a_ptr
-        + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
-           + Sliced1::coord0((r % 8)) * 1);
+        a_ptr +
+        ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am +
+        Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
     b_ptrs[r] =
-        b_ptr
-        + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
-           + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+        b_ptr +
+        (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk +
+        (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll
@@ -213,20 +213,19 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base
-                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
-                                  + col % 8), a_ptrs[v],
-                           Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 +
+              col % 8),
+              a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8), b_ptrs[v],
-                           Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -252,8 +251,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     //   instructions, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)), b_base =
-          tc::smem_address((b_stages + k_stage * 4096));
+      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)),
+          b_base = tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -283,20 +282,19 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base
-                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
-                                  + col % 8), a_ptrs[v],
-                           Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 +
+              col % 8),
+              a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8), b_ptrs[v],
-                           Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -340,10 +338,11 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M)
-        & (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N))
-      tc::store<2>(c_ptr
-                   + stride_cm * (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
-                   + 1 * (pid_n * 128 + Sliced7::coord0((v % 32))), chunk);
+    if ((pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2) < M) &
+        (pid_n * 128 + Sliced7::coord0(((v % 32) / 2 * 2)) < N))
+      tc::store<2>(c_ptr + stride_cm *
+          (pid_m * 128 + Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) + 1 *
+          (pid_n * 128 + Sliced7::coord0((v % 32))),
+          chunk);
   }
 }

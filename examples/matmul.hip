@@ -186,17 +186,17 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     a_ptrs[r] =
-        a_ptr
-        + ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am
-           + Sliced1::coord0((r % 8)) * 1);
+        a_ptr +
+        ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am +
+        Sliced1::coord0((r % 8)) * 1);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     b_ptrs[r] =
-        b_ptr
-        + (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk
-           + (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+        b_ptr +
+        (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk +
+        (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[64];
 #pragma unroll
@@ -208,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
           tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32, a_ptrs[v],
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -218,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
           tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32, b_ptrs[v],
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -238,15 +238,15 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
-                    + Blocked5::coord0(r) % 8] = b[r];
+      accumulator_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8 +
+          Blocked5::coord0(r) % 8] = b[r];
     __syncthreads();
     // main loop: 4 steps of K = 8; warp (wm, wn) issues 2 x 2 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -297,8 +297,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
   for (int r = 0; r < 64; ++r)
-    if ((pid_m * 128 + Sliced6::coord0((r / 2)) < M)
-        & (pid_n * 128 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
-    *(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0((r / 2)))
-      + 1 * (pid_n * 128 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) = c[r];
+    if ((pid_m * 128 + Sliced6::coord0((r / 2)) < M) &
+        (pid_n * 128 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
+      *(c_ptr + stride_cm * (pid_m * 128 + Sliced6::coord0((r / 2))) + 1 *
+          (pid_n * 128 + Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) =
+          c[r];
 }

@@ -206,44 +206,41 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base
-                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
-                                  + col % 8),
-                           a_ptr
-                           + (tc::cast<long long>(a_block_offset0) * t_2
-                              + tc::cast<long long>(a_block_offset1))
-                           + (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2
-                              + tc::cast<long long>(Sliced2::coord0((v % 8)))),
-                           ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(a_block_offset0))
-                            & (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_
-                               - tc::cast<long long>(a_block_offset0)))
-                           & ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(a_block_offset1))
-                              & (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1
-                                 - tc::cast<long long>(a_block_offset1))) ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 +
+              col % 8),
+              a_ptr +
+              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
+              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              tc::cast<long long>(Sliced2::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              -tc::cast<long long>(a_block_offset0)) &
+              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+              tc::cast<long long>(a_block_offset0))) &
+              ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) >=
+              -tc::cast<long long>(a_block_offset1)) &
+              (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1 -
+              tc::cast<long long>(a_block_offset1))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           b_ptr
-                           + (tc::cast<long long>(b_block_offset0) * t_5
-                              + tc::cast<long long>(b_block_offset1))
-                           + (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5
-                              + tc::cast<long long>(Sliced5::coord0((v % 8)))),
-                           ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(b_block_offset0))
-                            & (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3
-                               - tc::cast<long long>(b_block_offset0)))
-                           & ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(b_block_offset1))
-                              & (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4
-                                 - tc::cast<long long>(b_block_offset1))) ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptr +
+              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+              tc::cast<long long>(Sliced5::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              -tc::cast<long long>(b_block_offset0)) &
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
+              tc::cast<long long>(b_block_offset0))) &
+              ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >=
+              -tc::cast<long long>(b_block_offset1)) &
+              (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4 -
+              tc::cast<long long>(b_block_offset1))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
@@ -267,8 +264,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     //   instructions, reading A and B from shared memory
     {
       const int warpgroup = tc::warp_id() / 4;
-      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)), b_base =
-          tc::smem_address((b_stages + k_stage * 4096));
+      const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)),
+          b_base = tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
@@ -299,44 +296,41 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base
-                           + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8
-                                  + col % 8),
-                           a_ptr
-                           + (tc::cast<long long>(a_block_offset0) * t_2
-                              + tc::cast<long long>(a_block_offset1))
-                           + (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2
-                              + tc::cast<long long>(Sliced2::coord0((v % 8)))),
-                           ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(a_block_offset0))
-                            & (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_
-                               - tc::cast<long long>(a_block_offset0)))
-                           & ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(a_block_offset1))
-                              & (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1
-                                 - tc::cast<long long>(a_block_offset1))) ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
+              col / 8) * 8 +
+              col % 8),
+              a_ptr +
+              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
+              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              tc::cast<long long>(Sliced2::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              -tc::cast<long long>(a_block_offset0)) &
+              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+              tc::cast<long long>(a_block_offset0))) &
+              ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) >=
+              -tc::cast<long long>(a_block_offset1)) &
+              (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1 -
+              tc::cast<long long>(a_block_offset1))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
           const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base
-                           + 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8
-                                  + col % 8),
-                           b_ptr
-                           + (tc::cast<long long>(b_block_offset0) * t_5
-                              + tc::cast<long long>(b_block_offset1))
-                           + (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5
-                              + tc::cast<long long>(Sliced5::coord0((v % 8)))),
-                           ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(b_block_offset0))
-                            & (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3
-                               - tc::cast<long long>(b_block_offset0)))
-                           & ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(b_block_offset1))
-                              & (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4
-                                 - tc::cast<long long>(b_block_offset1))) ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
+              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+              b_ptr +
+              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+              tc::cast<long long>(Sliced5::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              -tc::cast<long long>(b_block_offset0)) &
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
+              tc::cast<long long>(b_block_offset0))) &
+              ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >=
+              -tc::cast<long long>(b_block_offset1)) &
+              (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4 -
+              tc::cast<long long>(b_block_offset1))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
@@ -371,15 +365,16 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if (((tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
-          >= -tc::cast<long long>(t_6))
-         & (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
-            < tc::cast<long long>(M) - tc::cast<long long>(t_6)))
-        & ((tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) >= -tc::cast<long long>(t_7))
-           & (tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) < tc::cast<long long>(N)
-              - tc::cast<long long>(t_7))))
-      tc::store<2>(c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7))
-                   + (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * t_8
-                      + tc::cast<long long>(Sliced7::coord0((v % 32)))), chunk);
+    if (((tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
+        -tc::cast<long long>(t_6)) &
+        (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
+        tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
+        ((tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) >= -tc::cast<long long>(t_7)) &
+        (tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) < tc::cast<long long>(N) -
+        tc::cast<long long>(t_7))))
+      tc::store<2>(c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7)) +
+          (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * t_8 +
+          tc::cast<long long>(Sliced7::coord0((v % 32)))),
+          chunk);
   }
 }

@@ -200,20 +200,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8))
-                           >= -tc::cast<long long>(a_block_offset0))
-                          & (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) < t_
-                             - tc::cast<long long>(a_block_offset0)))
-                         & ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8)))
-                             >= -tc::cast<long long>(a_block_offset1))
-                            & (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) < t_1
-                               - tc::cast<long long>(a_block_offset1))),
-                         a_ptr
-                         + (tc::cast<long long>(a_block_offset0) * t_2
-                            + tc::cast<long long>(a_block_offset1))
-                         + (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2
-                            + tc::cast<long long>(Sliced1::coord0((v % 8)))),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+          -tc::cast<long long>(a_block_offset0)) &
+          (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+          tc::cast<long long>(a_block_offset0))) &
+          ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >=
+          -tc::cast<long long>(a_block_offset1)) &
+          (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) < t_1 -
+          tc::cast<long long>(a_block_offset1))),
+          a_ptr +
+          (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
+          (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+          tc::cast<long long>(Sliced1::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -222,20 +221,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8))
-                           >= -tc::cast<long long>(b_block_offset0))
-                          & (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3
-                             - tc::cast<long long>(b_block_offset0)))
-                         & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
-                             >= -tc::cast<long long>(b_block_offset1))
-                            & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_4
-                               - tc::cast<long long>(b_block_offset1))),
-                         b_ptr
-                         + (tc::cast<long long>(b_block_offset0) * t_5
-                            + tc::cast<long long>(b_block_offset1))
-                         + (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5
-                            + tc::cast<long long>(Sliced3::coord0((v % 8)))),
-                         tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+          -tc::cast<long long>(b_block_offset0)) &
+          (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
+          tc::cast<long long>(b_block_offset0))) &
+          ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
+          -tc::cast<long long>(b_block_offset1)) &
+          (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_4 -
+          tc::cast<long long>(b_block_offset1))),
+          b_ptr +
+          (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
+          (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+          tc::cast<long long>(Sliced3::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -255,15 +253,15 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      accumulator_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
-                    + Blocked5::coord0(r) % 8] = b[r];
+      accumulator_b[tc::swizzled_chunk<4>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8 +
+          Blocked5::coord0(r) % 8] = b[r];
     __syncthreads();
     // main loop: 4 steps of K = 8; warp (wm, wn) issues 2 x 2 v_mfma_f32_32x32x8f16 per step; lane
     //   l reads A's row l % 32 and B's column l % 32, 4 elements of K each
     {
       const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-      const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8, b_col =
-          wn * 32 + tc::lane_id() % 32;
+      const int a_row = tc::lane_id() % 32 / 8 * 16 + wm * 8 + tc::lane_id() % 8,
+          b_col = wn * 32 + tc::lane_id() % 32;
       const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -304,16 +302,16 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
   // L59: tl.store(c_block, c, boundary_check=(0, 1))
 #pragma unroll
   for (int r = 0; r < 64; ++r)
-    if (((tc::cast<long long>(Sliced6::coord0((r / 2))) >= -tc::cast<long long>(t_6))
-         & (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(M)
-            - tc::cast<long long>(t_6)))
-        & ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
-            >= -tc::cast<long long>(t_7))
-           & (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
-              < tc::cast<long long>(N) - tc::cast<long long>(t_7))))
-    (c_ptr
-     + (tc::cast<long long>(t_6) * t_8
-        + tc::cast<long long>(t_7)))[tc::cast<long long>(Sliced6::coord0((r / 2))) * t_8
-                                     + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2
-        + r % 2) % 2))] = c[r];
+    if (((tc::cast<long long>(Sliced6::coord0((r / 2))) >= -tc::cast<long long>(t_6)) &
+        (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(M) -
+        tc::cast<long long>(t_6))) &
+        ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) >=
+        -tc::cast<long long>(t_7)) &
+        (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) <
+        tc::cast<long long>(N) - tc::cast<long long>(t_7))))
+      (c_ptr +
+          (tc::cast<long long>(t_6) * t_8 +
+          tc::cast<long long>(t_7)))[tc::cast<long long>(Sliced6::coord0((r / 2))) *
+          t_8 + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
+          c[r];
 }

@@ -149,10 +149,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 64; c += 64)
 #pragma unroll
               for (int r = 0; r < 128; r += 8)
-                tc::tma_load_2d(a_stages_base
-                                + 2 * (c / 64 * 8192
-                                       + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r),
-                    c % 64 / 8) * 8 + c % 8), a_desc_map,
+                tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
+                    a_desc_map,
                                 ki_next * 64 + c, offs_am + r, landed);
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
@@ -161,9 +160,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base
-                                + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r, c % 64 / 8) * 8
-                                       + c % 8), b_desc_map,
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
+                    b_desc_map,
                                 offs_bn + c, ki_next * 64 + r, landed);
           }
         }
@@ -184,8 +183,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       //   instruction, reading A and B from shared memory
       {
         const int warpgroup = tc::warp_id() / 4;
-        const unsigned a_base = tc::smem_address((a_stages + ki_stage * 8192)), b_base =
-            tc::smem_address((b_stages + ki_stage * 8192));
+        const unsigned a_base = tc::smem_address((a_stages + ki_stage * 8192)),
+            b_base = tc::smem_address((b_stages + ki_stage * 8192));
         // the accumulator registers stay where the tensor cores write them (no copies
         // between multiplications, which would serialize them)
 #pragma unroll
@@ -215,10 +214,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 64; c += 64)
 #pragma unroll
               for (int r = 0; r < 128; r += 8)
-                tc::tma_load_2d(a_stages_base
-                                + 2 * (c / 64 * 8192
-                                       + tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r),
-                    c % 64 / 8) * 8 + c % 8), a_desc_map,
+                tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
+                    a_desc_map,
                                 ki_ahead * 64 + c, offs_am + r, landed);
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
@@ -227,16 +225,16 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             for (int c = 0; c < 128; c += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base
-                                + 2 * (c / 64 * 4096 + tc::swizzled_chunk<8>(r, c % 64 / 8) * 8
-                                       + c % 8), b_desc_map,
+                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
+                    b_desc_map,
                                 offs_bn + c, ki_ahead * 64 + r, landed);
           }
         }
         // the TMA copies for the next stage
         if (ki + 1 < k_tiles)
           tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)),
-                            (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
+              (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
         tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
         for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
@@ -261,31 +259,32 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       tc::Vec<tc::half, 2> chunk;
 #pragma unroll
       for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
-      if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
-            >= -tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                     + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
-          8)) * 128))
-           & (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2))
-              < tc::cast<long long>(c_desc_shape0)
-              - tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                     + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
-          8)) * 128)))
-          & ((tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2)))
-              >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-          - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2)))
-                < tc::cast<long long>(c_desc_shape1)
-                - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-          - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<2>(c_desc_base
-                     + (tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                             + tile_id % tc::min(num_pid_m
-            - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0
-                        + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-            - tile_id / num_pid_in_group * 8, 8) * 128))
-                     + (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2
-            + (v % 32) % 2) / 2)) * c_desc_stride0
-                        + tc::cast<long long>(Sliced1::coord0((v % 32)))), chunk);
+      if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
+          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128)) &
+          (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
+          tc::cast<long long>(c_desc_shape0) -
+          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128))) &
+          ((tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) >=
+          -tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
+          (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) <
+          tc::cast<long long>(c_desc_shape1) -
+          tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
+        tc::store<2>(c_desc_base +
+            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+            128) *
+            c_desc_stride0 +
+            tc::cast<long long>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
+            (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
+            c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
+            chunk);
     }
   }
 }

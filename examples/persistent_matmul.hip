@@ -209,21 +209,19 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
 #pragma unroll
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
-            tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(offs_am))
-                            & (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8))
-                               < tc::cast<long long>(a_desc_shape0) - tc::cast<long long>(offs_am)))
-                           & ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(ki * 64))
-                              & (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8)))
-                                 < tc::cast<long long>(a_desc_shape1)
-                                 - tc::cast<long long>(ki * 64))),
-                           a_desc_base
-                           + (tc::cast<long long>(offs_am) * a_desc_stride0
-                              + tc::cast<long long>(ki * 64))
-                           + (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8
-            + v % 8) / 8)) * a_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 8)))),
-                           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+            tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+            -tc::cast<long long>(offs_am)) &
+            (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) <
+            tc::cast<long long>(a_desc_shape0) - tc::cast<long long>(offs_am))) &
+            ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >=
+            -tc::cast<long long>(ki * 64)) &
+            (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) <
+            tc::cast<long long>(a_desc_shape1) - tc::cast<long long>(ki * 64))),
+            a_desc_base +
+            (tc::cast<long long>(offs_am) * a_desc_stride0 + tc::cast<long long>(ki * 64)) +
+            (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * a_desc_stride0 +
+            tc::cast<long long>(Sliced1::coord0((v % 8)))),
+            tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
         for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
       }
@@ -232,21 +230,19 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
 #pragma unroll
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
-            tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8))
-                             >= -tc::cast<long long>(ki * 64))
-                            & (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8))
-                               < tc::cast<long long>(b_desc_shape0) - tc::cast<long long>(ki * 64)))
-                           & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
-                               >= -tc::cast<long long>(offs_bn))
-                              & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
-                                 < tc::cast<long long>(b_desc_shape1)
-                                 - tc::cast<long long>(offs_bn))),
-                           b_desc_base
-                           + (tc::cast<long long>(ki * 64) * b_desc_stride0
-                              + tc::cast<long long>(offs_bn))
-                           + (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8
-            + v % 8) / 8)) * b_desc_stride0 + tc::cast<long long>(Sliced3::coord0((v % 8)))),
-                           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+            tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+            -tc::cast<long long>(ki * 64)) &
+            (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) <
+            tc::cast<long long>(b_desc_shape0) - tc::cast<long long>(ki * 64))) &
+            ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
+            -tc::cast<long long>(offs_bn)) &
+            (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) <
+            tc::cast<long long>(b_desc_shape1) - tc::cast<long long>(offs_bn))),
+            b_desc_base +
+            (tc::cast<long long>(ki * 64) * b_desc_stride0 + tc::cast<long long>(offs_bn)) +
+            (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * b_desc_stride0 +
+            tc::cast<long long>(Sliced3::coord0((v % 8)))),
+            tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
         for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
       }
@@ -266,15 +262,15 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
       }
 #pragma unroll
       for (int r = 0; r < 16; ++r)
-        accumulator_b[tc::swizzled_chunk<8>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8
-                      + Blocked5::coord0(r) % 8] = b[r];
+        accumulator_b[tc::swizzled_chunk<8>(Blocked5::coord1(r), Blocked5::coord0(r) / 8) * 8 +
+            Blocked5::coord0(r) % 8] = b[r];
       __syncthreads();
       // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 2 v_mfma_f32_32x32x8f16 per step;
       //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
       {
         const int wm = tc::warp_id() / 2, wn = tc::warp_id() % 2;
-        const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8, b_col =
-            wn * 32 + tc::lane_id() % 32;
+        const int a_row = tc::lane_id() % 32 / 8 * 32 + wm * 8 + tc::lane_id() % 8,
+            b_col = wn * 32 + tc::lane_id() % 32;
         const int a_k = tc::lane_id() / 32 * 4, b_k = tc::lane_id() / 32 * 4;
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk) {
@@ -307,29 +303,31 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
       tc::cast_pair(accumulator[r], accumulator[r + 1], t_[r], t_[r + 1]);
 #pragma unroll
     for (int r = 0; r < 32; ++r)
-      if (((tc::cast<long long>(Sliced6::coord0((r / 2)))
-            >= -tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                     + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
-          8)) * 128))
-           & (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(c_desc_shape0)
-              - tc::cast<long long>((tile_id / num_pid_in_group * 8
-                                     + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
-          8)) * 128)))
-          & ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
-              >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-          - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))
-                < tc::cast<long long>(c_desc_shape1)
-                - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-          - tile_id / num_pid_in_group * 8, 8) * 128))))
-      (c_desc_base
-       + (tc::cast<long long>((tile_id / num_pid_in_group * 8
-                               + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
-          8)) * 128) * c_desc_stride0
-          + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
-          - tile_id / num_pid_in_group * 8,
-          8) * 128)))[tc::cast<long long>(Sliced6::coord0((r / 2))) * c_desc_stride0
-                      + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
-          t_[r];
+      if (((tc::cast<long long>(Sliced6::coord0((r / 2))) >=
+          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128)) &
+          (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(c_desc_shape0) -
+          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+          128))) &
+          ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) >=
+          -tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
+          (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) <
+          tc::cast<long long>(c_desc_shape1) -
+          tc::cast<long long>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
+        (c_desc_base +
+            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+            128) *
+            c_desc_stride0 +
+            tc::cast<long long>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) *
+            128)))[tc::cast<long long>(Sliced6::coord0((r / 2))) *
+            c_desc_stride0 +
+            tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
+            t_[r];
   }
 }

@@ -55,8 +55,9 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel(
       chunk = tc::load<4>(input_ptr + row_idx * input_row_stride + Blocked0::coord0(v));
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols)
-        chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
+      for (int k = 0; k < 4; ++k)
+        if (Blocked0::coord0(v + k) < n_cols)
+          chunk[k] = (input_ptr + row_idx * input_row_stride)[Blocked0::coord0(v + k)];
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) row[v + k] = chunk[k];
@@ -128,8 +129,9 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel(
       tc::store<4>(output_ptr + row_idx * output_row_stride + Blocked0::coord0(v), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
-      for (int k = 0; k < 4; ++k) if (Blocked0::coord0(v + k) < n_cols)
-        (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
+      for (int k = 0; k < 4; ++k)
+        if (Blocked0::coord0(v + k) < n_cols)
+          (output_ptr + row_idx * output_row_stride)[Blocked0::coord0(v + k)] = chunk[k];
     }
   }
 }

@@ -157,8 +157,9 @@ struct Sliced4 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -170,9 +171,9 @@ struct Sliced5 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -184,8 +185,9 @@ struct Sliced6 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -197,8 +199,9 @@ struct Sliced7 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 8) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -210,9 +213,9 @@ struct Sliced8 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 16); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 8) % 2
-        == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -224,8 +227,9 @@ struct Sliced9 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -237,8 +241,9 @@ struct Sliced10 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -250,9 +255,9 @@ struct Sliced11 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -264,8 +269,9 @@ struct Sliced12 {
   static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 1; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0
-        && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && (tc::lane_id() / 16) == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -277,8 +283,9 @@ struct Sliced13 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -290,8 +297,9 @@ struct Sliced14 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -303,9 +311,9 @@ struct Sliced15 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -342,8 +350,9 @@ struct Sliced17 {
   static TC_DEVICE int coord0(int r) { return (tc::warp_id() / 2) * 1; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0
-        && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -355,8 +364,9 @@ struct Sliced18 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -368,8 +378,9 @@ struct Sliced19 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -381,9 +392,9 @@ struct Sliced20 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -405,8 +416,8 @@ struct Sliced21 {
   static TC_DEVICE int coord4(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0;
   }
 };
 
@@ -418,8 +429,9 @@ struct Sliced22 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -431,8 +443,9 @@ struct Sliced23 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        tc::lane_id() % 2 == 0;
   }
 };
 
@@ -444,9 +457,9 @@ struct Sliced24 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -504,8 +517,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
 #pragma unroll
   for (int r = 0; r < 4; ++r)
     x[r] =
-        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols))
-        ? *(x_ptr + (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
+        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr +
+        (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
   // float -> int32 with the same order: negative floats have their other bits flipped
   // L28: bits = x.to(tl.int32, bitcast=True)
   int bits[4];
@@ -533,9 +546,9 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       cube[r] =
-          buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64
-                 + Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8
-                 + Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
+          buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64 +
+          Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8 +
+          Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
   }
   long long cube_xor[4];
   {
@@ -555,8 +568,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
   for (int r = 0; r < 4; ++r) {
     partner[r] = cube[r] ^ cube_xor[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_1[r] =
-        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
-        ? partner[r] : cube[r];
+        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner[r] : cube[r];
   }
   long long cube_xor_1[4];
   {
@@ -577,8 +590,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_1[r] =
         cube_1[r] ^ cube_xor_1[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_2[r] =
-        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
-        ? partner_1[r] : cube_1[r];
+        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0)) ?
+        partner_1[r] : cube_1[r];
   }
   long long cube_xor_2[4];
   {
@@ -599,8 +612,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_2[r] =
         cube_2[r] ^ cube_xor_2[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_3[r] =
-        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
-        ? partner_2[r] : cube_2[r];
+        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner_2[r] : cube_2[r];
   }
   long long cube_xor_3[4];
   {
@@ -621,8 +634,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_3[r] =
         cube_3[r] ^ cube_xor_3[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_4[r] =
-        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
-        ? partner_3[r] : cube_3[r];
+        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0)) ?
+        partner_3[r] : cube_3[r];
   }
   long long cube_xor_4[4];
   {
@@ -643,8 +656,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_4[r] =
         cube_4[r] ^ cube_xor_4[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_5[r] =
-        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
-        ? partner_4[r] : cube_4[r];
+        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0)) ?
+        partner_4[r] : cube_4[r];
   }
   long long cube_xor_5[4];
   {
@@ -665,8 +678,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_5[r] =
         cube_5[r] ^ cube_xor_5[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_6[r] =
-        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
-        ? partner_5[r] : cube_5[r];
+        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner_5[r] : cube_5[r];
   }
   long long bits_1[4];
   {
@@ -699,8 +712,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_6[r] =
         bits_1[r] ^ bits_xor[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_7[r] =
-        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
-        ? partner_6[r] : bits_1[r];
+        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0)) ?
+        partner_6[r] : bits_1[r];
   }
   long long cube_xor_6[4];
   {
@@ -721,8 +734,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_7[r] =
         cube_7[r] ^ cube_xor_6[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_8[r] =
-        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
-        ? partner_7[r] : cube_7[r];
+        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0)) ?
+        partner_7[r] : cube_7[r];
   }
   long long cube_xor_7[4];
   {
@@ -743,8 +756,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_8[r] =
         cube_8[r] ^ cube_xor_7[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_9[r] =
-        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
-        ? partner_8[r] : cube_8[r];
+        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0)) ?
+        partner_8[r] : cube_8[r];
   }
   long long bits_2[4];
   {
@@ -777,8 +790,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_9[r] =
         bits_2[r] ^ bits_xor_1[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_10[r] =
-        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
-        ? partner_9[r] : bits_2[r];
+        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0)) ?
+        partner_9[r] : bits_2[r];
   }
   long long cube_xor_8[4];
   {
@@ -799,8 +812,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_10[r] =
         cube_10[r] ^ cube_xor_8[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_11[r] =
-        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
-        ? partner_10[r] : cube_10[r];
+        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0)) ?
+        partner_10[r] : cube_10[r];
   }
   long long cube_xor_9[4];
   {
@@ -821,8 +834,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_11[r] =
         cube_11[r] ^ cube_xor_9[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_12[r] =
-        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
-        ? partner_11[r] : cube_11[r];
+        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0)) ?
+        partner_11[r] : cube_11[r];
   }
   long long bits_3[4];
   {
@@ -836,21 +849,22 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
 #pragma unroll
-    for (int o = 0; o < 4; ++o)
-      { partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8
-                  + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2
-                 + tc::warp_id() % 2] = bits_3[o]; }
+    for (int o = 0; o < 4; ++o) {
+      partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
+          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 +
+          Sliced16::coord5(o)) * 2 + tc::warp_id() % 2] =
+          bits_3[o];
+    }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
       long long acc =
-          partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8
-                    + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2];
+          partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
+          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2];
       acc =
           combine(acc,
-                  partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16
-                            + Sliced16::coord2(o) * 8 + Sliced16::coord3(o) * 4
-                            + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2 + 1]);
+          partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
+          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2 + 1]);
       bits_3[o] = acc;
     }
   }
@@ -873,8 +887,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_12[r] =
         bits_3[r] ^ bits_xor_2[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_13[r] =
-        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced17::coord0(0) ^ Sliced18::coord0(0))
-        ? partner_12[r] : bits_3[r];
+        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced17::coord0(0) ^ Sliced18::coord0(0)) ?
+        partner_12[r] : bits_3[r];
   }
   long long cube_xor_10[4];
   {
@@ -895,8 +909,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_13[r] =
         cube_13[r] ^ cube_xor_10[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_14[r] =
-        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced17::coord0(0) ^ Sliced19::coord0(0))
-        ? partner_13[r] : cube_13[r];
+        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced17::coord0(0) ^ Sliced19::coord0(0)) ?
+        partner_13[r] : cube_13[r];
   }
   long long cube_xor_11[4];
   {
@@ -917,8 +931,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_14[r] =
         cube_14[r] ^ cube_xor_11[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_15[r] =
-        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced17::coord0(0) ^ Sliced20::coord0(0))
-        ? partner_14[r] : cube_14[r];
+        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced17::coord0(0) ^ Sliced20::coord0(0)) ?
+        partner_14[r] : cube_14[r];
   }
   long long bits_4[4];
   {
@@ -932,21 +946,21 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem);
 #pragma unroll
-    for (int o = 0; o < 4; ++o)
-      { partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4
-                  + Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + (tc::warp_id() / 2)] =
-          bits_4[o]; }
+    for (int o = 0; o < 4; ++o) {
+      partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
+          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + (tc::warp_id() / 2)] =
+          bits_4[o];
+    }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
       long long acc =
-          partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4
-                    + Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2];
+          partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
+          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2];
       acc =
           combine(acc,
-                  partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8
-                            + Sliced21::coord2(o) * 4 + Sliced21::coord3(o) * 2
-                            + Sliced21::coord4(o)) * 2 + 1]);
+          partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
+          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + 1]);
       bits_4[o] = acc;
     }
   }
@@ -969,8 +983,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_15[r] =
         bits_4[r] ^ bits_xor_3[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_16[r] =
-        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced22::coord0(0))
-        ? partner_15[r] : bits_4[r];
+        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced22::coord0(0)) ? partner_15[r] :
+        bits_4[r];
   }
   long long cube_xor_12[4];
   {
@@ -991,8 +1005,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_16[r] =
         cube_16[r] ^ cube_xor_12[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_17[r] =
-        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced23::coord0(0))
-        ? partner_16[r] : cube_16[r];
+        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced23::coord0(0)) ? partner_16[r] :
+        cube_16[r];
   }
   long long cube_xor_13[4];
   {
@@ -1013,8 +1027,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     partner_17[r] =
         cube_17[r] ^ cube_xor_13[(((r / 2) * 2 + r % 2) / 2) * 2 + ((r / 2) * 2 + r % 2) % 2];
     cube_18[r] =
-        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced24::coord0(0))
-        ? partner_17[r] : cube_17[r];
+        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced24::coord0(0)) ? partner_17[r] :
+        cube_17[r];
   }
   long long top[1];
   {
@@ -1022,8 +1036,9 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     long long* buffer = reinterpret_cast<long long*>(smem + 4096);
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      buffer[Sliced21::coord0(r) * 16 + Sliced21::coord1(r) * 8 + Sliced21::coord2(r) * 4
-             + Sliced21::coord3(r) * 2 + Sliced21::coord4(r)] = cube_18[r];
+      buffer[Sliced21::coord0(r) * 16 + Sliced21::coord1(r) * 8 + Sliced21::coord2(r) * 4 +
+          Sliced21::coord3(r) * 2 + Sliced21::coord4(r)] =
+          cube_18[r];
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked25::coord0(r) * 8 + Blocked25::coord1(r)];
@@ -1045,10 +1060,12 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
   //   is used)
   // L37: tl.store(values_ptr + out, value, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
-    values_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = value[r];
+  for (int r = 0; r < 1; ++r)
+    if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
+      values_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = value[r];
   // L38: tl.store(indices_ptr + out, index, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
-    indices_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = index[r];
+  for (int r = 0; r < 1; ++r)
+    if (Blocked25::owner() && t + Sliced26::coord0(0) < n_rows)
+      indices_ptr[(t + Sliced26::coord0(0)) * 8 + Sliced27::coord0(0)] = index[r];
 }

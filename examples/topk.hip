@@ -152,9 +152,9 @@ struct Sliced4 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -166,9 +166,10 @@ struct Sliced5 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && (tc::lane_id() / 2) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -180,9 +181,9 @@ struct Sliced6 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -194,9 +195,9 @@ struct Sliced7 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 8) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -208,9 +209,9 @@ struct Sliced8 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 16) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -222,9 +223,9 @@ struct Sliced9 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -236,9 +237,9 @@ struct Sliced10 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -250,9 +251,10 @@ struct Sliced11 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && (tc::lane_id() / 2) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -264,9 +266,9 @@ struct Sliced12 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 32); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 16) % 2
-        == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0
-        && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 &&
+        (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -278,9 +280,9 @@ struct Sliced13 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -292,9 +294,9 @@ struct Sliced14 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -306,9 +308,10 @@ struct Sliced15 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && (tc::lane_id() / 2) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -320,9 +323,9 @@ struct Sliced16 {
   static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 1; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2
-        == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0
-        && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && (tc::lane_id() / 32) == 0 &&
+        (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 &&
+        (tc::lane_id() / 4) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -334,9 +337,9 @@ struct Sliced17 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -348,9 +351,9 @@ struct Sliced18 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -362,9 +365,10 @@ struct Sliced19 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && (tc::lane_id() / 2) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -386,8 +390,8 @@ struct Sliced20 {
   static TC_DEVICE int coord4(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0
-        && (tc::lane_id() / 8) % 2 == 0;
+    return tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0 &&
+        (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0;
   }
 };
 
@@ -399,9 +403,9 @@ struct Sliced21 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 4) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 2) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -413,9 +417,9 @@ struct Sliced22 {
   static TC_DEVICE int coord0(int r) { return (tc::lane_id() / 2) % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && tc::lane_id() % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 && tc::lane_id() % 2 == 0;
   }
 };
 
@@ -427,9 +431,10 @@ struct Sliced23 {
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() {
-    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 && (tc::lane_id() / 32) == 0
-        && (tc::lane_id() / 16) % 2 == 0 && (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2
-        == 0 && (tc::lane_id() / 2) % 2 == 0;
+    return (tc::warp_id() / 2) * 1 == 0 && tc::warp_id() % 2 * 1 == 0 &&
+        (tc::lane_id() / 32) == 0 && (tc::lane_id() / 16) % 2 == 0 &&
+        (tc::lane_id() / 8) % 2 == 0 && (tc::lane_id() / 4) % 2 == 0 &&
+        (tc::lane_id() / 2) % 2 == 0;
   }
 };
 
@@ -487,8 +492,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     x[r] =
-        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols))
-        ? *(x_ptr + (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
+        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols)) ? *(x_ptr +
+        (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
   // float -> int32 with the same order: negative floats have their other bits flipped
   // L28: bits = x.to(tl.int32, bitcast=True)
   int bits[2];
@@ -516,9 +521,9 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       cube[r] =
-          buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64
-                 + Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8
-                 + Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
+          buffer[Blocked3::coord0(r) * 256 + Blocked3::coord1(r) * 128 + Blocked3::coord2(r) * 64 +
+          Blocked3::coord3(r) * 32 + Blocked3::coord4(r) * 16 + Blocked3::coord5(r) * 8 +
+          Blocked3::coord6(r) * 4 + Blocked3::coord7(r) * 2 + Blocked3::coord8(r)];
   }
   long long cube_xor[2];
   {
@@ -538,8 +543,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner[r] = cube[r] ^ cube_xor[r];
     cube_1[r] =
-        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0))
-        ? partner[r] : cube[r];
+        tc::cast<int>(cube[r] > partner[r]) != (Sliced4::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner[r] : cube[r];
   }
   long long cube_xor_1[2];
   {
@@ -559,8 +564,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_1[r] = cube_1[r] ^ cube_xor_1[r];
     cube_2[r] =
-        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0))
-        ? partner_1[r] : cube_1[r];
+        tc::cast<int>(cube_1[r] > partner_1[r]) != (Sliced6::coord0(0) ^ Sliced4::coord0(0)) ?
+        partner_1[r] : cube_1[r];
   }
   long long cube_xor_2[2];
   {
@@ -580,8 +585,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_2[r] = cube_2[r] ^ cube_xor_2[r];
     cube_3[r] =
-        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0))
-        ? partner_2[r] : cube_2[r];
+        tc::cast<int>(cube_2[r] > partner_2[r]) != (Sliced6::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner_2[r] : cube_2[r];
   }
   long long cube_xor_3[2];
   {
@@ -601,8 +606,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_3[r] = cube_3[r] ^ cube_xor_3[r];
     cube_4[r] =
-        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0))
-        ? partner_3[r] : cube_3[r];
+        tc::cast<int>(cube_3[r] > partner_3[r]) != (Sliced7::coord0(0) ^ Sliced6::coord0(0)) ?
+        partner_3[r] : cube_3[r];
   }
   long long cube_xor_4[2];
   {
@@ -622,8 +627,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_4[r] = cube_4[r] ^ cube_xor_4[r];
     cube_5[r] =
-        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0))
-        ? partner_4[r] : cube_4[r];
+        tc::cast<int>(cube_4[r] > partner_4[r]) != (Sliced7::coord0(0) ^ Sliced4::coord0(0)) ?
+        partner_4[r] : cube_4[r];
   }
   long long cube_xor_5[2];
   {
@@ -643,8 +648,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_5[r] = cube_5[r] ^ cube_xor_5[r];
     cube_6[r] =
-        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0))
-        ? partner_5[r] : cube_5[r];
+        tc::cast<int>(cube_5[r] > partner_5[r]) != (Sliced7::coord0(0) ^ Sliced5::coord0(0)) ?
+        partner_5[r] : cube_5[r];
   }
   long long bits_1[2];
   {
@@ -676,8 +681,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_6[r] = bits_1[r] ^ bits_xor[r];
     cube_7[r] =
-        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0))
-        ? partner_6[r] : bits_1[r];
+        tc::cast<int>(bits_1[r] > partner_6[r]) != (Sliced8::coord0(0) ^ Sliced9::coord0(0)) ?
+        partner_6[r] : bits_1[r];
   }
   long long cube_xor_6[2];
   {
@@ -697,8 +702,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_7[r] = cube_7[r] ^ cube_xor_6[r];
     cube_8[r] =
-        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0))
-        ? partner_7[r] : cube_7[r];
+        tc::cast<int>(cube_7[r] > partner_7[r]) != (Sliced8::coord0(0) ^ Sliced10::coord0(0)) ?
+        partner_7[r] : cube_7[r];
   }
   long long cube_xor_7[2];
   {
@@ -718,8 +723,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_8[r] = cube_8[r] ^ cube_xor_7[r];
     cube_9[r] =
-        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0))
-        ? partner_8[r] : cube_8[r];
+        tc::cast<int>(cube_8[r] > partner_8[r]) != (Sliced8::coord0(0) ^ Sliced11::coord0(0)) ?
+        partner_8[r] : cube_8[r];
   }
   long long bits_2[2];
   {
@@ -751,8 +756,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_9[r] = bits_2[r] ^ bits_xor_1[r];
     cube_10[r] =
-        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0))
-        ? partner_9[r] : bits_2[r];
+        tc::cast<int>(bits_2[r] > partner_9[r]) != (Sliced12::coord0(0) ^ Sliced13::coord0(0)) ?
+        partner_9[r] : bits_2[r];
   }
   long long cube_xor_8[2];
   {
@@ -772,8 +777,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_10[r] = cube_10[r] ^ cube_xor_8[r];
     cube_11[r] =
-        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0))
-        ? partner_10[r] : cube_10[r];
+        tc::cast<int>(cube_10[r] > partner_10[r]) != (Sliced12::coord0(0) ^ Sliced14::coord0(0)) ?
+        partner_10[r] : cube_10[r];
   }
   long long cube_xor_9[2];
   {
@@ -793,8 +798,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_11[r] = cube_11[r] ^ cube_xor_9[r];
     cube_12[r] =
-        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0))
-        ? partner_11[r] : cube_11[r];
+        tc::cast<int>(cube_11[r] > partner_11[r]) != (Sliced12::coord0(0) ^ Sliced15::coord0(0)) ?
+        partner_11[r] : cube_11[r];
   }
   long long bits_3[2];
   {
@@ -826,8 +831,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_12[r] = bits_3[r] ^ bits_xor_2[r];
     cube_13[r] =
-        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced16::coord0(0) ^ Sliced17::coord0(0))
-        ? partner_12[r] : bits_3[r];
+        tc::cast<int>(bits_3[r] > partner_12[r]) != (Sliced16::coord0(0) ^ Sliced17::coord0(0)) ?
+        partner_12[r] : bits_3[r];
   }
   long long cube_xor_10[2];
   {
@@ -847,8 +852,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_13[r] = cube_13[r] ^ cube_xor_10[r];
     cube_14[r] =
-        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced16::coord0(0) ^ Sliced18::coord0(0))
-        ? partner_13[r] : cube_13[r];
+        tc::cast<int>(cube_13[r] > partner_13[r]) != (Sliced16::coord0(0) ^ Sliced18::coord0(0)) ?
+        partner_13[r] : cube_13[r];
   }
   long long cube_xor_11[2];
   {
@@ -868,8 +873,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_14[r] = cube_14[r] ^ cube_xor_11[r];
     cube_15[r] =
-        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced16::coord0(0) ^ Sliced19::coord0(0))
-        ? partner_14[r] : cube_14[r];
+        tc::cast<int>(cube_14[r] > partner_14[r]) != (Sliced16::coord0(0) ^ Sliced19::coord0(0)) ?
+        partner_14[r] : cube_14[r];
   }
   long long bits_4[2];
   {
@@ -883,21 +888,21 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     // 3. across the 2 warps that split the axis: through shared memory
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
 #pragma unroll
-    for (int o = 0; o < 2; ++o)
-      { partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4
-                  + Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + tc::warp_id() % 2] =
-          bits_4[o]; }
+    for (int o = 0; o < 2; ++o) {
+      partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
+          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + tc::warp_id() % 2] =
+          bits_4[o];
+    }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
       long long acc =
-          partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4
-                    + Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2];
+          partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
+          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2];
       acc =
           combine(acc,
-                  partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8
-                            + Sliced20::coord2(o) * 4 + Sliced20::coord3(o) * 2
-                            + Sliced20::coord4(o)) * 2 + 1]);
+          partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
+          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + 1]);
       bits_4[o] = acc;
     }
   }
@@ -919,8 +924,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_15[r] = bits_4[r] ^ bits_xor_3[r];
     cube_16[r] =
-        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced21::coord0(0))
-        ? partner_15[r] : bits_4[r];
+        tc::cast<int>(bits_4[r] > partner_15[r]) != (1 ^ Sliced21::coord0(0)) ? partner_15[r] :
+        bits_4[r];
   }
   long long cube_xor_12[2];
   {
@@ -940,8 +945,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_16[r] = cube_16[r] ^ cube_xor_12[r];
     cube_17[r] =
-        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced22::coord0(0))
-        ? partner_16[r] : cube_16[r];
+        tc::cast<int>(cube_16[r] > partner_16[r]) != (1 ^ Sliced22::coord0(0)) ? partner_16[r] :
+        cube_16[r];
   }
   long long cube_xor_13[2];
   {
@@ -961,8 +966,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   for (int r = 0; r < 2; ++r) {
     partner_17[r] = cube_17[r] ^ cube_xor_13[r];
     cube_18[r] =
-        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced23::coord0(0))
-        ? partner_17[r] : cube_17[r];
+        tc::cast<int>(cube_17[r] > partner_17[r]) != (1 ^ Sliced23::coord0(0)) ? partner_17[r] :
+        cube_17[r];
   }
   long long top[1];
   {
@@ -970,8 +975,9 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     long long* buffer = reinterpret_cast<long long*>(smem);
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      buffer[Sliced20::coord0(r) * 16 + Sliced20::coord1(r) * 8 + Sliced20::coord2(r) * 4
-             + Sliced20::coord3(r) * 2 + Sliced20::coord4(r)] = cube_18[r];
+      buffer[Sliced20::coord0(r) * 16 + Sliced20::coord1(r) * 8 + Sliced20::coord2(r) * 4 +
+          Sliced20::coord3(r) * 2 + Sliced20::coord4(r)] =
+          cube_18[r];
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 1; ++r) top[r] = buffer[Blocked24::coord0(r) * 8 + Blocked24::coord1(r)];
@@ -993,10 +999,12 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
   //   is used)
   // L37: tl.store(values_ptr + out, value, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
-    values_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = value[r];
+  for (int r = 0; r < 1; ++r)
+    if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
+      values_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = value[r];
   // L38: tl.store(indices_ptr + out, index, mask=rows[:, None] < n_rows)
 #pragma unroll
-  for (int r = 0; r < 1; ++r) if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
-    indices_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = index[r];
+  for (int r = 0; r < 1; ++r)
+    if (Blocked24::owner() && t + Sliced25::coord0(0) < n_rows)
+      indices_ptr[(t + Sliced25::coord0(0)) * 8 + Sliced26::coord0(0)] = index[r];
 }

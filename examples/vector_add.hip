@@ -49,9 +49,8 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
   float x[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    const tc::Vec<float, 4> chunk =
-        tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
-                       x_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
+    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
+        x_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) x[v + k] = chunk[k];
   }
@@ -59,9 +58,8 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
   float y[4];
 #pragma unroll
   for (int v = 0; v < 4; v += 4) {
-    const tc::Vec<float, 4> chunk =
-        tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
-                       y_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
+    const tc::Vec<float, 4> chunk = tc::load_if<4>(block_start + Blocked0::coord0(v) < n_elements,
+        y_ptr + (block_start + Blocked0::coord0(v)), tc::splat<4>(0.0f));
 #pragma unroll
     for (int k = 0; k < 4; ++k) y[v + k] = chunk[k];
   }

@@ -1,5 +1,6 @@
 """The generated source reads like code a person would write: no line over 100 columns
-(the checked-in examples, CUDA and HIP) and no reduction loop that runs once."""
+(the checked-in examples, CUDA and HIP; the code that writes each line marks where it may
+break) and no reduction loop that runs once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import tilecc
 import tilecc.language as tl
 from conftest_compilers import require_cuda_compiler, require_hip_compiler
-from tilecc.transpiler.render_wrap import WIDTH, wrap_source
+from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, WIDTH, joined, lay_out, words
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SOURCES = sorted(EXAMPLES.glob("*.cu")) + sorted(EXAMPLES.glob("*.hip"))
@@ -56,37 +57,50 @@ def _tokens(text: str) -> list[str]:
     return text.split()
 
 
-def test_wrapping_changes_only_whitespace_in_code():
-    line = ("    tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, "
-            "row % 64 / 8) * 8 + row % 8), K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) "
-            "* stride_m + Sliced5::coord0((v % 8)) + start_n_next * stride_m, start_n_next + "
-            "Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);")
-    wrapped = wrap_source(line)
-    assert all(len(part) <= WIDTH for part in wrapped.splitlines()), wrapped
-    assert _tokens(wrapped) == _tokens(line)
-    assert "<16>" in wrapped and "swizzled_chunk<8>(col," in wrapped  # template arguments whole
+def test_a_line_that_fits_keeps_its_marks_as_spaces():
+    line = f"  x[r] ={BREAK}a +{SPACE}b;"
+    assert lay_out(line) == "  x[r] = a + b;"
 
 
-def test_wrapping_leaves_strings_and_preprocessor_lines():
+def test_statement_breaks_between_its_parts_first():
+    args = [f"argument_number_{i}[r]" for i in range(8)]
+    line = f"    y[r] ={BREAK}tc::call({joined(args, ', ')}) +{SPACE}z[r];"
+    lines = lay_out(line).splitlines()
+    assert len(lines) > 1 and all(len(x) <= WIDTH for x in lines), lines
+    assert lines[0].startswith("    y[r] = tc::call(argument_number_0[r],") and lines[0].endswith("],")
+    assert all(x.startswith("        ") for x in lines[1:])  # four columns in
+    assert _tokens("\n".join(lines)) == _tokens(line.replace(BREAK, " ").replace(SPACE, " "))
+
+
+def test_operands_break_only_where_parts_do_not_fit():
+    operands = "".join(f" +{SPACE}operand_{i}[r]" for i in range(12))
+    lines = lay_out(f"  total[r] ={BREAK}first[r]{operands};").splitlines()
+    assert lines[0] == "  total[r] ="  # the statement's own break first
+    assert all(len(x) <= WIDTH and x.startswith("      ") for x in lines[1:]), lines
+    assert lines[1].endswith(" +"), lines  # after the operator
+
+
+def test_loop_body_moves_under_its_head():
+    line = (f"  for (int r = 0; r < 128; ++r){BODY}accumulator_1[r] ={BREAK}accumulator[r] >= 0.0f"
+            f" ?{SPACE}accumulator[r] :{SPACE}0.01f * accumulator[r];")
+    head, body = lay_out(line).splitlines()
+    assert head == "  for (int r = 0; r < 128; ++r)"
+    assert body.startswith("    accumulator_1[r] = ")
+
+
+def test_unmarked_text_and_preprocessor_lines_stay():
     text = ("  asm volatile(\"" + "x, " * 40 + "\");\n"
-            "#define LONG " + "a + " * 40 + "b\n")
-    assert wrap_source(text) == text
+            "#define LONG " + f"a +{SPACE}" * 40 + "b\n")
+    assert lay_out(text) == text.replace(SPACE, " ")
 
 
 def test_wrapped_comment_keeps_its_words_and_indent():
     line = "    // " + " ".join(f"word{i}" for i in range(40))
-    lines = wrap_source(line).splitlines()
+    lines = lay_out(words(line)).splitlines()
     assert len(lines) > 1 and all(len(x) <= WIDTH for x in lines)
     assert all(x.startswith("    //") for x in lines)
+    assert lines[1].startswith("    //   word")  # under the comment's text
     assert " ".join(x.strip().lstrip("/").strip() for x in lines) == line.strip()[3:]
-
-
-def test_loop_body_moves_under_its_head():
-    line = ("  for (int r = 0; r < 128; ++r) accumulator_1[r] = accumulator[r] >= 0.0f ? "
-            "accumulator[r] : 0.01f * accumulator[r];")
-    head, body = wrap_source(line).splitlines()
-    assert head == "  for (int r = 0; r < 128; ++r)"
-    assert body.startswith("    accumulator_1[r] = ")
 
 
 @tilecc.jit
@@ -128,3 +142,24 @@ def test_assert_and_print_texts_are_c_string_literals():
     assert r'TC_DEVICE_ASSERT(x[r] >= 0.0f, "a \"quoted\" \\ word", ' in src, src
     assert r'" x \"is\" \\: ", static_cast<double>(x[r]));' in src, src
     assert re.search(r"for \(int r = 0; r < 1; \+\+r\)\s+TC_DEVICE_ASSERT\(", src), src
+
+
+@pytest.mark.parametrize("kernel,sig", [
+    (_checked_copy, "*fp32:16, *fp32:16, i32, 128"),
+    (_argmax_rows, "*fp32:16, *i32:16, 128"),
+])
+def test_layout_changes_whitespace_only(kernel, sig, monkeypatch):
+    """The source as laid out, and as written with every mark a space (one line per
+    statement): the same tokens (a comment's words the same, its lines aside), and no
+    mark left in the source."""
+    from tilecc.transpiler import line_breaks, render
+
+    monkeypatch.setattr(render, "lay_out", line_breaks.flat)
+    written = kernel.source(sig, debug=True, num_warps=4)
+    monkeypatch.undo()
+    again = kernel.source(sig, debug=True, num_warps=4)
+    assert not any(c in again for c in line_breaks._MARKS)
+    def words_of(text):
+        return _tokens(re.sub(r"(?m)^\s*//", "", text))
+    assert again != written and words_of(again) == words_of(written)
+    assert max(map(len, again.splitlines())) <= WIDTH < max(map(len, written.splitlines()))

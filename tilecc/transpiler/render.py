@@ -25,6 +25,7 @@ from tilecc.errors import Loc
 from tilecc.transpiler import ir
 from tilecc.transpiler.emitter import CEmitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, joined, lay_out, words
 from tilecc.transpiler.names import c_identifier, unique
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import pairs_cast
@@ -35,7 +36,6 @@ from tilecc.transpiler.render_context import RenderContext, programs_per_sm
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprOps, literal
 from tilecc.transpiler.render_reorder import ReorderOps
-from tilecc.transpiler.render_wrap import comment_lines, wrap_source
 from tilecc.transpiler.target import CompileTarget, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -52,7 +52,9 @@ def environment() -> jinja2.Environment:
                              autoescape=False)
     env.filters["nest"] = nest
     env.filters["c_string"] = c_string
-    env.filters["comment"] = comment_lines
+    env.filters["comment"] = words  # prose: its words may move to lines of their own
+    env.filters["joined"] = joined  # parts, a line break allowed after each separator
+    env.globals.update(BODY=BODY, BREAK=BREAK, NOTE=NOTE)  # where lines may break
     return env
 
 
@@ -233,9 +235,9 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
             return
         text, comments = self.k.statements[key]
         for c in comments:
-            self.line("// " + c.lstrip("#").strip())
+            self.line(words("// " + c.lstrip("#").strip()))
         where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
-        self.line(f"// {where}: {text}{note}")
+        self.line(words(f"// {where}: {text}{note}"))
         if self.ctx.line_directives:
             self.lines.append(f'#line {loc.stmt} "{loc.file}"')
 
@@ -326,7 +328,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         if not v.type.is_block:
             load = self.element(ptr, "r")
             if mask is not None:
-                load = f"{self.wrap(mask, 'r', EQ)} ? {load} : " + \
+                load = f"{self.wrap(mask, 'r', EQ)} ?{SPACE}{load} :{SPACE}" + \
                        (self.wrap(other, "r", COND) if other is not None else zero)
             self.declare(v, load)
             return
@@ -645,7 +647,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     for p, name in r.layout_names.items():
         layouts.append({"name": name, "regs": p.regs, "description": p.describe(),
                         "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
-                        "owner": p.owner_expr()})
+                        "owner": joined(p.owner_terms(), " && ") or "true"})
     text = environment().get_template("c_like/kernel.j2").render(
         name=kernel.name, symbol=kernel.symbol, renamed=renamed, version=__version__,
         source=source, target=target.describe(),
@@ -653,7 +655,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         specialization=specialization, memory=memory, params=params, body=body,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs,
         maxnreg=maxnreg)
-    text = wrap_source(text)  # lines of at most 100 columns, broken where a person would
+    text = lay_out(text)  # lines of at most 100 columns, broken where they were marked
     if check:
         assert ir.fingerprint(kernel) == before, (
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "

@@ -14,7 +14,9 @@ from math import prod
 from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.render_expr import call
 from tilecc.transpiler.target import c_type
 
 
@@ -116,21 +118,21 @@ class BlockOps:
             half = pool_bytes - self.pool_b_bytes
             reuse = "reused step by step" + \
                 (f"; consecutive steps alternate at byte {half}" if self.pool_b_bytes else "")
-            pool = [f"  // shared memory for reductions, scans and layout conversions "
-                    f"({pool_bytes} bytes, {reuse})"]
+            pool = [words(f"  // shared memory for reductions, scans and layout conversions "
+                          f"({pool_bytes} bytes, {reuse})")]
             if pool_at is None:
                 align = 1024 if kernel.arch_specific else 16  # wgmma's swizzle atoms: 1024 B
                 pool.append(f"  __shared__ unsigned char smem[{pool_bytes}] "
                             f"__attribute__((aligned({align})));")
             else:
                 at = f" + {pool_at}" if pool_at else ""
-                pool.append(f"  unsigned char* const smem = dynamic_smem{at};  // more than "
+                pool.append(f"  unsigned char* const smem = dynamic_smem{at};{NOTE}// more than "
                             "static arrays may take (48 KiB)")
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
                 "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
-            dynamic_decl = [f"  // dynamic shared memory: {what} ({dynamic} bytes, given at "
-                            "launch)",
+            dynamic_decl = [words(f"  // dynamic shared memory: {what} ({dynamic} bytes, given "
+                                  "at launch)"),
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
         return (pool + dynamic_decl if pool_at is None else dynamic_decl + pool), sizes
 
@@ -180,7 +182,7 @@ class BlockOps:
                 continue
             c = f"{self.lname(p)}::coord{i}({idx})"
             terms.append(c if stride == 1 else f"{c} * {stride}")
-        return " + ".join(terms) or "0"
+        return inner(f" +{SPACE}".join(terms)) or "0"  # an index: inside brackets
 
     def slot(self, v: Value, idx: str) -> str:
         return f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)
@@ -199,7 +201,7 @@ class BlockOps:
             params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
-        head = f"auto combine = []({', '.join(params)}) {{"
+        head = f"auto combine = []({joined(params, ', ')}) {{"
         if not body:
             self.line(f"{head} {ret} }};")
         else:
@@ -210,8 +212,8 @@ class BlockOps:
 
     def combine_call(self, accs: list[str], others: list[str]) -> str:
         if len(accs) == 1:
-            return f"{accs[0]} = combine({accs[0]}, {others[0]});"
-        return f"combine({', '.join(accs + others + accs)});"
+            return f"{accs[0]} ={BREAK}combine({accs[0]},{SPACE}{others[0]});"
+        return f"combine({joined(accs + others + accs, ', ')});"
 
     # --- reductions ------------------------------------------------------------------------------
     def op_reduce(self, op: Op) -> None:
@@ -241,14 +243,15 @@ class BlockOps:
         # A loop that would run once (one output register, two elements, two lanes)
         # is written as its body.
         o = "o" if n_out > 1 else "0"
-        inits = [f"{t} {acc} = {self.text(x, reg(o, '0'))};" for t, acc, x in zip(types, accs, xs)]
+        inits = [f"{t} {acc} ={BREAK}{self.text(x, reg(o, '0'))};"
+                 for t, acc, x in zip(types, accs, xs)]
         combine = []
         if j_count == 2:
             combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
         elif j_count > 2:
             others = [self.text(x, reg(o, "j")) for x in xs]
-            combine = ["#pragma unroll",
-                       f"for (int j = 1; j < {j_count}; ++j) {self.combine_call(accs, others)}"]
+            loop = f"for (int j = 1; j < {j_count}; ++j)"
+            combine = ["#pragma unroll", f"{loop}{BODY}{self.combine_call(accs, others)}"]
         with self.captured() as shuffle:
             if lanes > 1:
                 self.shuffle_steps(accs, types, lstride, lanes)
@@ -277,7 +280,7 @@ class BlockOps:
                 self.line(step)
             else:
                 self.line("#pragma unroll")
-                self.line(f"{head} {step}")
+                self.line(f"{head}{BODY}{step}")
             return
         with self.block_if(not once, f"#pragma unroll\n{head} {{"):
             others = [f"{a}_other" for a in accs]
@@ -301,11 +304,12 @@ class BlockOps:
         slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
         where = f"({slot}) * {wpc} + " if slot != "0" else ""
         warp = src.warp_along(e)
-        writes = [f"partial{k}[{where}{warp}] = {self.slot(res, o)};"
+        writes = [f"partial{k}[{where}{warp}] ={BREAK}{self.slot(res, o)};"
                   for k, res in enumerate(results)]
         if n_out > 1:
-            self.line("#pragma unroll")
-            self.line(f"for (int o = 0; o < {n_out}; ++o) {{ {' '.join(writes)} }}")
+            with self.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+                for write in writes:
+                    self.line(write)
         else:
             for write in writes:
                 self.line(write)
@@ -313,14 +317,14 @@ class BlockOps:
         with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
             for k, (t, acc) in enumerate(zip(types, accs)):
                 decl = f"{t} {acc}" if n_out > 1 else acc
-                self.line(f"{decl} = partial{k}[{where or '0'}];".replace(" + ]", "]"))
+                self.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
             if warps == 2:
                 self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
                                                    for k in range(len(results))]))
             else:
                 others = [f"partial{k}[{where}warp]" for k in range(len(results))]
                 self.line("#pragma unroll")
-                self.line(f"for (int warp = 1; warp < {warps}; ++warp) "
+                self.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
                           f"{self.combine_call(accs, others)}")
             for res, acc, u in zip(results, accs, used):
                 if u:
@@ -424,11 +428,9 @@ class BlockOps:
         return {"sys": "<tc::kSystem>", "cta": "<tc::kCta>"}.get(op.attrs["scope"], "")
 
     def atomic_call(self, op: Op, idx: str) -> str:
-        ptr, scope = self.text(op.operands[0], idx), self.atomic_scope(op)
-        if op.kind == "atomic_cas":
-            return f"tc::atomic_cas{scope}({ptr}, {self.text(op.operands[1], idx)}, " \
-                   f"{self.text(op.operands[2], idx)})"
-        return f"tc::atomic_{op.attrs['op']}{scope}({ptr}, {self.text(op.operands[1], idx)})"
+        args = [self.text(x, idx) for x in op.operands[:3 if op.kind == "atomic_cas" else 2]]
+        what = "cas" if op.kind == "atomic_cas" else op.attrs["op"]
+        return call(f"tc::atomic_{what}{self.atomic_scope(op)}", *args)
 
     def op_atomic(self, op: Op) -> None:
         res = op.result
@@ -456,10 +458,10 @@ class BlockOps:
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
-        call = self.atomic_call(op, "r")
-        stmt = f"{self.name(res)}[r] = {call};" if used else f"{call};"
+        update = self.atomic_call(op, "r")
+        stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
         if conds:
-            stmt = f"if ({' && '.join(conds)}) {stmt}"
+            stmt = f"if ({joined(conds, ' && ')}){BODY}{stmt}"
         self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
         if used and p.replicated:
             self.broadcast_from_owners(res)

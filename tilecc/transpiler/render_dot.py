@@ -15,10 +15,13 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 from __future__ import annotations
 
 from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.target import c_type
+
+INNER = inner(SPACE)  # a break inside a call's parentheses
 
 
 def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int,
@@ -67,7 +70,7 @@ class DotOps:
         if not swizzled:
             return f"{row} * {row_len} + {col}"
         epc = 16 // esize
-        return (f"tc::swizzled_chunk<{row_len // epc}>({row}, {col} / {epc}) * {epc} + "
+        return (f"tc::swizzled_chunk<{row_len // epc}>({row},{INNER}{col} / {epc}) * {epc} +{SPACE}"
                 f"{col} % {epc}")
 
     def operand_offset(self, dot: Op, which: int, row: str, col: str) -> str:
@@ -84,8 +87,8 @@ class DotOps:
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
         if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
-            return (f"{col} / {atom} * {rows * atom} + tc::swizzled_chunk<8>({row}, "
-                    f"{col} % {atom} / {epc}) * {epc} + {col} % {epc}")
+            return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{INNER}"
+                    f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
             row, col, rows, cols = col, row, cols, rows
             place = row
@@ -93,9 +96,10 @@ class DotOps:
             warps = plan.warps[0]
             place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
         if cols * esize == 64:  # 64-byte rows, 64-byte swizzle
-            return f"tc::swizzled_chunk<4>({place}, {col} / {epc}) * {epc} + {col} % {epc}"
-        return (f"{col} / {atom} * {rows * atom} + tc::swizzled_chunk<8>({place}, "
-                f"{col} % {atom} / {epc}) * {epc} + {col} % {epc}")
+            return (f"tc::swizzled_chunk<4>({place},{INNER}{col} / {epc}) * {epc} +{SPACE}"
+                    f"{col} % {epc}")
+        return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place},{INNER}"
+                f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
 
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:
         """Operand `which`'s registers → its shared-memory tile, a vector per store where
@@ -128,7 +132,7 @@ class DotOps:
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
         a_regs = plan.a_from_registers
-        self.line(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}")
+        self.line(words(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}"))
         # the result: in the accumulator's own registers when nothing else reads them
         if self.root(d) != self.root(c):
             self.declare(d)
@@ -181,8 +185,8 @@ class DotOps:
         acc_t = c_type(op.attrs["acc_dtype"])
         x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
                 ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
-        step = f"{acc}[r] += {x} * {y};" if op.attrs["acc_dtype"].is_int() else \
-            f"{acc}[r] = tc::fma({x}, {y}, {acc}[r]);"
+        step = f"{acc}[r] +={BREAK}{x} *{SPACE}{y};" if op.attrs["acc_dtype"].is_int() else \
+            f"{acc}[r] ={BREAK}tc::fma({x},{INNER}{y},{INNER}{acc}[r]);"
         self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:

@@ -2,7 +2,9 @@
 its variable (`x[r]` in a register loop) or, where the passes inline it, as the expression
 that computes it, with as few parentheses as C's precedence allows; C literals of each
 element type (`literal`).  Expressions are text: the statements around them are spelled by
-the templates (c_like/*.j2)."""
+the templates (c_like/*.j2).  After an operator and a call's comma the text holds a SPACE
+mark (line_breaks.py), a level deeper inside parentheses, brackets and calls: where a line
+is still too long, it breaks there, outermost first."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Value
+from tilecc.transpiler.line_breaks import SPACE, inner
 from tilecc.transpiler.passes.layouts import Blocked, Placement
 from tilecc.transpiler.render_math import extern_call
 from tilecc.transpiler.target import NARROW_INTS, c_type
@@ -74,6 +77,11 @@ def literal(value, d) -> str:
     return f"static_cast<{c_type(d)}>({value})"
 
 
+def call(fn: str, *args: str) -> str:
+    """`fn(args...)`, a line break allowed after each comma (before those of the args)."""
+    return f"{fn}({(',' + SPACE).join(inner(a) for a in args)})"
+
+
 def _plain_c_shift(fn: str, amount: Value, d) -> bool:
     """Whether C's own `<<` / `>>` shifts as Triton does: a constant amount below the
     width, and `>>` of a type whose signedness is the shift's (C picks arithmetic or
@@ -104,13 +112,14 @@ class ExprOps:
         text = self.text(x, idx)
         if not x.dtype.is_ptr() and x.dtype.bits < 64:
             bits = x.dtype if x.dtype.is_bool() else D.BY_NAME[f"u{x.dtype.bits}"]
-            text = f"static_cast<unsigned long long>(static_cast<{c_type(bits)}>({text}))"
-        return f"reinterpret_cast<{self.ctype(v)}>({text})"
+            narrow = call(f"static_cast<{c_type(bits)}>", text)
+            text = call("static_cast<unsigned long long>", narrow)
+        return call(f"reinterpret_cast<{self.ctype(v)}>", text)
 
     # --- expressions ----------------------------------------------------------------------------
     def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
         if v.id not in self.inline:
-            return (f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)), PRIMARY
+            return (f"{self.name(v)}[{inner(idx)}]" if v.type.is_block else self.name(v)), PRIMARY
         op = v.owner
         a = op.operands
         k = op.kind
@@ -122,7 +131,7 @@ class ExprOps:
         if k in ("expand_dims", "broadcast"):
             return self.expr(a[0], self.reg_map(a[0].layout, v.layout, idx))
         if k == "arange":
-            index = f"{self.lname(v.layout)}::coord0({idx})"
+            index = call(f"{self.lname(v.layout)}::coord0", idx)
             start = op.attrs["start"]
             return (f"{start} + {index}", ADD) if start else (index, PRIMARY)
         if k == "program_id":
@@ -134,14 +143,14 @@ class ExprOps:
         if k == "cast":
             fn = "tc::bitcast" if op.attrs.get("bitcast") else \
                 "tc::cast_rz" if op.attrs.get("rounding") == "rtz" else "tc::cast"
-            return f"{fn}<{c_type(v.dtype)}>({self.text(a[0], idx)})", PRIMARY
+            return call(f"{fn}<{c_type(v.dtype)}>", self.text(a[0], idx)), PRIMARY
         if k == "unary":
             fn = op.attrs["fn"]
             if fn in MATH:
-                return f"tc::{fn}({self.text(a[0], idx)})", PRIMARY
+                return call(f"tc::{fn}", self.text(a[0], idx)), PRIMARY
             if fn == "abs":
                 f = "tc::fabs" if v.dtype.is_floating() else "tc::abs"
-                return f"{f}({self.text(a[0], idx)})", PRIMARY
+                return call(f, self.text(a[0], idx)), PRIMARY
             if fn == "invert" and v.dtype.is_bool():  # ~ of C's bool would be -1 or -2
                 fn = "not"
             sym = {"neg": "-", "invert": "~", "not": "!"}[fn]
@@ -154,42 +163,44 @@ class ExprOps:
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
-            return f"{self.wrap(a[0], idx, prec)} {sym} {self.wrap(a[1], idx, prec + 1)}", prec
+            left, right = self.wrap(a[0], idx, prec), self.wrap(a[1], idx, prec + 1)
+            return f"{left} {sym}{SPACE}{right}", prec
         if k == "where":
-            return (f"{self.wrap(a[0], idx, EQ)} ? {self.wrap(a[1], idx, COND)} : "
+            return (f"{self.wrap(a[0], idx, EQ)} ?{SPACE}{self.wrap(a[1], idx, COND)} :{SPACE}"
                     f"{self.wrap(a[2], idx, COND)}"), COND
         if k == "fma":
-            return f"tc::fma({', '.join(self.text(x, idx) for x in a)})", PRIMARY
+            return call("tc::fma", *(self.text(x, idx) for x in a)), PRIMARY
         if k == "extern":
-            return extern_call(op, self.target, [self.text(x, idx) for x in a]), PRIMARY
+            return extern_call(op, self.target, [inner(self.text(x, idx)) for x in a]), PRIMARY
         if k == "addptr":
-            return f"{self.wrap(a[0], idx, ADD)} + {self.wrap(a[1], idx, ADD + 1)}", ADD
+            return f"{self.wrap(a[0], idx, ADD)} +{SPACE}{self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
 
     def binary_expr(self, v: Value, idx: str) -> tuple[str, int]:
         """A binary op's expression: a call where C's operator differs from Triton's."""
         a, fn = v.owner.operands, v.owner.attrs["fn"]
         if fn in CALLS:
-            return f"{CALLS[fn]}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return call(CALLS[fn], self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn == "div" and v.dtype.short == "fp32":  # div.full.f32, as Triton divides
-            return f"tc::fdiv({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return call("tc::fdiv", self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn == "rem" and v.dtype.is_floating():
-            return f"tc::fmod({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return call("tc::fmod", self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
-            return f"tc::{fn}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return call(f"tc::{fn}", self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
                 v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
             mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
-            return f"{mul}({self.text(a[0], idx)}, {self.text(a[1], idx)})", PRIMARY
+            return call(mul, self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn == "mul" and v.dtype.short == "u16":  # C multiplies them as int: may overflow
-            text = (f"static_cast<unsigned>({self.text(a[0], idx)}) * "
+            text = (f"{call('static_cast<unsigned>', self.text(a[0], idx))} *{SPACE}"
                     f"{self.wrap(a[1], idx, MUL + 1)}")
             return self.narrow(text, MUL, v)
         sym, prec = BINARY[fn]
         # Mixed bitwise / shift / logical operators always get parentheses (as
         # compilers' -Wparentheses asks); arithmetic follows plain precedence.
         need = UNARY if prec <= SHIFT else prec
-        text = f"{self.wrap(a[0], idx, need)} {sym} {self.wrap(a[1], idx, max(need, prec + 1))}"
+        left, right = self.wrap(a[0], idx, need), self.wrap(a[1], idx, max(need, prec + 1))
+        text = f"{left} {sym}{SPACE}{right}"
         return self.narrow(text, prec, v)
 
     def lname(self, p: Placement) -> str:
@@ -212,12 +223,12 @@ class ExprOps:
             if comp != "0" and src.reg_sizes[e] > 1:
                 stride = src.rstride(e)
                 terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-        return " + ".join(terms) or "0"
+        return f" +{SPACE}".join(terms) or "0"
 
     def narrow(self, text: str, prec: int, v: Value) -> tuple[str, int]:
         # C promotes narrow integers to int; the language keeps their width.
         if v.dtype.short in NARROW_INTS and v.dtype.short != "i1":
-            return f"static_cast<{c_type(v.dtype)}>({text})", PRIMARY
+            return call(f"static_cast<{c_type(v.dtype)}>", text), PRIMARY
         return text, prec
 
     def run_start(self, v: Value, idx: str) -> str:
@@ -239,7 +250,7 @@ class ExprOps:
 
     def wrap(self, v: Value, idx: str, need: int) -> str:
         text, prec = self.expr(v, idx)
-        return text if prec >= need else f"({text})"
+        return text if prec >= need else f"({inner(text)})"
 
     def element(self, v: Value, idx: str) -> str:
         """The lvalue/rvalue `*ptr`, written `base[offset]` when the pointer is base + offset
@@ -247,8 +258,8 @@ class ExprOps:
         if v.id in self.inline and v.owner.kind == "addptr":
             base, off = v.owner.operands
             if not base.type.is_block or not self._varies(base):
-                return f"{self.wrap(base, idx, PRIMARY)}[{self.text(off, idx)}]"
-        return f"*({self.text(v, idx)})"
+                return f"{self.wrap(base, idx, PRIMARY)}[{inner(self.text(off, idx))}]"
+        return f"*({inner(self.text(v, idx))})"
 
     def _varies(self, v: Value) -> bool:
         return not (v.id in self.inline and v.owner.kind in ("splat", "const"))

@@ -176,6 +176,10 @@ class Placement:
 
     def owner_expr(self) -> str:
         """True in the one thread that stores each element (others hold copies)."""
+        return " && ".join(self.owner_terms()) or "true"
+
+    def owner_terms(self) -> list[str]:
+        """What `owner_expr` requires, each term apart (none: every thread owns)."""
         b, conds = self.base, []
         for e in range(len(self.full)):
             base_e = []
@@ -189,7 +193,7 @@ class Placement:
                 conds.append(f"{' + '.join(base_e)} == 0")
             elif self.full[e] < self.tile(e):
                 conds.append(f"{' + '.join(base_e)} < {self.full[e]}")
-        return " && ".join(conds) or "true"
+        return conds
 
     # --- copies: where one element is held more than once ------------------------------
     # An axis shorter than its tile is held several times: by several registers of a

@@ -69,6 +69,26 @@ def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size:
     threads = num_warps * warp_size
     spt = [1] * rank
     spt[fast] = max(1, min(vec, shape[fast], prod(shape) // threads))
+    return _spread(shape, spt, order, num_warps, warp_size)
+
+
+def fma_tile(shape: tuple[int, ...], vec: int, num_warps: int, warp_size: int) -> Blocked:
+    """The accumulator of a dot run as fused multiply-adds: each thread holds a 2-D tile
+    of rows x columns (an outer product per step of K), so that the A and B elements it
+    reads from shared memory each feed several multiply-adds, and a row reduction is
+    mostly in registers.  Columns first: `vec` (at least 4) along them, for 16-byte reads
+    of B and 16-byte stores; then as many rows as the block leaves each thread."""
+    m, n = shape
+    per = max(1, m * n // (num_warps * warp_size))
+    sn = max(1, min(n, per, max(vec, 4)))
+    sm = max(1, min(m, per // sn))
+    return _spread(shape, [sm, sn], (1, 0), num_warps, warp_size)
+
+
+def _spread(shape: tuple[int, ...], spt: list[int], order: tuple[int, ...], num_warps: int,
+            warp_size: int) -> Blocked:
+    """`spt` elements per thread, then the lanes and warps over the axes, fastest first."""
+    rank = len(shape)
     tpw, wpc = [1] * rank, [1] * rank
     lanes, warps = warp_size, num_warps
     for e in order:
@@ -165,6 +185,13 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
                 if op.kind == "dot" and classes.find(op.result.id) == c:
                     op.attrs["plan"] = dot.fma_plan("results joined with another dot's")
             encodings[c] = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
+
+    # a dot run as multiply-adds (no matrix unit) keeps its accumulator in register tiles
+    for op in kernel.walk():
+        if op.kind == "dot" and not op.attrs["plan"].matrix:
+            c = classes.find(op.result.id)
+            if c not in encodings and rep[c] == op.result.type.shape and len(rep[c]) == 2:
+                encodings[c] = fma_tile(rep[c], vec.get(c, 1), kernel.num_warps, warp_size)
 
     def encoding(c: int, seen: tuple = ()) -> Encoding:
         if c in encodings:

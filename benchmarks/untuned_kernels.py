@@ -520,7 +520,7 @@ CASES = [
     Case("rope 32 heads", rope_fwd, _rope_in, _rope_launch, ("q",), _rope_ref,
          moved=lambda e: 2 * 4 * 4096 * 32 * 128 * e),
     Case("taylor linear attn", taylor_linear_attn, _taylor_in, _taylor_launch, ("o", "z"),
-         _taylor_ref, tol=(1e-4, 1e-4)),
+         _taylor_ref, tol=(1e-3, 1e-3)),
     Case("gated rnn steps", gated_rnn_fwd, _rnn_in, _rnn_launch, ("o",), _rnn_ref,
          moved=lambda e: 3 * 8 * 2048 * 2048 * e),
     Case("group norm 64 groups", group_norm_fwd, _gn_in, _gn_launch, ("y",), _gn_ref,

@@ -2,6 +2,7 @@
 
     python scripts/sass_compare.py benchmarks/untuned_kernels.py:l2norm_rows \
         -s '*fp32:16,*fp32:16,i32,fp32,128,16' -w 4 [--arch 90] [--dump DIR]
+    python scripts/sass_compare.py --untuned [ARCH]   # every kernel of untuned_kernels.py
 
 The kernel is a tilecc kernel (`@tilecc.jit`, `tl` = tilecc.language); Triton compiles the
 same source with `tl` bound to `triton.language` (benchmarks/triton_clone.py), ahead of
@@ -173,7 +174,48 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+# benchmarks/untuned_kernels.py at the configurations bench_untuned.py times (bf16
+# activations): kernel -> (signature, num_warps)
+UNTUNED = {
+    "l2norm_rows": ("*bf16:16,*bf16:16,i32,fp32,128,16", 4),
+    "rmsnorm_rows": ("*bf16:16,*bf16:16,*bf16:16,*fp32:16,i32,fp32,128,16", 4),
+    "gated_rmsnorm": ("*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,4096", 8),
+    "swiglu_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384", 32),
+    "geglu_tanh_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384", 32),
+    "sparsemax_rows": ("*fp32:16,*fp32:16,*fp32:16,i32,1024", 4),
+    "chunk_local_cumsum": ("*fp32:16,*fp32:16,i32:16,16,64", 4),
+    "cross_entropy_fwd_bwd": ("*bf16:16,i32:16,*i64:16,*fp32:16,i32:16,fp32,32768", 32),
+    "rope_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,32,64", 4),
+    "taylor_linear_attn": ("*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,fp32,16,64,64,32",
+                           4),
+    "gated_rnn_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,128", 4),
+    "group_norm_fwd": ("*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,64,4096", 8),
+}
+SHORT = ["LDG 128-bit", "LDG 32/16/8-bit", "STG 128-bit", "STG 32/16/8-bit", "LDS", "STS",
+         "SHFL", "BAR", "LDL/STL (spills)", "all instructions", "registers"]
+
+
+def untuned_table(arch: int) -> str:
+    """One line per kernel of benchmarks/untuned_kernels.py: tilecc/Triton counts."""
+    import untuned_kernels as U
+
+    heads = ["LDG128", "LDG<=32", "STG128", "STG<=32", "LDS", "STS", "SHFL", "BAR", "spill",
+             "instr", "regs"]
+    lines = [f"{'kernel (tilecc/triton)':<24}" + "".join(f"{h:>10}" for h in heads)]
+    for name, (sig, warps) in UNTUNED.items():
+        try:
+            r = compare(getattr(U, name), sig.split(","), warps, 3, arch)
+            cells = [f"{r['tilecc'][k]}/{r.get('triton', {}).get(k, '-')}" for k in SHORT]
+        except Exception as e:  # noqa: BLE001 - one kernel's failure is a line of the table
+            cells = [f"failed: {type(e).__name__}: {str(e).splitlines()[-1][:100]}"]
+        lines.append(f"{name:<24}" + "".join(f"{c:>10}" for c in cells))
+    return "\n".join(lines)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--untuned"]:  # every kernel of benchmarks/untuned_kernels.py
+        print(untuned_table(int(sys.argv[2]) if len(sys.argv) > 2 else 90))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kernel", help="FILE.py:KERNEL (a @tilecc.jit function)")
     ap.add_argument("-s", "--signature", required=True)

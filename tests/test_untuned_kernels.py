@@ -46,3 +46,94 @@ def test_untuned_kernel_matches_numpy_on_the_interpreter(case) -> None:
     for name in case.outputs:
         tt.assert_close(args[name], expected[name].astype(np.float32), tt.Tolerance(*case.tol),
                         name)
+
+
+# --- what the compiler makes of them (no GPU: generated code, NVRTC compiles) -------------
+from conftest_compilers import require_cuda_compiler  # noqa: E402
+
+import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
+from tilecc.transpiler.passes.axis_info import info  # noqa: E402
+
+TAYLOR_SIG = "*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,fp32,16,64,64,32"
+GROUP_NORM_SIG = "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,64,4096"
+
+
+def dots(ir):
+    return [op for op in ir.walk() if op.kind == "dot"]
+
+
+def test_multiply_add_dot_accumulates_in_register_tiles() -> None:
+    """A dot with no matrix unit (fp32, allow_tf32=False) keeps each thread's share of the
+    accumulator as a tile of rows x columns: each A and B element it reads from shared
+    memory feeds several multiply-adds, and the row sum of the scores is four registers
+    and three shuffles, not one register and five shuffles per row."""
+    ir = U.taylor_linear_attn.ir(TAYLOR_SIG, num_warps=4)
+    for op in dots(ir):
+        assert not op.attrs["plan"].matrix
+        spt = op.result.layout.enc.spt
+        assert spt[0] >= 2 and spt[1] >= 4, spt
+    src = U.taylor_linear_attn.source(TAYLOR_SIG, num_warps=4)
+    assert "across the 8 lanes that hold the axis" in src
+    assert "across the 32 lanes" not in src
+    # the K loop is unrolled by 4: A's four consecutive k read as one 16-byte vector
+    assert src.count("#pragma unroll 4\n    for (int kk = 0;") == 2
+
+
+def test_multiply_add_dot_compiles_without_spills() -> None:
+    require_cuda_compiler()
+    binary = U.taylor_linear_attn.compile(TAYLOR_SIG, arch="sm_90a", num_warps=4)
+    assert "spill stores" not in binary.log or " 0 bytes spill stores" in binary.log
+
+
+@tilecc.jit
+def _quotient_kernel(x_ptr, hw, start, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs // hw)
+
+
+@pytest.mark.parametrize("sig, runs", [("*i32:16,i32:16,i32:16,64", 16),
+                                       ("*i32:16,i32,i32:16,64", 1),
+                                       ("*i32:16,i32:16,i32,64", 1)])
+def test_quotient_of_contiguous_offsets_is_constant_over_aligned_runs(sig, runs) -> None:
+    """(start + arange(B)) // hw holds still over runs of gcd(16, divisors of start and hw)
+    elements; a divisor unknown on either side leaves runs of one."""
+    ir = _quotient_kernel.ir(sig)
+    (div,) = [op for op in ir.walk() if op.kind == "binary" and op.attrs["fn"] == "div"]
+    assert info(div.result).constancy == (runs,)
+
+
+def test_quotient_runs_rule_holds_on_values() -> None:
+    """The rule's claim checked by brute force: every run it names has one quotient."""
+    from tilecc.transpiler.passes.axis_info import AxisInfo, _quotient_runs
+
+    for run_len in (4, 8, 16):
+        for start_div in (1, 2, 4, 8, 16):
+            for hw in range(1, 70):
+                hw_div = hw & -hw
+                (claim,) = _quotient_runs(AxisInfo((run_len,), (start_div,), (1,)),
+                                          AxisInfo((1,), (hw_div,), (1 << 30,)), (1,))
+                for start in range(0, 200, start_div):
+                    q = (start + np.arange(run_len)) // hw
+                    for i in range(0, run_len, claim):
+                        assert len(set(q[i:i + claim])) == 1, (run_len, start, hw, claim)
+                    neg = (-start - run_len + np.arange(run_len)) // hw  # floor, below 0
+                    if (start + run_len) % start_div == 0:
+                        for i in range(0, run_len, claim):
+                            assert len(set(neg[i:i + claim])) == 1
+
+
+def test_gathered_channel_parameters_index_once_per_run() -> None:
+    """Group norm's `w[g * cpg + offs // HW]`: the channel is computed at each run's first
+    register (the compiler shares it over the run), and the address outside the masked
+    read, so that no division sits under a per-element branch."""
+    src = U.group_norm_fwd.source(GROUP_NORM_SIG, num_warps=8)
+    (w_load,) = [line for line in src.splitlines() if "w_ptr + (g * cpg" in line]
+    assert "r / 8 * 8" in w_load
+    assert "tc::load1_if(" in src and "? w_ptr[" not in src
+
+
+def test_gathered_channel_parameters_compile() -> None:
+    require_cuda_compiler()
+    binary = U.group_norm_fwd.compile(GROUP_NORM_SIG, arch="sm_90a", num_warps=8)
+    assert binary.data

@@ -609,6 +609,15 @@ TC_DEVICE Vec<T, N> load_if(bool pred, const T* p, const Vec<T, N>& other) {
   }
 }
 
+// *p where `pred` holds, else `other`.  The address is an argument, computed whether the
+// element is read or not: index arithmetic that several registers share (a quotient constant
+// over a run of them) is then computed once, not again under each element's branch.
+template <typename T> struct NoDeduce { using type = T; };
+template <typename T>
+TC_DEVICE T load1_if(bool pred, const T* p, typename NoDeduce<T>::type other) {
+  return pred ? *p : other;
+}
+
 // ---- the hardware's counters: tl.extra.cuda.globaltimer / smid, tl.extra.hip.memrealtime --
 
 #ifdef TC_HIP

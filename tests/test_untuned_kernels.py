@@ -137,3 +137,41 @@ def test_gathered_channel_parameters_compile() -> None:
     require_cuda_compiler()
     binary = U.group_norm_fwd.compile(GROUP_NORM_SIG, arch="sm_90a", num_warps=8)
     assert binary.data
+
+
+@tilecc.jit
+def _bf16_arith_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs).to(tl.bfloat16, bitcast=True)
+    y = tl.load(y_ptr + offs).to(tl.bfloat16, bitcast=True)
+    tl.store(out_ptr + offs, (x + y).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + N + offs, (x - y).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + 2 * N + offs, (x * y).to(tl.int16, bitcast=True))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_bf16_arithmetic_compiles_for_each_arch(arch) -> None:
+    """bf16 + - * are native instructions from sm_90 (through float before it)."""
+    require_cuda_compiler()
+    assert U.rope_fwd.compile("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,32,64", arch=arch).data
+    assert _bf16_arith_kernel.compile("*i16:16,*i16:16,*i16:16,1024", arch=arch).data
+
+
+@pytest.mark.gpu
+def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
+    """The native bf16 instructions give the bits the interpreter's float-then-round gives
+    (double rounding through fp32 is innocuous for + - *), subnormals and infinities too."""
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    n = 1024
+    bits = rng.integers(0, 1 << 16, (2, n), dtype=np.uint16).view(np.int16)
+    bits[:, :4] = np.array([[0x0001, 0x0080, 0x7F80, -32768], [0x0003, -32640, 0x3F80, 0x0001]],
+                           dtype=np.uint16).view(np.int16)
+    want = np.zeros(3 * n, np.int16)
+    _bf16_arith_kernel.interpret[(1,)](bits[0].copy(), bits[1].copy(), want, N=n)
+    dev = cupy.zeros(3 * n, dtype=cupy.int16)
+    _bf16_arith_kernel[(1,)](cupy.asarray(bits[0]), cupy.asarray(bits[1]), dev, N=n)
+    got = cupy.asnumpy(dev)
+    nan = lambda b: (b.view(np.uint16) & 0x7FFF) > 0x7F80  # noqa: E731
+    np.testing.assert_array_equal(nan(got), nan(want))
+    np.testing.assert_array_equal(got[~nan(want)], want[~nan(want)])

@@ -175,3 +175,29 @@ def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
     nan = lambda b: (b.view(np.uint16) & 0x7FFF) > 0x7F80  # noqa: E731
     np.testing.assert_array_equal(nan(got), nan(want))
     np.testing.assert_array_equal(got[~nan(want)], want[~nan(want)])
+
+
+def test_scan_of_few_long_lines_is_split_over_threads() -> None:
+    """tl.cumsum over one line of 1024 (sparsemax) or 16 lines of 64 (a chunked cumsum, 4
+    warps): each line's elements are scanned by several threads in chunks of 8, not by one
+    thread from end to end."""
+    src = U.sparsemax_rows.source("*fp32:16,*fp32:16,*fp32:16,i32,1024", num_warps=4)
+    assert "128 threads scan each of the 1 line of 1024 elements" in src
+    src = U.chunk_local_cumsum.source("*fp32:16,*fp32:16,i32:16,16,64", num_warps=4)
+    assert "8 threads scan each of the 16 lines of 64 elements" in src
+    assert "one thread scans each" not in src
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
+def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
+    """The same tiny shapes on the GPU (register-tiled FMA dots, per-run quotients, masked
+    gathers, native bf16 arithmetic and chunked scans all run here)."""
+    cupy = pytest.importorskip("cupy")
+    args = case.inputs(NumpyMaker(0), "float32", big=False)
+    expected = case.reference(copy.deepcopy(args))
+    dev = {k: cupy.asarray(v) for k, v in args.items()}
+    case.launch(case.kernel, dev)
+    for name in case.outputs:
+        tt.assert_close(cupy.asnumpy(dev[name]), expected[name].astype(np.float32),
+                        tt.Tolerance(*case.tol), name)

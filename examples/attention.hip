@@ -32,20 +32,28 @@
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
-//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
+//     axis 1: 4 per thread x 16 lanes x 1 warps
+//   Sliced7: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
+//   Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced10: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced13: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   L57: result of the reduction (fp32[128]): through shared memory
 //   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
 //   L60: result of the reduction (fp32[128]): through shared memory
+//   L61: alpha (fp32[128]) before x[..., None]: through shared memory
+//   L66: l_i (fp32[128]) before x[..., None]: through shared memory
 // Matrix products (tl.dot):
 //   L52: fused multiply-adds (no matrix instructions on this target yet)
 //   L63: fused multiply-adds (no matrix instructions on this target yet)
@@ -127,41 +135,57 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
+//   1: 4 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 4) % 4;
+  }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from
+// Sliced7: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 1 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
+// Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced8 {
-  enum : int { kRegs = 16 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
+// Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced9 {
+  enum : int { kRegs = 2 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+  }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced10: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced10 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -169,9 +193,9 @@ struct Sliced9 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked10 {
+struct Blocked11 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -179,6 +203,30 @@ struct Blocked10 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
+//   axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked12 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced13: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced13 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) attention_fwd(
@@ -272,6 +320,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 8; ++r) qk_b[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = kt[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -287,20 +336,22 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced7::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0)))
-          ? qk[r] * qk_scale : -1000000.0f;
+          ((start_n + Sliced7::coord0(((r / 4) * 4 + r % 4) % 4) < N_CTX)
+           & (t_ + Sliced8::coord0(((r / 4) * 4 + r % 4) / 4) >= start_n
+              + Sliced7::coord0(((r / 4) * 4 + r % 4) % 4))) ? qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
-    float qk_max[16];
+    float qk_max[4];
     {
       auto combine = [](float a, float b) { return tc::fmax(a, b); };
-      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
-      //   lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 4 elements along axis 1 of a 128 x 64 block; 2.
+      //   then across the 16 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
-      for (int o = 0; o < 16; ++o) {
-        float acc = qk_1[o];
+      for (int o = 0; o < 4; ++o) {
+        float acc = qk_1[(o) * 4];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        for (int j = 1; j < 4; ++j) acc = combine(acc, qk_1[(o) * 4 + j]);
+#pragma unroll
+        for (int lane_mask = 1; lane_mask < 16; lane_mask <<= 1)
           acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         qk_max[o] = acc;
       }
@@ -311,7 +362,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       __syncthreads();  // the buffer may still be read by an earlier step
       float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
+      for (int r = 0; r < 4; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 2; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
@@ -320,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
     // L58: p = tl.math.exp2(qk - m_ij[:, None])
-    float m_ij_1[16];
+    float m_ij_1[4];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
@@ -329,27 +380,29 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 16; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 4; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
     }
     float p[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[r]);
+    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[((r / 4) * 4 + r % 4) / 4]);
     // rescales what was summed with the old maximum
     // L59: alpha = tl.math.exp2(m_i - m_ij)
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
-    float p_sum[16];
+    float p_sum[4];
     {
       auto combine = [](float a, float b) { return a + b; };
-      // 1. each thread holds one element along axis 1 of a 128 x 64 block; 2. then across the 64
-      //   lanes that hold the axis, by butterfly shuffles
+      // 1. in registers: each thread combines its 4 elements along axis 1 of a 128 x 64 block; 2.
+      //   then across the 16 lanes that hold the axis, by butterfly shuffles
 #pragma unroll
-      for (int o = 0; o < 16; ++o) {
-        float acc = p[o];
+      for (int o = 0; o < 4; ++o) {
+        float acc = p[(o) * 4];
 #pragma unroll
-        for (int lane_mask = 1; lane_mask < 64; lane_mask <<= 1)
+        for (int j = 1; j < 4; ++j) acc = combine(acc, p[(o) * 4 + j]);
+#pragma unroll
+        for (int lane_mask = 1; lane_mask < 16; lane_mask <<= 1)
           acc = combine(acc, tc::shfl_xor(acc, lane_mask));
         p_sum[o] = acc;
       }
@@ -360,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       __syncthreads();  // the buffer may still be read by an earlier step
       float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
+      for (int r = 0; r < 4; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
@@ -368,16 +421,27 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
     // L61: acc = acc * alpha[:, None]
+    float alpha_1[2];
+    {
+      // layout conversion: through shared memory
+      __syncthreads();  // the buffer may still be read by an earlier step
+      float* buffer = reinterpret_cast<float*>(smem);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = alpha[r];
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < 2; ++r) alpha_1[r] = buffer[Sliced9::coord0(r)];
+    }
     float acc_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha[((r / 8) * 8 + r % 8) / 8];
+    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha_1[((r / 8) * 8 + r % 8) / 8];
     // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
-                         V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v)
+          tc::load_if<8>(start_n + Sliced10::coord0(0) < N_CTX,
+                         V + base + Sliced10::coord0(0) * stride_m + Sliced1::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
@@ -388,23 +452,29 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* acc_1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* acc_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      acc_1_a[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = tc::cast<tc::half>(p[r]);
+    for (int v = 0; v < 16; v += 4) {
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(p[v + k]);
+      tc::store<4>(acc_1_a + row * 64 + col, chunk);
+    }
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
+      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
       tc::store<8>(acc_1_b + row * 64 + col, chunk);
     }
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         acc_1[r] =
-            tc::fma(tc::cast<float>(acc_1_a[Blocked4::coord0(r) * 64 + kk]),
-                    tc::cast<float>(acc_1_b[kk * 64 + Blocked4::coord1(r)]), acc_1[r]);
+            tc::fma(tc::cast<float>(acc_1_a[Blocked12::coord0(r) * 64 + kk]),
+                    tc::cast<float>(acc_1_b[kk * 64 + Blocked12::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
@@ -413,9 +483,20 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
   }
   // L66: acc = acc / l_i[:, None]
+  float l_i_1[2];
+  {
+    // layout conversion: through shared memory
+    __syncthreads();  // the buffer may still be read by an earlier step
+    float* buffer = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = l_i[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 2; ++r) l_i_1[r] = buffer[Sliced9::coord0(r)];
+  }
   float acc_2[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 8) * 8 + r % 8) / 8]);
+  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i_1[((r / 8) * 8 + r % 8) / 8]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
   for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
@@ -427,8 +508,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(Out + base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                   + Sliced1::coord0((v % 8)), chunk);
+    if (t_ + Sliced9::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(Out + base + (t_ + Sliced9::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
+                   + Sliced13::coord0(((v / 8) * 8 + v % 8) % 8), chunk);
   }
 }

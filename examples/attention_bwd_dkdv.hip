@@ -23,7 +23,7 @@
 //   BLOCK_N = 128 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
@@ -33,15 +33,15 @@
 //     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 32 x 1 tiling (reduced axes dropped)
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
 //     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
-//     axis 1: 1 per thread x 32 lanes x 1 warps
-//   Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced
+//   Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
+//     axis 1: 4 per thread x 8 lanes x 1 warps
+//   Sliced8: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+//   Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
@@ -77,12 +77,14 @@
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+// Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
@@ -94,7 +96,7 @@ struct Sliced1 {
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
 // Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
@@ -127,13 +129,13 @@ struct Sliced4 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
@@ -153,36 +155,40 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; axis
-//   1: 1 per thread x 32 lanes x 1 warps
+// Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; axis
+//   1: 4 per thread x 8 lanes x 1 warps
 struct Blocked7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 4) % 2;
+  }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 1 warps; sliced from
+// Sliced8: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
 struct Sliced8 {
-  enum : int { kRegs = 1 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 32) == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
-// Sliced9: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced from
+// Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced9 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 32 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 4 == 0; }
 };
 
 // Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
@@ -248,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
                        K
                        + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
+                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
                        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
@@ -261,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
                        V
                        + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
+                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
                        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
@@ -311,8 +317,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       lse[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
+                       LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float t_1[8];
@@ -332,6 +338,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r) t_1_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
@@ -339,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
             tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
                     tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
     }
-    float lse_1[1];
+    float lse_1[4];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
@@ -348,16 +355,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = lse[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 1; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 4; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
     }
     float pt[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse_1[0]);
+    for (int r = 0; r < 8; ++r)
+      pt[r] = tc::exp2(t_1[r] * qk_scale - lse_1[((r / 4) * 4 + r % 4) % 4]);
     // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      pt_1[r] = start_m + Sliced8::coord0(0) >= t_ + Sliced9::coord0(r) ? pt[r] : 0.0f;
+      pt_1[r] =
+          start_m + Sliced8::coord0(((r / 4) * 4 + r % 4) % 4) >= t_
+          + Sliced9::coord0(((r / 4) * 4 + r % 4) / 4) ? pt[r] : 0.0f;
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
@@ -375,8 +385,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dv_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dv_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
-    for (int r = 0; r < 8; ++r)
-      dv_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(pt_1[r]);
+    for (int v = 0; v < 8; v += 4) {
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(pt_1[v + k]);
+      tc::store<4>(dv_a + row * 32 + col, chunk);
+    }
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
@@ -386,6 +401,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       tc::store<4>(dv_b + row * 64 + col, chunk);
     }
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -398,8 +414,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       delta[r] =
-          start_m + Sliced4::coord0(r) < N_CTX
-          ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
+          tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
+                       Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
@@ -430,6 +446,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r) dpt_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = dot[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
@@ -438,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
                     tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
     }
     // L145: dst = pt * (dpt - delta[None, :])
-    float delta_1[1];
+    float delta_1[4];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
@@ -447,11 +464,11 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = delta[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 1; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 4; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
     }
     float dst[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta_1[0]);
+    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta_1[((r / 4) * 4 + r % 4) % 4]);
     // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half q_[4];
 #pragma unroll
@@ -469,8 +486,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dk_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dk_b = reinterpret_cast<tc::half*>(smem + 8192);
 #pragma unroll
-    for (int r = 0; r < 8; ++r)
-      dk_a[Blocked7::coord0(r) * 32 + Blocked7::coord1(r)] = tc::cast<tc::half>(dst[r]);
+    for (int v = 0; v < 8; v += 4) {
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dst[v + k]);
+      tc::store<4>(dk_a + row * 32 + col, chunk);
+    }
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
@@ -480,6 +502,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       tc::store<4>(dk_b + row * 64 + col, chunk);
     }
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -497,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DV
                    + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
 #pragma unroll
@@ -508,6 +531,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DK
                    + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
   }
 }

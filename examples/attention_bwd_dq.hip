@@ -22,7 +22,7 @@
 //   BLOCK_N = 64 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
@@ -32,17 +32,19 @@
 //     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//     1: 1 per thread x 8 lanes x 8 warps
-//   Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
-//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//     1: 1 per thread x 8 lanes x 8 warps
+//   Blocked8: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
+//     axis 1: 4 per thread x 16 lanes x 1 warps
+//   Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
 //   L189: lse (fp32[128]) before x[..., None]: through shared memory
@@ -69,12 +71,14 @@
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+// Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
@@ -86,7 +90,7 @@ struct Sliced1 {
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
 // Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
@@ -119,13 +123,23 @@ struct Sliced4 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked5 {
+struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
@@ -133,9 +147,9 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+// Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //   1: 1 per thread x 8 lanes x 8 warps
-struct Blocked6 {
+struct Blocked7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -145,41 +159,45 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
-struct Blocked7 {
+// Blocked8: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
+//   1: 4 per thread x 16 lanes x 1 warps
+struct Blocked8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 4) % 4;
+  }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() == 0; }
-};
-
-// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
+// Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced9 {
-  enum : int { kRegs = 1 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 64 tiling (reduced axes dropped)
+struct Sliced10 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
+};
+
+// Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked10 {
+struct Blocked11 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -228,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
                        Q
                        + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
+                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
                        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
@@ -241,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
         tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
                        DO
                        + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0((v % 8))),
+                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
                        tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
     for (int k = 0; k < 8; ++k) do_[v + k] = chunk[k];
@@ -251,13 +269,15 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     lse[r] =
-        t_ + Sliced0::coord0(r) < N_CTX ? (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
+        tc::load1_if(t_ + Sliced0::coord0(r) < N_CTX,
+                     LSE + off_hz * N_CTX + (t_ + Sliced0::coord0(r)), 0.0f);
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     delta[r] =
-        t_ + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
+        tc::load1_if(t_ + Sliced0::coord0(r) < N_CTX,
+                     Delta + off_hz * N_CTX + (t_ + Sliced0::coord0(r)), 0.0f);
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -303,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
           tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
-                         K + base + Sliced4::coord0(0) * stride_m + Sliced1::coord0(v)
+                         K + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
@@ -322,23 +342,24 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
       tc::store<8>(t_1_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 8; ++r) t_1_b[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = kt[r];
+    for (int r = 0; r < 8; ++r) t_1_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = kt[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         t_1[r] =
-            tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 64 + Blocked7::coord1(r)]), t_1[r]);
+            tc::fma(tc::cast<float>(t_1_a[Blocked8::coord0(r) * 64 + kk]),
+                    tc::cast<float>(t_1_b[kk * 64 + Blocked8::coord1(r)]), t_1[r]);
     }
-    float lse_1[16];
+    float lse_1[4];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
@@ -347,15 +368,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = lse[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 16; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 4; ++r) lse_1[r] = buffer[Sliced9::coord0(r)];
     }
     float p[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced9::coord0(0) < N_CTX)
-           & (t_ + Sliced8::coord0(r) >= start_n + Sliced9::coord0(0)))
-          ? tc::exp2(t_1[r] * qk_scale - lse_1[r]) : 0.0f;
+          ((start_n + Sliced10::coord0(((r / 4) * 4 + r % 4) % 4) < N_CTX)
+           & (t_ + Sliced9::coord0(((r / 4) * 4 + r % 4) / 4) >= start_n
+              + Sliced10::coord0(((r / 4) * 4 + r % 4) % 4)))
+          ? tc::exp2(t_1[r] * qk_scale - lse_1[((r / 4) * 4 + r % 4) / 4]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float dp[16];
@@ -366,24 +388,25 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* dp_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = do_[v + k];
       tc::store<8>(dp_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 8; ++r) dp_b[Blocked6::coord0(r) * 64 + Blocked6::coord1(r)] = vt[r];
+    for (int r = 0; r < 8; ++r) dp_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = vt[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         dp[r] =
-            tc::fma(tc::cast<float>(dp_a[Blocked7::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dp_b[kk * 64 + Blocked7::coord1(r)]), dp[r]);
+            tc::fma(tc::cast<float>(dp_a[Blocked8::coord0(r) * 64 + kk]),
+                    tc::cast<float>(dp_b[kk * 64 + Blocked8::coord1(r)]), dp[r]);
     }
     // L191: ds = p * (dp - delta[:, None])
-    float delta_1[16];
+    float delta_1[4];
     {
       // layout conversion: through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
@@ -392,34 +415,40 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = delta[r];
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 16; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
+      for (int r = 0; r < 4; ++r) delta_1[r] = buffer[Sliced9::coord0(r)];
     }
     float ds[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta_1[r]);
+    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta_1[((r / 4) * 4 + r % 4) / 4]);
     // L192: dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::half* dq_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dq_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      dq_a[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = tc::cast<tc::half>(ds[r]);
+    for (int v = 0; v < 16; v += 4) {
+      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
+      tc::Vec<tc::half, 4> chunk;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(ds[v + k]);
+      tc::store<4>(dq_a + row * 64 + col, chunk);
+    }
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
+      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
       tc::store<8>(dq_b + row * 64 + col, chunk);
     }
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         dq[r] =
-            tc::fma(tc::cast<float>(dq_a[Blocked5::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dq_b[kk * 64 + Blocked5::coord1(r)]), dq[r]);
+            tc::fma(tc::cast<float>(dq_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(dq_b[kk * 64 + Blocked6::coord1(r)]), dq[r]);
     }
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
@@ -431,6 +460,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DQ
                    + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0((v % 8))), chunk);
+                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
   }
 }

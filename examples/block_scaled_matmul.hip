@@ -60,9 +60,9 @@
 //     axis 1: 1 per thread x 64 lanes x 2 warps
 //   Sliced14: 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
+//   Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps;
 //     axis 1: 4 per thread x 32 lanes x 1 warps
-//   Sliced16: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+//   Sliced16: 128 block, 8 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced17: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
@@ -260,13 +260,13 @@ struct Sliced14 {
   static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 64 + tc::lane_id() == 0; }
 };
 
-// Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps;
+// Blocked15: 128 x 128 block, 32 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps;
 //   axis 1: 4 per thread x 32 lanes x 1 warps
 struct Blocked15 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 4) * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32);
+    return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 + (r / 4) % 8;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32 * 4 + (r % 4) % 4; }
@@ -274,12 +274,14 @@ struct Blocked15 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced16: 128 block, 8 registers per thread; axis 0: 1 per thread x 2 lanes x 8 warps; sliced
+// Sliced16: 128 block, 8 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced16 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 2 + (tc::lane_id() / 32); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 + r % 8;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
 };
@@ -291,7 +293,7 @@ struct Sliced17 {
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 32) == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
@@ -383,18 +385,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          t_ + Sliced2::coord0(0) < M
-          ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          tc::load1_if(t_ + Sliced2::coord0(0) < M,
+                       a_scale + (t_ + Sliced2::coord0(0)) * stride_sm
+                       + (k_ * 2 + Sliced3::coord0(0)), static_cast<unsigned char>(127));
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          t_1 + Sliced2::coord0(0) < N
-          ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn + (k_ * 2 + Sliced3::coord0(0)))
-          : static_cast<unsigned char>(127);
+          tc::load1_if(t_1 + Sliced2::coord0(0) < N,
+                       b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn
+                       + (k_ * 2 + Sliced3::coord0(0)), static_cast<unsigned char>(127));
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[8];
     {
@@ -618,6 +620,7 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     for (int r = 0; r < 16; ++r)
       accumulator_b[Blocked10::coord0(r) * 128 + Blocked10::coord1(r)] = out_3[r];
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 32; ++r)
@@ -637,16 +640,16 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     for (int k = 0; k < 4; ++k) chunk[k] = accumulator[v + k];
     // the whole vector is in bounds
     if ((t_ + Sliced16::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) / 4) < M)
-        & (t_1 + Sliced17::coord0(((v + 3) % 4)) < N)) {
+        & (t_1 + Sliced17::coord0((((v + 3) / 4) * 4 + (v + 3) % 4) % 4) < N)) {
       tc::store<4>(c_ptr + (t_ + Sliced16::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_cm
-                   + (t_1 + Sliced17::coord0((v % 4))), chunk);
+                   + (t_1 + Sliced17::coord0(((v / 4) * 4 + v % 4) % 4)), chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
       for (int k = 0; k < 4; ++k)
         if ((t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4) < M)
-            & (t_1 + Sliced17::coord0(((v + k) % 4)) < N))
+            & (t_1 + Sliced17::coord0((((v + k) / 4) * 4 + (v + k) % 4) % 4) < N))
         *(c_ptr + (t_ + Sliced16::coord0((((v + k) / 4) * 4 + (v + k) % 4) / 4)) * stride_cm
-          + (t_1 + Sliced17::coord0(((v + k) % 4)))) = chunk[k];
+          + (t_1 + Sliced17::coord0((((v + k) / 4) * 4 + (v + k) % 4) % 4))) = chunk[k];
     }
   }
 }

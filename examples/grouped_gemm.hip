@@ -27,10 +27,12 @@
 //     axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
+//   Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
@@ -121,13 +123,13 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
 //   axis 1: 8 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 64 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + (r / 8) % 8;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
@@ -135,14 +137,26 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
+// Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + r % 8;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
@@ -195,8 +209,8 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       const int tile_n = (tile_1 - first_tile_of_group) % tiles_n;
       // L45: offs_m = tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
       const int t_ = tile_m * 128;
-      // L46: offs_n = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N) (index arithmetic:
-      //   recomputed where it is used)
+      // L46: offs_n = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+      const int t_1 = tile_n * 128;
       // L47: offs_k = tl.arange(0, BLOCK_SIZE_K) (index arithmetic: recomputed where it is used)
       // L48: a_ptrs = a_ptr + offs_m[:, None] * lda + offs_k[None, :]
       const tc::half* a_ptrs[16];
@@ -211,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       for (int r = 0; r < 16; ++r)
         b_ptrs[r] =
             b_ptr + Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * ldb
-            + (tile_n * 128 + Sliced3::coord0((r % 8)));
+            + (t_1 + Sliced3::coord0((r % 8)));
       // L51: for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
       float acc_[64];
 #pragma unroll
@@ -225,18 +239,18 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           a[r] =
-              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-               & (Sliced1::coord0((r % 8)) < k_left))
-              ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              tc::load1_if((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
+                           & (Sliced1::coord0((r % 8)) < k_left), a_ptrs[r],
+                           tc::half::from_bits(0x0000 /* 0.0 */));
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[16];
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           b[r] =
-              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-               & (tile_n * 128 + Sliced3::coord0((r % 8)) < n))
-              ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              tc::load1_if((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
+                           & (t_1 + Sliced3::coord0((r % 8)) < n), b_ptrs[r],
+                           tc::half::from_bits(0x0000 /* 0.0 */));
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): fused multiply-adds (no matrix instructions on this target
         //   yet)
@@ -260,6 +274,7 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
           tc::store<8>(acc_b + row * 128 + col, chunk);
         }
         __syncthreads();
+#pragma unroll 4
         for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
           for (int r = 0; r < 64; ++r)
@@ -281,9 +296,9 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 64; ++r)
         if ((t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-            & (tile_n * 128 + Sliced3::coord0((r % 8)) < n))
+            & (t_1 + Sliced8::coord0(((r / 8) * 8 + r % 8) % 8) < n))
         *(c_ptr + (t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8)) * ldc
-          + (tile_n * 128 + Sliced3::coord0((r % 8)))) = tc::cast<tc::half>(acc_[r]);
+          + (t_1 + Sliced8::coord0(((r / 8) * 8 + r % 8) % 8))) = tc::cast<tc::half>(acc_[r]);
       // this program's next tile
       // L62: tile += NUM_SM
       tile_1 = tile_1 + 132;

@@ -34,10 +34,12 @@
 //     axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced
+//   Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
@@ -119,13 +121,13 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
+// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
 //   axis 1: 8 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 64 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + (r / 8) % 8;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
@@ -133,14 +135,26 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps; sliced from
+// Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 16 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + r % 8;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
@@ -244,6 +258,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
       tc::store<8>(accumulator_b + row * 128 + col, chunk);
     }
     __syncthreads();
+#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 64; ++r)
@@ -283,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
     if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M)
-        & (pid_n * 128 + Sliced3::coord0(((v % 8) / 8 * 8)) < N))
+        & (pid_n * 128 + Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8) < N))
       tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
-                   + 1 * (pid_n * 128 + Sliced3::coord0((v % 8))), chunk);
+                   + 1 * (pid_n * 128 + Sliced8::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
   }
 }

@@ -43,10 +43,12 @@
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked5: 64 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
@@ -128,13 +130,13 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+// Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
 //   axis 1: 8 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 16);
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 8) % 4;
   }
   // the coordinate along axis 1 of the element in this thread's register r
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
@@ -142,14 +144,26 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
+  }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
@@ -272,6 +286,7 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
         tc::store<8>(accumulator_b + row * 128 + col, chunk);
       }
       __syncthreads();
+#pragma unroll 4
       for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
         for (int r = 0; r < 32; ++r)
@@ -296,10 +311,10 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
               - tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128)))
-          & ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
+          & ((tc::cast<long long>(Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8))
               >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8)))
+             & (tc::cast<long long>(Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8))
                 < tc::cast<long long>(c_desc_shape1)
                 - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))))
@@ -310,8 +325,8 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
                         + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
             - tile_id / num_pid_in_group * 8, 8) * 128))
                      + (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8
-            + v % 8) / 8)) * c_desc_stride0 + tc::cast<long long>(Sliced3::coord0((v % 8)))),
-                     chunk);
+            + v % 8) / 8)) * c_desc_stride0
+                        + tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) % 8))), chunk);
     }
   }
 }

@@ -38,22 +38,12 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced10: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced13: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   L57: result of the reduction (fp32[128]): through shared memory
-//   L58: m_ij (fp32[128]) before x[..., None]: through shared memory
-//   L60: result of the reduction (fp32[128]): through shared memory
-//   L61: alpha (fp32[128]) before x[..., None]: through shared memory
-//   L66: l_i (fp32[128]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
 //   L52: fused multiply-adds (no matrix instructions on this target yet)
 //   L63: fused multiply-adds (no matrix instructions on this target yet)
@@ -65,7 +55,7 @@
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L68 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -171,21 +161,9 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
-  }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced10: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+// Sliced9: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced10 {
+struct Sliced9 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -193,9 +171,9 @@ struct Sliced10 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked11 {
+struct Blocked10 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -203,30 +181,6 @@ struct Blocked11 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
-//   axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked12 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced13: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced13 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) attention_fwd(
@@ -279,15 +233,15 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   // L48: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
   // L49: for start_n in range(0, hi, BLOCK_N):
-  float l_i[2];
+  float l_i[4];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) l_i[r] = 0.0f;
+  for (int r = 0; r < 4; ++r) l_i[r] = 0.0f;
   float acc_[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) acc_[r] = 0.0f;
-  float m_i[2];
+  float m_i[4];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
+  for (int r = 0; r < 4; ++r) m_i[r] = -tc::inf<float>();
   for (int start_n = 0; start_n < hi; start_n += 64) {
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
@@ -356,40 +310,18 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
         qk_max[o] = acc;
       }
     }
-    float t_1[2];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+    float m_ij[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Sliced8::coord0(r)] = qk_max[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 2; ++r) t_1[r] = buffer[Sliced0::coord0(r)];
-    }
-    float m_ij[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) m_ij[r] = tc::fmax(m_i[r], t_1[r]);
+    for (int r = 0; r < 4; ++r) m_ij[r] = tc::fmax(m_i[r], qk_max[r]);
     // L58: p = tl.math.exp2(qk - m_ij[:, None])
-    float m_ij_1[4];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = m_ij[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) m_ij_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float p[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij_1[((r / 4) * 4 + r % 4) / 4]);
+    for (int r = 0; r < 16; ++r) p[r] = tc::exp2(qk_1[r] - m_ij[((r / 4) * 4 + r % 4) / 4]);
     // rescales what was summed with the old maximum
     // L59: alpha = tl.math.exp2(m_i - m_ij)
-    float alpha[2];
+    float alpha[4];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
+    for (int r = 0; r < 4; ++r) alpha[r] = tc::exp2(m_i[r] - m_ij[r]);
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
     float p_sum[4];
     {
@@ -407,41 +339,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
         p_sum[o] = acc;
       }
     }
-    float t_2[2];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
 #pragma unroll
-      for (int r = 0; r < 4; ++r) buffer[Sliced8::coord0(r)] = p_sum[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 2; ++r) t_2[r] = buffer[Sliced0::coord0(r)];
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + t_2[r];
+    for (int r = 0; r < 4; ++r) l_i[r] = l_i[r] * alpha[r] + p_sum[r];
     // L61: acc = acc * alpha[:, None]
-    float alpha_1[2];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = alpha[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 2; ++r) alpha_1[r] = buffer[Sliced9::coord0(r)];
-    }
     float acc_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha_1[((r / 8) * 8 + r % 8) / 8];
+    for (int r = 0; r < 16; ++r) acc_1[r] = acc_[r] * alpha[((r / 4) * 4 + r % 4) / 4];
     // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(start_n + Sliced10::coord0(0) < N_CTX,
-                         V + base + Sliced10::coord0(0) * stride_m + Sliced1::coord0(v)
+          tc::load_if<8>(start_n + Sliced9::coord0(0) < N_CTX,
+                         V + base + Sliced9::coord0(0) * stride_m + Sliced1::coord0(v)
                          + start_n * stride_m, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
@@ -461,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     }
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
+      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
@@ -473,43 +383,32 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         acc_1[r] =
-            tc::fma(tc::cast<float>(acc_1_a[Blocked12::coord0(r) * 64 + kk]),
-                    tc::cast<float>(acc_1_b[kk * 64 + Blocked12::coord1(r)]), acc_1[r]);
+            tc::fma(tc::cast<float>(acc_1_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(acc_1_b[kk * 64 + Blocked6::coord1(r)]), acc_1[r]);
     }
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
-    for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
+    for (int r = 0; r < 4; ++r) m_i[r] = m_ij[r];
   }
   // L66: acc = acc / l_i[:, None]
-  float l_i_1[2];
-  {
-    // layout conversion: through shared memory
-    __syncthreads();  // the buffer may still be read by an earlier step
-    float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-    for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = l_i[r];
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 2; ++r) l_i_1[r] = buffer[Sliced9::coord0(r)];
-  }
   float acc_2[16];
 #pragma unroll
-  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i_1[((r / 8) * 8 + r % 8) / 8]);
+  for (int r = 0; r < 16; ++r) acc_2[r] = tc::fdiv(acc_[r], l_i[((r / 4) * 4 + r % 4) / 4]);
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
-  for (int r = 0; r < 2; ++r) if (Sliced0::owner() && t_ + Sliced0::coord0(r) < N_CTX)
-    (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+  for (int r = 0; r < 4; ++r) if (Sliced8::owner() && t_ + Sliced8::coord0(r) < N_CTX)
+    (LSE + off_hz * N_CTX)[t_ + Sliced8::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int v = 0; v < 16; v += 4) {
+    tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
-    if (t_ + Sliced9::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(Out + base + (t_ + Sliced9::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                   + Sliced13::coord0(((v / 8) * 8 + v % 8) % 8), chunk);
+    for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(acc_2[v + k]);
+    if (t_ + Sliced8::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX)
+      tc::store<4>(Out + base + (t_ + Sliced8::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                   + Sliced7::coord0(((v / 4) * 4 + v % 4) % 4), chunk);
   }
 }

@@ -23,42 +23,41 @@
 //   BLOCK_N = 128 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced1: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
 //   Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 32 x 1 tiling (reduced axes dropped)
-//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced4: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
+//     axis 1: 4 per thread x 16 lanes x 1 warps
 //   Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
 //     axis 1: 1 per thread x 4 lanes x 8 warps
 //   Blocked7: 128 x 32 block, 8 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
 //     axis 1: 4 per thread x 8 lanes x 1 warps
-//   Sliced8: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
+//   Sliced8: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced9: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 32 x 1 tiling (reduced axes dropped)
 //   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 4 per thread x 16 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L137: lse (fp32[32]) before x[..., None]: through shared memory
-//   L145: delta (fp32[32]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
 //   L137: fused multiply-adds (no matrix instructions on this target yet)
 //   L141: fused multiply-adds (no matrix instructions on this target yet)
 //   L144: fused multiply-adds (no matrix instructions on this target yet)
 //   L147: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
-//   L114 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L114 load k: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L115 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L115 load v: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L135 load qt: 4 x fp16 (8 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
@@ -71,32 +70,32 @@
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L149 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L149 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L150 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L150 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
+// Sliced0: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
-  enum : int { kRegs = 2 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
   }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced1: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced1 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
 // Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
@@ -119,26 +118,26 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
-// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
+// Sliced4: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
 struct Sliced4 {
-  enum : int { kRegs = 1 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
 };
 
-// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
+// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
+//   1: 4 per thread x 16 lanes x 1 warps
 struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 4) % 4;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -169,19 +168,9 @@ struct Blocked7 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced8: 32 block, 4 registers per thread; axis 0: 4 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 4 + r % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
-};
-
-// Sliced9: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
+// Sliced8: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
+struct Sliced8 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -189,6 +178,16 @@ struct Sliced9 {
   }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 4 == 0; }
+};
+
+// Sliced9: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
+struct Sliced9 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
 // Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
@@ -249,28 +248,28 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   // L114: k = tl.load(K + kv_at, mask=keys, other=0.0)
   tc::half k_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+  for (int v = 0; v < 16; v += 4) {
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX,
                        K
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+                       + (base + (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                          + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
+    for (int k = 0; k < 4; ++k) k_[v + k] = chunk[k];
   }
   // L115: v = tl.load(V + kv_at, mask=keys, other=0.0)
   tc::half v_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+  for (int v = 0; v < 16; v += 4) {
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX,
                        V
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+                       + (base + (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                          + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
+    for (int k = 0; k < 4; ++k) v_[v + k] = chunk[k];
   }
   // Q and dO are each read both ways round (a pointer load, transposed or not, can be
   // pipelined into shared memory; a register transpose of one load could not)
@@ -313,9 +312,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
     // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-    float lse[1];
+    float lse[4];
 #pragma unroll
-    for (int r = 0; r < 1; ++r)
+    for (int r = 0; r < 4; ++r)
       lse[r] =
           tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
                        LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
@@ -328,12 +327,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* t_1_a = reinterpret_cast<tc::half*>(smem);
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
+    for (int v = 0; v < 16; v += 4) {
       const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
-      tc::store<8>(t_1_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = k_[v + k];
+      tc::store<4>(t_1_a + row * 64 + col, chunk);
     }
 #pragma unroll
     for (int r = 0; r < 4; ++r) t_1_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
@@ -346,35 +345,24 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
             tc::fma(tc::cast<float>(t_1_a[Blocked7::coord0(r) * 64 + kk]),
                     tc::cast<float>(t_1_b[kk * 32 + Blocked7::coord1(r)]), t_1[r]);
     }
-    float lse_1[4];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = lse[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) lse_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float pt[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      pt[r] = tc::exp2(t_1[r] * qk_scale - lse_1[((r / 4) * 4 + r % 4) % 4]);
+      pt[r] = tc::exp2(t_1[r] * qk_scale - lse[((r / 4) * 4 + r % 4) % 4]);
     // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       pt_1[r] =
-          start_m + Sliced8::coord0(((r / 4) * 4 + r % 4) % 4) >= t_
-          + Sliced9::coord0(((r / 4) * 4 + r % 4) / 4) ? pt[r] : 0.0f;
+          start_m + Sliced4::coord0(((r / 4) * 4 + r % 4) % 4) >= t_
+          + Sliced8::coord0(((r / 4) * 4 + r % 4) / 4) ? pt[r] : 0.0f;
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         DO + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
+          tc::load_if<4>(start_m + Sliced9::coord0(0) < N_CTX,
+                         DO + base + Sliced9::coord0(0) * stride_m + Sliced10::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
@@ -410,9 +398,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
                     tc::cast<float>(dv_b[kk * 64 + Blocked5::coord1(r)]), dv[r]);
     }
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-    float delta[1];
+    float delta[4];
 #pragma unroll
-    for (int r = 0; r < 1; ++r)
+    for (int r = 0; r < 4; ++r)
       delta[r] =
           tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
                        Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
@@ -436,12 +424,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dpt_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
+    for (int v = 0; v < 16; v += 4) {
       const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = v_[v + k];
-      tc::store<8>(dpt_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = v_[v + k];
+      tc::store<4>(dpt_a + row * 64 + col, chunk);
     }
 #pragma unroll
     for (int r = 0; r < 4; ++r) dpt_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = dot[r];
@@ -455,27 +443,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
                     tc::cast<float>(dpt_b[kk * 32 + Blocked7::coord1(r)]), dpt[r]);
     }
     // L145: dst = pt * (dpt - delta[None, :])
-    float delta_1[4];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Sliced4::coord0(r)] = delta[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) delta_1[r] = buffer[Sliced8::coord0(r)];
-    }
     float dst[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta_1[((r / 4) * 4 + r % 4) % 4]);
+    for (int r = 0; r < 8; ++r) dst[r] = pt_1[r] * (dpt[r] - delta[((r / 4) * 4 + r % 4) % 4]);
     // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk =
-          tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-                         Q + base + Sliced4::coord0(0) * stride_m + Sliced10::coord0(v)
+          tc::load_if<4>(start_m + Sliced9::coord0(0) < N_CTX,
+                         Q + base + Sliced9::coord0(0) * stride_m + Sliced10::coord0(v)
                          + start_m * stride_m, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
@@ -513,24 +490,24 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   }
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int v = 0; v < 16; v += 4) {
+    tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dv[v + k]);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DV
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
+    for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dv[v + k]);
+    if (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX)
+      tc::store<4>(DV
+                   + (base + (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                      + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)), chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int v = 0; v < 16; v += 4) {
+    tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dk[v + k] * sm_scale);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DK
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
+    for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dk[v + k] * sm_scale);
+    if (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX)
+      tc::store<4>(DK
+                   + (base + (t_ + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                      + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)), chunk);
   }
 }

@@ -22,9 +22,9 @@
 //   BLOCK_N = 64 (constexpr)
 //   CAUSAL = True (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced
+//   Sliced0: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced1: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
@@ -34,29 +34,22 @@
 //     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
+//     axis 1: 4 per thread x 16 lanes x 1 warps
 //   Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
-//   Blocked8: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
-//     axis 1: 4 per thread x 16 lanes x 1 warps
-//   Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//     1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   L189: lse (fp32[128]) before x[..., None]: through shared memory
-//   L191: delta (fp32[128]) before x[..., None]: through shared memory
+//   none
 // Matrix products (tl.dot):
 //   L189: fused multiply-adds (no matrix instructions on this target yet)
 //   L190: fused multiply-adds (no matrix instructions on this target yet)
 //   L192: fused multiply-adds (no matrix instructions on this target yet)
 // Memory accesses:
-//   L167 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L167 load q: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L168 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L168 load do: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L169 load lse: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
 //   L170 load delta: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per
@@ -67,30 +60,30 @@
 //     uniform over 64 elements, checked once per vector
 //   L184 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L194 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L194 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
-// Sliced0: 128 block, 2 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; sliced from
+// Sliced0: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced0 {
-  enum : int { kRegs = 2 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + r % 2;
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
   }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
 };
 
-// Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced1: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
 struct Sliced1 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
 // Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
@@ -133,16 +126,16 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 2 per thread x 8 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
+//   1: 4 per thread x 16 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 8) * 2 + (r / 8) % 2;
+    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 4) % 4;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
@@ -159,45 +152,9 @@ struct Blocked7 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked8: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
-//   1: 4 per thread x 16 lanes x 1 warps
-struct Blocked8 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 4) % 4;
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + (r % 4) % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
-  }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
-};
-
-// Sliced10: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
-//   from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced10 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
-};
-
-// Blocked11: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked11 {
+struct Blocked8 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
@@ -231,8 +188,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   const int off_hz = static_cast<int>(blockIdx.y);
   // L161: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
-  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-  const int t_ = start_m * 128;
+  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it
+  //   is used)
   // L163: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L164: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L165: rows = offs_m[:, None] < N_CTX (index arithmetic: recomputed where it is used)
@@ -241,43 +198,45 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   // L167: q = tl.load(Q + q_at, mask=rows, other=0.0)
   tc::half q_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+  for (int v = 0; v < 16; v += 4) {
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX,
                        Q
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+                       + (base
+                          + (start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                          + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
+    for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
   }
   // L168: do = tl.load(DO + q_at, mask=rows, other=0.0)
   tc::half do_[16];
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const tc::Vec<tc::half, 8> chunk =
-        tc::load_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+  for (int v = 0; v < 16; v += 4) {
+    const tc::Vec<tc::half, 4> chunk =
+        tc::load_if<4>(start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX,
                        DO
-                       + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                          + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)),
-                       tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+                       + (base
+                          + (start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                          + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)),
+                       tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-    for (int k = 0; k < 8; ++k) do_[v + k] = chunk[k];
+    for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
   }
   // L169: lse = tl.load(LSE + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
-  float lse[2];
+  float lse[4];
 #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 4; ++r)
     lse[r] =
-        tc::load1_if(t_ + Sliced0::coord0(r) < N_CTX,
-                     LSE + off_hz * N_CTX + (t_ + Sliced0::coord0(r)), 0.0f);
+        tc::load1_if(start_m * 128 + Sliced0::coord0(r) < N_CTX,
+                     LSE + off_hz * N_CTX + (start_m * 128 + Sliced0::coord0(r)), 0.0f);
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
-  float delta[2];
+  float delta[4];
 #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 4; ++r)
     delta[r] =
-        tc::load1_if(t_ + Sliced0::coord0(r) < N_CTX,
-                     Delta + off_hz * N_CTX + (t_ + Sliced0::coord0(r)), 0.0f);
+        tc::load1_if(start_m * 128 + Sliced0::coord0(r) < N_CTX,
+                     Delta + off_hz * N_CTX + (start_m * 128 + Sliced0::coord0(r)), 0.0f);
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -334,50 +293,39 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     //   is used)
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
-    float t_1[16];
+    float t_[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
+    for (int r = 0; r < 16; ++r) t_[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_1_a = reinterpret_cast<tc::half*>(smem);
-    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem + 16384);
+    tc::half* t_a = reinterpret_cast<tc::half*>(smem);
+    tc::half* t_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
+    for (int v = 0; v < 16; v += 4) {
       const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
-      tc::store<8>(t_1_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = q_[v + k];
+      tc::store<4>(t_a + row * 64 + col, chunk);
     }
 #pragma unroll
-    for (int r = 0; r < 8; ++r) t_1_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = kt[r];
+    for (int r = 0; r < 8; ++r) t_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = kt[r];
     __syncthreads();
 #pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
-        t_1[r] =
-            tc::fma(tc::cast<float>(t_1_a[Blocked8::coord0(r) * 64 + kk]),
-                    tc::cast<float>(t_1_b[kk * 64 + Blocked8::coord1(r)]), t_1[r]);
-    }
-    float lse_1[4];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = lse[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) lse_1[r] = buffer[Sliced9::coord0(r)];
+        t_[r] =
+            tc::fma(tc::cast<float>(t_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(t_b[kk * 64 + Blocked6::coord1(r)]), t_[r]);
     }
     float p[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       p[r] =
-          ((start_n + Sliced10::coord0(((r / 4) * 4 + r % 4) % 4) < N_CTX)
-           & (t_ + Sliced9::coord0(((r / 4) * 4 + r % 4) / 4) >= start_n
-              + Sliced10::coord0(((r / 4) * 4 + r % 4) % 4)))
-          ? tc::exp2(t_1[r] * qk_scale - lse_1[((r / 4) * 4 + r % 4) / 4]) : 0.0f;
+          ((start_n + Sliced1::coord0(((r / 4) * 4 + r % 4) % 4) < N_CTX)
+           & (start_m * 128 + Sliced0::coord0(((r / 4) * 4 + r % 4) / 4) >= start_n
+              + Sliced1::coord0(((r / 4) * 4 + r % 4) % 4)))
+          ? tc::exp2(t_[r] * qk_scale - lse[((r / 4) * 4 + r % 4) / 4]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float dp[16];
@@ -387,12 +335,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* dp_a = reinterpret_cast<tc::half*>(smem);
     tc::half* dp_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
-    for (int v = 0; v < 16; v += 8) {
+    for (int v = 0; v < 16; v += 4) {
       const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-      tc::Vec<tc::half, 8> chunk;
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = do_[v + k];
-      tc::store<8>(dp_a + row * 64 + col, chunk);
+      for (int k = 0; k < 4; ++k) chunk[k] = do_[v + k];
+      tc::store<4>(dp_a + row * 64 + col, chunk);
     }
 #pragma unroll
     for (int r = 0; r < 8; ++r) dp_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = vt[r];
@@ -402,24 +350,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         dp[r] =
-            tc::fma(tc::cast<float>(dp_a[Blocked8::coord0(r) * 64 + kk]),
-                    tc::cast<float>(dp_b[kk * 64 + Blocked8::coord1(r)]), dp[r]);
+            tc::fma(tc::cast<float>(dp_a[Blocked6::coord0(r) * 64 + kk]),
+                    tc::cast<float>(dp_b[kk * 64 + Blocked6::coord1(r)]), dp[r]);
     }
     // L191: ds = p * (dp - delta[:, None])
-    float delta_1[4];
-    {
-      // layout conversion: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) buffer[Sliced0::coord0(r)] = delta[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) delta_1[r] = buffer[Sliced9::coord0(r)];
-    }
     float ds[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta_1[((r / 4) * 4 + r % 4) / 4]);
+    for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta[((r / 4) * 4 + r % 4) / 4]);
     // L192: dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
     // 128 x 64 @ 64 x 64 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     __syncthreads();  // the buffer may still be read by an earlier step
@@ -427,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* dq_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 16; v += 4) {
-      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(ds[v + k]);
@@ -435,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     }
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked11::coord0(v), col = Blocked11::coord1(v);
+      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = k_[v + k];
@@ -453,13 +390,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
 #pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int v = 0; v < 16; v += 4) {
+    tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(dq[v + k] * sm_scale);
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DQ
-                   + (base + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m
-                      + Sliced1::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
+    for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(dq[v + k] * sm_scale);
+    if (start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4) < N_CTX)
+      tc::store<4>(DQ
+                   + (base + (start_m * 128 + Sliced0::coord0(((v / 4) * 4 + v % 4) / 4)) * stride_m
+                      + Sliced1::coord0(((v / 4) * 4 + v % 4) % 4)), chunk);
   }
 }

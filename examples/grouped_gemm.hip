@@ -27,11 +27,11 @@
 //     axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced
+//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps;
+//     axis 1: 4 per thread x 32 lanes x 1 warps
+//   Sliced7: 128 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
@@ -123,40 +123,40 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
-//   axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps;
+//   axis 1: 4 per thread x 32 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 64 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + (r / 8) % 8;
+    return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 + (r / 4) % 16;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced7: 128 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + r % 8;
+    return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 + r % 16;
   }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
 };
 
-// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+// Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced8 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
@@ -295,10 +295,10 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
       //   n))
 #pragma unroll
       for (int r = 0; r < 64; ++r)
-        if ((t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-            & (t_1 + Sliced8::coord0(((r / 8) * 8 + r % 8) % 8) < n))
-        *(c_ptr + (t_ + Sliced7::coord0(((r / 8) * 8 + r % 8) / 8)) * ldc
-          + (t_1 + Sliced8::coord0(((r / 8) * 8 + r % 8) % 8))) = tc::cast<tc::half>(acc_[r]);
+        if ((t_ + Sliced7::coord0(((r / 4) * 4 + r % 4) / 4) < m)
+            & (t_1 + Sliced8::coord0(((r / 4) * 4 + r % 4) % 4) < n))
+        *(c_ptr + (t_ + Sliced7::coord0(((r / 4) * 4 + r % 4) / 4)) * ldc
+          + (t_1 + Sliced8::coord0(((r / 4) * 4 + r % 4) % 4))) = tc::cast<tc::half>(acc_[r]);
       // this program's next tile
       // L62: tile += NUM_SM
       tile_1 = tile_1 + 132;

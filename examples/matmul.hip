@@ -34,11 +34,11 @@
 //     axis 1: 8 per thread x 4 lanes x 1 warps
 //   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced
+//   Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps;
+//     axis 1: 4 per thread x 32 lanes x 1 warps
+//   Sliced7: 128 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
@@ -49,7 +49,7 @@
 //     uniform over 16 elements, checked once per vector
 //   L55 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 16, aligned to 16 B; mask
 //     uniform over 128 elements, checked once per vector
-//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//   L68 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
@@ -121,40 +121,40 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps;
-//   axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked6: 128 x 128 block, 64 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps;
+//   axis 1: 4 per thread x 32 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 64 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + (r / 8) % 8;
+    return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 + (r / 4) % 16;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
+// Sliced7: 128 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 + r % 8;
+    return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 + r % 16;
   }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
 };
 
-// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+// Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
 struct Sliced8 {
-  enum : int { kRegs = 8 };
+  enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 16) * 8 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 32) * 16 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
@@ -293,13 +293,13 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   //   where it is used)
   // L68: tl.store(c_ptrs, c, mask=c_mask)
 #pragma unroll
-  for (int v = 0; v < 64; v += 8) {
-    tc::Vec<tc::half, 8> chunk;
+  for (int v = 0; v < 64; v += 4) {
+    tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = c[v + k];
-    if ((pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < M)
-        & (pid_n * 128 + Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8) < N))
-      tc::store<8>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
-                   + 1 * (pid_n * 128 + Sliced8::coord0(((v / 8) * 8 + v % 8) % 8)), chunk);
+    for (int k = 0; k < 4; ++k) chunk[k] = c[v + k];
+    if ((pid_m * 128 + Sliced7::coord0(((v / 4) * 4 + v % 4) / 4) < M)
+        & (pid_n * 128 + Sliced8::coord0((((v / 4) * 4 + v % 4) / 4 * 4) % 4) < N))
+      tc::store<4>(c_ptr + stride_cm * (pid_m * 128 + Sliced7::coord0(((v / 4) * 4 + v % 4) / 4))
+                   + 1 * (pid_n * 128 + Sliced8::coord0(((v / 4) * 4 + v % 4) % 4)), chunk);
   }
 }

@@ -43,11 +43,11 @@
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked5: 64 x 128 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
+//   Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps;
+//     axis 1: 4 per thread x 32 lanes x 1 warps
+//   Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
@@ -58,7 +58,7 @@
 //     uniform over 16 elements, checked once per vector
 //   L57 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
-//   L59 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//   L59 store: 4 x fp16 (8 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
@@ -130,40 +130,40 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
-//   axis 1: 8 per thread x 16 lanes x 1 warps
+// Blocked6: 128 x 128 block, 32 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps;
+//   axis 1: 4 per thread x 32 lanes x 1 warps
 struct Blocked6 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + (r / 8) % 4;
+    return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 + (r / 4) % 8;
   }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 32 * 4 + (r % 4) % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
+// Sliced7: 128 block, 8 registers per thread; axis 0: 8 per thread x 2 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
 struct Sliced7 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 + r % 4;
-  }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
-};
-
-// Sliced8: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
-//   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced8 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  static TC_DEVICE int coord0(int r) {
+    return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 + r % 8;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
+  static TC_DEVICE bool owner() { return tc::lane_id() % 32 * 4 == 0; }
+};
+
+// Sliced8: 128 block, 4 registers per thread; axis 0: 4 per thread x 32 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 32 * 4 + r % 4; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 32) * 8 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
@@ -298,35 +298,35 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
     }
     // L59: c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
 #pragma unroll
-    for (int v = 0; v < 32; v += 8) {
-      tc::Vec<tc::half, 8> chunk;
+    for (int v = 0; v < 32; v += 4) {
+      tc::Vec<tc::half, 4> chunk;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) chunk[k] = tc::cast<tc::half>(accumulator[v + k]);
-      if (((tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
+      for (int k = 0; k < 4; ++k) chunk[k] = tc::cast<tc::half>(accumulator[v + k]);
+      if (((tc::cast<long long>(Sliced7::coord0(((v / 4) * 4 + v % 4) / 4))
             >= -tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128))
-           & (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8 + v % 8) / 8))
+           & (tc::cast<long long>(Sliced7::coord0(((v / 4) * 4 + v % 4) / 4))
               < tc::cast<long long>(c_desc_shape0)
               - tc::cast<long long>((tile_id / num_pid_in_group * 8
                                      + tile_id % tc::min(num_pid_m - tile_id / num_pid_in_group * 8,
           8)) * 128)))
-          & ((tc::cast<long long>(Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8))
+          & ((tc::cast<long long>(Sliced8::coord0((((v / 4) * 4 + v % 4) / 4 * 4) % 4))
               >= -tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))
-             & (tc::cast<long long>(Sliced8::coord0((((v / 8) * 8 + v % 8) / 8 * 8) % 8))
+             & (tc::cast<long long>(Sliced8::coord0((((v / 4) * 4 + v % 4) / 4 * 4) % 4))
                 < tc::cast<long long>(c_desc_shape1)
                 - tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
           - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<8>(c_desc_base
+        tc::store<4>(c_desc_base
                      + (tc::cast<long long>((tile_id / num_pid_in_group * 8
                                              + tile_id % tc::min(num_pid_m
             - tile_id / num_pid_in_group * 8, 8)) * 128) * c_desc_stride0
                         + tc::cast<long long>(tile_id % num_pid_in_group / tc::min(num_pid_m
             - tile_id / num_pid_in_group * 8, 8) * 128))
-                     + (tc::cast<long long>(Sliced7::coord0(((v / 8) * 8
-            + v % 8) / 8)) * c_desc_stride0
-                        + tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) % 8))), chunk);
+                     + (tc::cast<long long>(Sliced7::coord0(((v / 4) * 4
+            + v % 4) / 4)) * c_desc_stride0
+                        + tc::cast<long long>(Sliced8::coord0(((v / 4) * 4 + v % 4) % 4))), chunk);
     }
   }
 }

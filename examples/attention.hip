@@ -274,7 +274,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 8; ++r) qk_b[Blocked5::coord0(r) * 64 + Blocked5::coord1(r)] = kt[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -378,7 +377,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       tc::store<8>(acc_1_b + row * 64 + col, chunk);
     }
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)

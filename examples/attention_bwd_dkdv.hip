@@ -337,7 +337,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r) t_1_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = qt[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
@@ -389,7 +388,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       tc::store<4>(dv_b + row * 64 + col, chunk);
     }
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -434,7 +432,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r) dpt_b[Blocked6::coord0(r) * 32 + Blocked6::coord1(r)] = dot[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 8; ++r)
@@ -479,7 +476,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       tc::store<4>(dk_b + row * 64 + col, chunk);
     }
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)

@@ -310,7 +310,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 8; ++r) t_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = kt[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -345,7 +344,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 8; ++r) dp_b[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)] = vt[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -379,7 +377,6 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       tc::store<8>(dq_b + row * 64 + col, chunk);
     }
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)

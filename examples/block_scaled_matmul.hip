@@ -620,7 +620,6 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     for (int r = 0; r < 16; ++r)
       accumulator_b[Blocked10::coord0(r) * 128 + Blocked10::coord1(r)] = out_3[r];
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
       for (int r = 0; r < 32; ++r)

@@ -274,7 +274,6 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
           tc::store<8>(acc_b + row * 128 + col, chunk);
         }
         __syncthreads();
-#pragma unroll 4
         for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
           for (int r = 0; r < 64; ++r)

@@ -275,7 +275,6 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
       tc::store<8>(accumulator_b + row * 128 + col, chunk);
     }
     __syncthreads();
-#pragma unroll 4
     for (int kk = 0; kk < 32; ++kk) {
 #pragma unroll
       for (int r = 0; r < 64; ++r)

@@ -286,7 +286,6 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
         tc::store<8>(accumulator_b + row * 128 + col, chunk);
       }
       __syncthreads();
-#pragma unroll 4
       for (int kk = 0; kk < 64; ++kk) {
 #pragma unroll
         for (int r = 0; r < 32; ++r)

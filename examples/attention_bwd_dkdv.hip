@@ -316,8 +316,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       lse[r] =
-          tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
-                       LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
+          start_m + Sliced4::coord0(r) < N_CTX
+          ? *(LSE + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): fused multiply-adds (no matrix instructions on this target yet)
     float t_1[8];
@@ -400,8 +400,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       delta[r] =
-          tc::load1_if(start_m + Sliced4::coord0(r) < N_CTX,
-                       Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m, 0.0f);
+          start_m + Sliced4::coord0(r) < N_CTX
+          ? *(Delta + off_hz * N_CTX + Sliced4::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll

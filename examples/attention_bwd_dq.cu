@@ -221,15 +221,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     lse[r] =
-        tc::load1_if(start_m * 128 + Sliced0::coord0(r) < N_CTX,
-                     LSE + off_hz * N_CTX + (start_m * 128 + Sliced0::coord0(r)), 0.0f);
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     delta[r] =
-        tc::load1_if(start_m * 128 + Sliced0::coord0(r) < N_CTX,
-                     Delta + off_hz * N_CTX + (start_m * 128 + Sliced0::coord0(r)), 0.0f);
+        start_m * 128 + Sliced0::coord0(r) < N_CTX
+        ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)

@@ -385,18 +385,18 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          tc::load1_if(t_ + Sliced2::coord0(0) < M,
-                       a_scale + (t_ + Sliced2::coord0(0)) * stride_sm
-                       + (k_ * 2 + Sliced3::coord0(0)), static_cast<unsigned char>(127));
+          t_ + Sliced2::coord0(0) < M
+          ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm + (k_ * 2 + Sliced3::coord0(0)))
+          : static_cast<unsigned char>(127);
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          tc::load1_if(t_1 + Sliced2::coord0(0) < N,
-                       b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn
-                       + (k_ * 2 + Sliced3::coord0(0)), static_cast<unsigned char>(127));
+          t_1 + Sliced2::coord0(0) < N
+          ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn + (k_ * 2 + Sliced3::coord0(0)))
+          : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[8];
     {

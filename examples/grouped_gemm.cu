@@ -222,18 +222,18 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           a[r] =
-              tc::load1_if((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-                           & (Sliced1::coord0((r % 8)) < k_left), a_ptrs[r],
-                           tc::half::from_bits(0x0000 /* 0.0 */));
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
+               & (Sliced1::coord0((r % 8)) < k_left))
+              ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[32];
 #pragma unroll
         for (int r = 0; r < 32; ++r)
           b[r] =
-              tc::load1_if((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-                           & (t_1 + Sliced3::coord0((r % 8)) < n), b_ptrs[r],
-                           tc::half::from_bits(0x0000 /* 0.0 */));
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
+               & (t_1 + Sliced3::coord0((r % 8)) < n))
+              ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions
         //   per K step, operands read from shared memory

@@ -239,18 +239,18 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           a[r] =
-              tc::load1_if((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
-                           & (Sliced1::coord0((r % 8)) < k_left), a_ptrs[r],
-                           tc::half::from_bits(0x0000 /* 0.0 */));
+              ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m)
+               & (Sliced1::coord0((r % 8)) < k_left))
+              ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[16];
 #pragma unroll
         for (int r = 0; r < 16; ++r)
           b[r] =
-              tc::load1_if((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
-                           & (t_1 + Sliced3::coord0((r % 8)) < n), b_ptrs[r],
-                           tc::half::from_bits(0x0000 /* 0.0 */));
+              ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left)
+               & (t_1 + Sliced3::coord0((r % 8)) < n))
+              ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): fused multiply-adds (no matrix instructions on this target
         //   yet)

@@ -504,9 +504,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
 #pragma unroll
   for (int r = 0; r < 4; ++r)
     x[r] =
-        tc::load1_if((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols),
-                     x_ptr + (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r),
-                     -tc::inf<float>());
+        ((t + Sliced0::coord0(0) < n_rows) & (Sliced1::coord0(r) < n_cols))
+        ? *(x_ptr + (t + Sliced0::coord0(0)) * n_cols + Sliced1::coord0(r)) : -tc::inf<float>();
   // float -> int32 with the same order: negative floats have their other bits flipped
   // L28: bits = x.to(tl.int32, bitcast=True)
   int bits[4];

@@ -337,7 +337,12 @@ class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
         self.declare(v)
         if plan.vec == 1:
             value = self.element(ptr, "r")
-            if mask is not None:
+            if mask is not None and self.run_start(ptr, "r") != "r":
+                # an address shared by a run of registers: computed outside the condition
+                # (tc::load1_if), once for the run, not under each element's branch
+                fill = self.text(other, "r") if other is not None else zero
+                value = f"tc::load1_if({self.text(mask, 'r')}, {self.text(ptr, 'r')}, {fill})"
+            elif mask is not None:
                 fill = self.wrap(other, "r", COND) if other is not None else zero
                 value = f"{self.wrap(mask, 'r', EQ)} ? {value} : {fill}"
             self.line(self.macros.register_assignments(regs, [(self.name(v), value)]))

@@ -158,8 +158,8 @@ class ExprOps:
             if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
                 operand = f"({operand})"
             return self.narrow(f"{sym}{operand}", UNARY, v)
-        if k == "binary":
-            return self.binary_expr(v, idx)
+        if k == "binary":  # integers constant over runs of registers: once per run
+            return self.binary_expr(v, self.run_start(v, idx) if v.dtype.is_int() else idx)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
@@ -242,6 +242,8 @@ class ExprOps:
         ax = place.fast_axis
         run = math.gcd(info.constancy[ax], place.vec)
         if run < 2 or place.full[place.kept[ax]] % run or idx == "v":  # v: a vector's start
+            return idx
+        if idx.endswith(f" / {run} * {run}"):  # already a run's start (an enclosing value's)
             return idx
         return f"{idx if idx.isidentifier() else f'({idx})'} / {run} * {run}"
 

@@ -142,7 +142,9 @@ def _rule(op: Op) -> AxisInfo:
                 if n == 1:
                     return a
                 return AxisInfo((1,) * rank, tuple(x // n if x % n == 0 else 1
-                                                   for x in a.divisibility), const)
+                                                   for x in a.divisibility),
+                                _quotient_runs(a, c, const))
+            return AxisInfo((1,) * rank, (1,) * rank, _quotient_runs(a, c, const))
         if fn == "rem" and op.operands[0].dtype.is_int():
             # x % n with n the same over a run: a run of x aligned to a divisor of n does
             # not wrap (offs % M keeps 16-element runs when M % 16 == 0)
@@ -170,6 +172,15 @@ def _rule(op: Op) -> AxisInfo:
         return AxisInfo((1,) * rank, (1,) * rank,
                         tuple(_gcd_all(*col) for col in zip(*(i.constancy for i in infos))))
     return AxisInfo.uniform(rank)
+
+
+def _quotient_runs(x: AxisInfo, n: AxisInfo, const: tuple[int, ...]) -> tuple[int, ...]:
+    """Constancy of x // n: a run of x counting up from a multiple of L, with n a multiple
+    of L and the same over it, crosses no multiple of n inside an aligned L-run, so the
+    quotient holds still over L = gcd(run, divisor of its start, divisor of n) elements
+    (`(start + arange(B)) // HW` is one channel over each 8 registers when HW % 8 == 0)."""
+    return tuple(max(k, gcd(c, gcd(d, e)) if q >= c > 1 else k) for k, c, d, e, q in
+                 zip(const, x.contiguity, x.divisibility, n.divisibility, n.constancy))
 
 
 def analyze(kernel: Kernel) -> None:

@@ -69,6 +69,28 @@ def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size:
     threads = num_warps * warp_size
     spt = [1] * rank
     spt[fast] = max(1, min(vec, shape[fast], prod(shape) // threads))
+    return _spread(shape, spt, order, num_warps, warp_size)
+
+
+def fma_tile(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:
+    """The accumulator of a dot run as fused multiply-adds: each thread holds a 2-D tile
+    of rows x columns (an outer product per step of K), so that the A and B elements it
+    reads from shared memory each feed several multiply-adds, and a row reduction is
+    mostly in registers.  Columns first: 4 along them (16-byte reads of fp32 B), then as
+    many rows as the block leaves each thread.  Not the accesses' vector width: products
+    of one row count then split their rows alike, so that the row statistics joining
+    them (attention's running max and sum) need no conversion."""
+    m, n = shape
+    per = max(1, m * n // (num_warps * warp_size))
+    sn = max(1, min(n, per, 4))
+    sm = max(1, min(m, per // sn))
+    return _spread(shape, [sm, sn], (1, 0), num_warps, warp_size)
+
+
+def _spread(shape: tuple[int, ...], spt: list[int], order: tuple[int, ...], num_warps: int,
+            warp_size: int) -> Blocked:
+    """`spt` elements per thread, then the lanes and warps over the axes, fastest first."""
+    rank = len(shape)
     tpw, wpc = [1] * rank, [1] * rank
     lanes, warps = warp_size, num_warps
     for e in order:
@@ -152,12 +174,21 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     # where it has one: the tensor-core accumulator's layout is fixed, and what the other
     # slices would spare is index arithmetic (recomputed) or one conversion outside loops.
     forced_classes = {classes.find(v.id) for v, _ in forced}
+    # a dot run as multiply-adds (no matrix unit) keeps its accumulator in register tiles;
+    # row statistics sliced from it and from loads take its slice, as a matrix unit's
+    fma_tiles: dict[int, Blocked] = {}
+    for op in kernel.walk():
+        if op.kind == "dot" and not op.attrs["plan"].matrix:
+            c = classes.find(op.result.id)
+            if c not in forced_classes and rep[c] == op.result.type.shape and len(rep[c]) == 2:
+                fma_tiles[c] = fma_tile(rep[c], kernel.num_warps, warp_size)
+    forced_classes |= set(fma_tiles)
     sources: dict[int, tuple[int, int]] = {}
     for v, src, axis in derived:
         c, s = classes.find(v.id), classes.find(src.id)
         if c not in sources or (s in forced_classes and sources[c][0] not in forced_classes):
             sources[c] = (s, axis)
-    encodings: dict[int, Encoding] = {}
+    encodings: dict[int, Encoding] = dict(fma_tiles)
     for v, enc in forced:
         c = classes.find(v.id)
         if encodings.setdefault(c, enc) != enc:  # two dots of different splits in one class

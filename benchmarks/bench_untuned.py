@@ -1,0 +1,247 @@
+"""Kernels nobody tuned for tilecc: library-style Triton kernels (benchmarks/untuned_kernels.py)
+through tilecc and Triton at the same block configuration, on one GPU.
+
+    python benchmarks/bench_untuned.py [--only NAME_PREFIX] [--rounds N]
+
+Each kernel's source is written once against `tl`; tilecc compiles it as it is and Triton
+compiles the same function with `tl` bound to `triton.language` (triton_clone.py), with
+the same grid, constexprs and num_warps.  Both outputs are checked against a torch
+reference at the timed shape.  Timing (`timing.gpu_ms_queued`): each round queues
+several calls of each tool back to back behind a sleep kernel between two events, the
+tools interleaved; the median over rounds is kept.  A kernel that fails to compile, run
+or match is reported in the table and the rest go on.  The last line is the geometric
+mean of tilecc/Triton time ratios over the kernels that both ran correctly (below 1:
+tilecc faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import untuned_kernels as U  # noqa: E402
+from timing import copies_beyond_l2, gpu_ms_queued  # noqa: E402
+from triton_clone import as_triton  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
+          "int64": torch.int64}
+
+
+class TorchMaker:
+    def __init__(self, seed: int = 0):
+        self.gen = torch.Generator(device="cuda").manual_seed(seed)
+
+    def randn(self, shape, dtype):
+        return torch.randn(shape, device="cuda", dtype=DTYPES[dtype], generator=self.gen)
+
+    def empty(self, shape, dtype):
+        return torch.full(shape, float("nan"), device="cuda", dtype=DTYPES[dtype])
+
+    def randint(self, high, shape):
+        return torch.randint(0, high, shape, device="cuda", generator=self.gen)
+
+    def sort_desc(self, x):
+        return torch.sort(x, dim=-1, descending=True).values.contiguous()
+
+    def logsigmoid(self, shape, dtype):
+        x = torch.randn(shape, device="cuda", generator=self.gen)
+        return torch.nn.functional.logsigmoid(x).to(DTYPES[dtype])
+
+
+# --- torch references (float32/float64 on the GPU), by case name ---------------------------
+def _f(x):
+    return x.double()
+
+
+def ref_l2norm(a):
+    x = _f(a["x"])
+    return dict(y=x / torch.sqrt((x * x).sum(1, keepdim=True) + 1e-6))
+
+
+def ref_rmsnorm(a):
+    x = _f(a["x"])
+    rstd = torch.rsqrt((x * x).mean(1) + 1e-6)
+    return dict(y=x * rstd[:, None] * _f(a["w"]), rstd=rstd)
+
+
+def ref_gated(a):
+    x, z = _f(a["x"]), _f(a["z"])
+    return dict(y=x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-6) * _f(a["w"])
+                * torch.nn.functional.silu(z))
+
+
+def ref_swiglu(a):
+    return dict(c=torch.nn.functional.silu(_f(a["a"])) * _f(a["b"]))
+
+
+def ref_geglu(a):
+    return dict(c=torch.nn.functional.gelu(_f(a["a"]), approximate="tanh") * _f(a["b"]))
+
+
+def ref_sparsemax(a):
+    z = _f(a["sorted"])
+    k = torch.arange(1, z.shape[1] + 1, device=z.device, dtype=z.dtype)
+    cs = z.cumsum(1)
+    support = 1 + k * z > cs
+    tau = (torch.where(support, z, 0).sum(1, keepdim=True) - 1) / support.sum(1, keepdim=True)
+    return dict(y=torch.clamp(_f(a["x"]) - tau, min=0))
+
+
+def ref_cumsum(a, BT=64):
+    s = _f(a["s"])
+    b, t, h = s.shape
+    s = torch.nn.functional.pad(s, (0, 0, 0, -t % BT)).reshape(b, -1, BT, h)
+    return dict(o=s.cumsum(2).reshape(b, -1, h)[:, :t])
+
+
+def ref_ce(a):
+    x = a["logits"].float()
+    lse = torch.logsumexp(x, 1)
+    rows = torch.arange(x.shape[0], device=x.device)
+    g = torch.softmax(x, 1)
+    g[rows, a["target"]] -= 1
+    return dict(loss=lse - x[rows, a["target"]], logits=g / x.shape[0])
+
+
+def ref_rope(a):
+    q = _f(a["q"])
+    s = a["cos"].shape[0]
+    cos = _f(a["cos"]).repeat(q.shape[0] // s, 1)[:, None, :]
+    sin = _f(a["sin"]).repeat(q.shape[0] // s, 1)[:, None, :]
+    x1, x2 = q[..., :64], q[..., 64:]
+    return dict(q=torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1))
+
+
+def ref_taylor(a):
+    q, k, v = (_f(a[n]) for n in "qkv")
+    s = torch.einsum("btd,bsd->bts", q * 0.25, k)
+    s = torch.tril(1 + s + 0.5 * s * s)
+    z = s.sum(-1)
+    return dict(o=torch.einsum("bts,bsd->btd", s, v) / z[..., None], z=z)
+
+
+def ref_rnn(a):
+    x, g = a["x"].float(), torch.exp(a["g"].float())
+    h = torch.zeros_like(x[:, 0])
+    out = torch.empty_like(x)
+    for t in range(x.shape[1]):
+        h = g[:, t] * h + (1 - g[:, t]) * x[:, t]
+        out[:, t] = h
+    return dict(o=out)
+
+
+def ref_gn(a):
+    x = a["x"].float()
+    return dict(y=torch.nn.functional.group_norm(x, 64, a["w"].float(), a["b"].float(), 1e-5))
+
+
+REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
+              ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn]
+assert len(REFERENCES) == len(U.CASES)
+
+
+def clone_inputs(args: dict) -> dict:
+    return {k: v.clone() for k, v in args.items()}
+
+
+def check(case, kernel, base: dict, expected: dict) -> None:
+    args = clone_inputs(base)
+    case.launch(kernel, args)
+    torch.cuda.synchronize()
+    rtol, atol = case.tol
+    for name in case.outputs:
+        got, exp = args[name], expected[name]
+        if got.dtype != torch.float32:  # rounded to 16 bits at the end
+            rtol, atol = max(rtol, 2e-2), max(atol, 2e-2)
+        torch.testing.assert_close(got.double(), exp.double(), rtol=rtol, atol=atol,
+                                   msg=lambda m: f"{name}: {m[:400]}")
+
+
+def bench_case(case, ref, dtype: str, rounds: int) -> dict:
+    """{"tc": ms | error, "tr": ms | error, "gbs": ...} for one kernel."""
+    out = {}
+    base = case.inputs(TorchMaker(0), dtype, big=True)
+    expected = ref(clone_inputs(base))
+    kernels = {"tc": case.kernel}
+    try:
+        kernels["tr"] = as_triton(case.kernel)
+    except Exception as e:  # noqa: BLE001
+        out["tr"] = f"clone failed: {type(e).__name__}: {e}"
+    runnable = {}
+    for tool, k in kernels.items():
+        try:
+            check(case, k, base, expected)
+            runnable[tool] = k
+        except Exception as e:  # noqa: BLE001 - reported in the table, the rest go on
+            msg = str(e).strip().splitlines()
+            out[tool] = f"{type(e).__name__}: {msg[0][:160] if msg else ''}"
+            if os.environ.get("BENCH_VERBOSE"):
+                traceback.print_exc()
+    if not runnable:
+        return out
+    # in-place kernels (cross entropy, rope) run on their own copies: each call rewrites them
+    # and every call reads from memory: buffer sets rotate over three L2 caches
+    copies = copies_beyond_l2(sum(v.numel() * v.element_size() for v in base.values()))
+    bufs = {tool: [clone_inputs(base) for _ in range(copies)] for tool in runnable}
+    cases = {tool: (lambda i, k=k, a=bufs[tool]: case.launch(k, a[i % copies])) for tool, k
+             in runnable.items()}
+    times = gpu_ms_queued(cases, copies, rounds=rounds, calls=10)
+    del bufs
+    for tool, ts in times.items():
+        out[tool] = statistics.median(ts)
+    if case.moved and isinstance(out.get("tc"), float):
+        out["gbs"] = case.moved(base[next(iter(base))].element_size()) / 1e9
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", action="append", help="kernels whose name starts with this")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    args = ap.parse_args()
+    t0 = time.time()
+    rows = []
+    for case, ref in zip(U.CASES, REFERENCES):
+        if args.only and not any(case.name.startswith(p) for p in args.only):
+            continue
+        try:
+            res = bench_case(case, ref, args.dtype, args.rounds)
+        except Exception as e:  # noqa: BLE001
+            res = {"tc": f"{type(e).__name__}: {str(e)[:160]}", "tr": "not run"}
+        rows.append((case.name, res))
+        print(f"  {case.name}: done ({time.time() - t0:.0f} s)", file=sys.stderr)
+    print(f"\n{torch.cuda.get_device_name()}, activations {args.dtype}; GPU ms per call "
+          f"(median of {args.rounds} rounds)")
+    print(f"{'kernel':<24} {'tilecc ms':>10} {'triton ms':>10} {'tc/triton':>10} "
+          f"{'tc GB/s':>8} {'tr GB/s':>8}")
+    ratios = []
+    for name, res in rows:
+        tc, tr = res.get("tc"), res.get("tr")
+        if isinstance(tc, float) and isinstance(tr, float):
+            ratios.append(tc / tr)
+            gb = res.get("gbs")
+            gbs = f"{gb / (tc * 1e-3):8.0f} {gb / (tr * 1e-3):8.0f}" if gb else ""
+            print(f"{name:<24} {tc:10.4f} {tr:10.4f} {tc / tr:10.3f} {gbs}")
+        else:
+            cell = (lambda v: f"{v:10.4f}" if isinstance(v, float) else f"{'FAILED':>10}")
+            print(f"{name:<24} {cell(tc)} {cell(tr)} {'-':>10}")
+            for tool, v in (("tilecc", tc), ("triton", tr)):
+                if not isinstance(v, float):
+                    print(f"    {tool}: {v}")
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"{'geometric mean':<24} {'':>10} {'':>10} {geo:10.3f}   "
+              f"({len(ratios)} kernels; {time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

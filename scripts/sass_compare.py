@@ -1,0 +1,235 @@
+"""Side-by-side SASS counts of one kernel compiled by tilecc and by Triton, without a GPU.
+
+    python scripts/sass_compare.py benchmarks/untuned_kernels.py:l2norm_rows \
+        -s '*fp32:16,*fp32:16,i32,fp32,128,16' -w 4 [--arch 90] [--dump DIR]
+    python scripts/sass_compare.py --untuned [ARCH]   # every kernel of untuned_kernels.py
+
+The kernel is a tilecc kernel (`@tilecc.jit`, `tl` = tilecc.language); Triton compiles the
+same source with `tl` bound to `triton.language` (benchmarks/triton_clone.py), ahead of
+time for the target given.  Needs triton (3.x) importable next to tilecc, and cuobjdump
+(found on PATH or inside the Triton package).  The signature is tilecc's (`tilecc emit
+--help`): `:16` on a pointer or integer becomes Triton's divisibility-by-16 attribute.
+
+Counted per kernel: global loads and stores by width, shared-memory loads and stores,
+shuffles, barriers, local-memory traffic (spills), math and tensor-core instructions,
+branches, all instructions, and the registers per thread.  `--dump DIR` writes both SASS
+listings (and tilecc's CUDA source) for reading."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+# (row label, regex over an instruction's opcode with its modifiers)
+ROWS = [
+    ("LDG 128-bit", r"^LDG\..*\b128\b"), ("LDG 64-bit", r"^LDG\..*\b64\b"),
+    ("LDG 32/16/8-bit", r"^LDG(?!.*\b(128|64)\b)"),
+    ("STG 128-bit", r"^STG\..*\b128\b"), ("STG 64-bit", r"^STG\..*\b64\b"),
+    ("STG 32/16/8-bit", r"^STG(?!.*\b(128|64)\b)"),
+    ("LDS", r"^LDS"), ("STS", r"^STS"), ("LDSM (ldmatrix)", r"^LDSM"),
+    ("SHFL", r"^SHFL"), ("BAR", r"^BAR"), ("LDL/STL (spills)", r"^(LDL|STL)"),
+    ("FFMA", r"^FFMA"), ("FMUL/FADD", r"^(FMUL|FADD)"), ("MUFU", r"^MUFU"),
+    ("HMMA/HGMMA", r"^(HMMA|HGMMA|IMMA)"), ("IMAD/IADD3/LEA (int)", r"^(IMAD|IADD3|LEA|SHF)"),
+    ("ISETP/FSETP", r"^(ISETP|FSETP)"), ("BRA", r"^BRA"), ("all instructions", r"."),
+]
+
+
+def find_tool(name: str) -> str:
+    found = shutil.which(name)
+    if found:
+        return found
+    import triton
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+    if os.path.exists(path):
+        return path
+    raise SystemExit(f"{name} not found (on PATH or in the triton package)")
+
+
+def opcodes(sass: str) -> list[str]:
+    """Each instruction's opcode with its modifiers (predicates dropped)."""
+    out = []
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
+        if not m:
+            continue
+        text = re.sub(r"^@!?U?P\w+\s+", "", m.group(1).strip())
+        out.append(text.split()[0] if text else "")
+    return [op for op in out if op and op != "NOP"]
+
+
+def counts(sass: str) -> dict[str, int]:
+    ops = opcodes(sass)
+    return {label: sum(1 for op in ops if re.search(rx, op)) for label, rx in ROWS}
+
+
+def registers(cubin: bytes) -> int | None:
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+    try:
+        out = subprocess.run([find_tool("cuobjdump"), "-res-usage", f.name],
+                             capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    m = re.search(r"REG:(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def sass_of(cubin: bytes) -> str:
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+    try:
+        return subprocess.run([find_tool("cuobjdump"), "-sass", f.name], capture_output=True,
+                              text=True, check=True).stdout
+    finally:
+        os.unlink(f.name)
+
+
+def load_kernel(spec: str):
+    path, name = spec.rsplit(":", 1)
+    mod_name = os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    module = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(module)
+    sys.modules[mod_name] = mod
+    module.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def triton_compile(kernel, signature: list[str], num_warps: int, num_stages: int, arch: int):
+    """The same source through Triton ahead of time: (cubin, sass)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton_clone import as_triton
+
+    fn = as_triton(kernel)
+    sig, consts, attrs = {}, {}, {}
+    for i, (name, entry) in enumerate(zip(fn.arg_names, signature)):
+        entry = entry.strip()
+        if re.fullmatch(r"-?\d+|True|False|-?\d*\.\d*(e-?\d+)?", entry):
+            consts[name] = eval(entry)  # a constexpr's value
+            sig[name] = "constexpr"
+            continue
+        ty, _, div = entry.partition(":")
+        sig[name] = ty
+        if div == "16":
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    src = triton.compiler.ASTSource(fn, signature=sig, constexprs=consts, attrs=attrs)
+    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32),
+                              options={"num_warps": num_warps, "num_stages": num_stages})
+    return compiled.asm["cubin"], compiled.asm.get("sass") or sass_of(compiled.asm["cubin"])
+
+
+def tilecc_compile(kernel, signature: list[str], num_warps: int, num_stages: int, arch: int):
+    """(cubin, sass, CUDA source)."""
+    suffix = "a" if arch >= 90 else ""
+    binary = kernel.compile(signature, arch=f"sm_{arch}{suffix}", num_warps=num_warps,
+                            num_stages=num_stages)
+    source = kernel.source(signature, arch=f"sm_{arch}{suffix}", num_warps=num_warps,
+                           num_stages=num_stages)
+    return binary.data, sass_of(binary.data), source
+
+
+def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 3,
+            arch: int = 90, dump: str | None = None) -> dict[str, dict[str, int | None]]:
+    """{"tilecc": {row: count}, "triton": {...}} (rows of ROWS plus "registers")."""
+    out = {}
+    tc_cubin, tc_sass, tc_src = tilecc_compile(kernel, signature, num_warps, num_stages, arch)
+    out["tilecc"] = counts(tc_sass) | {"registers": registers(tc_cubin)}
+    try:
+        tr_cubin, tr_sass = triton_compile(kernel, signature, num_warps, num_stages, arch)
+        out["triton"] = counts(tr_sass) | {"registers": registers(tr_cubin)}
+    except ImportError:
+        tr_sass = None
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        name = kernel.fn.__name__
+        with open(os.path.join(dump, f"{name}.tilecc.sass"), "w") as f:
+            f.write(tc_sass)
+        with open(os.path.join(dump, f"{name}.tilecc.cu"), "w") as f:
+            f.write(tc_src)
+        if tr_sass:
+            with open(os.path.join(dump, f"{name}.triton.sass"), "w") as f:
+                f.write(tr_sass)
+    return out
+
+
+def table(result: dict) -> str:
+    tools = list(result)
+    labels = [label for label, _ in ROWS] + ["registers"]
+    lines = [f"{'':<22}" + "".join(f"{t:>10}" for t in tools)]
+    for label in labels:
+        vals = [result[t].get(label) for t in tools]
+        lines.append(f"{label:<22}" + "".join(f"{'-' if v is None else v:>10}" for v in vals))
+    return "\n".join(lines)
+
+
+# benchmarks/untuned_kernels.py at the configurations bench_untuned.py times (bf16
+# activations): kernel -> (signature, num_warps)
+UNTUNED = {
+    "l2norm_rows": ("*bf16:16,*bf16:16,i32,fp32,128,16", 4),
+    "rmsnorm_rows": ("*bf16:16,*bf16:16,*bf16:16,*fp32:16,i32,fp32,128,16", 4),
+    "gated_rmsnorm": ("*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,4096", 8),
+    "swiglu_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384", 32),
+    "geglu_tanh_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384", 32),
+    "sparsemax_rows": ("*fp32:16,*fp32:16,*fp32:16,i32,1024", 4),
+    "chunk_local_cumsum": ("*fp32:16,*fp32:16,i32:16,16,64", 4),
+    "cross_entropy_fwd_bwd": ("*bf16:16,i32:16,*i64:16,*fp32:16,i32:16,fp32,32768", 32),
+    "rope_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,32,64", 4),
+    "taylor_linear_attn": ("*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,fp32,16,64,64,32",
+                           4),
+    "gated_rnn_fwd": ("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,128", 4),
+    "group_norm_fwd": ("*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,64,4096", 8),
+}
+SHORT = ["LDG 128-bit", "LDG 32/16/8-bit", "STG 128-bit", "STG 32/16/8-bit", "LDS", "STS",
+         "SHFL", "BAR", "LDL/STL (spills)", "all instructions", "registers"]
+
+
+def untuned_table(arch: int) -> str:
+    """One line per kernel of benchmarks/untuned_kernels.py: tilecc/Triton counts."""
+    import untuned_kernels as U
+
+    heads = ["LDG128", "LDG<=32", "STG128", "STG<=32", "LDS", "STS", "SHFL", "BAR", "spill",
+             "instr", "regs"]
+    lines = [f"{'kernel (tilecc/triton)':<24}" + "".join(f"{h:>10}" for h in heads)]
+    for name, (sig, warps) in UNTUNED.items():
+        try:
+            r = compare(getattr(U, name), sig.split(","), warps, 3, arch)
+            cells = [f"{r['tilecc'][k]}/{r.get('triton', {}).get(k, '-')}" for k in SHORT]
+        except Exception as e:  # noqa: BLE001 - one kernel's failure is a line of the table
+            cells = [f"failed: {type(e).__name__}: {str(e).splitlines()[-1][:100]}"]
+        lines.append(f"{name:<24}" + "".join(f"{c:>10}" for c in cells))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--untuned"]:  # every kernel of benchmarks/untuned_kernels.py
+        print(untuned_table(int(sys.argv[2]) if len(sys.argv) > 2 else 90))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("kernel", help="FILE.py:KERNEL (a @tilecc.jit function)")
+    ap.add_argument("-s", "--signature", required=True)
+    ap.add_argument("-w", "--num-warps", type=int, default=4)
+    ap.add_argument("--num-stages", type=int, default=3)
+    ap.add_argument("--arch", type=int, default=90)
+    ap.add_argument("--dump", help="write both SASS listings and the CUDA source here")
+    args = ap.parse_args()
+    kernel = load_kernel(args.kernel)
+    sig = [s for s in re.split(r",(?![^\[]*\])", args.signature) if s]
+    result = compare(kernel, sig, args.num_warps, args.num_stages, args.arch, args.dump)
+    print(f"{kernel.fn.__name__}  num_warps={args.num_warps}  sm_{args.arch}")
+    print(table(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The kernels of benchmarks/untuned_kernels.py (written for Triton in the styles of LLM
+kernel libraries) on the interpreter at tiny shapes, against their NumPy references; and
+the generated code of the row norms compiled by NVRTC: several rows per program over 128
+contiguous columns load and store 16-byte vectors and reduce each row inside a warp."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tilecc.testing as tt
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import untuned_kernels as U  # noqa: E402
+
+
+class NumpyMaker:
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def randn(self, shape, dtype):
+        return self.rng.standard_normal(shape).astype(dtype)
+
+    def empty(self, shape, dtype):
+        return np.full(shape, np.nan, dtype=dtype)
+
+    def randint(self, high, shape):
+        return self.rng.integers(0, high, shape, dtype=np.int64)
+
+    def sort_desc(self, x):
+        return -np.sort(-x, axis=-1)
+
+    def logsigmoid(self, shape, dtype):
+        return -np.log1p(np.exp(-self.rng.standard_normal(shape))).astype(dtype)
+
+
+@pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
+def test_untuned_kernel_matches_numpy_on_the_interpreter(case) -> None:
+    args = case.inputs(NumpyMaker(0), "float32", big=False)
+    expected = case.reference(copy.deepcopy(args))
+    case.launch(case.kernel.interpret, args)
+    for name in case.outputs:
+        tt.assert_close(args[name], expected[name].astype(np.float32), tt.Tolerance(*case.tol),
+                        name)
+
+
+# --- what the compiler makes of them (no GPU: generated code, NVRTC compiles) -------------
+from conftest_compilers import require_cuda_compiler  # noqa: E402
+
+import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
+from tilecc.transpiler.passes.axis_info import info  # noqa: E402
+
+TAYLOR_SIG = "*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,fp32,16,64,64,32"
+GROUP_NORM_SIG = "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,64,4096"
+
+
+def dots(ir):
+    return [op for op in ir.walk() if op.kind == "dot"]
+
+
+def test_multiply_add_dot_accumulates_in_register_tiles() -> None:
+    """A dot with no matrix unit (fp32, allow_tf32=False) keeps each thread's share of the
+    accumulator as a tile of rows x columns: each A and B element it reads from shared
+    memory feeds several multiply-adds, and the row sum of the scores is four registers
+    and three shuffles, not one register and five shuffles per row."""
+    ir = U.taylor_linear_attn.ir(TAYLOR_SIG, num_warps=4)
+    for op in dots(ir):
+        assert not op.attrs["plan"].matrix
+        spt = op.result.layout.enc.spt
+        assert spt[0] >= 2 and spt[1] >= 4, spt
+    src = U.taylor_linear_attn.source(TAYLOR_SIG, num_warps=4)
+    assert "across the 8 lanes that hold the axis" in src
+    assert "across the 32 lanes" not in src
+
+
+def test_multiply_add_dot_compiles_without_spills() -> None:
+    require_cuda_compiler()
+    binary = U.taylor_linear_attn.compile(TAYLOR_SIG, arch="sm_90a", num_warps=4)
+    assert "spill stores" not in binary.log or " 0 bytes spill stores" in binary.log
+
+
+@tilecc.jit
+def _quotient_kernel(x_ptr, hw, start, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs // hw)
+
+
+@pytest.mark.parametrize("sig, runs", [("*i32:16,i32:16,i32:16,64", 16),
+                                       ("*i32:16,i32,i32:16,64", 1),
+                                       ("*i32:16,i32:16,i32,64", 1)])
+def test_quotient_of_contiguous_offsets_is_constant_over_aligned_runs(sig, runs) -> None:
+    """(start + arange(B)) // hw holds still over runs of gcd(16, divisors of start and hw)
+    elements; a divisor unknown on either side leaves runs of one."""
+    ir = _quotient_kernel.ir(sig)
+    (div,) = [op for op in ir.walk() if op.kind == "binary" and op.attrs["fn"] == "div"]
+    assert info(div.result).constancy == (runs,)
+
+
+def test_quotient_runs_rule_holds_on_values() -> None:
+    """The rule's claim checked by brute force: every run it names has one quotient."""
+    from tilecc.transpiler.passes.axis_info import AxisInfo, _quotient_runs
+
+    for run_len in (4, 8, 16):
+        for start_div in (1, 2, 4, 8, 16):
+            for hw in range(1, 70):
+                hw_div = hw & -hw
+                (claim,) = _quotient_runs(AxisInfo((run_len,), (start_div,), (1,)),
+                                          AxisInfo((1,), (hw_div,), (1 << 30,)), (1,))
+                for start in range(0, 200, start_div):
+                    q = (start + np.arange(run_len)) // hw
+                    for i in range(0, run_len, claim):
+                        assert len(set(q[i:i + claim])) == 1, (run_len, start, hw, claim)
+                    neg = (-start - run_len + np.arange(run_len)) // hw  # floor, below 0
+                    if (start + run_len) % start_div == 0:
+                        for i in range(0, run_len, claim):
+                            assert len(set(neg[i:i + claim])) == 1
+
+
+def test_gathered_channel_parameters_index_once_per_run() -> None:
+    """Group norm's `w[g * cpg + offs // HW]`: the channel is computed at each run's first
+    register (the compiler shares it over the run), and the address outside the masked
+    read, so that no division sits under a per-element branch."""
+    src = U.group_norm_fwd.source(GROUP_NORM_SIG, num_warps=8)
+    (w_load,) = [line for line in src.splitlines() if "w_ptr + (g * cpg" in line]
+    assert "r / 8 * 8" in w_load
+    assert "tc::load1_if(" in src and "? w_ptr[" not in src
+
+
+def test_gathered_channel_parameters_compile() -> None:
+    require_cuda_compiler()
+    binary = U.group_norm_fwd.compile(GROUP_NORM_SIG, arch="sm_90a", num_warps=8)
+    assert binary.data
+
+
+@tilecc.jit
+def _bf16_arith_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs).to(tl.bfloat16, bitcast=True)
+    y = tl.load(y_ptr + offs).to(tl.bfloat16, bitcast=True)
+    tl.store(out_ptr + offs, (x + y).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + N + offs, (x - y).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + 2 * N + offs, (x * y).to(tl.int16, bitcast=True))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_bf16_arithmetic_compiles_for_each_arch(arch) -> None:
+    """bf16 + - * are native instructions from sm_90 (through float before it)."""
+    require_cuda_compiler()
+    assert U.rope_fwd.compile("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,32,64", arch=arch).data
+    assert _bf16_arith_kernel.compile("*i16:16,*i16:16,*i16:16,1024", arch=arch).data
+
+
+@pytest.mark.gpu
+def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
+    """The native bf16 instructions give the bits the interpreter's float-then-round gives
+    (double rounding through fp32 is innocuous for + - *), subnormals and infinities too."""
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    n = 1024
+    bits = rng.integers(0, 1 << 16, (2, n), dtype=np.uint16).view(np.int16)
+    bits[:, :4] = np.array([[0x0001, 0x0080, 0x7F80, -32768], [0x0003, -32640, 0x3F80, 0x0001]],
+                           dtype=np.uint16).view(np.int16)
+    want = np.zeros(3 * n, np.int16)
+    _bf16_arith_kernel.interpret[(1,)](bits[0].copy(), bits[1].copy(), want, N=n)
+    dev = cupy.zeros(3 * n, dtype=cupy.int16)
+    _bf16_arith_kernel[(1,)](cupy.asarray(bits[0]), cupy.asarray(bits[1]), dev, N=n)
+    got = cupy.asnumpy(dev)
+    nan = lambda b: (b.view(np.uint16) & 0x7FFF) > 0x7F80  # noqa: E731
+    np.testing.assert_array_equal(nan(got), nan(want))
+    np.testing.assert_array_equal(got[~nan(want)], want[~nan(want)])
+
+
+def test_scan_of_few_long_lines_is_split_over_threads() -> None:
+    """tl.cumsum over one line of 1024 (sparsemax) or 16 lines of 64 (a chunked cumsum, 4
+    warps): each line's elements are scanned by several threads in chunks of 8, not by one
+    thread from end to end."""
+    src = U.sparsemax_rows.source("*fp32:16,*fp32:16,*fp32:16,i32,1024", num_warps=4)
+    assert "128 threads scan each of the 1 line of 1024 elements" in src
+    src = U.chunk_local_cumsum.source("*fp32:16,*fp32:16,i32:16,16,64", num_warps=4)
+    assert "8 threads scan each of the 16 lines of 64 elements" in src
+    assert "one thread scans each" not in src
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
+def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
+    """The same tiny shapes on the GPU (register-tiled FMA dots, per-run quotients, masked
+    gathers, native bf16 arithmetic and chunked scans all run here)."""
+    cupy = pytest.importorskip("cupy")
+    args = case.inputs(NumpyMaker(0), "float32", big=False)
+    expected = case.reference(copy.deepcopy(args))
+    dev = {k: cupy.asarray(v) for k, v in args.items()}
+    case.launch(case.kernel, dev)
+    for name in case.outputs:
+        tt.assert_close(cupy.asnumpy(dev[name]), expected[name].astype(np.float32),
+                        tt.Tolerance(*case.tol), name)

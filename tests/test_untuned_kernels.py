@@ -126,7 +126,8 @@ def test_gathered_channel_parameters_index_once_per_run() -> None:
     register (the compiler shares it over the run), and the address outside the masked
     read, so that no division sits under a per-element branch."""
     src = U.group_norm_fwd.source(GROUP_NORM_SIG, num_warps=8)
-    (w_load,) = [line for line in src.splitlines() if "w_ptr + (g * cpg" in line]
+    statements = " ".join(src.split()).split(";")  # a statement may span lines
+    (w_load,) = [st for st in statements if "w_ptr + (g * cpg" in st]
     assert "r / 8 * 8" in w_load
     assert "tc::load1_if(" in src and "? w_ptr[" not in src
 

@@ -6,6 +6,7 @@ contiguous columns load and store 16-byte vectors and reduce each row inside a w
 from __future__ import annotations
 
 import copy
+import re
 import os
 import sys
 
@@ -121,15 +122,33 @@ def test_quotient_runs_rule_holds_on_values() -> None:
                             assert len(set(neg[i:i + claim])) == 1
 
 
-def test_gathered_channel_parameters_index_once_per_run() -> None:
-    """Group norm's `w[g * cpg + offs // HW]`: the channel is computed at each run's first
-    register (the compiler shares it over the run), and the address outside the masked
-    read, so that no division sits under a per-element branch."""
+def test_masked_gathers_take_their_address_outside_the_condition() -> None:
+    """Group norm's `w[g * cpg + offs // HW]` under a mask: the address is computed outside
+    the masked read (tc::load1_if), so that no division sits under a per-element branch."""
     src = U.group_norm_fwd.source(GROUP_NORM_SIG, num_warps=8)
     statements = " ".join(src.split()).split(";")  # a statement may span lines
     (w_load,) = [st for st in statements if "w_ptr + (g * cpg" in st]
-    assert "r / 8 * 8" in w_load
-    assert "tc::load1_if(" in src and "? w_ptr[" not in src
+    assert "tc::load1_if(" in w_load and "? w_ptr[" not in src
+
+
+@tilecc.jit
+def _row_sums_in_a_loop(P, OUT, T, S: tl.constexpr):
+    rows = tl.arange(0, S)[:, None]
+    cols = tl.arange(0, S)[None, :]
+    total = tl.zeros((S, S), tl.int32)
+    for t in range(T):
+        total += tl.load(P + rows) + t  # the same along each row
+    tl.store(OUT + rows * S + cols, total)
+
+
+def test_a_value_updated_in_place_reads_each_register_at_its_own_index() -> None:
+    """`total += row_value` in a loop is constant along its rows, but its registers are
+    updated in place: each must be read at its own index, not at its run's first one
+    (which the same statement has already overwritten: wrong sums on the GPU)."""
+    src = _row_sums_in_a_loop.source("*i32:16, *i32:16, i32, 16", num_warps=1)
+    flat = " ".join(src.split("#include")[1].split())
+    for dest, expr in re.findall(r"(\w+)\[r\] = ([^;]*);", flat):
+        assert re.findall(rf"\b{dest}\[([^\]]*)\]", expr) in ([], ["r"]), (dest, expr)
 
 
 def test_gathered_channel_parameters_compile() -> None:
@@ -150,7 +169,7 @@ def _bf16_arith_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_bf16_arithmetic_compiles_for_each_arch(arch) -> None:
-    """bf16 + - * are native instructions from sm_90 (through float before it)."""
+    """bf16 + - * (computed through float, rounded once to bf16)."""
     require_cuda_compiler()
     assert U.rope_fwd.compile("*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,32,64", arch=arch).data
     assert _bf16_arith_kernel.compile("*i16:16,*i16:16,*i16:16,1024", arch=arch).data
@@ -158,13 +177,13 @@ def test_bf16_arithmetic_compiles_for_each_arch(arch) -> None:
 
 @pytest.mark.gpu
 def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
-    """The native bf16 instructions give the bits the interpreter's float-then-round gives
-    (double rounding through fp32 is innocuous for + - *), subnormals and infinities too."""
+    """bf16 + - * on the GPU give the bits the interpreter's float-then-round gives,
+    subnormals and infinities too."""
     cupy = pytest.importorskip("cupy")
     rng = np.random.default_rng(5)
     n = 1024
     bits = rng.integers(0, 1 << 16, (2, n), dtype=np.uint16).view(np.int16)
-    bits[:, :4] = np.array([[0x0001, 0x0080, 0x7F80, -32768], [0x0003, -32640, 0x3F80, 0x0001]],
+    bits[:, :4] = np.array([[0x0001, 0x0080, 0x7F80, 0x8000], [0x0003, 0x8080, 0x3F80, 0x0001]],
                            dtype=np.uint16).view(np.int16)
     want = np.zeros(3 * n, np.int16)
     _bf16_arith_kernel.interpret[(1,)](bits[0].copy(), bits[1].copy(), want, N=n)

@@ -158,8 +158,8 @@ class ExprOps:
             if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
                 operand = f"({operand})"
             return self.narrow(f"{sym}{operand}", UNARY, v)
-        if k == "binary":  # integers constant over runs of registers: once per run
-            return self.binary_expr(v, self.run_start(v, idx) if v.dtype.is_int() else idx)
+        if k == "binary":
+            return self.binary_expr(v, idx)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)

@@ -104,30 +104,8 @@ struct bfloat16 {
   TC_DEVICE bool operator==(H a, H b) { return float(a) == float(b); }                        \
   TC_DEVICE bool operator!=(H a, H b) { return float(a) != float(b); }
 TC_HALF_OPERATORS(half)
+TC_HALF_OPERATORS(bfloat16)
 #undef TC_HALF_OPERATORS
-#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define TC_BF16_NATIVE(OP, INS)                                                               \
-  TC_DEVICE bfloat16 operator OP(bfloat16 a, bfloat16 b) {                                    \
-    unsigned short r;                                                                         \
-    asm(INS " %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));                             \
-    return bfloat16::from_bits(r);                                                            \
-  }
-#else
-#define TC_BF16_NATIVE(OP, INS)                                                               \
-  TC_DEVICE bfloat16 operator OP(bfloat16 a, bfloat16 b) { return bfloat16(float(a) OP float(b)); }
-#endif
-TC_BF16_NATIVE(+, "add.rn.bf16")
-TC_BF16_NATIVE(-, "sub.rn.bf16")
-TC_BF16_NATIVE(*, "mul.rn.bf16")
-#undef TC_BF16_NATIVE
-TC_DEVICE bfloat16 operator/(bfloat16 a, bfloat16 b) { return bfloat16(float(a) / float(b)); }
-TC_DEVICE bfloat16 operator-(bfloat16 a) { bfloat16 r = a; r.bits ^= 0x8000u; return r; }
-TC_DEVICE bool operator<(bfloat16 a, bfloat16 b) { return float(a) < float(b); }
-TC_DEVICE bool operator<=(bfloat16 a, bfloat16 b) { return float(a) <= float(b); }
-TC_DEVICE bool operator>(bfloat16 a, bfloat16 b) { return float(a) > float(b); }
-TC_DEVICE bool operator>=(bfloat16 a, bfloat16 b) { return float(a) >= float(b); }
-TC_DEVICE bool operator==(bfloat16 a, bfloat16 b) { return float(a) == float(b); }
-TC_DEVICE bool operator!=(bfloat16 a, bfloat16 b) { return float(a) != float(b); }
 
 template <typename T> struct is_half_like {
   static constexpr bool value = is_same<T, half>::value || is_same<T, bfloat16>::value;

@@ -82,6 +82,12 @@ RUN_FIRST = (
     "test_testing_toolkit.py::test_plugin_in_a_fresh_pytest",
     "test_math.py::test_math_kernels_compile",
     "test_fp8.py::test_conversions_compile_cleanly",
+    "test_attention_backward.py::test_default_configurations_compile_cleanly",
+    "test_dot.py::test_dot_case_compiles_cleanly",
+    "test_mfma.py::test_the_kernels_compile_cleanly_with_hiprtc",
+    "test_mfma.py::test_cdna3_rows_compile_with_hipcc",
+    "test_amd_isa_report.py::test_report_of_a_compiled_dot_kernel",
+    "test_untuned_kernels.py::test_quotient_runs_rule_holds_on_values",
 )
 
 

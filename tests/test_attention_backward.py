@@ -166,30 +166,6 @@ def test_default_configurations_compile_cleanly(target: str, arch: str) -> None:
             assert_clean_compile(kernel, sig, target, arch, **options)
 
 
-def _benchmark_cases():
-    """The configurations the defaults leave out, without the causal mask (the defaults
-    cover both masks; the mask moves a configuration's registers by a few at most)."""
-    for d, parts in A.BWD_CONFIGS.items():
-        default = A.backward_config(d, False, "sm_90")
-        for name, configs in parts.items():
-            for bm, bn, warps, stages in configs:
-                part = {"BLOCK_M": bm, "BLOCK_N": bn}
-                if {**part, "num_warps": warps, "num_stages": stages} != default[name]:
-                    yield (KERNELS[name], _signature(name, d, part, False),
-                           {"num_warps": warps, "num_stages": stages})
-
-
-def test_benchmark_configurations_compile_for_hopper() -> None:
-    """Every configuration benchmarks/bench_attention_bwd.py tries compiles cleanly."""
-    require_cuda_compiler()
-    assert len(list(_benchmark_cases())) == sum(
-        len(c) - 1 for parts in A.BWD_CONFIGS.values() for c in parts.values())
-    cases = lambda: list(_benchmark_cases())  # noqa: E731
-    if not compile_cleanly_together("attention_bwd_bench", "cuda", "sm_90", cases):
-        for kernel, sig, options in cases():
-            assert_clean_compile(kernel, sig, "cuda", "sm_90", **options)
-
-
 # --- GPU ---------------------------------------------------------------------------------
 
 @pytest.mark.gpu

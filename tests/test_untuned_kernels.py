@@ -209,8 +209,8 @@ def test_scan_of_few_long_lines_is_split_over_threads() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
 def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
-    """The same tiny shapes on the GPU (register-tiled FMA dots, per-run quotients, masked
-    gathers, native bf16 arithmetic and chunked scans all run here)."""
+    """The same tiny shapes on the GPU (register-tiled FMA dots, masked gathers and chunked
+    scans all run here)."""
     cupy = pytest.importorskip("cupy")
     args = case.inputs(NumpyMaker(0), "float32", big=False)
     expected = case.reference(copy.deepcopy(args))

@@ -251,7 +251,8 @@ def reference(q, k, v, causal: bool, sm_scale: float | None = None):
 # that benchmarks/bench_attention_bwd.py tries; all compile without spills for sm_90
 BWD_CONFIGS = {64: {"dkdv": [(64, 128, 8, 3), (32, 128, 8, 3), (64, 64, 4, 3), (32, 64, 4, 3)],
                     "dq": [(128, 64, 8, 3), (128, 32, 8, 3), (64, 64, 4, 3)]},
-               128: {"dkdv": [(32, 64, 8, 3), (16, 128, 8, 3), (16, 64, 4, 3)],
+               128: {"dkdv": [(32, 64, 8, 3), (64, 64, 4, 3), (64, 64, 4, 2), (16, 128, 8, 3),
+                              (16, 64, 4, 3)],
                      "dq": [(128, 32, 8, 3), (128, 64, 8, 3), (64, 64, 4, 3)]}}
 
 

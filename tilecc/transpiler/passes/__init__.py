@@ -1,6 +1,7 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
-  0. dce        — drop pure values nothing reads; `load(...).T` becomes the load of the
+  0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
+                  fused multiply-add under fp fusion (passes.contract); `load(...).T` becomes the load of the
                   transposed block (passes.transpose); fp8 products no matrix unit of the
                   target multiplies get fp16 operands (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
@@ -24,6 +25,7 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
+from tilecc.transpiler.passes.contract import contract_products
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
@@ -36,6 +38,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
+    contract_products(kernel)
     fold_transposed_loads(kernel)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)

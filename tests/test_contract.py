@@ -1,0 +1,90 @@
+"""fp16 / bf16 `a * b + c` contracted into one fused multiply-add under fp fusion, as
+Triton's compiler does (passes/contract.py): the IR, the source, the interpreter's values
+and the GPU's."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+
+BF16 = ml_dtypes.bfloat16
+
+# rotary-embedding lanes where x1*c - x2*s rounded three times and rounded twice (the
+# first product fused) differ by a bf16 ulp: the two products nearly cancel
+X1, C, X2, S = (np.array(v, dtype=BF16) for v in zip(
+    (3.515625, -2.4375, 0.271484375, 1.7109375), (2.515625, 3.5625, -1.265625, 1.1953125),
+    (-2.578125, 3.1875, -0.63671875, -0.23046875), (3.5625, 2.53125, 0.32421875, 0.8828125),
+    (-2.453125, -3.296875, 0.2109375, -1.2421875), (-2.0625, -2.1875, 1.96875, -3.0625),
+    (2.1875, -3.5625, -1.796875, -1.0390625), (-0.98828125, -1.6796875, -4.40625, 2.046875)))
+
+
+@tilecc.jit
+def rotate(x1_ptr, c_ptr, x2_ptr, s_ptr, o1_ptr, o2_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x1, c = tl.load(x1_ptr + i), tl.load(c_ptr + i)
+    x2, s = tl.load(x2_ptr + i), tl.load(s_ptr + i)
+    tl.store(o1_ptr + i, x1 * c - x2 * s)
+    tl.store(o2_ptr + i, x2 * c + x1 * s)
+
+
+@tilecc.jit
+def product_read_twice(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    p = tl.load(x_ptr + i) * tl.load(y_ptr + i)
+    tl.store(o_ptr + i, p + p)
+
+
+def _round(x) -> np.ndarray:  # to bf16 through float32, as the generated code does
+    return np.asarray(x, np.float64).astype(np.float32).astype(BF16)
+
+
+def _expected(fused: bool) -> tuple[np.ndarray, np.ndarray]:
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    x1c, x2s, x2c, x1s = (f(a) * f(b) for a, b in ((X1, C), (X2, S), (X2, C), (X1, S)))
+    if fused:  # the left product fused, the right one rounded
+        return _round(x1c - f(_round(x2s))), _round(x2c + f(_round(x1s)))
+    return (_round(f(_round(x1c)) - f(_round(x2s))), _round(f(_round(x2c)) + f(_round(x1s))))
+
+
+def _run(fusion: bool, launch=None):
+    o1, o2 = np.zeros(8, BF16), np.zeros(8, BF16)
+    (launch or rotate.interpret)[(1,)](X1, C, X2, S, o1, o2, BLOCK=8,
+                                       enable_fp_fusion=fusion)
+    return o1, o2
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_the_interpreter_rounds_as_the_option_says(fusion) -> None:
+    """Fused: each sum of products rounds twice (Triton's contraction); unfused: three
+    times.  The inputs are ones where the two differ."""
+    want = _expected(fusion)
+    assert not np.array_equal(_expected(True)[0], _expected(False)[0])
+    for got, exp in zip(_run(fusion), want):
+        np.testing.assert_array_equal(got.astype(np.float32), exp.astype(np.float32))
+
+
+def test_the_source_fuses_only_under_fusion() -> None:
+    sig = "*bf16:16,*bf16:16,*bf16:16,*bf16:16,*bf16:16,*bf16:16,8"
+    fused = rotate.source(sig)
+    assert fused.count("tc::fma(") == 2 and "-(x2[r] * s[r])" in fused
+    assert "tc::fma(" not in rotate.source(sig, enable_fp_fusion=False)
+    # float32 sums of products are left to the native compiler's own contraction
+    assert "tc::fma(" not in rotate.source(sig.replace("bf16", "fp32"))
+    # a product read twice is computed once, as written
+    assert "tc::fma(" not in product_read_twice.source("*fp16:16,*fp16:16,*fp16:16,8")
+
+
+@pytest.mark.gpu
+def test_the_gpu_rounds_as_the_interpreter() -> None:
+    cupy = pytest.importorskip("cupy")
+    for fusion in (True, False):
+        args = [cupy.asarray(a) for a in (X1, C, X2, S)]
+        o1, o2 = cupy.zeros(8, BF16), cupy.zeros(8, BF16)
+        rotate[(1,)](*args, o1, o2, BLOCK=8, enable_fp_fusion=fusion)
+        for got, exp in zip((o1, o2), _run(fusion)):
+            np.testing.assert_array_equal(cupy.asnumpy(got).astype(np.float32),
+                                          exp.astype(np.float32))

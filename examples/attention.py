@@ -260,13 +260,15 @@ def backward_config(head_dim: int, causal: bool, arch: str = "sm_90") -> dict:
     """Blocks and warps of the two gradient kernels ("dkdv", "dq") and of the preprocess
     ("delta") that compile without register spills for `arch`.  The key block of dK/dV and
     the query block of dQ are the wide ones (their accumulators stay in registers), the
-    streamed block narrower.  On Hopper a streamed block of 64 puts every product on
-    wgmma, but for dK/dV at head dimension 128 its two accumulators leave no room."""
+    streamed block narrower.  On Hopper dK/dV runs 64 x 64 blocks on one warpgroup: every
+    product is then a wgmma (m64, N of 64 or more), and at head dimension 128 its two
+    accumulators still fit (about 240 registers, no spills)."""
     hopper = arch.startswith("sm_90")
     if head_dim <= 64:
-        dkdv, dq = ((64, 128, 8) if hopper else (32, 128, 8)), (128, 64, 8)
+        dkdv, dq = ((64, 64, 4) if hopper else (32, 128, 8)), (128, 64, 8)
     else:
-        dkdv, dq = (32, 64, 8), ((128, 64, 8) if hopper else (128, 32, 8))
+        dkdv, dq = ((64, 64, 4) if hopper else (32, 64, 8)), \
+            ((128, 64, 8) if hopper else (128, 32, 8))
     if arch.startswith("gfx"):  # 64 KiB of LDS: Q and dO of dQ's block are staged there
         dq = (64, 32, 4) if head_dim > 64 else dq
     return {"dkdv": {"BLOCK_M": dkdv[0], "BLOCK_N": dkdv[1], "num_warps": dkdv[2],

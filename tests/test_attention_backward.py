@@ -215,3 +215,16 @@ def test_hopper_stages_the_operands_made_before_the_loop_in_shared_memory() -> N
     assert "do of tl.dot does not change in the loop" in body[:loop]
     assert body[loop:].count("_ss<0>(") == 2  # Q K^T and dO V^T: A from shared memory
     assert body[loop:].count("_rs<1>(") == 1  # dS K: A from registers, made in the loop
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_hopper_dkdv_runs_every_product_on_wgmma(d: int) -> None:
+    """dK/dV's configuration on sm_90 puts all four products on warpgroup MMA: at head
+    dim 128 it used to take 32 x 64 blocks on 8 warps, which wgmma cannot split, and ran
+    on mma.sync at a third of the speed."""
+    cfg = A.backward_config(d, False, "sm_90")["dkdv"]
+    src = A.attention_bwd_dkdv.source(_signature("dkdv", d, cfg, False), arch="sm_90a",
+                                      num_warps=cfg["num_warps"],
+                                      num_stages=cfg["num_stages"])
+    body = src.split("#include")[1]
+    assert body.count("tc::wgmma_m64n") == 4 and "tc::mma_" not in body

@@ -40,7 +40,8 @@
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L47: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L47: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages; one
+//     wgmma kept in flight)
 //   L51: wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions per K step, operands read
 //     from shared memory
 // Memory accesses:
@@ -193,8 +194,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   int b_block_offset1 = pid_n * 128;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
-  // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages))
+  // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages;
+  //   one wgmma kept in flight))
+#pragma unroll
+  for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
   {  // prologue: the copies of the first 2 iterations
     int k_next = 0;
 #pragma unroll
@@ -289,6 +292,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         tc::wgmma_m64n128k16_f16_ss<1>(accumulator + 64, accumulator + 96, a_desc1, b_desc);
       }
       tc::wgmma_commit();
+      tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
+      __syncthreads();  // ... in every warpgroup: its stage can be refilled
       if (k_ahead < (K + 32 - 1) / 32) {
         // Out-of-range rows and columns read as zeros.
         // L49: a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
@@ -340,7 +345,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
       tc::fence_proxy_async();  // ... visible to the tensor cores' reads
-      tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
     }
@@ -348,6 +352,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
   }
   tc::cp_async_wait<0>();
+  tc::wgmma_wait<0>();  // the last multiplication, back in the registers
+#pragma unroll
+  for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
   // L55: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[128];
 #pragma unroll

@@ -38,7 +38,8 @@
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L54: a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages)
+//   L54: a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages; one wgmma
+//     kept in flight)
 //   L58: wgmma.m64n128k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, operands read
 //     from shared memory
 // Memory accesses:
@@ -124,7 +125,10 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
     tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
     tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 49152);
-    // pipeline (a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages))
+    // pipeline (a, b of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages;
+    //   one wgmma kept in flight))
+#pragma unroll
+    for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
     // per stage: its TMA copies have landed
     unsigned long long* const ki_landed =
         reinterpret_cast<unsigned long long*>(dynamic_smem + 98304);
@@ -202,6 +206,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
           tc::wgmma_m64n128k16_f16_ss<1>(accumulator, accumulator + 32, a_desc0, b_desc);
         }
         tc::wgmma_commit();
+        tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
+        __syncthreads();  // ... in every warpgroup: its stage can be refilled
         if (ki_ahead < k_tiles) {
           if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
             const unsigned landed = tc::smem_address(ki_landed + ((ki_stage + 2) % 3));
@@ -235,7 +241,6 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
         if (ki + 1 < k_tiles)
           tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)),
               (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
-        tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
         for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
       }
@@ -249,6 +254,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     if (threadIdx.x == 0) {
       for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(ki_landed + s));
     }
+    tc::wgmma_wait<0>();  // the last multiplication, back in the registers
+#pragma unroll
+    for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
     // L59: c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
     tc::half t_[64];
 #pragma unroll

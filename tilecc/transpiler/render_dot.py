@@ -61,6 +61,7 @@ class DotOps:
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
+        self.refill_barrier = False  # ... whose copies wait for every warpgroup's retire
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
@@ -259,6 +260,7 @@ class DotOps:
             a_from_registers=a_tile is None, a_tile=a_tile, b_tile=b_tile, every=every,
             acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
             a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
+            refill_barrier=self.refill_barrier,
             intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
             halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
                     for i in range(per_group // 64)],
@@ -377,9 +379,9 @@ class DotOps:
                  stages_count=p.stages, note=p.note.split(": ", 1)[1],
                  stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
         # one multiplication group kept in flight across iterations (passes.settle): the
-        # copies then run num_stages - 2 iterations ahead; each accumulator register its
-        # own before the first multiplication
-        self.wgmma_in_flight = p.in_flight
+        # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
+        # barrier); each accumulator register its own before the first multiplication
+        self.wgmma_in_flight, self.refill_barrier = p.in_flight, p.refill_barrier
         if p.in_flight:
             acc = next(o for o in body.ops if o.kind == "dot" and
                        o.attrs["plan"].unit.async_groups).result
@@ -403,7 +405,7 @@ class DotOps:
                  next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
         self.line(self.dot_macros.pipelined_loop(d))
-        self.wgmma_in_flight = False
+        self.wgmma_in_flight = self.refill_barrier = False
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
         """The stages of each pipelined load, in dynamic shared memory (sized at launch;

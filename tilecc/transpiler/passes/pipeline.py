@@ -73,8 +73,10 @@ class Pipeline:
     slice_ops: set[int] = field(default_factory=set)  # id() of body ops moved to the issue point
     note: str = ""
     # settled by passes.settle: one multiplication group kept in flight across iterations,
-    # and how many iterations ahead the copies run (num_stages - 2 then, else - 1)
+    # and how many iterations ahead the copies run (num_stages - 2 then, but - 1 with 3
+    # stages or none in flight)
     in_flight: bool = False
+    refill_barrier: bool = False  # in flight with 3 stages: a barrier before the copies
     distance: int = 0
     tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
     tma: list = field(default_factory=list)  # per load: its TmaCopy, or None (cp.async)

@@ -187,21 +187,25 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
 
 
 def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
-    """Hopper, num_stages >= 4: one warpgroup MMA stays in flight while the next iteration
-    starts, when only the loop reads its accumulator.  A stage is then refilled two
-    iterations after it was read (every warpgroup has retired that MMA by the barrier
-    between), so the copies run num_stages - 2 iterations ahead."""
+    """Hopper, num_stages >= 3: one warpgroup MMA stays in flight while the next iteration
+    starts, when only the loop reads its accumulator.  The stage the previous iteration's
+    MMA read is refilled once every warpgroup has retired it.  With 4 stages or more the
+    copies run num_stages - 2 iterations ahead, and the barrier that ends an iteration
+    is that point; with 3 (one iteration ahead would not hide a load's latency) they run
+    2 ahead, and a second barrier, after the wait for the previous MMA, comes before the
+    copies (`refill_barrier`)."""
     body = loop.regions[0]
     s = p.stages
     dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
-    overlap = (s >= 4 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
+    overlap = (s >= 3 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
                and not a_in_registers(dots[0])  # A's registers must outlive the MMA
                and promotion_steps(dots[0]) is None)  # its partial sums are waited for
-    dist = s - 2 if overlap else s - 1
+    barrier = overlap and s == 3
+    dist = s - 2 if overlap and not barrier else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
-    return replace(p, in_flight=overlap, distance=dist, note=note)
+    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note)
 
 
 def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:

@@ -28,12 +28,12 @@
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
 //     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
@@ -108,29 +108,9 @@ struct Blocked3 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced4: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked6: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+// Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked6 {
+struct Blocked4 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -140,6 +120,26 @@ struct Blocked6 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 2 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
 // Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
@@ -245,7 +245,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
+  unsigned kt_at[2];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+    kt_at[v / 8] = 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8);
+    tc::keep_in_register(kt_at[v / 8]);
+  }
   tc::half* const v_stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
+  unsigned v_at[2];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+    v_at[v / 8] = 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(v_at[v / 8]);
+  }
   // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
   //   stages))
   {  // prologue: the copies of the first 2 iterations
@@ -257,20 +271,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
         const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
-              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced5::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
+              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced6::coord0((v % 8)) + start_n_next * stride_m,
+              start_n_next + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(v_stages_base + v_at[v / 8],
               V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced1::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
@@ -322,21 +332,17 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
             tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(kt_stages_base + 2 * (row / 64 * 4096 +
-              tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8),
-              K + base + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced5::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced4::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
+          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
+              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
+              Sliced6::coord0((v % 8)) + start_n_ahead * stride_m,
+              start_n_ahead + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
         }
         // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
         const unsigned v_stages_base =
             tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 8) {
-          const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
-          tc::cp_async<16>(v_stages_base + 2 * (col / 64 * 4096 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(v_stages_base + v_at[v / 8],
               V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
               Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);

@@ -293,7 +293,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 32; ++r) dk[r] = 0.0f;
   tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
+  unsigned do_at[1];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 8; v += 8) {
+    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+    do_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(do_at[v / 8]);
+  }
   tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
+  unsigned q_at[1];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 8; v += 8) {
+    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
+    q_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(q_at[v / 8]);
+  }
   // pipeline (do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
   //   stages))
   {  // prologue: the copies of the first 2 iterations
@@ -305,9 +319,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned do_stages_base = tc::smem_address(do_stages + (s) * 2048);
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + do_at[v / 8],
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -316,9 +328,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + q_at[v / 8],
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -390,9 +400,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             tc::smem_address(do_stages + ((start_m_stage + 2) % 3) * 2048);
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(do_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(do_stages_base + do_at[v / 8],
               DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
@@ -402,9 +410,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
 #pragma unroll
         for (int v = 0; v < 8; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(q_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(q_stages_base + q_at[v / 8],
               Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);

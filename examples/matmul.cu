@@ -201,7 +201,21 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
+  unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
+    a_at[v / 8] = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
+    tc::keep_in_register(a_at[v / 8]);
+  }
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
+  unsigned b_at[4];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+    b_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(b_at[v / 8]);
+  }
   // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages;
   //   one wgmma kept in flight))
 #pragma unroll
@@ -215,20 +229,15 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 +
-              col % 8),
-              a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v],
+              Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
-              b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v],
+              Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll
@@ -286,20 +295,15 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 +
-              col % 8),
-              a_ptrs[v], Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v],
+              Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
-              b_ptrs[v], Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v],
+              Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
 #pragma unroll

@@ -23,12 +23,12 @@
 // Layouts (which thread holds which element; see the structs below):
 //   Blocked0: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
 //     axis 1: 8 per thread x 4 lanes x 1 warps
-//   Sliced1: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced2: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked3: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
+//   Blocked1: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
 //     axis 1: 8 per thread x 16 lanes x 1 warps
+//   Sliced2: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced3: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
 //   Sliced4: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
 //     from a 32 x 1 tiling (reduced axes dropped)
 //   Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
@@ -67,29 +67,9 @@ struct Blocked0 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced1: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced1 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
-};
-
-// Sliced2: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced2 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
-};
-
-// Blocked3: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis
+// Blocked1: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis
 //   1: 8 per thread x 16 lanes x 1 warps
-struct Blocked3 {
+struct Blocked1 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -99,6 +79,26 @@ struct Blocked3 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced2: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
+};
+
+// Sliced3: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
 // Sliced4: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from
@@ -193,7 +193,21 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   int b_block_offset0 = 0;
   int b_block_offset1 = pid_n * 128;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
+  unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
+    a_at[v / 8] = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
+    tc::keep_in_register(a_at[v / 8]);
+  }
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
+  unsigned b_at[4];  // where this thread's vectors land in a stage, in bytes
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    const int row = Blocked1::coord0(v), col = Blocked1::coord1(v);
+    b_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(b_at[v / 8]);
+  }
   // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages;
   //   one wgmma kept in flight))
 #pragma unroll
@@ -208,30 +222,25 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 +
-              col % 8),
+          tc::cp_async<16>(a_stages_base + a_at[v / 8],
               a_ptr +
               (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
-              tc::cast<long long>(Sliced2::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              tc::cast<long long>(Sliced3::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
               -tc::cast<long long>(a_block_offset0)) &
-              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
               tc::cast<long long>(a_block_offset0))) &
-              ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) >=
+              ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
               -tc::cast<long long>(a_block_offset1)) &
-              (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1 -
+              (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_1 -
               tc::cast<long long>(a_block_offset1))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(b_stages_base + b_at[v / 8],
               b_ptr +
               (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
@@ -300,30 +309,25 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
-          tc::cp_async<16>(a_stages_base + 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row),
-              col / 8) * 8 +
-              col % 8),
+          tc::cp_async<16>(a_stages_base + a_at[v / 8],
               a_ptr +
               (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
-              tc::cast<long long>(Sliced2::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) >=
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              tc::cast<long long>(Sliced3::coord0((v % 8)))),
+              ((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
               -tc::cast<long long>(a_block_offset0)) &
-              (tc::cast<long long>(Sliced1::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
               tc::cast<long long>(a_block_offset0))) &
-              ((tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) >=
+              ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
               -tc::cast<long long>(a_block_offset1)) &
-              (tc::cast<long long>(Sliced2::coord0(((v % 8) / 8 * 8))) < t_1 -
+              (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_1 -
               tc::cast<long long>(a_block_offset1))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-          tc::cp_async<16>(b_stages_base + 2 * (col / 64 * 2048 +
-              tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8),
+          tc::cp_async<16>(b_stages_base + b_at[v / 8],
               b_ptr +
               (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
               (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +

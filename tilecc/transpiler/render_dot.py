@@ -62,6 +62,7 @@ class DotOps:
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.refill_barrier = False  # ... whose copies wait for every warpgroup's retire
+        self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
@@ -409,14 +410,25 @@ class DotOps:
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
         """The stages of each pipelined load, in dynamic shared memory (sized at launch;
-        placed by passes.settle): their arrays, recorded for the dots that read them."""
+        placed by passes.settle): their arrays, recorded for the dots that read them, and
+        where each of a thread's cp.async vectors lands in a stage (the same place in every
+        stage: worked out once, before the loop, rather than at every copy)."""
         arrays = []
-        for ld, tile in zip(p.loads, p.tiles):
+        for ld, tile, tma in zip(p.loads, p.tiles, p.tma):
             x = ld.result
             rows, cols = x.type.shape
             arr = self.fresh(f"{self.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
-            arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset))
+            at = None
+            if tma is None:
+                dot, which = self.dot_use[x.id]
+                vec = ld.attrs["plan"].vec
+                at = dict(name=self.fresh(f"{self.name(x)}_at"), vectors=x.layout.regs // vec,
+                          regs=x.layout.regs, vec=vec, layout=self.lname(x.layout),
+                          esize=x.dtype.itemsize,
+                          offset=self.operand_offset(dot, which, "row", "col"))
+                self.vector_offsets[x.id] = at["name"]
+            arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset, at=at))
         return arrays
 
     def pipelined_body(self, op: Op, d: dict) -> None:
@@ -509,8 +521,6 @@ class DotOps:
         layout = self.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
         arr, _, elems = self.pipe_tiles[x.id]
-        dot, which = self.dot_use[x.id]
-        offset = self.operand_offset(dot, which, "row", "col")
         ptr = self.text(ld.operands[0], "v")
         mask = ld.operands[1] if len(ld.operands) > 1 else None
         prefix = mask is not None and plan.mask_mode == "prefix"
@@ -520,5 +530,5 @@ class DotOps:
         self.line(self.dot_macros.cp_async_tile(dict(
             base=self.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
             regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,
-            offset=offset, ptr=ptr, size=size,
+            at=self.vector_offsets[x.id], ptr=ptr, size=size,
             lane_mask=self.wrap(mask, "v + k", 4) if prefix else "")))

@@ -803,6 +803,10 @@ TC_DEVICE int wgmma_a_row(int row) {
 
 // An empty asm that "reads and writes" a register: the compiler keeps the value in place.
 TC_DEVICE void fence_operand(float& x) { asm volatile("" : "+f"(x) :: "memory"); }
+// The same for a value worked out once before a loop (where a thread's copies land in a
+// stage): the compiler can no longer work it out again at each use inside the loop, which
+// ptxas otherwise does to spare the register (a hundred instructions per K step).
+TC_DEVICE void keep_in_register(unsigned& x) { asm volatile("" : "+r"(x)); }
 // wgmma exists on sm_90a only.  nvcc -arch=sm_90a also compiles each kernel for compute_90
 // PTX (which a later GPU would JIT) and, like nvcc's host pass, reads the kernels' bodies
 // there: that PTX gets the same functions, trapping, since it cannot run them.

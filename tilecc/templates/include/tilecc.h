@@ -706,6 +706,31 @@ TC_DEVICE T shfl(T v, int src) {
   }
 }
 
+// The value held by lane (this lane - delta) (shfl_up) or (this lane + delta) (shfl_down);
+// a lane with no such lane keeps its own.  Any type of 1, 2, 4 or 8 bytes.
+#ifdef TC_HIP
+#define TC_SHFL_MOVE(dir, bits, delta) __shfl_##dir(bits, delta)
+#else
+#define TC_SHFL_MOVE(dir, bits, delta) __shfl_##dir##_sync(0xffffffffu, bits, delta)
+#endif
+#define TC_SHFL_SHIFTED(dir)                                                  \
+  template <typename T>                                                         \
+  TC_DEVICE T shfl_##dir(T v, int delta) {                                      \
+    if constexpr (sizeof(T) == 8) {                                             \
+      return bitcast<T>(TC_SHFL_MOVE(dir, bitcast<long long>(v), delta));       \
+    } else {                                                                    \
+      union { T t; int i; } u;                                                  \
+      u.i = 0;                                                                  \
+      u.t = v;                                                                  \
+      u.i = TC_SHFL_MOVE(dir, u.i, delta);                                      \
+      return u.t;                                                               \
+    }                                                                           \
+  }
+TC_SHFL_SHIFTED(up)
+TC_SHFL_SHIFTED(down)
+#undef TC_SHFL_SHIFTED
+#undef TC_SHFL_MOVE
+
 // ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
 
 // A dot operand tile lives in shared memory as rows of 16-byte chunks.  Chunk c of row r is

@@ -1,0 +1,304 @@
+"""Rendering of scans (tl.cumsum, tl.cumprod, tl.associative_scan): a mixin of
+`render.Renderer`, beside `render_blocks.BlockOps` (whose pool, combine lambda and
+shuffle helpers it uses).
+
+A scan runs in registers where the operands' placement allows (`RegisterScan`): the
+elements of a line along the axis sit, in scan order, in runs of a thread's registers
+(`chunk` of them per run, `reps` runs: the axis' tile repeats), across the lanes along the
+axis and across the warps along it.  Each thread scans its runs; the lanes along the axis
+scan their run totals by shuffles (up; down for reverse=True); the warps along the axis
+exchange their totals through a small shared array; each element then takes the prefix of
+what comes before its run.  The combine function may be any, of several values: it is
+applied only in scan order, never on a made-up identity.
+
+The block goes through shared memory instead (`scan_in_shared`) where the operands and
+results are not all in one placement (a line's registers would not match).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from math import prod
+
+from tilecc.transpiler.ir import Op
+from tilecc.transpiler.passes.placement import Placement, Slice
+from tilecc.transpiler.render_blocks import _packed_arrays, _reduced_register, _row_major
+from tilecc.transpiler.target import c_type
+
+
+@dataclass(frozen=True)
+class RegisterScan:
+    """Where the lines of a scan along `axis` of `src` live, in scan order (reverse=True:
+    from the axis' end); the C index expressions the kernel uses, and their parts."""
+    src: Placement
+    axis: int
+    reverse: bool
+
+    @property
+    def e(self) -> int:  # the axis, in the base encoding's terms
+        return self.src.kept[self.axis]
+
+    @property
+    def spt(self) -> int:  # consecutive elements of a run
+        return self.src.base.spt[self.e]
+
+    @property
+    def chunk(self) -> int:  # of which distinct (an axis shorter than a run repeats)
+        return min(self.spt, self.src.full[self.e])
+
+    @property
+    def reps(self) -> int:  # runs of each thread along the axis (the tile repeats)
+        return self.src.reg_sizes[self.e] // self.spt
+
+    @property
+    def lanes(self) -> int:  # distinct lanes along the axis (more hold copies)
+        return self.src.unique_lanes(self.e)
+
+    @property
+    def lane_stride(self) -> int:
+        return self.src.lstride(self.e)
+
+    @property
+    def warps(self) -> int:  # distinct warps along the axis (more hold copies)
+        return self.src.unique_warps(self.e)
+
+    @property
+    def n_out(self) -> int:  # lines a thread holds
+        return self.src.regs // self.src.reg_sizes[self.e]
+
+    @cached_property
+    def lines(self) -> Placement | None:
+        """The placement of one value per line (the axis dropped); None for a 1-D block."""
+        shape = self.src.shape
+        if len(shape) == 1:
+            return None
+        return Placement(Slice(self.src.enc, self.axis), shape[:self.axis] + shape[self.axis + 1:])
+
+    def register(self, o: str, q: str, j: str) -> str:
+        """The register holding line `o`'s element `j` of run `q`, both counted in scan
+        order (each "0" or a C variable)."""
+        step, last = self.spt, (self.reps - 1) * self.spt + self.chunk - 1
+        terms = [f"{q} * {step}" if step > 1 else q] if q != "0" else []
+        terms += [j] if j != "0" else []
+        if self.reverse:
+            at = f"{last} - {' - '.join(terms)}" if terms else str(last)
+        else:
+            at = " + ".join(terms) or "0"
+        return self.at(o, at)
+
+    def at(self, o: str, along: str) -> str:
+        """The register holding line `o`'s element at register position `along` of the axis."""
+        base = _reduced_register(self.src, self.e, self.lines, o, "0")
+        stride = self.src.rstride(self.e)
+        if along == "0":
+            return base
+        if along.isdigit():
+            along = str(int(along) * stride)
+        elif stride > 1:
+            along = f"{along} * {stride}" if along.isidentifier() else f"({along}) * {stride}"
+        return along if base == "0" else f"{base} + {along}"
+
+    def _place(self, along: str, count: int, held: int) -> str:
+        """The place in scan order among `count` distinct lanes (or warps) along the axis,
+        of the one whose component is `along` (of `held`: beyond `count`, copies)."""
+        own = along if along == "0" or held == count else f"{along} % {count}"
+        return f"{count - 1} - {own}" if self.reverse else own
+
+    @property
+    def lane_pos(self) -> str:
+        return self._place(self.src.lane_along(self.e), self.lanes, self.src.base.tpw[self.e])
+
+    @property
+    def warp_pos(self) -> str:
+        return self._place(self.src.warp_along(self.e), self.warps, self.src.base.wpc[self.e])
+
+    @property
+    def last_lane(self) -> str:
+        """The lane holding the run total of this lane's line (the last place)."""
+        sign = "-" if self.reverse else "+"
+        step = f" * {self.lane_stride}" if self.lane_stride > 1 else ""
+        return f"tc::lane_id() {sign} ({self.lanes - 1} - lane_pos){step}"
+
+    def line_run(self, o: str, q: str) -> str:
+        """Run `q` of line `o`, counted over the thread's lines and runs."""
+        terms = ([f"{o} * {self.reps}" if self.reps > 1 else o] if o != "0" else []) + \
+            ([q] if q != "0" else [])
+        return " + ".join(terms) or "0"
+
+    def run_totals(self, accs: list[str]) -> list[str]:
+        """The total of the run across the lanes along the axis, from their scanned `accs`."""
+        return [f"tc::shfl({a}, {self.last_lane})" if self.lanes > 1 else a for a in accs]
+
+    @property
+    def shuffle(self) -> str:
+        """The shuffle that brings the value of the lane before in scan order."""
+        return "tc::shfl_down" if self.reverse else "tc::shfl_up"
+
+
+def _into(outs: list[str], firsts: list[str], seconds: list[str]) -> str:
+    """`outs` = combine(firsts, seconds), in one statement."""
+    if len(outs) == 1:
+        return f"{outs[0]} = combine({firsts[0]}, {seconds[0]});"
+    return f"combine({', '.join(firsts + seconds + outs)});"
+
+
+def _assign(outs: list[str], values: list[str]) -> str:
+    return " ".join(f"{o} = {v};" for o, v in zip(outs, values))
+
+
+class ScanOps:
+    def op_scan(self, op: Op) -> None:
+        layouts = {v.layout for v in op.operands + op.results}
+        if len(layouts) == 1:
+            self.scan_in_registers(op)
+        else:  # operands in different placements: their registers do not line up
+            self.scan_in_shared(op)
+
+    def scan_in_registers(self, op: Op) -> None:
+        xs, results = op.operands, op.results
+        plan = RegisterScan(xs[0].layout, op.attrs["axis"], op.attrs["reverse"])
+        for res in results:  # each is scanned in place, used later or not
+            self.declare(res)
+        with self.captured() as combine:
+            self.combine_lambda(op.regions[0], len(xs))
+        sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
+        names = lambda base: [f"{base}{s}" for s in sfx]  # noqa: E731
+        o, q = "o" if plan.n_out > 1 else "0", "q" if plan.reps > 1 else "0"
+        fused = plan.warps == 1  # no barrier: each run's prefix is known at once
+        with self.captured() as wait:
+            totals = self._scan_totals(plan, xs, o, q, fused)
+        prev_at = "" if fused else f"[{plan.line_run(o, q)}]"
+        prevs = [f"{p}{prev_at}" for p in names("lane_prev")]
+        accs, prefixes, carries, ys = (names("acc"), names("prefix"), names("carry"),
+                                       [self.name(res) for res in results])
+        carried = plan.reps > 1 or plan.warps > 1
+        run_totals = totals["at"] or names("rep_total")
+        j = "j" if plan.chunk > 1 else "0"
+        reg, applied = plan.register(o, q, j), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
+        reg0 = plan.register(o, q, "0")
+        self.line(self.block_macros.scan_registers(dict(
+            combine=combine, wait=wait, plan=plan, fused=fused, carried=carried,
+            comment=self._scan_comment(op, plan),
+            prefix_needed=carried or plan.lanes > 1,
+            arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=self.text(x, reg0), prev=p,
+                         prev_array=pa, prefix=pf, carry=c, other=f"{a}_other", totals=t,
+                         offset=off, rep_total=rt, rep_total_value=rv)
+                    for x, a, p, pa, pf, c, t, off, rt, rv in zip(
+                        xs, accs, prevs, names("lane_prev"), prefixes, carries,
+                        names("totals"), totals["offsets"] or [0] * len(xs),
+                        names("rep_total"), plan.run_totals(accs))],
+            totals_base=totals["base"], write_total=totals["write"],
+            first_stores=_assign([f"{y}[{reg0}]" for y in ys], accs),
+            step=_into(accs, accs, [self.text(x, reg) for x in xs]),
+            step_stores=_assign([f"{y}[{reg}]" for y in ys], accs),
+            lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
+            fold_total=(_into(prefixes, prefixes, run_totals), _assign(prefixes, run_totals))
+            if not fused else None,
+            carry_total=(_into(carries, carries, run_totals), _assign(carries, run_totals)),
+            fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
+            apply=_into(applied, prefixes if carried else prevs, applied),
+            copies=[f"{y}[{plan.at(o, 'j')}] = {y}[{plan.at(o, f'j % {plan.chunk}')}];"
+                    for y in ys] if plan.chunk < plan.spt else [])))
+
+    def _scan_totals(self, plan: RegisterScan, xs, o: str, q: str, fused: bool) -> dict:
+        """Where the warps along the axis leave their run totals: a shared array per
+        operand, [line][run][warp], written by the last lane of each; what reads them."""
+        if fused:
+            return dict(at=[], offsets=[], write="", base="")
+        lines = prod(plan.lines.shape) if plan.lines is not None else 1
+        per_line = plan.reps * plan.warps
+        offsets, total = _packed_arrays([(lines * per_line, x.dtype.itemsize) for x in xs])
+        base = self.pool_step(total)
+        slot = self.linear(plan.lines, o, _row_major(plan.lines.shape)) \
+            if plan.lines is not None else "0"
+        at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
+            (f"{q} * {plan.warps} + " if q != "0" else "")
+        sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
+        writes = " ".join(f"totals{s}[{at}warp_pos] = acc{s};" for s in sfx)
+        guard = f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else ""
+        return dict(at=[f"totals{s}[{at}w]" for s in sfx], offsets=offsets, base=base,
+                    write=f"{guard}{{ {writes} }}")
+
+    def scan_in_shared(self, op: Op) -> None:
+        """The block through shared memory: one thread scans each line, or several each a
+        chunk of it (then the chunks before theirs are added)."""
+        xs, results = op.operands, op.results
+        axis, reverse = op.attrs["axis"], op.attrs["reverse"]
+        shape = xs[0].type.shape
+        strides = _row_major(shape)
+        n, inner = shape[axis], strides[axis]
+        used = [res for res in results if self.uses.get(res.id, 0) > 0]
+        for res in used:
+            self.declare(res)
+        with self.captured() as combine:
+            self.combine_lambda(op.regions[0], len(xs))
+        lines, threads = prod(shape) // n, self.k.num_warps * self.target.warp_size
+        # threads sharing a line: each scans a chunk of at least 2, in parallel
+        parts = min(threads // lines, n // 2) if lines < threads else 1
+        parts = 1 << (parts.bit_length() - 1) if parts >= 2 else 1
+        sizes = [(prod(shape), x.dtype.itemsize) for x in xs]
+        if parts > 1:  # and each chunk's total
+            sizes += [(lines * parts, x.dtype.itemsize) for x in xs]
+        offs, total = _packed_arrays(sizes)
+        with self.captured() as wait:
+            base = self.pool_step(total)
+        step = f" * {inner}" if inner > 1 else ""
+        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
+            (lambda i: f"first + {i}{step}")  # noqa: E731
+        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+        src_lin = self.linear(xs[0].layout, "r", strides)
+        writes = [f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)]
+        dst_lin = self.linear(results[0].layout, "r", strides)
+        first = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
+        reads = [f"{self.name(res)}[r] = line{k}[{dst_lin}];"
+                 for k, res in enumerate(results) if res in used]
+        if parts > 1:
+            chunk = n // parts
+            at = lambda i: pos(f"(part * {chunk} + {i})")  # noqa: E731
+            carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
+            self.line(self.block_macros.scan_chunked(dict(
+                combine=combine, wait=wait, base=base, n=n, axis=axis, lines=lines,
+                parts=parts, chunk=chunk, first=first, pos_part0=at("0"),
+                arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k],
+                             carry=carries[k], total_offset=offs[len(xs) + k])
+                        for k, x in enumerate(xs)],
+                src_regs=xs[0].layout.regs, writes=writes,
+                combine_call=self.combine_call(accs, [f"line{k}[{at('step')}]"
+                                                      for k in range(len(xs))]),
+                stores=[f"line{k}[{at('step')}] = {a};" for k, a in enumerate(accs)],
+                carry_call=self.combine_call(carries, [f"total{k}[line * {parts} + j]"
+                                                       for k in range(len(xs))]),
+                dst_regs=results[0].layout.regs, reads=reads)))
+            return
+        self.line(self.block_macros.scan(dict(
+            combine=combine, wait=wait, base=base, n=n, axis=axis,
+            lines=prod(shape) // n, threads=self.k.num_warps * self.target.warp_size,
+            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k])
+                    for k, x in enumerate(xs)],
+            src_regs=xs[0].layout.regs, writes=writes,
+            first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
+            else f"line * {n}", pos0=pos("0"),
+            combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                  for k in range(len(xs))]),
+            stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
+            dst_regs=results[0].layout.regs,
+            reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
+                   for k, res in enumerate(results) if res in used])))
+
+    @staticmethod
+    def _scan_comment(op: Op, plan: RegisterScan) -> str:
+        shape = " x ".join(map(str, op.operands[0].type.shape))
+        steps = [f"in registers along axis {plan.axis} of a {shape} block"
+                 + (" (from its end)" if plan.reverse else "")
+                 + f": each thread scans its {plan.chunk} consecutive element"
+                 + ("s" if plan.chunk > 1 else "")
+                 + (f" in each of {plan.reps} runs" if plan.reps > 1 else "")]
+        if plan.lanes > 1:
+            steps.append(f"the {plan.lanes} lanes along the axis scan their totals by "
+                         "shuffles")
+        if plan.warps > 1:
+            steps.append(f"the {plan.warps} warps along the axis exchange theirs through "
+                         "shared memory")
+        steps.append("each element takes the prefix of what comes before")
+        return "; ".join(f"{i}. {s}" for i, s in enumerate(steps, 1))

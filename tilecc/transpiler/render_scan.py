@@ -164,16 +164,16 @@ class ScanOps:
             self.combine_lambda(op.regions[0], len(xs))
         sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
         names = lambda base: [f"{base}{s}" for s in sfx]  # noqa: E731
-        o, q = "o" if plan.n_out > 1 else "0", "q" if plan.reps > 1 else "0"
+        o, q = "o" if plan.n_out > 1 else "0", "chunk" if plan.reps > 1 else "0"
         fused = plan.warps == 1  # no barrier: each run's prefix is known at once
         with self.captured() as wait:
             totals = self._scan_totals(plan, xs, o, q, fused)
         prev_at = "" if fused else f"[{plan.line_run(o, q)}]"
         prevs = [f"{p}{prev_at}" for p in names("lane_prev")]
-        accs, prefixes, carries, ys = (names("acc"), names("prefix"), names("carry"),
+        accs, prefixes, carries, ys = (names("acc"), names("run_prefix"), names("run_carry"),
                                        [self.name(res) for res in results])
         carried = plan.reps > 1 or plan.warps > 1
-        run_totals = totals["at"] or names("rep_total")
+        run_totals = totals["at"] or names("run_total")
         j = "j" if plan.chunk > 1 else "0"
         reg, applied = plan.register(o, q, j), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
         reg0 = plan.register(o, q, "0")
@@ -183,11 +183,11 @@ class ScanOps:
             prefix_needed=carried or plan.lanes > 1,
             arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=self.text(x, reg0), prev=p,
                          prev_array=pa, prefix=pf, carry=c, other=f"{a}_other", totals=t,
-                         offset=off, rep_total=rt, rep_total_value=rv)
+                         offset=off, run_total=rt, run_total_value=rv)
                     for x, a, p, pa, pf, c, t, off, rt, rv in zip(
                         xs, accs, prevs, names("lane_prev"), prefixes, carries,
-                        names("totals"), totals["offsets"] or [0] * len(xs),
-                        names("rep_total"), plan.run_totals(accs))],
+                        names("warp_totals"), totals["offsets"] or [0] * len(xs),
+                        names("run_total"), plan.run_totals(accs))],
             totals_base=totals["base"], write_total=totals["write"],
             first_stores=_assign([f"{y}[{reg0}]" for y in ys], accs),
             step=_into(accs, accs, [self.text(x, reg) for x in xs]),
@@ -215,9 +215,9 @@ class ScanOps:
         at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
             (f"{q} * {plan.warps} + " if q != "0" else "")
         sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
-        writes = " ".join(f"totals{s}[{at}warp_pos] = acc{s};" for s in sfx)
+        writes = " ".join(f"warp_totals{s}[{at}warp_pos] = acc{s};" for s in sfx)
         guard = f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else ""
-        return dict(at=[f"totals{s}[{at}w]" for s in sfx], offsets=offsets, base=base,
+        return dict(at=[f"warp_totals{s}[{at}warp]" for s in sfx], offsets=offsets, base=base,
                     write=f"{guard}{{ {writes} }}")
 
     def scan_in_shared(self, op: Op) -> None:

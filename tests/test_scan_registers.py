@@ -77,6 +77,8 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
                        for t in threads}
                 delta *= 2
             for t in threads:
+                if plan.lanes > 1 and not plan.lane_exclusive:  # a run of one: final
+                    y[t][reg(0, t)] = acc[t]
                 prev[t, o, q] = shuffle(acc, plan.lane_stride, t)
                 if plan.lanes > 1:
                     last = ev(plan.last_lane, t, lane_pos=lane_pos[t])
@@ -91,24 +93,28 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
         for o in range(plan.n_out):
             carry = None
             for q in range(plan.reps):
-                prefix = carry
-                line = y[t][ev(reg0_expr, t, o=o, q=q)][0]
-                if plan.warps > 1:
-                    for w in range(plan.warps):
-                        total = totals[line, q, w]
-                        if w < warp_pos[t]:
-                            prefix = total if prefix is None else _combine(prefix, total)
-                        carry = total if carry is None else _combine(carry, total)
-                if plan.lanes > 1 and lane_pos[t] > 0:
+                later, line = q > 0, y[t][ev(reg0_expr, t, o=o, q=q)][0]
+                if plan.warps > 1:  # warps before this one, and all, in scan order
+                    through = before = totals[line, q, 0]
+                    for w in range(1, plan.warps):
+                        before = through if w == warp_pos[t] else before
+                        through = _combine(through, totals[line, q, w])
+                    prefix = before
+                    if later:
+                        prefix = _combine(carry, before) if warp_pos[t] > 0 else carry
+                    has_prefix = later or warp_pos[t] > 0
+                else:
+                    prefix, has_prefix, through = carry, later, run_total[t, o, q]
+                if plan.lane_exclusive and lane_pos[t] > 0:
                     p = prev[t, o, q]
-                    prefix = p if prefix is None else _combine(prefix, p)
-                if prefix is not None:
+                    prefix, has_prefix = (_combine(prefix, p) if has_prefix else p), True
+                if not (plan.reps > 1 or plan.warps > 1):  # the lanes' prefix alone
+                    prefix, has_prefix = prev[t, o, q], plan.lane_exclusive and lane_pos[t] > 0
+                if has_prefix:
                     for j in range(plan.chunk):
                         r = ev(reg_expr, t, o=o, q=q, j=j)
                         y[t][r] = _combine(prefix, y[t][r])
-                if plan.warps == 1 and plan.reps > 1:
-                    total = run_total[t, o, q]
-                    carry = total if carry is None else _combine(carry, total)
+                carry = _combine(carry, through) if later else through
             for j in range(plan.chunk, plan.spt):  # copies in registers
                 at = lambda k: ev(copy_expr, t, o=o, k=k)  # noqa: E731
                 y[t][at(j)] = y[t][at(j % plan.chunk)]

@@ -120,6 +120,12 @@ class RegisterScan:
         step = f" * {self.lane_stride}" if self.lane_stride > 1 else ""
         return f"tc::lane_id() {sign} ({self.lanes - 1} - lane_pos){step}"
 
+    @property
+    def lane_exclusive(self) -> bool:
+        """Whether a run's elements take the lanes' prefix before theirs (a run of one
+        element is its lane's inclusive scan already)."""
+        return self.lanes > 1 and self.chunk > 1
+
     def line_run(self, o: str, q: str) -> str:
         """Run `q` of line `o`, counted over the thread's lines and runs."""
         terms = ([f"{o} * {self.reps}" if self.reps > 1 else o] if o != "0" else []) + \
@@ -165,47 +171,48 @@ class ScanOps:
         sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
         names = lambda base: [f"{base}{s}" for s in sfx]  # noqa: E731
         o, q = "o" if plan.n_out > 1 else "0", "chunk" if plan.reps > 1 else "0"
-        fused = plan.warps == 1  # no barrier: each run's prefix is known at once
-        with self.captured() as wait:
-            totals = self._scan_totals(plan, xs, o, q, fused)
-        prev_at = "" if fused else f"[{plan.line_run(o, q)}]"
-        prevs = [f"{p}{prev_at}" for p in names("lane_prev")]
-        accs, prefixes, carries, ys = (names("acc"), names("run_prefix"), names("run_carry"),
-                                       [self.name(res) for res in results])
-        carried = plan.reps > 1 or plan.warps > 1
-        run_totals = totals["at"] or names("run_total")
         j = "j" if plan.chunk > 1 else "0"
-        reg, applied = plan.register(o, q, j), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
-        reg0 = plan.register(o, q, "0")
+        fused = plan.warps == 1  # no barrier: each run's prefix is known at once
+        at = "" if fused else f"[{plan.line_run(o, q)}]"  # arrays kept until the exchange
+        prevs = [f"{p}{at}" for p in names("lane_prev")]
+        run_totals = [f"{t}{at}" for t in names("run_total")]
+        accs, prefixes, carries = names("acc"), names("run_prefix"), names("run_carry")
+        ys = [self.name(res) for res in results]
+        reg0, applied = plan.register(o, q, "0"), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
+        with self.captured() as wait:
+            warps = None if fused else self._scan_warps(plan, xs, o, q, names, run_totals)
+        grown = warps["throughs"] if warps else run_totals
+        carried = plan.reps > 1 or plan.warps > 1
         self.line(self.block_macros.scan_registers(dict(
             combine=combine, wait=wait, plan=plan, fused=fused, carried=carried,
-            comment=self._scan_comment(op, plan),
-            prefix_needed=carried or plan.lanes > 1,
+            later=f"{q} > 0" if q != "0" else "false", comment=self._scan_comment(op, plan),
+            prefix_needed=carried or plan.lane_exclusive, lane_exclusive=plan.lane_exclusive,
+            lanes_final=plan.lanes > 1 and not plan.lane_exclusive,
             arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=self.text(x, reg0), prev=p,
-                         prev_array=pa, prefix=pf, carry=c, other=f"{a}_other", totals=t,
-                         offset=off, run_total=rt, run_total_value=rv)
-                    for x, a, p, pa, pf, c, t, off, rt, rv in zip(
-                        xs, accs, prevs, names("lane_prev"), prefixes, carries,
-                        names("warp_totals"), totals["offsets"] or [0] * len(xs),
-                        names("run_total"), plan.run_totals(accs))],
-            totals_base=totals["base"], write_total=totals["write"],
+                         prev_array=f"lane_prev{k}", prefix=pf, carry=c, other=f"{a}_other",
+                         run_total=rt, run_total_array=f"run_total{k}", run_total_value=rv,
+                         **(warps["arrays"][i] if warps else {}))
+                    for i, (x, a, p, pf, c, rt, rv, k) in enumerate(zip(
+                        xs, accs, prevs, prefixes, carries, run_totals,
+                        plan.run_totals(accs) if fused else accs, sfx))],
+            totals_base=warps["base"] if warps else "",
+            write_totals=warps["write"] if warps else "",
+            warps_before=warps["before"] if warps else None,
             first_stores=_assign([f"{y}[{reg0}]" for y in ys], accs),
-            step=_into(accs, accs, [self.text(x, reg) for x in xs]),
-            step_stores=_assign([f"{y}[{reg}]" for y in ys], accs),
+            step=_into(accs, accs, [self.text(x, plan.register(o, q, j)) for x in xs]),
+            step_stores=_assign(applied, accs),
             lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
-            fold_total=(_into(prefixes, prefixes, run_totals), _assign(prefixes, run_totals))
-            if not fused else None,
-            carry_total=(_into(carries, carries, run_totals), _assign(carries, run_totals)),
             fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
+            grow_carry=(_into(carries, carries, grown), _assign(carries, grown)),
             apply=_into(applied, prefixes if carried else prevs, applied),
             copies=[f"{y}[{plan.at(o, 'j')}] = {y}[{plan.at(o, f'j % {plan.chunk}')}];"
                     for y in ys] if plan.chunk < plan.spt else [])))
 
-    def _scan_totals(self, plan: RegisterScan, xs, o: str, q: str, fused: bool) -> dict:
-        """Where the warps along the axis leave their run totals: a shared array per
-        operand, [line][run][warp], written by the last lane of each; what reads them."""
-        if fused:
-            return dict(at=[], offsets=[], write="", base="")
+    def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names, run_totals) -> dict:
+        """The warps along the axis exchange their run totals through a shared array per
+        operand, [line][run][warp], written by the last lane of each; then each thread
+        combines, in scan order, those of the warps before its own (`before`) and those of
+        all (`through`: what the next run carries)."""
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
         per_line = plan.reps * plan.warps
         offsets, total = _packed_arrays([(lines * per_line, x.dtype.itemsize) for x in xs])
@@ -214,11 +221,20 @@ class ScanOps:
             if plan.lines is not None else "0"
         at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
             (f"{q} * {plan.warps} + " if q != "0" else "")
-        sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
-        writes = " ".join(f"warp_totals{s}[{at}warp_pos] = acc{s};" for s in sfx)
-        guard = f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else ""
-        return dict(at=[f"warp_totals{s}[{at}warp]" for s in sfx], offsets=offsets, base=base,
-                    write=f"{guard}{{ {writes} }}")
+        totals, throughs = names("warp_totals"), names("warps_through")
+        befores, prefixes, carries = names("warps_before"), names("run_prefix"), \
+            names("run_carry")
+        of_warp = [f"{t}[{at}warp]" for t in totals]
+        return dict(
+            base=base, throughs=throughs,
+            write=" ".join(f"{t}[{at}warp_pos] = {rt};" for t, rt in zip(totals, run_totals)),
+            arrays=[dict(totals=t, offset=off, through=th, before=b,
+                         first_total=f"{t}[{at[:-3]}]" if at else f"{t}[0]")
+                    for t, off, th, b in zip(totals, offsets, throughs, befores)],
+            before=dict(take=_assign(befores, throughs),
+                        step=_into(throughs, throughs, of_warp),
+                        after_carry=_into(prefixes, carries, befores),
+                        carry_only=_assign(prefixes, carries)))
 
     def scan_in_shared(self, op: Op) -> None:
         """The block through shared memory: one thread scans each line, or several each a

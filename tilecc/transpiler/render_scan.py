@@ -164,7 +164,12 @@ class ScanOps:
     def scan_in_registers(self, op: Op) -> None:
         xs, results = op.operands, op.results
         plan = RegisterScan(xs[0].layout, op.attrs["axis"], op.attrs["reverse"])
-        for res in results:  # each is scanned in place, used later or not
+        carried = plan.reps > 1 or plan.warps > 1
+        # each result is scanned in place: one read by none is kept only where the prefix
+        # step reads it (a combine of several values needs them all)
+        kept = [res for res in results if self.uses.get(res.id, 0) > 0
+                or carried or plan.lane_exclusive]
+        for res in kept:
             self.declare(res)
         with self.captured() as combine:
             self.combine_lambda(op.regions[0], len(xs))
@@ -182,7 +187,8 @@ class ScanOps:
         with self.captured() as wait:
             warps = None if fused else self._scan_warps(plan, xs, o, q, names, run_totals)
         grown = warps["throughs"] if warps else run_totals
-        carried = plan.reps > 1 or plan.warps > 1
+        stored = [(self.name(res), acc) for res, acc in zip(results, accs) if res in kept]
+        at_j = [f"{y}[{plan.register(o, q, j)}]" for y, _ in stored]
         self.line(self.block_macros.scan_registers(dict(
             combine=combine, wait=wait, plan=plan, fused=fused, carried=carried,
             later=f"{q} > 0" if q != "0" else "false", comment=self._scan_comment(op, plan),
@@ -198,15 +204,15 @@ class ScanOps:
             totals_base=warps["base"] if warps else "",
             write_totals=warps["write"] if warps else "",
             warps_before=warps["before"] if warps else None,
-            first_stores=_assign([f"{y}[{reg0}]" for y in ys], accs),
+            first_stores=_assign([f"{y}[{reg0}]" for y, _ in stored], [a for _, a in stored]),
             step=_into(accs, accs, [self.text(x, plan.register(o, q, j)) for x in xs]),
-            step_stores=_assign(applied, accs),
+            step_stores=_assign(at_j, [a for _, a in stored]),
             lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
             fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
             grow_carry=(_into(carries, carries, grown), _assign(carries, grown)),
             apply=_into(applied, prefixes if carried else prevs, applied),
             copies=[f"{y}[{plan.at(o, 'j')}] = {y}[{plan.at(o, f'j % {plan.chunk}')}];"
-                    for y in ys] if plan.chunk < plan.spt else [])))
+                    for y, _ in stored] if plan.chunk < plan.spt else [])))
 
     def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names, run_totals) -> dict:
         """The warps along the axis exchange their run totals through a shared array per

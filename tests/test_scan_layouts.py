@@ -53,6 +53,15 @@ def scan_rows_2d(a_ptr, b_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     tl.store(out_ptr + 3 * M * N + offs, h0r)
 
 
+@tilecc.jit
+def scan_wide_1d(x_ptr, out_ptr, N: tl.constexpr):
+    """64-bit values through the shuffles (two 32-bit halves), both directions."""
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0))
+    tl.store(out_ptr + N + offs, tl.cumsum(x, 0, reverse=True))
+
+
 SHAPES_1D = (2, 16, 128, 1024)
 SHAPES_2D = ((2, 8), (16, 16), (64, 16), (8, 128), (32, 32))
 WARPS = (1, 4, 8)
@@ -70,6 +79,8 @@ def _cases():
 
 
 CASES = list(_cases())
+WIDE = [(scan_wide_1d, f"*i64:16,*i64:16,{n}", {"num_warps": w}, (n,))
+        for n, w in ((128, 1), (1024, 4))]
 
 
 def _id(case) -> str:
@@ -113,9 +124,9 @@ def test_scan_layouts_compile_cleanly(target: str, arch: str) -> None:
     """All cases of a target in one compiler run; each alone, to name it, only if that
     fails."""
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    listed = lambda: [(k, s, o) for k, s, o, _ in CASES]  # noqa: E731
+    listed = lambda: [(k, s, o) for k, s, o, _ in CASES + WIDE]  # noqa: E731
     if not compile_cleanly_together("scan_layouts", target, arch, listed):
-        for kernel, signature, options, _ in CASES:
+        for kernel, signature, options, _ in CASES + WIDE:
             assert_clean_compile(kernel, signature, target, arch, **options)
 
 
@@ -132,6 +143,19 @@ def test_scan_layouts_on_gpu(case) -> None:
     got = cupy.asnumpy(out).reshape((4,) + shape)
     for k, want in enumerate(_reference(a.astype(np.float64), b.astype(np.float64))):
         np.testing.assert_allclose(got[k], want, rtol=1e-5, atol=1e-4, err_msg=f"output {k}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", WIDE, ids=_id)
+def test_wide_scans_on_gpu(case) -> None:
+    cupy = pytest.importorskip("cupy")
+    kernel, _, options, (n,) = case
+    x = np.random.default_rng(1).integers(-2**40, 2**40, n, dtype=np.int64)
+    out = cupy.zeros(2 * n, dtype=cupy.int64)
+    kernel[(1,)](cupy.asarray(x), out, n, **options)
+    got = cupy.asnumpy(out)
+    np.testing.assert_array_equal(got[:n], np.cumsum(x))
+    np.testing.assert_array_equal(got[n:], np.cumsum(x[::-1])[::-1])
 
 
 @pytest.mark.parametrize("shape", [(16,), (8, 16)], ids=str)

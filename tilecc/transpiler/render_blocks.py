@@ -4,8 +4,8 @@ layout changes (convert, reshape, permute, join, split) and atomics.
 A mixin of `render.Renderer`.  Reductions go register → warp (butterfly shuffles) → block
 (one shared-memory exchange, only when warps split the reduced axis), leaving the result
 in the slice layout every thread of a row already agrees on.  Layout changes go through
-shared memory.  Scans are in render_scan.py.  Each step is written out in the kernel, commented, so a reader can
-follow where the data goes.
+shared memory.  Scans are in render_scan.py.  Each step is written out in the kernel,
+commented, so a reader can follow where the data goes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rendering of scans (tl.cumsum, tl.cumprod, tl.associative_scan): a mixin of
-`render.Renderer`, beside `render_blocks.BlockOps` (whose pool, combine lambda and
-shuffle helpers it uses).
+`render.Renderer`, beside `render_blocks.BlockOps` (whose shared-memory pool, combine
+lambda, register and line-slot arithmetic it shares with reductions).
 
 A scan runs in registers where the operands' placement allows (`RegisterScan`): the
 elements of a line along the axis sit, in scan order, in runs of a thread's registers
@@ -11,8 +11,9 @@ exchange their totals through a small shared array; each element then takes the 
 what comes before its run.  The combine function may be any, of several values: it is
 applied only in scan order, never on a made-up identity.
 
-The block goes through shared memory instead (`scan_in_shared`) where the operands and
-results are not all in one placement (a line's registers would not match).
+The block goes through shared memory instead (`scan_in_shared`) only where the operands
+and results are not all in one placement (their registers would not line up); the layout
+pass gives a scan's operands and results one placement, so that path is a safeguard.
 """
 
 from __future__ import annotations

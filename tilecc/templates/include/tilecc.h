@@ -706,30 +706,43 @@ TC_DEVICE T shfl(T v, int src) {
   }
 }
 
-// The value held by lane (this lane - delta) (shfl_up) or (this lane + delta) (shfl_down);
-// a lane with no such lane keeps its own.  Any type of 1, 2, 4 or 8 bytes.
-#ifdef TC_HIP
-#define TC_SHFL_MOVE(dir, bits, delta) __shfl_##dir(bits, delta)
-#else
-#define TC_SHFL_MOVE(dir, bits, delta) __shfl_##dir##_sync(0xffffffffu, bits, delta)
-#endif
-#define TC_SHFL_SHIFTED(dir)                                                  \
-  template <typename T>                                                         \
-  TC_DEVICE T shfl_##dir(T v, int delta) {                                      \
-    if constexpr (sizeof(T) == 8) {                                             \
-      return bitcast<T>(TC_SHFL_MOVE(dir, bitcast<long long>(v), delta));       \
-    } else {                                                                    \
-      union { T t; int i; } u;                                                  \
-      u.i = 0;                                                                  \
-      u.t = v;                                                                  \
-      u.i = TC_SHFL_MOVE(dir, u.i, delta);                                      \
-      return u.t;                                                               \
-    }                                                                           \
+// Any value of 1, 2, 4 or 8 bytes through `move`, a shuffle of one 32- or 64-bit word.
+template <typename T, typename Move>
+TC_DEVICE T shfl_words(T v, Move move) {
+  if constexpr (sizeof(T) == 8) {
+    return bitcast<T>(move(bitcast<long long>(v)));
+  } else {
+    union { T t; int i; } u;  // narrow types travel in the low bytes of a 32-bit word
+    u.i = 0;
+    u.t = v;
+    u.i = move(u.i);
+    return u.t;
   }
-TC_SHFL_SHIFTED(up)
-TC_SHFL_SHIFTED(down)
-#undef TC_SHFL_SHIFTED
-#undef TC_SHFL_MOVE
+}
+
+// The value held by lane (this lane - delta); a lane with none before keeps its own.
+template <typename T>
+TC_DEVICE T shfl_up(T v, int delta) {
+  return shfl_words(v, [delta](auto bits) {
+#ifdef TC_HIP
+    return __shfl_up(bits, delta);
+#else
+    return __shfl_up_sync(0xffffffffu, bits, delta);
+#endif
+  });
+}
+
+// The value held by lane (this lane + delta); a lane with none after keeps its own.
+template <typename T>
+TC_DEVICE T shfl_down(T v, int delta) {
+  return shfl_words(v, [delta](auto bits) {
+#ifdef TC_HIP
+    return __shfl_down(bits, delta);
+#else
+    return __shfl_down_sync(0xffffffffu, bits, delta);
+#endif
+  });
+}
 
 // ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
 

@@ -41,8 +41,10 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
     src, n = plan.src, plan.src.shape[plan.axis]
     threads = range(warp_size * num_warps)
 
+    coords = {(t, r): src.coords(t, r, warp_size) for t in threads for r in range(src.regs)}
+
     def element(t, r):
-        c = src.coords(t, r, warp_size)
+        c = coords[t, r]
         line = c[:plan.axis] + c[plan.axis + 1:]
         pos = n - 1 - c[plan.axis] if plan.reverse else c[plan.axis]
         return (line, pos, pos)
@@ -118,17 +120,17 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
             for j in range(plan.chunk, plan.spt):  # copies in registers
                 at = lambda k: ev(copy_expr, t, o=o, k=k)  # noqa: E731
                 y[t][at(j)] = y[t][at(j % plan.chunk)]
-    return y
+    return y, coords
 
 
 def _check(p: Placement, axis: int, reverse: bool, warp_size: int, num_warps: int) -> None:
     plan = RegisterScan(p, axis, reverse)
-    y = _emulate(plan, warp_size, num_warps)
+    y, coords = _emulate(plan, warp_size, num_warps)
     n = p.shape[axis]
     for t, regs in y.items():
         assert len(regs) == p.regs, f"thread {t} wrote {sorted(regs)} of {p.regs} registers"
         for r, value in regs.items():
-            c = p.coords(t, r, warp_size)
+            c = coords[t, r]
             pos = n - 1 - c[axis] if reverse else c[axis]
             assert value == (c[:axis] + c[axis + 1:], 0, pos), (t, r, c, value)
 

@@ -36,35 +36,35 @@ class RegisterScan:
     axis: int
     reverse: bool
 
-    @property
+    @cached_property
     def e(self) -> int:  # the axis, in the base encoding's terms
         return self.src.kept[self.axis]
 
-    @property
+    @cached_property
     def spt(self) -> int:  # consecutive elements of a run
         return self.src.base.spt[self.e]
 
-    @property
+    @cached_property
     def chunk(self) -> int:  # of which distinct (an axis shorter than a run repeats)
         return min(self.spt, self.src.full[self.e])
 
-    @property
+    @cached_property
     def reps(self) -> int:  # runs of each thread along the axis (the tile repeats)
         return self.src.reg_sizes[self.e] // self.spt
 
-    @property
+    @cached_property
     def lanes(self) -> int:  # distinct lanes along the axis (more hold copies)
         return self.src.unique_lanes(self.e)
 
-    @property
+    @cached_property
     def lane_stride(self) -> int:
         return self.src.lstride(self.e)
 
-    @property
+    @cached_property
     def warps(self) -> int:  # distinct warps along the axis (more hold copies)
         return self.src.unique_warps(self.e)
 
-    @property
+    @cached_property
     def n_out(self) -> int:  # lines a thread holds
         return self.src.regs // self.src.reg_sizes[self.e]
 
@@ -121,7 +121,7 @@ class RegisterScan:
         step = f" * {self.lane_stride}" if self.lane_stride > 1 else ""
         return f"tc::lane_id() {sign} ({self.lanes - 1} - lane_pos){step}"
 
-    @property
+    @cached_property
     def lane_exclusive(self) -> bool:
         """Whether a run's elements take the lanes' prefix before theirs (a run of one
         element is its lane's inclusive scan already)."""
@@ -251,9 +251,9 @@ class ScanOps:
         shape = xs[0].type.shape
         strides = _row_major(shape)
         n, inner = shape[axis], strides[axis]
-        used = [res for res in results if self.uses.get(res.id, 0) > 0]
-        for res in used:
-            self.declare(res)
+        for res in results:
+            if self.uses.get(res.id, 0) > 0:
+                self.declare(res)
         with self.captured() as combine:
             self.combine_lambda(op.regions[0], len(xs))
         lines, threads = prod(shape) // n, self.k.num_warps * self.target.warp_size
@@ -269,45 +269,31 @@ class ScanOps:
         step = f" * {inner}" if inner > 1 else ""
         pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
             (lambda i: f"first + {i}{step}")  # noqa: E731
-        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-        src_lin = self.linear(xs[0].layout, "r", strides)
-        writes = [f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)]
-        dst_lin = self.linear(results[0].layout, "r", strides)
-        first = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
-        reads = [f"{self.name(res)}[r] = line{k}[{dst_lin}];"
-                 for k, res in enumerate(results) if res in used]
         if parts > 1:
-            chunk = n // parts
-            at = lambda i: pos(f"(part * {chunk} + {i})")  # noqa: E731
-            carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
-            self.line(self.block_macros.scan_chunked(dict(
-                combine=combine, wait=wait, base=base, n=n, axis=axis, lines=lines,
-                parts=parts, chunk=chunk, first=first, pos_part0=at("0"),
-                arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k],
-                             carry=carries[k], total_offset=offs[len(xs) + k])
-                        for k, x in enumerate(xs)],
-                src_regs=xs[0].layout.regs, writes=writes,
-                combine_call=self.combine_call(accs, [f"line{k}[{at('step')}]"
-                                                      for k in range(len(xs))]),
-                stores=[f"line{k}[{at('step')}] = {a};" for k, a in enumerate(accs)],
-                carry_call=self.combine_call(carries, [f"total{k}[line * {parts} + j]"
-                                                       for k in range(len(xs))]),
-                dst_regs=results[0].layout.regs, reads=reads)))
-            return
-        self.line(self.block_macros.scan(dict(
-            combine=combine, wait=wait, base=base, n=n, axis=axis,
-            lines=prod(shape) // n, threads=self.k.num_warps * self.target.warp_size,
-            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k])
-                    for k, x in enumerate(xs)],
-            src_regs=xs[0].layout.regs, writes=writes,
+            pos = (lambda at: lambda i: at(f"(part * {n // parts} + {i})"))(pos)
+        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
+        carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
+        src_lin = self.linear(xs[0].layout, "r", strides)
+        dst_lin = self.linear(results[0].layout, "r", strides)
+        macro = self.block_macros.scan_chunked if parts > 1 else self.block_macros.scan
+        self.line(macro(dict(
+            combine=combine, wait=wait, base=base, n=n, axis=axis, lines=lines,
+            threads=threads, parts=parts, chunk=n // parts, pos0=pos("0"), pos_part0=pos("0"),
             first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
-            else f"line * {n}", pos0=pos("0"),
+            else f"line * {n}",
+            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k], carry=carries[k],
+                         total_offset=offs[len(xs) + k] if parts > 1 else 0)
+                    for k, x in enumerate(xs)],
+            src_regs=xs[0].layout.regs,
+            writes=[f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)],
             combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
                                                   for k in range(len(xs))]),
             stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
+            carry_call=self.combine_call(carries, [f"total{k}[line * {parts} + j]"
+                                                   for k in range(len(xs))]),
             dst_regs=results[0].layout.regs,
             reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
-                   for k, res in enumerate(results) if res in used])))
+                   for k, res in enumerate(results) if self.uses.get(res.id, 0) > 0])))
 
     @staticmethod
     def _scan_comment(op: Op, plan: RegisterScan) -> str:

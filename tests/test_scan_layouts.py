@@ -192,3 +192,20 @@ def test_shared_memory_scan_still_compiles_cleanly(monkeypatch, target: str, arc
     for src in sources:
         log = compile_for(target, src, arch=arch, options=[f"-I{INCLUDE_DIR}"]).log or ""
         assert "warning" not in log.lower(), log
+
+
+def test_scan_of_many_values_a_thread_goes_through_shared_memory() -> None:
+    """A thread holding more of the operands' values than REGISTER_SCAN_VALUES scans
+    through shared memory (in registers the block would crowd out the rest: spills); up to
+    that, in registers."""
+    from tilecc.transpiler.render_scan import REGISTER_SCAN_VALUES
+
+    def kinds(values_a_thread: int) -> tuple[int, int]:
+        src = scan_rows_1d.source(f"*fp32:16,*fp32:16,*fp32:16,{32 * values_a_thread}",
+                                  num_warps=1)
+        return src.count("in registers along"), src.count("through shared memory: ")
+
+    # tl.cumsum holds one operand, the recurrence two: 4 scans of each kernel
+    assert kinds(REGISTER_SCAN_VALUES // 2) == (4, 0)
+    assert kinds(REGISTER_SCAN_VALUES) == (2, 2)
+    assert kinds(2 * REGISTER_SCAN_VALUES) == (0, 4)

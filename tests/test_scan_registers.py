@@ -82,6 +82,9 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
                 if plan.lanes > 1 and not plan.lane_exclusive:  # a run of one: final
                     y[t][reg(0, t)] = acc[t]
                 prev[t, o, q] = shuffle(acc, plan.lane_stride, t)
+                if plan.warps > 1 and plan.lane_exclusive and lane_pos[t] > 0:
+                    for j in range(plan.chunk):  # the lanes' prefix before the exchange
+                        y[t][reg(j, t)] = _combine(prev[t, o, q], y[t][reg(j, t)])
                 if plan.lanes > 1:
                     last = ev(plan.last_lane, t, lane_pos=lane_pos[t])
                     assert 0 <= last < warp_size
@@ -107,7 +110,7 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
                     has_prefix = later or warp_pos[t] > 0
                 else:
                     prefix, has_prefix, through = carry, later, run_total[t, o, q]
-                if plan.lane_exclusive and lane_pos[t] > 0:
+                if plan.warps == 1 and plan.lane_exclusive and lane_pos[t] > 0:
                     p = prev[t, o, q]
                     prefix, has_prefix = (_combine(prefix, p) if has_prefix else p), True
                 if not (plan.reps > 1 or plan.warps > 1):  # the lanes' prefix alone

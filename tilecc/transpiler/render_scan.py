@@ -11,9 +11,11 @@ exchange their totals through a small shared array; each element then takes the 
 what comes before its run.  The combine function may be any, of several values: it is
 applied only in scan order, never on a made-up identity.
 
-The block goes through shared memory instead (`scan_in_shared`) only where the operands
-and results are not all in one placement (their registers would not line up); the layout
-pass gives a scan's operands and results one placement, so that path is a safeguard.
+The block goes through shared memory instead (`scan_in_shared`) where the operands and
+results are not all in one placement (their registers would not line up; the layout pass
+gives a scan's operands and results one placement, so that is a safeguard), and where a
+thread holds too many of the operands' values to keep them all in registers
+(`REGISTER_SCAN_VALUES`).
 """
 
 from __future__ import annotations
@@ -154,12 +156,24 @@ def _assign(outs: list[str], values: list[str]) -> str:
     return " ".join(f"{o} = {v};" for o, v in zip(outs, values))
 
 
+# The most values a thread may hold of a scan's operands for it to run in registers: the
+# operands and results stay in registers from the first run's scan to the last run's
+# prefix, which past this crowds out the kernel's other values (a 64 x 256 block on 4
+# warps, 128 values a thread: 166 registers for one tl.cumsum, spills for two operands);
+# through shared memory a thread holds a few values at a time.
+REGISTER_SCAN_VALUES = 64
+
+
 class ScanOps:
     def op_scan(self, op: Op) -> None:
+        """In registers, except (through shared memory) where the operands and results are
+        not all in one placement (their registers would not line up; the layout pass does
+        not make that today) or where a thread holds more than REGISTER_SCAN_VALUES."""
         layouts = {v.layout for v in op.operands + op.results}
-        if len(layouts) == 1:
+        held = op.operands[0].layout.regs * len(op.operands)
+        if len(layouts) == 1 and held <= REGISTER_SCAN_VALUES:
             self.scan_in_registers(op)
-        else:  # operands in different placements: their registers do not line up
+        else:
             self.scan_in_shared(op)
 
     def scan_in_registers(self, op: Op) -> None:
@@ -179,14 +193,12 @@ class ScanOps:
         o, q = "o" if plan.n_out > 1 else "0", "chunk" if plan.reps > 1 else "0"
         j = "j" if plan.chunk > 1 else "0"
         fused = plan.warps == 1  # no barrier: each run's prefix is known at once
-        at = "" if fused else f"[{plan.line_run(o, q)}]"  # arrays kept until the exchange
-        prevs = [f"{p}{at}" for p in names("lane_prev")]
-        run_totals = [f"{t}{at}" for t in names("run_total")]
+        prevs, run_totals = names("lane_prev"), names("run_total")
         accs, prefixes, carries = names("acc"), names("run_prefix"), names("run_carry")
         ys = [self.name(res) for res in results]
         reg0, applied = plan.register(o, q, "0"), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
         with self.captured() as wait:
-            warps = None if fused else self._scan_warps(plan, xs, o, q, names, run_totals)
+            warps = None if fused else self._scan_warps(plan, xs, o, q, names)
         grown = warps["throughs"] if warps else run_totals
         stored = [(self.name(res), acc) for res, acc in zip(results, accs) if res in kept]
         at_j = [f"{y}[{plan.register(o, q, j)}]" for y, _ in stored]
@@ -196,12 +208,11 @@ class ScanOps:
             prefix_needed=carried or plan.lane_exclusive, lane_exclusive=plan.lane_exclusive,
             lanes_final=plan.lanes > 1 and not plan.lane_exclusive,
             arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=self.text(x, reg0), prev=p,
-                         prev_array=f"lane_prev{k}", prefix=pf, carry=c, other=f"{a}_other",
-                         run_total=rt, run_total_array=f"run_total{k}", run_total_value=rv,
-                         **(warps["arrays"][i] if warps else {}))
-                    for i, (x, a, p, pf, c, rt, rv, k) in enumerate(zip(
+                         prefix=pf, carry=c, other=f"{a}_other", run_total=rt,
+                         run_total_value=rv, **(warps["arrays"][i] if warps else {}))
+                    for i, (x, a, p, pf, c, rt, rv) in enumerate(zip(
                         xs, accs, prevs, prefixes, carries, run_totals,
-                        plan.run_totals(accs) if fused else accs, sfx))],
+                        plan.run_totals(accs)))],
             totals_base=warps["base"] if warps else "",
             write_totals=warps["write"] if warps else "",
             warps_before=warps["before"] if warps else None,
@@ -210,14 +221,16 @@ class ScanOps:
             step_stores=_assign(at_j, [a for _, a in stored]),
             lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
             fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
+            apply_lane=_into(applied, prevs, applied),
             grow_carry=(_into(carries, carries, grown), _assign(carries, grown)),
             apply=_into(applied, prefixes if carried else prevs, applied),
             copies=[f"{y}[{plan.at(o, 'j')}] = {y}[{plan.at(o, f'j % {plan.chunk}')}];"
                     for y, _ in stored] if plan.chunk < plan.spt else [])))
 
-    def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names, run_totals) -> dict:
+    def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names) -> dict:
         """The warps along the axis exchange their run totals through a shared array per
-        operand, [line][run][warp], written by the last lane of each; then each thread
+        operand, [line][run][warp], written by the last lane of each (as each run is
+        scanned: no register array kept until the barrier); then each thread
         combines, in scan order, those of the warps before its own (`before`) and those of
         all (`through`: what the next run carries)."""
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
@@ -234,7 +247,8 @@ class ScanOps:
         of_warp = [f"{t}[{at}warp]" for t in totals]
         return dict(
             base=base, throughs=throughs,
-            write=" ".join(f"{t}[{at}warp_pos] = {rt};" for t, rt in zip(totals, run_totals)),
+            write=(f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else "") + "{ " +
+            " ".join(f"{t}[{at}warp_pos] = {a};" for t, a in zip(totals, names("acc"))) + " }",
             arrays=[dict(totals=t, offset=off, through=th, before=b,
                          first_total=f"{t}[{at[:-3]}]" if at else f"{t}[0]")
                     for t, off, th, b in zip(totals, offsets, throughs, befores)],

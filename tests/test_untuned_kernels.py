@@ -195,15 +195,17 @@ def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
     np.testing.assert_array_equal(got[~nan(want)], want[~nan(want)])
 
 
-def test_scan_of_few_long_lines_is_split_over_threads() -> None:
+def test_scans_of_untuned_kernels_stay_in_registers() -> None:
     """tl.cumsum over one line of 1024 (sparsemax) or 16 lines of 64 (a chunked cumsum, 4
-    warps): each line's elements are scanned by several threads in chunks of 8, not by one
-    thread from end to end."""
+    warps): each thread scans its registers, lanes by shuffles, warps through a small array
+    of their totals; the block is never copied to shared memory."""
     src = U.sparsemax_rows.source("*fp32:16,*fp32:16,*fp32:16,i32,1024", num_warps=4)
-    assert "128 threads scan each of the 1 line of 1024 elements" in src
+    assert "1. in registers along axis 0 of a 1024 block" in src
+    assert "warp_totals" in src  # the 4 warps exchange their totals only
     src = U.chunk_local_cumsum.source("*fp32:16,*fp32:16,i32:16,16,64", num_warps=4)
-    assert "8 threads scan each of the 16 lines of 64 elements" in src
-    assert "one thread scans each" not in src
+    assert "1. in registers along axis 0 of a 64 x 16 block" in src
+    assert "tc::shfl_up" in src
+    assert "through shared memory: " not in src
 
 
 @pytest.mark.gpu

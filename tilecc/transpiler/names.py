@@ -59,6 +59,8 @@ TILECC_HEADER = frozenset({"tc", "tilecc"})
 # registers and vectors, shared-memory pools and views, reduction and scan temporaries
 GENERATED = frozenset("""
 r v k o j chunk acc lane_mask warp line step first buffer combine result smem dynamic_smem
+acc_other lane_pos warp_pos lane_prev run_total run_carry run_prefix has_prefix
+warp_totals warps_through warps_before
 """.split())
 
 # names tl.dot's code declares in blocks where it also reads user values (pipelined copies,
@@ -72,8 +74,9 @@ b_desc a_step b_step in_bounds a_row b_col a_k b_k kc
 # the layout structs Blocked0 / Sliced1, descriptors b_desc0, and the header's TC_ macros
 # (which never end in `_`: TC_X_ is free)
 GENERATED_PATTERN = re.compile(
-    r"(acc|partial|line|out)\d+(_other)?|[ab]_(desc|frag)\d+(_0)?|(Blocked|Sliced)\d+"
-    r"|(TC|TILECC)_\w*[A-Za-z0-9]")
+    r"(acc|partial|line|out|lane_prev|run_total|run_carry|run_prefix|warp_totals|warps_through"
+    r"|warps_before)\d+(_other)?"
+    r"|[ab]_(desc|frag)\d+(_0)?|(Blocked|Sliced)\d+|(TC|TILECC)_\w*[A-Za-z0-9]")
 
 
 @lru_cache(maxsize=None)

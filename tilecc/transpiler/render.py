@@ -36,6 +36,7 @@ from tilecc.transpiler.render_context import RenderContext, programs_per_sm
 from tilecc.transpiler.render_dot import DotOps
 from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprOps, literal
 from tilecc.transpiler.render_reorder import ReorderOps
+from tilecc.transpiler.render_scan import ScanOps
 from tilecc.transpiler.target import CompileTarget, c_type
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
@@ -89,7 +90,7 @@ def block_macros():
 _NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
 
 
-class Renderer(CEmitter, ExprOps, BlockOps, DotOps, ReorderOps, AsmOps):
+class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps):
     """The kernel's C, written op by op.  Each family of ops (the mixins: blocks, dots,
     reorders, inline asm; the emitter) keeps its state in its own object or attributes,
     set up and written by its own file; all of them read `ctx`."""

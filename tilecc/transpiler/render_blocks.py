@@ -1,11 +1,11 @@
-"""Rendering of the block operations that move data between threads: reductions, scans,
+"""Rendering of the block operations that move data between threads: reductions,
 layout changes (convert, reshape, permute, join, split) and atomics.
 
 A mixin of `render.Renderer`.  Reductions go register → warp (butterfly shuffles) → block
 (one shared-memory exchange, only when warps split the reduced axis), leaving the result
-in the slice layout every thread of a row already agrees on.  Scans and layout changes go
-through shared memory.  Each step is written out in the kernel, commented, so a reader can
-follow where the data goes.
+in the slice layout every thread of a row already agrees on.  Layout changes go through
+shared memory.  Scans are in render_scan.py.  Each step is written out in the kernel,
+commented, so a reader can follow where the data goes.
 """
 
 from __future__ import annotations
@@ -329,71 +329,6 @@ class BlockOps:
             for res, acc, u in zip(results, accs, used):
                 if u:
                     self.line(f"{self.slot(res, o)} = {acc};")
-
-    # --- scans -------------------------------------------------------------------------------------
-    def op_scan(self, op: Op) -> None:
-        xs, results = op.operands, op.results
-        axis, reverse = op.attrs["axis"], op.attrs["reverse"]
-        shape = xs[0].type.shape
-        strides = _row_major(shape)
-        n, inner = shape[axis], strides[axis]
-        used = [res for res in results if self.uses.get(res.id, 0) > 0]
-        for res in used:
-            self.declare(res)
-        with self.captured() as combine:
-            self.combine_lambda(op.regions[0], len(xs))
-        lines, threads = prod(shape) // n, self.k.num_warps * self.target.warp_size
-        # threads sharing a line: each scans a chunk of at least 2, in parallel
-        parts = min(threads // lines, n // 2) if lines < threads else 1
-        parts = 1 << (parts.bit_length() - 1) if parts >= 2 else 1
-        sizes = [(prod(shape), x.dtype.itemsize) for x in xs]
-        if parts > 1:  # and each chunk's total
-            sizes += [(lines * parts, x.dtype.itemsize) for x in xs]
-        offs, total = _packed_arrays(sizes)
-        with self.captured() as wait:
-            base = self.pool_step(total)
-        step = f" * {inner}" if inner > 1 else ""
-        pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
-            (lambda i: f"first + {i}{step}")  # noqa: E731
-        accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
-        src_lin = self.linear(xs[0].layout, "r", strides)
-        writes = [f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)]
-        dst_lin = self.linear(results[0].layout, "r", strides)
-        first = f"line / {inner} * {n * inner} + line % {inner}" if inner > 1 else f"line * {n}"
-        reads = [f"{self.name(res)}[r] = line{k}[{dst_lin}];"
-                 for k, res in enumerate(results) if res in used]
-        if parts > 1:
-            chunk = n // parts
-            at = lambda i: pos(f"(part * {chunk} + {i})")  # noqa: E731
-            carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
-            self.line(self.block_macros.scan_chunked(dict(
-                combine=combine, wait=wait, base=base, n=n, axis=axis, lines=lines,
-                parts=parts, chunk=chunk, first=first, pos_part0=at("0"),
-                arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k],
-                             carry=carries[k], total_offset=offs[len(xs) + k])
-                        for k, x in enumerate(xs)],
-                src_regs=xs[0].layout.regs, writes=writes,
-                combine_call=self.combine_call(accs, [f"line{k}[{at('step')}]"
-                                                      for k in range(len(xs))]),
-                stores=[f"line{k}[{at('step')}] = {a};" for k, a in enumerate(accs)],
-                carry_call=self.combine_call(carries, [f"total{k}[line * {parts} + j]"
-                                                       for k in range(len(xs))]),
-                dst_regs=results[0].layout.regs, reads=reads)))
-            return
-        self.line(self.block_macros.scan(dict(
-            combine=combine, wait=wait, base=base, n=n, axis=axis,
-            lines=prod(shape) // n, threads=self.k.num_warps * self.target.warp_size,
-            arrays=[dict(ctype=c_type(x.dtype), offset=offs[k], acc=accs[k])
-                    for k, x in enumerate(xs)],
-            src_regs=xs[0].layout.regs, writes=writes,
-            first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
-            else f"line * {n}", pos0=pos("0"),
-            combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                  for k in range(len(xs))]),
-            stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
-            dst_regs=results[0].layout.regs,
-            reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
-                   for k, res in enumerate(results) if res in used])))
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],

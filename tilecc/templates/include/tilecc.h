@@ -706,6 +706,44 @@ TC_DEVICE T shfl(T v, int src) {
   }
 }
 
+// Any value of 1, 2, 4 or 8 bytes through `move`, a shuffle of one 32- or 64-bit word.
+template <typename T, typename Move>
+TC_DEVICE T shfl_words(T v, Move move) {
+  if constexpr (sizeof(T) == 8) {
+    return bitcast<T>(move(bitcast<long long>(v)));
+  } else {
+    union { T t; int i; } u;  // narrow types travel in the low bytes of a 32-bit word
+    u.i = 0;
+    u.t = v;
+    u.i = move(u.i);
+    return u.t;
+  }
+}
+
+// The value held by lane (this lane - delta); a lane with none before keeps its own.
+template <typename T>
+TC_DEVICE T shfl_up(T v, int delta) {
+  return shfl_words(v, [delta](auto bits) {
+#ifdef TC_HIP
+    return __shfl_up(bits, delta);
+#else
+    return __shfl_up_sync(0xffffffffu, bits, delta);
+#endif
+  });
+}
+
+// The value held by lane (this lane + delta); a lane with none after keeps its own.
+template <typename T>
+TC_DEVICE T shfl_down(T v, int delta) {
+  return shfl_words(v, [delta](auto bits) {
+#ifdef TC_HIP
+    return __shfl_down(bits, delta);
+#else
+    return __shfl_down_sync(0xffffffffu, bits, delta);
+#endif
+  });
+}
+
 // ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
 
 // A dot operand tile lives in shared memory as rows of 16-byte chunks.  Chunk c of row r is

@@ -706,43 +706,40 @@ TC_DEVICE T shfl(T v, int src) {
   }
 }
 
-// Any value of 1, 2, 4 or 8 bytes through `move`, a shuffle of one 32- or 64-bit word.
-template <typename T, typename Move>
-TC_DEVICE T shfl_words(T v, Move move) {
+// One 32- or 64-bit word from lane (this lane - delta) when UP, else (this lane + delta);
+// a lane with none there keeps its own.  (No lambdas: NVRTC 13.0 takes an unannotated
+// lambda for a host function and refuses it in device code.)
+template <bool UP, typename W>
+TC_DEVICE W shfl_word(W bits, int delta) {
+#ifdef TC_HIP
+  return UP ? __shfl_up(bits, delta) : __shfl_down(bits, delta);
+#else
+  return UP ? __shfl_up_sync(0xffffffffu, bits, delta)
+            : __shfl_down_sync(0xffffffffu, bits, delta);
+#endif
+}
+
+// Any value of 1, 2, 4 or 8 bytes, shifted along the lanes as `shfl_word` does.
+template <bool UP, typename T>
+TC_DEVICE T shfl_shift(T v, int delta) {
   if constexpr (sizeof(T) == 8) {
-    return bitcast<T>(move(bitcast<long long>(v)));
+    return bitcast<T>(shfl_word<UP>(bitcast<long long>(v), delta));
   } else {
     union { T t; int i; } u;  // narrow types travel in the low bytes of a 32-bit word
     u.i = 0;
     u.t = v;
-    u.i = move(u.i);
+    u.i = shfl_word<UP>(u.i, delta);
     return u.t;
   }
 }
 
 // The value held by lane (this lane - delta); a lane with none before keeps its own.
 template <typename T>
-TC_DEVICE T shfl_up(T v, int delta) {
-  return shfl_words(v, [delta](auto bits) {
-#ifdef TC_HIP
-    return __shfl_up(bits, delta);
-#else
-    return __shfl_up_sync(0xffffffffu, bits, delta);
-#endif
-  });
-}
+TC_DEVICE T shfl_up(T v, int delta) { return shfl_shift<true>(v, delta); }
 
 // The value held by lane (this lane + delta); a lane with none after keeps its own.
 template <typename T>
-TC_DEVICE T shfl_down(T v, int delta) {
-  return shfl_words(v, [delta](auto bits) {
-#ifdef TC_HIP
-    return __shfl_down(bits, delta);
-#else
-    return __shfl_down_sync(0xffffffffu, bits, delta);
-#endif
-  });
-}
+TC_DEVICE T shfl_down(T v, int delta) { return shfl_shift<false>(v, delta); }
 
 // ---- tl.dot: shared-memory tiles, ldmatrix, mma.sync and cp.async (NVIDIA, sm_80+) -------
 

@@ -74,3 +74,11 @@ if { [ "$have" != "$base $extras" ] && [ "$have" != "$base dev,cuda,hip" ]; } ||
     fi
     printf '%s' "$base $extras" >"$stamp"
 fi
+# The tests also compile with the oldest NVRTC tilecc supports (CUDA 13.0, what GPU machines
+# may have): NVRTC's releases accept different C++ (tests/test_oldest_nvrtc.py)
+if [ "$mode" = full ] && [ ! -e .venv/oldest-nvrtc/nvidia/cu13/lib/libnvrtc.so.13 ]; then
+    log "NVRTC 13.0 into .venv/oldest-nvrtc"
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+        --target .venv/oldest-nvrtc "nvidia-cuda-nvrtc==13.0.*" ||
+        log "NVRTC 13.0 could not be installed: tests/test_oldest_nvrtc.py will say so"
+fi

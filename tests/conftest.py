@@ -88,6 +88,7 @@ RUN_FIRST = (
     "test_mfma.py::test_cdna3_rows_compile_with_hipcc",
     "test_amd_isa_report.py::test_report_of_a_compiled_dot_kernel",
     "test_untuned_kernels.py::test_quotient_runs_rule_holds_on_values",
+    "test_oldest_nvrtc.py::test_kernels_compile_with_nvrtc_13_0",
 )
 
 

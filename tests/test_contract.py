@@ -4,6 +4,9 @@ and the GPU's."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -93,3 +96,27 @@ def test_the_gpu_rounds_as_the_interpreter() -> None:
                      enable_fp_fusion=fusion)
         for got, exp in zip((o1, o2), _run(fusion)):
             np.testing.assert_array_equal(got.float().cpu().numpy(), exp.astype(np.float32))
+
+
+@pytest.mark.gpu
+def test_the_gpu_rounds_as_triton() -> None:
+    """The same kernel source through Triton on the same GPU: the same bf16 results, with
+    fusion (Triton's default) and without."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    def on_gpu(a: np.ndarray):
+        return torch.from_numpy(a.view(np.uint16).astype(np.int16)).cuda().view(torch.bfloat16)
+
+    for fusion in (True, False):
+        outs = []
+        for kernel in (rotate, as_triton(rotate)):
+            o1, o2 = on_gpu(np.zeros(8, BF16)), on_gpu(np.zeros(8, BF16))
+            kernel[(1,)](*(on_gpu(a) for a in (X1, C, X2, S)), o1, o2, BLOCK=8,
+                         enable_fp_fusion=fusion)
+            outs.append(torch.cat([o1, o2]).float().cpu().numpy())
+        np.testing.assert_array_equal(outs[0], outs[1])

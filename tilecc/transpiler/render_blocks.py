@@ -486,11 +486,22 @@ class BlockOps:
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
-        update = self.atomic_call(op, "r")
-        stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
+        step = op.attrs["plan"].vec if "plan" in op.attrs else 1
+        if step == 2:  # a packed pair of 16-bit adds (passes.layouts._atomic_plan)
+            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                                 self.text(mask, "v") if mask is not None else "") if c]
+            ptr, val = op.operands[0], op.operands[1]
+            args = (self.text(ptr, "v"), self.text(val, "v"), self.text(val, "v + 1"))
+            scope = self.atomic_scope(op)
+            stmt = (f"{{ const auto old ={BREAK}{call(f'tc::atomic_add_pair{scope}', *args)}; "
+                    f"{self.name(res)}[v] = old[0]; {self.name(res)}[v + 1] = old[1]; }}"
+                    if used else f"{call(f'tc::reduce_add_pair{scope}', *args)};")
+        else:
+            update = self.atomic_call(op, "r")
+            stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
         if conds:
             stmt = f"if ({joined(conds, ' && ')}){BODY}{stmt}"
-        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
+        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt, step=step)))
         if used and p.replicated:
             self.broadcast_from_owners(res)
 

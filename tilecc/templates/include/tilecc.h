@@ -1879,6 +1879,57 @@ template <Scope SC, typename T> TC_DEVICE T atomic_add16(T* p, T v) {
   return update16<SC>(p, [v](T old, bool&) { return T(float(old) + float(v)); });
 }
 
+// Two consecutive fp16 / bf16 elements, the first 4-byte aligned, added in one packed
+// instruction (atom.add.noftz.f16x2 / .bf16x2): the hardware has no 16-bit add of its own,
+// so element by element each is a compare-and-swap loop, which retries under contention
+// (split-K programs adding into one output).  Returns the two old values.  Elsewhere
+// (HIP, fp16 before sm_70, bf16 before sm_90) one element at a time.
+template <Scope SC = kGpu, typename T> TC_DEVICE Vec<T, 2> atomic_add_pair(T* p, T lo, T hi) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    const unsigned int v = static_cast<unsigned int>(lo.bits) |
+                           (static_cast<unsigned int>(hi.bits) << 16);
+    unsigned int old;
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.f16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("atom.global.add.noftz.f16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else
+      asm volatile("atom.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    Vec<T, 2> r;
+    r[0] = T::from_bits(static_cast<unsigned short>(old));
+    r[1] = T::from_bits(static_cast<unsigned short>(old >> 16));
+    return r;
+  }
+#endif
+  Vec<T, 2> r;
+  r[0] = atomic_add16<SC>(p, lo);
+  r[1] = atomic_add16<SC>(p + 1, hi);
+  return r;
+}
+
+// The same, its old values unused: red, which returns nothing and does not wait.
+template <Scope SC = kGpu, typename T> TC_DEVICE void reduce_add_pair(T* p, T lo, T hi) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    const unsigned int v = static_cast<unsigned int>(lo.bits) |
+                           (static_cast<unsigned int>(hi.bits) << 16);
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("red.sys.global.add.noftz.f16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("red.global.add.noftz.f16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("red.sys.global.add.noftz.bf16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else
+      asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    return;
+  }
+#endif
+  atomic_add_pair<SC>(p, lo, hi);
+}
+
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
   if constexpr (is_half_like<T>::value) {
     return atomic_add16<SC>(p, v);

@@ -159,7 +159,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
             ptr = op.operands[0]
             c = classes.find(ptr.id)
-            width = 1 if op.kind.startswith("atomic") else 16 // ptr.dtype.element_ty.itemsize
+            width = (_PAIRED_ADD if _pairs_adds(op) else 1) if op.kind.startswith("atomic") \
+                else 16 // ptr.dtype.element_ty.itemsize
             vec[c] = max(vec.get(c, 1), width)
             order = _contiguity_order(ptr)
             if c not in orders or prod(ptr.type.shape) > orders[c][1]:
@@ -215,7 +216,33 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     for op in kernel.walk():
         if op.kind in ("load", "store"):
             op.attrs["plan"] = _plan(op)
+        elif op.kind == "atomic" and op.operands[0].type.is_block:
+            op.attrs["plan"] = _atomic_plan(op)
     return conversions
+
+
+# fp16 / bf16 atomic adds go two elements at a time (one packed f16x2 / bf16x2 instruction):
+# the hardware adds no single 16-bit element, which becomes a compare-and-swap loop
+_PAIRED_ADD = 2
+
+
+def _pairs_adds(op: Op) -> bool:
+    return op.kind == "atomic" and op.attrs.get("op") == "add" and \
+        op.operands[1].dtype.short in ("fp16", "bf16")
+
+
+def _atomic_plan(op: Op) -> MemoryPlan:
+    """Pairs of a thread's consecutive registers updated by one packed add where the pair's
+    addresses are consecutive, its first 4-byte aligned, its mask one value, and no register
+    copies another (each element is updated once, by its owner)."""
+    if not _pairs_adds(op):
+        return MemoryPlan(1, "element", "1 element per atomic")
+    plan = _plan(op)
+    place: Placement = op.operands[0].layout
+    if plan.vec < _PAIRED_ADD or plan.mask_mode not in ("none", "vector") or \
+            place.replicated_registers:
+        return MemoryPlan(1, "element", "1 element per atomic (no aligned consecutive pairs)")
+    return MemoryPlan(_PAIRED_ADD, plan.mask_mode, "pairs of 16-bit elements per atomic")
 
 
 def _contiguity_order(ptr: Value) -> tuple[int, ...]:
@@ -268,10 +295,13 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
             new_ops.append(op)
             if op.kind == "reduce":
                 for i, res in enumerate(op.results):
-                    if res.id in fixes:
+                    made = Placement(Slice(op.operands[i].layout.enc, op.attrs["axis"]),
+                                     res.type.shape)
+                    # fixed for another demand on it (an x[None, :] of it, converted there):
+                    # the reduction itself already gives the result's placement
+                    if res.id in fixes and res.layout != made:
                         tmp = Value(res.type, res.name)
-                        tmp.layout = Placement(Slice(op.operands[i].layout.enc, op.attrs["axis"]),
-                                               res.type.shape)
+                        tmp.layout = made
                         tmp.info = res.info
                         op.results[i] = tmp
                         tmp.owner = op

@@ -493,8 +493,8 @@ class BlockOps:
             ptr, val = op.operands[0], op.operands[1]
             args = (self.text(ptr, "v"), self.text(val, "v"), self.text(val, "v + 1"))
             scope = self.atomic_scope(op)
-            stmt = (f"{{ const auto old ={BREAK}{call(f'tc::atomic_add_pair{scope}', *args)}; "
-                    f"{self.name(res)}[v] = old[0]; {self.name(res)}[v + 1] = old[1]; }}"
+            name = self.name(res)
+            stmt = (f"{call(f'tc::atomic_add_pair{scope}', f'{name}[v]', f'{name}[v + 1]', *args)};"
                     if used else f"{call(f'tc::reduce_add_pair{scope}', *args)};")
         else:
             update = self.atomic_call(op, "r")

@@ -1882,9 +1882,10 @@ template <Scope SC, typename T> TC_DEVICE T atomic_add16(T* p, T v) {
 // Two consecutive fp16 / bf16 elements, the first 4-byte aligned, added in one packed
 // instruction (atom.add.noftz.f16x2 / .bf16x2): the hardware has no 16-bit add of its own,
 // so element by element each is a compare-and-swap loop, which retries under contention
-// (split-K programs adding into one output).  Returns the two old values.  Elsewhere
-// (HIP, fp16 before sm_70, bf16 before sm_90) one element at a time.
-template <Scope SC = kGpu, typename T> TC_DEVICE Vec<T, 2> atomic_add_pair(T* p, T lo, T hi) {
+// (split-K programs adding into one output).  The two old values are written to old_lo
+// and old_hi.  Elsewhere (HIP, fp16 before sm_70, bf16 before sm_90) one element at a time.
+template <Scope SC = kGpu, typename T>
+TC_DEVICE void atomic_add_pair(T& old_lo, T& old_hi, T* p, T lo, T hi) {
 #if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
   if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
     const unsigned int v = static_cast<unsigned int>(lo.bits) |
@@ -1898,16 +1899,13 @@ template <Scope SC = kGpu, typename T> TC_DEVICE Vec<T, 2> atomic_add_pair(T* p,
       asm volatile("atom.sys.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
     else
       asm volatile("atom.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-    Vec<T, 2> r;
-    r[0] = T::from_bits(static_cast<unsigned short>(old));
-    r[1] = T::from_bits(static_cast<unsigned short>(old >> 16));
-    return r;
+    old_lo = T::from_bits(static_cast<unsigned short>(old));
+    old_hi = T::from_bits(static_cast<unsigned short>(old >> 16));
+    return;
   }
 #endif
-  Vec<T, 2> r;
-  r[0] = atomic_add16<SC>(p, lo);
-  r[1] = atomic_add16<SC>(p + 1, hi);
-  return r;
+  old_lo = atomic_add16<SC>(p, lo);
+  old_hi = atomic_add16<SC>(p + 1, hi);
 }
 
 // The same, its old values unused: red, which returns nothing and does not wait.
@@ -1927,7 +1925,8 @@ template <Scope SC = kGpu, typename T> TC_DEVICE void reduce_add_pair(T* p, T lo
     return;
   }
 #endif
-  atomic_add_pair<SC>(p, lo, hi);
+  atomic_add16<SC>(p, lo);
+  atomic_add16<SC>(p + 1, hi);
 }
 
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {

@@ -249,6 +249,22 @@ TC_DEVICE To float_to_int(From x, To nan = To(0)) {
   return static_cast<To>(x);
 }
 
+// An integer of up to 32 bits to fp16 in one rounding (cvt.rn.f16.s32 / .u32): the same
+// value as through fp32 (exact up to 2^24, and beyond fp16's range either way), in one
+// instruction instead of a conversion and a pack.
+template <typename From> TC_DEVICE half int_to_half(From x) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  half r;
+  if constexpr (is_same<From, unsigned int>::value)
+    asm("cvt.rn.f16.u32 %0, %1;" : "=h"(r.bits) : "r"(x));
+  else
+    asm("cvt.rn.f16.s32 %0, %1;" : "=h"(r.bits) : "r"(static_cast<int>(x)));
+  return r;
+#else
+  return half(static_cast<float>(x));
+#endif
+}
+
 // Value conversion with Triton's semantics: to bool is `!= 0`, floats to integers
 // truncate (and saturate), 16-bit floats convert through float.
 template <typename To, typename From>
@@ -259,6 +275,8 @@ TC_DEVICE To cast(From x) {
     return cast<To>(static_cast<float>(x));
   } else if constexpr (is_same<To, bool>::value) {
     return x != From(0);
+  } else if constexpr (is_same<To, half>::value && !is_float<From>::value && sizeof(From) <= 4) {
+    return int_to_half(x);
   } else if constexpr (is_half_like<To>::value || is_fp8<To>::value) {
     return To(static_cast<float>(x));
   } else if constexpr (is_float<From>::value && !is_float<To>::value) {
@@ -441,11 +459,26 @@ TC_DEVICE float saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0
 
 TC_DEVICE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
 TC_DEVICE double fma(double a, double b, double c) { return ::fma(a, b, c); }
+// 16-bit fma rounded once, in the 16-bit type (fma.rn.f16 / .bf16, as Triton's): through
+// fp32, the fp32 sum is rounded before the 16-bit result (twice), and it costs three
+// conversions and a pack besides (dequantizing low-bit weights: w * scale + zero).
 TC_DEVICE half fma(half a, half b, half c) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  half r;
+  asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r.bits) : "h"(a.bits), "h"(b.bits), "h"(c.bits));
+  return r;
+#else
   return half(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+#endif
 }
 TC_DEVICE bfloat16 fma(bfloat16 a, bfloat16 b, bfloat16 c) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  bfloat16 r;
+  asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(r.bits) : "h"(a.bits), "h"(b.bits), "h"(c.bits));
+  return r;
+#else
   return bfloat16(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+#endif
 }
 
 // tl.umulhi: the high half of the double-width product, the bits read as unsigned

@@ -684,6 +684,19 @@ TC_DEVICE int smid() {
 #define TC_WARP_SIZE 32
 #endif
 
+// What the compiler does not know of the launch: the program's thread count, and program
+// ids below the grid's limits (2^31 - 1 along x, 65535 along y and z), so non-negative as
+// ints.  Index arithmetic over them then divides and takes remainders by shifts and masks,
+// with no rounding fix-ups for negative values (the rows and shifts of packed low-bit
+// weights: offs_k // 8, offs_k % 8 * 4).  The block's thread count is the launch's.
+template <unsigned THREADS> TC_DEVICE void launch_ranges() {
+  const unsigned thread = threadIdx.x, x = blockIdx.x, y = blockIdx.y, z = blockIdx.z;
+  __builtin_assume(thread < THREADS);
+  __builtin_assume(x < 2147483648u);
+  __builtin_assume(y < 65536u);
+  __builtin_assume(z < 65536u);
+}
+
 // Unsigned / and %: a mask and a shift, which the compiler can fold back together, so that
 // a layout's warp_id() * 128 + lane_id() * 4 becomes threadIdx.x * 4 (signed division by 32
 // costs a rounding fix-up and hides that).

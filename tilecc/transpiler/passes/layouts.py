@@ -21,7 +21,8 @@ memory) is inserted and listed in the kernel's header.  Loads and stores then ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from math import prod
 
 from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
@@ -36,6 +37,18 @@ class MemoryPlan:
     vec: int  # elements per vector access
     mask_mode: str  # "none", "vector", "prefix" (vector when whole, else lanes), "element"
     reason: str
+    # (rstride, span): registers whose index along one axis differs only in its low `span`
+    # (that axis's registers counted in steps of `rstride`) read the same address
+    shared: tuple[int, int] | None = None
+
+    def address_register(self, idx: str) -> str:
+        """The register whose address is written for register `idx`: the first of those
+        sharing its address, so that the compiler sees one expression and one load."""
+        if self.shared is None:
+            return idx
+        stride, span = self.shared
+        return f"({idx} - {idx} / {stride} % {span} * {stride})" if stride > 1 else \
+            f"{idx} / {span} * {span}"
 
 
 # --- assignment ----------------------------------------------------------------------------
@@ -150,10 +163,14 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_units, arch)
             if op.attrs["plan"].matrix:
                 forced.append((op.result, dot.accumulator(op.attrs["plan"].unit, op.attrs["plan"].warps)))
-    # one vector width per class: 16 bytes of its narrowest accessed element type; and
-    # the axis order its pointers are contiguous in (Triton's coalescing): the loads of a
-    # transposed block (`K^T`, contiguous along axis 0) run along axis 0
+    # one vector width per class: 16 bytes of the narrowest element type among its largest
+    # accesses (a row of per-column scales broadcast over a block of weights takes the
+    # weights' width: at twice their width, the columns a warp covers halve and the warps
+    # go to the rows, where a reduction over the rows crosses warps); and the axis order
+    # its pointers are contiguous in (Triton's coalescing): the loads of a transposed
+    # block (`K^T`, contiguous along axis 0) run along axis 0
     vec: dict[int, int] = {}
+    widest: dict[int, int] = {}  # class → elements of its largest access
     orders: dict[int, tuple[tuple[int, ...], int]] = {}  # class → (order, elements accessed)
     for op in kernel.walk():
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
@@ -161,7 +178,11 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             c = classes.find(ptr.id)
             width = (_PAIRED_ADD if _pairs_adds(op) else 1) if op.kind.startswith("atomic") \
                 else 16 // ptr.dtype.element_ty.itemsize
-            vec[c] = max(vec.get(c, 1), width)
+            size = prod(ptr.type.shape)
+            if size > widest.get(c, 0):
+                widest[c], vec[c] = size, width
+            elif size == widest[c]:
+                vec[c] = max(vec[c], width)
             order = _contiguity_order(ptr)
             if c not in orders or prod(ptr.type.shape) > orders[c][1]:
                 orders[c] = (order, prod(ptr.type.shape))
@@ -214,7 +235,9 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         v.layout = Placement(encoding(classes.find(v.id)), v.type.shape)
     conversions = _insert_conversions(kernel, derived)
     for op in kernel.walk():
-        if op.kind in ("load", "store"):
+        if op.kind == "load":
+            op.attrs["plan"] = _shared_rows(_plan(op), op.operands[0])
+        elif op.kind == "store":
             op.attrs["plan"] = _plan(op)
         elif op.kind == "atomic" and op.operands[0].type.is_block:
             op.attrs["plan"] = _atomic_plan(op)
@@ -384,6 +407,30 @@ def _plan(op: Op) -> MemoryPlan:
                                              "the tail goes lane by lane")
     return MemoryPlan(1, "element", why.replace(f"{vec} x {ptr.dtype.element_ty.short} ({vec * esize} B)", f"1 x {ptr.dtype.element_ty.short}", 1)
                       + "; mask varies within vectors, checked per element")
+
+
+def _shared_rows(plan: MemoryPlan, ptr: Value) -> MemoryPlan:
+    """Pointers equal over aligned runs along an axis other than the vector's (rows of
+    packed low-bit weights: `offs_k // 8` rows share an int32), where a thread holds several
+    registers of one run (the tile along the axis divides the run): written at the run's
+    first register, the compiler loads each address once, as Triton's does."""
+    place: Placement | None = ptr.layout if ptr.type.is_block else None
+    pinfo = info(ptr) if place is not None else None
+    if place is None or pinfo is None or len(pinfo.constancy) != len(ptr.type.shape):
+        return plan
+    for ax, e in enumerate(place.kept):
+        if ax == place.fast_axis or place.reg_sizes[e] < 2:
+            continue
+        run, tile, spt = pinfo.constancy[ax], place.tile(e), place.base.spt[e]
+        if run < 2 or run % tile or place.full[e] % run:
+            continue
+        span = run // tile * spt  # registers along e per run
+        span = math.gcd(span, place.reg_sizes[e])
+        if span < 2:
+            continue
+        note = f"; {span} registers along axis {ax} share each address: loaded once"
+        return replace(plan, reason=plan.reason + note, shared=(place.rstride(e), span))
+    return plan
 
 
 def _mask_of(op: Op) -> Value | None:

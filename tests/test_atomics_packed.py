@@ -176,3 +176,40 @@ def test_contended_pairs_on_gpu() -> None:
     split_k_gemv_kernel[(2, 16)](a, b, c, N=512, K=512, BLOCK_N=256, BLOCK_K=32,
                                  MASKED=False, num_warps=4)
     assert torch.equal(c.float().cpu(), torch.full((512,), 512.0))
+
+
+@pytest.mark.parametrize("dt,ctype", [("fp16", "tc::half"), ("bf16", "tc::bfloat16")])
+def test_sm90_adds_16_bytes_when_old_values_are_unused(dt, ctype) -> None:
+    """2 warps over 256 columns: 4 consecutive outputs a thread, one vector red on sm_90
+    (.v2.f16x2), pairs before it; old values used stay pairs."""
+    src = split_k_gemv_kernel.source(_gemv_signature(dt), num_warps=2, arch="sm_90")
+    assert f"tc::reduce_add_vec(C + " in src and f"tc::Vec<{ctype}, 4>{{{{" in src, src
+    src = split_k_gemv_kernel.source(_gemv_signature(dt), num_warps=2, arch="sm_80")
+    assert "tc::reduce_add_pair(C + " in src and "reduce_add_vec" not in src, src
+    src = pair_add_kernel.source(f"*{dt}:16,*{dt}:16,*{dt}:16,i32,64,0,'gpu'", num_warps=1,
+                                 arch="sm_90")
+    assert "tc::atomic_add_pair(old[v], old[v + 1], P + " in src, src
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a")])
+def test_vector_reds_compile(target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    for dt in ("fp16", "bf16"):
+        for warps in (1, 2):  # 8 and 4 outputs a thread
+            binary = split_k_gemv_kernel.compile(_gemv_signature(dt, block_n=256), target=target,
+                                                 arch=arch, num_warps=warps)
+            assert binary.data and "warning" not in (binary.log or "").lower(), binary.log
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("warps", [1, 2])
+def test_vector_reds_on_gpu(dtype, warps) -> None:
+    torch = pytest.importorskip("torch")
+    a, b, _, want = _gemv_inputs(np.float16)
+    c = torch.zeros(512, device="cuda", dtype=getattr(torch, dtype))
+    split_k_gemv_kernel[(2, 16)](torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), c,
+                                 N=512, K=512, BLOCK_N=256, BLOCK_K=32, MASKED=False,
+                                 num_warps=warps)
+    tol = 2e-2 if dtype == "float16" else 1e-1
+    np.testing.assert_allclose(c.float().cpu().numpy(), want, rtol=tol, atol=tol)

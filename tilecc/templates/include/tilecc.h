@@ -1975,6 +1975,41 @@ template <Scope SC = kGpu, typename T> TC_DEVICE void reduce_add_pair(T* p, T lo
   atomic_add16<SC>(p + 1, hi);
 }
 
+// 4 or 8 consecutive fp16 / bf16 elements, 8- or 16-byte aligned, their old values unused:
+// one vector red (.v2 / .v4 of f16x2 / bf16x2, sm_90); elsewhere pair by pair.
+#define TC_RED_VEC(SCOPE, VEC, TYPE, ...) \
+  asm volatile("red" SCOPE ".global.add.noftz." VEC "." TYPE " [%0], " __VA_ARGS__ : "memory")
+template <Scope SC = kGpu, typename T, int N> TC_DEVICE void reduce_add_vec(T* p, const Vec<T, N>& v) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr ((N == 4 || N == 8) && is_half_like<T>::value) {
+    constexpr bool h = is_same<T, half>::value, sys = SC == kSystem;
+    unsigned w[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) w[i] = pack2(v[2 * i], v[2 * i + 1]);
+    if constexpr (N == 4) {
+#define TC_ARGS "{%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1])
+      if constexpr (h && sys) TC_RED_VEC(".sys", "v2", "f16x2", TC_ARGS);
+      else if constexpr (h) TC_RED_VEC("", "v2", "f16x2", TC_ARGS);
+      else if constexpr (sys) TC_RED_VEC(".sys", "v2", "bf16x2", TC_ARGS);
+      else TC_RED_VEC("", "v2", "bf16x2", TC_ARGS);
+#undef TC_ARGS
+    } else {
+#define TC_ARGS "{%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+      if constexpr (h && sys) TC_RED_VEC(".sys", "v4", "f16x2", TC_ARGS);
+      else if constexpr (h) TC_RED_VEC("", "v4", "f16x2", TC_ARGS);
+      else if constexpr (sys) TC_RED_VEC(".sys", "v4", "bf16x2", TC_ARGS);
+      else TC_RED_VEC("", "v4", "bf16x2", TC_ARGS);
+#undef TC_ARGS
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) reduce_add_pair<SC>(p + i, v[i], v[i + 1]);
+  }
+}
+#undef TC_RED_VEC
+
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
   if constexpr (is_half_like<T>::value) {
     return atomic_add16<SC>(p, v);

@@ -169,6 +169,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     # go to the rows, where a reduction over the rows crosses warps); and the axis order
     # its pointers are contiguous in (Triton's coalescing): the loads of a transposed
     # block (`K^T`, contiguous along axis 0) run along axis 0
+    used = {o.id for op in kernel.walk() for o in op.operands}
     vec: dict[int, int] = {}
     widest: dict[int, int] = {}  # class → elements of its largest access
     orders: dict[int, tuple[tuple[int, ...], int]] = {}  # class → (order, elements accessed)
@@ -176,7 +177,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
             ptr = op.operands[0]
             c = classes.find(ptr.id)
-            width = (_PAIRED_ADD if _pairs_adds(op) else 1) if op.kind.startswith("atomic") \
+            width = _add_width(op, arch, used) if op.kind.startswith("atomic") \
                 else 16 // ptr.dtype.element_ty.itemsize
             size = prod(ptr.type.shape)
             if size > widest.get(c, 0):
@@ -240,32 +241,35 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         elif op.kind == "store":
             op.attrs["plan"] = _plan(op)
         elif op.kind == "atomic" and op.operands[0].type.is_block:
-            op.attrs["plan"] = _atomic_plan(op)
+            op.attrs["plan"] = _atomic_plan(op, _add_width(op, arch, used))
     return conversions
 
 
-# fp16 / bf16 atomic adds go two elements at a time (one packed f16x2 / bf16x2 instruction):
-# the hardware adds no single 16-bit element, which becomes a compare-and-swap loop
-_PAIRED_ADD = 2
+def _add_width(op: Op, arch: str, used: set[int]) -> int:
+    """Elements one atomic of `op` may update: fp16 / bf16 adds two at a time (one packed
+    f16x2 / bf16x2 instruction: the hardware adds no single 16-bit element, which becomes a
+    compare-and-swap loop), and on sm_90, where the old values go unused, 16 bytes (a
+    vector red); everything else one."""
+    if op.kind != "atomic" or op.attrs.get("op") != "add" or \
+            op.operands[1].dtype.short not in ("fp16", "bf16"):
+        return 1
+    sm = arch[3:5] if arch.startswith("sm_") else ""
+    return 8 if sm.isdigit() and int(sm) >= 90 and op.result.id not in used else 2
 
 
-def _pairs_adds(op: Op) -> bool:
-    return op.kind == "atomic" and op.attrs.get("op") == "add" and \
-        op.operands[1].dtype.short in ("fp16", "bf16")
-
-
-def _atomic_plan(op: Op) -> MemoryPlan:
-    """Pairs of a thread's consecutive registers updated by one packed add where the pair's
-    addresses are consecutive, its first 4-byte aligned, its mask one value, and no register
-    copies another (each element is updated once, by its owner)."""
-    if not _pairs_adds(op):
+def _atomic_plan(op: Op, width: int) -> MemoryPlan:
+    """Runs of a thread's consecutive registers updated by one packed add where their
+    addresses are consecutive, the first aligned to the run's bytes, the mask one value
+    over the run, and no register copies another (each element updated once, by its
+    owner)."""
+    if width < 2:
         return MemoryPlan(1, "element", "1 element per atomic")
     plan = _plan(op)
     place: Placement = op.operands[0].layout
-    if plan.vec < _PAIRED_ADD or plan.mask_mode not in ("none", "vector") or \
-            place.replicated_registers:
+    vec = min(plan.vec, width)
+    if vec < 2 or plan.mask_mode not in ("none", "vector") or place.replicated_registers:
         return MemoryPlan(1, "element", "1 element per atomic (no aligned consecutive pairs)")
-    return MemoryPlan(_PAIRED_ADD, plan.mask_mode, "pairs of 16-bit elements per atomic")
+    return MemoryPlan(vec, plan.mask_mode, f"{vec} 16-bit elements per atomic")
 
 
 def _contiguity_order(ptr: Value) -> tuple[int, ...]:

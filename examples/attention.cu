@@ -184,6 +184,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<256>();
   // dynamic shared memory: the tl.dot pipeline stages (65536 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Q, K, V and Out are (batch, heads, N_CTX, HEAD_DIM) with one set of strides, the

@@ -195,6 +195,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<512>();
   // shared memory for reductions, scans and layout conversions (24576 bytes, reused step by step)
   __shared__ unsigned char smem[24576] __attribute__((aligned(16)));
   // dynamic shared memory: the tl.dot pipeline stages (16384 bytes, given at launch)

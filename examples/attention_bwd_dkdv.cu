@@ -200,6 +200,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step)
   __shared__ unsigned char smem[4096] __attribute__((aligned(1024)));
   // dynamic shared memory: the tl.dot pipeline stages (57344 bytes, given at launch)

@@ -227,6 +227,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<512>();
   // shared memory for reductions, scans and layout conversions (12288 bytes, reused step by step)
   __shared__ unsigned char smem[12288] __attribute__((aligned(16)));
   // dynamic shared memory: the tl.dot pipeline stages (32768 bytes, given at launch)

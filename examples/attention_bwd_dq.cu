@@ -187,6 +187,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<256>();
   // dynamic shared memory: the tl.dot pipeline stages (106496 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_M queries: dQ stays in registers while the keys and

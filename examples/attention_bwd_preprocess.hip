@@ -58,6 +58,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_preprocess(
     int stride_m,
     int H,
     int N_CTX) {
+  tc::launch_ranges<256>();
   // delta = rowsum(dO * O), in fp32, one row per query (the dP - delta of every dS)
   // L87: start_m = tl.program_id(0)
   const int start_m = static_cast<int>(blockIdx.x);

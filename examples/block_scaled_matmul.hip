@@ -299,6 +299,7 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     int stride_sm,
     int stride_sn,
     int stride_cm) {
+  tc::launch_ranges<512>();
   // shared memory for reductions, scans and layout conversions (32768 bytes, reused step by step)
   __shared__ unsigned char smem[32768] __attribute__((aligned(16)));
   // L31: pid_m = tl.program_id(0)

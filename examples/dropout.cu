@@ -38,6 +38,7 @@ extern "C" __global__ void __launch_bounds__(128) seeded_dropout_kernel(
     int n_elements,
     float p,
     int seed) {
+  tc::launch_ranges<128>();
   // L20: pid = tl.program_id(axis=0)
   const int pid = static_cast<int>(blockIdx.x);
   // L21: offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where

@@ -36,6 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
     int n_elements,
     float p,
     int seed) {
+  tc::launch_ranges<256>();
   // L20: pid = tl.program_id(axis=0)
   const int pid = static_cast<int>(blockIdx.x);
   // L21: offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic: recomputed where

@@ -38,6 +38,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
     const tc::half* y_ptr,
     tc::half* out_ptr,
     int n_elements) {
+  tc::launch_ranges<256>();
   // L15: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic:
   //   recomputed where it is used)
   // L16: mask = offsets < n_elements (index arithmetic: recomputed where it is used)

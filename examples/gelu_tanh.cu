@@ -32,6 +32,7 @@ extern "C" __global__ void __launch_bounds__(128) gelu_tanh_kernel(
     const tc::half* x_ptr,
     tc::half* out_ptr,
     int n_elements) {
+  tc::launch_ranges<128>();
   // L23: offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE) (index arithmetic:
   //   recomputed where it is used)
   // L24: mask = offsets < n_elements (index arithmetic: recomputed where it is used)

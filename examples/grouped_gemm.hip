@@ -152,6 +152,7 @@ extern "C" __global__ void __launch_bounds__(256) grouped_matmul_kernel(
     const int* sizes,
     const int* lds,
     int group_count) {
+  tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (16384 bytes, reused step by step)
   __shared__ unsigned char smem[16384] __attribute__((aligned(16)));
   // L25: tile = tl.program_id(0)

@@ -41,6 +41,7 @@ extern "C" __global__ void __launch_bounds__(128) histogram_kernel(
     const unsigned char* x_ptr,
     int* hist_ptr,
     int n) {
+  tc::launch_ranges<128>();
   // shared memory for reductions, scans and layout conversions (1024 bytes, reused step by step)
   __shared__ unsigned char smem[1024] __attribute__((aligned(16)));
   // L18: offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) (index arithmetic: recomputed where

@@ -57,6 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* FINAL_DB,
     int M,
     int N) {
+  tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step;
   //   consecutive steps alternate at byte 2048)
   __shared__ unsigned char smem[4096] __attribute__((aligned(16)));

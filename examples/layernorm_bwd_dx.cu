@@ -58,6 +58,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dx(
     int stride,
     int M,
     int N) {
+  tc::launch_ranges<128>();
   // shared memory for reductions, scans and layout conversions (16 bytes, reused step by step)
   __shared__ unsigned char smem[16] __attribute__((aligned(16)));
   // Program p handles rows p, p + P, p + 2P, ... (P programs in all) and keeps its share

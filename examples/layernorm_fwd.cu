@@ -54,6 +54,7 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_fwd(
     int stride,
     int N,
     float eps) {
+  tc::launch_ranges<128>();
   // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step;
   //   consecutive steps alternate at byte 16)
   __shared__ unsigned char smem[32] __attribute__((aligned(16)));

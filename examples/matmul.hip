@@ -153,6 +153,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
     int stride_am,
     int stride_bk,
     int stride_cm) {
+  tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (16384 bytes, reused step by step)
   __shared__ unsigned char smem[16384] __attribute__((aligned(16)));
   // Program ids in groups of GROUP_SIZE_M rows of tiles, column by column within a group.

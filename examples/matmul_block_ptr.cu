@@ -151,6 +151,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     int stride_am,
     int stride_bk,
     int stride_cm) {
+  tc::launch_ranges<128>();
   // dynamic shared memory: the tl.dot pipeline stages (49152 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Program ids in groups of GROUP_SIZE_M rows of tiles, as in matmul.py.

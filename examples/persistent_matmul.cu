@@ -89,6 +89,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     int K,
     const __grid_constant__ tc::TensorMap a_desc_map /* a_desc, [8, 64] boxes */,
     const __grid_constant__ tc::TensorMap b_desc_map /* b_desc, [64, 64] boxes */) {
+  tc::launch_ranges<256>();
   // dynamic shared memory: the tl.dot pipeline stages (98328 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // L42: start_pid = tl.program_id(axis=0)

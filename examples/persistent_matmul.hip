@@ -168,6 +168,7 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
     int M,
     int N,
     int K) {
+  tc::launch_ranges<512>();
   // shared memory for reductions, scans and layout conversions (32768 bytes, reused step by step)
   __shared__ unsigned char smem[32768] __attribute__((aligned(16)));
   // L42: start_pid = tl.program_id(axis=0)

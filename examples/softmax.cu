@@ -39,6 +39,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_kernel(
     int input_row_stride,
     int output_row_stride,
     int n_cols) {
+  tc::launch_ranges<128>();
   // shared memory for reductions, scans and layout conversions (32 bytes, reused step by step;
   //   consecutive steps alternate at byte 16)
   __shared__ unsigned char smem[32] __attribute__((aligned(16)));

@@ -503,6 +503,7 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     int* indices_ptr,
     int n_rows,
     int n_cols) {
+  tc::launch_ranges<128>();
   // shared memory for reductions, scans and layout conversions (5120 bytes, reused step by step;
   //   consecutive steps alternate at byte 4096)
   __shared__ unsigned char smem[5120] __attribute__((aligned(16)));

@@ -478,6 +478,7 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     int* indices_ptr,
     int n_rows,
     int n_cols) {
+  tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (4608 bytes, reused step by step;
   //   consecutive steps alternate at byte 4096)
   __shared__ unsigned char smem[4608] __attribute__((aligned(16)));

@@ -36,6 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) add_kernel(
     const float* y_ptr,
     float* out_ptr,
     int n_elements) {
+  tc::launch_ranges<256>();
   // Each program handles one contiguous block of BLOCK_SIZE elements.
   // L17: pid = tl.program_id(axis=0)
   const int pid = static_cast<int>(blockIdx.x);

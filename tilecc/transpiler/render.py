@@ -337,7 +337,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
         regs = v.layout.regs
         self.declare(v)
         if plan.vec == 1:
-            value = self.element(ptr, "r")
+            value = self.element(ptr, plan.address_register("r"))
             if mask is not None and self.run_start(ptr, "r") != "r":
                 # an address shared by a run of registers: computed outside the condition
                 # (tc::load1_if), once for the run, not under each element's branch
@@ -357,7 +357,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
             raise NotImplementedError("per-element `other` with vector loads")
         self.line(self.macros.vector_load(
             dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
-            ptr=self.text(ptr, "v"), mask_mode=plan.mask_mode,
+            ptr=self.text(ptr, plan.address_register("v")), mask_mode=plan.mask_mode,
             mask_first=self.text(mask, "v") if mask is not None else "",
             mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
             lane_mask=self.text(mask, "v + k") if mask is not None else "",

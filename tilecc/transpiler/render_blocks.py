@@ -421,11 +421,27 @@ class BlockOps:
         conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
                              self.text(mask, "r") if mask is not None else "") if c]
-        update = self.atomic_call(op, "r")
-        stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
+        step = op.attrs["plan"].vec if "plan" in op.attrs else 1
+        if step > 1:  # packed 16-bit adds (passes.layouts._atomic_plan)
+            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+                                 self.text(mask, "v") if mask is not None else "") if c]
+            ptr, val = op.operands[0], op.operands[1]
+            vals = [self.text(val, f"v + {k}" if k else "v") for k in range(step)]
+            scope, name = self.atomic_scope(op), self.name(res)
+            if used:  # pairs only
+                stmt = call(f"tc::atomic_add_pair{scope}", f"{name}[v]", f"{name}[v + 1]",
+                            self.text(ptr, "v"), *vals) + ";"
+            elif step == 2:
+                stmt = call(f"tc::reduce_add_pair{scope}", self.text(ptr, "v"), *vals) + ";"
+            else:
+                packed = f"tc::Vec<{c_type(val.dtype)}, {step}>{{{{{', '.join(vals)}}}}}"
+                stmt = call(f"tc::reduce_add_vec{scope}", self.text(ptr, "v"), packed) + ";"
+        else:
+            update = self.atomic_call(op, "r")
+            stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
         if conds:
             stmt = f"if ({joined(conds, ' && ')}){BODY}{stmt}"
-        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt)))
+        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt, step=step)))
         if used and p.replicated:
             self.broadcast_from_owners(res)
 

@@ -249,6 +249,22 @@ TC_DEVICE To float_to_int(From x, To nan = To(0)) {
   return static_cast<To>(x);
 }
 
+// An integer of up to 32 bits to fp16 in one rounding (cvt.rn.f16.s32 / .u32): the same
+// value as through fp32 (exact up to 2^24, and beyond fp16's range either way), in one
+// instruction instead of a conversion and a pack.
+template <typename From> TC_DEVICE half int_to_half(From x) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  half r;
+  if constexpr (is_same<From, unsigned int>::value)
+    asm("cvt.rn.f16.u32 %0, %1;" : "=h"(r.bits) : "r"(x));
+  else
+    asm("cvt.rn.f16.s32 %0, %1;" : "=h"(r.bits) : "r"(static_cast<int>(x)));
+  return r;
+#else
+  return half(static_cast<float>(x));
+#endif
+}
+
 // Value conversion with Triton's semantics: to bool is `!= 0`, floats to integers
 // truncate (and saturate), 16-bit floats convert through float.
 template <typename To, typename From>
@@ -259,6 +275,8 @@ TC_DEVICE To cast(From x) {
     return cast<To>(static_cast<float>(x));
   } else if constexpr (is_same<To, bool>::value) {
     return x != From(0);
+  } else if constexpr (is_same<To, half>::value && !is_float<From>::value && sizeof(From) <= 4) {
+    return int_to_half(x);
   } else if constexpr (is_half_like<To>::value || is_fp8<To>::value) {
     return To(static_cast<float>(x));
   } else if constexpr (is_float<From>::value && !is_float<To>::value) {
@@ -441,11 +459,26 @@ TC_DEVICE float saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0
 
 TC_DEVICE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
 TC_DEVICE double fma(double a, double b, double c) { return ::fma(a, b, c); }
+// 16-bit fma rounded once, in the 16-bit type (fma.rn.f16 / .bf16, as Triton's): through
+// fp32, the fp32 sum is rounded before the 16-bit result (twice), and it costs three
+// conversions and a pack besides (dequantizing low-bit weights: w * scale + zero).
 TC_DEVICE half fma(half a, half b, half c) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  half r;
+  asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r.bits) : "h"(a.bits), "h"(b.bits), "h"(c.bits));
+  return r;
+#else
   return half(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+#endif
 }
 TC_DEVICE bfloat16 fma(bfloat16 a, bfloat16 b, bfloat16 c) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  bfloat16 r;
+  asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(r.bits) : "h"(a.bits), "h"(b.bits), "h"(c.bits));
+  return r;
+#else
   return bfloat16(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+#endif
 }
 
 // tl.umulhi: the high half of the double-width product, the bits read as unsigned
@@ -650,6 +683,19 @@ TC_DEVICE int smid() {
 #else
 #define TC_WARP_SIZE 32
 #endif
+
+// What the compiler does not know of the launch: the program's thread count, and program
+// ids below the grid's limits (2^31 - 1 along x, 65535 along y and z), so non-negative as
+// ints.  Index arithmetic over them then divides and takes remainders by shifts and masks,
+// with no rounding fix-ups for negative values (the rows and shifts of packed low-bit
+// weights: offs_k // 8, offs_k % 8 * 4).  The block's thread count is the launch's.
+template <unsigned THREADS> TC_DEVICE void launch_ranges() {
+  const unsigned thread = threadIdx.x, x = blockIdx.x, y = blockIdx.y, z = blockIdx.z;
+  __builtin_assume(thread < THREADS);
+  __builtin_assume(x < 2147483648u);
+  __builtin_assume(y < 65536u);
+  __builtin_assume(z < 65536u);
+}
 
 // Unsigned / and %: a mask and a shift, which the compiler can fold back together, so that
 // a layout's warp_id() * 128 + lane_id() * 4 becomes threadIdx.x * 4 (signed division by 32
@@ -1917,6 +1963,91 @@ template <Scope SC, typename T> TC_DEVICE T atomic_add16(T* p, T v) {
 #endif
   return update16<SC>(p, [v](T old, bool&) { return T(float(old) + float(v)); });
 }
+
+// Two consecutive fp16 / bf16 elements, the first 4-byte aligned, added in one packed
+// instruction (atom.add.noftz.f16x2 / .bf16x2): the hardware has no 16-bit add of its own,
+// so element by element each is a compare-and-swap loop, which retries under contention
+// (split-K programs adding into one output).  The two old values are written to old_lo
+// and old_hi.  Elsewhere (HIP, fp16 before sm_70, bf16 before sm_90) one element at a time.
+template <Scope SC = kGpu, typename T>
+TC_DEVICE void atomic_add_pair(T& old_lo, T& old_hi, T* p, T lo, T hi) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    const unsigned int v = static_cast<unsigned int>(lo.bits) |
+                           (static_cast<unsigned int>(hi.bits) << 16);
+    unsigned int old;
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.f16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("atom.global.add.noftz.f16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("atom.sys.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else
+      asm volatile("atom.global.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    old_lo = T::from_bits(static_cast<unsigned short>(old));
+    old_hi = T::from_bits(static_cast<unsigned short>(old >> 16));
+    return;
+  }
+#endif
+  old_lo = atomic_add16<SC>(p, lo);
+  old_hi = atomic_add16<SC>(p + 1, hi);
+}
+
+// The same, its old values unused: red, which returns nothing and does not wait.
+template <Scope SC = kGpu, typename T> TC_DEVICE void reduce_add_pair(T* p, T lo, T hi) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same<T, half>::value || (is_same<T, bfloat16>::value && __CUDA_ARCH__ >= 900)) {
+    const unsigned int v = static_cast<unsigned int>(lo.bits) |
+                           (static_cast<unsigned int>(hi.bits) << 16);
+    if constexpr (is_same<T, half>::value && SC == kSystem)
+      asm volatile("red.sys.global.add.noftz.f16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else if constexpr (is_same<T, half>::value)
+      asm volatile("red.global.add.noftz.f16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else if constexpr (SC == kSystem)
+      asm volatile("red.sys.global.add.noftz.bf16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    else
+      asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+    return;
+  }
+#endif
+  atomic_add16<SC>(p, lo);
+  atomic_add16<SC>(p + 1, hi);
+}
+
+// 4 or 8 consecutive fp16 / bf16 elements, 8- or 16-byte aligned, their old values unused:
+// one vector red (.v2 / .v4 of f16x2 / bf16x2, sm_90); elsewhere pair by pair.
+#define TC_RED_VEC(SCOPE, VEC, TYPE, ...) \
+  asm volatile("red" SCOPE ".global.add.noftz." VEC "." TYPE " [%0], " __VA_ARGS__ : "memory")
+template <Scope SC = kGpu, typename T, int N> TC_DEVICE void reduce_add_vec(T* p, const Vec<T, N>& v) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr ((N == 4 || N == 8) && is_half_like<T>::value) {
+    constexpr bool h = is_same<T, half>::value, sys = SC == kSystem;
+    unsigned w[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) w[i] = pack2(v[2 * i], v[2 * i + 1]);
+    if constexpr (N == 4) {
+#define TC_ARGS "{%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1])
+      if constexpr (h && sys) TC_RED_VEC(".sys", "v2", "f16x2", TC_ARGS);
+      else if constexpr (h) TC_RED_VEC("", "v2", "f16x2", TC_ARGS);
+      else if constexpr (sys) TC_RED_VEC(".sys", "v2", "bf16x2", TC_ARGS);
+      else TC_RED_VEC("", "v2", "bf16x2", TC_ARGS);
+#undef TC_ARGS
+    } else {
+#define TC_ARGS "{%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+      if constexpr (h && sys) TC_RED_VEC(".sys", "v4", "f16x2", TC_ARGS);
+      else if constexpr (h) TC_RED_VEC("", "v4", "f16x2", TC_ARGS);
+      else if constexpr (sys) TC_RED_VEC(".sys", "v4", "bf16x2", TC_ARGS);
+      else TC_RED_VEC("", "v4", "bf16x2", TC_ARGS);
+#undef TC_ARGS
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) reduce_add_pair<SC>(p + i, v[i], v[i + 1]);
+  }
+}
+#undef TC_RED_VEC
 
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
   if constexpr (is_half_like<T>::value) {

@@ -21,7 +21,8 @@ memory) is inserted and listed in the kernel's header.  Loads and stores then ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from math import prod
 
 from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
@@ -36,6 +37,18 @@ class MemoryPlan:
     vec: int  # elements per vector access
     mask_mode: str  # "none", "vector", "prefix" (vector when whole, else lanes), "element"
     reason: str
+    # (rstride, span): registers whose index along one axis differs only in its low `span`
+    # (that axis's registers counted in steps of `rstride`) read the same address
+    shared: tuple[int, int] | None = None
+
+    def address_register(self, idx: str) -> str:
+        """The register whose address is written for register `idx`: the first of those
+        sharing its address, so that the compiler sees one expression and one load."""
+        if self.shared is None:
+            return idx
+        stride, span = self.shared
+        return f"({idx} - {idx} / {stride} % {span} * {stride})" if stride > 1 else \
+            f"{idx} / {span} * {span}"
 
 
 # --- assignment ----------------------------------------------------------------------------
@@ -150,17 +163,27 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_units, arch)
             if op.attrs["plan"].matrix:
                 forced.append((op.result, dot.accumulator(op.attrs["plan"].unit, op.attrs["plan"].warps)))
-    # one vector width per class: 16 bytes of its narrowest accessed element type; and
-    # the axis order its pointers are contiguous in (Triton's coalescing): the loads of a
-    # transposed block (`K^T`, contiguous along axis 0) run along axis 0
+    # one vector width per class: 16 bytes of the narrowest element type among its largest
+    # accesses (a row of per-column scales broadcast over a block of weights takes the
+    # weights' width: at twice their width, the columns a warp covers halve and the warps
+    # go to the rows, where a reduction over the rows crosses warps); and the axis order
+    # its pointers are contiguous in (Triton's coalescing): the loads of a transposed
+    # block (`K^T`, contiguous along axis 0) run along axis 0
+    used = {o.id for op in kernel.walk() for o in op.operands}
     vec: dict[int, int] = {}
+    widest: dict[int, int] = {}  # class → elements of its largest access
     orders: dict[int, tuple[tuple[int, ...], int]] = {}  # class → (order, elements accessed)
     for op in kernel.walk():
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
             ptr = op.operands[0]
             c = classes.find(ptr.id)
-            width = 1 if op.kind.startswith("atomic") else 16 // ptr.dtype.element_ty.itemsize
-            vec[c] = max(vec.get(c, 1), width)
+            width = _add_width(op, arch, used) if op.kind.startswith("atomic") \
+                else 16 // ptr.dtype.element_ty.itemsize
+            size = prod(ptr.type.shape)
+            if size > widest.get(c, 0):
+                widest[c], vec[c] = size, width
+            elif size == widest[c]:
+                vec[c] = max(vec[c], width)
             order = _contiguity_order(ptr)
             if c not in orders or prod(ptr.type.shape) > orders[c][1]:
                 orders[c] = (order, prod(ptr.type.shape))
@@ -213,9 +236,40 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         v.layout = Placement(encoding(classes.find(v.id)), v.type.shape)
     conversions = _insert_conversions(kernel, derived)
     for op in kernel.walk():
-        if op.kind in ("load", "store"):
+        if op.kind == "load":
+            op.attrs["plan"] = _shared_rows(_plan(op), op.operands[0])
+        elif op.kind == "store":
             op.attrs["plan"] = _plan(op)
+        elif op.kind == "atomic" and op.operands[0].type.is_block:
+            op.attrs["plan"] = _atomic_plan(op, _add_width(op, arch, used))
     return conversions
+
+
+def _add_width(op: Op, arch: str, used: set[int]) -> int:
+    """Elements one atomic of `op` may update: fp16 / bf16 adds two at a time (one packed
+    f16x2 / bf16x2 instruction: the hardware adds no single 16-bit element, which becomes a
+    compare-and-swap loop), and on sm_90, where the old values go unused, 16 bytes (a
+    vector red); everything else one."""
+    if op.kind != "atomic" or op.attrs.get("op") != "add" or \
+            op.operands[1].dtype.short not in ("fp16", "bf16"):
+        return 1
+    sm = arch[3:5] if arch.startswith("sm_") else ""
+    return 8 if sm.isdigit() and int(sm) >= 90 and op.result.id not in used else 2
+
+
+def _atomic_plan(op: Op, width: int) -> MemoryPlan:
+    """Runs of a thread's consecutive registers updated by one packed add where their
+    addresses are consecutive, the first aligned to the run's bytes, the mask one value
+    over the run, and no register copies another (each element updated once, by its
+    owner)."""
+    if width < 2:
+        return MemoryPlan(1, "element", "1 element per atomic")
+    plan = _plan(op)
+    place: Placement = op.operands[0].layout
+    vec = min(plan.vec, width)
+    if vec < 2 or plan.mask_mode not in ("none", "vector") or place.replicated_registers:
+        return MemoryPlan(1, "element", "1 element per atomic (no aligned consecutive pairs)")
+    return MemoryPlan(vec, plan.mask_mode, f"{vec} 16-bit elements per atomic")
 
 
 def _contiguity_order(ptr: Value) -> tuple[int, ...]:
@@ -268,10 +322,13 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
             new_ops.append(op)
             if op.kind == "reduce":
                 for i, res in enumerate(op.results):
-                    if res.id in fixes:
+                    made = Placement(Slice(op.operands[i].layout.enc, op.attrs["axis"]),
+                                     res.type.shape)
+                    # fixed for another demand on it (an x[None, :] of it, converted there):
+                    # the reduction itself already gives the result's placement
+                    if res.id in fixes and res.layout != made:
                         tmp = Value(res.type, res.name)
-                        tmp.layout = Placement(Slice(op.operands[i].layout.enc, op.attrs["axis"]),
-                                               res.type.shape)
+                        tmp.layout = made
                         tmp.info = res.info
                         op.results[i] = tmp
                         tmp.owner = op
@@ -354,6 +411,30 @@ def _plan(op: Op) -> MemoryPlan:
                                              "the tail goes lane by lane")
     return MemoryPlan(1, "element", why.replace(f"{vec} x {ptr.dtype.element_ty.short} ({vec * esize} B)", f"1 x {ptr.dtype.element_ty.short}", 1)
                       + "; mask varies within vectors, checked per element")
+
+
+def _shared_rows(plan: MemoryPlan, ptr: Value) -> MemoryPlan:
+    """Pointers equal over aligned runs along an axis other than the vector's (rows of
+    packed low-bit weights: `offs_k // 8` rows share an int32), where a thread holds several
+    registers of one run (the tile along the axis divides the run): written at the run's
+    first register, the compiler loads each address once, as Triton's does."""
+    place: Placement | None = ptr.layout if ptr.type.is_block else None
+    pinfo = info(ptr) if place is not None else None
+    if place is None or pinfo is None or len(pinfo.constancy) != len(ptr.type.shape):
+        return plan
+    for ax, e in enumerate(place.kept):
+        if ax == place.fast_axis or place.reg_sizes[e] < 2:
+            continue
+        run, tile, spt = pinfo.constancy[ax], place.tile(e), place.base.spt[e]
+        if run < 2 or run % tile or place.full[e] % run:
+            continue
+        span = run // tile * spt  # registers along e per run
+        span = math.gcd(span, place.reg_sizes[e])
+        if span < 2:
+            continue
+        note = f"; {span} registers along axis {ax} share each address: loaded once"
+        return replace(plan, reason=plan.reason + note, shared=(place.rstride(e), span))
+    return plan
 
 
 def _mask_of(op: Op) -> Value | None:

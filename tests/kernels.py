@@ -83,6 +83,17 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def unfused(dtype) -> dict:
+    """Launch options under which a case computes what its reference does.  The references
+    round every operation in the case's type (NumPy); under fp fusion (the default) fp16 /
+    bf16 `a * b + c` is one fused multiply-add rounded once, as Triton's compiler makes it
+    (passes/contract.py, tested in tests/test_contract.py), which a sum of nearly opposite
+    products tells apart from two roundings by more than any tolerance of the type."""
+    types = dtype if isinstance(dtype, (tuple, list)) else (dtype,)  # a conversion's pair
+    sixteen = any(np.dtype(t).name in ("float16", "bfloat16") for t in types)
+    return {"enable_fp_fusion": False} if sixteen else {}
+
+
 def grid_1d(block: int) -> Callable[[int], tuple]:
     return lambda n: (cdiv(n, block),)
 

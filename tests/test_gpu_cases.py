@@ -70,7 +70,7 @@ def test_case_on_gpu(case: K.Case, dtype, fw: str) -> None:
         with np.errstate(all="ignore"):
             expected = case.reference(copy.deepcopy(args))
         dev = [to_dev(a) if isinstance(a, np.ndarray) else a for a in args]
-        case.kernel[case.grid(n)](*dev)
+        case.kernel[case.grid(n)](*dev, **K.unfused(dtype))
         for idx, exp in zip(case.outputs, expected):
             got = to_host(dev[idx], args[idx])
             assert_output(got, exp, case.tol(args[idx].dtype),

@@ -99,10 +99,21 @@ def test_kernels_compile(target, arch) -> None:
 
 
 def _on_gpu(kernel, arrays, out, **consts):
-    cupy = pytest.importorskip("cupy")
-    dev = cupy.asarray(out)
-    kernel[(1,)](*[cupy.asarray(a) for a in arrays], dev, **consts)
-    return cupy.asnumpy(dev)
+    """The kernel on torch tensors (CuPy has no bfloat16 arrays)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+
+    def dev(a: np.ndarray):
+        if a.dtype.name == "bfloat16":
+            return torch.from_numpy(a.view(np.int16)).cuda().view(torch.bfloat16)
+        return torch.from_numpy(a).cuda()
+
+    res = dev(out)
+    kernel[(1,)](*[dev(a) for a in arrays], res, **consts)
+    host = res.cpu()
+    return (host.view(torch.int16).numpy().view(out.dtype) if out.dtype.name == "bfloat16"
+            else host.numpy())
 
 
 @pytest.mark.gpu

@@ -72,7 +72,7 @@ def run_case(case: K.Case, dtype, n: int, seed: int, masked: bool = True) -> Non
     with np.errstate(all="ignore"):  # references overflow where the kernels do
         expected = case.reference(copy.deepcopy(args))
     assert len(expected) == len(case.outputs)
-    case.kernel.interpret[case.grid(n)](*args)
+    case.kernel.interpret[case.grid(n)](*args, **K.unfused(dtype))
     for i, (a, b) in enumerate(zip(args, before)):
         if isinstance(a, np.ndarray) and i not in case.outputs:
             np.testing.assert_array_equal(a, b, err_msg=f"input argument {i} was modified")

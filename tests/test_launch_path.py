@@ -726,3 +726,20 @@ def test_none_pointer_arguments_specialize_and_stay_on_the_warm_path(gpu):
     assert [s.is_constexpr for s in gpu.builds[0]] == [False, True, False, True]
     assert gpu.log[0]["values"] == gpu.log[1]["values"] == [BASE, BASE + 64]
     assert gpu.log[2]["values"] == [BASE, BASE, BASE + 64]
+
+
+def test_cupy_arrays_of_bfloat16_and_float8_are_taken_by_their_dtype() -> None:
+    """CuPy's array interface spells bfloat16 and the float8 types as anonymous bytes
+    ("<V2", "<V1"): the array's own dtype says which (they were refused as unsupported)."""
+    import ml_dtypes
+
+    from tilecc.transpiler import specialize as SP
+
+    pytest.importorskip("cupy")
+    for np_type, short in ((ml_dtypes.bfloat16, "bf16"), (ml_dtypes.float8_e5m2, "fp8e5")):
+        dtype = np.dtype(np_type)
+        fake = type("ndarray", (), {"__module__": "cupy._core.core", "dtype": dtype,
+                                    "__cuda_array_interface__": {"data": (0x7f0000000000, False),
+                                                                 "typestr": dtype.str}})()
+        info = SP.array_info(fake)
+        assert info.dtype.short == short and info.ptr == 0x7f0000000000

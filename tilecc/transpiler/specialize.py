@@ -193,8 +193,11 @@ def array_info(x: Any) -> ArrayInfo | None:
         # CuPy built for ROCm keeps CUDA's array interface: its arrays are on an AMD GPU
         on_rocm = cupy is not None and getattr(getattr(getattr(cupy, "cuda", None), "runtime",
                                                        None), "is_hip", False)
-        return ArrayInfo(cai["data"][0], D.from_numpy(cai["typestr"]),
-                         "rocm" if on_rocm else "cuda", dev_id, "cupy" if cupy else "other")
+        # a CuPy array's own dtype: its interface spells bfloat16 and the float8 types as
+        # anonymous bytes ("<V2", "<V1"), which the warm launch tells apart by dtype too
+        dtype = D.from_numpy(x.dtype if cupy is not None else cai["typestr"])
+        return ArrayInfo(cai["data"][0], dtype, "rocm" if on_rocm else "cuda", dev_id,
+                         "cupy" if cupy else "other")
     if np is not None and isinstance(x, np.ndarray):
         return ArrayInfo(x.ctypes.data, D.from_numpy(x.dtype), "cpu", 0, "numpy")
     if hasattr(x, "__dlpack_device__"):

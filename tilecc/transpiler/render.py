@@ -38,12 +38,12 @@ from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.render_asm import AsmWriter
 from tilecc.transpiler.render_blocks import BlockWriter
 from tilecc.transpiler.render_context import INCLUDE_DIR  # noqa: F401  (the runtime's)
-from tilecc.transpiler.render_context import (RenderContext, Writer, environment,
-                                              programs_per_sm)
+from tilecc.transpiler.render_context import RenderContext, environment, programs_per_sm
 from tilecc.transpiler.render_dot import DotWriter
 from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprWriter, literal
 from tilecc.transpiler.render_names import Names
 from tilecc.transpiler.render_reorder import ReorderWriter
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import CompileTarget, c_type
 
 
@@ -71,10 +71,11 @@ def _op_table(writers: list[Writer]) -> dict[str, Callable[[Op], None]]:
     """Op kind → the `op_<kind>` method of the one writer that has it."""
     table: dict[str, Callable[[Op], None]] = {}
     for writer in writers:
-        for attr in dir(type(writer)):
+        for attr in dir(writer):
             if attr.startswith("op_"):
                 kind = attr[len("op_"):]
-                assert kind not in table, f"op {kind} has two writers"
+                if kind in table:
+                    raise ValueError(f"op {kind} has two writers")
                 table[kind] = getattr(writer, attr)
     return table
 
@@ -98,7 +99,7 @@ class CoreWriter(Writer):
     @contextmanager
     def _inside(self, op: Op) -> Iterator[None]:
         """The regions of `op` counted as a loop's or a branch's in the `with`."""
-        loop, branch = op.kind in _LOOPS, op.kind in _BRANCHES
+        loop, branch = int(op.kind in _LOOPS), int(op.kind in _BRANCHES)
         self.loop_depth += loop
         self.branch_depth += branch
         try:
@@ -106,7 +107,6 @@ class CoreWriter(Writer):
         finally:
             self.loop_depth -= loop
             self.branch_depth -= branch
-
 
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc

@@ -20,7 +20,7 @@ import textwrap
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Op
-from tilecc.transpiler.render_context import Writer
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import c_type
 
 _OPERAND = re.compile(r"\$(\d+|\$)|%")

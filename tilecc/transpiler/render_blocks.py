@@ -17,7 +17,7 @@ from typing import NamedTuple
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
-from tilecc.transpiler.render_context import Writer
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.render_expr import call
 from tilecc.transpiler.target import c_type
 

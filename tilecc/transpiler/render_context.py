@@ -1,28 +1,22 @@
 """What every writer of the renderer reads and none writes (`RenderContext`: the kernel,
-the target, what the passes decided, the templates' macros), what a writer is (`Writer`:
-the context, the output, the names, and the other families by name), and what the kernel
-asks of the compiler for its occupancy (`programs_per_sm`): all follow from the IR the
-passes left, before a line is written."""
+the target, what the passes decided, the templates' macros), and what the kernel asks of
+the compiler for its occupancy (`programs_per_sm`): both follow from the IR the passes
+left, before a line is written."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import jinja2
 
 from tilecc.transpiler.ir import Kernel, Value
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, joined, words
 from tilecc.transpiler.names import DOT_GENERATED
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.settle import dynamic_tiles
-from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, joined, words
 from tilecc.transpiler.target import CompileTarget
-
-if TYPE_CHECKING:  # the writers, each in its family's file
-    from tilecc.transpiler.emitter import Emitter
-    from tilecc.transpiler.render_names import Names
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
@@ -102,26 +96,6 @@ class RenderContext:
     macros = property(lambda self: template_macros("ops.j2"))
     block_macros = property(lambda self: template_macros("blocks.j2"))
     dot_macros = property(lambda self: template_macros("dot.j2"))
-
-
-class Writer:
-    """The writer of one family of ops (render.Renderer makes one of each).  It reads
-    `ctx`, writes C through `out`, names values through `names`, and keeps the state of
-    its family in attributes of its own, set up in its `__init__` and written only by its
-    own methods.  Another family is reached by name (`self.exprs.text(v)`,
-    `self.blocks.pool_step(n)`), never by inheritance."""
-
-    def __init__(self, renderer):
-        self.ctx: RenderContext = renderer.ctx
-        self.out: Emitter = renderer.out
-        self.names: Names = renderer.names
-        self._family = renderer
-
-    # the other families' writers
-    core = property(lambda self: self._family.core)  # regions, memory, control flow
-    exprs = property(lambda self: self._family.exprs)  # values as C expressions
-    blocks = property(lambda self: self._family.blocks)  # reductions, the shared pool
-    dots = property(lambda self: self._family.dots)  # tl.dot, pipelined loops
 
 
 def _written_pointers(kernel: Kernel) -> set[int]:

@@ -19,7 +19,7 @@ from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
-from tilecc.transpiler.render_context import Writer
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import c_type
 
 INNER = inner(SPACE)  # a break inside a call's parentheses

@@ -18,7 +18,7 @@ from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.line_breaks import SPACE, inner
 from tilecc.transpiler.passes.layouts import Blocked, Placement
-from tilecc.transpiler.render_context import Writer
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.render_math import extern_call
 from tilecc.transpiler.target import NARROW_INTS, c_type
 

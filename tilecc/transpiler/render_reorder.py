@@ -14,7 +14,7 @@ from math import prod
 from tilecc.transpiler.ir import Op
 from tilecc.transpiler.passes.layouts import Placement
 from tilecc.transpiler.render_blocks import _row_major
-from tilecc.transpiler.render_context import Writer
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import c_type
 
 

@@ -181,8 +181,9 @@ class CoreWriter(Writer):
             self.declare(op.result)
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
-            self.out.line(self.ctx.macros.cast_pairs(v.layout.regs, self.exprs.text(x, "r"),
-                                             self.exprs.text(x, "r + 1"), self.names.name(v)))
+            self.out.line(self.ctx.macros.cast_pairs(
+                v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
+                self.names.name(v)))
             return
         assigns = [(self.names.name(op.result), self.exprs.defining_text(op)) for op in group]
         self.out.line(self.ctx.macros.register_assignments(group[0].result.layout.regs, assigns))
@@ -390,7 +391,7 @@ class CoreWriter(Writer):
                 self.region(before)
         cond = self.exprs.text(before.yields[0])
         self.out.line(self.ctx.macros.while_loop(cond, before_lines,
-                                         self.nested(body, op.results, body.args)))
+                                                 self.nested(body, op.results, body.args)))
 
     def op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)

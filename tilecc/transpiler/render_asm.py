@@ -33,7 +33,7 @@ def cxx_asm_text(asm: str) -> str:
     lines = [line.rstrip() for line in textwrap.dedent(text).strip("\n").split("\n")]
     quoted = [line.replace("\\", "\\\\").replace('"', '\\"') for line in lines]
     return "\n    ".join(f'"{q}\\n"' if i < len(quoted) - 1 else f'"{q}"'
-                          for i, q in enumerate(quoted))
+                         for i, q in enumerate(quoted))
 
 
 def _reg_type(constraint: str, bits: int) -> str:

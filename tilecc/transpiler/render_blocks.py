@@ -326,12 +326,12 @@ class BlockWriter(Writer):
                 self.out.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
             if warps == 2:
                 self.out.line(self.combine_call(accs, [f"partial{k}[{where}1]"
-                                                   for k in range(len(results))]))
+                                                       for k in range(len(results))]))
             else:
                 others = [f"partial{k}[{where}warp]" for k in range(len(results))]
                 self.out.line("#pragma unroll")
                 self.out.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
-                          f"{self.combine_call(accs, others)}")
+                              f"{self.combine_call(accs, others)}")
             for res, acc, u in zip(results, accs, used):
                 if u:
                     self.out.line(f"{self.slot(res, o)} = {acc};")
@@ -389,7 +389,10 @@ class BlockWriter(Writer):
         """What blocks.j2's scan_chunked needs besides `data`: each of the `parts` threads
         of a line scans a chunk of it, then adds the totals of the chunks before."""
         chunk = data["n"] // parts
-        at = lambda i: pos(f"(part * {chunk} + {i})")  # noqa: E731
+
+        def at(i: str) -> str:  # position i of this thread's chunk
+            return pos(f"(part * {chunk} + {i})")
+
         carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
         return dict(
             data, lines=lines, parts=parts, chunk=chunk, pos_part0=at("0"),

@@ -171,7 +171,7 @@ class DotWriter(Writer):
             for x, tile, own in tiles:
                 if own:
                     self.out.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
-                              (f" + {at});" if at else ");"))
+                                  (f" + {at});" if at else ");"))
                     at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
             for which, (x, tile, own) in enumerate(tiles):
                 if own:
@@ -346,9 +346,9 @@ class DotWriter(Writer):
             tile = self.names.fresh(f"{self.names.name(x)}_tile")
             self.hoisted[(id(o), which)] = tile
             self.out.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
-                      "in the loop: staged in shared memory once")
+                          "in the loop: staged in shared memory once")
             self.out.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {h.tile.offset});" if h.tile.offset else ");"))
+                          + (f" + {h.tile.offset});" if h.tile.offset else ");"))
             staged.append((o, which, x))
         if not staged:
             return
@@ -461,7 +461,7 @@ class DotWriter(Writer):
             with self.out.captured() as d["yields"]:
                 keep = [i for i in range(len(op.results)) if i not in p.state]
                 self.core.assign_yields([op.results[i] for i in keep],
-                                   [body.yields[i] for i in keep])
+                                        [body.yields[i] for i in keep])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
@@ -482,7 +482,7 @@ class DotWriter(Writer):
                     self.core.comment_for(ld)
                     self.copy_tile(ld, stage)
             self.core.assign_yields([body.args[1 + i] for i in p.state],
-                               [body.yields[i] for i in p.state])
+                                    [body.yields[i] for i in p.state])
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:

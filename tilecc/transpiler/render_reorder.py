@@ -45,16 +45,16 @@ class ReorderWriter(Writer):
         last = shape[axis] - 1
         mirrored = f"{last} - {self.exprs.lname(y.layout)}::coord{axis}(r)"
         self.blocks.exchange(op, [(x, self._position(x.layout, "r", shape))],
-                      [(y, self._position(y.layout, "r", shape, {axis: mirrored}))],
-                      f"flip axis {axis}")
+                             [(y, self._position(y.layout, "r", shape, {axis: mirrored}))],
+                             f"flip axis {axis}")
 
     def op_cat(self, op: Op) -> None:
         a, b = op.operands
         n = a.type.shape[0]
-        self.blocks.exchange(op, [(a, self._position(a.layout, "r", a.type.shape)),
-                           (b, f"{n} + {self._position(b.layout, 'r', b.type.shape)}")],
-                      [(op.result, self._position(op.result.layout, "r", op.result.type.shape))],
-                      "concatenate")
+        writes = [(a, self._position(a.layout, "r", a.type.shape)),
+                  (b, f"{n} + {self._position(b.layout, 'r', b.type.shape)}")]
+        reads = [(op.result, self._position(op.result.layout, "r", op.result.type.shape))]
+        self.blocks.exchange(op, writes, reads, "concatenate")
 
     def op_gather(self, op: Op) -> None:
         src, index, res = op.operands[0], op.operands[1], op.result
@@ -109,7 +109,7 @@ class ReorderWriter(Writer):
             self.core.declare(res)
         with self.out.block():
             self.out.line(f"// {op.attrs['fn']} on each element"
-                      + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
+                          + (f", {k} at a time" if k > 1 else "") + ": its branches per element")
             with self.names.own_names():
                 with self.out.lambda_body() as body:
                     self.core.region(region)

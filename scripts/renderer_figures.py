@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tilecc"
-# the renderer: its mixins and the emitter they write through
+# the renderer: its writers, and the emitter they write through
 RENDER_FILES = sorted((PACKAGE / "transpiler").glob("render*.py")) + \
     [p for p in [PACKAGE / "transpiler" / "emitter.py"] if p.exists()]
 TEMPLATES = sorted((PACKAGE / "templates" / "c_like").glob("*.j2"))
@@ -147,7 +147,7 @@ def target_resolutions() -> dict[str, int | str]:
 
 # --- the renderer ------------------------------------------------------------------------
 
-EMIT = re.compile(r"\bself\.line\(|(?<![\w.])L\(")
+EMIT = re.compile(r"\bself\.(?:out\.)?line\(|(?<![\w.])L\(")
 
 
 def emission_calls():
@@ -210,13 +210,39 @@ def long_functions(limit: int = 60):
     return sorted(out, reverse=True)
 
 
-def renderer_attributes():
-    """(attributes assigned on `self` in the renderer files, those assigned from several
-    files, hand-paired depth changes)."""
-    files_of = collections.defaultdict(set)
-    depth = 0
+MUTATORS = {"add", "append", "clear", "discard", "extend", "insert", "pop", "remove",
+            "setdefault", "update"}
+
+
+def _written_from_outside(node: ast.expr) -> bool:
+    """Whether `node` (written, or mutated in place) is an attribute of an object reached
+    through another's attributes (`self.exprs.inline`, `r.names.taken[k]`): some other
+    part's state.  An attribute of `self`, or of an object made here (`tmp.layout`, a
+    local's), is not."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+
+
+def writer_state():
+    """(the attributes each class of the renderer's files assigns on `self`, by class;
+    the writes of another object's attributes, `obj.x = ..`, `obj.x[k] = ..`, `obj.x += ..`
+    or `obj.x.add(..)` with `obj` not `self` (a writer's state written from outside its
+    class), as `file:line`; hand-paired depth changes)."""
+    state, outside, depth = {}, [], 0
     for p in RENDER_FILES:
-        for node in ast.walk(ast.parse(p.read_text())):
+        tree = ast.parse(p.read_text())
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            names = {t.attr for node in ast.walk(cls)
+                     for t in (node.targets if isinstance(node, ast.Assign) else
+                               [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+                               else [])
+                     for t in ast.walk(t) if isinstance(t, ast.Attribute)
+                     and isinstance(t.value, ast.Name) and t.value.id == "self"}
+            # Writer (the base) and Renderer hold the references to the parts, not state
+            if names and cls.name not in ("Writer", "Renderer"):
+                state[cls.name] = len(names)
+        for node in ast.walk(tree):
             targets = []
             if isinstance(node, ast.Assign):
                 targets = node.targets
@@ -225,13 +251,14 @@ def renderer_attributes():
                 if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
                         and node.target.attr == "depth":
                     depth += 1
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in MUTATORS:
+                targets = [node.func.value]
             for t in targets:
-                for sub in ast.walk(t):
-                    if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) \
-                            and sub.value.id == "self":
-                        files_of[sub.attr].add(p.name)
-    several = sorted(a for a, f in files_of.items() if len(f) > 1)
-    return len(files_of), several, depth
+                for sub in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if _written_from_outside(sub):
+                        outside.append(f"{p.name}:{node.lineno}")
+    return state, outside, depth
 
 
 def main() -> None:
@@ -249,7 +276,7 @@ def main() -> None:
     for what, n in resolutions.items():
         rows.append((f"target resolutions per {what}", n, ""))
     emits = emission_calls()
-    rows.append(("self.line / L( emission calls", sum(emits.values()),
+    rows.append(("self.(out.)line / L( emission calls", sum(emits.values()),
                  ", ".join(f"{f} {n}" for f, n in emits.items())))
     strings = c_strings()
     rows.append(("C-bearing string literals", sum(strings.values()),
@@ -264,9 +291,10 @@ def main() -> None:
     longs = long_functions()
     rows.append(("renderer functions over 60 lines", len(longs),
                  ", ".join(f"{name} {n}" for n, name in longs)))
-    total, several, depth = renderer_attributes()
-    rows.append(("Renderer attributes assigned", total, ""))
-    rows.append(("  of them from several files", len(several), ", ".join(several)))
+    state, outside, depth = writer_state()
+    rows.append(("writer state attributes", sum(state.values()),
+                 ", ".join(f"{c} {n}" for c, n in state.items())))
+    rows.append(("  written from outside their class", len(outside), ", ".join(outside)))
     rows.append(("hand-paired depth += / -=", depth, ""))
     width = max(len(r[0]) for r in rows)
     for label, n, detail in rows:

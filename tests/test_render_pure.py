@@ -11,7 +11,8 @@ import pytest
 from test_golden import GOLDEN, _kernel
 from tilecc.transpiler import ir
 from tilecc.transpiler.passes.settle import dynamic_tiles
-from tilecc.transpiler.render import Renderer, render
+from tilecc.transpiler.render import render
+from tilecc.transpiler.render_dot import DotWriter
 from tilecc.transpiler.target import resolve_target
 
 
@@ -93,26 +94,26 @@ def test_fingerprint_sees_plans_pipelines_and_layouts() -> None:
 def test_a_render_step_that_changes_the_ir_fails(monkeypatch) -> None:
     """The check catches what rendering used to do: replace a dot's plan, drop a pipeline."""
     monkeypatch.setenv("TILECC_CHECK_IR", "1")
-    op_dot = Renderer.op_dot
+    op_dot = DotWriter.op_dot
 
     def replans(self, op):
         op_dot(self, op)
         op.attrs["plan"] = replace(op.attrs["plan"], sources="decided while rendering")
 
     k, conversions = _lower("matmul")
-    monkeypatch.setattr(Renderer, "op_dot", replans)
+    monkeypatch.setattr(DotWriter, "op_dot", replans)
     with pytest.raises(AssertionError, match="changed its IR"):
         _render(k, conversions)
-    monkeypatch.setattr(Renderer, "op_dot", op_dot)
+    monkeypatch.setattr(DotWriter, "op_dot", op_dot)
 
-    pipelined_ops = Renderer.pipelined_ops
+    pipelined_ops = DotWriter.pipelined_ops
 
     def drops_pipelines(self):
-        for op in self.k.walk():
+        for op in self.ctx.kernel.walk():
             op.attrs.pop("pipeline", None)
         return pipelined_ops(self)
 
     k, conversions = _lower("matmul")
-    monkeypatch.setattr(Renderer, "pipelined_ops", drops_pipelines)
+    monkeypatch.setattr(DotWriter, "pipelined_ops", drops_pipelines)
     with pytest.raises(AssertionError, match="changed its IR"):
         _render(k, conversions)

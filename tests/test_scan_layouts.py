@@ -178,11 +178,10 @@ def test_shared_memory_scan_still_compiles_cleanly(monkeypatch, target: str, arc
     of a line per thread."""
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
     from tilecc.runtime.native_compile import compile_for
-    from tilecc.transpiler import render
     from tilecc.transpiler.render import INCLUDE_DIR
+    from tilecc.transpiler.render_scan import Scans
 
-    monkeypatch.setattr(render.Renderer, "op_scan",
-                        lambda self, op: self.scan_in_shared(op))
+    monkeypatch.setattr(Scans, "write", lambda self, op: self.scan_in_shared(op))
     sources = [scan_rows_2d.source("*fp32:16,*fp32:16,*fp32:16,64,16", target=target,
                                    num_warps=1),
                scan_rows_1d.source("*fp32:16,*fp32:16,*fp32:16,1024", target=target,

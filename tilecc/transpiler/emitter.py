@@ -1,14 +1,14 @@
 """Writing C: a line at the current indentation, a block that opens and closes itself, and
 a body captured apart from the output (a lambda's, written under its header later).
 
-    with self.block("{"):            # "{", the body two spaces in, "}"
-        self.line("int x = 0;")
-    with self.own_names(), self.lambda_body() as body:
-        self.region(region)          # the lambda's statements, into `body`
+    with out.block("{"):             # "{", the body two spaces in, "}"
+        out.line("int x = 0;")
+    with names.own_names(), out.lambda_body() as body:
+        core.region(region)          # the lambda's statements, into `body`
 
-A mixin of `render.Renderer`; the state it writes is its own, set up by `start_output` and
-written only here: `lines` (the output), `depth` (levels of two spaces), `last_stmt` (the
-statement last commented) and `in_lambda` (no statement comments inside a lambda).
+One `Emitter` per rendering, handed to every writer (render.Renderer); its state is its own
+and written only here: `lines` (the output), `depth` (levels of two spaces), `last_stmt`
+(the statement last commented) and `in_lambda` (no statement comments inside a lambda).
 Indentation is paired by the `with`, never by hand.
 """
 
@@ -18,15 +18,11 @@ from contextlib import contextmanager
 from typing import Iterator
 
 
-class CEmitter:
-    lines: list[str]
-    depth: int
-    last_stmt: tuple[str, int] | None
-    in_lambda: bool
-
-    def start_output(self) -> None:
+class Emitter:
+    def __init__(self) -> None:
         """An empty output, one level in (a kernel's body)."""
-        self.lines, self.depth = [], 1
+        self.lines: list[str] = []
+        self.depth = 1
         self.last_stmt: tuple[str, int] | None = None
         self.in_lambda = False
 
@@ -54,6 +50,14 @@ class CEmitter:
         pad = "  " * self.depth
         for part in text.split("\n"):
             self.lines.append(pad + part if part and not part.startswith("#") else part)
+
+    def extend(self, lines: list[str]) -> None:
+        """Lines already indented (a captured lambda body), as they are."""
+        self.lines.extend(lines)
+
+    def at_margin(self, text: str) -> None:
+        """One line at the margin, whatever the indentation (a `#line` directive)."""
+        self.lines.append(text)
 
     @contextmanager
     def indented(self) -> Iterator[None]:

@@ -161,7 +161,7 @@ class MatrixUnit:
     # lanes along (M, N); the warps are the plan's split, the order row-major
     accumulator_spt: tuple[int, int] = (1, 2)
     accumulator_tpw: tuple[int, int] = (8, 4)
-    # its loop over K: the renderer's method (render_dot.DotOps) and c_like/dot.j2's macro
+    # its loop over K: the renderer's method (render_dot.DotWriter) and c_like/dot.j2's macro
     main_loop: str = ""
 
     def __repr__(self) -> str:  # in IR dumps and the target's repr: the row's name

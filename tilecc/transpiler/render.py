@@ -8,6 +8,15 @@ statement and its author's comments appear as `//` comments (optionally with `#l
 directives back to the .py file).  Spellings live in the Jinja templates and the device
 header.  The passes decide (plans, pipelines, dynamic shared memory); this module only
 reads the IR they leave and writes it out (`TILECC_CHECK_IR=1` checks that it does).
+
+The kernel is written by one writer per family of ops (`Renderer` makes them), each in
+its own file, each keeping the state of its family: `CoreWriter` here (regions, control
+flow, loads and stores), `render_expr.ExprWriter` (values as C expressions),
+`render_blocks.BlockWriter` (reductions, scans — through its `render_scan.Scans` —,
+layout changes, atomics, the shared-memory pool), `render_reorder.ReorderWriter`, `render_dot.DotWriter` (tl.dot, pipelined loops)
+and `render_asm.AsmWriter`.  They share a read-only `RenderContext`, an `Emitter` (the
+output) and the `Names`; an op `k` is written by the `op_k` method of its family's writer
+(`Renderer.ops`).
 """
 
 from __future__ import annotations
@@ -16,239 +25,112 @@ import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterator
-
-import jinja2
+from typing import Callable, Iterator
 
 from tilecc.errors import Loc
 from tilecc.transpiler import ir
-from tilecc.transpiler.emitter import CEmitter
+from tilecc.transpiler.emitter import Emitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
-from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, joined, lay_out, words
-from tilecc.transpiler.names import c_identifier, unique
+from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
-from tilecc.transpiler.render_asm import AsmOps
-from tilecc.transpiler.render_blocks import BlockOps
-from tilecc.transpiler.render_context import RenderContext, programs_per_sm
-from tilecc.transpiler.render_dot import DotOps
-from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprOps, literal
-from tilecc.transpiler.render_reorder import ReorderOps
-from tilecc.transpiler.render_scan import ScanOps
+from tilecc.transpiler.render_asm import AsmWriter
+from tilecc.transpiler.render_blocks import BlockWriter
+from tilecc.transpiler.render_context import INCLUDE_DIR  # noqa: F401  (the runtime's)
+from tilecc.transpiler.render_context import RenderContext, environment, programs_per_sm
+from tilecc.transpiler.render_dot import DotWriter
+from tilecc.transpiler.render_expr import COND, EQ, LAND, ExprWriter, literal
+from tilecc.transpiler.render_names import Names
+from tilecc.transpiler.render_reorder import ReorderWriter
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import CompileTarget, c_type
 
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
-INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
 
-
-@lru_cache(maxsize=None)
-def environment() -> jinja2.Environment:
-    """The one Jinja environment: a missing variable is an error, never an empty string.
-    The runtime gives it a disk cache of compiled templates (`runtime/template_cache.py`)
-    before it renders; the transpiler itself keeps nothing on disk."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
-    env.filters["nest"] = nest
-    env.filters["c_string"] = c_string
-    env.filters["comment"] = words  # prose: its words may move to lines of their own
-    env.filters["joined"] = joined  # parts, a line break allowed after each separator
-    env.globals.update(BODY=BODY, BREAK=BREAK, NOTE=NOTE)  # where lines may break
-    return env
-
-
-def c_string(text: str) -> str:
-    """`text` as a C string literal."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def nest(text: str | list[str], levels: int = 1) -> str:
-    """C lines (a string of them, or a list) `levels` deeper, two spaces a level;
-    preprocessor lines and empty lines stay at the margin (as the emitter writes them)."""
-    lines = text if isinstance(text, list) else str(text).split("\n")
-    pad = "  " * levels
-    return "\n".join(pad + x if x and not x.startswith("#") else x for x in lines)
-
-
-def _macros():
-    return environment().get_template("c_like/ops.j2").module
-
-
-def dot_macros():
-    """The macros of tl.dot's C (c_like/dot.j2): its loops over K, its copies."""
-    return environment().get_template("c_like/dot.j2").module
-
-
-def block_macros():
-    """The macros of scans and layout changes (c_like/blocks.j2)."""
-    return environment().get_template("c_like/blocks.j2").module
-
-
-# ops whose regions the renderer counts itself inside: Renderer.loop_depth, .branch_depth
-_NESTING = {"for": "loop_depth", "while": "loop_depth", "if": "branch_depth"}
-
-
-class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps):
-    """The kernel's C, written op by op.  Each family of ops (the mixins: blocks, dots,
-    reorders, inline asm; the emitter) keeps its state in its own object or attributes,
-    set up and written by its own file; all of them read `ctx`."""
+class Renderer:
+    """The writers of one kernel, and the table that says which writes each op: `op_k`
+    of a writer writes the ops of kind `k` (an op kind is one family's).  A new op goes
+    to its family's writer as an `op_<kind>` method; a new family, to a writer of its own
+    (a `Writer`) made here."""
 
     def __init__(self, kernel: Kernel, target: CompileTarget, line_directives: bool):
         self.ctx = RenderContext.of(kernel, target, line_directives)
-        self.start_output()  # the emitter's: lines, indentation, last statement commented
-        # names: the C name of each value (by the value whose variable it lives in)
-        self.names: dict[int, str] = {}
-        self.taken: set[str] = set()
-        self.allocated: set[str] = set()  # every name taken, lambdas' included
-        # Python name -> its C++ spelling, where that is more than a trailing `_` (the
-        # kernel's header comment lists them)
-        self.renamed: dict[str, str] = {}
-        self.start_expressions()  # render_expr: the placements' C structs
-        # values written as expressions (the emission's; a pipeline's copies add theirs)
-        self.inline = self.ctx.emission.inline
+        self.out = Emitter()  # the lines, the indentation, the last statement commented
+        self.names = Names(self.ctx)  # each value's C name, fresh names
+        self.core = CoreWriter(self)
+        self.exprs = ExprWriter(self)
+        self.blocks = BlockWriter(self)
+        self.dots = DotWriter(self)
+        self.reorders = ReorderWriter(self)
+        self.asm = AsmWriter(self)
+        self.ops = _op_table([self.core, self.exprs, self.blocks, self.dots, self.reorders,
+                              self.asm])
+
+
+def _op_table(writers: list[Writer]) -> dict[str, Callable[[Op], None]]:
+    """Op kind → the `op_<kind>` method of the one writer that has it."""
+    table: dict[str, Callable[[Op], None]] = {}
+    for writer in writers:
+        for attr in dir(writer):
+            if attr.startswith("op_"):
+                kind = attr[len("op_"):]
+                if kind in table:
+                    raise ValueError(f"op {kind} has two writers")
+                table[kind] = getattr(writer, attr)
+    return table
+
+
+# ops whose regions the renderer counts itself inside (the pool's steps ask: pool_step)
+_LOOPS, _BRANCHES = ("for", "while"), ("if",)
+
+
+class CoreWriter(Writer):
+    """Regions op by op (statement comments, groups of element-wise block values), control
+    flow (for, while, if and what their regions yield), declarations, loads and stores,
+    asserts and prints.  Its state: the loops and branches around the op being written,
+    and the loop-carried values updated where they are computed (`early`)."""
+
+    def __init__(self, renderer):
+        super().__init__(renderer)
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
-        self.loop_depth = 0  # loops around the op being rendered (see _NESTING)
+        self.loop_depth = 0  # loops around the op being rendered
         self.branch_depth = 0  # ifs around it
-        self.start_pool()  # render_blocks: the shared-memory pool's steps
-        self.start_dots()  # render_dot: tiles, pipelines; the ops moved to issue points
-
-    # the context's fields, as the mixins read them
-    k = property(lambda self: self.ctx.kernel)
-    target = property(lambda self: self.ctx.target)
-    emission = property(lambda self: self.ctx.emission)
-    uses = property(lambda self: self.ctx.emission.uses)
-    mutable = property(lambda self: self.ctx.emission.mutable)
-    recomputed = property(lambda self: self.ctx.emission.recomputed)
-    memory_bound = property(lambda self: self.ctx.memory_bound)
-
-    @property
-    def macros(self):
-        return _macros()
-
-    @property
-    def dot_macros(self):
-        return dot_macros()
-
-    @property
-    def block_macros(self):
-        return block_macros()
-
-    def root(self, v: Value) -> int:
-        """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
-        return self.emission.root(v)
-
-    # --- names ------------------------------------------------------------------------------
-    def name(self, v: Value) -> str:
-        vid = self.root(v)
-        if vid in self.names:
-            return self.names[vid]
-        python = v.name or self._derived_name(v)
-        base = c_identifier(python)
-        if base in self.ctx.dot_names:
-            base += "_"
-        candidate = unique(base, self.taken)
-        self.allocated.add(candidate)
-        if v.name and base not in (v.name, v.name + "_"):  # not just a trailing `_`
-            self.renamed.setdefault(v.name, candidate)
-        self.names[vid] = candidate
-        return candidate
-
-    def fresh(self, base: str, add: bool = True) -> str:
-        """A new name for code tilecc generates from `base` (`acc_sum`, `x_tile`): distinct
-        from every name of the kernel, user names included (`add=False`: for a block that
-        declares it each time it is written, e.g. a pipeline's copies)."""
-        name = unique(base, self.taken, add)
-        self.allocated.add(name)
-        return name
 
     @contextmanager
-    def own_names(self) -> Iterator[None]:
-        """Names taken in the `with` are its own (a lambda captures nothing: its parameters
-        and locals may reuse the kernel's names); the kernel's are back after it."""
-        saved, self.taken = self.taken, set()
+    def _inside(self, op: Op) -> Iterator[None]:
+        """The regions of `op` counted as a loop's or a branch's in the `with`."""
+        loop, branch = int(op.kind in _LOOPS), int(op.kind in _BRANCHES)
+        self.loop_depth += loop
+        self.branch_depth += branch
         try:
             yield
         finally:
-            self.taken = saved
-
-    @contextmanager
-    def named_as(self, v: Value, text: str) -> Iterator[None]:
-        """`v` written as `text` in the `with` (a pipeline's copies of a later iteration:
-        the loop index as that iteration's)."""
-        root = self.root(v)
-        saved, self.names[root] = self.names[root], text
-        try:
-            yield
-        finally:
-            self.names[root] = saved
-
-    @contextmanager
-    def inlined(self, ids: set[int]) -> Iterator[None]:
-        """The values of `ids` written as expressions in the `with`."""
-        self.inline |= ids
-        try:
-            yield
-        finally:
-            self.inline -= ids
-
-    def name_user_values(self, kernel: Kernel) -> None:
-        """Parameters first, then every named value the kernel declares, in program order:
-        user names are all taken before generated code picks its own (see `fresh`)."""
-        for p in kernel.params:
-            if p.value is not None:
-                self.name(p.value)
-        # the tensor maps of descriptors that TMA copies read: parameters after these
-        self.map_names = {m.key: self.fresh(f"{m.param}_map") for m in kernel.tensor_maps}
-
-        def visit(region: Region) -> None:
-            for op in region.ops:
-                for v in op.results:
-                    if v.name and v.id not in self.inline:
-                        self.name(v)
-                if op.kind not in ("reduce", "scan", "map"):  # lambdas: names of their own
-                    for r in op.regions:
-                        visit(r)
-
-        visit(kernel.body)
-
-    def _derived_name(self, v: Value) -> str:
-        """An unnamed value feeding a named one is named after it: the raw load behind
-        `x = tl.load(...).to(tl.float32)` becomes `x_fp16`; `tl.max(x, 0)` is `x_max`."""
-        if v.owner is not None and v.owner.kind in ("reduce", "scan"):
-            what = v.owner.attrs.get("combine", v.owner.kind)
-            src = v.owner.operands[0].name
-            return f"{src}_{what}" if src else what
-        if v.owner is not None and v.owner.kind == "load":
-            user = self.ctx.consumers.get(v.id)
-            if user is not None and user.name:
-                return f"{user.name}_{v.dtype.short}"
-            return "loaded"
-        return "t"
+            self.loop_depth -= loop
+            self.branch_depth -= branch
 
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc
         if loc is None:  # made outside any statement (a branch's constant yield): no comment
             return
         key = (loc.file, loc.stmt)
-        if key not in self.k.statements or not self.new_statement(key):
+        if key not in self.ctx.kernel.statements or not self.out.new_statement(key):
             return
-        text, comments = self.k.statements[key]
+        text, comments = self.ctx.kernel.statements[key]
         for c in comments:
-            self.line(words("// " + c.lstrip("#").strip()))
-        where = f"L{loc.stmt}" if loc.function == self.k.name else f"{loc.function} L{loc.stmt}"
-        self.line(words(f"// {where}: {text}{note}"))
+            self.out.line(words("// " + c.lstrip("#").strip()))
+        where = f"L{loc.stmt}" if loc.function == self.ctx.kernel.name else \
+            f"{loc.function} L{loc.stmt}"
+        self.out.line(words(f"// {where}: {text}{note}"))
         if self.ctx.line_directives:
-            self.lines.append(f'#line {loc.stmt} "{loc.file}"')
+            self.out.at_margin(f'#line {loc.stmt} "{loc.file}"')
 
     def region(self, region: Region) -> None:
         ops = []
         for op in region.ops:
-            if id(op) in self.moved:
+            if id(op) in self.dots.moved:
                 continue
-            if op.results and op.results[0].id in self.inline and op.kind in PURE:
-                if (op.results[0].id in self.recomputed and not self.in_lambda) or \
+            if op.results and op.results[0].id in self.exprs.inline and op.kind in PURE:
+                if (op.results[0].id in self.ctx.recomputed and not self.out.in_lambda) or \
                         op.results[0].id in self.early:
                     ops.append(op)  # only a comment, or an early loop-carried update
                 continue
@@ -261,7 +143,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
                 self._assign_into(self.early[op.results[0].id], op.results[0], declare=False)
                 i += 1
                 continue
-            if op.results and op.results[0].id in self.recomputed:
+            if op.results and op.results[0].id in self.ctx.recomputed:
                 self.comment_for(op, " (index arithmetic: recomputed where it is used)")
                 i += 1
                 continue
@@ -270,53 +152,45 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
                 group = [op]
                 while not pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
                         not pairs_cast(ops[i + 1]) and \
-                        ops[i + 1].result.id not in self.recomputed and \
+                        ops[i + 1].result.id not in self.ctx.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
                     i += 1
                     group.append(ops[i])
                 self.block_values(group)
             else:
-                counter = _NESTING.get(op.kind)  # what the pool's steps need to know
-                if counter:
-                    setattr(self, counter, getattr(self, counter) + 1)
-                getattr(self, f"op_{op.kind}", self.op_scalar)(op)
-                if counter:
-                    setattr(self, counter, getattr(self, counter) - 1)
+                with self._inside(op):  # what the pool's steps need to know
+                    self._family.ops.get(op.kind, self.scalar_value)(op)
             i += 1
 
     def declare(self, v: Value, init: str | None = None, const: bool | None = None) -> None:
         """`v`'s variable: a register array, or a scalar (const where it is initialised and
         never assigned again, unless `const` says)."""
         if v.type.is_block:
-            self.line(self.macros.declaration(self.ctype(v), self.name(v), regs=v.layout.regs))
+            self.out.line(self.ctx.macros.declaration(self.exprs.ctype(v), self.names.name(v),
+                                                      regs=v.layout.regs))
             return
         if const is None:
-            const = self.root(v) not in self.mutable and init is not None
-        self.line(self.macros.declaration(self.ctype(v), self.name(v), init=init, const=const,
-                                          pointer=v.dtype.is_ptr()))
+            const = self.ctx.root(v) not in self.ctx.mutable and init is not None
+        self.out.line(self.ctx.macros.declaration(self.exprs.ctype(v), self.names.name(v),
+                                                  init=init, const=const,
+                                                  pointer=v.dtype.is_ptr()))
 
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
-            self.line(self.macros.cast_pairs(v.layout.regs, self.text(x, "r"),
-                                             self.text(x, "r + 1"), self.name(v)))
+            self.out.line(self.ctx.macros.cast_pairs(
+                v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
+                self.names.name(v)))
             return
-        assigns = [(self.name(op.result), self.op_text(op)) for op in group]
-        self.line(self.macros.register_assignments(group[0].result.layout.regs, assigns))
+        assigns = [(self.names.name(op.result), self.exprs.defining_text(op)) for op in group]
+        self.out.line(self.ctx.macros.register_assignments(group[0].result.layout.regs, assigns))
 
-    def op_text(self, op: Op, idx: str = "r") -> str:
-        v = op.result
-        self.inline.add(v.id)  # render the defining expression itself, not the variable
-        try:
-            return self.text(v, idx)
-        finally:
-            self.inline.discard(v.id)
-
-    def op_scalar(self, op: Op) -> None:
-        self.declare(op.result, self.op_text(op))
+    def scalar_value(self, op: Op) -> None:
+        """A scalar op without a writer of its own: its value, declared."""
+        self.declare(op.result, self.exprs.defining_text(op))
 
     def op_counter(self, op: Op) -> None:  # read once, where the kernel reads it
         self.declare(op.result, f"tc::{op.attrs['counter']}()")
@@ -327,79 +201,82 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
         other = op.operands[2] if len(op.operands) > 2 else None
         zero = literal(0, v.dtype)
         if not v.type.is_block:
-            load = self.element(ptr, "r")
+            load = self.exprs.element(ptr, "r")
             if mask is not None:
-                load = f"{self.wrap(mask, 'r', EQ)} ?{SPACE}{load} :{SPACE}" + \
-                       (self.wrap(other, "r", COND) if other is not None else zero)
+                load = f"{self.exprs.wrap(mask, 'r', EQ)} ?{SPACE}{load} :{SPACE}" + \
+                       (self.exprs.wrap(other, "r", COND) if other is not None else zero)
             self.declare(v, load)
             return
         plan: MemoryPlan = op.attrs["plan"]
         regs = v.layout.regs
         self.declare(v)
         if plan.vec == 1:
-            value = self.element(ptr, plan.address_register("r"))
-            if mask is not None and self.run_start(ptr, "r") != "r":
+            value = self.exprs.element(ptr, plan.address_register("r"))
+            if mask is not None and self.exprs.run_start(ptr, "r") != "r":
                 # an address shared by a run of registers: computed outside the condition
                 # (tc::load1_if), once for the run, not under each element's branch
-                fill = self.text(other, "r") if other is not None else zero
-                value = f"tc::load1_if({self.text(mask, 'r')}, {self.text(ptr, 'r')}, {fill})"
+                fill = self.exprs.text(other, "r") if other is not None else zero
+                where = self.exprs.text(mask, 'r'), self.exprs.text(ptr, 'r')
+                value = f"tc::load1_if({where[0]}, {where[1]}, {fill})"
             elif mask is not None:
-                fill = self.wrap(other, "r", COND) if other is not None else zero
-                value = f"{self.wrap(mask, 'r', EQ)} ? {value} : {fill}"
-            self.line(self.macros.register_assignments(regs, [(self.name(v), value)]))
+                fill = self.exprs.wrap(other, "r", COND) if other is not None else zero
+                value = f"{self.exprs.wrap(mask, 'r', EQ)} ? {value} : {fill}"
+            self.out.line(self.ctx.macros.register_assignments(regs, [(self.names.name(v), value)]))
             return
         vec = plan.vec
         if other is None:
             fill = f"tc::splat<{vec}>({zero})"
-        elif not self._varies(other):
-            fill = f"tc::splat<{vec}>({self.text(other, 'v')})"
+        elif not self.exprs.varies(other):
+            fill = f"tc::splat<{vec}>({self.exprs.text(other, 'v')})"
         else:
             raise NotImplementedError("per-element `other` with vector loads")
-        self.line(self.macros.vector_load(
-            dst=self.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
-            ptr=self.text(ptr, plan.address_register("v")), mask_mode=plan.mask_mode,
-            mask_first=self.text(mask, "v") if mask is not None else "",
-            mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
-            lane_mask=self.text(mask, "v + k") if mask is not None else "",
-            lane_ptr=self.element(ptr, "v + k")))
+        self.out.line(self.ctx.macros.vector_load(
+            dst=self.names.name(v), regs=regs, vec=vec, ctype=c_type(v.dtype), fill=fill,
+            ptr=self.exprs.text(ptr, plan.address_register("v")), mask_mode=plan.mask_mode,
+            mask_first=self.exprs.text(mask, "v") if mask is not None else "",
+            mask_last=self.exprs.text(mask, f"v + {vec - 1}") if mask is not None else "",
+            lane_mask=self.exprs.text(mask, "v + k") if mask is not None else "",
+            lane_ptr=self.exprs.element(ptr, "v + k")))
 
     def op_store(self, op: Op) -> None:
         ptr, value = op.operands[0], op.operands[1]
         mask = op.operands[2] if len(op.operands) > 2 else None
         if not ptr.type.is_block:
-            guard = self.wrap(mask, "r", LAND) if mask else ""
-            self.line(self.macros.scalar_store(self.element(ptr, "r"), self.text(value, "r"),
-                                               guard))
+            guard = self.exprs.wrap(mask, "r", LAND) if mask else ""
+            self.out.line(self.ctx.macros.scalar_store(self.exprs.element(ptr, "r"),
+                                                       self.exprs.text(value, "r"), guard))
             return
         plan: MemoryPlan = op.attrs["plan"]
         layout: Placement = ptr.layout
-        owner = f"{self.lname(layout)}::owner()" if layout.owner_expr() != "true" else ""
+        owner = f"{self.exprs.lname(layout)}::owner()" if layout.owner_expr() != "true" else ""
         if plan.vec == 1:
-            conds = [c for c in (owner, self.wrap(mask, "r", LAND) if mask else "") if c]
-            self.line(self.macros.element_store(self.element(ptr, "r"), self.text(value, "r"),
-                                                conds, regs=layout.regs))
+            conds = [c for c in (owner, self.exprs.wrap(mask, "r", LAND) if mask else "") if c]
+            self.out.line(self.ctx.macros.element_store(
+                self.exprs.element(ptr, "r"), self.exprs.text(value, "r"), conds,
+                regs=layout.regs))
             return
         vec = plan.vec
-        guard = self.text(mask, "v") if mask is not None and plan.mask_mode == "vector" else ""
+        guard = self.exprs.text(mask, "v") if mask is not None and plan.mask_mode == "vector" \
+            else ""
         # elements under 32 bits are packed into words: a predicated store keeps the packing
         # out from under the branch (layer norm at 1024 columns, 1 warp: +3%).  32-bit ones
         # keep the branch, which lets the compiler compute each vector just before its store
         # (softmax at 1024 columns, 2 warps: 31 registers, 44 with the predicated form), as
         # do tensor-core epilogues, where the accumulators already fill the registers
-        predicated = (self.target.predicated_narrow_stores and value.dtype.itemsize < 4
-                      and self.memory_bound)
-        self.line(self.macros.vector_store(
+        predicated = (self.ctx.target.predicated_narrow_stores and value.dtype.itemsize < 4
+                      and self.ctx.memory_bound)
+        self.out.line(self.ctx.macros.vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
-            lane_value=self.text(value, "v + k"), ptr=self.text(ptr, "v"), guard=guard,
+            lane_value=self.exprs.text(value, "v + k"), ptr=self.exprs.text(ptr, "v"), guard=guard,
             mask_mode=plan.mask_mode,
-            mask_last=self.text(mask, f"v + {vec - 1}") if mask is not None else "",
-            lane_mask=self.text(mask, "v + k") if mask is not None else "",
-            lane_ptr=self.element(ptr, "v + k"), predicated=predicated))
+            mask_last=self.exprs.text(mask, f"v + {vec - 1}") if mask is not None else "",
+            lane_mask=self.exprs.text(mask, "v + k") if mask is not None else "",
+            lane_ptr=self.exprs.element(ptr, "v + k"), predicated=predicated))
 
     def op_device_assert(self, op: Op) -> None:  # present in debug builds only (passes.dce)
         cond = op.operands[0]
-        self.line(self.macros.device_assert(
-            self.text(cond), op.attrs["msg"],
+        self.out.line(self.ctx.macros.device_assert(
+            self.exprs.text(cond), op.attrs["msg"],
             os.path.basename(op.loc.file), op.loc.line,
             regs=cond.layout.regs if cond.type.is_block else None))
 
@@ -409,21 +286,22 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
 
         prefix = op.attrs["prefix"]
         if not op.operands:
-            self.line(self.macros.device_print(F.NO_VALUES_FORMAT, prefix))
+            self.out.line(self.ctx.macros.device_print(F.NO_VALUES_FORMAT, prefix))
         for n, v in enumerate(op.operands):
             fmt = F.line_format(v.type.shape, v.dtype, op.attrs["hex"], n, len(op.operands))
             value = self._printf_value(v, op.attrs["hex"])
             if not v.type.is_block:
-                self.line(self.macros.device_print(fmt, prefix, value))
+                self.out.line(self.ctx.macros.device_print(fmt, prefix, value))
                 continue
-            layout = self.lname(v.layout)
+            layout = self.exprs.lname(v.layout)
             coords = [f"{layout}::coord{i}(r)" for i in range(len(v.type.shape))]
             owner = f"{layout}::owner()" if v.layout.owner_expr() != "true" else None
-            self.line(self.macros.device_print(fmt, prefix, value, coords, v.layout.regs, owner))
+            self.out.line(self.ctx.macros.device_print(fmt, prefix, value, coords,
+                                                       v.layout.regs, owner))
 
     def _printf_value(self, v: Value, hex: bool) -> str:
         """`v`'s element r as printf's variadic argument for `print_format.value_format`."""
-        text = self.text(v, "r")
+        text = self.exprs.text(v, "r")
         d = v.dtype
         if hex:
             bits = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "unsigned long long"}
@@ -440,13 +318,13 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
         return f"static_cast<{'int' if d.is_int_signed() else 'unsigned'}>({text})"
 
     def assign_yields(self, targets: list[Value], values: list[Value]) -> None:
-        pairs = [(t, v) for t, v in zip(targets, values) if self.root(v) != self.root(t)]
+        pairs = [(t, v) for t, v in zip(targets, values) if self.ctx.root(v) != self.ctx.root(t)]
         if self._needs_staging(pairs):  # a later value reads a variable assigned before it
             staged = []
             for t, v in pairs:
                 tmp = Value(v.type, None)
                 tmp.layout = v.layout
-                self.names[tmp.id] = self.fresh(f"{self.name(t)}_next")
+                self.names.fresh_for(tmp, f"{self.names.name(t)}_next")
                 self._assign_into(tmp, v, declare=True)
                 staged.append((t, tmp))
             pairs = staged
@@ -458,77 +336,79 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
     def _needs_staging(self, pairs: list[tuple[Value, Value]]) -> bool:
         assigned: list[str] = []
         for t, v in pairs:
-            text = self.text(v)
+            text = self.exprs.text(v)
             if any(re.search(rf"\b{re.escape(name)}\b", text) for name in assigned):
                 return True
-            assigned.append(self.name(t))
+            assigned.append(self.names.name(t))
         return False
 
     def _assign_into(self, target: Value, v: Value, declare: bool) -> None:
         if target.type.is_block:
             if declare:
                 self.declare(target)
-            self.line(self.macros.register_assignments(
-                target.layout.regs, [(self.name(target), self.text(v, "r"))]))
+            self.out.line(self.ctx.macros.register_assignments(
+                target.layout.regs, [(self.names.name(target), self.exprs.text(v, "r"))]))
         elif declare:
-            self.declare(target, self.text(v), const=True)
+            self.declare(target, self.exprs.text(v), const=True)
         else:
-            self.line(self.macros.assignment(self.name(target), self.text(v)))
+            self.out.line(self.ctx.macros.assignment(self.names.name(target), self.exprs.text(v)))
 
     def declare_slots(self, results: list[Value], inits: list[Value] | None) -> None:
         for i, res in enumerate(results):
-            if self.root(res) != res.id:
+            if self.ctx.root(res) != res.id:
                 continue  # reuses the initial value's variable
             if inits is None:
                 self.declare(res)
             elif res.type.is_block:
                 self.declare(res)
-                self.line(self.macros.register_assignments(
-                    res.layout.regs, [(self.name(res), self.text(inits[i], "r"))]))
+                self.out.line(self.ctx.macros.register_assignments(
+                    res.layout.regs, [(self.names.name(res), self.exprs.text(inits[i], "r"))]))
             else:
-                self.declare(res, self.text(inits[i]))
+                self.declare(res, self.exprs.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
-        self.hoist_invariant_operands(op)
+        self.dots.hoist_invariant_operands(op)
         if "pipeline" in op.attrs:
-            return self.op_for_pipelined(op)
+            return self.dots.pipelined_for(op)
         lo, hi, step = op.operands[:3]
         self.declare_slots(op.results, op.operands[3:])
         body = op.regions[0]
         iv = body.args[0]
-        step_text = self.text(step)
-        index, start, stop = self.name(iv), self.text(lo), self.text(hi)
-        self.line(self.macros.for_loop(
+        step_text = self.exprs.text(step)
+        index, start, stop = self.names.name(iv), self.exprs.text(lo), self.exprs.text(hi)
+        self.out.line(self.ctx.macros.for_loop(
             c_type(iv.dtype), index, start, ">" if op.attrs["step_sign"] < 0 else "<", stop,
             step_text, self.nested(body, op.results, body.args[1:])))
 
     def op_while(self, op: Op) -> None:
         self.declare_slots(op.results, op.operands)
         before, body = op.regions
-        emitted = [o for o in before.ops if not (o.results and o.results[0].id in self.inline)]
+        emitted = [o for o in before.ops
+                   if not (o.results and o.results[0].id in self.exprs.inline)]
         before_lines = None  # the condition's own statements, where it has any
         if emitted:
-            with self.captured() as before_lines:
+            with self.out.captured() as before_lines:
                 self.region(before)
-        cond = self.text(before.yields[0])
-        self.line(self.macros.while_loop(cond, before_lines,
-                                         self.nested(body, op.results, body.args)))
+        cond = self.exprs.text(before.yields[0])
+        self.out.line(self.ctx.macros.while_loop(cond, before_lines,
+                                                 self.nested(body, op.results, body.args)))
 
     def op_if(self, op: Op) -> None:
         self.declare_slots(op.results, None)
-        cond = self.text(op.operands[0])
+        cond = self.exprs.text(op.operands[0])
         then = self.nested(op.regions[0], op.results)
         els, otherwise = op.regions[1], None
-        if els.yields or any(not (o.results and o.results[0].id in self.inline) for o in els.ops):
+        if els.yields or any(not (o.results and o.results[0].id in self.exprs.inline)
+                             for o in els.ops):
             otherwise = self.nested(els, op.results)
-        self.line(self.macros.branch(cond, then, otherwise))
+        self.out.line(self.ctx.macros.branch(cond, then, otherwise))
 
     def nested(self, region: Region, targets: list[Value], carried: list[Value] = ()
                ) -> list[str]:
         """The region's statements, then what it yields assigned to `targets` (`carried`:
         a loop's variables, which may be updated early): lines for a template to place
         one level in."""
-        with self.same_last_statement(), self.captured() as lines:
+        with self.out.same_last_statement(), self.out.captured() as lines:
             early = self._early_updates(region, targets, list(carried))
             self.early.update(early)
             self.region(region)
@@ -547,8 +427,8 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
         early: dict[int, Value] = {}
         for target, y, old in zip(targets, region.yields, carried):
             op = y.owner
-            if op is None or id(op) not in position or y.id not in self.inline or \
-                    self.root(y) == self.root(target):
+            if op is None or id(op) not in position or y.id not in self.exprs.inline or \
+                    self.ctx.root(y) == self.ctx.root(target):
                 continue
             at = position[id(op)]
             later = [o for o in region.ops[at + 1:]]
@@ -566,7 +446,7 @@ class Renderer(CEmitter, ExprOps, BlockOps, ScanOps, DotOps, ReorderOps, AsmOps)
         while todo:
             x = todo.pop()
             out.add(x.id)
-            if x.id in self.inline and x.owner is not None:
+            if x.id in self.exprs.inline and x.owner is not None:
                 todo.extend(x.owner.operands)
         return out
 
@@ -606,11 +486,12 @@ def _parameters(kernel: Kernel, r: Renderer) -> list[tuple[str, str]]:
     params = []
     for p in kernel.params:
         if p.value is not None:
-            c_name = r.name(p.value)
-            params.append((f"{r.ctype(p.value)} {c_name}", p.name if c_name != p.name else ""))
+            c_name = r.names.name(p.value)
+            params.append((f"{r.exprs.ctype(p.value)} {c_name}",
+                           p.name if c_name != p.name else ""))
     for m in kernel.tensor_maps:
         what = m.param if m.args is None else f"{m.param}'s descriptor"
-        params.append((f"const __grid_constant__ tc::TensorMap {r.map_names[m.key]}",
+        params.append((f"const __grid_constant__ tc::TensorMap {r.names.map_names[m.key]}",
                        f"{what}, {list(m.box)} boxes"))
     return params
 
@@ -630,27 +511,27 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         ir.verify(kernel)
         before = ir.fingerprint(kernel)
     r = Renderer(kernel, target, line_directives)
-    r.name_user_values(kernel)
-    r.region(kernel.body)
-    body = r.finish_pool(r.lines)
-    declarations, shared = r.shared_memory_declarations()
+    r.names.name_user_values(kernel)
+    r.core.region(kernel.body)
+    body = r.blocks.finish_pool(r.out.lines)
+    declarations, shared = r.blocks.shared_memory_declarations()
     body = declarations + body
     if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off
         body = ["  #pragma clang fp contract(off)"] + body
     params = _parameters(kernel, r)
-    renamed = [f"{py} -> {c}" for py, c in r.renamed.items()]
+    renamed = [f"{py} -> {c}" for py, c in r.names.renamed.items()]
     if kernel.symbol != kernel.name:
         renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")
     memory, dots = _plan_notes(kernel)
     threads = kernel.num_warps * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
-            if v.id not in r.inline and v.id not in r.recomputed}
+            if v.id not in r.exprs.inline and v.id not in r.ctx.recomputed}
     # a register limit the user set replaces the occupancy tilecc would ask for
     maxnreg = kernel.maxnreg if target.register_limit_flag else None
     min_programs = programs_per_sm(kernel, target, held) if occupancy and not maxnreg else None
     source = f"{os.path.basename(kernel.loc.file)}:{kernel.loc.line}"
     layouts = []
-    for p, name in r.layout_names.items():
+    for p, name in r.exprs.layout_names.items():
         layouts.append({"name": name, "regs": p.regs, "description": p.describe(),
                         "coords": [p.coord_expr(i, "r") for i in range(len(p.shape))],
                         "owner": joined(p.owner_terms(), " && ") or "true"})
@@ -667,4 +548,4 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
             "in a pass (passes.settle)")
     return Rendered(text, shared.dynamic, shared.static, tuple(shared.uses), min_programs,
-                    frozenset(r.allocated | set(r.names.values())))
+                    r.names.given())

@@ -20,6 +20,7 @@ import textwrap
 
 from tilecc.language import dtypes as D
 from tilecc.transpiler.ir import Op
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import c_type
 
 _OPERAND = re.compile(r"\$(\d+|\$)|%")
@@ -32,7 +33,7 @@ def cxx_asm_text(asm: str) -> str:
     lines = [line.rstrip() for line in textwrap.dedent(text).strip("\n").split("\n")]
     quoted = [line.replace("\\", "\\\\").replace('"', '\\"') for line in lines]
     return "\n    ".join(f'"{q}\\n"' if i < len(quoted) - 1 else f'"{q}"'
-                          for i, q in enumerate(quoted))
+                         for i, q in enumerate(quoted))
 
 
 def _reg_type(constraint: str, bits: int) -> str:
@@ -67,7 +68,9 @@ def _asm_input(o, ctype: str, elem_c: str, elem) -> str:
     return value
 
 
-class AsmOps:
+class AsmWriter(Writer):
+    """tl.inline_asm_elementwise.  It keeps no state of its own."""
+
     def op_inline_asm(self, op: Op) -> None:
         pack = op.attrs["pack"]
         outs, ins = op.results, op.operands
@@ -79,18 +82,18 @@ class AsmOps:
         def elem(t: int, k: int) -> str:
             v = tensors[t]
             if not block:
-                return self.text(v, "r") if t >= len(outs) else self.name(v)
+                return self.exprs.text(v, "r") if t >= len(outs) else self.names.name(v)
             idx = "r" if k == 0 else (f"r + {k}" if k < step else f"r + {step - 1}")
-            return self.text(v, idx) if t >= len(outs) else f"{self.name(v)}[{idx}]"
+            return self.exprs.text(v, idx) if t >= len(outs) else f"{self.names.name(v)}[{idx}]"
 
         for v in outs:
-            self.declare(v)
+            self.core.declare(v)
         lines, out_args, in_args, unpack = [], [], [], []
         for i, o in enumerate(op.attrs["operands"]):
             t = tensors[o.tensor]
             ctype, elem_c = _reg_type(o.constraint, o.bits), c_type(t.dtype)
             if o.tensor < len(outs):
-                var = self.fresh("asm_out")
+                var = self.names.fresh("asm_out")
                 lines.append(f"{ctype} {var};")
                 out_args.append(f'"={o.constraint}"({var})')
                 raw = var if ctype in ("float", "double", _uint(o.bits)) else \
@@ -100,7 +103,7 @@ class AsmOps:
                     if o.first < step:
                         unpack.append(f"{elem(o.tensor, o.first)} = {value};")
                 else:
-                    vec = self.fresh(f"{self.name(t)}_unpacked")
+                    vec = self.names.fresh(f"{self.names.name(t)}_unpacked")
                     unpack.append(f"const auto {vec} = tc::bitcast<tc::Vec<{elem_c}, {o.per}>>"
                                   f"({raw});")
                     for j in range(o.per):
@@ -117,6 +120,8 @@ class AsmOps:
                      "\n    : ".join(parts) + ");")
         lines += unpack
         if not block:
-            self.line("{\n" + "\n".join("  " + x for x in "\n".join(lines).split("\n")) + "\n}")
+            with self.out.block():
+                for line in lines:
+                    self.out.line(line)
             return
-        self.line(self.macros.register_loop(regs, lines, step=step))
+        self.out.line(self.ctx.macros.register_loop(regs, lines, step=step))

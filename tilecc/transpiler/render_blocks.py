@@ -1,11 +1,12 @@
 """Rendering of the block operations that move data between threads: reductions,
 layout changes (convert, reshape, permute, join, split) and atomics.
 
-A mixin of `render.Renderer`.  Reductions go register → warp (butterfly shuffles) → block
-(one shared-memory exchange, only when warps split the reduced axis), leaving the result
-in the slice layout every thread of a row already agrees on.  Layout changes go through
-shared memory.  Scans are in render_scan.py.  Each step is written out in the kernel,
-commented, so a reader can follow where the data goes.
+Their writer (`BlockWriter`) also keeps the shared-memory pool.  Reductions go register →
+warp (butterfly shuffles) → block (one shared-memory exchange, only when warps split the
+reduced axis), leaving the result in the slice layout every thread of a row already agrees
+on.  Layout changes go through shared memory.  Scans are written by `render_scan.Scans`,
+which the BlockWriter owns.  Each step is written out in the kernel, commented, so a
+reader can follow where the data goes.
 """
 
 from __future__ import annotations
@@ -16,16 +17,11 @@ from typing import NamedTuple
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.render_places import _packed_arrays, _reduced_register, _row_major
+from tilecc.transpiler.render_scan import Scans
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.render_expr import call
 from tilecc.transpiler.target import c_type
-
-
-def _row_major(shape: tuple[int, ...]) -> list[int]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return list(reversed(strides))
 
 
 class SharedMemory(NamedTuple):
@@ -38,50 +34,23 @@ class SharedMemory(NamedTuple):
 
 # where the pool's second half starts: written as a placeholder, replaced by the byte
 # offset once every step has been rendered and the largest is known (render.render)
-def _packed_arrays(arrays: list[tuple[int, int]]) -> tuple[list[int], int]:
-    """Byte offsets for consecutive shared arrays of (elements, element size), each aligned
-    to its element size (a u8 array then an i32 one: the i32 one starts at a multiple of 4),
-    and the bytes they take."""
-    offsets, total = [], 0
-    for count, size in arrays:
-        total = -(-total // size) * size
-        offsets.append(total)
-        total += count * size
-    return offsets, total
-
-
 POOL_B = "@pool_b@"
 
 
-def _reduced_register(src: Placement, e: int, dst: Placement | None, s: str, j: str) -> str:
-    """The register of `src` holding element `j` along the reduced axis `e` of the row
-    that output register `s` of `dst` gathers."""
-    terms = []
-    for e2 in src.kept:
-        if e2 == e or src.reg_sizes[e2] == 1:
-            continue
-        comp = dst.reg_component(e2, s) if dst is not None else "0"
-        stride = src.rstride(e2)
-        terms.append(comp if stride == 1 else f"({comp}) * {stride}")
-    if j != "0":
-        stride = src.rstride(e)
-        if j.isdigit():
-            terms.append(str(int(j) * stride))
-        else:
-            terms.append(j if stride == 1 else f"{j} * {stride}")
-    return " + ".join(terms) or "0"
+class BlockWriter(Writer):
+    """Reductions, scans, layout changes and atomics, and the shared-memory pool their
+    steps (and other families': reorders, tl.dot's staged operands) take turns in.  Its
+    state, written only here: the pool's first half's size (the largest step there), its
+    second half's, and the half the last step used (see pool_step)."""
 
-
-class BlockOps:
-    # --- the shared-memory pool -------------------------------------------------------------
-    def start_pool(self) -> None:
-        """The pool's state, written only here: its first half's size (the largest step
-        there), its second half's, and the half the last step used (see pool_step)."""
+    def __init__(self, renderer):
+        super().__init__(renderer)
         self.smem_bytes = 0
         self.pool_b_bytes = 0
         # None (none yet), "A", "B", or "?" (a step in a loop or branch: not known which
         # ran last)
         self.pool_prev: str | None = None
+        self.scans = Scans(self)  # tl.cumsum and other scans: in registers, or in the pool
 
     def finish_pool(self, body: list[str]) -> list[str]:
         """`body` with the second half's place written in, once every step is rendered and
@@ -101,9 +70,9 @@ class BlockOps:
         tl.dot's tiles); and the sizes and what takes them.  CUDA's static `__shared__`
         arrays stop at 48 KiB: a larger pool goes into dynamic shared memory, after the
         tl.dot tiles."""
-        kernel, pool_bytes = self.k, self.smem_bytes
+        kernel, pool_bytes = self.ctx.kernel, self.smem_bytes
         pool_at, pipe_smem = None, self.ctx.pipe_smem
-        limit = self.target.static_shared_limit
+        limit = self.ctx.target.static_shared_limit
         if limit is not None and pool_bytes > limit:
             pool_at = -(-pipe_smem // 1024) * 1024
         dynamic = pipe_smem if pool_at is None else pool_at + pool_bytes
@@ -147,12 +116,13 @@ class BlockOps:
         tl.dot's tiles, `alternate=False`) steps use the first half and always wait, and
         the alternation starts again after them; so do steps too large for two halves to
         fit the target's shared memory (two block-sized reorders, one after the other)."""
-        straight = not self.loop_depth and not self.branch_depth
+        straight = not self.core.loop_depth and not self.core.branch_depth
         if straight and alternate and self.pool_prev != "?" and self._halves_fit(nbytes):
             region = "B" if self.pool_prev == "A" else "A"
         else:
-            if self.pool_prev is not None or self.loop_depth:
-                self.line("__syncthreads();  // the buffer may still be read by an earlier step")
+            if self.pool_prev is not None or self.core.loop_depth:
+                self.out.line(
+                    "__syncthreads();  // the buffer may still be read by an earlier step")
             region = "A"
         self.pool_prev = region if straight else "?"
         if region == "A":
@@ -166,12 +136,12 @@ class BlockOps:
         shared memory beside tl.dot's tiles."""
         size = (nbytes + 15) // 16 * 16
         a, b = max(self.smem_bytes, size), max(self.pool_b_bytes, size)
-        return -(-self.ctx.pipe_smem // 1024) * 1024 + a + b <= self.target.shared_memory_limit
+        return -(-self.ctx.pipe_smem // 1024) * 1024 + a + b <= self.ctx.target.shared_memory_limit
 
     def smem_view(self, v: Value, name: str, offset_elems: int = 0) -> str:
         t = c_type(v.dtype)
         off = f" + {offset_elems}" if offset_elems else ""
-        self.line(f"{t}* {name} = reinterpret_cast<{t}*>(smem){off};")
+        self.out.line(f"{t}* {name} = reinterpret_cast<{t}*>(smem){off};")
         return name
 
     def linear(self, p: Placement, idx: str, strides: list[int]) -> str:
@@ -180,35 +150,35 @@ class BlockOps:
         for i, stride in enumerate(strides):
             if p.shape[i] == 1:
                 continue
-            c = f"{self.lname(p)}::coord{i}({idx})"
+            c = f"{self.exprs.lname(p)}::coord{i}({idx})"
             terms.append(c if stride == 1 else f"{c} * {stride}")
         return inner(f" +{SPACE}".join(terms)) or "0"  # an index: inside brackets
 
     def slot(self, v: Value, idx: str) -> str:
-        return f"{self.name(v)}[{idx}]" if v.type.is_block else self.name(v)
+        return f"{self.names.name(v)}[{idx}]" if v.type.is_block else self.names.name(v)
 
     def combine_lambda(self, region: Region, n: int) -> None:
         """The combine function as a C++ lambda: `combine(a, b)` returning the combined
         value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
-        with self.own_names():
-            with self.lambda_body() as body:
-                self.region(region)
+        with self.names.own_names():
+            with self.out.lambda_body() as body:
+                self.core.region(region)
                 if n == 1:
-                    ret = f"return {self.text(region.yields[0])};"
+                    ret = f"return {self.exprs.text(region.yields[0])};"
                 else:
-                    ret = " ".join(f"out{i} = {self.text(y)};"
+                    ret = " ".join(f"out{i} = {self.exprs.text(y)};"
                                    for i, y in enumerate(region.yields))
-            params = [f"{c_type(a.dtype)} {self.name(a)}" for a in region.args]
+            params = [f"{c_type(a.dtype)} {self.names.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
         head = f"auto combine = []({joined(params, ', ')}) {{"
         if not body:
-            self.line(f"{head} {ret} }};")
+            self.out.line(f"{head} {ret} }};")
         else:
-            self.line(head)
-            self.lines.extend(body)
-            self.line(f"  {ret}")
-            self.line("};")
+            self.out.line(head)
+            self.out.extend(body)
+            self.out.line(f"  {ret}")
+            self.out.line("};")
 
     def combine_call(self, accs: list[str], others: list[str]) -> str:
         if len(accs) == 1:
@@ -223,19 +193,19 @@ class BlockOps:
         dst = results[0].layout if results[0].type.is_block else None
         n_out = dst.regs if dst is not None else 1
         warps = src.unique_warps(e)
-        used = [self.uses.get(res.id, 0) > 0 for res in results]
+        used = [self.ctx.uses.get(res.id, 0) > 0 for res in results]
         for res, u in zip(results, used):
             if u:
-                self.declare(res)
+                self.core.declare(res)
         j_count = min(src.reg_sizes[e], src.full[e])
 
         def reg(s: str, j: str) -> str:
             return _reduced_register(src, e, dst, s, j)
 
-        with self.captured() as head:
+        with self.out.captured() as head:
             for res, u in zip(results, used):
                 if not u and warps > 1:  # not read later, but the warps exchange it
-                    self.declare(res)
+                    self.core.declare(res)
             self.combine_lambda(op.regions[0], len(xs))
         types = [c_type(x.dtype) for x in xs]
         accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
@@ -243,24 +213,24 @@ class BlockOps:
         # A loop that would run once (one output register, two elements, two lanes)
         # is written as its body.
         o = "o" if n_out > 1 else "0"
-        inits = [f"{t} {acc} ={BREAK}{self.text(x, reg(o, '0'))};"
+        inits = [f"{t} {acc} ={BREAK}{self.exprs.text(x, reg(o, '0'))};"
                  for t, acc, x in zip(types, accs, xs)]
         combine = []
         if j_count == 2:
-            combine = [self.combine_call(accs, [self.text(x, reg(o, "1")) for x in xs])]
+            combine = [self.combine_call(accs, [self.exprs.text(x, reg(o, "1")) for x in xs])]
         elif j_count > 2:
-            others = [self.text(x, reg(o, "j")) for x in xs]
+            others = [self.exprs.text(x, reg(o, "j")) for x in xs]
             loop = f"for (int j = 1; j < {j_count}; ++j)"
             combine = ["#pragma unroll", f"{loop}{BODY}{self.combine_call(accs, others)}"]
-        with self.captured() as shuffle:
+        with self.out.captured() as shuffle:
             if lanes > 1:
                 self.shuffle_steps(accs, types, lstride, lanes)
         stores = [f"{self.slot(res, o)} = {acc};"
                   for res, acc, u in zip(results, accs, used) if u or warps > 1]
-        with self.captured() as cross:
+        with self.out.captured() as cross:
             if warps > 1:
                 self.cross_warp(op, src, e, dst, results, accs, types, warps, used)
-        self.line(self.block_macros.reduce(dict(
+        self.out.line(self.ctx.block_macros.reduce(dict(
             head=head, lanes=lanes, n_out=n_out, inits=inits, combine=combine,
             shuffle=shuffle, stores=stores, cross=cross,
             what=f"axis {axis} of a {' x '.join(map(str, xs[0].type.shape))} block",
@@ -277,27 +247,27 @@ class BlockOps:
         if len(accs) == 1:
             step = self.combine_call(accs, shuffled)
             if once:
-                self.line(step)
+                self.out.line(step)
             else:
-                self.line("#pragma unroll")
-                self.line(f"{head}{BODY}{step}")
+                self.out.line("#pragma unroll")
+                self.out.line(f"{head}{BODY}{step}")
             return
-        with self.block_if(not once, f"#pragma unroll\n{head} {{"):
+        with self.out.block_if(not once, f"#pragma unroll\n{head} {{"):
             others = [f"{a}_other" for a in accs]
             for t, o, sh in zip(types, others, shuffled):
-                self.line(f"const {t} {o} = {sh};")
-            self.line(self.combine_call(accs, others))
+                self.out.line(f"const {t} {o} = {sh};")
+            self.out.line(self.combine_call(accs, others))
 
     def cross_warp(self, op, src, e, dst, results, accs, types, warps, used) -> None:
         wpc = src.base.wpc[e]
         slots = prod(results[0].type.shape) if dst is not None else 1
-        self.line(f"// 3. across the {warps} warps that split the axis: through shared memory")
+        self.out.line(f"// 3. across the {warps} warps that split the axis: through shared memory")
         offsets, total = _packed_arrays([(slots * wpc, res.dtype.itemsize) for res in results])
         base = self.pool_step(total)
         for k, res in enumerate(results):
             t = c_type(res.dtype)
             off = f" + {offsets[k]}" if offsets[k] else ""
-            self.line(f"{t}* partial{k} = reinterpret_cast<{t}*>({base}{off});")
+            self.out.line(f"{t}* partial{k} = reinterpret_cast<{t}*>({base}{off});")
         n_out = dst.regs if dst is not None else 1
         # One output register: no loops, and the accumulators of step 1 are still in scope.
         o = "o" if n_out > 1 else "0"
@@ -307,28 +277,32 @@ class BlockOps:
         writes = [f"partial{k}[{where}{warp}] ={BREAK}{self.slot(res, o)};"
                   for k, res in enumerate(results)]
         if n_out > 1:
-            with self.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+            with self.out.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
                 for write in writes:
-                    self.line(write)
+                    self.out.line(write)
         else:
             for write in writes:
-                self.line(write)
-        self.line("__syncthreads();")
-        with self.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
+                self.out.line(write)
+        self.out.line("__syncthreads();")
+        with self.out.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
             for k, (t, acc) in enumerate(zip(types, accs)):
                 decl = f"{t} {acc}" if n_out > 1 else acc
-                self.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
+                self.out.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
             if warps == 2:
-                self.line(self.combine_call(accs, [f"partial{k}[{where}1]"
-                                                   for k in range(len(results))]))
+                self.out.line(self.combine_call(accs, [f"partial{k}[{where}1]"
+                                                       for k in range(len(results))]))
             else:
                 others = [f"partial{k}[{where}warp]" for k in range(len(results))]
-                self.line("#pragma unroll")
-                self.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
-                          f"{self.combine_call(accs, others)}")
+                self.out.line("#pragma unroll")
+                self.out.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
+                              f"{self.combine_call(accs, others)}")
             for res, acc, u in zip(results, accs, used):
                 if u:
-                    self.line(f"{self.slot(res, o)} = {acc};")
+                    self.out.line(f"{self.slot(res, o)} = {acc};")
+
+    # --- scans (render_scan.Scans) --------------------------------------------------------
+    def op_scan(self, op: Op) -> None:
+        self.scans.write(op)
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
@@ -336,16 +310,17 @@ class BlockOps:
         """Each thread writes its registers of `writes` at the given positions; after a
         barrier each reads `reads`' registers from theirs."""
         for res, _ in reads:
-            self.declare(res)
+            self.core.declare(res)
         count = sum(prod(v.type.shape) for v, _ in writes)
-        with self.captured() as wait:
+        with self.out.captured() as wait:
             base = self.pool_step(count * writes[0][0].dtype.itemsize)
-        self.line(self.block_macros.exchange(dict(
+        self.out.line(self.ctx.block_macros.exchange(dict(
             comment=f"{why}: through shared memory", wait=wait, base=base,
             ctype=c_type(writes[0][0].dtype),
-            writes=[dict(regs=v.layout.regs, pos=pos, value=self.text(v, "r"))
+            writes=[dict(regs=v.layout.regs, pos=pos, value=self.exprs.text(v, "r"))
                     for v, pos in writes],
-            reads=[dict(regs=v.layout.regs, pos=pos, name=self.name(v)) for v, pos in reads])))
+            reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v))
+                   for v, pos in reads])))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result
@@ -384,20 +359,20 @@ class BlockOps:
                        (out[1], self.linear(out[1].layout, "r", strides) + " + 1")],
                       "split the last axis")
 
-    # --- atomics and barriers ------------------------------------------------------------------------
+    # --- atomics and barriers -------------------------------------------------------------
     @staticmethod
     def atomic_scope(op: Op) -> str:
         """The template argument of scope="sys" / "cta" (none: device-wide, scope="gpu")."""
         return {"sys": "<tc::kSystem>", "cta": "<tc::kCta>"}.get(op.attrs["scope"], "")
 
     def atomic_call(self, op: Op, idx: str) -> str:
-        args = [self.text(x, idx) for x in op.operands[:3 if op.kind == "atomic_cas" else 2]]
+        args = [self.exprs.text(x, idx) for x in op.operands[:3 if op.kind == "atomic_cas" else 2]]
         what = "cas" if op.kind == "atomic_cas" else op.attrs["op"]
         return call(f"tc::atomic_{what}{self.atomic_scope(op)}", *args)
 
     def op_atomic(self, op: Op) -> None:
         res = op.result
-        used = self.uses.get(res.id, 0) > 0
+        used = self.ctx.uses.get(res.id, 0) > 0
         mask = op.operands[2] if op.kind == "atomic" and len(op.operands) > 2 else None
         sem = op.attrs["sem"]
         a = dict(release="true" if sem in ("release", "acq_rel") else "false",
@@ -405,52 +380,58 @@ class BlockOps:
                  before=f"tc::fence_before{self.atomic_scope(op)}",
                  after=f"tc::fence_after{self.atomic_scope(op)}")
         if used:
-            self.declare(res)
+            self.core.declare(res)
         if not res.type.is_block:
-            a["guard"] = "threadIdx.x == 0" + (f" && {self.text(mask)}" if mask is not None
+            a["guard"] = "threadIdx.x == 0" + (f" && {self.exprs.text(mask)}" if mask is not None
                                                else "")
-            with self.captured() as a["wait"]:
+            with self.out.captured() as a["wait"]:
                 a["base"] = self.pool_step(res.dtype.itemsize) if used else ""
             a.update(ctype=c_type(res.dtype), call=self.atomic_call(op, "r"),
-                     name=self.name(res) if used else "")
-            self.line(self.block_macros.scalar_atomic(a))
+                     name=self.names.name(res) if used else "")
+            self.out.line(self.ctx.block_macros.scalar_atomic(a))
             return
         p: Placement = res.layout
         # an element held in several registers, lanes or warps is updated once, by its
         # owning copy; the others then take the owner's result (below)
-        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+        conds = [c for c in (f"{self.exprs.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "",
-                             self.text(mask, "r") if mask is not None else "") if c]
+                             self.exprs.text(mask, "r") if mask is not None else "") if c]
         step = op.attrs["plan"].vec if "plan" in op.attrs else 1
         if step > 1:  # packed 16-bit adds (passes.layouts._atomic_plan)
-            conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
-                                 self.text(mask, "v") if mask is not None else "") if c]
-            ptr, val = op.operands[0], op.operands[1]
-            vals = [self.text(val, f"v + {k}" if k else "v") for k in range(step)]
-            scope, name = self.atomic_scope(op), self.name(res)
-            if used:  # pairs only
-                stmt = call(f"tc::atomic_add_pair{scope}", f"{name}[v]", f"{name}[v + 1]",
-                            self.text(ptr, "v"), *vals) + ";"
-            elif step == 2:
-                stmt = call(f"tc::reduce_add_pair{scope}", self.text(ptr, "v"), *vals) + ";"
-            else:
-                packed = f"tc::Vec<{c_type(val.dtype)}, {step}>{{{{{', '.join(vals)}}}}}"
-                stmt = call(f"tc::reduce_add_vec{scope}", self.text(ptr, "v"), packed) + ";"
+            conds = [c for c in (f"{self.exprs.lname(p)}::owner()" if p.owner_expr() != "true"
+                                 else "", self.exprs.text(mask, "v") if mask is not None else "")
+                     if c]
+            stmt = self.packed_atomic(op, res, step, used)
         else:
             update = self.atomic_call(op, "r")
-            stmt = f"{self.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
+            stmt = f"{self.names.name(res)}[r] ={BREAK}{update};" if used else f"{update};"
         if conds:
             stmt = f"if ({joined(conds, ' && ')}){BODY}{stmt}"
-        self.line(self.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt, step=step)))
+        self.out.line(self.ctx.block_macros.block_atomic(dict(a, regs=p.regs, stmt=stmt,
+                                                              step=step)))
         if used and p.replicated:
             self.broadcast_from_owners(res)
+
+    def packed_atomic(self, op: Op, res: Value, step: int, used: bool) -> str:
+        """`step` consecutive 16-bit adds of a thread in one instruction: a pair whose old
+        values are read, else a pair or a vector reduction."""
+        ptr, val = op.operands[0], op.operands[1]
+        vals = [self.exprs.text(val, f"v + {k}" if k else "v") for k in range(step)]
+        scope, name, at = self.atomic_scope(op), self.names.name(res), self.exprs.text(ptr, "v")
+        if used:  # pairs only
+            return call(f"tc::atomic_add_pair{scope}", f"{name}[v]", f"{name}[v + 1]", at,
+                        *vals) + ";"
+        if step == 2:
+            return call(f"tc::reduce_add_pair{scope}", at, *vals) + ";"
+        packed = f"tc::Vec<{c_type(val.dtype)}, {step}>{{{{{', '.join(vals)}}}}}"
+        return call(f"tc::reduce_add_vec{scope}", at, packed) + ";"
 
     def broadcast_from_owners(self, v: Value) -> None:
         """Every copy of each element of `v` takes the value its owning copy holds: from
         the owning register of this thread, by a shuffle from the owning lane when all
         copies are in one warp, else through shared memory."""
         p: Placement = v.layout
-        name, t = self.name(v), c_type(v.dtype)
+        name, t = self.names.name(v), c_type(v.dtype)
         reg = f"r & {p.reg_owner_mask}" if p.replicated_registers else "r"
         if not p.replicated_warps:
             comment, value = (
@@ -459,20 +440,20 @@ class BlockOps:
                 if p.replicated_lanes else
                 ("copies of an element in other registers take the owning one's result",
                  f"{name}[{reg}]"))
-            self.line(self.block_macros.broadcast(dict(
+            self.out.line(self.ctx.block_macros.broadcast(dict(
                 shared=False, comment=comment, regs=p.regs, name=name, value=value)))
             return
-        with self.captured() as wait:
+        with self.out.captured() as wait:
             base = self.pool_step(prod(v.type.shape) * v.dtype.itemsize)
         lin = self.linear(p, "r", _row_major(p.shape))
-        conds = [c for c in (f"{self.lname(p)}::owner()" if p.owner_expr() != "true" else "",
+        conds = [c for c in (f"{self.exprs.lname(p)}::owner()" if p.owner_expr() != "true" else "",
                              f"(r & {p.reg_owner_mask}) == r" if p.replicated_registers else "")
                  if c]
-        self.line(self.block_macros.broadcast(dict(
+        self.out.line(self.ctx.block_macros.broadcast(dict(
             shared=True, wait=wait, ctype=t, base=base, regs=p.regs, lin=lin, name=name,
             guard=f"if ({' && '.join(conds)}) " if conds else "")))
 
     op_atomic_cas = op_atomic
 
     def op_barrier(self, op: Op) -> None:
-        self.line("__syncthreads();")
+        self.out.line("__syncthreads();")

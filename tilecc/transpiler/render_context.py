@@ -1,16 +1,59 @@
-"""What every part of the renderer reads and none writes (`RenderContext`), and what the
-kernel asks of the compiler for its occupancy (`programs_per_sm`): both follow from the IR
-the passes left, before a line is written."""
+"""What every writer of the renderer reads and none writes (`RenderContext`: the kernel,
+the target, what the passes decided, the templates' macros), and what the kernel asks of
+the compiler for its occupancy (`programs_per_sm`): both follow from the IR the passes
+left, before a line is written."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from functools import lru_cache
+
+import jinja2
 
 from tilecc.transpiler.ir import Kernel, Value
+from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, joined, words
 from tilecc.transpiler.names import DOT_GENERATED
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.settle import dynamic_tiles
 from tilecc.transpiler.target import CompileTarget
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
+INCLUDE_DIR = os.path.join(TEMPLATE_DIR, "include")
+
+
+@lru_cache(maxsize=None)
+def environment() -> jinja2.Environment:
+    """The one Jinja environment: a missing variable is an error, never an empty string.
+    The runtime gives it a disk cache of compiled templates (`runtime/template_cache.py`)
+    before it renders; the transpiler itself keeps nothing on disk."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    env.filters["nest"] = nest
+    env.filters["c_string"] = c_string
+    env.filters["comment"] = words  # prose: its words may move to lines of their own
+    env.filters["joined"] = joined  # parts, a line break allowed after each separator
+    env.globals.update(BODY=BODY, BREAK=BREAK, NOTE=NOTE)  # where lines may break
+    return env
+
+
+def c_string(text: str) -> str:
+    """`text` as a C string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def nest(text: str | list[str], levels: int = 1) -> str:
+    """C lines (a string of them, or a list) `levels` deeper, two spaces a level;
+    preprocessor lines and empty lines stay at the margin (as the emitter writes them)."""
+    lines = text if isinstance(text, list) else str(text).split("\n")
+    pad = "  " * levels
+    return "\n".join(pad + x if x and not x.startswith("#") else x for x in lines)
+
+
+def template_macros(template: str):
+    """The macros of a template of c_like/ (ops.j2, blocks.j2, dot.j2)."""
+    return environment().get_template(f"c_like/{template}").module
 
 
 @dataclass(frozen=True)
@@ -40,6 +83,19 @@ class RenderContext:
                    DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk())
                    else frozenset(),
                    sum(t.nbytes for t in tiles), tuple(t.what for t in tiles))
+
+    def root(self, v: Value) -> int:
+        """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""
+        return self.emission.root(v)
+
+    uses = property(lambda self: self.emission.uses)  # value id → how many ops read it
+    mutable = property(lambda self: self.emission.mutable)  # variables assigned again
+    recomputed = property(lambda self: self.emission.recomputed)  # index arithmetic
+
+    # the templates' macros: statements (ops.j2), block ops (blocks.j2), tl.dot (dot.j2)
+    macros = property(lambda self: template_macros("ops.j2"))
+    block_macros = property(lambda self: template_macros("blocks.j2"))
+    dot_macros = property(lambda self: template_macros("dot.j2"))
 
 
 def _written_pointers(kernel: Kernel) -> set[int]:

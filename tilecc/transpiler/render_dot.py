@@ -1,6 +1,6 @@
 """Rendering of `tl.dot` (planned by `passes.dot`, settled by `passes.settle`).
 
-A mixin of `render.Renderer`.  The generated code has three visible parts: the operands
+Written by `DotWriter`.  The generated code has three visible parts: the operands
 are staged into shared-memory tiles (by the threads' own stores, or — when the pipelining
 pass moved their loads ahead — by `cp.async` copies issued iterations earlier), the main
 loop over K reads fragments (`ldmatrix`) and issues `mma.sync`, and the result is left in
@@ -19,6 +19,7 @@ from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.target import c_type
 
 INNER = inner(SPACE)  # a break inside a call's parentheses
@@ -52,9 +53,15 @@ def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int,
         slot0=f"mi * {ins.accumulator_slots * nt} + ni")
 
 
-class DotOps:
-    def start_dots(self) -> None:
-        """The state of tl.dot's rendering, written only here."""
+class DotWriter(Writer):
+    """tl.dot, and the loops whose dot operands stream into shared memory ahead of their
+    use (pipelined `for`s: the core writer hands them over, `pipelined_for`).  Its state,
+    written only here: the operand tiles, the pipelines' stages, the hooks and flags of the
+    loop being written, and the ops moved to a pipeline's issue points (`moved`, which
+    the core writer skips)."""
+
+    def __init__(self, renderer):
+        super().__init__(renderer)
         # (dot, operand) staged once before its loop → its tile
         self.hoisted: dict[tuple[int, int], str] = {}
         self.pipe_tiles: dict[int, tuple[str, str, int]] = {}  # load → (stages, stage, elems)
@@ -110,7 +117,7 @@ class DotOps:
         x = dot.operands[which]
         p = x.layout
         esize = x.dtype.itemsize
-        lname = self.lname(p)
+        lname = self.exprs.lname(p)
         along = 0 if which == 1 and b_k_major(dot) else 1  # the axis contiguous in the tile
         vec = p.vec if p.fast_axis == along else 1
         if plan.swizzled:
@@ -118,11 +125,12 @@ class DotOps:
         t = c_type(x.dtype)
         if vec == 1:
             off = self.operand_offset(dot, which, f"{lname}::coord0(r)", f"{lname}::coord1(r)")
-            self.line(self.macros.register_loop(p.regs, [f"{tile}[{off}] = {self.text(x, 'r')};"]))
+            value = self.exprs.text(x, 'r')
+            self.out.line(self.ctx.macros.register_loop(p.regs, [f"{tile}[{off}] = {value};"]))
             return
         off = self.operand_offset(dot, which, "row", "col")
-        self.line(self.dot_macros.stage_vectors(dict(
-            regs=p.regs, vec=vec, layout=lname, ctype=t, value=self.text(x, "v + k"),
+        self.out.line(self.ctx.dot_macros.stage_vectors(dict(
+            regs=p.regs, vec=vec, layout=lname, ctype=t, value=self.exprs.text(x, "v + k"),
             tile=tile, offset=off)))
 
     def op_dot(self, op: Op) -> None:
@@ -134,18 +142,18 @@ class DotOps:
         in_t = c_type(a.dtype)
         esize = a.dtype.itemsize
         a_regs = plan.a_from_registers
-        self.line(words(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}"))
+        self.out.line(words(f"// {m} x {k} @ {k} x {n} ({a.dtype.short}): {plan.description}"))
         # the result: in the accumulator's own registers when nothing else reads them
-        if self.root(d) != self.root(c):
-            self.declare(d)
-            self.line(self.macros.register_loop(
-                d.layout.regs, [f"{self.name(d)}[r] = {self.text(c, 'r')};"]))
-        acc = self.name(d)
+        if self.ctx.root(d) != self.ctx.root(c):
+            self.core.declare(d)
+            self.out.line(self.ctx.macros.register_loop(
+                d.layout.regs, [f"{self.names.name(d)}[r] = {self.exprs.text(c, 'r')};"]))
+        acc = self.names.name(d)
         if c_type(d.dtype) != acc_t:  # out_dtype narrower than the sum: round once at the end
-            acc = self.fresh(f"{self.name(d)}_sum")
-            self.line(f"{acc_t} {acc}[{d.layout.regs}];")
-            self.line(self.macros.register_loop(
-                d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.name(d)}[r]);"]))
+            acc = self.names.fresh(f"{self.names.name(d)}_sum")
+            self.out.line(f"{acc_t} {acc}[{d.layout.regs}];")
+            self.out.line(self.ctx.macros.register_loop(
+                d.layout.regs, [f"{acc}[r] = tc::cast<{acc_t}>({self.names.name(d)}[r]);"]))
         tiles = []
         offset = 0
         for which, x in enumerate((a, b)):
@@ -157,39 +165,42 @@ class DotOps:
             elif (id(op), which) in self.hoisted:  # staged once, before the loop
                 tiles.append((x, self.hoisted[(id(op), which)], False))
             else:
-                tiles.append((x, self.fresh(f"{self.name(d)}_{'ab'[which]}"), True))
+                tiles.append((x, self.names.fresh(f"{self.names.name(d)}_{'ab'[which]}"), True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
-            self.pool_step(offset, alternate=False)  # wgmma's tiles: at the pool's start
+            self.blocks.pool_step(offset, alternate=False)  # wgmma's tiles: at the pool's start
             at = 0
             for x, tile, own in tiles:
                 if own:
-                    self.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
-                              (f" + {at});" if at else ");"))
+                    self.out.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
+                                  (f" + {at});" if at else ");"))
                     at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
             for which, (x, tile, own) in enumerate(tiles):
                 if own:
                     self.stage_operand(op, which, tile)
             if plan.unit.async_proxy:
-                self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
-            self.line("__syncthreads();")
+                self.out.line(
+                    "tc::fence_proxy_async();  // the stores, visible to the tensor cores")
+            self.out.line("__syncthreads();")
         a_tile, b_tile = tiles[0][1], tiles[1][1]
         # the loop over K: the unit's (mma_loop, wgmma_loop, fma_loop)
         getattr(self, plan.unit.main_loop)(op, plan, acc, a_tile, b_tile)
-        if acc != self.name(d):
-            self.line(self.macros.register_loop(
-                d.layout.regs, [f"{self.name(d)}[r] = tc::cast<{c_type(d.dtype)}>({acc}[r]);"]))
+        if acc != self.names.name(d):
+            self.out.line(self.ctx.macros.register_loop(
+                d.layout.regs,
+                [f"{self.names.name(d)}[r] = tc::cast<{c_type(d.dtype)}>({acc}[r]);"]))
 
     def fma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
-        lname = self.lname(d.layout)
+        lname = self.exprs.lname(d.layout)
         acc_t = c_type(op.attrs["acc_dtype"])
         x, y = (f"tc::cast<{acc_t}>({t}[{i}])" for t, i in
-                ((a_tile, f"{lname}::coord0(r) * {k} + kk"), (b_tile, f"kk * {n} + {lname}::coord1(r)")))
+                ((a_tile, f"{lname}::coord0(r) * {k} + kk"),
+                 (b_tile, f"kk * {n} + {lname}::coord1(r)")))
         step = f"{acc}[r] +={BREAK}{x} *{SPACE}{y};" if op.attrs["acc_dtype"].is_int() else \
             f"{acc}[r] ={BREAK}tc::fma({x},{INNER}{y},{INNER}{acc}[r]);"
-        self.line(self.dot_macros.fma_loop(k, d.layout.regs, step))
+        self.out.line(self.ctx.dot_macros.fma_loop(k, d.layout.regs, step))
 
     def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         a, d = op.operands[0], op.result
@@ -197,11 +208,8 @@ class DotOps:
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
-        with self.captured() as hook_lines:  # the pipeline's copies, after the first loads
-            hook, self.after_first_fragments = self.after_first_fragments, None
-            if hook is not None:
-                hook()
-        self.line(self.dot_macros.mma_loop(dict(
+        hook_lines = self.copies_in_loop() or []  # the pipeline's, after the first loads
+        self.out.line(self.ctx.dot_macros.mma_loop(dict(
             steps=k // plan.k_step, k_step=plan.k_step, wm=wm, wn=wn, mt=mt, nt=nt, rn=rn,
             warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
             warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
@@ -221,7 +229,7 @@ class DotOps:
         wm, wn = plan.warps
         # instructions per warp along M, N (warps beyond the tiles hold copies)
         mt, nt = max(1, m // (ins.m * wm)), max(1, n // (ins.n * wn))
-        self.line(self.dot_macros.mfma_loop(dict(
+        self.out.line(self.ctx.dot_macros.mfma_loop(dict(
             steps=k // plan.k_step, k_step=plan.k_step, mt=mt, nt=nt, kpl=ins.k_per_lane,
             in_t=c_type(a.dtype), a_tile=a_tile, b_tile=b_tile, mnemonic=ins.mnemonic,
             m_i=ins.m, n_i=ins.n, intrinsic=f"tc::{ins.intrinsic}<{nt}>", acc=acc,
@@ -244,7 +252,7 @@ class DotOps:
         b_trans = 0 if b_k_major(op) else 1
         every = promotion_steps(op)
         # the registers the instructions accumulate into: fp8's partial sums apart
-        target = acc if every is None else self.fresh(f"{acc}_part")
+        target = acc if every is None else self.names.fresh(f"{acc}_part")
         # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
         # address field is the low 14 bits, and the tiles end below 256 KiB)
         if b_trans:
@@ -267,13 +275,18 @@ class DotOps:
                     for i in range(per_group // 64)],
             frags=[self.a_register_fragments(a, k, i) if a_tile is None else []
                    for i in range(per_group // 64)])
+        data["hook"] = self.copies_in_loop()  # the next stages' copies overlap the products
+        self.out.line(self.ctx.dot_macros.wgmma_loop(data))
+
+    def copies_in_loop(self) -> list[str] | None:
+        """The lines of the pipeline's copies waiting to be issued inside the loop over K
+        being written (`after_first_fragments`), or None where none wait; taken once."""
         hook, self.after_first_fragments = self.after_first_fragments, None
-        if hook is not None:  # the next stages' copies overlap the multiplication
-            with self.captured() as data["hook"]:
-                hook()
-        else:
-            data["hook"] = None
-        self.line(self.dot_macros.wgmma_loop(data))
+        if hook is None:
+            return None
+        with self.out.captured() as lines:
+            hook()
+        return lines
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
         """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
@@ -285,7 +298,8 @@ class DotOps:
             for h in (0, 1):
                 first_reg = (2 * i + h) * rk + 2 * c
                 r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
-                frags.append(f"tc::pack2({self.text(a, r0)}, {self.text(a, r0 + ' + 1')})")
+                pair = self.exprs.text(a, r0), self.exprs.text(a, r0 + ' + 1')
+                frags.append(f"tc::pack2({pair[0]}, {pair[1]})")
         return frags
 
     @staticmethod
@@ -332,29 +346,29 @@ class DotOps:
             o, which = h.dot, h.which
             x = o.operands[which]
             t = c_type(x.dtype)
-            tile = self.fresh(f"{self.name(x)}_tile")
+            tile = self.names.fresh(f"{self.names.name(x)}_tile")
             self.hoisted[(id(o), which)] = tile
-            self.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
-                      "in the loop: staged in shared memory once")
-            self.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
-                      + (f" + {h.tile.offset});" if h.tile.offset else ");"))
+            self.out.line(f"// L{o.loc.line}: {x.name or 'an operand'} of tl.dot does not change "
+                          "in the loop: staged in shared memory once")
+            self.out.line(f"{t}* const {tile} = reinterpret_cast<{t}*>(dynamic_smem"
+                          + (f" + {h.tile.offset});" if h.tile.offset else ");"))
             staged.append((o, which, x))
         if not staged:
             return
-        if loop not in self.k.body.ops:  # an enclosing loop's last pass may still read it
-            self.line("__syncthreads();")
+        if loop not in self.ctx.kernel.body.ops:  # an enclosing loop's last pass may still read it
+            self.out.line("__syncthreads();")
         for o, which, x in staged:
             self.stage_operand(o, which, self.hoisted[(id(o), which)])
         if any(o.attrs["plan"].unit.async_proxy for o, _, _ in staged):
-            self.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
-        self.line("__syncthreads();")
+            self.out.line("tc::fence_proxy_async();  // the stores, visible to the tensor cores")
+        self.out.line("__syncthreads();")
 
     # --- loops whose dot operands stream in with cp.async (passes.pipeline) -------------------
     def pipelined_ops(self) -> set[int]:
         """Ids of the ops the pipelines (settled by passes.settle) move to their issue
         points; records which dot and operand each pipelined load feeds."""
         moved: set[int] = set()
-        for op in self.k.walk():
+        for op in self.ctx.kernel.walk():
             p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
             if p is None:
                 continue
@@ -365,18 +379,18 @@ class DotOps:
                         self.dot_use[x.id] = (o, which)
         return moved
 
-    def op_for_pipelined(self, op: Op) -> None:
+    def pipelined_for(self, op: Op) -> None:
         p: Pipeline = op.attrs["pipeline"]
         lo, hi, step = op.operands[:3]
         body = op.regions[0]
         iv = body.args[0]
-        ivn = self.name(iv)
+        ivn = self.names.name(iv)
         cmp = ">" if op.attrs["step_sign"] < 0 else "<"
-        step_text, hi_text = self.text(step), self.text(hi)
-        self.declare_slots(op.results, op.operands[3:])
-        stage = self.fresh(f"{ivn}_stage")
-        d = dict(iv=ivn, ivt=c_type(iv.dtype), lo=self.text(lo), hi=hi_text, cmp=cmp,
-                 step=step_text, step_operand=self.wrap(step, "r", 13), stage=stage,
+        step_text, hi_text = self.exprs.text(step), self.exprs.text(hi)
+        self.core.declare_slots(op.results, op.operands[3:])
+        stage = self.names.fresh(f"{ivn}_stage")
+        d = dict(iv=ivn, ivt=c_type(iv.dtype), lo=self.exprs.text(lo), hi=hi_text, cmp=cmp,
+                 step=step_text, step_operand=self.exprs.wrap(step, "r", 13), stage=stage,
                  stages_count=p.stages, note=p.note.split(": ", 1)[1],
                  stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
         # one multiplication group kept in flight across iterations (passes.settle): the
@@ -386,26 +400,26 @@ class DotOps:
         if p.in_flight:
             acc = next(o for o in body.ops if o.kind == "dot" and
                        o.attrs["plan"].unit.async_groups).result
-            d.update(fence=self.name(acc), fence_regs=acc.layout.regs)
+            d.update(fence=self.names.name(acc), fence_regs=acc.layout.regs)
         tma = any(t is not None for t in p.tma)
         self.barriers = self.phase = ""
         if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
-            self.barriers = self.fresh(f"{ivn}_landed")
-            self.phase = self.fresh(f"{ivn}_phase")
+            self.barriers = self.names.fresh(f"{ivn}_landed")
+            self.phase = self.names.fresh(f"{ivn}_phase")
             d["barrier_offset"] = p.barriers.offset
-        d.update(phase=self.phase, next=self.fresh(f"{ivn}_next"), wait=dict(
+        d.update(phase=self.phase, next=self.names.fresh(f"{ivn}_next"), wait=dict(
             cp_async=any(t is None for t in p.tma), barriers=self.barriers, dist=p.distance,
             wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                       for ld in p.loads)))
-        with self.captured() as d["prologue"]:
+        with self.out.captured() as d["prologue"]:
             self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
-        d["ahead"] = self.fresh(f"{ivn}_ahead")
+        d["ahead"] = self.names.fresh(f"{ivn}_ahead")
         # the next iteration: whether there is one, its stage and its barrier's parity
         d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
                  next_stage=f"({stage} + 1 == {p.stages} ? 0 : {stage} + 1)",
                  next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
-        self.line(self.dot_macros.pipelined_loop(d))
+        self.out.line(self.ctx.dot_macros.pipelined_loop(d))
         self.wgmma_in_flight = self.refill_barrier = False
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
@@ -417,14 +431,15 @@ class DotOps:
         for ld, tile, tma in zip(p.loads, p.tiles, p.tma):
             x = ld.result
             rows, cols = x.type.shape
-            arr = self.fresh(f"{self.name(x)}_stages")
+            arr = self.names.fresh(f"{self.names.name(x)}_stages")
             self.pipe_tiles[x.id] = (arr, stage, rows * cols)
             at = None
             if tma is None:
                 dot, which = self.dot_use[x.id]
                 vec = ld.attrs["plan"].vec
-                at = dict(name=self.fresh(f"{self.name(x)}_at"), vectors=x.layout.regs // vec,
-                          regs=x.layout.regs, vec=vec, layout=self.lname(x.layout),
+                at = dict(name=self.names.fresh(f"{self.names.name(x)}_at"),
+                          vectors=x.layout.regs // vec,
+                          regs=x.layout.regs, vec=vec, layout=self.exprs.lname(x.layout),
                           esize=x.dtype.itemsize,
                           offset=self.operand_offset(dot, which, "row", "col"))
                 self.vector_offsets[x.id] = at["name"]
@@ -446,22 +461,22 @@ class DotOps:
             # wgmma then waits for the next stage while it multiplies.
             self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
             if d["wait"]["wgmma"]:
-                self.line(self.dot_macros.await_stage(
+                self.out.line(self.ctx.dot_macros.await_stage(
                     d["wait"], "the next stage", d["next_stage"], d["next_parity"],
                     d["more"]).strip())
                 d["waited"] = True
 
         self.after_first_fragments = copies
-        with self.same_last_statement():
-            with self.captured() as d["body"]:
-                self.region(body)
+        with self.out.same_last_statement():
+            with self.out.captured() as d["body"]:
+                self.core.region(body)
                 if self.after_first_fragments is not None:  # no mma read the stages first
                     self.after_first_fragments()
                     self.after_first_fragments = None
-            with self.captured() as d["yields"]:
+            with self.out.captured() as d["yields"]:
                 keep = [i for i in range(len(op.results)) if i not in p.state]
-                self.assign_yields([op.results[i] for i in keep],
-                                   [body.yields[i] for i in keep])
+                self.core.assign_yields([op.results[i] for i in keep],
+                                        [body.yields[i] for i in keep])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
@@ -472,18 +487,18 @@ class DotOps:
         # the scalars the copies read (named in the body, where they are no longer
         # written: passes.settle), as expressions of iv_text
         scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
-                   and o not in p.loads and o.results[0].id not in self.inline}
-        with self.named_as(body.args[0], iv_text), self.inlined(scalars), \
-                self.captured() as lines:
+                   and o not in p.loads and o.results[0].id not in self.exprs.inline}
+        with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
+                self.out.captured() as lines:
             if any(t is not None for t in p.tma):
                 self.tma_copies(p, stage)
             for ld, copy in zip(p.loads, p.tma):
                 if copy is None:
-                    self.comment_for(ld)
+                    self.core.comment_for(ld)
                     self.copy_tile(ld, stage)
-            self.assign_yields([body.args[1 + i] for i in p.state],
-                               [body.yields[i] for i in p.state])
-        self.line(self.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
+            self.core.assign_yields([body.args[1 + i] for i in p.state],
+                                    [body.yields[i] for i in p.state])
+        self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
@@ -492,43 +507,44 @@ class DotOps:
         for ld, copy in zip(p.loads, p.tma):
             if copy is None:
                 continue
-            with self.captured() as comment:
-                self.comment_for(ld)
+            with self.out.captured() as comment:
+                self.core.comment_for(ld)
             x = ld.result
             arr, _, elems = self.pipe_tiles[x.id]
             dot, which = self.dot_use[x.id]
             rows, cols = x.type.shape
-            row0, col0 = (self.text(c) for c in copy.corner)
+            row0, col0 = (self.exprs.text(c) for c in copy.corner)
             # the copy engine's coordinates are the descriptor's, innermost first
             (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
             if copy.transposed:
                 (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
             copies.append(dict(
-                comment=comment, base=self.fresh(f"{arr}_base", add=False), arr=arr,
+                comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,
-                box_cols=box_cols, esize=x.dtype.itemsize, map=self.map_names[copy.key], at=at,
+                box_cols=box_cols, esize=x.dtype.itemsize, at=at,
+                map=self.names.map_names[copy.key],
                 offset=self.operand_offset(dot, which, "r", "c"),
                 what=", placed where each warp's wgmma reads those rows" if which == 0 else
                 ", the block's transpose: B K-major" if copy.transposed else ""))
-        self.line(self.dot_macros.tma_copies(dict(
-            bar=self.fresh("landed", add=False), barriers=self.barriers, stage=stage,
+        self.out.line(self.ctx.dot_macros.tma_copies(dict(
+            bar=self.names.fresh("landed", add=False), barriers=self.barriers, stage=stage,
             total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 
     def copy_tile(self, ld: Op, stage: str) -> None:
         """A thread's cp.async copies of its vectors of `ld`'s tile into `stage`."""
         x = ld.result
         plan = ld.attrs["plan"]
-        layout = self.lname(x.layout)  # (layouts are numbered as first named)
+        layout = self.exprs.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
         arr, _, elems = self.pipe_tiles[x.id]
-        ptr = self.text(ld.operands[0], "v")
+        ptr = self.exprs.text(ld.operands[0], "v")
         mask = ld.operands[1] if len(ld.operands) > 1 else None
         prefix = mask is not None and plan.mask_mode == "prefix"
         nbytes = plan.vec * esize
-        size = "in_bounds" if prefix else f"{self.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
+        size = "in_bounds" if prefix else f"{self.exprs.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
             if mask is not None else str(nbytes)
-        self.line(self.dot_macros.cp_async_tile(dict(
-            base=self.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
+        self.out.line(self.ctx.dot_macros.cp_async_tile(dict(
+            base=self.names.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
             regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,
             at=self.vector_offsets[x.id], ptr=ptr, size=size,
-            lane_mask=self.wrap(mask, "v + k", 4) if prefix else "")))
+            lane_mask=self.exprs.wrap(mask, "v + k", 4) if prefix else "")))

@@ -1,4 +1,4 @@
-"""C expressions of values (`ExprOps`, a mixin of `render.Renderer`): a value written as
+"""C expressions of values (`ExprWriter`, the writer every other one asks): a value written as
 its variable (`x[r]` in a register loop) or, where the passes inline it, as the expression
 that computes it, with as few parentheses as C's precedence allows; C literals of each
 element type (`literal`).  Expressions are text: the statements around them are spelled by
@@ -9,13 +9,16 @@ is still too long, it breaks there, outermost first."""
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
 from tilecc.language import dtypes as D
-from tilecc.transpiler.ir import Value
+from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.line_breaks import SPACE, inner
 from tilecc.transpiler.passes.layouts import Blocked, Placement
+from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.render_math import extern_call
 from tilecc.transpiler.target import NARROW_INTS, c_type
 
@@ -95,12 +98,31 @@ def _plain_c_shift(fn: str, amount: Value, d) -> bool:
     return fn == "shl" or (fn == "ashr") == d.signed
 
 
-class ExprOps:
-    """Values as C expressions.  Its state, written only here: the C structs of the
-    placements used (`layout_names`, declared in the kernel file)."""
+class ExprWriter(Writer):
+    """Values as C expressions.  Its state, written only here: the values written as
+    expressions (`inline`: the passes' choice, and a pipeline's copies' scalars while
+    they are written) and the C structs of the placements used (`layout_names`, declared
+    in the kernel file)."""
 
-    def start_expressions(self) -> None:
+    def __init__(self, renderer):
+        super().__init__(renderer)
+        self.inline: set[int] = set(self.ctx.emission.inline)
         self.layout_names: dict[Placement, str] = {}
+
+    @contextmanager
+    def inlined(self, ids: set[int]) -> Iterator[None]:
+        """The values of `ids` written as expressions in the `with`."""
+        self.inline |= ids
+        try:
+            yield
+        finally:
+            self.inline -= ids
+
+    def defining_text(self, op: Op, idx: str = "r") -> str:
+        """The expression that computes `op`'s result (not its variable)."""
+        v = op.result
+        with self.inlined({v.id}):
+            return self.text(v, idx)
 
     def ctype(self, v: Value) -> str:
         return c_type(v.dtype, const=v.dtype.is_ptr() and v.id not in self.ctx.writes)
@@ -119,7 +141,8 @@ class ExprOps:
     # --- expressions ----------------------------------------------------------------------------
     def expr(self, v: Value, idx: str = "r") -> tuple[str, int]:
         if v.id not in self.inline:
-            return (f"{self.name(v)}[{inner(idx)}]" if v.type.is_block else self.name(v)), PRIMARY
+            name = self.names.name(v)
+            return (f"{name}[{inner(idx)}]" if v.type.is_block else name), PRIMARY
         op = v.owner
         a = op.operands
         k = op.kind
@@ -171,7 +194,7 @@ class ExprOps:
         if k == "fma":
             return call("tc::fma", *(self.text(x, idx) for x in a)), PRIMARY
         if k == "extern":
-            return extern_call(op, self.target, [inner(self.text(x, idx)) for x in a]), PRIMARY
+            return extern_call(op, self.ctx.target, [inner(self.text(x, idx)) for x in a]), PRIMARY
         if k == "addptr":
             return f"{self.wrap(a[0], idx, ADD)} +{SPACE}{self.wrap(a[1], idx, ADD + 1)}", ADD
         raise AssertionError(f"cannot inline {k}")
@@ -187,7 +210,8 @@ class ExprOps:
             return call("tc::fmod", self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
         if fn in ("shl", "ashr", "lshr") and not _plain_c_shift(fn, a[1], v.dtype):
             return call(f"tc::{fn}", self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
-        if fn == "mul" and not self.k.fp_fusion and self.target.rounded_products and \
+        if fn == "mul" and not self.ctx.kernel.fp_fusion and \
+                self.ctx.target.rounded_products and \
                 v.dtype.short in ("fp32", "fp64"):  # a product nvcc never contracts
             mul = "__fmul_rn" if v.dtype.short == "fp32" else "__dmul_rn"
             return call(mul, self.text(a[0], idx), self.text(a[1], idx)), PRIMARY
@@ -259,9 +283,9 @@ class ExprOps:
         with a uniform base."""
         if v.id in self.inline and v.owner.kind == "addptr":
             base, off = v.owner.operands
-            if not base.type.is_block or not self._varies(base):
+            if not base.type.is_block or not self.varies(base):
                 return f"{self.wrap(base, idx, PRIMARY)}[{inner(self.text(off, idx))}]"
         return f"*({inner(self.text(v, idx))})"
 
-    def _varies(self, v: Value) -> bool:
+    def varies(self, v: Value) -> bool:
         return not (v.id in self.inline and v.owner.kind in ("splat", "const"))

@@ -1,6 +1,6 @@
-"""Rendering of scans (tl.cumsum, tl.cumprod, tl.associative_scan): a mixin of
-`render.Renderer`, beside `render_blocks.BlockOps` (whose shared-memory pool, combine
-lambda, register and line-slot arithmetic it shares with reductions).
+"""Rendering of scans (tl.cumsum, tl.cumprod, tl.associative_scan): `Scans`, owned by
+the block family's writer (`render_blocks.BlockWriter`), whose shared-memory pool, combine
+lambda, register and line-slot arithmetic it shares with reductions.
 
 A scan runs in registers where the operands' placement allows (`RegisterScan`): the
 elements of a line along the axis sit, in scan order, in runs of a thread's registers
@@ -26,7 +26,7 @@ from math import prod
 
 from tilecc.transpiler.ir import Op
 from tilecc.transpiler.passes.placement import Placement, Slice
-from tilecc.transpiler.render_blocks import _packed_arrays, _reduced_register, _row_major
+from tilecc.transpiler.render_places import _packed_arrays, _reduced_register, _row_major
 from tilecc.transpiler.target import c_type
 
 
@@ -164,8 +164,20 @@ def _assign(outs: list[str], values: list[str]) -> str:
 REGISTER_SCAN_VALUES = 64
 
 
-class ScanOps:
-    def op_scan(self, op: Op) -> None:
+class Scans:
+    """The scans of the block family, written for its writer (`blocks`): through its
+    pool, combine lambda and slot arithmetic, and its emitter, names and context.  No
+    state of their own."""
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+
+    # the parts the block writer shares with every writer
+    ctx = property(lambda self: self.blocks.ctx)
+    out = property(lambda self: self.blocks.out)
+    names = property(lambda self: self.blocks.names)
+
+    def write(self, op: Op) -> None:
         """In registers, except (through shared memory) where the operands and results are
         not all in one placement (their registers would not line up; the layout pass does
         not make that today) or where a thread holds more than REGISTER_SCAN_VALUES."""
@@ -182,12 +194,12 @@ class ScanOps:
         carried = plan.reps > 1 or plan.warps > 1
         # each result is scanned in place: one read by none is kept only where the prefix
         # step reads it (a combine of several values needs them all)
-        kept = [res for res in results if self.uses.get(res.id, 0) > 0
+        kept = [res for res in results if self.ctx.uses.get(res.id, 0) > 0
                 or carried or plan.lane_exclusive]
         for res in kept:
-            self.declare(res)
-        with self.captured() as combine:
-            self.combine_lambda(op.regions[0], len(xs))
+            self.blocks.core.declare(res)
+        with self.out.captured() as combine:
+            self.blocks.combine_lambda(op.regions[0], len(xs))
         sfx = [""] if len(xs) == 1 else [str(i) for i in range(len(xs))]
         names = lambda base: [f"{base}{s}" for s in sfx]  # noqa: E731
         o, q = "o" if plan.n_out > 1 else "0", "chunk" if plan.reps > 1 else "0"
@@ -195,19 +207,19 @@ class ScanOps:
         fused = plan.warps == 1  # no barrier: each run's prefix is known at once
         prevs, run_totals = names("lane_prev"), names("run_total")
         accs, prefixes, carries = names("acc"), names("run_prefix"), names("run_carry")
-        ys = [self.name(res) for res in results]
+        ys, text = [self.names.name(res) for res in results], self.blocks.exprs.text
         reg0, applied = plan.register(o, q, "0"), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
-        with self.captured() as wait:
+        with self.out.captured() as wait:
             warps = None if fused else self._scan_warps(plan, xs, o, q, names)
         grown = warps["throughs"] if warps else run_totals
-        stored = [(self.name(res), acc) for res, acc in zip(results, accs) if res in kept]
+        stored = [(self.names.name(res), acc) for res, acc in zip(results, accs) if res in kept]
         at_j = [f"{y}[{plan.register(o, q, j)}]" for y, _ in stored]
-        self.line(self.block_macros.scan_registers(dict(
+        self.out.line(self.ctx.block_macros.scan_registers(dict(
             combine=combine, wait=wait, plan=plan, fused=fused, carried=carried,
             later=f"{q} > 0" if q != "0" else "false", comment=self._scan_comment(op, plan),
             prefix_needed=carried or plan.lane_exclusive, lane_exclusive=plan.lane_exclusive,
             lanes_final=plan.lanes > 1 and not plan.lane_exclusive,
-            arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=self.text(x, reg0), prev=p,
+            arrays=[dict(ctype=c_type(x.dtype), acc=a, x0=text(x, reg0), prev=p,
                          prefix=pf, carry=c, other=f"{a}_other", run_total=rt,
                          run_total_value=rv, **(warps["arrays"][i] if warps else {}))
                     for i, (x, a, p, pf, c, rt, rv) in enumerate(zip(
@@ -217,7 +229,7 @@ class ScanOps:
             write_totals=warps["write"] if warps else "",
             warps_before=warps["before"] if warps else None,
             first_stores=_assign([f"{y}[{reg0}]" for y, _ in stored], [a for _, a in stored]),
-            step=_into(accs, accs, [self.text(x, plan.register(o, q, j)) for x in xs]),
+            step=_into(accs, accs, [text(x, plan.register(o, q, j)) for x in xs]),
             step_stores=_assign(at_j, [a for _, a in stored]),
             lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
             fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
@@ -236,8 +248,8 @@ class ScanOps:
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
         per_line = plan.reps * plan.warps
         offsets, total = _packed_arrays([(lines * per_line, x.dtype.itemsize) for x in xs])
-        base = self.pool_step(total)
-        slot = self.linear(plan.lines, o, _row_major(plan.lines.shape)) \
+        base = self.blocks.pool_step(total)
+        slot = self.blocks.linear(plan.lines, o, _row_major(plan.lines.shape)) \
             if plan.lines is not None else "0"
         at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
             (f"{q} * {plan.warps} + " if q != "0" else "")
@@ -266,11 +278,11 @@ class ScanOps:
         strides = _row_major(shape)
         n, inner = shape[axis], strides[axis]
         for res in results:
-            if self.uses.get(res.id, 0) > 0:
-                self.declare(res)
-        with self.captured() as combine:
-            self.combine_lambda(op.regions[0], len(xs))
-        lines, threads = prod(shape) // n, self.k.num_warps * self.target.warp_size
+            if self.ctx.uses.get(res.id, 0) > 0:
+                self.blocks.core.declare(res)
+        with self.out.captured() as combine:
+            self.blocks.combine_lambda(op.regions[0], len(xs))
+        lines, threads = prod(shape) // n, self.ctx.kernel.num_warps * self.ctx.target.warp_size
         # threads sharing a line: each scans a chunk of at least 2, in parallel
         parts = min(threads // lines, n // 2) if lines < threads else 1
         parts = 1 << (parts.bit_length() - 1) if parts >= 2 else 1
@@ -278,8 +290,8 @@ class ScanOps:
         if parts > 1:  # and each chunk's total
             sizes += [(lines * parts, x.dtype.itemsize) for x in xs]
         offs, total = _packed_arrays(sizes)
-        with self.captured() as wait:
-            base = self.pool_step(total)
+        with self.out.captured() as wait:
+            base = self.blocks.pool_step(total)
         step = f" * {inner}" if inner > 1 else ""
         pos = (lambda i: f"first + ({n - 1} - {i}){step}") if reverse else \
             (lambda i: f"first + {i}{step}")  # noqa: E731
@@ -287,10 +299,11 @@ class ScanOps:
             pos = (lambda at: lambda i: at(f"(part * {n // parts} + {i})"))(pos)
         accs = ["acc"] if len(xs) == 1 else [f"acc{k}" for k in range(len(xs))]
         carries = ["carry"] if len(xs) == 1 else [f"carry{k}" for k in range(len(xs))]
-        src_lin = self.linear(xs[0].layout, "r", strides)
-        dst_lin = self.linear(results[0].layout, "r", strides)
-        macro = self.block_macros.scan_chunked if parts > 1 else self.block_macros.scan
-        self.line(macro(dict(
+        src_lin = self.blocks.linear(xs[0].layout, "r", strides)
+        dst_lin = self.blocks.linear(results[0].layout, "r", strides)
+        macros = self.ctx.block_macros
+        macro = macros.scan_chunked if parts > 1 else macros.scan
+        self.out.line(macro(dict(
             combine=combine, wait=wait, base=base, n=n, axis=axis, lines=lines,
             threads=threads, parts=parts, chunk=n // parts, pos0=pos("0"), pos_part0=pos("0"),
             first=f"line / {inner} * {n * inner} + line % {inner}" if inner > 1
@@ -299,15 +312,16 @@ class ScanOps:
                          total_offset=offs[len(xs) + k] if parts > 1 else 0)
                     for k, x in enumerate(xs)],
             src_regs=xs[0].layout.regs,
-            writes=[f"line{k}[{src_lin}] = {self.text(x, 'r')};" for k, x in enumerate(xs)],
-            combine_call=self.combine_call(accs, [f"line{k}[{pos('step')}]"
-                                                  for k in range(len(xs))]),
+            writes=[f"line{k}[{src_lin}] = {self.blocks.exprs.text(x, 'r')};"
+                    for k, x in enumerate(xs)],
+            combine_call=self.blocks.combine_call(accs, [f"line{k}[{pos('step')}]"
+                                                         for k in range(len(xs))]),
             stores=[f"line{k}[{pos('step')}] = {a};" for k, a in enumerate(accs)],
-            carry_call=self.combine_call(carries, [f"total{k}[line * {parts} + j]"
-                                                   for k in range(len(xs))]),
+            carry_call=self.blocks.combine_call(carries, [f"total{k}[line * {parts} + j]"
+                                                          for k in range(len(xs))]),
             dst_regs=results[0].layout.regs,
-            reads=[f"{self.name(res)}[r] = line{k}[{dst_lin}];"
-                   for k, res in enumerate(results) if self.uses.get(res.id, 0) > 0])))
+            reads=[f"{self.names.name(res)}[r] = line{k}[{dst_lin}];"
+                   for k, res in enumerate(results) if self.ctx.uses.get(res.id, 0) > 0])))
 
     @staticmethod
     def _scan_comment(op: Op, plan: RegisterScan) -> str:

@@ -211,6 +211,13 @@ class CompileTarget:
         return any(u.arch_specific and u.available(self.arch) for u in self.matrix_units)
 
     @property
+    def packed_add_elements(self) -> int:
+        """fp16 / bf16 elements one atomic add whose old values go unused may update: 16
+        bytes as one vector reduction on sm_90 and later, else a packed pair."""
+        number = self.arch_number
+        return 8 if isinstance(number, int) and number >= 90 else 2
+
+    @property
     def fp8_formats(self) -> tuple[str, ...]:
         """The fp8 types a kernel may use here (as Triton 3.6 accepts them)."""
         return self.row.fp8_formats(self.arch)

@@ -42,7 +42,8 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     fold_transposed_loads(kernel)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)
-    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch)
+    conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch,
+                                 target.packed_add_elements)
     # index arithmetic the layouts computed again in another layout leaves its first copy
     # unread, which would keep the pipeline from moving what it reads
     eliminate_dead_code(kernel)

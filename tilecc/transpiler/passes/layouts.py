@@ -117,7 +117,8 @@ def _spread(shape: tuple[int, ...], spt: list[int], order: tuple[int, ...], num_
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), order)
 
 
-def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] = (), arch: str = "") -> list[str]:
+def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] = (), arch: str = "",
+           packed_adds: int = 2) -> list[str]:
     """Give every block value a placement, every load/store a memory plan and every dot a
     dot plan; returns the descriptions of the layout conversions inserted."""
     classes = _Classes()
@@ -177,7 +178,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
             ptr = op.operands[0]
             c = classes.find(ptr.id)
-            width = _add_width(op, arch, used) if op.kind.startswith("atomic") \
+            width = _add_width(op, packed_adds, used) if op.kind.startswith("atomic") \
                 else 16 // ptr.dtype.element_ty.itemsize
             size = prod(ptr.type.shape)
             if size > widest.get(c, 0):
@@ -241,20 +242,19 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         elif op.kind == "store":
             op.attrs["plan"] = _plan(op)
         elif op.kind == "atomic" and op.operands[0].type.is_block:
-            op.attrs["plan"] = _atomic_plan(op, _add_width(op, arch, used))
+            op.attrs["plan"] = _atomic_plan(op, _add_width(op, packed_adds, used))
     return conversions
 
 
-def _add_width(op: Op, arch: str, used: set[int]) -> int:
+def _add_width(op: Op, packed_adds: int, used: set[int]) -> int:
     """Elements one atomic of `op` may update: fp16 / bf16 adds two at a time (one packed
     f16x2 / bf16x2 instruction: the hardware adds no single 16-bit element, which becomes a
-    compare-and-swap loop), and on sm_90, where the old values go unused, 16 bytes (a
-    vector red); everything else one."""
+    compare-and-swap loop), and where the old values go unused, the target's
+    `packed_add_elements` (16 bytes, a vector red, on sm_90); everything else one."""
     if op.kind != "atomic" or op.attrs.get("op") != "add" or \
             op.operands[1].dtype.short not in ("fp16", "bf16"):
         return 1
-    sm = arch[3:5] if arch.startswith("sm_") else ""
-    return 8 if sm.isdigit() and int(sm) >= 90 and op.result.id not in used else 2
+    return packed_adds if op.result.id not in used else 2
 
 
 def _atomic_plan(op: Op, width: int) -> MemoryPlan:

@@ -83,11 +83,11 @@ extern "C" __global__ void __launch_bounds__(256) seeded_dropout_kernel(
   for (int r = 0; r < 4; ++r) {
     c0_1[r] = (tc::umulhi(3449720151u, c2[r]) ^ (3449720151u * 0u)) ^ k0;
     c2_1[r] =
-        (tc::umulhi(3528531795u, c0[r]) ^
+        (tc::umulhi(3528531795u, c0[r / 4 * 4]) ^
         (3528531795u * tc::cast<unsigned int>(pid * 1024 + Blocked0::coord0(r)))) ^
         k1;
     c1[r] = 3449720151u * c2[r];
-    c3[r] = 3528531795u * c0[r];
+    c3[r] = 3528531795u * c0[r / 4 * 4];
   }
   const unsigned int k0_1 = k0 + 2654435769u;
   const unsigned int k1_1 = k1 + 3144134277u;

@@ -185,7 +185,12 @@ class CoreWriter(Writer):
                 v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
                 self.names.name(v)))
             return
-        assigns = [(self.names.name(op.result), self.exprs.defining_text(op)) for op in group]
+        # a result living in another value's variable (a loop-carried one) updates it in place
+        in_place = {self.ctx.root(op.result) for op in group
+                    if self.ctx.root(op.result) != op.result.id}
+        with self.exprs.overwriting(in_place):
+            assigns = [(self.names.name(op.result), self.exprs.defining_text(op))
+                       for op in group]
         self.out.line(self.ctx.macros.register_assignments(group[0].result.layout.regs, assigns))
 
     def scalar_value(self, op: Op) -> None:
@@ -346,8 +351,10 @@ class CoreWriter(Writer):
         if target.type.is_block:
             if declare:
                 self.declare(target)
+            with self.exprs.overwriting(set() if declare else {self.ctx.root(target)}):
+                value = self.exprs.text(v, "r")
             self.out.line(self.ctx.macros.register_assignments(
-                target.layout.regs, [(self.names.name(target), self.exprs.text(v, "r"))]))
+                target.layout.regs, [(self.names.name(target), value)]))
         elif declare:
             self.declare(target, self.exprs.text(v), const=True)
         else:

@@ -108,6 +108,29 @@ class ExprWriter(Writer):
         super().__init__(renderer)
         self.inline: set[int] = set(self.ctx.emission.inline)
         self.layout_names: dict[Placement, str] = {}
+        # variables a statement being written updates in place (each register from its
+        # old value): read at each register's own index, never at its run's first
+        self.overwritten: frozenset[int] = frozenset()
+
+    @contextmanager
+    def overwriting(self, roots: set[int]) -> Iterator[None]:
+        """Expressions in the `with` are written into the variables of `roots`, which they
+        may read (`x = x + y` in a loop)."""
+        saved, self.overwritten = self.overwritten, frozenset(roots)
+        try:
+            yield
+        finally:
+            self.overwritten = saved
+
+    def read_values(self, v: Value) -> list[Value]:
+        """The values an inlined expression of `v` reads (`v` among them)."""
+        out, todo = [], [v]
+        while todo:
+            x = todo.pop()
+            out.append(x)
+            if x.id in self.inline and x.owner is not None:
+                todo.extend(x.owner.operands)
+        return out
 
     @contextmanager
     def inlined(self, ids: set[int]) -> Iterator[None]:
@@ -181,8 +204,8 @@ class ExprWriter(Writer):
             if sym == "-" and operand.startswith("-"):  # `--x` would be a decrement
                 operand = f"({operand})"
             return self.narrow(f"{sym}{operand}", UNARY, v)
-        if k == "binary":
-            return self.binary_expr(v, idx)
+        if k == "binary":  # integers constant over runs of registers: once per run
+            return self.binary_expr(v, self.run_start(v, idx) if v.dtype.is_int() else idx)
         if k == "cmp":
             sym, prec = COMPARE[op.attrs["pred"]]
             idx = self.run_start(v, idx)
@@ -256,12 +279,16 @@ class ExprWriter(Writer):
         return text, prec
 
     def run_start(self, v: Value, idx: str) -> str:
-        """A comparison constant over runs of a thread's consecutive registers (`offs < n`
-        with n a multiple of the run) is written at the run's first register: one expression
-        for the whole run, which the compiler evaluates once, as a vector load checks its
-        mask once."""
+        """An integer value or comparison constant over runs of a thread's consecutive
+        registers (`offs < n` with n a multiple of the run) is written at the run's first
+        register: one expression for the whole run, which the compiler evaluates once, as a
+        vector load checks its mask once.  Not where the statement updates a variable the
+        expression reads: the run's first register is then already overwritten."""
         place, info = v.layout, getattr(v, "info", None)
         if not v.type.is_block or place is None or info is None or place.fast_axis is None:
+            return idx
+        if self.overwritten and any(self.ctx.root(x) in self.overwritten
+                                    for x in self.read_values(v)):
             return idx
         ax = place.fast_axis
         run = math.gcd(info.constancy[ax], place.vec)

@@ -523,8 +523,8 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     body = r.blocks.finish_pool(r.out.lines)
     declarations, shared = r.blocks.shared_memory_declarations()
     body = declarations + body
-    if not kernel.fp_fusion and target.no_contract_pragma:  # clang's contraction, off
-        body = ["  #pragma clang fp contract(off)"] + body
+    # clang's contraction, off: the pragma must open the kernel's body
+    no_contract = not kernel.fp_fusion and target.no_contract_pragma
     params = _parameters(kernel, r)
     renamed = [f"{py} -> {c}" for py, c in r.names.renamed.items()]
     if kernel.symbol != kernel.name:
@@ -547,6 +547,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
         specialization=specialization, memory=memory, params=params, body=body,
+        no_contract=no_contract,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs,
         maxnreg=maxnreg)
     text = lay_out(text)  # lines of at most 100 columns, broken where they were marked

@@ -195,7 +195,8 @@ def array_info(x: Any) -> ArrayInfo | None:
                                                        None), "is_hip", False)
         # a CuPy array's own dtype: its interface spells bfloat16 and the float8 types as
         # anonymous bytes ("<V2", "<V1"), which the warm launch tells apart by dtype too
-        dtype = D.from_numpy(x.dtype if cupy is not None else cai["typestr"])
+        dtype = D.from_numpy(getattr(x, "dtype", None) if cupy is not None and
+                             hasattr(x, "dtype") else cai["typestr"])
         return ArrayInfo(cai["data"][0], dtype, "rocm" if on_rocm else "cuda", dev_id,
                          "cupy" if cupy else "other")
     if np is not None and isinstance(x, np.ndarray):

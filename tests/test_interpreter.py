@@ -45,9 +45,9 @@ def _params():
 
 
 def _max_examples(case: K.Case) -> int:
-    # 8 examples per dtype, fewer where a case has very many dtype combinations (each run
+    # 5 examples per dtype, fewer where a case has very many dtype combinations (each run
     # draws new ones: database=None; the suite's ten minutes on 2 cores bound the count)
-    return 4 if len(case.dtypes) > 20 else 8
+    return 3 if len(case.dtypes) > 20 else 5
 
 
 def sizes(case: K.Case):

@@ -235,7 +235,7 @@ def test_interpreter_accuracy_against_mpmath(name, args, result):
 
 
 @pytest.mark.parametrize("name,args,result", list(_float_params()))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_interpreter_accuracy_hypothesis(name, args, result, data):
     """The same bounds on values Hypothesis picks: subnormals, signed zeros, the extremes

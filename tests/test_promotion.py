@@ -257,7 +257,7 @@ def run_shifts(run, x: np.ndarray, y: np.ndarray, t: D.dtype, block: int = 64):
     return shl, shr
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(INTS), st.sampled_from(INTS), st.integers(0, 2**32 - 1))
 def test_shift_values_match_triton(dx, dy, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -350,7 +350,7 @@ def int_ops_ref(x: np.ndarray, y: np.ndarray, t: D.dtype):
     return np.stack(ops, axis=1).reshape(-1), np.stack([a < b, a == b], axis=1).reshape(-1)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(INTS), st.sampled_from(INTS), st.integers(0, 2**32 - 1))
 def test_integer_ops_of_mixed_types_match_triton(dx, dy, seed) -> None:
     rng = np.random.default_rng(seed)

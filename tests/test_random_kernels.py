@@ -28,7 +28,7 @@ except ImportError:  # tests/ imported as a package
 # CI: CHUNKS x PER_CHUNK programs (TILECC_RANDOM_KERNELS overrides the total; the long
 # campaign: TILECC_RANDOM_KERNELS=5000 bash scripts/test.sh tests/test_random_kernels.py)
 PER_CHUNK = 25
-CHUNKS = max(1, int(os.environ.get("TILECC_RANDOM_KERNELS", "75")) // PER_CHUNK)
+CHUNKS = max(1, int(os.environ.get("TILECC_RANDOM_KERNELS", "50")) // PER_CHUNK)
 
 
 def _report(results: list[RK.Result], programs: dict[int, RK.Program]) -> str:

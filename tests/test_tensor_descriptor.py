@@ -24,7 +24,7 @@ except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
     from tests.test_compile_kernels import TARGETS, assert_clean_compile
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -442,20 +442,11 @@ class CoreWriter(Writer):
             reads_later = any(old.id in {v.id for v in o.operands} or
                               any(old.id in {v.id for v in x.operands}
                                   for r in o.regions for x in ir.walk(r)) for o in later)
-            other_yields = any(old.id in self._reads(v) for v in region.yields if v is not y)
+            other_yields = any(old in self.exprs.read_values(v)
+                               for v in region.yields if v is not y)
             if not reads_later and not other_yields:
                 early[y.id] = target
         return early
-
-    def _reads(self, v: Value) -> set[int]:
-        """Ids of the values an inlined expression of `v` reads."""
-        out, todo = set(), [v]
-        while todo:
-            x = todo.pop()
-            out.add(x.id)
-            if x.id in self.exprs.inline and x.owner is not None:
-                todo.extend(x.owner.operands)
-        return out
 
 
 @dataclass(frozen=True)

@@ -32,14 +32,15 @@ def contract_products(kernel: Kernel) -> None:
 
 def _contract(region: Region, uses: dict[int, int]) -> None:
     ops: list[Op] = []
+    local: set[int] = set()  # id(op) of the region's ops so far
     fused: set[int] = set()  # id(op) of products folded into a later fma
     for op in region.ops:
         for r in op.regions:
             _contract(r, uses)
         ops.append(op)
+        local.add(id(op))
         if not _is_binary(op, ("add", "sub")):
             continue
-        local = {id(o) for o in ops}
         side = next((i for i in (0, 1) if _fusable(op.operands[i], op, uses, local, fused)),
                     None)
         if side is None:

@@ -99,15 +99,14 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
             carry = None
             for q in range(plan.reps):
                 later, line = q > 0, y[t][ev(reg0_expr, t, o=o, q=q)][0]
-                if plan.warps > 1:  # warps before this one, and all, in scan order
-                    through = before = totals[line, q, 0]
-                    for w in range(1, plan.warps):
-                        before = through if w == warp_pos[t] else before
-                        through = _combine(through, totals[line, q, w])
-                    prefix = before
-                    if later:
-                        prefix = _combine(carry, before) if warp_pos[t] > 0 else carry
-                    has_prefix = later or warp_pos[t] > 0
+                if plan.warps > 1:  # the line's run totals before this one: runs, then warps
+                    entries = [(qq, w) for qq in range(plan.reps) for w in range(plan.warps)]
+                    before = entries[:entries.index((q, warp_pos[t]))]
+                    has_prefix, prefix = bool(before), None
+                    for qq, w in before:
+                        total = totals[line, qq, w]
+                        prefix = total if prefix is None else _combine(prefix, total)
+                    through = None  # no carry: the prefix covers the runs before
                 else:
                     prefix, has_prefix, through = carry, later, run_total[t, o, q]
                 if plan.warps == 1 and plan.lane_exclusive and lane_pos[t] > 0:
@@ -119,7 +118,8 @@ def _emulate(plan: RegisterScan, warp_size: int, num_warps: int) -> dict:
                     for j in range(plan.chunk):
                         r = ev(reg_expr, t, o=o, q=q, j=j)
                         y[t][r] = _combine(prefix, y[t][r])
-                carry = _combine(carry, through) if later else through
+                if through is not None:
+                    carry = _combine(carry, through) if later else through
             for j in range(plan.chunk, plan.spt):  # copies in registers
                 at = lambda k: ev(copy_expr, t, o=o, k=k)  # noqa: E731
                 y[t][at(j)] = y[t][at(j % plan.chunk)]

@@ -211,7 +211,6 @@ class Scans:
         reg0, applied = plan.register(o, q, "0"), [f"{y}[{plan.register(o, q, j)}]" for y in ys]
         with self.out.captured() as wait:
             warps = None if fused else self._scan_warps(plan, xs, o, q, names)
-        grown = warps["throughs"] if warps else run_totals
         stored = [(self.names.name(res), acc) for res, acc in zip(results, accs) if res in kept]
         at_j = [f"{y}[{plan.register(o, q, j)}]" for y, _ in stored]
         self.out.line(self.ctx.block_macros.scan_registers(dict(
@@ -225,49 +224,50 @@ class Scans:
                     for i, (x, a, p, pf, c, rt, rv) in enumerate(zip(
                         xs, accs, prevs, prefixes, carries, run_totals,
                         plan.run_totals(accs)))],
-            totals_base=warps["base"] if warps else "",
-            write_totals=warps["write"] if warps else "",
-            warps_before=warps["before"] if warps else None,
+            warps=warps,
             first_stores=_assign([f"{y}[{reg0}]" for y, _ in stored], [a for _, a in stored]),
             step=_into(accs, accs, [text(x, plan.register(o, q, j)) for x in xs]),
             step_stores=_assign(at_j, [a for _, a in stored]),
             lane_step=_into(accs, [f"{a}_other" for a in accs], accs),
             fold_lane=(_into(prefixes, prefixes, prevs), _assign(prefixes, prevs)),
             apply_lane=_into(applied, prevs, applied),
-            grow_carry=(_into(carries, carries, grown), _assign(carries, grown)),
+            grow_carry=(_into(carries, carries, run_totals), _assign(carries, run_totals)),
             apply=_into(applied, prefixes if carried else prevs, applied),
             copies=[f"{y}[{plan.at(o, 'j')}] = {y}[{plan.at(o, f'j % {plan.chunk}')}];"
                     for y, _ in stored] if plan.chunk < plan.spt else [])))
 
     def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names) -> dict:
         """The warps along the axis exchange their run totals through a shared array per
-        operand, [line][run][warp], written by the last lane of each (as each run is
-        scanned: no register array kept until the barrier); then each thread
-        combines, in scan order, those of the warps before its own (`before`) and those of
-        all (`through`: what the next run carries)."""
+        operand, [line][run][warp] (in scan order), written by the last lane of each as each
+        run is scanned; after a barrier, one thread per entry combines those before it in
+        its line into a second array (the entry's exclusive prefix: what comes before its
+        run), and after another each thread reads one prefix per run it holds.  Reading
+        all the warps' totals in every thread instead kept them all in registers at once
+        (a 64 x 16 fp32 cumsum on 4 warps: 42 registers, not 32, and so two waves of
+        programs where one had done)."""
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
         per_line = plan.reps * plan.warps
-        offsets, total = _packed_arrays([(lines * per_line, x.dtype.itemsize) for x in xs])
+        entries = lines * per_line
+        offsets, total = _packed_arrays([(entries, x.dtype.itemsize) for x in xs] * 2)
         base = self.blocks.pool_step(total)
         slot = self.blocks.linear(plan.lines, o, _row_major(plan.lines.shape)) \
             if plan.lines is not None else "0"
         at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
             (f"{q} * {plan.warps} + " if q != "0" else "")
-        totals, throughs = names("warp_totals"), names("warps_through")
-        befores, prefixes, carries = names("warps_before"), names("run_prefix"), \
-            names("run_carry")
-        of_warp = [f"{t}[{at}warp]" for t in totals]
+        totals, befores = names("warp_totals"), names("runs_before")
+        firsts, prefixes = names("before"), names("run_prefix")
+        threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
         return dict(
-            base=base, throughs=throughs,
+            base=base, entries=entries, per_line=per_line, threads=threads,
             write=(f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else "") + "{ " +
             " ".join(f"{t}[{at}warp_pos] = {a};" for t, a in zip(totals, names("acc"))) + " }",
-            arrays=[dict(totals=t, offset=off, through=th, before=b,
-                         first_total=f"{t}[{at[:-3]}]" if at else f"{t}[0]")
-                    for t, off, th, b in zip(totals, offsets, throughs, befores)],
-            before=dict(take=_assign(befores, throughs),
-                        step=_into(throughs, throughs, of_warp),
-                        after_carry=_into(prefixes, carries, befores),
-                        carry_only=_assign(prefixes, carries)))
+            arrays=[dict(totals=t, offset=off, befores=b, before_offset=boff, first=f)
+                    for t, off, b, boff, f in zip(totals, offsets, befores,
+                                                  offsets[len(xs):], firsts)],
+            fold=_into(firsts, firsts, [f"{t}[i]" for t in totals]),
+            keep=" ".join(f"{b}[e] = {f};" for b, f in zip(befores, firsts)),
+            take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"
+                          for x, p, b in zip(xs, prefixes, befores)))
 
     def scan_in_shared(self, op: Op) -> None:
         """The block through shared memory: one thread scans each line, or several each a

@@ -48,16 +48,16 @@ def require_hip_compiler() -> None:
 # whether all of its target's kernels compile cleanly together (once per process); only if
 # they do not does each case compile alone, to say which fails.
 
-def clean_log_problem(log: str, target: str) -> str | None:
+def clean_log_problem(log: str, target: str, spills_ok: bool = False) -> str | None:
     """What makes a compiler log unclean: a warning, a serialization by ptxas, a spill (CUDA:
-    the report of ptxas -v must be there)."""
+    the report of ptxas -v must be there; unless `spills_ok`)."""
     import re
 
     if "warning" in log.lower():
         return f"compiler warnings:\n{log}"
     if "Performance Loss" in log:
         return f"ptxas serialized something:\n{log}"
-    if target == "cuda":
+    if target == "cuda" and not spills_ok:
         spills = re.findall(r"(\d+) bytes spill stores", log)
         if not spills:
             return f"no ptxas resource report in the log:\n{log}"
@@ -69,12 +69,13 @@ def clean_log_problem(log: str, target: str) -> str | None:
 _TOGETHER: dict[tuple, bool] = {}
 
 
-def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
+def compile_cleanly_together(group: str, target: str, arch: str, cases,
+                             spills_ok: bool = False) -> bool:
     """Whether the kernels of `cases` — (kernel, signature, options) for this target —
-    compile cleanly in one compiler run per native architecture.  Asked once per process
+    compile cleanly (`clean_log_problem`) in one compiler run per native architecture.  Asked once per process
     for each (group, target, arch), and answered once for all the suite's processes
     (`_shared_answer`): only the process that computes the answer transpiles the kernels."""
-    key = (group, target, arch)
+    key = (group, target, arch, spills_ok)
     if key not in _TOGETHER:
         try:
             listed = [(kernel, signature, options) for kernel, signature, options in cases()]
@@ -94,7 +95,7 @@ def compile_cleanly_together(group: str, target: str, arch: str, cases) -> bool:
                     by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
                 return all(
                     clean_log_problem(batch.compile_batch(texts, target, native).log or "",
-                                      target) is None
+                                      target, spills_ok) is None
                     for native, texts in by_arch.items())
             except Exception:
                 return False
@@ -152,3 +153,27 @@ def _shared_answer(target: str, described, compute) -> bool:
         with open(path, "w") as f:
             f.write("clean" if answer else "not clean")
         return answer
+
+
+def assert_compiles_together(target: str, arch: str, cases, spills_ok: bool = True) -> None:
+    """The kernels of `cases` — (kernel, signature, options) — compile for `arch` without
+    warnings (nor spills unless `spills_ok`): in one compiler run per native architecture,
+    and only where that fails each alone, to name the one that fails."""
+    from tilecc.testing import batch
+
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    by_arch: dict[str, list[str]] = {}
+    for kernel, signature, options in cases:
+        text = kernel.source(signature, target=target, arch=arch, **options)
+        by_arch.setdefault(batch.native_arch(text, target, arch), []).append(text)
+    try:
+        if all(clean_log_problem(batch.compile_batch(texts, target, native).log or "",
+                                 target, spills_ok) is None
+               for native, texts in by_arch.items()):
+            return
+    except Exception:  # noqa: BLE001 - named below, kernel by kernel
+        pass
+    for kernel, signature, options in cases:
+        binary = kernel.compile(signature, target=target, arch=arch, **options)
+        problem = clean_log_problem(binary.log or "", target, spills_ok)
+        assert binary.data and problem is None, f"{kernel.__name__} [{signature}]: {problem}"

@@ -16,10 +16,12 @@ from tilecc.transpiler.passes.layouts import Blocked, Placement, Slice, default_
 
 try:
     import kernels_atomics as KA
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                    require_hip_compiler)
 except ImportError:  # tests/ imported as a package
     from tests import kernels_atomics as KA
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                          require_hip_compiler)
 
 DTYPES = {"i32": np.int32, "fp32": np.float32, "fp64": np.float64}
 
@@ -172,27 +174,57 @@ def _compile(kernel, signature, target, **options) -> None:
     assert "warning" not in (binary.log or "").lower(), binary.log
 
 
+def _every_op_and_dtype(op, dtype):
+    return [(KA.replicated_rmw_kernel, _signature(dtype, 16, op), dict(num_warps=4))]
+
+
+def _every_shape(S, num_warps):
+    return [(KA.replicated_rmw_kernel, _signature("fp64", S, "cas"), dict(num_warps=num_warps)),
+            (KA.issue_add_kernel, f"*i32,*i32,{S}", dict(num_warps=num_warps))]
+
+
+def _slice_loop_and_float_order():
+    return [(KA.reduce_then_atomic_kernel, "*fp64,*fp64,*fp64,16", dict(num_warps=4)),
+            (KA.loop_atomic_kernel, "*i32,*i32,i32,i32,16", dict(num_warps=4)),
+            (KA.issue_cas_kernel, "*i32,*i32,16", dict(num_warps=4)),
+            *[(KA.float_extreme_kernel, f"*{dt},*{dt},*{dt},i32,{largest},16", {})
+              for dt, largest in product(("fp32", "fp64"), (1, 0))]]
+
+
+SHAPES = list(product((1, 4, 16, 64), (1, 4)))
+
+
+def _compile_cases(target, cases) -> None:
+    """`cases` compile without warnings, checked first with all of this file's in one
+    compiler run per target (hiprtc's start costs more than a small kernel); each alone
+    only if that fails.  Spills are allowed: the largest shapes on one warp are stress
+    cases (64 fp64 compare-and-swap loops a thread on sm_80 spill)."""
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    arch = "sm_80" if target == "cuda" else "gfx90a"
+    if compile_cleanly_together("atomics", target, arch, lambda: [
+            *(c for op, dt in _op_dtypes() for c in _every_op_and_dtype(op, dt)),
+            *(c for S, w in SHAPES for c in _every_shape(S, w)),
+            *_slice_loop_and_float_order()], spills_ok=True):
+        return
+    for kernel, signature, options in cases:
+        _compile(kernel, signature, target, **options)
+
+
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 @pytest.mark.parametrize("op,dtype", list(_op_dtypes()))
 def test_every_op_and_dtype_compiles(op, dtype, target) -> None:
-    _compile(KA.replicated_rmw_kernel, _signature(dtype, 16, op), target, num_warps=4)
+    _compile_cases(target, _every_op_and_dtype(op, dtype))
 
 
 @pytest.mark.parametrize("target", ["cuda", "hip"])
-@pytest.mark.parametrize("S,num_warps", list(product((1, 4, 16, 64), (1, 4))))
+@pytest.mark.parametrize("S,num_warps", SHAPES)
 def test_every_shape_compiles(S, num_warps, target) -> None:
-    _compile(KA.replicated_rmw_kernel, _signature("fp64", S, "cas"), target,
-             num_warps=num_warps)
-    _compile(KA.issue_add_kernel, f"*i32,*i32,{S}", target, num_warps=num_warps)
+    _compile_cases(target, _every_shape(S, num_warps))
 
 
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 def test_slice_loop_and_float_order_kernels_compile(target) -> None:
-    _compile(KA.reduce_then_atomic_kernel, "*fp64,*fp64,*fp64,16", target, num_warps=4)
-    _compile(KA.loop_atomic_kernel, "*i32,*i32,i32,i32,16", target, num_warps=4)
-    _compile(KA.issue_cas_kernel, "*i32,*i32,16", target, num_warps=4)
-    for dt, largest in product(("fp32", "fp64"), (1, 0)):
-        _compile(KA.float_extreme_kernel, f"*{dt},*{dt},*{dt},i32,{largest},16", target)
+    _compile_cases(target, _slice_loop_and_float_order())
 
 
 # --- the interpreter against NumPy ------------------------------------------------------------

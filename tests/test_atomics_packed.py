@@ -14,9 +14,9 @@ import tilecc
 import tilecc.language as tl
 
 try:
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import assert_compiles_together
 except ImportError:  # tests/ imported as a package
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import assert_compiles_together
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -99,15 +99,11 @@ def test_reduction_result_is_not_converted_to_its_own_layout() -> None:
 
 @pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a")])
 def test_pairs_compile(target, arch) -> None:
-    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    for dt in ("fp16", "bf16"):
-        for scope in ("gpu", "sys", "cta"):
-            binary = pair_add_kernel.compile(f"*{dt}:16,*{dt}:16,*{dt}:16,i32,64,1,'{scope}'",
-                                             target=target, arch=arch, num_warps=1)
-            assert binary.data and "warning" not in (binary.log or "").lower(), binary.log
-        binary = split_k_gemv_kernel.compile(_gemv_signature(dt), target=target, arch=arch,
-                                             num_warps=4)
-        assert binary.data and "warning" not in (binary.log or "").lower(), binary.log
+    assert_compiles_together(target, arch, [
+        *[(pair_add_kernel, f"*{dt}:16,*{dt}:16,*{dt}:16,i32,64,1,'{scope}'", dict(num_warps=1))
+          for dt in ("fp16", "bf16") for scope in ("gpu", "sys", "cta")],
+        *[(split_k_gemv_kernel, _gemv_signature(dt), dict(num_warps=4))
+          for dt in ("fp16", "bf16")]])
 
 
 def _gemv_inputs(dtype, N=512, K=512):
@@ -193,12 +189,9 @@ def test_sm90_adds_16_bytes_when_old_values_are_unused(dt, ctype) -> None:
 
 @pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"), ("hip", "gfx90a")])
 def test_vector_reds_compile(target, arch) -> None:
-    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    for dt in ("fp16", "bf16"):
-        for warps in (1, 2):  # 8 and 4 outputs a thread
-            binary = split_k_gemv_kernel.compile(_gemv_signature(dt, block_n=256), target=target,
-                                                 arch=arch, num_warps=warps)
-            assert binary.data and "warning" not in (binary.log or "").lower(), binary.log
+    assert_compiles_together(target, arch, [  # 8 and 4 outputs a thread
+        (split_k_gemv_kernel, _gemv_signature(dt, block_n=256), dict(num_warps=warps))
+        for dt in ("fp16", "bf16") for warps in (1, 2)])
 
 
 @pytest.mark.gpu

@@ -1,15 +1,17 @@
 """The command line on bad input: every case in tests/bad_inputs/cli/ (see its README.md)
 ends in its one-line `tilecc: error: ...` message and a nonzero exit status, never a
 traceback.  Each case runs in a process of its own (`python -m tilecc ...`, as the
-`tilecc` script does), so that no case sees what another imported."""
+`tilecc` script does), so that no case sees what another imported: forked from one that
+has imported tilecc and nothing else (tests/prewarmed.py); `test_the_script_prints_no_traceback`
+starts Python itself."""
 
 import glob
 import os
 import shlex
 import stat
-import subprocess
 import sys
 
+import prewarmed
 import pytest
 
 from conftest_compilers import require_cuda_compiler
@@ -79,8 +81,8 @@ def test_bad_input(case, tmp_path):
             s = s.replace(k, v)
         return s
 
-    r = subprocess.run([sys.executable, "-m", "tilecc", *shlex.split(fill(h["args"]))],
-                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    r = prewarmed.run([sys.executable, "-m", "tilecc", *shlex.split(fill(h["args"]))],
+                      cwd=tmp_path, env=env, timeout=120)
     status, err = r.returncode, r.stderr
     assert "Traceback" not in err
     assert status == int(h.get("exit", 1)), err

@@ -2,7 +2,8 @@
 README.md) ends in its one clear exception — or, for a `# result: ok` case, in the right
 result — never an internal error or a hang.  Each case runs in a process of its own (a
 kernel file, the disk cache and the interpreter's state cannot leak between cases):
-pytest starts `python tests/test_bad_kernels.py CASE`, which runs the case's `run()`."""
+pytest starts `python tests/test_bad_kernels.py CASE` (forked from a process that has
+imported tilecc and nothing else: tests/prewarmed.py), which runs the case's `run()`."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import glob
 import importlib.util
 import os
 import re
-import subprocess
 import sys
+
+import prewarmed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASE_DIR = os.path.join(HERE, "bad_inputs", "kernels")
@@ -94,8 +96,8 @@ def test_bad_kernel(case, tmp_path):
            str(tmp_path / "cache"), "TMPDIR": str(tmp_path)}
     for name in ("TILECC_INTERPRET", "TILECC_DEBUG", "TILECC_DUMP"):
         env.pop(name, None)
-    r = subprocess.run([sys.executable, __file__, case], capture_output=True, text=True,
-                       timeout=TIMEOUT_S, env=env, cwd=str(tmp_path))
+    r = prewarmed.run([sys.executable, __file__, case], timeout=TIMEOUT_S, env=env,
+                      cwd=str(tmp_path))
     out = r.stdout
     if h.get("result") == "ok":
         assert r.returncode == 0 and out == "ok\n", out + r.stderr

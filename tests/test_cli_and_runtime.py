@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numpy as np
+import prewarmed
 import pytest
 
 import tilecc
@@ -22,8 +23,9 @@ TRITON_FILE = os.path.join(os.path.dirname(__file__), "triton_kernels.py")
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "tilecc", *args], capture_output=True,
-                          text=True, timeout=120)
+    """`python -m tilecc ARGS` (forked from a process that has imported tilecc)."""
+    return prewarmed.run([sys.executable, "-m", "tilecc", *args], env=dict(os.environ),
+                         cwd=os.getcwd(), timeout=120)
 
 
 def test_emit_prints_cuda_and_hip():

@@ -202,18 +202,38 @@ def uses(kernel: Kernel) -> dict[int, int]:
     return counts
 
 
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
 def fingerprint(kernel: Kernel) -> tuple:
     """Everything the renderer may read, as plain data that compares by value: the kernel's
-    fields, and every op — kind, operands, results with their types and layouts, attributes (plans, pipelines: field by field), regions.  Two equal
+    fields, and every op — kind, operands, results with their types and layouts, attributes
+    (plans, pipelines: field by field), regions.  Two equal
     fingerprints: the same IR, so `render` checks that rendering left it unchanged."""
+    # a value, layout or plan is read in many places: each object is turned into data
+    # once per fingerprint (keyed by identity: nothing changes while it is taken)
+    seen: dict[int, Any] = {}
+    names_of: dict[type, tuple[str, ...]] = {}
+
     def data(x: Any) -> Any:
+        kind = type(x)
+        if kind in _SCALARS:
+            return repr(x)
         if isinstance(x, Value):
-            return ("value", x.id, x.name, repr(x.type), data(x.info), data(x.layout))
+            key = id(x)
+            if key not in seen:
+                seen[key] = ("value", x.id, x.name, repr(x.type), data(x.info), data(x.layout))
+            return seen[key]
         if isinstance(x, Op):
             return ("op", id(x))
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return (type(x).__name__,) + tuple(
-                (f.name, data(getattr(x, f.name))) for f in dataclasses.fields(x))
+            key = id(x)
+            if key not in seen:
+                if kind not in names_of:
+                    names_of[kind] = tuple(f.name for f in dataclasses.fields(x))
+                seen[key] = (kind.__name__,) + tuple(
+                    (name, data(getattr(x, name))) for name in names_of[kind])
+            return seen[key]
         if isinstance(x, (list, tuple)):
             return tuple(data(v) for v in x)
         if isinstance(x, (set, frozenset)):

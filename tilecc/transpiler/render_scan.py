@@ -264,7 +264,7 @@ class Scans:
             arrays=[dict(totals=t, offset=off, befores=b, before_offset=boff, first=f)
                     for t, off, b, boff, f in zip(totals, offsets, befores,
                                                   offsets[len(xs):], firsts)],
-            fold=_into(firsts, firsts, [f"{t}[i]" for t in totals]),
+            fold=_into(firsts, firsts, [f"{t}[line_start + i]" for t in totals]),
             keep=" ".join(f"{b}[e] = {f};" for b, f in zip(befores, firsts)),
             take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"
                           for x, p, b in zip(xs, prefixes, befores)))

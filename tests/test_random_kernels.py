@@ -517,3 +517,35 @@ def test_shared_partials_aligned_to_their_element(dt: str, warps: int) -> None:
     for src in srcs:
         assert "reinterpret_cast<int*>(smem" in src  # the int32 partials are there
         assert not _shared_casts_misaligned(src), src
+
+
+@pytest.mark.parametrize("form", ["where", "binary"])
+def test_a_literal_beside_a_narrow_integer_fits_its_type(form: str) -> None:
+    """Triton rejects `u8 + 500` and `tl.where(c, u8, 500)` ("Scalar 500 is out of range for
+    type uint8"), and so does tilecc: the generator writes a literal the type holds."""
+    import random
+
+    from tilecc.testing import random_exprs as RE
+
+    u8 = RE.D["uint8"]
+    block = RE.Node("x0", u8, lambda env: np.arange(4, dtype=np.uint8), "full")
+    big = RE.Node("500", RE.literal_type(500), lambda env: 500, "scalar", literal=True)
+    cond = RE.Node("c", RE.D["int1"], lambda env: np.array([True, False] * 2), "full")
+    for seed in range(8):
+        gen = RE.Gen(random.Random(seed), rank=1, N=4)
+        drawn = iter([block, big])
+        gen.expr = lambda depth: next(drawn)  # noqa: B023 - the two operands, in turn
+        node = gen.where(cond, 2) if form == "where" else gen.binary(2)
+        assert "500" not in node.text, node.text
+        assert node.dt.is_int and node.dt.bits <= 8 or node.dt.is_float, node.text
+        kernel = (f"import tilecc\nimport tilecc.language as tl\n@tilecc.jit\n"
+                  f"def k(x_ptr, c_ptr, o_ptr):\n    offs = tl.arange(0, 4)\n"
+                  f"    x0 = tl.load(x_ptr + offs)\n    c = tl.load(c_ptr + offs) > 0\n"
+                  f"    tl.store(o_ptr + offs, ({node.text}).to(tl.float32))\n")
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "k.py")
+            with open(path, "w") as f:
+                f.write(kernel)
+            from tilecc.cli_input import load_kernel
+
+            load_kernel(f"{path}:k").source("*u8,*i8,*fp32")  # tilecc accepts it too

@@ -135,6 +135,23 @@ def _erf(t):
     return np.vectorize(math.erf, otypes=[np.float64])(t)
 
 
+def _fitting_literals(nodes, dt: DT):
+    """`nodes`, an integer literal that `dt` (an integer type it meets) cannot hold replaced
+    by one it can: Triton rejects `u8_block + 500` and `tl.where(c, u8_block, 500)`
+    ("Scalar 500 is out of range for type uint8")."""
+    if not dt.is_int or dt.kind == "bool":
+        return nodes
+    info = np.iinfo(dt.np)
+    out = []
+    for n in nodes:
+        v = n.ev({}) if n.literal else None
+        if isinstance(v, int) and not info.min <= v <= info.max:
+            v = v % (info.max + 1)
+            n = Node(repr(v), literal_type(v), lambda env, v=v: v, "scalar", literal=True)
+        out.append(n)
+    return tuple(out)
+
+
 def _check_int_range(exact_values, dt: DT, what: str):
     """Signed 32/64-bit overflow is undefined in the generated C."""
     if dt.kind == "int" and dt.bits >= 32:
@@ -509,6 +526,7 @@ class Gen:
             # Triton rejects a negative literal with an unsigned value: use its magnitude
             a, b = (Node(f"({-n.ev({})!r})", n.dt, lambda env, v=-n.ev({}): v, "scalar",
                          literal=True) if n.literal and n.ev({}) < 0 else n for n in (a, b))
+        a, b = _fitting_literals((a, b), ct)
         out = D["float32"] if op == "/" and ct.is_int else ct
         if op in ("//", "%") and b.literal and b.ev({}) == 0:
             op = "+"
@@ -608,6 +626,7 @@ class Gen:
             # Triton rejects a negative literal beside an unsigned value: use its magnitude
             x, y = (Node(f"({-n.ev({})!r})", n.dt, lambda env, v=-n.ev({}): v, "scalar",
                          literal=True) if n.literal and n.ev({}) < 0 else n for n in (x, y))
+        x, y = _fitting_literals((x, y), rt)
 
         def ev(env, cond=cond, x=x, y=y, rt=rt):
             return np.where(cond.ev(env), np.asarray(x.ev(env)).astype(rt.np),

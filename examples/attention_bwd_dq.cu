@@ -44,7 +44,7 @@
 //   none
 // Matrix products (tl.dot):
 //   L180: kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-//     stages)
+//     stages; 1 accumulating product retired by the next product's wait)
 //   L189: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 //   L190: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
@@ -309,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::keep_in_register(k_at[v / 8]);
   }
   // pipeline (kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages))
+  //   stages; 1 accumulating product retired by the next product's wait))
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
 #pragma unroll
@@ -387,6 +387,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         tc::wgmma_m64n64k16_f16_ss<0>(t_, t_ + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
+      tc::wgmma_wait<1>();  // earlier products retired: their stages can be refilled
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
+      __syncthreads();  // ... in every warpgroup
       if (start_n_ahead < hi) {
         // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned kt_stages_base =
@@ -425,6 +429,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(t_[r]);
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
     }
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     float p[32];
@@ -467,6 +473,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dp[r]);
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
     }
     // L191: ds = p * (dp - delta[:, None])
     float ds[32];
@@ -501,13 +509,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         tc::wgmma_m64n64k16_f16_rs<1>(dq, dq + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
-      tc::wgmma_wait<0>();  // the accumulator is back in registers
-#pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
+      // not waited for here: a later product's wait retires it (only the next iteration reads
+      // dq)
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
     start_n_stage = start_n_stage + 1 == 3 ? 0 : start_n_stage + 1;
   }
+  tc::wgmma_wait<0>();  // the last iteration's deferred products
+#pragma unroll
+  for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
   tc::cp_async_wait<0>();
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
   tc::half t_2[32];

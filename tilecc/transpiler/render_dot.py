@@ -69,6 +69,12 @@ class DotWriter(Writer):
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.refill_barrier = False  # ... whose copies wait for every warpgroup's retire
+        # a pipelined loop's products whose wait a later one does (Pipeline.deferred), and
+        # their accumulators (name, registers): pinned wherever the groups are retired
+        self.deferred: frozenset = frozenset()
+        self.deferred_accs: list[tuple[str, int]] = []
+        self.after_commit = False  # the copies are written just after a wgmma's commit
+        self.committing: str | None = None  # ... whose accumulator this is
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
@@ -275,18 +281,46 @@ class DotWriter(Writer):
                     for i in range(per_group // 64)],
             frags=[self.a_register_fragments(a, k, i) if a_tile is None else []
                    for i in range(per_group // 64)])
-        data["hook"] = self.copies_in_loop()  # the next stages' copies overlap the products
+        # the next stages' copies overlap the products
+        self.committing = acc
+        data["hook"] = self.copies_in_loop(after_commit=True)
+        self.committing = None
+        # deferred: retired by a later product's wait (which pins this accumulator too)
+        data["deferred"] = id(op) in self.deferred
+        data["retired"] = [(name, regs) for name, regs in self.deferred_accs if name != acc]
         self.out.line(self.ctx.dot_macros.wgmma_loop(data))
 
-    def copies_in_loop(self) -> list[str] | None:
+    def copies_in_loop(self, after_commit: bool = False) -> list[str] | None:
         """The lines of the pipeline's copies waiting to be issued inside the loop over K
-        being written (`after_first_fragments`), or None where none wait; taken once."""
+        being written (`after_first_fragments`), or None where none wait; taken once.
+        `after_commit`: they follow a wgmma group this iteration committed."""
         hook, self.after_first_fragments = self.after_first_fragments, None
         if hook is None:
             return None
-        with self.out.captured() as lines:
-            hook()
+        self.after_commit = after_commit
+        try:
+            with self.out.captured() as lines:
+                hook()
+        finally:
+            self.after_commit = False
         return lines
+
+    def retire_deferred(self, refill: bool = False) -> None:
+        """The wait that retires the deferred products (Pipeline.deferred): before copies
+        refill a stage (`refill`), all groups but the newest where this iteration committed
+        one (it reads this iteration's stage, never the one refilled), then a barrier where
+        other warpgroups' products read it too; else all.  Their accumulators pinned after
+        it, as after their own wait."""
+        keep = 1 if refill and self.after_commit else 0
+        self.out.line(f"tc::wgmma_wait<{keep}>();  // "
+                      + ("earlier products retired: their stages can be refilled" if keep else
+                         "every product retired"))
+        for name, regs in self.deferred_accs:
+            if keep and name == self.committing:
+                continue  # the newest group's, still in flight
+            self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
+        if refill and self.ctx.kernel.num_warps > 4:
+            self.out.line("__syncthreads();  // ... in every warpgroup")
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
         """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
@@ -397,6 +431,10 @@ class DotWriter(Writer):
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
         self.wgmma_in_flight, self.refill_barrier = p.in_flight, p.refill_barrier
+        self.deferred = p.deferred
+        self.deferred_accs = [(self.names.name(o.result), o.result.layout.regs)
+                              for o in body.ops if id(o) in p.deferred]
+        d["retire"] = self.deferred_accs
         if p.in_flight:
             acc = next(o for o in body.ops if o.kind == "dot" and
                        o.attrs["plan"].unit.async_groups).result
@@ -421,6 +459,7 @@ class DotWriter(Writer):
         self.pipelined_body(op, d)
         self.out.line(self.ctx.dot_macros.pipelined_loop(d))
         self.wgmma_in_flight = self.refill_barrier = False
+        self.deferred, self.deferred_accs = frozenset(), []
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
         """The stages of each pipelined load, in dynamic shared memory (sized at launch;
@@ -459,6 +498,8 @@ class DotWriter(Writer):
             # Issued once the first mma fragments are read from shared memory (their reads
             # need not queue behind the copies' writes), or once the wgmma are issued; a
             # wgmma then waits for the next stage while it multiplies.
+            if self.deferred:
+                self.retire_deferred(refill=True)
             self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
             if d["wait"]["wgmma"]:
                 self.out.line(self.ctx.dot_macros.await_stage(

@@ -77,6 +77,9 @@ class Pipeline:
     # stages or none in flight)
     in_flight: bool = False
     refill_barrier: bool = False  # in flight with 3 stages: a barrier before the copies
+    # several products in the body: id() of those that only update their loop-carried
+    # accumulator, which retire at a later product's wait instead of their own
+    deferred: frozenset = frozenset()
     distance: int = 0
     tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
     tma: list = field(default_factory=list)  # per load: its TmaCopy, or None (cp.async)

@@ -202,10 +202,28 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
                and promotion_steps(dots[0]) is None)  # its partial sums are waited for
     barrier = overlap and s == 3
     dist = s - 2 if overlap and not barrier else s - 1
+    deferred = frozenset() if overlap else _deferred(dots, body, emission)
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
-            + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
-    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note)
+            + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else
+               f"; {len(deferred)} accumulating product{'s' if len(deferred) > 1 else ''} "
+               "retired by the next product's wait)" if deferred else ")"))
+    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note,
+                   deferred=deferred)
+
+
+def _deferred(dots: list[Op], body: Region, emission: Emission) -> frozenset:
+    """Of a body's several warpgroup MMAs, those whose wait can be left to a later one:
+    each only updates its loop-carried accumulator (read by nothing else in the loop, the
+    old value either), with no partial sums to add (fp8).  A wait for all groups retires
+    them (wgmma groups complete in order), so at least one product must wait for its own
+    result; the copies that refill a stage such a product read wait for it first."""
+    reads = emission.uses
+    chosen = [d for d in dots if _accumulates_only(d, body, emission)
+              and reads.get(d.operands[2].id, 0) == 1 and promotion_steps(d) is None]
+    if len(chosen) == len(dots):
+        return frozenset()
+    return frozenset(id(d) for d in chosen)
 
 
 def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:

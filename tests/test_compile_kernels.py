@@ -54,7 +54,9 @@ def assert_clean_compile(kernel, signature: str, target: str, arch: str, **optio
     assert binary.target == target and binary.arch in (arch, arch + "a")
     assert len(binary.data) > 0
     problem = clean_log_problem(binary.log or "", target)
-    assert problem is None, f"{problem}\n{kernel.source(signature, target=target)}"
+    # the source as it was compiled (constexprs and options given as keywords included)
+    assert problem is None, \
+        f"{problem}\n{kernel.source(signature, target=target, arch=arch, **options)}"
 
 
 def _cases_of(target: str, arch: str):

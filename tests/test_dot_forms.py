@@ -412,3 +412,17 @@ def test_int8_dot_sums_in_int32_whatever_out_dtype_says(out):
     c = np.zeros((32, 32), np.int32)
     int8_dot_kernel.interpret[(1,)](a, b, c, 32, out)
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+def test_a_product_reading_the_pool_waits_where_it_is_issued() -> None:
+    """fp8 attention's P @ V accumulates only, but P is stored to the shared-memory pool in
+    every iteration (fp8 wgmma reads A there): the next iteration's store must not meet
+    the product still reading, so its wait is not left to a later product (as it is where
+    A comes from registers, or from the pipeline's stages).  Deferred, ptxas serialized
+    the products and the stores raced the reads."""
+    src = fp8_attention_kernel.source("*fp8e4nv:16,*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16",
+                                      arch="sm_90", D=64, BM=128, BN=64, num_warps=8)
+    body = src.split("#include")[1]
+    loop = body[body.index("for (int start = 0;"):]
+    assert loop.count("tc::wgmma_commit();") == 2
+    assert "not waited for here" not in loop and "wgmma_wait<1>" not in loop

@@ -81,6 +81,9 @@ def settle(kernel: Kernel, target: CompileTarget) -> None:
                                for op in kernel.walk() if op.kind == "dot")
     kernel.tensor_maps = _tensor_maps(kernel)
     _dynamic_tiles(kernel, pipelined)
+    for op in kernel.walk():
+        if op.kind == "for" and "pipeline" in op.attrs:
+            op.attrs["pipeline"] = _deferred(op, op.attrs["pipeline"], emission)
 
 
 @dataclass(frozen=True)
@@ -202,28 +205,41 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
                and promotion_steps(dots[0]) is None)  # its partial sums are waited for
     barrier = overlap and s == 3
     dist = s - 2 if overlap and not barrier else s - 1
-    deferred = frozenset() if overlap else _deferred(dots, body, emission)
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
-            + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else
-               f"; {len(deferred)} accumulating product{'s' if len(deferred) > 1 else ''} "
-               "retired by the next product's wait)" if deferred else ")"))
-    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note,
-                   deferred=deferred)
+            + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
+    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note)
 
 
-def _deferred(dots: list[Op], body: Region, emission: Emission) -> frozenset:
-    """Of a body's several warpgroup MMAs, those whose wait can be left to a later one:
-    each only updates its loop-carried accumulator (read by nothing else in the loop, the
-    old value either), with no partial sums to add (fp8).  A wait for all groups retires
-    them (wgmma groups complete in order), so at least one product must wait for its own
-    result; the copies that refill a stage such a product read wait for it first."""
-    reads = emission.uses
+def _deferred(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
+    """Of a pipelined body's several warpgroup MMAs (once their operands' places are
+    settled), those whose wait can be left to a later one (`Pipeline.deferred`): each only
+    updates its loop-carried accumulator (read by nothing else in the loop, the old value
+    either), with no partial sums to add (fp8), and reads its operands where nothing
+    rewrites them while it runs: A from registers, each from the pipeline's stages (whose
+    refills wait for it) or from a tile staged once before the loop — never from the
+    shared-memory pool, which the next iteration writes again.  A wait for all groups
+    retires them (wgmma groups complete in order), so at least one product must wait for
+    its own result."""
+    body = loop.regions[0]
+    dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
+    streamed = {ld.result.id for ld in p.loads}
+    once = {(id(h.dot), h.which) for h in loop.attrs.get("hoisted", ())}
+
+    def settled(d: Op, which: int) -> bool:
+        if which == 0 and d.attrs["plan"].a_from_registers:
+            return True
+        return d.operands[which].id in streamed or (id(d), which) in once
+
     chosen = [d for d in dots if _accumulates_only(d, body, emission)
-              and reads.get(d.operands[2].id, 0) == 1 and promotion_steps(d) is None]
-    if len(chosen) == len(dots):
-        return frozenset()
-    return frozenset(id(d) for d in chosen)
+              and emission.uses.get(d.operands[2].id, 0) == 1 and promotion_steps(d) is None
+              and settled(d, 0) and settled(d, 1)]
+    if p.in_flight or not chosen or len(chosen) == len(dots):
+        return p
+    many = len(chosen) > 1
+    note = (p.note[:-1] + f"; {len(chosen)} accumulating product{'s' if many else ''} "
+            "retired by the next product's wait)")
+    return replace(p, deferred=frozenset(id(d) for d in chosen), note=note)
 
 
 def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:

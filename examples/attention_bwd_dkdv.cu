@@ -61,11 +61,11 @@
 //   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
-//   L140 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
 //   L142 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
 //     element
 //   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L140 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
@@ -365,6 +365,23 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       lse[r] =
           start_m + Sliced8::coord0(r) <
           N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+    // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
+    float delta[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+      delta[r] =
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    tc::half dot[8];
+#pragma unroll
+    for (int v = 0; v < 8; v += 8) {
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+          DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+#pragma unroll
+      for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
+    }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float t_[16];
@@ -488,23 +505,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
-    }
-    // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
-    float delta[8];
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-      delta[r] =
-          start_m + Sliced8::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
-    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-    tc::half dot[8];
-#pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
-          DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
     }
     // L144: dpt = tl.dot(v, dot)
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp

@@ -11,6 +11,9 @@ After it the IR says everything the source depends on, and rendering only reads 
 * each product's final plan: whether A goes to the unit from registers, and where its
   operands come from (for the kernel's header);
 * whether the kernel needs the arch-specific target (a unit such as wgmma);
+* which products of a pipelined body retire at a later product's wait (`Pipeline.deferred`),
+  and the loads the pipeline does not copy, moved ahead of the products
+  (passes.early_loads);
 * the dynamic shared memory of tl.dot's tiles: the operands staged once before a loop
   (`loop.attrs["hoisted"]`) and the pipelines' stages (`Pipeline.tiles`), each at its
   offset, in the order the source declares them.  (The pool for reductions, scans and
@@ -23,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
+from tilecc.transpiler.passes.early_loads import loads_first
 from tilecc.transpiler.passes.emission import Emission
 from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
 from tilecc.transpiler.specs import TensorMap
@@ -84,6 +88,7 @@ def settle(kernel: Kernel, target: CompileTarget) -> None:
     for op in kernel.walk():
         if op.kind == "for" and "pipeline" in op.attrs:
             op.attrs["pipeline"] = _deferred(op, op.attrs["pipeline"], emission)
+    loads_first(kernel, emission)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@
                   copies of host descriptors on sm_90) into shared-memory stages, issued
                   num_stages - 1 iterations ahead
   4. settle     — what the renderer would otherwise decide while writing: which pipelines
-                  are kept, how far ahead they copy, each dot's final plan, where tl.dot's
-                  tiles lie in dynamic shared memory; rendering then only reads the IR
+                  are kept, how far ahead they copy, which products a later one's wait
+                  retires, each dot's final plan, where tl.dot's tiles lie in dynamic
+                  shared memory; the loads a pipeline does not copy move ahead of the
+                  products (passes.early_loads); rendering then only reads the IR
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """

@@ -426,3 +426,33 @@ def test_a_product_reading_the_pool_waits_where_it_is_issued() -> None:
     loop = body[body.index("for (int start = 0;"):]
     assert loop.count("tc::wgmma_commit();") == 2
     assert "not waited for here" not in loop and "wgmma_wait<1>" not in loop
+
+
+@tilecc.jit
+def half_sum_attention_kernel(Q, Kt, V, O, N, D: tl.constexpr, BM: tl.constexpr,
+                              BN: tl.constexpr):
+    # P @ V kept in an fp16 accumulator (out_dtype): summed in fp32, rounded after each product
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(Q + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((BM, D), dtype=tl.float16)
+    for start in range(0, N, BN):
+        rn = start + tl.arange(0, BN)
+        s = tl.dot(q, tl.load(Kt + rn[None, :] * D + rd[:, None]))
+        p = (s * 0.01).to(tl.float16)
+        acc = tl.dot(p, tl.load(V + rn[:, None] * D + rd[None, :]), acc, out_dtype=tl.float16)
+    tl.store(O + rm[:, None] * D + rd[None, :], acc)
+
+
+def test_a_product_rounded_after_it_waits_where_it_is_issued() -> None:
+    """An fp16 accumulator summed in fp32 is rounded right after its product: that product
+    is not left to a later one's wait (the rounding would read registers still in flight)."""
+    src = half_sum_attention_kernel.source("*fp16:16,*fp16:16,*fp16:16,*fp16:16,i32:16",
+                                           arch="sm_90", D=64, BM=64, BN=64, num_warps=4)
+    body = src.split("#include")[1]
+    loop = body[body.index("for (int start = 0;"):]
+    assert loop.count("tc::wgmma_commit();") == 2
+    assert "not waited for here" not in loop and "wgmma_wait<1>" not in loop
+    require_cuda_compiler()
+    assert_clean_compile(half_sum_attention_kernel, "*fp16:16,*fp16:16,*fp16:16,*fp16:16,i32:16",
+                         "cuda", "sm_90", D=64, BM=64, BN=64, num_warps=4)

@@ -236,9 +236,10 @@ def _deferred(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
             return True
         return d.operands[which].id in streamed or (id(d), which) in once
 
+    # (a result narrower than the sum is rounded from it right after the product: waited)
     chosen = [d for d in dots if _accumulates_only(d, body, emission)
               and emission.uses.get(d.operands[2].id, 0) == 1 and promotion_steps(d) is None
-              and settled(d, 0) and settled(d, 1)]
+              and d.result.dtype == d.attrs["acc_dtype"] and settled(d, 0) and settled(d, 1)]
     if p.in_flight or not chosen or len(chosen) == len(dots):
         return p
     many = len(chosen) > 1

@@ -73,8 +73,8 @@ class DotWriter(Writer):
         # their accumulators (name, registers): pinned wherever the groups are retired
         self.deferred: frozenset = frozenset()
         self.deferred_accs: list[tuple[str, int]] = []
-        self.after_commit = False  # the copies are written just after a wgmma's commit
-        self.committing: str | None = None  # ... whose accumulator this is
+        # the accumulator of the wgmma whose commit the copies being written follow
+        self.committing: str | None = None
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
@@ -283,26 +283,23 @@ class DotWriter(Writer):
                    for i in range(per_group // 64)])
         # the next stages' copies overlap the products
         self.committing = acc
-        data["hook"] = self.copies_in_loop(after_commit=True)
-        self.committing = None
+        try:
+            data["hook"] = self.copies_in_loop()
+        finally:
+            self.committing = None
         # deferred: retired by a later product's wait (which pins this accumulator too)
         data["deferred"] = id(op) in self.deferred
         data["retired"] = [(name, regs) for name, regs in self.deferred_accs if name != acc]
         self.out.line(self.ctx.dot_macros.wgmma_loop(data))
 
-    def copies_in_loop(self, after_commit: bool = False) -> list[str] | None:
+    def copies_in_loop(self) -> list[str] | None:
         """The lines of the pipeline's copies waiting to be issued inside the loop over K
-        being written (`after_first_fragments`), or None where none wait; taken once.
-        `after_commit`: they follow a wgmma group this iteration committed."""
+        being written (`after_first_fragments`), or None where none wait; taken once."""
         hook, self.after_first_fragments = self.after_first_fragments, None
         if hook is None:
             return None
-        self.after_commit = after_commit
-        try:
-            with self.out.captured() as lines:
-                hook()
-        finally:
-            self.after_commit = False
+        with self.out.captured() as lines:
+            hook()
         return lines
 
     def retire_deferred(self, refill: bool = False) -> None:
@@ -311,7 +308,7 @@ class DotWriter(Writer):
         one (it reads this iteration's stage, never the one refilled), then a barrier where
         other warpgroups' products read it too; else all.  Their accumulators pinned after
         it, as after their own wait."""
-        keep = 1 if refill and self.after_commit else 0
+        keep = 1 if refill and self.committing is not None else 0
         self.out.line(f"tc::wgmma_wait<{keep}>();  // "
                       + ("earlier products retired: their stages can be refilled" if keep else
                          "every product retired"))

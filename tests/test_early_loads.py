@@ -4,17 +4,19 @@ interpreter runs the same order, so a load of what the body stores still sees it
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import numpy as np
 
 import tilecc
 import tilecc.language as tl
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-import attention as A  # noqa: E402
+try:
+    from test_blocks import load_example
+except ImportError:  # tests/ imported as a package
+    from tests.test_blocks import load_example
+
+A = load_example("attention")
 
 
 @tilecc.jit

@@ -255,17 +255,17 @@ class Scans:
         at = (f"({slot}) * {per_line} + " if slot != "0" else "") + \
             (f"{q} * {plan.warps} + " if q != "0" else "")
         totals, befores = names("warp_totals"), names("runs_before")
-        firsts, prefixes = names("before"), names("run_prefix")
+        sums, prefixes = names("before"), names("run_prefix")
         threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
         return dict(
             base=base, entries=entries, per_line=per_line, threads=threads,
             write=(f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else "") + "{ " +
             " ".join(f"{t}[{at}warp_pos] = {a};" for t, a in zip(totals, names("acc"))) + " }",
-            arrays=[dict(totals=t, offset=off, befores=b, before_offset=boff, first=f)
-                    for t, off, b, boff, f in zip(totals, offsets, befores,
-                                                  offsets[len(xs):], firsts)],
-            fold=_into(firsts, firsts, [f"{t}[line_start + i]" for t in totals]),
-            keep=" ".join(f"{b}[e] = {f};" for b, f in zip(befores, firsts)),
+            arrays=[dict(totals=t, offset=off, befores=b, before_offset=boff, before=m)
+                    for t, off, b, boff, m in zip(totals, offsets, befores,
+                                                  offsets[len(xs):], sums)],
+            fold=_into(sums, sums, [f"{t}[line_start + i]" for t in totals]),
+            keep=" ".join(f"{b}[e] = {m};" for b, m in zip(befores, sums)),
             take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"
                           for x, p, b in zip(xs, prefixes, befores)))
 

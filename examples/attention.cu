@@ -40,8 +40,11 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 2 per thread x 4 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   none
+//   L68: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
 //   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
@@ -56,7 +59,7 @@
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -170,6 +173,22 @@ struct Sliced9 {
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
+};
+
+// Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   axis 1: 2 per thread x 4 lanes x 1 warps
+struct Blocked10 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 16) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) {
+    return (r % 16) / 2 * 8 + tc::lane_id() % 4 * 2 + (r % 16) % 2;
+  }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) attention_fwd(
@@ -475,17 +494,43 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
-  tc::half t_2[32];
+  tc::half* const t_2 = Out + base;
+  tc::half t_3[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_3[r], t_3[r + 1]);
+  tc::half t_4[32];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    tc::Vec<tc::half, 2> chunk;
+    for (int r = 0; r < 32; r += 2) {
+      tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
-    if (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(Out + base + (t_ + Sliced9::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) *
-          stride_m + Sliced8::coord0((v % 16)),
+      for (int k = 0; k < 2; ++k) chunk[k] = t_3[r + k];
+      tc::store<2>(
+          buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
+          Blocked10::coord1(r) % 8, chunk);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 32; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r),
+          Blocked2::coord1(r) / 8) * 8 + Blocked2::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
+    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8)),
           chunk);
   }
 }

@@ -43,7 +43,8 @@
 //   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 // Layout conversions (through shared memory):
-//   none
+//   L68: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L52: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
 //   L63: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
@@ -55,8 +56,8 @@
 //   L62 load v: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L67 store: 1 x fp32; pointers contiguous over 128, aligned to 4 B; mask checked per element
-//   L68 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
-//     per element
+//   L68 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
 // Sliced0: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
@@ -473,11 +474,39 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       (LSE + off_hz * N_CTX)[t_ + Sliced7::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
-  tc::half t_2[16];
+  tc::half* const t_2 = Out + base;
+  tc::half t_3[16];
 #pragma unroll
-  for (int r = 0; r < 16; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_2[r], t_2[r + 1]);
+  for (int r = 0; r < 16; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_3[r], t_3[r + 1]);
+  tc::half t_4[16];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int r = 0; r < 16; ++r)
-    if (t_ + Sliced7::coord0(r) < N_CTX)
-      *(Out + base + (t_ + Sliced7::coord0(r)) * stride_m + Sliced6::coord0(0)) = t_2[r];
+    for (int r = 0; r < 16; ++r)
+      buffer[tc::swizzled_chunk<8>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] =
+          t_3[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 16; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r),
+          Blocked2::coord1(r) / 8) * 8 + Blocked2::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
+    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8)),
+          chunk);
+  }
 }

@@ -43,8 +43,15 @@
 //     from a 1 x 32 tiling (reduced axes dropped)
 //   Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 4 lanes x 8 warps
+//   Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced11: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   none
+//   L149: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
+//   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L131: do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
 //   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
@@ -69,9 +76,9 @@
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L149 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L149 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L150 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L150 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -185,6 +192,30 @@ struct Blocked9 {
   static TC_DEVICE bool owner() { return true; }
 };
 
+// Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked10 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced11: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced11 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
 extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     const tc::half* Q,
     const tc::half* K,
@@ -214,8 +245,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   const int off_hz = static_cast<int>(blockIdx.y);
   // L108: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
-  // L109: offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it
-  //   is used)
+  // L109: offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+  const int t_ = start_n * 128;
   // L110: offs_m = tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it is used)
   // L111: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L112: keys = offs_n[:, None] < N_CTX (index arithmetic: recomputed where it is used)
@@ -226,9 +257,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
-        tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
+        tc::load_if<2>(t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
         K +
-        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        (base + (t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
         Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -239,9 +270,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
-        tc::load_if<2>(start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
+        tc::load_if<2>(t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
         V +
-        (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        (base + (t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
         Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -384,14 +415,14 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
-    float t_[16];
+    float t_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) t_[r] = 0.0f;
+    for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_b = reinterpret_cast<tc::half*>(smem);
+    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      t_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+      t_1_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
           Blocked9::coord1(r) % 8] = qt[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
@@ -399,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     {
       const int wm = tc::warp_id(), wn = 0;
       const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
-      const unsigned a_base = tc::smem_address(k_tile), b_base = tc::smem_address(t_b);
+      const unsigned a_base = tc::smem_address(k_tile), b_base = tc::smem_address(t_1_b);
       // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
       unsigned a_frag[2][1][4], b_frag[2][4][2];
 #pragma unroll
@@ -457,26 +488,26 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         for (int mi = 0; mi < 1; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 4; ++ni)
-            tc::mma_m16n8k16_f16(t_[2 * mi * 8 + 2 * ni], t_[2 * mi * 8 + 2 * ni + 1],
-                t_[2 * mi * 8 + 2 * ni + 8], t_[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
+            tc::mma_m16n8k16_f16(t_1[2 * mi * 8 + 2 * ni], t_1[2 * mi * 8 + 2 * ni + 1],
+                t_1[2 * mi * 8 + 2 * ni + 8], t_1[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
                 b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
       }
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     float pt[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_[r] * qk_scale - lse[(r % 8)]);
+    for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse[(r % 8)]);
     // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced8::coord0((r % 8)) >= start_n * 128 +
+          start_m + Sliced8::coord0((r % 8)) >= t_ +
           Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
-    tc::half t_1[16];
+    tc::half t_2[16];
 #pragma unroll
-    for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_1[r], t_1[r + 1]);
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
@@ -495,10 +526,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
-            tc::pack2(t_1[8 + 4 * kk], t_1[8 + 4 * kk + 1]),
-            tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
-            tc::pack2(t_1[10 + 4 * kk], t_1[10 + 4 * kk + 1])};
+        const unsigned a_frag0[4] = {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
+            tc::pack2(t_2[8 + 4 * kk], t_2[8 + 4 * kk + 1]),
+            tc::pack2(t_2[2 + 4 * kk], t_2[2 + 4 * kk + 1]),
+            tc::pack2(t_2[10 + 4 * kk], t_2[10 + 4 * kk + 1])};
         tc::wgmma_m64n64k16_f16_rs<1>(dv, dv + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
@@ -566,9 +597,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 16; ++r) dst[r] = pt_1[r] * (dpt[r] - delta[(r % 8)]);
     // L147: dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
-    tc::half t_2[16];
+    tc::half t_3[16];
 #pragma unroll
-    for (int r = 0; r < 16; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_2[r], t_2[r + 1]);
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_3[r], t_3[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
@@ -587,10 +618,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] = {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
-            tc::pack2(t_2[8 + 4 * kk], t_2[8 + 4 * kk + 1]),
-            tc::pack2(t_2[2 + 4 * kk], t_2[2 + 4 * kk + 1]),
-            tc::pack2(t_2[10 + 4 * kk], t_2[10 + 4 * kk + 1])};
+        const unsigned a_frag0[4] = {tc::pack2(t_3[4 * kk], t_3[4 * kk + 1]),
+            tc::pack2(t_3[8 + 4 * kk], t_3[8 + 4 * kk + 1]),
+            tc::pack2(t_3[2 + 4 * kk], t_3[2 + 4 * kk + 1]),
+            tc::pack2(t_3[10 + 4 * kk], t_3[10 + 4 * kk + 1])};
         tc::wgmma_m64n64k16_f16_rs<1>(dk, dk + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
@@ -603,34 +634,84 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   }
   tc::cp_async_wait<0>();
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
-  tc::half t_3[32];
+  tc::half t_4[32];
 #pragma unroll
-  for (int r = 0; r < 32; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_3[r], t_3[r + 1]);
+  for (int r = 0; r < 32; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
+  tc::half t_5[32];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    tc::Vec<tc::half, 2> chunk;
+    for (int r = 0; r < 32; r += 2) {
+      tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_3[v + k];
-    if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DV +
-          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
-          Sliced1::coord0((v % 16))),
+      for (int k = 0; k < 2; ++k) chunk[k] = t_4[r + k];
+      tc::store<2>(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8, chunk);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 32; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r),
+          Blocked10::coord1(r) / 8) * 8 + Blocked10::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_5[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
+    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DV +
+          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced5::coord0((v % 8))),
           chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
-  tc::half t_4[32];
+  tc::half t_6[32];
 #pragma unroll
   for (int r = 0; r < 32; r += 2)
-    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_4[r], t_4[r + 1]);
+    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_6[r], t_6[r + 1]);
+  tc::half t_7[32];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    tc::Vec<tc::half, 2> chunk;
+    for (int r = 0; r < 32; r += 2) {
+      tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_4[v + k];
-    if (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DK +
-          (base + (start_n * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
-          Sliced1::coord0((v % 16))),
+      for (int k = 0; k < 2; ++k) chunk[k] = t_6[r + k];
+      tc::store<2>(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8, chunk);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 32; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r),
+          Blocked10::coord1(r) / 8) * 8 + Blocked10::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_7[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
+    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DK +
+          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced5::coord0((v % 8))),
           chunk);
   }
 }

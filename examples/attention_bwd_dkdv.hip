@@ -47,8 +47,17 @@
 //     axis 1: 1 per thread x 16 lanes x 1 warps
 //   Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 4 per thread x 16 lanes x 1 warps
+//   Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced13: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced14: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   none
+//   L149: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
+//   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L137: v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per warp
 //   L141: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
@@ -70,10 +79,10 @@
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 4 x fp16 (8 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L149 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
-//     per element
-//   L150 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
-//     per element
+//   L149 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L150 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
 // Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
@@ -210,6 +219,40 @@ struct Blocked11 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Blocked12: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   axis 1: 8 per thread x 8 lanes x 1 warps
+struct Blocked12 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced13: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced13 {
+  enum : int { kRegs = 2 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced14: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced14 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
@@ -560,17 +603,73 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   tc::half t_4[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
-#pragma unroll
-  for (int r = 0; r < 16; ++r)
-    if (t_ + Sliced0::coord0(r) < N_CTX)
-      DV[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_4[r];
-  // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
   tc::half t_5[16];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8] =
+          t_4[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 16; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked12::coord0(r),
+          Blocked12::coord1(r) / 8) * 8 + Blocked12::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_5[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
+    if (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DV +
+          (base + (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced14::coord0((v % 8))),
+          chunk);
+  }
+  // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
+  tc::half t_6[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2)
-    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_5[r], t_5[r + 1]);
+    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_6[r], t_6[r + 1]);
+  tc::half t_7[16];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int r = 0; r < 16; ++r)
-    if (t_ + Sliced0::coord0(r) < N_CTX)
-      DK[base + (t_ + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_5[r];
+    for (int r = 0; r < 16; ++r)
+      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8] =
+          t_6[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 16; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked12::coord0(r),
+          Blocked12::coord1(r) / 8) * 8 + Blocked12::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_7[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
+    if (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DK +
+          (base + (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced14::coord0((v % 8))),
+          chunk);
+  }
 }

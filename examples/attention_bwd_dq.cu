@@ -40,8 +40,13 @@
 //     from a 64 x 1 tiling (reduced axes dropped)
 //   Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked9: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced10: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   none
+//   L194: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L180: kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
 //     stages; 1 accumulating product retired by the next product's wait)
@@ -65,7 +70,7 @@
 //     uniform over 64 elements, checked once per vector
 //   L184 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L194 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//   L194 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
@@ -173,6 +178,30 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
+// Blocked9: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
+struct Blocked9 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced10: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced10 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
 extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     const tc::half* Q,
     const tc::half* K,
@@ -198,8 +227,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   const int off_hz = static_cast<int>(blockIdx.y);
   // L161: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
-  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it
-  //   is used)
+  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+  const int t_ = start_m * 128;
   // L163: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L164: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L165: rows = offs_m[:, None] < N_CTX (index arithmetic: recomputed where it is used)
@@ -210,9 +239,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
-        tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
+        tc::load_if<2>(t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
         Q +
-        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        (base + (t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
         Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -223,9 +252,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
     const tc::Vec<tc::half, 2> chunk =
-        tc::load_if<2>(start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
+        tc::load_if<2>(t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX,
         DO +
-        (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
+        (base + (t_ + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
         Sliced1::coord0((v % 16))),
         tc::splat<2>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
@@ -236,15 +265,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     lse[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        t_ + Sliced0::coord0(r) < N_CTX ? (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     delta[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        t_ + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -361,9 +388,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from shared memory, B from shared memory (K-major)
-    float t_[32];
+    float t_1[32];
 #pragma unroll
-    for (int r = 0; r < 32; ++r) t_[r] = 0.0f;
+    for (int r = 0; r < 32; ++r) t_1[r] = 0.0f;
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A and B from shared memory
     {
@@ -373,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
 #pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(t_[r]);
+      for (int r = 0; r < 32; ++r) tc::fence_operand(t_1[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
       const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
       const unsigned long long a_desc0_0 =
@@ -384,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
-        tc::wgmma_m64n64k16_f16_ss<0>(t_, t_ + 16, a_desc0, b_desc);
+        tc::wgmma_m64n64k16_f16_ss<0>(t_1, t_1 + 16, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       tc::wgmma_wait<1>();  // earlier products retired: their stages can be refilled
@@ -428,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       tc::fence_proxy_async();  // ... visible to the tensor cores' reads
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(t_[r]);
+      for (int r = 0; r < 32; ++r) tc::fence_operand(t_1[r]);
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
     }
@@ -438,9 +465,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     for (int r = 0; r < 32; ++r)
       p[r] =
           ((start_n + Sliced1::coord0((r % 16)) < N_CTX) &
-          (start_m * 128 + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          (t_ + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
           Sliced1::coord0((r % 16)))) ?
-          tc::exp2(t_[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
+          tc::exp2(t_1[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from shared memory, B from shared memory (K-major)
@@ -481,9 +508,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 32; ++r) ds[r] = p[r] * (dp[r] - delta[((r / 16) * 2 + (r % 16) % 2) / 2]);
     // L192: dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
-    tc::half t_1[32];
+    tc::half t_2[32];
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) tc::cast_pair(ds[r], ds[r + 1], t_1[r], t_1[r + 1]);
+    for (int r = 0; r < 32; r += 2) tc::cast_pair(ds[r], ds[r + 1], t_2[r], t_2[r + 1]);
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
@@ -502,10 +529,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
         const unsigned long long b_desc = b_desc0 + (kk * 128);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
-        const unsigned a_frag0[4] = {tc::pack2(t_1[4 * kk], t_1[4 * kk + 1]),
-            tc::pack2(t_1[16 + 4 * kk], t_1[16 + 4 * kk + 1]),
-            tc::pack2(t_1[2 + 4 * kk], t_1[2 + 4 * kk + 1]),
-            tc::pack2(t_1[18 + 4 * kk], t_1[18 + 4 * kk + 1])};
+        const unsigned a_frag0[4] = {tc::pack2(t_2[4 * kk], t_2[4 * kk + 1]),
+            tc::pack2(t_2[16 + 4 * kk], t_2[16 + 4 * kk + 1]),
+            tc::pack2(t_2[2 + 4 * kk], t_2[2 + 4 * kk + 1]),
+            tc::pack2(t_2[18 + 4 * kk], t_2[18 + 4 * kk + 1])};
         tc::wgmma_m64n64k16_f16_rs<1>(dq, dq + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
@@ -520,19 +547,44 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
   tc::cp_async_wait<0>();
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
-  tc::half t_2[32];
+  tc::half t_3[32];
 #pragma unroll
   for (int r = 0; r < 32; r += 2)
-    tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_2[r], t_2[r + 1]);
+    tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_3[r], t_3[r + 1]);
+  tc::half t_4[32];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    tc::Vec<tc::half, 2> chunk;
+    for (int r = 0; r < 32; r += 2) {
+      tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = t_2[v + k];
-    if (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2) < N_CTX)
-      tc::store<2>(DQ +
-          (base + (start_m * 128 + Sliced0::coord0(((v / 16) * 2 + (v % 16) % 2) / 2)) * stride_m +
-          Sliced1::coord0((v % 16))),
+      for (int k = 0; k < 2; ++k) chunk[k] = t_3[r + k];
+      tc::store<2>(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8, chunk);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 32; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked9::coord0(r),
+          Blocked9::coord1(r) / 8) * 8 + Blocked9::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 32; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
+    if (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DQ +
+          (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced8::coord0((v % 8))),
           chunk);
   }
 }

@@ -40,8 +40,13 @@
 //     1: 1 per thread x 8 lanes x 8 warps
 //   Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //     1: 8 per thread x 8 lanes x 1 warps
+//   Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 8 per thread x 8 lanes x 1 warps
+//   Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   none
+//   L194: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
+//     tiles')
 // Matrix products (tl.dot):
 //   L189: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
 //   L190: v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per warp
@@ -60,8 +65,8 @@
 //     uniform over 64 elements, checked once per vector
 //   L184 load k: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L194 store: 1 x fp16 along axis 1; pointers contiguous over 64, aligned to 16 B; mask checked
-//     per element
+//   L194 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 #include "tilecc.h"
 
 // Sliced0: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
@@ -164,6 +169,30 @@ struct Blocked8 {
   static TC_DEVICE bool owner() { return true; }
 };
 
+// Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
+struct Blocked9 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced10 {
+  enum : int { kRegs = 2 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
 extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     const tc::half* Q,
     const tc::half* K,
@@ -191,8 +220,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   const int off_hz = static_cast<int>(blockIdx.y);
   // L161: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
   const int base = off_hz / H * stride_z + off_hz % H * stride_h;
-  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it
-  //   is used)
+  // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+  const int t_ = start_m * 128;
   // L163: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
   // L164: offs_d = tl.arange(0, HEAD_DIM) (index arithmetic: recomputed where it is used)
   // L165: rows = offs_m[:, None] < N_CTX (index arithmetic: recomputed where it is used)
@@ -203,31 +232,29 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     q_[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? Q[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m +
+        t_ + Sliced0::coord0(r) <
+        N_CTX ? Q[base + (t_ + Sliced0::coord0(r)) * stride_m +
         Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // L168: do = tl.load(DO + q_at, mask=rows, other=0.0)
   tc::half do_[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     do_[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? DO[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m +
+        t_ + Sliced0::coord0(r) <
+        N_CTX ? DO[base + (t_ + Sliced0::coord0(r)) * stride_m +
         Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // L169: lse = tl.load(LSE + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float lse[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     lse[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? (LSE + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        t_ + Sliced0::coord0(r) < N_CTX ? (LSE + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
   // L170: delta = tl.load(Delta + off_hz * N_CTX + offs_m, mask=offs_m < N_CTX, other=0.0)
   float delta[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     delta[r] =
-        start_m * 128 + Sliced0::coord0(r) <
-        N_CTX ? (Delta + off_hz * N_CTX)[start_m * 128 + Sliced0::coord0(r)] : 0.0f;
+        t_ + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
   // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
   //   recomputed where it is used)
@@ -295,18 +322,18 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
-    float t_[16];
+    float t_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) t_[r] = 0.0f;
+    for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_b = reinterpret_cast<tc::half*>(smem);
+    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
-      tc::store<8>(t_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
+      tc::store<8>(t_1_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
     __syncthreads();
     // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 1 v_mfma_f32_32x32x8f16 per step; lane
@@ -328,13 +355,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
         for (int ni = 0; ni < 1; ++ni) {
           const int col = b_col + ni * 64;
-          b_frag[ni] = tc::load<4>(t_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+          b_frag[ni] = tc::load<4>(t_1_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
         }
 #pragma unroll
         for (int mi = 0; mi < 1; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 1; ++ni)
-            tc::mfma_f32_32x32x8f16<1>(t_ + mi * 16 + ni, a_frag[mi], b_frag[ni]);
+            tc::mfma_f32_32x32x8f16<1>(t_1 + mi * 16 + ni, a_frag[mi], b_frag[ni]);
       }
     }
     float p[16];
@@ -342,8 +369,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     for (int r = 0; r < 16; ++r)
       p[r] =
           ((start_n + Sliced1::coord0(0) < N_CTX) &
-          (start_m * 128 + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0))) ?
-          tc::exp2(t_[r] * qk_scale - lse[r]) : 0.0f;
+          (t_ + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0))) ?
+          tc::exp2(t_1[r] * qk_scale - lse[r]) : 0.0f;
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
@@ -394,9 +421,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 16; ++r) ds[r] = p[r] * (dp[r] - delta[r]);
     // L192: dq = tl.dot(ds.to(Q.dtype.element_ty), k, dq)
-    tc::half t_1[16];
+    tc::half t_2[16];
 #pragma unroll
-    for (int r = 0; r < 16; r += 2) tc::cast_pair(ds[r], ds[r + 1], t_1[r], t_1[r + 1]);
+    for (int r = 0; r < 16; r += 2) tc::cast_pair(ds[r], ds[r + 1], t_2[r], t_2[r + 1]);
     // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
@@ -405,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       dq_a[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8] = t_1[r];
+          Blocked2::coord1(r) % 8] = t_2[r];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       dq_b[tc::swizzled_chunk<8>(Blocked8::coord1(r), Blocked8::coord0(r) / 8) * 8 +
@@ -441,12 +468,40 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     }
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
-  tc::half t_2[16];
+  tc::half t_3[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2)
-    tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_2[r], t_2[r + 1]);
+    tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_3[r], t_3[r + 1]);
+  tc::half t_4[16];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int r = 0; r < 16; ++r)
-    if (start_m * 128 + Sliced0::coord0(r) < N_CTX)
-      DQ[base + (start_m * 128 + Sliced0::coord0(r)) * stride_m + Sliced1::coord0(0)] = t_2[r];
+    for (int r = 0; r < 16; ++r)
+      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
+          Blocked2::coord1(r) % 8] =
+          t_3[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 16; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked9::coord0(r),
+          Blocked9::coord1(r) / 8) * 8 + Blocked9::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 16; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
+    if (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DQ +
+          (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced6::coord0((v % 8))),
+          chunk);
+  }
 }

@@ -33,12 +33,14 @@
 //     from a 32 x 1 tiling (reduced axes dropped)
 //   Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
-//   Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
+//   Blocked6: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
+//     axis 1: 2 per thread x 4 lanes x 1 warps
+//   Blocked7: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
+//     axis 1: 8 per thread x 16 lanes x 1 warps
+//   Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
-//   none
+//   L59: c (fp16[128, 128]), for 16-byte stores: through shared memory (the tl.dot tiles')
 // Matrix products (tl.dot):
 //   L47: a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages; one
 //     wgmma kept in flight)
@@ -49,7 +51,7 @@
 //     uniform over 16 elements, checked once per vector
 //   L50 load b: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
-//   L59 store: 2 x fp16 (4 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
+//   L59 store: 8 x fp16 (16 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
@@ -121,24 +123,44 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
 };
 
-// Sliced6: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
-  enum : int { kRegs = 4 };
+// Blocked6: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
+//   axis 1: 2 per thread x 4 lanes x 1 warps
+struct Blocked6 {
+  enum : int { kRegs = 128 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 32) * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) {
+    return (r % 32) / 2 * 8 + tc::lane_id() % 4 * 2 + (r % 32) % 2;
+  }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
+  static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced7 {
-  enum : int { kRegs = 32 };
+// Blocked7: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
+//   axis 1: 8 per thread x 16 lanes x 1 warps
+struct Blocked7 {
+  enum : int { kRegs = 128 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
+  static TC_DEVICE int coord0(int r) {
+    return (r / 8) * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced8: 128 block, 16 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
@@ -303,7 +325,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
       }
       tc::wgmma_commit();
       tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
-      __syncthreads();  // ... in every warpgroup: its stage can be refilled
       if (k_ahead < (K + 32 - 1) / 32) {
         // Out-of-range rows and columns read as zeros.
         // L49: a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
@@ -372,21 +393,48 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   const int t_7 = pid_n * 128;
   const long long t_8 = tc::cast<long long>(stride_cm);
   // L59: tl.store(c_block, c, boundary_check=(0, 1))
+  tc::half* const t_9 = c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7));
+  const long long t_10 = -tc::cast<long long>(t_6);
+  const long long t_11 = tc::cast<long long>(M) - tc::cast<long long>(t_6);
+  const long long t_12 = -tc::cast<long long>(t_7);
+  const long long t_13 = tc::cast<long long>(N) - tc::cast<long long>(t_7);
+  tc::half c_1[128];
+  {
+    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
+    //   tiles')
+    __syncthreads();  // every thread is done with the tl.dot tiles
+    tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-  for (int v = 0; v < 128; v += 2) {
-    tc::Vec<tc::half, 2> chunk;
+    for (int r = 0; r < 128; r += 2) {
+      tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = c[v + k];
-    if (((tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
-        -tc::cast<long long>(t_6)) &
-        (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
-        tc::cast<long long>(M) - tc::cast<long long>(t_6))) &
-        ((tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) >= -tc::cast<long long>(t_7)) &
-        (tc::cast<long long>(Sliced7::coord0(((v % 32) / 2 * 2))) < tc::cast<long long>(N) -
-        tc::cast<long long>(t_7))))
-      tc::store<2>(c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7)) +
-          (tc::cast<long long>(Sliced6::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * t_8 +
-          tc::cast<long long>(Sliced7::coord0((v % 32)))),
+      for (int k = 0; k < 2; ++k) chunk[k] = c[r + k];
+      tc::store<2>(
+          buffer + tc::swizzled_chunk<16>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8, chunk);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 128; r += 8) {
+      const tc::Vec<tc::half, 8> chunk =
+          tc::load<8>(buffer + tc::swizzled_chunk<16>(Blocked7::coord0(r),
+          Blocked7::coord1(r) / 8) * 8 + Blocked7::coord1(r) % 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) c_1[r + k] = chunk[k];
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < 128; v += 8) {
+    tc::Vec<tc::half, 8> chunk;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
+    if (((tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) >= t_10) &
+        (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) < t_11)) &
+        ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >= t_12) &
+        (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_13)))
+      tc::store<8>(t_9 +
+          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8 +
+          tc::cast<long long>(Sliced5::coord0((v % 8)))),
           chunk);
   }
 }

@@ -116,11 +116,13 @@ def triton_compile(kernel, signature: list[str], num_warps: int, num_stages: int
     sig, consts, attrs = {}, {}, {}
     for i, (name, entry) in enumerate(zip(fn.arg_names, signature)):
         entry = entry.strip()
-        if re.fullmatch(r"-?\d+|True|False|-?\d*\.\d*(e-?\d+)?", entry):
-            consts[name] = eval(entry)  # a constexpr's value
+        ty, _, div = entry.partition(":")
+        literal = re.fullmatch(r"-?\d+|True|False|-?\d*\.\d*(e-?\d+)?|'[^']*'|\"[^\"]*\"",
+                               entry)
+        if literal or div == "1":  # a constexpr's value; an integer equal to 1 is one too
+            consts[name] = eval(entry) if literal else 1
             sig[name] = "constexpr"
             continue
-        ty, _, div = entry.partition(":")
         sig[name] = ty
         if div == "16":
             attrs[(i,)] = [["tt.divisibility", 16]]

@@ -306,27 +306,53 @@ class BlockWriter(Writer):
 
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
-                 reads: list[tuple[Value, str]], why: str) -> None:
+                 reads: list[tuple[Value, str]], why: str, runs: tuple[int, int] = (1, 1),
+                 tiles: bool = False) -> None:
         """Each thread writes its registers of `writes` at the given positions; after a
-        barrier each reads `reads`' registers from theirs."""
+        barrier each reads `reads`' registers from theirs.  `runs`: consecutive registers
+        written / read as one vector (positions are then those of each run's first);
+        `tiles`: in the tl.dot tiles' dynamic shared memory, every loop reading them done."""
         for res, _ in reads:
             self.core.declare(res)
         count = sum(prod(v.type.shape) for v, _ in writes)
         with self.out.captured() as wait:
-            base = self.pool_step(count * writes[0][0].dtype.itemsize)
+            if tiles:
+                self.out.line("__syncthreads();  // every thread is done with the tl.dot tiles")
+                base = "dynamic_smem"
+            else:
+                base = self.pool_step(count * writes[0][0].dtype.itemsize)
         self.out.line(self.ctx.block_macros.exchange(dict(
-            comment=f"{why}: through shared memory", wait=wait, base=base,
-            ctype=c_type(writes[0][0].dtype),
-            writes=[dict(regs=v.layout.regs, pos=pos, value=self.exprs.text(v, "r"))
+            comment=f"{why}: through shared memory" + (" (the tl.dot tiles')" if tiles else ""),
+            wait=wait, base=base, ctype=c_type(writes[0][0].dtype),
+            writes=[dict(regs=v.layout.regs, pos=pos, run=runs[0],
+                         value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"))
                     for v, pos in writes],
-            reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v))
+            reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1])
                    for v, pos in reads])))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result
-        strides = _row_major(x.type.shape)
-        self.exchange(op, [(x, self.linear(x.layout, "r", strides))],
-                      [(y, self.linear(y.layout, "r", strides))], "layout conversion")
+        tiles = bool(op.attrs.get("reuse_tiles"))
+        runs = _swizzled_runs(x, y)
+        if runs is None:
+            strides = _row_major(x.type.shape)
+            self.exchange(op, [(x, self.linear(x.layout, "r", strides))],
+                          [(y, self.linear(y.layout, "r", strides))], "layout conversion",
+                          tiles=tiles)
+            return
+        self.exchange(op, [(x, self.swizzled(x, "r"))], [(y, self.swizzled(y, "r"))],
+                      "layout conversion, in 16-byte chunks swizzled by row", runs, tiles)
+
+    def swizzled(self, v: Value, idx: str) -> str:
+        """Where register `idx` of a 2-D block lies in its row-major copy whose rows' 16-byte
+        chunks are permuted by row (`tc::swizzled_chunk`): the rows a warp writes or reads
+        together fall in different banks."""
+        per_chunk = 16 // v.dtype.itemsize
+        name = self.exprs.lname(v.layout)
+        row, col = f"{name}::coord0({idx})", f"{name}::coord1({idx})"
+        chunk = call(f"tc::swizzled_chunk<{v.type.shape[1] // per_chunk}>", row,
+                     f"{col} / {per_chunk}")
+        return inner(f"{chunk} * {per_chunk} +{SPACE}{col} % {per_chunk}")
 
     def op_reshape(self, op: Op) -> None:
         x, y = op.operands[0], op.result
@@ -457,3 +483,21 @@ class BlockWriter(Writer):
 
     def op_barrier(self, op: Op) -> None:
         self.out.line("__syncthreads();")
+
+
+def _swizzled_runs(x: Value, y: Value) -> tuple[int, int] | None:
+    """A 2-D conversion's vectors (registers written, read at once) where it can go
+    through swizzled rows of 16-byte chunks: a power-of-two number of chunks per row, each
+    side's vectors within a chunk, one side's at least 2 wide.  None: the plain row-major
+    exchange."""
+    if len(x.type.shape) != 2:
+        return None
+    per_chunk = 16 // x.dtype.itemsize
+    width = x.type.shape[1]
+    chunks = width // per_chunk
+    if per_chunk < 1 or width % per_chunk or chunks & (chunks - 1):
+        return None
+    runs = tuple(p.vec if p.fast_axis == 1 else 1 for p in (x.layout, y.layout))
+    if max(runs) < 2 or any(per_chunk % r for r in runs):
+        return None
+    return runs

@@ -17,7 +17,10 @@
                   are kept, how far ahead they copy, which products a later one's wait
                   retires, each dot's final plan, where tl.dot's tiles lie in dynamic
                   shared memory; the loads a pipeline does not copy move ahead of the
-                  products (passes.early_loads); rendering then only reads the IR
+                  products (passes.early_loads)
+  5. coalesce   — a product's result stored from a blocked layout (16-byte vectors), through
+                  the tl.dot tiles' shared memory once the loops are done; rendering then
+                  only reads the IR
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
+from tilecc.transpiler.passes.coalesce import coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
@@ -52,5 +56,6 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     if target.async_copies:
         pipeline.plan(kernel, target.has_tma, made_descriptor_tma)
     settle(kernel, target)
+    conversions += coalesce_stores(kernel, target.warp_size)
     ir.verify(kernel)
     return conversions

@@ -344,15 +344,17 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
 
 _REMAT = {"arange", "splat", "const", "binary", "cmp", "cast", "unary", "where",
           "broadcast", "expand_dims"}
+REMAT_POINTERS = _REMAT | {"addptr"}  # and pointers offset by index arithmetic
 
 
-def _rematerialize(x: Value, want: Placement, clones: list[Op]) -> Value | None:
+def _rematerialize(x: Value, want: Placement, clones: list[Op],
+                   kinds: set[str] = _REMAT) -> Value | None:
     """`x` computed again with placement `want`, when it is index arithmetic (built from
-    `tl.arange`, constants and scalars): a few integer operations instead of a trip through
-    shared memory.  New ops are appended to `clones` in dependency order; None when x
-    depends on anything else."""
+    `tl.arange`, constants and scalars; ops of `kinds`): a few integer operations instead
+    of a trip through shared memory.  New ops are appended to `clones` in dependency
+    order; None when x depends on anything else."""
     op = x.owner
-    if op is None or op.kind not in _REMAT:
+    if op is None or op.kind not in kinds:
         return None
     operands = []
     for o in op.operands:
@@ -363,7 +365,7 @@ def _rematerialize(x: Value, want: Placement, clones: list[Op]) -> Value | None:
             sub = Placement(Slice(want.enc, op.attrs["axis"]), o.type.shape)
         else:  # element-wise and broadcast: the same encoding at the operand's shape
             sub = Placement(want.enc, o.type.shape)
-        y = o if o.layout == sub else _rematerialize(o, sub, clones)
+        y = o if o.layout == sub else _rematerialize(o, sub, clones, kinds)
         if y is None:
             return None
         operands.append(y)

@@ -71,7 +71,7 @@ def settle(kernel: Kernel, target: CompileTarget) -> None:
             del op.attrs["pipeline"]
             continue
         pipelined |= {ld.result.id for ld in p.loads}
-        op.attrs["pipeline"] = _in_flight(op, p, emission)
+        op.attrs["pipeline"] = _in_flight(op, p, emission, kernel.num_warps)
     loop_of = _innermost_loops(kernel)
     for op in kernel.walk():
         if op.kind == "dot":
@@ -173,16 +173,18 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
     return list(maps.values())
 
 
-def dynamic_tiles(kernel: Kernel) -> list[Tile]:
-    """Every tile `settle` placed in dynamic shared memory, in offset order."""
+def dynamic_tiles(kernel: Kernel, barriers: bool = True) -> list[Tile]:
+    """Every tile `settle` placed in dynamic shared memory, in offset order (without the
+    TMA copies' mbarriers, which come last, where `barriers` is False)."""
     tiles: list[Tile] = []
     for loop in kernel.walk():
         tiles += [h.tile for h in loop.attrs.get("hoisted", ())]
         if "pipeline" in loop.attrs:
             tiles += loop.attrs["pipeline"].tiles
-    barriers = [loop.attrs["pipeline"].barriers for loop in kernel.walk()
-                if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
-    return tiles + barriers
+    if not barriers:
+        return tiles
+    return tiles + [loop.attrs["pipeline"].barriers for loop in kernel.walk()
+                    if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
 
 
 def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
@@ -194,22 +196,26 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
                or not body[i].results[0].type.is_block for i in p.slice_ops)
 
 
-def _in_flight(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
+def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pipeline:
     """Hopper, num_stages >= 3: one warpgroup MMA stays in flight while the next iteration
     starts, when only the loop reads its accumulator.  The stage the previous iteration's
-    MMA read is refilled once every warpgroup has retired it.  With 4 stages or more the
-    copies run num_stages - 2 iterations ahead, and the barrier that ends an iteration
-    is that point; with 3 (one iteration ahead would not hide a load's latency) they run
-    2 ahead, and a second barrier, after the wait for the previous MMA, comes before the
-    copies (`refill_barrier`)."""
+    MMA read is refilled once every warpgroup has retired it.  In one warpgroup that is
+    its own wait, and the copies run num_stages - 1 iterations ahead.  In several, with 4
+    stages or more the copies run num_stages - 2 iterations ahead, and the barrier that
+    ends an iteration is that point; with 3 (one iteration ahead would not hide a load's
+    latency) they run 2 ahead, and a second barrier, after the wait for the previous MMA,
+    comes before the copies (`refill_barrier`)."""
     body = loop.regions[0]
     s = p.stages
     dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
     overlap = (s >= 3 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
                and not a_in_registers(dots[0])  # A's registers must outlive the MMA
                and promotion_steps(dots[0]) is None)  # its partial sums are waited for
-    barrier = overlap and s == 3
-    dist = s - 2 if overlap and not barrier else s - 1
+    # one warpgroup: its wait retires the product for all its warps (a warpgroup MMA is one
+    # collective instruction), so the stage the previous product read is free at once
+    several = num_warps > 4
+    barrier = overlap and s == 3 and several
+    dist = s - 2 if overlap and several and not barrier else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))

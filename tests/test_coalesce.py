@@ -1,0 +1,141 @@
+"""A product's result stored in 16-byte vectors (passes/coalesce.py): converted through the
+tl.dot tiles' shared memory once the loop is done, its pointers and mask computed again in
+the stored layout.  Checked in the IR, in the source, on the interpreter (which runs the IR
+the passes leave) against NumPy, compiled by NVRTC, and on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+
+try:
+    from conftest_compilers import require_cuda_compiler
+    from test_blocks import load_example
+    from test_compile_kernels import assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler
+    from tests.test_blocks import load_example
+    from tests.test_compile_kernels import assert_clean_compile
+
+MM = load_example("matmul")
+
+
+def _signature(dtype: str = "bf16", aligned: bool = True, bm: int = 128, bn: int = 256,
+               bk: int = 64) -> str:
+    d = ":16" if aligned else ""
+    return (f"*{dtype}:16,*{dtype}:16,*{dtype}:16,i32{d},i32{d},i32{d},i32{d},i32:1,i32{d},"
+            f"i32:1,i32{d},i32:1,{bm},{bn},{bk},8,''")
+
+
+def _lowered(signature: str, arch: str = "sm_90a", num_warps: int = 8, num_stages: int = 3):
+    kernel, notes = MM.matmul_kernel.lower(MM.matmul_kernel._specs(signature, {}), "cuda",
+                                           num_warps, num_stages=num_stages, arch=arch)
+    stores = [op for op in kernel.body.ops if op.kind == "store"]
+    converts = [op for op in kernel.body.ops if op.kind == "convert"]
+    return stores, converts, notes
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_a_products_result_is_stored_in_16_byte_vectors_through_the_tiles(arch) -> None:
+    """The matmul's epilogue: wgmma's (and mma.sync's) accumulator holds column pairs, 4-byte
+    stores; converted once, after the loop, in the tiles' memory, each store is 16 bytes."""
+    stores, converts, notes = _lowered(_signature(), arch)
+    assert [s.attrs["plan"].vec for s in stores] == [8]
+    assert [c.attrs.get("reuse_tiles") for c in converts] == [True]
+    assert converts[0].result is stores[0].operands[1]
+    assert any(", for 16-byte stores: through shared memory (the tl.dot tiles')" in n for n in notes)
+    src = MM.matmul_kernel.source(_signature(), num_warps=8, num_stages=3, arch=arch)
+    epilogue = src[src.index("// L68: tl.store"):]
+    assert "__syncthreads();  // every thread is done with the tl.dot tiles" in epilogue
+    assert "reinterpret_cast<tc::bfloat16*>(dynamic_smem)" in epilogue
+    assert "tc::swizzled_chunk<32>(" in epilogue and "tc::load<8>(buffer" in epilogue
+    assert "tc::store<8>(c_ptr" in epilogue and "tc::store<2>(c_ptr" not in epilogue
+
+
+def test_no_conversion_where_the_store_would_be_no_wider() -> None:
+    """Rows of unknown alignment (a stride not known to be a multiple of 16): the blocked
+    layout's stores are no wider than the accumulator's, so nothing is converted."""
+    stores, converts, _ = _lowered(_signature(aligned=False))
+    assert converts == [] and [s.attrs["plan"].vec for s in stores] == [1]
+
+
+def test_no_conversion_without_tiles_to_reuse() -> None:
+    """On AMD (no pipeline: the operands are staged in the pool) the store stays as it is:
+    the conversion would need shared memory of its own."""
+    kernel, _ = MM.matmul_kernel.lower(MM.matmul_kernel._specs(_signature(), {}), "hip", 8,
+                                       num_stages=3, arch="gfx90a")
+    assert not [op for op in kernel.walk() if op.kind == "convert"]
+
+
+@tilecc.jit
+def dot_rows_kernel(a_ptr, b_ptr, c_ptr, n_tiles, BLOCK: tl.constexpr):
+    """Products stored inside the loop: each tile's C from its own A and one B."""
+    r = tl.arange(0, BLOCK)
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    for t in range(n_tiles):
+        a = tl.load(a_ptr + t * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :])
+        c = tl.dot(a, b).to(tl.float16)
+        tl.store(c_ptr + t * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :], c)
+
+
+def test_a_store_inside_a_loop_keeps_its_layout() -> None:
+    """A conversion there would cost two barriers per iteration: only stores after the
+    loops are converted."""
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32,64"
+    kernel, _ = dot_rows_kernel.lower(dot_rows_kernel._specs(sig, {}), "cuda", 4,
+                                      num_stages=3, arch="sm_90a")
+    assert not [op for op in kernel.walk() if op.kind == "convert"]
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 256, 64), (200, 264, 72), (37, 24, 40)])
+def test_the_interpreter_runs_the_converted_store(m, n, k) -> None:
+    """The interpreter runs the IR with the conversion and the pointers and mask computed
+    again in the stored layout: ragged edges included, the result is NumPy's."""
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), 7, np.float16)
+    cfg = tilecc.Config({"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32,
+                         "GROUP_SIZE_M": 8}, num_warps=4, num_stages=3)
+    MM.launch(a, b, c, cfg)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-2, atol=5e-2)
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16," \
+          "i32:1,64,64,32,8,''"
+    kernel, _ = MM.matmul_kernel.lower(MM.matmul_kernel._specs(sig, {}), "cuda", 4,
+                                       num_stages=3, debug=True)
+    assert [op.attrs.get("reuse_tiles") for op in kernel.body.ops if op.kind == "convert"] \
+        == [True]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_converted_epilogue_compiles_cleanly(arch) -> None:
+    require_cuda_compiler()
+    for dtype in ("fp16", "bf16"):
+        assert_clean_compile(MM.matmul_kernel, _signature(dtype), "cuda", arch, num_warps=8,
+                             num_stages=3)
+    assert_clean_compile(MM.matmul_kernel, _signature("fp16", bm=128, bn=128), "cuda", arch,
+                         num_warps=4, num_stages=4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(256, 512, 128), (200, 264, 72), (1000, 1000, 1000)])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_matmul_with_the_converted_epilogue(m, n, k, dtype) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    dt = getattr(torch, dtype)
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", dtype=dt)
+    b = torch.randn(k, n, device="cuda", dtype=dt)
+    ref = (a.float() @ b.float())
+    for bm, bn, bk, w, s in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (64, 64, 32, 4, 3)]:
+        c = torch.full((m, n), 7.0, device="cuda", dtype=dt)
+        cfg = tilecc.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                             "GROUP_SIZE_M": 8}, num_warps=w, num_stages=s)
+        MM.launch(a, b, c, cfg)
+        torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25 if k > 500 else 0.1)

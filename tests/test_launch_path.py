@@ -14,6 +14,7 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
+from tilecc.errors import LaunchError
 from tilecc.language import dtypes as D
 from tilecc.runtime import cache
 from tilecc.runtime import launch as L
@@ -391,6 +392,51 @@ def test_interpreter_switch_after_a_warm_launch(gpu, monkeypatch):
     assert (out == 3.0).all() and len(gpu.log) == 1
 
 
+def test_kernel_grid_calls_the_warm_launch_straight(gpu, monkeypatch):
+    """From the launch that generates a kernel's warm launch on, `kernel[grid]` is a partial
+    of it: no Python call between the user's line and the warm launch.  What it does not
+    take goes to the general path: missing or extra arguments (the general path's errors),
+    a profiler observing launches, the interpreter asked for; an argument given twice is
+    Python's TypeError, naming the kernel."""
+    @tilecc.jit
+    def fill(out, v, BLOCK: tl.constexpr):
+        tl.store(out + tl.arange(0, BLOCK), tl.full((BLOCK,), v, tl.float32))
+
+    x = FakeTensor(BASE)
+    fill[(1,)](x, 2.0, BLOCK=8)
+    fill[(1,)](x, 2.0, BLOCK=8)  # generates the warm launch
+    bound = fill[(1,)]
+    assert bound.func is fill._direct and bound.args[:2] == ((1,), (1, 1, 1))
+    [launcher] = fill._binders[0].bound.values()
+    launcher.compiled = marker = object()
+    assert bound(x, 2.5, BLOCK=8) is marker and fill[(1,)](out=x, v=3.5, BLOCK=8) is marker
+    with pytest.raises(LaunchError, match="BLOCK"):
+        fill[(1,)](x, 2.5)
+    with pytest.raises(LaunchError, match="takes 3 arguments but 4 were given"):
+        fill[(1,)](x, 2.5, 8, 9)
+    with pytest.raises(TypeError, match=r"fill\[grid\]\(\) got multiple values for argument "
+                                        "'out'"):
+        fill[(1,)](x, 2.5, out=x, BLOCK=8)
+    seen = []
+
+    def observer(jit_fn, grid, args, kwargs, interpreted, launch):
+        # (the arguments by name: positional ones may come as keywords)
+        seen.append((jit_fn, grid, jit_fn.bind(args, dict(kwargs))[0], interpreted))
+        return launch(grid)
+
+    L.set_launch_observer(observer)
+    try:
+        assert fill[(1,)](x, 4.5, BLOCK=8) is marker
+    finally:
+        L.set_launch_observer(None)
+    assert seen == [(fill, (1,), {"out": x, "v": 4.5, "BLOCK": 8}, False)]
+    assert [e["values"][1] for e in gpu.log] == [2.0, 2.0, 2.5, 3.5, 4.5]
+    monkeypatch.setenv("TILECC_INTERPRET", "1")
+    out = np.zeros(8, np.float32)
+    fill[(1,)](out, 3.0, BLOCK=8)
+    assert (out == 3.0).all() and len(gpu.log) == 5
+
+
 def test_relaunch_makes_the_kernels_device_current(monkeypatch):
     calls = []
     runtime = types.SimpleNamespace(getDevice=lambda: 0,
@@ -459,15 +505,24 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)  # the second: the binder is generated
     direct = k._direct
-    assert direct is not None and "def direct(_tc_grid, _tc_g3, a, b, c" in direct.source
+    assert direct is not None and \
+        "def direct(_tc_grid, _tc_g3, _tc_decline, a=_MISSING, b=_MISSING" in direct.source
     taken = []
 
-    def counting(*a, **kw):
-        got = direct(*a, **kw)  # the launcher it launched with, or False (declined)
-        taken.append(isinstance(got, L.Launcher) or got)
+    def counting(grid, g3, decline, *a, **kw):
+        # kernel[grid] calls it with the general path to decline to, launch.run with
+        # `declined` (False: run takes the general path): either way, a decline is seen
+        took = [True]
+
+        def declining(*x, **y):
+            took[0] = False
+            return decline(*x, **y)
+        got = direct(grid, g3, declining, *a, **kw)
+        taken.append(took[0])
         return got
 
     monkeypatch.setattr(k, "_direct", counting)
+    k._grids.clear()  # kernel[grid]'s partials, bound from now on to `counting`
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[(6, 2)](*arrays, n=1001, m=4, k=1, alpha=0.25, BLOCK=1024)  # keywords bind too
     assert taken == [True, True]
@@ -526,12 +581,18 @@ def test_a_kernel_of_one_parameter_launches_warm(gpu, elements):
     for _ in range(3):
         k[(2,)](x)
     assert k._direct is not None
-    assert k._direct((2,), (2, 1, 1), x) is not False  # taken, not declined
+    assert k._direct((2,), (2, 1, 1), L.declined, x) is not False  # taken, not declined
     assert [e["values"] for e in gpu.log] == [[BASE]] * 4 and len(gpu.builds) == 1
 
 
+class Recorded(list):
+    """A launcher for TailRecorder: the values of each launch, and what a launch returns."""
+    compiled = "the launched kernel"
+
+
 class TailRecorder:
-    """A launcher class whose generated launch appends its values to the launcher (a list)."""
+    """A launcher class whose generated launch appends its values to the launcher (a
+    `Recorded` list)."""
 
     @staticmethod
     def direct_tail(out, hand_off):
@@ -548,9 +609,9 @@ def test_generated_launch_binds_any_number_of_parameters(gpu, values, names):
     bound: dict = {}
     binder = L.make_binder(flags, values, names, bound, TailRecorder)
     key, out = binder(values)
-    recorder = bound[L.launch_key(key)] = []
-    assert binder.direct((3,), (3, 1, 1), *values) is not False
-    assert binder.direct((3,), (0, 1, 1), *values) is not False  # an empty grid
+    recorder = bound[L.launch_key(key)] = Recorded()
+    assert binder.direct((3,), (3, 1, 1), L.declined, *values) == Recorded.compiled
+    assert binder.direct((3,), (0, 1, 1), L.declined, *values) == Recorded.compiled  # empty
     assert recorder == [out] and out == [BASE if hasattr(v, "ptr") else v
                                          for v, ce in zip(values, flags) if not ce]
 
@@ -565,9 +626,9 @@ def test_launch_options_give_one_key_on_both_paths(gpu):
     direct = k._direct
     for opts in [{"num_stages": 2}, {"debug": True}, {"num_warps": 2, "debug": False},
                  {"debug": None, "num_stages": 3, "num_warps": 8}]:
-        assert direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts) is False  # not seen yet
+        assert direct((1,), None, L.declined, x, x, 64, 1.5, BLOCK=64, **opts) is False
         k[(1,)](x, x, 64, 1.5, BLOCK=64, **opts)  # the general path compiles and files it
-        assert isinstance(direct((1,), None, x, x, 64, 1.5, BLOCK=64, **opts), L.Launcher)
+        assert direct((1,), None, L.declined, x, x, 64, 1.5, BLOCK=64, **opts) is not False
     assert len(gpu.builds) == 5
     assert [e["threads"] for e in gpu.log] == [128] * 2 + [128] * 4 + [64] * 2 + [256] * 2
 
@@ -585,10 +646,11 @@ def test_hip_launches_take_the_same_paths(gpu, monkeypatch):
     taken = []
     monkeypatch.setattr(k, "_direct", lambda *a, **kw: taken.append(direct(*a, **kw)) or
                         taken[-1])
+    k._grids.clear()
     [launcher] = k._binders[0].bound.values()
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[lambda meta: (2, meta["num_warps"])](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
-    assert taken == [launcher, launcher] and len(gpu.builds) == 1
+    assert taken == [launcher.compiled] * 2 and len(gpu.builds) == 1
     assert isinstance(launcher, L.HipLauncher)
     assert [e["grid"] for e in gpu.log] == [(5, 1, 1)] * 3 + [(2, 4, 1)]
     assert all(e["values"] == [BASE + i * 4096 for i in range(6)] + [1000, 3, 0.5] and

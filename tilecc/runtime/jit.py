@@ -461,24 +461,33 @@ class JITFunction(KernelFunction, KernelInterface):
     def __getitem__(self, grid) -> Callable:
         """kernel[grid]: the launch of this kernel on `grid`, to call with the arguments.
         Bound launches are kept per grid tuple (normalized once), so a warm
-        `kernel[grid](...)` builds nothing."""
+        `kernel[grid](...)` builds nothing.  Once the kernel has a generated warm launch
+        (`launch.args.make_binder`), they bind it, straight from the user's call; what it
+        does not take goes to the general path (`launch.run`)."""
         if self.pre_run_hooks:
             return functools.partial(self.run, grid=grid, warmup=False)
         try:
             bound = self._grids.get(grid)
         except TypeError:  # an unhashable grid (a list)
-            return functools.partial(_launch_run, self, grid, None)
+            return self._bound(grid, None)
         if bound is None:
             if type(grid) is not tuple:  # a callable grid is often a new lambda per call
-                return functools.partial(_launch_run, self, grid, None)
+                return self._bound(grid, None)
             try:
                 g3 = _normalize_grid(grid)
             except ValueError:  # the launch reports it
                 return functools.partial(_launch_run, self, grid, None)
             if len(self._grids) >= 64:
                 self._grids.clear()
-            bound = self._grids[grid] = functools.partial(_launch_run, self, grid, g3)
+            bound = self._grids[grid] = self._bound(grid, g3)
         return bound
+
+    def _bound(self, grid, g3: tuple | None) -> Callable:
+        """The launch on `grid` (`g3`: normalized, or None to resolve at each launch)."""
+        if self._direct is None:
+            return functools.partial(_launch_run, self, grid, g3)
+        return functools.partial(self._direct, grid, g3,
+                                 functools.partial(_launch_run, self, _no_direct=True))
 
     @property
     def interpret(self) -> "_Interpret":

@@ -7,12 +7,14 @@
     here      `run` (every launch) and the slow path (specialize, compile, load);
               `runtime.compiled.warm_up` compiles without launching
 
-`kernel[grid]` returns a bound `run` (kept per grid tuple, the grid normalized once); a
+`kernel[grid]` returns a bound launch (kept per grid tuple, the grid normalized once); a
 launch returns the kernel's `CompiledKernel` (`runtime/compiled.py`), which `_build` makes
 once per loaded kernel and every launcher of that kernel keeps as `compiled`.
 From the second launch of a signature on, a launch is one generated function of the
 kernel's own parameters (`binder.direct`, built by `args.make_binder` for that launch's
-argument types, ending in the backend launcher's `direct_tail`):
+argument types, ending in the backend launcher's `direct_tail`), which `kernel[grid]`
+then binds itself (`run` below is what it declines to, and what `kernel.run`, callable
+grids and autotuners call):
 
 1. Python binds the arguments as it binds any call;
 2. `type(a) is T` checks, and the warm key: per argument, what decides the
@@ -50,7 +52,8 @@ from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
                                         LAUNCH_OPTIONS, ArgBuffer, _env_get, arg_key,
-                                        bind_fast, device_arrays, interpret_requested,
+                                        bind_fast, declined, device_arrays,
+                                        interpret_requested,
                                         launch_key, make_binder, normalize_grid,
                                         ordered_options, resolve_grid, slot_layout,
                                         slot_values)
@@ -72,20 +75,22 @@ def set_launch_observer(observer) -> None:
     """Have every launch (on the GPU or the interpreter) call
     `observer(jit_fn, grid, args, kwargs, interpreted, launch)` instead, where
     `launch(grid)` makes the launch on a grid (as given, or resolved by the observer);
-    None removes it.  (tilecc.compat's `triton.profiler` sets it while a session records
+    None removes it.  (A warm launch hands the arguments over by name: read them through
+    `jit_fn.bind(args, kwargs)`, as they would bind.)  (tilecc.compat's `triton.profiler` sets it while a session records
     launches.)"""
     global _observer
     _observer = observer
 
 
 def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
-        _observed: bool = False, **kwargs):
+        _observed: bool = False, _no_direct: bool = False, **kwargs):
     """`kernel[grid](*args, **kwargs)`: on the GPU, or on the interpreter when
     TILECC_INTERPRET=1 (or `_interpret`).  `g3`: the grid, normalized (kernel[grid] does
     it once per grid tuple), or None.  See the module docstring for what a warm launch
     costs.  Returns the launched kernel's `CompiledKernel` (made once per loaded kernel,
     kept on its launchers), as Triton's launches do; None on the interpreter, as
-    Triton's interpreter."""
+    Triton's interpreter.  `_no_direct`: the general path at once (what a generated warm
+    launch declines comes back here so: `kernel[grid]`'s partial calls it first)."""
     if _observer is not None and not _observed:
         interpreted = _interpret or _env_get(_INTERPRET_KEY) == _ONE
 
@@ -99,12 +104,12 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
         except (CompilationError, InterpreterError, LaunchError) as e:  # without tilecc's
             raise e.with_traceback(None) from python_cause(e)  # frames behind it
     direct = jit_fn._direct
-    if direct is not None:
+    if direct is not None and not _no_direct:
         try:
-            launched = direct(grid, g3, *args, **kwargs)  # the launcher, or False
-            if launched:
-                return launched.compiled
-        except TypeError:  # arguments that do not bind, an unhashable constexpr: see below
+            launched = direct(grid, g3, declined, *args, **kwargs)  # compiled, or False
+            if launched is not False:
+                return launched
+        except TypeError:  # an argument given twice, an unhashable constexpr: see below
             pass
     try:
         names = jit_fn._param_names
@@ -166,10 +171,14 @@ def _add_direct(jit_fn, values, options: dict, launcher) -> None:
                          type(launcher))
     if binder is None or binder.direct is None:
         return
+    # named for the kernel: an argument given twice is Python's TypeError, "k[grid]() got
+    # multiple values for argument 'x'", raised at the user's call
+    binder.direct.__name__ = binder.direct.__qualname__ = f"{jit_fn.fn.__name__}[grid]"
     if jit_fn._binders:
         jit_fn._binders[-1].link(binder.direct)
     else:
         jit_fn._direct = binder.direct
+        jit_fn._grids.clear()  # kernel[grid] binds the warm launch from now on
     jit_fn._binders.append(binder)
     _file_direct(jit_fn, values, options, launcher)
 

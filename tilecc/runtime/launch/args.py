@@ -416,8 +416,10 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
         env.update(tail_env)
         env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
-                   _NO=_NO, _tc_option_names=_OPTION_NAMES,
-                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS), _tc_next=_decline)
+                   _NO=_NO, _MISSING=_MISSING, _tc_option_names=_OPTION_NAMES,
+                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS), _tc_next=None,
+                   _tc_launches=sys.modules[__name__.rsplit(".", 1)[0]],
+                   _tc_env_get=_env_get, _tc_interpret_key=_INTERPRET_KEY, _tc_one=_ONE)
         exec(compile(direct, "<tilecc direct launch>", "exec"), env)
         binder.direct = env["direct"]
         binder.direct.source = direct
@@ -428,8 +430,9 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     return binder
 
 
-def _decline(*args, **kwargs) -> bool:
-    """The end of a kernel's chain of generated warm launches: none took the arguments."""
+def declined(*args, **kwargs) -> bool:
+    """A generated warm launch's `_tc_decline` where `launch.run` calls it: False (run then
+    takes the general path itself)."""
     return False
 
 
@@ -441,10 +444,14 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
     backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of other
     types go to `_tc_next`: the kernel's warm launch generated for other types
-    (`binder.link`), else `_decline`.  Returns the launcher when it launched (or the grid is
-    empty: `run` returns its `compiled`); False hands the launch to the general path
-    (argument types, a key or an option not seen yet).  The tail works with any launcher it
-    finds: where the launcher is not one it can inline, it calls it.
+    (`binder.link`).  Returns the launcher's `compiled` when it launched (or the grid is
+    empty).  What it does not take (argument types, a key or an option not seen yet,
+    missing or extra arguments, a profiler observing launches, the interpreter asked for)
+    goes to `_tc_decline` (through `redo`, with the arguments as given): `kernel[grid]`
+    binds the general path there (its partial calls this function straight from the
+    user's call), `launch.run` binds `declined` (False: run takes the general path).  The
+    tail works with any launcher it finds: where the launcher is not one it can inline, it
+    calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off` is a
     statement for its rare cases (CUDA: another thread, a float to saturate) that resolves
@@ -453,32 +460,41 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     # a one-name tuple on both sides: `a0, = x,` (`a0, = x` would iterate the argument)
     comma = "," if n == 1 else ""
     rename = ", ".join(f"a{i}" for i in range(n)) + comma
+    given = ", ".join(names) + (", " if n else "")
     # the options given, in launch_key's and resolve_grid's order (`_NO` where not given)
     options = ", ".join(f"_tc_opts.get({o!r}, _NO)" for o in LAUNCH_OPTIONS)
     named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
     prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
-                                          f"{named}, [{', '.join(out)}], *_tc_o)")
-    lines = [f"def direct(_tc_grid, _tc_g3, {', '.join(names)}{', ' if n else ''}"
-             "**_tc_opts):"]
+                                          f"{named}, [{', '.join(out)}], *_tc_o).compiled")
+    declined = f"return redo(_tc_decline, _tc_grid, _tc_g3, {given}_tc_more, _tc_opts)"
+    # every parameter defaults to _MISSING, and positional arguments beyond them land in
+    # _tc_more: Python's binding cannot fail but for an argument given twice
+    lines = [f"def direct(_tc_grid, _tc_g3, _tc_decline, "
+             f"{''.join(f'{m}=_MISSING, ' for m in names)}*_tc_more, **_tc_opts):",
+             "    if _tc_more or _tc_launches._observer is not None or "
+             "_tc_env_get(_tc_interpret_key) == _tc_one:",
+             f"        {declined}"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
-    if guards:  # other types: the warm launch generated for them, if any (`link`)
+    if guards:  # other types (or missing): the warm launch generated for them, if any
         lines.append(f"    if {' or '.join(guards)}:")
-        lines.append(f"        return _tc_next(_tc_grid, _tc_g3, {', '.join(names)}"
-                     f"{', ' if n else ''}**_tc_opts)")
+        lines.append("        if _tc_next is None:")
+        lines.append(f"            {declined}")
+        lines.append(f"        return _tc_next(_tc_grid, _tc_g3, _tc_decline, {given}"
+                     "**_tc_opts)")
     lines += [f"    {b}" for b in body]
     lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
     lines += [
         "    if _tc_opts:",
         "        if not _tc_option_names.issuperset(_tc_opts):  # not a launch option",
-        "            return False",
+        f"            {declined}",
         f"        _tc_o = ({options})",
         "        _tc_key = (_tc_key, *_tc_o)  # launch_key, inline",
         "    else:",
         "        _tc_o = _tc_no_options",
         "    _tc_l = _tc_bound.get(_tc_key)",
         "    if _tc_l is None:",
-        "        return False",
+        f"        {declined}",
     ]
     lines += [f"    {p}" for p in prepare]
     lines += [
@@ -487,7 +503,18 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
         "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
     ]
     lines += [f"        {x}" for x in launch]
-    lines.append("    return _tc_l")
+    lines.append("    return _tc_l.compiled")
+    # the general path, given the arguments as they came: by keyword (those given), or,
+    # with more than the parameters, all by position
+    lines += [
+        "",
+        f"def redo(_tc_decline, _tc_grid, _tc_g3, {given}_tc_more, _tc_opts):",
+        "    if _tc_more:",
+        f"        return _tc_decline(_tc_grid, _tc_g3, {given}*_tc_more, **_tc_opts)",
+        f"    _tc_named = {{{', '.join(f'{m!r}: {m}' for m in names)}}}",
+        "    return _tc_decline(_tc_grid, _tc_g3, **{_tc_k: _tc_v for _tc_k, _tc_v in "
+        "_tc_named.items() if _tc_v is not _MISSING}, **_tc_opts)",
+    ]
     return "\n".join(lines), tail_env
 
 

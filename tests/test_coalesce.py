@@ -46,7 +46,8 @@ def test_a_products_result_is_stored_in_16_byte_vectors_through_the_tiles(arch) 
     assert [s.attrs["plan"].vec for s in stores] == [8]
     assert [c.attrs.get("reuse_tiles") for c in converts] == [True]
     assert converts[0].result is stores[0].operands[1]
-    assert any(", for 16-byte stores: through shared memory (the tl.dot tiles')" in n for n in notes)
+    assert any(", for 16-byte stores: through shared memory (the tl.dot tiles')" in n
+               for n in notes)
     src = MM.matmul_kernel.source(_signature(), num_warps=8, num_stages=3, arch=arch)
     epilogue = src[src.index("// L68: tl.store"):]
     assert "__syncthreads();  // every thread is done with the tl.dot tiles" in epilogue

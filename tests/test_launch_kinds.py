@@ -14,7 +14,7 @@ import pytest
 
 import tilecc
 import tilecc.language as tl
-from test_launch_path import (BASE, CAIArray, FakeCuPyArray, FakeTensor,  # noqa: F401
+from test_launch_path import (BASE, CAIArray, FakeCuPyArray, FakeTensor, counting,  # noqa: F401
                               F16, F32, gpu)
 from tilecc.errors import HostArrayError
 from tilecc.language import dtypes as D
@@ -276,19 +276,8 @@ def test_kinds_in_turn_each_keep_a_warm_launch(gpu, no_slow_path):
             k[(1,)](x, x, 64, s, BLOCK=64)
     no_slow_path()
     taken = []
-    direct = k._direct
-
-    def counting(grid, g3, decline, *a, **kw):  # whether the warm launches took it
-        took = [True]
-
-        def declining(*x, **y):
-            took[0] = False
-            return decline(*x, **y)
-        got = direct(grid, g3, declining, *a, **kw)
-        taken.append(took[0])
-        return got
-    k._direct = counting
-    k._grids.clear()  # kernel[grid] binds `counting` from here
+    k._direct = counting(k._direct, taken)
+    k._grids.clear()  # kernel[grid] binds the counting launch from here
     for x, s in sets:
         k[(1,)](x, x, 64, s, BLOCK=64)
     assert len(k._binders) == len(sets) and taken == [True] * len(sets)

@@ -493,6 +493,23 @@ def test_the_second_launch_is_warm(gpu, monkeypatch):
     assert [e["values"][2:] for e in gpu.log] == [[64, 1.5], [64, 1.5], [80, 2.5]]
 
 
+def counting(direct, taken: list):
+    """`direct` (a generated warm launch), appending to `taken` whether it took each launch
+    (True) or declined it.  kernel[grid] calls it with the general path to decline to,
+    launch.run with `declined` (False: run takes the general path): either way, a decline
+    goes through the function it is given."""
+    def launch(grid, g3, decline, *args, **kwargs):
+        took = [True]
+
+        def declining(*a, **kw):
+            took[0] = False
+            return decline(*a, **kw)
+        got = direct(grid, g3, declining, *args, **kwargs)
+        taken.append(took[0])
+        return got
+    return launch
+
+
 @pytest.mark.parametrize("fw", ["torch", "cupy", "cai"])
 def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     """From the second launch on, one generated function binds, keys, packs and launches —
@@ -508,21 +525,8 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert direct is not None and \
         "def direct(_tc_grid, _tc_g3, _tc_decline, a=_MISSING, b=_MISSING" in direct.source
     taken = []
-
-    def counting(grid, g3, decline, *a, **kw):
-        # kernel[grid] calls it with the general path to decline to, launch.run with
-        # `declined` (False: run takes the general path): either way, a decline is seen
-        took = [True]
-
-        def declining(*x, **y):
-            took[0] = False
-            return decline(*x, **y)
-        got = direct(grid, g3, declining, *a, **kw)
-        taken.append(took[0])
-        return got
-
-    monkeypatch.setattr(k, "_direct", counting)
-    k._grids.clear()  # kernel[grid]'s partials, bound from now on to `counting`
+    monkeypatch.setattr(k, "_direct", counting(direct, taken))
+    k._grids.clear()  # kernel[grid]'s partials, bound from now on to the counting one
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
     k[(6, 2)](*arrays, n=1001, m=4, k=1, alpha=0.25, BLOCK=1024)  # keywords bind too
     assert taken == [True, True]

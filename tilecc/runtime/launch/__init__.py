@@ -75,9 +75,9 @@ def set_launch_observer(observer) -> None:
     """Have every launch (on the GPU or the interpreter) call
     `observer(jit_fn, grid, args, kwargs, interpreted, launch)` instead, where
     `launch(grid)` makes the launch on a grid (as given, or resolved by the observer);
-    None removes it.  (A warm launch hands the arguments over by name: read them through
-    `jit_fn.bind(args, kwargs)`, as they would bind.)  (tilecc.compat's `triton.profiler` sets it while a session records
-    launches.)"""
+    None removes it.  A warm launch hands the arguments over by name: read them through
+    `jit_fn.bind(args, kwargs)`, as they would bind.  (tilecc.compat's `triton.profiler`
+    sets it while a session records launches.)"""
     global _observer
     _observer = observer
 

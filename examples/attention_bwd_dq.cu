@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       tc::wgmma_wait<1>();  // earlier products retired: their stages can be refilled
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
-      __syncthreads();  // ... in every warpgroup
+      __syncthreads();  // ... by every warp
       if (start_n_ahead < hi) {
         // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned kt_stages_base =

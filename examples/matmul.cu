@@ -312,6 +312,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
       }
       tc::wgmma_commit();
       tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
+      __syncthreads();  // ... by every warp: its stage can be refilled
       if (k_ahead < (K + 32 - 1) / 32) {
         // L54: a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);

@@ -325,6 +325,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
       }
       tc::wgmma_commit();
       tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
+      __syncthreads();  // ... by every warp: its stage can be refilled
       if (k_ahead < (K + 32 - 1) / 32) {
         // Out-of-range rows and columns read as zeros.
         // L49: a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")

@@ -208,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
         }
         tc::wgmma_commit();
         tc::wgmma_wait<1>();  // the previous iteration's multiplication has retired
-        __syncthreads();  // ... in every warpgroup: its stage can be refilled
+        __syncthreads();  // ... by every warp: its stage can be refilled
         if (ki_ahead < k_tiles) {
           if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
             const unsigned landed = tc::smem_address(ki_landed + ((ki_stage + 2) % 3));

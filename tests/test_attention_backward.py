@@ -235,9 +235,10 @@ def test_hopper_accumulating_products_retire_at_the_next_wait(causal: bool) -> N
     """dK/dV's loop has four products; dV and dK only update their accumulators, which the
     next iteration reads: they are not waited for where they are issued, but retired by
     the next product's wait (groups complete in order).  The copies that refill the stage
-    they read wait for them first (all groups but the one just committed), and the loop's
-    end waits for the last ones before dK and dV are stored.  Measured on an H200 at head
-    dims 64 / 128: the dK/dV kernel 3% / 11% faster."""
+    they read wait for them first (all groups but the one just committed), then for every
+    warp (each warp's wait retires its own part: its rows, on its own tensor core, read
+    the whole stage), and the loop's end waits for the last ones before dK and dV are
+    stored.  Measured on an H200 at head dims 64 / 128: the dK/dV kernel 3% / 11% faster."""
     cfg = A.backward_config(64, causal, "sm_90")["dkdv"]
     src = A.attention_bwd_dkdv.source(_signature("dkdv", 64, cfg, causal), arch="sm_90a",
                                       num_warps=cfg["num_warps"],
@@ -252,7 +253,8 @@ def test_hopper_accumulating_products_retire_at_the_next_wait(causal: bool) -> N
     # the copies come after the first product's commit, behind a wait for the older ones
     first = loop.index("tc::wgmma_commit();")
     retire = loop.index("tc::wgmma_wait<1>();  // earlier products retired")
-    assert first < retire < loop.index("tc::cp_async<16>(")
-    assert "__syncthreads();  // ... in every warpgroup" not in loop  # one warpgroup
+    barrier = loop.index("__syncthreads();  // ... by every warp")
+    assert cfg["num_warps"] == 4  # one warpgroup: its warps wait for their parts alone
+    assert first < retire < barrier < loop.index("tc::cp_async<16>(")
     after = body[end:]
     assert after.index("fence_operand(dv[r])") < after.index("tl.store(DV")

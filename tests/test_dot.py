@@ -119,18 +119,19 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
     assert f"tc::wgmma_m64n64k16_{dt.replace('fp', 'f')}_" in src
     assert "tc::wgmma_a_row<4, 64>" in src and "cp_async<16>" in src
-    # one multiplication kept in flight from 3 stages on.  In one warpgroup (4 warps) its
-    # wait frees the stage the previous one read: the copies run num_stages - 1 ahead with
-    # no barrier.  In several, with 3 stages the copies that refill that stage wait behind
-    # a barrier; with 4 they run 2 ahead and the iteration's own barrier does
-    refill = "__syncthreads();  // ... in every warpgroup: its stage can be refilled"
-    assert "tc::wgmma_wait<1>()" in src and refill not in src and "2 iterations ahead" in src
+    # one multiplication kept in flight from 3 stages on.  A warp's wait retires its own
+    # part of a product (its rows, on its own tensor core, read the whole stage): with 3
+    # stages the copies that refill the stage it read wait behind a barrier; with 4 they
+    # run 2 ahead and the iteration's own barrier does — but for one warpgroup's product
+    # of 128 x 128 x 32 or more, which runs 3 ahead behind the barrier
+    refill = "__syncthreads();  // ... by every warp: its stage can be refilled"
+    assert "tc::wgmma_wait<1>()" in src and refill in src and "2 iterations ahead" in src
     deep = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=4)
-    assert "tc::wgmma_wait<1>()" in deep and refill not in deep and "3 iterations ahead" in deep
-    wide = sig.replace("64,64,64,0", "128,64,64,0")
-    two = _source(KD.dot_loop_kernel, wide, arch="sm_90", num_warps=8)
-    assert "tc::wgmma_wait<1>()" in two and refill in two and "2 iterations ahead" in two
-    two_deep = _source(KD.dot_loop_kernel, wide, arch="sm_90", num_warps=8, num_stages=4)
+    assert "tc::wgmma_wait<1>()" in deep and refill not in deep and "2 iterations ahead" in deep
+    large = sig.replace("64,64,64,0", "128,128,32,0")
+    large_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_stages=4)
+    assert refill in large_deep and "3 iterations ahead (4 stages" in large_deep
+    two_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=4)
     assert refill not in two_deep and "2 iterations ahead (4 stages" in two_deep
     shallow = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=2)
     assert "tc::wgmma_wait<1>()" not in shallow and "tc::wgmma_wait<0>()" in shallow

@@ -47,10 +47,7 @@ def test_the_passes_settle_plans_and_pipelines_before_rendering() -> None:
     assert "A from registers" in dots[1].attrs["plan"].description
     assert k.arch_specific
     loops = [op.attrs["pipeline"] for op in k.walk() if "pipeline" in op.attrs]
-    # (one warpgroup: its wait frees the stage, and the copies run num_stages - 1 ahead)
-    several = k.num_warps > 4
-    assert loops and all(p.distance == p.stages - 1 - (p.in_flight and several
-                                                       and not p.refill_barrier)
+    assert loops and all(p.distance == p.stages - 1 - (p.in_flight and not p.refill_barrier)
                          for p in loops)
     assert all("copied into shared memory" in p.note for p in loops)
     # its dynamic shared memory: Q staged once before the loop, then K's and V's stages

@@ -305,9 +305,10 @@ class DotWriter(Writer):
     def retire_deferred(self, refill: bool = False) -> None:
         """The wait that retires the deferred products (Pipeline.deferred): before copies
         refill a stage (`refill`), all groups but the newest where this iteration committed
-        one (it reads this iteration's stage, never the one refilled), then a barrier where
-        other warpgroups' products read it too; else all.  Their accumulators pinned after
-        it, as after their own wait."""
+        one (it reads this iteration's stage, never the one refilled), then a barrier: a
+        warp's wait retires its own part of a product, and the other warps' parts (their
+        rows, on their own tensor cores) read the same stage; else all.  Their
+        accumulators pinned after it, as after their own wait."""
         keep = 1 if refill and self.committing is not None else 0
         self.out.line(f"tc::wgmma_wait<{keep}>();  // "
                       + ("earlier products retired: their stages can be refilled" if keep else
@@ -316,8 +317,8 @@ class DotWriter(Writer):
             if keep and name == self.committing:
                 continue  # the newest group's, still in flight
             self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
-        if refill and self.ctx.kernel.num_warps > 4:
-            self.out.line("__syncthreads();  // ... in every warpgroup")
+        if refill:
+            self.out.line("__syncthreads();  // ... by every warp")
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
         """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row

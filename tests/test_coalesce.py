@@ -112,6 +112,67 @@ def test_the_interpreter_runs_the_converted_store(m, n, k) -> None:
         == [True]
 
 
+def _swizzled_chunk(chunks: int, row: int, chunk: int) -> int:
+    """tilecc.h's tc::swizzled_chunk<CHUNKS>(row, chunk), as the conversion uses it."""
+    span = min(chunks, 8)
+    rows_per_128b = 8 // chunks if chunks < 8 else 1
+    return row * chunks + (chunk ^ ((row // rows_per_128b) % span))
+
+
+@pytest.mark.parametrize("target,arch,warps,sig", [
+    ("cuda", "sm_90a", 8, _signature("bf16")),
+    ("cuda", "sm_90a", 4, _signature("fp16", bm=128, bn=128)),
+    ("cuda", "sm_80", 4, _signature("fp16", bm=64, bn=64, bk=32)),
+], ids=["wgmma-128x256-bf16", "wgmma-128x128-fp16", "mma-64x64-fp16"])
+def test_the_swizzled_conversion_moves_every_element_in_whole_vectors(target, arch, warps,
+                                                                      sig) -> None:
+    """The conversion's positions (render_blocks.swizzled), evaluated with the layouts'
+    own coordinates: each element of the block has one place, written and read there; a
+    thread's run of registers is one vector at consecutive, aligned places; and a warp's
+    16-byte reads and its writes of column pairs touch each bank no more often than the
+    bytes they move require."""
+    from tilecc.transpiler.render_blocks import _swizzled_runs
+
+    kernel, _ = MM.matmul_kernel.lower(MM.matmul_kernel._specs(sig, {}), target, warps,
+                                       num_stages=3, arch=arch)
+    [convert] = [op for op in kernel.body.ops if op.kind == "convert"]
+    x, y = convert.operands[0], convert.result
+    rows, cols = x.type.shape
+    esize = x.dtype.itemsize
+    per_chunk = 16 // esize
+    runs = _swizzled_runs(x, y)
+    assert runs is not None and runs[1] == per_chunk
+
+    def place(row: int, col: int) -> int:
+        return _swizzled_chunk(cols // per_chunk, row, col // per_chunk) * per_chunk + \
+            col % per_chunk
+
+    assert sorted(place(r, c) for r in range(rows) for c in range(cols)) == \
+        list(range(rows * cols))
+    threads = warps * 32
+    for value, run in ((x, runs[0]), (y, runs[1])):
+        p = value.layout
+        seen = set()
+        for warp in range(warps):
+            for first in range(0, p.regs, run):
+                words: dict[int, set[int]] = {}
+                for lane in range(32):
+                    t = warp * 32 + lane
+                    row, col = p.coords(t, first, 32)
+                    assert col % run == 0 and place(row, col) % run == 0
+                    for k in range(run):  # one vector: consecutive columns, consecutive places
+                        assert p.coords(t, first + k, 32) == (row, col + k)
+                        assert place(row, col + k) == place(row, col) + k
+                        seen.add((row, col + k))
+                    start = place(row, col) * esize
+                    for word in range(start // 4, (start + run * esize + 3) // 4):
+                        words.setdefault(word % 32, set()).add(word)
+                distinct = sum(len(w) for w in words.values())
+                assert max(len(w) for w in words.values()) <= -(-distinct // 32), \
+                    (value.layout, warp, first)
+        assert len(seen) == rows * cols and threads * p.regs >= rows * cols
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_the_converted_epilogue_compiles_cleanly(arch) -> None:
     require_cuda_compiler()

@@ -6,6 +6,8 @@ and no spills, and run on the GPU (`pytest -m gpu`) against NumPy."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -211,3 +213,25 @@ def test_scan_of_many_values_a_thread_goes_through_shared_memory() -> None:
     assert kinds(REGISTER_SCAN_VALUES // 2) == (4, 0)
     assert kinds(REGISTER_SCAN_VALUES) == (2, 2)
     assert kinds(2 * REGISTER_SCAN_VALUES) == (0, 4)
+
+
+def test_runs_read_the_totals_before_them_unless_that_makes_many_reads(monkeypatch) -> None:
+    """Behind one barrier each run reads the warps' totals before it in its line, where that
+    makes at most DIRECT_PREFIX_READS reads a thread; past that (or with the bound at 0)
+    each entry's prefix is combined once into a second array behind a second barrier.
+    Both forms are among CASES, which run on the GPU."""
+    from tilecc.transpiler import render_scan
+
+    def form(shape, warps):
+        kernel, sig = (scan_rows_2d, "*fp32:16,*fp32:16,*fp32:16,{},{}") if len(shape) == 2 \
+            else (scan_rows_1d, "*fp32:16,*fp32:16,*fp32:16,{}")
+        src = kernel.source(sig.format(*shape), num_warps=warps)
+        direct = re.search(r"before\d* = warp_totals\d*\[line_start \+ i\]", src) is None \
+            and re.search(r"entry\d* = warp_totals", src) is not None
+        return ("runs_before" in src, direct, src.count("__syncthreads()"))
+
+    assert form((64, 16), 4) == (False, True, 2)  # two scans across warps: a barrier each
+    assert form((1024,), 8) == (False, True, 4)
+    assert form((256, 16), 8)[0]  # (256 x 16 along axis 0: many reads)
+    monkeypatch.setattr(render_scan, "DIRECT_PREFIX_READS", 0)
+    assert form((64, 16), 4) == (True, False, 4)

@@ -206,6 +206,10 @@ def test_scans_of_untuned_kernels_stay_in_registers() -> None:
     assert "1. in registers along axis 0 of a 64 x 16 block" in src
     assert "tc::shfl_up" in src
     assert "through shared memory: " not in src
+    # the runs read the warps' totals before theirs straight after one barrier (as Triton's
+    # exchange does), not from a second array of prefixes behind a second one
+    assert src.count("__syncthreads()") == 1
+    assert "runs_before" not in src
 
 
 @pytest.mark.gpu

@@ -163,6 +163,13 @@ def _assign(outs: list[str], values: list[str]) -> str:
 # through shared memory a thread holds a few values at a time.
 REGISTER_SCAN_VALUES = 64
 
+# The most shared-memory reads a thread may make for its runs' prefixes straight after the
+# warps write their run totals (one barrier): each run reads the entries before it in its
+# line one at a time (a 64 x 16 fp32 cumsum on 4 warps: 4 lines x 2 runs x 7 entries, as
+# Triton's exchange reads them).  Past this, one thread per entry combines its exclusive
+# prefix once into a second array, and each run reads one (a second barrier).
+DIRECT_PREFIX_READS = 64
+
 
 class Scans:
     """The scans of the block family, written for its writer (`blocks`): through its
@@ -239,16 +246,20 @@ class Scans:
     def _scan_warps(self, plan: RegisterScan, xs, o: str, q: str, names) -> dict:
         """The warps along the axis exchange their run totals through a shared array per
         operand, [line][run][warp] (in scan order), written by the last lane of each as each
-        run is scanned; after a barrier, one thread per entry combines those before it in
-        its line into a second array (the entry's exclusive prefix: what comes before its
-        run), and after another each thread reads one prefix per run it holds.  Reading
-        all the warps' totals in every thread instead kept them all in registers at once
-        (a 64 x 16 fp32 cumsum on 4 warps: 42 registers, not 32, and so two waves of
-        programs where one had done)."""
+        run is scanned.  After a barrier, where that makes at most DIRECT_PREFIX_READS
+        reads a thread (`direct`), each run reads the entries before it in its line one at
+        a time, under the condition that it is before it (a 64 x 16 fp32 cumsum on 4 warps:
+        32 registers and 28 reads, as Triton's; reading the line once for all the runs
+        vectorizes the reads and keeps it all in registers: 34 registers, and at 42 two
+        waves of programs where one had done).  Otherwise one thread per entry combines
+        those before it in its line into a second array (the entry's exclusive prefix),
+        and after another barrier each thread reads one prefix per run it holds."""
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
         per_line = plan.reps * plan.warps
         entries = lines * per_line
-        offsets, total = _packed_arrays([(entries, x.dtype.itemsize) for x in xs] * 2)
+        direct = plan.n_out * plan.reps * (per_line - 1) <= DIRECT_PREFIX_READS
+        offsets, total = _packed_arrays([(entries, x.dtype.itemsize) for x in xs]
+                                        * (1 if direct else 2))
         base = self.blocks.pool_step(total)
         slot = self.blocks.linear(plan.lines, o, _row_major(plan.lines.shape)) \
             if plan.lines is not None else "0"
@@ -257,13 +268,23 @@ class Scans:
         totals, befores = names("warp_totals"), names("runs_before")
         sums, prefixes = names("before"), names("run_prefix")
         threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
+        entry_values = names("entry")
+        run_before = [f"{m}[{q}]" for m in sums]
         return dict(
-            base=base, entries=entries, per_line=per_line, threads=threads,
+            base=base, entries=entries, per_line=per_line, threads=threads, direct=direct,
+            line_start=f"({slot}) * {per_line}" if slot != "0" else "0",
+            place=f"{q} * {plan.warps} + warp_pos" if q != "0" else "warp_pos",
+            read_entry=" ".join(f"const {c_type(x.dtype)} {e} = {t}[line_start + i];"
+                                for x, e, t in zip(xs, entry_values, totals)),
+            first_entry=_assign(run_before, entry_values),
+            fold_entry=_into(run_before, run_before, entry_values),
+            take_direct=" ".join(f"const {c_type(x.dtype)} {p} = {r};"
+                                 for x, p, r in zip(xs, prefixes, run_before)),
             write=(f"if (lane_pos == {plan.lanes - 1}) " if plan.lanes > 1 else "") + "{ " +
             " ".join(f"{t}[{at}warp_pos] = {a};" for t, a in zip(totals, names("acc"))) + " }",
-            arrays=[dict(totals=t, offset=off, befores=b, before_offset=boff, before=m)
-                    for t, off, b, boff, m in zip(totals, offsets, befores,
-                                                  offsets[len(xs):], sums)],
+            arrays=[dict(totals=t, offset=off, befores=b, before=m,
+                         before_offset=None if direct else offsets[len(xs) + k])
+                    for k, (t, off, b, m) in enumerate(zip(totals, offsets, befores, sums))],
             fold=_into(sums, sums, [f"{t}[line_start + i]" for t in totals]),
             keep=" ".join(f"{b}[e] = {m};" for b, m in zip(befores, sums)),
             take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"

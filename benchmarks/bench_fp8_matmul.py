@@ -25,6 +25,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
+from timing import dense_peak_tflops  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -89,8 +90,11 @@ def main() -> None:
     tc_k, tr_k = MM.matmul_kernel, as_triton(MM.matmul_kernel)
     print(f"{torch.cuda.get_device_name()}: fp8 matmul (fp32 accumulation, fp16 out), "
           "tilecc / Triton / torch._scaled_mm, TFLOP/s (best configuration)")
+    peak = dense_peak_tflops(torch.cuda.get_device_name(), eight_bit=True)
+    if peak:
+        print(f"(tilecc's fraction of the dense fp8 peak, {peak:.0f} TFLOP/s, under 'tc/peak')")
     header = (f"{'dtype':<5} {'M x K x N':>16} {'tilecc':>8} {'Triton':>8} {'scaled':>8} "
-              f"{'tc/Triton':>9} {'tc/scaled':>9} {'err tc':>7} {'err tr':>7}  "
+              f"{'tc/Triton':>9} {'tc/scaled':>9} {'tc/peak':>7} {'err tc':>7} {'err tr':>7}  "
               "tilecc config / Triton config")
     print(header)
     print("-" * len(header))
@@ -108,6 +112,7 @@ def main() -> None:
             tflops = lambda t: 2 * m * n * k / (t * 1e-3) / 1e12  # noqa: E731
             print(f"{dname:<5} {f'{m}x{k}x{n}':>16} {tflops(t_tc):8.1f} {tflops(t_tr):8.1f} "
                   f"{tflops(t_sm):8.1f} {t_tr / t_tc:9.3f} {t_sm / t_tc:9.3f} "
+                  f"{tflops(t_tc) / peak if peak else float('nan'):7.3f} "
                   f"{err_tc:7.3f} {err_tr:7.3f}  "
                   f"{cfg_tc} / {cfg_tr}", flush=True)
 

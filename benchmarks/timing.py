@@ -78,3 +78,22 @@ def copies_beyond_l2(bytes_per_call: int) -> int:
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     return max(2, -(-3 * l2 // bytes_per_call))
+
+
+# Dense tensor-core peaks (TFLOP/s, no sparsity) of the GPUs the tables are made on, from
+# the vendors' data sheets: 16-bit inputs, and 8-bit float inputs.
+DENSE_PEAK_TFLOPS = {
+    "H100 PCIe": (756.0, 1513.0),
+    "H100": (989.4, 1978.9),  # SXM5
+    "H200": (989.4, 1978.9),
+    "A100": (312.0, None),
+}
+
+
+def dense_peak_tflops(device_name: str, eight_bit: bool = False) -> float | None:
+    """The dense tensor-core peak of the GPU named `device_name` (torch's name for it), or
+    None where it is not in DENSE_PEAK_TFLOPS."""
+    for key, peaks in DENSE_PEAK_TFLOPS.items():  # the longer names first
+        if key in device_name:
+            return peaks[1 if eight_bit else 0]
+    return None

@@ -125,12 +125,25 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     # run 2 ahead and the iteration's own barrier does — but for one warpgroup's product
     # of 128 x 128 x 32 or more, which runs 3 ahead behind the barrier
     refill = "__syncthreads();  // ... by every warp: its stage can be refilled"
+    closing = "__syncthreads();  // the next stage is everyone's"
     assert "tc::wgmma_wait<1>()" in src and refill in src and "2 iterations ahead" in src
+    assert closing in src
     deep = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=4)
     assert "tc::wgmma_wait<1>()" in deep and refill not in deep and "2 iterations ahead" in deep
+    assert closing in deep
     large = sig.replace("64,64,64,0", "128,128,32,0")
     large_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_stages=4)
-    assert refill in large_deep and "3 iterations ahead (4 stages" in large_deep
+    assert "3 iterations ahead (4 stages" in large_deep
+    # 3 ahead, each thread waits for its copies of the next stage before the refill barrier
+    # (two stages' copies stay in flight), which then ends the iteration: one barrier
+    awaited = "__syncthreads();  // by every warp: the previous products retired, the next " \
+        "stage landed"
+    loop = large_deep[large_deep.index("for (int k_ = "):
+                      large_deep.index("tc::wgmma_wait<0>();  // the last")]
+    assert loop.count("__syncthreads()") == 1 and awaited in loop and closing not in loop
+    assert loop.index("tc::cp_async_wait<1>();") < loop.index(awaited) < \
+        loop.index("tc::cp_async<16>(")
+    assert awaited not in src and awaited not in deep
     two_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=4)
     assert refill not in two_deep and "2 iterations ahead (4 stages" in two_deep
     shallow = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=2)

@@ -69,6 +69,7 @@ class DotWriter(Writer):
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
         self.refill_barrier = False  # ... whose copies wait for every warpgroup's retire
+        self.awaits_at_refill = False  # ... where the next stage is awaited (the copies do it)
         # a pipelined loop's products whose wait a later one does (Pipeline.deferred), and
         # their accumulators (name, registers): pinned wherever the groups are retired
         self.deferred: frozenset = frozenset()
@@ -275,7 +276,7 @@ class DotWriter(Writer):
             a_from_registers=a_tile is None, a_tile=a_tile, b_tile=b_tile, every=every,
             acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
             a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
-            refill_barrier=self.refill_barrier,
+            refill_barrier=self.refill_barrier and not self.awaits_at_refill,
             intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
             halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
                     for i in range(per_group // 64)],
@@ -302,7 +303,7 @@ class DotWriter(Writer):
             hook()
         return lines
 
-    def retire_deferred(self, refill: bool = False) -> None:
+    def retire_deferred(self, refill: bool = False, barrier: bool = True) -> None:
         """The wait that retires the deferred products (Pipeline.deferred): before copies
         refill a stage (`refill`), all groups but the newest where this iteration committed
         one (it reads this iteration's stage, never the one refilled), then a barrier: a
@@ -317,7 +318,7 @@ class DotWriter(Writer):
             if keep and name == self.committing:
                 continue  # the newest group's, still in flight
             self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
-        if refill:
+        if refill and barrier:  # (else the caller's barrier, after its own waits)
             self.out.line("__syncthreads();  // ... by every warp")
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
@@ -429,6 +430,7 @@ class DotWriter(Writer):
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
         self.wgmma_in_flight, self.refill_barrier = p.in_flight, p.refill_barrier
+        self.awaits_at_refill = p.awaits_at_refill
         self.deferred = p.deferred
         self.deferred_accs = [(self.names.name(o.result), o.result.layout.regs)
                               for o in body.ops if id(o) in p.deferred]
@@ -456,7 +458,7 @@ class DotWriter(Writer):
                  next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
         self.out.line(self.ctx.dot_macros.pipelined_loop(d))
-        self.wgmma_in_flight = self.refill_barrier = False
+        self.wgmma_in_flight = self.refill_barrier = self.awaits_at_refill = False
         self.deferred, self.deferred_accs = frozenset(), []
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
@@ -491,15 +493,23 @@ class DotWriter(Writer):
         s, dist, stage = p.stages, p.distance, d["stage"]
         write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
         d["waited"] = False
+        d["closing"] = not p.awaits_at_refill  # (else the refill barrier ends the iteration)
 
         def copies() -> None:
             # Issued once the first mma fragments are read from shared memory (their reads
             # need not queue behind the copies' writes), or once the wgmma are issued; a
             # wgmma then waits for the next stage while it multiplies.
             if self.deferred:
-                self.retire_deferred(refill=True)
+                self.retire_deferred(refill=True, barrier=not p.awaits_at_refill)
+            if p.awaits_at_refill:  # this thread's copies of the next stage, then one barrier
+                self.out.line(self.ctx.dot_macros.await_stage(
+                    d["wait"], "the next stage", d["next_stage"], d["next_parity"], d["more"],
+                    pending=dist - 2).strip())
+                self.out.line("__syncthreads();  // by every warp: the previous products "
+                              "retired, the next stage landed")
+                d["waited"] = True
             self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
-            if d["wait"]["wgmma"]:
+            if d["wait"]["wgmma"] and not p.awaits_at_refill:
                 self.out.line(self.ctx.dot_macros.await_stage(
                     d["wait"], "the next stage", d["next_stage"], d["next_parity"],
                     d["more"]).strip())

@@ -200,6 +200,15 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
 # behind a barrier, num_stages - 1 iterations ahead (128 x 128 x 32)
 DEEP_PRODUCT = 1 << 19
 
+# Copies at least this many iterations ahead are waited for (the next stage's) before the
+# refill barrier, which then ends the iteration: the wait then leaves at least two stages
+# of copies in flight.  Two ahead it would leave none (the refill is issued after it):
+# measured on an H200, 3 stages of 128 x 256 x 64 on 8 warps ran at 0.69-0.70 of Triton's
+# speed that way against 0.86-0.96 with the iteration's own closing barrier; 3 ahead (one
+# warpgroup, 4 stages) 64 x 256 x 32 went from 0.73-0.84 to 0.84-0.89 and 128 x 128 x 32
+# from 0.80-0.86 to 0.84-0.89.
+AWAIT_AT_REFILL_DISTANCE = 3
+
 
 def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pipeline:
     """Hopper, num_stages >= 3: one warpgroup MMA stays in flight while the next iteration
@@ -210,8 +219,11 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     and the barrier that ends an iteration is that point; with 3 (one iteration ahead
     would not hide a load's latency), and in one warpgroup whose product is large enough
     to hide a barrier, they run num_stages - 1 ahead, behind a second barrier after the
-    wait for the previous MMA (`refill_barrier`), as Triton's pipeline does.  Measured on
-    an H200 (fp16 / bf16, 4096³ and 8192³, one warpgroup, 4 stages): 128 x 128 x 64 tiles
+    wait for the previous MMA (`refill_barrier`), as Triton's pipeline does; from 3 ahead
+    each thread waits for its copies of the next stage before that barrier, which then
+    ends the iteration too (`awaits_at_refill`; Triton's iteration ends with another).
+    Measured on an H200 (fp16 / bf16, 4096³ and 8192³, one warpgroup, 4 stages, before
+    `awaits_at_refill`): 128 x 128 x 64 tiles
     0.72-0.77 -> 0.81-0.87 of Triton's speed, 128 x 128 x 32 +4-6%, 64 x 256 x 32 level,
     128 x 64 x 32 and 64 x 128 x 32 (2^18 multiply-adds) 2-7% slower; with several
     warpgroups (8 warps, 128 x 256 x 64) no faster."""
@@ -226,7 +238,9 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
-    return replace(p, in_flight=overlap, refill_barrier=barrier, distance=dist, note=note)
+    return replace(p, in_flight=overlap, refill_barrier=barrier,
+                   awaits_at_refill=barrier and dist >= AWAIT_AT_REFILL_DISTANCE,
+                   distance=dist, note=note)
 
 
 def _multiply_adds(dot: Op) -> int:
@@ -264,7 +278,8 @@ def _deferred(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     many = len(chosen) > 1
     note = (p.note[:-1] + f"; {len(chosen)} accumulating product{'s' if many else ''} "
             "retired by the next product's wait)")
-    return replace(p, deferred=frozenset(id(d) for d in chosen), note=note)
+    return replace(p, deferred=frozenset(id(d) for d in chosen),
+                   awaits_at_refill=p.distance >= AWAIT_AT_REFILL_DISTANCE, note=note)
 
 
 def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:

@@ -184,7 +184,7 @@ def test_signature_entries(entry, expect):
     assert (spec.type, spec.divisible_by_16, spec.equals_one) == expect
 
 
-@pytest.mark.parametrize("entry", ["*fp33", "fp32:16", "*i32:1", "i32:8"])
+@pytest.mark.parametrize("entry", ["*fp33", "fp32:16", "*i32:1", "i32:4", "*fp16:8", "fp32:8"])
 def test_bad_signature_entries(entry):
     with pytest.raises(ValueError):
         SP._spec_from_entry("p", entry)

@@ -528,7 +528,7 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     monkeypatch.setattr(k, "_direct", counting(direct, taken))
     k._grids.clear()  # kernel[grid]'s partials, bound from now on to the counting one
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024)
-    k[(6, 2)](*arrays, n=1001, m=4, k=1, alpha=0.25, BLOCK=1024)  # keywords bind too
+    k[(6, 2)](*arrays, n=1016, m=4, k=1, alpha=0.25, BLOCK=1024)  # keywords bind too
     assert taken == [True, True]
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # a new key: general path
     k[(5,)](*arrays, 1000, 3, 1, 0.5, BLOCK=1024, num_warps=8)  # ... and then direct
@@ -549,7 +549,7 @@ def test_warm_launches_take_the_direct_path(gpu, fw, monkeypatch):
     assert taken[6:] == [True] * 4 and len(taken) == 10
     values = [e["values"] for e in gpu.log]
     assert values[0] == values[1] == values[2] == values[4] == values[5] == values[7]
-    assert values[3][6:] == [1001, 4, 0.25] and gpu.log[3]["grid"] == (6, 2, 1)
+    assert values[3][6:] == [1016, 4, 0.25] and gpu.log[3]["grid"] == (6, 2, 1)
     assert values[6][-1] == float("inf")
     assert values[8] == values[9] == values[10] == values[0]
     assert [e["grid"] for e in gpu.log[8:]] == [(4, 8, 1), (3, 2, 1), (7, 1, 1)]

@@ -83,6 +83,8 @@ class Variant:
             elif s.divisible_by_16:
                 out.append(f"aligned16({p.cxx_name})" if s.type.is_ptr()
                            else f"{p.cxx_name} % 16 == 0")
+            elif s.divisor > 1:
+                out.append(f"{p.cxx_name} % {s.divisor} == 0")
         return out
 
     def describe_guards(self) -> str:
@@ -95,6 +97,8 @@ class Variant:
             elif s.divisible_by_16:
                 parts.append(f"{s.name} 16-byte aligned" if s.type.is_ptr()
                              else f"{s.name} % 16 == 0")
+            elif s.divisor > 1:
+                parts.append(f"{s.name} % {s.divisor} == 0")
         return "when " + " and ".join(parts) if parts else "for any arguments"
 
 
@@ -189,7 +193,8 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
 
 
 def specificity(v: Variant) -> int:
-    return sum(1 for s in v.specs if not s.is_constexpr and (s.divisible_by_16 or s.equals_one))
+    return sum(1 for s in v.specs if not s.is_constexpr and
+               (s.divisible_by_16 or s.equals_one or s.divisor > 1))
 
 
 def group_variants(jit_fn: JITFunction, variants: list[Variant]) -> list[KernelGroup]:

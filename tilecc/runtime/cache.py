@@ -229,7 +229,8 @@ def spec_key(specs: Iterable) -> list:
         elif s.is_constexpr:
             out.append([s.name, "constexpr", repr(s.constexpr)])
         else:
-            out.append([s.name, str(s.type), bool(s.divisible_by_16), bool(s.equals_one)] +
+            out.append([s.name, str(s.type), bool(s.divisible_by_16), bool(s.equals_one),
+                        s.divisor] +
                        ([repr(s.descriptor)] if s.descriptor is not None else []))
     return out
 

@@ -361,5 +361,6 @@ def describe_specs(specs) -> list[str]:
                        (" (16-byte aligned)" if s.divisible_by_16 else ""))
         else:
             out.append(f"{s.name}: {s.type.short}" + (" (multiple of 16)" if s.divisible_by_16
+                                                      else " (multiple of 8)" if s.divisor == 8
                                                       else ""))
     return out

@@ -600,7 +600,8 @@ class JITFunction(KernelFunction, KernelInterface):
                 if iv == 1:
                     specs.append(ArgSpec(p.name, type=t, equals_one=True))
                     continue
-                specs.append(ArgSpec(p.name, type=t, divisible_by_16=iv % 16 == 0))
+                specs.append(ArgSpec(p.name, type=t, divisible_by_16=iv % 16 == 0,
+                                     divisor=8 if iv % 16 and iv % 8 == 0 else 1))
             else:
                 specs.append(ArgSpec(p.name, type=t))
             passed.append(v)  # as given: the launcher packs it by its type (no NumPy here)

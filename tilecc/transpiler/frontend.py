@@ -138,7 +138,8 @@ def parse(fn: Callable, specs: list[ArgSpec], options, target: Target = CUDA) ->
             if spec.name in read_only and t.is_ptr():
                 t = D.pointer_type(t.element_ty, const=True)
             v = Value(Type(t), spec.name)
-            kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16))
+            kernel.params.append(Param(spec.name, v, divisible_by_16=spec.divisible_by_16,
+                                       divisor=spec.divisor))
             tracer.scope[spec.name] = v
     tracer.b.loc = kernel.loc  # what host-side descriptors emit belongs to the `def` line
     for i, spec in enumerate(specs):  # host-side descriptors: from their parts

@@ -144,7 +144,7 @@ class Param:
     constexpr: Any = None
     divisible_by_16: bool = False  # ints: value % 16 == 0; pointers: 16-byte aligned
     is_constexpr: bool = False
-    divisor: int = 1  # ints: a divisor known otherwise (a descriptor's strides)
+    divisor: int = 1  # ints: a divisor known otherwise (`i32:8`, a descriptor's strides)
 
 
 @dataclass

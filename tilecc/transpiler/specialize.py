@@ -2,7 +2,8 @@
 
 Signature strings follow Triton's AOT convention, one comma-separated entry per parameter:
 `*fp32` (pointer), `*fp16:16` (16-byte aligned pointer), `i32`, `i64:16` (multiple of 16),
-`i32:1` (equal to 1), `fp32`, or a bare literal for a constexpr.  Launch arguments are
+`i32:8` (a multiple of 8, not of 16: tilecc's own), `i32:1` (equal to 1), `fp32`, or a bare
+literal for a constexpr.  Launch arguments are
 typed as Triton types them: Python int → i32 (i64 when it needs it), float → fp32,
 bool → i1, NumPy scalars by their dtype, arrays → pointers to their dtype.
 """
@@ -151,16 +152,18 @@ def _spec_from_entry(name: str, entry: str) -> ArgSpec | list[ArgSpec]:
     if entry.startswith("tensordesc"):
         return _descriptor_entry(name, entry)
     text, _, attr = entry.partition(":")
-    if attr not in ("", "16", "1"):
-        raise ValueError(f"unknown specialization ':{attr}' (use :16 or :1)")
+    if attr not in ("", "16", "8", "1"):
+        raise ValueError(f"unknown specialization ':{attr}' (use :16, :8 or :1)")
     if text.startswith("*"):
-        if attr == "1":
-            raise ValueError("a pointer cannot be specialized to 1")
+        if attr in ("1", "8"):
+            raise ValueError(f"a pointer cannot be specialized to :{attr} (use :16 for a "
+                             "16-byte aligned one)")
         return ArgSpec(name, type=D.pointer_type(parse_type(text[1:])), divisible_by_16=attr == "16")
     t = parse_type(text)
     if attr and not t.is_int():
-        raise ValueError("only integers take :16 or :1")
-    return ArgSpec(name, type=t, divisible_by_16=attr == "16", equals_one=attr == "1")
+        raise ValueError("only integers take :16, :8 or :1")
+    return ArgSpec(name, type=t, divisible_by_16=attr == "16", equals_one=attr == "1",
+                   divisor=8 if attr == "8" else 1)
 
 
 @dataclass(frozen=True)

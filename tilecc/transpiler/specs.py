@@ -79,4 +79,8 @@ class ArgSpec:
     type: D.dtype | D.pointer_type | None = None
     divisible_by_16: bool = False
     equals_one: bool = False
+    # ints not a multiple of 16: 8 where the value is a multiple of 8 (`i32:8`), else 1.
+    # Triton keys 16 only; 8 is what 16-byte vectors of 16-bit elements need of a row
+    # stride or a length (1000, 4104 ...), which would otherwise load 2 bytes at a time
+    divisor: int = 1
     descriptor: DescriptorSpec | None = None

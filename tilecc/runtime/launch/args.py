@@ -214,9 +214,9 @@ def _exchange_stream(values) -> Callable:
 def _wide(v: int) -> str:
     """The key of an int outside i32 (Triton: i64, then u64; wider is an error)."""
     if _I64_MIN <= v <= _I64_MAX:
-        return "i64/16" if v & 15 == 0 else "i64"
+        return "i64/16" if v & 15 == 0 else "i64/8" if v & 7 == 0 else "i64"
     if 0 <= v <= _U64_MAX:
-        return "u64/16" if v & 15 == 0 else "u64"
+        return "u64/16" if v & 15 == 0 else "u64/8" if v & 7 == 0 else "u64"
     return "too wide"  # never cached: the slow path raises OverflowError
 
 
@@ -257,7 +257,8 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             out.append(ptr)
         elif kind == _INT:
             if _I32_MIN <= v <= _I32_MAX:
-                key.append("=1" if v == 1 else "i32/16" if v & 15 == 0 else "i32")
+                key.append("=1" if v == 1 else "i32/16" if v & 15 == 0 else
+                           "i32/8" if v & 7 == 0 else "i32")
             else:
                 key.append(_wide(v))
             out.append(v)
@@ -280,7 +281,7 @@ def arg_key(constexpr_flags: tuple[bool, ...], values) -> tuple[list, list] | No
             out.append(ptr)
         elif kind == _NP_INT:
             i = int(v)
-            key.append((t, "=1" if i == 1 else i & 15 == 0))
+            key.append((t, "=1" if i == 1 else 16 if i & 15 == 0 else 8 if i & 7 == 0 else 1))
             out.append(i)
         elif kind == _NP_FIXED:
             key.append(t)
@@ -374,14 +375,16 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
                     f"getattr(getattr({a}, 'device', None), 'id', 0)"]
             out.append(f"p{i}")
         elif kind == _INT:
-            key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32\") "
+            key.append(f"((\"=1\" if {a} == 1 else \"i32/16\" if {a} & 15 == 0 else \"i32/8\" "
+                       f"if {a} & 7 == 0 else \"i32\") "
                        f"if -2147483648 <= {a} <= 2147483647 else _wide({a}))")
             out.append(a)
         elif kind in (_FLOAT, _BOOL, _NP_FIXED):
             out.append(a)  # fp32 / i1 / the NumPy scalar's type: fixed by the type check
-        elif kind == _NP_INT:  # the type is checked; == 1 and % 16 are keyed
+        elif kind == _NP_INT:  # the type is checked; == 1, % 16 and % 8 are keyed
             body.append(f"i{i} = int({a})")
-            key.append(f"(\"=1\" if i{i} == 1 else i{i} & 15 == 0)")
+            key.append(f"(\"=1\" if i{i} == 1 else 16 if i{i} & 15 == 0 else 8 if i{i} & 7 == 0 "
+                       "else 1)")
             out.append(f"i{i}")
         elif kind == _DLPACK:  # (k: None where it cannot be read)
             body.append(f"d{i} = {a}.__dlpack_device__()")

@@ -1,5 +1,5 @@
-# args: emit {file}:scale -s '*fp32,*fp32,i32:8,1024'
-# error: {file}:9: kernel `scale`: parameter `n` (entry 3, 'i32:8'): unknown specialization ':8' (use :16 or :1)
+# args: emit {file}:scale -s '*fp32,*fp32,i32:4,1024'
+# error: {file}:9: kernel `scale`: parameter `n` (entry 3, 'i32:4'): unknown specialization ':4' (use :16, :8 or :1)
 
 import tilecc
 import tilecc.language as tl

@@ -1,5 +1,5 @@
 # args: emit {file}:scale -s '*fp32,*fp32,fp32:16,1024'
-# error: parameter `n` (entry 3, 'fp32:16'): only integers take :16 or :1
+# error: parameter `n` (entry 3, 'fp32:16'): only integers take :16, :8 or :1
 
 import tilecc
 import tilecc.language as tl

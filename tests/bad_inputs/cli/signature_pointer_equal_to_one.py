@@ -1,5 +1,5 @@
 # args: emit {file}:scale -s '*fp32:1,*fp32,i32,1024'
-# error: parameter `x_ptr` (entry 1, '*fp32:1'): a pointer cannot be specialized to 1
+# error: parameter `x_ptr` (entry 1, '*fp32:1'): a pointer cannot be specialized to :1 (use :16 for a 16-byte aligned one)
 
 import tilecc
 import tilecc.language as tl

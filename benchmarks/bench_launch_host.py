@@ -286,7 +286,7 @@ def gpu_available() -> bool:
     return torch.cuda.is_available()
 
 
-DLPACK_BASE = "RawKernel after each DLPack argument's __dlpack__(stream=)"
+DLPACK_BASE = "RawKernel after each DLPack argument's __dlpack_device__(), __dlpack__(stream=)"
 
 
 def gpu_rows(args) -> list[tuple[str, float]]:
@@ -344,14 +344,16 @@ def gpu_rows(args) -> list[tuple[str, float]]:
         "DLPack objects (torch's __dlpack__ each call)": [DLPack(t) for t in ts],
     }
     cases = {"RawKernel (CuPy arrays, NumPy scalars)": lambda: raw((1,), (128,), raw_args)}
-    # A DLPack consumer must ask the producer for a capsule at each call (the pointer may
-    # change, and `stream=` orders the producer's work before the launch): that part of the
-    # DLPack row is the producer's, timed here beside the same RawKernel launch.
+    # A DLPack consumer must ask the producer at each call for the device (which names the
+    # stream to give) and for a capsule (the pointer may change, and `stream=` orders the
+    # producer's work before the launch): that part of the DLPack row is the producer's,
+    # timed here beside the same RawKernel launch.
     exported = kinds["DLPack objects (torch's __dlpack__ each call)"]
     xs = cupy.cuda.get_current_stream().ptr or 1  # (the stream tilecc tells the producer)
 
     def raw_after_exports():
         for d in exported:
+            d.__dlpack_device__()
             d.__dlpack__(stream=xs)
         raw((1,), (128,), raw_args)
     cases[DLPACK_BASE] = raw_after_exports

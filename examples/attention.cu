@@ -528,9 +528,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
-    tc::store_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced1::coord0((v % 8)),
-        chunk);
+    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced1::coord0((v % 8)),
+          chunk);
   }
 }

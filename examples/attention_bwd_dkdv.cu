@@ -667,11 +667,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
-    tc::store_if<8>(t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        DV +
-        (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced5::coord0((v % 8))),
-        chunk);
+    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DV +
+          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced5::coord0((v % 8))),
+          chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
   tc::half t_6[32];
@@ -708,10 +708,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
-    tc::store_if<8>(t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        DK +
-        (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced5::coord0((v % 8))),
-        chunk);
+    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DK +
+          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced5::coord0((v % 8))),
+          chunk);
   }
 }

@@ -581,10 +581,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
-    tc::store_if<8>(t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
-        DQ +
-        (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced8::coord0((v % 8))),
-        chunk);
+    if (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+      tc::store<8>(DQ +
+          (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced8::coord0((v % 8))),
+          chunk);
   }
 }

@@ -397,10 +397,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    tc::store_if<8>((t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < M) &
-        (t_1 + Sliced3::coord0(((v % 8) / 8 * 8)) < N),
-        c_ptr + stride_cm * (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 *
-        (t_1 + Sliced3::coord0((v % 8))),
-        chunk);
+    if ((t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < M) &
+        (t_1 + Sliced3::coord0(((v % 8) / 8 * 8)) < N))
+      tc::store<8>(c_ptr + stride_cm * (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 *
+          (t_1 + Sliced3::coord0((v % 8))),
+          chunk);
   }
 }

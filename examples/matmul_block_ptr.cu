@@ -429,13 +429,13 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    tc::store_if<8>(((tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) >= t_10) &
+    if (((tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) >= t_10) &
         (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) < t_11)) &
         ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >= t_12) &
-        (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_13)),
-        t_9 +
-        (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8 +
-        tc::cast<long long>(Sliced5::coord0((v % 8)))),
-        chunk);
+        (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_13)))
+      tc::store<8>(t_9 +
+          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8 +
+          tc::cast<long long>(Sliced5::coord0((v % 8)))),
+          chunk);
   }
 }

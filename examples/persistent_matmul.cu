@@ -268,7 +268,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       tc::Vec<tc::half, 2> chunk;
 #pragma unroll
       for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
-      tc::store_if<2>(((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
+      if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
           -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
           tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
           128)) &
@@ -283,17 +283,17 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
           (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) <
           tc::cast<long long>(c_desc_shape1) -
           tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))),
-          c_desc_base +
-          (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-          128) *
-          c_desc_stride0 +
-          tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
-          (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
-          c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
-          chunk);
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
+        tc::store<2>(c_desc_base +
+            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+            128) *
+            c_desc_stride0 +
+            tc::cast<long long>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
+            (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
+            c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
+            chunk);
     }
   }
 }

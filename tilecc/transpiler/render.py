@@ -264,14 +264,12 @@ class CoreWriter(Writer):
         guard = self.exprs.text(mask, "v") if mask is not None and plan.mask_mode == "vector" \
             else ""
         # elements under 32 bits are packed into words: a predicated store keeps the packing
-        # out from under the branch (layer norm at 1024 columns, 1 warp: +3%), and is one
-        # 16-byte store where, under a branch, the compiler may split it into words (the
-        # attention forward's output at head dim 128: 4 x 4 bytes a vector and 213 registers
-        # under branches, 16 bytes and 180 predicated; the matmul epilogue: 10% fewer
-        # instructions).  32-bit ones keep the branch, which lets the compiler compute each
-        # vector just before its store (softmax at 1024 columns, 2 warps: 31 registers, 44
-        # with the predicated form)
-        predicated = self.ctx.target.predicated_narrow_stores and value.dtype.itemsize < 4
+        # out from under the branch (layer norm at 1024 columns, 1 warp: +3%).  32-bit ones
+        # keep the branch, which lets the compiler compute each vector just before its store
+        # (softmax at 1024 columns, 2 warps: 31 registers, 44 with the predicated form), as
+        # do tensor-core epilogues, where the accumulators already fill the registers
+        predicated = (self.ctx.target.predicated_narrow_stores and value.dtype.itemsize < 4
+                      and self.ctx.memory_bound)
         self.out.line(self.ctx.macros.vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
             lane_value=self.exprs.text(value, "v + k"), ptr=self.exprs.text(ptr, "v"), guard=guard,

@@ -67,6 +67,7 @@ class RenderContext:
     emission: Emission  # what is written as an expression, what as a variable
     writes: frozenset[int]  # pointer values written through (none of them declared const)
     consumers: dict[int, Value]  # value id → a value computed from it (names derive)
+    memory_bound: bool  # no tensor-core products: registers free for loads in flight
     # tl.dot's code declares short names (row, g, q...) in scopes that read user values
     dot_names: frozenset[str]
     pipe_smem: int  # dynamic shared memory: pipeline stages and hoisted dot operands
@@ -78,6 +79,7 @@ class RenderContext:
         return cls(kernel, target, line_directives, Emission(kernel, target.matrix_units),
                    frozenset(_written_pointers(kernel)),
                    {o.id: op.result for op in kernel.walk() if op.results for o in op.operands},
+                   memory_bound(kernel),
                    DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk())
                    else frozenset(),
                    sum(t.nbytes for t in tiles), tuple(t.what for t in tiles))

@@ -164,8 +164,8 @@ examples:
 
 A signature gives each parameter in order: *fp32 (a pointer), *fp32:16 (16-byte
 aligned), i32 / i64 / fp32 (scalars), i32:16 (a multiple of 16), i32:8 (a multiple of
-8, not of 16), 1024 (a constexpr's value).  `tilecc COMMAND --help` shows each command's options and examples; the
-environment variables tilecc reads are in docs/environment.md.
+8, not of 16), 1024 (a constexpr's value).  `tilecc COMMAND --help` shows each command's
+options and examples; the environment variables tilecc reads are in docs/environment.md.
 """
 
 EMIT_EXAMPLES = """\

@@ -303,7 +303,7 @@ class DotWriter(Writer):
             hook()
         return lines
 
-    def retire_deferred(self, refill: bool = False, barrier: bool = True) -> None:
+    def retire_deferred(self, refill: bool = False) -> None:
         """The wait that retires the deferred products (Pipeline.deferred): before copies
         refill a stage (`refill`), all groups but the newest where this iteration committed
         one (it reads this iteration's stage, never the one refilled), then a barrier: a
@@ -318,7 +318,7 @@ class DotWriter(Writer):
             if keep and name == self.committing:
                 continue  # the newest group's, still in flight
             self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
-        if refill and barrier:  # (else the caller's barrier, after its own waits)
+        if refill:
             self.out.line("__syncthreads();  // ... by every warp")
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
@@ -500,7 +500,7 @@ class DotWriter(Writer):
             # need not queue behind the copies' writes), or once the wgmma are issued; a
             # wgmma then waits for the next stage while it multiplies.
             if self.deferred:
-                self.retire_deferred(refill=True, barrier=not p.awaits_at_refill)
+                self.retire_deferred(refill=True)
             if p.awaits_at_refill:  # this thread's copies of the next stage, then one barrier
                 self.out.line(self.ctx.dot_macros.await_stage(
                     d["wait"], "the next stage", d["next_stage"], d["next_parity"], d["more"],

@@ -77,9 +77,9 @@ class Pipeline:
     # stages or none in flight)
     in_flight: bool = False
     refill_barrier: bool = False  # in flight with 3 stages: a barrier before the copies
-    # the barrier before the copies (in flight, or deferred products retired) is also where
-    # every thread's copies of the next stage are known to have landed (each waits for its
-    # own first): the iteration ends without a barrier of its own
+    # the refill barrier (in flight) is also where every thread's copies of the next stage
+    # are known to have landed (each waits for its own first): the iteration ends without
+    # a barrier of its own
     awaits_at_refill: bool = False
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own

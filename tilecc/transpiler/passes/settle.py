@@ -278,8 +278,7 @@ def _deferred(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     many = len(chosen) > 1
     note = (p.note[:-1] + f"; {len(chosen)} accumulating product{'s' if many else ''} "
             "retired by the next product's wait)")
-    return replace(p, deferred=frozenset(id(d) for d in chosen),
-                   awaits_at_refill=p.distance >= AWAIT_AT_REFILL_DISTANCE, note=note)
+    return replace(p, deferred=frozenset(id(d) for d in chosen), note=note)
 
 
 def _accumulates_only(dot: Op, body: Region, emission: Emission) -> bool:

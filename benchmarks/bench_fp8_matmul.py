@@ -25,7 +25,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops  # noqa: E402
+from timing import dense_peak_tflops, runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -49,12 +49,8 @@ def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str, floa
     out = (float("inf"), "", float("nan"))
     for cfg in configs:
         fn = run(kernel, a, b, c, cfg)
-        try:
-            c.zero_()
-            fn()
-            torch.cuda.synchronize()
-        except Exception as e:  # a configuration this compiler cannot build
-            print(f"  skipped {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
+        c.zero_()
+        if not runs(fn, str(cfg)):
             continue
         err = (c.float() - ref).abs().max().item()
         assert err < 0.05 * ref.abs().max().item(), f"{cfg}: wrong result (error {err})"

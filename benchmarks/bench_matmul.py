@@ -21,7 +21,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops  # noqa: E402
+from timing import dense_peak_tflops, runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -63,13 +63,8 @@ def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
         fns = {"cuBLAS": baseline}
         for tool, kernel in kernels.items():
             fn = run(kernel, a, b, c, cfg)
-            try:
-                c.zero_()
-                fn()
-                torch.cuda.synchronize()
-            except Exception as e:  # a configuration this compiler cannot build
-                print(f"  {tool} skipped {cfg}: {type(e).__name__}: "
-                      f"{str(e).splitlines()[0][:100]}")
+            c.zero_()
+            if not runs(fn, f"{tool} {cfg}"):
                 continue
             torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
             fns[tool] = fn

@@ -71,6 +71,20 @@ def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -
     return out
 
 
+def runs(fn, what: str) -> bool:
+    """Call `fn` once and wait for the GPU; False, after a line saying why, where it raises
+    (a configuration a compiler cannot build or this GPU cannot run)."""
+    import torch
+
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - reported; the other configurations go on
+        print(f"  skipped {what}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
+        return False
+    return True
+
+
 def copies_beyond_l2(bytes_per_call: int) -> int:
     """How many buffer sets `gpu_ms_queued` rotates over: together at least three times
     the L2 cache, so that no call finds its inputs left there by an earlier one."""

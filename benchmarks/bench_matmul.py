@@ -50,9 +50,9 @@ ROUNDS = 3
 def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
     """{tool: (ms, label)}: each tool's fastest configuration.  Per configuration the tools
     (and `baseline`, cuBLAS) are timed in turn, `ROUNDS` times, and each keeps its best
-    round: a GPU's clocks drift with its power and heat over a run (at 8192³ the tool timed
-    first after a pause was seen up to 20% faster), and interleaving spreads that drift
-    over all of them."""
+    round: under a GEMM the GPU runs near its power limit and its clock moves, and timing
+    one tool's configurations all together, then the other's, did not compare alike (on an
+    H200, Triton's best at 8192³ fp16 measured 623 TFLOP/s so, 657-760 timed in turn)."""
     out = {tool: (float("inf"), "") for tool in kernels}
     out["cuBLAS"] = (float("inf"), "")
     m, k = a.shape

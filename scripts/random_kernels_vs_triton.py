@@ -82,7 +82,7 @@ def frontend_problem(prog, kernel) -> str | None:
             signature[name] = "constexpr"
             constexprs[name] = prog.constexprs.get(name)
         else:
-            signature[name] = entry
+            signature[name] = entry.split(":")[0]  # the type (Triton's attributes go apart)
     src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
     try:
         triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps":

@@ -176,6 +176,29 @@ def test_campaign_script_hip_only_compiles_a_batch_per_hiprtc_run(tmp_path) -> N
     assert features == {RK.generate(s, RK.WILD_FEATURES).feature for s in range(10000, 10003)}
 
 
+def test_signature_is_the_specialization_launches_pick(tmp_path) -> None:
+    """What CI compiles of a generated program is what a GPU launch of it compiles: its
+    integer scalars specialized by value (`:1`, `:16`, `:8`) as `specs_for` does, arrays
+    16-byte aligned (device allocations are)."""
+    from tilecc.transpiler.specialize import _spec_from_entry
+
+    seen = set()
+    for seed in range(40):
+        prog = RK.generate(seed, RK.WILD_FEATURES)
+        kernel = prog.load(str(tmp_path))
+        values, _ = kernel.bind(tuple(prog.make_args()), {"num_warps": prog.num_warps})
+        launched = {s.name: s for s in kernel.specs_for(values)[0]}
+        for (name, kind), entry in zip(prog.params, prog.signature().split(",")):
+            if kind == "array":
+                assert entry.endswith(":16"), entry
+            elif kind not in ("constexpr", "none"):
+                got, want = _spec_from_entry(name, entry), launched[name]
+                assert (got.divisible_by_16, got.divisor, got.equals_one) == \
+                    (want.divisible_by_16, want.divisor, want.equals_one), (seed, name, entry)
+                seen.add(entry.partition(":")[2])
+    assert {"", "1", "16", "8"} <= seen
+
+
 def test_generator_is_deterministic_and_covers_every_feature() -> None:
     a, b = RK.generate(7), RK.generate(7)
     assert a.source == b.source and a.signature() == b.signature()

@@ -16,6 +16,16 @@ from tilecc.testing.random_exprs import DT, Undefined
 __all__ = ["Output", "Program", "compare_output", "close", "random_array"]
 
 
+def _by_value(kind: str, value) -> str:
+    """A scalar parameter's signature entry as a launch with `value` specializes it."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) or \
+            not kind.startswith(("i", "u")) or kind == "i1":
+        return kind
+    v = int(value)
+    return f"{kind}:1" if v == 1 else f"{kind}:16" if v % 16 == 0 else \
+        f"{kind}:8" if v % 8 == 0 else kind
+
+
 @dataclass
 class Output:
     param: str
@@ -53,16 +63,21 @@ class Program:
         return getattr(module, self.name)
 
     def signature(self) -> str:
+        """The specialization a GPU launch of the program picks: arrays 16-byte aligned
+        (as device allocations are), integer scalars by their value (`:1`, `:16`, `:8`),
+        so that compiling it checks the code the launches run."""
         parts = []
         for name, kind in self.params:
             if kind == "array":
                 dt = self.arrays[name][0] if name in self.arrays else \
                     next(o.dt for o in self.outputs if o.param == name)
-                parts.append(f"*{dt.sig}")
+                parts.append(f"*{dt.sig}:16")
             elif kind == "constexpr":
                 parts.append(str(self.constexprs[name]))
+            elif kind == "none":
+                parts.append("None")
             else:
-                parts.append("None" if kind == "none" else kind)
+                parts.append(_by_value(kind, self.scalars.get(name)))
         return ",".join(parts)
 
     def inputs(self) -> dict[str, np.ndarray]:

@@ -68,8 +68,9 @@ class DotWriter(Writer):
         self.dot_use: dict[int, tuple[Op, int]] = {}  # pipelined load → (its dot, operand)
         self.after_first_fragments = None  # a pipeline's copies, issued inside its mma loop
         self.wgmma_in_flight = False  # rendering a loop that keeps one wgmma in flight
-        self.refill_barrier = False  # ... whose copies wait for every warpgroup's retire
-        self.awaits_at_refill = False  # ... where the next stage is awaited (the copies do it)
+        # ... whose copies wait behind the product's own barrier for every warp's retire
+        # (not where the copies bring their own, after awaiting the next stage)
+        self.refill_barrier = False
         # a pipelined loop's products whose wait a later one does (Pipeline.deferred), and
         # their accumulators (name, registers): pinned wherever the groups are retired
         self.deferred: frozenset = frozenset()
@@ -276,7 +277,7 @@ class DotWriter(Writer):
             a_from_registers=a_tile is None, a_tile=a_tile, b_tile=b_tile, every=every,
             acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
             a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
-            refill_barrier=self.refill_barrier and not self.awaits_at_refill,
+            refill_barrier=self.refill_barrier,
             intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
             halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
                     for i in range(per_group // 64)],
@@ -429,8 +430,8 @@ class DotWriter(Writer):
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
-        self.wgmma_in_flight, self.refill_barrier = p.in_flight, p.refill_barrier
-        self.awaits_at_refill = p.awaits_at_refill
+        self.wgmma_in_flight = p.in_flight
+        self.refill_barrier = p.refill_barrier and not p.awaits_at_refill
         self.deferred = p.deferred
         self.deferred_accs = [(self.names.name(o.result), o.result.layout.regs)
                               for o in body.ops if id(o) in p.deferred]
@@ -458,7 +459,7 @@ class DotWriter(Writer):
                  next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
         self.out.line(self.ctx.dot_macros.pipelined_loop(d))
-        self.wgmma_in_flight = self.refill_barrier = self.awaits_at_refill = False
+        self.wgmma_in_flight = self.refill_barrier = False
         self.deferred, self.deferred_accs = frozenset(), []
 
     def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:

@@ -513,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A from registers and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned b_base = tc::smem_address((do_stages + start_m_stage * 2048));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)
@@ -605,7 +605,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A from registers and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned b_base = tc::smem_address((q_stages + start_m_stage * 2048));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)

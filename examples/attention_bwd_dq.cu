@@ -394,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address(q_tile),
           b_base = tc::smem_address((kt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
@@ -477,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address(do_tile),
           b_base = tc::smem_address((vt_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
@@ -516,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64
     //   instruction, reading A from registers and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned b_base = tc::smem_address((k_stages + start_n_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
       // between multiplications, which would serialize them)

@@ -316,13 +316,10 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 16) {
       const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0)) >=
-          -tc::cast<long long>(pid_m * 128)) &
-          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
-          tc::cast<long long>(pid_m * 128))) &
-          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
-          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(a_desc_shape1) -
-          tc::cast<long long>(k_ * 64 / 2))),
+          tc::load_if<16>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
+          tc::cast<unsigned int>(pid_m * 128) < tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
+          tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))),
           a_desc_base +
           (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
           (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
@@ -336,13 +333,10 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 16) {
       const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>(((tc::cast<long long>(Sliced0::coord0(0)) >=
-          -tc::cast<long long>(pid_n * 128)) &
-          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
-          tc::cast<long long>(pid_n * 128))) &
-          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
-          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(b_desc_shape1) -
-          tc::cast<long long>(k_ * 64 / 2))),
+          tc::load_if<16>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
+          tc::cast<unsigned int>(pid_n * 128) < tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
+          tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))),
           b_desc_base +
           (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
           (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
@@ -603,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n128
     //   instruction, reading A and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address(accumulator_a),
           b_base = tc::smem_address(accumulator_b);
       // the accumulator registers stay where the tensor cores write them (no copies

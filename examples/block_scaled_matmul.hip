@@ -320,13 +320,10 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
-          -tc::cast<long long>(pid_m * 128)) &
-          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(a_desc_shape0) -
-          tc::cast<long long>(pid_m * 128))) &
-          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
-          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(a_desc_shape1) -
-          tc::cast<long long>(k_ * 64 / 2))),
+          tc::load_if<8>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
+          tc::cast<unsigned int>(pid_m * 128) < tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
+          tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))),
           a_desc_base +
           (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
           (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
@@ -340,13 +337,10 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<unsigned char, 8> chunk =
-          tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(0)) >=
-          -tc::cast<long long>(pid_n * 128)) &
-          (tc::cast<long long>(Sliced0::coord0(0)) < tc::cast<long long>(b_desc_shape0) -
-          tc::cast<long long>(pid_n * 128))) &
-          ((tc::cast<long long>(Sliced1::coord0(v)) >= -tc::cast<long long>(k_ * 64 / 2)) &
-          (tc::cast<long long>(Sliced1::coord0(v)) < tc::cast<long long>(b_desc_shape1) -
-          tc::cast<long long>(k_ * 64 / 2))),
+          tc::load_if<8>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
+          tc::cast<unsigned int>(pid_n * 128) < tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
+          tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))),
           b_desc_base +
           (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
           (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +

@@ -264,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
         // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128
         //   instructions, reading A and B from shared memory
         {
-          const int warpgroup = tc::warp_id() / 4;
+          const int warpgroup = tc::warpgroup_id();
           const unsigned a_base = tc::smem_address(acc_a), b_base = tc::smem_address(acc_b);
           // the accumulator registers stay where the tensor cores write them (no copies
           // between multiplications, which would serialize them)

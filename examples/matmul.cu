@@ -285,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128
     //   instructions, reading A and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)),
           b_base = tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies

@@ -199,14 +199,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   // pid_n * BLOCK_SIZE_N.  order=(1, 0): the columns are contiguous (row-major).
   // L39: a_block = tl.make_block_ptr(a_ptr, shape=(M, K), strides=(stride_am, stride_ak),
   //   offsets=(pid_m * BLOCK_SIZE_M, 0), block_shape=(BLOCK_SIZE_M, BLOCK_SIZE_K), order=(1, 0))
-  const long long t_ = tc::cast<long long>(M);
-  const long long t_1 = tc::cast<long long>(K);
-  const long long t_2 = tc::cast<long long>(stride_am);
+  const long long t_ = tc::cast<long long>(stride_am);
   // L42: b_block = tl.make_block_ptr(b_ptr, shape=(K, N), strides=(stride_bk, stride_bn),
   //   offsets=(0, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_K, BLOCK_SIZE_N), order=(1, 0))
-  const long long t_3 = tc::cast<long long>(K);
-  const long long t_4 = tc::cast<long long>(N);
-  const long long t_5 = tc::cast<long long>(stride_bk);
+  const long long t_1 = tc::cast<long long>(stride_bk);
   // L47: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll
@@ -247,17 +243,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           tc::cp_async<16>(a_stages_base + a_at[v / 8],
               a_ptr +
-              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              (tc::cast<long long>(a_block_offset0) * t_ + tc::cast<long long>(a_block_offset1)) +
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_ +
               tc::cast<long long>(Sliced3::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-              -tc::cast<long long>(a_block_offset0)) &
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
-              tc::cast<long long>(a_block_offset0))) &
-              ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
-              -tc::cast<long long>(a_block_offset1)) &
-              (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_1 -
-              tc::cast<long long>(a_block_offset1))) ? 16 : 0);
+              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
+              tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
+              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
+              tc::cast<unsigned int>(a_block_offset1) <
+              tc::cast<unsigned int>(tc::max(K, 0))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
@@ -265,17 +258,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           tc::cp_async<16>(b_stages_base + b_at[v / 8],
               b_ptr +
-              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+              (tc::cast<long long>(b_block_offset0) * t_1 + tc::cast<long long>(b_block_offset1)) +
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_1 +
               tc::cast<long long>(Sliced5::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-              -tc::cast<long long>(b_block_offset0)) &
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
-              tc::cast<long long>(b_block_offset0))) &
-              ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >=
-              -tc::cast<long long>(b_block_offset1)) &
-              (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4 -
-              tc::cast<long long>(b_block_offset1))) ? 16 : 0);
+              (tc::cast<unsigned int>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) +
+              tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
+              (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) +
+              tc::cast<unsigned int>(b_block_offset1) <
+              tc::cast<unsigned int>(tc::max(N, 0))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
@@ -298,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     // main loop: 2 steps of K = 16; warpgroup w computes rows [128 w, 128 (w + 1)) as 2 m64n128
     //   instructions, reading A and B from shared memory
     {
-      const int warpgroup = tc::warp_id() / 4;
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address((a_stages + k_stage * 4096)),
           b_base = tc::smem_address((b_stages + k_stage * 4096));
       // the accumulator registers stay where the tensor cores write them (no copies
@@ -334,17 +324,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           tc::cp_async<16>(a_stages_base + a_at[v / 8],
               a_ptr +
-              (tc::cast<long long>(a_block_offset0) * t_2 + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_2 +
+              (tc::cast<long long>(a_block_offset0) * t_ + tc::cast<long long>(a_block_offset1)) +
+              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_ +
               tc::cast<long long>(Sliced3::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-              -tc::cast<long long>(a_block_offset0)) &
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) < t_ -
-              tc::cast<long long>(a_block_offset0))) &
-              ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
-              -tc::cast<long long>(a_block_offset1)) &
-              (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) < t_1 -
-              tc::cast<long long>(a_block_offset1))) ? 16 : 0);
+              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
+              tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
+              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
+              tc::cast<unsigned int>(a_block_offset1) <
+              tc::cast<unsigned int>(tc::max(K, 0))) ? 16 : 0);
         }
         // L50: b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
@@ -352,17 +339,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         for (int v = 0; v < 32; v += 8) {
           tc::cp_async<16>(b_stages_base + b_at[v / 8],
               b_ptr +
-              (tc::cast<long long>(b_block_offset0) * t_5 + tc::cast<long long>(b_block_offset1)) +
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_5 +
+              (tc::cast<long long>(b_block_offset0) * t_1 + tc::cast<long long>(b_block_offset1)) +
+              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_1 +
               tc::cast<long long>(Sliced5::coord0((v % 8)))),
-              ((tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-              -tc::cast<long long>(b_block_offset0)) &
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) < t_3 -
-              tc::cast<long long>(b_block_offset0))) &
-              ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >=
-              -tc::cast<long long>(b_block_offset1)) &
-              (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_4 -
-              tc::cast<long long>(b_block_offset1))) ? 16 : 0);
+              (tc::cast<unsigned int>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) +
+              tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
+              (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) +
+              tc::cast<unsigned int>(b_block_offset1) <
+              tc::cast<unsigned int>(tc::max(N, 0))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
@@ -390,15 +374,15 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   // L56: c_block = tl.make_block_ptr(c_ptr, shape=(M, N), strides=(stride_cm, stride_cn),
   //   offsets=(pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_M,
   //   BLOCK_SIZE_N), order=(1, 0))
-  const int t_6 = pid_m * 128;
-  const int t_7 = pid_n * 128;
-  const long long t_8 = tc::cast<long long>(stride_cm);
+  const int t_2 = pid_m * 128;
+  const int t_3 = pid_n * 128;
+  const long long t_4 = tc::cast<long long>(stride_cm);
   // L59: tl.store(c_block, c, boundary_check=(0, 1))
-  tc::half* const t_9 = c_ptr + (tc::cast<long long>(t_6) * t_8 + tc::cast<long long>(t_7));
-  const long long t_10 = -tc::cast<long long>(t_6);
-  const long long t_11 = tc::cast<long long>(M) - tc::cast<long long>(t_6);
-  const long long t_12 = -tc::cast<long long>(t_7);
-  const long long t_13 = tc::cast<long long>(N) - tc::cast<long long>(t_7);
+  tc::half* const t_5 = c_ptr + (tc::cast<long long>(t_2) * t_4 + tc::cast<long long>(t_3));
+  const unsigned int t_6 = tc::cast<unsigned int>(t_2);
+  const unsigned int t_7 = tc::cast<unsigned int>(tc::max(M, 0));
+  const unsigned int t_8 = tc::cast<unsigned int>(t_3);
+  const unsigned int t_9 = tc::cast<unsigned int>(tc::max(N, 0));
   tc::half c_1[128];
   {
     // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
@@ -429,12 +413,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    if (((tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) >= t_10) &
-        (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) < t_11)) &
-        ((tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) >= t_12) &
-        (tc::cast<long long>(Sliced5::coord0(((v % 8) / 8 * 8))) < t_13)))
-      tc::store<8>(t_9 +
-          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_8 +
+    if ((tc::cast<unsigned int>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + t_6 < t_7) &
+        (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) + t_8 < t_9))
+      tc::store<8>(t_5 +
+          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_4 +
           tc::cast<long long>(Sliced5::coord0((v % 8)))),
           chunk);
   }

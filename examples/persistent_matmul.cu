@@ -35,6 +35,8 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
+//   Blocked2: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//     axis 1: 2 per thread x 4 lanes x 1 warps
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
@@ -71,6 +73,22 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
+// Blocked2: 128 x 128 block, 64 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   axis 1: 2 per thread x 4 lanes x 1 warps
+struct Blocked2 {
+  enum : int { kRegs = 64 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) {
+    return (r / 32) * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4);
+  }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) {
+    return (r % 32) / 2 * 8 + tc::lane_id() % 4 * 2 + (r % 32) % 2;
+  }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
 extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     const tc::half* a_desc_base,
     int a_desc_shape0,
@@ -88,9 +106,11 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     int N,
     int K,
     const __grid_constant__ tc::TensorMap a_desc_map /* a_desc, [8, 64] boxes */,
-    const __grid_constant__ tc::TensorMap b_desc_map /* b_desc, [64, 64] boxes */) {
+    const __grid_constant__ tc::TensorMap b_desc_map /* b_desc, [64, 64] boxes */,
+    const __grid_constant__ tc::TensorMap c_desc_map /* c_desc, [128, 64] boxes */) {
   tc::launch_ranges<256>();
-  // dynamic shared memory: the tl.dot pipeline stages (98328 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages and the tile of the copy engine's stores
+  //   (132096 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // L42: start_pid = tl.program_id(axis=0)
   const int start_pid = static_cast<int>(blockIdx.x);
@@ -187,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n128
       //   instruction, reading A and B from shared memory
       {
-        const int warpgroup = tc::warp_id() / 4;
+        const int warpgroup = tc::warpgroup_id();
         const unsigned a_base = tc::smem_address((a_stages + ki_stage * 8192)),
             b_base = tc::smem_address((b_stages + ki_stage * 8192));
         // the accumulator registers stay where the tensor cores write them (no copies
@@ -263,37 +283,67 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 64; r += 2)
       tc::cast_pair(accumulator[r], accumulator[r + 1], t_[r], t_[r + 1]);
+    if ((tile_id / num_pid_in_group * 8 + tile_id %
+        tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+        128 >= 0 && (tile_id / num_pid_in_group * 8 + tile_id %
+        tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+        128 < c_desc_shape0 && tile_id % num_pid_in_group /
+        tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128 >= 0 && tile_id %
+        num_pid_in_group / tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) *
+        128 < c_desc_shape1) {  // (the copy engine faults on a corner outside the tensor)
+      // through shared memory, then the copy engine (TMA): 128 x 64 boxes of fp16, 128-byte
+      //   swizzled
+      if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copies before have read the tile
+      __syncthreads();
+      tc::half* const buffer = reinterpret_cast<tc::half*>(dynamic_smem + 99328);
 #pragma unroll
-    for (int v = 0; v < 64; v += 2) {
-      tc::Vec<tc::half, 2> chunk;
+      for (int r = 0; r < 64; r += 2) {
+        tc::Vec<tc::half, 2> chunk;
 #pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
-      if (((tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) >=
-          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-          128)) &
-          (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) <
-          tc::cast<long long>(c_desc_shape0) -
-          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-          128))) &
-          ((tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) >=
-          -tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
-          (tc::cast<long long>(Sliced1::coord0(((v % 32) / 2 * 2))) <
-          tc::cast<long long>(c_desc_shape1) -
-          tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
-        tc::store<2>(c_desc_base +
-            (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+        for (int k = 0; k < 2; ++k) chunk[k] = t_[r + k];
+        tc::store<2>(
+            buffer + Blocked2::coord1(r) / 64 * 8192 + tc::swizzled_chunk<8>(Blocked2::coord0(r),
+            Blocked2::coord1(r) % 64 / 8) * 8 + Blocked2::coord1(r) % 8, chunk);
+      }
+      tc::fence_proxy_async();  // the tile, visible to the copy engine
+      __syncthreads();
+      if (threadIdx.x == 0) {
+#pragma unroll
+        for (int c = 0; c < 128; c += 64)
+          tc::tma_store_2d(c_desc_map, tc::smem_address(buffer + c * 128),
+              tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) *
+              128 + c, (tile_id / num_pid_in_group * 8 + tile_id %
+              tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+              128);
+        tc::tma_store_commit();
+      }
+    } else {
+#pragma unroll
+      for (int v = 0; v < 64; v += 2) {
+        tc::Vec<tc::half, 2> chunk;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) chunk[k] = t_[v + k];
+        if ((tc::cast<unsigned int>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) +
+            tc::cast<unsigned int>((tile_id / num_pid_in_group * 8 + tile_id %
             tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-            128) *
-            c_desc_stride0 +
-            tc::cast<long long>(tile_id % num_pid_in_group /
-            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
-            (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
-            c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
-            chunk);
+            128) <
+            tc::cast<unsigned int>(tc::max(c_desc_shape0, 0))) &
+            (tc::cast<unsigned int>(Sliced1::coord0(((v % 32) / 2 * 2))) +
+            tc::cast<unsigned int>(tile_id % num_pid_in_group /
+            tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128) <
+            tc::cast<unsigned int>(tc::max(c_desc_shape1, 0))))
+          tc::store<2>(c_desc_base +
+              (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+              tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
+              128) *
+              c_desc_stride0 +
+              tc::cast<long long>(tile_id % num_pid_in_group /
+              tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) +
+              (tc::cast<long long>(Sliced0::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) *
+              c_desc_stride0 + tc::cast<long long>(Sliced1::coord0((v % 32)))),
+              chunk);
+      }
     }
   }
+  if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copy engine's stores have read their tile
 }

@@ -210,14 +210,10 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
 #pragma unroll
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
-            tc::load_if<8>(((tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-            -tc::cast<long long>(offs_am)) &
-            (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) <
-            tc::cast<long long>(a_desc_shape0) - tc::cast<long long>(offs_am))) &
-            ((tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) >=
-            -tc::cast<long long>(ki * 64)) &
-            (tc::cast<long long>(Sliced1::coord0(((v % 8) / 8 * 8))) <
-            tc::cast<long long>(a_desc_shape1) - tc::cast<long long>(ki * 64))),
+            tc::load_if<8>((tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
+            tc::cast<unsigned int>(offs_am) < tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+            (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
+            tc::cast<unsigned int>(ki * 64) < tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))),
             a_desc_base +
             (tc::cast<long long>(offs_am) * a_desc_stride0 + tc::cast<long long>(ki * 64)) +
             (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * a_desc_stride0 +
@@ -231,14 +227,10 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
 #pragma unroll
       for (int v = 0; v < 16; v += 8) {
         const tc::Vec<tc::half, 8> chunk =
-            tc::load_if<8>(((tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) >=
-            -tc::cast<long long>(ki * 64)) &
-            (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) <
-            tc::cast<long long>(b_desc_shape0) - tc::cast<long long>(ki * 64))) &
-            ((tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) >=
-            -tc::cast<long long>(offs_bn)) &
-            (tc::cast<long long>(Sliced3::coord0(((v % 8) / 8 * 8))) <
-            tc::cast<long long>(b_desc_shape1) - tc::cast<long long>(offs_bn))),
+            tc::load_if<8>((tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
+            tc::cast<unsigned int>(ki * 64) < tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+            (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
+            tc::cast<unsigned int>(offs_bn) < tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))),
             b_desc_base +
             (tc::cast<long long>(ki * 64) * b_desc_stride0 + tc::cast<long long>(offs_bn)) +
             (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * b_desc_stride0 +
@@ -304,21 +296,15 @@ extern "C" __global__ void __launch_bounds__(512) persistent_matmul_kernel(
       tc::cast_pair(accumulator[r], accumulator[r + 1], t_[r], t_[r + 1]);
 #pragma unroll
     for (int r = 0; r < 32; ++r)
-      if (((tc::cast<long long>(Sliced6::coord0((r / 2))) >=
-          -tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
+      if ((tc::cast<unsigned int>(Sliced6::coord0((r / 2))) +
+          tc::cast<unsigned int>((tile_id / num_pid_in_group * 8 + tile_id %
           tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-          128)) &
-          (tc::cast<long long>(Sliced6::coord0((r / 2))) < tc::cast<long long>(c_desc_shape0) -
-          tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
-          128))) &
-          ((tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) >=
-          -tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128)) &
-          (tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) <
-          tc::cast<long long>(c_desc_shape1) -
-          tc::cast<long long>(tile_id % num_pid_in_group /
-          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128))))
+          128) <
+          tc::cast<unsigned int>(tc::max(c_desc_shape0, 0))) &
+          (tc::cast<unsigned int>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) +
+          tc::cast<unsigned int>(tile_id % num_pid_in_group /
+          tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128) <
+          tc::cast<unsigned int>(tc::max(c_desc_shape1, 0))))
         (c_desc_base +
             (tc::cast<long long>((tile_id / num_pid_in_group * 8 + tile_id %
             tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *

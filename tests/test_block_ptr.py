@@ -341,3 +341,38 @@ def test_block_pointer_to_bools_reads_int8_bytes() -> None:
     _bool_block_kernel.interpret[(1,)](mask, out, 5, BLOCK=8)
     np.testing.assert_array_equal(out, [1, 0, 1, 1, 0, 0, 0, 0])
     assert "reinterpret_cast<const signed char*>(M)" in _bool_block_kernel.source("*i1,*i32,i32,8")
+
+
+@SETTINGS
+@given(m=st.integers(-3, 40), n=st.integers(1, 40), om=st.integers(-20, 40),
+       on=st.integers(-20, 40), wide=st.booleans(), seed=st.integers(0, 2**16))
+def test_boundary_check_of_any_offset_and_shape(m, n, om, on, wide, seed) -> None:
+    """The bounds check, one unsigned comparison per dim, keeps exactly 0 <= offset + i <
+    shape: negative and past-the-end offsets, an empty or negative shape (nothing inside),
+    shapes of 32 and of 64 bits (NumPy int64 scalars are 64-bit parameters)."""
+    bm, bn = 8, 16
+    rng = np.random.default_rng(seed)
+    rows = max(m, 1)
+    x = rng.integers(-50, 50, (rows, n)).astype(np.float32)
+    y = np.full((bm, bn), 77, np.float32)
+    shape = (np.int64(m), np.int64(n)) if wide else (m, n)
+    KP.bp_load_kernel.interpret[(1,)](x.ravel().copy(), y, *shape, n, 1, om, on, BM=bm, BN=bn,
+                                      CHECK=(0, 1), PAD="zero")
+    r, c, ok = _inside(om, on, bm, bn, m, n, (0, 1))
+    np.testing.assert_array_equal(y[ok], x[r[ok], c[ok]])
+    np.testing.assert_array_equal(y[~ok], 0)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_boundary_check_is_one_unsigned_comparison_per_dim(wide) -> None:
+    """In the matmul's K loop each checked dim costs one comparison of (offset + i) read
+    as unsigned against max(shape, 0): 32-bit where the shape is a 32-bit argument."""
+    sig = KP.MATMUL_SIGNATURE.format(bm=128, bn=128, bk=32)
+    if wide:
+        sig = sig.replace("i32:16, i32:16, i32:16, i32:16, i32:1", "i64:16, i64:16, i64:16, "
+                          "i32:16, i32:1", 1)
+    src = KP.bp_matmul_kernel.source(sig, num_warps=4, num_stages=3, arch="sm_90a")
+    loop = src[src.index("L106: for k"):src.index("L112:")]
+    width = "unsigned long long" if wide else "unsigned int"
+    assert f"tc::cast<{width}>(tc::max(M, " in loop and f"tc::cast<{width}>(tc::max(K, " in loop
+    assert ">=" not in loop

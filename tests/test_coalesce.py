@@ -201,3 +201,68 @@ def test_gpu_matmul_with_the_converted_epilogue(m, n, k, dtype) -> None:
                              "GROUP_SIZE_M": 8}, num_warps=w, num_stages=s)
         MM.launch(a, b, c, cfg)
         torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25 if k > 500 else 0.1)
+
+
+def _persistent_example():
+    import os
+    import runpy
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+    return runpy.run_path(path, run_name="not_main")
+
+
+PERSISTENT_SIGNATURE = ("tensordesc<fp16[128, 64]>:16, tensordesc<fp16[64, 256]>:16, "
+                        "tensordesc<fp16[128, 256]>:16, i32:16, i32:16, i32:16, 128, 256, 64, "
+                        "8, 132")
+
+
+def test_a_persistent_kernels_output_tiles_are_stored_in_16_byte_vectors() -> None:
+    """The store of each output tile, in the loop over tiles after its K loop, goes
+    through the tiles' memory too (on sm_80: sm_90's copy engine writes them,
+    test_tma_store.py); a barrier after the conversion's reads keeps the next tile's
+    copies from overwriting what another thread has still to read."""
+    kernel = _persistent_example()["persistent_matmul_kernel"]
+    lowered, notes = kernel.lower(kernel._specs(PERSISTENT_SIGNATURE, {}), "cuda", 8,
+                                  num_stages=3, arch="sm_80")
+    converts = [op for op in lowered.walk() if op.kind == "convert"]
+    stores = [op for op in lowered.walk() if op.kind == "store"]
+    assert [(c.attrs.get("reuse_tiles"), c.attrs.get("tiles_again")) for c in converts] == \
+        [(True, True)]
+    assert [s.attrs["plan"].vec for s in stores] == [8]
+    src = kernel.source(PERSISTENT_SIGNATURE, num_warps=8, num_stages=3, arch="sm_80")
+    epilogue = src[src.index("// L59: c_desc.store"):]
+    assert epilogue.index("every thread is done with the tl.dot tiles") < \
+        epilogue.index("tc::load<8>(buffer") < \
+        epilogue.index("__syncthreads();  // read by every thread: the tiles can be refilled") < \
+        epilogue.index("tc::store<8>(")
+
+
+def test_a_persistent_kernels_converted_store_compiles_cleanly() -> None:
+    require_cuda_compiler()
+    kernel = _persistent_example()["persistent_matmul_kernel"]
+    assert_clean_compile(kernel, PERSISTENT_SIGNATURE, "cuda", "sm_80", num_warps=8,
+                         num_stages=3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(1000, 1000, 200), (520, 776, 136)])
+def test_gpu_persistent_matmul_many_tiles_per_program(m, n, k) -> None:
+    """Few programs, many output tiles each: every tile's conversion in the tiles' memory
+    is done before the next tile's copies land there (64 x 32 blocks: rows of 64 bytes,
+    which the copy engine's 128-byte boxes do not store), and the copy engine's stores
+    of one tile have read their tile before the next is written there (the others)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    example = _persistent_example()
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    ref = (a.float() @ b.float()).half()
+    for bm, bn, bk, w, s in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (64, 32, 32, 4, 3),
+                             (128, 256, 64, 8, 4)]:  # (the last: no room for the TMA tile)
+        c = torch.full((m, n), 7.0, device="cuda", dtype=torch.float16)
+        cfg = tilecc.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                             "GROUP_SIZE_M": 4}, num_warps=w, num_stages=s)
+        example["matmul"](a, b, c, cfg, 3)
+        torch.testing.assert_close(c, ref, rtol=1e-2, atol=5e-2)

@@ -142,7 +142,9 @@ def test_the_persistent_example_copies_by_tma_and_compiles() -> None:
     example = runpy.run_path(path, run_name="not_main")
     kernel, signature = example["persistent_matmul_kernel"], example["SIGNATURE"]
     binary = kernel.compile(signature, arch="sm_90a", num_warps=8, num_stages=4)
-    assert [m.param for m in binary.tensor_maps] == ["a_desc", "b_desc"]
+    # A and B copied in, C's output tiles copied out (passes.settle.TmaStore)
+    assert [(m.param, m.store) for m in binary.tensor_maps] == \
+        [("a_desc", False), ("b_desc", False), ("c_desc", True)]
     # the barriers are initialized and invalidated around each tile's loop over K
     source = kernel.source(signature, num_warps=8, num_stages=4)
     assert source.count("tc::mbarrier_init(") == source.count("tc::mbarrier_inval(") == 1
@@ -181,7 +183,10 @@ def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
     art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
     assert art.kernel.tensor_maps == [
         TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1)),
-        TensorMap("b_ptr", "fp16", (64, 64), 128, "zero", ("b_ptr", "K", "N", "N", 1))]
+        TensorMap("b_ptr", "fp16", (64, 64), 128, "zero", ("b_ptr", "K", "N", "N", 1)),
+        # C's block, written by the copy engine (passes.settle.TmaStore)
+        TensorMap("c_ptr", "fp16", (128, 64), 128, "zero", ("c_ptr", "M", "N", "N", 1),
+                  store=True)]
     src = art.source
     assert "const __grid_constant__ tc::TensorMap a_ptr_map" in src
     assert "a_ptr_map /* a_ptr's descriptor, [8, 64] boxes */" in src
@@ -191,13 +196,14 @@ def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
 def test_a_made_descriptor_over_an_unaligned_base_keeps_its_loads() -> None:
     # the specialization says the base is not 16-byte aligned: no copy engine for A
     art = _desc_artifact("*fp16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64")
-    assert [m.param for m in art.kernel.tensor_maps] == ["b_ptr"]
+    assert [m.param for m in art.kernel.tensor_maps] == ["b_ptr", "c_ptr"]  # (C: stored)
     assert art.source.count("tc::tma_load_2d(") == 2
     # strides not known to be multiples of 16 elements: Triton's rule promises 16 bytes
     # (checked at launch), so B is copied all the same
     art = _desc_artifact("*fp16:16, *fp16:16, *fp16:16, i32:16, i32, i32, 128, 128, 64")
     assert [m.args for m in art.kernel.tensor_maps] == [("a_ptr", "M", "K", "K", 1),
-                                                        ("b_ptr", "K", "N", "N", 1)]
+                                                        ("b_ptr", "K", "N", "N", 1),
+                                                        ("c_ptr", "M", "N", "N", 1)]
 
 
 def test_a_descriptor_over_a_computed_base_is_not_mapped() -> None:
@@ -212,10 +218,12 @@ def test_the_launch_finds_a_made_descriptors_arguments() -> None:
     specs = desc_matmul_kernel._specs(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64), {})
     art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
     slots = launch_cuda.map_slots(art.kernel.tensor_maps, specs)
-    # a_ptr, M, K, K, 1 and b_ptr, K, N, N, 1 among (a_ptr, b_ptr, c_ptr, M, N, K)
+    # a_ptr, M, K, K, 1 and b_ptr, K, N, N, 1 (copied in), c_ptr, M, N, N, 1 (out) among
+    # (a_ptr, b_ptr, c_ptr, M, N, K)
     assert [picks for picks, _, _ in slots] == [
         ((0, None), (3, None), (5, None), (5, None), (None, 1)),
-        ((1, None), (5, None), (4, None), (4, None), (None, 1))]
+        ((1, None), (5, None), (4, None), (4, None), (None, 1)),
+        ((2, None), (3, None), (4, None), (4, None), (None, 1))]
 
 
 def test_made_descriptor_kernels_compile_cleanly_and_keep_their_maps_on_disk(

@@ -125,7 +125,8 @@ def _lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarge
 
     traced = replace(options, maxnreg=legal_maxnreg(options.maxnreg))
     kernel = frontend.parse(kernel_fn.fn, specs, traced, target)
-    return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma)
+    return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma,
+                              tma_stores=options.tma_stores)
 
 
 def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec],
@@ -152,6 +153,11 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
     template_cache.install()
     rendered = render(kernel, target, conversions, specialization=describe_specs(specs),
                       line_directives=options.line_directives, occupancy=occupancy)
+    if options.tma_stores and _tma_stored(kernel) and \
+            rendered.static_shared_bytes + rendered.shared_bytes > target.shared_memory_limit:
+        # the TMA stores' tile is what does not fit: the threads store those blocks
+        return _transpile(kernel_fn, specs, target, replace(options, tma_stores=False),
+                          occupancy)
     check_shared_memory(kernel, rendered, target)
     return Artifact(kernel.symbol, rendered.source, tuple(specs), target.name, target.arch,
                     options, kernel=kernel, products=rendered, conversions=conversions)
@@ -214,6 +220,10 @@ def _tensor_map(saved: dict) -> TensorMap:
     args = saved.get("args")
     return TensorMap(**{**saved, "box": tuple(saved["box"]),
                         "args": tuple(args) if args is not None else None})
+
+
+def _tma_stored(kernel: Kernel) -> bool:
+    return any("tma_store" in op.attrs for op in kernel.walk())
 
 
 def check_shared_memory(kernel: Kernel, rendered: Rendered, target: CompileTarget) -> None:

@@ -211,6 +211,10 @@ class CompileOptions:
     # TMA copies of descriptors the kernel makes from its arguments, whose strides the
     # launch checks (no user option: a launch whose strides fail builds without them)
     made_descriptor_tma: bool = True
+    # descriptor stores written by the copy engine through a tile of their own (sm_90); a
+    # build whose shared memory would not fit with that tile is made without (no user
+    # option: the same inputs always decide it alike, so it is not in cache keys)
+    tma_stores: bool = True
 
     def native_flags(self, target) -> list[str]:
         """The native compiler's flags these options ask for (beyond the runtime's own) on

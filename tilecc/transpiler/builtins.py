@@ -182,7 +182,8 @@ def check_writable(ptr: D.pointer_type) -> None:
 def _store(tracer, name, pointer, value, mask, boundary_check, cache_modifier, eviction_policy):
     b = tracer.b
     if BP.is_block_pointer(pointer):
-        return BP.store(tracer, BP.unwrap(pointer), value, mask, boundary_check)
+        BP.store(tracer, BP.unwrap(pointer), value, mask, boundary_check)
+        return Const(None)
     _no_block_pointer_options(boundary_check)
     if not isinstance(pointer, Value) or not pointer.dtype.is_ptr():
         raise ValueError("tl.store needs a pointer or a block of pointers as its first argument")

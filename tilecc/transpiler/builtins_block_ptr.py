@@ -25,7 +25,7 @@ from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.builtin_registry import constant, handles, kernel_value
 from tilecc.transpiler.builtins_blocks import expand_dims
-from tilecc.transpiler.ir import Type, Value
+from tilecc.transpiler.ir import Op, Type, Value
 from tilecc.transpiler.semantic import Const
 
 
@@ -248,9 +248,6 @@ def pointers_and_mask(b, bp: BlockPointer, checked: list[int], corner: list | No
     start = _sum(b, [_times(b, fresh(b, off), stride)
                      for off, stride in zip(bp.offsets, bp.strides)])
     ptrs = S.binary(b, "add", S.binary(b, "add", bp.base, start), bp.tile)
-    # 0 <= offset + i < shape, written as -offset <= i < shape - offset (in int64, where
-    # neither side can overflow) so that the block side is tl.arange alone: an index the
-    # renderer recomputes where it is read, and the pipeliner can move ahead.
     mask: Any = None
     rank = len(bp.block_shape)
     for d in checked:
@@ -259,12 +256,44 @@ def pointers_and_mask(b, bp: BlockPointer, checked: list[int], corner: list | No
         first = fresh(b, off)
         if corner is not None:
             corner.append(first)
-        inside = S.binary(b, "and",
-                          S.compare(b, "ge", i, S.unary(b, "neg", S.cast(b, first, D.int64))),
-                          S.compare(b, "lt", i, S.binary(b, "sub", bp.shape[d],
-                                                         S.cast(b, fresh(b, off), D.int64))))
+        inside = _inside(b, i, first, bp.shape[d])
         mask = inside if mask is None else S.binary(b, "and", mask, inside)
     return ptrs, (None if mask is None else S.splat(b, mask, bp.block_shape))
+
+
+def _inside(b, i: Value, offset: Value, shape: Value | Const) -> Value:
+    """0 <= offset + i < shape as one unsigned comparison: (offset + i) read as unsigned
+    is below max(shape, 0) exactly when it lies in [0, shape) — a negative sum reads as at
+    least 2^31 (2^63), past any shape of the width.  In 32 bits where the shape is a 32-bit
+    value widened to int64 (offsets are int32, i a small tl.arange): a quarter of the
+    instructions of two signed 64-bit comparisons, and the unsigned sum cannot overflow
+    (C's signed one could).  Constancy along i is that of `i < n`: the analysis reads the
+    sum's divisors and the bound's (the maximum keeps both operands' common divisor)."""
+    narrow = _narrow_shape(shape)
+    wide = D.uint32 if narrow is not None else D.uint64
+    signed = D.int32 if narrow is not None else D.int64
+    bound = S.min_max(b, "max", narrow if narrow is not None else shape, Const(0))
+    total = S.binary(b, "add", S.cast(b, i, wide), S.cast(b, S.cast(b, offset, signed), wide))
+    return S.compare(b, "lt", total, S.cast(b, bound, wide))
+
+
+def bound(shape: Value | Const) -> Value | Const:
+    """A block pointer's shape in a dim as its bounds mask reads it (`_inside`)."""
+    narrow = _narrow_shape(shape)
+    return shape if narrow is None else narrow
+
+
+def _narrow_shape(shape: Value | Const) -> Value | Const | None:
+    """The 32-bit value a block pointer's int64 shape was widened from (None: a 64-bit
+    one)."""
+    if isinstance(shape, Const):
+        return shape if -(1 << 31) <= shape.value < 1 << 31 else None
+    src = shape.owner.operands[0] if shape.owner is not None and \
+        shape.owner.kind == "cast" else None
+    if src is not None and src.dtype.is_int() and (
+            src.dtype.bits < 32 or (src.dtype.bits == 32 and src.dtype.signed)):
+        return src
+    return None
 
 
 def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option,
@@ -292,7 +321,10 @@ def load(tracer, bp: BlockPointer, mask, other, boundary_check, padding_option,
     return b.emit("load", operands, ptrs.type.with_dtype(elem))
 
 
-def store(tracer, bp: BlockPointer, value, mask, boundary_check) -> Const:
+def store(tracer, bp: BlockPointer, value, mask, boundary_check,
+          corner: list | None = None) -> Op:
+    """The store op (`corner`, where given, receives the offsets the bounds mask reads, as
+    for `load`)."""
     b = tracer.b
     if not (isinstance(mask, Const) and mask.value is None):
         raise ValueError("`mask` cannot be specified for storing through block pointers; use "
@@ -310,9 +342,10 @@ def store(tracer, bp: BlockPointer, value, mask, boundary_check) -> Const:
     if v.dtype != elem:
         raise TypeError(f"tl.store: the value's element type {v.dtype!r} differs from the block "
                         f"pointer's {elem!r}; convert it with .to({elem!r}) first")
-    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = pointers_and_mask(b, bp, _boundary_check(boundary_check, len(bp.block_shape)),
+                                corner)
     operands = [ptrs, S.splat(b, v, bp.block_shape)]
     if m is not None:
         operands.append(m)
     b.emit("store", operands, None)
-    return Const(None)
+    return b.regions[-1].ops[-1]

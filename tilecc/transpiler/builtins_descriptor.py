@@ -228,7 +228,13 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
     v = _value(tracer, desc, bound.arguments["value"])
     bp = desc.at(tracer.b, offsets)
     if name == "store":
-        return BP.store(tracer, bp, v, Const(None), _all_dims(desc))
+        corner: list = []
+        op = BP.store(tracer, bp, v, Const(None), _all_dims(desc), corner)
+        if desc.host is not None or desc.args is not None:  # (passes.settle decides)
+            op.attrs["descriptor"] = DescriptorRead(desc.host or desc.args[0], tuple(corner),
+                                                    desc.args,
+                                                    bounds=tuple(map(BP.bound, bp.shape)))
+        return Const(None)
     allowed = _ATOMIC_TYPES["add" if name == "atomic_add" else
                             "min_max" if name in ("atomic_min", "atomic_max") else "bits"]
     if desc.dtype.short not in allowed:

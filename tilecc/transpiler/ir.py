@@ -122,17 +122,20 @@ class Op:
 
 @dataclass(frozen=True, eq=False)
 class DescriptorRead:
-    """`attrs["descriptor"]` of a load through a tensor descriptor the launch can encode a
-    tensor map of: the block's corner (one int32 scalar per dim, the values its bounds
-    mask reads) — what a TMA copy of the block needs — and where the descriptor comes
-    from.  A host-side descriptor: `param` is its kernel parameter, `args` None.  One made
+    """`attrs["descriptor"]` of a load (or a store) through a tensor descriptor the launch
+    can encode a tensor map of: the block's corner (one int32 scalar per dim, the values
+    its bounds mask reads) — what a TMA copy of the block needs — and where the descriptor
+    comes from.  A host-side descriptor: `param` is its kernel parameter, `args` None.  One made
     in the kernel from arguments alone: `param` is its base pointer's parameter, `args`
     its base, shape and strides, each a parameter name or an int.  `transposed`: the load
-    reads the block transposed (`desc.load(...).T`, passes.transpose)."""
+    reads the block transposed (`desc.load(...).T`, passes.transpose).  `bounds`: a
+    store's descriptor shape (the copy engine writes only boxes that start inside it)."""
     param: str
     corner: tuple[Value, ...]
     args: tuple | None = None
     transposed: bool = False
+    # a store's: the descriptor's shape, as the bounds mask reads it (one scalar per dim)
+    bounds: tuple = ()
 
 
 @dataclass

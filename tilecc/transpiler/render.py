@@ -244,6 +244,14 @@ class CoreWriter(Writer):
             lane_ptr=self.exprs.element(ptr, "v + k")))
 
     def op_store(self, op: Op) -> None:
+        if "tma_store" in op.attrs:  # the copy engine writes it (passes.settle.TmaStore)
+            with self.out.captured() as threads:  # ... or the threads, where it cannot
+                self.thread_store(op)
+            self.blocks.tma_store(op, threads)
+            return
+        self.thread_store(op)
+
+    def thread_store(self, op: Op) -> None:
         ptr, value = op.operands[0], op.operands[1]
         mask = op.operands[2] if len(op.operands) > 2 else None
         if not ptr.type.is_block:
@@ -511,6 +519,9 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.names.name_user_values(kernel)
     r.core.region(kernel.body)
+    if any("tma_store" in op.attrs for op in kernel.walk()):
+        r.out.line("if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copy "
+                   "engine's stores have read their tile")
     body = r.blocks.finish_pool(r.out.lines)
     declarations, shared = r.blocks.shared_memory_declarations()
     body = declarations + body

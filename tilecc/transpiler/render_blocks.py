@@ -100,6 +100,8 @@ class BlockWriter(Writer):
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
                 "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
+            if any("tma_store" in op.attrs for op in kernel.walk()):
+                what += " and the tile of the copy engine's stores"
             dynamic_decl = [words(f"  // dynamic shared memory: {what} ({dynamic} bytes, given "
                                   "at launch)"),
                             "  extern __shared__ __align__(1024) unsigned char dynamic_smem[];"]
@@ -328,7 +330,38 @@ class BlockWriter(Writer):
                          value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"))
                     for v, pos in writes],
             reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1])
-                   for v, pos in reads])))
+                   for v, pos in reads],
+            after="__syncthreads();  // read by every thread: the tiles can be refilled"
+            if tiles and op.attrs.get("tiles_again") else "")))
+
+    def tma_store(self, op: Op, threads: list[str]) -> None:
+        """A store the copy engine writes (passes.settle.TmaStore): the block into its tile,
+        128-byte rows swizzled by row (`tc::swizzled_chunk`, as TMA's 128-byte swizzle
+        places 16-byte chunks), then one thread's copies of each box at the corner — where
+        the corner lies inside the tensor; elsewhere `threads`, the threads' own store."""
+        t, x = op.attrs["tma_store"], op.operands[1]
+        rows, cols = x.type.shape
+        box_cols, per_chunk = t.map.box[1], 16 // x.dtype.itemsize
+        layout = x.layout
+        run = layout.vec if layout.fast_axis == 1 else 1
+        while per_chunk % run:
+            run //= 2
+        name = self.exprs.lname(layout)
+        row, col = f"{name}::coord0(r)", f"{name}::coord1(r)"
+        chunk = call("tc::swizzled_chunk<8>", row, f"{col} % {box_cols} / {per_chunk}")
+        pos = inner(f"{col} / {box_cols} * {rows * box_cols} +{SPACE}{chunk} * {per_chunk} +"
+                         f"{SPACE}{col} % {per_chunk}")
+        row0, col0 = (self.exprs.text(c) for c in t.corner)
+        inside = f" &&{SPACE}".join(f"{c} >= 0 && {c} < {self.exprs.text(n)}"
+                                    for c, n in zip((row0, col0), t.bounds))
+        self.out.line(self.ctx.block_macros.tma_store(dict(
+            inside=inside, threads="\n".join(threads),
+            comment=f"through shared memory, then the copy engine (TMA): {rows} x {box_cols} "
+                    f"boxes of {x.dtype.short}, 128-byte swizzled",
+            ctype=c_type(x.dtype), offset=t.buffer.offset, regs=layout.regs, run=run,
+            value=self.exprs.text(x, "r + k" if run > 1 else "r"), pos=pos, cols=cols,
+            inner=box_cols, rows=rows, map=self.names.map_names[t.map.key], row=row0,
+            col=col0)))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result

@@ -82,7 +82,8 @@ class RenderContext:
                    memory_bound(kernel),
                    DOT_GENERATED if any(op.kind == "dot" for op in kernel.walk())
                    else frozenset(),
-                   sum(t.nbytes for t in tiles), tuple(t.what for t in tiles))
+                   max((t.offset + t.nbytes for t in tiles), default=0),
+                   tuple(t.what for t in tiles))
 
     def root(self, v: Value) -> int:
         """The value whose C variable `v` lives in (loop-carried slots reuse variables)."""

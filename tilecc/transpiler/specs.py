@@ -44,7 +44,7 @@ class TensorMap:
     host-side descriptor `param`, or, for one made in the kernel from arguments alone
     (`args`: base, shape and strides, each a parameter name or an int), those arguments
     (`param` names its base pointer).  Outside the tensor a copy reads zeros, or NaN for
-    `padding` "nan"."""
+    `padding` "nan"; `store`: the copies write the tensor (passes.settle.TmaStore)."""
 
     param: str
     dtype: str  # the element type's name (D.dtype.short)
@@ -52,6 +52,7 @@ class TensorMap:
     swizzle: int  # bytes: 64 or 128
     padding: str  # "zero" or "nan"
     args: tuple | None = None
+    store: bool = False
 
     @property
     def key(self) -> tuple:

@@ -376,7 +376,9 @@ class TensorMapLauncher(Launcher):
                 args = tensor_map_arguments(m, address, key[1:1 + ndim], key[1 + ndim:])
                 if args is None:  # an empty tensor: a map that reads the padding alone
                     word, args = padding_map_arguments(m)
-                    where = (self.device_id, word)
+                    # (one that stores writes nothing of the tensor: its element is a
+                    # word of its own, not the padding other maps read)
+                    where = (self.device_id, "written" if m.store else word)
                     if where not in _padding_memory:
                         _padding_memory[where] = driver.memAllocFilled(256, word)
                     address = _padding_memory[where]

@@ -801,9 +801,7 @@ TC_DEVICE int swizzled_chunk(int row, int chunk) {
 
 #ifndef TC_HIP
 TC_DEVICE unsigned smem_address(const void* p) {
-  unsigned addr;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(addr) : "l"(p));
-  return addr;
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
 // Four (two) 8 x 8 matrices of 16-bit elements; lane i gives the address of row i % 8 of
@@ -870,6 +868,16 @@ TC_DEVICE unsigned long long wgmma_descriptor(unsigned address, unsigned lbo, un
   return static_cast<unsigned long long>((address & 0x3FFFF) >> 4) |
          (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
          (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32) | (swizzle << 62);
+}
+
+// This thread's warpgroup (4 warps), read from lane 0 of its warp: the compiler then knows
+// it is one value for the warp and keeps what is derived from it (the A descriptors of the
+// warpgroup's rows) in uniform registers, which wgmma reads directly.
+TC_DEVICE int warpgroup_id() {
+  int id;
+  asm("shfl.sync.idx.b32 %0, %1, 0, 0x1f, 0xffffffff;"
+      : "=r"(id) : "r"(static_cast<int>(threadIdx.x / (4 * TC_WARP_SIZE))));
+  return id;
 }
 
 // Row of the A tile in shared memory that holds the accumulator's logical row `row`.
@@ -1808,6 +1816,19 @@ TC_DEVICE bool mbarrier_try_wait(unsigned bar, unsigned parity) {
 TC_DEVICE void mbarrier_wait(unsigned bar, unsigned parity) {
   while (!mbarrier_try_wait(bar, parity)) {
   }
+}
+// The copy engine stores the box at (c0, c1) (innermost coordinate first) from shared
+// memory, writing only what lies inside the tensor; the stores issued since the last
+// commit form one group, and tma_store_wait_read<N> waits until at most N groups still
+// read shared memory (the tile may then be written again, or the program end).
+TC_DEVICE void tma_store_2d(const TensorMap& map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+TC_DEVICE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+template <int N> TC_DEVICE void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
 }
 // the box at (c0, c1) (innermost coordinate first; outside the tensor: the map's fill)
 TC_DEVICE void tma_load_2d(unsigned dst, const TensorMap& map, int c0, int c1, unsigned bar) {

@@ -18,6 +18,7 @@
                   retires, each dot's final plan, where tl.dot's tiles lie in dynamic
                   shared memory; the loads a pipeline does not copy move ahead of the
                   products (passes.early_loads)
+                  (and which descriptor stores the copy engine writes, sm_90)
   5. coalesce   — a product's result stored from a blocked layout (16-byte vectors), through
                   the tl.dot tiles' shared memory once the loops are done; rendering then
                   only reads the IR
@@ -38,10 +39,11 @@ from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import CompileTarget
 
 
-def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True
-               ) -> list[str]:
+def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True,
+               tma_stores: bool = True) -> list[str]:
     """Annotate `kernel` in place; returns the layout conversions it needs, described.
-    `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA."""
+    `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA;
+    `tma_stores` False: no descriptor store is written by the copy engine."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     contract_products(kernel)
@@ -55,7 +57,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     eliminate_dead_code(kernel)
     if target.async_copies:
         pipeline.plan(kernel, target.has_tma, made_descriptor_tma)
-    settle(kernel, target)
+    settle(kernel, target, made_descriptor_tma, tma_stores)
     conversions += coalesce_stores(kernel, target.warp_size)
     ir.verify(kernel)
     return conversions

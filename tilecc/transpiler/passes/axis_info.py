@@ -145,6 +145,8 @@ def _rule(op: Op) -> AxisInfo:
                                                    for x in a.divisibility),
                                 _quotient_runs(a, c, const))
             return AxisInfo((1,) * rank, (1,) * rank, _quotient_runs(a, c, const))
+        if fn in ("max", "min") and op.operands[0].dtype.is_int():
+            return AxisInfo((1,) * rank, div, const)  # one operand or the other: their divisor
         if fn == "rem" and op.operands[0].dtype.is_int():
             # x % n with n the same over a run: a run of x aligned to a divisor of n does
             # not wrap (offs % M keeps 16-element runs when M % 16 == 0)

@@ -8,10 +8,13 @@ along the pointers' contiguous axis, a warp's lanes along it, as Triton's coales
 does): the stored value is converted through shared memory, and the pointers and mask,
 index arithmetic, are computed again in the new layout.
 
-Only where the conversion cannot cost shared memory the kernel does not have: a store at
-the kernel's top level after every loop whose tl.dot tiles lie in dynamic shared memory,
-whose block fits in those tiles (`Op.attrs["reuse_tiles"]` on the convert: the renderer
-writes it there once every thread is past the loops).  Measured on Hopper GEMM epilogues
+Only where the conversion cannot cost shared memory the kernel does not have: a store
+after every loop whose tl.dot tiles lie in dynamic shared memory, whose block fits in
+those tiles (`Op.attrs["reuse_tiles"]` on the convert: the renderer writes it there once
+every thread is past the loops) — at the kernel's top level, or in the body of a loop
+that holds no tiles itself after the loops there that do: the output tiles of a
+persistent kernel, whose next tile's copies then wait for the conversion's reads
+(`Op.attrs["tiles_again"]`: a barrier after them).  Measured on Hopper GEMM epilogues
 (H200, 4096³ to 8192³, fp16 / bf16): 3-10% of the whole kernel's time.
 """
 
@@ -36,28 +39,46 @@ def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:
     if not tiles_end:
         return []
     notes: list[str] = []
-    ops = kernel.body.ops
+    _coalesce_region(kernel.body, False, kernel.num_warps, warp_size, tiles_end, notes)
+    return notes
+
+
+def _coalesce_region(region, in_loop: bool, num_warps: int, warp_size: int, room: int,
+                     notes: list[str]) -> None:
+    """Coalesce the stores of `region` that come after its last op with tiles; then those
+    of the bodies of its loops that hold tiles further in but none of their own (a
+    persistent kernel's loop over output tiles).  `in_loop`: the region runs again, its
+    tiles refilled, after the stores."""
+    ops = region.ops
     last_tiles = max((i for i, op in enumerate(ops) if _has_tiles(op)), default=len(ops))
     new_ops: list[Op] = []
     for i, op in enumerate(ops):
         if i > last_tiles and op.kind == "store":
-            made = _coalesced(op, kernel.num_warps, warp_size, tiles_end)
+            made = _coalesced(op, num_warps, warp_size, room)
             if made is not None:
+                if in_loop:
+                    made[-1].attrs["tiles_again"] = True
                 new_ops.extend(made)
                 x = op.operands[1]
                 what = made[-1].operands[0].name or "the stored value"
                 notes.append(f"L{op.loc.line}: {what} ({x.type}), for 16-byte stores: "
                              "through shared memory (the tl.dot tiles')")
+        elif op.kind in LOOPS and not _own_tiles(op) and _has_tiles(op):
+            for body in op.regions:
+                _coalesce_region(body, True, num_warps, warp_size, room, notes)
         new_ops.append(op)
-    kernel.body.ops = new_ops
-    return notes
+    region.ops = new_ops
+
+
+def _own_tiles(op: Op) -> bool:
+    """Whether loop `op` itself streams or holds tl.dot tiles."""
+    return "pipeline" in op.attrs or bool(op.attrs.get("hoisted"))
 
 
 def _has_tiles(op: Op) -> bool:
     """Whether `op` (or an op inside it) is a loop with tl.dot tiles in dynamic memory."""
     inner = (o for r in op.regions for o in walk(r))
-    return any(o.kind in LOOPS and ("pipeline" in o.attrs or o.attrs.get("hoisted"))
-               for o in (op, *inner))
+    return any(o.kind in LOOPS and _own_tiles(o) for o in (op, *inner))
 
 
 def _coalesced(store: Op, num_warps: int, warp_size: int, room: int) -> list[Op] | None:
@@ -66,7 +87,7 @@ def _coalesced(store: Op, num_warps: int, warp_size: int, room: int) -> list[Op]
     are not index arithmetic."""
     ptr, x = store.operands[0], store.operands[1]
     mask = store.operands[2] if len(store.operands) > 2 else None
-    if not x.type.is_block or len(x.type.shape) != 2 or x.owner is None:
+    if "tma_store" in store.attrs or not x.type.is_block or len(x.type.shape) != 2 or x.owner is None:
         return None
     esize = x.dtype.itemsize
     if prod(x.type.shape) * esize > room:

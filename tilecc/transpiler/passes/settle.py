@@ -18,6 +18,8 @@ After it the IR says everything the source depends on, and rendering only reads 
   (`loop.attrs["hoisted"]`) and the pipelines' stages (`Pipeline.tiles`), each at its
   offset, in the order the source declares them.  (The pool for reductions, scans and
   conversions is sized by the renderer as it writes the steps.)
+* which stores through tensor descriptors the copy engine writes (`TmaStore`), and the
+  tile of shared memory their blocks pass through, after every other.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ def _held_across_iterations(dot: Op, loop_of: dict[int, Op | None]) -> bool:
     return loop is not None and a is not None and loop_of.get(id(a)) is not loop
 
 
-def settle(kernel: Kernel, target: CompileTarget) -> None:
-    """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place."""
+def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True,
+           tma_stores: bool = True) -> None:
+    """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place.
+    `tma_stores` False: descriptor stores stay stores of the threads (a build whose
+    shared memory would not fit with their tile)."""
     emission = Emission(kernel, target.matrix_units)
     pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory
     for op in kernel.walk():
@@ -84,7 +89,8 @@ def settle(kernel: Kernel, target: CompileTarget) -> None:
     kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific
                                for op in kernel.walk() if op.kind == "dot")
     kernel.tensor_maps = _tensor_maps(kernel)
-    _dynamic_tiles(kernel, pipelined)
+    stores = _tma_stores(kernel, target, made_descriptor_tma) if tma_stores else []
+    _dynamic_tiles(kernel, pipelined, stores)
     for op in kernel.walk():
         if op.kind == "for" and "pipeline" in op.attrs:
             op.attrs["pipeline"] = _deferred(op, op.attrs["pipeline"], emission)
@@ -108,7 +114,59 @@ class Hoisted:
     tile: Tile
 
 
-def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
+@dataclass(frozen=True)
+class TmaStore:
+    """`attrs["tma_store"]` of a store through a tensor descriptor that the copy engine
+    (TMA, sm_90) writes: the threads put the block into `buffer` (boxes of `box` = rows x
+    128 bytes, 128-byte swizzled, side by side along the columns), one thread issues a copy
+    of each box at the block's corner (`corner`: row, column), and the next such store, or
+    the kernel's end, waits until the copies have read the buffer.  The copies run on
+    while the program does: a persistent kernel's next output tile starts its K loop
+    behind them.  The copy engine writes only what lies inside the tensor, as the bounds
+    mask the store keeps does (for the interpreter, and for the threads' stores of a
+    block whose corner lies outside the tensor: a negative corner, which the copy engine
+    faults on, measured on an H200)."""
+    map: TensorMap
+    corner: tuple
+    bounds: tuple  # the descriptor's shape (a block with its corner outside: the threads')
+    buffer: Tile
+
+
+def _tma_stores(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool
+                ) -> list[tuple[Op, TensorMap]]:
+    """The descriptor stores the copy engine can write, with their tensor maps (added to
+    the kernel's): a 2-D block whose rows are whole 128-byte boxes, at most 256 of them
+    (the largest box), of a descriptor whose map is not already one of another box — in
+    kernels with pipelined tl.dot loops, which hold one program per SM in shared memory
+    already: elsewhere the block's tile would cost programs per SM (a copy kernel)."""
+    if not target.has_tma or not any(op.kind == "for" and "pipeline" in op.attrs
+                                     for op in kernel.walk()):
+        return []
+    maps = {m.key: m for m in kernel.tensor_maps}
+    out = []
+    for op in kernel.walk():
+        src = op.attrs.get("descriptor") if op.kind == "store" else None
+        if src is None or (src.args is not None and not made_descriptor_tma):
+            continue
+        x = op.operands[1]
+        if not x.type.is_block or len(x.type.shape) != 2 or x.dtype.bits < 8:
+            continue
+        rows, cols = x.type.shape
+        inner = 128 // x.dtype.itemsize
+        if cols % inner or rows % 8 or rows > 256:
+            continue
+        m = TensorMap(src.param, x.dtype.short, (rows, inner), 128, "zero", src.args, True)
+        have = maps.get(m.key)
+        if have is not None and have != m:  # one map per descriptor (the loads' box)
+            continue
+        maps[m.key] = m
+        out.append((op, m))
+    kernel.tensor_maps = list(maps.values())
+    return out
+
+
+def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
+                   stores: list[tuple[Op, TensorMap]] = ()) -> None:
     at = 0
 
     def take(nbytes: int, what: str) -> Tile:
@@ -159,6 +217,16 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int]) -> None:
                                               f"TMA copies: {8 * p.stages} bytes")
             at += barriers.nbytes
             loop.attrs["pipeline"] = replace(p, barriers=barriers)
+    # one tile for every TMA store's block (each waits for the copies before to have read
+    # it), after all the rest: what the K loops refill never overlaps copies in flight
+    if stores:
+        at = (at + 1023) // 1024 * 1024  # 128-byte swizzled boxes: 1024-byte aligned
+        nbytes = max(op.operands[1].type.numel * op.operands[1].dtype.itemsize
+                     for op, _ in stores)
+        buffer = Tile(at, nbytes, f"the blocks the copy engine stores: {nbytes} bytes")
+        for op, m in stores:
+            src = op.attrs["descriptor"]
+            op.attrs["tma_store"] = TmaStore(m, src.corner, src.bounds, buffer)
 
 
 def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
@@ -175,7 +243,8 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
 
 def dynamic_tiles(kernel: Kernel, barriers: bool = True) -> list[Tile]:
     """Every tile `settle` placed in dynamic shared memory, in offset order (without the
-    TMA copies' mbarriers, which come last, where `barriers` is False)."""
+    TMA copies' mbarriers and the TMA stores' tile, which come last, where `barriers` is
+    False)."""
     tiles: list[Tile] = []
     for loop in kernel.walk():
         tiles += [h.tile for h in loop.attrs.get("hoisted", ())]
@@ -183,8 +252,15 @@ def dynamic_tiles(kernel: Kernel, barriers: bool = True) -> list[Tile]:
             tiles += loop.attrs["pipeline"].tiles
     if not barriers:
         return tiles
-    return tiles + [loop.attrs["pipeline"].barriers for loop in kernel.walk()
-                    if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
+    tiles += [loop.attrs["pipeline"].barriers for loop in kernel.walk()
+              if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
+    return tiles + [_store_buffer(kernel)] if _store_buffer(kernel) is not None else tiles
+
+
+def _store_buffer(kernel: Kernel) -> Tile | None:
+    """The tile TMA stores write through (`TmaStore.buffer`), if any."""
+    return next((op.attrs["tma_store"].buffer for op in kernel.walk()
+                 if "tma_store" in op.attrs), None)
 
 
 def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:

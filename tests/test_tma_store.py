@@ -1,0 +1,155 @@
+"""Descriptor stores the copy engine writes on sm_90 (passes.settle.TmaStore): which
+stores, the tile their blocks pass through, the source, the fallback where the tile does
+not fit, and on the GPU the blocks written at any offset, clipped to the tensor."""
+
+from __future__ import annotations
+
+import os
+import runpy
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.runtime import compiler
+
+try:
+    from conftest_compilers import require_cuda_compiler
+    from test_compile_kernels import assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler
+    from tests.test_compile_kernels import assert_clean_compile
+
+PERSISTENT = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                         "persistent_matmul.py"), run_name="not_main")
+KERNEL = PERSISTENT["persistent_matmul_kernel"]
+
+
+def _signature(bm: int, bn: int, bk: int) -> str:
+    return (f"tensordesc<fp16[{bm}, {bk}]>:16, tensordesc<fp16[{bk}, {bn}]>:16, "
+            f"tensordesc<fp16[{bm}, {bn}]>:16, i32:16, i32:16, i32:16, {bm}, {bn}, {bk}, 8, 132")
+
+
+def _lowered(signature: str, arch: str = "sm_90a", num_warps: int = 8, num_stages: int = 3,
+             target: str = "cuda"):
+    kernel, _ = KERNEL.lower(KERNEL._specs(signature, {}), target, num_warps,
+                             num_stages=num_stages, arch=arch)
+    return kernel, [op for op in kernel.walk() if op.kind == "store"]
+
+
+def test_a_persistent_kernels_output_tiles_go_out_by_the_copy_engine() -> None:
+    kernel, stores = _lowered(_signature(128, 256, 64))
+    (store,) = stores
+    t = store.attrs["tma_store"]
+    assert (t.map.param, t.map.box, t.map.swizzle, t.map.store) == ("c_desc", (128, 64), 128,
+                                                                      True)
+    assert t.map in kernel.tensor_maps
+    # a tile of its own, 1024-byte aligned, after the stages and their mbarriers
+    from tilecc.transpiler.passes.settle import dynamic_tiles
+    others = [x for x in dynamic_tiles(kernel) if x is not t.buffer]
+    assert t.buffer.offset % 1024 == 0 and t.buffer.nbytes == 128 * 256 * 2
+    assert t.buffer.offset >= max(x.offset + x.nbytes for x in others)
+    assert not [op for op in kernel.walk() if op.kind == "convert"]  # no coalescing too
+    src = KERNEL.source(_signature(128, 256, 64), num_warps=8, num_stages=3, arch="sm_90a")
+    epilogue = src[src.index("// L59: c_desc.store"):]
+    # a corner outside the tensor (which the copy engine faults on) goes the threads' way
+    steps = ["if (", ">= 0 &&", "< c_desc_shape0 &&", "< c_desc_shape1) {",
+             "tc::tma_store_wait_read<0>();  // the copies before have read the tile",
+             "tc::swizzled_chunk<8>(", "tc::fence_proxy_async();  // the tile, visible",
+             "for (int c = 0; c < 256; c += 64)", "tc::tma_store_2d(c_desc_map, "
+             "tc::smem_address(buffer + c * 128)", "tc::tma_store_commit();", "} else {",
+             "tc::store<2>(c_desc_base",
+             "tc::tma_store_wait_read<0>();  // the copy engine's stores have read"]
+    at = [epilogue.index(s) for s in steps]
+    assert at == sorted(at)
+    assert epilogue.count("tc::store<2>(c_desc_base") == 1
+
+
+def test_no_copy_engine_stores_where_their_tile_does_not_fit() -> None:
+    """128 x 256 x 64 in 4 stages takes 192 KiB: with the 64 KiB tile it would pass what a
+    program may have; the build stores those blocks from the threads (through the tl.dot
+    tiles, coalesced) and fits."""
+    sig = _signature(128, 256, 64)
+    art = compiler.transpile(KERNEL, KERNEL._specs(sig, {}), "cuda", KERNEL.options(
+        arch="sm_90a", num_warps=8, num_stages=4))
+    assert "tc::tma_store_2d" not in art.source and "tc::store<8>(" in art.source
+    assert art.products.shared_bytes <= 232448
+    assert [m.param for m in art.kernel.tensor_maps] == ["a_desc", "b_desc"]
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("hip", "gfx90a")])
+def test_no_copy_engine_stores_without_one(target, arch) -> None:
+    _, stores = _lowered(_signature(128, 128, 64), arch=arch, target=target)
+    assert not [s for s in stores if "tma_store" in s.attrs]
+
+
+@tilecc.jit
+def store_at_kernel(a_ptr, b_ptr, c_desc, K, OM, ON, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr):
+    """C's block at (OM, ON) = A @ B, A BM x K and B K x BN row-major (a pipelined K
+    loop: the kernel a copy engine's store is for)."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([OM, ON], acc.to(c_desc.dtype))
+
+
+def _store_at_signature(dtype: str, bm: int, bn: int) -> str:
+    return f"*fp16:16, *fp16:16, tensordesc<{dtype}[{bm}, {bn}]>:16, i32:16, i32, i32, " \
+           f"{bm}, {bn}, 32"
+
+
+@pytest.mark.parametrize("dtype,bm,bn", [("fp16", 64, 64), ("fp32", 64, 64),
+                                         ("fp16", 128, 128), ("bf16", 64, 128)])
+def test_blocks_of_any_16_and_32_bit_type_are_stored_in_128_byte_boxes(dtype, bm, bn) -> None:
+    require_cuda_compiler()
+    sig = _store_at_signature(dtype, bm, bn)
+    kernel, _ = store_at_kernel.lower(store_at_kernel._specs(sig, {}), "cuda", 4,
+                                      num_stages=3, arch="sm_90a")
+    (store,) = [op for op in kernel.walk() if op.kind == "store"]
+    inner = 128 // (4 if dtype == "fp32" else 2)
+    assert store.attrs["tma_store"].map.box == (bm, inner)
+    assert_clean_compile(store_at_kernel, sig, "cuda", "sm_90a", num_warps=4, num_stages=3)
+
+
+def test_the_interpreter_stores_the_block_clipped() -> None:
+    """The IR keeps the store's bounds mask for the interpreter: what lies outside the
+    tensor is not written, as the copy engine clips its boxes."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    want_block = a.astype(np.float32) @ b.astype(np.float32)
+    for om, on in [(-10, 5), (40, -33), (100, 100), (0, 0)]:
+        c = np.full((90, 80), 7, np.float32)
+        store_at_kernel.interpret[(1,)](a, b, tilecc.TensorDescriptor.from_tensor(c, [64, 64]),
+                                        64, om, on, BM=64, BN=64, BK=32)
+        want = np.full((90, 80), 7, np.float32)
+        rows, cols = np.arange(om, om + 64), np.arange(on, on + 64)
+        ri, ci = (rows >= 0) & (rows < 90), (cols >= 0) & (cols < 80)
+        want[np.ix_(rows[ri], cols[ci])] = want_block[np.ix_(ri, ci)]
+        np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(0)
+    a = torch.randn(64, 128, device="cuda", dtype=torch.float16)
+    b = torch.randn(128, 64, device="cuda", dtype=torch.float16)
+    block = (a.float() @ b.float()).to(getattr(torch, dtype))
+    for om, on in [(-10, 5), (40, -33), (100, 100), (0, 0), (26, 16), (-64, 0)]:
+        c = torch.full((90, 80), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        store_at_kernel[(1,)](a, b, tilecc.TensorDescriptor.from_tensor(c, [64, 64]), 128, om,
+                              on, BM=64, BN=64, BK=32, num_warps=4, num_stages=3)
+        want = torch.full((90, 80), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        r0, r1, c0, c1 = max(om, 0), min(om + 64, 90), max(on, 0), min(on + 64, 80)
+        if r0 < r1 and c0 < c1:
+            want[r0:r1, c0:c1] = block[r0 - om:r1 - om, c0 - on:c1 - on]
+        torch.testing.assert_close(c, want, rtol=1e-2, atol=1e-2, msg=f"at ({om}, {on})")

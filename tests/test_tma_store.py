@@ -153,3 +153,28 @@ def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype) -> Non
         if r0 < r1 and c0 < c1:
             want[r0:r1, c0:c1] = block[r0 - om:r1 - om, c0 - on:c1 - on]
         torch.testing.assert_close(c, want, rtol=1e-2, atol=1e-2, msg=f"at ({om}, {on})")
+
+
+@tilecc.jit
+def load_and_store_kernel(a_desc, b_ptr, K, BM: tl.constexpr, BK: tl.constexpr):
+    """A's rows times B, stored back over A's first block: one descriptor read by the copy
+    engine (A's operand boxes) and written."""
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BK), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([0, k])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BK + rk[None, :])
+        acc = tl.dot(a, b, acc)
+    a_desc.store([0, 0], acc.to(tl.float16))
+
+
+def test_a_descriptor_copied_in_keeps_its_one_map() -> None:
+    """A kernel's descriptor has one tensor map: where its loads' boxes are not the
+    store's, the store stays the threads'."""
+    sig = "tensordesc<fp16[64, 64]>:16, *fp16:16, i32:16, 64, 64"
+    kernel, _ = load_and_store_kernel.lower(load_and_store_kernel._specs(sig, {}), "cuda", 4,
+                                            num_stages=3, arch="sm_90a")
+    (store,) = [op for op in kernel.walk() if op.kind == "store"]
+    assert "tma_store" not in store.attrs
+    assert [(m.param, m.box, m.store) for m in kernel.tensor_maps] == \
+        [("a_desc", (8, 64), False)]

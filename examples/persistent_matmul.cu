@@ -290,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
         128 < c_desc_shape0 && tile_id % num_pid_in_group /
         tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) * 128 >= 0 && tile_id %
         num_pid_in_group / tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) *
-        128 < c_desc_shape1) {  // (the copy engine faults on a corner outside the tensor)
+        128 < c_desc_shape1) {  // (TMA faults on a corner outside)
       // through shared memory, then the copy engine (TMA): 128 x 64 boxes of fp16, 128-byte
       //   swizzled
-      if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copies before have read the tile
+      if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the last copies have read it
       __syncthreads();
       tc::half* const buffer = reinterpret_cast<tc::half*>(dynamic_smem + 99328);
 #pragma unroll
@@ -345,5 +345,5 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       }
     }
   }
-  if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copy engine's stores have read their tile
+  if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the TMA stores have read their tile
 }

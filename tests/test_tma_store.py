@@ -55,12 +55,12 @@ def test_a_persistent_kernels_output_tiles_go_out_by_the_copy_engine() -> None:
     epilogue = src[src.index("// L59: c_desc.store"):]
     # a corner outside the tensor (which the copy engine faults on) goes the threads' way
     steps = ["if (", ">= 0 &&", "< c_desc_shape0 &&", "< c_desc_shape1) {",
-             "tc::tma_store_wait_read<0>();  // the copies before have read the tile",
+             "tc::tma_store_wait_read<0>();  // the last copies have read it",
              "tc::swizzled_chunk<8>(", "tc::fence_proxy_async();  // the tile, visible",
              "for (int c = 0; c < 256; c += 64)", "tc::tma_store_2d(c_desc_map, "
              "tc::smem_address(buffer + c * 128)", "tc::tma_store_commit();", "} else {",
              "tc::store<2>(c_desc_base",
-             "tc::tma_store_wait_read<0>();  // the copy engine's stores have read"]
+             "tc::tma_store_wait_read<0>();  // the TMA stores have read their tile"]
     at = [epilogue.index(s) for s in steps]
     assert at == sorted(at)
     assert epilogue.count("tc::store<2>(c_desc_base") == 1

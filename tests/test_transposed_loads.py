@@ -156,7 +156,8 @@ def test_descriptor_b_transposed_is_copied_by_tma_on_sm_90() -> None:
         DESC_SIG.format(bm=64, bn=64, bk=32), {}), "cuda", desc_bt_matmul.options(
         arch="sm_90", num_warps=4, num_stages=3))
     assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((8, 32), 64),
-                                                                    ((64, 32), 64)]
+                                                                    ((64, 32), 64),
+                                                                    ((64, 64), 128)]  # C
 
 
 @pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90a"),

@@ -520,8 +520,8 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     r.names.name_user_values(kernel)
     r.core.region(kernel.body)
     if any("tma_store" in op.attrs for op in kernel.walk()):
-        r.out.line("if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the copy "
-                   "engine's stores have read their tile")
+        r.out.line("if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the TMA stores "
+                   "have read their tile")
     body = r.blocks.finish_pool(r.out.lines)
     declarations, shared = r.blocks.shared_memory_declarations()
     body = declarations + body

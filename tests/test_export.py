@@ -329,3 +329,24 @@ def test_cmake_example_builds_with_hipcc(tmp_path):
     _skips_without_a_gpu(os.path.join(build, "tilecc_example_hip"), "HIP_VISIBLE_DEVICES")
     assert os.path.exists(os.path.join(build, "tilecc", "vector_add.hip.hpp"))
     assert os.path.exists(os.path.join(build, "tilecc", "softmax.hip.hpp"))
+
+
+def test_descriptors_made_in_the_kernel_export_for_hopper(tmp_path):
+    """The C++ launcher encodes no tensor maps: on sm_90a a kernel's made descriptors are
+    read by its bounds-checked loads (cp.async into the stages) and written by its
+    threads, and the header compiles."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from kernels_ptr import desc_matmul_kernel
+
+    sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64"
+    _, header = export_header(desc_matmul_kernel, sig, name="desc", arch="sm_90a",
+                              num_warps=4, num_stages=3,
+                              grid="(M + 127) / 128, (N + 127) / 128, 1")
+    kernel = header[header.index("__global__"):]
+    assert "tc::cp_async<16>(" in kernel and "wgmma" in kernel
+    assert "tc::TensorMap" not in kernel and "tma_" not in kernel
+    nvcc = require("nvcc")
+    (tmp_path / "desc.cuh").write_text(header)
+    (tmp_path / "use.cu").write_text('#include "desc.cuh"\nint main() { return 0; }\n')
+    run([nvcc, "-std=c++17", "-arch=sm_90a", "-I", str(tmp_path), str(tmp_path / "use.cu"),
+         "-o", str(tmp_path / "use")])

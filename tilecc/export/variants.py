@@ -170,8 +170,11 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
         # Hopper's wgmma would need an sm_90a-only build.
         options = dict(options)
         row = get_target(target)
+        # The C++ launcher encodes no tensor maps: descriptors the kernel makes are read
+        # by its bounds-checked loads and written by its threads on every architecture.
         compile_options = jit_fn.options(num_warps=num_warps, debug=debug, arch=options.pop(
-            "arch", None) or row.export_arch, **options)
+            "arch", None) or row.export_arch, made_descriptor_tma=False, tma_stores=False,
+            **options)
         compile_target = resolve_target(row, compile_options.arch)
         compile_options.native_flags(compile_target)  # refused on this target?
         built = compiler.transpile(jit_fn, specs, compile_target, compile_options)

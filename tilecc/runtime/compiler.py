@@ -144,6 +144,7 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
     from tilecc.runtime import template_cache
     from tilecc.transpiler import builtins_vendor, fp8
     from tilecc.transpiler.passes.layouts import check_registers
+    from tilecc.transpiler.passes.settle import tma_store_tile
     from tilecc.transpiler.render import render
 
     kernel, conversions = _lower(kernel_fn, specs, target, options)
@@ -153,7 +154,7 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
     template_cache.install()
     rendered = render(kernel, target, conversions, specialization=describe_specs(specs),
                       line_directives=options.line_directives, occupancy=occupancy)
-    if options.tma_stores and _tma_stored(kernel) and \
+    if options.tma_stores and tma_store_tile(kernel) is not None and \
             rendered.static_shared_bytes + rendered.shared_bytes > target.shared_memory_limit:
         # the TMA stores' tile is what does not fit: the threads store those blocks
         return _transpile(kernel_fn, specs, target, replace(options, tma_stores=False),
@@ -220,10 +221,6 @@ def _tensor_map(saved: dict) -> TensorMap:
     args = saved.get("args")
     return TensorMap(**{**saved, "box": tuple(saved["box"]),
                         "args": tuple(args) if args is not None else None})
-
-
-def _tma_stored(kernel: Kernel) -> bool:
-    return any("tma_store" in op.attrs for op in kernel.walk())
 
 
 def check_shared_memory(kernel: Kernel, rendered: Rendered, target: CompileTarget) -> None:

@@ -35,6 +35,7 @@ from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
+from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
 from tilecc.transpiler.render_blocks import BlockWriter
 from tilecc.transpiler.render_context import INCLUDE_DIR  # noqa: F401  (the runtime's)
@@ -519,7 +520,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     r = Renderer(kernel, target, line_directives)
     r.names.name_user_values(kernel)
     r.core.region(kernel.body)
-    if any("tma_store" in op.attrs for op in kernel.walk()):
+    if tma_store_tile(kernel) is not None:
         r.out.line("if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the TMA stores "
                    "have read their tile")
     body = r.blocks.finish_pool(r.out.lines)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
 from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_places import _packed_arrays, _reduced_register, _row_major
 from tilecc.transpiler.render_scan import Scans
 from tilecc.transpiler.render_writer import Writer
@@ -100,7 +101,7 @@ class BlockWriter(Writer):
         if dynamic:
             what = "the tl.dot pipeline stages" if pool_at is None else \
                 "the tl.dot tiles, then the pool" if pipe_smem else "the pool"
-            if any("tma_store" in op.attrs for op in kernel.walk()):
+            if tma_store_tile(kernel) is not None:
                 what += " and the tile of the copy engine's stores"
             dynamic_decl = [words(f"  // dynamic shared memory: {what} ({dynamic} bytes, given "
                                   "at launch)"),

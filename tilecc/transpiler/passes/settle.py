@@ -254,11 +254,13 @@ def dynamic_tiles(kernel: Kernel, barriers: bool = True) -> list[Tile]:
         return tiles
     tiles += [loop.attrs["pipeline"].barriers for loop in kernel.walk()
               if "pipeline" in loop.attrs and loop.attrs["pipeline"].barriers is not None]
-    return tiles + [_store_buffer(kernel)] if _store_buffer(kernel) is not None else tiles
+    stores = tma_store_tile(kernel)
+    return tiles if stores is None else tiles + [stores]
 
 
-def _store_buffer(kernel: Kernel) -> Tile | None:
-    """The tile TMA stores write through (`TmaStore.buffer`), if any."""
+def tma_store_tile(kernel: Kernel) -> Tile | None:
+    """The tile the kernel's TMA stores write through (`TmaStore.buffer`); None: it has
+    none."""
     return next((op.attrs["tma_store"].buffer for op in kernel.walk()
                  if "tma_store" in op.attrs), None)
 

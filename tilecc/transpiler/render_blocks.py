@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
-from tilecc.transpiler.passes.layouts import Placement
+from tilecc.transpiler.passes.layouts import Placement, permute_encoding
+from tilecc.transpiler.passes.placement import Blocked
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_places import _packed_arrays, _reduced_register, _row_major
 from tilecc.transpiler.render_scan import Scans
@@ -396,6 +397,15 @@ class BlockWriter(Writer):
 
     def op_permute(self, op: Op) -> None:
         x, y, order = op.operands[0], op.result, op.attrs["order"]
+        if isinstance(x.layout.enc, Blocked) and \
+                y.layout.enc == permute_encoding(x.layout.enc, tuple(order)):
+            # each thread holds the same elements, in the same registers (passes.layouts)
+            self.core.declare(y)
+            self.out.line(f"// permute axes to {list(order)}: in registers (every thread keeps "
+                          "its elements)")
+            self.out.line(self.ctx.macros.register_loop(
+                y.layout.regs, [f"{self.names.name(y)}[r] = {self.exprs.text(x, 'r')};"]))
+            return
         src_strides = _row_major(x.type.shape)
         self.exchange(op, [(x, self.linear(x.layout, "r", src_strides))],
                       [(y, self.linear(y.layout, "r", [src_strides[o] for o in order]))],

@@ -85,6 +85,13 @@ def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size:
     return _spread(shape, spt, order, num_warps, warp_size)
 
 
+def permute_encoding(enc: Blocked, order: tuple[int, ...]) -> Blocked:
+    """The encoding of `permute(x, order)` that holds each of x's elements in the same
+    thread and register: axis i of the result is axis `order[i]` of x."""
+    return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
+                   tuple(enc.wpc[a] for a in order), tuple(order.index(a) for a in enc.order))
+
+
 def fma_tile(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:
     """The accumulator of a dot run as fused multiply-adds: each thread holds a 2-D tile
     of rows x columns (an outer product per step of K), so that the A and B elements it
@@ -124,6 +131,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     classes = _Classes()
     forced: list[tuple[Value, Blocked]] = []  # dot results: their unit's accumulator layout
     derived: list[tuple[Value, Value, int]] = []  # (value, source, axis): enc(v) = Slice(enc(src))
+    permuted: list[tuple[Value, Value, tuple]] = []  # (result, source, order) of permutes
     blocks: list[Value] = []
     for op in kernel.walk():
         for v in op.results + [a for r in op.regions for a in r.args]:
@@ -159,6 +167,8 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             classes.join(op.operands[0], op.operands[1])
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
+        elif op.kind == "permute":
+            permuted.append((op.result, op.operands[0], tuple(op.attrs["order"])))
         elif op.kind == "dot":
             classes.join(op.operands[2], op.result)
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_units, arch)
@@ -212,6 +222,15 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         c, s = classes.find(v.id), classes.find(src.id)
         if c not in sources or (s in forced_classes and sources[c][0] not in forced_classes):
             sources[c] = (s, axis)
+    # A permute's result whose class no access or slice places otherwise takes the
+    # permuted encoding of its source: each thread keeps its elements, in the same
+    # registers, and the permute moves no data (a `b.T` cast and fed to a product: the
+    # product then stages the block K-major, vectors along K, passes.dot.b_k_major).
+    transposes: dict[int, tuple[int, tuple]] = {}
+    for v, src, order in permuted:
+        c = classes.find(v.id)
+        if c not in orders and c not in sources and c not in forced_classes:
+            transposes.setdefault(c, (classes.find(src.id), order))
     encodings: dict[int, Encoding] = dict(fma_tiles)
     for v, enc in forced:
         c = classes.find(v.id)
@@ -227,6 +246,10 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         if c in sources and c not in seen:
             src, axis = sources[c]
             enc: Encoding = Slice(encoding(src, seen + (c,)), axis)
+        elif c in transposes and c not in seen and \
+                isinstance(of := encoding(transposes[c][0], seen + (c,)), Blocked) and \
+                len(of.order) == len(rep[c]):
+            enc = permute_encoding(of, transposes[c][1])
         else:
             order = orders[c][0] if c in orders and len(orders[c][0]) == len(rep[c]) else None
             enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size, order)

@@ -38,37 +38,27 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced3: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
 //     a 1 x 2 tiling (reduced axes dropped)
-//   Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
-//     axis 1: 16 per thread x 2 lanes x 1 warps
-//   Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//     axis 1: 1 per thread x 32 lanes x 4 warps
-//   Blocked6: 128 x 32 x 2 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 4
-//     warps; axis 1: 1 per thread x 16 lanes x 2 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//     axis 1: 1 per thread x 32 lanes x 2 warps
-//   Blocked8: 32 x 128 x 2 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 1
-//     warps; axis 1: 1 per thread x 16 lanes x 8 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-//   Blocked9: 32 x 2 x 128 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 1
-//     warps; axis 1: 1 per thread x 1 lanes x 2 warps; axis 2: 1 per thread x 32 lanes x 4 warps
-//   Blocked10: 64 x 128 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//     axis 1: 1 per thread x 32 lanes x 4 warps
-//   Blocked11: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //     axis 1: 1 per thread x 2 lanes x 1 warps
-//   Sliced12: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//   Sliced5: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked13: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//     axis 1: 1 per thread x 32 lanes x 4 warps
-//   Sliced14: 64 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps; sliced
+//   Blocked6: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//     axis 1: 32 per thread x 2 lanes x 1 warps
+//   Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+//     1: 1 per thread x 16 lanes x 8 warps
+//   Sliced8: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced15: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Blocked9: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
+//     axis 1: 1 per thread x 16 lanes x 8 warps
+//   Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced16: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   Sliced11: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
-//   L46: wgmma.m64n128k16 (bf16, Hopper), 2 warpgroups x 1 instruction per K step, operands read
-//     from shared memory
+//   L46: wgmma.m64n128k16 (bf16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
 // Memory accesses:
 //   L39 load a: 16 x u8 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
 //     uniform over 16 elements, checked once per vector
@@ -123,99 +113,9 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked4: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
-//   axis 1: 16 per thread x 2 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked5: 32 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps; axis
-//   1: 1 per thread x 32 lanes x 4 warps
-struct Blocked5 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 2 + (tc::warp_id() / 4) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 4 * 32 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked6: 128 x 32 x 2 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//   axis 1: 1 per thread x 16 lanes x 2 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-struct Blocked6 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 16 + (tc::lane_id() / 2); }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::lane_id() % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis
-//   1: 1 per thread x 32 lanes x 2 warps
-struct Blocked7 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked8: 32 x 128 x 2 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 1 warps;
-//   axis 1: 1 per thread x 16 lanes x 8 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-struct Blocked8 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::lane_id() % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked9: 32 x 2 x 128 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 1 warps;
-//   axis 1: 1 per thread x 1 lanes x 2 warps; axis 2: 1 per thread x 32 lanes x 4 warps
-struct Blocked9 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return (tc::warp_id() / 4) * 1; }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::warp_id() % 4 * 32 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked10: 64 x 128 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//   axis 1: 1 per thread x 32 lanes x 4 warps
-struct Blocked10 {
-  enum : int { kRegs = 32 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 2 + (tc::warp_id() / 4) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 4 * 32 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked11: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; axis
+// Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; axis
 //   1: 1 per thread x 2 lanes x 1 warps
-struct Blocked11 {
+struct Blocked4 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -225,41 +125,65 @@ struct Blocked11 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced12: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+// Sliced5: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //   from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced12 {
-  enum : int { kRegs = 1 };
+struct Sliced5 {
+  enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id(); }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 1 == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked13: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps; axis
-//   1: 1 per thread x 32 lanes x 4 warps
-struct Blocked13 {
-  enum : int { kRegs = 1 };
+// Blocked6: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   axis 1: 32 per thread x 2 lanes x 1 warps
+struct Blocked6 {
+  enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return (tc::warp_id() / 4) * 1; }
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
   // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 4 * 32 + tc::lane_id(); }
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced14: 64 block, 32 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps; sliced
-//   from a 64 x 1 tiling (reduced axes dropped)
-struct Sliced14 {
-  enum : int { kRegs = 32 };
+// Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+//   1: 1 per thread x 16 lanes x 8 warps
+struct Blocked7 {
+  enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 2 + (tc::warp_id() / 4) * 1; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() % 4 * 32 + tc::lane_id() == 0; }
+  static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced15: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+// Sliced8: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
+//   from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
+};
+
+// Blocked9: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
+//   axis 1: 1 per thread x 16 lanes x 8 warps
+struct Blocked9 {
+  enum : int { kRegs = 32 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced15 {
+struct Sliced10 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -267,9 +191,9 @@ struct Sliced15 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Sliced16: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+// Sliced11: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced16 {
+struct Sliced11 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -367,16 +291,9 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
           (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[16];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
+    // permute axes to [1, 0]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r) buffer[Blocked4::coord0(r) * 32 + Blocked4::coord1(r)] = b[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r) t_2[r] = buffer[Blocked5::coord0(r) + Blocked5::coord1(r) * 32];
-    }
+    for (int r = 0; r < 16; ++r) t_2[r] = b[r];
     unsigned int wide[16];
     unsigned int t_3[16];
     unsigned int exp_[16];
@@ -404,37 +321,19 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       bits_3[r] = bits_2[r] | ((t_4[r] & 8u) << 28u);
     }
     float t_5[32];
-    {
-      // join along a new last axis: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+    // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked4::coord0(r) * 64 + Blocked4::coord1(r) * 2] = tc::bitcast<float>(bits_1[r]);
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked4::coord0(r) * 64 + Blocked4::coord1(r) * 2 + 1] =
-            tc::bitcast<float>(bits_3[r]);
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 32; ++r)
-        t_5[r] = buffer[Blocked6::coord0(r) * 64 + Blocked6::coord1(r) * 2 + Blocked6::coord2(r)];
+    for (int r = 0; r < 16; ++r) {
+      t_5[2 * r] = tc::bitcast<float>(bits_1[r]);
+      t_5[2 * r + 1] = tc::bitcast<float>(bits_3[r]);
     }
     tc::bfloat16 pairs[32];
 #pragma unroll
     for (int r = 0; r < 32; r += 2) tc::cast_pair(t_5[r], t_5[r + 1], pairs[r], pairs[r + 1]);
     tc::bfloat16 a_1[32];
-    {
-      // reshape [128, 32, 2] -> [128, 64] (row-major order): through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // reshape [128, 32, 2] -> [128, 64]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 32; ++r)
-        buffer[Blocked6::coord0(r) * 64 + Blocked6::coord1(r) * 2 + Blocked6::coord2(r)] = pairs[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 32; ++r) a_1[r] = buffer[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)];
-    }
+    for (int r = 0; r < 32; ++r) a_1[r] = pairs[r];
     unsigned int wide_1[16];
     unsigned int t_6[16];
     unsigned int exp_2[16];
@@ -463,64 +362,36 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       bits_7[r] = bits_6[r] | ((t_7[r] & 8u) << 28u);
     }
     float t_8[32];
-    {
-      // join along a new last axis: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+    // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked5::coord0(r) * 256 + Blocked5::coord1(r) * 2] = tc::bitcast<float>(bits_5[r]);
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked5::coord0(r) * 256 + Blocked5::coord1(r) * 2 + 1] =
-            tc::bitcast<float>(bits_7[r]);
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 32; ++r)
-        t_8[r] = buffer[Blocked8::coord0(r) * 256 + Blocked8::coord1(r) * 2 + Blocked8::coord2(r)];
+    for (int r = 0; r < 16; ++r) {
+      t_8[2 * r] = tc::bitcast<float>(bits_5[r]);
+      t_8[2 * r + 1] = tc::bitcast<float>(bits_7[r]);
     }
     tc::bfloat16 pairs_1[32];
 #pragma unroll
     for (int r = 0; r < 32; r += 2) tc::cast_pair(t_8[r], t_8[r + 1], pairs_1[r], pairs_1[r + 1]);
     tc::bfloat16 t_9[32];
-    {
-      // permute axes to [0, 2, 1]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // permute axes to [0, 2, 1]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 32; ++r)
-        buffer[Blocked8::coord0(r) * 256 + Blocked8::coord1(r) * 2 + Blocked8::coord2(r)] =
-            pairs_1[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 32; ++r)
-        t_9[r] = buffer[Blocked9::coord0(r) * 256 + Blocked9::coord1(r) + Blocked9::coord2(r) * 2];
-    }
+    for (int r = 0; r < 32; ++r) t_9[r] = pairs_1[r];
     tc::bfloat16 b_1[32];
-    {
-      // reshape [32, 2, 128] -> [64, 128] (row-major order): through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // reshape [32, 2, 128] -> [64, 128]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 32; ++r)
-        buffer[Blocked9::coord0(r) * 256 + Blocked9::coord1(r) * 128 + Blocked9::coord2(r)] =
-            t_9[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 32; ++r)
-        b_1[r] = buffer[Blocked10::coord0(r) * 128 + Blocked10::coord1(r)];
-    }
+    for (int r = 0; r < 32; ++r) b_1[r] = t_9[r];
     unsigned char s_[32];
     {
       // gather along axis 1: the source through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked11::coord0(r) * 2 + Blocked11::coord1(r)] = sa[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked4::coord0(r) * 2 + Blocked4::coord1(r)] = sa[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 32; ++r)
-        s_[r] = buffer[Blocked7::coord0(r) * 2 + (static_cast<int>(Sliced12::coord0(0) / 32) & 1)];
+        s_[r] =
+            buffer[Blocked6::coord0(r) * 2 + (static_cast<int>(Sliced5::coord0(r / 32 * 32) /
+            32) & 1)];
     }
     tc::bfloat16 factor[32];
 #pragma unroll
@@ -537,29 +408,22 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       out_1[r] = nan_[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out[r];
     }
     unsigned char s_1[1];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
+    // permute axes to [1, 0]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked11::coord0(r) * 2 + Blocked11::coord1(r)] = sb[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 1; ++r) s_1[r] = buffer[Blocked13::coord0(r) + Blocked13::coord1(r) * 2];
-    }
+    for (int r = 0; r < 1; ++r) s_1[r] = sb[r];
     unsigned char s_2[32];
     {
       // gather along axis 0: the source through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r)
-        buffer[Blocked13::coord0(r) * 128 + Blocked13::coord1(r)] = s_1[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked7::coord0(r) * 128 + Blocked7::coord1(r)] = s_1[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         s_2[r] =
-            buffer[((static_cast<int>(Sliced14::coord0(r) / 32) & 1)) * 128 + Blocked10::coord1(r)];
+            buffer[((static_cast<int>(Sliced8::coord0(r / 32 * 32) /
+            32) & 1)) * 128 + Blocked9::coord1(r)];
     }
     tc::bfloat16 factor_1[32];
 #pragma unroll
@@ -577,21 +441,28 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       out_3[r] = nan_1[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out_2[r];
     }
     // 128 x 64 @ 64 x 128 (bf16): wgmma.m64n128k16 (bf16, Hopper), 2 warpgroups x 1 instruction per
-    //   K step, operands read from shared memory
+    //   K step, A from shared memory, B from shared memory (K-major)
     __syncthreads();  // the buffer may still be read by an earlier step
     tc::bfloat16* accumulator_a = reinterpret_cast<tc::bfloat16*>(smem);
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 32; ++r)
-      accumulator_a[Blocked7::coord1(r) / 64 * 8192 +
-          tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(Blocked7::coord0(r)),
-          Blocked7::coord1(r) % 64 / 8) * 8 +
-          Blocked7::coord1(r) % 8] = out_1[r];
+    for (int v = 0; v < 32; v += 8) {
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      tc::Vec<tc::bfloat16, 8> chunk;
 #pragma unroll
-    for (int r = 0; r < 32; ++r)
-      accumulator_b[Blocked10::coord1(r) / 64 * 4096 +
-          tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) % 64 / 8) * 8 +
-          Blocked10::coord1(r) % 8] = out_3[r];
+      for (int k = 0; k < 8; ++k) chunk[k] = out_1[v + k];
+      tc::store<8>(accumulator_a + col / 64 * 8192 +
+          tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+    }
+#pragma unroll
+    for (int v = 0; v < 32; v += 8) {
+      const int row = Blocked9::coord0(v), col = Blocked9::coord1(v);
+      tc::Vec<tc::bfloat16, 8> chunk;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) chunk[k] = out_3[v + k];
+      tc::store<8>(accumulator_b + row / 64 * 8192 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 +
+          row % 8, chunk);
+    }
     tc::fence_proxy_async();  // the stores, visible to the tensor cores
     __syncthreads();
     // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n128
@@ -605,16 +476,16 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
       for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
       tc::wgmma_fence();  // the accumulator registers go to the tensor cores
-      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 8192, 1024, 1);
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
       const unsigned long long a_desc0_0 =
           tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const unsigned long long b_desc = b_desc0 + (kk * 128);
+        const unsigned long long b_desc = b_desc0 + (kk / 4 * 1024 + kk % 4 * 2);
         // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
         //   lane / 4
         const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
-        tc::wgmma_m64n128k16_bf16_ss<1>(accumulator, accumulator + 32, a_desc0, b_desc);
+        tc::wgmma_m64n128k16_bf16_ss<0>(accumulator, accumulator + 32, a_desc0, b_desc);
       }
       tc::wgmma_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers
@@ -631,18 +502,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = accumulator[v + k];
     // the whole vector is in bounds
-    if ((t_ + Sliced15::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) &
-        (t_1 + Sliced16::coord0(((v + 1) % 32)) < N)) {
-      tc::store<2>(c_ptr + (t_ + Sliced15::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
-          (t_1 + Sliced16::coord0((v % 32))),
+    if ((t_ + Sliced10::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) &
+        (t_1 + Sliced11::coord0(((v + 1) % 32)) < N)) {
+      tc::store<2>(c_ptr + (t_ + Sliced10::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
+          (t_1 + Sliced11::coord0((v % 32))),
           chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
       for (int k = 0; k < 2; ++k)
-        if ((t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M) &
-            (t_1 + Sliced16::coord0(((v + k) % 32)) < N))
-          *(c_ptr + (t_ + Sliced15::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) *
-              stride_cm + (t_1 + Sliced16::coord0(((v + k) % 32)))) = chunk[k];
+        if ((t_ + Sliced10::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M) &
+            (t_1 + Sliced11::coord0(((v + k) % 32)) < N))
+          *(c_ptr + (t_ + Sliced10::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) *
+              stride_cm + (t_1 + Sliced11::coord0(((v + k) % 32)))) = chunk[k];
     }
   }
 }

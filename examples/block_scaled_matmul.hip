@@ -38,31 +38,21 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced3: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
 //     a 1 x 2 tiling (reduced axes dropped)
-//   Blocked4: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
-//     axis 1: 8 per thread x 4 lanes x 1 warps
-//   Blocked5: 32 x 128 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//     axis 1: 1 per thread x 64 lanes x 2 warps
-//   Blocked6: 128 x 32 x 2 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8
-//     warps; axis 1: 1 per thread x 32 lanes x 1 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-//   Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//     axis 1: 1 per thread x 64 lanes x 1 warps
-//   Blocked8: 32 x 128 x 2 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2
-//     warps; axis 1: 1 per thread x 32 lanes x 4 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-//   Blocked9: 32 x 2 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2
-//     warps; axis 1: 1 per thread x 1 lanes x 2 warps; axis 2: 1 per thread x 64 lanes x 2 warps
-//   Blocked10: 64 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//     axis 1: 1 per thread x 64 lanes x 2 warps
-//   Blocked11: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 8 warps;
+//   Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 8 warps;
 //     axis 1: 1 per thread x 2 lanes x 1 warps
-//   Sliced12: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+//   Sliced5: 64 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked13: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//     axis 1: 1 per thread x 64 lanes x 2 warps
-//   Sliced14: 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//     axis 1: 16 per thread x 4 lanes x 1 warps
+//   Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+//     1: 1 per thread x 32 lanes x 8 warps
+//   Sliced8: 64 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced15: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   Blocked9: 64 x 128 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps;
+//     axis 1: 1 per thread x 16 lanes x 8 warps
+//   Sliced10: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced16: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//   Sliced11: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
@@ -123,99 +113,9 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked4: 128 x 32 block, 8 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; axis
-//   1: 8 per thread x 4 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 4); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked5: 32 x 128 block, 8 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis
-//   1: 1 per thread x 64 lanes x 2 warps
-struct Blocked5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 64 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked6: 128 x 32 x 2 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps;
-//   axis 1: 1 per thread x 32 lanes x 1 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-struct Blocked6 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return (tc::lane_id() / 2); }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::lane_id() % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked7: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 8 warps; axis
-//   1: 1 per thread x 64 lanes x 1 warps
-struct Blocked7 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked8: 32 x 128 x 2 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//   axis 1: 1 per thread x 32 lanes x 4 warps; axis 2: 1 per thread x 2 lanes x 1 warps
-struct Blocked8 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 2 + (tc::warp_id() / 4) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 4 * 32 + (tc::lane_id() / 2); }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::lane_id() % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked9: 32 x 2 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 2 warps;
-//   axis 1: 1 per thread x 1 lanes x 2 warps; axis 2: 1 per thread x 64 lanes x 2 warps
-struct Blocked9 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 2 + (tc::warp_id() / 4) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return (tc::warp_id() / 2) % 2 * 1; }
-  // the coordinate along axis 2 of the element in this thread's register r
-  static TC_DEVICE int coord2(int r) { return tc::warp_id() % 2 * 64 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked10: 64 x 128 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps;
-//   axis 1: 1 per thread x 64 lanes x 2 warps
-struct Blocked10 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 64 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked11: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 8 warps; axis
+// Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 8 warps; axis
 //   1: 1 per thread x 2 lanes x 1 warps
-struct Blocked11 {
+struct Blocked4 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return (tc::warp_id() * 32 + (tc::lane_id() / 2)) % 128; }
@@ -225,41 +125,65 @@ struct Blocked11 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 2) < 128; }
 };
 
-// Sliced12: 64 block, 1 registers per thread; axis 0: 1 per thread x 64 lanes x 1 warps; sliced
+// Sliced5: 64 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps; sliced
 //   from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced12 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
-};
-
-// Blocked13: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; axis
-//   1: 1 per thread x 64 lanes x 2 warps
-struct Blocked13 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return ((tc::warp_id() / 2) * 1) % 2; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 64 + tc::lane_id(); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 1 < 2; }
-};
-
-// Sliced14: 64 block, 16 registers per thread; axis 0: 1 per thread x 1 lanes x 4 warps; sliced
-//   from a 64 x 1 tiling (reduced axes dropped)
-struct Sliced14 {
+struct Sliced5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 4 + (tc::warp_id() / 2) * 1; }
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 16 + r % 16; }
   // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 64 + tc::lane_id() == 0; }
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced15: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   axis 1: 16 per thread x 4 lanes x 1 warps
+struct Blocked6 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 4); }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 4 * 16 + r % 16; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+//   1: 1 per thread x 32 lanes x 8 warps
+struct Blocked7 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return (tc::warp_id() * 32 + (tc::lane_id() / 2)) % 128; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 32 + (tc::lane_id() / 2) < 128; }
+};
+
+// Sliced8: 64 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps; sliced
+//   from a 64 x 1 tiling (reduced axes dropped)
+struct Sliced8 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 16 + r % 16; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 4) == 0; }
+};
+
+// Blocked9: 64 x 128 block, 16 registers per thread; axis 0: 16 per thread x 4 lanes x 1 warps;
+//   axis 1: 1 per thread x 16 lanes x 8 warps
+struct Blocked9 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 16 + r % 16; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 4); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced10: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced15 {
+struct Sliced10 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -269,9 +193,9 @@ struct Sliced15 {
   static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
 };
 
-// Sliced16: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+// Sliced11: 128 block, 2 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced16 {
+struct Sliced11 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -371,16 +295,9 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
           (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[8];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
+    // permute axes to [1, 0]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 8; ++r) buffer[Blocked4::coord0(r) * 32 + Blocked4::coord1(r)] = b[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 8; ++r) t_2[r] = buffer[Blocked5::coord0(r) + Blocked5::coord1(r) * 32];
-    }
+    for (int r = 0; r < 8; ++r) t_2[r] = b[r];
     unsigned int wide[8];
     unsigned int t_3[8];
     unsigned int exp_[8];
@@ -408,37 +325,19 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
       bits_3[r] = bits_2[r] | ((t_4[r] & 8u) << 28u);
     }
     float t_5[16];
-    {
-      // join along a new last axis: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+    // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 8; ++r)
-        buffer[Blocked4::coord0(r) * 64 + Blocked4::coord1(r) * 2] = tc::bitcast<float>(bits_1[r]);
-#pragma unroll
-      for (int r = 0; r < 8; ++r)
-        buffer[Blocked4::coord0(r) * 64 + Blocked4::coord1(r) * 2 + 1] =
-            tc::bitcast<float>(bits_3[r]);
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        t_5[r] = buffer[Blocked6::coord0(r) * 64 + Blocked6::coord1(r) * 2 + Blocked6::coord2(r)];
+    for (int r = 0; r < 8; ++r) {
+      t_5[2 * r] = tc::bitcast<float>(bits_1[r]);
+      t_5[2 * r + 1] = tc::bitcast<float>(bits_3[r]);
     }
     tc::bfloat16 pairs[16];
 #pragma unroll
     for (int r = 0; r < 16; r += 2) tc::cast_pair(t_5[r], t_5[r + 1], pairs[r], pairs[r + 1]);
     tc::bfloat16 a_1[16];
-    {
-      // reshape [128, 32, 2] -> [128, 64] (row-major order): through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // reshape [128, 32, 2] -> [128, 64]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked6::coord0(r) * 64 + Blocked6::coord1(r) * 2 + Blocked6::coord2(r)] = pairs[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r) a_1[r] = buffer[Blocked7::coord0(r) * 64 + Blocked7::coord1(r)];
-    }
+    for (int r = 0; r < 16; ++r) a_1[r] = pairs[r];
     unsigned int wide_1[8];
     unsigned int t_6[8];
     unsigned int exp_2[8];
@@ -467,64 +366,36 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
       bits_7[r] = bits_6[r] | ((t_7[r] & 8u) << 28u);
     }
     float t_8[16];
-    {
-      // join along a new last axis: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      float* buffer = reinterpret_cast<float*>(smem);
+    // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 8; ++r)
-        buffer[Blocked5::coord0(r) * 256 + Blocked5::coord1(r) * 2] = tc::bitcast<float>(bits_5[r]);
-#pragma unroll
-      for (int r = 0; r < 8; ++r)
-        buffer[Blocked5::coord0(r) * 256 + Blocked5::coord1(r) * 2 + 1] =
-            tc::bitcast<float>(bits_7[r]);
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        t_8[r] = buffer[Blocked8::coord0(r) * 256 + Blocked8::coord1(r) * 2 + Blocked8::coord2(r)];
+    for (int r = 0; r < 8; ++r) {
+      t_8[2 * r] = tc::bitcast<float>(bits_5[r]);
+      t_8[2 * r + 1] = tc::bitcast<float>(bits_7[r]);
     }
     tc::bfloat16 pairs_1[16];
 #pragma unroll
     for (int r = 0; r < 16; r += 2) tc::cast_pair(t_8[r], t_8[r + 1], pairs_1[r], pairs_1[r + 1]);
     tc::bfloat16 t_9[16];
-    {
-      // permute axes to [0, 2, 1]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // permute axes to [0, 2, 1]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked8::coord0(r) * 256 + Blocked8::coord1(r) * 2 + Blocked8::coord2(r)] =
-            pairs_1[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        t_9[r] = buffer[Blocked9::coord0(r) * 256 + Blocked9::coord1(r) + Blocked9::coord2(r) * 2];
-    }
+    for (int r = 0; r < 16; ++r) t_9[r] = pairs_1[r];
     tc::bfloat16 b_1[16];
-    {
-      // reshape [32, 2, 128] -> [64, 128] (row-major order): through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      tc::bfloat16* buffer = reinterpret_cast<tc::bfloat16*>(smem);
+    // reshape [32, 2, 128] -> [64, 128]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 16; ++r)
-        buffer[Blocked9::coord0(r) * 256 + Blocked9::coord1(r) * 128 + Blocked9::coord2(r)] =
-            t_9[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        b_1[r] = buffer[Blocked10::coord0(r) * 128 + Blocked10::coord1(r)];
-    }
+    for (int r = 0; r < 16; ++r) b_1[r] = t_9[r];
     unsigned char s_[16];
     {
       // gather along axis 1: the source through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked11::coord0(r) * 2 + Blocked11::coord1(r)] = sa[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked4::coord0(r) * 2 + Blocked4::coord1(r)] = sa[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 16; ++r)
-        s_[r] = buffer[Blocked7::coord0(r) * 2 + (static_cast<int>(Sliced12::coord0(0) / 32) & 1)];
+        s_[r] =
+            buffer[Blocked6::coord0(r) * 2 + (static_cast<int>(Sliced5::coord0(r / 16 * 16) /
+            32) & 1)];
     }
     tc::bfloat16 factor[16];
 #pragma unroll
@@ -541,29 +412,22 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
       out_1[r] = nan_[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out[r];
     }
     unsigned char s_1[1];
-    {
-      // permute axes to [1, 0]: through shared memory
-      __syncthreads();  // the buffer may still be read by an earlier step
-      unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
+    // permute axes to [1, 0]: in registers (every thread keeps its elements)
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked11::coord0(r) * 2 + Blocked11::coord1(r)] = sb[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 1; ++r) s_1[r] = buffer[Blocked13::coord0(r) + Blocked13::coord1(r) * 2];
-    }
+    for (int r = 0; r < 1; ++r) s_1[r] = sb[r];
     unsigned char s_2[16];
     {
       // gather along axis 0: the source through shared memory
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r)
-        buffer[Blocked13::coord0(r) * 128 + Blocked13::coord1(r)] = s_1[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked7::coord0(r) * 128 + Blocked7::coord1(r)] = s_1[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         s_2[r] =
-            buffer[((static_cast<int>(Sliced14::coord0(r) / 32) & 1)) * 128 + Blocked10::coord1(r)];
+            buffer[((static_cast<int>(Sliced8::coord0(r / 16 * 16) /
+            32) & 1)) * 128 + Blocked9::coord1(r)];
     }
     tc::bfloat16 factor_1[16];
 #pragma unroll
@@ -586,13 +450,21 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
     tc::bfloat16* accumulator_a = reinterpret_cast<tc::bfloat16*>(smem);
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      accumulator_a[tc::swizzled_chunk<8>(Blocked7::coord0(r), Blocked7::coord1(r) / 8) * 8 +
-          Blocked7::coord1(r) % 8] = out_1[r];
+    for (int v = 0; v < 16; v += 8) {
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      tc::Vec<tc::bfloat16, 8> chunk;
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      accumulator_b[tc::swizzled_chunk<8>(Blocked10::coord1(r), Blocked10::coord0(r) / 8) * 8 +
-          Blocked10::coord0(r) % 8] = out_3[r];
+      for (int k = 0; k < 8; ++k) chunk[k] = out_1[v + k];
+      tc::store<8>(accumulator_a + tc::swizzled_chunk<8>(row, col / 8) * 8 + col % 8, chunk);
+    }
+#pragma unroll
+    for (int v = 0; v < 16; v += 8) {
+      const int row = Blocked9::coord0(v), col = Blocked9::coord1(v);
+      tc::Vec<tc::bfloat16, 8> chunk;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) chunk[k] = out_3[v + k];
+      tc::store<8>(accumulator_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
+    }
     __syncthreads();
     // main loop: 8 steps of K = 8; warp (wm, wn) issues 1 x 2 v_mfma_f32_32x32x8bf16_1k per step;
     //   lane l reads A's row l % 32 and B's column l % 32, 4 elements of K each
@@ -628,9 +500,9 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
   // L48: tl.store(c, accumulator, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 #pragma unroll
   for (int r = 0; r < 32; ++r)
-    if ((t_ + Sliced15::coord0((r / 2)) < M) &
-        (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
-      *(c_ptr + (t_ + Sliced15::coord0((r / 2))) * stride_cm +
-          (t_1 + Sliced16::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) =
+    if ((t_ + Sliced10::coord0((r / 2)) < M) &
+        (t_1 + Sliced11::coord0((((r / 2) % 4) * 2 + r % 2) % 2) < N))
+      *(c_ptr + (t_ + Sliced10::coord0((r / 2))) * stride_cm +
+          (t_1 + Sliced11::coord0((((r / 2) % 4) * 2 + r % 2) % 2))) =
           accumulator[r];
 }

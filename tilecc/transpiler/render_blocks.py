@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.line_breaks import BODY, BREAK, NOTE, SPACE, inner, joined, words
-from tilecc.transpiler.passes.layouts import Placement, permute_encoding
+from tilecc.transpiler.passes.layouts import Placement, view_encoding
 from tilecc.transpiler.passes.placement import Blocked
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_places import _packed_arrays, _reduced_register, _row_major
@@ -391,20 +391,40 @@ class BlockWriter(Writer):
 
     def op_reshape(self, op: Op) -> None:
         x, y = op.operands[0], op.result
+        if self.in_registers(op, f"reshape {list(x.type.shape)} -> {list(y.type.shape)}"):
+            return
         self.exchange(op, [(x, self.linear(x.layout, "r", _row_major(x.type.shape)))],
                       [(y, self.linear(y.layout, "r", _row_major(y.type.shape)))],
                       f"reshape {list(x.type.shape)} -> {list(y.type.shape)} (row-major order)")
 
+    def in_registers(self, op: Op, what: str) -> bool:
+        """Write a permute, join, split or reshape whose result holds the source's elements
+        in the same threads (passes.layouts.view_encoding) as register copies; whether it
+        is one."""
+        x = op.operands[0]
+        if not isinstance(x.layout.enc, Blocked) or any(
+                v.layout != x.layout for v in op.operands[1:]) or \
+                op.results[0].layout.enc != view_encoding(op, x.layout.enc):
+            return False
+        for y in op.results:
+            self.core.declare(y)
+        self.out.line(f"// {what}: in registers (every thread keeps its elements)")
+        if op.kind == "join":
+            a, b = (self.exprs.text(v, "r") for v in op.operands)
+            name = self.names.name(op.result)
+            lines = [f"{name}[2 * r] = {a};", f"{name}[2 * r + 1] = {b};"]
+        elif op.kind == "split":
+            lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'2 * r + {h}')};"
+                     for h, y in enumerate(op.results)]
+        else:
+            lines = [f"{self.names.name(op.result)}[r] = {self.exprs.text(x, 'r')};"]
+        regs = op.results[0].layout.regs if op.kind == "split" else x.layout.regs
+        self.out.line(self.ctx.macros.register_loop(regs, lines))
+        return True
+
     def op_permute(self, op: Op) -> None:
         x, y, order = op.operands[0], op.result, op.attrs["order"]
-        if isinstance(x.layout.enc, Blocked) and \
-                y.layout.enc == permute_encoding(x.layout.enc, tuple(order)):
-            # each thread holds the same elements, in the same registers (passes.layouts)
-            self.core.declare(y)
-            self.out.line(f"// permute axes to {list(order)}: in registers (every thread keeps "
-                          "its elements)")
-            self.out.line(self.ctx.macros.register_loop(
-                y.layout.regs, [f"{self.names.name(y)}[r] = {self.exprs.text(x, 'r')};"]))
+        if self.in_registers(op, f"permute axes to {list(order)}"):
             return
         src_strides = _row_major(x.type.shape)
         self.exchange(op, [(x, self.linear(x.layout, "r", src_strides))],
@@ -413,6 +433,8 @@ class BlockWriter(Writer):
 
     def op_join(self, op: Op) -> None:
         a, b = op.operands
+        if self.in_registers(op, "join along a new last axis"):
+            return
         strides = [2 * s for s in _row_major(a.type.shape)]
         self.exchange(op, [(a, self.linear(a.layout, "r", strides)),
                            (b, self.linear(b.layout, "r", strides) + " + 1")],
@@ -422,6 +444,8 @@ class BlockWriter(Writer):
 
     def op_split(self, op: Op) -> None:
         x = op.operands[0]
+        if self.in_registers(op, "split the last axis"):
+            return
         out = op.results
         strides = [2 * s for s in _row_major(out[0].type.shape)]
         self.exchange(op, [(x, self.linear(x.layout, "r", _row_major(x.type.shape)))],

@@ -85,11 +85,48 @@ def default_blocked(shape: tuple[int, ...], vec: int, num_warps: int, warp_size:
     return _spread(shape, spt, order, num_warps, warp_size)
 
 
-def permute_encoding(enc: Blocked, order: tuple[int, ...]) -> Blocked:
-    """The encoding of `permute(x, order)` that holds each of x's elements in the same
-    thread and register: axis i of the result is axis `order[i]` of x."""
-    return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
-                   tuple(enc.wpc[a] for a in order), tuple(order.index(a) for a in enc.order))
+def view_encoding(op: Op, enc: Blocked) -> Blocked | None:
+    """The encoding of the result of `op` (a permute, join, split or reshape) of a source
+    in `enc` under which each thread holds the source's elements, in registers that
+    follow from the source's (the renderer copies them: `render_blocks`), or None where
+    no such encoding is a `Blocked` one.
+
+    * permute: axis i of the result is axis `order[i]` of the source; same registers.
+    * join (of two operands in `enc`): the new last axis of 2 fastest, in registers:
+      register 2 r + h holds operand h's register r.  split is its inverse, where the
+      last axis is held so.
+    * reshape merging an axis with the next one, which each thread holds whole and
+      runs next faster (fp4 nibble pairs into a row): same registers."""
+    x, rank = op.operands[0], len(enc.order)
+    if len(x.type.shape) != rank:
+        return None
+    if op.kind == "permute":
+        order = tuple(op.attrs["order"])
+        return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
+                       tuple(enc.wpc[a] for a in order),
+                       tuple(order.index(a) for a in enc.order))
+    if op.kind == "join":
+        return Blocked(enc.spt + (2,), enc.tpw + (1,), enc.wpc + (1,), (rank,) + enc.order)
+    last = rank - 1
+    if op.kind == "split":
+        if enc.order[0] != last or (enc.spt[last], enc.tpw[last], enc.wpc[last]) != (2, 1, 1):
+            return None
+        return Blocked(enc.spt[:-1], enc.tpw[:-1], enc.wpc[:-1], enc.order[1:])
+    if op.kind != "reshape":
+        return None
+    src, dst = x.type.shape, op.result.type.shape
+    for k in range(rank - 1):  # one merge of axes k and k + 1, every other axis kept
+        if src[:k] + (src[k] * src[k + 1],) + src[k + 2:] != dst:
+            continue
+        at = enc.order.index(k + 1)
+        if (enc.spt[k + 1], enc.tpw[k + 1], enc.wpc[k + 1]) != (src[k + 1], 1, 1) or \
+                at + 1 >= rank or enc.order[at + 1] != k or 1 in src:
+            return None
+        order = tuple(a if a < k + 1 else a - 1 for a in enc.order if a != k + 1)
+        return Blocked(enc.spt[:k] + (enc.spt[k] * src[k + 1],) + enc.spt[k + 2:],
+                       enc.tpw[:k + 1] + enc.tpw[k + 2:], enc.wpc[:k + 1] + enc.wpc[k + 2:],
+                       order)
+    return None
 
 
 def fma_tile(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:
@@ -131,7 +168,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     classes = _Classes()
     forced: list[tuple[Value, Blocked]] = []  # dot results: their unit's accumulator layout
     derived: list[tuple[Value, Value, int]] = []  # (value, source, axis): enc(v) = Slice(enc(src))
-    permuted: list[tuple[Value, Value, tuple]] = []  # (result, source, order) of permutes
+    views: list[tuple[Value, Value, Op]] = []  # (result, source, op): permutes, joins...
     blocks: list[Value] = []
     for op in kernel.walk():
         for v in op.results + [a for r in op.regions for a in r.args]:
@@ -167,8 +204,9 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             classes.join(op.operands[0], op.operands[1])
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
-        elif op.kind == "permute":
-            permuted.append((op.result, op.operands[0], tuple(op.attrs["order"])))
+        elif op.kind in ("permute", "reshape", "split") or (
+                op.kind == "join" and op.operands[0].type == op.operands[1].type):
+            views += [(r, op.operands[0], op) for r in op.results]
         elif op.kind == "dot":
             classes.join(op.operands[2], op.result)
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_units, arch)
@@ -222,15 +260,16 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         c, s = classes.find(v.id), classes.find(src.id)
         if c not in sources or (s in forced_classes and sources[c][0] not in forced_classes):
             sources[c] = (s, axis)
-    # A permute's result whose class no access or slice places otherwise takes the
-    # permuted encoding of its source: each thread keeps its elements, in the same
-    # registers, and the permute moves no data (a `b.T` cast and fed to a product: the
-    # product then stages the block K-major, vectors along K, passes.dot.b_k_major).
-    transposes: dict[int, tuple[int, tuple]] = {}
-    for v, src, order in permuted:
+    # A permute's, join's, split's or reshape's result whose class no access or slice
+    # places otherwise takes the encoding that holds its elements where the source's
+    # are (`view_encoding`), where there is one: the op then moves no data (a `b.T` cast
+    # and fed to a product, which then stages it K-major, passes.dot.b_k_major; fp4
+    # nibbles joined and merged into a row).  A join's two operands must share an encoding.
+    viewed: dict[int, tuple[int, Op]] = {}
+    for v, src, op in views:
         c = classes.find(v.id)
         if c not in orders and c not in sources and c not in forced_classes:
-            transposes.setdefault(c, (classes.find(src.id), order))
+            viewed.setdefault(c, (classes.find(src.id), op))
     encodings: dict[int, Encoding] = dict(fma_tiles)
     for v, enc in forced:
         c = classes.find(v.id)
@@ -246,10 +285,12 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         if c in sources and c not in seen:
             src, axis = sources[c]
             enc: Encoding = Slice(encoding(src, seen + (c,)), axis)
-        elif c in transposes and c not in seen and \
-                isinstance(of := encoding(transposes[c][0], seen + (c,)), Blocked) and \
-                len(of.order) == len(rep[c]):
-            enc = permute_encoding(of, transposes[c][1])
+        elif c in viewed and c not in seen and isinstance(
+                of := encoding(viewed[c][0], seen + (c,)), Blocked) and \
+                (view := view_encoding(viewed[c][1], of)) is not None and \
+                all(encoding(classes.find(v.id), seen + (c,)) == of
+                    for v in viewed[c][1].operands[1:]):
+            enc = view
         else:
             order = orders[c][0] if c in orders and len(orders[c][0]) == len(rep[c]) else None
             enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size, order)

@@ -30,52 +30,68 @@
 //   BLOCK_N = 128 (constexpr)
 //   BLOCK_K = 64 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+//   Blocked0: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//     axis 1: 16 per thread x 2 lanes x 1 warps
+//   Sliced1: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
+//   Sliced2: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced2: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+//   Sliced3: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced3: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
+//   Sliced4: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
 //     a 1 x 2 tiling (reduced axes dropped)
-//   Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   Blocked5: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //     axis 1: 1 per thread x 2 lanes x 1 warps
-//   Sliced5: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
+//   Sliced6: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked6: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //     axis 1: 32 per thread x 2 lanes x 1 warps
-//   Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+//   Blocked8: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
 //     1: 1 per thread x 16 lanes x 8 warps
-//   Sliced8: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
+//   Sliced9: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked9: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
+//   Blocked10: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
 //     axis 1: 1 per thread x 16 lanes x 8 warps
-//   Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced11: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced11: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   Sliced12: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   none
 // Matrix products (tl.dot):
+//   L38: a, b (read back for the product's operands) copied into shared memory with cp.async, 2
+//     iterations ahead (3 stages)
 //   L46: wgmma.m64n128k16 (bf16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 // Memory accesses:
-//   L39 load a: 16 x u8 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
-//     uniform over 16 elements, checked once per vector
-//   L40 load b: 16 x u8 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
-//     uniform over 16 elements, checked once per vector
 //   L42 load sa: 1 x u8 along axis 1; pointers contiguous over 2, aligned to 2 B; mask checked per
 //     element
 //   L44 load sb: 1 x u8 along axis 1; pointers contiguous over 2, aligned to 2 B; mask checked per
 //     element
+//   L39 load a: 16 x u8 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
+//   L40 load b: 16 x u8 (16 B) along axis 1; pointers contiguous over 32, aligned to 16 B; mask
+//     uniform over 16 elements, checked once per vector
 //   L48 store: 2 x fp32 (8 B) along axis 1; pointers contiguous over 128, aligned to 16 B; mask is
 //     a bound on contiguous offsets: whole vectors in bounds take the vector path, the tail goes
 //     lane by lane
 #include "tilecc.h"
 
-// Sliced0: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+// Blocked0: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   axis 1: 16 per thread x 2 lanes x 1 warps
+struct Blocked0 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced1: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced0 {
+struct Sliced1 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -83,9 +99,9 @@ struct Sliced0 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 2 * 16 == 0; }
 };
 
-// Sliced1: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
+// Sliced2: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
 //   from a 1 x 32 tiling (reduced axes dropped)
-struct Sliced1 {
+struct Sliced2 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
@@ -93,9 +109,9 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Sliced2: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+// Sliced3: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced2 {
+struct Sliced3 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -103,9 +119,9 @@ struct Sliced2 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 2 == 0; }
 };
 
-// Sliced3: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from a
+// Sliced4: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from a
 //   1 x 2 tiling (reduced axes dropped)
-struct Sliced3 {
+struct Sliced4 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
@@ -113,9 +129,9 @@ struct Sliced3 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked4: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; axis
+// Blocked5: 128 x 2 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; axis
 //   1: 1 per thread x 2 lanes x 1 warps
-struct Blocked4 {
+struct Blocked5 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -125,9 +141,9 @@ struct Blocked4 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced5: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
+// Sliced6: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //   from a 1 x 64 tiling (reduced axes dropped)
-struct Sliced5 {
+struct Sliced6 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
@@ -135,9 +151,9 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked6: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //   axis 1: 32 per thread x 2 lanes x 1 warps
-struct Blocked6 {
+struct Blocked7 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -147,9 +163,9 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked7: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
+// Blocked8: 2 x 128 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; axis
 //   1: 1 per thread x 16 lanes x 8 warps
-struct Blocked7 {
+struct Blocked8 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2; }
@@ -159,9 +175,9 @@ struct Blocked7 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced8: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
+// Sliced9: 64 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps; sliced
 //   from a 64 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced9 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
@@ -169,9 +185,9 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
-// Blocked9: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
+// Blocked10: 64 x 128 block, 32 registers per thread; axis 0: 32 per thread x 2 lanes x 1 warps;
 //   axis 1: 1 per thread x 16 lanes x 8 warps
-struct Blocked9 {
+struct Blocked10 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 32 + r % 32; }
@@ -181,9 +197,9 @@ struct Blocked9 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced10: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+// Sliced11: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced10 {
+struct Sliced11 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -191,9 +207,9 @@ struct Sliced10 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Sliced11: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+// Sliced12: 128 block, 32 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced11 {
+struct Sliced12 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -222,6 +238,8 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
   tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (32768 bytes, reused step by step)
   __shared__ unsigned char smem[32768] __attribute__((aligned(1024)));
+  // dynamic shared memory: the tl.dot pipeline stages (24576 bytes, given at launch)
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // L31: pid_m = tl.program_id(0)
   const int pid_m = static_cast<int>(blockIdx.x);
   // L32: pid_n = tl.program_id(1)
@@ -234,41 +252,57 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
   float accumulator[64];
 #pragma unroll
   for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
+  unsigned char* const a_stages = reinterpret_cast<unsigned char*>(dynamic_smem);
+  unsigned char* const b_stages = reinterpret_cast<unsigned char*>(dynamic_smem + 12288);
+  // pipeline (a, b (read back for the product's operands) copied into shared memory with cp.async,
+  //   2 iterations ahead (3 stages))
+  {  // prologue: the copies of the first 2 iterations
+    int k_next = 0;
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      if (k_next < (K + 64 - 1) / 64) {
+        // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
+        const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(a_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              a_desc_base +
+              (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
+              tc::cast<long long>(k_next * 64 / 2)) +
+              (tc::cast<long long>(Sliced1::coord0(0)) * a_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
+              tc::cast<unsigned int>(k_next * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
+        }
+        // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
+        const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(b_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              b_desc_base +
+              (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
+              tc::cast<long long>(k_next * 64 / 2)) +
+              (tc::cast<long long>(Sliced1::coord0(0)) * b_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
+              tc::cast<unsigned int>(k_next * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
+        }
+      }
+      tc::cp_async_commit();
+      k_next += 1;
+    }
+  }
+  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  __syncthreads();
+  int k_stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 64 - 1) / 64; ++k_) {
-    // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
-    unsigned char a[16];
-#pragma unroll
-    for (int v = 0; v < 16; v += 16) {
-      const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
-          tc::cast<unsigned int>(pid_m * 128) < tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
-          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
-          tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))),
-          a_desc_base +
-          (tc::cast<long long>(pid_m * 128) * a_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
-          (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
-          tc::cast<long long>(Sliced1::coord0(v))),
-          tc::splat<16>(static_cast<unsigned char>(0)));
-#pragma unroll
-      for (int k = 0; k < 16; ++k) a[v + k] = chunk[k];
-    }
-    // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
-    unsigned char b[16];
-#pragma unroll
-    for (int v = 0; v < 16; v += 16) {
-      const tc::Vec<unsigned char, 16> chunk =
-          tc::load_if<16>((tc::cast<unsigned int>(Sliced0::coord0(0)) +
-          tc::cast<unsigned int>(pid_n * 128) < tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
-          (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ * 64 / 2) <
-          tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))),
-          b_desc_base +
-          (tc::cast<long long>(pid_n * 128) * b_desc_stride0 + tc::cast<long long>(k_ * 64 / 2)) +
-          (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
-          tc::cast<long long>(Sliced1::coord0(v))),
-          tc::splat<16>(static_cast<unsigned char>(0)));
-#pragma unroll
-      for (int k = 0; k < 16; ++k) b[v + k] = chunk[k];
-    }
+    const int k_ahead = k_ + 2;
     // L41: groups = k * GROUPS + tl.arange(0, GROUPS) (index arithmetic: recomputed where it is
     //   used)
     // L42: sa = tl.load(a_scale + offs_m[:, None] * stride_sm + groups[None, :], mask=offs_m[:,
@@ -277,18 +311,42 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sa[r] =
-          t_ + Sliced2::coord0(0) <
-          M ? *(a_scale + (t_ + Sliced2::coord0(0)) * stride_sm +
-          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
+          t_ + Sliced3::coord0(0) <
+          M ? *(a_scale + (t_ + Sliced3::coord0(0)) * stride_sm +
+          (k_ * 2 + Sliced4::coord0(0))) : static_cast<unsigned char>(127);
     // L44: sb = tl.load(b_scale + offs_n[:, None] * stride_sn + groups[None, :], mask=offs_n[:,
     //   None] < N, other=127)
     unsigned char sb[1];
 #pragma unroll
     for (int r = 0; r < 1; ++r)
       sb[r] =
-          t_1 + Sliced2::coord0(0) <
-          N ? *(b_scale + (t_1 + Sliced2::coord0(0)) * stride_sn +
-          (k_ * 2 + Sliced3::coord0(0))) : static_cast<unsigned char>(127);
+          t_1 + Sliced3::coord0(0) <
+          N ? *(b_scale + (t_1 + Sliced3::coord0(0)) * stride_sn +
+          (k_ * 2 + Sliced4::coord0(0))) : static_cast<unsigned char>(127);
+    // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
+    unsigned char a[16];
+    {  // read ahead: this thread's own copies, in the stage this iteration reads
+      const unsigned char* const from = a_stages + k_stage * 4096;
+#pragma unroll
+      for (int v = 0; v < 16; v += 16) {
+        const tc::Vec<unsigned char, 16> chunk =
+            tc::load<16>(from + (v / 16 * 256 + threadIdx.x) * 16);
+#pragma unroll
+        for (int k = 0; k < 16; ++k) a[v + k] = chunk[k];
+      }
+    }
+    // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
+    unsigned char b[16];
+    {  // read ahead: this thread's own copies, in the stage this iteration reads
+      const unsigned char* const from = b_stages + k_stage * 4096;
+#pragma unroll
+      for (int v = 0; v < 16; v += 16) {
+        const tc::Vec<unsigned char, 16> chunk =
+            tc::load<16>(from + (v / 16 * 256 + threadIdx.x) * 16);
+#pragma unroll
+        for (int k = 0; k < 16; ++k) b[v + k] = chunk[k];
+      }
+    }
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[16];
     // permute axes to [1, 0]: in registers (every thread keeps its elements)
@@ -385,12 +443,12 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked4::coord0(r) * 2 + Blocked4::coord1(r)] = sa[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked5::coord0(r) * 2 + Blocked5::coord1(r)] = sa[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         s_[r] =
-            buffer[Blocked6::coord0(r) * 2 + (static_cast<int>(Sliced5::coord0(r / 32 * 32) /
+            buffer[Blocked7::coord0(r) * 2 + (static_cast<int>(Sliced6::coord0(r / 32 * 32) /
             32) & 1)];
     }
     tc::bfloat16 factor[32];
@@ -417,13 +475,13 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       __syncthreads();  // the buffer may still be read by an earlier step
       unsigned char* buffer = reinterpret_cast<unsigned char*>(smem);
 #pragma unroll
-      for (int r = 0; r < 1; ++r) buffer[Blocked7::coord0(r) * 128 + Blocked7::coord1(r)] = s_1[r];
+      for (int r = 0; r < 1; ++r) buffer[Blocked8::coord0(r) * 128 + Blocked8::coord1(r)] = s_1[r];
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 32; ++r)
         s_2[r] =
-            buffer[((static_cast<int>(Sliced8::coord0(r / 32 * 32) /
-            32) & 1)) * 128 + Blocked9::coord1(r)];
+            buffer[((static_cast<int>(Sliced9::coord0(r / 32 * 32) /
+            32) & 1)) * 128 + Blocked10::coord1(r)];
     }
     tc::bfloat16 factor_1[32];
 #pragma unroll
@@ -447,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     tc::bfloat16* accumulator_b = reinterpret_cast<tc::bfloat16*>(smem + 16384);
 #pragma unroll
     for (int v = 0; v < 32; v += 8) {
-      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      const int row = Blocked7::coord0(v), col = Blocked7::coord1(v);
       tc::Vec<tc::bfloat16, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = out_1[v + k];
@@ -456,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     }
 #pragma unroll
     for (int v = 0; v < 32; v += 8) {
-      const int row = Blocked9::coord0(v), col = Blocked9::coord1(v);
+      const int row = Blocked10::coord0(v), col = Blocked10::coord1(v);
       tc::Vec<tc::bfloat16, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = out_3[v + k];
@@ -488,11 +546,50 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
         tc::wgmma_m64n128k16_bf16_ss<0>(accumulator, accumulator + 32, a_desc0, b_desc);
       }
       tc::wgmma_commit();
+      if (k_ahead < (K + 64 - 1) / 64) {
+        // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
+        const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(a_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              a_desc_base +
+              (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
+              tc::cast<long long>(k_ahead * 64 / 2)) +
+              (tc::cast<long long>(Sliced1::coord0(0)) * a_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
+              tc::cast<unsigned int>(k_ahead * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
+        }
+        // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
+        const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(b_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              b_desc_base +
+              (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
+              tc::cast<long long>(k_ahead * 64 / 2)) +
+              (tc::cast<long long>(Sliced1::coord0(0)) * b_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
+              tc::cast<unsigned int>(k_ahead * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
+        }
+      }
+      tc::cp_async_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
     }
+    tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
+    __syncthreads();  // the next stage is everyone's; this one is no longer read
+    k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
   }
+  tc::cp_async_wait<0>();
   // L47: c = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] (index arithmetic: recomputed
   //   where it is used)
   // L48: tl.store(c, accumulator, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
@@ -502,18 +599,18 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = accumulator[v + k];
     // the whole vector is in bounds
-    if ((t_ + Sliced10::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) &
-        (t_1 + Sliced11::coord0(((v + 1) % 32)) < N)) {
-      tc::store<2>(c_ptr + (t_ + Sliced10::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
-          (t_1 + Sliced11::coord0((v % 32))),
+    if ((t_ + Sliced11::coord0((((v + 1) / 32) * 2 + ((v + 1) % 32) % 2) / 2) < M) &
+        (t_1 + Sliced12::coord0(((v + 1) % 32)) < N)) {
+      tc::store<2>(c_ptr + (t_ + Sliced11::coord0(((v / 32) * 2 + (v % 32) % 2) / 2)) * stride_cm +
+          (t_1 + Sliced12::coord0((v % 32))),
           chunk);
     } else {  // the tail: lane by lane
 #pragma unroll
       for (int k = 0; k < 2; ++k)
-        if ((t_ + Sliced10::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M) &
-            (t_1 + Sliced11::coord0(((v + k) % 32)) < N))
-          *(c_ptr + (t_ + Sliced10::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) *
-              stride_cm + (t_1 + Sliced11::coord0(((v + k) % 32)))) = chunk[k];
+        if ((t_ + Sliced11::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2) < M) &
+            (t_1 + Sliced12::coord0(((v + k) % 32)) < N))
+          *(c_ptr + (t_ + Sliced11::coord0((((v + k) / 32) * 2 + ((v + k) % 32) % 2) / 2)) *
+              stride_cm + (t_1 + Sliced12::coord0(((v + k) % 32)))) = chunk[k];
     }
   }
 }

@@ -91,6 +91,67 @@ def test_dot_case_on_gpu(case, dtype, fw: str) -> None:
             check_outputs(case, before, outs, f"{case.name} on {fw} n={n}")
 
 
+
+@tilecc.jit
+def computed_b_kernel(a_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr):
+    """A streamed by the pipeline; B computed in the loop body (staged into the shared-memory
+    pool at every iteration), quickly, so that its stores follow the previous product
+    closely."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // BK):
+        a = tl.load(a_ptrs)
+        kk = k * BK + rk
+        b = ((kk[:, None] * 3 + rn[None, :]) % 7 - 3).to(tl.float16)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+_COMPUTED_B_SIG = "*fp16:16,*fp32:16,i32:16,128,128,64"
+
+
+def _computed_b_reference(a: np.ndarray) -> np.ndarray:
+    k = a.shape[1]
+    b = ((np.arange(k)[:, None] * 3 + np.arange(128)[None, :]) % 7 - 3).astype(np.float32)
+    return a.astype(np.float32) @ b
+
+
+@pytest.mark.parametrize("stages", [3, 4])
+def test_a_product_of_an_operand_made_in_the_loop_is_not_left_in_flight(stages) -> None:
+    """Its operand's tile in the pool is written again by the next iteration: the product
+    is waited for before the loop goes on (it was left in flight, under those stores)."""
+    src = computed_b_kernel.source(_COMPUTED_B_SIG, num_warps=4, num_stages=stages,
+                                   arch="sm_90a")
+    header = " ".join(src.split("#include")[0].replace("//", " ").split())
+    assert "copied into shared memory with cp.async" in header
+    assert "kept in flight" not in header
+    loop = src[src.index("for (int k_ = "):src.index("tc::cp_async_wait<0>();")]
+    assert "tc::wgmma_wait<0>();" in loop and "tc::wgmma_wait<1>" not in loop
+
+
+def test_the_computed_operand_product_on_the_interpreter() -> None:
+    a = np.random.default_rng(0).integers(-3, 4, (128, 256)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    computed_b_kernel.interpret[(1,)](a, c, 256, BM=128, BN=128, BK=64)
+    np.testing.assert_array_equal(c, _computed_b_reference(a))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stages", [3, 4])
+def test_gpu_computed_operand_product(stages) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    a = np.random.default_rng(stages).integers(-3, 4, (128, 4096)).astype(np.float16)
+    c = torch.zeros(128, 128, device="cuda")
+    for _ in range(20):
+        computed_b_kernel[(1,)](torch.from_numpy(a).cuda(), c, 4096, BM=128, BN=128, BK=64,
+                                num_warps=4, num_stages=stages)
+        np.testing.assert_array_equal(c.cpu().numpy(), _computed_b_reference(a))
+
 # --- plans: which instructions each target and type gets -------------------------------------
 
 def _source(kernel, sig, target="cuda", **kw):
@@ -190,7 +251,9 @@ def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     assert row_major.count("_ss<1>(") == 1 and "K-major" not in row_major
     ampere = _source(KD.dot_loop_kernel, sig, arch="sm_80")
     assert "load b: 8 x fp16 (16 B) along axis 0" in ampere
-    assert "a of tl.dot copied into shared memory with cp.async" in ampere
+    notes = " ".join(ampere.split("#include")[0].replace("//", " ").split())
+    assert "a of tl.dot and b (read back for the product's operands) copied into shared " \
+        "memory with cp.async" in notes
 
 
 def test_fp32_precision_selects_tf32_or_fma() -> None:

@@ -126,7 +126,8 @@ def _lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarge
     traced = replace(options, maxnreg=legal_maxnreg(options.maxnreg))
     kernel = frontend.parse(kernel_fn.fn, specs, traced, target)
     return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma,
-                              tma_stores=options.tma_stores)
+                              tma_stores=options.tma_stores,
+                              prologue_reads=options.prologue_reads)
 
 
 def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec],
@@ -144,6 +145,7 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
     from tilecc.runtime import template_cache
     from tilecc.transpiler import builtins_vendor, fp8
     from tilecc.transpiler.passes.layouts import check_registers
+    from tilecc.transpiler.passes.pipeline import reads_ahead
     from tilecc.transpiler.passes.settle import tma_store_tile
     from tilecc.transpiler.render import render
 
@@ -158,6 +160,11 @@ def _transpile(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileT
             rendered.static_shared_bytes + rendered.shared_bytes > target.shared_memory_limit:
         # the TMA stores' tile is what does not fit: the threads store those blocks
         return _transpile(kernel_fn, specs, target, replace(options, tma_stores=False),
+                          occupancy)
+    if options.prologue_reads and reads_ahead(kernel) and \
+            rendered.static_shared_bytes + rendered.shared_bytes > target.shared_memory_limit:
+        # the stages of the loads read ahead are what does not fit: loaded in the loop
+        return _transpile(kernel_fn, specs, target, replace(options, prologue_reads=False),
                           occupancy)
     check_shared_memory(kernel, rendered, target)
     return Artifact(kernel.symbol, rendered.source, tuple(specs), target.name, target.arch,

@@ -215,6 +215,10 @@ class CompileOptions:
     # build whose shared memory would not fit with that tile is made without (no user
     # option: the same inputs always decide it alike, so it is not in cache keys)
     tma_stores: bool = True
+    # the loads a product's operands are computed from, read ahead by its loop's pipeline
+    # (passes.pipeline.prologue_loads); a build whose shared memory would not fit with
+    # their stages is made without (decided alike every time: not in cache keys)
+    prologue_reads: bool = True
 
     def native_flags(self, target) -> list[str]:
         """The native compiler's flags these options ask for (beyond the runtime's own) on

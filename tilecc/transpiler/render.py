@@ -202,6 +202,8 @@ class CoreWriter(Writer):
         self.declare(op.result, f"tc::{op.attrs['counter']}()")
 
     def op_load(self, op: Op) -> None:
+        if self.dots.read_back(op):  # a pipeline read it ahead
+            return
         v, ptr = op.result, op.operands[0]
         mask = op.operands[1] if len(op.operands) > 1 else None
         other = op.operands[2] if len(op.operands) > 2 else None

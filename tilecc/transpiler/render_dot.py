@@ -78,6 +78,8 @@ class DotWriter(Writer):
         # the accumulator of the wgmma whose commit the copies being written follow
         self.committing: str | None = None
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
+        # loads read ahead for a product's prologue → (stages array, stage, elements)
+        self.read_ahead: dict[int, tuple[str, str, int]] = {}
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
@@ -407,6 +409,8 @@ class DotWriter(Writer):
             if p is None:
                 continue
             moved |= p.slice_ops
+            # read back from their stages where they were (`read_ahead`)
+            moved -= {id(ld) for ld, own in zip(p.loads, p.own) if own}
             for o in op.regions[0].ops:
                 if o.kind == "dot":
                     for which, x in enumerate(o.operands[:2]):
@@ -449,7 +453,7 @@ class DotWriter(Writer):
         d.update(phase=self.phase, next=self.names.fresh(f"{ivn}_next"), wait=dict(
             cp_async=any(t is None for t in p.tma), barriers=self.barriers, dist=p.distance,
             wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
-                      for ld in p.loads)))
+                      for ld, own in zip(p.loads, p.own) if not own)))
         with self.out.captured() as d["prologue"]:
             self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
         d["ahead"] = self.names.fresh(f"{ivn}_ahead")
@@ -468,12 +472,15 @@ class DotWriter(Writer):
         where each of a thread's cp.async vectors lands in a stage (the same place in every
         stage: worked out once, before the loop, rather than at every copy)."""
         arrays = []
-        for ld, tile, tma in zip(p.loads, p.tiles, p.tma):
+        for ld, tile, tma, own in zip(p.loads, p.tiles, p.tma, p.own):
             x = ld.result
-            rows, cols = x.type.shape
             arr = self.names.fresh(f"{self.names.name(x)}_stages")
-            self.pipe_tiles[x.id] = (arr, stage, rows * cols)
             at = None
+            if own:  # vector v of thread t at (v / vec * threads + t) vectors
+                self.read_ahead[x.id] = (arr, stage, x.type.numel)
+                arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset, at=None))
+                continue
+            self.pipe_tiles[x.id] = (arr, stage, x.type.numel)
             if tma is None:
                 dot, which = self.dot_use[x.id]
                 vec = ld.attrs["plan"].vec
@@ -580,21 +587,45 @@ class DotWriter(Writer):
             bar=self.names.fresh("landed", add=False), barriers=self.barriers, stage=stage,
             total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 
+    def own_offset(self, vec: int, size: int) -> str:
+        """Where a thread's vector `v` of a block read ahead lies in its stage, in units of
+        `size` (bytes: a vector's; elements: `vec`): the warps' vectors side by side (a warp's 16-byte copies and reads fill every
+        bank once per 512 bytes)."""
+        return f"(v / {vec} * {self.ctx.kernel.num_warps * 32} + threadIdx.x) * {size}"
+
+    def read_back(self, op: Op) -> bool:
+        """A load a pipeline read ahead (passes.pipeline.prologue_loads), where it was:
+        this thread's vectors from the stage this iteration reads (the loop waited for
+        its own copies of it); whether `op` is one."""
+        x = op.result
+        if x.id not in self.read_ahead:
+            return False
+        arr, stage, elems = self.read_ahead[x.id]
+        plan = op.attrs["plan"]
+        self.core.comment_for(op)
+        self.core.declare(x)
+        self.out.line(self.ctx.dot_macros.read_back(dict(
+            name=self.names.name(x), arr=arr, stage=stage, elems=elems, regs=x.layout.regs,
+            vec=plan.vec, ctype=c_type(x.dtype), at=self.own_offset(plan.vec, plan.vec))))
+        return True
+
     def copy_tile(self, ld: Op, stage: str) -> None:
         """A thread's cp.async copies of its vectors of `ld`'s tile into `stage`."""
         x = ld.result
         plan = ld.attrs["plan"]
         layout = self.exprs.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
-        arr, _, elems = self.pipe_tiles[x.id]
+        arr, _, elems = self.pipe_tiles.get(x.id) or self.read_ahead[x.id]
         ptr = self.exprs.text(ld.operands[0], "v")
         mask = ld.operands[1] if len(ld.operands) > 1 else None
         prefix = mask is not None and plan.mask_mode == "prefix"
         nbytes = plan.vec * esize
         size = "in_bounds" if prefix else f"{self.exprs.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
             if mask is not None else str(nbytes)
+        at = f"{self.vector_offsets[x.id]}[v / {plan.vec}]" if x.id in self.vector_offsets \
+            else self.own_offset(plan.vec, nbytes)
         self.out.line(self.ctx.dot_macros.cp_async_tile(dict(
             base=self.names.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
             regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,
-            at=self.vector_offsets[x.id], ptr=ptr, size=size,
+            at=at, ptr=ptr, size=size,
             lane_mask=self.exprs.wrap(mask, "v + k", 4) if prefix else "")))

@@ -87,20 +87,28 @@ class Pipeline:
     distance: int = 0
     tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
     tma: list = field(default_factory=list)  # per load: its TmaCopy, or None (cp.async)
+    # per load: read ahead for the product's prologue (`prologue_loads`): each thread's
+    # vectors in a stage of its own layout, read back into registers where the load was
+    own: list = field(default_factory=list)
     barriers: object = None  # passes.settle.Tile of the TMA copies' mbarriers, one per stage
 
 
-def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True) -> None:
+def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
+         prologue_reads: bool = True) -> None:
     """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where the target has
     them (`CompileTarget.has_tma`; of descriptors made in the kernel only with
-    `made_descriptor_tma`)."""
+    `made_descriptor_tma`); the loads of the products' prologues read ahead too with
+    `prologue_reads`."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     for op in kernel.walk():
         if op.kind == "for":
-            p = _loop(op, kernel.num_stages, reads, has_tma, maps, made_descriptor_tma)
+            # with the loads of the products' prologues, else (they would spoil it) without
+            p = (prologue_reads and _loop(op, kernel.num_stages, reads, has_tma, maps,
+                                          made_descriptor_tma, True)) or \
+                _loop(op, kernel.num_stages, reads, has_tma, maps, made_descriptor_tma, False)
             if p is not None:
                 op.attrs["pipeline"] = p
 
@@ -163,7 +171,8 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
-          maps: dict[tuple, tuple], made_descriptor_tma: bool) -> Pipeline | None:
+          maps: dict[tuple, tuple], made_descriptor_tma: bool,
+          prologue: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -192,6 +201,10 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                 loads.append(ld)
                 tma.append(copy)
                 fed.append((op, which))
+    direct = len(loads)
+    for ld in prologue_loads(body, loads, users, yielded) if prologue else ():
+        loads.append(ld)
+        tma.append(None)
     if not loads:
         return None
     # the ops the loads' operands come from, within the body
@@ -230,6 +243,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     moved = {**slice_ops, **update_ops}
     moved_values = {r.id for op in moved.values() for r in op.results} | \
         {body.args[1 + i].id for i in state} | {ld.result.id for ld in loads}
+    moved_values -= {ld.result.id for ld in loads[direct:]}  # (read back where they were)
     for op in body.ops:  # nothing left in the body may read what moved
         if id(op) in moved or op in loads:
             continue
@@ -251,12 +265,68 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             if not _candidate(loads[i], *fed[i]):
                 return None
             tma[i] = None
-    p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma)
-    names = ", ".join(ld.result.name or "an operand" for ld in loads)
-    p.note = (f"L{loop.loc.line}: {names} of tl.dot copied into shared memory with "
+    p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma,
+                 own=[i >= direct for i in range(len(loads))])
+    names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
+    read = ", ".join(ld.result.name or "a block" for ld in loads[direct:])
+    what = (f"{names} of tl.dot" if names else "") + (" and " if names and read else "") + \
+        (f"{read} (read back for the product's operands)" if read else "")
+    p.note = (f"L{loop.loc.line}: {what} copied into shared memory with "
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
               f"({stages} stages)")
     return p
+
+
+def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
+                   yielded: set[int]) -> list[Op]:
+    """Loads of the body that a product's operands are computed from (`a.to(tl.bfloat16)`,
+    fp8 or int8 weights scaled, fp4 nibbles unpacked, `b.T` of a block): read only by
+    element-wise ops and views whose results reach the products' A or B alone.  Copied
+    ahead by cp.async like the products' own loads (Triton pipelines them the same way),
+    each thread's vectors into a stage of their own layout, which the same thread reads
+    back: no barrier orders those reads, the loop's wait for its own copies does.  Only
+    loads cp.async can make (4-, 8- or 16-byte vectors, zero where masked off), in loops
+    that store nothing.  (A build whose stages do not fit is made without them:
+    `runtime.compiler`.)"""
+    operand_of = {v.id for o in body.ops if o.kind == "dot" and o.attrs["plan"].matrix
+                  for v in o.operands[:2]}
+    if not operand_of or any(o.kind in ("store", "atomic", "atomic_cas") for o in _walk(body)):
+        return []  # (a store in the loop might write what a later iteration loads)
+    known: dict[int, bool] = {}
+
+    def feeds_operands(v: Value) -> bool:
+        if v.id not in known:
+            known[v.id] = False  # (cycles: no)
+            readers = users.get(v.id, [])
+            known[v.id] = bool(readers) and v.id not in yielded and all(
+                (r.kind == "dot" and v.id in operand_of and v not in r.operands[2:]) or
+                (r.kind in _PROLOGUE_OPS and all(feeds_operands(x) for x in r.results))
+                for r in readers)
+        return known[v.id]
+
+    out = []
+    for op in body.ops:
+        if op.kind != "load" or op in direct or not op.result.type.is_block:
+            continue
+        plan = op.attrs.get("plan")
+        if plan is None or plan.vec * op.result.dtype.itemsize not in (4, 8, 16) or \
+                plan.mask_mode not in ("none", "vector", "prefix") or \
+                op.result.layout.replicated or \
+                (len(op.operands) > 2 and not _is_zero(op.operands[2])):
+            continue
+        if feeds_operands(op.result):
+            out.append(op)
+    return out
+
+
+def reads_ahead(kernel: Kernel) -> bool:
+    """Whether a pipeline of `kernel` reads a product's prologue loads ahead."""
+    return any(any(op.attrs["pipeline"].own) for op in kernel.walk()
+               if op.kind == "for" and "pipeline" in op.attrs)
+
+
+# what a product's operand may be computed with from its prologue loads
+_PROLOGUE_OPS = PURE | {"permute", "reshape", "join", "split", "convert"}
 
 
 def copy_engines(p: Pipeline) -> str:

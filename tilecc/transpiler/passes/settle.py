@@ -202,12 +202,13 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
         p: Pipeline | None = loop.attrs.get("pipeline")
         if p is not None:
             tiles = []
-            for ld in p.loads:
+            for ld, own in zip(p.loads, p.own):
                 x = ld.result
-                rows, cols = x.type.shape
-                tiles.append(take(p.stages * rows * cols * x.dtype.itemsize,
-                                  f"L{ld.loc.line}: {x.name or 'an operand'} of tl.dot, "
-                                  f"{rows} x {cols} {x.dtype.short} in {p.stages} pipeline stages"))
+                shape = " x ".join(map(str, x.type.shape))
+                tiles.append(take(p.stages * x.type.numel * x.dtype.itemsize,
+                                  f"L{ld.loc.line}: {x.name or 'an operand'} "
+                                  f"{'read ahead' if own else 'of tl.dot'}, {shape} "
+                                  f"{x.dtype.short} in {p.stages} pipeline stages"))
             loop.attrs["pipeline"] = replace(p, tiles=tiles)
     # the mbarriers of TMA copies (one per stage, 8 bytes each), after every tile
     for loop in kernel.walk():
@@ -310,7 +311,8 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
     overlap = (s >= 3 and len(dots) == 1 and _accumulates_only(dots[0], body, emission)
                and not a_in_registers(dots[0])  # A's registers must outlive the MMA
-               and promotion_steps(dots[0]) is None)  # its partial sums are waited for
+               and promotion_steps(dots[0]) is None  # its partial sums are waited for
+               and _operands_outlive(dots[0], body, p))
     barrier = overlap and (s == 3 or (num_warps <= 4 and _multiply_adds(dots[0]) >= DEEP_PRODUCT))
     dist = s - 2 if overlap and not barrier else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
@@ -319,6 +321,17 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     return replace(p, in_flight=overlap, refill_barrier=barrier,
                    awaits_at_refill=barrier and dist >= AWAIT_AT_REFILL_DISTANCE,
                    distance=dist, note=note)
+
+
+def _operands_outlive(dot: Op, body: Region, p: Pipeline) -> bool:
+    """Whether what a product reads stays put while it runs on into the next iteration:
+    its operands come from the pipeline's stages (whose refills wait for it) or from
+    before the loop (staged once).  An operand computed in the body (`b.to(tl.float16)`
+    of a loaded int8 block) is staged in the shared-memory pool at every iteration: the
+    next iteration's stores would overwrite it under the product still reading it."""
+    streamed = {ld.result.id for ld in p.loads}
+    made = {r.id for o in walk(body) for r in o.results}
+    return all(x.id in streamed or x.id not in made for x in dot.operands[:2])
 
 
 def _multiply_adds(dot: Op) -> int:

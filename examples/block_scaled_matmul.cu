@@ -299,7 +299,6 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     }
   }
   tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
-  __syncthreads();
   int k_stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 64 - 1) / 64; ++k_) {
     const int k_ahead = k_ + 2;
@@ -586,7 +585,6 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
     }
     tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-    __syncthreads();  // the next stage is everyone's; this one is no longer read
     k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
   }
   tc::cp_async_wait<0>();

@@ -98,6 +98,28 @@ for m, n, k in ((300, 264, 200), (129, 80, 48), (64, 64, 16)):
         KP.desc_matmul_kernel[(tilecc.cdiv(m, 128), tilecc.cdiv(n, 128))](
             a, b, c, m, n, k, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
             num_warps=warps, num_stages=stages)
+# loads read ahead for a product's operands (cp.async into each thread's own stages, read
+# back with no barrier): int8 weights cast, fp8 descriptors up-cast with b.T; ragged sizes
+import test_read_ahead as RA  # noqa: E402
+
+for m, n, k in ((300, 264, 200), (129, 80, 48)):
+    rng = np.random.default_rng(m)
+    a = cupy.asarray(rng.integers(-3, 4, (m, k)).astype(np.float16))
+    b = cupy.asarray(rng.integers(-8, 8, (k, n)).astype(np.int8))
+    s = cupy.ones(n, np.float16)
+    c = cupy.zeros((m, n), np.float32)
+    for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 4), (64, 64, 32, 4, 3)):
+        RA.int8_weights_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+            a, b, s, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    import torch
+
+    a8, b8 = (torch.randint(0, 64, shape, dtype=torch.uint8, device="cuda").view(
+        torch.float8_e4m3fn) for shape in ((m, k), (n, k)))
+    c8 = torch.zeros((m, n), device="cuda")
+    for bm, bn, bk, warps in ((128, 128, 64, 8), (64, 64, 64, 4)):
+        RA.upcast_bt_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+            a8, b8, c8, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=3)
+    torch.cuda.synchronize()
 # random programs: reductions, scans and atomics through shared memory, many dtypes
 import tempfile  # noqa: E402
 
@@ -112,6 +134,7 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      f"4 attention forward and backward passes, 12 descriptor matmuls, "
+      f"4 attention forward and backward passes, 12 descriptor matmuls, 16 read-ahead "
+      "products, "
       f"{len(KA.OPS) * 3} replicated atomics and {80 + len(CAMPAIGN_SEEDS)} random programs "
       "included)")

@@ -75,7 +75,7 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
                     num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
                     made_descriptor_tma: bool = True, tma_stores: bool = True,
-                    launch_cooperative_grid: bool | None = None,
+                    prologue_reads: bool = True, launch_cooperative_grid: bool | None = None,
                     **hip_hints) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
@@ -101,7 +101,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
         line_directives=bool(line_directives), maxnreg=OPTIONS["maxnreg"].check(maxnreg),
         enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(
             default_of("enable_fp_fusion") if enable_fp_fusion is None else enable_fp_fusion),
-        made_descriptor_tma=made_descriptor_tma, tma_stores=tma_stores)
+        made_descriptor_tma=made_descriptor_tma, tma_stores=tma_stores,
+        prologue_reads=prologue_reads)
 
 
 # --- transpiling ----------------------------------------------------------------------------------

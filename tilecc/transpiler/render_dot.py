@@ -427,7 +427,8 @@ class DotWriter(Writer):
         step_text, hi_text = self.exprs.text(step), self.exprs.text(hi)
         self.core.declare_slots(op.results, op.operands[3:])
         stage = self.names.fresh(f"{ivn}_stage")
-        d = dict(iv=ivn, ivt=c_type(iv.dtype), lo=self.exprs.text(lo), hi=hi_text, cmp=cmp,
+        d = dict(shared=not all(p.own), iv=ivn, ivt=c_type(iv.dtype), lo=self.exprs.text(lo),
+                 hi=hi_text, cmp=cmp,
                  step=step_text, step_operand=self.exprs.wrap(step, "r", 13), stage=stage,
                  stages_count=p.stages, note=p.note.split(": ", 1)[1],
                  stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
@@ -501,7 +502,9 @@ class DotWriter(Writer):
         s, dist, stage = p.stages, p.distance, d["stage"]
         write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
         d["waited"] = False
-        d["closing"] = not p.awaits_at_refill  # (else the refill barrier ends the iteration)
+        # a barrier ends the iteration (else the refill barrier does), where the stages are
+        # read by other threads than the ones that copied them: not a block read ahead
+        d["closing"] = not p.awaits_at_refill and d["shared"]
 
         def copies() -> None:
             # Issued once the first mma fragments are read from shared memory (their reads

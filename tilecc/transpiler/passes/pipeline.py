@@ -314,7 +314,9 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
                 op.result.layout.replicated or \
                 (len(op.operands) > 2 and not _is_zero(op.operands[2])):
             continue
-        if feeds_operands(op.result):
+        # (a product's own operand that its pipeline does not copy stays: the threads store
+        # it to the product's tile, and copies issued among its mma would hold its addresses)
+        if feeds_operands(op.result) and not any(r.kind == "dot" for r in users[op.result.id]):
             out.append(op)
     return out
 

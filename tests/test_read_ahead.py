@@ -1,0 +1,213 @@
+"""Loads a product's operands are computed from (weights cast or scaled before `tl.dot`,
+`b.T` of a block), read ahead by the loop's pipeline (passes.pipeline.prologue_loads):
+each thread's vectors copied by cp.async into stages of their own, read back where the
+load was.  Checked in the source, on the interpreter against NumPy (ragged K: masked
+vectors), compiled by NVRTC, and on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+
+try:
+    from conftest_compilers import require_cuda_compiler
+    from test_compile_kernels import assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler
+    from tests.test_compile_kernels import assert_clean_compile
+
+
+@tilecc.jit
+def int8_weights_kernel(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                        BN: tl.constexpr, BK: tl.constexpr):
+    """fp16 A times int8 B (K x N) cast to fp16, column scales after the loop: A streams
+    into the product's tiles, B is read ahead and cast."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]  # rows past M: never stored
+    b_ptrs = b_ptr + rk[:, None] * N + (rn % N)[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        acc = tl.dot(a, b.to(tl.float16), acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    acc = acc * tl.load(s_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def upcast_bt_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+    """fp8 A (M x K) and B stored N x K through descriptors, multiplied as bf16 with
+    `b.T`: both read ahead, nothing streams into the product's tiles directly."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([pid_n * BN, k * BK])
+        acc = tl.dot(a.to(tl.bfloat16), b.T.to(tl.bfloat16), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def stores_in_loop_kernel(a_ptr, b_ptr, c_ptr, log_ptr, K, BM: tl.constexpr,
+                          BN: tl.constexpr, BK: tl.constexpr):
+    """A loop that stores: what it loads later might be what it wrote, so nothing of the
+    prologue is read ahead."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // BK):
+        a = tl.load(a_ptr + rm[:, None] * K + k * BK + rk[None, :])
+        b = tl.load(b_ptr + (k * BK + rk[:, None]) * BN + rn[None, :])
+        acc = tl.dot(a, b.to(tl.float16), acc)
+        tl.store(log_ptr + k, tl.sum(tl.sum(acc, 1), 0))
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+INT8_SIG = "*fp16:16,*i8:16,*fp16:16,*fp32:16,i32,i32:16,i32:16,{bm},{bn},{bk}"
+UPCAST_SIG = "*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32,i32,i32:16,{bm},{bn},{bk}"
+
+
+def _notes(src: str) -> str:
+    return " ".join(src.split("#include")[0].replace("//", " ").split())
+
+
+def _loop(src: str) -> str:
+    start = src.index("for (int k_ = ")
+    return src[start:src.index("tc::cp_async_wait<0>();", start)]
+
+
+def test_cast_weights_are_read_ahead_beside_the_streamed_operand() -> None:
+    src = int8_weights_kernel.source(INT8_SIG.format(bm=128, bn=128, bk=64), num_warps=4,
+                                     num_stages=4, arch="sm_90a")
+    assert "a of tl.dot and b (read back for the product's operands) copied into shared " \
+        "memory with cp.async, 3 iterations ahead (4 stages)" in _notes(src)
+    loop = _loop(src)
+    read = loop.index("// read ahead: this thread's own copies")
+    assert read < loop.index("tc::cast<tc::half>(b[")  # read back, then cast
+    # its copies: cp.async of 16-byte vectors, placed by thread, zero-filled where masked
+    assert "(v / 16 * 128 + threadIdx.x) * 16" in loop
+    # the product's operand is made in the loop: it is waited for (not left in flight)
+    assert "tc::wgmma_wait<0>();" in loop and "kept in flight" not in _notes(src)
+    # the streamed operand's tiles are read by every warp: the iteration's barrier stays
+    assert "__syncthreads();  // the next stage is everyone's" in loop or \
+        "the next stage landed" in loop
+
+
+def test_a_loop_reading_ahead_only_its_own_copies_has_no_barrier_for_them() -> None:
+    """Every stage is read by the thread that copied it: the loop waits for its copies
+    (cp.async.wait_group), with no barrier of the pipeline's own."""
+    src = upcast_bt_kernel.source(UPCAST_SIG.format(bm=128, bn=128, bk=64), num_warps=8,
+                                  num_stages=3, arch="sm_90a")
+    assert "a, b (read back for the product's operands) copied into shared memory with " \
+        "cp.async, 2 iterations ahead (3 stages)" in _notes(src)
+    body = src.split("#include")[1]
+    prologue = body[body.index("// prologue:"):body.index("for (int k_ = ")]
+    assert "tc::cp_async_wait<1>();" in prologue and "__syncthreads" not in prologue
+    loop = _loop(src)
+    assert "tc::cp_async_wait<1>();  // this thread's copies for the next stage" in loop
+    assert "the next stage is everyone's" not in loop
+    # the product's own tiles: two barriers around the threads' stores, as before
+    assert loop.count("__syncthreads()") == 2
+    # descriptor bounds: a vector outside the tensor is zero-filled (source size 0)
+    assert "? 16 : 0);" in loop
+
+
+def test_no_read_ahead_in_a_loop_that_stores() -> None:
+    src = stores_in_loop_kernel.source("*fp16:16,*i8:16,*fp32:16,*fp32:16,i32:16,64,64,64",
+                                       num_warps=4, num_stages=3, arch="sm_90a")
+    assert "read back" not in src
+
+
+def test_stages_that_do_not_fit_are_left_out() -> None:
+    """Read-ahead stages past the architecture's shared memory: built without them (the
+    products' own pipeline stays), not refused."""
+    sig = INT8_SIG.format(bm=128, bn=128, bk=64)  # stages: A 64 KiB, B 32 KiB (4 of each)
+    src = int8_weights_kernel.source(sig, num_warps=4, num_stages=4, arch="sm_86")  # 99 KiB
+    notes = _notes(src)
+    assert "a of tl.dot copied into shared memory with cp.async" in notes
+    assert "read back" not in notes
+    fits = int8_weights_kernel.source(sig, num_warps=4, num_stages=4, arch="sm_80")
+    assert "read back" in _notes(fits)
+
+
+def _int8_case(m: int, n: int, k: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-8, 8, (k, n)).astype(np.int8)
+    s = rng.integers(1, 4, n).astype(np.float16)
+    return a, b, s, (a.astype(np.float32) @ b.astype(np.float32)) * s.astype(np.float32)
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 64, 96), (37, 50, 40)])
+def test_int8_weights_on_the_interpreter(m, n, k) -> None:
+    a, b, s, ref = _int8_case(m, n, k)
+    c = np.zeros((m, n), np.float32)
+    int8_weights_kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
+        a, b, s, c, m, n, k, BM=32, BN=32, BK=32)
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_read_ahead_kernels_compile_cleanly(arch) -> None:
+    require_cuda_compiler()
+    for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                                      (64, 64, 32, 4, 3)):
+        assert_clean_compile(int8_weights_kernel, INT8_SIG.format(bm=bm, bn=bn, bk=bk),
+                             "cuda", arch, num_warps=warps, num_stages=stages)
+    if arch != "sm_80":  # (fp8e4nv from sm_89 on)
+        for bm, bn, bk, warps in ((128, 128, 64, 8), (128, 256, 64, 8), (64, 64, 64, 4)):
+            assert_clean_compile(upcast_bt_kernel, UPCAST_SIG.format(bm=bm, bn=bn, bk=bk),
+                                 "cuda", arch, num_warps=warps, num_stages=3)
+
+
+def _cuda_torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    return torch
+
+
+CONFIGS = [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3), (64, 64, 32, 4, 3)]
+SHAPES = [(256, 256, 256), (300, 264, 200), (129, 80, 48)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", CONFIGS)
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_gpu_int8_weights(bm, bn, bk, warps, stages, m, n, k) -> None:
+    torch = _cuda_torch()
+    a, b, s, ref = _int8_case(m, n, k, seed=m + k)
+    c = torch.full((m, n), 7.0, device="cuda")
+    int8_weights_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), torch.from_numpy(s).cuda(), c,
+        m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    np.testing.assert_array_equal(c.cpu().numpy(), ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 8, 3), (64, 64, 64, 4, 4),
+                                                   (128, 256, 64, 8, 3)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_gpu_upcast_bt(bm, bn, bk, warps, stages, m, n, k) -> None:
+    torch = _cuda_torch()
+    if torch.cuda.get_device_capability() < (8, 9):
+        pytest.skip("fp8e4nv needs sm_89")
+    torch.manual_seed(m + n)
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    c = torch.full((m, n), 7.0, device="cuda")
+    upcast_bt_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-4, atol=1e-3)

@@ -35,14 +35,14 @@
 //     from a 32 x 1 tiling (reduced axes dropped)
 //   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//     1: 1 per thread x 4 lanes x 8 warps
-//   Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced9: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
+//   Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//     1: 1 per thread x 4 lanes x 8 warps
 //   Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Sliced11: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
@@ -53,8 +53,7 @@
 //   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L131: do, q of tl.dot and qt, dot (read back for the product's operands) copied into shared
-//     memory with cp.async, 2 iterations ahead (3 stages)
+//   L131: do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
 //   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
 //   L141: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
@@ -66,14 +65,14 @@
 //     uniform over 64 elements, checked once per vector
 //   L115 load v: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
+//   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
 //   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
 //   L142 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
 //     element
-//   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L140 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
-//   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
@@ -151,21 +150,9 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked6 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced7: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced6 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -173,9 +160,9 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced7 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -183,14 +170,26 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Sliced9: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
+// Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced9 {
+struct Sliced8 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
+};
+
+// Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   1: 1 per thread x 4 lanes x 8 warps
+struct Blocked9 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // the coordinate along axis 1 of the element in this thread's register r
+  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return true; }
 };
 
 // Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
@@ -235,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step)
   __shared__ unsigned char smem[4096] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (81920 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (57344 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_N keys: dK and dV stay in registers while the
   // queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
@@ -341,10 +340,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     q_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
     tc::keep_in_register(q_at[v / 8]);
   }
-  tc::half* const qt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 57344);
-  tc::half* const dot_stages = reinterpret_cast<tc::half*>(dynamic_smem + 69632);
-  // pipeline (do, q of tl.dot and qt, dot (read back for the product's operands) copied into shared
-  //   memory with cp.async, 2 iterations ahead (3 stages))
+  // pipeline (do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
+  //   stages))
   {  // prologue: the copies of the first 2 iterations
     int start_m_next = lo;
 #pragma unroll
@@ -368,26 +365,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
               stride_m,
               start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
-        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-        // and their dS^T columns are zero, so they add nothing
-        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned qt_stages_base = tc::smem_address(qt_stages + (s) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(qt_stages_base + (v / 8 * 256 + threadIdx.x) * 16,
-              Q + base + Sliced7::coord0(0) * stride_m + Sliced8::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced7::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned dot_stages_base = tc::smem_address(dot_stages + (s) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(dot_stages_base + (v / 8 * 256 + threadIdx.x) * 16,
-              DO + base + Sliced7::coord0(0) * stride_m + Sliced8::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced7::coord0(0) < N_CTX ? 16 : 0);
-        }
       }
       tc::cp_async_commit();
       start_m_next += 32;
@@ -400,32 +377,41 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
     const int start_m_ahead = start_m + 2 * 32;
     // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
+    // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+    // and their dS^T columns are zero, so they add nothing
+    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    tc::half qt[8];
+#pragma unroll
+    for (int v = 0; v < 8; v += 8) {
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+          Q + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+#pragma unroll
+      for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
+    }
     // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float lse[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced9::coord0(r) <
-          N_CTX ? *(LSE + off_hz * N_CTX + Sliced9::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced9::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced9::coord0(r) + start_m) : 0.0f;
-    // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-    // and their dS^T columns are zero, so they add nothing
-    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-    tc::half qt[8];
-    {  // read ahead: this thread's own copies, in the stage this iteration reads
-      const tc::half* const from = qt_stages + start_m_stage * 2048;
+          start_m + Sliced8::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    tc::half dot[8];
 #pragma unroll
-      for (int v = 0; v < 8; v += 8) {
-        const tc::Vec<tc::half, 8> chunk = tc::load<8>(from + (v / 8 * 256 + threadIdx.x) * 8);
+    for (int v = 0; v < 8; v += 8) {
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
+          DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
-        for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
-      }
+      for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
@@ -436,8 +422,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      t_1_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8] = qt[r];
+      t_1_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] = qt[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -478,28 +464,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
               stride_m,
               start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
         }
-        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-        // and their dS^T columns are zero, so they add nothing
-        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned qt_stages_base =
-            tc::smem_address(qt_stages + ((start_m_stage + 2) % 3) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(qt_stages_base + (v / 8 * 256 + threadIdx.x) * 16,
-              Q + base + Sliced7::coord0(0) * stride_m + Sliced8::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced7::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned dot_stages_base =
-            tc::smem_address(dot_stages + ((start_m_stage + 2) % 3) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(dot_stages_base + (v / 8 * 256 + threadIdx.x) * 16,
-              DO + base + Sliced7::coord0(0) * stride_m + Sliced8::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced7::coord0(0) < N_CTX ? 16 : 0);
-        }
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
@@ -538,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced9::coord0((r % 8)) >= t_ +
+          start_m + Sliced8::coord0((r % 8)) >= t_ +
           Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_2[16];
@@ -573,17 +537,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
     }
-    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-    tc::half dot[8];
-    {  // read ahead: this thread's own copies, in the stage this iteration reads
-      const tc::half* const from = dot_stages + start_m_stage * 2048;
-#pragma unroll
-      for (int v = 0; v < 8; v += 8) {
-        const tc::Vec<tc::half, 8> chunk = tc::load<8>(from + (v / 8 * 256 + threadIdx.x) * 8);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
-      }
-    }
     // L144: dpt = tl.dot(v, dot)
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float dpt[16];
@@ -593,8 +546,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dpt_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8] = dot[r];
+      dpt_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
+          Blocked9::coord1(r) % 8] = dot[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)

@@ -387,12 +387,18 @@ def test_max_num_imprecise_acc_adds_partial_sums_in_fp32() -> None:
         flush = "kk + 1 == 4" if every == 4 else f"(kk + 1) % {every} == 0 || kk + 1 == 4"
         assert f"if ({flush}) {{  // the partial sum, added in fp32" in src, imprecise
         assert "c[r] += c_part[r];" in src
-    # a loop that promotes keeps no multiplication in flight across iterations
+    # a loop that promotes keeps no multiplication in flight across iterations (B K-major:
+    # both operands stream into the pipeline's stages, which the product may read on)
     kw = dict(BM=128, BN=128, BK=64, num_warps=4, num_stages=4)
-    sig = "*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16,i32:16,i32:16"
-    assert "one wgmma kept in flight" in fp8_loop_kernel.source(sig, **kw)
-    loop = fp8_loop_kernel.source(sig, IMPRECISE=64, **kw)
+    sig = "*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16,i32:16,i32:16,i32:1,i32:16"
+    assert "one wgmma kept in flight" in fp8_strided_kernel.source(sig, IMPRECISE=None, **kw)
+    loop = fp8_strided_kernel.source(sig, IMPRECISE=64, **kw)
     assert "pipeline (" in loop and "in flight" not in loop
+    # B row-major: the threads store it K-major into the pool at every iteration, which
+    # the next iteration writes again: not in flight either (it was, under those stores)
+    row_major = fp8_loop_kernel.source("*fp8e4nv:16,*fp8e4nv:16,*fp32:16,i32:16,i32:16,i32:16",
+                                       **kw)
+    assert "pipeline (" in row_major and "in flight" not in row_major
 
 
 @tilecc.jit

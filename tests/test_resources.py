@@ -380,6 +380,7 @@ def test_chained_sums_of_a_permuted_block_on_gpu(shape, perm, axes):
 def test_two_block_sized_permutes_on_gpu():
     torch = pytest.importorskip("torch")
     x = torch.randint(0, 1 << 20, (32, 32, 32), device="cuda", dtype=torch.int32)
-    y = torch.zeros_like(x)
-    two_permutes[(1,)](x, y, N=32)
-    assert torch.equal(y, x.permute(1, 0, 2).permute(0, 2, 1).contiguous())
+    y, z = torch.zeros_like(x), torch.zeros_like(x)
+    two_permutes[(1,)](x, y, z, N=32)
+    assert torch.equal(y, x.permute(1, 0, 2).contiguous())
+    assert torch.equal(z, x.permute(1, 0, 2).permute(0, 2, 1).contiguous())

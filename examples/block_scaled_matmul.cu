@@ -353,89 +353,72 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
     for (int r = 0; r < 16; ++r) t_2[r] = b[r];
     unsigned int wide[16];
     unsigned int t_3[16];
-    unsigned int exp_[16];
-    unsigned int man[16];
+    unsigned int mag[16];
     unsigned int bits[16];
     unsigned int bits_1[16];
     unsigned int t_4[16];
-    unsigned int exp_1[16];
-    unsigned int man_1[16];
+    unsigned int mag_1[16];
     unsigned int bits_2[16];
     unsigned int bits_3[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
       wide[r] = tc::cast<unsigned int>(a[r]);
       t_3[r] = wide[r] & 15u;
-      exp_[r] = (t_3[r] >> 1u) & 3u;
-      man[r] = t_3[r] & 1u;
-      bits[r] = exp_[r] == 0u ? man[r] * 1056964608u : ((exp_[r] + 126u) << 23u) | (man[r] << 22u);
-      bits_1[r] = bits[r] | ((t_3[r] & 8u) << 28u);
+      mag[r] = t_3[r] & 7u;
+      bits[r] = mag[r] < 2u ? mag[r] * 16128u : (mag[r] << 6u) + 16128u;
+      bits_1[r] = bits[r] | ((t_3[r] & 8u) << 12u);
       t_4[r] = wide[r] >> 4u;
-      exp_1[r] = (t_4[r] >> 1u) & 3u;
-      man_1[r] = t_4[r] & 1u;
-      bits_2[r] =
-          exp_1[r] == 0u ? man_1[r] * 1056964608u : ((exp_1[r] + 126u) << 23u) | (man_1[r] << 22u);
-      bits_3[r] = bits_2[r] | ((t_4[r] & 8u) << 28u);
+      mag_1[r] = t_4[r] & 7u;
+      bits_2[r] = mag_1[r] < 2u ? mag_1[r] * 16128u : (mag_1[r] << 6u) + 16128u;
+      bits_3[r] = bits_2[r] | ((t_4[r] & 8u) << 12u);
     }
-    float t_5[32];
+    tc::bfloat16 pairs[32];
     // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
-      t_5[2 * r] = tc::bitcast<float>(bits_1[r]);
-      t_5[2 * r + 1] = tc::bitcast<float>(bits_3[r]);
+      pairs[2 * r] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_1[r]));
+      pairs[2 * r + 1] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_3[r]));
     }
-    tc::bfloat16 pairs[32];
-#pragma unroll
-    for (int r = 0; r < 32; r += 2) tc::cast_pair(t_5[r], t_5[r + 1], pairs[r], pairs[r + 1]);
     tc::bfloat16 a_1[32];
     // reshape [128, 32, 2] -> [128, 64]: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 32; ++r) a_1[r] = pairs[r];
     unsigned int wide_1[16];
-    unsigned int t_6[16];
-    unsigned int exp_2[16];
-    unsigned int man_2[16];
+    unsigned int t_5[16];
+    unsigned int mag_2[16];
     unsigned int bits_4[16];
     unsigned int bits_5[16];
-    unsigned int t_7[16];
-    unsigned int exp_3[16];
-    unsigned int man_3[16];
+    unsigned int t_6[16];
+    unsigned int mag_3[16];
     unsigned int bits_6[16];
     unsigned int bits_7[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
       wide_1[r] = tc::cast<unsigned int>(t_2[r]);
-      t_6[r] = wide_1[r] & 15u;
-      exp_2[r] = (t_6[r] >> 1u) & 3u;
-      man_2[r] = t_6[r] & 1u;
-      bits_4[r] =
-          exp_2[r] == 0u ? man_2[r] * 1056964608u : ((exp_2[r] + 126u) << 23u) | (man_2[r] << 22u);
-      bits_5[r] = bits_4[r] | ((t_6[r] & 8u) << 28u);
-      t_7[r] = wide_1[r] >> 4u;
-      exp_3[r] = (t_7[r] >> 1u) & 3u;
-      man_3[r] = t_7[r] & 1u;
-      bits_6[r] =
-          exp_3[r] == 0u ? man_3[r] * 1056964608u : ((exp_3[r] + 126u) << 23u) | (man_3[r] << 22u);
-      bits_7[r] = bits_6[r] | ((t_7[r] & 8u) << 28u);
+      t_5[r] = wide_1[r] & 15u;
+      mag_2[r] = t_5[r] & 7u;
+      bits_4[r] = mag_2[r] < 2u ? mag_2[r] * 16128u : (mag_2[r] << 6u) + 16128u;
+      bits_5[r] = bits_4[r] | ((t_5[r] & 8u) << 12u);
+      t_6[r] = wide_1[r] >> 4u;
+      mag_3[r] = t_6[r] & 7u;
+      bits_6[r] = mag_3[r] < 2u ? mag_3[r] * 16128u : (mag_3[r] << 6u) + 16128u;
+      bits_7[r] = bits_6[r] | ((t_6[r] & 8u) << 12u);
     }
-    float t_8[32];
+    tc::bfloat16 pairs_1[32];
     // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
-      t_8[2 * r] = tc::bitcast<float>(bits_5[r]);
-      t_8[2 * r + 1] = tc::bitcast<float>(bits_7[r]);
+      pairs_1[2 * r] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_5[r]));
+      pairs_1[2 * r + 1] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_7[r]));
     }
-    tc::bfloat16 pairs_1[32];
-#pragma unroll
-    for (int r = 0; r < 32; r += 2) tc::cast_pair(t_8[r], t_8[r + 1], pairs_1[r], pairs_1[r + 1]);
-    tc::bfloat16 t_9[32];
+    tc::bfloat16 t_7[32];
     // permute axes to [0, 2, 1]: in registers (every thread keeps its elements)
 #pragma unroll
-    for (int r = 0; r < 32; ++r) t_9[r] = pairs_1[r];
+    for (int r = 0; r < 32; ++r) t_7[r] = pairs_1[r];
     tc::bfloat16 b_1[32];
     // reshape [32, 2, 128] -> [64, 128]: in registers (every thread keeps its elements)
 #pragma unroll
-    for (int r = 0; r < 32; ++r) b_1[r] = t_9[r];
+    for (int r = 0; r < 32; ++r) b_1[r] = t_7[r];
     unsigned char s_[32];
     {
       // gather along axis 1: the source through shared memory

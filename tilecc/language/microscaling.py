@@ -23,14 +23,19 @@ FORMATS = tl.constexpr(("e2m1", "e4m3", "e5m2", "bf16", "fp16"))
 
 
 @kernel_function
-def _e2m1_to_float(nibbles):
-    """fp4 e2m1 codes (the low 4 bits of a uint32 block) as float32: sign, 2 exponent
-    bits (bias 1), 1 mantissa bit; exponent 0 is the subnormal 0 / 0.5."""
-    exp = (nibbles >> 1) & 3
-    man = nibbles & 1
-    bits = tl.where(exp == 0, man * (126 << 23), ((exp + 126) << 23) | (man << 22))
-    bits = bits | ((nibbles & 8) << 28)
-    return bits.to(tl.float32, bitcast=True)
+def _e2m1_to(nibbles, compute: tl.constexpr):
+    """fp4 e2m1 codes (the low 4 bits of a uint32 block) as `compute` values (bf16 or fp16,
+    where each is exact), built as their 16 bits: sign, 2 exponent bits (bias 1), 1
+    mantissa bit; exponent 0 is the subnormal 0 / 0.5.  The exponent and mantissa bits
+    shifted into place plus the bias (the code's 3 low bits are both) give the normal
+    values; the subnormal 0.5 is that bias alone."""
+    mag = nibbles & 7
+    if compute == tl.bfloat16:  # 8 exponent bits (bias 127), 7 mantissa bits
+        bits = tl.where(mag < 2, mag * 0x3F00, (mag << 6) + 0x3F00)
+    else:  # fp16: 5 exponent bits (bias 15), 10 mantissa bits
+        bits = tl.where(mag < 2, mag * 0x3800, (mag << 9) + 0x3800)
+    bits = bits | ((nibbles & 8) << 12)
+    return bits.to(tl.uint16).to(compute, bitcast=True)
 
 
 @kernel_function
@@ -39,7 +44,7 @@ def _unpack_e2m1(packed, along_last: tl.constexpr, compute: tl.constexpr):
     the last dim or the one before it: the values, that dim twice as long."""
     tl.static_assert(packed.dtype == tl.uint8, "e2m1 format must be packed as uint8")
     wide = packed.to(tl.uint32)
-    pairs = tl.join(_e2m1_to_float(wide & 15), _e2m1_to_float(wide >> 4)).to(compute)
+    pairs = tl.join(_e2m1_to(wide & 15, compute), _e2m1_to(wide >> 4, compute))
     shape = packed.shape
     if along_last:
         if len(shape) == 2:

@@ -1,0 +1,143 @@
+"""Products of weights converted in the loop, through tilecc and Triton, side by side.
+
+    python benchmarks/bench_weight_products.py [--quick]
+
+Two kernels in the form weight-quantized LLM kernels take, written once against `tl` (Triton
+compiles the same source, triton_clone.py):
+
+* fp8 up-cast: A (M x K) and B stored N x K, both e4m3, read through tensor descriptors
+  made in the kernel, multiplied as `tl.dot(a.to(bf16), b.T.to(bf16))` (fp32 out);
+* int8 weights: fp16 A times int8 B (K x N) cast to fp16, per-column scales after the
+  loop (fp16 out).
+
+Each configuration is timed for both tools in turn (device-event medians,
+`triton.testing.do_bench`), three rounds, each keeping its best; every result is checked
+against torch first.  The last column: Triton time / tilecc time (above 1: tilecc faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import runs  # noqa: E402
+from triton_clone import as_triton  # noqa: E402
+
+import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
+
+
+@tilecc.jit
+def upcast_bt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([pid_n * BN, k * BK])
+        acc = tl.dot(a.to(tl.bfloat16), b.T.to(tl.bfloat16), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def int8_weights(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + (rn % N)[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        acc = tl.dot(a, b.to(tl.float16), acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    acc = acc * tl.load(s_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+UPCAST_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 128, 8, 3)]
+INT8_CONFIGS = [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3), (128, 128, 64, 8, 3),
+                (64, 128, 64, 4, 4)]
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
+
+
+def timed(fns: dict) -> dict:
+    ts = {tool: float("inf") for tool in fns}
+    for _ in range(3):
+        for tool, fn in fns.items():
+            ts[tool] = min(ts[tool], do_bench(fn, warmup=10, rep=50, return_mode="median"))
+    return ts
+
+
+def row(name: str, shape, cfg, ts: dict) -> None:
+    m, k, n = shape
+    tf = {tool: 2 * m * n * k / t / 1e9 for tool, t in ts.items()}
+    label = "{}x{}x{} w{} s{}".format(*cfg)
+    ratio = f"{ts['Triton'] / ts['tilecc']:8.3f}" if len(ts) == 2 else "       -"
+    print(f"{name:<12} {f'{m}x{k}x{n}':>16} {label:>20} "
+          + " ".join(f"{tf.get(t, float('nan')):8.1f}" for t in ("tilecc", "Triton"))
+          + f" {ratio}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4096³ only")
+    args = parser.parse_args()
+    shapes = SHAPES[:1] if args.quick else SHAPES
+    print(f"{torch.cuda.get_device_name()}: weight products, TFLOP/s")
+    print(f"{'kernel':<12} {'M x K x N':>16} {'config':>20} {'tilecc':>8} {'Triton':>8} "
+          f"{'tr/tc':>8}")
+    tools = {"tilecc": (upcast_bt, int8_weights),
+             "Triton": (as_triton(upcast_bt), as_triton(int8_weights))}
+    for m, k, n in shapes:
+        torch.manual_seed(0)
+        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+        ref = a.float() @ b.float().T
+        c = torch.empty(m, n, device="cuda")
+        for bm, bn, bk, w, s in UPCAST_CONFIGS:
+            fns = {}
+            for tool, (kernel, _) in tools.items():
+                def fn(kernel=kernel):
+                    kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+                        a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=w, num_stages=s)
+                c.zero_()
+                if runs(fn, f"{tool} fp8 up-cast {bm}x{bn}x{bk}"):
+                    torch.testing.assert_close(c, ref, rtol=1e-2, atol=1e-1)
+                    fns[tool] = fn
+            row("fp8 up-cast", (m, k, n), (bm, bn, bk, w, s), timed(fns))
+        a16 = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b8 = torch.randint(-8, 8, (k, n), device="cuda", dtype=torch.int8)
+        scale = torch.rand(n, device="cuda", dtype=torch.float16)
+        ref = (a16.float() @ b8.float()) * scale.float()
+        c16 = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        for bm, bn, bk, w, s in INT8_CONFIGS:
+            fns = {}
+            for tool, (_, kernel) in tools.items():
+                def fn(kernel=kernel):
+                    kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+                        a16, b8, scale, c16, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=w,
+                        num_stages=s)
+                c16.zero_()
+                if runs(fn, f"{tool} int8 weights {bm}x{bn}x{bk}"):
+                    torch.testing.assert_close(c16.float(), ref, rtol=2e-2, atol=1.0)
+                    fns[tool] = fn
+            row("int8 weights", (m, k, n), (bm, bn, bk, w, s), timed(fns))
+
+
+if __name__ == "__main__":
+    main()

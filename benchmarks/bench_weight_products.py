@@ -2,8 +2,8 @@
 
     python benchmarks/bench_weight_products.py [--quick]
 
-Two kernels in the form weight-quantized LLM kernels take, written once against `tl` (Triton
-compiles the same source, triton_clone.py):
+Two kernels in the form weight-quantized LLM kernels take (tests/kernels_dot.py), written
+once against `tl` (Triton compiles the same source, triton_clone.py):
 
 * fp8 up-cast: A (M x K) and B stored N x K, both e4m3, read through tensor descriptors
   made in the kernel, multiplied as `tl.dot(a.to(bf16), b.T.to(bf16))` (fp32 out);
@@ -25,49 +25,15 @@ import torch
 import triton
 from triton.testing import do_bench
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
+from kernels_dot import int8_weights_kernel as int8_weights  # noqa: E402
+from kernels_dot import upcast_bt_kernel as upcast_bt  # noqa: E402
 from timing import runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
-import tilecc.language as tl  # noqa: E402
-
-
-@tilecc.jit
-def upcast_bt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr):
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
-    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([pid_m * BM, k * BK])
-        b = b_desc.load([pid_n * BN, k * BK])
-        acc = tl.dot(a.to(tl.bfloat16), b.T.to(tl.bfloat16), acc)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-@tilecc.jit
-def int8_weights(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                 BK: tl.constexpr):
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * N + (rn % N)[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
-        acc = tl.dot(a, b.to(tl.float16), acc)
-        a_ptrs += BK
-        b_ptrs += BK * N
-    acc = acc * tl.load(s_ptr + rn, mask=rn < N, other=0.0)[None, :]
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 UPCAST_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 128, 8, 3)]

@@ -100,7 +100,7 @@ for m, n, k in ((300, 264, 200), (129, 80, 48), (64, 64, 16)):
             num_warps=warps, num_stages=stages)
 # loads read ahead for a product's operands (cp.async into each thread's own stages, read
 # back with no barrier): int8 weights cast, fp8 descriptors up-cast with b.T; ragged sizes
-import test_read_ahead as RA  # noqa: E402
+import kernels_dot as RA  # noqa: E402
 
 for m, n, k in ((300, 264, 200), (129, 80, 48)):
     rng = np.random.default_rng(m)

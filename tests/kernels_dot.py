@@ -310,3 +310,45 @@ DOT_HELD_TWICE = block_case(
 CASES_DOT = [DOT_LOOP, DOT_LOOP_TF32, DOT_LOOP_IEEE, DOT_LOOP_MIN, DOT_LOOP_WIDE, DOT_LOOP_WG1,
              DOT_LOOP_WG2, DOT_OFFSETS, DOT_EPILOGUE, DOT_ROWS, DOT_HELD_TWICE]
 BY_NAME = {c.name: c for c in CASES_DOT}
+
+
+# --- weight products: operands computed from loads (passes.pipeline.prologue_loads) ------
+
+@tilecc.jit
+def int8_weights_kernel(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                        BN: tl.constexpr, BK: tl.constexpr):
+    """fp16 A times int8 B (K x N) cast to fp16, column scales after the loop: A streams
+    into the product's tiles, B is read ahead and cast."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]  # rows past M: never stored
+    b_ptrs = b_ptr + rk[:, None] * N + (rn % N)[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        acc = tl.dot(a, b.to(tl.float16), acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    acc = acc * tl.load(s_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def upcast_bt_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+    """fp8 A (M x K) and B stored N x K through descriptors, multiplied as bf16 with
+    `b.T`: both read ahead, nothing streams into the product's tiles directly."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([pid_n * BN, k * BK])
+        acc = tl.dot(a.to(tl.bfloat16), b.T.to(tl.bfloat16), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -36,7 +36,7 @@ def _op(kind: str, shape: tuple, out: list[tuple], **attrs) -> Op:
 
 
 def _placements(shape: tuple):
-    for warps, vec in itertools.product((1, 2, 4, 8), (1, 2, 4, 8)):
+    for warps, vec in itertools.product((1, 4, 8), (1, 2, 8)):
         for order in itertools.permutations(range(len(shape))):
             yield Placement(default_blocked(shape, vec, warps, 32, order), shape), warps
 
@@ -46,10 +46,10 @@ def _holds(p: Placement, warps: int) -> dict:
     return {(t, r): p.coords(t, r, 32) for t in range(warps * 32) for r in range(p.regs)}
 
 
-SHAPES_2D = [(4, 8), (16, 64), (64, 16), (128, 64), (2, 256), (256, 2)]
+SHAPES_2D = [(4, 8), (16, 64), (64, 16), (2, 256), (256, 2)]
 
 
-@pytest.mark.parametrize("shape", SHAPES_2D + [(8, 4, 16), (2, 32, 8)])
+@pytest.mark.parametrize("shape", SHAPES_2D + [(4, 4, 8), (2, 16, 4)])
 def test_a_permute_keeps_each_element_in_its_thread_and_register(shape) -> None:
     for order in itertools.permutations(range(len(shape))):
         out = tuple(shape[a] for a in order)
@@ -61,7 +61,7 @@ def test_a_permute_keeps_each_element_in_its_thread_and_register(shape) -> None:
                 assert q.coords(t, r, 32) == tuple(c[a] for a in order)
 
 
-@pytest.mark.parametrize("shape", SHAPES_2D + [(64,), (8, 4, 16)])
+@pytest.mark.parametrize("shape", SHAPES_2D + [(64,), (4, 4, 8)])
 def test_a_join_and_a_split_keep_the_pairs_in_registers(shape) -> None:
     """join: register 2 r + h of the result holds operand h's register r; split (of a
     pair held so) gives them back."""
@@ -164,7 +164,7 @@ def test_the_views_are_register_copies_in_the_source(warps) -> None:
                                          ("hip", "gfx90a")])
 def test_the_views_kernel_compiles_cleanly(target, arch) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    for m, n, warps in VIEW_CASES:
+    for m, n, warps in VIEW_CASES[::2]:  # (each layout rule, 1 to 8 warps)
         assert_clean_compile(views_kernel, _views_signature(m, n), target, arch,
                              num_warps=warps)
 

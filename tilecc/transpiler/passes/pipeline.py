@@ -290,7 +290,7 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     `runtime.compiler`.)"""
     operand_of = {v.id for o in body.ops if o.kind == "dot" and o.attrs["plan"].matrix
                   for v in o.operands[:2]}
-    if not operand_of or any(o.kind in ("store", "atomic", "atomic_cas") for o in _walk(body)):
+    if not operand_of or any(o.kind in _WRITES for o in _walk(body)):
         return []  # (a store in the loop might write what a later iteration loads)
     known: dict[int, bool] = {}
 
@@ -329,6 +329,8 @@ def reads_ahead(kernel: Kernel) -> bool:
 
 # what a product's operand may be computed with from its prologue loads
 _PROLOGUE_OPS = PURE | {"permute", "reshape", "join", "split", "convert"}
+# ops that may write memory (inline assembly may)
+_WRITES = {"store", "atomic", "atomic_cas", "inline_asm"}
 
 
 def copy_engines(p: Pipeline) -> str:

@@ -20,10 +20,12 @@ from tilecc.transpiler.passes.layouts import default_blocked, view_encoding
 from tilecc.transpiler.passes.placement import Placement
 
 try:
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                    require_hip_compiler)
     from test_compile_kernels import assert_clean_compile
 except ImportError:  # tests/ imported as a package
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (compile_cleanly_together, require_cuda_compiler,
+                                          require_hip_compiler)
     from tests.test_compile_kernels import assert_clean_compile
 
 F32 = BY_NAME["fp32"]
@@ -36,7 +38,7 @@ def _op(kind: str, shape: tuple, out: list[tuple], **attrs) -> Op:
 
 
 def _placements(shape: tuple):
-    for warps, vec in itertools.product((1, 4, 8), (1, 2, 8)):
+    for warps, vec in itertools.product((1, 8), (1, 2, 8)):
         for order in itertools.permutations(range(len(shape))):
             yield Placement(default_blocked(shape, vec, warps, 32, order), shape), warps
 
@@ -46,10 +48,10 @@ def _holds(p: Placement, warps: int) -> dict:
     return {(t, r): p.coords(t, r, 32) for t in range(warps * 32) for r in range(p.regs)}
 
 
-SHAPES_2D = [(4, 8), (16, 64), (64, 16), (2, 256), (256, 2)]
+SHAPES_2D = [(4, 8), (16, 64), (256, 2)]  # copies in registers and lanes; wide; tall
 
 
-@pytest.mark.parametrize("shape", SHAPES_2D + [(4, 4, 8), (2, 16, 4)])
+@pytest.mark.parametrize("shape", SHAPES_2D + [(4, 4, 8)])
 def test_a_permute_keeps_each_element_in_its_thread_and_register(shape) -> None:
     for order in itertools.permutations(range(len(shape))):
         out = tuple(shape[a] for a in order)
@@ -164,9 +166,11 @@ def test_the_views_are_register_copies_in_the_source(warps) -> None:
                                          ("hip", "gfx90a")])
 def test_the_views_kernel_compiles_cleanly(target, arch) -> None:
     (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
-    for m, n, warps in VIEW_CASES[::2]:  # (each layout rule, 1 to 8 warps)
-        assert_clean_compile(views_kernel, _views_signature(m, n), target, arch,
-                             num_warps=warps)
+    cases = [(views_kernel, _views_signature(m, n), {"num_warps": warps})
+             for m, n, warps in VIEW_CASES]
+    if not compile_cleanly_together("register views", target, arch, lambda: cases):
+        for kernel, signature, options in cases:  # (which one, and why)
+            assert_clean_compile(kernel, signature, target, arch, **options)
 
 
 @tilecc.jit

@@ -592,9 +592,10 @@ class DotWriter(Writer):
 
     def own_offset(self, vec: int, size: int) -> str:
         """Where a thread's vector `v` of a block read ahead lies in its stage, in units of
-        `size` (bytes: a vector's; elements: `vec`): the warps' vectors side by side (a warp's 16-byte copies and reads fill every
-        bank once per 512 bytes)."""
-        return f"(v / {vec} * {self.ctx.kernel.num_warps * 32} + threadIdx.x) * {size}"
+        `size` (bytes: a vector's; elements: `vec`): the warps' vectors side by side (a
+        warp's 16-byte copies and reads fill every bank once per 512 bytes)."""
+        threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
+        return f"(v / {vec} * {threads} + threadIdx.x) * {size}"
 
     def read_back(self, op: Op) -> bool:
         """A load a pipeline read ahead (passes.pipeline.prologue_loads), where it was:

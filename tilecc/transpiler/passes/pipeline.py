@@ -18,7 +18,9 @@ on the loop index, on values from before the loop, and on loop-carried values ("
 state", the pointers) whose updates depend on nothing else and which nothing else reads.
 Masked-off vectors are zero-filled by the copy (`other` must be 0); a load whose mask
 varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows (along
-K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  This pass only
+K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  Loads the
+operands are *computed* from (weights cast, `b.T`, fp4 unpacked) are read ahead too, each
+thread's vectors into stages of their own (`prologue_loads`).  This pass only
 marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
 
 On sm_90 a load through a tensor descriptor whose tensor map the launch encodes

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins as pybuiltins
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import libcst as cst
@@ -22,6 +23,7 @@ import libcst as cst
 from tilecc.errors import CompilationError, UnsupportedLanguageConstruct
 from tilecc.language import dtypes as D
 from tilecc.transpiler import semantic as S
+from tilecc.transpiler.frontend_source import descendants
 from tilecc.transpiler.ir import Op, Region, Value
 from tilecc.transpiler.semantic import Const
 
@@ -47,15 +49,10 @@ class Return(Exception):
 FELL_OFF = Const(None)
 
 
+@lru_cache(maxsize=8192)
 def contains_return(node: cst.CSTNode) -> bool:
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Return(self, n) -> None:
-            found.append(n)
-
-    node.visit(Finder())
-    return bool(found)
+    """Whether a `return` lies anywhere inside `node` (kept per node, as `assigned_names`)."""
+    return any(isinstance(n, cst.Return) for n in descendants(node))
 
 
 _INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}

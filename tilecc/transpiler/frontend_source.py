@@ -41,7 +41,13 @@ class ParsedFunction:
         return Loc(self.file, line, pos.column + self.col_offset, self.fn.__name__, stmt or line)
 
     def code(self, node: cst.CSTNode) -> str:
-        return " ".join(self.module.code_for_node(node).split())
+        """`node` as written, its whitespace runs made single spaces."""
+        return _node_code(self.module, node)
+
+
+@lru_cache(maxsize=8192)  # (a statement's text is wanted again by each specialization)
+def _node_code(module: cst.Module, node: cst.CSTNode) -> str:
+    return " ".join(module.code_for_node(node).split())
 
 
 @dataclass
@@ -153,30 +159,51 @@ def small_statements_text(pf: ParsedFunction, statements) -> str:
     return "; ".join(pf.code(s).rstrip(";").rstrip() for s in statements)
 
 
-def assigned_names(node: cst.CSTNode) -> list[str]:
+# --- walking the tree ------------------------------------------------------------------------
+# libcst's visitors rebuild every node they pass (`_visit_and_replace_children`), which cost
+# most of a kernel's parse; these walks only read, so they go down the dataclass fields.
+
+@lru_cache(maxsize=None)
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(node_type))
+
+
+def descendants(node: cst.CSTNode):
+    """`node` and every node below it, parents before their children, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        below = []
+        for name in _child_fields(type(n)):
+            v = getattr(n, name)
+            if isinstance(v, cst.CSTNode):
+                below.append(v)
+            elif isinstance(v, (tuple, list)):
+                below.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(reversed(below))
+
+
+# The parsed trees live as long as their functions (`parse_function` is cached), and the
+# same loop body is read again for each specialization: these facts are kept per node
+# (nodes hash and compare by identity).
+@lru_cache(maxsize=8192)
+def assigned_names(node: cst.CSTNode) -> tuple[str, ...]:
     """Names bound by assignments anywhere inside `node`, in order of first appearance."""
     found: list[str] = []
 
-    class Collector(cst.CSTVisitor):
-        def _add(self, target):
-            if isinstance(target, cst.Name) and target.value not in found:
+    def add(target) -> None:
+        if isinstance(target, cst.Name):
+            if target.value not in found:
                 found.append(target.value)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                for el in target.elements:
-                    self._add(el.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                add(el.value)
 
-        def visit_Assign(self, n):
+    for n in descendants(node):
+        if isinstance(n, cst.Assign):
             for t in n.targets:
-                self._add(t.target)
-
-        def visit_AugAssign(self, n):
-            self._add(n.target)
-
-        def visit_AnnAssign(self, n):
-            self._add(n.target)
-
-        def visit_For(self, n):
-            self._add(n.target)
-
-    node.visit(Collector())
-    return found
+                add(t.target)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            add(n.target)
+    return tuple(found)

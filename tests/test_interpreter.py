@@ -354,3 +354,38 @@ def test_short_runs_and_tilecc_progress_0_show_nothing(monkeypatch):
     monkeypatch.setenv("TILECC_PROGRESS", "0")
     _fill.interpret[(12,)](np.zeros(96, np.int32), BLOCK=8)
     assert err.getvalue() == ""
+
+
+SCALE = tl.constexpr(2)  # read by scaled_kernel; the test below changes it
+
+
+@tilecc.jit
+def scaled_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * SCALE, mask=mask)
+
+
+def test_the_interpreter_traces_a_specialization_once_and_sees_changed_globals(
+        monkeypatch) -> None:
+    from tilecc.runtime import compiler
+
+    traced = []
+    real = compiler.lower
+
+    def counting(*args, **kwargs):
+        traced.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "lower", counting)
+    x = np.arange(10, dtype=np.float32)
+    for n in (10, 7, 3):  # one specialization (n is not a multiple of 8 or 16, nor 1)
+        out = np.zeros_like(x)
+        scaled_kernel.interpret[(1,)](x, out, n, BLOCK=16)
+        np.testing.assert_array_equal(out[:n], x[:n] * 2)
+    assert len(traced) == 1
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", tl.constexpr(3))
+    out = np.zeros_like(x)
+    scaled_kernel.interpret[(1,)](x, out, 10, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 3)
+    assert len(traced) == 2

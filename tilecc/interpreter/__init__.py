@@ -191,9 +191,9 @@ def run_interpreted(jit_fn, grid, args: tuple, kwargs: dict) -> None:
         host.base = values[name]
         values[name] = host
     specs, _ = jit_fn.specs_for(values)
-    kernel, _ = jit_fn.lower(specs, "cuda", options.get("num_warps"), debug=True,
-                             num_stages=options.get("num_stages"),
-                             enable_fp_fusion=options.get("enable_fp_fusion"))
+    kernel, _ = jit_fn.lower_to_interpret(specs, options.get("num_warps"),
+                                          options.get("num_stages"),
+                                          options.get("enable_fp_fusion"))
     fp8.check_supported(kernel, ALL_FP8, "the interpreter")
     grid = normalize_grid(grid({**values, **options}) if callable(grid) else grid)
     env: dict[int, object] = {}

@@ -224,6 +224,7 @@ class JITFunction(KernelFunction, KernelInterface):
         self._direct: Callable | None = None
         self._launchers: dict[tuple, Any] = {}  # full specialization -> kernel, Launcher
         self._grids: dict[Any, Callable] = {}  # grid -> bound launch (kernel[grid])
+        self._interpreted: dict[tuple, Any] = {}  # interpreter runs: key -> lowered IR
 
     def __repr__(self) -> str:
         return f"<tilecc kernel {self.fn.__module__}.{self.fn.__qualname__}>"
@@ -341,7 +342,8 @@ class JITFunction(KernelFunction, KernelInterface):
                      "_param_constexpr"):
             self.__dict__.pop(name, None)
         self._params = None
-        for table in (self._entries, self._launchers, self._grids, self._binder_types):
+        for table in (self._entries, self._launchers, self._grids, self._binder_types,
+                      self._interpreted):
             table.clear()
         self._binders, self._direct = [], None
 
@@ -406,6 +408,25 @@ class JITFunction(KernelFunction, KernelInterface):
             target, options, num_warps=num_warps, debug=debug, num_stages=num_stages,
             arch=arch, line_directives=line_directives, maxnreg=maxnreg,
             enable_fp_fusion=enable_fp_fusion))
+
+    def lower_to_interpret(self, specs: list[ArgSpec], num_warps: int | None,
+                           num_stages: int | None, enable_fp_fusion: bool | None):
+        """`lower` (with bounds checks) for the interpreter, which only reads the IR: kept
+        per specialization, so that a kernel run on many inputs is traced once.  Keyed,
+        as the disk cache keys builds, on the fingerprint of the source, the helpers and
+        the globals read — taken at each call: a global changed between runs is seen."""
+        from tilecc.runtime.cache import fingerprint, spec_key
+
+        key = (fingerprint(self.fn), repr(spec_key(specs)), num_warps, num_stages,
+               enable_fp_fusion)
+        got = self._interpreted.get(key)
+        if got is None:
+            got = self.lower(specs, "cuda", num_warps, debug=True, num_stages=num_stages,
+                             enable_fp_fusion=enable_fp_fusion)
+            if len(self._interpreted) >= 32:
+                self._interpreted.clear()
+            self._interpreted[key] = got
+        return got
 
     def _specs(self, signature, constexprs: dict) -> list[ArgSpec]:
         try:

@@ -8,6 +8,7 @@ table apart lets the handler modules import it without importing one another.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import types
 from typing import Any, Callable, Iterable
@@ -75,10 +76,22 @@ def tl_names() -> list[str]:
             (isinstance(v, type) and issubclass(v, BaseException))]
 
 
+@functools.lru_cache(maxsize=1024)  # (a builtin's signature is read at each call site)
+def _cached_signature(fn: Callable) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+def _signature(fn: Callable) -> inspect.Signature:
+    try:
+        return _cached_signature(fn)
+    except TypeError:  # unhashable (a bound method of an unhashable object)
+        return inspect.signature(fn)
+
+
 def bind(fn: Callable, args: list, kwargs: dict, what: str) -> inspect.BoundArguments:
     """`fn`'s signature bound to a call's arguments; TypeError as Python words it, headed
     by `what` ("tl.sum()"), a misspelt keyword first with the closest parameter."""
-    signature = inspect.signature(fn)
+    signature = _signature(fn)
     params = signature.parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         for k in kwargs:

@@ -10,6 +10,8 @@ filled by the copy engine), NaN padding, mixed TMA / cp.async stages, and Triton
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -76,14 +78,54 @@ def _artifact(signature: str, arch: str = "sm_90", num_warps: int = 4, num_stage
 
 def test_descriptor_operands_of_a_warpgroup_product_are_copied_by_tma() -> None:
     art = _artifact(_signature("fp16", 128, 128, 64))
-    assert art.kernel.tensor_maps == [TensorMap("a_desc", "fp16", (8, 64), 128, "zero"),
-                                      TensorMap("b_desc", "fp16", (64, 64), 128, "zero")]
+    # A's 128 rows in one box: 4 warps place rows g + 8 w + 32 r at 64 (r / 2) + 16 w +
+    # 8 (r % 2) + g (tc::wgmma_a_row), which the map's dims (8, 2, 4, 2 of 1, 32, 8, 64
+    # rows) lay out in that order; the slabs of 64 rows step over the tensor
+    split = ((8, 1), (2, 32), (4, 8), (2, 64))
+    assert art.kernel.tensor_maps == [
+        TensorMap("a_desc", "fp16", (128, 64), 128, "zero", rows_split=split),
+        TensorMap("b_desc", "fp16", (64, 64), 128, "zero")]
     src = art.source
     assert "copied into shared memory with TMA, 2 iterations ahead" in src
-    assert src.count("tc::tma_load_2d(") == 4  # A and B, in the prologue and the loop
+    assert src.count("tc::tma_load_5d(") == 2  # A in the prologue and the loop: one box
+    assert src.count("tc::tma_load_2d(") == 2  # B
     assert "const __grid_constant__ tc::TensorMap a_desc_map" in src
     assert "tc::mbarrier_expect_bytes(landed, 32768)" in src  # 2 x 128 x 64 x 2 bytes
     assert "cp_async" not in src
+    # the build a launch falls back on where the rows are not whole slabs: 8-row boxes
+    art = compiler.transpile(host_desc_matmul, host_desc_matmul._specs(
+        _signature("fp16", 128, 128, 64), {}), "cuda", compiler.resolve_options(
+            host_desc_matmul, num_warps=4, num_stages=3, arch="sm_90", tma_row_split=False))
+    assert art.kernel.tensor_maps[0] == TensorMap("a_desc", "fp16", (8, 64), 128, "zero")
+    assert art.source.count("tc::tma_load_2d(") == 4
+
+
+@pytest.mark.parametrize("warps,rows,split", [
+    (4, 64, ((8, 1), (2, 32), (4, 8))),
+    (4, 128, ((8, 1), (2, 32), (4, 8), (2, 64))),
+    (8, 128, ((8, 1), (2, 64), (8, 8))),  # warps 8 apart continue the 4 below: merged
+    (4, 256, ((8, 1), (2, 32), (4, 8), (4, 64))),
+    (8, 256, None),  # five dims of rows: more than the copy engine's five with the columns
+])
+def test_a_rows_split_lays_out_rows_where_wgmma_a_row_places_them(warps, rows, split) -> None:
+    from types import SimpleNamespace
+
+    from tilecc.transpiler.passes.dot import wgmma_a_place
+    from tilecc.transpiler.passes.pipeline import a_rows_split
+
+    dot = SimpleNamespace(attrs={"plan": SimpleNamespace(warps=(warps, 1))})
+    assert a_rows_split(dot, rows, 0) == split
+    if split is None:
+        return
+    slab = max(s for _, s in split)
+    assert a_rows_split(dot, rows, slab // 2) is None  # a block not known to start a slab
+    # the box fills shared memory in the order of its dims, the first fastest: the row of
+    # each position is what wgmma_a_row puts there
+    order = [0]
+    for extent, stride in split:
+        order = [o + i * stride for i in range(extent) for o in order]
+    placed = {wgmma_a_place(row, warps, rows // (warps // 4)): row for row in range(rows)}
+    assert order == [placed[at] for at in range(rows)]
 
 
 def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
@@ -93,7 +135,7 @@ def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
     assert "tc::cp_async<16>(" in art.source
     # A's rows of 64 bytes: 64-byte swizzle
     art = _artifact(_signature("fp16", 64, 64, 32))
-    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((8, 32), 64),
+    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((64, 32), 64),
                                                                     ((32, 64), 128)]
     # A through a descriptor, B through pointers: TMA and cp.async in one stage
     art = _artifact(MIXED, kernel=desc_a_ptr_b_matmul)
@@ -182,15 +224,17 @@ def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
 
     art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
     assert art.kernel.tensor_maps == [
-        TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1)),
+        TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1),
+                  rows_split=((8, 1), (2, 32), (4, 8), (2, 64))),
         TensorMap("b_ptr", "fp16", (64, 64), 128, "zero", ("b_ptr", "K", "N", "N", 1)),
         # C's block, written by the copy engine (passes.settle.TmaStore)
         TensorMap("c_ptr", "fp16", (128, 64), 128, "zero", ("c_ptr", "M", "N", "N", 1),
                   store=True)]
     src = art.source
     assert "const __grid_constant__ tc::TensorMap a_ptr_map" in src
-    assert "a_ptr_map /* a_ptr's descriptor, [8, 64] boxes */" in src
-    assert src.count("tc::tma_load_2d(") == 4 and "cp_async" not in src
+    assert "a_ptr_map /* a_ptr's descriptor, [128, 64] boxes */" in src
+    assert src.count("tc::tma_load_2d(") == 2 and src.count("tc::tma_load_5d(") == 2
+    assert "cp_async" not in src
 
 
 def test_a_made_descriptor_over_an_unaligned_base_keeps_its_loads() -> None:
@@ -324,6 +368,38 @@ def test_the_launch_encodes_each_map_once_per_descriptor_and_passes_it_last(
     assert filled == [0] and encoded[-2:] == [(1 << 20, [1, 1]), (1 << 20, [1, 1])]
 
 
+def test_a_split_map_views_the_rows_as_its_dims_and_falls_back_off_its_slabs(
+        monkeypatch) -> None:
+    from tilecc.runtime import cuda_driver
+
+    split = ((8, 1), (2, 32), (4, 8), (2, 64))
+    m = TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)
+    # rows of 512 elements (1024 bytes): the dims' steps are 1, 32, 8 and 64 of them; the
+    # slabs of 64 rows span the tensor's 4096
+    got = launch_cuda.tensor_map_arguments(m, 1 << 20, (4096, 300), (512, 1))
+    assert got == dict(data_type=6, dims=[300, 8, 2, 4, 4096 // 64],
+                       strides=[1024, 32 * 1024, 8 * 1024, 64 * 1024],
+                       box=[64, 8, 2, 4, 2], swizzle=3, fill_nan=False)
+    with pytest.raises(ValueError, match="whole number of them, got 1000 rows"):
+        launch_cuda.tensor_map_arguments(m, 1 << 20, (1000, 300), (512, 1))
+    assert launch_cuda.padding_map_arguments(m)[1]["box"] == [64, 8, 2, 4, 2]
+    encoded = []
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled",
+                        lambda address, **args: encoded.append(args["dims"]) or (0,) * 16)
+    monkeypatch.setattr(cuda_driver, "memAllocFilled", lambda nbytes, word: 1 << 20)
+    kernel = _Recorder([(tuple((i, None) for i in range(5)), 2, m)])
+    launcher = launch_cuda.launcher(kernel, ("Qiiqq", (True,) * 4 + (False,)), set())
+    launcher.stream_of = lambda device: 0
+    fallen, built = [], []
+    launcher.fallback = lambda name: built.append(name) or (
+        lambda grid, values: fallen.append(values))
+    launcher((1, 1, 1), [1 << 20, 4096, 300, 512, 1])  # whole slabs: this build
+    launcher((1, 1, 1), [1 << 20, 1000, 300, 512, 1])  # not: the build of 8-row boxes
+    launcher((1, 1, 1), [1 << 20, 0, 300, 512, 1])  # no rows: the padding, this build
+    assert encoded == [[300, 8, 2, 4, 64], [1, 1, 1, 1, 1]] and len(kernel.launches) == 2
+    assert built == ["tma_row_split"] and fallen == [[1 << 20, 1000, 300, 512, 1]]
+
+
 def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> None:
     from tilecc.runtime import cuda_driver
 
@@ -334,13 +410,14 @@ def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> No
     kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, m)])
     launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
     launcher.stream_of = lambda device: 0
-    fallen = []
-    launcher.fallback = lambda: lambda grid, values: fallen.append(values)
+    fallen, built = [], []
+    launcher.fallback = lambda name: built.append(name) or (
+        lambda grid, values: fallen.append(values))
     launcher((1, 1, 1), [1 << 20, 64, 200])  # rows of 400 bytes: TMA
     launcher((1, 1, 1), [1 << 20, 64, 100])  # rows of 200 bytes: the other build
     launcher((1, 1, 1), [1 << 20, 64, 100])
     assert encoded == [1 << 20] and len(kernel.launches) == 1
-    assert fallen == [[1 << 20, 64, 100]] * 2
+    assert fallen == [[1 << 20, 64, 100]] * 2 and built == ["made_descriptor_tma"]
     launcher.fallback = None  # no build to fall back on: Triton's rule, as an error
     with pytest.raises(ValueError, match="multiples of 16 bytes"):
         launcher((1, 1, 1), [1 << 20, 64, 36])
@@ -430,6 +507,29 @@ def test_tma_nan_padding_on_gpu() -> None:
     # a K tail: A's NaN columns meet B's zero rows, every sum is NaN, as Triton's
     a, b, c = _torch_matmul("fp16", 200, 128, 96, 128, 128, 64, 4, 3, nan=True)
     assert torch.isnan(c).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,slab", [(128, 128, 64, 8, 64), (64, 64, 32, 4, 32)])
+def test_a_in_one_box_on_gpu_and_the_build_of_eight_row_boxes(bm, bn, bk, warps, slab,
+                                                                 monkeypatch) -> None:
+    """A's rows in one box where the rows are whole slabs of the split map (NaN padding
+    past K, as Triton's), the build of 8-row boxes where they are not."""
+    torch = pytest.importorskip("torch")
+    from tilecc.runtime.launch.cuda import TensorMapLauncher
+
+    # a kernel of its own: no launcher of another test has fallen back
+    monkeypatch.setattr(sys.modules[__name__], "host_desc_matmul",
+                        tilecc.jit(host_desc_matmul.fn))
+
+    for m, whole in ((4 * slab, True), (3 * slab, True), (3 * slab + 8, False)):
+        a, b, c = _torch_matmul("fp16", m, 96, 2 * bk, bm, bn, bk, warps, 3, nan=True)
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=1e-1)
+        a, b, c = _torch_matmul("fp16", m, 96, bk + 8, bm, bn, bk, warps, 3, nan=True)
+        assert torch.isnan(c).all()  # A's NaN columns past K meet B's zero rows
+        fell = any("tma_row_split" in x._fallback for x in host_desc_matmul._launchers.values()
+                   if isinstance(x, TensorMapLauncher) and x.kernel.threads == 32 * warps)
+        assert fell == (not whole)  # (the last m is the first that is not whole slabs)
 
 
 @pytest.mark.gpu

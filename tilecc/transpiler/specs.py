@@ -44,7 +44,10 @@ class TensorMap:
     host-side descriptor `param`, or, for one made in the kernel from arguments alone
     (`args`: base, shape and strides, each a parameter name or an int), those arguments
     (`param` names its base pointer).  Outside the tensor a copy reads zeros, or NaN for
-    `padding` "nan"; `store`: the copies write the tensor (passes.settle.TmaStore)."""
+    `padding` "nan"; `store`: the copies write the tensor (passes.settle.TmaStore).
+    `rows_split`: the map views the rows as several dims, (extent, row stride) each in the
+    order a box fills shared memory (passes.pipeline.a_rows_split); the one of the largest
+    stride spans the tensor's rows, which must be a whole number of its steps."""
 
     param: str
     dtype: str  # the element type's name (D.dtype.short)
@@ -53,6 +56,22 @@ class TensorMap:
     padding: str  # "zero" or "nan"
     args: tuple | None = None
     store: bool = False
+    rows_split: tuple[tuple[int, int], ...] | None = None
+
+    @property
+    def slab(self) -> int:
+        """The rows one step of a split map's outermost row dim spans (1: not split)."""
+        return max(s for _, s in self.rows_split) if self.rows_split else 1
+
+    def encoded_dims(self, shape, strides) -> tuple[list[int], list[int], list[int]]:
+        """The map's dims, strides (in elements) and box, innermost first, for a tensor of
+        this shape and these strides (outermost first, as the descriptor holds them)."""
+        if not self.rows_split:
+            return list(reversed(shape)), list(reversed(strides[:-1])), list(reversed(self.box))
+        slab = self.slab
+        dims = [shape[1]] + [shape[0] // slab if s == slab else e for e, s in self.rows_split]
+        return (dims, [s * strides[0] for _, s in self.rows_split],
+                [self.box[1]] + [e for e, _ in self.rows_split])
 
     @property
     def key(self) -> tuple:

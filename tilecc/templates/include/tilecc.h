@@ -1837,6 +1837,29 @@ TC_DEVICE void tma_load_2d(unsigned dst, const TensorMap& map, int c0, int c1, u
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
                   "r"(bar) : "memory");
 }
+// The same through a map of 3 to 5 dims (A's rows viewed as several, in the order a box
+// fills shared memory: passes.pipeline.a_rows_split).
+TC_DEVICE void tma_load_3d(unsigned dst, const TensorMap& map, int c0, int c1, int c2,
+                           unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
+                  "r"(c2), "r"(bar) : "memory");
+}
+TC_DEVICE void tma_load_4d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, int c3,
+                           unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
+                  "r"(c2), "r"(c3), "r"(bar) : "memory");
+}
+TC_DEVICE void tma_load_5d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, int c3,
+                           int c4, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
+                  "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
+}
 #endif
 
 #ifdef TC_HIP

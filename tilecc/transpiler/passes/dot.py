@@ -80,6 +80,15 @@ def b_k_major(op: Op) -> bool:
         (b.layout is not None and b.layout.fast_axis == 0)
 
 
+def wgmma_a_place(row: int, warps: int, rows_per_group: int) -> int:
+    """The row of A's shared-memory tile that holds the accumulator's row `row`, for a
+    product of `warps` warps along M, `rows_per_group` rows per warpgroup: what
+    `tc::wgmma_a_row<warps, rows_per_group>` computes in the generated code."""
+    g, warp, rep = row % 8, row // 8 % warps, row // (8 * warps)
+    return (warp // 4 * rows_per_group + 64 * (rep // 2) + 16 * (warp % 4) + 8 * (rep % 2)
+            + g)
+
+
 def a_in_registers(op: Op) -> bool:
     """A can go to the unit from registers, with no trip through shared memory, when it is
     held in the accumulator layout of a product of the same warps (attention's

@@ -30,10 +30,14 @@ that feeds a warpgroup product is copied by the copy engine instead (TMA:
 counted in bytes on an mbarrier per stage).  The copy writes shared memory in the swizzle
 wgmma reads, so each copy moves one box of the tile as the product lays it out: for B
 N-major, K rows of 128 bytes per copy; for B K-major (a block loaded transposed,
-passes.transpose), N rows of 128 bytes of K; for A, 8 rows at a time, because A's rows
-are placed where each warp's instruction computes them (`tc::wgmma_a_row`).  The bounds
-are the hardware's: outside the tensor a copy reads zeros (or NaN for "nan" padding), as
-the mask would.
+passes.transpose), N rows of 128 bytes of K.  A's rows are placed where each warp's instruction computes
+them (`tc::wgmma_a_row`): one copy still moves all of them, through a tensor map that views
+the descriptor's rows as up to four dims whose order in the box is that placement
+(`a_rows_split`; eight-row boxes took the copy engine a third of the K step's time).  The
+bounds are the hardware's: outside the tensor a copy reads zeros (or NaN for "nan"
+padding), as the mask would.  A split map is exact only where the rows are a whole number
+of its outer dim's steps; a launch where they are not runs a build of eight-row boxes
+(`CompileOptions.tma_row_split`).
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ from dataclasses import dataclass, field
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.dot import b_k_major
+from tilecc.transpiler.passes.axis_info import info
+from tilecc.transpiler.passes.dot import b_k_major, wgmma_a_place
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,9 @@ class TmaCopy:
     padding: str  # what a copy reads outside the tensor: "zero" or "nan"
     args: tuple | None = None  # a descriptor made in the kernel: ir.DescriptorRead.args
     transposed: bool = False
+    # A's rows in one box: (extent, row stride) of each dim after the columns, in the order
+    # the box fills shared memory (`a_rows_split`); None: boxes of `box` rows
+    rows_split: tuple[tuple[int, int], ...] | None = None
 
     @property
     def key(self) -> tuple:
@@ -96,11 +104,11 @@ class Pipeline:
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
-         prologue_reads: bool = True) -> None:
+         prologue_reads: bool = True, tma_row_split: bool = True) -> None:
     """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where the target has
     them (`CompileTarget.has_tma`; of descriptors made in the kernel only with
-    `made_descriptor_tma`); the loads of the products' prologues read ahead too with
-    `prologue_reads`."""
+    `made_descriptor_tma`; A's rows in one box with `tma_row_split`); the loads of the
+    products' prologues read ahead too with `prologue_reads`."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
@@ -108,20 +116,22 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
     for op in kernel.walk():
         if op.kind == "for":
             # with the loads of the products' prologues, else (they would spoil it) without
-            p = (prologue_reads and _loop(op, kernel.num_stages, reads, has_tma, maps,
-                                          made_descriptor_tma, True)) or \
-                _loop(op, kernel.num_stages, reads, has_tma, maps, made_descriptor_tma, False)
+            tma = has_tma, maps, made_descriptor_tma, tma_row_split
+            p = (prologue_reads and _loop(op, kernel.num_stages, reads, *tma, True)) or \
+                _loop(op, kernel.num_stages, reads, *tma, False)
             if p is not None:
                 op.attrs["pipeline"] = p
 
 
-def tma_copy(load: Op, dot: Op, which: int, has_tma: bool) -> TmaCopy | None:
+def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
+             row_split: bool = True) -> TmaCopy | None:
     """The TMA copy of `load`, operand `which` of `dot`, where sm_90's copy engine can write
     the tile the product reads: a 2-D block of a descriptor whose tensor map the launch
     encodes (ir.DescriptorRead) feeding a warpgroup product, in rows (the descriptor's
     inner dim) of 64 bytes (A, a K-major B) or of 128-byte multiples.  TMA cannot
     transpose: a B staged K-major is copied only where the load reads the descriptor's
-    block transposed (`b_desc.load(...).T`, whose rows run along K already)."""
+    block transposed (`b_desc.load(...).T`, whose rows run along K already).  A's rows go
+    in one box where `a_rows_split` finds the dims (`row_split`), else 8 at a time."""
     src = load.attrs.get("descriptor")
     x = load.result
     if src is None or not has_tma or len(x.type.shape) != 2 or \
@@ -134,7 +144,8 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool) -> TmaCopy | None:
     outer, inner = (cols, rows) if src.transposed else (rows, cols)  # the descriptor's dims
     esize = x.dtype.itemsize
     row_bytes = inner * esize
-    box_rows = 8 if which == 0 else outer  # A's rows go where wgmma_a_row puts them
+    split = a_rows_split(dot, rows, src.corner[0]) if which == 0 and row_split else None
+    box_rows = 8 if which == 0 and split is None else outer  # (where wgmma_a_row puts A's)
     if which + k_major_b != 1 and row_bytes == 64:  # A or K-major B: 64-byte swizzle
         swizzle, box = 64, (box_rows, inner)
     elif row_bytes % 128 == 0 and outer % 8 == 0:
@@ -148,7 +159,70 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool) -> TmaCopy | None:
     if box[0] > 256 or (padding == "nan" and x.dtype.short not in ("fp16", "bf16", "fp32")):
         return None  # the largest box; the copy engine fills NaN in these types only
     return TmaCopy(src.param, src.corner, box, swizzle, rows * cols * esize, padding,
-                   src.args, src.transposed)
+                   src.args, src.transposed, split)
+
+
+def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None:
+    """The dims of a tensor map that copies all `rows` of A's block to where each warp's
+    wgmma reads them (`wgmma_a_place`) in one box: (extent, row stride) per dim, in the
+    order the box fills shared memory, the first the 8 rows of a core matrix.  The dim
+    of the largest stride steps over whole slabs of the rows below it, which the others
+    fill exactly: the copy engine's bounds on it are the tensor's only where the tensor's
+    rows are whole slabs (the launch checks) and the block starts at a slab (`row0`, the
+    block's first row, known to be a multiple).  None where no such dims exist within
+    the copy engine's five (with the columns) or the start is not known to be one."""
+    warps = dot.attrs["plan"].warps[0]
+    if warps % 4 or rows % (warps // 4) or rows % 8:
+        return None
+    per_group = rows // (warps // 4)
+    perm = [-1] * rows  # shared-memory row -> the block's row
+    for row in range(rows):
+        at = wgmma_a_place(row, warps, per_group)
+        if not 0 <= at < rows or perm[at] >= 0:
+            return None
+        perm[at] = row
+    dims = _mixed_radix(perm)
+    if dims is None or len(dims) > 4:
+        return None
+    slab = max(s for _, s in dims)
+    below = {0}
+    for extent, stride in dims:
+        if stride != slab:
+            below = {b + i * stride for b in below for i in range(extent)}
+    if below != set(range(slab)):
+        return None
+    first = row0 if isinstance(row0, int) else info(row0).divisibility[0]
+    return tuple(dims) if first % slab == 0 else None
+
+
+def _mixed_radix(perm: list[int]) -> list[tuple[int, int]] | None:
+    """`perm` (position -> value) as dims (extent, stride), fastest first, such that
+    perm[p] = sum of each digit of p times its dim's stride; adjacent dims that continue
+    each other merged.  None where it is not of that form."""
+    n, dims, unit = len(perm), [], 1
+    while unit < n:
+        stride, extent = perm[unit] - perm[0], 1
+        while unit * (extent + 1) <= n and all(
+                perm[unit * extent + j] == perm[j] + extent * stride for j in range(unit)):
+            extent += 1
+        if extent == 1 or n % (unit * extent):
+            return None
+        dims.append((extent, stride))
+        unit *= extent
+    merged: list[tuple[int, int]] = []
+    for extent, stride in dims:
+        if merged and stride == merged[-1][0] * merged[-1][1]:
+            merged[-1] = (merged[-1][0] * extent, merged[-1][1])
+        else:
+            merged.append((extent, stride))
+    for p, value in enumerate(perm):  # the form holds for every position
+        total, rest = 0, p
+        for extent, stride in merged:
+            total += rest % extent * stride
+            rest //= extent
+        if total != value:
+            return None
+    return merged
 
 
 def _is_zero(v: Value) -> bool:
@@ -173,7 +247,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
-          maps: dict[tuple, tuple], made_descriptor_tma: bool,
+          maps: dict[tuple, tuple], made_descriptor_tma: bool, tma_row_split: bool,
           prologue: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
@@ -193,11 +267,11 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             ld = defined.get(x.id)
             if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
                 continue
-            copy = tma_copy(ld, op, which, has_tma)
+            copy = tma_copy(ld, op, which, has_tma, tma_row_split)
             if copy is not None and copy.args is not None and not made_descriptor_tma:
                 copy = None
-            if copy is not None and maps.setdefault(copy.key, (copy.box, copy.swizzle)) != \
-                    (copy.box, copy.swizzle):
+            box = copy and (copy.box, copy.swizzle, copy.rows_split)
+            if copy is not None and maps.setdefault(copy.key, box) != box:
                 copy = None  # another load of this descriptor needs another box
             if copy is not None or _candidate(ld, op, which):
                 loads.append(ld)

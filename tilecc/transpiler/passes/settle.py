@@ -238,7 +238,8 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
         for ld, copy in zip(p.loads if p else (), p.tma if p else ()):
             if copy is not None and copy.key not in maps:
                 maps[copy.key] = TensorMap(copy.param, ld.result.dtype.short, copy.box,
-                                           copy.swizzle, copy.padding, copy.args)
+                                           copy.swizzle, copy.padding, copy.args,
+                                           rows_split=copy.rows_split)
     return list(maps.values())
 
 

@@ -106,6 +106,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     int N,
     int K,
     const __grid_constant__ tc::TensorMap a_desc_map /* a_desc, [128, 64] boxes */,
+    const __grid_constant__ tc::TensorMap a_desc_8rows_map /* a_desc, [8, 64] boxes */,
     const __grid_constant__ tc::TensorMap b_desc_map /* b_desc, [64, 64] boxes */,
     const __grid_constant__ tc::TensorMap c_desc_map /* c_desc, [128, 64] boxes */) {
   tc::launch_ranges<256>();
@@ -171,12 +172,23 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 8192);
             // 128 x 64 a copy, placed where each warp's wgmma reads those rows: one box, its rows
             //   as 8 x 2 x 8 (1, 64, 8 rows apart), in the order of wgmma_a_row
+            if (offs_am + 128 <= a_desc_shape0 / 64 * 64) {
 #pragma unroll
-            for (int c = 0; c < 64; c += 64)
-              tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
-                  tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                  a_desc_map,
-                              ki_next * 64 + c, 0, offs_am / 64, 0, landed);
+              for (int c = 0; c < 64; c += 64)
+                tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
+                    a_desc_map,
+                                ki_next * 64 + c, 0, offs_am / 64, 0, landed);
+            } else {  // past the tensor's last whole slab of rows: 8 rows a copy
+#pragma unroll
+              for (int c = 0; c < 64; c += 64)
+#pragma unroll
+                for (int r = 0; r < 128; r += 8)
+                  tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
+                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
+                      a_desc_8rows_map,
+                                  ki_next * 64 + c, offs_am + r, landed);
+            }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
             // 64 x 64 a copy
@@ -237,12 +249,23 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             const unsigned a_stages_base = tc::smem_address(a_stages + ((ki_stage + 2) % 3) * 8192);
             // 128 x 64 a copy, placed where each warp's wgmma reads those rows: one box, its rows
             //   as 8 x 2 x 8 (1, 64, 8 rows apart), in the order of wgmma_a_row
+            if (offs_am + 128 <= a_desc_shape0 / 64 * 64) {
 #pragma unroll
-            for (int c = 0; c < 64; c += 64)
-              tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
-                  tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                  a_desc_map,
-                              ki_ahead * 64 + c, 0, offs_am / 64, 0, landed);
+              for (int c = 0; c < 64; c += 64)
+                tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
+                    a_desc_map,
+                                ki_ahead * 64 + c, 0, offs_am / 64, 0, landed);
+            } else {  // past the tensor's last whole slab of rows: 8 rows a copy
+#pragma unroll
+              for (int c = 0; c < 64; c += 64)
+#pragma unroll
+                for (int r = 0; r < 128; r += 8)
+                  tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
+                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
+                      a_desc_8rows_map,
+                                  ki_ahead * 64 + c, offs_am + r, landed);
+            }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
             // 64 x 64 a copy

@@ -84,20 +84,18 @@ def test_descriptor_operands_of_a_warpgroup_product_are_copied_by_tma() -> None:
     split = ((8, 1), (2, 32), (4, 8), (2, 64))
     assert art.kernel.tensor_maps == [
         TensorMap("a_desc", "fp16", (128, 64), 128, "zero", rows_split=split),
+        # the blocks that reach past the tensor's last whole slab of rows: 8 rows a copy
+        TensorMap("a_desc", "fp16", (8, 64), 128, "zero"),
         TensorMap("b_desc", "fp16", (64, 64), 128, "zero")]
     src = art.source
     assert "copied into shared memory with TMA, 2 iterations ahead" in src
     assert src.count("tc::tma_load_5d(") == 2  # A in the prologue and the loop: one box
-    assert src.count("tc::tma_load_2d(") == 2  # B
+    assert src.count("tc::tma_load_2d(") == 4  # B, and A's blocks past the whole slabs
     assert "const __grid_constant__ tc::TensorMap a_desc_map" in src
+    assert "const __grid_constant__ tc::TensorMap a_desc_8rows_map" in src
+    assert "if (pid_m * 128 + 128 <= a_desc_shape0 / 64 * 64) {" in src  # whole slabs
     assert "tc::mbarrier_expect_bytes(landed, 32768)" in src  # 2 x 128 x 64 x 2 bytes
     assert "cp_async" not in src
-    # the build a launch falls back on where the rows are not whole slabs: 8-row boxes
-    art = compiler.transpile(host_desc_matmul, host_desc_matmul._specs(
-        _signature("fp16", 128, 128, 64), {}), "cuda", compiler.resolve_options(
-            host_desc_matmul, num_warps=4, num_stages=3, arch="sm_90", tma_row_split=False))
-    assert art.kernel.tensor_maps[0] == TensorMap("a_desc", "fp16", (8, 64), 128, "zero")
-    assert art.source.count("tc::tma_load_2d(") == 4
 
 
 @pytest.mark.parametrize("warps,rows,split", [
@@ -135,11 +133,11 @@ def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
     assert "tc::cp_async<16>(" in art.source
     # A's rows of 64 bytes: 64-byte swizzle
     art = _artifact(_signature("fp16", 64, 64, 32))
-    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((64, 32), 64),
-                                                                    ((32, 64), 128)]
+    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [
+        ((64, 32), 64), ((8, 32), 64), ((32, 64), 128)]
     # A through a descriptor, B through pointers: TMA and cp.async in one stage
     art = _artifact(MIXED, kernel=desc_a_ptr_b_matmul)
-    assert [m.param for m in art.kernel.tensor_maps] == ["a_desc"]
+    assert [m.param for m in art.kernel.tensor_maps] == ["a_desc", "a_desc"]
     assert "copied into shared memory with TMA and cp.async" in art.source
     assert "tc::cp_async<16>(" in art.source and "tc::cp_async_wait<1>()" in art.source
     assert "tc::mbarrier_wait(" in art.source
@@ -186,7 +184,7 @@ def test_the_persistent_example_copies_by_tma_and_compiles() -> None:
     binary = kernel.compile(signature, arch="sm_90a", num_warps=8, num_stages=4)
     # A and B copied in, C's output tiles copied out (passes.settle.TmaStore)
     assert [(m.param, m.store) for m in binary.tensor_maps] == \
-        [("a_desc", False), ("b_desc", False), ("c_desc", True)]
+        [("a_desc", False), ("a_desc", False), ("b_desc", False), ("c_desc", True)]
     # the barriers are initialized and invalidated around each tile's loop over K
     source = kernel.source(signature, num_warps=8, num_stages=4)
     assert source.count("tc::mbarrier_init(") == source.count("tc::mbarrier_inval(") == 1
@@ -226,6 +224,7 @@ def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
     assert art.kernel.tensor_maps == [
         TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1),
                   rows_split=((8, 1), (2, 32), (4, 8), (2, 64))),
+        TensorMap("a_ptr", "fp16", (8, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1)),
         TensorMap("b_ptr", "fp16", (64, 64), 128, "zero", ("b_ptr", "K", "N", "N", 1)),
         # C's block, written by the copy engine (passes.settle.TmaStore)
         TensorMap("c_ptr", "fp16", (128, 64), 128, "zero", ("c_ptr", "M", "N", "N", 1),
@@ -233,7 +232,7 @@ def test_descriptors_made_from_arguments_are_copied_by_tma() -> None:
     src = art.source
     assert "const __grid_constant__ tc::TensorMap a_ptr_map" in src
     assert "a_ptr_map /* a_ptr's descriptor, [128, 64] boxes */" in src
-    assert src.count("tc::tma_load_2d(") == 2 and src.count("tc::tma_load_5d(") == 2
+    assert src.count("tc::tma_load_2d(") == 4 and src.count("tc::tma_load_5d(") == 2
     assert "cp_async" not in src
 
 
@@ -246,6 +245,7 @@ def test_a_made_descriptor_over_an_unaligned_base_keeps_its_loads() -> None:
     # (checked at launch), so B is copied all the same
     art = _desc_artifact("*fp16:16, *fp16:16, *fp16:16, i32:16, i32, i32, 128, 128, 64")
     assert [m.args for m in art.kernel.tensor_maps] == [("a_ptr", "M", "K", "K", 1),
+                                                        ("a_ptr", "M", "K", "K", 1),
                                                         ("b_ptr", "K", "N", "N", 1),
                                                         ("c_ptr", "M", "N", "N", 1)]
 
@@ -262,9 +262,10 @@ def test_the_launch_finds_a_made_descriptors_arguments() -> None:
     specs = desc_matmul_kernel._specs(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64), {})
     art = _desc_artifact(DESC_MATMUL_SIGNATURE.format(bm=128, bn=128, bk=64))
     slots = launch_cuda.map_slots(art.kernel.tensor_maps, specs)
-    # a_ptr, M, K, K, 1 and b_ptr, K, N, N, 1 (copied in), c_ptr, M, N, N, 1 (out) among
-    # (a_ptr, b_ptr, c_ptr, M, N, K)
+    # a_ptr, M, K, K, 1 (copied in, twice: rows in one box, and 8 at a time) and b_ptr, K,
+    # N, N, 1 (copied in), c_ptr, M, N, N, 1 (out) among (a_ptr, b_ptr, c_ptr, M, N, K)
     assert [picks for picks, _, _ in slots] == [
+        ((0, None), (3, None), (5, None), (5, None), (None, 1)),
         ((0, None), (3, None), (5, None), (5, None), (None, 1)),
         ((1, None), (5, None), (4, None), (4, None), (None, 1)),
         ((2, None), (3, None), (4, None), (4, None), (None, 1))]
@@ -368,36 +369,21 @@ def test_the_launch_encodes_each_map_once_per_descriptor_and_passes_it_last(
     assert filled == [0] and encoded[-2:] == [(1 << 20, [1, 1]), (1 << 20, [1, 1])]
 
 
-def test_a_split_map_views_the_rows_as_its_dims_and_falls_back_off_its_slabs(
-        monkeypatch) -> None:
-    from tilecc.runtime import cuda_driver
-
+def test_a_split_map_views_the_rows_as_its_dims_over_the_whole_slabs() -> None:
     split = ((8, 1), (2, 32), (4, 8), (2, 64))
     m = TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)
     # rows of 512 elements (1024 bytes): the dims' steps are 1, 32, 8 and 64 of them; the
-    # slabs of 64 rows span the tensor's 4096
+    # slabs of 64 rows span the tensor's whole ones (4096 rows: 64; 1000 rows: 15, the
+    # last 40 rows copied through the descriptor's 8-row map)
     got = launch_cuda.tensor_map_arguments(m, 1 << 20, (4096, 300), (512, 1))
     assert got == dict(data_type=6, dims=[300, 8, 2, 4, 4096 // 64],
                        strides=[1024, 32 * 1024, 8 * 1024, 64 * 1024],
                        box=[64, 8, 2, 4, 2], swizzle=3, fill_nan=False)
-    with pytest.raises(ValueError, match="whole number of them, got 1000 rows"):
-        launch_cuda.tensor_map_arguments(m, 1 << 20, (1000, 300), (512, 1))
+    got = launch_cuda.tensor_map_arguments(m, 1 << 20, (1000, 300), (512, 1))
+    assert got["dims"] == [300, 8, 2, 4, 15]
+    # fewer rows than a slab: no block reads this map, which reads the padding alone
+    assert launch_cuda.tensor_map_arguments(m, 1 << 20, (40, 300), (512, 1)) is None
     assert launch_cuda.padding_map_arguments(m)[1]["box"] == [64, 8, 2, 4, 2]
-    encoded = []
-    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled",
-                        lambda address, **args: encoded.append(args["dims"]) or (0,) * 16)
-    monkeypatch.setattr(cuda_driver, "memAllocFilled", lambda nbytes, word: 1 << 20)
-    kernel = _Recorder([(tuple((i, None) for i in range(5)), 2, m)])
-    launcher = launch_cuda.launcher(kernel, ("Qiiqq", (True,) * 4 + (False,)), set())
-    launcher.stream_of = lambda device: 0
-    fallen, built = [], []
-    launcher.fallback = lambda name: built.append(name) or (
-        lambda grid, values: fallen.append(values))
-    launcher((1, 1, 1), [1 << 20, 4096, 300, 512, 1])  # whole slabs: this build
-    launcher((1, 1, 1), [1 << 20, 1000, 300, 512, 1])  # not: the build of 8-row boxes
-    launcher((1, 1, 1), [1 << 20, 0, 300, 512, 1])  # no rows: the padding, this build
-    assert encoded == [[300, 8, 2, 4, 64], [1, 1, 1, 1, 1]] and len(kernel.launches) == 2
-    assert built == ["tma_row_split"] and fallen == [[1 << 20, 1000, 300, 512, 1]]
 
 
 def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> None:
@@ -410,14 +396,13 @@ def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> No
     kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, m)])
     launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
     launcher.stream_of = lambda device: 0
-    fallen, built = [], []
-    launcher.fallback = lambda name: built.append(name) or (
-        lambda grid, values: fallen.append(values))
+    fallen = []
+    launcher.fallback = lambda: lambda grid, values: fallen.append(values)
     launcher((1, 1, 1), [1 << 20, 64, 200])  # rows of 400 bytes: TMA
     launcher((1, 1, 1), [1 << 20, 64, 100])  # rows of 200 bytes: the other build
     launcher((1, 1, 1), [1 << 20, 64, 100])
     assert encoded == [1 << 20] and len(kernel.launches) == 1
-    assert fallen == [[1 << 20, 64, 100]] * 2 and built == ["made_descriptor_tma"]
+    assert fallen == [[1 << 20, 64, 100]] * 2
     launcher.fallback = None  # no build to fall back on: Triton's rule, as an error
     with pytest.raises(ValueError, match="multiples of 16 bytes"):
         launcher((1, 1, 1), [1 << 20, 64, 36])
@@ -435,7 +420,7 @@ def test_the_fallback_build_reads_made_descriptors_without_tma() -> None:
     art = compiler.transpile(host_desc_matmul, host_desc_matmul._specs(signature, {}), "cuda",
                              compiler.resolve_options(host_desc_matmul, arch="sm_90",
                                                       made_descriptor_tma=False))
-    assert len(art.kernel.tensor_maps) == 2
+    assert len(art.kernel.tensor_maps) == 3  # (A's: its rows in one box, and 8 at a time)
 
 
 def test_the_disk_cache_keeps_the_tensor_maps(tmp_path, monkeypatch) -> None:
@@ -446,7 +431,7 @@ def test_the_disk_cache_keeps_the_tensor_maps(tmp_path, monkeypatch) -> None:
     first = host_desc_matmul.compile(signature, arch="sm_90a")
     monkeypatch.setattr(compiler, "_compiled", {})
     again = host_desc_matmul.compile(signature, arch="sm_90a")
-    assert again.tensor_maps == first.tensor_maps and len(first.tensor_maps) == 2
+    assert again.tensor_maps == first.tensor_maps and len(first.tensor_maps) == 3
     assert again.data == first.data
 
 
@@ -511,25 +496,16 @@ def test_tma_nan_padding_on_gpu() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("bm,bn,bk,warps,slab", [(128, 128, 64, 8, 64), (64, 64, 32, 4, 32)])
-def test_a_in_one_box_on_gpu_and_the_build_of_eight_row_boxes(bm, bn, bk, warps, slab,
-                                                                 monkeypatch) -> None:
-    """A's rows in one box where the rows are whole slabs of the split map (NaN padding
-    past K, as Triton's), the build of 8-row boxes where they are not."""
+def test_a_in_one_box_on_gpu_over_whole_and_partial_slabs(bm, bn, bk, warps, slab) -> None:
+    """A's rows in one box over the tensor's whole slabs of rows, 8 at a time past them:
+    the products, and NaN padding past K (as Triton's), at rows of whole slabs, rows
+    past the last whole slab, and fewer rows than one slab."""
     torch = pytest.importorskip("torch")
-    from tilecc.runtime.launch.cuda import TensorMapLauncher
-
-    # a kernel of its own: no launcher of another test has fallen back
-    monkeypatch.setattr(sys.modules[__name__], "host_desc_matmul",
-                        tilecc.jit(host_desc_matmul.fn))
-
-    for m, whole in ((4 * slab, True), (3 * slab, True), (3 * slab + 8, False)):
+    for m in (4 * slab, 3 * slab + 8, slab - 8):
         a, b, c = _torch_matmul("fp16", m, 96, 2 * bk, bm, bn, bk, warps, 3, nan=True)
         torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=1e-1)
         a, b, c = _torch_matmul("fp16", m, 96, bk + 8, bm, bn, bk, warps, 3, nan=True)
         assert torch.isnan(c).all()  # A's NaN columns past K meet B's zero rows
-        fell = any("tma_row_split" in x._fallback for x in host_desc_matmul._launchers.values()
-                   if isinstance(x, TensorMapLauncher) and x.kernel.threads == 32 * warps)
-        assert fell == (not whole)  # (the last m is the first that is not whole slabs)
 
 
 @pytest.mark.gpu

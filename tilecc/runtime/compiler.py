@@ -75,8 +75,7 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
                     num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
                     made_descriptor_tma: bool = True, tma_stores: bool = True,
-                    prologue_reads: bool = True, tma_row_split: bool = True,
-                    launch_cooperative_grid: bool | None = None,
+                    prologue_reads: bool = True, launch_cooperative_grid: bool | None = None,
                     **hip_hints) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
@@ -103,7 +102,7 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
         enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(
             default_of("enable_fp_fusion") if enable_fp_fusion is None else enable_fp_fusion),
         made_descriptor_tma=made_descriptor_tma, tma_stores=tma_stores,
-        prologue_reads=prologue_reads, tma_row_split=tma_row_split)
+        prologue_reads=prologue_reads)
 
 
 # --- transpiling ----------------------------------------------------------------------------------
@@ -129,8 +128,7 @@ def _lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarge
     kernel = frontend.parse(kernel_fn.fn, specs, traced, target)
     return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma,
                               tma_stores=options.tma_stores,
-                              prologue_reads=options.prologue_reads,
-                              tma_row_split=options.tma_row_split)
+                              prologue_reads=options.prologue_reads)
 
 
 def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec],
@@ -192,7 +190,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     options = replace(options, arch=target.arch, line_directives=True)
     key_options = compile_key_options(options.num_warps, options.num_stages, options.debug,
                                       target, _native_flags(options, target),
-                                      options.made_descriptor_tma, options.tma_row_split)
+                                      options.made_descriptor_tma)
     key = cache.kernel_key(kernel_fn.fingerprint, specs, target.name, options.arch,
                            key_options)
     hit = _compiled.get(key.digest)  # verified when it was read from disk: not again

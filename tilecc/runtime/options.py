@@ -211,10 +211,6 @@ class CompileOptions:
     # TMA copies of descriptors the kernel makes from its arguments, whose strides the
     # launch checks (no user option: a launch whose strides fail builds without them)
     made_descriptor_tma: bool = True
-    # A's rows copied by TMA in one box through a tensor map that views them as several
-    # dims (passes.pipeline.a_rows_split), exact where the descriptor's rows are whole
-    # slabs of it (no user option: a launch where they are not builds without)
-    tma_row_split: bool = True
     # descriptor stores written by the copy engine through a tile of their own (sm_90); a
     # build whose shared memory would not fit with that tile is made without (no user
     # option: the same inputs always decide it alike, so it is not in cache keys)
@@ -296,20 +292,16 @@ def _rows():
 
 def compile_key_options(num_warps: int, num_stages: int | None, debug: bool,
                         target, native_flags: list[str] = (),
-                        made_descriptor_tma: bool = True,
-                        tma_row_split: bool = True) -> dict[str, Any]:
+                        made_descriptor_tma: bool = True) -> dict[str, Any]:
     """The options part of a compiled kernel's cache key (`cache.kernel_key`): the options
     that enter keys, as the runtime compiles (with #line directives; -lineinfo on CUDA),
     the native flags `CompileOptions.native_flags` adds (maxnreg, enable_fp_fusion), and
-    a build without TMA copies of made descriptors or without A's rows in one box (only
-    then: other keys stay as were)."""
+    a build without TMA copies of made descriptors (only then: other keys stay as were)."""
     out = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug,
            "line_directives": True,
            "options": list(_row(target).line_info_flags) + list(native_flags)}
     if not made_descriptor_tma:
         out["made_descriptor_tma"] = False
-    if not tma_row_split:
-        out["tma_row_split"] = False
     return out
 
 

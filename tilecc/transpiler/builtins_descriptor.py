@@ -214,11 +214,13 @@ def call(tracer, desc: TensorDescriptor, name: str, args: list, kwargs: dict) ->
         bound = bind(lambda offsets: None, args, kwargs, "desc.load()")
         offsets = _offsets(tracer, desc, bound.arguments["offsets"])
         corner: list = []
-        x = BP.load(tracer, desc.at(tracer.b, offsets), Const(None), Const(None),
-                    _all_dims(desc), Const(desc.padding), corner)
+        bp = desc.at(tracer.b, offsets)
+        x = BP.load(tracer, bp, Const(None), Const(None), _all_dims(desc), Const(desc.padding),
+                    corner)
         if desc.host is not None or desc.args is not None:  # a tensor map can copy it
             x.owner.attrs["descriptor"] = DescriptorRead(  # (passes.pipeline decides)
-                desc.host or desc.args[0], tuple(corner), desc.args)
+                desc.host or desc.args[0], tuple(corner), desc.args,
+                bounds=tuple(map(BP.bound, bp.shape)))
         return x
     if name not in METHODS:
         raise AttributeError(f"a tensor descriptor has no method `{name}` (it has "

@@ -128,13 +128,14 @@ class DescriptorRead:
     comes from.  A host-side descriptor: `param` is its kernel parameter, `args` None.  One made
     in the kernel from arguments alone: `param` is its base pointer's parameter, `args`
     its base, shape and strides, each a parameter name or an int.  `transposed`: the load
-    reads the block transposed (`desc.load(...).T`, passes.transpose).  `bounds`: a
-    store's descriptor shape (the copy engine writes only boxes that start inside it)."""
+    reads the block transposed (`desc.load(...).T`, passes.transpose).  `bounds`: the
+    descriptor's shape, as the bounds mask reads it (the copy engine writes only a store's
+    boxes that start inside it; a load of A's rows in one box checks the rows' slabs)."""
     param: str
     corner: tuple[Value, ...]
     args: tuple | None = None
     transposed: bool = False
-    # a store's: the descriptor's shape, as the bounds mask reads it (one scalar per dim)
+    # the descriptor's shape, as the bounds mask reads it (one scalar per dim)
     bounds: tuple = ()
 
 

@@ -581,17 +581,21 @@ class DotWriter(Writer):
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
                 slab = max(st for _, st in copy.rows_split)
-                at = ", ".join([f"{col0} + c"] + [f"{row0} / {slab}" if st == slab else "0"
-                                                  for _, st in copy.rows_split])
-                split = dict(rank=1 + len(copy.rows_split), dims="as " + " x ".join(
-                    str(e) for e, _ in copy.rows_split) + " (" + ", ".join(
-                    str(st) for _, st in copy.rows_split) + " rows apart)")
+                split = dict(
+                    rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
+                    at=", ".join([f"{col0} + c"] + [f"{row0} / {slab}" if st == slab else
+                                                    "0" for _, st in copy.rows_split]),
+                    whole=f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}",
+                    offset=self.operand_offset(dot, which, "0", "c"),
+                    dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
+                         ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")
+                box_rows = 8
             copies.append(dict(split=split,
                 comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,
                 box_cols=box_cols, esize=x.dtype.itemsize, at=at,
-                map=self.names.map_names[copy.key],
-                offset=self.operand_offset(dot, which, "0" if split else "r", "c"),
+                map=self.names.map_names[copy.tail_key if split else copy.key],
+                offset=self.operand_offset(dot, which, "r", "c"),
                 what=", placed where each warp's wgmma reads those rows" if which == 0 else
                 ", the block's transpose: B K-major" if copy.transposed else ""))
         self.out.line(self.ctx.dot_macros.tma_copies(dict(

@@ -86,7 +86,11 @@ class Names:
             if p.value is not None:
                 self.name(p.value)
         # the tensor maps of descriptors that TMA copies read: parameters after these
-        self.map_names = {m.key: self.fresh(f"{m.param}_map") for m in kernel.tensor_maps}
+        # (a descriptor copied as A's rows in one box has a second map, of 8-row boxes)
+        split = {(m.param, m.args) for m in kernel.tensor_maps if m.rows_split}
+        self.map_names = {m.key: self.fresh(
+            f"{m.param}_8rows_map" if not m.rows_split and (m.param, m.args) in split
+            else f"{m.param}_map") for m in kernel.tensor_maps}
         inline = self.ctx.emission.inline
 
         def visit(region: Region) -> None:

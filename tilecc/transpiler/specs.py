@@ -47,7 +47,7 @@ class TensorMap:
     `padding` "nan"; `store`: the copies write the tensor (passes.settle.TmaStore).
     `rows_split`: the map views the rows as several dims, (extent, row stride) each in the
     order a box fills shared memory (passes.pipeline.a_rows_split); the one of the largest
-    stride spans the tensor's rows, which must be a whole number of its steps."""
+    stride spans the tensor's whole slabs of rows (the rest: the descriptor's 8-row map)."""
 
     param: str
     dtype: str  # the element type's name (D.dtype.short)
@@ -68,15 +68,16 @@ class TensorMap:
         this shape and these strides (outermost first, as the descriptor holds them)."""
         if not self.rows_split:
             return list(reversed(shape)), list(reversed(strides[:-1])), list(reversed(self.box))
-        slab = self.slab
+        slab = self.slab  # (the rows past the last whole slab are not in this map)
         dims = [shape[1]] + [shape[0] // slab if s == slab else e for e, s in self.rows_split]
         return (dims, [s * strides[0] for _, s in self.rows_split],
                 [self.box[1]] + [e for e, _ in self.rows_split])
 
     @property
     def key(self) -> tuple:
-        """The descriptor, as a kernel's tensor maps are told apart (TmaCopy.key)."""
-        return self.param, self.args
+        """The descriptor and whether the map splits its rows, as a kernel's tensor maps
+        are told apart (TmaCopy.key): a descriptor copied as A's rows in one box has two."""
+        return self.param, self.args, self.rows_split is not None
 
     @property
     def what(self) -> str:

@@ -263,32 +263,24 @@ def _slow_path_on_device(jit_fn, values, options: dict):
                 jit_fn, specs, num_warps, options.get("debug"), backend, device_id,
                 options.get("num_stages"), **more)
         launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
-        if getattr(launcher, "fallback", False) is None:  # a launcher of tensor maps
+        if getattr(launcher, "fallback", False) is None:  # tensor maps of made descriptors
             launcher.fallback = functools.partial(
-                _fallback, jit_fn, specs, num_warps, options, backend, device_id, frameworks,
-                frozenset())
+                _without_made_descriptor_tma, jit_fn, specs, num_warps, options, backend,
+                device_id, frameworks)
         jit_fn._launchers[key] = launcher
     return (launcher, slot_values(specs, passed),
             bool(arrays))
 
 
-def _fallback(jit_fn, specs, num_warps, options, backend, device_id, frameworks,
-              off: frozenset, name: str):
-    """The launcher of a build made without what the tensor maps of a launch's values
-    cannot give (`name`, as well as those in `off`), which the first build assumed:
-    "made_descriptor_tma" where strides of a descriptor made in the kernel break Triton's
-    rule (rows not in multiples of 16 bytes: bounds-checked loads read it), and
-    "tma_row_split" where a descriptor's rows are not whole slabs of a map that copies
-    A's rows in one box (copies of eight rows then)."""
-    off = off | {name}
+def _without_made_descriptor_tma(jit_fn, specs, num_warps, options, backend, device_id,
+                                 frameworks):
+    """The launcher of a build whose descriptors made in the kernel are read by bounds-
+    checked loads, not TMA: for launches whose strides break Triton's rule (rows not in
+    multiples of 16 bytes), which the TMA build assumed."""
     more = {k: v for k, v in options.items() if k not in ("num_warps", "debug", "num_stages")}
     kernel = _build(jit_fn, specs, num_warps, options.get("debug"), backend, device_id,
-                    options.get("num_stages"), **dict.fromkeys(off, False), **more)
-    launcher = _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
-    if getattr(launcher, "fallback", False) is None:
-        launcher.fallback = functools.partial(_fallback, jit_fn, specs, num_warps, options,
-                                              backend, device_id, frameworks, off)
-    return launcher
+                    options.get("num_stages"), made_descriptor_tma=False, **more)
+    return _BACKENDS[backend].launcher(kernel, slot_layout(specs), frameworks)
 
 
 def _specialize(jit_fn, values):

@@ -205,9 +205,8 @@ def tensor_map_arguments(m, address: int, shape, strides) -> dict | None:
             f"{m.what}: a tensor descriptor's base must be 16-byte aligned and its strides "
             f"but the last positive multiples of 16 bytes (Triton's rule; sm_90's TMA copies "
             f"need them), got address {address:#x} and strides {list(strides)} of {m.dtype}")
-    if shape[0] % m.slab:
-        raise ValueError(f"{m.what}: a tensor map whose rows split into slabs of {m.slab} "
-                         f"needs a whole number of them, got {shape[0]} rows")
+    if shape[0] < m.slab:  # not one whole slab: no block is copied through this map
+        return None
     size = _element_bytes(m)
     dims, steps, box = m.encoded_dims(shape, strides)
     return dict(data_type=_MAP_TYPES[m.dtype], dims=dims, strides=[s * size for s in steps],
@@ -342,13 +341,10 @@ class TensorMapLauncher(Launcher):
     driver copies the parameter's 128 bytes from there).  Launched through `__call__`
     alone: the generated warm path hands off to it (`_owner` is no thread).
 
-    A build assumes what a launch's values may not give: a descriptor the kernel made from
-    its arguments, what Triton requires of its strides; a map that copies A's rows in one
-    box, rows in whole slabs of it.  A launch whose values break that goes to
-    `fallback(name)`, the launcher of a build made without what `name` names
-    ("made_descriptor_tma": such descriptors are read with bounds-checked loads;
-    "tma_row_split": A's rows are copied eight at a time); the JIT sets it; without one,
-    the launch raises the ValueError."""
+    A descriptor the kernel made from its arguments was compiled assuming what Triton
+    requires of its strides; a launch whose values break that goes to `fallback()`, the
+    launcher of a build that reads such descriptors with bounds-checked loads (the JIT
+    sets it; without one, the launch raises the ValueError)."""
 
     __slots__ = ("maps", "encoded", "fallback", "_fallback")
 
@@ -361,8 +357,8 @@ class TensorMapLauncher(Launcher):
                          stream_of)
         self._owner = None
         self.encoded: list = [None] * n  # per map: (its descriptor's values, the map)
-        self.fallback: Callable[[str], Launcher] | None = None
-        self._fallback: dict[str, Launcher] = {}
+        self.fallback: Callable[[], Launcher] | None = None
+        self._fallback: Launcher | None = None
 
     def __call__(self, grid: tuple[int, int, int], values) -> None:
         given, values = values, list(values)
@@ -371,15 +367,13 @@ class TensorMapLauncher(Launcher):
             key = tuple(values[j] if j is not None else c for j, c in picks)
             got = self.encoded[i]
             if got is None or got[0] != key:
-                address, shape = key[0], key[1:1 + ndim]
-                off = self.fallback is not None and all(n > 0 for n in shape) and (
-                    "made_descriptor_tma" if m.args is not None and
-                    breaks_tma_rule(m, address, key[1 + ndim:]) else
-                    "tma_row_split" if shape[0] % m.slab else None)
-                if off:
-                    if off not in self._fallback:
-                        self._fallback[off] = self.fallback(off)
-                    return self._fallback[off](grid, given)
+                address = key[0]
+                if m.args is not None and self.fallback is not None and \
+                        all(n > 0 for n in key[1:1 + ndim]) and \
+                        breaks_tma_rule(m, address, key[1 + ndim:]):
+                    if self._fallback is None:
+                        self._fallback = self.fallback()
+                    return self._fallback(grid, given)
                 args = tensor_map_arguments(m, address, key[1:1 + ndim], key[1 + ndim:])
                 if args is None:  # an empty tensor: a map that reads the padding alone
                     word, args = padding_map_arguments(m)

@@ -40,13 +40,11 @@ from tilecc.transpiler.target import CompileTarget
 
 
 def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True,
-               tma_stores: bool = True, prologue_reads: bool = True,
-               tma_row_split: bool = True) -> list[str]:
+               tma_stores: bool = True, prologue_reads: bool = True) -> list[str]:
     """Annotate `kernel` in place; returns the layout conversions it needs, described.
     `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA;
     `tma_stores` False: no descriptor store is written by the copy engine;
-    `prologue_reads` False: pipelines read ahead only the products' own operands;
-    `tma_row_split` False: A's rows copied by TMA eight at a time, not in one box."""
+    `prologue_reads` False: pipelines read ahead only the products' own operands."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     contract_products(kernel)
@@ -59,8 +57,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     # unread, which would keep the pipeline from moving what it reads
     eliminate_dead_code(kernel)
     if target.async_copies:
-        pipeline.plan(kernel, target.has_tma, made_descriptor_tma, prologue_reads,
-                      tma_row_split)
+        pipeline.plan(kernel, target.has_tma, made_descriptor_tma, prologue_reads)
     settle(kernel, target, made_descriptor_tma, tma_stores)
     conversions += coalesce_stores(kernel, target.warp_size)
     ir.verify(kernel)

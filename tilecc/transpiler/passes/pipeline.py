@@ -35,9 +35,9 @@ them (`tc::wgmma_a_row`): one copy still moves all of them, through a tensor map
 the descriptor's rows as up to four dims whose order in the box is that placement
 (`a_rows_split`; eight-row boxes took the copy engine a third of the K step's time).  The
 bounds are the hardware's: outside the tensor a copy reads zeros (or NaN for "nan"
-padding), as the mask would.  A split map is exact only where the rows are a whole number
-of its outer dim's steps; a launch where they are not runs a build of eight-row boxes
-(`CompileOptions.tma_row_split`).
+padding), as the mask would.  A split map's bounds are the tensor's over its whole slabs
+of rows only: a block that reaches past the last whole slab is copied 8 rows at a time
+through a second map of the descriptor (the last row of blocks of a ragged M).
 """
 
 from __future__ import annotations
@@ -66,13 +66,34 @@ class TmaCopy:
     args: tuple | None = None  # a descriptor made in the kernel: ir.DescriptorRead.args
     transposed: bool = False
     # A's rows in one box: (extent, row stride) of each dim after the columns, in the order
-    # the box fills shared memory (`a_rows_split`); None: boxes of `box` rows
+    # the box fills shared memory (`a_rows_split`); None: boxes of `box` rows.  Such a copy
+    # also has a map of 8-row boxes for the blocks that reach past the tensor's last whole
+    # slab (`rows`: the descriptor's rows, as its bounds mask reads them)
     rows_split: tuple[tuple[int, int], ...] | None = None
+    rows: Value | None = None
 
     @property
     def key(self) -> tuple:
-        """The descriptor, as the kernel's tensor maps are told apart."""
-        return self.param, self.args
+        """The descriptor's map this copy reads, as the kernel's tensor maps are told
+        apart (specs.TensorMap.key)."""
+        return self.param, self.args, self.rows_split is not None
+
+    @property
+    def tail_key(self) -> tuple:
+        """A split copy's map of 8-row boxes (that of an unsplit copy)."""
+        return self.param, self.args, False
+
+    @property
+    def tail_box(self) -> tuple[int, int]:
+        return 8, self.box[1]
+
+    @property
+    def maps(self) -> dict[tuple, tuple]:
+        """The maps this copy reads: key -> (box, swizzle, rows split)."""
+        out = {self.key: (self.box, self.swizzle, self.rows_split)}
+        if self.rows_split:
+            out[self.tail_key] = (self.tail_box, self.swizzle, None)
+        return out
 
 
 @dataclass
@@ -104,11 +125,11 @@ class Pipeline:
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
-         prologue_reads: bool = True, tma_row_split: bool = True) -> None:
+         prologue_reads: bool = True) -> None:
     """Mark pipelinable loops (`op.attrs["pipeline"]`); TMA copies where the target has
     them (`CompileTarget.has_tma`; of descriptors made in the kernel only with
-    `made_descriptor_tma`; A's rows in one box with `tma_row_split`); the loads of the
-    products' prologues read ahead too with `prologue_reads`."""
+    `made_descriptor_tma`); the loads of the products' prologues read ahead too with
+    `prologue_reads`."""
     if kernel.num_stages < 2:
         return
     reads = ir.uses(kernel)
@@ -116,7 +137,7 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
     for op in kernel.walk():
         if op.kind == "for":
             # with the loads of the products' prologues, else (they would spoil it) without
-            tma = has_tma, maps, made_descriptor_tma, tma_row_split
+            tma = has_tma, maps, made_descriptor_tma
             p = (prologue_reads and _loop(op, kernel.num_stages, reads, *tma, True)) or \
                 _loop(op, kernel.num_stages, reads, *tma, False)
             if p is not None:
@@ -131,7 +152,7 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
     inner dim) of 64 bytes (A, a K-major B) or of 128-byte multiples.  TMA cannot
     transpose: a B staged K-major is copied only where the load reads the descriptor's
     block transposed (`b_desc.load(...).T`, whose rows run along K already).  A's rows go
-    in one box where `a_rows_split` finds the dims (`row_split`), else 8 at a time."""
+    in one box where `a_rows_split` finds the dims (and `row_split`), else 8 at a time."""
     src = load.attrs.get("descriptor")
     x = load.result
     if src is None or not has_tma or len(x.type.shape) != 2 or \
@@ -144,7 +165,8 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
     outer, inner = (cols, rows) if src.transposed else (rows, cols)  # the descriptor's dims
     esize = x.dtype.itemsize
     row_bytes = inner * esize
-    split = a_rows_split(dot, rows, src.corner[0]) if which == 0 and row_split else None
+    split = a_rows_split(dot, rows, src.corner[0]) if which == 0 and row_split and \
+        src.bounds else None
     box_rows = 8 if which == 0 and split is None else outer  # (where wgmma_a_row puts A's)
     if which + k_major_b != 1 and row_bytes == 64:  # A or K-major B: 64-byte swizzle
         swizzle, box = 64, (box_rows, inner)
@@ -159,7 +181,7 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
     if box[0] > 256 or (padding == "nan" and x.dtype.short not in ("fp16", "bf16", "fp32")):
         return None  # the largest box; the copy engine fills NaN in these types only
     return TmaCopy(src.param, src.corner, box, swizzle, rows * cols * esize, padding,
-                   src.args, src.transposed, split)
+                   src.args, src.transposed, split, src.bounds[0] if split else None)
 
 
 def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None:
@@ -167,9 +189,9 @@ def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None
     wgmma reads them (`wgmma_a_place`) in one box: (extent, row stride) per dim, in the
     order the box fills shared memory, the first the 8 rows of a core matrix.  The dim
     of the largest stride steps over whole slabs of the rows below it, which the others
-    fill exactly: the copy engine's bounds on it are the tensor's only where the tensor's
-    rows are whole slabs (the launch checks) and the block starts at a slab (`row0`, the
-    block's first row, known to be a multiple).  None where no such dims exist within
+    fill exactly: the copy engine's bounds on it are the tensor's over its whole slabs
+    (a block past them takes the 8-row map), where the block starts at a slab (`row0`,
+    the block's first row, known to be a multiple).  None where no such dims exist within
     the copy engine's five (with the columns) or the start is not known to be one."""
     warps = dot.attrs["plan"].warps[0]
     if warps % 4 or rows % (warps // 4) or rows % 8:
@@ -225,6 +247,16 @@ def _mixed_radix(perm: list[int]) -> list[tuple[int, int]] | None:
     return merged
 
 
+def _one_map_each(maps: dict[tuple, tuple], copy: TmaCopy) -> bool:
+    """Whether the maps `copy` reads (`TmaCopy.maps`) are those any other copy of their
+    descriptor reads (a kernel has one map of each), noting them in `maps` if so."""
+    wanted = copy.maps
+    if any(maps.get(key, box) != box for key, box in wanted.items()):
+        return False
+    maps.update(wanted)
+    return True
+
+
 def _is_zero(v: Value) -> bool:
     op = v.owner
     while op is not None and op.kind in ("splat", "broadcast", "cast"):
@@ -247,7 +279,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
-          maps: dict[tuple, tuple], made_descriptor_tma: bool, tma_row_split: bool,
+          maps: dict[tuple, tuple], made_descriptor_tma: bool,
           prologue: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
@@ -267,12 +299,13 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             ld = defined.get(x.id)
             if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
                 continue
-            copy = tma_copy(ld, op, which, has_tma, tma_row_split)
+            copy = tma_copy(ld, op, which, has_tma)
             if copy is not None and copy.args is not None and not made_descriptor_tma:
                 copy = None
-            box = copy and (copy.box, copy.swizzle, copy.rows_split)
-            if copy is not None and maps.setdefault(copy.key, box) != box:
-                copy = None  # another load of this descriptor needs another box
+            if copy is not None and copy.rows_split and not _one_map_each(maps, copy):
+                copy = tma_copy(ld, op, which, has_tma, row_split=False)
+            if copy is not None and not _one_map_each(maps, copy):
+                copy = None  # another load of this descriptor needs other boxes
             if copy is not None or _candidate(ld, op, which):
                 loads.append(ld)
                 tma.append(copy)

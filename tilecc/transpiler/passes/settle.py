@@ -240,6 +240,10 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
                 maps[copy.key] = TensorMap(copy.param, ld.result.dtype.short, copy.box,
                                            copy.swizzle, copy.padding, copy.args,
                                            rows_split=copy.rows_split)
+            if copy is not None and copy.rows_split and copy.tail_key not in maps:
+                maps[copy.tail_key] = TensorMap(copy.param, ld.result.dtype.short,
+                                                copy.tail_box, copy.swizzle, copy.padding,
+                                                copy.args)
     return list(maps.values())
 
 

@@ -147,7 +147,8 @@ def test_descriptor_b_transposed_is_copied_by_tma_on_sm_90() -> None:
     sig = DESC_SIG.format(bm=128, bn=128, bk=64)
     art = compiler.transpile(desc_bt_matmul, desc_bt_matmul._specs(sig, {}), "cuda",
                              desc_bt_matmul.options(arch="sm_90", num_warps=4, num_stages=3))
-    assert art.kernel.tensor_maps[1] == TensorMap("b_ptr", "fp16", (128, 64), 128, "zero",
+    # (A's two maps first: its rows in one box, and 8 at a time past the whole slabs)
+    assert art.kernel.tensor_maps[2] == TensorMap("b_ptr", "fp16", (128, 64), 128, "zero",
                                                   ("b_ptr", "N", "K", "K", 1))
     assert "128 x 64 a copy, the block's transpose: B K-major" in art.source
     assert "permute axes" not in art.source and "cp_async" not in art.source
@@ -155,7 +156,8 @@ def test_descriptor_b_transposed_is_copied_by_tma_on_sm_90() -> None:
     art = compiler.transpile(desc_bt_matmul, desc_bt_matmul._specs(
         DESC_SIG.format(bm=64, bn=64, bk=32), {}), "cuda", desc_bt_matmul.options(
         arch="sm_90", num_warps=4, num_stages=3))
-    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((8, 32), 64),
+    assert [(m.box, m.swizzle) for m in art.kernel.tensor_maps] == [((64, 32), 64),
+                                                                    ((8, 32), 64),
                                                                     ((64, 32), 64),
                                                                     ((64, 64), 128)]  # C
 

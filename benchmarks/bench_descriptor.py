@@ -16,6 +16,12 @@ each given its own `TensorDescriptor` class (both: TMA copies from maps built on
 A third stores B as N x K and multiplies `b.T`, as tutorial 09 does: the persistent
 kernel with host-side descriptors (`persistent_bt_kernel` below) and `desc_bt_matmul` of
 `tests/kernels_ptr.py` (descriptors made in the kernel).
+
+    python benchmarks/bench_descriptor.py --fixed
+
+times the persistent kernel instead at fixed configurations, both tools at the same one,
+as a persistent launch (one program per SM) and as one program per output tile: where
+the two ratios agree, a gap lies in the K loop, not in the walk over tiles.
 """
 
 from __future__ import annotations
@@ -71,9 +77,11 @@ def persistent_bt_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.const
         c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
 
 
-def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False) -> float:
+def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False,
+                    per_tile: bool = False) -> float:
     """The fastest configuration's time (ms) of the persistent host-descriptor matmul,
-    `descriptor` the TensorDescriptor class this compiler takes; `bt`: B is N x K."""
+    `descriptor` the TensorDescriptor class this compiler takes; `bt`: B is N x K;
+    `per_tile`: one program per output tile instead of one per SM."""
     (m, k), n = a.shape, b.shape[0 if bt else 1]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = float("inf")
@@ -81,11 +89,14 @@ def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False)
         descs = (descriptor.from_tensor(a, [bm, bk]),
                  descriptor.from_tensor(b, [bn, bk] if bt else [bk, bn]),
                  descriptor.from_tensor(c, [bm, bn]))
-        grid = (min(sms, tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn)),)
+        tiles = tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn)
+        programs = tiles if per_tile else sms
+        grid = (min(programs, tiles),)
 
         def fn():
             kernel[grid](*descs, m, n, k, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
-                         GROUP_SIZE_M=8, NUM_SMS=sms, num_warps=warps, num_stages=stages)
+                         GROUP_SIZE_M=8, NUM_SMS=programs, num_warps=warps,
+                         num_stages=stages)
         try:
             c.zero_()
             fn()
@@ -98,14 +109,48 @@ def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False)
     return out
 
 
+FIXED_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1024, 32768, 1024)]  # M x K x N
+FIXED_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 64, 4, 4)]
+
+
+def fixed() -> None:
+    """The persistent kernel at each fixed configuration, persistent and per tile."""
+    kernel = EXAMPLE["persistent_matmul_kernel"]
+    print(f"{torch.cuda.get_device_name()}: persistent matmul at fixed configurations, "
+          "Triton time / tilecc time")
+    print(f"{'M x K x N':>18} {'BMxBNxBK w s':>16} {'persistent':>11} {'per tile':>9}")
+    for m, k, n in FIXED_SHAPES:
+        torch.manual_seed(0)
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        ref = a.float() @ b.float()
+        for config in FIXED_CONFIGS:
+            ratios = []
+            for per_tile in (False, True):
+                ours = best_persistent(kernel, tilecc.TensorDescriptor, a, b, c, [config], ref,
+                                       per_tile=per_tile)
+                theirs = best_persistent(as_triton(kernel), TritonDescriptor, a, b, c,
+                                         [config], ref, per_tile=per_tile)
+                ratios.append(theirs / ours)
+            bm, bn, bk, warps, stages = config
+            print(f"{f'{m}x{k}x{n}':>18} {f'{bm}x{bn}x{bk} {warps} {stages}':>16} "
+                  f"{ratios[0]:11.3f} {ratios[1]:9.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--fixed", action="store_true",
+                        help="the persistent kernel at fixed configurations only")
     args = parser.parse_args()
-    configs = CONFIGS[:2] if args.quick else CONFIGS
     # Triton's device-side descriptors live in global scratch memory it asks for
     triton.set_allocator(lambda size, alignment, stream: torch.empty(
         size, device="cuda", dtype=torch.int8))
+    if args.fixed:
+        fixed()
+        return
+    configs = CONFIGS[:2] if args.quick else CONFIGS
     kernels = {"tc desc": (KP.desc_matmul_kernel, False),  # (kernel, takes strides)
                "tr desc": (as_triton(KP.desc_matmul_kernel), False),
                "tc block": (KP.bp_matmul_kernel, True),

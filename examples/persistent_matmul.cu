@@ -212,6 +212,8 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
     unsigned ki_phase = 0;  // the parity of its barrier's current phase
     for (int ki = 0; ki < k_tiles; ++ki) {
       const int ki_ahead = ki + 2;
+      // the TMA copies for this stage
+      tc::mbarrier_wait(tc::smem_address(ki_landed + ki_stage), ki_phase);
       // L58: accumulator = tl.dot(a, b, accumulator)
       // 128 x 64 @ 64 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 2 warpgroups x 1 instruction
       //   per K step, operands read from shared memory
@@ -279,14 +281,9 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
                                 offs_bn + c, ki_ahead * 64 + r, landed);
           }
         }
-        // the TMA copies for the next stage
-        if (ki + 1 < k_tiles)
-          tc::mbarrier_wait(tc::smem_address(ki_landed + (ki_stage + 1 == 3 ? 0 : ki_stage + 1)),
-              (ki_stage + 1 == 3 ? ki_phase ^ 1 : ki_phase));
 #pragma unroll
         for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
       }
-      __syncthreads();  // the next stage is everyone's; this one is no longer read
       if (++ki_stage == 3) {
         ki_stage = 0;
         ki_phase ^= 1;

@@ -98,6 +98,26 @@ def test_descriptor_operands_of_a_warpgroup_product_are_copied_by_tma() -> None:
     assert "cp_async" not in src
 
 
+def test_a_loop_of_tma_stages_waits_for_its_stage_where_it_reads_it() -> None:
+    """Every stage the copy engine's, one product in flight behind a refill barrier: each
+    thread waits for the stage it reads at the top of the iteration, the refill goes out
+    right after the barrier, and no barrier ends the iteration (Triton's order)."""
+    for warps, stages in ((4, 4), (8, 3)):
+        src = _artifact(_signature("fp16", 128, 128, 64), num_warps=warps,
+                        num_stages=stages).source
+        loop = src[src.index("for (int k_ = 0;"):]
+        top = loop.index("// the TMA copies for this stage")
+        assert top < loop.index("wgmma_m64n128k16")
+        barrier = loop.index("__syncthreads();  // ... by every warp: its stage can be refilled")
+        assert loop.index("tc::mbarrier_expect_bytes(") > barrier
+        assert "the TMA copies for the next stage" not in loop
+        assert "the next stage is everyone's" not in loop
+    # A through a descriptor, B through pointers: cp.async stages need the barrier that
+    # makes a stage everyone's, after each thread waited for its own copies
+    src = _artifact(MIXED, kernel=desc_a_ptr_b_matmul, num_warps=4, num_stages=3).source
+    assert "the TMA copies for this stage" not in src
+
+
 @pytest.mark.parametrize("warps,rows,split", [
     (4, 64, ((8, 1), (2, 32), (4, 8))),
     (4, 128, ((8, 1), (2, 32), (4, 8), (2, 64))),

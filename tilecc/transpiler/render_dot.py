@@ -504,7 +504,8 @@ class DotWriter(Writer):
         d["waited"] = False
         # a barrier ends the iteration (else the refill barrier does), where the stages are
         # read by other threads than the ones that copied them: not a block read ahead
-        d["closing"] = not p.awaits_at_refill and d["shared"]
+        d["closing"] = not p.awaits_at_refill and not p.awaits_at_top and d["shared"]
+        d["await_top"] = p.awaits_at_top
 
         def copies() -> None:
             # Issued once the first mma fragments are read from shared memory (their reads
@@ -520,7 +521,9 @@ class DotWriter(Writer):
                               "retired, the next stage landed")
                 d["waited"] = True
             self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
-            if d["wait"]["wgmma"] and not p.awaits_at_refill:
+            if p.awaits_at_top:  # (the next iteration waits for its stage where it starts)
+                d["waited"] = True
+            elif d["wait"]["wgmma"] and not p.awaits_at_refill:
                 self.out.line(self.ctx.dot_macros.await_stage(
                     d["wait"], "the next stage", d["next_stage"], d["next_parity"],
                     d["more"]).strip())

@@ -112,6 +112,11 @@ class Pipeline:
     # are known to have landed (each waits for its own first): the iteration ends without
     # a barrier of its own
     awaits_at_refill: bool = False
+    # every stage copied by TMA, behind a refill barrier: each thread waits for the stage
+    # it reads at the top of the iteration (the stage's mbarrier orders the copies before
+    # its reads; no barrier makes a stage everyone's), the refill barrier is the
+    # iteration's only one, and the refill goes out before any wait for a later stage
+    awaits_at_top: bool = False
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own
     deferred: frozenset = frozenset()

@@ -308,9 +308,9 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     ends the iteration too (`awaits_at_refill`; Triton's iteration ends with another).
     Where every stage is the copy engine's, each thread instead waits for the stage it
     reads at the top of the iteration, as Triton does (`awaits_at_top`): the refill then
-    goes out before the wait for the next stage, and no barrier ends the iteration (one
-    warpgroup, 128 x 128 x 64, 4 stages: 0.87 -> 1.02 of Triton at 4096³, 0.77 -> 0.97
-    at 1024 x 32768 x 1024).
+    goes out before the wait for the next stage, and no barrier ends the iteration
+    (`bench_descriptor.py --fixed`, persistent, one warpgroup, 128 x 128 x 64, 4 stages:
+    0.83 -> 1.00 of Triton's speed at 4096³, 0.78 -> 0.98 at 1024 x 32768 x 1024).
     Measured on an H200 (fp16 / bf16, 4096³ and 8192³, one warpgroup, 4 stages, before
     `awaits_at_refill`): 128 x 128 x 64 tiles
     0.72-0.77 -> 0.81-0.87 of Triton's speed, 128 x 128 x 32 +4-6%, 64 x 256 x 32 level,

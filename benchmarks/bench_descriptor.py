@@ -109,6 +109,14 @@ def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False,
     return out
 
 
+def operands(m: int, k: int, n: int):
+    """A (m x k) and B (k x n), random fp16 on the GPU (seeded), C, and A @ B in fp32."""
+    torch.manual_seed(0)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    return a, b, torch.empty(m, n, device="cuda", dtype=torch.float16), a.float() @ b.float()
+
+
 FIXED_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1024, 32768, 1024)]  # M x K x N
 FIXED_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 64, 4, 4)]
 
@@ -120,11 +128,7 @@ def fixed() -> None:
           "Triton time / tilecc time")
     print(f"{'M x K x N':>18} {'BMxBNxBK w s':>16} {'persistent':>11} {'per tile':>9}")
     for m, k, n in FIXED_SHAPES:
-        torch.manual_seed(0)
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-        ref = a.float() @ b.float()
+        a, b, c, ref = operands(m, k, n)
         for config in FIXED_CONFIGS:
             ratios = []
             for per_tile in (False, True):
@@ -161,11 +165,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for m, k, n in SHAPES:
-        torch.manual_seed(0)
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-        ref = a.float() @ b.float()
+        a, b, c, ref = operands(m, k, n)
         times = {name: best(kern, a, b, c, configs, ref, strides)
                  for name, (kern, strides) in kernels.items()}
         tflops = " ".join(f"{2 * m * n * k / (t * 1e-3) / 1e12:9.1f}" for t in times.values())
@@ -176,11 +176,7 @@ def main() -> None:
     print(f"\npersistent matmul, host-side descriptors, TFLOP/s (best configuration)")
     print(f"{'M x K x N':>16} {'tc host':>9} {'tr host':>9} {'tc/tr':>7}")
     for m, k, n in SHAPES:
-        torch.manual_seed(0)
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-        ref = a.float() @ b.float()
+        a, b, c, ref = operands(m, k, n)
         if k % 8:  # a descriptor's rows are multiples of 16 bytes
             continue
         ours = best_persistent(kernel, tilecc.TensorDescriptor, a, b, c, configs, ref)

@@ -20,6 +20,7 @@ from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.render_writer import Writer
+from tilecc.transpiler.specs import rows_slab
 from tilecc.transpiler.target import c_type
 
 INNER = inner(SPACE)  # a break inside a call's parentheses
@@ -583,7 +584,7 @@ class DotWriter(Writer):
                 (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
-                slab = max(st for _, st in copy.rows_split)
+                slab = rows_slab(copy.rows_split)
                 split = dict(
                     rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
                     at=", ".join([f"{col0} + c"] + [f"{row0} / {slab}" if st == slab else
@@ -592,7 +593,7 @@ class DotWriter(Writer):
                     offset=self.operand_offset(dot, which, "0", "c"),
                     dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
                          ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")
-                box_rows = 8
+                box_rows = copy.tail_box[0]  # (the blocks past the whole slabs)
             copies.append(dict(split=split,
                 comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,

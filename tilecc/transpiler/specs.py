@@ -35,6 +35,12 @@ class DescriptorSpec:
         return len(self.block_shape)
 
 
+def rows_slab(rows_split: tuple[tuple[int, int], ...] | None) -> int:
+    """The rows one step of a split map's outermost row dim spans — the largest of its
+    row strides (TensorMap.rows_split); 1 for a map that does not split its rows."""
+    return max(stride for _, stride in rows_split) if rows_split else 1
+
+
 @dataclass(frozen=True)
 class TensorMap:
     """A tensor map a kernel takes after its parameters, for the copy engine (TMA, sm_90)
@@ -61,7 +67,7 @@ class TensorMap:
     @property
     def slab(self) -> int:
         """The rows one step of a split map's outermost row dim spans (1: not split)."""
-        return max(s for _, s in self.rows_split) if self.rows_split else 1
+        return rows_slab(self.rows_split)
 
     def encoded_dims(self, shape, strides) -> tuple[list[int], list[int], list[int]]:
         """The map's dims, strides (in elements) and box, innermost first, for a tensor of

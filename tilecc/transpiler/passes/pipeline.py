@@ -49,6 +49,7 @@ from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.axis_info import info
 from tilecc.transpiler.passes.dot import b_k_major, wgmma_a_place
+from tilecc.transpiler.specs import rows_slab
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None
     dims = _mixed_radix(perm)
     if dims is None or len(dims) > 4:
         return None
-    slab = max(s for _, s in dims)
+    slab = rows_slab(dims)
     below = {0}
     for extent, stride in dims:
         if stride != slab:

@@ -371,7 +371,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     }
   }
   tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
-  tc::fence_proxy_async();  // ... visible to the tensor cores' reads
   __syncthreads();
   int start_m_stage = 0;  // the stage this iteration reads
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
@@ -467,7 +466,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-      tc::fence_proxy_async();  // ... visible to the tensor cores' reads
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {

@@ -375,7 +375,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     }
   }
   tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
-  tc::fence_proxy_async();  // ... visible to the tensor cores' reads
   __syncthreads();
   int start_n_stage = 0;  // the stage this iteration reads
   for (int start_n = 0; start_n < hi; start_n += 64) {
@@ -452,7 +451,6 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-      tc::fence_proxy_async();  // ... visible to the tensor cores' reads
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(t_1[r]);

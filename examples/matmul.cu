@@ -274,7 +274,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     }
   }
   tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
-  tc::fence_proxy_async();  // ... visible to the tensor cores' reads
   __syncthreads();
   int k_stage = 0;  // the stage this iteration reads
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
@@ -337,7 +336,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-      tc::fence_proxy_async();  // ... visible to the tensor cores' reads
 #pragma unroll
       for (int r = 0; r < 128; ++r) tc::fence_operand(accumulator[r]);
     }

@@ -98,6 +98,18 @@ for m, n, k in ((300, 264, 200), (129, 80, 48), (64, 64, 16)):
         KP.desc_matmul_kernel[(tilecc.cdiv(m, 128), tilecc.cdiv(n, 128))](
             a, b, c, m, n, k, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
             num_warps=warps, num_stages=stages)
+# the pointer GEMM of examples/matmul.py on one warpgroup, 4 stages: the threads' cp.async
+# copies arrive on each stage's mbarrier (no barrier makes a stage everyone's)
+MM = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.py"),
+                    run_name="sanitize")
+for m, n, k in ((300, 264, 200), (129, 80, 48)):
+    a = cupy.asarray(np.random.rand(m, k).astype(np.float16))
+    b = cupy.asarray(np.random.rand(k, n).astype(np.float16))
+    c = cupy.zeros((m, n), np.float16)
+    for bm, bn, bk in ((128, 128, 64), (64, 256, 32)):
+        MM["matmul_kernel"][(tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn),)](
+            a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+            BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=4, num_stages=4)
 # loads read ahead for a product's operands (cp.async into each thread's own stages, read
 # back with no barrier): int8 weights cast, fp8 descriptors up-cast with b.T; ragged sizes
 import kernels_dot as RA  # noqa: E402
@@ -134,7 +146,8 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      f"4 attention forward and backward passes, 12 descriptor matmuls, 16 read-ahead "
+      f"4 attention forward and backward passes, 12 descriptor matmuls, 4 pointer "
+      "matmuls whose copies arrive on mbarriers, 16 read-ahead "
       "products, "
       f"{len(KA.OPS) * 3} replicated atomics and {80 + len(CAMPAIGN_SEEDS)} random programs "
       "included)")

@@ -152,6 +152,42 @@ def test_gpu_computed_operand_product(stages) -> None:
                                 num_warps=4, num_stages=stages)
         np.testing.assert_array_equal(c.cpu().numpy(), _computed_b_reference(a))
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,stages", [(128, 128, 64, 4), (64, 256, 32, 4),
+                                              (128, 128, 64, 5)])
+def test_gpu_product_of_stages_the_threads_arrive_on(bm, bn, bk, stages) -> None:
+    """One warpgroup, cp.async stages 3 or more ahead: each thread's copies arrive on the
+    stage's mbarrier, each thread waits on it where the iteration reads the stage.  Ragged
+    sizes (masked K, rows and columns wrapped), enough iterations for the barriers' phases
+    to wrap several times; integers, so the sums are exact."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.py")
+    spec = importlib.util.spec_from_file_location("matmul_example_arrivals", path)
+    mm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mm)
+    sig = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,"
+           f"i32:1,{bm},{bn},{bk},8,''")
+    assert "cp_async_arrive" in mm.matmul_kernel.source(sig, arch="sm_90a", num_warps=4,
+                                                        num_stages=stages)
+    rng = np.random.default_rng(bk + stages)
+    for m, k, n in ((300, 1000, 264), (129, 48, 80), (256, 2048, 512)):
+        a = rng.integers(-2, 3, (m, k)).astype(np.float16)
+        b = rng.integers(-2, 3, (k, n)).astype(np.float16)
+        da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+        grid = (tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn),)
+        mm.matmul_kernel[grid](da, db, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm,
+                               BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8,
+                               ACTIVATION="", num_warps=4, num_stages=stages)
+        want = a.astype(np.float32) @ b.astype(np.float32)
+        np.testing.assert_array_equal(c.float().cpu().numpy(), want, err_msg=f"{m}x{k}x{n}")
+
+
 # --- plans: which instructions each target and type gets -------------------------------------
 
 def _source(kernel, sig, target="cuda", **kw):
@@ -205,6 +241,29 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     assert loop.index("tc::cp_async_wait<1>();") < loop.index(awaited) < \
         loop.index("tc::cp_async<16>(")
     assert awaited not in src and awaited not in deep
+    # no proxy fence after the copies land: wgmma reads what cp.async wrote once waited for
+    assert "fence_proxy_async" not in large_deep
+    # a longer product (2^20 multiply-adds, or 256 columns): each thread's copies of a stage
+    # arrive on the stage's mbarrier as they land (cp.async.mbarrier.arrive), each thread
+    # waits on it where the iteration reads the stage, and the refill goes out right after
+    # the refill barrier, the iteration's only one: two stages' copies stay in flight while
+    # a thread waits
+    for shape in ("128,128,64,0", "64,256,32,0"):
+        longer = _source(KD.dot_loop_kernel, sig.replace("64,64,64,0", shape), arch="sm_90",
+                         num_stages=4)
+        loop = longer[longer.index("for (int k_ = "):longer.index("tc::mbarrier_inval(")]
+        loop = loop[:loop.rindex("__syncthreads();")]  # (the barriers' end, after the loop)
+        assert loop.count("__syncthreads()") == 1 and refill in loop and closing not in loop
+        assert loop.index("// every thread's copies for this stage") < \
+            loop.index("wgmma_m64") < loop.index(refill) < loop.index("tc::cp_async<16>(") < \
+            loop.index("tc::cp_async_arrive(")
+        assert "cp_async_wait" not in loop and "cp_async_commit" not in loop
+        assert ", 128);" in longer[longer.index("tc::mbarrier_init("):]  # every thread
+    # fewer stages ahead (the copies wait behind the refill or the iteration's barrier
+    # anyway): each thread waits for its own copies, and a barrier makes them everyone's
+    three = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=3)
+    assert refill in three and closing in three and "2 iterations ahead (3 stages" in three
+    assert not any("cp_async_arrive" in x for x in (src, deep, large_deep, three))
     two_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=4)
     assert refill not in two_deep and "2 iterations ahead (4 stages" in two_deep
     shallow = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=2)

@@ -448,12 +448,15 @@ class DotWriter(Writer):
             d.update(fence=self.names.name(acc), fence_regs=acc.layout.regs)
         tma = any(t is not None for t in p.tma)
         self.barriers = self.phase = ""
-        if tma:  # one mbarrier per stage counts the bytes its TMA copies deliver
+        if tma or p.arrivals:  # one mbarrier per stage: the bytes its TMA copies deliver,
+            # or each thread's arrival once its cp.async copies of the stage have landed
             self.barriers = self.names.fresh(f"{ivn}_landed")
             self.phase = self.names.fresh(f"{ivn}_phase")
             d["barrier_offset"] = p.barriers.offset
+        threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
         d.update(phase=self.phase, next=self.names.fresh(f"{ivn}_next"), wait=dict(
-            cp_async=any(t is None for t in p.tma), barriers=self.barriers, dist=p.distance,
+            cp_async=any(t is None for t in p.tma) and not p.arrivals,
+            arrivals=threads if p.arrivals else None, barriers=self.barriers, dist=p.distance,
             wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                       for ld, own in zip(p.loads, p.own) if not own)))
         with self.out.captured() as d["prologue"]:
@@ -545,7 +548,8 @@ class DotWriter(Writer):
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
         advanced past it; skipped past the end of the loop.  Commits one group either way,
-        so the waits can count groups."""
+        so the waits can count groups (or, `Pipeline.arrivals`, has the copies arrive on
+        the stage's mbarrier)."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
         # the scalars the copies read (named in the body, where they are no longer
@@ -560,9 +564,13 @@ class DotWriter(Writer):
                 if copy is None:
                     self.core.comment_for(ld)
                     self.copy_tile(ld, stage)
+            if p.arrivals:
+                self.out.line("// this thread's arrival on the stage's barrier, once they have landed")
+                self.out.line(f"tc::cp_async_arrive(tc::smem_address({self.barriers} + {stage}));")
             self.core.assign_yields([body.args[1 + i] for i in p.state],
                                     [body.yields[i] for i in p.state])
-        self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, any(t is None for t in p.tma)))
+        groups = any(t is None for t in p.tma) and not p.arrivals
+        self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
     def tma_copies(self, p: Pipeline, stage: str) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the

@@ -118,6 +118,10 @@ class Pipeline:
     # its reads; no barrier makes a stage everyone's), the refill barrier is the
     # iteration's only one, and the refill goes out before any wait for a later stage
     awaits_at_top: bool = False
+    # awaits_at_top with cp.async stages: each thread's copies of a stage arrive on the
+    # stage's mbarrier when they land (cp.async.mbarrier.arrive), which then counts every
+    # thread's arrival instead of the copy engine's bytes
+    arrivals: bool = False
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own
     deferred: frozenset = frozenset()
@@ -127,7 +131,8 @@ class Pipeline:
     # per load: read ahead for the product's prologue (`prologue_loads`): each thread's
     # vectors in a stage of its own layout, read back into registers where the load was
     own: list = field(default_factory=list)
-    barriers: object = None  # passes.settle.Tile of the TMA copies' mbarriers, one per stage
+    # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage
+    barriers: object = None
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,

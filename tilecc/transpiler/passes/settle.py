@@ -210,12 +210,14 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
                                   f"{'read ahead' if own else 'of tl.dot'}, {shape} "
                                   f"{x.dtype.short} in {p.stages} pipeline stages"))
             loop.attrs["pipeline"] = replace(p, tiles=tiles)
-    # the mbarriers of TMA copies (one per stage, 8 bytes each), after every tile
+    # the mbarriers of TMA copies or cp.async arrivals (one per stage, 8 bytes each), after
+    # every tile
     for loop in kernel.walk():
         p = loop.attrs.get("pipeline") if loop.kind == "for" else None
-        if p is not None and any(t is not None for t in p.tma):
+        if p is not None and (p.arrivals or any(t is not None for t in p.tma)):
+            what = "cp.async copies' arrivals" if p.arrivals else "TMA copies"
             barriers = Tile(at, 8 * p.stages, f"L{loop.loc.line}: the mbarriers of the "
-                                              f"TMA copies: {8 * p.stages} bytes")
+                                              f"{what}: {8 * p.stages} bytes")
             at += barriers.nbytes
             loop.attrs["pipeline"] = replace(p, barriers=barriers)
     # one tile for every TMA store's block (each waits for the copies before to have read
@@ -284,6 +286,13 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
 # behind a barrier, num_stages - 1 iterations ahead (128 x 128 x 32)
 DEEP_PRODUCT = 1 << 19
 
+# cp.async copies run 3 or more ahead arrive on their stage's mbarrier (`Pipeline.arrivals`)
+# where the iteration's product is at least this many multiply-adds or its instructions are
+# 256 columns wide (measured on an H200, one warpgroup, against the wait before the refill
+# barrier: 128 x 128 x 64 +2-4%, 64 x 256 x 32 +5-15%, 64 x 256 x 64 level; 128 x 128 x 32
+# 0 to -11%, 64 x 128 x 64 and 128 x 64 x 64 -5 to +3%)
+ARRIVALS_PRODUCT = 1 << 20
+
 # Copies at least this many iterations ahead are waited for (the next stage's) before the
 # refill barrier, which then ends the iteration: the wait then leaves at least two stages
 # of copies in flight.  Two ahead it would leave none (the refill is issued after it):
@@ -310,7 +319,9 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     reads at the top of the iteration, as Triton does (`awaits_at_top`): the refill then
     goes out before the wait for the next stage, and no barrier ends the iteration
     (`bench_descriptor.py --fixed`, persistent, one warpgroup, 128 x 128 x 64, 4 stages:
-    0.83 -> 1.00 of Triton's speed at 4096³, 0.78 -> 0.98 at 1024 x 32768 x 1024).
+    0.83 -> 1.00 of Triton's speed at 4096³, 0.78 -> 0.98 at 1024 x 32768 x 1024).  So do
+    cp.async stages 3 or more ahead under a long product, their copies arriving on the
+    stage's mbarrier (`arrivals`, ARRIVALS_PRODUCT).
     Measured on an H200 (fp16 / bf16, 4096³ and 8192³, one warpgroup, 4 stages, before
     `awaits_at_refill`): 128 x 128 x 64 tiles
     0.72-0.77 -> 0.81-0.87 of Triton's speed, 128 x 128 x 32 +4-6%, 64 x 256 x 32 level,
@@ -328,11 +339,20 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
-    # copies of the copy engine only: a thread's wait for a stage is all its reads need
-    at_top = barrier and all(t is not None for t in p.tma) and not any(p.own)
+    # a thread's wait for a stage is all its reads need where the stage's mbarrier tells
+    # when every copy of it landed: the copy engine's, or every thread's cp.async copies
+    # arriving on it (not the two mixed), these where the wait for the next stage would
+    # otherwise come before the refill (`awaits_at_refill`) and a long product hides the
+    # barrier's poll before it (ARRIVALS_PRODUCT)
+    engine = {t is not None for t in p.tma}
+    long_product = overlap and (_multiply_adds(dots[0]) >= ARRIVALS_PRODUCT or
+                        dots[0].operands[1].type.shape[-1] >= 256)
+    at_top = barrier and len(engine) == 1 and not any(p.own) and \
+        (engine == {True} or dist >= AWAIT_AT_REFILL_DISTANCE and long_product)
     return replace(p, in_flight=overlap, refill_barrier=barrier,
                    awaits_at_refill=barrier and dist >= AWAIT_AT_REFILL_DISTANCE and
-                   not at_top, awaits_at_top=at_top, distance=dist, note=note)
+                   not at_top, awaits_at_top=at_top, arrivals=at_top and engine == {False},
+                   distance=dist, note=note)
 
 
 def _operands_outlive(dot: Op, body: Region, p: Pipeline) -> bool:

@@ -5,23 +5,24 @@
 The kernel is examples/matmul.py's `matmul_kernel`: tilecc compiles it as it is, and Triton
 compiles the very same function source with `tl` bound to `triton.language`.  Both run
 the example's block configurations (`CONFIGS`; --quick: the first two) and the best of
-each is shown.  Times are device-event medians after warm-up (`triton.testing.do_bench`),
-the tools (and cuBLAS) timed in turn for each configuration, three rounds, each keeping its
-best round; TFLOP/s counts 2·M·N·K.  Every result is checked against torch.matmul first.
+each is shown.  Times are device-event medians after warm-up, the tools (and cuBLAS)
+interleaved for each configuration (`timing.gpu_ms_queued`: rounds of a few calls of each,
+the first tool of a round rotating; the median round); TFLOP/s counts 2·M·N·K.  Every
+result is checked against torch.matmul first.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops, runs  # noqa: E402
+from timing import dense_peak_tflops, gpu_ms_queued, runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -44,15 +45,17 @@ def run(kernel, a, b, c, config: tilecc.Config, activation: str = ""):
 VERBOSE = False
 
 
-ROUNDS = 3
+ROUNDS, CALLS = 15, 8
 
 
 def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
     """{tool: (ms, label)}: each tool's fastest configuration.  Per configuration the tools
-    (and `baseline`, cuBLAS) are timed in turn, `ROUNDS` times, and each keeps its best
-    round: under a GEMM the GPU runs near its power limit and its clock moves, and timing
-    one tool's configurations all together, then the other's, did not compare alike (on an
-    H200, Triton's best at 8192³ fp16 measured 623 TFLOP/s so, 657-760 timed in turn)."""
+    (and `baseline`, cuBLAS) are timed interleaved, `ROUNDS` rounds of `CALLS` calls each,
+    the tool that starts a round rotating, and each keeps its median round: under a GEMM
+    the GPU runs near its power limit and its clock moves, and timing one tool's
+    configurations all together, then the other's, did not compare alike (on an H200,
+    Triton's best at 8192³ fp16 measured 623 TFLOP/s so, 657-760 timed in turn); nor did
+    a fixed order within a round (the first tool gained up to 10%)."""
     out = {tool: (float("inf"), "") for tool in kernels}
     out["cuBLAS"] = (float("inf"), "")
     m, k = a.shape
@@ -68,11 +71,9 @@ def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
                 continue
             torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
             fns[tool] = fn
-        times = {tool: float("inf") for tool in fns}
-        for _ in range(ROUNDS):
-            for tool, fn in fns.items():
-                times[tool] = min(times[tool], do_bench(fn, warmup=10, rep=50,
-                                                        return_mode="median"))
+        rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
+                               copies=1, rounds=ROUNDS, calls=CALLS)
+        times = {tool: statistics.median(v) for tool, v in rounds.items()}
         for tool, t in times.items():
             out[tool] = min(out[tool], (t, label if tool != "cuBLAS" else ""))
         if VERBOSE:

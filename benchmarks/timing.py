@@ -50,7 +50,10 @@ def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -
     a 10 µs kernel timed one call at a time cannot afford.  Rotating over `copies`
     buffer sets, chosen by the caller to exceed the L2 cache, keeps every call reading
     from memory as a single call would.  Cases are interleaved within each round, so a
-    drift of the GPU's clocks or load spreads over all of them."""
+    drift of the GPU's clocks or load spreads over all of them, and each round starts
+    with the next case: under a GEMM's power draw the case timed first ran faster (on an
+    H200, one GEMM timed twice in a row in a fixed order, best of three rounds of
+    `triton.testing.do_bench` each: 728 TFLOP/s first, 656 second)."""
     import torch
 
     for fn in cases.values():  # warm-up: compile, first-touch the buffers
@@ -58,8 +61,10 @@ def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -
             fn(i)
     torch.cuda.synchronize()
     out = {label: [] for label in cases}
-    for _ in range(rounds):
-        for label, fn in cases.items():
+    labels = list(cases)
+    for r in range(rounds):
+        for label in labels[r % len(labels):] + labels[:r % len(labels)]:
+            fn = cases[label]
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda._sleep(5_000_000)  # a few ms: longer than any host hiccup
             start.record()

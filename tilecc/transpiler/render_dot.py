@@ -565,7 +565,8 @@ class DotWriter(Writer):
                     self.core.comment_for(ld)
                     self.copy_tile(ld, stage)
             if p.arrivals:
-                self.out.line("// this thread's arrival on the stage's barrier, once they have landed")
+                self.out.line("// this thread's arrival on the stage's barrier, once they "
+                              "have landed")
                 self.out.line(f"tc::cp_async_arrive(tc::smem_address({self.barriers} + {stage}));")
             self.core.assign_yields([body.args[1 + i] for i in p.state],
                                     [body.yields[i] for i in p.state])

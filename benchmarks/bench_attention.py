@@ -7,22 +7,24 @@ Triton compiles the very same function source with `tl` bound to `triton.languag
 run the same block configurations (--quick: the example's own) and the best of each is
 shown, beside `torch.nn.functional.scaled_dot_product_attention`.  Batch 4, 32 heads,
 sequence 4096, head dimension 64 and 128, causal and not, fp16.  Times are device-event
-medians after warm-up (`triton.testing.do_bench`); TFLOP/s counts 4·B·H·N²·D, halved when
-causal.  Every result is checked against SDPA first.
+medians after warm-up, the tools and SDPA interleaved for each configuration
+(`timing.gpu_ms_queued`); TFLOP/s counts 4·B·H·N²·D, halved when causal.  Every result is
+checked against SDPA first.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
+from timing import gpu_ms_queued  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 B, H, N = 4, 32, 4096
@@ -38,21 +40,35 @@ def launcher(kernel, q, k, v, out, lse, causal, cfg):
                                 CAUSAL=causal, num_warps=warps, num_stages=stages)
 
 
-def best(kernel, q, k, v, causal, configs, ref) -> tuple[float, str]:
-    out_best = (float("inf"), "")
+ROUNDS, CALLS = 11, 8
+
+
+def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
+    """{tool: (ms, label)}: each tool's fastest configuration, and SDPA's time.  Per
+    configuration the tools and SDPA are timed interleaved (`timing.gpu_ms_queued`, the
+    tool that starts a round rotating; each keeps its median round), so that the GPU's
+    clock, which moves under this load, is the same for all of them."""
+    out = {tool: (float("inf"), "") for tool in [*kernels, "SDPA"]}
     for cfg in configs:
-        out, lse = torch.empty_like(q), torch.empty((B * H, N), device="cuda")
-        fn = launcher(kernel, q, k, v, out, lse, causal, cfg)
-        try:
-            fn()
-            torch.cuda.synchronize()
-        except Exception as e:  # a configuration this compiler cannot build
-            print(f"  skipped {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
-            continue
-        torch.testing.assert_close(out, ref, atol=2e-2, rtol=2e-2)
-        t = do_bench(fn, warmup=25, rep=100, return_mode="median")
-        out_best = min(out_best, (t, "BM{} BN{} w{} s{}".format(*cfg)))
-    return out_best
+        fns = {"SDPA": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)}
+        for tool, kernel in kernels.items():
+            o, lse = torch.empty_like(q), torch.empty((B * H, N), device="cuda")
+            fn = launcher(kernel, q, k, v, o, lse, causal, cfg)
+            try:
+                fn()
+                torch.cuda.synchronize()
+            except Exception as e:  # a configuration this compiler cannot build
+                print(f"  {tool} skipped {cfg}: {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:100]}")
+                continue
+            torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
+            fns[tool] = fn
+        rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
+                               copies=1, rounds=ROUNDS, calls=CALLS)
+        label = "BM{} BN{} w{} s{}".format(*cfg)
+        for tool, times in rounds.items():
+            out[tool] = min(out[tool], (statistics.median(times), label))
+    return out
 
 
 def main() -> None:
@@ -70,10 +86,8 @@ def main() -> None:
             cfg = AT.config(d, causal)
             configs = [(cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])] \
                 if args.quick else CONFIGS[d]
-            t_tc, c_tc = best(tc_k, q, k, v, causal, configs, ref)
-            t_tr, c_tr = best(tr_k, q, k, v, causal, configs, ref)
-            t_sdpa = do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                              warmup=25, rep=100, return_mode="median")
+            got = best({"tilecc": tc_k, "Triton": tr_k}, q, k, v, causal, configs, ref)
+            (t_tc, c_tc), (t_tr, c_tr), t_sdpa = got["tilecc"], got["Triton"], got["SDPA"][0]
             flops = 4 * B * H * N * N * d * (0.5 if causal else 1.0)
             tf = [flops / t / 1e9 for t in (t_tc, t_tr, t_sdpa)]
             rows.append((d, causal, *tf, c_tc, c_tr))

@@ -40,7 +40,7 @@ def launcher(kernel, q, k, v, out, lse, causal, cfg):
                                 CAUSAL=causal, num_warps=warps, num_stages=stages)
 
 
-ROUNDS, CALLS = 11, 8
+ROUNDS, CALLS = 11, 30
 
 
 def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
@@ -64,7 +64,8 @@ def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
             torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
             fns[tool] = fn
         rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
-                               copies=1, rounds=ROUNDS, calls=CALLS)
+                               copies=1, rounds=ROUNDS, calls=CALLS,
+                               sleep=False)
         label = "BM{} BN{} w{} s{}".format(*cfg)
         for tool, times in rounds.items():
             out[tool] = min(out[tool], (statistics.median(times), label))

@@ -45,7 +45,7 @@ def run(kernel, a, b, c, config: tilecc.Config, activation: str = ""):
 VERBOSE = False
 
 
-ROUNDS, CALLS = 15, 8
+ROUNDS, CALLS = 15, 20
 
 
 def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
@@ -72,7 +72,8 @@ def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
             torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
             fns[tool] = fn
         rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
-                               copies=1, rounds=ROUNDS, calls=CALLS)
+                               copies=1, rounds=ROUNDS, calls=CALLS,
+                               sleep=False)
         times = {tool: statistics.median(v) for tool, v in rounds.items()}
         for tool, t in times.items():
             out[tool] = min(out[tool], (t, label if tool != "cuBLAS" else ""))

@@ -40,7 +40,8 @@ def host_us_interleaved(cases: dict, iters: int, synchronize, rounds: int = 7) -
     return best
 
 
-def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -> dict:
+def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40,
+                  sleep: bool = True) -> dict:
     """Device milliseconds per call of each case, per round: {label: [ms, ...]}.
 
     `cases[label](i)` launches one call on buffer set `i % copies`.  A round queues, for
@@ -53,7 +54,11 @@ def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -
     drift of the GPU's clocks or load spreads over all of them, and each round starts
     with the next case: under a GEMM's power draw the case timed first ran faster (on an
     H200, one GEMM timed twice in a row in a fixed order, best of three rounds of
-    `triton.testing.do_bench` each: 728 TFLOP/s first, 656 second)."""
+    `triton.testing.do_bench` each: 728 TFLOP/s first, 656 second).  `sleep` False: no
+    sleep kernel, for kernels long enough that the host stays ahead; the GPU then works
+    without pause, as under a sustained load (after each pause a GPU near its power limit
+    ran the next few milliseconds faster: SDPA's attention measured 670 TFLOP/s in 5 ms
+    bursts against 570 sustained, where tilecc's and Triton's moved by 2%)."""
     import torch
 
     for fn in cases.values():  # warm-up: compile, first-touch the buffers
@@ -66,7 +71,8 @@ def gpu_ms_queued(cases: dict, copies: int, rounds: int = 15, calls: int = 40) -
         for label in labels[r % len(labels):] + labels[:r % len(labels)]:
             fn = cases[label]
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda._sleep(5_000_000)  # a few ms: longer than any host hiccup
+            if sleep:
+                torch.cuda._sleep(5_000_000)  # a few ms: longer than any host hiccup
             start.record()
             for i in range(calls):
                 fn(i)

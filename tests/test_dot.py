@@ -272,6 +272,11 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     require_cuda_compiler()
     binary = KD.dot_loop_kernel.compile(sig, target="cuda", arch="sm_90")
     assert binary.arch == "sm_90a" and "0 bytes spill stores" in binary.log
+    # the stages' mbarriers and the copies' arrivals, through NVRTC and ptxas
+    binary = KD.dot_loop_kernel.compile(sig.replace("64,64,64,0", "128,128,64,0"),
+                                        target="cuda", arch="sm_90", num_stages=4)
+    assert binary.arch == "sm_90a" and "0 bytes spill stores" in binary.log
+    assert "warning" not in binary.log.lower()
     i8 = "*i8:16,*i8:16,*i32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
     assert "mma_m16n8k32_s8" in _source(KD.dot_loop_kernel, i8, arch="sm_90")
 

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
-from timing import gpu_ms_queued  # noqa: E402
+from timing import gpu_ms_queued, runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 B, H, N = 4, 32, 4096
@@ -54,12 +54,7 @@ def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
         for tool, kernel in kernels.items():
             o, lse = torch.empty_like(q), torch.empty((B * H, N), device="cuda")
             fn = launcher(kernel, q, k, v, o, lse, causal, cfg)
-            try:
-                fn()
-                torch.cuda.synchronize()
-            except Exception as e:  # a configuration this compiler cannot build
-                print(f"  {tool} skipped {cfg}: {type(e).__name__}: "
-                      f"{str(e).splitlines()[0][:100]}")
+            if not runs(fn, f"{tool} {cfg}"):  # a configuration this compiler cannot build
                 continue
             torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
             fns[tool] = fn

@@ -346,7 +346,7 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     # barrier's poll before it (ARRIVALS_PRODUCT)
     engine = {t is not None for t in p.tma}
     long_product = overlap and (_multiply_adds(dots[0]) >= ARRIVALS_PRODUCT or
-                        dots[0].operands[1].type.shape[-1] >= 256)
+                                dots[0].operands[1].type.shape[-1] >= 256)
     at_top = barrier and len(engine) == 1 and not any(p.own) and \
         (engine == {True} or dist >= AWAIT_AT_REFILL_DISTANCE and long_product)
     return replace(p, in_flight=overlap, refill_barrier=barrier,

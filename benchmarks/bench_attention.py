@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 
 import torch
@@ -24,7 +23,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
-from timing import gpu_ms_queued, runs  # noqa: E402
+from timing import fastest_configs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 B, H, N = 4, 32, 4096
@@ -45,26 +44,29 @@ ROUNDS, CALLS = 11, 30
 
 def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
     """{tool: (ms, label)}: each tool's fastest configuration, and SDPA's time.  Per
-    configuration the tools and SDPA are timed interleaved (`timing.gpu_ms_queued`, the
-    tool that starts a round rotating; each keeps its median round), so that the GPU's
-    clock, which moves under this load, is the same for all of them."""
-    out = {tool: (float("inf"), "") for tool in [*kernels, "SDPA"]}
-    for cfg in configs:
-        fns = {"SDPA": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)}
-        for tool, kernel in kernels.items():
-            o, lse = torch.empty_like(q), torch.empty((B * H, N), device="cuda")
-            fn = launcher(kernel, q, k, v, o, lse, causal, cfg)
-            if not runs(fn, f"{tool} {cfg}"):  # a configuration this compiler cannot build
-                continue
-            torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
-            fns[tool] = fn
-        rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
-                               copies=1, rounds=ROUNDS, calls=CALLS,
-                               sleep=False)
-        label = "BM{} BN{} w{} s{}".format(*cfg)
-        for tool, times in rounds.items():
-            out[tool] = min(out[tool], (statistics.median(times), label))
-    return out
+    configuration the tools and SDPA are timed interleaved under a sustained load
+    (`timing.fastest_configs`), so that the GPU's clock, which moves under this load, is
+    the same for all of them."""
+    outs = {}
+
+    def make(kernel, tool):
+        def at(cfg):
+            outs[tool] = torch.empty_like(q)
+            lse = torch.empty((B * H, N), device="cuda")
+            return launcher(kernel, q, k, v, outs[tool], lse, causal, cfg)
+        return at
+
+    launchers = {tool: make(kernel, tool) for tool, kernel in kernels.items()}
+    launchers["SDPA"] = lambda cfg: (
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+
+    def check(tool: str) -> None:
+        if tool in outs:
+            torch.testing.assert_close(outs[tool], ref, atol=2e-2, rtol=2e-2)
+
+    got = fastest_configs(launchers, configs, check=check, rounds=ROUNDS, calls=CALLS)
+    return {tool: (ms, "BM{} BN{} w{} s{}".format(*cfg) if cfg is not None else "")
+            for tool, (ms, cfg) in got.items()}
 
 
 def main() -> None:

@@ -6,9 +6,10 @@
 store) and `bp_matmul_kernel` (the same matmul with block pointers).  Both compilers copy
 the descriptor kernel's operands with TMA on sm_90 (tilecc: its descriptors are made from
 arguments, so the launch encodes their tensor maps); the block-pointer kernel runs
-cp.async copies (tilecc) ahead of the tensor cores.  Each cell is the best of the configurations
-tried; every result is checked against torch.matmul first.  Last columns: Triton time /
-tilecc time (above 1: tilecc faster).
+cp.async copies (tilecc) ahead of the tensor cores.  Each cell is the best of the
+configurations tried, the kernels of a table timed side by side at each
+(`timing.fastest_configs`); every result is checked against torch.matmul first.  Last
+columns: Triton time / tilecc time (above 1: tilecc faster).
 
 A second table runs the persistent matmul of `examples/persistent_matmul.py` (tutorial
 09's pattern: host-side TensorDescriptor arguments, one program per SM) through both,
@@ -34,14 +35,13 @@ import runpy
 
 import torch
 import triton
-from triton.testing import do_bench
 from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
 import kernels_ptr as KP  # noqa: E402
-from bench_block_ptr import CONFIGS, SHAPES, best  # noqa: E402
+from bench_block_ptr import CONFIGS, SHAPES, fastest, launcher  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -77,36 +77,24 @@ def persistent_bt_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.const
         c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))
 
 
-def best_persistent(kernel, descriptor, a, b, c, configs, ref, bt: bool = False,
-                    per_tile: bool = False) -> float:
-    """The fastest configuration's time (ms) of the persistent host-descriptor matmul,
+def persistent_launcher(kernel, descriptor, a, b, c, bt: bool = False, per_tile: bool = False):
+    """config -> a function launching the persistent host-descriptor matmul `kernel` at it,
     `descriptor` the TensorDescriptor class this compiler takes; `bt`: B is N x K;
     `per_tile`: one program per output tile instead of one per SM."""
     (m, k), n = a.shape, b.shape[0 if bt else 1]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    out = float("inf")
-    for bm, bn, bk, warps, stages in configs:
+
+    def at(config):
+        bm, bn, bk, warps, stages = config
         descs = (descriptor.from_tensor(a, [bm, bk]),
                  descriptor.from_tensor(b, [bn, bk] if bt else [bk, bn]),
                  descriptor.from_tensor(c, [bm, bn]))
         tiles = tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn)
         programs = tiles if per_tile else sms
-        grid = (min(programs, tiles),)
-
-        def fn():
-            kernel[grid](*descs, m, n, k, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
-                         GROUP_SIZE_M=8, NUM_SMS=programs, num_warps=warps,
-                         num_stages=stages)
-        try:
-            c.zero_()
-            fn()
-            torch.cuda.synchronize()
-        except Exception as e:  # a configuration this compiler cannot build
-            print(f"  skipped {bm}x{bn}x{bk}: {type(e).__name__}: {str(e).splitlines()[0][:90]}")
-            continue
-        torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
-        out = min(out, do_bench(fn, warmup=25, rep=100, return_mode="median"))
-    return out
+        return lambda: kernel[(min(programs, tiles),)](
+            *descs, m, n, k, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+            GROUP_SIZE_M=8, NUM_SMS=programs, num_warps=warps, num_stages=stages)
+    return at
 
 
 def operands(m: int, k: int, n: int):
@@ -130,13 +118,14 @@ def fixed() -> None:
     for m, k, n in FIXED_SHAPES:
         a, b, c, ref = operands(m, k, n)
         for config in FIXED_CONFIGS:
-            ratios = []
+            launchers = {}
             for per_tile in (False, True):
-                ours = best_persistent(kernel, tilecc.TensorDescriptor, a, b, c, [config], ref,
-                                       per_tile=per_tile)
-                theirs = best_persistent(as_triton(kernel), TritonDescriptor, a, b, c,
-                                         [config], ref, per_tile=per_tile)
-                ratios.append(theirs / ours)
+                launchers[("tc", per_tile)] = persistent_launcher(
+                    kernel, tilecc.TensorDescriptor, a, b, c, per_tile=per_tile)
+                launchers[("tr", per_tile)] = persistent_launcher(
+                    as_triton(kernel), TritonDescriptor, a, b, c, per_tile=per_tile)
+            got = fastest(launchers, c, ref, [config])
+            ratios = [got[("tr", per_tile)] / got[("tc", per_tile)] for per_tile in (False, True)]
             bm, bn, bk, warps, stages = config
             print(f"{f'{m}x{k}x{n}':>18} {f'{bm}x{bn}x{bk} {warps} {stages}':>16} "
                   f"{ratios[0]:11.3f} {ratios[1]:9.3f}", flush=True)
@@ -166,21 +155,23 @@ def main() -> None:
     print("-" * len(header))
     for m, k, n in SHAPES:
         a, b, c, ref = operands(m, k, n)
-        times = {name: best(kern, a, b, c, configs, ref, strides)
-                 for name, (kern, strides) in kernels.items()}
+        times = fastest({name: launcher(kern, a, b, c, strides)
+                         for name, (kern, strides) in kernels.items()}, c, ref, configs)
         tflops = " ".join(f"{2 * m * n * k / (t * 1e-3) / 1e12:9.1f}" for t in times.values())
         print(f"{f'{m}x{k}x{n}':>16} {tflops} "
               f"{times['tr desc'] / times['tc desc']:11.3f} "
               f"{times['tr block'] / times['tc block']:10.3f}", flush=True)
     kernel = EXAMPLE["persistent_matmul_kernel"]
-    print(f"\npersistent matmul, host-side descriptors, TFLOP/s (best configuration)")
+    print("\npersistent matmul, host-side descriptors, TFLOP/s (best configuration)")
     print(f"{'M x K x N':>16} {'tc host':>9} {'tr host':>9} {'tc/tr':>7}")
     for m, k, n in SHAPES:
         a, b, c, ref = operands(m, k, n)
         if k % 8:  # a descriptor's rows are multiples of 16 bytes
             continue
-        ours = best_persistent(kernel, tilecc.TensorDescriptor, a, b, c, configs, ref)
-        theirs = best_persistent(as_triton(kernel), TritonDescriptor, a, b, c, configs, ref)
+        got = fastest({"tc": persistent_launcher(kernel, tilecc.TensorDescriptor, a, b, c),
+                       "tr": persistent_launcher(as_triton(kernel), TritonDescriptor, a, b, c)},
+                      c, ref, configs)
+        ours, theirs = got["tc"], got["tr"]
         tf = [2 * m * n * k / (t * 1e-3) / 1e12 for t in (ours, theirs)]
         print(f"{f'{m}x{k}x{n}':>16} {tf[0]:9.1f} {tf[1]:9.1f} {theirs / ours:7.3f}", flush=True)
     print("\nB stored N x K, multiplied as b.T (tutorial 09), TFLOP/s (best configuration)")
@@ -194,11 +185,14 @@ def main() -> None:
         bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
         ref = a.float() @ bt.float().T
-        host = [best_persistent(kern, cls, a, bt, c, configs, ref, bt=True) for kern, cls in
-                ((persistent_bt_kernel, tilecc.TensorDescriptor),
-                 (as_triton(persistent_bt_kernel), TritonDescriptor))]
-        made = [best(kern, a, bt, c, configs, ref, False) for kern in
-                (KP.desc_bt_matmul, as_triton(KP.desc_bt_matmul))]
+        got = fastest({
+            "tc host": persistent_launcher(persistent_bt_kernel, tilecc.TensorDescriptor,
+                                           a, bt, c, bt=True),
+            "tr host": persistent_launcher(as_triton(persistent_bt_kernel), TritonDescriptor,
+                                           a, bt, c, bt=True),
+            "tc made": launcher(KP.desc_bt_matmul, a, bt, c, False),
+            "tr made": launcher(as_triton(KP.desc_bt_matmul), a, bt, c, False)}, c, ref, configs)
+        host, made = [got["tc host"], got["tr host"]], [got["tc made"], got["tr made"]]
         tf = [2 * m * n * k / (t * 1e-3) / 1e12 for t in host + made]
         print(f"{f'{m}x{k}x{n}':>16} {tf[0]:9.1f} {tf[1]:9.1f} {host[1] / host[0]:7.3f} "
               f"{tf[2]:9.1f} {tf[3]:9.1f} {made[1] / made[0]:7.3f}", flush=True)

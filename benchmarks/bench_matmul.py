@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops, gpu_ms_queued, runs  # noqa: E402
+from timing import dense_peak_tflops, fastest_configs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -48,40 +47,40 @@ VERBOSE = False
 ROUNDS, CALLS = 15, 20
 
 
+def label(cfg: tilecc.Config) -> str:
+    kw = cfg.kwargs
+    return (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
+            f"w{cfg.num_warps} s{cfg.num_stages}")
+
+
 def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
-    """{tool: (ms, label)}: each tool's fastest configuration.  Per configuration the tools
-    (and `baseline`, cuBLAS) are timed interleaved, `ROUNDS` rounds of `CALLS` calls each,
-    the tool that starts a round rotating, and each keeps its median round: under a GEMM
-    the GPU runs near its power limit and its clock moves, and timing one tool's
-    configurations all together, then the other's, did not compare alike (on an H200,
-    Triton's best at 8192³ fp16 measured 623 TFLOP/s so, 657-760 timed in turn); nor did
-    a fixed order within a round (the first tool gained up to 10%)."""
-    out = {tool: (float("inf"), "") for tool in kernels}
-    out["cuBLAS"] = (float("inf"), "")
+    """{tool: (ms, label)}: each tool's fastest configuration (`timing.fastest_configs`:
+    per configuration the tools and `baseline`, cuBLAS, timed interleaved under a
+    sustained load, `ROUNDS` rounds of `CALLS` calls each, the tool that starts a round
+    rotating, each keeping its median round).  Under a GEMM the GPU runs near its power
+    limit and its clock moves: timing one tool's configurations all together, then the
+    other's, did not compare alike (on an H200, Triton's best at 8192³ fp16 measured 623
+    TFLOP/s so, 657-760 timed in turn); nor did a fixed order (the first tool gained up
+    to 10%)."""
     m, k = a.shape
-    for cfg in configs:
-        kw = cfg.kwargs
-        label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
-                 f"w{cfg.num_warps} s{cfg.num_stages}")
-        fns = {"cuBLAS": baseline}
-        for tool, kernel in kernels.items():
-            fn = run(kernel, a, b, c, cfg)
-            c.zero_()
-            if not runs(fn, f"{tool} {cfg}"):
-                continue
+    launchers = {"cuBLAS": lambda cfg: baseline}
+    launchers |= {tool: (lambda cfg, kernel=kernel: run(kernel, a, b, c, cfg))
+                  for tool, kernel in kernels.items()}
+
+    def check(tool: str) -> None:
+        if tool != "cuBLAS":  # (cuBLAS returns its product)
             torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
-            fns[tool] = fn
-        rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
-                               copies=1, rounds=ROUNDS, calls=CALLS,
-                               sleep=False)
-        times = {tool: statistics.median(v) for tool, v in rounds.items()}
-        for tool, t in times.items():
-            out[tool] = min(out[tool], (t, label if tool != "cuBLAS" else ""))
+
+    def report(cfg, times: dict) -> None:
         if VERBOSE:
-            print(f"    {label:<22} " + "  ".join(
+            print(f"    {label(cfg):<22} " + "  ".join(
                 f"{tool} {2 * m * k * b.shape[1] / t / 1e9:7.1f}" for tool, t in times.items())
                 + " TFLOP/s")
-    return out
+
+    got = fastest_configs(launchers, configs, prepare=c.zero_, check=check, report=report,
+                          rounds=ROUNDS, calls=CALLS)
+    return {tool: (ms, label(cfg) if cfg is not None and tool != "cuBLAS" else "")
+            for tool, (ms, cfg) in got.items()}
 
 
 def main() -> None:

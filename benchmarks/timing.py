@@ -96,6 +96,46 @@ def runs(fn, what: str) -> bool:
     return True
 
 
+def fastest_configs(launchers: dict, configs, prepare=None, check=None, report=None,
+                    rounds: int = 15, calls: int = 8) -> dict:
+    """{name: (ms, config)}: each tool's fastest of `configs`, the tools timed side by side.
+
+    `launchers[name](config)` gives a function that launches that tool at `config` (None:
+    not at this one).  Each runs once, after `prepare()` and before `check(name)` (which
+    raises on a wrong result); one that cannot build or run is skipped with a line saying
+    why (`runs`).  Per configuration the tools that ran are timed together
+    (`gpu_ms_queued`: a sustained load, the tool that starts a round rotating), each
+    keeping its median round, which `report(config, {name: ms})` may print; (inf, None)
+    for a tool that ran at no configuration."""
+    import statistics
+
+    out = {name: (float("inf"), None) for name in launchers}
+    for config in configs:
+        fns = {}
+        for name, make in launchers.items():
+            fn = make(config)
+            if fn is None:
+                continue
+            if prepare is not None:
+                prepare()
+            if not runs(fn, f"{name} {config}"):
+                continue
+            if check is not None:
+                check(name)
+            fns[name] = fn
+        if not fns:
+            continue
+        timed = gpu_ms_queued({name: (lambda i, fn=fn: fn()) for name, fn in fns.items()},
+                              copies=1, rounds=rounds, calls=calls, sleep=False)
+        medians = {name: statistics.median(times) for name, times in timed.items()}
+        if report is not None:
+            report(config, medians)
+        for name, ms in medians.items():
+            if ms < out[name][0]:
+                out[name] = (ms, config)
+    return out
+
+
 def copies_beyond_l2(bytes_per_call: int) -> int:
     """How many buffer sets `gpu_ms_queued` rotates over: together at least three times
     the L2 cache, so that no call finds its inputs left there by an earlier one."""

@@ -12,9 +12,11 @@ tutorial 06 (python/tutorials/06-fused-attention.py of a Triton checkout, import
 PATH as it is; left out without the option); both need triton.  SDPA is torch's
 `scaled_dot_product_attention` (whichever backend it picks).  Batch 4, 32 heads,
 sequence 4096, head dimension 64 and 128, causal and not, fp16.  Times are device-event
-medians after warm-up (`triton.testing.do_bench` when triton is there) of the backward
-alone: the forward runs once before; tilecc and "Triton src" are timed as their three
-launches, the tutorial and SDPA through `torch.autograd.grad`.  TFLOP/s counts
+medians of the backward alone, the tools timed side by side under a sustained load
+(`timing.gpu_ms_queued`, the tool that starts a round rotating; tilecc's configurations
+are chosen before, each timed alone): the forward runs once before; tilecc and "Triton
+src" are timed as their three launches, the tutorial and SDPA through
+`torch.autograd.grad`.  TFLOP/s counts
 2.5 x 4·B·H·N²·D (the four products of the backward and the recomputed one), halved when
 causal.  Every result is checked before it is timed, on two (batch, head) slices, against
 the gradients of softmax attention in float64; one that fails is reported, not timed (the
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import statistics
 import sys
 
 import torch
@@ -35,6 +38,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 sys.path.insert(0, os.path.dirname(__file__))
 import attention as AT  # noqa: E402
+from timing import gpu_ms_queued  # noqa: E402
 
 B, H, N = 4, 32, 4096
 SLICES = ((0, 0), (B - 1, H - 1))  # the (batch, head) pairs checked in float64
@@ -181,7 +185,7 @@ def main() -> None:
                            for _ in range(4))
             scale = d ** -0.5
             ref = reference(q, k, v, do, causal)
-            times, notes = {}, {}
+            notes = {}
 
             # tilecc: the autograd Function's gradients checked, the kernels timed
             _, grads = through_autograd(lambda *x: AT.flash_attention(*x, causal), q, k, v, do)
@@ -193,8 +197,9 @@ def main() -> None:
                 HEAD_DIM=d, CAUSAL=causal, **cfg)
             fn, tc_label, tc_cfg = tilecc_best(q, k, v, out, lse, do, causal, args.quick)
             notes["tilecc"] = notes["tilecc"] or problem(fn(), ref)
+            timed = {}  # timed together below
             if notes["tilecc"] is None:
-                times["tilecc"] = bench(fn)
+                timed["tilecc"] = fn
             if has_triton:  # the same kernels and blocks, compiled by Triton
                 fn = lambda: same_source_through_triton(  # noqa: E731
                     q, k, v, out, lse, do, causal, tc_cfg)
@@ -203,7 +208,7 @@ def main() -> None:
                 except Exception as e:  # a kernel Triton cannot build
                     notes["Triton src"] = f"failed: {type(e).__name__}: {str(e)[:100]}"
                 if notes["Triton src"] is None:
-                    times["Triton src"] = bench(fn)
+                    timed["Triton src"] = fn
 
             contenders = {"SDPA": lambda *x: F.scaled_dot_product_attention(
                 *x, is_causal=causal)}
@@ -217,8 +222,12 @@ def main() -> None:
                     continue
                 notes[name] = problem(grads, ref)
                 if notes[name] is None:
-                    times[name] = bench(fn)
+                    timed[name] = fn
                 del fn, grads
+            rounds = gpu_ms_queued({name: (lambda i, fn=fn: fn()) for name, fn in timed.items()},
+                                   copies=1, rounds=11, calls=5, sleep=False)
+            times = {name: statistics.median(ms) for name, ms in rounds.items()}
+            del timed
             flops = 2.5 * 4 * B * H * N * N * d * (0.5 if causal else 1.0)
             rows.append((d, causal, times, notes, flops, tc_label))
             torch.cuda.empty_cache()

@@ -6,8 +6,9 @@ The kernel is examples/matmul.py's `matmul_kernel`, as in bench_matmul.py: tilec
 it as it is, Triton the very same source.  A is M x K row-major and B is K x N stored
 column-major (K-major, the layout Triton's tutorial uses for fp8, which Hopper's fp8
 wgmma reads); C is fp16, accumulated in fp32.  torch._scaled_mm (cuBLASLt) multiplies the
-same operands with unit scales.  Times are device-event medians after warm-up
-(`triton.testing.do_bench`); TFLOP/s counts 2·M·N·K.  Every result is compared with
+same operands with unit scales.  Times are device-event medians after warm-up, the three
+timed side by side at each configuration (`timing.fastest_configs`); TFLOP/s counts
+2·M·N·K.  Every result is compared with
 torch's fp32 product of the same fp8 values first: both compilers run Hopper's fp8 wgmma,
 which sums products at reduced precision (neither kernel passes max_num_imprecise_acc),
 so the largest error is reported, and only a result off by more than 5% of the largest
@@ -21,11 +22,10 @@ import os
 import sys
 
 import torch
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops, runs  # noqa: E402
+from timing import dense_peak_tflops, fastest_configs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -44,25 +44,45 @@ def run(kernel, a, b, c, config: tilecc.Config):
                                 num_stages=config.num_stages)
 
 
-def best(kernel, a, b, c, configs, ref, verbose: bool) -> tuple[float, str, float]:
-    """The fastest configuration: (ms, label, largest |error| against the fp32 product)."""
-    out = (float("inf"), "", float("nan"))
-    for cfg in configs:
-        fn = run(kernel, a, b, c, cfg)
-        c.zero_()
-        if not runs(fn, str(cfg)):
-            continue
-        err = (c.float() - ref).abs().max().item()
-        assert err < 0.05 * ref.abs().max().item(), f"{cfg}: wrong result (error {err})"
-        t = do_bench(fn, warmup=25, rep=100, return_mode="median")
-        kw = cfg.kwargs
-        label = (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
-                 f"w{cfg.num_warps} s{cfg.num_stages}")
+def label(cfg: tilecc.Config) -> str:
+    kw = cfg.kwargs
+    return (f"{kw['BLOCK_SIZE_M']}x{kw['BLOCK_SIZE_N']}x{kw['BLOCK_SIZE_K']} "
+            f"w{cfg.num_warps} s{cfg.num_stages}")
+
+
+def best(kernels: dict, a, b, c, configs, ref, scaled, verbose: bool) -> dict:
+    """{tool: (ms, label, largest |error| against the fp32 product)}: each tool's fastest
+    configuration, the tools and torch._scaled_mm (`scaled`; None: left out) timed side
+    by side at each (`timing.fastest_configs`)."""
+    at, errs = {}, {}  # the configuration each tool last ran at; errors per (tool, config)
+
+    def make(tool, kernel):
+        def launch(cfg):
+            at[tool] = cfg
+            return run(kernel, a, b, c, cfg)
+        return launch
+
+    launchers = {tool: make(tool, kernel) for tool, kernel in kernels.items()}
+    if scaled is not None:
+        launchers["scaled"] = lambda cfg: scaled
+
+    def check(tool: str) -> None:
+        if tool in kernels:
+            err = (c.float() - ref).abs().max().item()
+            assert err < 0.05 * ref.abs().max().item(), f"{at[tool]}: wrong result ({err})"
+            errs[tool, label(at[tool])] = err
+
+    def report(cfg, times: dict) -> None:
         if verbose:
             m, k = a.shape
-            print(f"    {label:<22} {2 * m * k * b.shape[1] / t / 1e9:8.1f} TFLOP/s")
-        out = min(out, (t, label, err))
-    return out
+            print(f"    {label(cfg):<22} " + "  ".join(
+                f"{tool} {2 * m * k * b.shape[1] / t / 1e9:8.1f}" for tool, t in times.items())
+                + " TFLOP/s")
+
+    got = fastest_configs(launchers, configs, prepare=c.zero_, check=check, report=report)
+    return {tool: (ms, label(cfg) if cfg is not None else "",
+                   errs.get((tool, label(cfg)) if cfg is not None else None, float("nan")))
+            for tool, (ms, cfg) in got.items()}
 
 
 def scaled_mm(a, b):
@@ -101,10 +121,10 @@ def main() -> None:
             b = torch.randn(n, k, device="cuda").to(dt).T  # K x N, column-major
             c = torch.empty(m, n, device="cuda", dtype=torch.float16)
             ref = a.float() @ b.float()
-            t_tc, cfg_tc, err_tc = best(tc_k, a, b, c, configs, ref, args.verbose)
-            t_tr, cfg_tr, err_tr = best(tr_k, a, b, c, configs, ref, args.verbose)
-            sm = scaled_mm(a, b)
-            t_sm = do_bench(sm, warmup=25, rep=100, return_mode="median") if sm else float("nan")
+            got = best({"tilecc": tc_k, "Triton": tr_k}, a, b, c, configs, ref, scaled_mm(a, b),
+                       args.verbose)
+            (t_tc, cfg_tc, err_tc), (t_tr, cfg_tr, err_tr) = got["tilecc"], got["Triton"]
+            t_sm = got["scaled"][0] if "scaled" in got else float("nan")
             tflops = lambda t: 2 * m * n * k / (t * 1e-3) / 1e12  # noqa: E731
             print(f"{dname:<5} {f'{m}x{k}x{n}':>16} {tflops(t_tc):8.1f} {tflops(t_tr):8.1f} "
                   f"{tflops(t_sm):8.1f} {t_tr / t_tc:9.3f} {t_sm / t_tc:9.3f} "

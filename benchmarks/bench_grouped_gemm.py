@@ -5,8 +5,9 @@ Triton, against one torch.matmul per problem.
 
 One launch multiplies every (A_g, B_g) pair; the matrices reach the kernel as int64 tables
 of device addresses.  Triton compiles the same kernel source (`triton_clone.as_triton`).
-Times are device-event medians (`triton.testing.do_bench`); TFLOP/s counts 2·M·N·K summed
-over the group; every result is checked against torch.matmul first.
+Times are device-event medians, the three timed side by side at each block shape
+(`timing.fastest_configs`, 40 queued calls a sample); TFLOP/s counts 2·M·N·K summed over
+the group; every result is checked against torch.matmul first.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import os
 import sys
 
 import torch
-from triton.testing import do_bench
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
+from timing import fastest_configs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 spec = importlib.util.spec_from_file_location(
@@ -57,24 +58,31 @@ def main() -> None:
         lds = torch.tensor([v for a, b, c in zip(a_list, b_list, c_list)
                             for v in (a.stride(0), b.stride(0), c.stride(0))],
                            device="cuda", dtype=torch.int32)
-        times = {}
-        for name, kernel in (("tilecc", GG.grouped_matmul_kernel), ("Triton", tr_kernel)):
-            t_best = float("inf")
-            for bm, bn, bk, warps in BLOCKS:
-                def fn():
-                    kernel[(sms,)](*tables, sizes, lds, len(shapes), NUM_SM=sms,
-                                   BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
-                                   num_warps=warps)
-                for c in c_list:
-                    c.zero_()
-                fn()
-                torch.cuda.synchronize()
+
+        def launcher(kernel):
+            def at(config):
+                bm, bn, bk, warps = config
+                return lambda: kernel[(sms,)](*tables, sizes, lds, len(shapes), NUM_SM=sms,
+                                              BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+                                              BLOCK_SIZE_K=bk, num_warps=warps)
+            return at
+
+        def zero() -> None:
+            for c in c_list:
+                c.zero_()
+
+        def check(tool: str) -> None:
+            if tool != "torch":
                 for c, ref in zip(c_list, refs):
                     torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.25)
-                t_best = min(t_best, do_bench(fn, warmup=25, rep=100, return_mode="median"))
-            times[name] = t_best
-        t_torch = do_bench(lambda: [torch.matmul(a, b) for a, b in zip(a_list, b_list)],
-                           warmup=25, rep=100, return_mode="median")
+
+        got = fastest_configs(
+            {"tilecc": launcher(GG.grouped_matmul_kernel), "Triton": launcher(tr_kernel),
+             "torch": lambda config: lambda: [torch.matmul(a, b)
+                                              for a, b in zip(a_list, b_list)]},
+            BLOCKS, prepare=zero, check=check, calls=40, sleep=True)
+        times = {tool: ms for tool, (ms, _) in got.items()}
+        t_torch = times["torch"]
         tf = lambda t: flops / (t * 1e-3) / 1e12  # noqa: E731
         print(f"{label:>12} {tf(times['tilecc']):8.1f} {tf(times['Triton']):8.1f} "
               f"{tf(t_torch):10.1f} {times['Triton'] / times['tilecc']:9.3f}", flush=True)

@@ -10,27 +10,27 @@ once against `tl` (Triton compiles the same source, triton_clone.py):
 * int8 weights: fp16 A times int8 B (K x N) cast to fp16, per-column scales after the
   loop (fp16 out).
 
-Each configuration is timed for both tools in turn (device-event medians,
-`triton.testing.do_bench`), three rounds, each keeping its best; every result is checked
-against torch first.  The last column: Triton time / tilecc time (above 1: tilecc faster).
+Each configuration is timed for both tools side by side (device-event medians,
+`timing.gpu_ms_queued`: a sustained load, the tool that starts a round rotating); every
+result is checked against torch first.  The last column: Triton time / tilecc time (above 1: tilecc faster).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
 import triton
-from triton.testing import do_bench
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
 from kernels_dot import int8_weights_kernel as int8_weights  # noqa: E402
 from kernels_dot import upcast_bt_kernel as upcast_bt  # noqa: E402
-from timing import runs  # noqa: E402
+from timing import gpu_ms_queued, runs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -43,11 +43,11 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 
 
 def timed(fns: dict) -> dict:
-    ts = {tool: float("inf") for tool in fns}
-    for _ in range(3):
-        for tool, fn in fns.items():
-            ts[tool] = min(ts[tool], do_bench(fn, warmup=10, rep=50, return_mode="median"))
-    return ts
+    """{tool: ms}: the tools timed side by side (`timing.gpu_ms_queued`: a sustained load,
+    the tool that starts a round rotating), each keeping its median round."""
+    rounds = gpu_ms_queued({tool: (lambda i, fn=fn: fn()) for tool, fn in fns.items()},
+                           copies=1, rounds=15, calls=10, sleep=False)
+    return {tool: statistics.median(ms) for tool, ms in rounds.items()}
 
 
 def row(name: str, shape, cfg, ts: dict) -> None:

@@ -97,14 +97,15 @@ def runs(fn, what: str) -> bool:
 
 
 def fastest_configs(launchers: dict, configs, prepare=None, check=None, report=None,
-                    rounds: int = 15, calls: int = 8) -> dict:
+                    rounds: int = 15, calls: int = 8, sleep: bool = False) -> dict:
     """{name: (ms, config)}: each tool's fastest of `configs`, the tools timed side by side.
 
     `launchers[name](config)` gives a function that launches that tool at `config` (None:
     not at this one).  Each runs once, after `prepare()` and before `check(name)` (which
     raises on a wrong result); one that cannot build or run is skipped with a line saying
     why (`runs`).  Per configuration the tools that ran are timed together
-    (`gpu_ms_queued`: a sustained load, the tool that starts a round rotating), each
+    (`gpu_ms_queued`: a sustained load unless `sleep`, for kernels too short for the host
+    to stay ahead; the tool that starts a round rotating), each
     keeping its median round, which `report(config, {name: ms})` may print; (inf, None)
     for a tool that ran at no configuration."""
     import statistics
@@ -126,7 +127,7 @@ def fastest_configs(launchers: dict, configs, prepare=None, check=None, report=N
         if not fns:
             continue
         timed = gpu_ms_queued({name: (lambda i, fn=fn: fn()) for name, fn in fns.items()},
-                              copies=1, rounds=rounds, calls=calls, sleep=False)
+                              copies=1, rounds=rounds, calls=calls, sleep=sleep)
         medians = {name: statistics.median(times) for name, times in timed.items()}
         if report is not None:
             report(config, medians)

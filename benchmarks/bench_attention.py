@@ -1,8 +1,9 @@
 """Fused attention (forward) through tilecc, Triton and torch's SDPA, side by side.
 
-    python benchmarks/bench_attention.py [--quick]
+    python benchmarks/bench_attention.py [--quick] [--block-ptr]
 
-The kernel is examples/attention.py's `attention_fwd`: tilecc compiles it as it is, and
+The kernel is examples/attention.py's `attention_fwd` (--block-ptr: the same written with
+block pointers, `attention_block_ptr.py`): tilecc compiles it as it is, and
 Triton compiles the very same function source with `tl` bound to `triton.language`.  Both
 run the same block configurations (--quick: the example's own) and the best of each is
 shown, beside `torch.nn.functional.scaled_dot_product_attention`.  Batch 4, 32 heads,
@@ -72,8 +73,13 @@ def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the example's configuration only")
+    ap.add_argument("--block-ptr", action="store_true",
+                    help="the kernel written with block pointers (attention_block_ptr.py)")
     args = ap.parse_args()
-    tc_k, tr_k = AT.attention_fwd, as_triton(AT.attention_fwd)
+    kernel = AT.attention_fwd
+    if args.block_ptr:
+        from attention_block_ptr import attention_fwd_block_ptr as kernel
+    tc_k, tr_k = kernel, as_triton(kernel)
     rows = []
     for d in (64, 128):
         for causal in (False, True):

@@ -21,18 +21,18 @@
 //   BLOCK_SIZE_K = 32 (constexpr)
 //   GROUP_SIZE_M = 8 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Blocked0: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
-//     axis 1: 8 per thread x 4 lanes x 1 warps
-//   Blocked1: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
-//     axis 1: 8 per thread x 16 lanes x 1 warps
-//   Sliced2: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
+//   Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced3: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
+//   Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced4: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
+//   Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced
 //     from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 128 tiling (reduced axes dropped)
+//   Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
+//     axis 1: 8 per thread x 4 lanes x 1 warps
+//   Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
+//     axis 1: 8 per thread x 16 lanes x 1 warps
 //   Blocked6: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
 //   Blocked7: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps;
@@ -55,9 +55,49 @@
 //     uniform over 16 elements, checked once per vector
 #include "tilecc.h"
 
-// Blocked0: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis
+// Sliced0: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
+struct Sliced0 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
+};
+
+// Sliced1: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced1 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
+};
+
+// Sliced2: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
+};
+
+// Sliced3: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
+//   from a 1 x 128 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
+};
+
+// Blocked4: 128 x 32 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; axis
 //   1: 8 per thread x 4 lanes x 1 warps
-struct Blocked0 {
+struct Blocked4 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -69,9 +109,9 @@ struct Blocked0 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked1: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis
+// Blocked5: 32 x 128 block, 32 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; axis
 //   1: 8 per thread x 16 lanes x 1 warps
-struct Blocked1 {
+struct Blocked5 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -81,46 +121,6 @@ struct Blocked1 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 16 * 8 + (r % 8) % 8; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced2: 128 block, 4 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps; sliced from
-//   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced2 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 8 == 0; }
-};
-
-// Sliced3: 32 block, 8 registers per thread; axis 0: 8 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 4 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
-};
-
-// Sliced4: 32 block, 4 registers per thread; axis 0: 1 per thread x 2 lanes x 4 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 8 + tc::warp_id() * 2 + (tc::lane_id() / 16); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 8 == 0; }
-};
-
-// Sliced5: 128 block, 8 registers per thread; axis 0: 8 per thread x 16 lanes x 1 warps; sliced
-//   from a 1 x 128 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 2 + (tc::lane_id() / 16) == 0; }
 };
 
 // Blocked6: 128 x 128 block, 128 registers per thread; axis 0: 1 per thread x 8 lanes x 4 warps;
@@ -199,23 +199,39 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   // pid_n * BLOCK_SIZE_N.  order=(1, 0): the columns are contiguous (row-major).
   // L39: a_block = tl.make_block_ptr(a_ptr, shape=(M, K), strides=(stride_am, stride_ak),
   //   offsets=(pid_m * BLOCK_SIZE_M, 0), block_shape=(BLOCK_SIZE_M, BLOCK_SIZE_K), order=(1, 0))
-  const long long t_ = tc::cast<long long>(stride_am);
+  const int t_ = pid_m * 128;
+  const long long t_1 = tc::cast<long long>(stride_am);
   // L42: b_block = tl.make_block_ptr(b_ptr, shape=(K, N), strides=(stride_bk, stride_bn),
   //   offsets=(0, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_K, BLOCK_SIZE_N), order=(1, 0))
-  const long long t_1 = tc::cast<long long>(stride_bk);
+  const int t_2 = pid_n * 128;
+  const long long t_3 = tc::cast<long long>(stride_bk);
   // L47: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll
   for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
-  int a_block_offset0 = pid_m * 128;
+  int a_block_offset0 = t_;
   int a_block_offset1 = 0;
+  const tc::half* a_block_pointers[32];
+#pragma unroll
+  for (int r = 0; r < 32; ++r)
+    a_block_pointers[r] =
+        a_ptr + (tc::cast<long long>(t_) * t_1 + tc::cast<long long>(0)) +
+        (tc::cast<long long>(Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * t_1 +
+        tc::cast<long long>(Sliced1::coord0((r % 8))));
   int b_block_offset0 = 0;
-  int b_block_offset1 = pid_n * 128;
+  int b_block_offset1 = t_2;
+  const tc::half* b_block_pointers[32];
+#pragma unroll
+  for (int r = 0; r < 32; ++r)
+    b_block_pointers[r] =
+        b_ptr + (tc::cast<long long>(0) * t_3 + tc::cast<long long>(t_2)) +
+        (tc::cast<long long>(Sliced2::coord0(((r / 8) * 8 + r % 8) / 8)) * t_3 +
+        tc::cast<long long>(Sliced3::coord0((r % 8))));
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
   unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
 #pragma unroll
   for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked0::coord0(v), col = Blocked0::coord1(v);
+    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
     a_at[v / 8] = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
     tc::keep_in_register(a_at[v / 8]);
   }
@@ -223,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   unsigned b_at[4];  // where this thread's vectors land in a stage, in bytes
 #pragma unroll
   for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked1::coord0(v), col = Blocked1::coord1(v);
+    const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
     b_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
     tc::keep_in_register(b_at[v / 8]);
   }
@@ -241,14 +257,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8],
-              a_ptr +
-              (tc::cast<long long>(a_block_offset0) * t_ + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_ +
-              tc::cast<long long>(Sliced3::coord0((v % 8)))),
-              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v],
+              (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
-              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
+              (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
               tc::cast<unsigned int>(a_block_offset1) <
               tc::cast<unsigned int>(tc::max(K, 0))) ? 16 : 0);
         }
@@ -256,21 +268,21 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8],
-              b_ptr +
-              (tc::cast<long long>(b_block_offset0) * t_1 + tc::cast<long long>(b_block_offset1)) +
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_1 +
-              tc::cast<long long>(Sliced5::coord0((v % 8)))),
-              (tc::cast<unsigned int>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) +
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_block_pointers[v],
+              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
-              (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) +
+              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
               tc::cast<unsigned int>(b_block_offset1) <
               tc::cast<unsigned int>(tc::max(N, 0))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
+#pragma unroll
+        for (int r = 0; r < 32; ++r) a_block_pointers[r] = a_block_pointers[r] + 32ll;
         // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
         b_block_offset0 = b_block_offset0 + 32;
+#pragma unroll
+        for (int r = 0; r < 32; ++r) b_block_pointers[r] = b_block_pointers[r] + 32ll * t_3;
       }
       tc::cp_async_commit();
       k_next += 1;
@@ -321,14 +333,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8],
-              a_ptr +
-              (tc::cast<long long>(a_block_offset0) * t_ + tc::cast<long long>(a_block_offset1)) +
-              (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_ +
-              tc::cast<long long>(Sliced3::coord0((v % 8)))),
-              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v],
+              (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
-              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
+              (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
               tc::cast<unsigned int>(a_block_offset1) <
               tc::cast<unsigned int>(tc::max(K, 0))) ? 16 : 0);
         }
@@ -336,21 +344,21 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8],
-              b_ptr +
-              (tc::cast<long long>(b_block_offset0) * t_1 + tc::cast<long long>(b_block_offset1)) +
-              (tc::cast<long long>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * t_1 +
-              tc::cast<long long>(Sliced5::coord0((v % 8)))),
-              (tc::cast<unsigned int>(Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) +
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_block_pointers[v],
+              (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
-              (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) +
+              (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
               tc::cast<unsigned int>(b_block_offset1) <
               tc::cast<unsigned int>(tc::max(N, 0))) ? 16 : 0);
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
+#pragma unroll
+        for (int r = 0; r < 32; ++r) a_block_pointers[r] = a_block_pointers[r] + 32ll;
         // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
         b_block_offset0 = b_block_offset0 + 32;
+#pragma unroll
+        for (int r = 0; r < 32; ++r) b_block_pointers[r] = b_block_pointers[r] + 32ll * t_3;
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
@@ -372,15 +380,15 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   // L56: c_block = tl.make_block_ptr(c_ptr, shape=(M, N), strides=(stride_cm, stride_cn),
   //   offsets=(pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_M,
   //   BLOCK_SIZE_N), order=(1, 0))
-  const int t_2 = pid_m * 128;
-  const int t_3 = pid_n * 128;
-  const long long t_4 = tc::cast<long long>(stride_cm);
+  const int t_4 = pid_m * 128;
+  const int t_5 = pid_n * 128;
+  const long long t_6 = tc::cast<long long>(stride_cm);
   // L59: tl.store(c_block, c, boundary_check=(0, 1))
-  tc::half* const t_5 = c_ptr + (tc::cast<long long>(t_2) * t_4 + tc::cast<long long>(t_3));
-  const unsigned int t_6 = tc::cast<unsigned int>(t_2);
-  const unsigned int t_7 = tc::cast<unsigned int>(tc::max(M, 0));
-  const unsigned int t_8 = tc::cast<unsigned int>(t_3);
-  const unsigned int t_9 = tc::cast<unsigned int>(tc::max(N, 0));
+  tc::half* const t_7 = c_ptr + (tc::cast<long long>(t_4) * t_6 + tc::cast<long long>(t_5));
+  const unsigned int t_8 = tc::cast<unsigned int>(t_4);
+  const unsigned int t_9 = tc::cast<unsigned int>(tc::max(M, 0));
+  const unsigned int t_10 = tc::cast<unsigned int>(t_5);
+  const unsigned int t_11 = tc::cast<unsigned int>(tc::max(N, 0));
   tc::half c_1[128];
   {
     // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
@@ -411,11 +419,11 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    if ((tc::cast<unsigned int>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + t_6 < t_7) &
-        (tc::cast<unsigned int>(Sliced5::coord0(((v % 8) / 8 * 8))) + t_8 < t_9))
-      tc::store<8>(t_5 +
-          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_4 +
-          tc::cast<long long>(Sliced5::coord0((v % 8)))),
+    if ((tc::cast<unsigned int>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + t_8 < t_9) &
+        (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) + t_10 < t_11))
+      tc::store<8>(t_7 +
+          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_6 +
+          tc::cast<long long>(Sliced3::coord0((v % 8)))),
           chunk);
   }
 }

@@ -213,6 +213,20 @@ def bp_branch_kernel(X, OUT, N, SKIP, BN: tl.constexpr):
 
 
 @tilecc.jit
+def bp_walk_kernel(X, OUT, M, N, stride_m, STEP, BM: tl.constexpr, BN: tl.constexpr):
+    """OUT = the sum of X's (BM, BN) blocks from the last columns back, STEP columns at a
+    time (a run-time step, negative), plus 100 times the block where the walk ends, read
+    after the loop: the pointers a loop carries, moved both ways."""
+    blk = tl.make_block_ptr(X, (M, N), (stride_m, 1), (0, N - BN), (BM, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(N, STEP)):
+        acc += tl.load(blk, boundary_check=(0, 1), padding_option="zero")
+        blk = tl.advance(blk, (0, -STEP))
+    acc += 100 * tl.load(blk, boundary_check=(0, 1), padding_option="zero")
+    tl.store(OUT + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], acc)
+
+
+@tilecc.jit
 def ptr_bt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """C = A @ B^T with B stored N x K: rows of B loaded, multiplied transposed."""

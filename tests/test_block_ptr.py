@@ -107,6 +107,30 @@ def test_block_pointer_advanced_in_a_loop(m, n, bm, bn, column_major, seed) -> N
     np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-6)
 
 
+@SETTINGS
+@given(m=st.integers(1, 20), n=st.integers(1, 70), step=st.integers(1, 40),
+       seed=st.integers(0, 2**16))
+def test_block_pointer_walked_backwards_then_read_after_the_loop(m, n, step, seed) -> None:
+    bm, bn = 16, 8
+    x = np.random.default_rng(seed).integers(-9, 9, (m, n)).astype(np.float32)
+    want = np.zeros((bm, bn), np.float32)
+
+    def block(col):  # the (bm, bn) block at column `col`, zero outside x
+        out = np.zeros((bm, bn), np.float32)
+        for j in range(bn):
+            if 0 <= col + j < n:
+                out[:min(m, bm), j] = x[:bm, col + j]
+        return out
+    col = n - bn
+    for _ in range(-(-n // step)):
+        want += block(col)
+        col -= step
+    want += 100 * block(col)
+    out = np.zeros((bm, bn), np.float32)
+    KP.bp_walk_kernel.interpret[(1,)](x, out, m, n, n, step, BM=bm, BN=bn)
+    np.testing.assert_array_equal(out, want)
+
+
 def test_block_pointer_advanced_in_a_while_loop() -> None:
     x = np.arange(45, dtype=np.float32)
     out = np.zeros(1, np.float32)
@@ -158,9 +182,13 @@ def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks, target, arc
     assert bp_pipes and bp_pipes[0][0] == 2  # A and B pipelined
     src = KP.bp_matmul_kernel.source(sig, num_warps=4, num_stages=3)
     assert "tc::cp_async<16>" in src
-    # the tile of element offsets is built once: nothing but the offsets moves in the loop
-    loop = src[src.index("for (int k_"):]
+    # the loop carries the pointers and adds to them, as the pointer version does: no
+    # element's 64-bit offset (a multiply per copy) is written out again in the loop
+    loop = src[src.index("for (int k_"):src.index("tl.store(c_block")]
     assert "a_block_offset1 = a_block_offset1 + " in loop
+    assert "a_block_pointers[r] = a_block_pointers[r] + " in loop
+    assert "tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v]," in loop
+    assert "tc::cast<long long>(Sliced" not in loop
 
 
 def test_column_major_operand_gets_the_pointer_versions_code() -> None:
@@ -245,6 +273,7 @@ COMPILED = [
     (KP.bp_matmul_kernel, KP.MATMUL_SIGNATURE.format(bm=64, bn=64, bk=64)),
     (KP.bp_branch_kernel, "*fp32:16,*fp32:16,i32,i32,256"),
     (KP.bp_helper_kernel, "*fp16:16,*fp32:16,i32,i32,64"),
+    (KP.bp_walk_kernel, "*fp32:16,*fp32:16,i32,i32,i32,i32,16,8"),
 ]
 
 

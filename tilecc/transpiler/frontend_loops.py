@@ -41,10 +41,11 @@ class Loops:
                 if not S.is_number(v):
                     continue
                 v = self._at(node, lambda v=v: S.to_value(self.b, v))
-            elif isinstance(v, BP.BlockPointer):  # carried as its offsets
-                for key, off in BP.loop_slots(name, v):
+            elif isinstance(v, BP.BlockPointer):  # carried as its offsets and pointers
+                slots = self._at(node, lambda v=v, name=name: BP.loop_slots(self.b, name, v))
+                for key, init in slots:
                     carried.append(key)
-                    inits.append(off)
+                    inits.append(init)
                 continue
             elif not isinstance(v, Value):
                 continue
@@ -86,7 +87,7 @@ class Loops:
         if slot is None:
             return self.scope[key]
         name, i = slot
-        return self._at(node, lambda: BP.slot_value(name, i, init_scope[name],
+        return self._at(node, lambda: BP.slot_value(self.b, name, i, init_scope[name],
                                                      self.scope.get(name)))
 
     def _close_loop_body(self, node, region: Region, carried: list[str], inits: list[Value],

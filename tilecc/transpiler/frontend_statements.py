@@ -10,6 +10,7 @@ are the names both branches assign) and the run-time `a if c else b`.  Loops are
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
@@ -197,8 +198,9 @@ class Statements:
                                        "tensor the same way in both branches (only tl.advance "
                                        "may differ); make it before the `if`")
             names.remove(name)
-            block_pointers[name] = a
-            for key, _ in BP.loop_slots(name, a):
+            # merged by their offsets; the pointers are made again from them where read
+            block_pointers[name] = replace(a, pointers=None)
+            for key, _ in BP.offset_slots(name, a):
                 i = BP.split_slot(key)[1]
                 branches[0][1][key], branches[1][1][key] = a.offsets[i], c.offsets[i]
                 names.append(key)

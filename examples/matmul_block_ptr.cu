@@ -215,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
   for (int r = 0; r < 32; ++r)
     a_block_pointers[r] =
-        a_ptr + (tc::cast<long long>(t_) * t_1 + tc::cast<long long>(0)) +
+        a_ptr + tc::cast<long long>(t_) * t_1 +
         (tc::cast<long long>(Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * t_1 +
         tc::cast<long long>(Sliced1::coord0((r % 8))));
   int b_block_offset0 = 0;
@@ -224,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
 #pragma unroll
   for (int r = 0; r < 32; ++r)
     b_block_pointers[r] =
-        b_ptr + (tc::cast<long long>(0) * t_3 + tc::cast<long long>(t_2)) +
+        b_ptr + tc::cast<long long>(t_2) +
         (tc::cast<long long>(Sliced2::coord0(((r / 8) * 8 + r % 8) / 8)) * t_3 +
         tc::cast<long long>(Sliced3::coord0((r % 8))));
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);

@@ -241,7 +241,11 @@ def _boundary_check(x: Any, rank: int) -> list[int]:
 
 
 def _times(b, x: Value, stride: Value | Const) -> Value | Const | None:
-    """x * stride in int64; None where the stride is the constant 0."""
+    """x * stride in int64; None where the stride or the offset is the constant 0 (no
+    `0 * stride` term in the generated code)."""
+    if isinstance(x, Const) and x.value == 0 or isinstance(x, Value) and \
+            x.owner is not None and x.owner.kind == "const" and x.owner.attrs["value"] == 0:
+        return None
     if isinstance(stride, Const) and stride.value in (0, 1):
         return S.cast(b, x, D.int64) if stride.value else None
     return S.binary(b, "mul", S.cast(b, x, D.int64), stride)

@@ -110,6 +110,21 @@ for m, n, k in ((300, 264, 200), (129, 80, 48)):
         MM["matmul_kernel"][(tilecc.cdiv(m, bm) * tilecc.cdiv(n, bn),)](
             a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
             BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=4, num_stages=4)
+# block pointers moved in a loop carry their pointers (tl.advance adds to them): the
+# block-pointer GEMM at ragged sizes, and a walk backwards by a run-time step, read after
+# the loop past the tensor's start (masked)
+for m, n, k in ((300, 264, 200), (129, 80, 48)):
+    a = cupy.asarray(np.random.rand(m, k).astype(np.float16))
+    b = cupy.asarray(np.random.rand(k, n).astype(np.float16))
+    c = cupy.zeros((m, n), np.float16)
+    for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                                      (64, 64, 32, 4, 3)):
+        KP.bp_matmul_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+            a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+            BLOCK_SIZE_K=bk, num_warps=warps, num_stages=stages)
+for m, n, step in ((13, 70, 9), (16, 5, 3)):
+    x = cupy.asarray(np.random.rand(m, n).astype(np.float32))
+    KP.bp_walk_kernel[(1,)](x, cupy.zeros((16, 8), np.float32), m, n, n, step, BM=16, BN=8)
 # loads read ahead for a product's operands (cp.async into each thread's own stages, read
 # back with no barrier): int8 weights cast, fp8 descriptors up-cast with b.T; ragged sizes
 import kernels_dot as RA  # noqa: E402

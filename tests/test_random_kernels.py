@@ -112,6 +112,37 @@ def test_random_kernels_of_wild_constructs() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_block_pointer_loops() -> None:
+    """Programs of RK.LATER_FEATURES' block_ptr_loop (block pointers moved in a loop, which
+    carries their pointers: forwards, backwards past the start, by one or two steps under
+    a run-time if, read after the loop), on the interpreter against NumPy, transpiled for
+    both targets and compiled in one NVRTC (sm_90) and one hiprtc run."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("block_ptr_loop",)) for s in range(24)}
+    failed, texts = [], {"cuda": [], "hip": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for s, prog in programs.items():
+            try:
+                kernel = prog.load(tmp)
+                for target in texts:
+                    texts[target].append(kernel.source(prog.signature(), target=target,
+                                                       num_warps=prog.num_warps))
+                _, problem = RK.run_interpreter(prog, kernel)
+            except Exception as e:
+                failed.append(RK.Result(s, "internal", f"{type(e).__name__}: {e}"))
+                continue
+            if problem:
+                failed.append(RK.Result(s, "mismatch", problem))
+    assert not failed, _report(failed, programs)
+    # (both directions, and the double step under an if, among them)
+    sources = [p.source for p in programs.values()]
+    assert any("(-step)" in t for t in sources) and any("(step)" in t for t in sources)
+    assert any("2 * step)" in t and "else:" in t for t in sources)
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90")
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

@@ -10,7 +10,8 @@ process only launches.  Prints the counts (internal errors, compiler rejections,
 interpreter errors, mismatches, GPU failures; ill-conditioned differences, which are not
 failures) overall and by feature, and writes each failing program's source and what went
 wrong to DIR (default $OUT or random-kernels-out).  Exit status 1 if any failed.
-`--wild` draws the constructs of libraries' kernels (random_kernels.WILD_FEATURES);
+`--wild` draws the constructs of libraries' kernels (random_kernels.WILD_FEATURES;
+`--features` names any, random_kernels.LATER_FEATURES' included);
 `--no-gpu` stops before the launch (NVRTC for sm_90, hiprtc, the interpreter: a campaign
 on a machine without a GPU).  `--hip-only` transpiles for HIP alone and compiles the
 programs for gfx90a `--batch` at a time in one hiprtc run (tilecc.testing.batch; a batch
@@ -175,7 +176,8 @@ def main() -> int:
     args = ap.parse_args()
     args.feature_list = tuple(args.features.split(",")) if args.features else \
         RK.WILD_FEATURES if args.wild else RK.FEATURES
-    unknown = set(args.feature_list) - set(RK.FEATURES) - set(RK.WILD_FEATURES)
+    unknown = set(args.feature_list) - set(RK.FEATURES) - set(RK.WILD_FEATURES) - \
+        set(RK.LATER_FEATURES)
     if unknown:
         ap.error(f"unknown features {sorted(unknown)}")
     if args.hip_only and args.no_gpu:

@@ -33,10 +33,10 @@ from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
     block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
 from tilecc.testing.random_program import (  # noqa: F401 - re-exported
     Output, Program, close, compare_output, random_array)
-from tilecc.testing.random_wild import WILD_FEATURES
+from tilecc.testing.random_wild import LATER_FEATURES, WILD_FEATURES
 
 __all__ = ["Program", "generate", "check", "run_gpu", "Undefined", "FEATURES",
-           "WILD_FEATURES"]
+           "WILD_FEATURES", "LATER_FEATURES"]
 
 FEATURES = ("elementwise", "reduce", "scan", "atomic", "dot", "reorder")
 # WILD_FEATURES (random_wild.py): constructs of libraries' kernels, drawn only when asked
@@ -78,7 +78,7 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
     block = M * N
     n = rng.randint(1, G * block)
     rows = rng.randint(1, M)
-    wild = feature in WILD_FEATURES
+    wild = feature in WILD_FEATURES or feature in LATER_FEATURES
     gen = W.WildGen(rng, rank, M, N, descriptors, nodes=W.NODES & {feature}) if wild else \
         Gen(rng, rank, M, N, descriptors)
     res = gen._not_literal(rng.choice([1, 2, 3, 3, 4]))

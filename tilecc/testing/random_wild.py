@@ -21,6 +21,9 @@ compute.  Nothing here uses tilecc.
                     iteration (`a, b = b, a`)
     nested_branch   a `while` loop whose carried block is updated, and stored, under
                     nested run-time ifs
+    block_ptr_loop  block pointers moved in a loop by a run-time step, forwards or
+                    backwards past the tensor's start, once or twice under a run-time if,
+                    loads and stores with boundary_check, a load after the loop
 
 A tail (`TAILS`) is the program's end after `res = ...`: its lines, extra parameters and
 outputs, and `finish`, which applies it to one program's values in the NumPy evaluation.
@@ -39,13 +42,17 @@ from tilecc.testing.random_exprs import (D, DT, Gen, Node, Undefined, _check_int
                                          _ints, _wrap, cast_value, computation_type,
                                          literal_type, minmax_operands_type, nudgeable)
 
-__all__ = ["WILD_FEATURES", "WEIGHTS", "TAILS", "WildGen", "Frame", "Step", "Tail",
+__all__ = ["WILD_FEATURES", "LATER_FEATURES", "WEIGHTS", "TAILS", "WildGen", "Frame", "Step",
+           "Tail",
            "grid_dims", "header"]
 
 WILD_FEATURES = ("ptr_loop", "branch_memory", "branch_carry", "optional_ptr", "scalar_where",
                  "builtin_minmax", "skinny_dot", "static_range", "tuple_helper",
                  "early_return", "grid_3d", "int64_offsets", "ptr_swap", "nested_branch")
-WEIGHTS = {f: 1.0 for f in WILD_FEATURES}
+# constructs added after seeds of WILD_FEATURES were recorded (tests' regression seeds):
+# drawn only when asked for, so that those seeds keep their programs
+LATER_FEATURES = ("block_ptr_loop",)
+WEIGHTS = {f: 1.0 for f in WILD_FEATURES + LATER_FEATURES}
 # features that are expression nodes (WildGen draws them inside `res`)
 NODES = {"scalar_where", "builtin_minmax"}
 BIG = 2**32 + 7  # the 64-bit argument of int64_offsets (needs an i64 parameter)
@@ -440,6 +447,80 @@ def nested_branch(f: Frame) -> Tail:
                 {"stride": span, **scalars})
 
 
+def block_ptr_loop(f: Frame) -> Tail:
+    """Running sums of `src` blocks read through a block pointer moved in a loop (by `step`
+    rows of blocks, forwards, or backwards from the last page past the tensor's start; twice
+    where a run-time condition holds), each stored a page further on through another block
+    pointer; then the block where `src`'s pointer stopped, read after the loop.  `src` is
+    `extent` rows long for the boundary checks (its array is longer): rows outside read 0."""
+    rng, dt, rank, M, N = f.rng, f.res_dt, f.rank, f.M, f.N
+    rows_per_page = f.G * M if rank == 2 else f.G * N  # a page: every program's block
+    backwards = rng.random() < 0.5
+    text, cond, scalars = _loop_condition(f)
+    twice = rng.random() < 0.5
+    first = "pid * M" if rank == 2 else "pid * N"
+    start = f"{first} + 2 * step" if backwards else first
+    if rank == 2:
+        def make(ptr, length, at):
+            return f"tl.make_block_ptr({ptr}, ({length}, N), (N, 1), ({at}, 0), (M, N), (1, 0))"
+        move, check = "(({s}), 0)", "(0,)" if rng.random() < 0.5 else "(0, 1)"
+    else:
+        def make(ptr, length, at):
+            return f"tl.make_block_ptr({ptr}, ({length},), (1,), ({at},), (N,), (0,))"
+        move, check = "(({s}),)", "(0,)"
+    sign = "-" if backwards else ""
+    lines = [f"sp = {make('src_ptr', 'extent', start)}",
+             f"op = {make('out_ptr', '3 * step', first)}",
+             "acc = res",
+             "for c in range(trips):",
+             f"    acc = acc + tl.load(sp, boundary_check={check}, padding_option=\"zero\")",
+             f"    tl.store(op, acc, boundary_check={check})"]
+    if twice:
+        lines += [f"    if {text}:",
+                  f"        sp = tl.advance(sp, {move.format(s=sign + '2 * step')})",
+                  "    else:",
+                  f"        sp = tl.advance(sp, {move.format(s=sign + 'step')})"]
+    else:
+        lines.append(f"    sp = tl.advance(sp, {move.format(s=sign + 'step')})")
+    lines += [f"    op = tl.advance(op, {move.format(s='step')})",
+              "tl.store(fin_ptr + offs, tl.load(sp, boundary_check=(0,), "
+              "padding_option=\"zero\"), mask=mask)"]
+    extent = rng.randint(0, 3 * rows_per_page)
+
+    def block_at(src: np.ndarray, row: int, length: int) -> np.ndarray:
+        """The block whose first row (rank 1: element) is `row`: zeros outside the rows
+        [0, length)."""
+        idx = row + (np.arange(M)[:, None] if rank == 2 else np.arange(N))
+        inside = (idx >= 0) & (idx < length)
+        where = idx * N + np.arange(N)[None, :] if rank == 2 else idx
+        zero = cast_value(np.asarray(0), literal_type(0), dt)
+        vals = np.where(inside, src[np.clip(where, 0, src.size - 1)], zero)
+        return np.broadcast_to(vals, (M, N) if rank == 2 else (N,)).astype(dt.np)
+
+    def finish(st: Step) -> None:
+        src, step = st.inputs["src_ptr"], rows_per_page
+        first_row = st.pid * (M if rank == 2 else N)
+        row = first_row + (2 * step if backwards else 0)
+        acc = st.full
+        vals, written = st.outs["out_ptr"]
+        for c in range(st.trips):
+            acc = _arith(dt, acc, block_at(src, row, extent), operator.add, "+")
+            at = first_row + c * step  # inside the output's 3 pages: every element stored
+            idx = (at + np.arange(M)[:, None]) * N + np.arange(N)[None, :] if rank == 2 else \
+                at + np.arange(N)
+            vals[idx] = acc
+            written[idx] = True
+            moved = 2 * step if twice and cond(c, st.pid, st.scalars) else step
+            row += -moved if backwards else moved
+        _store(st, "fin_ptr", st.offs, block_at(src, row, extent))
+    exact = f.res.exact and dt.is_int
+    params = [("src_ptr", "array"), ("extent", "i32"), ("step", "i32")] + \
+        [(s, "i32") for s in scalars]
+    return Tail(lines, [("out_ptr", dt, 3 * f.span, exact), ("fin_ptr", dt, f.span, True)],
+                finish, params, {"src_ptr": (dt, 3 * f.span)},
+                {"extent": extent, "step": rows_per_page, **scalars})
+
+
 def plain_store(f: Frame) -> Tail:
     """The expression features and the header ones: `res` stored."""
     def finish(st: Step) -> None:
@@ -452,7 +533,7 @@ TAILS: dict[str, Callable[[Frame], Tail]] = {
     "optional_ptr": optional_ptr, "static_range": static_range, "tuple_helper": tuple_helper,
     "early_return": early_return, "scalar_where": plain_store, "builtin_minmax": plain_store,
     "grid_3d": plain_store, "int64_offsets": plain_store, "ptr_swap": ptr_swap,
-    "nested_branch": nested_branch}
+    "nested_branch": nested_branch, "block_ptr_loop": block_ptr_loop}
 
 
 # --- the kernel's first lines ---------------------------------------------------------------

@@ -86,13 +86,9 @@ def _check_everywhere(programs: dict[int, RK.Program]) -> None:
 WILD_SEEDS = [0, 1, 2, 3, 5, 7, 9, 10, 16, 18, 19, 20, 26, 31]
 
 
-def test_random_kernels_of_wild_constructs() -> None:
-    """A program of each construct of RK.WILD_FEATURES, transpiled for both targets and
-    compiled in one NVRTC and one hiprtc run, and run on the interpreter against NumPy."""
-    require_cuda_compiler()
-    require_hip_compiler()
-    programs = {s: RK.generate(s, RK.WILD_FEATURES) for s in WILD_SEEDS}
-    assert {p.feature for p in programs.values()} == set(RK.WILD_FEATURES)
+def _interpreted_and_transpiled(programs: dict) -> dict[str, list[str]]:
+    """Each program run on the interpreter against NumPy (failing the test with a report
+    where any fails), and its source per target ("cuda", "hip"), for one compiler run each."""
     failed, texts = [], {"cuda": [], "hip": []}
     with tempfile.TemporaryDirectory() as tmp:
         for s, prog in programs.items():
@@ -108,6 +104,17 @@ def test_random_kernels_of_wild_constructs() -> None:
             if problem:
                 failed.append(RK.Result(s, "mismatch", problem))
     assert not failed, _report(failed, programs)
+    return texts
+
+
+def test_random_kernels_of_wild_constructs() -> None:
+    """A program of each construct of RK.WILD_FEATURES, transpiled for both targets and
+    compiled in one NVRTC and one hiprtc run, and run on the interpreter against NumPy."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, RK.WILD_FEATURES) for s in WILD_SEEDS}
+    assert {p.feature for p in programs.values()} == set(RK.WILD_FEATURES)
+    texts = _interpreted_and_transpiled(programs)
     RK.compile_batch(texts["cuda"], "cuda", "sm_90")
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
@@ -120,21 +127,7 @@ def test_random_block_pointer_loops() -> None:
     require_cuda_compiler()
     require_hip_compiler()
     programs = {s: RK.generate(s, ("block_ptr_loop",)) for s in range(24)}
-    failed, texts = [], {"cuda": [], "hip": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        for s, prog in programs.items():
-            try:
-                kernel = prog.load(tmp)
-                for target in texts:
-                    texts[target].append(kernel.source(prog.signature(), target=target,
-                                                       num_warps=prog.num_warps))
-                _, problem = RK.run_interpreter(prog, kernel)
-            except Exception as e:
-                failed.append(RK.Result(s, "internal", f"{type(e).__name__}: {e}"))
-                continue
-            if problem:
-                failed.append(RK.Result(s, "mismatch", problem))
-    assert not failed, _report(failed, programs)
+    texts = _interpreted_and_transpiled(programs)
     # (both directions, and the double step under an if, among them)
     sources = [p.source for p in programs.values()]
     assert any("(-step)" in t for t in sources) and any("(step)" in t for t in sources)
@@ -147,6 +140,7 @@ def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""
     assert not set(RK.WILD_FEATURES) & set(RK.FEATURES)
+    assert not set(RK.LATER_FEATURES) & (set(RK.WILD_FEATURES) | set(RK.FEATURES))
     assert RK.generate(3, RK.FEATURES).source == RK.generate(3).source
     wild = RK.generate(3, RK.WILD_FEATURES)
     assert wild.feature in RK.WILD_FEATURES and wild.source != RK.generate(3).source

@@ -178,34 +178,18 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
   // pid_n * BLOCK_SIZE_N.  order=(1, 0): the columns are contiguous (row-major).
   // L39: a_block = tl.make_block_ptr(a_ptr, shape=(M, K), strides=(stride_am, stride_ak),
   //   offsets=(pid_m * BLOCK_SIZE_M, 0), block_shape=(BLOCK_SIZE_M, BLOCK_SIZE_K), order=(1, 0))
-  const int t_ = pid_m * 128;
-  const long long t_1 = tc::cast<long long>(stride_am);
+  const long long t_ = tc::cast<long long>(stride_am);
   // L42: b_block = tl.make_block_ptr(b_ptr, shape=(K, N), strides=(stride_bk, stride_bn),
   //   offsets=(0, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_K, BLOCK_SIZE_N), order=(1, 0))
-  const int t_2 = pid_n * 128;
-  const long long t_3 = tc::cast<long long>(stride_bk);
+  const long long t_1 = tc::cast<long long>(stride_bk);
   // L47: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[64];
 #pragma unroll
   for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
-  int a_block_offset0 = t_;
+  int a_block_offset0 = pid_m * 128;
   int a_block_offset1 = 0;
-  const tc::half* a_block_pointers[16];
-#pragma unroll
-  for (int r = 0; r < 16; ++r)
-    a_block_pointers[r] =
-        a_ptr + tc::cast<long long>(t_) * t_1 +
-        (tc::cast<long long>(Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * t_1 +
-        tc::cast<long long>(Sliced1::coord0((r % 8))));
   int b_block_offset0 = 0;
-  int b_block_offset1 = t_2;
-  const tc::half* b_block_pointers[16];
-#pragma unroll
-  for (int r = 0; r < 16; ++r)
-    b_block_pointers[r] =
-        b_ptr + tc::cast<long long>(t_2) +
-        (tc::cast<long long>(Sliced2::coord0(((r / 8) * 8 + r % 8) / 8)) * t_3 +
-        tc::cast<long long>(Sliced3::coord0((r % 8))));
+  int b_block_offset1 = pid_n * 128;
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
     // Out-of-range rows and columns read as zeros.
     // L49: a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
@@ -217,7 +201,11 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
           tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
           (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
           tc::cast<unsigned int>(a_block_offset1) < tc::cast<unsigned int>(tc::max(K, 0))),
-          a_block_pointers[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          a_ptr +
+          (tc::cast<long long>(a_block_offset0) * t_ + tc::cast<long long>(a_block_offset1)) +
+          (tc::cast<long long>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * t_ +
+          tc::cast<long long>(Sliced1::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -230,7 +218,11 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
           tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
           (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
           tc::cast<unsigned int>(b_block_offset1) < tc::cast<unsigned int>(tc::max(N, 0))),
-          b_block_pointers[v], tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          b_ptr +
+          (tc::cast<long long>(b_block_offset0) * t_1 + tc::cast<long long>(b_block_offset1)) +
+          (tc::cast<long long>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) * t_1 +
+          tc::cast<long long>(Sliced3::coord0((v % 8)))),
+          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -283,12 +275,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
     }
     // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
     a_block_offset1 = a_block_offset1 + 32;
-#pragma unroll
-    for (int r = 0; r < 16; ++r) a_block_pointers[r] = a_block_pointers[r] + 32ll;
     // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
     b_block_offset0 = b_block_offset0 + 32;
-#pragma unroll
-    for (int r = 0; r < 16; ++r) b_block_pointers[r] = b_block_pointers[r] + 32ll * t_3;
   }
   // L55: c = accumulator.to(c_ptr.dtype.element_ty)
   tc::half c[64];
@@ -297,19 +285,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_block_ptr_kernel(
   // L56: c_block = tl.make_block_ptr(c_ptr, shape=(M, N), strides=(stride_cm, stride_cn),
   //   offsets=(pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N), block_shape=(BLOCK_SIZE_M,
   //   BLOCK_SIZE_N), order=(1, 0))
-  const int t_4 = pid_m * 128;
-  const int t_5 = pid_n * 128;
-  const long long t_6 = tc::cast<long long>(stride_cm);
+  const int t_2 = pid_m * 128;
+  const int t_3 = pid_n * 128;
+  const long long t_4 = tc::cast<long long>(stride_cm);
   // L59: tl.store(c_block, c, boundary_check=(0, 1))
 #pragma unroll
   for (int r = 0; r < 64; ++r)
-    if ((tc::cast<unsigned int>(Sliced6::coord0((r / 2))) + tc::cast<unsigned int>(t_4) <
+    if ((tc::cast<unsigned int>(Sliced6::coord0((r / 2))) + tc::cast<unsigned int>(t_2) <
         tc::cast<unsigned int>(tc::max(M, 0))) &
         (tc::cast<unsigned int>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2)) +
-        tc::cast<unsigned int>(t_5) < tc::cast<unsigned int>(tc::max(N, 0))))
+        tc::cast<unsigned int>(t_3) < tc::cast<unsigned int>(tc::max(N, 0))))
       (c_ptr +
-          (tc::cast<long long>(t_4) * t_6 +
-          tc::cast<long long>(t_5)))[tc::cast<long long>(Sliced6::coord0((r / 2))) *
-          t_6 + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
+          (tc::cast<long long>(t_2) * t_4 +
+          tc::cast<long long>(t_3)))[tc::cast<long long>(Sliced6::coord0((r / 2))) *
+          t_4 + tc::cast<long long>(Sliced7::coord0((((r / 2) % 4) * 2 + r % 2) % 2))] =
           c[r];
 }

@@ -201,6 +201,21 @@ def test_report_of_a_compiled_dot_kernel(isa, tmp_path):
     assert start < end
 
 
+def test_block_pointer_loop_keeps_global_loads_on_amd(isa, tmp_path):
+    """A loop that moves block pointers carries their pointers on CUDA only
+    (`Target.carried_block_pointers`): on AMD, addresses written from the offsets at each
+    load become global loads from one scalar base, which carried pointers turned into
+    flat loads (176 VGPRs against 121 in this GEMM)."""
+    import kernels_ptr as KP
+    sig = KP.MATMUL_SIGNATURE.format(bm=128, bn=128, bk=32)
+    assert "a_block_pointers" in KP.bp_matmul_kernel.source(sig, num_warps=4)
+    source = KP.bp_matmul_kernel.source(sig, target="hip", num_warps=4, num_stages=2)
+    assert "a_block_pointers" not in source
+    (report,) = isa.analyse(_compile(isa, source, tmp_path, "bp_matmul"), "gfx90a")
+    counts = report["hot_loop"]["counts"]
+    assert counts["global_load"] > 0 and counts["flat_load"] == 0, counts
+
+
 def test_report_of_a_compiled_mfma_loop(isa, tmp_path):
     source = """\
 typedef _Float16 half4 __attribute__((ext_vector_type(4)));

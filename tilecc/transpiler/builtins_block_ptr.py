@@ -70,11 +70,14 @@ POINTERS = "pointers"  # the slot of a carried block pointer's pointers
 
 def loop_slots(b, name: str, bp: BlockPointer) -> list[tuple[str, Value]]:
     """The carried values standing for block pointer `name` in a loop: its offsets (which
-    its bounds masks read) and its pointers (made here where it has none yet).  A loop
-    that advances a block pointer then adds to its pointers instead of writing each
+    its bounds masks read) and, where the target takes them so
+    (`Target.carried_block_pointers`), its pointers (made here where it has none yet).  A
+    loop that advances a block pointer then adds to its pointers instead of writing each
     element's address again from the offsets at every load: that costs 64-bit multiplies
     per copy and iteration, which the CUDA compiler keeps in the loop (a block-pointer
     GEMM ran 10-25% slower than the same GEMM written with pointer tensors)."""
+    if not b.target.carried_block_pointers:
+        return offset_slots(name, bp)
     return offset_slots(name, bp) + [(f"{name}.{POINTERS}", pointers_of(b, bp))]
 
 

@@ -59,6 +59,12 @@ class Target:
     # programs per SM asked of the compiler for memory-bound kernels (ptxas's occupancy)
     predicated_narrow_stores: bool = False
     occupancy_hints: bool = False
+    # a loop that moves a block pointer carries its block of pointers (tl.advance adds to
+    # them): from the offsets at each load, ptxas kept every copy's 64-bit address
+    # arithmetic in the loop; AMD's compiler reads that form as one scalar base and a
+    # 32-bit offset per element (global loads), which carried pointers lose (flat loads,
+    # 176 VGPRs against 121 in a 128 x 128 x 32 block-pointer GEMM on gfx90a)
+    carried_block_pointers: bool = False
     # what a launch takes besides the compile options: Triton's AMD tuning hints
     # (waves_per_eu, matrix_instr_nonkdim, kpack: accepted and ignored, as nothing is built
     # differently for them), a cooperative launch (every program resident at once)
@@ -143,7 +149,7 @@ CUDA = Target("cuda", 32, "sm_90", ".cu", "NVIDIA", matrix_units=(WGMMA, MMA_SYN
               arch_specific_suffix="a", export_arch="sm_80", line_info_flags=("-lineinfo",),
               no_contract_flag="--fmad=false", register_limit_flag="--maxrregcount={}",
               rounded_products=True, static_shared_limit=CUDA_STATIC_SHARED_LIMIT,
-              predicated_narrow_stores=True, occupancy_hints=True,
+              predicated_narrow_stores=True, occupancy_hints=True, carried_block_pointers=True,
               cooperative_launch=True, launch_call="cuLaunchKernel",
               shared_per_block=_cuda_shared_per_block, fp8_formats=_cuda_fp8,
               arch_number=lambda arch: int(_digits(arch) or 0))
@@ -191,6 +197,7 @@ class CompileTarget:
     static_shared_limit = property(lambda self: self.row.static_shared_limit)
     predicated_narrow_stores = property(lambda self: self.row.predicated_narrow_stores)
     occupancy_hints = property(lambda self: self.row.occupancy_hints)
+    carried_block_pointers = property(lambda self: self.row.carried_block_pointers)
 
     def describe(self) -> str:
         return self.row.describe()

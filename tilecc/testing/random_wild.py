@@ -43,8 +43,7 @@ from tilecc.testing.random_exprs import (D, DT, Gen, Node, Undefined, _check_int
                                          literal_type, minmax_operands_type, nudgeable)
 
 __all__ = ["WILD_FEATURES", "LATER_FEATURES", "WEIGHTS", "TAILS", "WildGen", "Frame", "Step",
-           "Tail",
-           "grid_dims", "header"]
+           "Tail", "grid_dims", "header"]
 
 WILD_FEATURES = ("ptr_loop", "branch_memory", "branch_carry", "optional_ptr", "scalar_where",
                  "builtin_minmax", "skinny_dot", "static_range", "tuple_helper",

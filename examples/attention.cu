@@ -46,7 +46,8 @@
 //   L68: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages; a
+//     stage refilled once its readers' warps released it)
 //   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 //   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
@@ -204,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     int H,
     int N_CTX) {
   tc::launch_ranges<256>();
-  // dynamic shared memory: the tl.dot pipeline stages (65536 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (65584 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // Q, K, V and Out are (batch, heads, N_CTX, HEAD_DIM) with one set of strides, the
   // last dimension contiguous.
@@ -281,7 +282,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::keep_in_register(v_at[v / 8]);
   }
   // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages))
+  //   stages; a stage refilled once its readers' warps released it))
+  // per stage: every thread's copies have landed
+  unsigned long long* const start_n_landed =
+      reinterpret_cast<unsigned long long*>(dynamic_smem + 65536);
+  // per stage: every warp is done reading it
+  unsigned long long* const start_n_released =
+      reinterpret_cast<unsigned long long*>(dynamic_smem + 65560);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_landed + s), 256);
+    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_released + s), 8);
+    tc::fence_mbarrier_init();
+  }
+  __syncthreads();  // the barriers, initialized for every thread
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
 #pragma unroll
@@ -305,16 +318,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
               Sliced1::coord0((v % 8)) + start_n_next * stride_m,
               start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
+        // this thread's arrival on the stage's barrier, once they have landed
+        tc::cp_async_arrive(tc::smem_address(start_n_landed + s));
       }
-      tc::cp_async_commit();
       start_n_next += 64;
     }
   }
-  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  // every thread's copies for the first stage
+  if (0 < hi) tc::mbarrier_wait(tc::smem_address(start_n_landed + 0), 0);
   __syncthreads();
   int start_n_stage = 0;  // the stage this iteration reads
+  unsigned start_n_phase = 0;  // the parity of its barrier's current phase
   for (int start_n = 0; start_n < hi; start_n += 64) {
     const int start_n_ahead = start_n + 2 * 64;
+    // every thread's copies for this stage
+    tc::mbarrier_wait(tc::smem_address(start_n_landed + start_n_stage), start_n_phase);
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L52: qk = tl.dot(q, kt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
@@ -346,6 +364,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
+        // every warp has released it
+        tc::mbarrier_wait(tc::smem_address(start_n_released + (start_n_stage + 2) % 3),
+            start_n_phase ^ (start_n_stage == 0));
         // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
         const unsigned kt_stages_base =
             tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
@@ -366,9 +387,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
               Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
               start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
         }
+        // this thread's arrival on the stage's barrier, once they have landed
+        tc::cp_async_arrive(tc::smem_address(start_n_landed + (start_n_stage + 2) % 3));
       }
-      tc::cp_async_commit();
-      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(qk[r]);
@@ -468,7 +489,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(acc_1[r]);
     }
-    __syncthreads();  // the next stage is everyone's; this one is no longer read
+    __syncwarp();  // this warp's products retired: the stage it read can be refilled
+    if (tc::lane_id() == 0) tc::mbarrier_arrive(tc::smem_address(start_n_released + start_n_stage));
     // L60: l_i = l_i * alpha + tl.sum(p, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r) l_i[r] = l_i[r] * alpha[r] + p_sum[r];
@@ -478,9 +500,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
 #pragma unroll
     for (int r = 0; r < 2; ++r) m_i[r] = m_ij[r];
-    start_n_stage = start_n_stage + 1 == 3 ? 0 : start_n_stage + 1;
+    if (++start_n_stage == 3) {
+      start_n_stage = 0;
+      start_n_phase ^= 1;
+    }
   }
-  tc::cp_async_wait<0>();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_n_landed + s));
+    for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_n_released + s));
+  }
   // L66: acc = acc / l_i[:, None]
   float acc_2[32];
 #pragma unroll

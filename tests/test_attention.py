@@ -106,6 +106,84 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     assert "tc::pack2(" in body
 
 
+def _hopper_loop(sig: str, warps: int, stages: int = 3) -> tuple[str, str]:
+    src = A.attention_fwd.source(sig, arch="sm_90", num_warps=warps, num_stages=stages)
+    body = src.split("#include")[1]
+    start = body.index("for (int start_n = 0;")
+    return body, body[start:body.index("\n  }\n", start)]  # (the loop's closing brace)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d,bn", [(64, 64), (64, 128), (128, 128)])
+def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal: bool) -> None:
+    """Two warpgroups, products waited for in the iteration: no barrier ends the
+    iteration.  Each thread's copies arrive on the stage's mbarrier as they land and each
+    thread waits on it where the iteration starts; each warp, once its products retired,
+    arrives on the stage's second mbarrier, which the copies refilling that stage wait on
+    (the stage the previous iteration read: phase `phase ^ (stage == 0)`)."""
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
+           f"{d},128,{bn},{causal}")
+    body, loop = _hopper_loop(sig, 8)
+    assert "__syncthreads()" not in loop
+    assert "cp_async_commit" not in body and "cp_async_wait<1>" not in body
+    top = loop.index("tc::mbarrier_wait(tc::smem_address(start_n_landed + start_n_stage), "
+                     "start_n_phase);")
+    first_product = loop.index("tc::wgmma_commit();")
+    released = loop.index("tc::mbarrier_wait(tc::smem_address(start_n_released + "
+                          "(start_n_stage + 2) % 3),")
+    assert "start_n_phase ^ (start_n_stage == 0));" in loop[released:]
+    refill = loop.index("tc::cp_async<16>(")
+    arrive = loop.index("tc::cp_async_arrive(tc::smem_address(start_n_landed + "
+                        "(start_n_stage + 2) % 3));")
+    last_wait = loop.rindex("tc::wgmma_wait<0>();")
+    release = loop.index("tc::mbarrier_arrive(tc::smem_address(start_n_released + "
+                         "start_n_stage));")
+    assert top < first_product < released < refill < arrive < last_wait < release
+    assert loop.count("tc::mbarrier_arrive(") == 1 and "__syncwarp();" in loop[last_wait:]
+    assert "tc::mbarrier_init(tc::smem_address(start_n_landed + s), 256);" in body
+    assert "tc::mbarrier_init(tc::smem_address(start_n_released + s), 8);" in body
+    assert "a stage refilled once its readers' warps released it" in \
+        " ".join(line.lstrip("/ ") for line in A.attention_fwd.source(
+            sig, arch="sm_90", num_warps=8, num_stages=3).split("#include")[0].splitlines())
+    # one warpgroup keeps the closing barrier (nothing to overlap with in the program)
+    _, one = _hopper_loop(sig, 4)
+    assert "__syncthreads();  // the next stage is everyone's" in one
+    assert "mbarrier" not in one
+    # neither sm_80 nor AMD has the mbarriers (where the blocks fit their shared memory)
+    for target, arch in (("cuda", "sm_80"), ("hip", "gfx90a")) if d == 64 else ():
+        other = A.attention_fwd.source(sig, target=target, arch=arch, num_warps=8,
+                                       num_stages=3).split("#include")[1]
+        assert "mbarrier" not in other and "released" not in other
+    require_cuda_compiler()
+    assert_clean_compile(A.attention_fwd, sig, "cuda", "sm_90", num_warps=8, num_stages=3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d,bn", [(64, 64), (128, 128), (128, 32)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gpu_stages_released_by_warps_over_many_iterations(d: int, bn: int,
+                                                           causal: bool) -> None:
+    """Two warpgroups releasing their stages through mbarriers: enough key blocks for each
+    stage's barriers to go through many phases, a length no block divides."""
+    import torch
+    import torch.nn.functional as F
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(2)
+    z, h, n = 2, 3, 1000
+    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
+    for _ in range(3):  # the barriers are initialized afresh by every program
+        out = torch.full_like(q, float("nan"))
+        A.attention_fwd[(-(-n // 128), z * h)](
+            q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
+            HEAD_DIM=d, CAUSAL=causal, BLOCK_M=128, BLOCK_N=bn, num_warps=8, num_stages=3)
+        torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("d,blocks", [(d, c) for d in A.CONFIGS for c in A.CONFIGS[d]])
 @pytest.mark.parametrize("causal", [False, True])

@@ -82,6 +82,9 @@ class DotWriter(Writer):
         # loads read ahead for a product's prologue → (stages array, stage, elements)
         self.read_ahead: dict[int, tuple[str, str, int]] = {}
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
+        # a pipeline's mbarriers of the warps' releases (Pipeline.releases), and the
+        # variable of the stage its iteration reads
+        self.released = self.current_stage = ""
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
 
     def tile_offset(self, swizzled: bool, row: str, col: str, row_len: int, esize: int) -> str:
@@ -427,12 +430,12 @@ class DotWriter(Writer):
         cmp = ">" if op.attrs["step_sign"] < 0 else "<"
         step_text, hi_text = self.exprs.text(step), self.exprs.text(hi)
         self.core.declare_slots(op.results, op.operands[3:])
-        stage = self.names.fresh(f"{ivn}_stage")
+        stage = self.current_stage = self.names.fresh(f"{ivn}_stage")
         d = dict(shared=not all(p.own), iv=ivn, ivt=c_type(iv.dtype), lo=self.exprs.text(lo),
                  hi=hi_text, cmp=cmp,
                  step=step_text, step_operand=self.exprs.wrap(step, "r", 13), stage=stage,
                  stages_count=p.stages, note=p.note.split(": ", 1)[1],
-                 stages=self.stage_arrays(p, stage), fence=None, fence_regs=0)
+                 stages=self.stage_arrays(p, stage), fence=None, fence_regs=0, released="")
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
@@ -447,12 +450,16 @@ class DotWriter(Writer):
                        o.attrs["plan"].unit.async_groups).result
             d.update(fence=self.names.name(acc), fence_regs=acc.layout.regs)
         tma = any(t is not None for t in p.tma)
-        self.barriers = self.phase = ""
+        self.barriers = self.phase = self.released = ""
         if tma or p.arrivals:  # one mbarrier per stage: the bytes its TMA copies deliver,
             # or each thread's arrival once its cp.async copies of the stage have landed
             self.barriers = self.names.fresh(f"{ivn}_landed")
             self.phase = self.names.fresh(f"{ivn}_phase")
             d["barrier_offset"] = p.barriers.offset
+        if p.releases:  # and one per stage that each warp arrives on once done reading it
+            self.released = self.names.fresh(f"{ivn}_released")
+            d.update(released=self.released, released_offset=p.barriers.offset + 8 * p.stages,
+                     warps=self.ctx.kernel.num_warps)
         threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
         d.update(phase=self.phase, next=self.names.fresh(f"{ivn}_next"), wait=dict(
             cp_async=any(t is None for t in p.tma) and not p.arrivals,
@@ -524,7 +531,8 @@ class DotWriter(Writer):
                 self.out.line("__syncthreads();  // by every warp: the previous products "
                               "retired, the next stage landed")
                 d["waited"] = True
-            self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}")
+            self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}",
+                              refill=True)
             if p.awaits_at_top:  # (the next iteration waits for its stage where it starts)
                 d["waited"] = True
             elif d["wait"]["wgmma"] and not p.awaits_at_refill:
@@ -545,11 +553,17 @@ class DotWriter(Writer):
                 self.core.assign_yields([op.results[i] for i in keep],
                                         [body.yields[i] for i in keep])
 
-    def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str) -> None:
+    def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str,
+                     refill: bool = False) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
         advanced past it; skipped past the end of the loop.  Commits one group either way,
         so the waits can count groups (or, `Pipeline.arrivals`, has the copies arrive on
-        the stage's mbarrier)."""
+        the stage's mbarrier).  A `refill` of a stage the warps release
+        (`Pipeline.releases`) first waits until every warp has: the stage written is the
+        one the previous iteration read (distance num_stages - 1), released when that
+        iteration ended, whose phase is this stage's, or the one before where this
+        iteration's stage is the first (a barrier's first wait for the phase before its
+        first passes at once: the first refill of the last stage)."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
         # the scalars the copies read (named in the body, where they are no longer
@@ -558,6 +572,10 @@ class DotWriter(Writer):
                    and o not in p.loads and o.results[0].id not in self.exprs.inline}
         with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
                 self.out.captured() as lines:
+            if refill and p.releases:
+                self.out.line(self.ctx.dot_macros.await_release(dict(
+                    released=self.released, stage=stage, current=self.current_stage,
+                    phase=self.phase)))
             if any(t is not None for t in p.tma):
                 self.tma_copies(p, stage)
             for ld, copy in zip(p.loads, p.tma):

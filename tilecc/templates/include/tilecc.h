@@ -1811,6 +1811,11 @@ TC_DEVICE void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                :: "r"(bar), "r"(bytes) : "memory");
 }
+// this thread's arrival (a warp's lane 0 speaking for the warp: one of the arrivals the
+// barrier was initialized with), releasing what the thread read before it
+TC_DEVICE void mbarrier_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
 TC_DEVICE bool mbarrier_try_wait(unsigned bar, unsigned parity) {
   unsigned done;
   asm volatile("{\n  .reg .pred p;\n  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"

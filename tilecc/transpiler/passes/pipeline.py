@@ -122,6 +122,11 @@ class Pipeline:
     # stage's mbarrier when they land (cp.async.mbarrier.arrive), which then counts every
     # thread's arrival instead of the copy engine's bytes
     arrivals: bool = False
+    # arrivals with no product in flight across iterations: each warp, once its products
+    # retired, arrives on the stage's second mbarrier ("free"), and the copies that refill
+    # a stage wait for every warp's arrival there instead of a barrier ending the iteration
+    # (the warps, no longer in lockstep, overlap one's softmax with another's product)
+    releases: bool = False
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own
     deferred: frozenset = frozenset()
@@ -131,7 +136,8 @@ class Pipeline:
     # per load: read ahead for the product's prologue (`prologue_loads`): each thread's
     # vectors in a stage of its own layout, read back into registers where the load was
     own: list = field(default_factory=list)
-    # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage
+    # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage,
+    # then one more per stage with `releases`
     barriers: object = None
 
 

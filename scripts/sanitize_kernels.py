@@ -52,7 +52,8 @@ for case in KD.CASES_DOT:
         dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
         case.kernel[case.grid(n)](*dev, **case.options)
 # the attention example at a ragged length (masked keys and queries), both masks, d 64 / 128,
-# forward and backward
+# forward and backward; the forward again over enough key blocks for the stages' mbarriers
+# to go through several phases
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
 
@@ -62,6 +63,9 @@ for d in (64, 128):
                                     dtype=cupy.float16) for i in range(4))
         out, lse = AT.attention(q, k, v, causal, xp=cupy)
         AT.attention_backward(q, k, v, out, lse, do, causal)
+        q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 700, d)),
+                                dtype=cupy.float16) for i in range(3))
+        AT.attention(q, k, v, causal, xp=cupy)
 # atomics on blocks that several threads hold (one atomic per element, result broadcast)
 import kernels_atomics as KA  # noqa: E402
 
@@ -161,8 +165,8 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      f"4 attention forward and backward passes, 12 descriptor matmuls, 4 pointer "
-      "matmuls whose copies arrive on mbarriers, 6 block-pointer matmuls and 2 block-pointer "
+      "4 attention forward and backward passes, 4 longer forward passes, 12 descriptor "
+      "matmuls, 4 pointer matmuls whose copies arrive on mbarriers, 6 block-pointer matmuls and 2 block-pointer "
       "walks whose loops carry the pointers, 16 read-ahead products, "
       f"{len(KA.OPS) * 3} replicated atomics and {80 + len(CAMPAIGN_SEEDS)} random programs "
       "included)")

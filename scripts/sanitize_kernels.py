@@ -166,7 +166,8 @@ cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
       "4 attention forward and backward passes, 4 longer forward passes, 12 descriptor "
-      "matmuls, 4 pointer matmuls whose copies arrive on mbarriers, 6 block-pointer matmuls and 2 block-pointer "
-      "walks whose loops carry the pointers, 16 read-ahead products, "
+      "matmuls, 4 pointer matmuls whose copies arrive on mbarriers, 6 block-pointer "
+      "matmuls and 2 block-pointer walks whose loops carry the pointers, 16 read-ahead "
+      "products, "
       f"{len(KA.OPS) * 3} replicated atomics and {80 + len(CAMPAIGN_SEEDS)} random programs "
       "included)")

@@ -174,6 +174,56 @@ def test_the_views_kernel_compiles_cleanly(target, arch) -> None:
 
 
 @tilecc.jit
+def split_apart_kernel(a_ptr, b_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    """A split whose halves are placed apart: the first is read by nothing, the second by
+    a store that wants its own vectors (found by the random kernels: its registers were
+    copied as if it held the view's elements, and the GPU stored them in the wrong
+    places)."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    a = tl.load(a_ptr + rm)[:, None]
+    b = tl.load(b_ptr + rn)[None, :]
+    lo, hi = tl.split(tl.join(tl.broadcast_to(a, (M, N)), tl.broadcast_to(b, (M, N))))
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], hi * 2.0 + 1.0)
+
+
+SPLIT_CASES = [(4, 32, 2), (4, 32, 4), (16, 64, 4), (64, 16, 8)]
+
+
+def _split_inputs(m: int, n: int):
+    rng = np.random.default_rng(m + n)
+    return rng.standard_normal(m).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+
+
+@pytest.mark.parametrize("m,n,warps", SPLIT_CASES)
+def test_a_split_whose_halves_are_placed_apart(m, n, warps) -> None:
+    """Each half of a split holds its elements where its own encoding says: copied in
+    registers only where both are the view's, else through shared memory."""
+    a, b = _split_inputs(m, n)
+    out = np.zeros((m, n), np.float32)
+    split_apart_kernel.interpret[(1,)](a, b, out, M=m, N=n)
+    np.testing.assert_array_equal(out, np.broadcast_to(2 * b + 1, (m, n)))
+    src = split_apart_kernel.source(f"*fp32:16,*fp32:16,*fp32:16,{m},{n}", num_warps=warps)
+    if (m, n, warps) == (4, 32, 2):  # (the placement the random program had)
+        assert "// split the last axis: through shared memory" in src
+    for target, arch in (("cuda", "sm_90"), ("hip", "gfx90a")):
+        (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+        split_apart_kernel.compile(f"*fp32:16,*fp32:16,*fp32:16,{m},{n}", target=target,
+                                   arch=arch, num_warps=warps)  # (`lo` is never read)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,warps", SPLIT_CASES)
+def test_gpu_split_whose_halves_are_placed_apart(m, n, warps) -> None:
+    cupy = pytest.importorskip("cupy")
+    a, b = _split_inputs(m, n)
+    out = cupy.zeros((m, n), cupy.float32)
+    split_apart_kernel[(1,)](cupy.asarray(a), cupy.asarray(b), out, M=m, N=n,
+                             num_warps=warps)
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.broadcast_to(2 * b + 1, (m, n)))
+
+
+@tilecc.jit
 def upcast_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr,
                       K: tl.constexpr):
     """A (M x K) and B stored N x K, both fp8, multiplied as bf16: `b.T` cast, then fed

@@ -50,12 +50,15 @@ def test_the_passes_settle_plans_and_pipelines_before_rendering() -> None:
     assert loops and all(p.distance == p.stages - 1 - (p.in_flight and not p.refill_barrier)
                          for p in loops)
     assert all("copied into shared memory" in p.note for p in loops)
-    # its dynamic shared memory: Q staged once before the loop, then K's and V's stages
+    # its dynamic shared memory: Q staged once before the loop, then K's and V's stages,
+    # then (two warpgroups releasing their stages) the stages' mbarriers, two per stage
     hoisted = [h for op in k.walk() for h in op.attrs.get("hoisted", ())]
     assert [(h.dot is dots[0], h.which) for h in hoisted] == [(True, 0)]
     tiles = dynamic_tiles(k)
-    assert len(tiles) == 3 and tiles[0] is hoisted[0].tile
-    assert [t.offset for t in tiles] == [sum(t.nbytes for t in tiles[:i]) for i in range(3)]
+    assert len(tiles) == 4 and tiles[0] is hoisted[0].tile
+    assert all(p.releases for p in loops) and tiles[3] is loops[0].barriers
+    assert tiles[3].nbytes == 2 * 8 * loops[0].stages
+    assert [t.offset for t in tiles] == [sum(t.nbytes for t in tiles[:i]) for i in range(4)]
     rendered = _render(k, conversions)
     assert f"dynamic_smem + {tiles[1].offset}" in rendered.source
     assert rendered.shared_bytes >= tiles[2].offset

@@ -402,9 +402,10 @@ class BlockWriter(Writer):
         in the same threads (passes.layouts.view_encoding) as register copies; whether it
         is one."""
         x = op.operands[0]
+        # (a split's two results may be placed apart: each must hold its half in place)
         if not isinstance(x.layout.enc, Blocked) or any(
-                v.layout != x.layout for v in op.operands[1:]) or \
-                op.results[0].layout.enc != view_encoding(op, x.layout.enc):
+                v.layout != x.layout for v in op.operands[1:]) or any(
+                y.layout.enc != view_encoding(op, x.layout.enc) for y in op.results):
             return False
         for y in op.results:
             self.core.declare(y)

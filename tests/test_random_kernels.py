@@ -423,8 +423,15 @@ def test_seeds_that_once_failed(seed: int) -> None:
 #   19043, 26078  tuple_helper: rsqrt (approximate on the GPU) scaled and converted to
 #          int32 / int16 lands a unit lower; the classifier now nudges integer outputs too
 #          (ill-conditioned, not a mismatch)
+#   100870, 100890, 101572  tuple_helper, nested_branch, scalar_where: tl.split of a join
+#          whose second half a store placed apart from the first (its own vectors) was
+#          copied in registers as if it held the join's elements; the GPU stored wrong
+#          values (so did seed 2552 of generate(seed), and 200141 and 200175 of
+#          generate(seed, ("block_ptr_loop",)): SPLIT_GPU_SEEDS)
 WILD_CAMPAIGN_SEEDS = [1, 3, 9, 31]
-WILD_GPU_SEEDS = [16699, 18780]
+WILD_GPU_SEEDS = [16699, 18780, 100870, 100890, 101572]
+SPLIT_GPU_SEEDS = [(2552, "FEATURES"), (200141, "block_ptr_loop"),
+                   (200175, "block_ptr_loop")]
 
 
 @pytest.mark.parametrize("seed", WILD_CAMPAIGN_SEEDS)
@@ -439,6 +446,17 @@ def test_wild_seeds_that_once_failed(seed: int) -> None:
 @pytest.mark.parametrize("seed", WILD_GPU_SEEDS)
 def test_wild_seeds_that_once_failed_on_the_gpu(seed: int) -> None:
     prog = RK.generate(seed, RK.WILD_FEATURES)
+    with tempfile.TemporaryDirectory() as tmp:
+        interpreted = RK.check(prog, tmp, targets=(("cuda", None),))
+        assert interpreted.kind == "ok", _report([interpreted], {seed: prog})
+        r = RK.run_gpu(prog, prog.load(tmp), interpreted)
+    assert r.kind == "ok", _report([r], {seed: prog})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed,features", SPLIT_GPU_SEEDS)
+def test_split_seeds_that_once_failed_on_the_gpu(seed: int, features: str) -> None:
+    prog = RK.generate(seed, RK.FEATURES if features == "FEATURES" else (features,))
     with tempfile.TemporaryDirectory() as tmp:
         interpreted = RK.check(prog, tmp, targets=(("cuda", None),))
         assert interpreted.kind == "ok", _report([interpreted], {seed: prog})

@@ -395,7 +395,24 @@ def test_max_of_narrow_unsigned_reduces_in_int32() -> None:
 #                   evaluator missed: float(2**64 - 1) is 2**64
 #   5615            tl.where(c, -5, x_u8): the generator now writes 5 (Triton rejects -5 there,
 #                   as tilecc does)
-CAMPAIGN_SEEDS = [575, 945, 1117, 1255, 1278, 1367, 1418, 2201, 2378, 2440, 4128, 5615]
+#   3678            an fp16 tl.cumsum that the reference (summed in float64) ends 64 inside
+#                   fp16's largest value overflows summed in fp16, as Triton sums it: an
+#                   infinity within the tolerance's reach is no mismatch
+#                   (random_program.close)
+CAMPAIGN_SEEDS = [575, 945, 1117, 1255, 1278, 1367, 1418, 2201, 2378, 2440, 3678, 4128,
+                  5615]
+
+
+def test_an_infinity_within_the_tolerance_of_the_largest_value_is_close() -> None:
+    from tilecc.testing.random_program import close
+
+    f16 = np.float16
+    big = np.array([-65440.0, 65440.0, -600.0], f16)
+    assert close(np.array([-np.inf, np.inf, -600.0], f16), big, 0.01).all()
+    assert not close(np.array([np.inf, -np.inf, -np.inf], f16), big, 0.01).any()
+    # fp32's largest value is far past the band: an infinity there is a mismatch
+    assert not close(np.array([-np.inf], np.float32), np.array([-65440.0], np.float32),
+                     0.01).any()
 
 
 @pytest.mark.parametrize("seed", CAMPAIGN_SEEDS)

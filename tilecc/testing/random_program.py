@@ -192,14 +192,23 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float) -> np.ndarray:
     """Element by element: within rtol of the value plus the largest finite magnitude (at
-    least 1), or the same NaN / infinity."""
+    least 1), or the same NaN / infinity; an infinity also where that band reaches past
+    the largest finite value of `got`'s type on the same side (a sum rounded step by step
+    in fp16 may overflow where the reference, summed in float64, ends just inside)."""
     g64, e64 = got.astype(np.float64), want.astype(np.float64)
     both_nan = np.isnan(g64) & np.isnan(e64)
     same_inf = np.isinf(e64) & (g64 == e64)
     finite = np.isfinite(e64)
     scale = max(1.0, float(np.abs(e64[finite]).max())) if finite.any() else 1.0
+    band = rtol * (np.abs(e64) + scale)
+    overflowed = np.zeros(g64.shape, bool)
+    if got.dtype.kind == "f":
+        top = float(np.finfo(got.dtype).max)
+        with np.errstate(invalid="ignore"):
+            overflowed = np.isinf(g64) & finite & (np.sign(g64) == np.sign(e64)) & \
+                (np.abs(e64) + band >= top)
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: compared above
-        return both_nan | same_inf | (np.abs(g64 - e64) <= rtol * (np.abs(e64) + scale))
+        return both_nan | same_inf | overflowed | (np.abs(g64 - e64) <= band)
 
 
 def random_array(rng: np.random.Generator, dt: DT, size: int) -> np.ndarray:

@@ -177,8 +177,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
               for (int c = 0; c < 64; c += 64)
                 tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
                     tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                    a_desc_map,
-                                ki_next * 64 + c, 0, offs_am / 64, 0, landed);
+                    a_desc_map, ki_next * 64 + c, 0, offs_am / 64, 0, landed);
             } else {  // past the tensor's last whole slab of rows: 8 rows a copy
 #pragma unroll
               for (int c = 0; c < 64; c += 64)
@@ -186,8 +185,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
                 for (int r = 0; r < 128; r += 8)
                   tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
                       tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
-                      a_desc_8rows_map,
-                                  ki_next * 64 + c, offs_am + r, landed);
+                      a_desc_8rows_map, ki_next * 64 + c, offs_am + r, landed);
             }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
@@ -198,8 +196,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
               for (int r = 0; r < 64; r += 64)
                 tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
                     tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
-                    b_desc_map,
-                                offs_bn + c, ki_next * 64 + r, landed);
+                    b_desc_map, offs_bn + c, ki_next * 64 + r, landed);
           }
         }
         ki_next += 1;
@@ -256,8 +253,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
               for (int c = 0; c < 64; c += 64)
                 tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
                     tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                    a_desc_map,
-                                ki_ahead * 64 + c, 0, offs_am / 64, 0, landed);
+                    a_desc_map, ki_ahead * 64 + c, 0, offs_am / 64, 0, landed);
             } else {  // past the tensor's last whole slab of rows: 8 rows a copy
 #pragma unroll
               for (int c = 0; c < 64; c += 64)
@@ -265,8 +261,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
                 for (int r = 0; r < 128; r += 8)
                   tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
                       tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
-                      a_desc_8rows_map,
-                                  ki_ahead * 64 + c, offs_am + r, landed);
+                      a_desc_8rows_map, ki_ahead * 64 + c, offs_am + r, landed);
             }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
@@ -277,8 +272,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
               for (int r = 0; r < 64; r += 64)
                 tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
                     tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
-                    b_desc_map,
-                                offs_bn + c, ki_ahead * 64 + r, landed);
+                    b_desc_map, offs_bn + c, ki_ahead * 64 + r, landed);
           }
         }
 #pragma unroll

@@ -10,6 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tilecc
+import tilecc.language as tl
+
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
     from test_blocks import load_example
@@ -106,8 +109,9 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     assert "tc::pack2(" in body
 
 
-def _hopper_loop(sig: str, warps: int, stages: int = 3) -> tuple[str, str]:
-    src = A.attention_fwd.source(sig, arch="sm_90", num_warps=warps, num_stages=stages)
+def _hopper_loop(sig: str, warps: int, stages: int = 3, kernel=None) -> tuple[str, str]:
+    kernel = kernel or A.attention_fwd
+    src = kernel.source(sig, arch="sm_90", num_warps=warps, num_stages=stages)
     body = src.split("#include")[1]
     start = body.index("for (int start_n = 0;")
     return body, body[start:body.index("\n  }\n", start)]  # (the loop's closing brace)
@@ -156,6 +160,93 @@ def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal:
         assert "mbarrier" not in other and "released" not in other
     require_cuda_compiler()
     assert_clean_compile(A.attention_fwd, sig, "cuda", "sm_90", num_warps=8, num_stages=3)
+
+
+@tilecc.jit
+def desc_attention_fwd(Q, K, V, Out, sm_scale, Y, N_CTX, HEAD_DIM: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Attention forward through tensor descriptors made from the arguments (tutorial 06's
+    form: heads stacked as Y = Z * H * N_CTX rows, N_CTX a multiple of the blocks): on
+    sm_90 its K and V stream in by TMA."""
+    start_m = tl.program_id(0)
+    row0 = tl.program_id(1) * N_CTX
+    q_desc = tl.make_tensor_descriptor(Q, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(K, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(V, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    o_desc = tl.make_tensor_descriptor(Out, [Y, HEAD_DIM], [HEAD_DIM, 1],
+                                       [BLOCK_M, HEAD_DIM])
+    q = q_desc.load([row0 + start_m * BLOCK_M, 0])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    for start_n in range(0, N_CTX, BLOCK_N):
+        qk = tl.dot(q, k_desc.load([row0 + start_n, 0]).T)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(tl.float16), v_desc.load([row0 + start_n, 0]), acc)
+        m_i = m_ij
+    o_desc.store([row0 + start_m * BLOCK_M, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+def _desc_signature(d: int, bm: int = 128, bn: int = 128) -> str:
+    return f"*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32,i32:16,{d},{bm},{bn}"
+
+
+def test_desc_attention_on_the_interpreter() -> None:
+    rng = np.random.default_rng(3)
+    q, k, v = _inputs(rng, (1, 2, 64, 32), np.float16)
+    out = np.zeros_like(q)
+    desc_attention_fwd.interpret[(2, 2)](q, k, v, out, 32 ** -0.5, 128, 64, HEAD_DIM=32,
+                                         BLOCK_M=32, BLOCK_N=16, num_warps=4)
+    np.testing.assert_allclose(out.astype(np.float64), A.reference(q, k, v, False)[0],
+                               atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_hopper_copy_engine_stages_released_by_the_warps(d: int) -> None:
+    """K and V by TMA on two warpgroups: the thread that issues a stage's copies waits,
+    alone, until every warp released it; no barrier ends the iteration."""
+    body, loop = _hopper_loop(_desc_signature(d), 8, kernel=desc_attention_fwd)
+    assert "tc::tma_load_2d(" in loop and "cp_async" not in loop
+    assert "__syncthreads()" not in loop
+    one = loop.index("if (threadIdx.x == 0) {  // the copy engine's copies")
+    released = loop.index("tc::mbarrier_wait(tc::smem_address(start_n_released + "
+                          "(start_n_stage + 2) % 3),")
+    assert one < released < loop.index("tc::mbarrier_expect_bytes(") < \
+        loop.index("tc::tma_load_2d(") < loop.index("tc::mbarrier_arrive(")
+    assert "tc::mbarrier_init(tc::smem_address(start_n_landed + s), 1);" in body
+    assert "tc::mbarrier_init(tc::smem_address(start_n_released + s), 8);" in body
+    _, four = _hopper_loop(_desc_signature(d), 4, kernel=desc_attention_fwd)
+    assert "__syncthreads();  // the next stage is everyone's" in four
+    assert "released" not in four
+    require_cuda_compiler()
+    assert_clean_compile(desc_attention_fwd, _desc_signature(d), "cuda", "sm_90",
+                         num_warps=8, num_stages=3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d", [64, 128])
+def test_gpu_copy_engine_stages_released_by_the_warps(d: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(4)
+    z, h, n = 2, 3, 1024  # 8 key blocks: each stage's barriers through several phases
+    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    for _ in range(3):
+        out = torch.full_like(q, float("nan"))
+        desc_attention_fwd[(n // 128, z * h)](q, k, v, out, d ** -0.5, z * h * n, n,
+                                              HEAD_DIM=d, BLOCK_M=128, BLOCK_N=128,
+                                              num_warps=8, num_stages=3)
+        torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)
 
 
 @pytest.mark.gpu

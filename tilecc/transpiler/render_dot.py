@@ -572,12 +572,15 @@ class DotWriter(Writer):
                    and o not in p.loads and o.results[0].id not in self.exprs.inline}
         with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
                 self.out.captured() as lines:
-            if refill and p.releases:
-                self.out.line(self.ctx.dot_macros.await_release(dict(
+            release = ""
+            if refill and p.releases:  # (the copy engine's: its one thread waits)
+                release = self.ctx.dot_macros.await_release(dict(
                     released=self.released, stage=stage, current=self.current_stage,
-                    phase=self.phase)))
+                    phase=self.phase)).strip()
+                if not any(t is not None for t in p.tma):
+                    self.out.line(release)
             if any(t is not None for t in p.tma):
-                self.tma_copies(p, stage)
+                self.tma_copies(p, stage, release)
             for ld, copy in zip(p.loads, p.tma):
                 if copy is None:
                     self.core.comment_for(ld)
@@ -591,9 +594,10 @@ class DotWriter(Writer):
         groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
-    def tma_copies(self, p: Pipeline, stage: str) -> None:
+    def tma_copies(self, p: Pipeline, stage: str, release: str = "") -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
-        stage's barrier how many bytes they bring."""
+        stage's barrier how many bytes they bring (and, `release`, waited until every
+        warp released the stage: Pipeline.releases)."""
         copies = []
         for ld, copy in zip(p.loads, p.tma):
             if copy is None:
@@ -630,6 +634,7 @@ class DotWriter(Writer):
                 what=", placed where each warp's wgmma reads those rows" if which == 0 else
                 ", the block's transpose: B K-major" if copy.transposed else ""))
         self.out.line(self.ctx.dot_macros.tma_copies(dict(
+            release=release,
             bar=self.names.fresh("landed", add=False), barriers=self.barriers, stage=stage,
             total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 

@@ -122,10 +122,11 @@ class Pipeline:
     # stage's mbarrier when they land (cp.async.mbarrier.arrive), which then counts every
     # thread's arrival instead of the copy engine's bytes
     arrivals: bool = False
-    # arrivals with no product in flight across iterations: each warp, once its products
-    # retired, arrives on the stage's second mbarrier ("free"), and the copies that refill
-    # a stage wait for every warp's arrival there instead of a barrier ending the iteration
-    # (the warps, no longer in lockstep, overlap one's softmax with another's product)
+    # awaits_at_top with no product in flight across iterations (cp.async arrivals, or
+    # TMA): each warp, once its products retired, arrives on the stage's second mbarrier,
+    # and the copies that refill a stage wait for every warp's arrival there (on TMA, the
+    # thread that issues them) instead of a barrier ending the iteration (the warps, no
+    # longer in lockstep, overlap one's softmax with another's product)
     releases: bool = False
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own

@@ -351,16 +351,17 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
                                 dots[0].operands[1].type.shape[-1] >= 256)
     at_top = barrier and len(engine) == 1 and not any(p.own) and \
         (engine == {True} or dist >= AWAIT_AT_REFILL_DISTANCE and long_product)
-    # No product in flight, several warpgroups, every stage a thread's cp.async copies read
-    # by warpgroup products: the stages are released through mbarriers, not a barrier
-    # ending the iteration (`releases`); the warpgroups then drift apart, one's softmax
-    # under another's products.  Measured on an H200 against the closing barrier, attention
+    # No product in flight, several warpgroups, every stage the threads' cp.async copies or
+    # every stage the copy engine's (then only its thread waits for the release), read by
+    # warpgroup products: the stages are released through mbarriers, not a barrier ending
+    # the iteration (`releases`); the warpgroups then drift apart, one's softmax under
+    # another's products.  Measured on an H200 against the closing barrier, attention
     # forward of D 128 on 8 warps: 1.07-1.13x.  Not on one warpgroup (D 64 on 4 warps:
     # 0.93-0.99x), nor where a product only accumulates (`_deferred` retires it at a later
     # product's wait, before a barrier: attention's dQ 0.92-0.94x without).
     top = {id(o) for o in body.ops}
     readers = [o for o in walk(body) if o.kind == "dot"]
-    releases = (not overlap and num_warps > 4 and engine == {False} and not any(p.own) and
+    releases = (not overlap and num_warps > 4 and len(engine) == 1 and not any(p.own) and
                 bool(readers) and
                 all(id(o) in top and o.attrs["plan"].unit.async_groups for o in readers) and
                 not any(_accumulates_only(o, body, emission) for o in readers))
@@ -369,7 +370,7 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     return replace(p, in_flight=overlap, refill_barrier=barrier,
                    awaits_at_refill=barrier and dist >= AWAIT_AT_REFILL_DISTANCE and
                    not at_top, awaits_at_top=at_top or releases,
-                   arrivals=at_top and engine == {False} or releases, releases=releases,
+                   arrivals=(at_top or releases) and engine == {False}, releases=releases,
                    distance=dist, note=note)
 
 

@@ -1,9 +1,10 @@
 """Fused attention (forward) through tilecc, Triton and torch's SDPA, side by side.
 
-    python benchmarks/bench_attention.py [--quick] [--block-ptr]
+    python benchmarks/bench_attention.py [--quick] [--block-ptr | --descriptors]
 
 The kernel is examples/attention.py's `attention_fwd` (--block-ptr: the same written with
-block pointers, `attention_block_ptr.py`): tilecc compiles it as it is, and
+block pointers, `attention_block_ptr.py`; --descriptors: with tensor descriptors, K and V
+by TMA, `attention_descriptor.py`): tilecc compiles it as it is, and
 Triton compiles the very same function source with `tl` bound to `triton.language`.  Both
 run the same block configurations (--quick: the example's own) and the best of each is
 shown, beside `torch.nn.functional.scaled_dot_product_attention`.  Batch 4, 32 heads,
@@ -35,9 +36,12 @@ def launcher(kernel, q, k, v, out, lse, causal, cfg):
     bm, bn, warps, stages = cfg
     d = q.shape[-1]
     grid = (-(-N // bm), B * H)
-    return lambda: kernel[grid](q, k, v, out, lse, d ** -0.5, q.stride(0), q.stride(1),
-                                q.stride(2), H, N, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
-                                CAUSAL=causal, num_warps=warps, num_stages=stages)
+    where = (q.stride(0), q.stride(1), q.stride(2), H, N)
+    if "Y" in kernel.arg_names:  # attention_descriptor.py: the heads' rows stacked
+        where = (B * H * N, N)
+    return lambda: kernel[grid](q, k, v, out, lse, d ** -0.5, *where, HEAD_DIM=d, BLOCK_M=bm,
+                                BLOCK_N=bn, CAUSAL=causal, num_warps=warps,
+                                num_stages=stages)
 
 
 ROUNDS, CALLS = 11, 30
@@ -75,10 +79,20 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the example's configuration only")
     ap.add_argument("--block-ptr", action="store_true",
                     help="the kernel written with block pointers (attention_block_ptr.py)")
+    ap.add_argument("--descriptors", action="store_true",
+                    help="the kernel written with tensor descriptors, K and V by TMA "
+                         "(attention_descriptor.py)")
     args = ap.parse_args()
-    kernel = AT.attention_fwd
     if args.block_ptr:
         from attention_block_ptr import attention_fwd_block_ptr as kernel
+    elif args.descriptors:
+        import triton  # (its descriptors made in a kernel need global scratch memory)
+
+        from attention_descriptor import attention_fwd_descriptors as kernel
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                     device="cuda"))
+    else:
+        kernel = AT.attention_fwd
     tc_k, tr_k = kernel, as_triton(kernel)
     rows = []
     for d in (64, 128):

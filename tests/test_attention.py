@@ -10,9 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tilecc
-import tilecc.language as tl
-
 try:
     from conftest_compilers import require_cuda_compiler, require_hip_compiler
     from test_blocks import load_example
@@ -162,48 +159,34 @@ def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal:
     assert_clean_compile(A.attention_fwd, sig, "cuda", "sm_90", num_warps=8, num_stages=3)
 
 
-@tilecc.jit
-def desc_attention_fwd(Q, K, V, Out, sm_scale, Y, N_CTX, HEAD_DIM: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Attention forward through tensor descriptors made from the arguments (tutorial 06's
-    form: heads stacked as Y = Z * H * N_CTX rows, N_CTX a multiple of the blocks): on
-    sm_90 its K and V stream in by TMA."""
-    start_m = tl.program_id(0)
-    row0 = tl.program_id(1) * N_CTX
-    q_desc = tl.make_tensor_descriptor(Q, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
-    k_desc = tl.make_tensor_descriptor(K, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
-    v_desc = tl.make_tensor_descriptor(V, [Y, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
-    o_desc = tl.make_tensor_descriptor(Out, [Y, HEAD_DIM], [HEAD_DIM, 1],
-                                       [BLOCK_M, HEAD_DIM])
-    q = q_desc.load([row0 + start_m * BLOCK_M, 0])
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634
-    for start_n in range(0, N_CTX, BLOCK_N):
-        qk = tl.dot(q, k_desc.load([row0 + start_n, 0]).T)
-        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(tl.float16), v_desc.load([row0 + start_n, 0]), acc)
-        m_i = m_ij
-    o_desc.store([row0 + start_m * BLOCK_M, 0], (acc / l_i[:, None]).to(tl.float16))
+def _load_benchmark_kernel(stem: str):
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", f"{stem}.py")
+    spec = importlib.util.spec_from_file_location(f"{stem}_for_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _desc_signature(d: int, bm: int = 128, bn: int = 128) -> str:
-    return f"*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32,i32:16,{d},{bm},{bn}"
+# K and V through tensor descriptors made from the arguments (tutorial 06's Hopper form)
+desc_attention_fwd = _load_benchmark_kernel("attention_descriptor").attention_fwd_descriptors
+
+
+def _desc_signature(d: int, bm: int = 128, bn: int = 128, causal: bool = False) -> str:
+    return f"*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32:16,{d},{bm},{bn},{causal}"
 
 
 def test_desc_attention_on_the_interpreter() -> None:
     rng = np.random.default_rng(3)
     q, k, v = _inputs(rng, (1, 2, 64, 32), np.float16)
-    out = np.zeros_like(q)
-    desc_attention_fwd.interpret[(2, 2)](q, k, v, out, 32 ** -0.5, 128, 64, HEAD_DIM=32,
-                                         BLOCK_M=32, BLOCK_N=16, num_warps=4)
-    np.testing.assert_allclose(out.astype(np.float64), A.reference(q, k, v, False)[0],
-                               atol=2e-2, rtol=2e-2)
+    for causal in (False, True):
+        out, lse = np.zeros_like(q), np.zeros((2, 64), np.float32)
+        desc_attention_fwd.interpret[(2, 2)](q, k, v, out, lse, 32 ** -0.5, 128, 64,
+                                             HEAD_DIM=32, BLOCK_M=32, BLOCK_N=16,
+                                             CAUSAL=causal, num_warps=4)
+        _check(out, lse, q, k, v, causal)
 
 
 @pytest.mark.parametrize("d", [64, 128])
@@ -229,8 +212,9 @@ def test_hopper_copy_engine_stages_released_by_the_warps(d: int) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
-def test_gpu_copy_engine_stages_released_by_the_warps(d: int) -> None:
+def test_gpu_copy_engine_stages_released_by_the_warps(d: int, causal: bool) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -240,12 +224,13 @@ def test_gpu_copy_engine_stages_released_by_the_warps(d: int) -> None:
     z, h, n = 2, 3, 1024  # 8 key blocks: each stage's barriers through several phases
     q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
                for _ in range(3))
-    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
     for _ in range(3):
         out = torch.full_like(q, float("nan"))
-        desc_attention_fwd[(n // 128, z * h)](q, k, v, out, d ** -0.5, z * h * n, n,
+        desc_attention_fwd[(n // 128, z * h)](q, k, v, out, lse, d ** -0.5, z * h * n, n,
                                               HEAD_DIM=d, BLOCK_M=128, BLOCK_N=128,
-                                              num_warps=8, num_stages=3)
+                                              CAUSAL=causal, num_warps=8, num_stages=3)
         torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)
 
 

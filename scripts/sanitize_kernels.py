@@ -57,6 +57,9 @@ for case in KD.CASES_DOT:
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import attention_descriptor as AD  # noqa: E402
+
 for d in (64, 128):
     for causal in (False, True):
         q, k, v, do = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 200, d)),
@@ -66,6 +69,14 @@ for d in (64, 128):
         q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 700, d)),
                                 dtype=cupy.float16) for i in range(3))
         AT.attention(q, k, v, causal, xp=cupy)
+        # the same through tensor descriptors: K and V by TMA, the stages released by the
+        # warps (8 key blocks)
+        q, k, v = (cupy.asarray(np.random.default_rng(i).standard_normal((1, 2, 1024, d)),
+                                dtype=cupy.float16) for i in range(3))
+        out, lse = cupy.empty_like(q), cupy.empty((2, 1024), dtype=cupy.float32)
+        AD.attention_fwd_descriptors[(8, 2)](q, k, v, out, lse, d ** -0.5, 2048, 1024,
+                                             HEAD_DIM=d, BLOCK_M=128, BLOCK_N=128,
+                                             CAUSAL=causal, num_warps=8, num_stages=3)
 # atomics on blocks that several threads hold (one atomic per element, result broadcast)
 import kernels_atomics as KA  # noqa: E402
 
@@ -165,7 +176,8 @@ with tempfile.TemporaryDirectory() as tmp:
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "
-      "4 attention forward and backward passes, 4 longer forward passes, 12 descriptor "
+      "4 attention forward and backward passes, 4 longer forward passes and 4 through "
+      "descriptors, 12 descriptor "
       "matmuls, 4 pointer matmuls whose copies arrive on mbarriers, 6 block-pointer "
       "matmuls and 2 block-pointer walks whose loops carry the pointers, 16 read-ahead "
       "products, "

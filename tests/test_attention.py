@@ -211,19 +211,25 @@ def test_hopper_copy_engine_stages_released_by_the_warps(d: int) -> None:
                          num_warps=8, num_stages=3)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("d", [64, 128])
-def test_gpu_copy_engine_stages_released_by_the_warps(d: int, causal: bool) -> None:
-    import torch
+def _cuda_qkv(shape, seed: int, dtype: str = "float16"):
+    """torch, its functional module and random q, k, v of `shape` on the GPU (the test
+    skips without one)."""
+    torch = pytest.importorskip("torch")
     import torch.nn.functional as F
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU")
-    torch.manual_seed(4)
+    torch.manual_seed(seed)
+    return (torch, F, *(torch.randn(shape, device="cuda", dtype=getattr(torch, dtype))
+                        for _ in range(3)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_gpu_copy_engine_stages_released_by_the_warps(d: int, causal: bool) -> None:
     z, h, n = 2, 3, 1024  # 8 key blocks: each stage's barriers through several phases
-    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
-               for _ in range(3))
+    torch, F, q, k, v = _cuda_qkv((z, h, n, d), 4)
     want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
     for _ in range(3):
@@ -241,15 +247,8 @@ def test_gpu_stages_released_by_warps_over_many_iterations(d: int, bn: int,
                                                            causal: bool) -> None:
     """Two warpgroups releasing their stages through mbarriers: enough key blocks for each
     stage's barriers to go through many phases, a length no block divides."""
-    import torch
-    import torch.nn.functional as F
-
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    torch.manual_seed(2)
     z, h, n = 2, 3, 1000
-    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
-               for _ in range(3))
+    torch, F, q, k, v = _cuda_qkv((z, h, n, d), 2)
     want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
     for _ in range(3):  # the barriers are initialized afresh by every program
@@ -265,15 +264,8 @@ def test_gpu_stages_released_by_warps_over_many_iterations(d: int, bn: int,
 @pytest.mark.parametrize("causal", [False, True])
 def test_gpu_configurations_match_sdpa(d: int, blocks, causal: bool) -> None:
     """Every benchmark configuration, on a length no block divides."""
-    import torch
-    import torch.nn.functional as F
-
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    torch.manual_seed(1)
     z, h, n = 1, 2, 300
-    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16)
-               for _ in range(3))
+    torch, F, q, k, v = _cuda_qkv((z, h, n, d), 1)
     out = torch.empty_like(q)
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
     bm, bn, warps, stages = blocks
@@ -289,14 +281,7 @@ def test_gpu_configurations_match_sdpa(d: int, blocks, causal: bool) -> None:
 @pytest.mark.parametrize("shape", [(2, 3, 200, 64), (1, 2, 256, 128), (1, 1, 77, 64)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_gpu_matches_sdpa(shape, causal: bool, dtype: str) -> None:
-    import torch
-    import torch.nn.functional as F
-
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    torch.manual_seed(0)
-    q, k, v = (torch.randn(shape, device="cuda", dtype=getattr(torch, dtype))
-               for _ in range(3))
+    torch, F, q, k, v = _cuda_qkv(shape, 0, dtype)
     out = torch.empty_like(q)
     z, h, n, d = shape
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)

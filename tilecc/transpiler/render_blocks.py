@@ -192,6 +192,10 @@ class BlockWriter(Writer):
     # --- reductions ------------------------------------------------------------------------------
     def op_reduce(self, op: Op) -> None:
         xs, results, axis = op.operands, op.results, op.attrs["axis"]
+        # every result is written with the first one's layout (the layout pass derives
+        # them alike from the operands')
+        assert all(r.layout == results[0].layout for r in results[1:]), \
+            "reduce: results placed apart"
         src: Placement = xs[0].layout
         e = src.kept[axis]
         dst = results[0].layout if results[0].type.is_block else None

@@ -104,6 +104,8 @@ class ReorderWriter(Writer):
         results through reference parameters (`out0`, ...), one per result and element."""
         region, k = op.regions[0], op.attrs["pack"]
         results = op.results
+        assert all(r.layout == results[0].layout for r in results[1:]), \
+            "map_elementwise: results placed apart"
         regs = results[0].layout.regs
         for res in results:
             self.core.declare(res)

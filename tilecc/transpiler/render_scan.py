@@ -298,6 +298,9 @@ class Scans:
         """The block through shared memory: one thread scans each line, or several each a
         chunk of it (then the chunks before theirs are added)."""
         xs, results = op.operands, op.results
+        # every result is read back with the first one's layout
+        assert all(r.layout == results[0].layout for r in results[1:]), \
+            "scan: results placed apart"
         axis, reverse = op.attrs["axis"], op.attrs["reverse"]
         shape = xs[0].type.shape
         strides = _row_major(shape)

@@ -159,19 +159,9 @@ def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal:
     assert_clean_compile(A.attention_fwd, sig, "cuda", "sm_90", num_warps=8, num_stages=3)
 
 
-def _load_benchmark_kernel(stem: str):
-    import importlib.util
-    import os
-
-    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", f"{stem}.py")
-    spec = importlib.util.spec_from_file_location(f"{stem}_for_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # K and V through tensor descriptors made from the arguments (tutorial 06's Hopper form)
-desc_attention_fwd = _load_benchmark_kernel("attention_descriptor").attention_fwd_descriptors
+desc_attention_fwd = load_example("attention_descriptor",
+                                  "benchmarks").attention_fwd_descriptors
 
 
 def _desc_signature(d: int, bm: int = 128, bn: int = 128, causal: bool = False) -> str:

@@ -196,10 +196,10 @@ def test_block_case_on_gpu(case, dtype, fw: str) -> None:
 
 # --- examples: softmax and layer norm ------------------------------------------------------
 
-def load_example(name: str):
-    """examples/NAME.py as a module (the examples are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(f"example_{name}",
-                                                  os.path.join(ROOT, "examples", f"{name}.py"))
+def load_example(name: str, folder: str = "examples"):
+    """FOLDER/NAME.py as a module (the examples and benchmarks are scripts, not packages)."""
+    spec = importlib.util.spec_from_file_location(f"{folder}_{name}",
+                                                  os.path.join(ROOT, folder, f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

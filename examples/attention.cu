@@ -26,28 +26,18 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
-//     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced3: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//   Sliced4: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Blocked5: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
 // Layout conversions (through shared memory):
 //   L68: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L49: kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages; a
-//     stage refilled once its readers' warps released it)
+//   L49: kt, v of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages; a stage
+//     refilled once its readers' warps released it)
 //   L52: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 //   L63: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
@@ -98,67 +88,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked3 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
-  }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced3: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced8: 64 block, 16 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced3 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -166,9 +98,9 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Sliced9: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+// Sliced4: 128 block, 2 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced9 {
+struct Sliced4 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 64 + tc::warp_id() * 8 + (tc::lane_id() / 4); }
@@ -176,9 +108,9 @@ struct Sliced9 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 4 * 2 == 0; }
 };
 
-// Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
-//   axis 1: 2 per thread x 4 lanes x 1 warps
-struct Blocked10 {
+// Blocked5: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+//   1: 2 per thread x 4 lanes x 1 warps
+struct Blocked5 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -203,7 +135,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     int stride_h,
     int stride_m,
     int H,
-    int N_CTX) {
+    int N_CTX,
+    const __grid_constant__ tc::TensorMap K_map /* K's blocks, [1, 1, 64, 64] boxes */,
+    const __grid_constant__ tc::TensorMap V_map /* V's blocks, [1, 1, 64, 64] boxes */) {
   tc::launch_ranges<256>();
   // dynamic shared memory: the tl.dot pipeline stages (65584 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
@@ -214,7 +148,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   // L31: off_hz = tl.program_id(1)
   const int off_hz = static_cast<int>(blockIdx.y);
   // L32: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
-  const int base = off_hz / H * stride_z + off_hz % H * stride_h;
+  const int z_index = off_hz / H;
+  const int h_index = off_hz % H;
+  const int base = z_index * stride_z + h_index * stride_h;
   // L33: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
   const int t_ = start_m * 128;
   // L34: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
@@ -266,31 +202,17 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
   for (int r = 0; r < 2; ++r) m_i[r] = -tc::inf<float>();
   tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
-  unsigned kt_at[2];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-    kt_at[v / 8] = 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8);
-    tc::keep_in_register(kt_at[v / 8]);
-  }
   tc::half* const v_stages = reinterpret_cast<tc::half*>(dynamic_smem + 40960);
-  unsigned v_at[2];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-    v_at[v / 8] = 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(v_at[v / 8]);
-  }
-  // pipeline (kt, v of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages; a stage refilled once its readers' warps released it))
-  // per stage: every thread's copies have landed
+  // pipeline (kt, v of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages; a
+  //   stage refilled once its readers' warps released it))
+  // per stage: its TMA copies have landed
   unsigned long long* const start_n_landed =
       reinterpret_cast<unsigned long long*>(dynamic_smem + 65536);
   // per stage: every warp is done reading it
   unsigned long long* const start_n_released =
       reinterpret_cast<unsigned long long*>(dynamic_smem + 65560);
   if (threadIdx.x == 0) {
-    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_landed + s), 256);
+    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_landed + s), 1);
     for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_released + s), 8);
     tc::fence_mbarrier_init();
   }
@@ -300,38 +222,42 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       if (start_n_next < hi) {
-        // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          const unsigned landed = tc::smem_address(start_n_landed + (s));
+          tc::mbarrier_expect_bytes(landed, 16384);
+          // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
-              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(v_stages_base + v_at[v / 8],
-              V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
-              Sliced1::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  K_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+          // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+          const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
+          // 64 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(v_stages_base + 2 * (col / 64 * 4096 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  V_map, 0 + col, start_n_next + r, z_index, h_index, landed);
         }
-        // this thread's arrival on the stage's barrier, once they have landed
-        tc::cp_async_arrive(tc::smem_address(start_n_landed + s));
       }
       start_n_next += 64;
     }
   }
-  // every thread's copies for the first stage
+  // the TMA copies for the first stage
   if (0 < hi) tc::mbarrier_wait(tc::smem_address(start_n_landed + 0), 0);
   __syncthreads();
   int start_n_stage = 0;  // the stage this iteration reads
   unsigned start_n_phase = 0;  // the parity of its barrier's current phase
   for (int start_n = 0; start_n < hi; start_n += 64) {
     const int start_n_ahead = start_n + 2 * 64;
-    // every thread's copies for this stage
+    // the TMA copies for this stage
     tc::mbarrier_wait(tc::smem_address(start_n_landed + start_n_stage), start_n_phase);
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L52: qk = tl.dot(q, kt)
@@ -364,31 +290,35 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
       }
       tc::wgmma_commit();
       if (start_n_ahead < hi) {
-        // every warp has released it
-        tc::mbarrier_wait(tc::smem_address(start_n_released + (start_n_stage + 2) % 3),
-            start_n_phase ^ (start_n_stage == 0));
-        // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned kt_stages_base =
-            tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          // every warp has released it
+          tc::mbarrier_wait(tc::smem_address(start_n_released + (start_n_stage + 2) % 3),
+              start_n_phase ^ (start_n_stage == 0));
+          const unsigned landed = tc::smem_address(start_n_landed + ((start_n_stage + 2) % 3));
+          tc::mbarrier_expect_bytes(landed, 16384);
+          // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned kt_stages_base =
+              tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
-              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned v_stages_base =
-            tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(v_stages_base + v_at[v / 8],
-              V + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
-              Sliced1::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  K_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+          // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+          const unsigned v_stages_base =
+              tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
+          // 64 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(v_stages_base + 2 * (col / 64 * 4096 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  V_map, 0 + col, start_n_ahead + r, z_index, h_index, landed);
         }
-        // this thread's arrival on the stage's barrier, once they have landed
-        tc::cp_async_arrive(tc::smem_address(start_n_landed + (start_n_stage + 2) % 3));
       }
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
@@ -402,9 +332,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 32; ++r)
       qk_1[r] =
-          ((start_n + Sliced8::coord0((r % 16)) < N_CTX) &
-          (t_ + Sliced9::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
-          Sliced8::coord0((r % 16)))) ?
+          ((start_n + Sliced3::coord0((r % 16)) < N_CTX) &
+          (t_ + Sliced4::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+          Sliced3::coord0((r % 16)))) ?
           qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[2];
@@ -517,8 +447,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
   for (int r = 0; r < 2; ++r)
-    if (Sliced9::owner() && t_ + Sliced9::coord0(r) < N_CTX)
-      (LSE + off_hz * N_CTX)[t_ + Sliced9::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+    if (Sliced4::owner() && t_ + Sliced4::coord0(r) < N_CTX)
+      (LSE + off_hz * N_CTX)[t_ + Sliced4::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half* const t_2 = Out + base;
@@ -537,8 +467,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
 #pragma unroll
       for (int k = 0; k < 2; ++k) chunk[k] = t_3[r + k];
       tc::store<2>(
-          buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
-          Blocked10::coord1(r) % 8, chunk);
+          buffer + tc::swizzled_chunk<8>(Blocked5::coord0(r), Blocked5::coord1(r) / 8) * 8 +
+          Blocked5::coord1(r) % 8, chunk);
     }
     __syncthreads();
 #pragma unroll

@@ -29,31 +29,27 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
-//   Blocked3: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//     1: 8 per thread x 8 lanes x 1 warps
-//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//   Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 4 lanes x 8 warps
-//   Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced11: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced8: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced9: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   L149: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 //   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L131: do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages)
+//   L131: do, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages)
 //   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
 //   L141: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
@@ -118,41 +114,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked3: 32 x 64 block, 8 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced6: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced6 {
+struct Sliced3 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -160,9 +124,9 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced7: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
 //   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced4 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -170,9 +134,9 @@ struct Sliced7 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-// Sliced8: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
+// Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced5 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -180,9 +144,9 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Blocked9: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+// Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked9 {
+struct Blocked6 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -192,9 +156,9 @@ struct Blocked9 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked10: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//   axis 1: 8 per thread x 8 lanes x 1 warps
-struct Blocked10 {
+// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
+struct Blocked7 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -206,14 +170,24 @@ struct Blocked10 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced11: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced11 {
+// Sliced8: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
+struct Sliced8 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced9: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced9 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
@@ -230,11 +204,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     int stride_h,
     int stride_m,
     int H,
-    int N_CTX) {
+    int N_CTX,
+    const __grid_constant__ tc::TensorMap DO_map /* DO's blocks, [1, 1, 32, 64] boxes */,
+    const __grid_constant__ tc::TensorMap Q_map /* Q's blocks, [1, 1, 32, 64] boxes */) {
   tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step)
   __shared__ unsigned char smem[4096] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (57344 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (57368 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_N keys: dK and dV stay in registers while the
   // queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
@@ -244,7 +220,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   // L107: off_hz = tl.program_id(1)
   const int off_hz = static_cast<int>(blockIdx.y);
   // L108: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
-  const int base = off_hz / H * stride_z + off_hz % H * stride_h;
+  const int z_index = off_hz / H;
+  const int h_index = off_hz % H;
+  const int base = z_index * stride_z + h_index * stride_h;
   // L109: offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
   const int t_ = start_n * 128;
   // L110: offs_m = tl.arange(0, BLOCK_M) (index arithmetic: recomputed where it is used)
@@ -325,54 +303,54 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 32; ++r) dk[r] = 0.0f;
   tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
-  unsigned do_at[1];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 8; v += 8) {
-    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-    do_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(do_at[v / 8]);
-  }
   tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
-  unsigned q_at[1];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 8; v += 8) {
-    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-    q_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(q_at[v / 8]);
+  // pipeline (do, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages))
+  // per stage: its TMA copies have landed
+  unsigned long long* const start_m_landed =
+      reinterpret_cast<unsigned long long*>(dynamic_smem + 57344);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_m_landed + s), 1);
+    tc::fence_mbarrier_init();
   }
-  // pipeline (do, q of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages))
+  __syncthreads();  // the barriers, initialized for every thread
   {  // prologue: the copies of the first 2 iterations
     int start_m_next = lo;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       if (start_m_next < N_CTX) {
-        // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
-        const unsigned do_stages_base = tc::smem_address(do_stages + (s) * 2048);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          const unsigned landed = tc::smem_address(start_m_landed + (s));
+          tc::mbarrier_expect_bytes(landed, 8192);
+          // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+          const unsigned do_stages_base = tc::smem_address(do_stages + (s) * 2048);
+          // 32 x 64 a copy
 #pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(do_stages_base + do_at[v / 8],
-              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
-        const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(q_stages_base + q_at[v / 8],
-              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+            for (int r = 0; r < 32; r += 32)
+              tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  DO_map, 0 + col, start_m_next + r, z_index, h_index, landed);
+          // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+          const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
+          // 32 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 32; r += 32)
+              tc::tma_load_4d(q_stages_base + 2 * (col / 64 * 2048 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  Q_map, 0 + col, start_m_next + r, z_index, h_index, landed);
         }
       }
-      tc::cp_async_commit();
       start_m_next += 32;
     }
   }
-  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  // the TMA copies for the first stage
+  if (lo < N_CTX) tc::mbarrier_wait(tc::smem_address(start_m_landed + 0), 0);
   __syncthreads();
   int start_m_stage = 0;  // the stage this iteration reads
+  unsigned start_m_phase = 0;  // the parity of its barrier's current phase
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
     const int start_m_ahead = start_m + 2 * 32;
     // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
@@ -382,8 +360,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half qt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
-          Q + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced3::coord0(0) < N_CTX,
+          Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
@@ -393,21 +371,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced8::coord0(r) <
-          N_CTX ? *(LSE + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced8::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced8::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced5::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced6::coord0(0) < N_CTX,
-          DO + base + Sliced6::coord0(0) * stride_m + Sliced7::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced3::coord0(0) < N_CTX,
+          DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
@@ -421,8 +399,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      t_1_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
-          Blocked9::coord1(r) % 8] = qt[r];
+      t_1_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] = qt[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -443,29 +421,37 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g,
             (ni + q / 2) * 1 + wn));
       if (start_m_ahead < N_CTX) {
-        // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
-        const unsigned do_stages_base =
-            tc::smem_address(do_stages + ((start_m_stage + 2) % 3) * 2048);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          const unsigned landed = tc::smem_address(start_m_landed + ((start_m_stage + 2) % 3));
+          tc::mbarrier_expect_bytes(landed, 8192);
+          // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+          const unsigned do_stages_base =
+              tc::smem_address(do_stages + ((start_m_stage + 2) % 3) * 2048);
+          // 32 x 64 a copy
 #pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(do_stages_base + do_at[v / 8],
-              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
-        const unsigned q_stages_base =
-            tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(q_stages_base + q_at[v / 8],
-              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+            for (int r = 0; r < 32; r += 32)
+              tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  DO_map, 0 + col, start_m_ahead + r, z_index, h_index, landed);
+          // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+          const unsigned q_stages_base =
+              tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
+          // 32 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 32; r += 32)
+              tc::tma_load_4d(q_stages_base + 2 * (col / 64 * 2048 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  Q_map, 0 + col, start_m_ahead + r, z_index, h_index, landed);
         }
       }
-      tc::cp_async_commit();
-      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
+      // the TMA copies for the next stage
+      if (start_m + 32 < N_CTX)
+        tc::mbarrier_wait(tc::smem_address(start_m_landed + (start_m_stage + 1 == 3 ? 0 : start_m_stage + 1)),
+            (start_m_stage + 1 == 3 ? start_m_phase ^ 1 : start_m_phase));
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {
@@ -500,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       pt_1[r] =
-          start_m + Sliced8::coord0((r % 8)) >= t_ +
+          start_m + Sliced5::coord0((r % 8)) >= t_ +
           Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_2[16];
@@ -544,8 +530,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      dpt_b[tc::swizzled_chunk<4>(Blocked9::coord0(r), Blocked9::coord1(r) / 8) * 8 +
-          Blocked9::coord1(r) % 8] = dot[r];
+      dpt_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] = dot[r];
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
@@ -628,9 +614,15 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
-    start_m_stage = start_m_stage + 1 == 3 ? 0 : start_m_stage + 1;
+    if (++start_m_stage == 3) {
+      start_m_stage = 0;
+      start_m_phase ^= 1;
+    }
   }
-  tc::cp_async_wait<0>();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_m_landed + s));
+  }
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
   tc::half t_4[32];
 #pragma unroll
@@ -654,8 +646,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 32; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r),
-          Blocked10::coord1(r) / 8) * 8 + Blocked10::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked7::coord0(r),
+          Blocked7::coord1(r) / 8) * 8 + Blocked7::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_5[r + k] = chunk[k];
     }
@@ -665,10 +657,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
-    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+    if (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DV +
-          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced5::coord0((v % 8))),
+          (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced9::coord0((v % 8))),
           chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
@@ -695,8 +687,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 32; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked10::coord0(r),
-          Blocked10::coord1(r) / 8) * 8 + Blocked10::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked7::coord0(r),
+          Blocked7::coord1(r) / 8) * 8 + Blocked7::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_7[r + k] = chunk[k];
     }
@@ -706,10 +698,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
-    if (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+    if (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DK +
-          (base + (t_ + Sliced11::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced5::coord0((v % 8))),
+          (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced9::coord0((v % 8))),
           chunk);
   }
 }

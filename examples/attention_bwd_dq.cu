@@ -28,28 +28,18 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
-//   Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps;
-//     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked3: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked9: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
-//     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced10: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced4: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   L194: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L180: kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-//     stages; 1 accumulating product retired by the next product's wait)
+//   L180: kt, vt, k of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages; 1
+//     accumulating product retired by the next product's wait)
 //   L189: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 //   L190: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
@@ -110,77 +100,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked3: 64 x 64 block, 16 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
+// Blocked3: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+//   1: 8 per thread x 8 lanes x 1 warps
 struct Blocked3 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
-  }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Blocked4: 64 x 64 block, 16 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked4 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) {
-    return (r / 8) * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8);
-  }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::lane_id() % 8 * 8 + (r % 8) % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced5: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced6 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced7: 64 block, 2 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
-  enum : int { kRegs = 2 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced8: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked9: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
-//   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked9 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -192,14 +114,24 @@ struct Blocked9 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced10: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced10 {
+// Sliced4: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 128 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
 extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
@@ -215,9 +147,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     int stride_h,
     int stride_m,
     int H,
-    int N_CTX) {
+    int N_CTX,
+    const __grid_constant__ tc::TensorMap K_map /* K's blocks, [1, 1, 64, 64] boxes */,
+    const __grid_constant__ tc::TensorMap V_map /* V's blocks, [1, 1, 64, 64] boxes */) {
   tc::launch_ranges<256>();
-  // dynamic shared memory: the tl.dot pipeline stages (106496 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (106520 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_M queries: dQ stays in registers while the keys and
   // values stream past BLOCK_N at a time (as in the forward).
@@ -226,7 +160,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   // L160: off_hz = tl.program_id(1)
   const int off_hz = static_cast<int>(blockIdx.y);
   // L161: base = (off_hz // H) * stride_z + (off_hz % H) * stride_h
-  const int base = off_hz / H * stride_z + off_hz % H * stride_h;
+  const int z_index = off_hz / H;
+  const int h_index = off_hz % H;
+  const int base = z_index * stride_z + h_index * stride_h;
   // L162: offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
   const int t_ = start_m * 128;
   // L163: offs_n = tl.arange(0, BLOCK_N) (index arithmetic: recomputed where it is used)
@@ -312,71 +248,66 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
   for (int r = 0; r < 32; ++r) dq[r] = 0.0f;
   tc::half* const kt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
-  unsigned kt_at[2];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-    kt_at[v / 8] = 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8);
-    tc::keep_in_register(kt_at[v / 8]);
-  }
   tc::half* const vt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 57344);
-  unsigned vt_at[2];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked3::coord0(v), col = Blocked3::coord1(v);
-    vt_at[v / 8] = 2 * (row / 64 * 4096 + tc::swizzled_chunk<8>(col, row % 64 / 8) * 8 + row % 8);
-    tc::keep_in_register(vt_at[v / 8]);
-  }
   tc::half* const k_stages = reinterpret_cast<tc::half*>(dynamic_smem + 81920);
-  unsigned k_at[2];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-    k_at[v / 8] = 2 * (col / 64 * 4096 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(k_at[v / 8]);
+  // pipeline (kt, vt, k of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages;
+  //   1 accumulating product retired by the next product's wait))
+  // per stage: its TMA copies have landed
+  unsigned long long* const start_n_landed =
+      reinterpret_cast<unsigned long long*>(dynamic_smem + 106496);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_n_landed + s), 1);
+    tc::fence_mbarrier_init();
   }
-  // pipeline (kt, vt, k of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3
-  //   stages; 1 accumulating product retired by the next product's wait))
+  __syncthreads();  // the barriers, initialized for every thread
   {  // prologue: the copies of the first 2 iterations
     int start_n_next = 0;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       if (start_n_next < hi) {
-        // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          const unsigned landed = tc::smem_address(start_n_landed + (s));
+          tc::mbarrier_expect_bytes(landed, 24576);
+          // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned kt_stages_base = tc::smem_address(kt_stages + (s) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
-              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned vt_stages_base = tc::smem_address(vt_stages + (s) * 4096);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(vt_stages_base + vt_at[v / 8],
-              V + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned k_stages_base = tc::smem_address(k_stages + (s) * 4096);
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  K_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+          // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned vt_stages_base = tc::smem_address(vt_stages + (s) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(k_stages_base + k_at[v / 8],
-              K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
-              Sliced8::coord0((v % 8)) + start_n_next * stride_m,
-              start_n_next + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(vt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  V_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+          // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+          const unsigned k_stages_base = tc::smem_address(k_stages + (s) * 4096);
+          // 64 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(k_stages_base + 2 * (col / 64 * 4096 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  K_map, 0 + col, start_n_next + r, z_index, h_index, landed);
         }
       }
-      tc::cp_async_commit();
       start_n_next += 64;
     }
   }
-  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
+  // the TMA copies for the first stage
+  if (0 < hi) tc::mbarrier_wait(tc::smem_address(start_n_landed + 0), 0);
   __syncthreads();
   int start_n_stage = 0;  // the stage this iteration reads
+  unsigned start_n_phase = 0;  // the parity of its barrier's current phase
   for (int start_n = 0; start_n < hi; start_n += 64) {
     const int start_n_ahead = start_n + 2 * 64;
     // L181: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
@@ -418,39 +349,48 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
       __syncthreads();  // ... by every warp
       if (start_n_ahead < hi) {
-        // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned kt_stages_base =
-            tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+        if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
+          const unsigned landed = tc::smem_address(start_n_landed + ((start_n_stage + 2) % 3));
+          tc::mbarrier_expect_bytes(landed, 24576);
+          // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned kt_stages_base =
+              tc::smem_address(kt_stages + ((start_n_stage + 2) % 3) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(kt_stages_base + kt_at[v / 8],
-              K + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
-        const unsigned vt_stages_base =
-            tc::smem_address(vt_stages + ((start_n_stage + 2) % 3) * 4096);
+          for (int col = 0; col < 64; col += 64)
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(vt_stages_base + vt_at[v / 8],
-              V + base + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) * stride_m +
-              Sliced6::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced5::coord0((v % 8 + (v / 8) * 8) / 8) < N_CTX ? 16 : 0);
-        }
-        // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
-        const unsigned k_stages_base =
-            tc::smem_address(k_stages + ((start_n_stage + 2) % 3) * 4096);
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  K_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+          // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+          const unsigned vt_stages_base =
+              tc::smem_address(vt_stages + ((start_n_stage + 2) % 3) * 4096);
+          // 64 x 64 a copy, the block's transpose: B K-major
 #pragma unroll
-        for (int v = 0; v < 16; v += 8) {
-          tc::cp_async<16>(k_stages_base + k_at[v / 8],
-              K + base + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) * stride_m +
-              Sliced8::coord0((v % 8)) + start_n_ahead * stride_m,
-              start_n_ahead + Sliced7::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX ? 16 : 0);
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(vt_stages_base + 2 * (r / 64 * 4096 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  V_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+          // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+          const unsigned k_stages_base =
+              tc::smem_address(k_stages + ((start_n_stage + 2) % 3) * 4096);
+          // 64 x 64 a copy
+#pragma unroll
+          for (int col = 0; col < 64; col += 64)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(k_stages_base + 2 * (col / 64 * 4096 +
+                  tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                  K_map, 0 + col, start_n_ahead + r, z_index, h_index, landed);
         }
       }
-      tc::cp_async_commit();
-      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
+      // the TMA copies for the next stage
+      if (start_n + 64 < hi)
+        tc::mbarrier_wait(tc::smem_address(start_n_landed + (start_n_stage + 1 == 3 ? 0 : start_n_stage + 1)),
+            (start_n_stage + 1 == 3 ? start_n_phase ^ 1 : start_n_phase));
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 32; ++r) tc::fence_operand(t_1[r]);
@@ -538,12 +478,18 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
       // dq)
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
-    start_n_stage = start_n_stage + 1 == 3 ? 0 : start_n_stage + 1;
+    if (++start_n_stage == 3) {
+      start_n_stage = 0;
+      start_n_phase ^= 1;
+    }
   }
   tc::wgmma_wait<0>();  // the last iteration's deferred products
 #pragma unroll
   for (int r = 0; r < 32; ++r) tc::fence_operand(dq[r]);
-  tc::cp_async_wait<0>();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_n_landed + s));
+  }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
   tc::half t_3[32];
 #pragma unroll
@@ -568,8 +514,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
 #pragma unroll
     for (int r = 0; r < 32; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked9::coord0(r),
-          Blocked9::coord1(r) / 8) * 8 + Blocked9::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked3::coord0(r),
+          Blocked3::coord1(r) / 8) * 8 + Blocked3::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
     }
@@ -579,10 +525,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
-    if (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
+    if (t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DQ +
-          (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced8::coord0((v % 8))),
+          (base + (t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+          Sliced5::coord0((v % 8))),
           chunk);
   }
 }

@@ -174,29 +174,29 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             //   as 8 x 2 x 8 (1, 64, 8 rows apart), in the order of wgmma_a_row
             if (offs_am + 128 <= a_desc_shape0 / 64 * 64) {
 #pragma unroll
-              for (int c = 0; c < 64; c += 64)
-                tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
-                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                    a_desc_map, ki_next * 64 + c, 0, offs_am / 64, 0, landed);
+              for (int col = 0; col < 64; col += 64)
+                tc::tma_load_4d(a_stages_base + 2 * (col / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), col % 64 / 8) * 8 + col % 8),
+                    a_desc_map, ki_next * 64 + col, 0, offs_am / 64, 0, landed);
             } else {  // past the tensor's last whole slab of rows: 8 rows a copy
 #pragma unroll
-              for (int c = 0; c < 64; c += 64)
+              for (int col = 0; col < 64; col += 64)
 #pragma unroll
                 for (int r = 0; r < 128; r += 8)
-                  tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
-                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
-                      a_desc_8rows_map, ki_next * 64 + c, offs_am + r, landed);
+                  tc::tma_load_2d(a_stages_base + 2 * (col / 64 * 8192 +
+                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), col % 64 / 8) * 8 + col % 8),
+                      a_desc_8rows_map, ki_next * 64 + col, offs_am + r, landed);
             }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 8192);
             // 64 x 64 a copy
 #pragma unroll
-            for (int c = 0; c < 128; c += 64)
+            for (int col = 0; col < 128; col += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
-                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
-                    b_desc_map, offs_bn + c, ki_next * 64 + r, landed);
+                tc::tma_load_2d(b_stages_base + 2 * (col / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                    b_desc_map, offs_bn + col, ki_next * 64 + r, landed);
           }
         }
         ki_next += 1;
@@ -250,29 +250,29 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
             //   as 8 x 2 x 8 (1, 64, 8 rows apart), in the order of wgmma_a_row
             if (offs_am + 128 <= a_desc_shape0 / 64 * 64) {
 #pragma unroll
-              for (int c = 0; c < 64; c += 64)
-                tc::tma_load_4d(a_stages_base + 2 * (c / 64 * 8192 +
-                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), c % 64 / 8) * 8 + c % 8),
-                    a_desc_map, ki_ahead * 64 + c, 0, offs_am / 64, 0, landed);
+              for (int col = 0; col < 64; col += 64)
+                tc::tma_load_4d(a_stages_base + 2 * (col / 64 * 8192 +
+                    tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(0), col % 64 / 8) * 8 + col % 8),
+                    a_desc_map, ki_ahead * 64 + col, 0, offs_am / 64, 0, landed);
             } else {  // past the tensor's last whole slab of rows: 8 rows a copy
 #pragma unroll
-              for (int c = 0; c < 64; c += 64)
+              for (int col = 0; col < 64; col += 64)
 #pragma unroll
                 for (int r = 0; r < 128; r += 8)
-                  tc::tma_load_2d(a_stages_base + 2 * (c / 64 * 8192 +
-                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), c % 64 / 8) * 8 + c % 8),
-                      a_desc_8rows_map, ki_ahead * 64 + c, offs_am + r, landed);
+                  tc::tma_load_2d(a_stages_base + 2 * (col / 64 * 8192 +
+                      tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(r), col % 64 / 8) * 8 + col % 8),
+                      a_desc_8rows_map, ki_ahead * 64 + col, offs_am + r, landed);
             }
             // L57: b = b_desc.load([offs_k, offs_bn])
             const unsigned b_stages_base = tc::smem_address(b_stages + ((ki_stage + 2) % 3) * 8192);
             // 64 x 64 a copy
 #pragma unroll
-            for (int c = 0; c < 128; c += 64)
+            for (int col = 0; col < 128; col += 64)
 #pragma unroll
               for (int r = 0; r < 64; r += 64)
-                tc::tma_load_2d(b_stages_base + 2 * (c / 64 * 4096 +
-                    tc::swizzled_chunk<8>(r, c % 64 / 8) * 8 + c % 8),
-                    b_desc_map, offs_bn + c, ki_ahead * 64 + r, landed);
+                tc::tma_load_2d(b_stages_base + 2 * (col / 64 * 4096 +
+                    tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
+                    b_desc_map, offs_bn + col, ki_ahead * 64 + r, landed);
           }
         }
 #pragma unroll

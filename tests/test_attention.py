@@ -82,7 +82,7 @@ def test_benchmark_configurations_compile_for_hopper(d: int, blocks) -> None:
 
 def test_hopper_source_keeps_operands_where_they_are() -> None:
     """On sm_90: Q is staged in shared memory once, before the loop; K^T is loaded along
-    its contiguous axis and copied K-major by cp.async (wgmma reads B untransposed); the
+    its contiguous axis and copied K-major by TMA (wgmma reads B untransposed); the
     probabilities reach the second product from registers; no layout conversion but the
     output's, after the loop, in the tiles' shared memory, for 16-byte stores."""
     sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
@@ -94,7 +94,7 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     assert "q_tile" in body[loop:] and "q[" not in body[loop:]
     notes = " ".join(line.lstrip("/ ") for line in header.splitlines())  # wrapped lines joined
     assert "load kt: 8 x fp16 (16 B) along axis 0" in notes
-    assert "kt, v of tl.dot copied into shared memory with cp.async" in notes
+    assert "kt, v of tl.dot copied into shared memory with TMA" in notes
     assert "A from registers (held in the accumulator layout)" in notes
     assert "B from shared memory (K-major)" in notes
     conversions = header.split("Layout conversions (through shared memory):")[1]
@@ -106,9 +106,13 @@ def test_hopper_source_keeps_operands_where_they_are() -> None:
     assert "tc::pack2(" in body
 
 
-def _hopper_loop(sig: str, warps: int, stages: int = 3, kernel=None) -> tuple[str, str]:
+def _hopper_loop(sig: str, warps: int, stages: int = 3, kernel=None,
+                 cp_async: bool = False) -> tuple[str, str]:
+    """The sm_90 source and its K loop; `cp_async`: the build a launch falls back to where
+    its strides break what TMA needs (pointer blocks copied by cp.async)."""
     kernel = kernel or A.attention_fwd
-    src = kernel.source(sig, arch="sm_90", num_warps=warps, num_stages=stages)
+    src = kernel.source(sig, options=kernel.options(
+        arch="sm_90", num_warps=warps, num_stages=stages, made_descriptor_tma=not cp_async))
     body = src.split("#include")[1]
     start = body.index("for (int start_n = 0;")
     return body, body[start:body.index("\n  }\n", start)]  # (the loop's closing brace)
@@ -117,14 +121,15 @@ def _hopper_loop(sig: str, warps: int, stages: int = 3, kernel=None) -> tuple[st
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d,bn", [(64, 64), (64, 128), (128, 128)])
 def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal: bool) -> None:
-    """Two warpgroups, products waited for in the iteration: no barrier ends the
-    iteration.  Each thread's copies arrive on the stage's mbarrier as they land and each
-    thread waits on it where the iteration starts; each warp, once its products retired,
-    arrives on the stage's second mbarrier, which the copies refilling that stage wait on
-    (the stage the previous iteration read: phase `phase ^ (stage == 0)`)."""
+    """Two warpgroups, products waited for in the iteration, K and V by cp.async (the
+    build for strides TMA cannot read): no barrier ends the iteration.  Each thread's
+    copies arrive on the stage's mbarrier as they land and each thread waits on it where
+    the iteration starts; each warp, once its products retired, arrives on the stage's
+    second mbarrier, which the copies refilling that stage wait on (the stage the previous
+    iteration read: phase `phase ^ (stage == 0)`)."""
     sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
            f"{d},128,{bn},{causal}")
-    body, loop = _hopper_loop(sig, 8)
+    body, loop = _hopper_loop(sig, 8, cp_async=True)
     assert "__syncthreads()" not in loop
     assert "cp_async_commit" not in body and "cp_async_wait<1>" not in body
     top = loop.index("tc::mbarrier_wait(tc::smem_address(start_n_landed + start_n_stage), "
@@ -147,7 +152,7 @@ def test_hopper_warpgroups_release_the_stages_they_read(d: int, bn: int, causal:
         " ".join(line.lstrip("/ ") for line in A.attention_fwd.source(
             sig, arch="sm_90", num_warps=8, num_stages=3).split("#include")[0].splitlines())
     # one warpgroup keeps the closing barrier (nothing to overlap with in the program)
-    _, one = _hopper_loop(sig, 4)
+    _, one = _hopper_loop(sig, 4, cp_async=True)
     assert "__syncthreads();  // the next stage is everyone's" in one
     assert "mbarrier" not in one
     # neither sm_80 nor AMD has the mbarriers (where the blocks fit their shared memory)

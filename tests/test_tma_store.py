@@ -177,5 +177,5 @@ def test_a_descriptor_copied_in_keeps_its_one_map() -> None:
     (store,) = [op for op in kernel.walk() if op.kind == "store"]
     assert "tma_store" not in store.attrs
     assert [(m.param, m.box, m.store, m.rows_split is not None)
-            for m in kernel.tensor_maps] == [("a_desc", (64, 64), False, True),
-                                             ("a_desc", (8, 64), False, False)]
+            for m in kernel.tensor_maps if m.param == "a_desc"] == [
+                ("a_desc", (64, 64), False, True), ("a_desc", (8, 64), False, False)]

@@ -127,13 +127,15 @@ def test_a_load_stored_over_before_its_transpose_is_read_keeps_the_loaded_values
 
 # --- what is folded -------------------------------------------------------------------------------
 
-def test_b_transposed_streams_in_k_major_with_cp_async() -> None:
+def test_b_transposed_streams_in_k_major() -> None:
     for arch in ("sm_80", "sm_90a"):
         src = _source(ptr_bt_matmul, PTR_SIG, arch)
         assert "permute axes" not in src, arch  # no trip through shared memory
         assert "load b: 8 x fp16 (16 B) along axis 0" in src, arch  # along K
-    # wgmma reads B K-major: the copies go straight into its stages
-    assert "a, b of tl.dot copied into shared memory with cp.async" in src
+    # wgmma reads B K-major: the copies go straight into its stages (the copy engine's:
+    # its boxes are rows of B as stored, the block's transpose)
+    assert "a, b of tl.dot copied into shared memory with TMA" in src
+    assert "the block's transpose: B K-major" in src
 
 
 def test_what_is_not_folded_keeps_its_permute() -> None:

@@ -230,7 +230,8 @@ def _tensor_map(saved: dict) -> TensorMap:
     split = saved.get("rows_split")
     return TensorMap(**{**saved, "box": tuple(saved["box"]),
                         "args": tuple(args) if args is not None else None,
-                        "rows_split": tuple(map(tuple, split)) if split is not None else None})
+                        "rows_split": tuple(map(tuple, split)) if split is not None else None,
+                        "requires": tuple(map(tuple, saved.get("requires", ())))})
 
 
 def check_shared_memory(kernel: Kernel, rendered: Rendered, target: CompileTarget) -> None:

@@ -137,6 +137,14 @@ class DescriptorRead:
     transposed: bool = False
     # the descriptor's shape, as the bounds mask reads it (one scalar per dim)
     bounds: tuple = ()
+    # a load of pointers read as a box of a tensor map (passes.pointer_tiles): the
+    # coordinates of the map's dims past the block's two (box 1 each; outermost first),
+    # what the launch must find of arguments ((name, least value) each), and the ops
+    # that compute the coordinates (dropped when no TMA copy reads them)
+    outer: tuple = ()
+    requires: tuple = ()
+    pointers: bool = False
+    ops: tuple = ()
 
 
 @dataclass
@@ -190,13 +198,17 @@ def walk(region: Region) -> Iterator[Op]:
 
 
 def uses(kernel: Kernel) -> dict[int, int]:
-    """How many times each value id is read (operands and yields)."""
+    """How many times each value id is read (operands and yields; the coordinates of a
+    load of pointers that a tensor map may copy, passes.pointer_tiles)."""
     counts: dict[int, int] = {}
 
     def visit(region: Region) -> None:
         for op in region.ops:
             for v in op.operands:
                 counts[v.id] = counts.get(v.id, 0) + 1
+            read = op.attrs.get("descriptor")
+            for v in (read.corner + read.outer) if read is not None and read.pointers else ():
+                counts[v.id] = counts.get(v.id, 0) + 1  # (a TMA copy's coordinates)
             for r in op.regions:
                 visit(r)
         for v in region.yields:

@@ -499,7 +499,8 @@ def _parameters(kernel: Kernel, r: Renderer) -> list[tuple[str, str]]:
             params.append((f"{r.exprs.ctype(p.value)} {c_name}",
                            p.name if c_name != p.name else ""))
     for m in kernel.tensor_maps:
-        what = m.param if m.args is None else f"{m.param}'s descriptor"
+        what = m.param if m.args is None else f"{m.param}'s blocks" if m.pointers else \
+            f"{m.param}'s descriptor"
         params.append((f"const __grid_constant__ tc::TensorMap {r.names.map_names[m.key]}",
                        f"{what}, {list(m.box)} boxes"))
     return params

@@ -610,27 +610,29 @@ class DotWriter(Writer):
             rows, cols = x.type.shape
             row0, col0 = (self.exprs.text(c) for c in copy.corner)
             # the copy engine's coordinates are the descriptor's, innermost first
-            (box_rows, box_cols), at = copy.box, f"{col0} + c, {row0} + r"
+            (box_rows, box_cols), at = copy.box, f"{col0} + col, {row0} + r"
             if copy.transposed:
-                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + c"
+                (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + col"
+            # a map of pointer blocks: its dims past the block's, one element each
+            at += "".join(f", {self.exprs.text(c)}" for c in reversed(copy.outer))
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
                 slab = rows_slab(copy.rows_split)
                 split = dict(
                     rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
-                    at=", ".join([f"{col0} + c"] + [f"{row0} / {slab}" if st == slab else
+                    at=", ".join([f"{col0} + col"] + [f"{row0} / {slab}" if st == slab else
                                                     "0" for _, st in copy.rows_split]),
                     whole=f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}",
-                    offset=self.operand_offset(dot, which, "0", "c"),
+                    offset=self.operand_offset(dot, which, "0", "col"),
                     dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
                          ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")
                 box_rows = copy.tail_box[0]  # (the blocks past the whole slabs)
             copies.append(dict(split=split,
                 comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,
-                box_cols=box_cols, esize=x.dtype.itemsize, at=at,
+                box_cols=box_cols, esize=x.dtype.itemsize, at=at, rank=2 + len(copy.outer),
                 map=self.names.map_names[copy.tail_key if split else copy.key],
-                offset=self.operand_offset(dot, which, "r", "c"),
+                offset=self.operand_offset(dot, which, "r", "col"),
                 what=", placed where each warp's wgmma reads those rows" if which == 0 else
                 ", the block's transpose: B K-major" if copy.transposed else ""))
         self.out.line(self.ctx.dot_macros.tma_copies(dict(

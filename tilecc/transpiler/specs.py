@@ -63,6 +63,11 @@ class TensorMap:
     args: tuple | None = None
     store: bool = False
     rows_split: tuple[tuple[int, int], ...] | None = None
+    # a map of the blocks of loads of pointers (passes.pointer_tiles): `args` its base,
+    # dims and strides; `requires` (name, least value) of the int arguments its copies'
+    # coordinates divide by or add
+    requires: tuple = ()
+    pointers: bool = False
 
     @property
     def slab(self) -> int:
@@ -89,6 +94,7 @@ class TensorMap:
     def what(self) -> str:
         """The descriptor, as messages name it."""
         return (f"argument `{self.param}` (a TensorDescriptor)" if self.args is None else
+                f"the blocks loaded from `{self.param}`" if self.pointers else
                 f"the tensor descriptor over `{self.param}`")
 
 

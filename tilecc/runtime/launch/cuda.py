@@ -176,7 +176,8 @@ _SWIZZLES = {32: 1, 64: 2, 128: 3}  # CUtensorMapSwizzle
 def map_slots(maps, specs) -> list[tuple[tuple, int, object]]:
     """Per tensor map the kernel takes, in order: where its descriptor's base, shape and
     strides are among the run-time values ((slot, None) each, or (None, the int) for a
-    part compiled in), its rank, and the specs.TensorMap."""
+    part compiled in), then the arguments it requires a least value of
+    (`TensorMap.requires`), its rank, and the specs.TensorMap."""
     runtime = [s for s in specs if not s.is_constexpr]
     slot_of = {s.name: i for i, s in enumerate(runtime)}
     out = []
@@ -188,7 +189,7 @@ def map_slots(maps, specs) -> list[tuple[tuple, int, object]]:
             picks = tuple((i, None) for i in range(first, first + 1 + 2 * ndim))
         else:  # made in the kernel from these arguments and constants
             picks = tuple((slot_of[a], None) if isinstance(a, str) else (None, a)
-                          for a in m.args)
+                          for a in m.args) + tuple((slot_of[a], None) for a, _ in m.requires)
         out.append((picks, ndim, m))
     return out
 
@@ -344,7 +345,9 @@ class TensorMapLauncher(Launcher):
     A descriptor the kernel made from its arguments was compiled assuming what Triton
     requires of its strides; a launch whose values break that goes to `fallback()`, the
     launcher of a build that reads such descriptors with bounds-checked loads (the JIT
-    sets it; without one, the launch raises the ValueError)."""
+    sets it; without one, the launch raises the ValueError).  So does a launch whose
+    arguments break what a map of loaded pointer blocks requires of them
+    (`TensorMap.requires`, passes.pointer_tiles)."""
 
     __slots__ = ("maps", "encoded", "fallback", "_fallback")
 
@@ -367,14 +370,19 @@ class TensorMapLauncher(Launcher):
             key = tuple(values[j] if j is not None else c for j, c in picks)
             got = self.encoded[i]
             if got is None or got[0] != key:
-                address = key[0]
-                if m.args is not None and self.fallback is not None and \
-                        all(n > 0 for n in key[1:1 + ndim]) and \
-                        breaks_tma_rule(m, address, key[1 + ndim:]):
-                    if self._fallback is None:
-                        self._fallback = self.fallback()
-                    return self._fallback(grid, given)
-                args = tensor_map_arguments(m, address, key[1:1 + ndim], key[1 + ndim:])
+                address, shape, strides = key[0], key[1:1 + ndim], key[1 + ndim:1 + 2 * ndim]
+                short = [f"{name} >= {least}" for v, (name, least) in
+                         zip(key[1 + 2 * ndim:], m.requires) if v < least]
+                if m.args is not None and (short or (all(n > 0 for n in shape) and
+                                                     breaks_tma_rule(m, address, strides))):
+                    if self.fallback is None and short:
+                        raise ValueError(f"{m.what}: its TMA copies were compiled for "
+                                         f"{', '.join(short)}")
+                    if self.fallback is not None:
+                        if self._fallback is None:
+                            self._fallback = self.fallback()
+                        return self._fallback(grid, given)
+                args = tensor_map_arguments(m, address, shape, strides)
                 if args is None:  # an empty tensor: a map that reads the padding alone
                     word, args = padding_map_arguments(m)
                     # (one that stores writes nothing of the tensor: its element is a

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
-from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline
+from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
 from tilecc.transpiler.passes.coalesce import coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
@@ -49,6 +49,9 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     eliminate_dead_code(kernel)
     contract_products(kernel)
     fold_transposed_loads(kernel)
+    if target.async_copies and target.has_tma and made_descriptor_tma and \
+            kernel.num_stages >= 2:
+        pointer_tiles.mark(kernel)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)
     conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch,
@@ -59,6 +62,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     if target.async_copies:
         pipeline.plan(kernel, target.has_tma, made_descriptor_tma, prologue_reads)
     settle(kernel, target, made_descriptor_tma, tma_stores)
+    pointer_tiles.unmark_unused(kernel)
     conversions += coalesce_stores(kernel, target.warp_size)
     ir.verify(kernel)
     return conversions

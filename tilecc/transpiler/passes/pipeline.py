@@ -72,6 +72,17 @@ class TmaCopy:
     # slab (`rows`: the descriptor's rows, as its bounds mask reads them)
     rows_split: tuple[tuple[int, int], ...] | None = None
     rows: Value | None = None
+    # a load of pointers (passes.pointer_tiles): the coordinates of the map's dims past
+    # the block's (outermost first, box 1 each), and what the launch must find of the
+    # arguments (specs.TensorMap.requires)
+    outer: tuple = ()
+    requires: tuple = ()
+    pointers: bool = False
+
+    @property
+    def map_box(self) -> tuple[int, ...]:
+        """The box of the map, in all its dims (outermost first)."""
+        return (1,) * len(self.outer) + self.box
 
     @property
     def key(self) -> tuple:
@@ -91,7 +102,7 @@ class TmaCopy:
     @property
     def maps(self) -> dict[tuple, tuple]:
         """The maps this copy reads: key -> (box, swizzle, rows split)."""
-        out = {self.key: (self.box, self.swizzle, self.rows_split)}
+        out = {self.key: (self.map_box, self.swizzle, self.rows_split)}
         if self.rows_split:
             out[self.tail_key] = (self.tail_box, self.swizzle, None)
         return out
@@ -192,14 +203,20 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
         swizzle, box = 128, (box_rows, 128 // esize)
     else:
         return None
-    fill = load.operands[2].owner  # the descriptor's padding: a splat of 0 or NaN
-    while fill.kind in ("splat", "broadcast", "cast"):
-        fill = fill.operands[0].owner
-    padding = "nan" if fill.attrs["value"] != fill.attrs["value"] else "zero"
+    padding = "zero"  # (a load of pointers without `other`: what masked off reads is 0)
+    if len(load.operands) > 2:  # the padding: a splat of 0 or NaN
+        fill = load.operands[2].owner
+        while fill is not None and fill.kind in ("splat", "broadcast", "cast"):
+            fill = fill.operands[0].owner
+        if fill is None or fill.kind != "const" or (fill.attrs["value"] != 0 and
+                                                    fill.attrs["value"] == fill.attrs["value"]):
+            return None
+        padding = "nan" if fill.attrs["value"] != fill.attrs["value"] else "zero"
     if box[0] > 256 or (padding == "nan" and x.dtype.short not in ("fp16", "bf16", "fp32")):
         return None  # the largest box; the copy engine fills NaN in these types only
     return TmaCopy(src.param, src.corner, box, swizzle, rows * cols * esize, padding,
-                   src.args, src.transposed, split, src.bounds[0] if split else None)
+                   src.args, src.transposed, split, src.bounds[0] if split else None,
+                   src.outer, src.requires, src.pointers)
 
 
 def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None:
@@ -355,6 +372,22 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     for ld in loads:
         if not all(pull(o) for o in ld.operands):
             return None
+    # the coordinates of a load of pointers a TMA copy reads (passes.pointer_tiles) are
+    # computed where the copies are issued, where nothing else in the body reads them
+    for i, copy in enumerate(tma):
+        if copy is not None and copy.pointers:
+            before, held = dict(slice_ops), set(state)
+            pulled = all(pull(c) for c in copy.corner + copy.outer)
+            new = {r.id for k, op in slice_ops.items() if k not in before for r in op.results}
+            if not pulled or any(v.id in new for op in body.ops if id(op) not in slice_ops
+                                 for v in op.operands):
+                slice_ops.clear()
+                slice_ops.update(before)
+                state.clear()
+                state.update(held)
+                if not _candidate(loads[i], *fed[i]):
+                    return None
+                tma[i] = None
     # stream state: updated from itself, the index and outer values only; read by no one else
     update_ops: dict[int, Op] = {}
     for i in sorted(state):

@@ -241,13 +241,15 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
         p: Pipeline | None = loop.attrs.get("pipeline") if loop.kind == "for" else None
         for ld, copy in zip(p.loads if p else (), p.tma if p else ()):
             if copy is not None and copy.key not in maps:
-                maps[copy.key] = TensorMap(copy.param, ld.result.dtype.short, copy.box,
+                maps[copy.key] = TensorMap(copy.param, ld.result.dtype.short, copy.map_box,
                                            copy.swizzle, copy.padding, copy.args,
-                                           rows_split=copy.rows_split)
+                                           rows_split=copy.rows_split,
+                                           requires=copy.requires, pointers=copy.pointers)
             if copy is not None and copy.rows_split and copy.tail_key not in maps:
                 maps[copy.tail_key] = TensorMap(copy.param, ld.result.dtype.short,
                                                 copy.tail_box, copy.swizzle, copy.padding,
-                                                copy.args)
+                                                copy.args, requires=copy.requires,
+                                                pointers=copy.pointers)
     return list(maps.values())
 
 

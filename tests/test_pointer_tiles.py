@@ -1,0 +1,265 @@
+"""Blocks of pointers copied by the copy engine on sm_90 (passes.pointer_tiles).
+
+A `tl.load` of `base + coordinate * stride + ...` feeding a product in a pipelined loop,
+masked by `coordinate < bound` tests, is read through a tensor map the launch encodes from
+the arguments.  On CPU: which loads match (and which stay cp.async, each for its reason),
+the maps' arguments and requirements, the source and its NVRTC compile, the launch going
+to the cp.async build where the arguments break what the maps need.  On the GPU: products
+and attention equal torch's over ragged shapes, through TMA and through that other build.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecc
+import tilecc.language as tl
+from tilecc.runtime import compiler
+from tilecc.runtime.launch import cuda as launch_cuda
+from tilecc.transpiler.passes.pointer_tiles import UNBOUNDED
+from tilecc.transpiler.specs import TensorMap
+
+from conftest_compilers import require_cuda_compiler
+from test_blocks import load_example
+from test_compile_kernels import assert_clean_compile
+
+
+@tilecc.jit
+def matmul_index(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, BM: tl.constexpr,
+                 BN: tl.constexpr, BK: tl.constexpr, FORM: tl.constexpr):
+    # offsets along K from the loop index; FORM: how the loads are written (0: plainly)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        rk = k * BK + tl.arange(0, BK)
+        a_mask = (rm[:, None] < M) & (rk[None, :] < K)
+        if FORM == 1:  # a bound the pointers' coordinate is not: (rk + 1) < K + 1
+            a_mask = (rm[:, None] < M) & (rk[None, :] + 1 < K + 1)
+        if FORM == 2:  # a lower bound too
+            a_mask = a_mask & (rk[None, :] >= 0)
+        a = tl.load(A + rm[:, None] * stride_am + rk[None, :], mask=a_mask, other=0.0)
+        b = tl.load(B + rk[:, None] * stride_bk + rn[None, :],
+                    mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
+def matmul_shifted(A, B, C, K, stride_am, stride_bk, stride_cm, BM: tl.constexpr,
+                   BN: tl.constexpr, BK: tl.constexpr):
+    # K from 1: `(k - 1) * BK` is not known non-negative as the copy engine needs
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(1, K // BK + 1):
+        rk = (k - 1) * BK + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * stride_am + rk[None, :])
+        b = tl.load(B + rk[:, None] * stride_bk + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc)
+
+
+@tilecc.jit
+def matmul_loaded_rows(A, B, C, Rows, K, stride_am, stride_bk, stride_cm, BM: tl.constexpr,
+                       BN: tl.constexpr, BK: tl.constexpr):
+    # A's first row read from memory: any int32, negative too
+    rm = tl.load(Rows + tl.program_id(0)) + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // BK):
+        rk = k * BK + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * stride_am + rk[None, :])
+        b = tl.load(B + rk[:, None] * stride_bk + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc)
+
+
+SIG = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk},{form}"
+ATT = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
+       "64,128,64,False")
+attention = load_example("attention")
+
+
+def _build(kernel, sig: str, warps: int = 4, stages: int = 3, **more):
+    return compiler.transpile(kernel, kernel._specs(sig, {}), "cuda", kernel.options(
+        num_warps=warps, num_stages=stages, arch="sm_90", **more))
+
+
+def test_pointer_blocks_read_through_maps_of_their_arguments() -> None:
+    art = _build(matmul_index, SIG.format(bm=128, bn=128, bk=64, form=0))
+    maps = {m.param: m for m in art.kernel.tensor_maps if m.rows_split is None}
+    # A: rows bounded by M, columns (stride 1) by K; its rows in one box where wgmma reads
+    # them (a second map, 8 rows a box, for the last partial slab)
+    split = [m for m in art.kernel.tensor_maps if m.rows_split is not None]
+    assert [m.args for m in split] == [("A", "M", "K", "stride_am", 1)]
+    assert maps["A"].box == (8, 64) and maps["B"].box == (64, 64)
+    assert maps["B"].args == ("B", "K", "N", "stride_bk", 1)
+    assert all(m.pointers and m.requires == () for m in art.kernel.tensor_maps)
+    assert "a, b of tl.dot copied into shared memory with TMA" in art.source
+    assert "cp_async" not in art.source
+    # attention: K^T and V over (batch, head, key, dim), the batch and head one element each
+    art = _build(attention.attention_fwd, ATT, warps=8)
+    maps = {m.param: m for m in art.kernel.tensor_maps}
+    assert maps["K"].args == ("K", UNBOUNDED, UNBOUNDED, "N_CTX", UNBOUNDED,
+                              "stride_z", "stride_h", "stride_m", 1)
+    assert maps["K"].box == (1, 1, 64, 64) and maps["V"].box == (1, 1, 64, 64)
+    assert maps["K"].requires == (("H", 1),)  # `off_hz // H`, `off_hz % H`: H positive
+    body = art.source.split("#include")[1]
+    assert "const int z_index = off_hz / H;" in body
+    assert "K_map, 0 + r, start_n_next + col, h_index, z_index, landed);" in body
+    assert "V_map, 0 + col, start_n_next + r, h_index, z_index, landed);" in body
+    assert "K's blocks, [1, 1, 64, 64] boxes" in body
+
+
+@pytest.mark.parametrize("form,reason", [(1, "a bound on another coordinate"),
+                                         (2, "a lower bound")])
+def test_masks_the_copy_engine_cannot_bound_stay_cp_async(form, reason) -> None:
+    art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=form))
+    assert [m.param for m in art.kernel.tensor_maps] == ["B"], reason
+    assert "copied into shared memory with TMA and cp.async" in art.source
+
+
+def test_coordinates_not_known_non_negative_stay_cp_async() -> None:
+    """The copy engine reads nothing below a dim's 0, where the pointers would read."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32,i32:16,i32:16,i32:16,64,64,64"
+    art = _build(matmul_shifted, sig)
+    assert art.kernel.tensor_maps == [] and "tc::cp_async<16>(" in art.source
+    art = _build(matmul_loaded_rows,
+                 "*fp16:16,*fp16:16,*fp32:16,*i32:16,i32,i32:16,i32:16,i32:16,64,64,64")
+    assert [m.param for m in art.kernel.tensor_maps] == ["B"]
+
+
+def test_what_else_keeps_pointer_blocks_off_the_copy_engine() -> None:
+    sig = SIG.format(bm=64, bn=64, bk=64, form=0)
+    # a base not known 16-byte aligned (here nothing is pipelined: A, read a vector of
+    # one element at a time, shares its K offsets with B)
+    art = _build(matmul_index, sig.replace("*fp16:16,*fp16:16", "*fp16,*fp16:16", 1))
+    assert "A" not in [m.param for m in art.kernel.tensor_maps]
+    # before Hopper, or built for arguments TMA cannot read
+    assert _build(matmul_index, sig, made_descriptor_tma=False).kernel.tensor_maps == []
+    art = compiler.transpile(matmul_index, matmul_index._specs(sig, {}), "cuda",
+                             matmul_index.options(arch="sm_80", num_stages=3))
+    assert art.kernel.tensor_maps == [] and "tc::cp_async<16>(" in art.source
+    # rows of 32 bytes, which no swizzle of the copy engine writes as wgmma reads them:
+    # marked, then left to cp.async, the mark and its coordinates' ops dropped again
+    sig = SIG.format(bm=64, bn=64, bk=16, form=0)
+    kept = _build(matmul_index, sig).kernel
+    plain = _build(matmul_index, sig, made_descriptor_tma=False).kernel
+    assert kept.tensor_maps == [] and all("descriptor" not in op.attrs for op in kept.walk())
+    assert [op.kind for op in kept.walk()] == [op.kind for op in plain.walk()]
+
+
+def test_pointer_tiles_on_the_interpreter_match_numpy() -> None:
+    rng = np.random.default_rng(0)
+    for m, n, k in ((70, 40, 100), (64, 64, 64)):
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+        matmul_index.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
+            a, b, c, m, n, k, k, n, n, BM=32, BN=32, BK=32, FORM=0)
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32),
+                                   rtol=1e-2, atol=1e-2)
+
+
+def test_pointer_tile_sources_compile() -> None:
+    require_cuda_compiler()
+    for sig, warps in ((SIG.format(bm=128, bn=128, bk=64, form=0), 4),
+                       (SIG.format(bm=128, bn=256, bk=64, form=0), 8)):
+        assert_clean_compile(matmul_index, sig, "cuda", "sm_90", num_warps=warps,
+                             num_stages=3)
+    assert_clean_compile(attention.attention_fwd, ATT, "cuda", "sm_90", num_warps=8,
+                         num_stages=3)
+
+
+class _Recorder:
+    """A kernel stand-in: what cuLaunchKernel was given."""
+
+    def __init__(self, maps):
+        self.handle, self.threads, self.device_id, self.shared_bytes = 1, 128, 0, 0
+        self.tensor_maps = maps
+        self.launches: list = []
+
+    def launch_kernel(self, *args) -> None:
+        self.launches.append(args)
+
+
+def test_a_launch_breaking_a_maps_requirement_goes_to_the_cp_async_build(
+        monkeypatch) -> None:
+    from tilecc.runtime import cuda_driver
+
+    encoded = []
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled",
+                        lambda address, **args: encoded.append(args["dims"]) or (0,) * 16)
+    m = TensorMap("K", "fp16", (1, 64, 64), 128, "zero", ("K", UNBOUNDED, "N", UNBOUNDED,
+                                                           "stride_h", "stride_m", 1),
+                  requires=(("H", 1),), pointers=True)
+    # values: K, N, stride_h, stride_m, H
+    slots = ((0, None), (None, UNBOUNDED), (1, None), (None, UNBOUNDED), (2, None), (3, None),
+             (None, 1), (4, None))
+    kernel = _Recorder([(slots, 3, m)])
+    launcher = launch_cuda.launcher(kernel, ("Qiiii", (True,) * 5), set())
+    launcher.stream_of = lambda device: 0
+    fallen = []
+    launcher.fallback = lambda: lambda grid, values: fallen.append(values)
+    launcher((1, 1, 1), [1 << 20, 1000, 64000, 64, 8])  # H = 8: TMA
+    launcher((1, 1, 1), [1 << 20, 1000, 64000, 64, 0])  # H = 0: the other build
+    launcher((1, 1, 1), [1 << 20, 1000, 64000, 60, 8])  # rows of 120 bytes: the other build
+    assert encoded == [[UNBOUNDED, 1000, UNBOUNDED]] and len(kernel.launches) == 1
+    assert [v[-1] for v in fallen] == [0, 8]
+    launcher.fallback = None  # no build to fall back on: an error, not a wrong copy
+    with pytest.raises(ValueError, match="the blocks loaded from `K`: its TMA copies were "
+                                         "compiled for H >= 1"):
+        launcher((1, 1, 1), [1 << 20, 1000, 64000, 64, -1])
+
+
+# --- the GPU -------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(64, 64, 32, 4, 3), (128, 128, 64, 4, 4),
+                                                   (128, 128, 64, 8, 3), (128, 256, 64, 8, 3)])
+@pytest.mark.parametrize("m,n,k,pad", [(300, 264, 200, 0), (129, 72, 48, 0), (256, 256, 256, 0),
+                                       (200, 136, 120, 4)])
+def test_gpu_pointer_tiles_match_torch(dtype, bm, bn, bk, warps, stages, m, n, k, pad) -> None:
+    """`pad`: rows 8 bytes longer than the block, so not multiples of 16 bytes: the launch
+    runs the build that copies them by cp.async."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(m + n + k)
+    t = getattr(torch, dtype)
+    a = torch.randn(m, k + pad, device="cuda").to(t)[:, :k]
+    b = torch.randn(k, n + pad, device="cuda").to(t)[:, :n]
+    c = torch.full((m, n), -1.0, device="cuda")
+    matmul_index[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BM=bm, BN=bn, BK=bk, FORM=0,
+        num_warps=warps, num_stages=stages)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.05 * k ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d,pad", [(64, 0), (128, 0), (64, 4)])
+def test_gpu_attention_through_pointer_maps_matches_torch(d, pad, causal) -> None:
+    """Batch and head as dims of one element; keys past N_CTX filled by the copy engine
+    (N_CTX not a multiple of the block); `pad`: rows TMA cannot read, the other build."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    import torch.nn.functional as F
+
+    z, h, n = 2, 3, 1000
+    torch.manual_seed(d + pad)
+    q, k, v = (torch.randn((z, h, n, d + pad), device="cuda", dtype=torch.float16)[..., :d]
+               for _ in range(3))
+    out = torch.empty((z, h, n, d + pad), device="cuda", dtype=torch.float16)[..., :d]
+    lse = torch.empty((z * h, n), device="cuda")
+    bm, bn, warps = (128, 64, 4) if d == 64 else (128, 128, 8)
+    attention.attention_fwd[(tilecc.cdiv(n, bm), z * h)](
+        q, k, v, out, lse, d ** -0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
+        HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=3)
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)

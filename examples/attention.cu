@@ -234,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  K_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+                  K_map, 0 + r, start_n_next + col, h_index, z_index, landed);
           // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
           const unsigned v_stages_base = tc::smem_address(v_stages + (s) * 4096);
           // 64 x 64 a copy
@@ -244,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(v_stages_base + 2 * (col / 64 * 4096 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  V_map, 0 + col, start_n_next + r, z_index, h_index, landed);
+                  V_map, 0 + col, start_n_next + r, h_index, z_index, landed);
         }
       }
       start_n_next += 64;
@@ -306,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  K_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+                  K_map, 0 + r, start_n_ahead + col, h_index, z_index, landed);
           // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
           const unsigned v_stages_base =
               tc::smem_address(v_stages + ((start_n_stage + 2) % 3) * 4096);
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(v_stages_base + 2 * (col / 64 * 4096 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  V_map, 0 + col, start_n_ahead + r, z_index, h_index, landed);
+                  V_map, 0 + col, start_n_ahead + r, h_index, z_index, landed);
         }
       }
       tc::wgmma_wait<0>();  // the accumulator is back in registers

@@ -330,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             for (int r = 0; r < 32; r += 32)
               tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  DO_map, 0 + col, start_m_next + r, z_index, h_index, landed);
+                  DO_map, 0 + col, start_m_next + r, h_index, z_index, landed);
           // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
           // 32 x 64 a copy
@@ -340,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             for (int r = 0; r < 32; r += 32)
               tc::tma_load_4d(q_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  Q_map, 0 + col, start_m_next + r, z_index, h_index, landed);
+                  Q_map, 0 + col, start_m_next + r, h_index, z_index, landed);
         }
       }
       start_m_next += 32;
@@ -434,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             for (int r = 0; r < 32; r += 32)
               tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  DO_map, 0 + col, start_m_ahead + r, z_index, h_index, landed);
+                  DO_map, 0 + col, start_m_ahead + r, h_index, z_index, landed);
           // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned q_stages_base =
               tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
@@ -445,12 +445,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
             for (int r = 0; r < 32; r += 32)
               tc::tma_load_4d(q_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  Q_map, 0 + col, start_m_ahead + r, z_index, h_index, landed);
+                  Q_map, 0 + col, start_m_ahead + r, h_index, z_index, landed);
         }
       }
       // the TMA copies for the next stage
       if (start_m + 32 < N_CTX)
-        tc::mbarrier_wait(tc::smem_address(start_m_landed + (start_m_stage + 1 == 3 ? 0 : start_m_stage + 1)),
+        tc::mbarrier_wait(tc::smem_address(start_m_landed +
+            (start_m_stage + 1 == 3 ? 0 : start_m_stage + 1)),
             (start_m_stage + 1 == 3 ? start_m_phase ^ 1 : start_m_phase));
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {

@@ -277,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  K_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+                  K_map, 0 + r, start_n_next + col, h_index, z_index, landed);
           // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
           const unsigned vt_stages_base = tc::smem_address(vt_stages + (s) * 4096);
           // 64 x 64 a copy, the block's transpose: B K-major
@@ -287,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(vt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  V_map, 0 + r, start_n_next + col, z_index, h_index, landed);
+                  V_map, 0 + r, start_n_next + col, h_index, z_index, landed);
           // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
           const unsigned k_stages_base = tc::smem_address(k_stages + (s) * 4096);
           // 64 x 64 a copy
@@ -297,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(k_stages_base + 2 * (col / 64 * 4096 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  K_map, 0 + col, start_n_next + r, z_index, h_index, landed);
+                  K_map, 0 + col, start_n_next + r, h_index, z_index, landed);
         }
       }
       start_n_next += 64;
@@ -362,7 +362,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(kt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  K_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+                  K_map, 0 + r, start_n_ahead + col, h_index, z_index, landed);
           // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
           const unsigned vt_stages_base =
               tc::smem_address(vt_stages + ((start_n_stage + 2) % 3) * 4096);
@@ -373,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(vt_stages_base + 2 * (r / 64 * 4096 +
                   tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
-                  V_map, 0 + r, start_n_ahead + col, z_index, h_index, landed);
+                  V_map, 0 + r, start_n_ahead + col, h_index, z_index, landed);
           // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
           const unsigned k_stages_base =
               tc::smem_address(k_stages + ((start_n_stage + 2) % 3) * 4096);
@@ -384,12 +384,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
             for (int r = 0; r < 64; r += 64)
               tc::tma_load_4d(k_stages_base + 2 * (col / 64 * 4096 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
-                  K_map, 0 + col, start_n_ahead + r, z_index, h_index, landed);
+                  K_map, 0 + col, start_n_ahead + r, h_index, z_index, landed);
         }
       }
       // the TMA copies for the next stage
       if (start_n + 64 < hi)
-        tc::mbarrier_wait(tc::smem_address(start_n_landed + (start_n_stage + 1 == 3 ? 0 : start_n_stage + 1)),
+        tc::mbarrier_wait(tc::smem_address(start_n_landed +
+            (start_n_stage + 1 == 3 ? 0 : start_n_stage + 1)),
             (start_n_stage + 1 == 3 ? start_n_phase ^ 1 : start_n_phase));
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll

@@ -123,11 +123,12 @@ def _computed_b_reference(a: np.ndarray) -> np.ndarray:
 def test_a_product_of_an_operand_made_in_the_loop_is_not_left_in_flight(stages) -> None:
     """Its operand's tile in the pool is written again by the next iteration: the product
     is waited for before the loop goes on (it was left in flight, under those stores)."""
-    src = computed_b_kernel.source(_COMPUTED_B_SIG, num_warps=4, num_stages=stages,
-                                   arch="sm_90a")
-    header = " ".join(src.split("#include")[0].replace("//", " ").split())
-    assert "copied into shared memory with cp.async" in header
-    assert "kept in flight" not in header
+    for tma in (True, False):  # (A by the copy engine, or in the build without it)
+        src = computed_b_kernel.source(_COMPUTED_B_SIG, options=computed_b_kernel.options(
+            num_warps=4, num_stages=stages, arch="sm_90a", made_descriptor_tma=tma))
+        header = " ".join(src.split("#include")[0].replace("//", " ").split())
+        assert f"copied into shared memory with {'TMA' if tma else 'cp.async'}" in header
+        assert "kept in flight" not in header
     loop = src[src.index("for (int k_ = "):src.index("tc::cp_async_wait<0>();")]
     assert "tc::wgmma_wait<0>();" in loop and "tc::wgmma_wait<1>" not in loop
 

@@ -37,7 +37,9 @@ def matmul_index(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, BM: tl.const
         a_mask = (rm[:, None] < M) & (rk[None, :] < K)
         if FORM == 1:  # a bound the pointers' coordinate is not: (rk + 1) < K + 1
             a_mask = (rm[:, None] < M) & (rk[None, :] + 1 < K + 1)
-        if FORM == 2:  # a lower bound too
+        if FORM == 2:  # a lower bound past 0
+            a_mask = a_mask & (rk[None, :] >= 1)
+        if FORM == 3:  # a lower bound of 0, which every coordinate is known to meet
             a_mask = a_mask & (rk[None, :] >= 0)
         a = tl.load(A + rm[:, None] * stride_am + rk[None, :], mask=a_mask, other=0.0)
         b = tl.load(B + rk[:, None] * stride_bk + rn[None, :],
@@ -115,11 +117,13 @@ def test_pointer_blocks_read_through_maps_of_their_arguments() -> None:
 
 
 @pytest.mark.parametrize("form,reason", [(1, "a bound on another coordinate"),
-                                         (2, "a lower bound")])
+                                         (2, "a lower bound past 0")])
 def test_masks_the_copy_engine_cannot_bound_stay_cp_async(form, reason) -> None:
     art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=form))
-    assert [m.param for m in art.kernel.tensor_maps] == ["B"], reason
-    assert "copied into shared memory with TMA and cp.async" in art.source
+    assert "A" not in [m.param for m in art.kernel.tensor_maps], reason
+    # `x >= 0` where x is a coordinate known non-negative: the copy engine's bound too
+    art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=3))
+    assert sorted(m.param for m in art.kernel.tensor_maps) == ["A", "A", "B"]
 
 
 def test_coordinates_not_known_non_negative_stay_cp_async() -> None:

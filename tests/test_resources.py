@@ -106,7 +106,8 @@ def test_static_shared_memory_is_counted_as_ptxas_counts_it(arch):
     dynamic array's 1024-byte alignment, and so does the count the limit is checked on."""
     sig, meta = "*fp16:16,*fp16:16,*fp32:16,i32:16", dict(BM=64, BN=64, BK=32)
     rendered = dot_then_sum.build(dot_then_sum._specs(sig, meta), "cuda", 4, arch=arch).products
-    assert rendered.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2  # A and B in 3 stages
+    # A and B in 3 stages (on sm_90 copied by TMA: and a landing mbarrier per stage)
+    assert rendered.shared_bytes == 3 * (64 * 32 + 32 * 64) * 2 + (24 if arch == "sm_90" else 0)
     require_cuda_compiler()
     log = dot_then_sum.compile(sig, arch=arch, **meta).log
     assert re.findall(r"(\d+) bytes smem", log) == [str(rendered.static_shared_bytes)]

@@ -89,14 +89,17 @@ def mark(kernel: Kernel) -> None:
     arguments can copy (`attrs["descriptor"]`, a DescriptorRead with `pointers`)."""
     params = {p.value.id: p for p in kernel.params if p.value is not None}
     loops: dict[int, Op] = {}  # a for loop's index value → the loop
+    carried: dict[int, tuple[Op, int]] = {}  # a loop-carried value → its loop, its place
     for op in kernel.walk():
         if op.kind == "for":
             loops[op.regions[0].args[0].id] = op
+            for j, arg in enumerate(op.regions[0].args[1:]):
+                carried[arg.id] = (op, j)
     readers: dict[int, list[Op]] = {}
     for op in kernel.walk():
         for v in op.operands:
             readers.setdefault(v.id, []).append(op)
-    _visit(kernel.body, _Matcher(params, loops), readers, in_loop=False)
+    _visit(kernel.body, _Matcher(params, loops, carried), readers, in_loop=False)
 
 
 def _visit(region: Region, m: "_Matcher", readers: dict, in_loop: bool) -> None:
@@ -117,8 +120,9 @@ def _visit(region: Region, m: "_Matcher", readers: dict, in_loop: bool) -> None:
 
 
 class _Matcher:
-    def __init__(self, params: dict, loops: dict):
+    def __init__(self, params: dict, loops: dict, carried: dict):
         self.params = params
+        self.carried = carried
         self.by_name = {p.name: p.value for p in params.values()}
         self.loops = loops
         self.forms: dict[int, Form | None] = {}
@@ -132,6 +136,8 @@ class _Matcher:
 
     def _form(self, v: Value) -> Form | None:
         op = v.owner
+        if v.id in self.carried:
+            return self._carried(v)
         if v.dtype.is_ptr():
             if v.type.is_block:
                 if op is not None and op.kind in ("splat", "broadcast"):
@@ -165,7 +171,9 @@ class _Matcher:
             return _expanded(self.form(op.operands[0]), op, v)
         if k == "cast" and not op.attrs.get("bitcast") and op.operands[0].dtype.is_int() and \
                 op.operands[0].dtype.bits <= v.dtype.bits and op.operands[0].dtype != D.int1:
-            src = op.operands[0]  # widened: the same number
+            # widened, or an int32 read unsigned: the same number where it is not negative,
+            # which `match` requires of every coordinate
+            src = op.operands[0]
             return self.form(src) if src.dtype == D.int32 or src.type.is_block else None
         if k != "binary":
             return None
@@ -177,15 +185,45 @@ class _Matcher:
             fa, fb = self.form(a), self.form(b)
             if fa is None or fb is None:
                 return None
-            for x, y in ((fa, fb), (fb, fa)):
-                c = _constant(y)
-                if c is not None:
-                    return _scaled(x, c)
+            # (a parameter first: `BLOCK_N * stride_m` steps BLOCK_N along stride_m's dim)
             for x, y in ((fa, fb), (fb, fa)):
                 p = self._parameter(y)
                 if p is not None:
                     return _strided(x, p)
+            for x, y in ((fa, fb), (fb, fa)):
+                c = _constant(y)
+                if c is not None:
+                    return _scaled(x, c)
         return None
+
+    def _carried(self, v: Value) -> Form | None:
+        """A value a loop carries, advanced by the same constant steps each iteration
+        (`ptrs += BLOCK_K * stride_k`, a block pointer's offsets): what it starts as, plus
+        the steps of the iterations before, counted by the loop's index (from 0, by a
+        constant step that divides each step's coordinate)."""
+        loop, j = self.carried[v.id]
+        body = loop.regions[0]
+        lo, _, step = (_constant_value(x) for x in loop.operands[:3])
+        y = body.yields[j].owner
+        if lo != 0 or step is None or step <= 0 or y is None or \
+                y.kind not in ("addptr", "binary") or \
+                (y.kind == "binary" and y.attrs["fn"] != "add"):
+            return None
+        a, inc = y.operands
+        if inc is v and y.kind == "binary":
+            a, inc = inc, a
+        if a is not v:
+            return None
+        start, by = self.form(loop.operands[3 + j]), self.form(inc)
+        if start is None or by is None or by.base is not None:
+            return None
+        index = body.args[0]
+        steps: dict = {}
+        for key, c in by.dims.items():  # each step: constants only
+            if c.axis is not None or c.terms or c.const % step:
+                return None
+            steps[key] = Coord(((index, c.const // step),))
+        return _add(start, Form(None, steps))
 
     def _parameter(self, f: Form) -> str | None:
         """The int parameter `f` is, alone (a stride)."""
@@ -306,16 +344,22 @@ class _Matcher:
             return False
         if op.kind == "binary" and op.attrs["fn"] == "and":
             return all(self._bounds(x, f, bounds) for x in op.operands)
-        if op.kind != "cmp" or op.attrs["pred"] not in ("lt", "gt"):
+        if op.kind != "cmp" or op.attrs["pred"] not in ("lt", "gt", "ge", "le"):
             return False
-        x, n = op.operands if op.attrs["pred"] == "lt" else reversed(op.operands)
+        x, n = op.operands if op.attrs["pred"] in ("lt", "ge") else reversed(op.operands)
+        unsigned = x.dtype.is_int_unsigned()
+        if unsigned:  # `u32(x) < u32(max(n, 0))`: 0 <= x < n (block pointers' bounds)
+            n = _at_least_zero(_signed(n))
+            if n is None:
+                return False
         fx = self.form(x)
         c = fx.dims.get((None, 1)) if fx is not None and len(fx.dims) == 1 else None
-        if c is None or c.axis is None or c.axis in bounds or \
-                not any(c.same(d) for d in f.dims.values()):
+        if c is None or c.axis is None or not any(c.same(d) for d in f.dims.values()):
             return False
+        if op.attrs["pred"] in ("ge", "le"):  # `x >= 0`: so is every coordinate (`match`)
+            return not unsigned and _constant_value(_unsplat(n)) == 0
         bound = self._bound(n)
-        if bound is None:
+        if bound is None or c.axis in bounds:
             return False
         bounds[c.axis] = bound
         return True
@@ -331,6 +375,45 @@ class _Matcher:
             return None
         p = self.params.get(_unwidened(c.terms[0][0]).id)
         return p.name if p is not None and p.value.dtype == D.int32 else None
+
+
+def _unsplat(v: Value) -> Value:
+    while v.owner is not None and v.owner.kind in ("splat", "broadcast"):
+        v = v.owner.operands[0]
+    return v
+
+
+def _signed(v: Value) -> Value | None:
+    """The int32 value `v` is the unsigned reading of (through splats), or None."""
+    v = _unsplat(v)
+    op = v.owner
+    if op is None or op.kind != "cast" or op.attrs.get("bitcast") or \
+            op.operands[0].dtype != D.int32 or v.dtype.bits != 32:
+        return None
+    return op.operands[0]
+
+
+def _at_least_zero(n: Value | None) -> Value | None:
+    """`m` where `n` is `max(m, 0)` (a bound no negative value reaches past), or None."""
+    if n is None:
+        return None
+    n = _unsplat(n)
+    op = n.owner
+    if op is not None and op.kind == "binary" and op.attrs["fn"] == "max":
+        a, b = op.operands
+        if _constant_value(b) == 0:
+            return a
+        if _constant_value(a) == 0:
+            return b
+    k = _constant_value(n)
+    return n if k is not None and k >= 0 else None
+
+
+def _constant_value(v: Value) -> int | None:
+    op = v.owner
+    if op is not None and op.kind == "const" and isinstance(op.attrs["value"], int):
+        return op.attrs["value"]
+    return None
 
 
 def _expanded(f: Form | None, op: Op, v: Value) -> Form | None:

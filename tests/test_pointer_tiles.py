@@ -35,7 +35,9 @@ def matmul_index(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, BM: tl.const
     for k in range(0, tl.cdiv(K, BK)):
         rk = k * BK + tl.arange(0, BK)
         a_mask = (rm[:, None] < M) & (rk[None, :] < K)
-        if FORM == 1:  # a bound the pointers' coordinate is not: (rk + 1) < K + 1
+        if FORM == 1:  # a bound on what the pointers' coordinate is not: rk + 1 < K
+            a_mask = (rm[:, None] < M) & (rk[None, :] + 1 < K)
+        if FORM == 4:  # the same bound as FORM 0, written otherwise: rk + 1 < K + 1
             a_mask = (rm[:, None] < M) & (rk[None, :] + 1 < K + 1)
         if FORM == 2:  # a lower bound past 0
             a_mask = a_mask & (rk[None, :] >= 1)
@@ -79,7 +81,30 @@ def matmul_loaded_rows(A, B, C, Rows, K, stride_am, stride_bk, stride_cm, BM: tl
     tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc)
 
 
+@tilecc.jit
+def matmul_carried(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                   stride_cm, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Triton's tutorial loop: pointers the loop advances, the last K step masked
+    offs_am = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_bn = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=(offs_am[:, None] < M) & (offs_k[None, :] < K - k * BK),
+                    other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_bn[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + offs_am[:, None] * stride_cm + offs_bn[None, :], acc,
+             mask=(offs_am[:, None] < M) & (offs_bn[None, :] < N))
+
+
 SIG = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk},{form}"
+CARRIED = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,{bm},{bn},{bk}"
 ATT = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
        "64,128,64,False")
 attention = load_example("attention")
@@ -116,14 +141,32 @@ def test_pointer_blocks_read_through_maps_of_their_arguments() -> None:
     assert "K's blocks, [1, 1, 64, 64] boxes" in body
 
 
+def test_pointers_a_loop_advances_are_read_where_each_iteration_reads() -> None:
+    """`a_ptrs += BK * stride_ak` from `a_ptr + ...`: the K coordinate is the index times
+    the step (the index counts from 0); `offs_k < K - k * BK` bounds it by K."""
+    art = _build(matmul_carried, CARRIED.format(bm=128, bn=128, bk=64))
+    assert sorted((m.param, m.args) for m in art.kernel.tensor_maps) == [
+        ("a_ptr", ("a_ptr", "M", "K", "stride_am", 1)),
+        ("a_ptr", ("a_ptr", "M", "K", "stride_am", 1)),
+        ("b_ptr", ("b_ptr", "K", "N", "stride_bk", 1))]
+    body = art.source.split("#include")[1]
+    assert "k_ahead * 64 + col" in body
+    # the block pointers of attention's tutorial kernel, advanced along the keys
+    bp = load_example("attention_block_ptr", "benchmarks").attention_fwd_block_ptr
+    art = _build(bp, ATT, warps=8)
+    assert sorted(m.param for m in art.kernel.tensor_maps) == ["K", "V"]
+
+
 @pytest.mark.parametrize("form,reason", [(1, "a bound on another coordinate"),
                                          (2, "a lower bound past 0")])
 def test_masks_the_copy_engine_cannot_bound_stay_cp_async(form, reason) -> None:
     art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=form))
     assert "A" not in [m.param for m in art.kernel.tensor_maps], reason
-    # `x >= 0` where x is a coordinate known non-negative: the copy engine's bound too
-    art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=3))
-    assert sorted(m.param for m in art.kernel.tensor_maps) == ["A", "A", "B"]
+    # `x >= 0` where x is a coordinate known non-negative: the copy engine's bound too; and
+    # `x + 1 < K + 1` is `x < K`
+    for same in (3, 4):
+        art = _build(matmul_index, SIG.format(bm=64, bn=64, bk=64, form=same))
+        assert sorted(m.param for m in art.kernel.tensor_maps) == ["A", "A", "B"], same
 
 
 def test_coordinates_not_known_non_negative_stay_cp_async() -> None:
@@ -242,6 +285,25 @@ def test_gpu_pointer_tiles_match_torch(dtype, bm, bn, bk, warps, stages, m, n, k
         a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BM=bm, BN=bn, BK=bk, FORM=0,
         num_warps=warps, num_stages=stages)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.05 * k ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,pad", [(300, 264, 200, 0), (129, 72, 48, 0), (200, 136, 120, 4)])
+def test_gpu_advanced_pointers_through_maps_match_torch(m, n, k, pad) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k + pad, device="cuda").half()[:, :k]
+    b = torch.randn(k, n + pad, device="cuda").half()[:, :n]
+    c = torch.full((m, n), -1.0, device="cuda")
+    for bm, bn, bk, warps, stages in ((64, 64, 32, 4, 3), (128, 128, 64, 4, 4),
+                                      (128, 256, 64, 8, 3)):
+        c.fill_(-1.0)
+        matmul_carried[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+            a, b, c, m, n, k, a.stride(0), 1, b.stride(0), 1, c.stride(0), BM=bm, BN=bn,
+            BK=bk, num_warps=warps, num_stages=stages)
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.05 * k ** 0.5)
 
 
 @pytest.mark.gpu

@@ -354,27 +354,36 @@ class _Matcher:
                 return False
         fx = self.form(x)
         c = fx.dims.get((None, 1)) if fx is not None and len(fx.dims) == 1 else None
-        if c is None or c.axis is None or not any(c.same(d) for d in f.dims.values()):
+        if c is None or c.axis is None:
             return False
         if op.attrs["pred"] in ("ge", "le"):  # `x >= 0`: so is every coordinate (`match`)
-            return not unsigned and _constant_value(_unsplat(n)) == 0
-        bound = self._bound(n)
-        if bound is None or c.axis in bounds:
+            return not unsigned and _constant_value(_unsplat(n)) == 0 and \
+                any(c.same(d) for d in f.dims.values())
+        got = self._bound(n)
+        if got is None:
+            return False
+        bound, rest = got  # x < bound + rest: x - rest < bound (`offs_k < K - k * BK`)
+        c = c.plus(rest, -1)
+        if c is None or c.axis in bounds or not any(c.same(d) for d in f.dims.values()):
             return False
         bounds[c.axis] = bound
         return True
 
-    def _bound(self, n: Value) -> object:
+    def _bound(self, n: Value) -> tuple | None:
+        """`n` as a bound the launch knows (an int32 parameter's name, or a constant)
+        plus the rest of it (a Coord), or None."""
         fn = self.form(n)
         c = fn.dims.get((None, 1)) if fn is not None and len(fn.dims) == 1 else None
         if c is None or c.axis is not None:
             return None
         if not c.terms:
-            return c.const if 0 <= c.const <= UNBOUNDED else None
-        if c.const or len(c.terms) != 1 or c.terms[0][1] != 1:
-            return None
-        p = self.params.get(_unwidened(c.terms[0][0]).id)
-        return p.name if p is not None and p.value.dtype == D.int32 else None
+            return (c.const, Coord()) if 0 <= c.const <= UNBOUNDED else None
+        for v, m in c.terms:
+            p = self.params.get(_unwidened(v).id)
+            if m == 1 and p is not None and p.value.dtype == D.int32:
+                rest = c.plus(Coord(((v, 1),)), -1)
+                return (p.name, rest) if rest is not None else None
+        return None
 
 
 def _unsplat(v: Value) -> Value:

@@ -191,7 +191,12 @@ def test_gpu_product_of_stages_the_threads_arrive_on(bm, bn, bk, stages) -> None
 
 # --- plans: which instructions each target and type gets -------------------------------------
 
-def _source(kernel, sig, target="cuda", **kw):
+def _source(kernel, sig, target="cuda", cp_async: bool = False, **kw):
+    """`cp_async`: the build a launch runs where the strides are not what TMA reads
+    (blocks of pointers copied by cp.async on sm_90 too)."""
+    if cp_async:
+        return kernel.source(sig, target=target, options=kernel.options(
+            made_descriptor_tma=False, **kw))
     return kernel.source(sig, target=target, **kw)
 
 
@@ -212,9 +217,10 @@ def test_tensor_core_instruction_per_type(dt, instr, mfma) -> None:
 @pytest.mark.parametrize("dt", ["fp16", "bf16"])
 def test_hopper_takes_warpgroup_mma(dt) -> None:
     """On sm_90, 16-bit products whose tiles warpgroups can split run as wgmma, compiled for
-    sm_90a; int8 stays on mma.sync; sm_80 never sees wgmma."""
+    sm_90a; int8 stays on mma.sync; sm_80 never sees wgmma.  (The stages below are the
+    cp.async build's, which a launch runs where the strides are not what TMA reads.)"""
     sig = f"*{dt}:16,*{dt}:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
-    src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
+    src = _source(KD.dot_loop_kernel, sig, arch="sm_90", cp_async=True)
     assert f"tc::wgmma_m64n64k16_{dt.replace('fp', 'f')}_" in src
     assert "tc::wgmma_a_row<4, 64>" in src and "cp_async<16>" in src
     # one multiplication kept in flight from 3 stages on.  A warp's wait retires its own
@@ -226,11 +232,11 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     closing = "__syncthreads();  // the next stage is everyone's"
     assert "tc::wgmma_wait<1>()" in src and refill in src and "2 iterations ahead" in src
     assert closing in src
-    deep = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=4)
+    deep = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=4, cp_async=True)
     assert "tc::wgmma_wait<1>()" in deep and refill not in deep and "2 iterations ahead" in deep
     assert closing in deep
     large = sig.replace("64,64,64,0", "128,128,32,0")
-    large_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_stages=4)
+    large_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_stages=4, cp_async=True)
     assert "3 iterations ahead (4 stages" in large_deep
     # 3 ahead, each thread waits for its copies of the next stage before the refill barrier
     # (two stages' copies stay in flight), which then ends the iteration: one barrier
@@ -251,7 +257,7 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     # a thread waits
     for shape in ("128,128,64,0", "64,256,32,0"):
         longer = _source(KD.dot_loop_kernel, sig.replace("64,64,64,0", shape), arch="sm_90",
-                         num_stages=4)
+                         num_stages=4, cp_async=True)
         loop = longer[longer.index("for (int k_ = "):longer.index("tc::mbarrier_inval(")]
         loop = loop[:loop.rindex("__syncthreads();")]  # (the barriers' end, after the loop)
         assert loop.count("__syncthreads()") == 1 and refill in loop and closing not in loop
@@ -262,12 +268,14 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
         assert ", 128);" in longer[longer.index("tc::mbarrier_init("):]  # every thread
     # fewer stages ahead (the copies wait behind the refill or the iteration's barrier
     # anyway): each thread waits for its own copies, and a barrier makes them everyone's
-    three = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=3)
+    three = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=3,
+                    cp_async=True)
     assert refill in three and closing in three and "2 iterations ahead (3 stages" in three
     assert not any("cp_async_arrive" in x for x in (src, deep, large_deep, three))
-    two_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=4)
+    two_deep = _source(KD.dot_loop_kernel, large, arch="sm_90", num_warps=8, num_stages=4,
+                       cp_async=True)
     assert refill not in two_deep and "2 iterations ahead (4 stages" in two_deep
-    shallow = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=2)
+    shallow = _source(KD.dot_loop_kernel, sig, arch="sm_90", num_stages=2, cp_async=True)
     assert "tc::wgmma_wait<1>()" not in shallow and "tc::wgmma_wait<0>()" in shallow
     assert "wgmma" not in _source(KD.dot_loop_kernel, sig, arch="sm_80").split("#include")[1]
     require_cuda_compiler()
@@ -275,7 +283,9 @@ def test_hopper_takes_warpgroup_mma(dt) -> None:
     assert binary.arch == "sm_90a" and "0 bytes spill stores" in binary.log
     # the stages' mbarriers and the copies' arrivals, through NVRTC and ptxas
     binary = KD.dot_loop_kernel.compile(sig.replace("64,64,64,0", "128,128,64,0"),
-                                        target="cuda", arch="sm_90", num_stages=4)
+                                        target="cuda", options=KD.dot_loop_kernel.options(
+                                            arch="sm_90", num_stages=4,
+                                            made_descriptor_tma=False))
     assert binary.arch == "sm_90a" and "0 bytes spill stores" in binary.log
     assert "warning" not in binary.log.lower()
     i8 = "*i8:16,*i8:16,*i32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
@@ -307,10 +317,12 @@ def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     sm_80 (ldmatrix reads N-major tiles) B is stored by the threads, A still streams in."""
     sig = ("*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,i32:16,i32:16,"
            "64,64,64,0")
-    src = _source(KD.dot_loop_kernel, sig, arch="sm_90")
+    src = _source(KD.dot_loop_kernel, sig, arch="sm_90", cp_async=True)
     header, body = src.split("#include")
     assert "load b: 8 x fp16 (16 B) along axis 0" in header
     assert "a, b of tl.dot copied into shared memory with cp.async" in header
+    # (where TMA copies B, its boxes are B's rows as stored: the block's transpose)
+    assert "the block's transpose: B K-major" in _source(KD.dot_loop_kernel, sig, arch="sm_90")
     assert "B from shared memory (K-major)" in header
     assert body.count("_ss<0>(") == 1 and "_ss<1>(" not in body  # B not transposed
     row_major = _source(KD.dot_loop_kernel, sig.replace("i32:1,i32:1,i32:16", "i32:1,i32:16,i32:1"),
@@ -445,8 +457,8 @@ def test_pipelined_copies_land_at_offsets_worked_out_before_the_loop() -> None:
     Worked out at each copy, ptxas redid it in every K step (about a hundred integer
     instructions per step of a 128 x 256 x 64 Hopper tile, 0.7x Triton's speed)."""
     sig = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,64,64,64,0"
-    for arch in ("sm_80", "sm_90"):
-        src = _source(KD.dot_loop_kernel, sig, arch=arch).split("#include")[1]
+    for arch in ("sm_80", "sm_90"):  # (sm_90: the build that copies by cp.async)
+        src = _source(KD.dot_loop_kernel, sig, arch=arch, cp_async=True).split("#include")[1]
         before, copies = src.split("{  // prologue", 1)
         assert "tc::keep_in_register(" in before and "swizzled_chunk" in before
         calls = re.findall(r"tc::cp_async<\d+>\(([^,]*),", copies)

@@ -280,7 +280,8 @@ def test_config_over_the_device_limit_is_out_of_resources(monkeypatch, tmp_path)
     device_limit = cp.cuda.runtime.deviceGetAttribute(97, 0)  # MaxSharedMemoryPerBlockOptin
     with pytest.raises(tilecc.OutOfResources) as info:  # 512 KiB of stages: too much anywhere
         _dot_loop_run(KD.dot_loop_kernel, 256, 256, 512, (256, 256, 128), 4, 8)
-    assert info.value.required == 4 * (256 * 128 + 128 * 256) * 2
+    # the stages (and, where TMA copies them, sm_90, an mbarrier each)
+    assert info.value.required - 4 * (256 * 128 + 128 * 256) * 2 in (0, 4 * 8)
     assert info.value.limit == device_limit  # the architecture's table is the device's number
     # where the table would allow it, the device's own number (read at load) still refuses
     import tilecc.transpiler.target as T

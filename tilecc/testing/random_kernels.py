@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tilecc.testing import random_wild as W
+from tilecc.testing.random_dot_loops import dot_loop_program
 from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
     CUMSUM_TO, SUM_TO, D, DT, DTYPES, RTOL, Gen, Undefined, _check_int_range, _ints, _wrap,
     block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
@@ -69,6 +70,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
     feature = rng.choices(features, [weights[f] for f in features])[0]
     if feature in ("dot", "skinny_dot"):
         return _dot_program(seed, rng, transposed, skinny=feature == "skinny_dot")
+    if feature == "dot_loop":  # (random_dot_loops: K loops over blocks of pointers)
+        return dot_loop_program(seed, rng, D)
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])

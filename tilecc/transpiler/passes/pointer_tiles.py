@@ -203,6 +203,8 @@ class _Matcher:
         constant step that divides each step's coordinate)."""
         loop, j = self.carried[v.id]
         body = loop.regions[0]
+        if body.yields[j] is v:  # carried unchanged (a block pointer's other offset)
+            return self.form(loop.operands[3 + j])
         lo, _, step = (_constant_value(x) for x in loop.operands[:3])
         y = body.yields[j].owner
         if lo != 0 or step is None or step <= 0 or y is None or \

@@ -1,0 +1,133 @@
+"""Random K loops of `tl.dot` over blocks of pointers, written the ways kernels write them
+(the `dot_loop` feature of random_kernels.generate).
+
+Each operand is read one of three ways — offsets from the loop index (`rk = k * BK +
+tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail masked by
+`offs_k < K - k * BK`), or a block pointer moved by `tl.advance` — from a batch of matrices
+(`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
+launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
+the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
+K x N or N x K.  The inputs are quarters in
+[-4, 4], so every product and sum is exact and the result is NumPy's to the bit.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from tilecc.testing.random_program import Output, Program
+
+
+def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
+    """The program of `seed` (`types`: name → DT of the generator's element types)."""
+    dt = types[rng.choice(["float16", "float16", "float32"] +
+                          (["bfloat16"] * 2 if "bfloat16" in types else []))]
+    f32 = types["float32"]
+    # (mostly where sm_90 multiplies by wgmma, whose operands the copy engine can copy)
+    M, N = rng.choice([64, 128]), rng.choice([16, 64, 64, 128, 128])
+    BK = rng.choice([16, 32, 64, 64])
+    warps = 4 if M == 64 else rng.choice([4, 8])
+    gm, gn, gb = rng.choice([1, 2]), rng.choice([1, 2]), rng.choice([1, 2])
+    rows = rng.randint(1, gm * M) if rng.random() < 0.6 else gm * M
+    cols = rng.randint(1, gn * N) if rng.random() < 0.6 else gn * N
+    K = rng.randint(1, 3 * BK) if rng.random() < 0.7 else rng.randint(1, 3) * BK
+    b_t = rng.random() < 0.3  # B stored N x K
+    # rows of whole 16-byte vectors mostly (the copies need 4 bytes at least), some not
+    pads = [0, 0, 0, 4, 8, 1]
+    sa = -(-K // 8) * 8 + rng.choice(pads)
+    sb = -(-(K if b_t else cols) // 8) * 8 + rng.choice(pads)
+    so = cols
+    forms = [rng.choice(["index", "carried", "block_ptr"]) for _ in range(2)]
+    mask_rows = rows < gm * M or rng.random() < 0.3
+    mask_cols = cols < gn * N or rng.random() < 0.3
+    mask_k = K % BK != 0 or rng.random() < 0.5
+
+    def bounds(*tests: tuple[bool, str]) -> str:
+        kept = [t for on, t in tests if on]
+        return f", mask={' & '.join(kept)}, other=0.0" if kept else ""
+
+    before: list[str] = []
+    inside: list[str] = []
+    after: list[str] = []
+    if "index" in forms:
+        inside.append("rk = k * BK + tl.arange(0, BK)")
+    if "carried" in forms:
+        before.append("offs_k = tl.arange(0, BK)")
+    # A: rows x K, row stride sa
+    rows_in, cols_in = (mask_rows, "(rm[:, None] < rows)"), (mask_cols, "(rn[None, :] < cols)")
+    if forms[0] == "index":
+        inside.append("a = tl.load(a_base + rm[:, None] * sa + rk[None, :]" +
+                      bounds(rows_in, (mask_k, "(rk[None, :] < K)")) + ")")
+    elif forms[0] == "carried":
+        before.append("a_ptrs = a_base + rm[:, None] * sa + offs_k[None, :]")
+        inside.append("a = tl.load(a_ptrs" + bounds(
+            rows_in, (mask_k, "(offs_k[None, :] < K - k * BK)")) + ")")
+        after.append("a_ptrs += BK")
+    else:
+        before.append("a_blk = tl.make_block_ptr(a_base, (rows, K), (sa, 1), (pid_m * M, 0), "
+                      "(M, BK), (1, 0))")
+        inside.append('a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")')
+        after.append("a_blk = tl.advance(a_blk, (0, BK))")
+    # B: K x cols (row stride sb), or stored cols x K (b_t) and read as K x N all the same
+    k_of, n_of = ("rk[:, None]", "rn[None, :] * sb") if b_t else \
+        ("rk[:, None] * sb", "rn[None, :]")
+    if forms[1] == "index":
+        inside.append(f"b = tl.load(b_base + {k_of} + {n_of}" +
+                      bounds((mask_k, "(rk[:, None] < K)"), cols_in) + ")")
+    elif forms[1] == "carried":
+        k0, step = ("offs_k[:, None]", "BK") if b_t else ("offs_k[:, None] * sb", "BK * sb")
+        n0 = "rn[None, :] * sb" if b_t else "rn[None, :]"
+        before.append(f"b_ptrs = b_base + {k0} + {n0}")
+        inside.append("b = tl.load(b_ptrs" + bounds(
+            (mask_k, "(offs_k[:, None] < K - k * BK)"), cols_in) + ")")
+        after.append(f"b_ptrs += {step}")
+    else:
+        strides, order = ("(1, sb)", "(0, 1)") if b_t else ("(sb, 1)", "(1, 0)")
+        before.append(f"b_blk = tl.make_block_ptr(b_base, (K, cols), {strides}, "
+                      f"(0, pid_n * N), (BK, N), {order})")
+        inside.append('b = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")')
+        after.append("b_blk = tl.advance(b_blk, (BK, 0))")
+    name = f"random_kernel_{seed}"
+    lines = [
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, b_ptr, out_ptr, rows, cols, K, sa, sb, so, sab, sbb, sob, "
+        "M: tl.constexpr, N: tl.constexpr, BK: tl.constexpr):",
+        "    pid_m = tl.program_id(0)",
+        "    pid_n = tl.program_id(1)",
+        "    bat = tl.program_id(2)",
+        "    rm = pid_m * M + tl.arange(0, M)",
+        "    rn = pid_n * N + tl.arange(0, N)",
+        "    a_base = a_ptr + bat * sab",
+        "    b_base = b_ptr + bat * sbb",
+        *("    " + s for s in before),
+        "    acc = tl.zeros((M, N), dtype=tl.float32)",
+        "    for k in range(0, tl.cdiv(K, BK)):",
+        *("        " + s for s in inside),
+        "        acc = tl.dot(a, b, acc)",
+        *("        " + s for s in after),
+        "    tl.store(out_ptr + bat * sob + rm[:, None] * so + rn[None, :], acc,",
+        "             mask=(rm[:, None] < rows) & (rn[None, :] < cols))",
+    ]
+    source = "\n".join(lines) + "\n"
+    a_size, b_size, o_size = rows * sa, (cols if b_t else K) * sb, rows * so
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        a = inputs["a_ptr"].astype(np.float64).reshape(gb, rows, sa)[:, :, :K]
+        b = inputs["b_ptr"].astype(np.float64).reshape(gb, -1, sb)
+        b = b[:, :, :K].transpose(0, 2, 1) if b_t else b[:, :, :cols]
+        r = (a @ b).astype(np.float32).reshape(-1)  # exact: quarters, sums below 2**24
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    scalars = {"rows": rows, "cols": cols, "K": K, "sa": sa, "sb": sb, "so": so,
+               "sab": a_size, "sbb": b_size, "sob": o_size}
+    return Program(seed, "dot_loop", source, name,
+                   [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
+                   + [(s, "i32") for s in scalars]
+                   + [("M", "constexpr"), ("N", "constexpr"), ("BK", "constexpr")],
+                   {"a_ptr": (dt, gb * a_size), "b_ptr": (dt, gb * b_size)},
+                   [Output("out_ptr", f32, gb * o_size, exact=True)],
+                   {"M": M, "N": N, "BK": BK}, (gm, gn, gb), warps, 1e-4, reference,
+                   scalars)

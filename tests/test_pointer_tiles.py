@@ -219,6 +219,11 @@ def test_pointer_tile_sources_compile() -> None:
                              num_stages=3)
     assert_clean_compile(attention.attention_fwd, ATT, "cuda", "sm_90", num_warps=8,
                          num_stages=3)
+    # block pointers: the carried offsets the masks read are what the copies read
+    bp = load_example("attention_block_ptr", "benchmarks").attention_fwd_block_ptr
+    assert_clean_compile(bp, ATT, "cuda", "sm_90", num_warps=8, num_stages=3)
+    assert_clean_compile(matmul_carried, CARRIED.format(bm=128, bn=128, bk=64), "cuda",
+                         "sm_90", num_warps=4, num_stages=4)
 
 
 class _Recorder:

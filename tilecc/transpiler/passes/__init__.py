@@ -2,8 +2,10 @@
 
   0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
                   fused multiply-add under fp fusion (passes.contract); `load(...).T` becomes the load of the
-                  transposed block (passes.transpose); fp8 products no matrix unit of the
-                  target multiplies get fp16 operands (passes.dot)
+                  transposed block (passes.transpose); on sm_90, loads of pointer blocks
+                  that are boxes of a strided tensor are marked for TMA (passes.pointer_tiles);
+                  fp8 products no matrix unit of the target multiplies get fp16 operands
+                  (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
                   memory conversions where layouts disagree, and a plan (vector width, mask

@@ -24,8 +24,10 @@ thread's vectors into stages of their own (`prologue_loads`).  This pass only
 marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
 
 On sm_90 a load through a tensor descriptor whose tensor map the launch encodes
-(`ir.DescriptorRead`: a host-side descriptor, or one made in the kernel from arguments)
-that feeds a warpgroup product is copied by the copy engine instead (TMA:
+(`ir.DescriptorRead`: a host-side descriptor, one made in the kernel from arguments, or a
+block of pointers `passes.pointer_tiles` reads as a box of a strided tensor, whose
+coordinates are computed where the copies are issued) that feeds a warpgroup product is
+copied by the copy engine instead (TMA:
 `cp.async.bulk.tensor` from the descriptor's tensor map, one thread issuing, completion
 counted in bytes on an mbarrier per stage).  The copy writes shared memory in the swizzle
 wgmma reads, so each copy moves one box of the tile as the product lays it out: for B

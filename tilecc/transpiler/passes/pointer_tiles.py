@@ -304,6 +304,7 @@ class _Matcher:
             return None, []
         # the masked dims' bounds
         bounds: dict[int, object] = {}
+        self.written: dict[int, Value] = {}  # block axis → the mask's value of its corner
         if len(load.operands) > 1 and not self._bounds(load.operands[1], f, bounds):
             return None, []
         needs: set = set()
@@ -313,7 +314,10 @@ class _Matcher:
                                   not self.nonnegative(v, needs) for v, m in c.terms):
                 return None, []
         ops: list[Op] = []
-        values = [_emit(c, load, ops) for c in coords]
+        # a masked dim's corner as the mask computes it (a block pointer's carried offset:
+        # what the copies then read, as the loads did), else summed from its parts
+        values = [self.written[c.axis] if c.axis in self.written else _emit(c, load, ops)
+                  for c in coords]
         for (key, _), v in zip(outer, values):  # (`off_hz // H` by stride_z: z_index)
             if v.name is None:
                 v.name = (key[0][len("stride"):].lstrip("_") if key[0].startswith("stride") and
@@ -369,6 +373,12 @@ class _Matcher:
         if c is None or c.axis in bounds or not any(c.same(d) for d in f.dims.values()):
             return False
         bounds[c.axis] = bound
+        corner = _corner_value(x)
+        if corner is not None and not rest.terms and not rest.const:
+            fc = self.form(corner)
+            got = fc.dims.get((None, 1)) if fc is not None and len(fc.dims) == 1 else None
+            if got is not None and Coord(got.terms, got.const, c.axis).same(c):
+                self.written[c.axis] = corner
         return True
 
     def _bound(self, n: Value) -> tuple | None:
@@ -386,6 +396,28 @@ class _Matcher:
                 rest = c.plus(Coord(((v, 1),)), -1)
                 return (p.name, rest) if rest is not None else None
         return None
+
+
+def _corner_value(x: Value) -> Value | None:
+    """The scalar int32 `s` of a mask's `s + tl.arange(0, n)` (through expand_dims,
+    broadcasts and unsigned casts), or None."""
+    op = x.owner
+    while op is not None and (op.kind in ("expand_dims", "broadcast") or (
+            op.kind == "cast" and not op.attrs.get("bitcast") and x.type.is_block)):
+        x = op.operands[0]
+        op = x.owner
+    if op is None or op.kind != "binary" or op.attrs["fn"] != "add":
+        return None
+    for s, r in (op.operands, reversed(op.operands)):
+        r_op = _unsplat(r).owner
+        while r_op is not None and r_op.kind in ("cast", "expand_dims", "broadcast"):
+            r_op = r_op.operands[0].owner
+        if r_op is not None and r_op.kind == "arange" and r_op.attrs["start"] == 0:
+            v = _unsplat(s)
+            v = v.owner.operands[0] if v.owner is not None and v.owner.kind == "cast" and \
+                v.owner.operands[0].dtype == D.int32 else v
+            return v if v.dtype == D.int32 and not v.type.is_block else None
+    return None
 
 
 def _unsplat(v: Value) -> Value:

@@ -21,6 +21,7 @@ from tilecc.transpiler.passes.pointer_tiles import UNBOUNDED
 from tilecc.transpiler.specs import TensorMap
 
 from conftest_compilers import require_cuda_compiler
+import kernels_ptr as KP
 from test_blocks import load_example
 from test_compile_kernels import assert_clean_compile
 
@@ -81,30 +82,10 @@ def matmul_loaded_rows(A, B, C, Rows, K, stride_am, stride_bk, stride_cm, BM: tl
     tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc)
 
 
-@tilecc.jit
-def matmul_carried(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-                   stride_cm, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # Triton's tutorial loop: pointers the loop advances, the last K step masked
-    offs_am = tl.program_id(0) * BM + tl.arange(0, BM)
-    offs_bn = tl.program_id(1) * BN + tl.arange(0, BN)
-    offs_k = tl.arange(0, BK)
-    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=(offs_am[:, None] < M) & (offs_k[None, :] < K - k * BK),
-                    other=0.0)
-        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_bn[None, :] < N),
-                    other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-    tl.store(c_ptr + offs_am[:, None] * stride_cm + offs_bn[None, :], acc,
-             mask=(offs_am[:, None] < M) & (offs_bn[None, :] < N))
-
-
 SIG = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk},{form}"
-CARRIED = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,{bm},{bn},{bk}"
+# Triton's tutorial loop: pointers the loop advances, the last K step masked
+matmul_carried = KP.ptr_matmul_kernel
+CARRIED = KP.MATMUL_SIGNATURE
 ATT = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
        "64,128,64,False")
 attention = load_example("attention")
@@ -304,14 +285,16 @@ def test_gpu_advanced_pointers_through_maps_match_torch(m, n, k, pad) -> None:
     torch.manual_seed(m + n + k)
     a = torch.randn(m, k + pad, device="cuda").half()[:, :k]
     b = torch.randn(k, n + pad, device="cuda").half()[:, :n]
-    c = torch.full((m, n), -1.0, device="cuda")
+    c = torch.full((m, n), -1.0, device="cuda").half()
     for bm, bn, bk, warps, stages in ((64, 64, 32, 4, 3), (128, 128, 64, 4, 4),
                                       (128, 256, 64, 8, 3)):
         c.fill_(-1.0)
         matmul_carried[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
-            a, b, c, m, n, k, a.stride(0), 1, b.stride(0), 1, c.stride(0), BM=bm, BN=bn,
-            BK=bk, num_warps=warps, num_stages=stages)
-        torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.05 * k ** 0.5)
+            a, b, c, m, n, k, a.stride(0), 1, b.stride(0), 1, c.stride(0), 1,
+            BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, num_warps=warps,
+            num_stages=stages)
+        torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2,
+                                   atol=0.05 * k ** 0.5)
 
 
 @pytest.mark.gpu

@@ -375,13 +375,13 @@ class TensorMapLauncher(Launcher):
                          zip(key[1 + 2 * ndim:], m.requires) if v < least]
                 if m.args is not None and (short or (all(n > 0 for n in shape) and
                                                      breaks_tma_rule(m, address, strides))):
-                    if self.fallback is None and short:
-                        raise ValueError(f"{m.what}: its TMA copies were compiled for "
-                                         f"{', '.join(short)}")
                     if self.fallback is not None:
                         if self._fallback is None:
                             self._fallback = self.fallback()
                         return self._fallback(grid, given)
+                    if short:  # (strides: tensor_map_arguments raises Triton's error)
+                        raise ValueError(f"{m.what}: its TMA copies were compiled for "
+                                         f"{', '.join(short)}")
                 args = tensor_map_arguments(m, address, shape, strides)
                 if args is None:  # an empty tensor: a map that reads the padding alone
                     word, args = padding_map_arguments(m)

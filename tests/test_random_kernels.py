@@ -136,6 +136,23 @@ def test_random_block_pointer_loops() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_dot_loops() -> None:
+    """Programs of RK.LATER_FEATURES' dot_loop (K loops of tl.dot over pointer blocks:
+    index offsets, advanced pointers, block pointers) on the interpreter against NumPy,
+    transpiled for both targets and compiled in one NVRTC (sm_90) and one hiprtc run; on
+    sm_90 some read their blocks through tensor maps (passes.pointer_tiles)."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("dot_loop",)) for s in range(300000, 300012)}
+    texts = _interpreted_and_transpiled(programs)
+    sources = [p.source for p in programs.values()]
+    for form in ("rk = k * BK", "a_ptrs += BK", "tl.make_block_ptr(a_base"):
+        assert any(form in t for t in sources), form
+    assert any("tc::tma_load_" in t for t in texts["cuda"])
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")  # (wgmma: the arch-specific target)
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

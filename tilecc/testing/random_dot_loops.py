@@ -7,8 +7,8 @@ tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail maske
 (`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
 launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
 the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
-K x N or N x K.  The inputs are quarters in
-[-4, 4], so every product and sum is exact and the result is NumPy's to the bit.
+K x N or N x K.  The inputs are quarters in [-4, 4], so every product and sum is exact
+and the result is NumPy's to the bit.
 """
 
 from __future__ import annotations

@@ -20,15 +20,18 @@ What makes the copy read what the load reads:
   ascending loop indices, their products, quotients and remainders...), so the copy engine,
   which reads nothing below a dim's 0, never clips where the load would read;
 - the mask is a conjunction of `coordinate < bound` over the block's dims (a bound an int
-  argument or a constant); an unmasked dim gets a bound no coordinate reaches; masked off
-  reads `other`, which must be 0 (or NaN: the copy engine's fill);
+  argument or a constant; `x < K - k * BK` is `x + k * BK < K`; `x >= 0` and a block
+  pointer's `u32(x) < u32(max(n, 0))` too); an unmasked dim gets a bound no coordinate
+  reaches; masked off reads `other`, which must be 0 (or NaN: the copy engine's fill);
 - what the launch has to know: the strides but the last positive multiples of 16 bytes
   (Triton's rule for any tensor map), the arguments the coordinates divide by positive,
   those they add non-negative (`requires`).  A launch whose values break any of these runs
   a build without these copies (`runtime.launch`), so nothing rests on a guess.
 
-Only loads whose coordinates are computed where the load is (not loop-carried pointer
-blocks) are matched.
+Values a loop carries and advances by constant steps (`a_ptrs += BK * stride_ak`, a block
+pointer and its offsets, `tl.advance`d) are what they start as plus the loop's index
+times the step, for a loop counting from 0 by a constant step that divides each advance.
+The coordinates are computed in int32, as the copy engine takes them.
 """
 
 from __future__ import annotations

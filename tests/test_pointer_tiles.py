@@ -82,6 +82,30 @@ def matmul_loaded_rows(A, B, C, Rows, K, stride_am, stride_bk, stride_cm, BM: tl
     tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc)
 
 
+@tilecc.jit
+def matmul_from(A, B, C, M, N, K, LO, stride_am, stride_bk, stride_cm, BM: tl.constexpr,
+                BN: tl.constexpr, BK: tl.constexpr):
+    # A[:, LO:] @ B[LO:, :]: block pointers moved to LO, then a loop from LO (the form of
+    # the inner loop over keys of Triton's earlier fused-attention tutorial)
+    a_blk = tl.make_block_ptr(A, (M, K), (stride_am, 1), (tl.program_id(0) * BM, 0),
+                              (BM, BK), (1, 0))
+    b_blk = tl.make_block_ptr(B, (K, N), (stride_bk, 1), (0, tl.program_id(1) * BN),
+                              (BK, BN), (1, 0))
+    a_blk = tl.advance(a_blk, (0, LO))
+    b_blk = tl.advance(b_blk, (LO, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(LO, K, BK):
+        a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_blk = tl.advance(a_blk, (0, BK))
+        b_blk = tl.advance(b_blk, (BK, 0))
+    c_blk = tl.make_block_ptr(C, (M, N), (stride_cm, 1),
+                              (tl.program_id(0) * BM, tl.program_id(1) * BN), (BM, BN), (1, 0))
+    tl.store(c_blk, acc, boundary_check=(0, 1))
+
+
+FROM = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk}"
 SIG = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk},{form}"
 # Triton's tutorial loop: pointers the loop advances, the last K step masked
 matmul_carried = KP.ptr_matmul_kernel
@@ -132,6 +156,11 @@ def test_pointers_a_loop_advances_are_read_where_each_iteration_reads() -> None:
         ("b_ptr", ("b_ptr", "K", "N", "stride_bk", 1))]
     body = art.source.split("#include")[1]
     assert "k_ahead * 64 + col" in body
+    # a loop from LO over block pointers moved to LO first: the K coordinate is the index
+    # (LO cancels), LO must not be negative
+    art = _build(matmul_from, FROM.format(bm=128, bn=128, bk=64))
+    assert sorted(m.param for m in art.kernel.tensor_maps) == ["A", "A", "B"]
+    assert all(m.requires == (("LO", 0),) for m in art.kernel.tensor_maps)
     # the block pointers of attention's tutorial kernel, advanced along the keys
     bp = load_example("attention_block_ptr", "benchmarks").attention_fwd_block_ptr
     art = _build(bp, ATT, warps=8)
@@ -182,6 +211,12 @@ def test_what_else_keeps_pointer_blocks_off_the_copy_engine() -> None:
 
 def test_pointer_tiles_on_the_interpreter_match_numpy() -> None:
     rng = np.random.default_rng(0)
+    a = rng.standard_normal((70, 100)).astype(np.float16)
+    b = rng.standard_normal((100, 40)).astype(np.float16)
+    c = np.zeros((70, 40), np.float32)
+    matmul_from.interpret[(3, 2)](a, b, c, 70, 40, 100, 32, 100, 40, 40, BM=32, BN=32, BK=32)
+    np.testing.assert_allclose(c, a[:, 32:].astype(np.float32) @ b[32:].astype(np.float32),
+                               rtol=1e-2, atol=1e-2)
     for m, n, k in ((70, 40, 100), (64, 64, 64)):
         a = rng.standard_normal((m, k)).astype(np.float16)
         b = rng.standard_normal((k, n)).astype(np.float16)
@@ -295,6 +330,24 @@ def test_gpu_advanced_pointers_through_maps_match_torch(m, n, k, pad) -> None:
             num_stages=stages)
         torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2,
                                    atol=0.05 * k ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lo", [0, 64, 128])
+def test_gpu_a_loop_from_lo_through_maps_matches_torch(lo) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(lo)
+    m, n, k = 300, 264, 200
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda")
+    matmul_from[(tilecc.cdiv(m, 128), tilecc.cdiv(n, 128))](
+        a, b, c, m, n, k, lo, a.stride(0), b.stride(0), c.stride(0), BM=128, BN=128, BK=64,
+        num_warps=4, num_stages=3)
+    want = a[:, lo:].float() @ b[lo:].float()
+    torch.testing.assert_close(c, want, rtol=1e-2, atol=0.05 * k ** 0.5)
 
 
 @pytest.mark.gpu

@@ -29,8 +29,9 @@ What makes the copy read what the load reads:
   a build without these copies (`runtime.launch`), so nothing rests on a guess.
 
 Values a loop carries and advances by constant steps (`a_ptrs += BK * stride_ak`, a block
-pointer and its offsets, `tl.advance`d) are what they start as plus the loop's index
-times the step, for a loop counting from 0 by a constant step that divides each advance.
+pointer and its offsets, `tl.advance`d) are what they start as plus the iterations before
+times the step, for a loop counting by a constant step that divides each advance (from
+`lo`: a start advanced by `lo` before the loop cancels it).
 The coordinates are computed in int32, as the copy engine takes them.
 """
 
@@ -208,9 +209,9 @@ class _Matcher:
         body = loop.regions[0]
         if body.yields[j] is v:  # carried unchanged (a block pointer's other offset)
             return self.form(loop.operands[3 + j])
-        lo, _, step = (_constant_value(x) for x in loop.operands[:3])
+        lo, step = loop.operands[0], _constant_value(loop.operands[2])
         y = body.yields[j].owner
-        if lo != 0 or step is None or step <= 0 or y is None or \
+        if _leaf(lo) is None or step is None or step <= 0 or y is None or \
                 y.kind not in ("addptr", "binary") or \
                 (y.kind == "binary" and y.attrs["fn"] != "add"):
             return None
@@ -222,12 +223,18 @@ class _Matcher:
         start, by = self.form(loop.operands[3 + j]), self.form(inc)
         if start is None or by is None or by.base is not None:
             return None
-        index = body.args[0]
+        # the iterations before: (index - lo) / step, lo a constant or an int32 value (what
+        # a start advanced by lo before the loop cancels: Triton's `range(lo, hi, BLOCK_N)`
+        # over block pointers moved to lo first; left over, a coordinate not known
+        # non-negative, which `match` refuses)
+        index, first = body.args[0], _constant_value(lo)
         steps: dict = {}
         for key, c in by.dims.items():  # each step: constants only
             if c.axis is not None or c.terms or c.const % step:
                 return None
-            steps[key] = Coord(((index, c.const // step),))
+            q = c.const // step
+            steps[key] = Coord(((index, q),), -q * first) if first is not None else \
+                Coord(_terms([(index, q), (_leaf(lo), -q)]))
         return _add(start, Form(None, steps))
 
     def _parameter(self, f: Form) -> str | None:

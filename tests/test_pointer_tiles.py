@@ -24,6 +24,7 @@ from conftest_compilers import require_cuda_compiler
 import kernels_ptr as KP
 from test_blocks import load_example
 from test_compile_kernels import assert_clean_compile
+from test_tma import _Recorder  # (a kernel stand-in: what cuLaunchKernel was given)
 
 
 @tilecc.jit
@@ -243,18 +244,6 @@ def test_pointer_tile_sources_compile() -> None:
     assert_clean_compile(bp, ATT, "cuda", "sm_90", num_warps=8, num_stages=3)
     assert_clean_compile(matmul_carried, CARRIED.format(bm=128, bn=128, bk=64), "cuda",
                          "sm_90", num_warps=4, num_stages=4)
-
-
-class _Recorder:
-    """A kernel stand-in: what cuLaunchKernel was given."""
-
-    def __init__(self, maps):
-        self.handle, self.threads, self.device_id, self.shared_bytes = 1, 128, 0, 0
-        self.tensor_maps = maps
-        self.launches: list = []
-
-    def launch_kernel(self, *args) -> None:
-        self.launches.append(args)
 
 
 def test_a_launch_breaking_a_maps_requirement_goes_to_the_cp_async_build(

@@ -130,6 +130,8 @@ class _Matcher:
         self.by_name = {p.name: p.value for p in params.values()}
         self.loops = loops
         self.forms: dict[int, Form | None] = {}
+        # per match: block axis → the mask's value of its corner (`_bounds`)
+        self.written: dict[int, Value] = {}
 
     # --- values as sums of coordinates times strides -------------------------------------
 
@@ -314,7 +316,7 @@ class _Matcher:
             return None, []
         # the masked dims' bounds
         bounds: dict[int, object] = {}
-        self.written: dict[int, Value] = {}  # block axis → the mask's value of its corner
+        self.written = {}
         if len(load.operands) > 1 and not self._bounds(load.operands[1], f, bounds):
             return None, []
         needs: set = set()

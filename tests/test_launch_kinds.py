@@ -267,7 +267,8 @@ def test_host_arrays_are_refused_after_warm_launches(gpu, host):
 
 def test_kinds_in_turn_each_keep_a_warm_launch(gpu, no_slow_path):
     """torch tensors and CuPy arrays (and others) in turn on one kernel: each set of types
-    gets its generated warm launch, chained; none falls back to the general path."""
+    gets its generated lines, all in the kernel's one warm launch; none falls back to the
+    general path."""
     k = tilecc.jit(copy)
     sets = [(FakeTensor(BASE), 0.5), (FakeCuPyArray(BASE), 0.5), (DLPackArray(BASE), 0.5),
             (FakeTensor(BASE), True), (FakeTensor(BASE), np.float32(0.5))]
@@ -275,12 +276,15 @@ def test_kinds_in_turn_each_keep_a_warm_launch(gpu, no_slow_path):
         for x, s in sets:
             k[(1,)](x, x, 64, s, BLOCK=64)
     no_slow_path()
-    taken = []
-    k._direct = counting(k._direct, taken)
+    taken, direct = [], k._direct
+    k._direct = counting(direct, taken)
     k._grids.clear()  # kernel[grid] binds the counting launch from here
     for x, s in sets:
         k[(1,)](x, x, 64, s, BLOCK=64)
     assert len(k._binders) == len(sets) and taken == [True] * len(sets)
+    # one function tests each set's types in turn (no call from one set's launch to the
+    # next's): every set's launchers are looked up in it
+    assert all(f"_tc_bound_{i}.get(_tc_key)" in direct.source for i in range(len(sets)))
     # a float and a bool key alike on their own binders: each finds its own launcher
     assert [e["values"][3] for e in gpu.log[-5:]] == [0.5, 0.5, 0.5, True, 0.5]
     assert [e["stream"] for e in gpu.log[-5:]] == [0x7000, 0x9000, 0x5000, 0x7000, 0x7000]
@@ -313,3 +317,32 @@ def test_parameters_named_like_the_generated_locals(gpu, no_slow_path):
     k[(1,)](a, b, c, np.int64(48), 0.5, BLOCK=64)
     assert len(k._binders) == 1
     assert [e["values"] for e in gpu.log] == [[BASE, BASE + 64, BASE + 128, 48, 0.5]] * 3
+
+
+def test_a_declined_launch_passes_the_arguments_not_the_generated_locals(gpu):
+    """Parameters named like the warm launch's own locals (a DLPack argument's `d0`, `p1`,
+    `w1`, `o0`...): a launch it declines after those were assigned (a new alignment: a key
+    not seen) gives the general path the arguments, not the locals."""
+    def named(d0, p1, w1, o0, BLOCK: tl.constexpr):
+        pass
+
+    k = tilecc.jit(named)
+    a, b = DLPackArray(BASE), DLPackArray(BASE + 64)
+    for _ in range(2):
+        k[(1,)](a, b, 48, 0.5, BLOCK=64)
+    assert len(k._binders) == 1
+    k[(1,)](DLPackArray(BASE + 8), b, 48, 0.5, BLOCK=64)  # declined: the slow path
+    assert len(gpu.builds) == 2 and gpu.log[-1]["values"] == [BASE + 8, BASE + 64, 48, 0.5]
+
+
+def test_no_launch_is_filed_under_a_capsule_that_cannot_be_read(gpu):
+    """A DLPack export the warm path cannot read (another capsule name) keys as
+    `dlpack.UNREAD`: the binder files nothing under it, so each such launch goes to the
+    slow path, which reads the argument itself."""
+    k = tilecc.jit(copy)
+    flags = k._param_constexpr
+    good, versioned = DLPackArray(BASE), DLPackArray(BASE, name="dltensor_versioned")
+    binder = L.make_binder(flags, (good, good, 64, 0.5, 64))
+    assert binder((good, good, 64, 0.5, 64)) is not None
+    assert binder((versioned, good, 64, 0.5, 64)) is None
+    assert binder((good, DLPackArray(BASE, device_type=1), 64, 0.5, 64)) is None  # host

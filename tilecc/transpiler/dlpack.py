@@ -109,6 +109,18 @@ def warm_key(capsule, device) -> tuple[int, tuple | None]:
     return ptr, ("dlpack", dev_type, dev_id, word, ptr & 15 == 0)
 
 
+# a dtype word no capsule has: the warm key of an argument whose capsule could not be read
+# (`read_capsule`), under which no launch is filed (the slow path decides at each call)
+UNREAD = None
+
+
+def read_capsule(capsule) -> tuple[int, int | None]:
+    """(pointer, dtype word) of an exported capsule (None: no capsule, as for a host
+    array); (0, UNREAD) where it is not an unversioned DLPack tensor."""
+    got = _read(capsule) if capsule is not None else None
+    return (0, UNREAD) if got is None else got
+
+
 def _read(capsule) -> tuple[int, int] | None:
     """(pointer, dtype word) of an exported capsule; None for another capsule name."""
     if _memory is None:

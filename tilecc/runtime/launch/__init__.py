@@ -26,9 +26,9 @@ grids and autotuners call):
    `kernelParams` array of pointers was built once), the framework's current stream
    (torch's when a tensor is among the arguments, else CuPy's), and `cuLaunchKernel`.
 
-Arguments of other types it hands to the generated launch of their types, if the kernel
-has one (one per set of types seen twice, chained: `_add_direct`); it declines (returns
-False) whatever none was generated for, and the general path runs: `JITFunction.bind`'s
+Arguments of other types take the lines generated for their types, if the kernel has them
+(one set per set of types seen twice, all in one function that tests each set's types in
+turn: `_add_direct`); it declines (returns False) whatever none was generated for, and the general path runs: `JITFunction.bind`'s
 checks where binding is unusual, the generic `arg_key`, one dict lookup, the launcher.
 Anything that path does not read (host arrays, bfloat16 scalars, misspelt or defaulted
 arguments, a new dtype, device or alignment) takes the slow path:
@@ -52,8 +52,8 @@ from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda, hip
 from tilecc.runtime.launch.args import (_INTERPRET_KEY, _KINDS, _ONE, _TORCH,  # noqa: F401
                                         LAUNCH_OPTIONS, ArgBuffer, _env_get, arg_key,
-                                        bind_fast, declined, device_arrays,
-                                        interpret_requested,
+                                        bind_fast, combined_direct, declined,
+                                        device_arrays, interpret_requested,
                                         launch_key, make_binder, normalize_grid,
                                         ordered_options, resolve_grid, slot_layout,
                                         slot_values)
@@ -155,31 +155,32 @@ def run(jit_fn, grid, g3: tuple | None, *args, _interpret: bool = False,
 
 
 # Generated warm launches per kernel, one per set of argument types (torch tensors and CuPy
-# arrays alternating, a NumPy scalar in place of an int...): each declines to the next.
+# arrays alternating, a NumPy scalar in place of an int...), made into one function that
+# tests each set in turn.
 MAX_DIRECT_LAUNCHES = 8
 
 
 def _add_direct(jit_fn, values, options: dict, launcher) -> None:
     """Generate the kernel's warm launch for these argument types and this launcher's
-    backend, chain it after those generated before (`binder.link`), and file the launcher
-    under its key, so that the next launch takes it.  Each set of types is tried once."""
+    backend, make it one with those generated before (`args.combined_direct`), and file
+    the launcher under its key, so that the next launch takes it.  Each set of types is
+    tried once."""
     types = tuple(map(type, values))
     if len(jit_fn._binders) >= MAX_DIRECT_LAUNCHES or types in jit_fn._binder_types:
         return
     jit_fn._binder_types.add(types)
     binder = make_binder(jit_fn._param_constexpr, values, jit_fn._param_names, {},
-                         type(launcher))
+                         type(launcher), variant=len(jit_fn._binders))
     if binder is None or binder.direct is None:
         return
+    jit_fn._binders.append(binder)
+    direct = binder.direct if len(jit_fn._binders) == 1 else combined_direct(
+        jit_fn._param_names, jit_fn._binders)
     # named for the kernel: an argument given twice is Python's TypeError, "k[grid]() got
     # multiple values for argument 'x'", raised at the user's call
-    binder.direct.__name__ = binder.direct.__qualname__ = f"{jit_fn.fn.__name__}[grid]"
-    if jit_fn._binders:
-        jit_fn._binders[-1].link(binder.direct)
-    else:
-        jit_fn._direct = binder.direct
-        jit_fn._grids.clear()  # kernel[grid] binds the warm launch from now on
-    jit_fn._binders.append(binder)
+    direct.__name__ = direct.__qualname__ = f"{jit_fn.fn.__name__}[grid]"
+    jit_fn._direct = direct
+    jit_fn._grids.clear()  # kernel[grid] binds the warm launch from now on
     _file_direct(jit_fn, values, options, launcher)
 
 

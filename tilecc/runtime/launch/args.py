@@ -332,8 +332,42 @@ def _descriptor_key(d) -> tuple[tuple, list] | None:
 
 # --- the generated warm launch -----------------------------------------------------------------
 
+def _dlpack_names() -> dict:
+    """What `_dlpack_lines` reads: `dlpack`'s view of memory where it reads capsules in
+    place, and its reader for the rest."""
+    if dlpack._memory is None:
+        dlpack._set_up()
+    return {"_tc_capsule": dlpack._capsule_type, "_tc_memory": dlpack._memory,
+            "_tc_head": dlpack._head, "_tc_capsule_fields": dlpack._CAPSULE.unpack_from,
+            "_tc_dltensor": dlpack._DLTENSOR.unpack_from, "_tc_names": dlpack._names,
+            "_tc_dlpack_read": dlpack.read_capsule}
+
+
+def _dlpack_lines(a: str, i: int, stream: str | None) -> list[str]:
+    """A DLPack argument's pointer `p{i}` and dtype word `w{i}` (`dlpack.warm_key`,
+    inline: no call per argument where the capsule's name was read before), from the
+    capsule it exports for the launch's stream (`_tc_xs`, asked first where `stream`)."""
+    lines = [f"d{i} = {a}.__dlpack_device__()"]
+    if stream is not None:
+        lines.append(f"_tc_xs = {stream}(*d{i})")
+    lines.append(f"c{i} = {a}.__dlpack__(stream=_tc_xs) if d{i}[0] == 2 or d{i}[0] == 10 "
+                 "else None")  # GPUs only
+    if dlpack._fast:
+        lines += [f"n{i} = _tc_capsule_fields(_tc_memory, id(c{i}) + _tc_head) "
+                  f"if type(c{i}) is _tc_capsule else (0, 0)",
+                  f"if n{i}[1] in _tc_names:",
+                  f"    p{i}, w{i}, o{i} = _tc_dltensor(_tc_memory, n{i}[0])",
+                  f"    p{i} += o{i}",
+                  "else:",
+                  f"    p{i}, w{i} = _tc_dlpack_read(c{i})"]
+    else:
+        lines.append(f"p{i}, w{i} = _tc_dlpack_read(c{i})")
+    return lines
+
+
 def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[str, ...] = (),
-                bound: dict | None = None, launcher_cls: type | None = None) -> Callable | None:
+                bound: dict | None = None, launcher_cls: type | None = None,
+                variant: int = 0) -> Callable | None:
     """Generate `arg_key` specialized to the argument types of `values`: straight-line code
     that checks each argument's type (`type(a) is T`) and returns (key, values) — or None
     when a type differs (the caller then uses `arg_key`).  Types fixed by the checks are
@@ -343,14 +377,18 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     With the parameters' names, the `bound` dict (key → launcher) and the launchers' class
     (which supplies the last steps, `direct_tail`), the binder also carries
     `binder.direct`: the whole warm launch in one generated function (see
-    `_direct_source`)."""
+    `_direct_source`), and `binder.variant`, its parts, from which `combined_direct` makes
+    one warm launch of several binders (`variant`: this one's number among them, which
+    names what its lines read)."""
     n = len(values)
     env: dict[str, Any] = {"_wide": _wide}
     guards, body, key, out = [], [], [], []
+    stream = f"_tc_dlpack_stream_{variant}"  # (per variant: torch's stream, or CuPy's)
+    dlpack_args: list[int] = []  # (their capsules' reads are checked by the binder)
     for i, (is_ce, v) in enumerate(zip(constexpr_flags, values)):
         a, t = f"a{i}", type(v)
-        env[f"T{i}"] = t
-        guards.append(f"type({a}) is not T{i}")
+        env[f"T{i}_{variant}"] = t
+        guards.append(f"type({a}) is not T{i}_{variant}")
         if is_ce:
             if t not in _PLAIN:
                 return None
@@ -386,15 +424,13 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             key.append(f"(\"=1\" if i{i} == 1 else 16 if i{i} & 15 == 0 else 8 if i{i} & 7 == 0 "
                        "else 1)")
             out.append(f"i{i}")
-        elif kind == _DLPACK:  # (k: None where it cannot be read)
-            body.append(f"d{i} = {a}.__dlpack_device__()")
-            if "_tc_dlpack_key" not in env:  # the first: the launch's stream, once
-                env.update(_tc_dlpack_key=dlpack.warm_key,
-                           _tc_dlpack_stream=_exchange_stream(values))
-                body.append(f"_tc_xs = _tc_dlpack_stream(*d{i})")
-            body.append(f"p{i}, k{i} = _tc_dlpack_key({a}.__dlpack__(stream=_tc_xs) if "
-                        f"d{i}[0] == 2 or d{i}[0] == 10 else None, d{i})")  # GPUs only
-            key.append(f"k{i}")
+        elif kind == _DLPACK:  # (w: UNREAD where the capsule cannot be read)
+            first = stream not in env  # the first asks for the launch's stream, once
+            if first:
+                env.update(_dlpack_names(), **{stream: _exchange_stream(values)})
+            body += _dlpack_lines(a, i, stream if first else None)
+            dlpack_args.append(i)
+            key += [f"d{i}", f"w{i}", f"p{i} & 15 == 0"]
             out.append(f"p{i}")
         else:
             return None
@@ -404,6 +440,10 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         lines.append(f"    if {' or '.join(guards)}:")
         lines.append("        return None")
     lines += [f"    {b}" for b in body]
+    unread = [f"w{i} is None" for i in dlpack_args]
+    if unread:  # (dlpack.UNREAD: nothing is filed under such a key)
+        lines.append(f"    if {' or '.join(unread)}:")
+        lines.append("        return None")
     lines.append(f"    return ({', '.join(key)}{',' if len(key) == 1 else ''}), "
                  f"[{', '.join(out)}]")
     exec(compile("\n".join(lines), "<tilecc launch binder>", "exec"), env)
@@ -416,21 +456,30 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         for m in param_names)
     tail = getattr(launcher_cls, "direct_tail", None)
     if bound is not None and usable and tail is not None:
-        direct, tail_env = _direct_source(param_names, guards, body, key, out, tail)
-        env.update(tail_env)
-        env.update(_tc_bound=bound, _tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
-                   _NO=_NO, _MISSING=_MISSING, _tc_option_names=_OPTION_NAMES,
-                   _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS), _tc_next=None,
-                   _tc_launches=sys.modules[__name__.rsplit(".", 1)[0]],
-                   _tc_env_get=_env_get, _tc_interpret_key=_INTERPRET_KEY, _tc_one=_ONE)
-        exec(compile(direct, "<tilecc direct launch>", "exec"), env)
-        binder.direct = env["direct"]
-        binder.direct.source = direct
-
-        def link(next_direct: Callable) -> None:
-            env["_tc_next"] = next_direct
-        binder.link = link
+        env[f"_tc_bound_{variant}"] = bound
+        binder.variant = (guards, body, key, out, f"_tc_bound_{variant}", tail, env)
+        binder.direct = combined_direct(param_names, [binder])
     return binder
+
+
+def combined_direct(param_names: tuple[str, ...], binders: list) -> Callable:
+    """One warm launch (`_direct_source`) that takes the argument types of every binder in
+    `binders` (made by `make_binder` with distinct `variant`s), each tested in turn: torch
+    tensors and CuPy arrays launched in turn cost a type test, not a call."""
+    direct, tail_env = _direct_source(param_names, [b.variant[:6] for b in binders])
+    env: dict[str, Any] = {}
+    for b in binders:
+        env.update(b.variant[6])
+    env.update(tail_env)
+    env.update(_tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
+               _NO=_NO, _MISSING=_MISSING, _tc_option_names=_OPTION_NAMES,
+               _tc_no_options=(_NO,) * len(LAUNCH_OPTIONS),
+               _tc_launches=sys.modules[__name__.rsplit(".", 1)[0]],
+               _tc_env_get=_env_get, _tc_interpret_key=_INTERPRET_KEY, _tc_one=_ONE)
+    exec(compile(direct, "<tilecc direct launch>", "exec"), env)
+    fn = env["direct"]
+    fn.source = direct
+    return fn
 
 
 def declined(*args, **kwargs) -> bool:
@@ -439,22 +488,22 @@ def declined(*args, **kwargs) -> bool:
     return False
 
 
-def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
+def _direct_source(names, variants) -> tuple[str, dict]:
     """A warm launch as one function of the grid and the kernel's own parameters (Python
     binds them, as it binds any call; launch options arrive in `**_tc_opts`, which costs
-    one test where none is given): the binder's type checks and key, the launcher
-    looked up, the backend's `prepare` lines (CUDA: pack the values), the grid (given
-    normalized as `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the
-    backend's `launch` lines — no argument lists, no intermediate calls.  Arguments of other
-    types go to `_tc_next`: the kernel's warm launch generated for other types
-    (`binder.link`).  Returns the launcher's `compiled` when it launched (or the grid is
-    empty).  What it does not take (argument types, a key or an option not seen yet,
-    missing or extra arguments, a profiler observing launches, the interpreter asked for)
-    goes to `_tc_decline` (through `redo`, with the arguments as given): `kernel[grid]`
-    binds the general path there (its partial calls this function straight from the
-    user's call), `launch.run` binds `declined` (False: run takes the general path).  The
-    tail works with any launcher it finds: where the launcher is not one it can inline, it
-    calls it.
+    one test where none is given).  Per variant (a binder's type checks, lines, key,
+    values, the name of its launchers' dict and its backend's `tail`), in turn: where the
+    arguments' types are its own, its lines and key, the launcher looked up, the
+    backend's `prepare` lines (CUDA: pack the values), the grid (given normalized as
+    `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the backend's `launch`
+    lines — no argument lists, no intermediate calls.  Returns the launcher's `compiled` when it launched (or the
+    grid is empty).  What it does not take (argument types of no variant, a key or an
+    option not seen yet, missing or extra arguments, a profiler observing launches, the
+    interpreter asked for) goes to `_tc_decline` (through `redo`, with the arguments as
+    given): `kernel[grid]` binds the general path there (its partial calls this function
+    straight from the user's call), `launch.run` binds `declined` (False: run takes the
+    general path).  The tail works with any launcher it finds: where the launcher is not
+    one it can inline, it calls it.
 
     `tail(out, hand_off)` gives the backend's lines and the names they read; `hand_off` is a
     statement for its rare cases (CUDA: another thread, a float to saturate) that resolves
@@ -467,9 +516,11 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
     # the options given, in launch_key's and resolve_grid's order (`_NO` where not given)
     options = ", ".join(f"_tc_opts.get({o!r}, _NO)" for o in LAUNCH_OPTIONS)
     named = "{" + ", ".join(f"{m!r}: a{i}" for i, m in enumerate(names)) + "}"
-    prepare, launch, tail_env = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
-                                          f"{named}, [{', '.join(out)}], *_tc_o).compiled")
     declined = f"return redo(_tc_decline, _tc_grid, _tc_g3, {given}_tc_more, _tc_opts)"
+    # once they are renamed, the arguments as the a-names hold them (the generated lines'
+    # own locals, p0, d1..., may have taken a parameter's name)
+    renamed = "".join(f"a{i}, " for i in range(n))
+    declined_a = f"return redo(_tc_decline, _tc_grid, _tc_g3, {renamed}_tc_more, _tc_opts)"
     # every parameter defaults to _MISSING, and positional arguments beyond them land in
     # _tc_more: Python's binding cannot fail but for an argument given twice
     lines = [f"def direct(_tc_grid, _tc_g3, _tc_decline, "
@@ -479,34 +530,42 @@ def _direct_source(names, guards, body, key, out, tail) -> tuple[str, dict]:
              f"        {declined}"]
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
-    if guards:  # other types (or missing): the warm launch generated for them, if any
-        lines.append(f"    if {' or '.join(guards)}:")
-        lines.append("        if _tc_next is None:")
-        lines.append(f"            {declined}")
-        lines.append(f"        return _tc_next(_tc_grid, _tc_g3, _tc_decline, {given}"
-                     "**_tc_opts)")
-    lines += [f"    {b}" for b in body]
-    lines.append(f"    _tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
-    lines += [
-        "    if _tc_opts:",
-        "        if not _tc_option_names.issuperset(_tc_opts):  # not a launch option",
-        f"            {declined}",
-        f"        _tc_o = ({options})",
-        "        _tc_key = (_tc_key, *_tc_o)  # launch_key, inline",
-        "    else:",
-        "        _tc_o = _tc_no_options",
-        "    _tc_l = _tc_bound.get(_tc_key)",
-        "    if _tc_l is None:",
-        f"        {declined}",
-    ]
-    lines += [f"    {p}" for p in prepare]
-    lines += [
-        "    if _tc_g3 is None:  # a callable grid, a list",
-        f"        _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, *_tc_o)",
-        "    if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
-    ]
-    lines += [f"        {x}" for x in launch]
-    lines.append("    return _tc_l.compiled")
+    tail_env: dict = {}
+    for guards, body, key, out, bound, tail in variants:
+        prepare, launch, more = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
+                                              f"{named}, [{', '.join(out)}], *_tc_o).compiled")
+        tail_env.update(more)
+        at = "    "
+        if guards:  # (these types: a missing argument is of none)
+            lines.append(f"    if not ({' or '.join(guards)}):")
+            at = "        "
+        block = list(body)
+        block.append(f"_tc_key = ({', '.join(key)}{',' if len(key) == 1 else ''})")
+        block += [
+            "if _tc_opts:",
+            "    if not _tc_option_names.issuperset(_tc_opts):  # not a launch option",
+            f"        {declined_a}",
+            f"    _tc_o = ({options})",
+            "    _tc_key = (_tc_key, *_tc_o)  # launch_key, inline",
+            "else:",
+            "    _tc_o = _tc_no_options",
+            f"_tc_l = {bound}.get(_tc_key)",
+            "if _tc_l is None:",
+            f"    {declined_a}",
+        ]
+        block += prepare
+        block += [
+            "if _tc_g3 is None:  # a callable grid, a list",
+            f"    _tc_g3 = _tc_resolve_grid(_tc_grid, {named}, *_tc_o)",
+            "if _tc_g3[0] and _tc_g3[1] and _tc_g3[2]:  # an empty grid launches nothing",
+        ]
+        block += [f"    {x}" for x in launch]
+        block.append("return _tc_l.compiled")
+        lines += [f"{at}{b}" for b in block]
+        if not guards:
+            break  # (no parameters: the one variant)
+    else:
+        lines.append(f"    {declined_a}")  # types of no variant
     # the general path, given the arguments as they came: by keyword (those given), or,
     # with more than the parameters, all by position
     lines += [

@@ -9,6 +9,12 @@ each is shown.  Times are device-event medians after warm-up, the tools (and cuB
 interleaved for each configuration (`timing.gpu_ms_queued`: rounds of a few calls of each,
 the first tool of a round rotating; the median round); TFLOP/s counts 2·M·N·K.  Every
 result is checked against torch.matmul first.
+
+    python benchmarks/bench_matmul.py --persistent [--quick]
+
+times instead `persistent_kernel` below, the same kernel written persistent (one program
+per SM walking the output tiles, as libraries do), beside the example's kernel: how each
+compiler takes a K loop inside a loop over tiles.
 """
 
 from __future__ import annotations
@@ -25,16 +31,60 @@ from timing import dense_peak_tflops, fastest_configs  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
+import tilecc.language as tl  # noqa: E402
 
 SQUARE = (4096, 8192)
 RAGGED = ((1000, 1000, 1000), (4097, 4096, 4096), (8192, 512, 8192))  # M x K x N
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+leaky_relu = MM.leaky_relu  # (persistent_kernel's epilogue, by name: Triton's clone too)
+
+
+@tilecc.jit
+def persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                      BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                      GROUP_SIZE_M: tl.constexpr, ACTIVATION: tl.constexpr,
+                      NUM_SMS: tl.constexpr):
+    """examples/matmul.py's kernel, its body in a loop over the output tiles (tile
+    `start, start + NUM_SMS, ...`), in the same grouped order."""
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for pid in tl.range(tl.program_id(axis=0), num_pid_m * num_pid_n, NUM_SMS):
+        first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+        offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+        offs_k = tl.arange(0, BLOCK_SIZE_K)
+        a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+            a_ptrs += BLOCK_SIZE_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * stride_bk
+        if ACTIVATION == "leaky_relu":
+            accumulator = leaky_relu(accumulator)
+        c = accumulator.to(c_ptr.dtype.element_ty)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c,
+                 mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
 def run(kernel, a, b, c, config: tilecc.Config, activation: str = ""):
     (m, k), n = a.shape, b.shape[1]
-    meta = config.kwargs
+    meta = dict(config.kwargs)
     grid = (tilecc.cdiv(m, meta["BLOCK_SIZE_M"]) * tilecc.cdiv(n, meta["BLOCK_SIZE_N"]),)
+    if "NUM_SMS" in kernel.arg_names:  # persistent: one program per SM, at most one a tile
+        meta["NUM_SMS"] = torch.cuda.get_device_properties(0).multi_processor_count
+        grid = (min(grid[0], meta["NUM_SMS"]),)
     return lambda: kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
                                 b.stride(1), c.stride(0), c.stride(1), **meta,
                                 ACTIVATION=activation, num_warps=config.num_warps,
@@ -87,13 +137,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--verbose", action="store_true", help="every configuration's speed")
+    parser.add_argument("--persistent", action="store_true",
+                        help="persistent_kernel (a loop over tiles) through both tools")
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
     configs = MM.CONFIGS[:2] if args.quick else MM.CONFIGS
-    tc_k, tr_k = MM.matmul_kernel, as_triton(MM.matmul_kernel)
+    kernel = persistent_kernel if args.persistent else MM.matmul_kernel
+    tc_k, tr_k = kernel, as_triton(kernel)
     shapes = [(s, s, s) for s in SQUARE] + list(RAGGED)
-    print(f"{torch.cuda.get_device_name()}: tilecc / Triton / cuBLAS, TFLOP/s (best configuration)")
+    print(f"{torch.cuda.get_device_name()}, {kernel.fn.__name__}: tilecc / Triton / cuBLAS, "
+          "TFLOP/s (best configuration)")
     peak = dense_peak_tflops(torch.cuda.get_device_name())
     if peak:
         print(f"(tilecc's fraction of the dense peak, {peak:.0f} TFLOP/s, under 'tc/peak')")

@@ -214,6 +214,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
       float acc_[128];
 #pragma unroll
       for (int r = 0; r < 128; ++r) acc_[r] = 0.0f;
+      long long a_ptrs_offset = 0ll;
+      long long b_ptrs_offset = 0ll;
       for (int kk_ = 0; kk_ < (k_ + 32 - 1) / 32; ++kk_) {
         // L52: k_left = k - kk * BLOCK_SIZE_K
         const int k_left = k_ - kk_ * 32;
@@ -224,8 +226,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
         for (int r = 0; r < 32; ++r)
           a[r] =
               ((t_ + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8) < m) &
-              (Sliced1::coord0((r % 8)) <
-              k_left)) ? *(a_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              (Sliced1::coord0((r % 8)) < k_left)) ? *(a_ptrs[r] +
+              a_ptrs_offset) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L55: b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < n),
         //   other=0.0)
         tc::half b[32];
@@ -233,8 +235,8 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
         for (int r = 0; r < 32; ++r)
           b[r] =
               ((Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) < k_left) &
-              (t_1 + Sliced3::coord0((r % 8)) <
-              n)) ? *(b_ptrs[r]) : tc::half::from_bits(0x0000 /* 0.0 */);
+              (t_1 + Sliced3::coord0((r % 8)) < n)) ? *(b_ptrs[r] +
+              b_ptrs_offset) : tc::half::from_bits(0x0000 /* 0.0 */);
         // L57: acc = tl.dot(a, b, acc)
         // 128 x 32 @ 32 x 128 (fp16): wgmma.m64n128k16 (fp16, Hopper), 1 warpgroup x 2 instructions
         //   per K step, operands read from shared memory
@@ -294,11 +296,9 @@ extern "C" __global__ void __launch_bounds__(128) grouped_matmul_kernel(
           for (int r = 0; r < 128; ++r) tc::fence_operand(acc_[r]);
         }
         // L58: a_ptrs += BLOCK_SIZE_K
-#pragma unroll
-        for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptrs[r] + 32;
+        a_ptrs_offset = a_ptrs_offset + 32ll;
         // L59: b_ptrs += BLOCK_SIZE_K * ldb
-#pragma unroll
-        for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * ldb;
+        b_ptrs_offset = b_ptrs_offset + tc::cast<long long>(32 * ldb);
       }
       // L60: c_ptrs = c_ptr + offs_m[:, None] * ldc + offs_n[None, :] (index arithmetic: recomputed
       //   where it is used)

@@ -223,6 +223,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   float accumulator[128];
 #pragma unroll
   for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
+  long long a_ptrs_offset = 0ll;
+  long long b_ptrs_offset = 0ll;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
   unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
 #pragma unroll
@@ -252,22 +254,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v],
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v] + a_ptrs_offset,
               Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v],
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v] + b_ptrs_offset,
               Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
-#pragma unroll
-        for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptrs[r] + 32;
+        a_ptrs_offset = a_ptrs_offset + 32ll;
         // L58: b_ptrs += BLOCK_SIZE_K * stride_bk
-#pragma unroll
-        for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
+        b_ptrs_offset = b_ptrs_offset + tc::cast<long long>(32 * stride_bk);
       }
       tc::cp_async_commit();
       k_next += 1;
@@ -317,22 +317,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v],
+          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v] + a_ptrs_offset,
               Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v],
+          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v] + b_ptrs_offset,
               Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
-#pragma unroll
-        for (int r = 0; r < 32; ++r) a_ptrs[r] = a_ptrs[r] + 32;
+        a_ptrs_offset = a_ptrs_offset + 32ll;
         // L58: b_ptrs += BLOCK_SIZE_K * stride_bk
-#pragma unroll
-        for (int r = 0; r < 32; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
+        b_ptrs_offset = b_ptrs_offset + tc::cast<long long>(32 * stride_bk);
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed

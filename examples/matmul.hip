@@ -202,14 +202,16 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
   float accumulator[64];
 #pragma unroll
   for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
+  long long a_ptrs_offset = 0ll;
+  long long b_ptrs_offset = 0ll;
   for (int k_ = 0; k_ < (K + 32 - 1) / 32; ++k_) {
     // L54: a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
     tc::half a[16];
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32, a_ptrs[v],
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ * 32,
+          a_ptrs[v] + a_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[v + k] = chunk[k];
     }
@@ -218,8 +220,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
 #pragma unroll
     for (int v = 0; v < 16; v += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32, b_ptrs[v],
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          tc::load_if<8>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ * 32,
+          b_ptrs[v] + b_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) b[v + k] = chunk[k];
     }
@@ -271,11 +273,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_kernel(
       }
     }
     // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
-#pragma unroll
-    for (int r = 0; r < 16; ++r) a_ptrs[r] = a_ptrs[r] + 32;
+    a_ptrs_offset = a_ptrs_offset + 32ll;
     // L58: b_ptrs += BLOCK_SIZE_K * stride_bk
-#pragma unroll
-    for (int r = 0; r < 16; ++r) b_ptrs[r] = b_ptrs[r] + 32 * stride_bk;
+    b_ptrs_offset = b_ptrs_offset + tc::cast<long long>(32 * stride_bk);
   }
   // leaky_relu L23: return tl.where(x >= 0, x, 0.01 * x)
   float accumulator_1[64];

@@ -206,11 +206,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   const int t_2 = pid_n * 128;
   const long long t_3 = tc::cast<long long>(stride_bk);
   // L47: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-  float accumulator[128];
-#pragma unroll
-  for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
-  int a_block_offset0 = t_;
-  int a_block_offset1 = 0;
   const tc::half* a_block_pointers[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
@@ -218,8 +213,6 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         a_ptr + tc::cast<long long>(t_) * t_1 +
         (tc::cast<long long>(Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * t_1 +
         tc::cast<long long>(Sliced1::coord0((r % 8))));
-  int b_block_offset0 = 0;
-  int b_block_offset1 = t_2;
   const tc::half* b_block_pointers[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
@@ -227,6 +220,15 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         b_ptr + tc::cast<long long>(t_2) +
         (tc::cast<long long>(Sliced2::coord0(((r / 8) * 8 + r % 8) / 8)) * t_3 +
         tc::cast<long long>(Sliced3::coord0((r % 8))));
+  float accumulator[128];
+#pragma unroll
+  for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;
+  int a_block_offset0 = t_;
+  int a_block_offset1 = 0;
+  int b_block_offset0 = 0;
+  int b_block_offset1 = t_2;
+  long long a_block_pointers_offset = 0ll;
+  long long b_block_pointers_offset = 0ll;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
   unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
 #pragma unroll
@@ -257,7 +259,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v],
+          tc::cp_async<16>(a_stages_base + a_at[v / 8],
+              a_block_pointers[v] + a_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
               (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
@@ -268,7 +271,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_block_pointers[v],
+          tc::cp_async<16>(b_stages_base + b_at[v / 8],
+              b_block_pointers[v] + b_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
               (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
@@ -277,12 +281,12 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
-#pragma unroll
-        for (int r = 0; r < 32; ++r) a_block_pointers[r] = a_block_pointers[r] + 32ll;
         // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
         b_block_offset0 = b_block_offset0 + 32;
-#pragma unroll
-        for (int r = 0; r < 32; ++r) b_block_pointers[r] = b_block_pointers[r] + 32ll * t_3;
+        // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
+        a_block_pointers_offset = a_block_pointers_offset + 32ll;
+        // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
+        b_block_pointers_offset = b_block_pointers_offset + 32ll * t_3;
       }
       tc::cp_async_commit();
       k_next += 1;
@@ -333,7 +337,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v],
+          tc::cp_async<16>(a_stages_base + a_at[v / 8],
+              a_block_pointers[v] + a_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
               (tc::cast<unsigned int>(Sliced1::coord0(((v % 8) / 8 * 8))) +
@@ -344,7 +349,8 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_block_pointers[v],
+          tc::cp_async<16>(b_stages_base + b_at[v / 8],
+              b_block_pointers[v] + b_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
               (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) +
@@ -353,12 +359,12 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         }
         // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
         a_block_offset1 = a_block_offset1 + 32;
-#pragma unroll
-        for (int r = 0; r < 32; ++r) a_block_pointers[r] = a_block_pointers[r] + 32ll;
         // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
         b_block_offset0 = b_block_offset0 + 32;
-#pragma unroll
-        for (int r = 0; r < 32; ++r) b_block_pointers[r] = b_block_pointers[r] + 32ll * t_3;
+        // L52: a_block = tl.advance(a_block, (0, BLOCK_SIZE_K))
+        a_block_pointers_offset = a_block_pointers_offset + 32ll;
+        // L53: b_block = tl.advance(b_block, (BLOCK_SIZE_K, 0))
+        b_block_pointers_offset = b_block_pointers_offset + 32ll * t_3;
       }
       tc::cp_async_commit();
       tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed

@@ -184,12 +184,13 @@ def test_block_pointer_matmul_gets_the_pointer_versions_code(blocks, target, arc
     src = KP.bp_matmul_kernel.source(sig, options=KP.bp_matmul_kernel.options(
         num_warps=4, num_stages=3, made_descriptor_tma=False))
     assert "tc::cp_async<16>" in src
-    # the loop carries the pointers and adds to them, as the pointer version does: no
-    # element's 64-bit offset (a multiply per copy) is written out again in the loop
+    # the loop carries one offset for the pointers, as the pointer version does
+    # (passes.carried_offsets): no element's 64-bit offset (a multiply per copy) is
+    # written out again in the loop
     loop = src[src.index("for (int k_"):src.index("tl.store(c_block")]
     assert "a_block_offset1 = a_block_offset1 + " in loop
-    assert "a_block_pointers[r] = a_block_pointers[r] + " in loop
-    assert "tc::cp_async<16>(a_stages_base + a_at[v / 8], a_block_pointers[v]," in loop
+    assert "a_block_pointers_offset = a_block_pointers_offset + " in loop
+    assert "a_block_pointers[v] + a_block_pointers_offset," in loop
     assert "tc::cast<long long>(Sliced" not in loop
 
 

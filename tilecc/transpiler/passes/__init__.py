@@ -3,7 +3,9 @@
   0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
                   fused multiply-add under fp fusion (passes.contract); `load(...).T` becomes the load of the
                   transposed block (passes.transpose); on sm_90, loads of pointer blocks
-                  that are boxes of a strided tensor are marked for TMA (passes.pointer_tiles);
+                  that are boxes of a strided tensor are marked for TMA (passes.pointer_tiles),
+                  and the others a K loop advances by a scalar become the block before the
+                  loop plus a carried offset (passes.carried_offsets);
                   fp8 products no matrix unit of the target multiplies get fp16 operands
                   (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
@@ -33,6 +35,7 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
+from tilecc.transpiler.passes.carried_offsets import carry_offsets
 from tilecc.transpiler.passes.coalesce import coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
@@ -54,6 +57,8 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     if target.async_copies and target.has_tma and made_descriptor_tma and \
             kernel.num_stages >= 2:
         pointer_tiles.mark(kernel)
+    if carry_offsets(kernel):
+        eliminate_dead_code(kernel)  # (the blocks the offsets replace)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)
     conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch,

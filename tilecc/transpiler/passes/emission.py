@@ -39,11 +39,16 @@ def pairs_cast(op: Op) -> bool:
 class Emission:
     """`inline`: ids of values written as expressions where they are read; `alias`: loop-
     carried slot → the value whose variable it reuses; `mutable`: values whose variable
-    is assigned more than once; `recomputed`: named index values recomputed at each use."""
+    is assigned more than once; `recomputed`: named index values recomputed at each use;
+    `held`: blocks of pointers a loop reads plus its carried offset
+    (passes.carried_offsets), kept in registers from before the loop, as the loop-carried
+    blocks they replace were, not recomputed in each iteration."""
 
     def __init__(self, kernel: Kernel, units: tuple[MatrixUnit, ...]):
         self.k, self.units = kernel, units
         self.uses = ir.uses(kernel)
+        self.held = {op.operands[0].id for op in kernel.walk()
+                     if op.kind == "addptr" and op.attrs.get("carried_offset")}
         self.inline: set[int] = set()
         self.mutable: set[int] = set()
         self.alias: dict[int, int] = {}
@@ -59,7 +64,7 @@ class Emission:
         for op in region.ops:
             for r in op.regions:
                 self._plan(r)
-            if op.kind in PURE and op.results:
+            if op.kind in PURE and op.results and op.result.id not in self.held:
                 v = op.result
                 n_uses = self.uses.get(v.id, 0)
                 single_local = n_uses == 1 and (v.id in use_region or v.id in yielded_here)
@@ -106,7 +111,8 @@ class Emission:
         carried_in = set(self.alias.values())  # variables loop-carried slots live in
         for op in self.k.walk():
             if op.kind not in PURE or not op.results or not op.result.type.is_block or \
-                    op.result.id in carried_in or op.attrs.get("fn") == "umulhi":
+                    op.result.id in carried_in or op.result.id in self.held or \
+                    op.attrs.get("fn") == "umulhi":
                 continue  # tl.umulhi hashes (Philox's rounds), it computes no addresses
             ok = all((v.id in found or (v.id in self.inline and v.owner is not None and
                                         v.owner.kind in ("const", "arange")))

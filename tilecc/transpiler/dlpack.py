@@ -114,6 +114,20 @@ def warm_key(capsule, device) -> tuple[int, tuple | None]:
 UNREAD = None
 
 
+def inline_reader() -> tuple[bool, dict]:
+    """What generated code reads capsules in place with (the warm launch,
+    `launch.args`): whether the view of memory is in use (else every capsule goes through
+    `read_capsule`), and the names its lines read — the capsule type, the view, where a
+    capsule's pointer lies, the two layouts, the capsule names read before, and
+    `read_capsule` for the rest."""
+    if _memory is None:
+        _set_up()
+    return _fast, {"_tc_capsule": _capsule_type, "_tc_memory": _memory, "_tc_head": _head,
+                   "_tc_capsule_fields": _CAPSULE.unpack_from,
+                   "_tc_dltensor": _DLTENSOR.unpack_from, "_tc_names": _names,
+                   "_tc_dlpack_read": read_capsule}
+
+
 def read_capsule(capsule) -> tuple[int, int | None]:
     """(pointer, dtype word) of an exported capsule (None: no capsule, as for a host
     array); (0, UNREAD) where it is not an unversioned DLPack tensor."""

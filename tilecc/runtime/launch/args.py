@@ -332,27 +332,17 @@ def _descriptor_key(d) -> tuple[tuple, list] | None:
 
 # --- the generated warm launch -----------------------------------------------------------------
 
-def _dlpack_names() -> dict:
-    """What `_dlpack_lines` reads: `dlpack`'s view of memory where it reads capsules in
-    place, and its reader for the rest."""
-    if dlpack._memory is None:
-        dlpack._set_up()
-    return {"_tc_capsule": dlpack._capsule_type, "_tc_memory": dlpack._memory,
-            "_tc_head": dlpack._head, "_tc_capsule_fields": dlpack._CAPSULE.unpack_from,
-            "_tc_dltensor": dlpack._DLTENSOR.unpack_from, "_tc_names": dlpack._names,
-            "_tc_dlpack_read": dlpack.read_capsule}
-
-
-def _dlpack_lines(a: str, i: int, stream: str | None) -> list[str]:
+def _dlpack_lines(a: str, i: int, stream: str | None, fast: bool) -> list[str]:
     """A DLPack argument's pointer `p{i}` and dtype word `w{i}` (`dlpack.warm_key`,
-    inline: no call per argument where the capsule's name was read before), from the
-    capsule it exports for the launch's stream (`_tc_xs`, asked first where `stream`)."""
+    inline where `fast`, `dlpack.inline_reader`: no call per argument where the capsule's
+    name was read before), from the capsule it exports for the launch's stream (`_tc_xs`,
+    asked first where `stream`)."""
     lines = [f"d{i} = {a}.__dlpack_device__()"]
     if stream is not None:
         lines.append(f"_tc_xs = {stream}(*d{i})")
     lines.append(f"c{i} = {a}.__dlpack__(stream=_tc_xs) if d{i}[0] == 2 or d{i}[0] == 10 "
                  "else None")  # GPUs only
-    if dlpack._fast:
+    if fast:
         lines += [f"n{i} = _tc_capsule_fields(_tc_memory, id(c{i}) + _tc_head) "
                   f"if type(c{i}) is _tc_capsule else (0, 0)",
                   f"if n{i}[1] in _tc_names:",
@@ -426,9 +416,10 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             out.append(f"i{i}")
         elif kind == _DLPACK:  # (w: UNREAD where the capsule cannot be read)
             first = stream not in env  # the first asks for the launch's stream, once
+            fast, names = dlpack.inline_reader()
             if first:
-                env.update(_dlpack_names(), **{stream: _exchange_stream(values)})
-            body += _dlpack_lines(a, i, stream if first else None)
+                env.update(names, **{stream: _exchange_stream(values)})
+            body += _dlpack_lines(a, i, stream if first else None, fast)
             dlpack_args.append(i)
             key += [f"d{i}", f"w{i}", f"p{i} & 15 == 0"]
             out.append(f"p{i}")

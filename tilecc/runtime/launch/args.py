@@ -19,7 +19,7 @@ import os
 import struct
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from tilecc.errors import HostArrayError
 from tilecc.runtime.options import DEFAULT_NUM_WARPS, LAUNCH_OPTIONS
@@ -332,6 +332,19 @@ def _descriptor_key(d) -> tuple[tuple, list] | None:
 
 # --- the generated warm launch -----------------------------------------------------------------
 
+class Variant(NamedTuple):
+    """One binder's part of a generated warm launch: its type checks, lines, key and
+    values (Python expressions), the name of its launchers' dict, the backend's `tail`,
+    and the names its lines read (`env`)."""
+    guards: list
+    body: list
+    key: list
+    out: list
+    bound: str
+    tail: Callable
+    env: dict
+
+
 def _dlpack_lines(a: str, i: int, stream: str | None, fast: bool) -> list[str]:
     """A DLPack argument's pointer `p{i}` and dtype word `w{i}` (`dlpack.warm_key`,
     inline where `fast`, `dlpack.inline_reader`: no call per argument where the capsule's
@@ -448,7 +461,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     tail = getattr(launcher_cls, "direct_tail", None)
     if bound is not None and usable and tail is not None:
         env[f"_tc_bound_{variant}"] = bound
-        binder.variant = (guards, body, key, out, f"_tc_bound_{variant}", tail, env)
+        binder.variant = Variant(guards, body, key, out, f"_tc_bound_{variant}", tail, env)
         binder.direct = combined_direct(param_names, [binder])
     return binder
 
@@ -457,10 +470,10 @@ def combined_direct(param_names: tuple[str, ...], binders: list) -> Callable:
     """One warm launch (`_direct_source`) that takes the argument types of every binder in
     `binders` (made by `make_binder` with distinct `variant`s), each tested in turn: torch
     tensors and CuPy arrays launched in turn cost a type test, not a call."""
-    direct, tail_env = _direct_source(param_names, [b.variant[:6] for b in binders])
+    direct, tail_env = _direct_source(param_names, [b.variant for b in binders])
     env: dict[str, Any] = {}
     for b in binders:
-        env.update(b.variant[6])
+        env.update(b.variant.env)
     env.update(tail_env)
     env.update(_tc_resolve_grid=resolve_grid, _tc_hand_off=hand_off,
                _NO=_NO, _MISSING=_MISSING, _tc_option_names=_OPTION_NAMES,
@@ -482,8 +495,7 @@ def declined(*args, **kwargs) -> bool:
 def _direct_source(names, variants) -> tuple[str, dict]:
     """A warm launch as one function of the grid and the kernel's own parameters (Python
     binds them, as it binds any call; launch options arrive in `**_tc_opts`, which costs
-    one test where none is given).  Per variant (a binder's type checks, lines, key,
-    values, the name of its launchers' dict and its backend's `tail`), in turn: where the
+    one test where none is given).  Per `Variant` (a binder's), in turn: where the
     arguments' types are its own, its lines and key, the launcher looked up, the
     backend's `prepare` lines (CUDA: pack the values), the grid (given normalized as
     `_tc_g3`, else resolved from `_tc_grid`: a callable, a list) and the backend's `launch`
@@ -522,7 +534,7 @@ def _direct_source(names, variants) -> tuple[str, dict]:
     if n:
         lines.append(f"    {rename} = {', '.join(names)}{comma}")
     tail_env: dict = {}
-    for guards, body, key, out, bound, tail in variants:
+    for guards, body, key, out, bound, tail, _ in variants:
         prepare, launch, more = tail(out, f"return _tc_hand_off(_tc_l, _tc_grid, _tc_g3, "
                                               f"{named}, [{', '.join(out)}], *_tc_o).compiled")
         tail_env.update(more)

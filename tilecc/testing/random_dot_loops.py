@@ -3,7 +3,8 @@
 
 Each operand is read one of three ways — offsets from the loop index (`rk = k * BK +
 tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail masked by
-`offs_k < K - k * BK`), or a block pointer moved by `tl.advance` — from a batch of matrices
+`offs_k < K - k * BK`; B's step sometimes an int64), or a block pointer moved by
+`tl.advance` — from a batch of matrices
 (`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
 launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
 the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
@@ -78,6 +79,10 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
                       bounds((mask_k, "(rk[:, None] < K)"), cols_in) + ")")
     elif forms[1] == "carried":
         k0, step = ("offs_k[:, None]", "BK") if b_t else ("offs_k[:, None] * sb", "BK * sb")
+        # (drawn apart, so that the programs of earlier seeds stay as they were) a step
+        # widened to int64: the carried offset then adds it as it is
+        if random.Random(seed * 31 + 7).random() < 0.3:
+            step = f"({step}).to(tl.int64)"
         n0 = "rn[None, :] * sb" if b_t else "rn[None, :]"
         before.append(f"b_ptrs = b_base + {k0} + {n0}")
         inside.append("b = tl.load(b_ptrs" + bounds(

@@ -226,20 +226,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   long long a_ptrs_offset = 0ll;
   long long b_ptrs_offset = 0ll;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
-  unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-    a_at[v / 8] = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
-    tc::keep_in_register(a_at[v / 8]);
+  unsigned a_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked4::coord0(0), col = Blocked4::coord1(0);
+    a_at = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
+    tc::keep_in_register(a_at);
   }
+  // ... and its other vectors, as far from it in every thread
+  constexpr unsigned a_at_step[4] = {0, 512, 4096, 4608};
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
-  unsigned b_at[4];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-    b_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(b_at[v / 8]);
+  unsigned b_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked5::coord0(0), col = Blocked5::coord1(0);
+    b_at = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(b_at);
   }
   // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages;
   //   one wgmma kept in flight))
@@ -254,14 +254,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v] + a_ptrs_offset,
+          tc::cp_async<16>(a_stages_base + a_at + a_at_step[v / 8], a_ptrs[v] + a_ptrs_offset,
               Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_next * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v] + b_ptrs_offset,
+          tc::cp_async<16>(b_stages_base + b_at + v / 8 * 1024, b_ptrs[v] + b_ptrs_offset,
               Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_next * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak
@@ -317,14 +317,14 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8], a_ptrs[v] + a_ptrs_offset,
+          tc::cp_async<16>(a_stages_base + a_at + a_at_step[v / 8], a_ptrs[v] + a_ptrs_offset,
               Sliced1::coord0(((v % 8) / 8 * 8)) < K - k_ahead * 32 ? 16 : 0);
         }
         // L55: b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8], b_ptrs[v] + b_ptrs_offset,
+          tc::cp_async<16>(b_stages_base + b_at + v / 8 * 1024, b_ptrs[v] + b_ptrs_offset,
               Sliced2::coord0(((v / 8) * 8 + v % 8) / 8) < K - k_ahead * 32 ? 16 : 0);
         }
         // L57: a_ptrs += BLOCK_SIZE_K * stride_ak

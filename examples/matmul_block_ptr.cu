@@ -230,20 +230,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   long long a_block_pointers_offset = 0ll;
   long long b_block_pointers_offset = 0ll;
   tc::half* const a_stages = reinterpret_cast<tc::half*>(dynamic_smem);
-  unsigned a_at[4];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked4::coord0(v), col = Blocked4::coord1(v);
-    a_at[v / 8] = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
-    tc::keep_in_register(a_at[v / 8]);
+  unsigned a_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked4::coord0(0), col = Blocked4::coord1(0);
+    a_at = 2 * (tc::swizzled_chunk<4>(tc::wgmma_a_row<4, 128>(row), col / 8) * 8 + col % 8);
+    tc::keep_in_register(a_at);
   }
+  // ... and its other vectors, as far from it in every thread
+  constexpr unsigned a_at_step[4] = {0, 512, 4096, 4608};
   tc::half* const b_stages = reinterpret_cast<tc::half*>(dynamic_smem + 24576);
-  unsigned b_at[4];  // where this thread's vectors land in a stage, in bytes
-#pragma unroll
-  for (int v = 0; v < 32; v += 8) {
-    const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
-    b_at[v / 8] = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
-    tc::keep_in_register(b_at[v / 8]);
+  unsigned b_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked5::coord0(0), col = Blocked5::coord1(0);
+    b_at = 2 * (col / 64 * 2048 + tc::swizzled_chunk<8>(row, col % 64 / 8) * 8 + col % 8);
+    tc::keep_in_register(b_at);
   }
   // pipeline (a, b of tl.dot copied into shared memory with cp.async, 2 iterations ahead (3 stages;
   //   one wgmma kept in flight))
@@ -259,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8],
+          tc::cp_async<16>(a_stages_base + a_at + a_at_step[v / 8],
               a_block_pointers[v] + a_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
@@ -271,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + (s) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8],
+          tc::cp_async<16>(b_stages_base + b_at + v / 8 * 1024,
               b_block_pointers[v] + b_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &
@@ -337,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(a_stages_base + a_at[v / 8],
+          tc::cp_async<16>(a_stages_base + a_at + a_at_step[v / 8],
               a_block_pointers[v] + a_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(a_block_offset0) < tc::cast<unsigned int>(tc::max(M, 0))) &
@@ -349,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
 #pragma unroll
         for (int v = 0; v < 32; v += 8) {
-          tc::cp_async<16>(b_stages_base + b_at[v / 8],
+          tc::cp_async<16>(b_stages_base + b_at + v / 8 * 1024,
               b_block_pointers[v] + b_block_pointers_offset,
               (tc::cast<unsigned int>(Sliced2::coord0(((v / 8) * 8 + v % 8) / 8)) +
               tc::cast<unsigned int>(b_block_offset0) < tc::cast<unsigned int>(tc::max(K, 0))) &

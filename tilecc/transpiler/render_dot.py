@@ -17,7 +17,8 @@ from __future__ import annotations
 from tilecc.transpiler.ir import Op, Value
 from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
-from tilecc.transpiler.passes.dot import DotPlan, b_k_major, promotion_steps
+from tilecc.transpiler.passes.dot import (DotPlan, b_k_major, promotion_steps, swizzled_chunk,
+                                          wgmma_a_place)
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.specs import rows_slab
@@ -123,6 +124,56 @@ class DotWriter(Writer):
                     f"{col} % {epc}")
         return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({place},{INNER}"
                 f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
+
+    def operand_place(self, dot: Op, which: int, row: int, col: int) -> int:
+        """What `operand_offset` computes, for one element: the element offset of
+        (row, col) in operand `which`'s tile (tests hold the two to each other)."""
+        plan: DotPlan = dot.attrs["plan"]
+        x = dot.operands[which]
+        rows, cols = x.type.shape
+        esize = x.dtype.itemsize
+        epc, atom = 16 // esize, 128 // esize
+
+        def plain(row: int, col: int, row_len: int) -> int:
+            if not plan.swizzled:
+                return row * row_len + col
+            return swizzled_chunk(row_len // epc, row, col // epc) * epc + col % epc
+
+        if not plan.unit.operands_from_shared:
+            if which == 1 and b_k_major(dot):
+                return plain(col, row, rows)
+            return plain(row, col, cols)
+        if which == 1 and not b_k_major(dot):
+            return (col // atom * rows * atom + swizzled_chunk(8, row, col % atom // epc) * epc
+                    + col % epc)
+        if which == 1:
+            row, col, rows, cols = col, row, cols, rows
+            place = row
+        else:
+            warps = plan.warps[0]
+            place = wgmma_a_place(row, warps, rows // (warps // 4))
+        if cols * esize == 64:
+            return swizzled_chunk(4, place, col // epc) * epc + col % epc
+        return (col // atom * rows * atom + swizzled_chunk(8, place, col % atom // epc) * epc
+                + col % epc)
+
+    def vector_steps(self, dot: Op, which: int, layout, vec: int) -> list[int] | None:
+        """Where each of a thread's vectors of operand `which` lands in its tile, in bytes
+        from where its first one does, when that is the same in every thread (the copies
+        then address one register and constant offsets); None where it is not."""
+        x = dot.operands[which]
+        ws = self.ctx.target.warp_size
+        threads = self.ctx.kernel.num_warps * ws
+        steps = None
+        for t in range(threads):
+            at = [x.dtype.itemsize * self.operand_place(dot, which, *layout.coords(t, v, ws))
+                  for v in range(0, layout.regs, vec)]
+            mine = [a - at[0] for a in at]
+            if steps is None:
+                steps = mine
+            elif mine != steps:
+                return None
+        return steps
 
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:
         """Operand `which`'s registers → its shared-memory tile, a vector per store where
@@ -500,10 +551,24 @@ class DotWriter(Writer):
                           vectors=x.layout.regs // vec,
                           regs=x.layout.regs, vec=vec, layout=self.exprs.lname(x.layout),
                           esize=x.dtype.itemsize,
-                          offset=self.operand_offset(dot, which, "row", "col"))
-                self.vector_offsets[x.id] = at["name"]
+                          offset=self.operand_offset(dot, which, "row", "col"),
+                          steps=self.vector_steps(dot, which, x.layout, vec), table=None)
+                self.vector_offsets[x.id] = self.vector_at(at)
             arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset, at=at))
         return arrays
+
+    def vector_at(self, at: dict) -> str:
+        """Where vector `v` of a thread's copies lands in a stage, in bytes: its own
+        register, or the first vector's and a constant distance (`vector_steps`: a step
+        per vector, or a table of them, `at["table"]`)."""
+        name, steps, vec = at["name"], at["steps"], at["vec"]
+        if steps is None:
+            return f"{name}[v / {vec}]"
+        step = steps[1] if len(steps) > 1 else 0
+        if steps == [i * step for i in range(len(steps))]:
+            return f"{name} + v / {vec} * {step}" if step else name
+        at["table"] = self.names.fresh(f"{name}_step")
+        return f"{name} + {at['table']}[v / {vec}]"
 
     def pipelined_body(self, op: Op, d: dict) -> None:
         """The rotated loop's body (`d["body"]`) and its loop-carried updates
@@ -676,8 +741,7 @@ class DotWriter(Writer):
         nbytes = plan.vec * esize
         size = "in_bounds" if prefix else f"{self.exprs.wrap(mask, 'v', 4)} ? {nbytes} : 0" \
             if mask is not None else str(nbytes)
-        at = f"{self.vector_offsets[x.id]}[v / {plan.vec}]" if x.id in self.vector_offsets \
-            else self.own_offset(plan.vec, nbytes)
+        at = self.vector_offsets.get(x.id) or self.own_offset(plan.vec, nbytes)
         self.out.line(self.ctx.dot_macros.cp_async_tile(dict(
             base=self.names.fresh(f"{arr}_base", add=False), arr=arr, stage=stage, elems=elems,
             regs=x.layout.regs, vec=plan.vec, layout=layout, esize=esize, nbytes=nbytes,

@@ -80,6 +80,14 @@ def b_k_major(op: Op) -> bool:
         (b.layout is not None and b.layout.fast_axis == 0)
 
 
+def swizzled_chunk(chunks: int, row: int, chunk: int) -> int:
+    """The 16-byte chunk of a tile of rows `chunks` chunks long that holds chunk `chunk`
+    of row `row`: what `tc::swizzled_chunk<chunks>` computes in the generated code."""
+    span = min(chunks, 8)
+    rows_per_128b = 8 // chunks if chunks < 8 else 1
+    return row * chunks + (chunk ^ (row // rows_per_128b % span))
+
+
 def wgmma_a_place(row: int, warps: int, rows_per_group: int) -> int:
     """The row of A's shared-memory tile that holds the accumulator's row `row`, for a
     product of `warps` warps along M, `rows_per_group` rows per warpgroup: what

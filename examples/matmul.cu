@@ -211,6 +211,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         a_ptr +
         ((pid_m * 128 + Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) % M * stride_am +
         Sliced1::coord0((r % 8)) * 1);
+  // held through the loop as it is, not rebuilt from one pointer at each use
+#pragma unroll
+  for (int r = 0; r < 32; r += 8) tc::keep_in_register(a_ptrs[r]);
   // L49: b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
   const tc::half* b_ptrs[32];
 #pragma unroll
@@ -219,6 +222,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
         b_ptr +
         (Sliced2::coord0(((r / 8) * 8 + r % 8) / 8) * stride_bk +
         (pid_n * 128 + Sliced3::coord0((r % 8))) % N * 1);
+  // held through the loop as it is, not rebuilt from one pointer at each use
+#pragma unroll
+  for (int r = 0; r < 32; r += 8) tc::keep_in_register(b_ptrs[r]);
   // L53: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
   float accumulator[128];
 #pragma unroll

@@ -213,6 +213,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         a_ptr + tc::cast<long long>(t_) * t_1 +
         (tc::cast<long long>(Sliced0::coord0(((r / 8) * 8 + r % 8) / 8)) * t_1 +
         tc::cast<long long>(Sliced1::coord0((r % 8))));
+  // held through the loop as it is, not rebuilt from one pointer at each use
+#pragma unroll
+  for (int r = 0; r < 32; r += 8) tc::keep_in_register(a_block_pointers[r]);
   const tc::half* b_block_pointers[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r)
@@ -220,6 +223,9 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
         b_ptr + tc::cast<long long>(t_2) +
         (tc::cast<long long>(Sliced2::coord0(((r / 8) * 8 + r % 8) / 8)) * t_3 +
         tc::cast<long long>(Sliced3::coord0((r % 8))));
+  // held through the loop as it is, not rebuilt from one pointer at each use
+#pragma unroll
+  for (int r = 0; r < 32; r += 8) tc::keep_in_register(b_block_pointers[r]);
   float accumulator[128];
 #pragma unroll
   for (int r = 0; r < 128; ++r) accumulator[r] = 0.0f;

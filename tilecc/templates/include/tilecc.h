@@ -896,6 +896,10 @@ TC_DEVICE void fence_operand(float& x) { asm volatile("" : "+f"(x) :: "memory");
 // stage): the compiler can no longer work it out again at each use inside the loop, which
 // ptxas otherwise does to spare the register (a hundred instructions per K step).
 TC_DEVICE void keep_in_register(unsigned& x) { asm volatile("" : "+r"(x)); }
+// ... and for a pointer of a block held through a loop (each pointer advanced by one
+// offset): the compiler no longer rebuilds the block from one of its pointers at each use.
+template <class T>
+TC_DEVICE void keep_in_register(T*& p) { asm volatile("" : "+l"(p)); }
 // wgmma exists on sm_90a only.  nvcc -arch=sm_90a also compiles each kernel for compute_90
 // PTX (which a later GPU would JIT) and, like nvcc's host pass, reads the kernels' bodies
 // there: that PTX gets the same functions, trapping, since it cannot run them.

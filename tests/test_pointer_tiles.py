@@ -301,6 +301,30 @@ def test_gpu_pointer_tiles_match_torch(dtype, bm, bn, bk, warps, stages, m, n, k
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3)])
+@pytest.mark.parametrize("m,n,k", [(300, 264, 200), (129, 72, 48), (4097, 256, 128)])
+def test_gpu_rows_ending_inside_a_box_through_the_8_row_maps_match_torch(
+        monkeypatch, bm, bn, bk, warps, stages, m, n, k) -> None:
+    """A launch whose rows end inside a box runs the cp.async build
+    (launch_cuda.ragged_boxes); the TMA build's own way with them (the last programs copy
+    8-row boxes) is checked here, with that choice turned off, in a kernel of its own (the
+    launch remembers what it chose)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    monkeypatch.setattr(launch_cuda, "ragged_boxes", lambda m, shape: False)
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda")
+    fresh = tilecc.jit(matmul_index.fn)
+    fresh[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+        a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BM=bm, BN=bn, BK=bk, FORM=0,
+        num_warps=warps, num_stages=stages)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=0.05 * k ** 0.5)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k,pad", [(300, 264, 200, 0), (129, 72, 48, 0), (200, 136, 120, 4)])
 def test_gpu_advanced_pointers_through_maps_match_torch(m, n, k, pad) -> None:
     torch = pytest.importorskip("torch")

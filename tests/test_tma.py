@@ -431,6 +431,41 @@ def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> No
         launcher((1, 1, 1), [1 << 20, 64, 36])
 
 
+def test_rows_ending_inside_a_split_box_launch_the_fallback(monkeypatch) -> None:
+    """A made descriptor whose A rows are copied in one box (`rows_split`): a launch whose
+    rows end inside a box (programs there would copy 8-row boxes, slowly) runs the
+    cp.async build, and the next launch with the same values goes there at once; whole
+    boxes, or a host-side descriptor (no other build), are copied by TMA."""
+    from tilecc.runtime import cuda_driver
+
+    encoded = []
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled",
+                        lambda address, **args: encoded.append(args["dims"]) or (0,) * 16)
+    split = ((8, 1), (2, 64), (8, 8))
+    checked = []
+    ragged = launch_cuda.ragged_boxes
+    monkeypatch.setattr(launch_cuda, "ragged_boxes",
+                        lambda m, shape: checked.append(shape[0]) or ragged(m, shape))
+    m = TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1),
+                  rows_split=split)
+    kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, m)])
+    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
+    launcher.stream_of = lambda device: 0
+    fallen = []
+    launcher.fallback = lambda: lambda grid, values: fallen.append(values[1])
+    for rows in (4096, 4097, 4097, 4224):
+        launcher((1, 1, 1), [1 << 20, rows, 4096])
+    assert fallen == [4097, 4097] and len(kernel.launches) == 2
+    assert [d[2] for d in encoded] == [4096 // 64, 4224 // 64]  # (its whole slabs)
+    assert checked == [4096, 4097, 4224]  # (the second 4097: declined as before)
+    host = TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)
+    kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, host)])
+    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
+    launcher.stream_of = lambda device: 0
+    launcher((1, 1, 1), [1 << 20, 4097, 4096])
+    assert len(kernel.launches) == 1 and encoded[-1][2] == 4097 // 64
+
+
 def test_the_fallback_build_reads_made_descriptors_without_tma() -> None:
     from kernels_ptr import DESC_MATMUL_SIGNATURE, desc_matmul_kernel
 

@@ -223,6 +223,15 @@ def breaks_tma_rule(m, address: int, strides) -> bool:
     return bool(address % 16) or any(st <= 0 or st * size % 16 for st in strides[:-1])
 
 
+def ragged_boxes(m, shape) -> bool:
+    """Whether a map that copies A's rows in one box, in the order the product reads them
+    (`rows_split`), has rows past its last whole box: the programs there copy 8-row boxes
+    instead, one per 8 rows, so slowly that a few of them held back the whole grid
+    (4097 x 4096 x 4096 on an H200: 0.82x the speed of 4224 rows, where the cp.async
+    build holds its speed)."""
+    return bool(m.rows_split) and shape[0] % m.box[0] != 0
+
+
 def _element_bytes(m) -> int:
     from tilecc.language.dtypes import BY_NAME
 
@@ -347,7 +356,10 @@ class TensorMapLauncher(Launcher):
     launcher of a build that reads such descriptors with bounds-checked loads (the JIT
     sets it; without one, the launch raises the ValueError).  So does a launch whose
     arguments break what a map of loaded pointer blocks requires of them
-    (`TensorMap.requires`, passes.pointer_tiles)."""
+    (`TensorMap.requires`, passes.pointer_tiles), and one whose rows end inside a box of
+    a map that copies A's rows in one (`ragged_boxes`: only a speed matter, so only where
+    a fallback build exists).  A launch declined is remembered by its map's values: the
+    next one with the same values goes to the fallback at once."""
 
     __slots__ = ("maps", "encoded", "fallback", "_fallback")
 
@@ -369,15 +381,19 @@ class TensorMapLauncher(Launcher):
         for i, (picks, ndim, m) in enumerate(self.maps):
             key = tuple(values[j] if j is not None else c for j, c in picks)
             got = self.encoded[i]
+            if got is not None and got[0] == key and got[1] is None:  # (declined before)
+                return self._fallback(grid, given)
             if got is None or got[0] != key:
                 address, shape, strides = key[0], key[1:1 + ndim], key[1 + ndim:1 + 2 * ndim]
                 short = [f"{name} >= {least}" for v, (name, least) in
                          zip(key[1 + 2 * ndim:], m.requires) if v < least]
-                if m.args is not None and (short or (all(n > 0 for n in shape) and
-                                                     breaks_tma_rule(m, address, strides))):
+                if m.args is not None and (short or (all(n > 0 for n in shape) and (
+                        breaks_tma_rule(m, address, strides) or
+                        (self.fallback is not None and ragged_boxes(m, shape))))):
                     if self.fallback is not None:
                         if self._fallback is None:
                             self._fallback = self.fallback()
+                        self.encoded[i] = (key, None)  # (the next launch alike declines)
                         return self._fallback(grid, given)
                     if short:  # (strides: tensor_map_arguments raises Triton's error)
                         raise ValueError(f"{m.what}: its TMA copies were compiled for "

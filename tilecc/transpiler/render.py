@@ -21,7 +21,6 @@ output) and the `Names`; an op `k` is written by the `op_k` method of its family
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from contextlib import contextmanager
@@ -194,31 +193,14 @@ class CoreWriter(Writer):
             assigns = [(self.names.name(op.result), self.exprs.defining_text(op))
                        for op in group]
         self.out.line(self.ctx.macros.register_assignments(group[0].result.layout.regs, assigns))
-        for op in group:
-            if op.result.id in self.ctx.emission.held and self.ctx.target.async_copies:
-                self.keep_held(op.result)
-
-    def keep_held(self, v: Value) -> None:
-        """A block of pointers a loop's cp.async copies read plus its carried offset
-        (Emission.held): the registers the copies read, pinned where the block is
-        computed.  ptxas otherwise rebuilds a block whose pointers lie a stride apart from
-        one of them at each use, a chain of dependent 64-bit multiply-adds each copy waits
-        on, and reuses their registers while the copies before still read them (Triton's
-        matmul tutorial at 128 x 128 x 64 on an H200: 0.78x Triton's speed with the chain,
-        level without).  Not for blocks loads read element by element: every register
-        pinned, the block's pointers outgrow the registers."""
-        readers = {o.result.id for o in self.ctx.kernel.walk() if o.kind == "addptr" and
-                   o.attrs.get("carried_offset") and o.operands[0] is v}
-        copies = [ld for o in self.ctx.kernel.walk() if "pipeline" in o.attrs
-                  for ld, tma in zip(o.attrs["pipeline"].loads, o.attrs["pipeline"].tma)
-                  if tma is None and ld.operands[0].id in readers]
-        if not copies:
-            return
-        step = math.gcd(*(ld.attrs["plan"].vec for ld in copies))
-        self.out.line("// held through the loop as it is, not rebuilt from one pointer at each "
-                      "use")
-        self.out.line(self.ctx.macros.register_loop(
-            v.layout.regs, [f"tc::keep_in_register({self.names.name(v)}[r]);"], step=step))
+        for op in group:  # (the copies' registers of a held block: Emission.pinned_step)
+            step = self.ctx.emission.pinned_step(op.result)
+            if step is not None and self.ctx.target.async_copies:
+                self.out.line("// held through the loop as it is, not rebuilt from one pointer "
+                              "at each use")
+                self.out.line(self.ctx.macros.register_loop(
+                    op.result.layout.regs,
+                    [f"tc::keep_in_register({self.names.name(op.result)}[r]);"], step=step))
 
     def scalar_value(self, op: Op) -> None:
         """A scalar op without a writer of its own: its value, declared."""

@@ -432,10 +432,11 @@ def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> No
 
 
 def test_rows_ending_inside_a_split_box_launch_the_fallback(monkeypatch) -> None:
-    """A made descriptor whose A rows are copied in one box (`rows_split`): a launch whose
+    """Blocks of pointers whose A rows are copied in one box (`rows_split`): a launch whose
     rows end inside a box (programs there would copy 8-row boxes, slowly) runs the
     cp.async build, and the next launch with the same values goes there at once; whole
-    boxes, or a host-side descriptor (no other build), are copied by TMA."""
+    boxes, a descriptor made in the kernel (whose other build is no faster there) or a
+    host-side descriptor (no other build) are copied by TMA."""
     from tilecc.runtime import cuda_driver
 
     encoded = []
@@ -446,24 +447,30 @@ def test_rows_ending_inside_a_split_box_launch_the_fallback(monkeypatch) -> None
     ragged = launch_cuda.ragged_boxes
     monkeypatch.setattr(launch_cuda, "ragged_boxes",
                         lambda m, shape: checked.append(shape[0]) or ragged(m, shape))
-    m = TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1),
-                  rows_split=split)
-    kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, m)])
-    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
-    launcher.stream_of = lambda device: 0
+    slots = ((0, None), (1, None), (2, None), (2, None), (None, 1))
+    args = ("a_ptr", "M", "K", "K", 1)
+
+    def launcher_of(m):
+        kernel = _Recorder([(slots, 2, m)])
+        launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
+        launcher.stream_of = lambda device: 0
+        launcher.fallback = lambda: lambda grid, values: fallen.append(values[1])
+        return kernel, launcher
+
     fallen = []
-    launcher.fallback = lambda: lambda grid, values: fallen.append(values[1])
+    kernel, launcher = launcher_of(TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", args,
+                                             rows_split=split, pointers=True))
     for rows in (4096, 4097, 4097, 4224):
         launcher((1, 1, 1), [1 << 20, rows, 4096])
     assert fallen == [4097, 4097] and len(kernel.launches) == 2
     assert [d[2] for d in encoded] == [4096 // 64, 4224 // 64]  # (its whole slabs)
     assert checked == [4096, 4097, 4224]  # (the second 4097: declined as before)
-    host = TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)
-    kernel = _Recorder([(((0, None), (1, None), (2, None), (2, None), (None, 1)), 2, host)])
-    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
-    launcher.stream_of = lambda device: 0
-    launcher((1, 1, 1), [1 << 20, 4097, 4096])
-    assert len(kernel.launches) == 1 and encoded[-1][2] == 4097 // 64
+    for m in (TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", args, rows_split=split),
+              TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)):
+        kernel, launcher = launcher_of(m)
+        launcher((1, 1, 1), [1 << 20, 4097, 4096])
+        assert len(kernel.launches) == 1 and encoded[-1][2] == 4097 // 64
+    assert fallen == [4097, 4097]
 
 
 def test_the_fallback_build_reads_made_descriptors_without_tma() -> None:

@@ -224,12 +224,14 @@ def breaks_tma_rule(m, address: int, strides) -> bool:
 
 
 def ragged_boxes(m, shape) -> bool:
-    """Whether a map that copies A's rows in one box, in the order the product reads them
-    (`rows_split`), has rows past its last whole box: the programs there copy 8-row boxes
-    instead, one per 8 rows, so slowly that a few of them held back the whole grid
-    (4097 x 4096 x 4096 on an H200: 0.82x the speed of 4224 rows, where the cp.async
-    build holds its speed)."""
-    return bool(m.rows_split) and shape[0] % m.box[0] != 0
+    """Whether a map of blocks of pointers that copies A's rows in one box, in the order
+    the product reads them (`rows_split`), has rows past its last whole box: the programs
+    there copy 8-row boxes instead, one per 8 rows, so slowly that a few of them held back
+    the whole grid (4097 x 4096 x 4096 on an H200: 0.82x the speed of 4224 rows, where the
+    cp.async build holds its speed: 1.03–1.40x the TMA build's at 4097 rows).  Not for
+    descriptors made in the kernel, whose other build reads them by bounds-checked loads:
+    0.89–1.26x the TMA build's at 4097 and 1000 rows, no better on the whole."""
+    return m.pointers and bool(m.rows_split) and shape[0] % m.box[0] != 0
 
 
 def _element_bytes(m) -> int:
@@ -357,8 +359,8 @@ class TensorMapLauncher(Launcher):
     sets it; without one, the launch raises the ValueError).  So does a launch whose
     arguments break what a map of loaded pointer blocks requires of them
     (`TensorMap.requires`, passes.pointer_tiles), and one whose rows end inside a box of
-    a map that copies A's rows in one (`ragged_boxes`: only a speed matter, so only where
-    a fallback build exists).  A launch declined is remembered by its map's values: the
+    a map of pointer blocks that copies A's rows in one (`ragged_boxes`: only a speed
+    matter, so only where a fallback build exists).  A launch declined is remembered by its map's values: the
     next one with the same values goes to the fallback at once."""
 
     __slots__ = ("maps", "encoded", "fallback", "_fallback")

@@ -360,8 +360,8 @@ class TensorMapLauncher(Launcher):
     arguments break what a map of loaded pointer blocks requires of them
     (`TensorMap.requires`, passes.pointer_tiles), and one whose rows end inside a box of
     a map of pointer blocks that copies A's rows in one (`ragged_boxes`: only a speed
-    matter, so only where a fallback build exists).  A launch declined is remembered by its map's values: the
-    next one with the same values goes to the fallback at once."""
+    matter, so only where a fallback build exists).  A launch declined is remembered by
+    its map's values: the next one with the same values goes to the fallback at once."""
 
     __slots__ = ("maps", "encoded", "fallback", "_fallback")
 

@@ -24,20 +24,20 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
+//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
-//   Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
+//   Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced7: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+//   Sliced8: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced8: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
 //   Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
 //     axis 1: 1 per thread x 32 lanes x 2 warps
 //   Blocked10: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
@@ -80,9 +80,39 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
-// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
+// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Blocked5: 128 x 64 block, 16 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked2 {
+struct Blocked5 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -94,29 +124,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
-};
-
-// Blocked5: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+// Blocked6: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //   1: 1 per thread x 8 lanes x 8 warps
-struct Blocked5 {
+struct Blocked6 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -126,9 +136,9 @@ struct Blocked5 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced6: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced from
+// Sliced7: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced6 {
+struct Sliced7 {
   enum : int { kRegs = 1 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
@@ -136,9 +146,9 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
-// Sliced7: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
+// Sliced8: 128 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; sliced
 //   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced8 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -146,16 +156,6 @@ struct Sliced7 {
   }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32 == 0; }
-};
-
-// Sliced8: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
 // Blocked9: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
@@ -227,10 +227,16 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     for (int k = 0; k < 8; ++k) q_[v + k] = chunk[k];
   }
   // a block of K^T
-  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
-  //   recomputed where it is used)
-  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic:
-  //   recomputed where it is used)
+  // L38: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None]
+  const tc::half* kt_ptrs[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r)
+    kt_ptrs[r] = K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(r);
+  // L39: v_ptrs = V + base + offs_n[:, None] * stride_m + offs_d[None, :]
+  const tc::half* v_ptrs[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r)
+    v_ptrs[r] = V + base + Sliced4::coord0(0) * stride_m + Sliced1::coord0(r);
   // exp(x) = exp2(x * log2(e))
   // L45: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
@@ -241,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
-    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
+    const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = q_[v + k];
@@ -263,8 +269,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-          K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          kt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
@@ -279,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half* qk_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const int row = Blocked5::coord0(v), col = Blocked5::coord1(v);
+      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
       tc::Vec<tc::half, 8> chunk;
 #pragma unroll
       for (int k = 0; k < 8; ++k) chunk[k] = kt[v + k];
@@ -322,8 +328,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       qk_1[r] =
-          ((start_n + Sliced6::coord0(0) < N_CTX) &
-          (t_ + Sliced7::coord0(r) >= start_n + Sliced6::coord0(0))) ?
+          ((start_n + Sliced7::coord0(0) < N_CTX) &
+          (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ?
           qk[r] * qk_scale : -1000000.0f;
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
@@ -344,13 +350,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o];
+        partial0[(Sliced8::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o];
       }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        float acc = partial0[(Sliced7::coord0(o)) * 2];
-        acc = combine(acc, partial0[(Sliced7::coord0(o)) * 2 + 1]);
+        float acc = partial0[(Sliced8::coord0(o)) * 2];
+        acc = combine(acc, partial0[(Sliced8::coord0(o)) * 2 + 1]);
         qk_max[o] = acc;
       }
     }
@@ -385,13 +391,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        partial0[(Sliced7::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o];
+        partial0[(Sliced8::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o];
       }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        float acc = partial0[(Sliced7::coord0(o)) * 2];
-        acc = combine(acc, partial0[(Sliced7::coord0(o)) * 2 + 1]);
+        float acc = partial0[(Sliced8::coord0(o)) * 2];
+        acc = combine(acc, partial0[(Sliced8::coord0(o)) * 2 + 1]);
         p_sum[o] = acc;
       }
     }
@@ -405,8 +411,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     tc::half v_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced8::coord0(0) < N_CTX,
-          V + base + Sliced8::coord0(0) * stride_m + Sliced1::coord0(v) + start_n * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
+          v_ptrs[v] + tc::cast<long long>(start_n * stride_m),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
@@ -470,8 +476,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   // L67: tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    if (Sliced7::owner() && t_ + Sliced7::coord0(r) < N_CTX)
-      (LSE + off_hz * N_CTX)[t_ + Sliced7::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
+    if (Sliced8::owner() && t_ + Sliced8::coord0(r) < N_CTX)
+      (LSE + off_hz * N_CTX)[t_ + Sliced8::coord0(r)] = m_i[r] + tc::log2(l_i[r]);
   // L68: tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :],
   //   acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
   tc::half* const t_2 = Out + base;
@@ -493,8 +499,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int r = 0; r < 16; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r),
-          Blocked2::coord1(r) / 8) * 8 + Blocked2::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked5::coord0(r),
+          Blocked5::coord1(r) / 8) * 8 + Blocked5::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_4[r + k] = chunk[k];
     }

@@ -27,22 +27,22 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
-//     axis 1: 1 per thread x 32 lanes x 2 warps
-//   Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced5: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
-//     axis 1: 1 per thread x 4 lanes x 8 warps
-//   Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 32 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//   Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
+//     axis 1: 1 per thread x 32 lanes x 2 warps
+//   Sliced7: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Blocked8: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps;
+//     axis 1: 1 per thread x 4 lanes x 8 warps
+//   Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
 //   Blocked10: 128 x 32 block, 8 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps;
 //     axis 1: 1 per thread x 16 lanes x 1 warps
 //   Blocked11: 32 x 64 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
@@ -107,9 +107,49 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
-// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
+// Sliced2: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 32 x 1 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
+};
+
+// Sliced3: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
+};
+
+// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
+};
+
+// Sliced5: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 4 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
+};
+
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
 //   1: 1 per thread x 32 lanes x 2 warps
-struct Blocked2 {
+struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -121,29 +161,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced7: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
-};
-
-// Sliced4: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
-};
-
-// Sliced5: 32 block, 2 registers per thread; axis 0: 1 per thread x 16 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced5 {
+struct Sliced7 {
   enum : int { kRegs = 2 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 16 + tc::lane_id() % 16; }
@@ -151,9 +171,9 @@ struct Sliced5 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 16) * 4 == 0; }
 };
 
-// Blocked6: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; axis
+// Blocked8: 64 x 32 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; axis
 //   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked6 {
+struct Blocked8 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
@@ -163,9 +183,9 @@ struct Blocked6 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced7: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
+// Sliced9: 128 block, 4 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced7 {
+struct Sliced9 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -173,26 +193,6 @@ struct Sliced7 {
   }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return tc::lane_id() % 16 == 0; }
-};
-
-// Sliced8: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 32 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 16); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 16 * 4 == 0; }
-};
-
-// Sliced9: 64 block, 4 registers per thread; axis 0: 4 per thread x 16 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced9 {
-  enum : int { kRegs = 4 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 16 * 4 + r % 4; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 16) == 0; }
 };
 
 // Blocked10: 128 x 32 block, 8 registers per thread; axis 0: 4 per thread x 4 lanes x 8 warps; axis
@@ -309,14 +309,26 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
         Sliced1::coord0(0)] : tc::half::from_bits(0x0000 /* 0.0 */);
   // Q and dO are each read both ways round (a pointer load, transposed or not, can be
   // pipelined into shared memory; a register transpose of one load could not)
-  // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
-  //   recomputed where it is used)
-  // L119: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
-  //   recomputed where it is used)
-  // L120: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :] (index arithmetic:
-  //   recomputed where it is used)
-  // L121: dot_ptrs = DO + base + offs_m[None, :] * stride_m + offs_d[:, None] (index arithmetic:
-  //   recomputed where it is used)
+  // L118: q_ptrs = Q + base + offs_m[:, None] * stride_m + offs_d[None, :]
+  const tc::half* q_ptrs[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    q_ptrs[r] = Q + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(r);
+  // L119: qt_ptrs = Q + base + offs_m[None, :] * stride_m + offs_d[:, None]
+  const tc::half* qt_ptrs[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    qt_ptrs[r] = Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(r);
+  // L120: do_ptrs = DO + base + offs_m[:, None] * stride_m + offs_d[None, :]
+  const tc::half* do_ptrs[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    do_ptrs[r] = DO + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(r);
+  // L121: dot_ptrs = DO + base + offs_m[None, :] * stride_m + offs_d[:, None]
+  const tc::half* dot_ptrs[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    dot_ptrs[r] = DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(r);
   // L122: lse_ptrs = LSE + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is used)
   // L123: delta_ptrs = Delta + off_hz * N_CTX + offs_m (index arithmetic: recomputed where it is
   //   used)
@@ -332,12 +344,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   tc::half* const v_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    k_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-        Blocked2::coord1(r) % 8] = k_[r];
+    k_tile[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+        Blocked6::coord1(r) % 8] = k_[r];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    v_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-        Blocked2::coord1(r) % 8] = v_[r];
+    v_tile[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+        Blocked6::coord1(r) % 8] = v_[r];
   __syncthreads();
   float dv[16];
 #pragma unroll
@@ -353,8 +365,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half qt[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
-          Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+          qt_ptrs[v] + tc::cast<long long>(start_m * stride_m),
           tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
@@ -364,8 +376,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       lse[r] =
-          start_m + Sliced5::coord0(r) <
-          N_CTX ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced7::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced7::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per
     //   warp
@@ -376,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = qt[v + k];
@@ -419,14 +431,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       pt_1[r] =
-          start_m + Sliced5::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced7::coord0((r / 2)) ?
+          start_m + Sliced7::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced9::coord0((r / 2)) ?
           pt[r] : 0.0f;
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
-          DO + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+          do_ptrs[v] + tc::cast<long long>(start_m * stride_m),
           tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
@@ -482,14 +494,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       delta[r] =
-          start_m + Sliced5::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced7::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced7::coord0(r) + start_m) : 0.0f;
     // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
     tc::half dot[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced3::coord0(0) < N_CTX,
-          DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+          dot_ptrs[v] + tc::cast<long long>(start_m * stride_m),
           tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
@@ -504,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const int row = Blocked6::coord0(v), col = Blocked6::coord1(v);
+      const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = dot[v + k];
@@ -546,8 +558,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced8::coord0(0) < N_CTX,
-          Q + base + Sliced8::coord0(0) * stride_m + Sliced9::coord0(v) + start_m * stride_m,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+          q_ptrs[v] + tc::cast<long long>(start_m * stride_m),
           tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
@@ -611,8 +623,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8] =
+      buffer[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] =
           t_4[r];
     __syncthreads();
 #pragma unroll
@@ -648,8 +660,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8] =
+      buffer[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] =
           t_6[r];
     __syncthreads();
 #pragma unroll

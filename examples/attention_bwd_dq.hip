@@ -26,16 +26,16 @@
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced1: 64 block, 1 registers per thread; axis 0: 1 per thread x 32 lanes x 2 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
-//   Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
+//   Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 1 x 64 tiling (reduced axes dropped)
+//   Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps;
 //     axis 1: 1 per thread x 32 lanes x 2 warps
-//   Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced5: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 8 lanes x 8 warps
 //   Blocked8: 64 x 64 block, 8 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; axis
@@ -91,9 +91,49 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return (tc::warp_id() / 2) * 8 + (tc::lane_id() / 32) * 4 == 0; }
 };
 
-// Blocked2: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
+// Sliced2: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced3: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced3 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced4: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 1 x 64 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
+};
+
+// Blocked6: 128 x 64 block, 16 registers per thread; axis 0: 4 per thread x 2 lanes x 4 warps; axis
 //   1: 1 per thread x 32 lanes x 2 warps
-struct Blocked2 {
+struct Blocked6 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -103,46 +143,6 @@ struct Blocked2 {
   static TC_DEVICE int coord1(int r) { return tc::warp_id() % 2 * 32 + tc::lane_id() % 32; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced3: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced5: 64 block, 1 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 8 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced6 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 8) == 0; }
 };
 
 // Blocked7: 64 x 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
@@ -256,12 +256,21 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     delta[r] =
         t_ + Sliced0::coord0(r) < N_CTX ? (Delta + off_hz * N_CTX)[t_ + Sliced0::coord0(r)] : 0.0f;
   // blocks of K^T, V^T
-  // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
-  //   recomputed where it is used)
-  // L172: vt_ptrs = V + base + offs_n[None, :] * stride_m + offs_d[:, None] (index arithmetic:
-  //   recomputed where it is used)
-  // L173: k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :] (index arithmetic:
-  //   recomputed where it is used)
+  // L171: kt_ptrs = K + base + offs_n[None, :] * stride_m + offs_d[:, None]
+  const tc::half* kt_ptrs[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r)
+    kt_ptrs[r] = K + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(r);
+  // L172: vt_ptrs = V + base + offs_n[None, :] * stride_m + offs_d[:, None]
+  const tc::half* vt_ptrs[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r)
+    vt_ptrs[r] = V + base + Sliced2::coord0(0) * stride_m + Sliced3::coord0(r);
+  // L173: k_ptrs = K + base + offs_n[:, None] * stride_m + offs_d[None, :]
+  const tc::half* k_ptrs[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r)
+    k_ptrs[r] = K + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(r);
   // L176: qk_scale = sm_scale * 1.4426950408889634
   const float qk_scale = sm_scale * 1.4426950408889634f;
   // L179: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
@@ -273,12 +282,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   tc::half* const do_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    q_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-        Blocked2::coord1(r) % 8] = q_[r];
+    q_tile[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+        Blocked6::coord1(r) % 8] = q_[r];
 #pragma unroll
   for (int r = 0; r < 16; ++r)
-    do_tile[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-        Blocked2::coord1(r) % 8] = do_[r];
+    do_tile[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+        Blocked6::coord1(r) % 8] = do_[r];
   __syncthreads();
   float dq[16];
 #pragma unroll
@@ -289,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-          K + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          kt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
@@ -299,8 +308,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half vt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced3::coord0(0) < N_CTX,
-          V + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_n * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+          vt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
@@ -309,8 +318,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half k_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced5::coord0(0) < N_CTX,
-          K + base + Sliced5::coord0(0) * stride_m + Sliced6::coord0(v) + start_n * stride_m,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
+          k_ptrs[v] + tc::cast<long long>(start_n * stride_m),
           tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
@@ -431,8 +440,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* dq_b = reinterpret_cast<tc::half*>(smem + 16384);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      dq_a[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8] = t_2[r];
+      dq_a[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] = t_2[r];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       dq_b[tc::swizzled_chunk<8>(Blocked8::coord1(r), Blocked8::coord0(r) / 8) * 8 +
@@ -480,8 +489,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      buffer[tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8] =
+      buffer[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
+          Blocked6::coord1(r) % 8] =
           t_3[r];
     __syncthreads();
 #pragma unroll
@@ -501,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     if (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DQ +
           (base + (t_ + Sliced10::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced6::coord0((v % 8))),
+          Sliced5::coord0((v % 8))),
           chunk);
   }
 }

@@ -9,6 +9,9 @@
                   fp8 products no matrix unit of the target multiplies get fp16 operands
                   (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value
+                  (then the blocks of pointers a K loop computes from its index, read in
+                  vectors, become a block before the loop plus an offset:
+                  passes.carried_offsets.hoist_offsets)
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
                   memory conversions where layouts disagree, and a plan (vector width, mask
                   checking) for every load and store, and a dot plan (passes.dot) for every
@@ -35,7 +38,7 @@ from __future__ import annotations
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
-from tilecc.transpiler.passes.carried_offsets import carry_offsets
+from tilecc.transpiler.passes.carried_offsets import carry_offsets, hoist_offsets
 from tilecc.transpiler.passes.coalesce import coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
@@ -61,6 +64,9 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
         eliminate_dead_code(kernel)  # (the blocks the offsets replace)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)
     axis_info.analyze(kernel)
+    if hoist_offsets(kernel):  # (it reads the analysis: which loads read vectors)
+        eliminate_dead_code(kernel)
+        axis_info.analyze(kernel)
     conversions = layouts.assign(kernel, target.warp_size, target.matrix_units, target.arch,
                                  target.packed_add_elements)
     # index arithmetic the layouts computed again in another layout leaves its first copy

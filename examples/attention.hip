@@ -242,6 +242,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   const float qk_scale = sm_scale * 1.4426950408889634f;
   // L48: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
+  // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+  const long long kt_ptrs_step = tc::cast<long long>(stride_m) * tc::cast<long long>(64);
+  // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+  const long long v_ptrs_step = tc::cast<long long>(stride_m) * tc::cast<long long>(64);
   // L49: for start_n in range(0, hi, BLOCK_N):
   // L52: q of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
@@ -263,6 +267,8 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
   float m_i[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) m_i[r] = -tc::inf<float>();
+  long long kt_ptrs_offset = 0ll;
+  long long v_ptrs_offset = 0ll;
   for (int start_n = 0; start_n < hi; start_n += 64) {
     // L50: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
@@ -270,8 +276,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-          kt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          kt_ptrs[v] + kt_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -412,8 +417,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
-          v_ptrs[v] + tc::cast<long long>(start_n * stride_m),
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          v_ptrs[v] + v_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) v_[v + k] = chunk[k];
     }
@@ -463,6 +467,11 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
             tc::mfma_f32_32x32x8f16<1>(acc_1 + mi * 16 + ni, a_frag[mi], b_frag[ni]);
       }
     }
+    // L51: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+    kt_ptrs_offset = kt_ptrs_offset + kt_ptrs_step;
+    // L62: v = tl.load(v_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+    v_ptrs_offset = v_ptrs_offset + v_ptrs_step;
+    // L63: acc = tl.dot(p.to(Out.dtype.element_ty), v, acc)
 #pragma unroll
     for (int r = 0; r < 16; ++r) acc_[r] = acc_1[r];
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))

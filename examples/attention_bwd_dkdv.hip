@@ -337,6 +337,20 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   const float qk_scale = sm_scale * 1.4426950408889634f;
   // L130: lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
   const int lo = start_n * 128 / 32 * 32;
+  // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+  // and their dS^T columns are zero, so they add nothing
+  // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+  const long long t_1 = tc::cast<long long>(stride_m);
+  const long long qt_ptrs_step = t_1 * tc::cast<long long>(32);
+  // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+  const long long t_2 = tc::cast<long long>(stride_m);
+  const long long do_ptrs_step = t_2 * tc::cast<long long>(32);
+  // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+  const long long t_3 = tc::cast<long long>(stride_m);
+  const long long dot_ptrs_step = t_3 * tc::cast<long long>(32);
+  // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+  const long long t_4 = tc::cast<long long>(stride_m);
+  const long long q_ptrs_step = t_4 * tc::cast<long long>(32);
   // L131: for start_m in range(lo, N_CTX, BLOCK_M):
   // L137: k of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const k_tile = reinterpret_cast<tc::half*>(dynamic_smem);
@@ -357,6 +371,10 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
   float dk[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) dk[r] = 0.0f;
+  long long qt_ptrs_offset = t_1 * tc::cast<long long>(lo);
+  long long do_ptrs_offset = t_2 * tc::cast<long long>(lo);
+  long long dot_ptrs_offset = t_3 * tc::cast<long long>(lo);
+  long long q_ptrs_offset = t_4 * tc::cast<long long>(lo);
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
     // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
     // queries past the end load as zeros: their P^T columns then meet zero rows of dO
@@ -366,8 +384,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-          qt_ptrs[v] + tc::cast<long long>(start_m * stride_m),
-          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          qt_ptrs[v] + qt_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
     }
@@ -381,18 +398,18 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): v_mfma_f32_16x16x16f16 (fp16), 8 x 1 warps, 16 x 32 outputs per
     //   warp
-    float t_1[8];
+    float t_5[8];
 #pragma unroll
-    for (int r = 0; r < 8; ++r) t_1[r] = 0.0f;
+    for (int r = 0; r < 8; ++r) t_5[r] = 0.0f;
     __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
+    tc::half* t_5_b = reinterpret_cast<tc::half*>(smem);
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const int row = Blocked8::coord0(v), col = Blocked8::coord1(v);
       tc::Vec<tc::half, 4> chunk;
 #pragma unroll
       for (int k = 0; k < 4; ++k) chunk[k] = qt[v + k];
-      tc::store<4>(t_1_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
+      tc::store<4>(t_5_b + tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8, chunk);
     }
     __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) issues 1 x 2 v_mfma_f32_16x16x16f16 per step;
@@ -413,19 +430,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
         for (int ni = 0; ni < 2; ++ni) {
           const int col = b_col + ni * 16;
-          b_frag[ni] = tc::load<4>(t_1_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
+          b_frag[ni] = tc::load<4>(t_5_b + tc::swizzled_chunk<8>(col, kc / 8) * 8 + kc % 8);
         }
 #pragma unroll
         for (int mi = 0; mi < 1; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 2; ++ni)
-            tc::mfma_f32_16x16x16f16<2>(t_1 + mi * 8 + ni, a_frag[mi], b_frag[ni]);
+            tc::mfma_f32_16x16x16f16<2>(t_5 + mi * 8 + ni, a_frag[mi], b_frag[ni]);
       }
     }
     float pt[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      pt[r] = tc::exp2(t_1[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
+      pt[r] = tc::exp2(t_5[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
     // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
 #pragma unroll
@@ -438,15 +455,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-          do_ptrs[v] + tc::cast<long long>(start_m * stride_m),
-          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          do_ptrs[v] + do_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
     }
     // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
-    tc::half t_2[8];
+    tc::half t_6[8];
 #pragma unroll
-    for (int r = 0; r < 8; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
+    for (int r = 0; r < 8; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_6[r], t_6[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
@@ -455,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       dv_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
-          Blocked10::coord1(r) % 8] = t_2[r];
+          Blocked10::coord1(r) % 8] = t_6[r];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       dv_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8 +
@@ -501,8 +517,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
-          dot_ptrs[v] + tc::cast<long long>(start_m * stride_m),
-          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          dot_ptrs[v] + dot_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
     }
@@ -559,15 +574,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
       const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
-          q_ptrs[v] + tc::cast<long long>(start_m * stride_m),
-          tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          q_ptrs[v] + q_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];
     }
     // L147: dk = tl.dot(dst.to(Q.dtype.element_ty), q, dk)
-    tc::half t_3[8];
+    tc::half t_7[8];
 #pragma unroll
-    for (int r = 0; r < 8; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_3[r], t_3[r + 1]);
+    for (int r = 0; r < 8; r += 2) tc::cast_pair(dst[r], dst[r + 1], t_7[r], t_7[r + 1]);
     // 128 x 32 @ 32 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp
     __syncthreads();  // the buffer may still be read by an earlier step
@@ -576,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       dk_a[tc::swizzled_chunk<4>(Blocked10::coord0(r), Blocked10::coord1(r) / 8) * 8 +
-          Blocked10::coord1(r) % 8] = t_3[r];
+          Blocked10::coord1(r) % 8] = t_7[r];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       dk_b[tc::swizzled_chunk<4>(Blocked11::coord1(r), Blocked11::coord0(r) / 8) * 8 +
@@ -610,12 +624,22 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
             tc::mfma_f32_32x32x8f16<1>(dk + mi * 16 + ni, a_frag[mi], b_frag[ni]);
       }
     }
+    // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+    // and their dS^T columns are zero, so they add nothing
+    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    qt_ptrs_offset = qt_ptrs_offset + qt_ptrs_step;
+    // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+    do_ptrs_offset = do_ptrs_offset + do_ptrs_step;
+    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+    dot_ptrs_offset = dot_ptrs_offset + dot_ptrs_step;
+    // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
+    q_ptrs_offset = q_ptrs_offset + q_ptrs_step;
   }
   // L149: tl.store(DV + kv_at, dv.to(DV.dtype.element_ty), mask=keys)
-  tc::half t_4[16];
+  tc::half t_8[16];
 #pragma unroll
-  for (int r = 0; r < 16; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
-  tc::half t_5[16];
+  for (int r = 0; r < 16; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_8[r], t_8[r + 1]);
+  tc::half t_9[16];
   {
     // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
     //   tiles')
@@ -625,7 +649,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     for (int r = 0; r < 16; ++r)
       buffer[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
           Blocked6::coord1(r) % 8] =
-          t_4[r];
+          t_8[r];
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 16; r += 8) {
@@ -633,14 +657,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
           tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked12::coord0(r),
           Blocked12::coord1(r) / 8) * 8 + Blocked12::coord1(r) % 8);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) t_5[r + k] = chunk[k];
+      for (int k = 0; k < 8; ++k) t_9[r + k] = chunk[k];
     }
   }
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
+    for (int k = 0; k < 8; ++k) chunk[k] = t_9[v + k];
     if (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DV +
           (base + (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
@@ -648,11 +672,11 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
           chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
-  tc::half t_6[16];
+  tc::half t_10[16];
 #pragma unroll
   for (int r = 0; r < 16; r += 2)
-    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_6[r], t_6[r + 1]);
-  tc::half t_7[16];
+    tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_10[r], t_10[r + 1]);
+  tc::half t_11[16];
   {
     // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
     //   tiles')
@@ -662,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     for (int r = 0; r < 16; ++r)
       buffer[tc::swizzled_chunk<8>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
           Blocked6::coord1(r) % 8] =
-          t_6[r];
+          t_10[r];
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 16; r += 8) {
@@ -670,14 +694,14 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
           tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked12::coord0(r),
           Blocked12::coord1(r) / 8) * 8 + Blocked12::coord1(r) % 8);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) t_7[r + k] = chunk[k];
+      for (int k = 0; k < 8; ++k) t_11[r + k] = chunk[k];
     }
   }
 #pragma unroll
   for (int v = 0; v < 16; v += 8) {
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
+    for (int k = 0; k < 8; ++k) chunk[k] = t_11[v + k];
     if (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
       tc::store<8>(DK +
           (base + (t_ + Sliced13::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +

@@ -275,6 +275,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   const float qk_scale = sm_scale * 1.4426950408889634f;
   // L179: hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
   const int hi = tc::min((start_m + 1) * 128, N_CTX);
+  // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+  const long long kt_ptrs_step = tc::cast<long long>(stride_m) * tc::cast<long long>(64);
+  // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+  const long long vt_ptrs_step = tc::cast<long long>(stride_m) * tc::cast<long long>(64);
+  // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+  const long long k_ptrs_step = tc::cast<long long>(stride_m) * tc::cast<long long>(64);
   // L180: for start_n in range(0, hi, BLOCK_N):
   // L189: q of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const q_tile = reinterpret_cast<tc::half*>(dynamic_smem);
@@ -292,6 +298,9 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
   float dq[16];
 #pragma unroll
   for (int r = 0; r < 16; ++r) dq[r] = 0.0f;
+  long long kt_ptrs_offset = 0ll;
+  long long vt_ptrs_offset = 0ll;
+  long long k_ptrs_offset = 0ll;
   for (int start_n = 0; start_n < hi; start_n += 64) {
     // L181: cols = start_n + offs_n (index arithmetic: recomputed where it is used)
     // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
@@ -299,8 +308,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-          kt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          kt_ptrs[v] + kt_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
     }
@@ -309,8 +317,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
-          vt_ptrs[v] + tc::cast<long long>(start_n * stride_m),
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          vt_ptrs[v] + vt_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
     }
@@ -319,8 +326,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
       const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
-          k_ptrs[v] + tc::cast<long long>(start_n * stride_m),
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
+          k_ptrs[v] + k_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];
     }
@@ -475,6 +481,12 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
             tc::mfma_f32_32x32x8f16<1>(dq + mi * 16 + ni, a_frag[mi], b_frag[ni]);
       }
     }
+    // L182: kt = tl.load(kt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+    kt_ptrs_offset = kt_ptrs_offset + kt_ptrs_step;
+    // L183: vt = tl.load(vt_ptrs + start_n * stride_m, mask=cols[None, :] < N_CTX, other=0.0)
+    vt_ptrs_offset = vt_ptrs_offset + vt_ptrs_step;
+    // L184: k = tl.load(k_ptrs + start_n * stride_m, mask=cols[:, None] < N_CTX, other=0.0)
+    k_ptrs_offset = k_ptrs_offset + k_ptrs_step;
   }
   // L194: tl.store(DQ + q_at, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rows)
   tc::half t_3[16];

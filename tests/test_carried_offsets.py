@@ -82,6 +82,30 @@ def recomputed_kernel(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, WIDE: t
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
+@tilecc.jit
+def indexed_kernel(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, ORDER: tl.constexpr,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # K's blocks from an index that starts past 0 and steps by BK (ORDER 0: an offset the
+    # loop can carry), or in a permuted order (ORDER 1: block (7 i) % n, computed at each
+    # step); K a multiple of BK
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kk in range(BK, K + BK, BK):
+        if ORDER == 0:
+            rk = kk - BK + tl.arange(0, BK)
+        else:
+            rk = (kk // BK * 7 % (K // BK)) * BK + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * stride_am + rk[None, :], mask=rm[:, None] < M, other=0.0)
+        b = tl.load(B + rk[:, None] * stride_bk + rn[None, :], mask=rn[None, :] < N, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+INDEXED = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:16,i32:16,{order},64,64,32"
+
+
 RECOMPUTED = "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32:16,i32:16,i32:16,{wide},{bm},{bn},{bk}"
 
 
@@ -197,9 +221,9 @@ def test_advanced_blocks_on_the_interpreter_match_numpy() -> None:
 def test_blocks_computed_from_the_index_are_held_before_the_loop() -> None:
     """Pointers a K loop computes from its index: the part that does not change is held from
     before the loop (the rows' remainders by M and N computed there, once) and the copies
-    add the step's offset; as the advanced blocks' registers, those the copies read are
-    pinned.  Written as it stood, every copy recomputed `% M` at each step (Triton's
-    persistent tutorial: 0.66x Triton's speed at 4096³ on an H200)."""
+    add an offset the loop carries (the index times the step's stride); as the advanced
+    blocks' registers, those the copies read are pinned.  Written as it stood, every copy
+    recomputed `% M` at each step (0.66x Triton's speed at 4096³ on an H200)."""
     for arch in ("sm_80", "sm_90"):
         for wide in (False, True):
             art = _build(recomputed_kernel, RECOMPUTED.format(wide=wide, bm=128, bn=128, bk=64),
@@ -212,8 +236,24 @@ def test_blocks_computed_from_the_index_are_held_before_the_loop() -> None:
             for block in ("a_ptrs", "b_ptrs"):
                 pin = f"for (int r = 0; r < 64; r += 8) tc::keep_in_register({block}[r]);"
                 assert body.count(pin) == 1 and body.index(pin) < loop_at, (arch, wide, block)
-            assert body.count("a_ptrs[v] + tc::cast<long long>(") == 2  # prologue and loop
-            assert body.count("b_ptrs[v] + tc::cast<long long>(") == 2
+            # the offsets carried from step to step, as an advanced block's
+            assert body.count("a_ptrs[v] + a_ptrs_offset") == 2  # prologue and loop
+            assert body.count("b_ptrs[v] + b_ptrs_offset") == 2
+            assert _carried(art) == ["fp32[128, 128]", "i64", "i64"]
+
+
+def test_offsets_carried_where_they_step_with_the_index() -> None:
+    """An index that starts past 0 and steps by BK: the offset starts at its first value
+    and the loop adds the step's stride; an index the loop permutes (`(7 i) % n`): the block
+    is still held, its offset computed at each step from the index."""
+    art = _build(indexed_kernel, INDEXED.format(order=0))
+    assert _carried(art) == ["fp32[64, 64]", "i64", "i64"]
+    body = art.source.split("#include")[1]
+    assert "a_ptrs[v] + a_ptrs_offset" in body and "b_ptrs[v] + b_ptrs_offset" in body
+    art = _build(indexed_kernel, INDEXED.format(order=1))
+    assert _carried(art) == ["fp32[64, 64]"]
+    body = art.source.split("#include")[1]
+    assert "a_ptrs[v] + tc::cast<long long>(" in body and "b_ptrs[v] + tc::cast<long long>(" in body
 
 
 def test_what_stays_computed_in_the_loop() -> None:
@@ -252,6 +292,15 @@ def test_blocks_computed_from_the_index_on_the_interpreter_match_numpy() -> None
         c = np.zeros((m, n), np.float32)
         recomputed_kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
             a, b, c, m, n, k, k, n, n, WIDE=wide, BM=32, BN=32, BK=32)
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
+                                   atol=1e-2)
+    for order in (0, 1):
+        m, n, k = 50, 70, 96
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+        indexed_kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
+            a, b, c, m, n, k, k, n, n, ORDER=order, BM=32, BN=32, BK=32)
         np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
                                    atol=1e-2)
 

@@ -86,16 +86,23 @@ def recomputed_kernel(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, WIDE: t
 def indexed_kernel(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, ORDER: tl.constexpr,
                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # K's blocks from an index that starts past 0 and steps by BK (ORDER 0: an offset the
-    # loop can carry), or in a permuted order (ORDER 1: block (7 i) % n, computed at each
-    # step); K a multiple of BK
+    # loop can carry), in a permuted order (ORDER 1: block (7 i) % n, computed at each
+    # step), from K down (ORDER 2: a negative step, the index subtracted), or an int64
+    # index times a run-time stride (ORDER 3); K a multiple of BK
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for kk in range(BK, K + BK, BK):
+    lo, hi, step = (K, 0, -BK) if ORDER == 2 else (BK, K + BK, BK)
+    unit = stride_am // stride_am  # (1, known at run time)
+    for kk in range(lo, hi, step):
         if ORDER == 0:
             rk = kk - BK + tl.arange(0, BK)
-        else:
+        elif ORDER == 1:
             rk = (kk // BK * 7 % (K // BK)) * BK + tl.arange(0, BK)
+        elif ORDER == 2:
+            rk = K - kk + tl.arange(0, BK)
+        else:
+            rk = (kk.to(tl.int64) - BK) * unit + tl.arange(0, BK)
         a = tl.load(A + rm[:, None] * stride_am + rk[None, :], mask=rm[:, None] < M, other=0.0)
         b = tl.load(B + rk[:, None] * stride_bk + rn[None, :], mask=rn[None, :] < N, other=0.0)
         acc = tl.dot(a, b, acc)
@@ -243,13 +250,17 @@ def test_blocks_computed_from_the_index_are_held_before_the_loop() -> None:
 
 
 def test_offsets_carried_where_they_step_with_the_index() -> None:
-    """An index that starts past 0 and steps by BK: the offset starts at its first value
-    and the loop adds the step's stride; an index the loop permutes (`(7 i) % n`): the block
-    is still held, its offset computed at each step from the index."""
+    """An index that starts past 0 and steps by BK (or down from K): the offset starts at
+    its first value and the loop adds the step's stride; an index the loop permutes
+    (`(7 i) % n`): the block is still held, its offset computed at each step from the
+    index."""
     art = _build(indexed_kernel, INDEXED.format(order=0))
     assert _carried(art) == ["fp32[64, 64]", "i64", "i64"]
     body = art.source.split("#include")[1]
     assert "a_ptrs[v] + a_ptrs_offset" in body and "b_ptrs[v] + b_ptrs_offset" in body
+    for order in (2, 3):  # a negative step; an int64 index times a run-time value
+        art = _build(indexed_kernel, INDEXED.format(order=order))
+        assert _carried(art) == ["fp32[64, 64]", "i64", "i64"], order
     art = _build(indexed_kernel, INDEXED.format(order=1))
     assert _carried(art) == ["fp32[64, 64]"]
     body = art.source.split("#include")[1]
@@ -294,7 +305,7 @@ def test_blocks_computed_from_the_index_on_the_interpreter_match_numpy() -> None
             a, b, c, m, n, k, k, n, n, WIDE=wide, BM=32, BN=32, BK=32)
         np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
                                    atol=1e-2)
-    for order in (0, 1):
+    for order in (0, 1, 2, 3):
         m, n, k = 50, 70, 96
         a = rng.standard_normal((m, k)).astype(np.float16)
         b = rng.standard_normal((k, n)).astype(np.float16)
@@ -363,3 +374,21 @@ def test_gpu_advanced_blocks_match_torch(m, n, k, after) -> None:
             a, b, c, m, n, k, cols, n, n, WIDE=wide, BM=128, BN=128, BK=64, num_warps=w,
             num_stages=s)
         torch.testing.assert_close(c, a[:, :k].float() @ b.float(), rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+def test_gpu_blocks_computed_from_the_index_match_torch(order) -> None:
+    import torch
+
+    torch.manual_seed(order)
+    m, n, k = 300, 200, 512
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.zeros(m, n, device="cuda", dtype=torch.float32)
+    for w, s in ((4, 3), (4, 4)):
+        c.zero_()
+        indexed_kernel[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](
+            a, b, c, m, n, k, k, n, n, ORDER=order, BM=64, BN=64, BK=32, num_warps=w,
+            num_stages=s)
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=5e-2)

@@ -15,6 +15,12 @@ result is checked against torch.matmul first.
 times instead `persistent_kernel` below, the same kernel written persistent (one program
 per SM walking the output tiles, as libraries do), beside the example's kernel: how each
 compiler takes a K loop inside a loop over tiles.
+
+    python benchmarks/bench_matmul.py --index [--quick]
+
+times `index_kernel`, persistent too, written as Triton's persistent tutorial writes it:
+the pointers computed from the K loop's index at each step (no `+=`), the rows and columns
+past the matrix clamped to 0 and hinted contiguous.
 """
 
 from __future__ import annotations
@@ -75,6 +81,50 @@ def persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
         offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
         offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
         tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c,
+                 mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@tilecc.jit
+def tile_of(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexpr):
+    """(pid_m, pid_n) of output tile `tile_id` in the grouped order."""
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    return first_pid_m + tile_id % group_size_m, (tile_id % num_pid_in_group) // group_size_m
+
+
+@tilecc.jit
+def index_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                 stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                 BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+                 ACTIVATION: tl.constexpr, NUM_SMS: tl.constexpr):
+    """persistent_kernel with its pointers computed from the K loop's index at each step,
+    as Triton's persistent matmul tutorial computes them."""
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    k_lanes = tl.arange(0, BLOCK_SIZE_K)
+    for tile_id in tl.range(tl.program_id(axis=0), num_pid_m * num_pid_n, NUM_SMS):
+        pid_m, pid_n = tile_of(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        offs_am = tl.where(offs_am < M, offs_am, 0)  # (rows past M read row 0, not stored)
+        offs_bn = tl.where(offs_bn < N, offs_bn, 0)
+        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
+        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a = tl.load(a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak),
+                        mask=k_lanes[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn),
+                        mask=k_lanes[:, None] < K - ki * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+        if ACTIVATION == "leaky_relu":
+            accumulator = leaky_relu(accumulator)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :],
+                 accumulator.to(c_ptr.dtype.element_ty),
                  mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
@@ -139,11 +189,14 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="every configuration's speed")
     parser.add_argument("--persistent", action="store_true",
                         help="persistent_kernel (a loop over tiles) through both tools")
+    parser.add_argument("--index", action="store_true",
+                        help="index_kernel (persistent, pointers from the K loop's index)")
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
     configs = MM.CONFIGS[:2] if args.quick else MM.CONFIGS
-    kernel = persistent_kernel if args.persistent else MM.matmul_kernel
+    kernel = index_kernel if args.index else \
+        persistent_kernel if args.persistent else MM.matmul_kernel
     tc_k, tr_k = kernel, as_triton(kernel)
     shapes = [(s, s, s) for s in SQUARE] + list(RAGGED)
     print(f"{torch.cuda.get_device_name()}, {kernel.fn.__name__}: tilecc / Triton / cuBLAS, "

@@ -297,23 +297,20 @@ def test_what_stays_computed_in_the_loop() -> None:
 
 def test_blocks_computed_from_the_index_on_the_interpreter_match_numpy() -> None:
     rng = np.random.default_rng(1)
+
+    def check(kernel, m, n, k, **constexprs):
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+        kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
+            a, b, c, m, n, k, k, n, n, BM=32, BN=32, BK=32, **constexprs)
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
+                                   atol=1e-2)
+
     for m, n, k, wide in ((70, 40, 100, False), (64, 64, 64, True), (33, 90, 47, False)):
-        a = rng.standard_normal((m, k)).astype(np.float16)
-        b = rng.standard_normal((k, n)).astype(np.float16)
-        c = np.zeros((m, n), np.float32)
-        recomputed_kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
-            a, b, c, m, n, k, k, n, n, WIDE=wide, BM=32, BN=32, BK=32)
-        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
-                                   atol=1e-2)
+        check(recomputed_kernel, m, n, k, WIDE=wide)
     for order in (0, 1, 2, 3):
-        m, n, k = 50, 70, 96
-        a = rng.standard_normal((m, k)).astype(np.float16)
-        b = rng.standard_normal((k, n)).astype(np.float16)
-        c = np.zeros((m, n), np.float32)
-        indexed_kernel.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
-            a, b, c, m, n, k, k, n, n, ORDER=order, BM=32, BN=32, BK=32)
-        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2,
-                                   atol=1e-2)
+        check(indexed_kernel, 50, 70, 96, ORDER=order)
 
 
 def test_the_offset_is_int64_and_its_step_widened() -> None:

@@ -383,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half qt[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Sliced4::coord0(0) < N_CTX - start_m,
           qt_ptrs[v] + qt_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) qt[v + k] = chunk[k];
@@ -454,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half do_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Sliced2::coord0(0) < N_CTX - start_m,
           do_ptrs[v] + do_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) do_[v + k] = chunk[k];
@@ -516,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half dot[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced4::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Sliced4::coord0(0) < N_CTX - start_m,
           dot_ptrs[v] + dot_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) dot[v + k] = chunk[k];
@@ -573,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
     tc::half q_[4];
 #pragma unroll
     for (int v = 0; v < 4; v += 4) {
-      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(start_m + Sliced2::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 4> chunk = tc::load_if<4>(Sliced2::coord0(0) < N_CTX - start_m,
           q_ptrs[v] + q_ptrs_offset, tc::splat<4>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 4; ++k) q_[v + k] = chunk[k];

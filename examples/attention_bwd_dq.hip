@@ -307,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half kt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced2::coord0(0) < N_CTX - start_n,
           kt_ptrs[v] + kt_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) kt[v + k] = chunk[k];
@@ -316,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half vt[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced2::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced2::coord0(0) < N_CTX - start_n,
           vt_ptrs[v] + vt_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) vt[v + k] = chunk[k];
@@ -325,7 +325,7 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
     tc::half k_[8];
 #pragma unroll
     for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_n + Sliced4::coord0(0) < N_CTX,
+      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(Sliced4::coord0(0) < N_CTX - start_n,
           k_ptrs[v] + k_ptrs_offset, tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
 #pragma unroll
       for (int k = 0; k < 8; ++k) k_[v + k] = chunk[k];

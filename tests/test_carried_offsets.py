@@ -247,6 +247,11 @@ def test_blocks_computed_from_the_index_are_held_before_the_loop() -> None:
             assert body.count("a_ptrs[v] + a_ptrs_offset") == 2  # prologue and loop
             assert body.count("b_ptrs[v] + b_ptrs_offset") == 2
             assert _carried(art) == ["fp32[128, 128]", "i64", "i64"]
+            # the K bound `rk < K` compared as the block from before the loop against
+            # `K - ki * BK` (Triton's form), not rebuilt at each step
+            bound = ("tc::cast<long long>(K) - tc::cast<long long>(ki_ahead * 64)" if wide
+                     else "< K - ki_ahead * 64")
+            assert body.count(bound) == 2, (arch, wide)  # (A's and B's)
 
 
 def test_offsets_carried_where_they_step_with_the_index() -> None:

@@ -234,21 +234,53 @@ class _Splitter:
 
     def run(self) -> bool:
         """Whether a load was rewritten."""
+        loads = [o for o in self.body.ops if o.kind == "load" and "descriptor" not in o.attrs
+                 and _vectors(o) and self._feeds_product(o.result, set())]
+        bounds = {id(c) for o in loads if len(o.operands) > 1
+                  for c in _comparisons(o.operands[1])}
         ops: list[Op] = []
         split = False
         for o in self.body.ops:
-            if o.kind == "load" and "descriptor" not in o.attrs and _vectors(o) and \
-                    self._feeds_product(o.result, set()):
-                self.inside = []
+            self.inside = []  # (what a rewrite that failed put there is dropped)
+            done = False
+            if o in loads:
                 got = self._split_pointers(o)
                 if got is not None:
-                    ops += self.inside
                     o.operands = [got, *o.operands[1:]]
-                    split = True
+                    done = True
+            elif id(o) in bounds:
+                done = self._split_bound(o)
+            if done:
+                ops += self.inside
+                split = True
             ops.append(o)
         self.body.ops = ops + self.updates
         # (what a split that failed copied before the loop is left unread: passes.dce)
         return split
+
+    def _split_bound(self, cmp: Op) -> bool:
+        """A bound of those loads' masks, `offs + s < n` (`offs` a block that does not change,
+        `s` the step's scalar, `n` one value for the whole block), compared as
+        `offs < n - s`: the block from before the loop against one scalar of the step, as
+        Triton's tutorials write their K masks (`offs_k < K - k * BLOCK_K`).  Written as
+        it stood, ptxas rebuilt each vector's coordinate at every step, a chain in front of
+        every copy.  Exact where `n - s` does not overflow (nor `offs + s`, which the
+        addresses computed as well)."""
+        x, y = cmp.operands
+        if not x.dtype.is_int() or x.dtype.is_int_unsigned() or x.dtype == D.int1:
+            return False
+        for side, other in ((0, y), (1, x)):
+            got = self._split(cmp.operands[side])
+            bound = _uniform(other)
+            if got is None or got[0] is None or got[1] is None or bound is None or \
+                    bound.dtype != got[1].dtype:
+                continue
+            moved = self._emit(self.inside, "binary", [bound, got[1]], Type(bound.dtype),
+                               cmp.loc, fn="sub")
+            spread = self._emit(self.inside, "splat", [moved], other.type, cmp.loc)
+            cmp.operands = [got[0], spread] if side == 0 else [spread, got[0]]
+            return True
+        return False
 
     def _feeds_product(self, v: Value, seen: set[int]) -> bool:
         """Whether `v` is a product's A or B, or one is computed from it element by element
@@ -476,6 +508,19 @@ class _Splitter:
         if where is self.inside:  # (computed in the body, as the ops it replaces)
             self.defined.add(op.result.id)
         return op.result
+
+
+def _comparisons(mask: Value) -> list[Op]:
+    """The integer comparisons a mask is the conjunction of (through broadcasts)."""
+    op = mask.owner
+    if op is None:
+        return []
+    if op.kind in ("broadcast", "expand_dims"):
+        return _comparisons(op.operands[0])
+    if op.kind == "binary" and op.attrs.get("fn") == "and":
+        return _comparisons(op.operands[0]) + _comparisons(op.operands[1])
+    return [op] if op.kind == "cmp" and op.attrs.get("pred") in ("lt", "le", "gt", "ge") \
+        else []
 
 
 def _constant(v: Value) -> int | None:

@@ -35,10 +35,12 @@ that scalar is `a * index + b` (a, b unchanging) the loop carries it as the offs
 else it is computed at each step (`hoist_offsets`).  Written as it stood, every copy
 recomputed its address from the row offsets at each step, a remainder by M included where
 the rows wrap (`% M`): on an H200 such a persistent matmul ran at 0.66x Triton's speed at
-4096³, 0.99x after.  The split is exact wherever the 32-bit offsets of the source do not
-overflow (a program whose offsets overflow reads outside its tensors either way).  Only
-the loads of products' operands that read vectors of 4 bytes or more are split: read
-element by element, the block's pointers would outgrow the registers.
+4096³, 0.99x after.  The K bounds of those loads' masks (`offs_k < K`) are split the same
+way, into the block from before the loop against `K - ki * BLOCK_K`.  The split is exact
+wherever the 32-bit offsets of the source do not overflow (a program whose offsets
+overflow reads outside its tensors either way).  Only the loads of products' operands
+that read vectors of 4 bytes or more are split: read element by element, the block's
+pointers would outgrow the registers.
 """
 
 from __future__ import annotations

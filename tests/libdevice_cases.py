@@ -246,7 +246,7 @@ def _references() -> dict:
         "erfinv": (_domain(mp.erfinv, -1, 1), 1, 4, 2, 5),
         "erfcinv": (_domain(_wide(lambda x: _mp().erfinv(1 - x)), 0, 2), 1, 8, 4, 6),
         "erfcx": (lambda x: mp.exp(mp.mpf(x) ** 2) * mp.erfc(x), 1, 64, 4, 4),
-        "normcdf": (mp.ncdf, 1, 512, 5, 5),
+        "normcdf": (mp.ncdf, 1, 8, 5, 5),
         "normcdfinv": (_domain(_wide(lambda p: _mp().sqrt(2) * _mp().erfinv(2 * p - 1)), 0, 1),
                        1, 8, 5, 8),
         "lgamma": (_lgamma, 1, 4, 6, 4), "tgamma": (_tgamma, 1, 16, 5, 10),

@@ -48,6 +48,7 @@ from __future__ import annotations
 from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
+from tilecc.transpiler.passes.axis_info import _const_int, info
 
 
 def carry_offsets(kernel: Kernel) -> bool:
@@ -313,9 +314,8 @@ class _Splitter:
         carried = self._carried(offset, start.name, loc)
         if carried is not None:
             offset = carried
-        elif offset.dtype != D.int64:
-            offset = self._emit(self.inside, "cast", [offset], Type(D.int64), loc,
-                                bitcast=False)
+        else:
+            offset = self._widen(offset, loc, self.inside)
         spread = self._emit(self.inside, "splat", [offset], Type(D.int64, ptr.type.shape), loc)
         return self._emit(self.inside, "addptr", [start, spread], ptr.type, loc,
                           carried_offset=True)
@@ -398,18 +398,23 @@ class _Splitter:
             p, q = self._widen(p, loc), self._widen(q, loc)
         return self._emit(self.before, "binary", [p, q], p.type, loc, fn="mul")
 
-    def _add(self, p: Value | None, q: Value | None, loc) -> Value | None:
+    def _add(self, p: Value | None, q: Value | None, loc,
+             where: list[Op] | None = None) -> Value | None:
+        """p + q (either None: 0), as int64 where their types differ, before the loop or
+        `where`."""
         if p is None or q is None:
             return q if p is None else p
         if p.dtype != q.dtype:
-            p, q = self._widen(p, loc), self._widen(q, loc)
-        return self._emit(self.before, "binary", [p, q], p.type, loc, fn="add")
+            p, q = self._widen(p, loc, where), self._widen(q, loc, where)
+        return self._emit(self.before if where is None else where, "binary", [p, q],
+                          p.type, loc, fn="add")
 
-    def _widen(self, v: Value, loc) -> Value:
-        """`v` as an int64 before the loop."""
+    def _widen(self, v: Value, loc, where: list[Op] | None = None) -> Value:
+        """`v` as an int64, before the loop or `where`."""
         if v.dtype == D.int64:
             return v
-        return self._emit(self.before, "cast", [v], Type(D.int64), loc, bitcast=False)
+        return self._emit(self.before if where is None else where, "cast", [v],
+                          Type(D.int64), loc, bitcast=False)
 
     def _split(self, v: Value) -> tuple[Value | None, Value | None] | None:
         """(unchanging part, scalar changing part) of an int or pointer block `v`, each None
@@ -447,7 +452,7 @@ class _Splitter:
                 return None
             start = base[0] if off[0] is None else \
                 self._emit(self.before, "addptr", [base[0], off[0]], v.type, loc)
-            return start, self._sum(base[1], off[1], loc)
+            return start, self._add(base[1], off[1], loc, self.inside)
         if op.kind != "binary" or not v.dtype.is_int() or v.dtype == D.int1:
             return None
         fn = op.attrs.get("fn")
@@ -479,16 +484,6 @@ class _Splitter:
                         self._emit(self.inside, "binary", [got[1], scalar], Type(v.dtype),
                                    loc, fn="mul"))
         return None
-
-    def _sum(self, p: Value | None, q: Value | None, loc) -> Value | None:
-        """Two element offsets (either None: 0) added, as int64 where their types differ."""
-        if p is None or q is None:
-            return q if p is None else p
-        if p.dtype != q.dtype:
-            p, q = (x if x.dtype == D.int64 else
-                    self._emit(self.inside, "cast", [x], Type(D.int64), loc, bitcast=False)
-                    for x in (p, q))
-        return self._emit(self.inside, "binary", [p, q], Type(p.dtype), loc, fn="add")
 
     def _hoist(self, v: Value) -> Value:
         """`v` computed before the loop: itself where it is, else a copy of the ops of the
@@ -526,13 +521,10 @@ def _comparisons(mask: Value) -> list[Op]:
 
 
 def _constant(v: Value) -> int | None:
-    """The value of an integer constant (as a cast of one), else None."""
-    op = v.owner
-    while op is not None and op.kind == "cast" and not op.attrs.get("bitcast"):
-        op = op.operands[0].owner
-    if op is None or op.kind != "const" or not isinstance(op.attrs.get("value"), int):
-        return None
-    return op.attrs["value"]
+    """The value of an integer constant, widened or not (axis_info's, past the casts)."""
+    while v.owner is not None and v.owner.kind == "cast" and not v.owner.attrs.get("bitcast"):
+        v = v.owner.operands[0]
+    return _const_int(v)
 
 
 def _uniform(v: Value) -> Value | None:
@@ -549,8 +541,6 @@ def _uniform(v: Value) -> Value | None:
 def _vectors(load: Op) -> bool:
     """Whether a load of a block may read 4 bytes or more at a time (the pointers' contiguity
     and alignment along some axis, as passes.layouts plans vectors)."""
-    from tilecc.transpiler.passes.axis_info import info
-
     ptr = load.operands[0]
     if not ptr.type.is_block or not ptr.dtype.is_ptr():
         return False

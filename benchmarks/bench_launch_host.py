@@ -118,11 +118,12 @@ _CAPSULE_NAME = b"dltensor"  # (kept alive: the capsule points at it)
 
 class DLPackArray:
     """Any other device array: DLPack only.  Each `__dlpack__` exports a new capsule over
-    one DLManagedTensor (float32, one dimension of 64; no deleter)."""
+    one DLManagedTensor (float32, one dimension of `n`; no deleter): an exporter that
+    costs about one C call, so that a launch's own reading of capsules shows."""
 
-    def __init__(self, ptr, device=0):
+    def __init__(self, ptr, device=0, n=64):
         self.device_id = device
-        self._shape = (ctypes.c_int64 * 1)(64)
+        self._shape = (ctypes.c_int64 * 1)(n)
         self._tensor = ctypes.create_string_buffer(struct.pack(
             "=QiiiBBHQQQQQ", ptr, 2, device, 1, 2, 32, 1, ctypes.addressof(self._shape), 0, 0,
             0, 0))  # data, device, ndim, dtype, shape, strides, byte offset, ctx, deleter
@@ -342,21 +343,28 @@ def gpu_rows(args) -> list[tuple[str, float]]:
         "CuPy arrays": cs,
         "__cuda_array_interface__ objects": [CAI(c) for c in cs],
         "DLPack objects (torch's __dlpack__ each call)": [DLPack(t) for t in ts],
+        # the same arrays through an exporter that costs about one C call (ctypes'
+        # PyCapsule_New): the launch's own reading of capsules, not torch's export
+        "DLPack objects (capsules made by ctypes)": [
+            DLPackArray(c.data.ptr, c.device.id, n) for c in cs],
     }
     cases = {"RawKernel (CuPy arrays, NumPy scalars)": lambda: raw((1,), (128,), raw_args)}
     # A DLPack consumer must ask the producer at each call for the device (which names the
     # stream to give) and for a capsule (the pointer may change, and `stream=` orders the
     # producer's work before the launch): that part of the DLPack row is the producer's,
     # timed here beside the same RawKernel launch.
-    exported = kinds["DLPack objects (torch's __dlpack__ each call)"]
     xs = cupy.cuda.get_current_stream().ptr or 1  # (the stream tilecc tells the producer)
 
-    def raw_after_exports():
-        for d in exported:
-            d.__dlpack_device__()
-            d.__dlpack__(stream=xs)
-        raw((1,), (128,), raw_args)
-    cases[DLPACK_BASE] = raw_after_exports
+    def raw_after_exports(exported):
+        def launch():
+            for d in exported:
+                d.__dlpack_device__()
+                d.__dlpack__(stream=xs)
+            raw((1,), (128,), raw_args)
+        return launch
+    for label in kinds:
+        if label.startswith("DLPack"):
+            cases[f"{DLPACK_BASE}: {label}"] = raw_after_exports(kinds[label])
     for label, arrays in kinds.items():
         k = kernel(label)
         cases[label] = lambda k=k, a=arrays: k[(1,)](*a, n, 3, 5, 0.5, BLOCK=1024)
@@ -378,14 +386,14 @@ def gpu_rows(args) -> list[tuple[str, float]]:
         ts[4].zero_()
     us = host_us_interleaved(cases, args.number, torch.cuda.synchronize, rounds=args.repeat)
     base = us.pop("RawKernel (CuPy arrays, NumPy scalars)")
-    base_dlpack = us.pop(DLPACK_BASE, None)
+    base_dlpack = {label: us.pop(f"{DLPACK_BASE}: {label}", None) for label in kinds}
     rows = [("RawKernel (CuPy arrays, NumPy scalars), µs per launch", base)]
     for label, t in us.items():
         per_launch = t / 2 if label.startswith("torch and CuPy in turn") else t
         rows.append((f"tilecc - RawKernel: {label}", per_launch - base))
-        if label.startswith("DLPack") and base_dlpack is not None:
+        if base_dlpack.get(label) is not None:
             rows.append((f"tilecc - (RawKernel + the producer's exports): {label}",
-                         per_launch - base_dlpack))
+                         per_launch - base_dlpack[label]))
     return rows
 
 

@@ -457,18 +457,20 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
   for (int r = 0; r < 32; r += 2) tc::cast_pair(acc_2[r], acc_2[r + 1], t_3[r], t_3[r + 1]);
   tc::half t_4[32];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_3[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<8>(Blocked5::coord0(r), Blocked5::coord1(r) / 8) * 8 +
-          Blocked5::coord1(r) % 8, chunk);
+    for (int r = 0; r < 32; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<8>(Blocked5::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked5::coord1(j) / 8) * 8),
+          tc::pack2(t_3[r + 0], t_3[r + 1]), tc::pack2(t_3[r + 2],
+          t_3[r + 3]), tc::pack2(t_3[r + 4], t_3[r + 5]), tc::pack2(t_3[r + 6], t_3[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -485,9 +487,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_fwd(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
-    if (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced1::coord0((v % 8)),
-          chunk);
+    tc::store_if<8>(t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+        t_2 + (t_ + Sliced0::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced1::coord0((v % 8)),
+        chunk);
   }
 }

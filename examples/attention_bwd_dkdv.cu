@@ -630,18 +630,20 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int r = 0; r < 32; r += 2) tc::cast_pair(dv[r], dv[r + 1], t_4[r], t_4[r + 1]);
   tc::half t_5[32];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_4[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8, chunk);
+    for (int r = 0; r < 32; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked2::coord1(j) / 8) * 8),
+          tc::pack2(t_4[r + 0], t_4[r + 1]), tc::pack2(t_4[r + 2],
+          t_4[r + 3]), tc::pack2(t_4[r + 4], t_4[r + 5]), tc::pack2(t_4[r + 6], t_4[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -658,11 +660,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
-    if (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DV +
-          (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced9::coord0((v % 8))),
-          chunk);
+    tc::store_if<8>(t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+        DV +
+        (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced9::coord0((v % 8))),
+        chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
   tc::half t_6[32];
@@ -671,18 +673,20 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::cast_pair(dk[r] * sm_scale, dk[r + 1] * sm_scale, t_6[r], t_6[r + 1]);
   tc::half t_7[32];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_6[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8, chunk);
+    for (int r = 0; r < 32; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked2::coord1(j) / 8) * 8),
+          tc::pack2(t_6[r + 0], t_6[r + 1]), tc::pack2(t_6[r + 2],
+          t_6[r + 3]), tc::pack2(t_6[r + 4], t_6[r + 5]), tc::pack2(t_6[r + 6], t_6[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -699,10 +703,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
-    if (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DK +
-          (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced9::coord0((v % 8))),
-          chunk);
+    tc::store_if<8>(t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+        DK +
+        (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced9::coord0((v % 8))),
+        chunk);
   }
 }

@@ -498,18 +498,20 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::cast_pair(dq[r] * sm_scale, dq[r + 1] * sm_scale, t_3[r], t_3[r + 1]);
   tc::half t_4[32];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = t_3[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(r), Blocked2::coord1(r) / 8) * 8 +
-          Blocked2::coord1(r) % 8, chunk);
+    for (int r = 0; r < 32; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<8>(Blocked2::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked2::coord1(j) / 8) * 8),
+          tc::pack2(t_3[r + 0], t_3[r + 1]), tc::pack2(t_3[r + 2],
+          t_3[r + 3]), tc::pack2(t_3[r + 4], t_3[r + 5]), tc::pack2(t_3[r + 6], t_3[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -526,10 +528,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_4[v + k];
-    if (t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX)
-      tc::store<8>(DQ +
-          (base + (t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-          Sliced5::coord0((v % 8))),
-          chunk);
+    tc::store_if<8>(t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+        DQ +
+        (base + (t_ + Sliced4::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced5::coord0((v % 8))),
+        chunk);
   }
 }

@@ -371,18 +371,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
   // L68: tl.store(c_ptrs, c, mask=c_mask)
   tc::half c_1[128];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 128; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = c[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<16>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8, chunk);
+    for (int r = 0; r < 128; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<16>(Blocked6::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked6::coord1(j) / 8) * 8),
+          tc::pack2(c[r + 0], c[r + 1]), tc::pack2(c[r + 2], c[r + 3]), tc::pack2(c[r + 4],
+          c[r + 5]), tc::pack2(c[r + 6], c[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -399,10 +401,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    if ((t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < M) &
-        (t_1 + Sliced3::coord0(((v % 8) / 8 * 8)) < N))
-      tc::store<8>(c_ptr + stride_cm * (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 *
-          (t_1 + Sliced3::coord0((v % 8))),
-          chunk);
+    tc::store_if<8>((t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < M) &
+        (t_1 + Sliced3::coord0(((v % 8) / 8 * 8)) < N),
+        c_ptr + stride_cm * (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + 1 *
+        (t_1 + Sliced3::coord0((v % 8))),
+        chunk);
   }
 }

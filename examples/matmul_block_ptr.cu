@@ -403,18 +403,20 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
   const unsigned int t_11 = tc::cast<unsigned int>(tc::max(N, 0));
   tc::half c_1[128];
   {
-    // layout conversion, in 16-byte chunks swizzled by row: through shared memory (the tl.dot
-    //   tiles')
+    // layout conversion, in 16-byte chunks swizzled by row (stmatrix): through shared memory (the
+    //   tl.dot tiles')
     __syncthreads();  // every thread is done with the tl.dot tiles
     tc::half* buffer = reinterpret_cast<tc::half*>(dynamic_smem);
 #pragma unroll
-    for (int r = 0; r < 128; r += 2) {
-      tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) chunk[k] = c[r + k];
-      tc::store<2>(
-          buffer + tc::swizzled_chunk<16>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8, chunk);
+    for (int r = 0; r < 128; r += 8) {
+      // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+      const int j = r + 2 * (tc::lane_id() / 8);
+      tc::stmatrix_x4(tc::smem_address(
+          buffer + tc::swizzled_chunk<16>(Blocked6::coord0(j) - tc::lane_id() / 4 +
+          tc::lane_id() % 8,
+          Blocked6::coord1(j) / 8) * 8),
+          tc::pack2(c[r + 0], c[r + 1]), tc::pack2(c[r + 2], c[r + 3]), tc::pack2(c[r + 4],
+          c[r + 5]), tc::pack2(c[r + 6], c[r + 7]));
     }
     __syncthreads();
 #pragma unroll
@@ -431,11 +433,12 @@ extern "C" __global__ void __launch_bounds__(128) matmul_block_ptr_kernel(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = c_1[v + k];
-    if ((tc::cast<unsigned int>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + t_8 < t_9) &
-        (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) + t_10 < t_11))
-      tc::store<8>(t_7 +
-          (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_6 +
-          tc::cast<long long>(Sliced3::coord0((v % 8)))),
-          chunk);
+    tc::store_if<8>((tc::cast<unsigned int>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) + t_8 <
+        t_9) &
+        (tc::cast<unsigned int>(Sliced3::coord0(((v % 8) / 8 * 8))) + t_10 < t_11),
+        t_7 +
+        (tc::cast<long long>(Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * t_6 +
+        tc::cast<long long>(Sliced3::coord0((v % 8)))),
+        chunk);
   }
 }

@@ -53,7 +53,11 @@ def test_a_products_result_is_stored_in_16_byte_vectors_through_the_tiles(arch) 
     assert "__syncthreads();  // every thread is done with the tl.dot tiles" in epilogue
     assert "reinterpret_cast<tc::bfloat16*>(dynamic_smem)" in epilogue
     assert "tc::swizzled_chunk<32>(" in epilogue and "tc::load<8>(buffer" in epilogue
-    assert "tc::store<8>(c_ptr" in epilogue and "tc::store<2>(c_ptr" not in epilogue
+    # read back from the conversion, nothing is left to compute: one predicated store each
+    assert "tc::store_if<8>(" in epilogue and "tc::store<2>(c_ptr" not in epilogue
+    # sm_90: the accumulator's pairs go in as stmatrix's 8 x 8 blocks, 16 bytes a lane
+    assert ("tc::stmatrix_x4(tc::smem_address(" in epilogue) == (arch == "sm_90a")
+    assert ("tc::store<2>(" in epilogue) == (arch == "sm_80")  # sm_80: a pair a store
 
 
 def test_no_conversion_where_the_store_would_be_no_wider() -> None:
@@ -173,6 +177,82 @@ def test_the_swizzled_conversion_moves_every_element_in_whole_vectors(target, ar
         assert len(seen) == rows * cols and threads * p.regs >= rows * cols
 
 
+@pytest.mark.parametrize("warps,sig", [
+    (8, _signature("bf16")), (4, _signature("fp16", bm=128, bn=128)),
+    (4, _signature("fp16", bm=64, bn=64, bk=32)), (8, _signature("fp16", bm=64, bn=128)),
+], ids=["128x256-w8", "128x128-w4", "64x64-w4", "64x128-w8"])
+def test_stmatrix_writes_each_accumulator_pair_where_the_reads_find_it(warps, sig) -> None:
+    """sm_90's conversion writes the accumulator with stmatrix (render_blocks.fragment_rows):
+    lane i gives the address of row i % 8 of matrix i / 8, taken from register pair
+    j = r + 2 (i / 8) with this lane's coordinates; register k of lane i lands at column
+    2 (i % 4) of row i / 4 of matrix k.  Evaluated with the layout's own coordinates, every
+    element lands where `swizzled` places it (where the reads look), and each matrix's 8
+    rows fall in 8 different bank groups."""
+    kernel, _ = MM.matmul_kernel.lower(MM.matmul_kernel._specs(sig, {}), "cuda", warps,
+                                       num_stages=3, arch="sm_90a")
+    [convert] = [op for op in kernel.body.ops if op.kind == "convert"]
+    p, (rows, cols) = convert.operands[0].layout, convert.operands[0].type.shape
+    assert p.matrix_fragments
+    src = MM.matmul_kernel.source(sig, num_warps=warps, num_stages=3, arch="sm_90a")
+    assert src.count("tc::stmatrix_x4(") == 1
+
+    def place(row: int, col: int) -> int:
+        return _swizzled_chunk(cols // 8, row, col // 8) * 8 + col % 8
+
+    landed = set()
+    for warp in range(warps):
+        for r in range(0, p.regs, 8):
+            address = []  # lane i: the start of the 16-byte row it gives (fragment_rows)
+            for i in range(32):
+                row, col = p.coords(warp * 32 + i, r + 2 * (i // 8), 32)
+                address.append(place(row - i // 4 + i % 8, col // 8 * 8))
+            for i in range(32):
+                for k in range(4):
+                    held = [p.coords(warp * 32 + i, r + 2 * k + h, 32) for h in (0, 1)]
+                    at = address[8 * k + i // 4] + 2 * (i % 4)
+                    assert [place(*e) for e in held] == [at, at + 1], (warp, r, i, k)
+                    landed.update(held)
+            for k in range(4):
+                assert len({address[8 * k + q] * 2 // 16 % 8 for q in range(8)}) == 8
+    assert len(landed) == rows * cols
+
+
+def test_only_fragment_pairs_go_by_stmatrix() -> None:
+    """`Placement.matrix_fragments` holds exactly where every register pair of every warp is
+    one 8 x 8 block in fragment order (checked against the coordinates, over placements
+    near the accumulators')."""
+    from tilecc.transpiler.passes.placement import Blocked, Placement
+
+    def fragments(p: Placement) -> bool:
+        warps = p.base.wpc[0] * p.base.wpc[1]
+        if p.regs % 8:
+            return False
+        held = set()
+        for warp in range(warps):
+            for r in range(0, p.regs, 2):
+                corners = set()
+                for i in range(32):
+                    (r0, c0), (r1, c1) = (p.coords(warp * 32 + i, r + h, 32) for h in (0, 1))
+                    corners.add((r0 - i // 4, c0 - 2 * (i % 4)))
+                    if (r1, c1) != (r0, c0 + 1):
+                        return False
+                    held.update({(r0, c0), (r1, c1)})
+                if len(corners) != 1 or next(iter(corners))[1] % 8:
+                    return False
+        return len(held) == p.regs * warps * 32  # each element once
+
+    cases = []
+    for spt in ((1, 2), (2, 2), (1, 4), (1, 1)):
+        for tpw in ((8, 4), (4, 8), (16, 2)):
+            for wpc in ((4, 1), (2, 2), (1, 1)):
+                for order in ((1, 0), (0, 1)):
+                    for shape in ((64, 64), (16, 8), (128, 32), (8, 64)):
+                        cases.append(Placement(Blocked(spt, tpw, wpc, order), shape))
+    got = [(p.matrix_fragments, fragments(p)) for p in cases]
+    assert all(a == b for a, b in got), [p for p, (a, b) in zip(cases, got) if a != b]
+    assert sum(a for a, _ in got) >= 4
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_the_converted_epilogue_compiles_cleanly(arch) -> None:
     require_cuda_compiler()
@@ -234,7 +314,7 @@ def test_a_persistent_kernels_output_tiles_are_stored_in_16_byte_vectors() -> No
     assert epilogue.index("every thread is done with the tl.dot tiles") < \
         epilogue.index("tc::load<8>(buffer") < \
         epilogue.index("__syncthreads();  // read by every thread: the tiles can be refilled") < \
-        epilogue.index("tc::store<8>(")
+        epilogue.index("tc::store_if<8>(")
 
 
 def test_a_persistent_kernels_converted_store_compiles_cleanly() -> None:

@@ -73,7 +73,7 @@ def test_no_copy_engine_stores_where_their_tile_does_not_fit() -> None:
     sig = _signature(128, 256, 64)
     art = compiler.transpile(KERNEL, KERNEL._specs(sig, {}), "cuda", KERNEL.options(
         arch="sm_90a", num_warps=8, num_stages=4))
-    assert "tc::tma_store_2d" not in art.source and "tc::store<8>(" in art.source
+    assert "tc::tma_store_2d" not in art.source and "tc::store_if<8>(" in art.source
     assert art.products.shared_bytes <= 232448
     assert [m.param for m in art.kernel.tensor_maps] == ["a_desc", "a_desc", "b_desc"]
 

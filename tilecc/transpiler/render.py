@@ -286,9 +286,13 @@ class CoreWriter(Writer):
         # out from under the branch (layer norm at 1024 columns, 1 warp: +3%).  32-bit ones
         # keep the branch, which lets the compiler compute each vector just before its store
         # (softmax at 1024 columns, 2 warps: 31 registers, 44 with the predicated form), as
-        # do tensor-core epilogues, where the accumulators already fill the registers
+        # do tensor-core epilogues, where the accumulators already fill the registers —
+        # unless the values come read back from a layout change, with nothing left to
+        # compute: there a branch per vector cost a convergence barrier (BSSY / BSYNC) each
+        # (a 128 x 256 GEMM's epilogue: 16 a tile)
+        read_back = value.owner is not None and value.owner.kind == "convert"
         predicated = (self.ctx.target.predicated_narrow_stores and value.dtype.itemsize < 4
-                      and self.ctx.memory_bound)
+                      and (self.ctx.memory_bound or read_back))
         self.out.line(self.ctx.macros.vector_store(
             regs=layout.regs, vec=vec, ctype=c_type(value.dtype),
             lane_value=self.exprs.text(value, "v + k"), ptr=self.exprs.text(ptr, "v"), guard=guard,

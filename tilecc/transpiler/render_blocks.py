@@ -315,11 +315,13 @@ class BlockWriter(Writer):
     # --- layout changes through shared memory -------------------------------------------------
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
                  reads: list[tuple[Value, str]], why: str, runs: tuple[int, int] = (1, 1),
-                 tiles: bool = False) -> None:
+                 tiles: bool = False, fragments: bool = False) -> None:
         """Each thread writes its registers of `writes` at the given positions; after a
         barrier each reads `reads`' registers from theirs.  `runs`: consecutive registers
         written / read as one vector (positions are then those of each run's first);
-        `tiles`: in the tl.dot tiles' dynamic shared memory, every loop reading them done."""
+        `tiles`: in the tl.dot tiles' dynamic shared memory, every loop reading them done;
+        `fragments`: the writes are `stmatrix`'s, eight registers at a time (positions:
+        `fragment_rows`)."""
         for res, _ in reads:
             self.core.declare(res)
         count = sum(prod(v.type.shape) for v, _ in writes)
@@ -333,7 +335,10 @@ class BlockWriter(Writer):
             comment=f"{why}: through shared memory" + (" (the tl.dot tiles')" if tiles else ""),
             wait=wait, base=base, ctype=c_type(writes[0][0].dtype),
             writes=[dict(regs=v.layout.regs, pos=pos, run=runs[0],
-                         value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"))
+                         value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"),
+                         pairs=[call("tc::pack2", self.exprs.text(v, f"r + {2 * j}"),
+                                     self.exprs.text(v, f"r + {2 * j + 1}"))
+                                for j in range(4)] if fragments else None)
                     for v, pos in writes],
             reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1])
                    for v, pos in reads],
@@ -379,8 +384,26 @@ class BlockWriter(Writer):
                           [(y, self.linear(y.layout, "r", strides))], "layout conversion",
                           tiles=tiles)
             return
+        if x.dtype.short in ("fp16", "bf16") and self.ctx.target.has_stmatrix and \
+                x.layout.matrix_fragments:
+            self.exchange(op, [(x, self.fragment_rows(x))], [(y, self.swizzled(y, "r"))],
+                          "layout conversion, in 16-byte chunks swizzled by row (stmatrix)",
+                          (8, runs[1]), tiles, fragments=True)
+            return
         self.exchange(op, [(x, self.swizzled(x, "r"))], [(y, self.swizzled(y, "r"))],
                       "layout conversion, in 16-byte chunks swizzled by row", runs, tiles)
+
+    def fragment_rows(self, v: Value) -> str:
+        """Where this lane's row of an 8 x 8 block of `v` (`Placement.matrix_fragments`)
+        lies in the swizzled copy (`swizzled`), as `stmatrix` writes registers r ... r + 7:
+        lane i gives row i % 8 of the block of registers (j, j + 1), j = r + 2 (i / 8), whose
+        row in this lane is coord0(j) - lane / 4 and whose columns start at coord1(j)
+        rounded down to 8 (the template declares j)."""
+        name = self.exprs.lname(v.layout)
+        row = f"{name}::coord0(j) -{SPACE}tc::lane_id() / 4 +{SPACE}tc::lane_id() % 8"
+        chunk = call(f"tc::swizzled_chunk<{v.type.shape[1] // 8}>", row,
+                     f"{name}::coord1(j) / 8")
+        return inner(f"{chunk} * 8")
 
     def swizzled(self, v: Value, idx: str) -> str:
         """Where register `idx` of a 2-D block lies in its row-major copy whose rows' 16-byte

@@ -218,6 +218,13 @@ class CompileTarget:
         return any(u.arch_specific and u.available(self.arch) for u in self.matrix_units)
 
     @property
+    def has_stmatrix(self) -> bool:
+        """Warps store tensor-core accumulator fragments to shared memory as 8 x 8 matrices
+        (`stmatrix`, sm_90 and later)."""
+        number = self.arch_number
+        return isinstance(number, int) and number >= 90
+
+    @property
     def packed_add_elements(self) -> int:
         """fp16 / bf16 elements one atomic add whose old values go unused may update: 16
         bytes as one vector reduction on sm_90 and later, else a packed pair."""

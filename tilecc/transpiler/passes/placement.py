@@ -195,6 +195,20 @@ class Placement:
                 conds.append(f"{' + '.join(base_e)} < {self.full[e]}")
         return conds
 
+    @property
+    def matrix_fragments(self) -> bool:
+        """Whether each pair of registers (r, r + 1), r even, holds in every warp one 8 x 8
+        block of a 2-D block in the tensor cores' fragment order: lane i its row R + i / 4,
+        columns C + 2 (i % 4) and the next, with R and C alike in every lane and C a
+        multiple of 8 — what `stmatrix` stores as it is (the accumulators of mma.sync and
+        wgmma are placed so).  Every element is held once, and the registers come in
+        whole groups of four such pairs."""
+        b = self.base
+        return (isinstance(self.enc, Blocked) and len(self.shape) == 2
+                and b.order == (1, 0) and b.spt == (1, 2) and b.tpw == (8, 4)
+                and all(self.full[e] % self.tile(e) == 0 for e in (0, 1))
+                and self.regs % 8 == 0)
+
     # --- copies: where one element is held more than once ------------------------------
     # An axis shorter than its tile is held several times: by several registers of a
     # thread (shorter than `spt`), several lanes or several warps.  Sizes are powers of

@@ -309,13 +309,15 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       __syncthreads();
       tc::half* const buffer = reinterpret_cast<tc::half*>(dynamic_smem + 99328);
 #pragma unroll
-      for (int r = 0; r < 64; r += 2) {
-        tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-        for (int k = 0; k < 2; ++k) chunk[k] = t_[r + k];
-        tc::store<2>(
-            buffer + Blocked2::coord1(r) / 64 * 8192 + tc::swizzled_chunk<8>(Blocked2::coord0(r),
-            Blocked2::coord1(r) % 64 / 8) * 8 + Blocked2::coord1(r) % 8, chunk);
+      for (int r = 0; r < 64; r += 8) {
+        // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+        const int j = r + 2 * (tc::lane_id() / 8);
+        tc::stmatrix_x4(tc::smem_address(
+            buffer + Blocked2::coord1(j) / 8 / 8 * 8192 +
+            tc::swizzled_chunk<8>(Blocked2::coord0(j) - tc::lane_id() / 4 + tc::lane_id() % 8,
+            Blocked2::coord1(j) / 8 % 8) * 8),
+            tc::pack2(t_[r + 0], t_[r + 1]), tc::pack2(t_[r + 2], t_[r + 3]), tc::pack2(t_[r + 4],
+            t_[r + 5]), tc::pack2(t_[r + 6], t_[r + 7]));
       }
       tc::fence_proxy_async();  // the tile, visible to the copy engine
       __syncthreads();

@@ -336,9 +336,7 @@ class BlockWriter(Writer):
             wait=wait, base=base, ctype=c_type(writes[0][0].dtype),
             writes=[dict(regs=v.layout.regs, pos=pos, run=runs[0],
                          value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"),
-                         pairs=[call("tc::pack2", self.exprs.text(v, f"r + {2 * j}"),
-                                     self.exprs.text(v, f"r + {2 * j + 1}"))
-                                for j in range(4)] if fragments else None)
+                         pairs=self.fragment_pairs(v) if fragments else None)
                     for v, pos in writes],
             reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1])
                    for v, pos in reads],
@@ -362,6 +360,14 @@ class BlockWriter(Writer):
         chunk = call("tc::swizzled_chunk<8>", row, f"{col} % {box_cols} / {per_chunk}")
         pos = inner(f"{col} / {box_cols} * {rows * box_cols} +{SPACE}{chunk} * {per_chunk} +"
                          f"{SPACE}{col} % {per_chunk}")
+        pairs = None
+        if self.by_stmatrix(x):  # (`pos` of a row's first element, in chunks of a box)
+            chunks = box_cols // per_chunk
+
+            def place(row: str, chunk: str) -> str:
+                swizzled = call("tc::swizzled_chunk<8>", row, f"{chunk} % {chunks}")
+                return inner(f"{chunk} / {chunks} * {rows * box_cols} +{SPACE}{swizzled} * 8")
+            pos, pairs = self.fragment_rows(x, place), self.fragment_pairs(x)
         row0, col0 = (self.exprs.text(c) for c in t.corner)
         inside = f" &&{SPACE}".join(f"{c} >= 0 && {c} < {self.exprs.text(n)}"
                                     for c, n in zip((row0, col0), t.bounds))
@@ -370,7 +376,8 @@ class BlockWriter(Writer):
             comment=f"through shared memory, then the copy engine (TMA): {rows} x {box_cols} "
                     f"boxes of {x.dtype.short}, 128-byte swizzled",
             ctype=c_type(x.dtype), offset=t.buffer.offset, regs=layout.regs, run=run,
-            value=self.exprs.text(x, "r + k" if run > 1 else "r"), pos=pos, cols=cols,
+            value=self.exprs.text(x, "r + k" if run > 1 else "r"), pos=pos, pairs=pairs,
+            cols=cols,
             inner=box_cols, rows=rows, map=self.names.map_names[t.map.key], row=row0,
             col=col0)))
 
@@ -384,26 +391,41 @@ class BlockWriter(Writer):
                           [(y, self.linear(y.layout, "r", strides))], "layout conversion",
                           tiles=tiles)
             return
-        if x.dtype.short in ("fp16", "bf16") and self.ctx.target.has_stmatrix and \
-                x.layout.matrix_fragments:
-            self.exchange(op, [(x, self.fragment_rows(x))], [(y, self.swizzled(y, "r"))],
+        if self.by_stmatrix(x):
+            def place(row: str, chunk: str) -> str:
+                return inner(call(f"tc::swizzled_chunk<{x.type.shape[1] // 8}>", row, chunk) +
+                             " * 8")
+            self.exchange(op, [(x, self.fragment_rows(x, place))],
+                          [(y, self.swizzled(y, "r"))],
                           "layout conversion, in 16-byte chunks swizzled by row (stmatrix)",
                           (8, runs[1]), tiles, fragments=True)
             return
         self.exchange(op, [(x, self.swizzled(x, "r"))], [(y, self.swizzled(y, "r"))],
                       "layout conversion, in 16-byte chunks swizzled by row", runs, tiles)
 
-    def fragment_rows(self, v: Value) -> str:
-        """Where this lane's row of an 8 x 8 block of `v` (`Placement.matrix_fragments`)
-        lies in the swizzled copy (`swizzled`), as `stmatrix` writes registers r ... r + 7:
-        lane i gives row i % 8 of the block of registers (j, j + 1), j = r + 2 (i / 8), whose
-        row in this lane is coord0(j) - lane / 4 and whose columns start at coord1(j)
-        rounded down to 8 (the template declares j)."""
+    def by_stmatrix(self, v: Value) -> bool:
+        """Whether `v`'s registers go to shared memory as `stmatrix`'s 8 x 8 blocks:
+        16-bit floats whose pairs are fragments (`Placement.matrix_fragments`: the
+        tensor-core accumulators) on a target that has the instruction (sm_90): one
+        16-byte store a lane per four pairs, where pairs take one 4-byte store each and
+        each its own swizzled address."""
+        return v.dtype.short in ("fp16", "bf16") and self.ctx.target.has_stmatrix and \
+            v.layout.matrix_fragments
+
+    def fragment_pairs(self, v: Value) -> list[str]:
+        """The four registers `stmatrix` stores from registers r ... r + 7 of `v`."""
+        return [call("tc::pack2", self.exprs.text(v, f"r + {2 * k}"),
+                     self.exprs.text(v, f"r + {2 * k + 1}")) for k in range(4)]
+
+    def fragment_rows(self, v: Value, place) -> str:
+        """Where this lane's row of an 8 x 8 block of `v` lies, as `stmatrix` writes
+        registers r ... r + 7: lane i gives row i % 8 of the block of registers (j, j + 1),
+        j = r + 2 (i / 8) (the template declares j), whose row in this lane is coord0(j) -
+        lane / 4 and whose 16-byte chunk is coord1(j) / 8.  `place(row, chunk)`: the
+        position of a chunk's first element."""
         name = self.exprs.lname(v.layout)
-        row = f"{name}::coord0(j) -{SPACE}tc::lane_id() / 4 +{SPACE}tc::lane_id() % 8"
-        chunk = call(f"tc::swizzled_chunk<{v.type.shape[1] // 8}>", row,
+        return place(f"{name}::coord0(j) -{SPACE}tc::lane_id() / 4 +{SPACE}tc::lane_id() % 8",
                      f"{name}::coord1(j) / 8")
-        return inner(f"{chunk} * 8")
 
     def swizzled(self, v: Value, idx: str) -> str:
         """Where register `idx` of a 2-D block lies in its row-major copy whose rows' 16-byte

@@ -141,6 +141,31 @@ def test_dlpack_producers_are_told_the_launch_stream(gpu):
     assert slow == [0x9000] and mixed.streams[-1] == 0x7770  # (the slow path's: CuPy's)
 
 
+def test_a_warm_launch_asks_one_dlpack_producer_for_its_device(gpu, no_slow_path):
+    """The warm launch asks the first DLPack argument's producer for its device (which
+    names the stream) and each producer for one capsule; the others' devices come from
+    their capsules (and key the launch: one on another GPU finds no launch filed)."""
+    class Counting(DLPackArray):
+        asked = 0
+
+        def __dlpack_device__(self):
+            Counting.asked += 1
+            return super().__dlpack_device__()
+
+    k = tilecc.jit(copy)
+    a, b = Counting(BASE), Counting(BASE + 64)
+    for _ in range(2):
+        k[(1,)](a, b, 64, 0.5, BLOCK=64)
+    no_slow_path()
+    Counting.asked, a.streams[:], b.streams[:] = 0, [], []
+    for _ in range(3):
+        k[(1,)](a, b, 64, 0.5, BLOCK=64)
+    assert Counting.asked == 3 and a.streams == b.streams == [0x9000] * 3
+    assert [e["values"][:2] for e in gpu.log[-3:]] == [[BASE, BASE + 64]] * 3
+    with pytest.raises(AssertionError, match="the slow path ran"):  # another GPU: declined
+        k[(1,)](a, Counting(BASE + 64, device=1), 64, 0.5, BLOCK=64)
+
+
 def test_dlpack_exchange_stream_without_cupy(gpu, monkeypatch):
     monkeypatch.delitem(sys.modules, "cupy")
     assert dlpack.exchange_stream(2, 0) == 1  # CUDA's legacy default stream, in DLPack
@@ -246,17 +271,28 @@ def test_equal_warm_keys_mean_equal_specializations_for_every_kind(gpu):
 
 # --- host arrays stay refused ------------------------------------------------------------------
 
+class RefusingHostArray(DLPackArray):
+    """A host array's producer as NumPy's is: it takes no stream."""
+
+    def __dlpack__(self, stream=None):
+        if stream is not None:
+            raise BufferError("a host array takes no stream")
+        return super().__dlpack__(stream)
+
+
 @pytest.mark.parametrize("host", [
-    lambda: DLPackArray(BASE, device_type=1), lambda: np.zeros(4, np.float32),
-    lambda: FakeTensor(BASE, device=-1)])
+    lambda: DLPackArray(BASE, device_type=1), lambda: RefusingHostArray(BASE, device_type=1),
+    lambda: np.zeros(4, np.float32), lambda: FakeTensor(BASE, device=-1)])
 def test_host_arrays_are_refused_after_warm_launches(gpu, host):
+    """A host array after warm launches of device arrays: the warm launch asks a DLPack
+    argument after the first for its capsule without asking its device (the capsule says
+    where it is); one whose producer refuses the launch's stream, or whose capsule is on
+    the host, finds no launch filed, and the general path refuses it."""
     k = tilecc.jit(copy)
     x = DLPackArray(BASE)
     for _ in range(3):
         k[(1,)](x, x, 64, 0.5, BLOCK=64)
     h = host()
-    if isinstance(h, DLPackArray):  # its producer would refuse a GPU stream: not asked
-        h.__dlpack__ = None
     for _ in range(2):
         with pytest.raises(HostArrayError, match="`dst` is a host"):
             k[(1,)](x, h, 64, 0.5, BLOCK=64)
@@ -345,4 +381,8 @@ def test_no_launch_is_filed_under_a_capsule_that_cannot_be_read(gpu):
     binder = L.make_binder(flags, (good, good, 64, 0.5, 64))
     assert binder((good, good, 64, 0.5, 64)) is not None
     assert binder((versioned, good, 64, 0.5, 64)) is None
-    assert binder((good, DLPackArray(BASE, device_type=1), 64, 0.5, 64)) is None  # host
+    # a later argument's device comes from its capsule: a host one keys apart from the
+    # device arrays (and the general path, which asks each, files no launch for it)
+    on_host = binder((good, DLPackArray(BASE, device_type=1), 64, 0.5, 64))
+    assert on_host is not None and on_host[0] != binder((good, good, 64, 0.5, 64))[0]
+    assert binder((DLPackArray(BASE, device_type=1), good, 64, 0.5, 64)) is None  # not asked

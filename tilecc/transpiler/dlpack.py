@@ -33,8 +33,9 @@ DL_CUDA, DL_ROCM = 2, 10
 DEVICES = {1: "cpu", DL_CUDA: "cuda", 3: "cpu", DL_ROCM: "rocm", 13: "cpu"}
 
 # of the start of a DLTensor (data, device, ndim, dtype, shape, strides, byte_offset):
-# data, the dtype as one word (code, bits, lanes), byte_offset
-_DLTENSOR = struct.Struct("=Q12xI16xQ")
+# data, the device as one word (type, id), the dtype as one word (code, bits, lanes),
+# byte_offset
+_DLTENSOR = struct.Struct("=QQ4xI16xQ")
 _DTYPE = struct.Struct("=BBH")  # the word's parts
 _CAPSULE = struct.Struct("=QQ")  # a PyCapsule after its header: pointer, name
 _NAME = b"dltensor"
@@ -81,7 +82,7 @@ def read(x, device_type: int, device_id: int,
     (`stream_of(device_type, device_id)`); None where the capsule is not an unversioned
     DLPack tensor."""
     got = _read(x.__dlpack__(stream=stream_of(device_type, device_id)))
-    return None if got is None else (got[0], *_DTYPE.unpack(_DTYPE_WORD.pack(got[1])))
+    return None if got is None else (got[0], *_DTYPE.unpack(_DTYPE_WORD.pack(got[2])))
 
 
 _DTYPE_WORD = struct.Struct("=I")
@@ -92,20 +93,14 @@ def warm_key(capsule, device) -> tuple[int, tuple | None]:
     launch's warm key (device type and id, dtype word, pointer % 16), for an argument on
     `device` (its `__dlpack_device__()`); (0, None) for one on no GPU or a capsule that
     is not a DLPack tensor (the slow path then decides: host arrays are refused there).
-    Inline where the capsule's name is one read before."""
+    The generated warm launch reads capsules in place instead (`inline_reader`)."""
     dev_type, dev_id = device  # (ints, or IntEnums: equal, alike hashed)
     if dev_type != DL_CUDA and dev_type != DL_ROCM:
         return 0, None
-    if _fast and type(capsule) is _capsule_type:
-        address, name = _CAPSULE.unpack_from(_memory, id(capsule) + _head)
-        if name in _names:
-            data, word, offset = _DLTENSOR.unpack_from(_memory, address)
-            ptr = data + offset
-            return ptr, ("dlpack", dev_type, dev_id, word, ptr & 15 == 0)
     got = _read(capsule)
     if got is None:
         return 0, None
-    ptr, word = got
+    ptr, _, word = got
     return ptr, ("dlpack", dev_type, dev_id, word, ptr & 15 == 0)
 
 
@@ -128,15 +123,16 @@ def inline_reader() -> tuple[bool, dict]:
                    "_tc_dlpack_read": read_capsule}
 
 
-def read_capsule(capsule) -> tuple[int, int | None]:
-    """(pointer, dtype word) of an exported capsule (None: no capsule, as for a host
-    array); (0, UNREAD) where it is not an unversioned DLPack tensor."""
+def read_capsule(capsule) -> tuple[int, int, int | None]:
+    """(pointer, device word, dtype word) of an exported capsule (None: no capsule, as for
+    a host array); (0, 0, UNREAD) where it is not an unversioned DLPack tensor."""
     got = _read(capsule) if capsule is not None else None
-    return (0, UNREAD) if got is None else got
+    return (0, 0, UNREAD) if got is None else got
 
 
-def _read(capsule) -> tuple[int, int] | None:
-    """(pointer, dtype word) of an exported capsule; None for another capsule name."""
+def _read(capsule) -> tuple[int, int, int] | None:
+    """(pointer, device word, dtype word) of an exported capsule; None for another capsule
+    name.  The device word is the DLDevice's type and id as one 64-bit word."""
     if _memory is None:
         _set_up()
     if _memory is False:  # another object layout: through ctypes
@@ -149,8 +145,8 @@ def _read(capsule) -> tuple[int, int] | None:
             return None  # another capsule name (a versioned tensor): the caller decides
         if len(_names) < 64:  # (producers name capsules with one static string each)
             _names.add(name)
-    data, word, offset = _DLTENSOR.unpack_from(_memory, address)
-    return data + offset, word
+    data, device, word, offset = _DLTENSOR.unpack_from(_memory, address)
+    return data + offset, device, word
 
 
 _memory = None  # a view of the process's memory from address 0; False: read by ctypes
@@ -199,8 +195,8 @@ def _read_by_ctypes(capsule) -> tuple[int, int] | None:
         address = _get_pointer()(capsule, _NAME)
     except ValueError:  # another capsule name
         return None
-    data, word, offset = _DLTENSOR.unpack(ctypes.string_at(address, _DLTENSOR.size))
-    return data + offset, word
+    data, device, word, offset = _DLTENSOR.unpack(ctypes.string_at(address, _DLTENSOR.size))
+    return data + offset, device, word
 
 
 def element_type(code: int, bits: int, lanes: int) -> D.dtype:

@@ -346,25 +346,34 @@ class Variant(NamedTuple):
 
 
 def _dlpack_lines(a: str, i: int, stream: str | None, fast: bool) -> list[str]:
-    """A DLPack argument's pointer `p{i}` and dtype word `w{i}` (`dlpack.warm_key`,
-    inline where `fast`, `dlpack.inline_reader`: no call per argument where the capsule's
-    name was read before), from the capsule it exports for the launch's stream (`_tc_xs`,
-    asked first where `stream`)."""
-    lines = [f"d{i} = {a}.__dlpack_device__()"]
+    """A DLPack argument's pointer `p{i}`, device word `v{i}` and dtype word `w{i}`
+    (`dlpack.read_capsule`, inline where `fast`, `dlpack.inline_reader`: no call per
+    argument where the capsule's name was read before), from the capsule it exports for
+    the launch's stream `_tc_xs`.  The first (`stream`: how the launch's stream is found)
+    asks its producer for the device, which names the stream, and is the launch's device
+    (`_tc_gpu`: a GPU); the others are not asked — their capsules say where they are, and
+    the key holds it.  A producer that refuses the stream (an array on the host, which
+    takes none) leaves no capsule: the general path then decides, asking each."""
     if stream is not None:
-        lines.append(f"_tc_xs = {stream}(*d{i})")
-    lines.append(f"c{i} = {a}.__dlpack__(stream=_tc_xs) if d{i}[0] == 2 or d{i}[0] == 10 "
-                 "else None")  # GPUs only
+        lines = [f"d{i} = {a}.__dlpack_device__()",
+                 f"_tc_gpu = d{i}[0] == 2 or d{i}[0] == 10",  # (CUDA, ROCm)
+                 f"_tc_xs = {stream}(*d{i}) if _tc_gpu else None",
+                 f"c{i} = {a}.__dlpack__(stream=_tc_xs) if _tc_gpu else None"]
+    else:
+        lines = ["try:",
+                 f"    c{i} = {a}.__dlpack__(stream=_tc_xs) if _tc_gpu else None",
+                 "except Exception:",
+                 f"    c{i} = None"]
     if fast:
         lines += [f"n{i} = _tc_capsule_fields(_tc_memory, id(c{i}) + _tc_head) "
                   f"if type(c{i}) is _tc_capsule else (0, 0)",
                   f"if n{i}[1] in _tc_names:",
-                  f"    p{i}, w{i}, o{i} = _tc_dltensor(_tc_memory, n{i}[0])",
+                  f"    p{i}, v{i}, w{i}, o{i} = _tc_dltensor(_tc_memory, n{i}[0])",
                   f"    p{i} += o{i}",
                   "else:",
-                  f"    p{i}, w{i} = _tc_dlpack_read(c{i})"]
+                  f"    p{i}, v{i}, w{i} = _tc_dlpack_read(c{i})"]
     else:
-        lines.append(f"p{i}, w{i} = _tc_dlpack_read(c{i})")
+        lines.append(f"p{i}, v{i}, w{i} = _tc_dlpack_read(c{i})")
     return lines
 
 
@@ -434,7 +443,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
                 env.update(names, **{stream: _exchange_stream(values)})
             body += _dlpack_lines(a, i, stream if first else None, fast)
             dlpack_args.append(i)
-            key += [f"d{i}", f"w{i}", f"p{i} & 15 == 0"]
+            key += [f"v{i}", f"w{i}", f"p{i} & 15 == 0"]
             out.append(f"p{i}")
         else:
             return None

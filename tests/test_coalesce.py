@@ -182,12 +182,9 @@ def test_the_swizzled_conversion_moves_every_element_in_whole_vectors(target, ar
     (4, _signature("fp16", bm=64, bn=64, bk=32)), (8, _signature("fp16", bm=64, bn=128)),
 ], ids=["128x256-w8", "128x128-w4", "64x64-w4", "64x128-w8"])
 def test_stmatrix_writes_each_accumulator_pair_where_the_reads_find_it(warps, sig) -> None:
-    """sm_90's conversion writes the accumulator with stmatrix (render_blocks.fragment_rows):
-    lane i gives the address of row i % 8 of matrix i / 8, taken from register pair
-    j = r + 2 (i / 8) with this lane's coordinates; register k of lane i lands at column
-    2 (i % 4) of row i / 4 of matrix k.  Evaluated with the layout's own coordinates, every
-    element lands where `swizzled` places it (where the reads look), and each matrix's 8
-    rows fall in 8 different bank groups."""
+    """sm_90's conversion writes the accumulator with stmatrix: evaluated with the layout's
+    own coordinates (`stmatrix_lands`), every element lands where `swizzled` places it,
+    where the reads look."""
     kernel, _ = MM.matmul_kernel.lower(MM.matmul_kernel._specs(sig, {}), "cuda", warps,
                                        num_stages=3, arch="sm_90a")
     [convert] = [op for op in kernel.body.ops if op.kind == "convert"]
@@ -199,10 +196,19 @@ def test_stmatrix_writes_each_accumulator_pair_where_the_reads_find_it(warps, si
     def place(row: int, col: int) -> int:
         return _swizzled_chunk(cols // 8, row, col // 8) * 8 + col % 8
 
+    assert len(stmatrix_lands(p, warps, place)) == rows * cols
+
+
+def stmatrix_lands(p, warps: int, place) -> set:
+    """The elements stmatrix writes from placement `p` (render_blocks.fragment_rows), each
+    checked to land at `place(row, col)` (in 16-bit elements), with each 8 x 8 block's
+    rows in 8 different bank groups: lane i gives the start of row i % 8 of the block of
+    registers (j, j + 1), j = r + 2 (i / 8), from its own coordinates; register k of lane
+    i lands at column 2 (i % 4) of row i / 4 of block k."""
     landed = set()
     for warp in range(warps):
         for r in range(0, p.regs, 8):
-            address = []  # lane i: the start of the 16-byte row it gives (fragment_rows)
+            address = []  # lane i: the start of the 16-byte row it gives
             for i in range(32):
                 row, col = p.coords(warp * 32 + i, r + 2 * (i // 8), 32)
                 address.append(place(row - i // 4 + i % 8, col // 8 * 8))
@@ -214,7 +220,7 @@ def test_stmatrix_writes_each_accumulator_pair_where_the_reads_find_it(warps, si
                     landed.update(held)
             for k in range(4):
                 assert len({address[8 * k + q] * 2 // 16 % 8 for q in range(8)}) == 8
-    assert len(landed) == rows * cols
+    return landed
 
 
 def test_only_fragment_pairs_go_by_stmatrix() -> None:

@@ -16,9 +16,11 @@ from tilecc.runtime import compiler
 
 try:
     from conftest_compilers import require_cuda_compiler
+    from test_coalesce import stmatrix_lands
     from test_compile_kernels import assert_clean_compile
 except ImportError:  # tests/ imported as a package
     from tests.conftest_compilers import require_cuda_compiler
+    from tests.test_coalesce import stmatrix_lands
     from tests.test_compile_kernels import assert_clean_compile
 
 PERSISTENT = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
@@ -69,10 +71,8 @@ def test_a_persistent_kernels_output_tiles_go_out_by_the_copy_engine() -> None:
 @pytest.mark.parametrize("bm,bn,warps", [(128, 256, 8), (128, 128, 4), (64, 128, 4)])
 def test_the_tile_is_written_by_stmatrix_where_the_copy_engine_reads(bm, bn, warps) -> None:
     """The accumulator goes into the copy engine's tile as stmatrix's 8 x 8 blocks (sm_90):
-    lane i gives row i % 8 of the block of register pair r + 2 (i / 8), from this lane's
-    coordinates (render_blocks.fragment_rows); register k of lane i lands at column
-    2 (i % 4) of row i / 4 of block k.  Every element lands where TMA's 128-byte swizzle
-    reads it: box col / 64, 16-byte chunk (col % 64 / 8) ^ (row % 8) of its row."""
+    every element lands (`stmatrix_lands`) where TMA's 128-byte swizzle reads it: box
+    col / 64, 16-byte chunk (col % 64 / 8) ^ (row % 8) of its row."""
     _, (store,) = _lowered(_signature(bm, bn, 64), num_warps=warps)
     t, x = store.attrs["tma_store"], store.operands[1]
     box_cols, p = t.map.box[1], x.layout
@@ -84,20 +84,7 @@ def test_the_tile_is_written_by_stmatrix_where_the_copy_engine_reads(bm, bn, war
         chunk = (col % box_cols // 8) ^ (row % 8)
         return col // box_cols * bm * box_cols + row * box_cols + chunk * 8 + col % 8
 
-    landed = set()
-    for warp in range(warps):
-        for r in range(0, p.regs, 8):
-            starts = []
-            for i in range(32):
-                row, col = p.coords(warp * 32 + i, r + 2 * (i // 8), 32)
-                starts.append(tma_place(row - i // 4 + i % 8, col // 8 * 8))
-            for i in range(32):
-                for k in range(4):
-                    held = [p.coords(warp * 32 + i, r + 2 * k + h, 32) for h in (0, 1)]
-                    at = starts[8 * k + i // 4] + 2 * (i % 4)
-                    assert [tma_place(*e) for e in held] == [at, at + 1], (warp, r, i, k)
-                    landed.update(held)
-    assert len(landed) == bm * bn
+    assert len(stmatrix_lands(p, warps, tma_place)) == bm * bn
 
 
 def test_no_copy_engine_stores_where_their_tile_does_not_fit() -> None:

@@ -355,11 +355,6 @@ class BlockWriter(Writer):
         run = layout.vec if layout.fast_axis == 1 else 1
         while per_chunk % run:
             run //= 2
-        name = self.exprs.lname(layout)
-        row, col = f"{name}::coord0(r)", f"{name}::coord1(r)"
-        chunk = call("tc::swizzled_chunk<8>", row, f"{col} % {box_cols} / {per_chunk}")
-        pos = inner(f"{col} / {box_cols} * {rows * box_cols} +{SPACE}{chunk} * {per_chunk} +"
-                         f"{SPACE}{col} % {per_chunk}")
         pairs = None
         if self.by_stmatrix(x):  # (`pos` of a row's first element, in chunks of a box)
             chunks = box_cols // per_chunk
@@ -368,6 +363,12 @@ class BlockWriter(Writer):
                 swizzled = call("tc::swizzled_chunk<8>", row, f"{chunk} % {chunks}")
                 return inner(f"{chunk} / {chunks} * {rows * box_cols} +{SPACE}{swizzled} * 8")
             pos, pairs = self.fragment_rows(x, place), self.fragment_pairs(x)
+        else:
+            name = self.exprs.lname(layout)
+            row, col = f"{name}::coord0(r)", f"{name}::coord1(r)"
+            chunk = call("tc::swizzled_chunk<8>", row, f"{col} % {box_cols} / {per_chunk}")
+            pos = inner(f"{col} / {box_cols} * {rows * box_cols} +{SPACE}{chunk} * "
+                        f"{per_chunk} +{SPACE}{col} % {per_chunk}")
         row0, col0 = (self.exprs.text(c) for c in t.corner)
         inside = f" &&{SPACE}".join(f"{c} >= 0 && {c} < {self.exprs.text(n)}"
                                     for c, n in zip((row0, col0), t.bounds))

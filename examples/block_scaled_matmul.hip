@@ -386,14 +386,16 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
       tc::cast_pair(tc::bitcast<float>(tc::cast<unsigned int>(s_[r]) << 23u),
           tc::bitcast<float>(tc::cast<unsigned int>(s_[r + 1]) << 23u), factor[r], factor[r + 1]);
     bool nan_[16];
+#pragma unroll
+    for (int r = 0; r < 16; ++r) nan_[r] = tc::cast<int>(s_[r]) == 255;
     tc::bfloat16 out[16];
+#pragma unroll
+    for (int r = 0; r < 16; r += 2)
+      tc::mul_pair(a_1[r], a_1[r + 1], factor[r], factor[r + 1], out[r], out[r + 1]);
     tc::bfloat16 out_1[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      nan_[r] = tc::cast<int>(s_[r]) == 255;
-      out[r] = a_1[r] * factor[r];
+    for (int r = 0; r < 16; ++r)
       out_1[r] = nan_[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out[r];
-    }
     unsigned char s_1[1];
     // permute axes to [1, 0]: in registers (every thread keeps its elements)
 #pragma unroll
@@ -419,14 +421,16 @@ extern "C" __global__ void __launch_bounds__(512) block_scaled_matmul_kernel(
           tc::bitcast<float>(tc::cast<unsigned int>(s_2[r + 1]) << 23u), factor_1[r],
           factor_1[r + 1]);
     bool nan_1[16];
+#pragma unroll
+    for (int r = 0; r < 16; ++r) nan_1[r] = tc::cast<int>(s_2[r]) == 255;
     tc::bfloat16 out_2[16];
+#pragma unroll
+    for (int r = 0; r < 16; r += 2)
+      tc::mul_pair(b_1[r], b_1[r + 1], factor_1[r], factor_1[r + 1], out_2[r], out_2[r + 1]);
     tc::bfloat16 out_3[16];
 #pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      nan_1[r] = tc::cast<int>(s_2[r]) == 255;
-      out_2[r] = b_1[r] * factor_1[r];
+    for (int r = 0; r < 16; ++r)
       out_3[r] = nan_1[r] ? tc::bfloat16::from_bits(0x7fc0 /* nan */) : out_2[r];
-    }
     // 128 x 64 @ 64 x 128 (bf16): v_mfma_f32_32x32x8bf16_1k (bf16), 4 x 2 warps, 32 x 64 outputs
     //   per warp
     __syncthreads();  // the buffer may still be read by an earlier step

@@ -33,7 +33,7 @@ from tilecc.transpiler.emitter import Emitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.emission import pairs_cast
+from tilecc.transpiler.passes.emission import in_pairs, pairs_cast
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
@@ -151,8 +151,8 @@ class CoreWriter(Writer):
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
                 group = [op]
-                while not pairs_cast(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
-                        not pairs_cast(ops[i + 1]) and \
+                while not in_pairs(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                        not in_pairs(ops[i + 1]) and \
                         ops[i + 1].result.id not in self.ctx.recomputed and \
                         ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
                         and ops[i + 1].result.layout == op.result.layout:
@@ -184,6 +184,12 @@ class CoreWriter(Writer):
             x, v = group[0].operands[0], group[0].result
             self.out.line(self.ctx.macros.cast_pairs(
                 v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
+                self.names.name(v)))
+            return
+        if in_pairs(group[0]):  # fp16 / bf16 products, two per instruction
+            (a, b), v = group[0].operands, group[0].result
+            self.out.line(self.ctx.macros.product_pairs(
+                v.layout.regs, [self.exprs.text(x, r) for x in (a, b) for r in ("r", "r + 1")],
                 self.names.name(v)))
             return
         # a result living in another value's variable (a loop-carried one) updates it in place

@@ -314,6 +314,29 @@ TC_DEVICE unsigned pack2(T lo, T hi) {
   return static_cast<unsigned>(lo.bits) | (static_cast<unsigned>(hi.bits) << 16);
 }
 
+// Two fp16 / bf16 products in one instruction (sm_80 and later): the exact product of two
+// 16-bit floats fits a float, so the pair's one rounding (fma with -0 for bf16, which has
+// no mul.rn.bf16x2 before sm_90) gives what converting the float product one element at a
+// time gives — in a quarter of the instructions.
+template <typename T>
+TC_DEVICE void mul_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(is_half_like<T>::value, "mul_pair multiplies fp16 or bf16");
+  unsigned product;
+  if constexpr (is_same<T, half>::value) {
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(product) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)));
+  } else {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;"
+        : "=r"(product) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)), "r"(0x80008000u));
+  }
+  x = T::from_bits(static_cast<unsigned short>(product & 0xffffu));
+  y = T::from_bits(static_cast<unsigned short>(product >> 16));
+#else
+  x = a0 * b0;
+  y = a1 * b1;
+#endif
+}
+
 template <typename To, typename From>
 TC_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");

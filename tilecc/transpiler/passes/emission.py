@@ -38,6 +38,20 @@ def pairs_cast(op: Op) -> bool:
             and op.result.layout is not None and op.result.layout.regs % 2 == 0)
 
 
+def pairs_product(op: Op) -> bool:
+    """A block product of fp16 or bf16 values, two elements per instruction
+    (tc::mul_pair)."""
+    return (op.kind == "binary" and op.attrs == {"fn": "mul"} and op.result.type.is_block
+            and op.result.dtype.short in ("fp16", "bf16")
+            and all(x.dtype == op.result.dtype for x in op.operands)
+            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+
+
+def in_pairs(op: Op) -> bool:
+    """An op rendered two registers at a time, alone (`pairs_cast`, `pairs_product`)."""
+    return pairs_cast(op) or pairs_product(op)
+
+
 class Emission:
     """`inline`: ids of values written as expressions where they are read; `alias`: loop-
     carried slot → the value whose variable it reuses; `mutable`: values whose variable

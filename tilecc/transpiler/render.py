@@ -33,7 +33,7 @@ from tilecc.transpiler.emitter import Emitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.emission import in_pairs, pairs_cast
+from tilecc.transpiler.passes.emission import in_pairs, pairs_cast, pairs_product
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
@@ -186,7 +186,9 @@ class CoreWriter(Writer):
                 v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
                 self.names.name(v)))
             return
-        if in_pairs(group[0]):  # fp16 / bf16 products, two per instruction
+        if pairs_product(group[0]) and self.ctx.root(group[0].result) == group[0].result.id:
+            # fp16 / bf16 products, two per instruction (a result updating another value's
+            # variable in place keeps the general path, which orders its reads first)
             (a, b), v = group[0].operands, group[0].result
             self.out.line(self.ctx.macros.product_pairs(
                 v.layout.regs, [self.exprs.text(x, r) for x in (a, b) for r in ("r", "r + 1")],

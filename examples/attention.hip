@@ -330,12 +330,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
     //   is used)
     // L56: qk = tl.where(keep, qk * qk_scale, -1.0e6)
     float qk_1[16];
+    // where this test holds, so do the selects' conditions, for every element: no selects
+    if (static_cast<long long>(start_n) + 63 < N_CTX &&
+        t_ >= static_cast<long long>(start_n) + 63) {
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      qk_1[r] =
-          ((start_n + Sliced7::coord0(0) < N_CTX) &
-          (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ?
-          qk[r] * qk_scale : -1000000.0f;
+      for (int r = 0; r < 16; ++r) qk_1[r] = qk[r] * qk_scale;
+    } else {
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        qk_1[r] =
+            ((start_n + Sliced7::coord0(0) < N_CTX) &
+            (t_ + Sliced8::coord0(r) >= start_n + Sliced7::coord0(0))) ?
+            qk[r] * qk_scale : -1000000.0f;
+    }
     // L57: m_ij = tl.maximum(m_i, tl.max(qk, 1))
     float qk_max[16];
     {

@@ -480,19 +480,31 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     float pt[16];
-#pragma unroll
-    for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse[(r % 8)]);
-    // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[16];
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      pt_1[r] =
-          start_m + Sliced5::coord0((r % 8)) >= t_ +
-          Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
-    // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
     tc::half t_2[16];
+    // where this test holds, so do the selects' conditions, for every element: no selects
+    if (start_m >= static_cast<long long>(t_) + 127) {
 #pragma unroll
-    for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
+      for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse[(r % 8)]);
+      // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+#pragma unroll
+      for (int r = 0; r < 16; ++r) pt_1[r] = pt[r];
+      // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
+#pragma unroll
+      for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < 16; ++r) pt[r] = tc::exp2(t_1[r] * qk_scale - lse[(r % 8)]);
+      // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        pt_1[r] =
+            start_m + Sliced5::coord0((r % 8)) >= t_ +
+            Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
+      // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
+#pragma unroll
+      for (int r = 0; r < 16; r += 2) tc::cast_pair(pt_1[r], pt_1[r + 1], t_2[r], t_2[r + 1]);
+    }
     // 128 x 32 @ 32 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from registers (held in the accumulator layout), B from shared memory
     // main loop: 2 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n64

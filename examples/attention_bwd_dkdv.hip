@@ -440,16 +440,26 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dkdv(
       }
     }
     float pt[8];
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-      pt[r] = tc::exp2(t_5[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
-    // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
     float pt_1[8];
+    // where this test holds, so do the selects' conditions, for every element: no selects
+    if (start_m >= static_cast<long long>(t_) + 127) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r)
-      pt_1[r] =
-          start_m + Sliced7::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced9::coord0((r / 2)) ?
-          pt[r] : 0.0f;
+      for (int r = 0; r < 8; ++r)
+        pt[r] = tc::exp2(t_5[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
+      // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+#pragma unroll
+      for (int r = 0; r < 8; ++r) pt_1[r] = pt[r];
+    } else {
+#pragma unroll
+      for (int r = 0; r < 8; ++r)
+        pt[r] = tc::exp2(t_5[r] * qk_scale - lse[((r / 2) * 2 + r % 2) % 2]);
+      // L139: pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+#pragma unroll
+      for (int r = 0; r < 8; ++r)
+        pt_1[r] =
+            start_m + Sliced7::coord0(((r / 2) * 2 + r % 2) % 2) >= t_ + Sliced9::coord0((r / 2)) ?
+            pt[r] : 0.0f;
+    }
     // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
     tc::half do_[4];
 #pragma unroll

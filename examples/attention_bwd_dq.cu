@@ -400,13 +400,21 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
     }
     // L189: p = tl.where(keep, tl.math.exp2(tl.dot(q, kt) * qk_scale - lse[:, None]), 0.0)
     float p[32];
+    // where this test holds, so do the selects' conditions, for every element: no selects
+    if (static_cast<long long>(start_n) + 63 < N_CTX &&
+        t_ >= static_cast<long long>(start_n) + 63) {
 #pragma unroll
-    for (int r = 0; r < 32; ++r)
-      p[r] =
-          ((start_n + Sliced1::coord0((r % 16)) < N_CTX) &
-          (t_ + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
-          Sliced1::coord0((r % 16)))) ?
-          tc::exp2(t_1[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
+      for (int r = 0; r < 32; ++r)
+        p[r] = tc::exp2(t_1[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < 32; ++r)
+        p[r] =
+            ((start_n + Sliced1::coord0((r % 16)) < N_CTX) &
+            (t_ + Sliced0::coord0(((r / 16) * 2 + (r % 16) % 2) / 2) >= start_n +
+            Sliced1::coord0((r % 16)))) ?
+            tc::exp2(t_1[r] * qk_scale - lse[((r / 16) * 2 + (r % 16) % 2) / 2]) : 0.0f;
+    }
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
     //   step, A from shared memory, B from shared memory (K-major)

@@ -380,12 +380,19 @@ extern "C" __global__ void __launch_bounds__(512) attention_bwd_dq(
       }
     }
     float p[16];
+    // where this test holds, so do the selects' conditions, for every element: no selects
+    if (static_cast<long long>(start_n) + 63 < N_CTX &&
+        t_ >= static_cast<long long>(start_n) + 63) {
 #pragma unroll
-    for (int r = 0; r < 16; ++r)
-      p[r] =
-          ((start_n + Sliced1::coord0(0) < N_CTX) &
-          (t_ + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0))) ?
-          tc::exp2(t_1[r] * qk_scale - lse[r]) : 0.0f;
+      for (int r = 0; r < 16; ++r) p[r] = tc::exp2(t_1[r] * qk_scale - lse[r]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        p[r] =
+            ((start_n + Sliced1::coord0(0) < N_CTX) &
+            (t_ + Sliced0::coord0(r) >= start_n + Sliced1::coord0(0))) ?
+            tc::exp2(t_1[r] * qk_scale - lse[r]) : 0.0f;
+    }
     // L190: dp = tl.dot(do, vt)
     // 128 x 64 @ 64 x 64 (fp16): v_mfma_f32_32x32x8f16 (fp16), 4 x 2 warps, 32 x 32 outputs per
     //   warp

@@ -38,6 +38,7 @@ from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
 from tilecc.transpiler.render_blocks import BlockWriter
+from tilecc.transpiler.render_bounds import BlockBounds
 from tilecc.transpiler.render_context import INCLUDE_DIR  # noqa: F401  (the runtime's)
 from tilecc.transpiler.render_context import RenderContext, environment, programs_per_sm
 from tilecc.transpiler.render_dot import DotWriter
@@ -95,6 +96,11 @@ class CoreWriter(Writer):
         super().__init__(renderer)
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
         self.loop_depth = 0  # loops around the op being rendered
+        self.testing = False  # writing the copies of a tested run (no test inside them)
+        # selects tested once per block only where the loops issue tensor-core products:
+        # a kernel that streams memory hides them behind its loads, and the copies' branch
+        # costs registers it needs for loads in flight (layer norm spills at 128)
+        self.tests_selects = not self.ctx.memory_bound
         self.branch_depth = 0  # ifs around it
 
     @contextmanager
@@ -139,30 +145,105 @@ class CoreWriter(Writer):
         i = 0
         while i < len(ops):
             op = ops[i]
-            if op.results and op.results[0].id in self.early:
-                self.comment_for(op)
-                self._assign_into(self.early[op.results[0].id], op.results[0], declare=False)
-                i += 1
-                continue
-            if op.results and op.results[0].id in self.ctx.recomputed:
-                self.comment_for(op, " (index arithmetic: recomputed where it is used)")
+            if self._bookkeeping(op):
                 i += 1
                 continue
             self.comment_for(op)
             if op.kind in PURE and op.result.type.is_block:
-                group = [op]
-                while not in_pairs(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
-                        not in_pairs(ops[i + 1]) and \
-                        ops[i + 1].result.id not in self.ctx.recomputed and \
-                        ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
-                        and ops[i + 1].result.layout == op.result.layout:
-                    i += 1
-                    group.append(ops[i])
-                self.block_values(group)
+                group, i = self._group_at(ops, i)
+                run, i = self._tested_run(ops, group, i)
+                if run is None:
+                    self.block_values(group)
             else:
                 with self._inside(op):  # what the pool's steps need to know
                     self._family.ops.get(op.kind, self.scalar_value)(op)
             i += 1
+
+    def _bookkeeping(self, op: Op) -> bool:
+        """Whether `op` is an early loop-carried update or recomputed index arithmetic,
+        written here (the update, or only its statement's comment)."""
+        if op.results and op.results[0].id in self.early:
+            self.comment_for(op)
+            self._assign_into(self.early[op.results[0].id], op.results[0], declare=False)
+            return True
+        if op.results and op.results[0].id in self.ctx.recomputed:
+            self.comment_for(op, " (index arithmetic: recomputed where it is used)")
+            return True
+        return False
+
+    def _group_at(self, ops: list[Op], i: int) -> tuple[list[Op], int]:
+        """The block values computed in one register loop from `ops[i]` on (one statement's,
+        of one placement), and the index of the last."""
+        op = ops[i]
+        group = [op]
+        while not in_pairs(op) and i + 1 < len(ops) and ops[i + 1].kind in PURE and \
+                not in_pairs(ops[i + 1]) and \
+                ops[i + 1].result.id not in self.ctx.recomputed and \
+                ops[i + 1].result.type.is_block and ops[i + 1].loc.stmt == op.loc.stmt \
+                and ops[i + 1].result.layout == op.result.layout:
+            i += 1
+            group.append(ops[i])
+        return group, i
+
+    def _tested_run(self, ops: list[Op], group: list[Op], i: int
+                    ) -> tuple[list | None, int]:
+        """In a loop, where `group`'s selects have conditions one test can show true for
+        the whole block (render_bounds), the run of block statements from it to the next
+        op of another kind, written twice — without the selects where the test holds — and
+        the index of its last op; else (None, i).  The run goes on past the selects so that
+        a select's result is consumed in each copy, not kept whole where the two meet."""
+        if not (self.loop_depth and self.tests_selects) or self.testing:
+            return None, i
+        run: list = [group]
+        j = i + 1
+        while j < len(ops):
+            op = ops[j]
+            if op.results and (op.results[0].id in self.early or
+                               op.results[0].id in self.ctx.recomputed):
+                run.append(op)
+            elif op.kind in PURE and op.result.type.is_block:
+                more, j = self._group_at(ops, j)
+                run.append(more)
+            else:
+                break
+            j += 1
+        values = [x for item in run for x in
+                  ([o.result for o in item] if isinstance(item, list) else [item.results[0]])]
+        test = BlockBounds(self.exprs).test(values)
+        if test is None:
+            return None, i
+        for item in run:
+            if isinstance(item, list):
+                for op in item:
+                    self.declare(op.result)
+
+        def write() -> None:
+            for k, item in enumerate(run):
+                if not isinstance(item, list):
+                    self._bookkeeping(item)
+                    continue
+                if k:
+                    self.comment_for(item[0])
+                self._block_statements(item)
+                self._pinned(item)
+        self._write_tested(test, write)
+        return run, j - 1
+
+    def _write_tested(self, test: tuple[str, set[int]], write: Callable[[], None]) -> None:
+        """`write()` twice: without the selects `test` proves, where its condition holds."""
+        cond, proved = test
+        self.testing = True
+        try:
+            with self.out.captured() as fast, self.exprs.assuming(proved), \
+                    self.out.same_last_statement():
+                write()
+            with self.out.captured() as general:
+                write()
+        finally:
+            self.testing = False
+        self.out.line("// where this test holds, so do the selects' conditions, for every "
+                      "element: no selects")
+        self.out.line(self.ctx.macros.branch(cond, fast, general))
 
     def declare(self, v: Value, init: str | None = None, const: bool | None = None) -> None:
         """`v`'s variable: a register array, or a scalar (const where it is initialised and
@@ -180,6 +261,32 @@ class CoreWriter(Writer):
     def block_values(self, group: list[Op]) -> None:
         for op in group:
             self.declare(op.result)
+        self._block_statements(group)
+        self._pinned(group)
+
+    def _pinned(self, group: list[Op]) -> None:
+        for op in group:  # (the copies' registers of a held block: Emission.pinned_step)
+            step = self.ctx.emission.pinned_step(op.result)
+            if step is not None and self.ctx.target.async_copies:
+                self.out.line("// held through the loop as it is, not rebuilt from one pointer "
+                              "at each use")
+                self.out.line(self.ctx.macros.register_loop(
+                    op.result.layout.regs,
+                    [f"tc::keep_in_register({self.names.name(op.result)}[r]);"], step=step))
+
+    def _selects_tested(self, values: list[Value], write: Callable[[], None]) -> None:
+        """`write()`, the statements computing block `values`; in a loop, where the selects
+        of their expressions have conditions one test can show true for the whole block
+        (render_bounds), written twice (`_write_tested`)."""
+        test = BlockBounds(self.exprs).test(values) \
+            if self.loop_depth and self.tests_selects and not self.testing else None
+        if test is None:
+            write()
+        else:
+            self._write_tested(test, write)
+
+    def _block_statements(self, group: list[Op]) -> None:
+        """The statements that compute a group of block values, declared before."""
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
             x, v = group[0].operands[0], group[0].result
             self.out.line(self.ctx.macros.cast_pairs(
@@ -201,14 +308,6 @@ class CoreWriter(Writer):
             assigns = [(self.names.name(op.result), self.exprs.defining_text(op))
                        for op in group]
         self.out.line(self.ctx.macros.register_assignments(group[0].result.layout.regs, assigns))
-        for op in group:  # (the copies' registers of a held block: Emission.pinned_step)
-            step = self.ctx.emission.pinned_step(op.result)
-            if step is not None and self.ctx.target.async_copies:
-                self.out.line("// held through the loop as it is, not rebuilt from one pointer "
-                              "at each use")
-                self.out.line(self.ctx.macros.register_loop(
-                    op.result.layout.regs,
-                    [f"tc::keep_in_register({self.names.name(op.result)}[r]);"], step=step))
 
     def scalar_value(self, op: Op) -> None:
         """A scalar op without a writer of its own: its value, declared."""
@@ -382,10 +481,12 @@ class CoreWriter(Writer):
         if target.type.is_block:
             if declare:
                 self.declare(target)
-            with self.exprs.overwriting(set() if declare else {self.ctx.root(target)}):
-                value = self.exprs.text(v, "r")
-            self.out.line(self.ctx.macros.register_assignments(
-                target.layout.regs, [(self.names.name(target), value)]))
+            def write() -> None:
+                with self.exprs.overwriting(set() if declare else {self.ctx.root(target)}):
+                    value = self.exprs.text(v, "r")
+                self.out.line(self.ctx.macros.register_assignments(
+                    target.layout.regs, [(self.names.name(target), value)]))
+            self._selects_tested([v], write)
         elif declare:
             self.declare(target, self.exprs.text(v), const=True)
         else:

@@ -111,6 +111,9 @@ class ExprWriter(Writer):
         # variables a statement being written updates in place (each register from its
         # old value): read at each register's own index, never at its run's first
         self.overwritten: frozenset[int] = frozenset()
+        # conditions known true for every element (render_bounds): their selects are
+        # written as their first operand
+        self.assumed: frozenset[int] = frozenset()
 
     @contextmanager
     def overwriting(self, roots: set[int]) -> Iterator[None]:
@@ -121,6 +124,17 @@ class ExprWriter(Writer):
             yield
         finally:
             self.overwritten = saved
+
+    @contextmanager
+    def assuming(self, conds: set[int]) -> Iterator[None]:
+        """Selects on the conditions `conds` written as their first operand in the `with`:
+        the copy of a register loop that runs where a test showed those conditions true for
+        the whole block (render_bounds)."""
+        saved, self.assumed = self.assumed, frozenset(conds)
+        try:
+            yield
+        finally:
+            self.assumed = saved
 
     def read_values(self, v: Value) -> list[Value]:
         """The values an inlined expression of `v` reads (`v` among them)."""
@@ -211,6 +225,8 @@ class ExprWriter(Writer):
             idx = self.run_start(v, idx)
             left, right = self.wrap(a[0], idx, prec), self.wrap(a[1], idx, prec + 1)
             return f"{left} {sym}{SPACE}{right}", prec
+        if k == "where" and a[0].id in self.assumed:
+            return self.expr(a[1], idx)
         if k == "where":
             return (f"{self.wrap(a[0], idx, EQ)} ?{SPACE}{self.wrap(a[1], idx, COND)} :{SPACE}"
                     f"{self.wrap(a[2], idx, COND)}"), COND

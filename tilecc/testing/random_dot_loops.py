@@ -4,7 +4,8 @@
 Each operand is read one of three ways — offsets from the loop index (`rk = k * BK +
 tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail masked by
 `offs_k < K - k * BK`; B's step sometimes an int64), or a block pointer moved by
-`tl.advance` — from a batch of matrices
+`tl.advance` — from a batch of matrices, A's last K columns sometimes doubled by a
+`tl.where` on the K index (render_bounds drops it where a whole block is before them),
 (`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
 launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
 the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
@@ -71,6 +72,14 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
                       "(M, BK), (1, 0))")
         inside.append('a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")')
         after.append("a_blk = tl.advance(a_blk, (0, BK))")
+    # (drawn apart, as below) the last `doubled` columns of A's K doubled by a select on
+    # the K index, as kernels mask what they loaded: true for whole blocks but the last
+    extra = random.Random(seed * 31 + 11)
+    doubled = extra.randint(0, BK) if forms[0] != "block_ptr" and extra.random() < 0.4 \
+        else None
+    if doubled is not None:
+        k_index = "rk[None, :]" if forms[0] == "index" else "(k * BK + offs_k[None, :])"
+        inside.append(f"a = tl.where({k_index} < K - {doubled}, a, a * 2.0)")
     # B: K x cols (row stride sb), or stored cols x K (b_t) and read as K x N all the same
     k_of, n_of = ("rk[:, None]", "rn[None, :] * sb") if b_t else \
         ("rk[:, None] * sb", "rn[None, :]")
@@ -121,6 +130,8 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
 
     def reference(inputs: dict, nudge: int = 0) -> dict:
         a = inputs["a_ptr"].astype(np.float64).reshape(gb, rows, sa)[:, :, :K]
+        if doubled is not None:
+            a[:, :, max(K - doubled, 0):] *= 2
         b = inputs["b_ptr"].astype(np.float64).reshape(gb, -1, sb)
         b = b[:, :, :K].transpose(0, 2, 1) if b_t else b[:, :, :cols]
         r = (a @ b).astype(np.float32).reshape(-1)  # exact: quarters, sums below 2**24

@@ -198,6 +198,9 @@ class CoreWriter(Writer):
         j = i + 1
         while j < len(ops):
             op = ops[j]
+            if op.results and op.results[0].id in self.early and \
+                    not op.results[0].type.is_block:
+                break  # (a scalar a later test could read: the test runs before it)
             if op.results and (op.results[0].id in self.early or
                                op.results[0].id in self.ctx.recomputed):
                 run.append(op)

@@ -44,9 +44,9 @@ class Linear:
 
 
 class BlockBounds:
-    """The tests of one register loop: `test(ops)` gives the C condition under which the
-    selects of the loop's expressions can be dropped, and the conditions (values) that
-    hold then; `exprs` writes the scalars."""
+    """The test of a run of register statements: `test(values)` gives the C condition
+    under which the selects their expressions compute can be dropped, and the select
+    conditions that hold then; `exprs` (the ExprWriter) writes the scalars."""
 
     def __init__(self, exprs):
         self.exprs = exprs

@@ -12,8 +12,11 @@ time for the target given.  Needs triton (3.x) importable next to tilecc, and cu
 
 Counted per kernel: global loads and stores by width, shared-memory loads and stores,
 shuffles, barriers, local-memory traffic (spills), math and tensor-core instructions,
-branches, all instructions, and the registers per thread.  `--dump DIR` writes both SASS
-listings (and tilecc's CUDA source) for reading."""
+branches, all instructions, and the registers per thread; then the same over the hot loop
+alone, static counts (both arms of a branch inside it counted).  The hot loop is, of the
+address ranges that a backward branch closes, the shortest of those that hold the most
+tensor-core instructions (else FFMAs): a K loop, attention's loop over keys.  `--dump DIR`
+writes both SASS listings (and tilecc's CUDA source) for reading."""
 
 from __future__ import annotations
 
@@ -71,6 +74,33 @@ def opcodes(sass: str) -> list[str]:
 def counts(sass: str) -> dict[str, int]:
     ops = opcodes(sass)
     return {label: sum(1 for op in ops if re.search(rx, op)) for label, rx in ROWS}
+
+
+_LINE = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_TENSOR = re.compile(r"^(HMMA|HGMMA|QGMMA|IMMA|IGMMA)")
+
+
+def hot_loop(sass: str) -> str | None:
+    """The listing's lines of its hot loop (see the module's docstring), or None where no
+    branch goes backward."""
+    lines = [(int(m.group(1), 16), m.group(2).strip(), line)
+             for line in sass.splitlines() if (m := _LINE.match(line))]
+    ranges = []
+    for addr, text, _ in lines:
+        op = re.sub(r"^@!?U?P\w+\s+", "", text)
+        jump = re.match(r"BRA(?:\.\S+)?\s+(?:`\()?0x([0-9a-f]+)", op)
+        if jump and int(jump.group(1), 16) <= addr:
+            ranges.append((int(jump.group(1), 16), addr))
+    if not ranges:
+        return None
+
+    def weight(r):  # (a retry's branch back into a loop spans more than the loop)
+        ops = opcodes("\n".join(line for a, _, line in lines if r[0] <= a <= r[1]))
+        tensor = sum(1 for op in ops if _TENSOR.match(op))
+        ffma = sum(1 for op in ops if op.startswith("FFMA"))
+        return (tensor, 0 if tensor else ffma, -(r[1] - r[0]))
+    start, end = max(ranges, key=weight)
+    return "\n".join(line for a, _, line in lines if start <= a <= end)
 
 
 def registers(cubin: bytes) -> int | None:
@@ -153,6 +183,10 @@ def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 
         out["triton"] = counts(tr_sass) | {"registers": registers(tr_cubin)}
     except ImportError:
         tr_sass = None
+    for tool, sass in (("tilecc", tc_sass), ("triton", tr_sass)):
+        loop = hot_loop(sass) if sass else None
+        if loop is not None:
+            out[f"{tool} loop"] = counts(loop)
     if dump:
         os.makedirs(dump, exist_ok=True)
         name = kernel.fn.__name__
@@ -166,9 +200,9 @@ def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 
     return out
 
 
-def table(result: dict) -> str:
+def table(result: dict, with_registers: bool = True) -> str:
     tools = list(result)
-    labels = [label for label, _ in ROWS] + ["registers"]
+    labels = [label for label, _ in ROWS] + (["registers"] if with_registers else [])
     lines = [f"{'':<22}" + "".join(f"{t:>10}" for t in tools)]
     for label in labels:
         vals = [result[t].get(label) for t in tools]
@@ -230,7 +264,11 @@ def main() -> None:
     sig = [s for s in re.split(r",(?![^\[]*\])", args.signature) if s]
     result = compare(kernel, sig, args.num_warps, args.num_stages, args.arch, args.dump)
     print(f"{kernel.fn.__name__}  num_warps={args.num_warps}  sm_{args.arch}")
-    print(table(result))
+    print(table({t: c for t, c in result.items() if not t.endswith(" loop")}))
+    loops = {t.removesuffix(" loop"): c for t, c in result.items() if t.endswith(" loop")}
+    if loops:
+        print("\nthe hot loop (static counts: both arms of a branch in it)")
+        print(table(loops, with_registers=False))
 
 
 if __name__ == "__main__":

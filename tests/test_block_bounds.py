@@ -69,7 +69,8 @@ def k(X, W, s, t, steps, BM: tl.constexpr, BN: tl.constexpr):
 _count = [0]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(a=st.integers(-3, 3), b=st.integers(-3, 3), c=st.integers(-3, 3), d=st.integers(-3, 3),
        pred=st.sampled_from(sorted(PREDICATES)), second=st.sampled_from(["", "<", ">="]),
        bound=st.integers(-40, 40), bm=st.sampled_from([16, 32]), bn=st.sampled_from([16, 64]),
@@ -102,7 +103,8 @@ def test_attention_scores_are_masked_only_where_the_test_fails(causal):
         arch="sm_90a", num_warps=8, HEAD_DIM=128, BLOCK_M=128, BLOCK_N=128, CAUSAL=causal)
     test = _test_of(source)
     assert test is not None
-    assert "+ 127 < N_CTX" in test and (">= static_cast<long long>(start_n) + 127" in test) == causal
+    assert "+ 127 < N_CTX" in test
+    assert (">= static_cast<long long>(start_n) + 127" in test) == causal
     fast = source[source.index(MARK):]
     fast = fast[:fast.index("} else {")]
     assert "?" not in fast and re.search(r"qk_\d+\[r\] = qk\[r\] \* qk_scale;", fast)

@@ -97,10 +97,6 @@ class CoreWriter(Writer):
         self.early: dict[int, Value] = {}  # yielded value id → loop variable updated in place
         self.loop_depth = 0  # loops around the op being rendered
         self.testing = False  # writing the copies of a tested run (no test inside them)
-        # selects tested once per block only where the loops issue tensor-core products:
-        # a kernel that streams memory hides them behind its loads, and the copies' branch
-        # costs registers it needs for loads in flight (layer norm spills at 128)
-        self.tests_selects = not self.ctx.memory_bound
         self.branch_depth = 0  # ifs around it
 
     @contextmanager
@@ -192,7 +188,7 @@ class CoreWriter(Writer):
         op of another kind, written twice — without the selects where the test holds — and
         the index of its last op; else (None, i).  The run goes on past the selects so that
         a select's result is consumed in each copy, not kept whole where the two meet."""
-        if not (self.loop_depth and self.tests_selects) or self.testing:
+        if not self._tests_selects():
             return None, i
         run: list = [group]
         j = i + 1
@@ -231,6 +227,13 @@ class CoreWriter(Writer):
                 self._pinned(item)
         self._write_tested(test, write)
         return run, j - 1
+
+    def _tests_selects(self) -> bool:
+        """Whether selects here may be tested once per block: in a loop, not inside the
+        copies of a tested run, and only where the kernel issues tensor-core products (one
+        that streams memory hides its selects behind its loads, and the copies' branch
+        costs registers it needs for loads in flight: layer norm spilled at 128)."""
+        return bool(self.loop_depth) and not self.ctx.memory_bound and not self.testing
 
     def _write_tested(self, test: tuple[str, set[int]], write: Callable[[], None]) -> None:
         """`write()` twice: without the selects `test` proves, where its condition holds."""
@@ -281,8 +284,7 @@ class CoreWriter(Writer):
         """`write()`, the statements computing block `values`; in a loop, where the selects
         of their expressions have conditions one test can show true for the whole block
         (render_bounds), written twice (`_write_tested`)."""
-        test = BlockBounds(self.exprs).test(values) \
-            if self.loop_depth and self.tests_selects and not self.testing else None
+        test = BlockBounds(self.exprs).test(values) if self._tests_selects() else None
         if test is None:
             write()
         else:

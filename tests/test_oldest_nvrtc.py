@@ -5,7 +5,12 @@ that 13.5 takes, so kernels that built here failed on GPU machines with CUDA 13.
 set-up installs NVRTC 13.0 beside the suite's own (`.venv/oldest-nvrtc`); these kernels,
 which together instantiate most of tilecc.h (scans in registers, reductions, sorts,
 atomics, random numbers, cp.async pipelines, mma.sync and wgmma, fp8), are compiled
-with it in a process of their own, for sm_80 and sm_90."""
+with it in a process of their own, for sm_80 and sm_90.
+
+Hopper's tensor-core kernels must also compile *clean* with it (no spills, nothing that
+ptxas serializes): ptxas releases disagree about which register patterns around `wgmma`
+they serialize (13.5's accepted a loop whose every wgmma 13.0's serialized), and a kernel
+that ptxas serializes runs, correct, at a fraction of its speed."""
 
 from __future__ import annotations
 
@@ -33,6 +38,42 @@ KERNELS = [
     ("tests/test_scan_layouts.py", "scan_wide_1d", "*bf16:16, *bf16:16, 1024", 4),
 ]
 
+# the examples' Hopper kernels in the configurations they run in, (examples file, kernel,
+# signature, options): attention forward and its two gradient kernels (the causal builds
+# test their masks once per block, which doubles part of the loop), and the GEMM
+_ATTN = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
+         "{d},{BLOCK_M},{BLOCK_N},{causal}")
+_BWD = {"dkdv": "*fp16:16," * 6 + "*fp32:16,*fp32:16,fp32,"
+                "i32:16,i32:16,i32:16,i32,i32,{d},{BLOCK_M},{BLOCK_N},{causal}",
+        "dq": "*fp16:16," * 5 + "*fp32:16,*fp32:16,fp32,"
+              "i32:16,i32:16,i32:16,i32,i32,{d},{BLOCK_M},{BLOCK_N},{causal}"}
+
+
+def _hopper_kernels() -> list[tuple[str, str, str, dict]]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "attention_configs", os.path.join(ROOT, "examples", "attention.py"))
+    attention = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(attention)
+    out = []
+    for d, causal in ((64, False), (128, False), (128, True)):
+        cfg = attention.config(d, causal, "sm_90")
+        out.append(("examples/attention.py", "attention_fwd",
+                    _ATTN.format(d=d, causal=causal, **cfg),
+                    {k: v for k, v in cfg.items() if k.startswith("num_")}))
+    for part in ("dkdv", "dq"):
+        cfg = attention.backward_config(128, True, "sm_90")[part]
+        out.append(("examples/attention.py", f"attention_bwd_{part}",
+                    _BWD[part].format(d=128, causal=True, **cfg),
+                    {k: v for k, v in cfg.items() if k.startswith("num_")}))
+    out.append(("examples/matmul.py", "matmul_kernel",
+                "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
+                "i32:16, i32:1, i32:16, i32:1, 128, 256, 64, 8, ''",
+                {"num_warps": 8, "num_stages": 3}))
+    return out
+
+
 SCRIPT = """
 import importlib.util, os, sys
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -49,6 +90,19 @@ for path, name, sig, warps in KERNELS:
             getattr(module, name).compile(sig, arch=arch, num_warps=warps)
         except Exception as e:
             failures.append(f"{name} {arch}: {e}")
+from conftest_compilers import clean_log_problem
+for path, name, sig, options in HOPPER:
+    spec = importlib.util.spec_from_file_location("h_" + name, os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        binary = getattr(module, name).compile(sig, arch="sm_90", **options)
+    except Exception as e:
+        failures.append(f"{name} sm_90 ({sig}, {options}): {e}")
+        continue
+    problem = clean_log_problem(binary.log or "", "cuda")
+    if problem:
+        failures.append(f"{name} sm_90 ({sig}, {options}): {problem}")
 print("\\n".join(failures) or "all compiled")
 sys.exit(1 if failures else 0)
 """
@@ -61,7 +115,8 @@ def test_kernels_compile_with_nvrtc_13_0(tmp_path) -> None:
         pytest.skip("NVRTC 13.0 is not installed (bash scripts/setup.sh installs it)")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([OLDEST, ROOT]),
                TILECC_CACHE_DIR=str(tmp_path))
-    prelude = f"ROOT = {ROOT!r}\nOLDEST = {OLDEST!r}\nKERNELS = {KERNELS!r}\n"
+    prelude = (f"ROOT = {ROOT!r}\nOLDEST = {OLDEST!r}\nKERNELS = {KERNELS!r}\n"
+               f"HOPPER = {_hopper_kernels()!r}\n")
     run = subprocess.run([sys.executable, "-c", prelude + SCRIPT], env=env, cwd=ROOT,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]

@@ -352,73 +352,68 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
     for (int r = 0; r < 16; ++r) t_2[r] = b[r];
     unsigned int wide[16];
-    unsigned int t_3[16];
-    unsigned int mag[16];
-    unsigned int bits[16];
-    unsigned int bits_1[16];
-    unsigned int t_4[16];
-    unsigned int mag_1[16];
-    unsigned int bits_2[16];
-    unsigned int bits_3[16];
+    unsigned int low[16];
+    unsigned int high[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
       wide[r] = tc::cast<unsigned int>(a[r]);
-      t_3[r] = wide[r] & 15u;
-      mag[r] = t_3[r] & 7u;
-      bits[r] = mag[r] < 2u ? mag[r] * 16128u : (mag[r] << 6u) + 16128u;
-      bits_1[r] = bits[r] | ((t_3[r] & 8u) << 12u);
-      t_4[r] = wide[r] >> 4u;
-      mag_1[r] = t_4[r] & 7u;
-      bits_2[r] = mag_1[r] < 2u ? mag_1[r] * 16128u : (mag_1[r] << 6u) + 16128u;
-      bits_3[r] = bits_2[r] | ((t_4[r] & 8u) << 12u);
+      low[r] = ((wide[r] & 8u) << 12u) | ((wide[r] & 7u) << 9u);
+      high[r] = ((wide[r] & 128u) << 8u) | ((wide[r] & 112u) << 5u);
     }
-    tc::bfloat16 pairs[32];
+    unsigned int t_3[32];
     // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
-      pairs[2 * r] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_1[r]));
-      pairs[2 * r + 1] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_3[r]));
+      t_3[2 * r] = low[r];
+      t_3[2 * r + 1] = high[r];
     }
+    tc::half tiny[32];
+#pragma unroll
+    for (int r = 0; r < 32; ++r) tiny[r] = tc::bitcast<tc::half>(tc::cast<unsigned short>(t_3[r]));
+    tc::bfloat16 pairs[32];
+#pragma unroll
+    for (int r = 0; r < 32; r += 2)
+      tc::mul_pair(tc::cast<tc::bfloat16>(tiny[r]), tc::cast<tc::bfloat16>(tiny[r + 1]),
+          tc::bfloat16::from_bits(0x4680 /* 16384.0 */),
+          tc::bfloat16::from_bits(0x4680 /* 16384.0 */), pairs[r], pairs[r + 1]);
     tc::bfloat16 a_1[32];
     // reshape [128, 32, 2] -> [128, 64]: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 32; ++r) a_1[r] = pairs[r];
     unsigned int wide_1[16];
-    unsigned int t_5[16];
-    unsigned int mag_2[16];
-    unsigned int bits_4[16];
-    unsigned int bits_5[16];
-    unsigned int t_6[16];
-    unsigned int mag_3[16];
-    unsigned int bits_6[16];
-    unsigned int bits_7[16];
+    unsigned int low_1[16];
+    unsigned int high_1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
       wide_1[r] = tc::cast<unsigned int>(t_2[r]);
-      t_5[r] = wide_1[r] & 15u;
-      mag_2[r] = t_5[r] & 7u;
-      bits_4[r] = mag_2[r] < 2u ? mag_2[r] * 16128u : (mag_2[r] << 6u) + 16128u;
-      bits_5[r] = bits_4[r] | ((t_5[r] & 8u) << 12u);
-      t_6[r] = wide_1[r] >> 4u;
-      mag_3[r] = t_6[r] & 7u;
-      bits_6[r] = mag_3[r] < 2u ? mag_3[r] * 16128u : (mag_3[r] << 6u) + 16128u;
-      bits_7[r] = bits_6[r] | ((t_6[r] & 8u) << 12u);
+      low_1[r] = ((wide_1[r] & 8u) << 12u) | ((wide_1[r] & 7u) << 9u);
+      high_1[r] = ((wide_1[r] & 128u) << 8u) | ((wide_1[r] & 112u) << 5u);
     }
-    tc::bfloat16 pairs_1[32];
+    unsigned int t_4[32];
     // join along a new last axis: in registers (every thread keeps its elements)
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
-      pairs_1[2 * r] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_5[r]));
-      pairs_1[2 * r + 1] = tc::bitcast<tc::bfloat16>(tc::cast<unsigned short>(bits_7[r]));
+      t_4[2 * r] = low_1[r];
+      t_4[2 * r + 1] = high_1[r];
     }
-    tc::bfloat16 t_7[32];
+    tc::half tiny_1[32];
+#pragma unroll
+    for (int r = 0; r < 32; ++r)
+      tiny_1[r] = tc::bitcast<tc::half>(tc::cast<unsigned short>(t_4[r]));
+    tc::bfloat16 pairs_1[32];
+#pragma unroll
+    for (int r = 0; r < 32; r += 2)
+      tc::mul_pair(tc::cast<tc::bfloat16>(tiny_1[r]), tc::cast<tc::bfloat16>(tiny_1[r + 1]),
+          tc::bfloat16::from_bits(0x4680 /* 16384.0 */),
+          tc::bfloat16::from_bits(0x4680 /* 16384.0 */), pairs_1[r], pairs_1[r + 1]);
+    tc::bfloat16 t_5[32];
     // permute axes to [0, 2, 1]: in registers (every thread keeps its elements)
 #pragma unroll
-    for (int r = 0; r < 32; ++r) t_7[r] = pairs_1[r];
+    for (int r = 0; r < 32; ++r) t_5[r] = pairs_1[r];
     tc::bfloat16 b_1[32];
     // reshape [32, 2, 128] -> [64, 128]: in registers (every thread keeps its elements)
 #pragma unroll
-    for (int r = 0; r < 32; ++r) b_1[r] = t_7[r];
+    for (int r = 0; r < 32; ++r) b_1[r] = t_5[r];
     unsigned char s_[32];
     {
       // gather along axis 1: the source through shared memory

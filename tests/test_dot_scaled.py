@@ -144,6 +144,39 @@ def test_dot_scaled_matches_numpy(a_fmt, b_fmt, a_pack, b_pack, scaled_a, scaled
     check(o, want, size)
 
 
+@pytest.mark.parametrize("k_pack", [True, False])
+def test_every_e2m1_byte_decodes_exactly(k_pack: bool) -> None:
+    """All 256 bytes (two codes each), packed along K or along M, times the identity in
+    bf16: the codes' values exactly, the subnormal 0.5 included."""
+    codes = np.arange(256, dtype=np.uint8)
+    if k_pack:  # 16 rows of 16 bytes: 16 x 32 values
+        a = codes.reshape(16, 16)
+        values = np.stack([E2M1[a & 15], E2M1[a >> 4]], axis=-1).reshape(16, 32)
+    else:  # 8 rows of 32 bytes, each byte two rows
+        a = codes.reshape(8, 32)
+        values = np.stack([E2M1[a & 15], E2M1[a >> 4]], axis=1).reshape(16, 32)
+    eye = np.eye(32, dtype=ml_dtypes.bfloat16)
+    acc = np.zeros((16, 32), np.float32)
+    o = np.full((16, 32), np.nan, np.float32)
+    scaled_kernel.interpret[(1,)](a, None, eye, None, acc, o, 16, 32, 32, "e2m1", "bf16",
+                                  k_pack, True, False, False, 32, False)
+    np.testing.assert_array_equal(o, values)
+
+
+def test_e2m1_decodes_two_values_a_register() -> None:
+    """For bf16 products the codes become fp16 bits (the value times 2**-14) that widen and
+    scale back in pairs: no per-code compare and select (`_e2m1_to`'s bf16 constant)."""
+    from test_blocks import load_example
+
+    ex = load_example("block_scaled_matmul")
+    sig = ('tensordesc<u8[128,32]>,*u8:16,tensordesc<u8[128,32]>,*u8:16,*fp32:16,i32:16,'
+           'i32:16,i32:16,i32:16,i32:16,i32:16,"e2m1",128,128,64')
+    src = ex.block_scaled_matmul_kernel.source(sig, num_warps=8, num_stages=3, arch="sm_90a")
+    assert src.count("tc::bitcast<tc::half>") == 2  # A's codes and B's
+    assert "tc::mul_pair(tc::cast<tc::bfloat16>(" in src
+    assert "16128u" not in src and "mag[" not in src
+
+
 @pytest.mark.parametrize("fmt", ["e2m1", "e4m3"])
 def test_e4m3_scales_cover_16_elements(fmt) -> None:
     o, want, size, _ = run_case(np.random.default_rng(1), 16, 16, 64, fmt, fmt, True, True,

@@ -14,6 +14,13 @@ import pytest
 import tilecc
 import tilecc.language as tl
 
+try:
+    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from test_compile_kernels import TARGETS, assert_clean_compile
+except ImportError:  # tests/ imported as a package
+    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.test_compile_kernels import TARGETS, assert_clean_compile
+
 BF16 = ml_dtypes.bfloat16
 
 # rotary-embedding lanes where x1*c - x2*s rounded three times and rounded twice (the
@@ -53,9 +60,13 @@ def _expected(fused: bool) -> tuple[np.ndarray, np.ndarray]:
     return (_round(f(_round(x1c)) - f(_round(x2s))), _round(f(_round(x2c)) + f(_round(x1s))))
 
 
-def _run(fusion: bool, launch=None):
-    o1, o2 = np.zeros(8, BF16), np.zeros(8, BF16)
-    (launch or rotate.interpret)[(1,)](X1, C, X2, S, o1, o2, BLOCK=8,
+def _inputs(width: int) -> list[np.ndarray]:  # the lanes above, repeated
+    return [np.tile(a, width // 8) for a in (X1, C, X2, S)]
+
+
+def _run(fusion: bool, launch=None, width: int = 8):
+    o1, o2 = np.zeros(width, BF16), np.zeros(width, BF16)
+    (launch or rotate.interpret)[(1,)](*_inputs(width), o1, o2, BLOCK=width,
                                        enable_fp_fusion=fusion)
     return o1, o2
 
@@ -79,6 +90,18 @@ def test_the_source_fuses_only_under_fusion() -> None:
     assert "tc::fma(" not in rotate.source(sig.replace("bf16", "fp32"))
     # a product read twice is computed once, as written
     assert "tc::fma(" not in product_read_twice.source("*fp16:16,*fp16:16,*fp16:16,8")
+    # four elements a thread: the fmas and the products they add go two per instruction
+    wide = rotate.source(sig[:-1] + "512")
+    assert wide.count("tc::fma_pair(") == 2 and wide.count("tc::mul_pair(") == 2
+    assert "tc::fma(" not in wide
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+def test_fmas_in_pairs_compile_cleanly(target: str, arch: str) -> None:
+    """fp16 and bf16, four elements a thread (tc::fma_pair, tc::mul_pair), every target."""
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    for dtype in ("bf16", "fp16"):
+        assert_clean_compile(rotate, f"*{dtype}:16," * 6 + "512", target, arch)
 
 
 @pytest.mark.gpu
@@ -91,11 +114,13 @@ def test_the_gpu_rounds_as_the_interpreter() -> None:
         return torch.from_numpy(a.view(np.uint16).astype(np.int16)).cuda().view(torch.bfloat16)
 
     for fusion in (True, False):
-        o1, o2 = on_gpu(np.zeros(8, BF16)), on_gpu(np.zeros(8, BF16))
-        rotate[(1,)](*(on_gpu(a) for a in (X1, C, X2, S)), o1, o2, BLOCK=8,
-                     enable_fp_fusion=fusion)
-        for got, exp in zip((o1, o2), _run(fusion)):
-            np.testing.assert_array_equal(got.float().cpu().numpy(), exp.astype(np.float32))
+        for width in (8, 512):  # one element a thread; four, in pairs (tc::fma_pair)
+            o1, o2 = on_gpu(np.zeros(width, BF16)), on_gpu(np.zeros(width, BF16))
+            rotate[(1,)](*(on_gpu(a) for a in _inputs(width)), o1, o2, BLOCK=width,
+                         enable_fp_fusion=fusion)
+            for got, exp in zip((o1, o2), _run(fusion, width=width)):
+                np.testing.assert_array_equal(got.float().cpu().numpy(),
+                                              exp.astype(np.float32))
 
 
 @pytest.mark.gpu
@@ -113,10 +138,11 @@ def test_the_gpu_rounds_as_triton() -> None:
         return torch.from_numpy(a.view(np.uint16).astype(np.int16)).cuda().view(torch.bfloat16)
 
     for fusion in (True, False):
-        outs = []
-        for kernel in (rotate, as_triton(rotate)):
-            o1, o2 = on_gpu(np.zeros(8, BF16)), on_gpu(np.zeros(8, BF16))
-            kernel[(1,)](*(on_gpu(a) for a in (X1, C, X2, S)), o1, o2, BLOCK=8,
-                         enable_fp_fusion=fusion)
-            outs.append(torch.cat([o1, o2]).float().cpu().numpy())
-        np.testing.assert_array_equal(outs[0], outs[1])
+        for width in (8, 512):
+            outs = []
+            for kernel in (rotate, as_triton(rotate)):
+                o1, o2 = on_gpu(np.zeros(width, BF16)), on_gpu(np.zeros(width, BF16))
+                kernel[(1,)](*(on_gpu(a) for a in _inputs(width)), o1, o2, BLOCK=width,
+                             enable_fp_fusion=fusion)
+                outs.append(torch.cat([o1, o2]).float().cpu().numpy())
+            np.testing.assert_array_equal(outs[0], outs[1])

@@ -33,7 +33,8 @@ from tilecc.transpiler.emitter import Emitter
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.emission import in_pairs, pairs_cast, pairs_product
+from tilecc.transpiler.passes.emission import (in_pairs, pairs_cast, pairs_fma,
+                                                pairs_product)
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
@@ -298,12 +299,15 @@ class CoreWriter(Writer):
                 v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
                 self.names.name(v)))
             return
-        if pairs_product(group[0]) and self.ctx.root(group[0].result) == group[0].result.id:
-            # fp16 / bf16 products, two per instruction (a result updating another value's
-            # variable in place keeps the general path, which orders its reads first)
-            (a, b), v = group[0].operands, group[0].result
-            self.out.line(self.ctx.macros.product_pairs(
-                v.layout.regs, [self.exprs.text(x, r) for x in (a, b) for r in ("r", "r + 1")],
+        paired = "tc::mul_pair" if pairs_product(group[0]) else \
+            "tc::fma_pair" if pairs_fma(group[0]) else None
+        if paired and self.ctx.root(group[0].result) == group[0].result.id:
+            # fp16 / bf16 products and fmas, two per instruction (a result updating another
+            # value's variable in place keeps the general path, which orders its reads first)
+            v = group[0].result
+            self.out.line(self.ctx.macros.pairs(
+                paired, v.layout.regs,
+                [self.exprs.text(x, r) for x in group[0].operands for r in ("r", "r + 1")],
                 self.names.name(v)))
             return
         # a result living in another value's variable (a loop-carried one) updates it in place

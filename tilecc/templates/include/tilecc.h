@@ -504,6 +504,28 @@ TC_DEVICE bfloat16 fma(bfloat16 a, bfloat16 b, bfloat16 c) {
 #endif
 }
 
+// Two fp16 / bf16 fused multiply-adds in one instruction (sm_80 and later): each half
+// rounded once, as the one-element fma.rn below is, so the results are the same bits.
+template <typename T>
+TC_DEVICE void fma_pair(T a0, T a1, T b0, T b1, T c0, T c1, T& x, T& y) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(is_half_like<T>::value, "fma_pair adds fp16 or bf16 products");
+  unsigned sum;
+  if constexpr (is_same<T, half>::value) {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;"
+        : "=r"(sum) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)), "r"(pack2(c0, c1)));
+  } else {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;"
+        : "=r"(sum) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)), "r"(pack2(c0, c1)));
+  }
+  x = T::from_bits(static_cast<unsigned short>(sum & 0xffffu));
+  y = T::from_bits(static_cast<unsigned short>(sum >> 16));
+#else
+  x = fma(a0, b0, c0);
+  y = fma(a1, b1, c1);
+#endif
+}
+
 // tl.umulhi: the high half of the double-width product, the bits read as unsigned
 // (__umulhi / __umul64hi exist under these names on CUDA and HIP alike).
 TC_DEVICE unsigned umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }

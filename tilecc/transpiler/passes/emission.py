@@ -47,9 +47,19 @@ def pairs_product(op: Op) -> bool:
             and op.result.layout is not None and op.result.layout.regs % 2 == 0)
 
 
+def pairs_fma(op: Op) -> bool:
+    """A block fused multiply-add of fp16 or bf16 values (passes.contract), two elements
+    per instruction (tc::fma_pair)."""
+    return (op.kind == "fma" and op.result.type.is_block
+            and op.result.dtype.short in ("fp16", "bf16")
+            and all(x.dtype == op.result.dtype for x in op.operands)
+            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+
+
 def in_pairs(op: Op) -> bool:
-    """An op rendered two registers at a time, alone (`pairs_cast`, `pairs_product`)."""
-    return pairs_cast(op) or pairs_product(op)
+    """An op rendered two registers at a time, alone (`pairs_cast`, `pairs_product`,
+    `pairs_fma`)."""
+    return pairs_cast(op) or pairs_product(op) or pairs_fma(op)
 
 
 class Emission:
@@ -69,6 +79,7 @@ class Emission:
         self.inline: set[int] = set()
         self.mutable: set[int] = set()
         self.alias: dict[int, int] = {}
+        self.in_pairs = self._written_in_pairs()
         self._plan(kernel.body)
         self.recomputed = self._index_values()
 
@@ -107,7 +118,8 @@ class Emission:
                                                and v.name is None):
                     self.inline.add(v.id)
                 elif single_local and (v.name is None or v.id in yielded_here) and not (
-                        pairs_cast(op) and in_accumulator_layout(op.operands[0], self.units)):
+                        pairs_cast(op) and in_accumulator_layout(op.operands[0], self.units)
+                ) and v.id not in self.in_pairs:
                     self.inline.add(v.id)
             if op.kind in ("for", "while"):
                 inits = op.operands[3:] if op.kind == "for" else op.operands
@@ -129,6 +141,25 @@ class Emission:
                 if self.uses.get(acc.id, 0) == 1 and acc.id not in self.inline and \
                         acc.layout == op.result.layout:
                     self.alias[op.result.id] = self.root(acc)
+
+    def _written_in_pairs(self) -> set[int]:
+        """16-bit fused multiply-adds, and the products they add (read directly or negated):
+        statements two elements at a time.  Written into their reader instead, one element
+        at a time, each product is a float product and a conversion, and each fma one
+        instruction per element (a rotary embedding ran 270 SASS instructions, Triton's
+        107)."""
+        out: set[int] = set()
+        for op in self.k.walk():
+            if not pairs_fma(op):
+                continue
+            out.add(op.result.id)
+            for x in op.operands:
+                p = x.owner
+                if p is not None and p.kind == "unary" and p.attrs.get("fn") == "neg":
+                    p = p.operands[0].owner
+                if p is not None and pairs_product(p) and p.result.layout == op.result.layout:
+                    out.add(p.result.id)
+        return out
 
     def _index_values(self) -> set[int]:
         """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,

@@ -165,7 +165,8 @@ def test_every_e2m1_byte_decodes_exactly(k_pack: bool) -> None:
 
 def test_e2m1_decodes_two_values_a_register() -> None:
     """For bf16 products the codes become fp16 bits (the value times 2**-14) that widen and
-    scale back in pairs: no per-code compare and select (`_e2m1_to`'s bf16 constant)."""
+    scale back in pairs: no per-code compare and select (16128 = 0x3F00, the bias
+    such a formula adds)."""
     from test_blocks import load_example
 
     ex = load_example("block_scaled_matmul")

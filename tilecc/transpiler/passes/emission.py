@@ -79,7 +79,7 @@ class Emission:
         self.inline: set[int] = set()
         self.mutable: set[int] = set()
         self.alias: dict[int, int] = {}
-        self.in_pairs = self._written_in_pairs()
+        self.paired = self._written_in_pairs()
         self._plan(kernel.body)
         self.recomputed = self._index_values()
 
@@ -119,7 +119,7 @@ class Emission:
                     self.inline.add(v.id)
                 elif single_local and (v.name is None or v.id in yielded_here) and not (
                         pairs_cast(op) and in_accumulator_layout(op.operands[0], self.units)
-                ) and v.id not in self.in_pairs:
+                ) and v.id not in self.paired:
                     self.inline.add(v.id)
             if op.kind in ("for", "while"):
                 inits = op.operands[3:] if op.kind == "for" else op.operands

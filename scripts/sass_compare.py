@@ -12,7 +12,8 @@ time for the target given.  Needs triton (3.x) importable next to tilecc, and cu
 
 Counted per kernel: global loads and stores by width, shared-memory loads and stores,
 shuffles, barriers, local-memory traffic (spills), math and tensor-core instructions,
-branches, all instructions, and the registers per thread; then the same over the hot loop
+branches, all instructions, the registers per thread and how many programs an SM holds
+by them (and by threads); then the same over the hot loop
 alone, static counts (both arms of a branch inside it counted).  The hot loop is, of the
 address ranges that a backward branch closes, the shortest of those that hold the most
 tensor-core instructions (else FFMAs): a K loop, attention's loop over keys.  `--dump DIR`
@@ -115,6 +116,22 @@ def registers(cubin: bytes) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# an SM of sm_80 / sm_90: registers, the unit a warp's registers are given in, threads
+_SM_REGISTERS, _REGISTER_UNIT, _SM_THREADS, _SM_PROGRAMS = 65536, 256, 2048, 32
+
+
+def programs_by_registers(regs: int | None, num_warps: int) -> int | None:
+    """How many programs of `num_warps` warps an SM holds at once as far as registers and
+    threads allow (shared memory, given at launch, can allow fewer): a kernel a few
+    registers past a line runs half its programs, which static counts alone do not show
+    (at 1024 threads a program, 32 registers hold two, 33 one)."""
+    if regs is None:
+        return None
+    per_warp = -(-regs * 32 // _REGISTER_UNIT) * _REGISTER_UNIT
+    return min(_SM_REGISTERS // (per_warp * num_warps), _SM_THREADS // (32 * num_warps),
+               _SM_PROGRAMS)
+
+
 def sass_of(cubin: bytes) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
@@ -174,13 +191,14 @@ def tilecc_compile(kernel, signature: list[str], num_warps: int, num_stages: int
 
 def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 3,
             arch: int = 90, dump: str | None = None) -> dict[str, dict[str, int | None]]:
-    """{"tilecc": {row: count}, "triton": {...}} (rows of ROWS plus "registers")."""
+    """{"tilecc": {row: count}, "triton": {...}} (rows of ROWS plus "registers" and the
+    programs an SM holds by them)."""
     out = {}
     tc_cubin, tc_sass, tc_src = tilecc_compile(kernel, signature, num_warps, num_stages, arch)
-    out["tilecc"] = counts(tc_sass) | {"registers": registers(tc_cubin)}
+    out["tilecc"] = counts(tc_sass) | _occupancy(registers(tc_cubin), num_warps)
     try:
         tr_cubin, tr_sass = triton_compile(kernel, signature, num_warps, num_stages, arch)
-        out["triton"] = counts(tr_sass) | {"registers": registers(tr_cubin)}
+        out["triton"] = counts(tr_sass) | _occupancy(registers(tr_cubin), num_warps)
     except ImportError:
         tr_sass = None
     for tool, sass in (("tilecc", tc_sass), ("triton", tr_sass)):
@@ -200,9 +218,14 @@ def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 
     return out
 
 
+def _occupancy(regs: int | None, num_warps: int) -> dict[str, int | None]:
+    return {"registers": regs, "programs/SM (regs)": programs_by_registers(regs, num_warps)}
+
+
 def table(result: dict, with_registers: bool = True) -> str:
     tools = list(result)
-    labels = [label for label, _ in ROWS] + (["registers"] if with_registers else [])
+    labels = [label for label, _ in ROWS] + (
+        ["registers", "programs/SM (regs)"] if with_registers else [])
     lines = [f"{'':<22}" + "".join(f"{t:>10}" for t in tools)]
     for label in labels:
         vals = [result[t].get(label) for t in tools]
@@ -228,7 +251,8 @@ UNTUNED = {
     "group_norm_fwd": ("*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,64,4096", 8),
 }
 SHORT = ["LDG 128-bit", "LDG 32/16/8-bit", "STG 128-bit", "STG 32/16/8-bit", "LDS", "STS",
-         "SHFL", "BAR", "LDL/STL (spills)", "all instructions", "registers"]
+         "SHFL", "BAR", "LDL/STL (spills)", "all instructions", "registers",
+         "programs/SM (regs)"]
 
 
 def untuned_table(arch: int) -> str:
@@ -236,7 +260,7 @@ def untuned_table(arch: int) -> str:
     import untuned_kernels as U
 
     heads = ["LDG128", "LDG<=32", "STG128", "STG<=32", "LDS", "STS", "SHFL", "BAR", "spill",
-             "instr", "regs"]
+             "instr", "regs", "prog/SM"]
     lines = [f"{'kernel (tilecc/triton)':<24}" + "".join(f"{h:>10}" for h in heads)]
     for name, (sig, warps) in UNTUNED.items():
         try:

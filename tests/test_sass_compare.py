@@ -1,6 +1,7 @@
 """scripts/sass_compare.py: its hot loop on a hand-written SASS listing — the innermost
 range a backward branch closes that holds the tensor-core products, not the outer loop
-around it nor a retry's branch from far below back into it."""
+around it nor a retry's branch from far below back into it — and the programs an SM
+holds by a kernel's registers."""
 
 from __future__ import annotations
 
@@ -68,3 +69,17 @@ def test_without_products_the_loop_of_the_most_ffmas(sass):
 def test_straight_code_has_no_hot_loop(sass):
     assert sass.hot_loop(_listing(["MOV R0, RZ", "@P0 BRA 0x30", "FADD R1, R1, R2",
                                    "EXIT"])) is None
+
+
+@pytest.mark.parametrize("regs,warps,programs", [
+    (32, 32, 2),    # 1024 threads at 32 registers: two programs
+    (33, 32, 1),    # one register more: a warp takes 1280 (the 256-register unit), one
+    (168, 4, 3),    # 5376 a warp: three of 21504 in 65536
+    (36, 8, 6),     # 1152 a warp given as 1280: six, not seven
+    (255, 8, 1),
+    (16, 1, 32),    # at most 32 programs an SM, however small
+    (16, 4, 16),    # and at most 2048 threads
+    (None, 4, None),
+])
+def test_programs_an_sm_holds_by_registers(sass, regs, warps, programs):
+    assert sass.programs_by_registers(regs, warps) == programs

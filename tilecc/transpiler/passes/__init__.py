@@ -13,7 +13,8 @@
                   vectors, become a block before the loop plus an offset:
                   passes.carried_offsets.hoist_offsets)
   2. layouts    — a placement (blocked or sliced layout) for every block value, shared-
-                  memory conversions where layouts disagree, and a plan (vector width, mask
+                  memory conversions where layouts disagree (before a loop where what they
+                  convert was made before it), and a plan (vector width, mask
                   checking) for every load and store, and a dot plan (passes.dot) for every
                   tl.dot
                   (then dce again: index arithmetic recomputed in another layout)

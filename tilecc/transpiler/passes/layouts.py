@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, replace
 from math import prod
 
+from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
 from tilecc.transpiler.matrix_units import MatrixUnit
 from tilecc.transpiler.passes import dot
@@ -403,7 +404,29 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
         region.ops = new_ops
 
     walk(kernel.body)
+    _hoist_invariant_conversions(kernel.body)
     return notes
+
+
+def _hoist_invariant_conversions(region: Region) -> None:
+    """A conversion at the top of a loop's body of a value made before the loop (a vector
+    loaded once, broadcast against each iteration's block) goes before the loop: made
+    once, not through shared memory and two barriers at every iteration.  Inner loops
+    first, so that a conversion leaves every loop it does not depend on."""
+    new_ops: list[Op] = []
+    for op in region.ops:
+        for r in op.regions:
+            _hoist_invariant_conversions(r)
+        if op.kind in ("for", "while"):
+            body = op.regions[0] if op.kind == "for" else op.regions[1]
+            inside = {v.id for r in op.regions for v in r.args}
+            inside |= {v.id for r in op.regions for o in ir.walk(r) for v in o.results}
+            moved = [o for o in body.ops
+                     if o.kind == "convert" and o.operands[0].id not in inside]
+            body.ops = [o for o in body.ops if not any(o is m for m in moved)]
+            new_ops.extend(moved)
+        new_ops.append(op)
+    region.ops = new_ops
 
 
 _REMAT = {"arange", "splat", "const", "binary", "cmp", "cast", "unary", "where",

@@ -38,22 +38,23 @@ def pairs_cast(op: Op) -> bool:
             and op.result.layout is not None and op.result.layout.regs % 2 == 0)
 
 
+def _sixteen_bit_pairs(op: Op) -> bool:
+    """A block op of fp16 or bf16 values only, an even number of registers a thread."""
+    return (op.result.type.is_block and op.result.dtype.short in ("fp16", "bf16")
+            and all(x.dtype == op.result.dtype for x in op.operands)
+            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+
+
 def pairs_product(op: Op) -> bool:
     """A block product of fp16 or bf16 values, two elements per instruction
     (tc::mul_pair)."""
-    return (op.kind == "binary" and op.attrs == {"fn": "mul"} and op.result.type.is_block
-            and op.result.dtype.short in ("fp16", "bf16")
-            and all(x.dtype == op.result.dtype for x in op.operands)
-            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+    return op.kind == "binary" and op.attrs == {"fn": "mul"} and _sixteen_bit_pairs(op)
 
 
 def pairs_fma(op: Op) -> bool:
     """A block fused multiply-add of fp16 or bf16 values (passes.contract), two elements
     per instruction (tc::fma_pair)."""
-    return (op.kind == "fma" and op.result.type.is_block
-            and op.result.dtype.short in ("fp16", "bf16")
-            and all(x.dtype == op.result.dtype for x in op.operands)
-            and op.result.layout is not None and op.result.layout.regs % 2 == 0)
+    return op.kind == "fma" and _sixteen_bit_pairs(op)
 
 
 def in_pairs(op: Op) -> bool:

@@ -423,7 +423,7 @@ def _hoist_invariant_conversions(region: Region) -> None:
             inside |= {v.id for r in op.regions for o in ir.walk(r) for v in o.results}
             moved = [o for o in body.ops
                      if o.kind == "convert" and o.operands[0].id not in inside]
-            body.ops = [o for o in body.ops if not any(o is m for m in moved)]
+            body.ops = [o for o in body.ops if o not in moved]
             new_ops.extend(moved)
         new_ops.append(op)
     region.ops = new_ops

@@ -8,7 +8,9 @@ once against `tl` (Triton compiles the same source, triton_clone.py):
 * fp8 up-cast: A (M x K) and B stored N x K, both e4m3, read through tensor descriptors
   made in the kernel, multiplied as `tl.dot(a.to(bf16), b.T.to(bf16))` (fp32 out);
 * int8 weights: fp16 A times int8 B (K x N) cast to fp16, per-column scales after the
-  loop (fp16 out).
+  loop (fp16 out);
+* int8 dequantized in the loop: the same product with B turned into `(b - zero) * scale`
+  at every step, per-column fp16 zeros and scales loaded before the loop (fp16 out).
 
 Each configuration is timed for both tools side by side (device-event medians,
 `timing.gpu_ms_queued`: a sustained load, the tool that starts a round rotating); every
@@ -28,6 +30,7 @@ import triton
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
+from kernels_dot import dequant_in_loop_kernel as dequant_in_loop  # noqa: E402
 from kernels_dot import int8_weights_kernel as int8_weights  # noqa: E402
 from kernels_dot import upcast_bt_kernel as upcast_bt  # noqa: E402
 from timing import gpu_ms_queued, runs  # noqa: E402
@@ -71,8 +74,9 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name()}: weight products, TFLOP/s")
     print(f"{'kernel':<12} {'M x K x N':>16} {'config':>20} {'tilecc':>8} {'Triton':>8} "
           f"{'tr/tc':>8}")
-    tools = {"tilecc": (upcast_bt, int8_weights),
-             "Triton": (as_triton(upcast_bt), as_triton(int8_weights))}
+    tools = {"tilecc": (upcast_bt, int8_weights, dequant_in_loop),
+             "Triton": (as_triton(upcast_bt), as_triton(int8_weights),
+                        as_triton(dequant_in_loop))}
     for m, k, n in shapes:
         torch.manual_seed(0)
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
@@ -81,7 +85,7 @@ def main() -> None:
         c = torch.empty(m, n, device="cuda")
         for bm, bn, bk, w, s in UPCAST_CONFIGS:
             fns = {}
-            for tool, (kernel, _) in tools.items():
+            for tool, (kernel, *_) in tools.items():
                 def fn(kernel=kernel):
                     kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
                         a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=w, num_stages=s)
@@ -97,7 +101,7 @@ def main() -> None:
         c16 = torch.empty(m, n, device="cuda", dtype=torch.float16)
         for bm, bn, bk, w, s in INT8_CONFIGS:
             fns = {}
-            for tool, (_, kernel) in tools.items():
+            for tool, (_, kernel, _) in tools.items():
                 def fn(kernel=kernel):
                     kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
                         a16, b8, scale, c16, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=w,
@@ -107,6 +111,20 @@ def main() -> None:
                     torch.testing.assert_close(c16.float(), ref, rtol=2e-2, atol=1.0)
                     fns[tool] = fn
             row("int8 weights", (m, k, n), (bm, bn, bk, w, s), timed(fns))
+        zero = torch.randint(-8, 8, (n,), device="cuda").to(torch.float16)
+        ref = (a16.float() @ ((b8.float() - zero.float()) * scale.float())).to(torch.float16)
+        for bm, bn, bk, w, s in INT8_CONFIGS:
+            fns = {}
+            for tool, (*_, kernel) in tools.items():
+                def fn(kernel=kernel):
+                    kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
+                        a16, b8, scale, zero, c16, m, n, k, BM=bm, BN=bn, BK=bk,
+                        num_warps=w, num_stages=s)
+                c16.zero_()
+                if runs(fn, f"{tool} int8 dequantized in the loop {bm}x{bn}x{bk}"):
+                    torch.testing.assert_close(c16.float(), ref.float(), rtol=2e-2, atol=1.0)
+                    fns[tool] = fn
+            row("int8 dequant", (m, k, n), (bm, bn, bk, w, s), timed(fns))
 
 
 if __name__ == "__main__":

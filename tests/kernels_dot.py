@@ -337,6 +337,32 @@ def int8_weights_kernel(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr,
 
 
 @tilecc.jit
+def dequant_in_loop_kernel(a_ptr, b_ptr, s_ptr, z_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                           BN: tl.constexpr, BK: tl.constexpr):
+    """fp16 A times int8 B (K x N) dequantized inside the loop, `(b - zero) * scale` with
+    per-column fp16 zeros and scales loaded once before it (the form of AWQ- and
+    GPTQ-style kernels): the weight is converted and scaled at every step."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]  # rows past M: never stored
+    b_ptrs = b_ptr + rk[:, None] * N + (rn % N)[None, :]
+    scale = tl.load(s_ptr + rn, mask=rn < N, other=0.0)
+    zero = tl.load(z_ptr + rn, mask=rn < N, other=0.0)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        w = (b.to(tl.float16) - zero[None, :]) * scale[None, :]
+        acc = tl.dot(a, w, acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    c = acc.to(tl.float16)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilecc.jit
 def upcast_bt_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                      BK: tl.constexpr):
     """fp8 A (M x K) and B stored N x K through descriptors, multiplied as bf16 with

@@ -238,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
   tc::launch_ranges<256>();
   // shared memory for reductions, scans and layout conversions (32768 bytes, reused step by step)
   __shared__ unsigned char smem[32768] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (24576 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (16384 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // L31: pid_m = tl.program_id(0)
   const int pid_m = static_cast<int>(blockIdx.x);
@@ -253,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
 #pragma unroll
   for (int r = 0; r < 64; ++r) accumulator[r] = 0.0f;
   unsigned char* const a_stages = reinterpret_cast<unsigned char*>(dynamic_smem);
-  unsigned char* const b_stages = reinterpret_cast<unsigned char*>(dynamic_smem + 12288);
+  unsigned char* const b_stages = reinterpret_cast<unsigned char*>(dynamic_smem + 8192);
   // pipeline (a, b (read back for the product's operands) copied into shared memory with cp.async,
   //   2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
@@ -529,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       tc::wgmma_commit();
       if (k_ahead < (K + 64 - 1) / 64) {
         // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
-        const unsigned a_stages_base = tc::smem_address(a_stages + ((k_stage + 2) % 3) * 4096);
+        const unsigned a_stages_base = tc::smem_address(a_stages + (k_stage) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 16) {
           tc::cp_async<16>(a_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
@@ -545,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
               tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
         }
         // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
-        const unsigned b_stages_base = tc::smem_address(b_stages + ((k_stage + 2) % 3) * 4096);
+        const unsigned b_stages_base = tc::smem_address(b_stages + (k_stage) * 4096);
 #pragma unroll
         for (int v = 0; v < 16; v += 16) {
           tc::cp_async<16>(b_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
@@ -567,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
       for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);
     }
     tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
-    k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
+    k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
   }
   tc::cp_async_wait<0>();
   // L47: c = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] (index arithmetic: recomputed

@@ -6,6 +6,8 @@ vectors), compiled by NVRTC, and on the GPU."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -86,6 +88,38 @@ def test_a_loop_reading_ahead_only_its_own_copies_has_no_barrier_for_them() -> N
     assert "? 16 : 0);" in loop
 
 
+def _dynamic_bytes(src: str) -> int:
+    return int(re.search(r"dynamic shared memory: .*?\((\d+) bytes", src).group(1))
+
+
+def test_blocks_read_ahead_take_as_many_stages_as_the_copies_run_ahead() -> None:
+    """A block read back into registers frees its stage before the iteration's refill,
+    which writes that stage: 3 stages of int8 B for copies 3 ahead, beside 4 of A, whose
+    stages the product reads (Triton's sizes: 72 KiB in all at 64 x 128 x 64, three
+    programs an SM where 80 KiB allowed two)."""
+    sig = INT8_SIG.format(bm=64, bn=128, bk=64)
+    src = int8_weights_kernel.source(sig, num_warps=4, num_stages=4, arch="sm_90a")
+    assert _dynamic_bytes(src) == 4 * 64 * 64 * 2 + 3 * 64 * 128
+    loop = _loop(src)
+    # B read back from, and refilled into, the stage of its own counter; A four ahead
+    assert "b_stages + k_own_stage * 8192;" in loop
+    assert "tc::smem_address(b_stages + (k_own_stage) * 8192)" in loop
+    assert "tc::smem_address(a_stages + ((k_stage + 3) % 4) * 4096)" in loop
+    assert "k_own_stage = k_own_stage + 1 == 3 ? 0 : k_own_stage + 1;" in loop
+    # mma.sync (sm_80) keeps one stage per iteration in flight for both
+    old = int8_weights_kernel.source(sig, num_warps=4, num_stages=4, arch="sm_80")
+    assert _dynamic_bytes(old) == 4 * (64 * 64 * 2 + 64 * 128) and "own_stage" not in old
+
+
+def test_a_loop_of_blocks_read_ahead_only_counts_their_stages() -> None:
+    src = upcast_bt_kernel.source(UPCAST_SIG.format(bm=128, bn=128, bk=64), num_warps=8,
+                                  num_stages=3, arch="sm_90a")
+    assert _dynamic_bytes(src) == 2 * (128 * 64 + 128 * 64)  # fp8: a byte an element
+    loop = src[src.index("for (int k_ = "):]
+    assert "k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;" in loop
+    assert "own_stage" not in src
+
+
 def test_no_read_ahead_in_a_loop_that_stores() -> None:
     src = stores_in_loop_kernel.source("*fp16:16,*i8:16,*fp32:16,*fp32:16,i32:16,64,64,64",
                                        num_warps=4, num_stages=3, arch="sm_90a")
@@ -141,8 +175,9 @@ def _cuda_torch():
     return torch
 
 
-CONFIGS = [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3), (64, 64, 32, 4, 3)]
-SHAPES = [(256, 256, 256), (300, 264, 200), (129, 80, 48)]
+CONFIGS = [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3), (64, 64, 32, 4, 3), (64, 128, 64, 4, 4)]
+# (K 1040: 17 iterations, the stage counters wrap several times)
+SHAPES = [(256, 256, 256), (300, 264, 200), (129, 80, 48), (96, 136, 1040)]
 
 
 @pytest.mark.gpu

@@ -482,11 +482,18 @@ class DotWriter(Writer):
         step_text, hi_text = self.exprs.text(step), self.exprs.text(hi)
         self.core.declare_slots(op.results, op.operands[3:])
         stage = self.current_stage = self.names.fresh(f"{ivn}_stage")
+        # the loads read ahead in fewer stages (Pipeline.own_stages): a counter of their own
+        # beside the others' (all of them read ahead: the loop's counter counts those)
+        mixed = p.own_stages and not all(p.own)
+        own_stage = self.names.fresh(f"{ivn}_own_stage") if mixed else stage
         d = dict(shared=not all(p.own), iv=ivn, ivt=c_type(iv.dtype), lo=self.exprs.text(lo),
                  hi=hi_text, cmp=cmp,
                  step=step_text, step_operand=self.exprs.wrap(step, "r", 13), stage=stage,
-                 stages_count=p.stages, note=p.note.split(": ", 1)[1],
-                 stages=self.stage_arrays(p, stage), fence=None, fence_regs=0, released="")
+                 stages_count=p.own_stages if p.own_stages and not mixed else p.stages,
+                 note=p.note.split(": ", 1)[1],
+                 own_stage=own_stage if mixed else None, own_count=p.own_stages,
+                 stages=self.stage_arrays(p, stage, own_stage), fence=None, fence_regs=0,
+                 released="")
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
@@ -521,15 +528,16 @@ class DotWriter(Writer):
             self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
         d["ahead"] = self.names.fresh(f"{ivn}_ahead")
         # the next iteration: whether there is one, its stage and its barrier's parity
+        count = d["stages_count"]
         d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
-                 next_stage=f"({stage} + 1 == {p.stages} ? 0 : {stage} + 1)",
-                 next_parity=f"({stage} + 1 == {p.stages} ? {self.phase} ^ 1 : {self.phase})")
+                 next_stage=f"({stage} + 1 == {count} ? 0 : {stage} + 1)",
+                 next_parity=f"({stage} + 1 == {count} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
         self.out.line(self.ctx.dot_macros.pipelined_loop(d))
         self.wgmma_in_flight = self.refill_barrier = False
         self.deferred, self.deferred_accs = frozenset(), []
 
-    def stage_arrays(self, p: Pipeline, stage: str) -> list[dict]:
+    def stage_arrays(self, p: Pipeline, stage: str, own_stage: str) -> list[dict]:
         """The stages of each pipelined load, in dynamic shared memory (sized at launch;
         placed by passes.settle): their arrays, recorded for the dots that read them, and
         where each of a thread's cp.async vectors lands in a stage (the same place in every
@@ -540,7 +548,7 @@ class DotWriter(Writer):
             arr = self.names.fresh(f"{self.names.name(x)}_stages")
             at = None
             if own:  # vector v of thread t at (v / vec * threads + t) vectors
-                self.read_ahead[x.id] = (arr, stage, x.type.numel)
+                self.read_ahead[x.id] = (arr, own_stage, x.type.numel)
                 arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset, at=None))
                 continue
             self.pipe_tiles[x.id] = (arr, stage, x.type.numel)
@@ -577,6 +585,8 @@ class DotWriter(Writer):
         body = op.regions[0]
         s, dist, stage = p.stages, p.distance, d["stage"]
         write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+        # (own_stages == dist: iteration + dist lands in the stage read back this iteration)
+        own_write = d["own_stage"] or stage if p.own_stages else write
         d["waited"] = False
         # a barrier ends the iteration (else the refill barrier does), where the stages are
         # read by other threads than the ones that copied them: not a block read ahead
@@ -597,7 +607,7 @@ class DotWriter(Writer):
                               "retired, the next stage landed")
                 d["waited"] = True
             self.issue_copies(op, d["ahead"], write, f"{d['ahead']} {d['cmp']} {d['hi']}",
-                              refill=True)
+                              refill=True, own_stage=own_write)
             if p.awaits_at_top:  # (the next iteration waits for its stage where it starts)
                 d["waited"] = True
             elif d["wait"]["wgmma"] and not p.awaits_at_refill:
@@ -619,7 +629,7 @@ class DotWriter(Writer):
                                         [body.yields[i] for i in keep])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str,
-                     refill: bool = False) -> None:
+                     refill: bool = False, own_stage: str | None = None) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
         advanced past it; skipped past the end of the loop.  Commits one group either way,
         so the waits can count groups (or, `Pipeline.arrivals`, has the copies arrive on
@@ -646,10 +656,10 @@ class DotWriter(Writer):
                     self.out.line(release)
             if any(t is not None for t in p.tma):
                 self.tma_copies(p, stage, release)
-            for ld, copy in zip(p.loads, p.tma):
+            for ld, copy, own in zip(p.loads, p.tma, p.own):
                 if copy is None:
                     self.core.comment_for(ld)
-                    self.copy_tile(ld, stage)
+                    self.copy_tile(ld, own_stage if own and own_stage else stage)
             if p.arrivals:
                 self.out.line("// this thread's arrival on the stage's barrier, once they "
                               "have landed")

@@ -150,6 +150,9 @@ class Pipeline:
     # per load: read ahead for the product's prologue (`prologue_loads`): each thread's
     # vectors in a stage of its own layout, read back into registers where the load was
     own: list = field(default_factory=list)
+    # the stages of the loads read ahead, where fewer than `stages` (passes.settle
+    # `_own_stages`); 0: as many
+    own_stages: int = 0
     # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage,
     # then one more per stage with `releases`
     barriers: object = None

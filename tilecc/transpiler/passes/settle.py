@@ -76,7 +76,7 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
             del op.attrs["pipeline"]
             continue
         pipelined |= {ld.result.id for ld in p.loads}
-        op.attrs["pipeline"] = _in_flight(op, p, emission, kernel.num_warps)
+        op.attrs["pipeline"] = _own_stages(op, _in_flight(op, p, emission, kernel.num_warps))
     loop_of = _innermost_loops(kernel)
     for op in kernel.walk():
         if op.kind == "dot":
@@ -205,10 +205,11 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
             for ld, own in zip(p.loads, p.own):
                 x = ld.result
                 shape = " x ".join(map(str, x.type.shape))
-                tiles.append(take(p.stages * x.type.numel * x.dtype.itemsize,
+                count = p.own_stages if own and p.own_stages else p.stages
+                tiles.append(take(count * x.type.numel * x.dtype.itemsize,
                                   f"L{ld.loc.line}: {x.name or 'an operand'} "
                                   f"{'read ahead' if own else 'of tl.dot'}, {shape} "
-                                  f"{x.dtype.short} in {p.stages} pipeline stages"))
+                                  f"{x.dtype.short} in {count} pipeline stages"))
             loop.attrs["pipeline"] = replace(p, tiles=tiles)
     # the mbarriers of TMA copies or cp.async arrivals (one per stage, 8 bytes each), after
     # every tile
@@ -374,6 +375,28 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
                    not at_top, awaits_at_top=at_top or releases,
                    arrivals=(at_top or releases) and engine == {False}, releases=releases,
                    distance=dist, note=note)
+
+
+def _own_stages(loop: Op, p: Pipeline) -> Pipeline:
+    """Loads read ahead (`Pipeline.own`) into as many stages as the copies run iterations
+    ahead, not num_stages: each thread reads its vectors of a stage back into registers
+    before the iteration's refill, which then writes the stage just read (the others hold
+    the copies in flight), as Triton sizes such loads.  Where the body's one product is a
+    warpgroup MMA, whose issue comes after its operands were computed from what was read
+    back (the refill goes out after that issue: `render_dot.pipelined_body`); with a
+    second product the refill could come before a later read back.  A stage fewer of a
+    64 x 128 int8 weight tile at 4 stages takes the program to Triton's 72 KiB, three
+    programs an SM instead of two."""
+    body = loop.regions[0]
+    dots = [o for o in body.ops if o.kind == "dot"]
+    if not any(p.own) or p.distance >= p.stages or len(dots) != 1 or \
+            not dots[0].attrs["plan"].unit.async_groups:
+        return p
+    at = {id(o): i for i, o in enumerate(body.ops)}
+    if any(at.get(id(ld), len(at)) > at[id(dots[0])] for ld, own in zip(p.loads, p.own)
+           if own):
+        return p  # (read back after the product, or inside a branch: not before it)
+    return replace(p, own_stages=p.distance)
 
 
 def _operands_outlive(dot: Op, body: Region, p: Pipeline) -> bool:

@@ -4,6 +4,9 @@ arrays their tests launch them on."""
 
 from __future__ import annotations
 
+import os
+import runpy
+
 import tilecc
 import tilecc.language as tl
 
@@ -274,3 +277,31 @@ def host_desc_bt_matmul(a_desc, b_desc, c_desc, BM: tl.constexpr, BN: tl.constex
         b = b_desc.load([pid_n * BN, k * BK])
         acc = tl.dot(a, b.T, acc)
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))
+
+
+# the grouped tile order of examples/persistent_matmul.py
+_EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+tile_coords = runpy.run_path(_EXAMPLE, run_name="kernels")["tile_coords"]
+
+
+@tilecc.jit
+def persistent_bt_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr,
+                         BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                         GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+    """`examples/persistent_matmul.py`'s kernel with B stored N x K, read as `b.T`."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_pid_m * num_pid_n, NUM_SMS):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([offs_am, offs_bn], accumulator.to(c_desc.dtype))

@@ -40,7 +40,7 @@ KERNELS = [
 
 # the examples' Hopper kernels in the configurations they run in, (examples file, kernel,
 # signature, options): attention forward and its two gradient kernels (the causal builds
-# test their masks once per block, which doubles part of the loop), and the GEMM
+# test their masks once per block, which doubles part of the loop), and the GEMMs
 _ATTN = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,i32,"
          "{d},{BLOCK_M},{BLOCK_N},{causal}")
 _BWD = {"dkdv": "*fp16:16," * 6 + "*fp32:16,*fp32:16,fp32,"
@@ -70,6 +70,11 @@ def _hopper_kernels() -> list[tuple[str, str, str, dict]]:
     out.append(("examples/matmul.py", "matmul_kernel",
                 "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
                 "i32:16, i32:1, i32:16, i32:1, 128, 256, 64, 8, ''",
+                {"num_warps": 8, "num_stages": 3}))
+    # the persistent GEMM in two warp roles (passes.warp_roles), two consumer warpgroups
+    out.append(("examples/persistent_matmul.py", "persistent_matmul_kernel",
+                "tensordesc<fp16[128, 64]>:16, tensordesc<fp16[64, 256]>:16, "
+                "tensordesc<fp16[128, 256]>:16, i32, i32, i32, 128, 256, 64, 8, 132",
                 {"num_warps": 8, "num_stages": 3}))
     return out
 

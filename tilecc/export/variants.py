@@ -181,7 +181,7 @@ def build_variant(jit_fn: JITFunction, signature: str, target: Target, num_warps
     except ValueError as e:
         raise ExportError(f"{name}: {e}") from None
     code, threads, types = namespace_ready(
-        built.source, built.kernel.symbol, num_warps * compile_target.warp_size)
+        built.source, built.kernel.symbol, built.products.threads)
     taken = [p.name for p in built.kernel.params if p.value is not None]
     if len(taken) != len(types):
         raise ExportError(f"{name}: the kernel takes {len(types)} parameters but its IR has "

@@ -17,6 +17,9 @@ class Binary(NamedTuple):
     # specs.TensorMap per tensor map the kernel takes after its parameters (TMA copies of
     # tensor descriptors), which each launch encodes
     tensor_maps: tuple = ()
+    # a program's threads where more than num_warps' (a producer warpgroup's added,
+    # passes.warp_roles); 0: num_warps x the warp size
+    threads: int = 0
 
     def __repr__(self) -> str:  # without the binary and the log
         return (f"Binary(target={self.target!r}, arch={self.arch!r}, "

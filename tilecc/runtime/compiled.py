@@ -147,7 +147,7 @@ class CompiledKernel:
     def _load(self, launch) -> None:
         art = self._artifact
         backend = art.target
-        threads = self.metadata.num_warps * self.metadata.warp_size
+        threads = art.binary.threads or self.metadata.num_warps * self.metadata.warp_size
         loaded = self._loaded
         if loaded is None:
             device = self._device if self._device is not None else \

@@ -61,6 +61,7 @@ class Artifact:
                 "arch": self.binary.arch if self.binary else self.arch,  # sm_90a for wgmma
                 "num_warps": self.options.num_warps,
                 "shared_bytes": self.binary.shared_bytes if self.binary else 0,
+                "threads": self.binary.threads if self.binary else 0,
                 "tensor_maps": [asdict(m) for m in self.binary.tensor_maps] if self.binary
                 else [],
                 "log": self.binary.log if self.binary else "",
@@ -202,7 +203,8 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         m = entry.meta
         binary = Binary(m["target"], m["arch"], entry.blobs["binary"], m["log"],
                         m.get("shared_bytes", 0),
-                        tuple(_tensor_map(t) for t in m.get("tensor_maps", ())))
+                        tuple(_tensor_map(t) for t in m.get("tensor_maps", ())),
+                        m.get("threads", 0))
         source = entry.blobs["source"].decode() if "source" in entry.blobs else ""
         hit = _compiled[key.digest] = Artifact(m["name"], source, tuple(specs), target.name,
                                                options.arch, options, binary)
@@ -213,8 +215,10 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         # the programs per SM asked of ptxas cost register spills: not worth them
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
+    extra = art.products.threads != options.num_warps * target.warp_size
     art = replace(art, binary=binary._replace(shared_bytes=art.products.shared_bytes,
-                                              tensor_maps=tuple(art.kernel.tensor_maps)))
+                                              tensor_maps=tuple(art.kernel.tensor_maps),
+                                              threads=art.products.threads if extra else 0))
     fn = kernel_fn.fn
     cache.store("kernels", key, {**art.metadata, "kernel": f"{fn.__module__}.{fn.__qualname__}"},
                 {"source": art.source.encode(), "binary": art.binary.data})

@@ -177,6 +177,9 @@ class Kernel:
     # tensor maps the kernel takes after its parameters (specs.TensorMap: host descriptors
     # copied by TMA), in order: set by passes.settle
     tensor_maps: list = field(default_factory=list)
+    # a producer warpgroup issuing a persistent loop's TMA copies, after the kernel's
+    # num_warps (passes.warp_roles.WarpRoles): set by passes.settle
+    warp_roles: Any = None
     # the `extern "C"` symbol (names.kernel_symbol: the name, unless C++ cannot take it)
     symbol: str = ""
     # Source text of each statement line, and the author's comments above it, keyed by

@@ -99,6 +99,10 @@ class CoreWriter(Writer):
         self.loop_depth = 0  # loops around the op being rendered
         self.testing = False  # writing the copies of a tested run (no test inside them)
         self.branch_depth = 0  # ifs around it
+        # the ops written, where not all: a warp role's (passes.warp_roles), else None;
+        # and the ops not written (the consumers': what only the producer reads)
+        self.only: frozenset | None = None
+        self.skipped: frozenset = frozenset()
 
     @contextmanager
     def _inside(self, op: Op) -> Iterator[None]:
@@ -111,6 +115,18 @@ class CoreWriter(Writer):
         finally:
             self.loop_depth -= loop
             self.branch_depth -= branch
+
+    @contextmanager
+    def filtered(self, only: frozenset | None = None,
+                 skipped: frozenset = frozenset()) -> Iterator[None]:
+        """Regions written in the `with` write only the ops of `only` (all where None) and
+        none of `skipped`: one warp role's part of the kernel (passes.warp_roles)."""
+        before = self.only, self.skipped
+        self.only, self.skipped = only, skipped
+        try:
+            yield
+        finally:
+            self.only, self.skipped = before
 
     def comment_for(self, op: Op, note: str = "") -> None:
         loc: Loc | None = op.loc
@@ -131,7 +147,8 @@ class CoreWriter(Writer):
     def region(self, region: Region) -> None:
         ops = []
         for op in region.ops:
-            if id(op) in self.dots.moved:
+            if id(op) in self.dots.moved or id(op) in self.skipped or \
+                    self.only is not None and id(op) not in self.only:
                 continue
             if op.results and op.results[0].id in self.exprs.inline and op.kind in PURE:
                 if (op.results[0].id in self.ctx.recomputed and not self.out.in_lambda) or \
@@ -515,7 +532,8 @@ class CoreWriter(Writer):
                 self.declare(res, self.exprs.text(inits[i]))
 
     def op_for(self, op: Op) -> None:
-        self.dots.hoist_invariant_operands(op)
+        if self.only is None:  # (the producer stages no operands)
+            self.dots.hoist_invariant_operands(op)
         if "pipeline" in op.attrs:
             return self.dots.pipelined_for(op)
         lo, hi, step = op.operands[:3]
@@ -603,6 +621,7 @@ class Rendered:
     min_programs: int | None  # programs per SM asked of ptxas
     # every name the renderer gave a value or derived from one (names.unique)
     c_names: frozenset[str]
+    threads: int = 0  # a program's threads: num_warps', and a producer's (passes.warp_roles)
 
 
 def _plan_notes(kernel: Kernel) -> tuple[list[str], list[str]]:
@@ -652,7 +671,10 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         before = ir.fingerprint(kernel)
     r = Renderer(kernel, target, line_directives)
     r.names.name_user_values(kernel)
-    r.core.region(kernel.body)
+    if kernel.warp_roles is None:
+        r.core.region(kernel.body)
+    else:  # a producer warpgroup's branch, then the consumers' (passes.warp_roles)
+        r.dots.warp_roles(kernel.warp_roles)
     if tma_store_tile(kernel) is not None:
         r.out.line("if (threadIdx.x == 0) tc::tma_store_wait_read<0>();  // the TMA stores "
                    "have read their tile")
@@ -666,7 +688,8 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
     if kernel.symbol != kernel.name:
         renamed.insert(0, f"{kernel.name} -> {kernel.symbol} (the kernel)")
     memory, dots = _plan_notes(kernel)
-    threads = kernel.num_warps * target.warp_size
+    producers = kernel.warp_roles.producer_warps if kernel.warp_roles else 0
+    threads = (kernel.num_warps + producers) * target.warp_size
     held = {v.id for op in kernel.walk() for v in op.results
             if v.id not in r.exprs.inline and v.id not in r.ctx.recomputed}
     # a register limit the user set replaces the occupancy tilecc would ask for
@@ -682,6 +705,7 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
         name=kernel.name, symbol=kernel.symbol, renamed=renamed, version=__version__,
         source=source, target=target.describe(),
         num_warps=kernel.num_warps, warp_size=target.warp_size, threads=threads,
+        producer_warps=producers,
         specialization=specialization, memory=memory, params=params, body=body,
         no_contract=no_contract,
         layouts=layouts, conversions=conversions, dots=dots, min_programs=min_programs,
@@ -692,4 +716,4 @@ def render(kernel: Kernel, target: CompileTarget, conversions: list[str], *,
             f"rendering {kernel.name} changed its IR: a decision the renderer took belongs "
             "in a pass (passes.settle)")
     return Rendered(text, shared.dynamic, shared.static, tuple(shared.uses), min_programs,
-                    r.names.given())
+                    r.names.given(), threads)

@@ -20,6 +20,7 @@ from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import (DotPlan, b_k_major, promotion_steps, swizzled_chunk,
                                           wgmma_a_place)
 from tilecc.transpiler.passes.pipeline import Pipeline
+from tilecc.transpiler.passes.warp_roles import PRODUCER_REGISTERS, WarpRoles
 from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.specs import rows_slab
 from tilecc.transpiler.target import c_type
@@ -87,6 +88,11 @@ class DotWriter(Writer):
         # variable of the stage its iteration reads
         self.released = self.current_stage = ""
         self.moved = self.pipelined_ops()  # ops written at a pipeline's issue point
+        # the role being written (passes.warp_roles: "producer" or "consumer"; "" with
+        # one role), and the names both roles' pipelines use (barriers, stage, parity)
+        self.role = ""
+        self.role_names: dict[str, str] = {}
+        self.role_stages: list[dict] = []
 
     def tile_offset(self, swizzled: bool, row: str, col: str, row_len: int, esize: int) -> str:
         """Element offset of (row, col) in an operand tile: swizzled 16-byte chunks for
@@ -472,7 +478,62 @@ class DotWriter(Writer):
                         self.dot_use[x.id] = (o, which)
         return moved
 
+    def warp_roles(self, roles: WarpRoles) -> None:
+        """The kernel's body in two roles (passes.warp_roles.WarpRoles): the stages'
+        mbarriers set up once, then the producer warpgroup's branch — the tile loop with
+        only what the copies read, its first thread issuing them — and the consumers'
+        code, the kernel as written with the copies taken out and each stage released
+        once its product retired.  The consumers' block barriers are named ones of their
+        own threads (`tc::sync_consumers`): the producer never reaches them."""
+        kernel = self.ctx.kernel
+        p: Pipeline = roles.loop.attrs["pipeline"]
+        ivn = self.names.name(roles.loop.regions[0].args[0])
+        consumers = kernel.num_warps * self.ctx.target.warp_size
+        self.role_names = dict(
+            landed=self.names.fresh(f"{ivn}_landed"), released=self.names.fresh(f"{ivn}_released"),
+            stage=self.names.fresh(f"{ivn}_stage"), phase=self.names.fresh(f"{ivn}_phase"))
+        # the stages' arrays, named once for both roles
+        self.role_stages = self.stage_arrays(p, self.role_names["stage"], "")
+        with self.out.captured() as producer, self.core.filtered(only=roles.producer):
+            self.role = "producer"
+            self.core.region(kernel.body)
+        with self.out.captured() as consumer, self.core.filtered(skipped=roles.producer_only):
+            self.role = "consumer"
+            self.core.region(kernel.body)
+        self.role = ""
+        barrier = f"tc::sync_consumers<{consumers}>()"
+        self.out.line(self.ctx.dot_macros.warp_roles(dict(
+            self.role_names, offset=p.barriers.offset, stages=p.stages,
+            warps=kernel.num_warps, consumers=consumers,
+            registers=roles.consumer_registers(kernel.num_warps),
+            producer_registers=PRODUCER_REGISTERS, producer=producer,
+            consumer=[line.replace("__syncthreads()", barrier) for line in consumer])))
+
+    def producer_loop(self, op: Op) -> None:
+        """The producer's K loop (passes.warp_roles): each iteration's copies into the
+        next stage, once every consumer warp released it."""
+        p: Pipeline = op.attrs["pipeline"]
+        lo, hi, step = op.operands[:3]
+        body = op.regions[0]
+        iv = body.args[0]
+        ivn = self.names.name(iv)
+        names = self.role_names
+        self.barriers = names["landed"]
+        scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
+                   and o not in p.loads and o.results[0].id not in self.exprs.inline}
+        with self.exprs.inlined(scalars), self.out.captured() as copies:
+            self.tma_copies(p, names["stage"], issuer=False)
+        self.out.line(self.ctx.dot_macros.producer_loop(dict(
+            ivt=c_type(iv.dtype), iv=ivn, lo=self.exprs.text(lo), hi=self.exprs.text(hi),
+            cmp=">" if op.attrs["step_sign"] < 0 else "<", step=self.exprs.text(step),
+            released=names["released"], stage=names["stage"], phase=names["phase"],
+            stages_count=p.stages, stages=self.role_stages, copies=copies)))
+        self.barriers = ""
+
     def pipelined_for(self, op: Op) -> None:
+        if self.role == "producer":
+            return self.producer_loop(op)
+        roles = self.role == "consumer"
         p: Pipeline = op.attrs["pipeline"]
         lo, hi, step = op.operands[:3]
         body = op.regions[0]
@@ -481,7 +542,8 @@ class DotWriter(Writer):
         cmp = ">" if op.attrs["step_sign"] < 0 else "<"
         step_text, hi_text = self.exprs.text(step), self.exprs.text(hi)
         self.core.declare_slots(op.results, op.operands[3:])
-        stage = self.current_stage = self.names.fresh(f"{ivn}_stage")
+        stage = self.current_stage = self.role_names["stage"] if roles else \
+            self.names.fresh(f"{ivn}_stage")
         # the loads read ahead in fewer stages (Pipeline.own_stages): a counter of their own
         # beside the others' (all of them read ahead: the loop's counter counts those)
         mixed = p.own_stages and not all(p.own)
@@ -492,13 +554,13 @@ class DotWriter(Writer):
                  stages_count=p.own_stages if p.own_stages and not mixed else p.stages,
                  note=p.note.split(": ", 1)[1],
                  own_stage=own_stage if mixed else None, own_count=p.own_stages,
-                 stages=self.stage_arrays(p, stage, own_stage), fence=None, fence_regs=0,
-                 released="")
+                 stages=self.role_stages if roles else self.stage_arrays(p, stage, own_stage),
+                 fence=None, fence_regs=0, released="", roles=False)
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
         self.wgmma_in_flight = p.in_flight
-        self.refill_barrier = p.refill_barrier and not p.awaits_at_refill
+        self.refill_barrier = p.refill_barrier and not p.awaits_at_refill and not roles
         self.deferred = p.deferred
         self.deferred_accs = [(self.names.name(o.result), o.result.layout.regs)
                               for o in body.ops if id(o) in p.deferred]
@@ -509,12 +571,18 @@ class DotWriter(Writer):
             d.update(fence=self.names.name(acc), fence_regs=acc.layout.regs)
         tma = any(t is not None for t in p.tma)
         self.barriers = self.phase = self.released = ""
-        if tma or p.arrivals:  # one mbarrier per stage: the bytes its TMA copies deliver,
+        if roles:  # the barriers the kernel's two roles set up (warp_roles)
+            self.barriers, self.phase = self.role_names["landed"], self.role_names["phase"]
+            self.released = self.role_names["released"]
+            d.update(released=self.released, roles=True,
+                     last_stage=f"({stage} == 0 ? {p.stages - 1} : {stage} - 1)")
+        elif tma or p.arrivals:  # one mbarrier per stage: the bytes its TMA copies deliver,
             # or each thread's arrival once its cp.async copies of the stage have landed
             self.barriers = self.names.fresh(f"{ivn}_landed")
             self.phase = self.names.fresh(f"{ivn}_phase")
             d["barrier_offset"] = p.barriers.offset
-        if p.releases:  # and one per stage that each warp arrives on once done reading it
+        if p.releases and not roles:  # and one per stage that each warp arrives on once
+            # done reading it
             self.released = self.names.fresh(f"{ivn}_released")
             d.update(released=self.released, released_offset=p.barriers.offset + 8 * p.stages,
                      warps=self.ctx.kernel.num_warps)
@@ -590,8 +658,17 @@ class DotWriter(Writer):
         d["waited"] = False
         # a barrier ends the iteration (else the refill barrier does), where the stages are
         # read by other threads than the ones that copied them: not a block read ahead
-        d["closing"] = not p.awaits_at_refill and not p.awaits_at_top and d["shared"]
-        d["await_top"] = p.awaits_at_top
+        d["closing"] = not p.awaits_at_refill and not p.awaits_at_top and d["shared"] and \
+            not d.get("roles")
+        d["await_top"] = p.awaits_at_top or d.get("roles")
+
+        def release() -> None:
+            # a consumer (warp_roles): the previous iteration's product retired (this one's
+            # wait, in flight, or its own), so this warp releases the stage it read
+            self.out.line(self.ctx.dot_macros.release(
+                self.released, d["last_stage"], "the previous iteration's product retired: "
+                "its stage, released", f"{d['iv']} != {d['lo']}").strip())
+            d["waited"] = True
 
         def copies() -> None:
             # Issued once the first mma fragments are read from shared memory (their reads
@@ -616,7 +693,7 @@ class DotWriter(Writer):
                     d["more"]).strip())
                 d["waited"] = True
 
-        self.after_first_fragments = copies
+        self.after_first_fragments = release if d.get("roles") else copies
         with self.out.same_last_statement():
             with self.out.captured() as d["body"]:
                 self.core.region(body)
@@ -669,10 +746,12 @@ class DotWriter(Writer):
         groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
-    def tma_copies(self, p: Pipeline, stage: str, release: str = "") -> None:
+    def tma_copies(self, p: Pipeline, stage: str, release: str = "",
+                   issuer: bool = True) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
         stage's barrier how many bytes they bring (and, `release`, waited until every
-        warp released the stage: Pipeline.releases)."""
+        warp released the stage: Pipeline.releases); `issuer`: thread 0's, else the
+        thread writing them (a producer's, passes.warp_roles)."""
         copies = []
         for ld, copy in zip(p.loads, p.tma):
             if copy is None:
@@ -711,7 +790,7 @@ class DotWriter(Writer):
                 what=", placed where each warp's wgmma reads those rows" if which == 0 else
                 ", the block's transpose: B K-major" if copy.transposed else ""))
         self.out.line(self.ctx.dot_macros.tma_copies(dict(
-            release=release,
+            release=release, issuer=issuer,
             bar=self.names.fresh("landed", add=False), barriers=self.barriers, stage=stage,
             total=sum(t.nbytes for t in p.tma if t is not None), copies=copies)))
 

@@ -319,7 +319,8 @@ def _build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None,
     art = compiler.compile(jit_fn, specs, target, compiler.resolve_options(
         jit_fn, num_warps=num_warps, debug=debug, num_stages=num_stages, arch=target.arch,
         **more))
-    loaded = _BACKENDS[backend].load(art.binary, art.symbol, num_warps * target.warp_size,
+    loaded = _BACKENDS[backend].load(art.binary, art.symbol,
+                                     art.binary.threads or num_warps * target.warp_size,
                                      device_id, specs, cooperative=cooperative)
     loaded.compiled = jit_fn._compiled_kernel(
         art, {k: v for k, v in given.items() if k in LAUNCH_OPTIONS and v is not None},

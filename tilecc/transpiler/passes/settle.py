@@ -24,12 +24,14 @@ After it the IR says everything the source depends on, and rendering only reads 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.early_loads import loads_first
 from tilecc.transpiler.passes.emission import Emission
+from tilecc.transpiler.passes import warp_roles
 from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
 from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.target import CompileTarget
@@ -90,6 +92,12 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
                                for op in kernel.walk() if op.kind == "dot")
     kernel.tensor_maps = _tensor_maps(kernel)
     stores = _tma_stores(kernel, target, made_descriptor_tma) if tma_stores else []
+    roles = kernel.warp_roles = warp_roles.plan(kernel, {id(op) for op, _ in stores})
+    if roles is not None:
+        p = roles.loop.attrs["pipeline"]
+        roles.loop.attrs["pipeline"] = replace(p, note=re.sub(
+            r", \d+ iterations? ahead \(", ", by a producer warpgroup as each stage is "
+            "released (", p.note))
     _dynamic_tiles(kernel, pipelined, stores)
     for op in kernel.walk():
         if op.kind == "for" and "pipeline" in op.attrs:
@@ -217,8 +225,9 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
         p = loop.attrs.get("pipeline") if loop.kind == "for" else None
         if p is not None and (p.arrivals or any(t is not None for t in p.tma)):
             what = "cp.async copies' arrivals" if p.arrivals else "TMA copies"
-            count = 2 * p.stages if p.releases else p.stages
-            what += ", then those of the warps' releases" if p.releases else ""
+            released = p.releases or kernel.warp_roles is not None
+            count = 2 * p.stages if released else p.stages
+            what += ", then those of the warps' releases" if released else ""
             barriers = Tile(at, 8 * count, f"L{loop.loc.line}: the mbarriers of the "
                                            f"{what}: {8 * count} bytes")
             at += barriers.nbytes

@@ -406,7 +406,8 @@ def test_boundary_check_is_one_unsigned_comparison_per_dim(wide) -> None:
     # (the build that copies by cp.async: the copy engine bounds its own copies)
     src = KP.bp_matmul_kernel.source(sig, options=KP.bp_matmul_kernel.options(
         num_warps=4, num_stages=3, arch="sm_90a", made_descriptor_tma=False))
-    loop = src[src.index("L106: for k"):src.index("L112:")]
+    at = KP.bp_matmul_kernel.fn.__code__.co_firstlineno  # (its decorator's line)
+    loop = src[src.index(f"L{at + 12}: for k"):src.index(f"L{at + 18}:")]
     width = "unsigned long long" if wide else "unsigned int"
     assert f"tc::cast<{width}>(tc::max(M, " in loop and f"tc::cast<{width}>(tc::max(K, " in loop
     assert ">=" not in loop

@@ -222,3 +222,33 @@ def test_gpu_two_roles_match_torch(bm, bn, bk, warps, stages, m, n, k, programs)
 @pytest.mark.parametrize("m,n,k", [(384, 520, 264), (1000, 1000, 1000)])
 def test_gpu_two_roles_b_transposed_match_torch(dtype, m, n, k) -> None:
     _run(persistent_bt, m, n, k, 128, 256, 64, 8, 3, 132, bt=True, dtype=dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(300, 264, 200), (1000, 1000, 1000)])
+def test_gpu_two_roles_equal_tritons(m, n, k) -> None:
+    """The persistent example, in two roles here, and the same source through Triton."""
+    torch = _cuda_torch()
+    pytest.importorskip("triton")
+    import sys
+
+    from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    out = []
+    for kernel, d in ((persistent, tilecc.TensorDescriptor),
+                      (as_triton(persistent), TritonDescriptor)):
+        c = torch.full((m, n), -7.0, device="cuda").half()
+        kernel[(min(132, tilecc.cdiv(m, 128) * tilecc.cdiv(n, 256)),)](
+            d.from_tensor(a, [128, 64]), d.from_tensor(b, [64, 256]),
+            d.from_tensor(c, [128, 256]), m, n, k, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256,
+            BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=132, num_warps=8, num_stages=3)
+        out.append(c)
+    torch.testing.assert_close(out[0], out[1], rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(out[0].float(), a.float() @ b.float(), rtol=1e-2,
+                               atol=1e-2 * k ** 0.5)  # (every tile written)

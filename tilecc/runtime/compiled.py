@@ -89,7 +89,8 @@ class CompiledKernel:
         self.src = KernelSource(jit_fn, signature, constexprs)
         self.name = kernel_name(jit_fn, artifact)
         self.module = self.function = None
-        self.n_max_threads = artifact.options.num_warps * built_for.warp_size  # its bounds
+        # its bounds (a producer warpgroup's threads too: passes.warp_roles)
+        self.n_max_threads = binary.threads or artifact.options.num_warps * built_for.warp_size
         entries = {built_for.source_suffix[1:]: lambda: artifact.source,  # cu, cubin...
                    built_for.binary_suffix[1:]: lambda: binary.data}
         if built_for.assembly_suffix:

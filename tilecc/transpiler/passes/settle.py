@@ -28,10 +28,10 @@ import re
 from dataclasses import dataclass, replace
 
 from tilecc.transpiler.ir import Kernel, Op, Region, walk
+from tilecc.transpiler.passes import warp_roles
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.early_loads import loads_first
 from tilecc.transpiler.passes.emission import Emission
-from tilecc.transpiler.passes import warp_roles
 from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines
 from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.target import CompileTarget

@@ -26,7 +26,9 @@
                   retires, each dot's final plan, where tl.dot's tiles lie in dynamic
                   shared memory; the loads a pipeline does not copy move ahead of the
                   products (passes.early_loads)
-                  (and which descriptor stores the copy engine writes, sm_90)
+                  (and which descriptor stores the copy engine writes, sm_90; and
+                  whether a producer warpgroup issues a persistent loop's copies,
+                  passes.warp_roles)
   5. coalesce   — a product's result stored from a blocked layout (16-byte vectors), through
                   the tl.dot tiles' shared memory once the loops are done; rendering then
                   only reads the IR

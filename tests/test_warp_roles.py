@@ -252,3 +252,29 @@ def test_gpu_two_roles_equal_tritons(m, n, k) -> None:
     torch.testing.assert_close(out[0], out[1], rtol=1e-3, atol=1e-3)
     torch.testing.assert_close(out[0].float(), a.float() @ b.float(), rtol=1e-2,
                                atol=1e-2 * k ** 0.5)  # (every tile written)
+
+
+def test_attention_takes_a_producer_warpgroup_where_its_warps_release_stages() -> None:
+    """Attention's loop at the top level, K and V by TMA, two products whose warps release
+    the stage they read at the iteration's end (Pipeline.releases): the producer refills
+    it from there, the consumers issue no copies; head dim 64 (a shorter product, one
+    warpgroup) keeps one role."""
+    attention = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                            "attention.py"), run_name="not_main")
+    kernel = attention["attention_fwd"]
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,"
+           "i32:16,{d},128,{bn},{causal}")
+    for causal in (False, True):
+        src = kernel.source(sig.format(d=128, bn=128, causal=causal), arch="sm_90a",
+                            num_warps=8, num_stages=3)
+        producer, consumer = _roles(src)
+        assert "tc::tma_load_4d(" in producer and "tma_load" not in consumer
+        assert "for (int start_n = 0; start_n < " in producer
+        # each warp releases the stage it read once its products retired; nothing else
+        assert consumer.count("tc::mbarrier_arrive(") == 1
+        assert "__syncwarp();  // this warp's products retired" in consumer
+        assert "__syncthreads" not in consumer
+        assert "tc::sync_consumers<256>();" in consumer  # (Q staged once)
+    one = kernel.source(sig.format(d=64, bn=64, causal=False), arch="sm_90a", num_warps=4,
+                        num_stages=3)
+    assert "producer warpgroup" not in one

@@ -555,7 +555,8 @@ class DotWriter(Writer):
                  note=p.note.split(": ", 1)[1],
                  own_stage=own_stage if mixed else None, own_count=p.own_stages,
                  stages=self.role_stages if roles else self.stage_arrays(p, stage, own_stage),
-                 fence=None, fence_regs=0, released="", roles=False)
+                 fence=None, fence_regs=0, released="", roles=False,
+                 warp_releases=False)
         # one multiplication group kept in flight across iterations (passes.settle): the
         # copies then run num_stages - 2 iterations ahead (with 3 stages, 2 ahead behind a
         # barrier); each accumulator register its own before the first multiplication
@@ -574,7 +575,7 @@ class DotWriter(Writer):
         if roles:  # the barriers the kernel's two roles set up (warp_roles)
             self.barriers, self.phase = self.role_names["landed"], self.role_names["phase"]
             self.released = self.role_names["released"]
-            d.update(released=self.released, roles=True,
+            d.update(released=self.released, roles=True, warp_releases=p.releases,
                      last_stage=f"({stage} == 0 ? {p.stages - 1} : {stage} - 1)")
         elif tma or p.arrivals:  # one mbarrier per stage: the bytes its TMA copies deliver,
             # or each thread's arrival once its cp.async copies of the stage have landed
@@ -693,7 +694,8 @@ class DotWriter(Writer):
                     d["more"]).strip())
                 d["waited"] = True
 
-        self.after_first_fragments = release if d.get("roles") else copies
+        self.after_first_fragments = copies if not d.get("roles") else \
+            None if p.releases else release
         with self.out.same_last_statement():
             with self.out.captured() as d["body"]:
                 self.core.region(body)

@@ -36,7 +36,8 @@ def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:
     # (not over the TMA copies' mbarriers: memory that held one is not reused uninvalidated)
     tiles_end = max((t.offset + t.nbytes for t in dynamic_tiles(kernel, barriers=False)),
                     default=0)
-    if not tiles_end or kernel.warp_roles is not None:  # (a producer refills the tiles)
+    if not tiles_end or kernel.warp_roles is not None and kernel.warp_roles.tiles:
+        # (a producer refills the tiles under the next tile's stores)
         return []
     notes: list[str] = []
     _coalesce_region(kernel.body, False, kernel.num_warps, warp_size, tiles_end, notes)

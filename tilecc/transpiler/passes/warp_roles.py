@@ -17,12 +17,19 @@ waits on a block-wide barrier: the consumers' own barriers are named ones of the
 threads only (the renderer writes them so).
 
 Only where nothing else needs every warp: one pipelined loop in the kernel, every load of
-it a TMA copy (no stream state, nothing read ahead or deferred), directly inside a loop
-over tiles at the kernel's top level that carries no values, whose stores of blocks are
-all the copy engine's, whose product is long enough (`PRODUCT`), and where everything
-the copies and the loops' bounds read is scalar arithmetic of arguments, program ids and
-the tile loop's index.  Elsewhere the pipeline keeps its one role (a non-persistent
-kernel gained nothing measurable: 0.97-1.04 of the single-role loop).
+it a TMA copy (no stream state, nothing read ahead or deferred), its first product long
+enough (`PRODUCT`), and everything the copies and the loops' bounds read scalar
+arithmetic of arguments, program ids and the tile loop's index; the loop either
+  * the one product of a loop over tiles at the kernel's top level that carries no
+    values and stores its blocks through the copy engine (a coalesced store would go
+    through the stages the producer refills under it), or
+  * at the kernel's top level, its stages released by each warp once its products
+    retired (`Pipeline.releases`: attention's forward loop, two products; nothing is in
+    flight after the loop).  On an H200 (`bench_attention.py --quick`, two runs, head
+    dim 128, 8 warps) causal attention went from 429.8 / 428.5 to 448.3 / 445.7 TFLOP/s
+    (1.49 -> 1.56x Triton), non-causal stayed level (487.0 / 489.4 -> 491.6 / 484.3).
+Elsewhere the pipeline keeps its one role (a GEMM of one tile a program gained nothing
+measurable: 0.97-1.04 of the single-role loop).
 """
 
 from __future__ import annotations
@@ -34,13 +41,13 @@ from tilecc.transpiler.passes.dce import PURE
 
 # the producer is one warpgroup: `setmaxnreg` moves registers by warpgroup
 PRODUCER_WARPS = 4
-# Products of at least this many multiply-adds a stage (M x N x K: 128 x 256 x 64) take the
-# two roles.  Measured on an H200 (`bench_descriptor.py --fixed`, Triton time / tilecc
-# time, one role -> two): 128 x 256 x 64 on 8 warps, 3 stages, 0.992 -> 1.001 at 4096³,
-# 0.995 -> 1.014 at 8192³, 0.997 -> 0.989 at 1024 x 32768 x 1024; shorter products lost:
-# 128 x 128 x 64 on 8 warps 0.951-0.963 against 0.980-0.987, on 4 warps (one consumer
-# warpgroup) 0.870-0.923 against 0.968-0.984 (the stage's hand-over through the producer
-# is paid per product)
+# Products of at least this many multiply-adds a stage (M x N x K: 128 x 256 x 64;
+# attention's 128 x 128 x 128) take the two roles.  Measured on an H200
+# (`bench_descriptor.py --fixed`, Triton time / tilecc time, one role -> two):
+# 128 x 256 x 64 on 8 warps, 3 stages, 0.992 -> 1.001 at 4096³, 0.995 -> 1.014 at 8192³,
+# 0.997 -> 0.989 at 1024 x 32768 x 1024; shorter products lost: 128 x 128 x 64 on 8 warps
+# 0.951-0.963 against 0.980-0.987, on 4 warps (one consumer warpgroup) 0.870-0.923
+# against 0.968-0.984 (the stage's hand-over through the producer is paid per product)
 PRODUCT = 1 << 21
 # registers a producer thread keeps (`setmaxnreg.dec`); the consumers take the rest
 PRODUCER_REGISTERS = 40
@@ -86,22 +93,27 @@ def plan(kernel: Kernel, tma_stores: set[int]) -> WarpRoles | None:
             or p.arrivals:
         return None
     dots = [o for o in walk(loop.regions[0]) if o.kind == "dot"]
-    if len(dots) != 1 or not dots[0].attrs["plan"].unit.async_groups:
+    if not dots or not all(d.attrs["plan"].unit.async_groups for d in dots):
         return None
     (m, k), n = dots[0].operands[0].type.shape[-2:], dots[0].operands[1].type.shape[-1]
     if m * n * k < PRODUCT:
         return None
-    tiles = next((op for op in kernel.body.ops if op.kind == "for" and
-                  any(o is loop for o in op.regions[0].ops)), None)
-    if tiles is None or tiles.results or loop.attrs.get("hoisted"):
-        return None
-    for o in walk(tiles.regions[0]):
-        if o.kind == "store" and o.operands[1].type.is_block and id(o) not in tma_stores:
-            return None  # (a coalesced store would go through the tiles the producer fills)
-        if o.kind in ("while", "atomic", "atomic_cas") or o.kind == "for" and \
-                o is not loop and "hoisted" in o.attrs:
+    if p.releases and any(o is loop for o in kernel.body.ops):
+        tiles = None  # a loop at the top level whose warps release the stages they read
+    else:
+        if len(dots) != 1:
             return None
-    needed: list[Value] = [*tiles.operands[:3], *loop.operands[:3]]
+        tiles = next((op for op in kernel.body.ops if op.kind == "for" and
+                      any(o is loop for o in op.regions[0].ops)), None)
+        if tiles is None or tiles.results or loop.attrs.get("hoisted"):
+            return None
+        for o in walk(tiles.regions[0]):
+            if o.kind == "store" and o.operands[1].type.is_block and id(o) not in tma_stores:
+                return None  # (a coalesced store would go through the tiles the producer fills)
+            if o.kind in ("while", "atomic", "atomic_cas") or o.kind == "for" and \
+                    o is not loop and "hoisted" in o.attrs:
+                return None
+    needed: list[Value] = [*(tiles.operands[:3] if tiles else ()), *loop.operands[:3]]
     body = loop.regions[0]
     for o in body.ops:  # (the copy engine's copies read the slice's scalars only)
         if id(o) in p.slice_ops and o not in p.loads and not o.results[0].type.is_block:
@@ -109,8 +121,9 @@ def plan(kernel: Kernel, tma_stores: set[int]) -> WarpRoles | None:
     for copy in p.tma:
         needed += [*copy.corner, *copy.outer] + ([copy.rows] if copy.rows is not None else [])
     inner = {id(o) for o in walk(body)}
-    placed = {id(o) for o in (*kernel.body.ops, *tiles.regions[0].ops)}  # (not in branches)
-    known = {a.id for a in (*tiles.regions[0].args, *body.args)}
+    tile_ops = tiles.regions[0].ops if tiles else ()
+    placed = {id(o) for o in (*kernel.body.ops, *tile_ops)}  # (not in branches)
+    known = {a.id for a in (*(tiles.regions[0].args if tiles else ()), *body.args)}
     producer = {id(tiles), id(loop)}
     while needed:
         v = needed.pop()

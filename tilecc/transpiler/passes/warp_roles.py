@@ -1,4 +1,4 @@
-"""Warp specialization (sm_90): a persistent kernel's copies issued by warps of their own.
+"""Warp specialization (sm_90): a pipelined loop's TMA copies issued by warps of their own.
 
 A kernel that walks output tiles in a loop (Triton's tutorial 09: `for tile_id in
 tl.range(start, num_tiles, NUM_SMS)`), each tile a K loop whose operands the copy engine
@@ -56,10 +56,11 @@ REGISTERS_PER_SM = 65536
 
 @dataclass(frozen=True)
 class WarpRoles:
-    """`Kernel.warp_roles`: the loop over tiles, the pipelined K loop inside it, and the
-    ops the producer runs (id(): the two loops and the scalars they and the copies read;
-    the K loop's copies' own scalars are `Pipeline.slice_ops`)."""
-    tiles: Op
+    """`Kernel.warp_roles`: the loop over tiles (None: the pipelined loop is at the
+    kernel's top level), the pipelined loop, and the ops the producer runs (id(): the
+    loops and the scalars they and the copies read; the pipelined loop's own scalars of
+    the copies are `Pipeline.slice_ops`)."""
+    tiles: Op | None
     loop: Op
     producer: frozenset
     # id() of the producer's scalars the consumers do not read (the copies' coordinates)
@@ -124,7 +125,7 @@ def plan(kernel: Kernel, tma_stores: set[int]) -> WarpRoles | None:
     tile_ops = tiles.regions[0].ops if tiles else ()
     placed = {id(o) for o in (*kernel.body.ops, *tile_ops)}  # (not in branches)
     known = {a.id for a in (*(tiles.regions[0].args if tiles else ()), *body.args)}
-    producer = {id(tiles), id(loop)}
+    producer = {id(loop)} | ({id(tiles)} if tiles else set())
     while needed:
         v = needed.pop()
         if v.id in known or v.owner is None:  # (an argument, or a loop's index)

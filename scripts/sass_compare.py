@@ -13,8 +13,9 @@ time for the target given.  Needs triton (3.x) importable next to tilecc, and cu
 Counted per kernel: global loads and stores by width, shared-memory loads and stores,
 shuffles, barriers, local-memory traffic (spills), math and tensor-core instructions,
 branches, all instructions, the registers per thread and how many programs an SM holds
-by them (and by threads); then the same over the hot loop
-alone, static counts (both arms of a branch inside it counted).  The hot loop is, of the
+by them (and by threads), the shared memory a program takes (its `__shared__` arrays and
+what the launch gives) and how many programs an SM holds by it; then the same over the
+hot loop alone, static counts (both arms of a branch inside it counted).  The hot loop is, of the
 address ranges that a backward branch closes, the shortest of those that hold the most
 tensor-core instructions (else FFMAs): a K loop, attention's loop over keys.  `--dump DIR`
 writes both SASS listings (and tilecc's CUDA source) for reading."""
@@ -104,16 +105,25 @@ def hot_loop(sass: str) -> str | None:
     return "\n".join(line for a, _, line in lines if start <= a <= end)
 
 
-def registers(cubin: bytes) -> int | None:
+def _resource_usage(cubin: bytes) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
     try:
-        out = subprocess.run([find_tool("cuobjdump"), "-res-usage", f.name],
-                             capture_output=True, text=True).stdout
+        return subprocess.run([find_tool("cuobjdump"), "-res-usage", f.name],
+                              capture_output=True, text=True).stdout
     finally:
         os.unlink(f.name)
-    m = re.search(r"REG:(\d+)", out)
+
+
+def registers(cubin: bytes) -> int | None:
+    m = re.search(r"REG:(\d+)", _resource_usage(cubin))
     return int(m.group(1)) if m else None
+
+
+def static_shared(cubin: bytes) -> int:
+    """The kernel's `__shared__` bytes (what a launch adds, dynamic, is not in the cubin)."""
+    m = re.search(r"SHARED:(\d+)", _resource_usage(cubin))
+    return int(m.group(1)) if m else 0
 
 
 # an SM of sm_80 / sm_90: registers, the unit a warp's registers are given in, threads
@@ -129,6 +139,25 @@ def programs_by_registers(regs: int | None, num_warps: int) -> int | None:
         return None
     per_warp = -(-regs * 32 // _REGISTER_UNIT) * _REGISTER_UNIT
     return min(_SM_REGISTERS // (per_warp * num_warps), _SM_THREADS // (32 * num_warps),
+               _SM_PROGRAMS)
+
+
+# shared memory an SM gives its programs, by architecture (sm_90: 228 KiB; sm_80: 164;
+# sm_86 / sm_89: 100), and what the driver reserves for each program
+_SM_SHARED = {90: 233472, 80: 167936, 86: 102400, 89: 102400}
+_PROGRAM_RESERVED = 1024
+
+
+def programs_by_shared(nbytes: int | None, arch: int = 90) -> int | None:
+    """How many programs an SM holds at once as far as shared memory allows (each also
+    takes the driver's reserved kilobyte): the cause of a gap that registers and
+    instruction counts do not show (int8 weights at 64 x 128 x 64, 4 stages: 80 KiB
+    holds two programs where Triton's 72 hold three)."""
+    if nbytes is None:
+        return None
+    if nbytes == 0:
+        return _SM_PROGRAMS
+    return min(_SM_SHARED.get(arch, _SM_SHARED[90]) // (nbytes + _PROGRAM_RESERVED),
                _SM_PROGRAMS)
 
 
@@ -154,7 +183,7 @@ def load_kernel(spec: str):
 
 
 def triton_compile(kernel, signature: list[str], num_warps: int, num_stages: int, arch: int):
-    """The same source through Triton ahead of time: (cubin, sass)."""
+    """The same source through Triton ahead of time: (cubin, sass, shared bytes)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton_clone import as_triton
@@ -176,17 +205,19 @@ def triton_compile(kernel, signature: list[str], num_warps: int, num_stages: int
     src = triton.compiler.ASTSource(fn, signature=sig, constexprs=consts, attrs=attrs)
     compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32),
                               options={"num_warps": num_warps, "num_stages": num_stages})
-    return compiled.asm["cubin"], compiled.asm.get("sass") or sass_of(compiled.asm["cubin"])
+    return (compiled.asm["cubin"], compiled.asm.get("sass") or sass_of(compiled.asm["cubin"]),
+            compiled.metadata.shared)
 
 
 def tilecc_compile(kernel, signature: list[str], num_warps: int, num_stages: int, arch: int):
-    """(cubin, sass, CUDA source)."""
+    """(cubin, sass, CUDA source, shared bytes: the cubin's and what a launch gives)."""
     suffix = "a" if arch >= 90 else ""
     binary = kernel.compile(signature, arch=f"sm_{arch}{suffix}", num_warps=num_warps,
                             num_stages=num_stages)
     source = kernel.source(signature, arch=f"sm_{arch}{suffix}", num_warps=num_warps,
                            num_stages=num_stages)
-    return binary.data, sass_of(binary.data), source
+    return (binary.data, sass_of(binary.data), source,
+            static_shared(binary.data) + binary.shared_bytes)
 
 
 def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 3,
@@ -194,11 +225,15 @@ def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 
     """{"tilecc": {row: count}, "triton": {...}} (rows of ROWS plus "registers" and the
     programs an SM holds by them)."""
     out = {}
-    tc_cubin, tc_sass, tc_src = tilecc_compile(kernel, signature, num_warps, num_stages, arch)
-    out["tilecc"] = counts(tc_sass) | _occupancy(registers(tc_cubin), num_warps)
+    tc_cubin, tc_sass, tc_src, tc_shared = tilecc_compile(kernel, signature, num_warps,
+                                                          num_stages, arch)
+    out["tilecc"] = counts(tc_sass) | _occupancy(registers(tc_cubin), num_warps, tc_shared,
+                                                 arch)
     try:
-        tr_cubin, tr_sass = triton_compile(kernel, signature, num_warps, num_stages, arch)
-        out["triton"] = counts(tr_sass) | _occupancy(registers(tr_cubin), num_warps)
+        tr_cubin, tr_sass, tr_shared = triton_compile(kernel, signature, num_warps, num_stages,
+                                                      arch)
+        out["triton"] = counts(tr_sass) | _occupancy(registers(tr_cubin), num_warps, tr_shared,
+                                                     arch)
     except ImportError:
         tr_sass = None
     for tool, sass in (("tilecc", tc_sass), ("triton", tr_sass)):
@@ -218,14 +253,17 @@ def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 
     return out
 
 
-def _occupancy(regs: int | None, num_warps: int) -> dict[str, int | None]:
-    return {"registers": regs, "programs/SM (regs)": programs_by_registers(regs, num_warps)}
+def _occupancy(regs: int | None, num_warps: int, shared: int | None,
+               arch: int) -> dict[str, int | None]:
+    return {"registers": regs, "programs/SM (regs)": programs_by_registers(regs, num_warps),
+            "shared bytes": shared, "programs/SM (shared)": programs_by_shared(shared, arch)}
 
 
 def table(result: dict, with_registers: bool = True) -> str:
     tools = list(result)
     labels = [label for label, _ in ROWS] + (
-        ["registers", "programs/SM (regs)"] if with_registers else [])
+        ["registers", "programs/SM (regs)", "shared bytes", "programs/SM (shared)"]
+        if with_registers else [])
     lines = [f"{'':<22}" + "".join(f"{t:>10}" for t in tools)]
     for label in labels:
         vals = [result[t].get(label) for t in tools]

@@ -1,7 +1,7 @@
 """scripts/sass_compare.py: its hot loop on a hand-written SASS listing — the innermost
 range a backward branch closes that holds the tensor-core products, not the outer loop
 around it nor a retry's branch from far below back into it — and the programs an SM
-holds by a kernel's registers."""
+holds by a kernel's registers and by its shared memory."""
 
 from __future__ import annotations
 
@@ -83,3 +83,16 @@ def test_straight_code_has_no_hot_loop(sass):
 ])
 def test_programs_an_sm_holds_by_registers(sass, regs, warps, programs):
     assert sass.programs_by_registers(regs, warps) == programs
+
+
+@pytest.mark.parametrize("nbytes,arch,programs", [
+    (81920, 90, 2),     # 80 KiB and the reserved one: two of 228
+    (73728, 90, 3),     # 72 KiB: three (what Triton's int8 weights at 64 x 128 x 64 take)
+    (232448, 90, 1),    # a program's whole 227 KiB
+    (81920, 80, 2),     # sm_80's 164 KiB
+    (49152, 86, 2),     # sm_86's 100 KiB: two of 49 KiB
+    (0, 90, 32),        # none: the program count's own limit
+    (None, 90, None),
+])
+def test_programs_an_sm_holds_by_shared_memory(sass, nbytes, arch, programs):
+    assert sass.programs_by_shared(nbytes, arch) == programs

@@ -105,24 +105,22 @@ def hot_loop(sass: str) -> str | None:
     return "\n".join(line for a, _, line in lines if start <= a <= end)
 
 
-def _resource_usage(cubin: bytes) -> str:
+def registers(cubin: bytes) -> int | None:
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
     try:
-        return subprocess.run([find_tool("cuobjdump"), "-res-usage", f.name],
-                              capture_output=True, text=True).stdout
+        out = subprocess.run([find_tool("cuobjdump"), "-res-usage", f.name],
+                             capture_output=True, text=True).stdout
     finally:
         os.unlink(f.name)
-
-
-def registers(cubin: bytes) -> int | None:
-    m = re.search(r"REG:(\d+)", _resource_usage(cubin))
+    m = re.search(r"REG:(\d+)", out)
     return int(m.group(1)) if m else None
 
 
-def static_shared(cubin: bytes) -> int:
-    """The kernel's `__shared__` bytes (what a launch adds, dynamic, is not in the cubin)."""
-    m = re.search(r"SHARED:(\d+)", _resource_usage(cubin))
+def static_shared(ptxas_log: str) -> int:
+    """A kernel's `__shared__` bytes, as ptxas reports them ("N bytes smem"; cuobjdump's
+    SHARED adds the kilobyte the driver reserves for each program)."""
+    m = re.search(r"(\d+) bytes smem", ptxas_log)
     return int(m.group(1)) if m else 0
 
 
@@ -217,7 +215,7 @@ def tilecc_compile(kernel, signature: list[str], num_warps: int, num_stages: int
     source = kernel.source(signature, arch=f"sm_{arch}{suffix}", num_warps=num_warps,
                            num_stages=num_stages)
     return (binary.data, sass_of(binary.data), source,
-            static_shared(binary.data) + binary.shared_bytes)
+            static_shared(binary.log or "") + binary.shared_bytes)
 
 
 def compare(kernel, signature: list[str], num_warps: int = 4, num_stages: int = 3,

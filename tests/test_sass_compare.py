@@ -96,3 +96,9 @@ def test_programs_an_sm_holds_by_registers(sass, regs, warps, programs):
 ])
 def test_programs_an_sm_holds_by_shared_memory(sass, nbytes, arch, programs):
     assert sass.programs_by_shared(nbytes, arch) == programs
+
+
+def test_a_kernels_static_shared_memory_is_ptxas_own_count(sass):
+    log = "ptxas info    : Used 26 registers, used 1 barriers, 32 bytes smem, 400 bytes cmem[0]"
+    assert sass.static_shared(log) == 32
+    assert sass.static_shared("ptxas info    : Used 26 registers") == 0

@@ -56,6 +56,23 @@ def test_address_arithmetic_and_pointer_casts(n) -> None:
     np.testing.assert_array_equal(flags, [1, 1])
 
 
+def test_masked_off_lanes_of_integer_addresses_may_point_into_another_array() -> None:
+    """The reversed addresses of the lanes past n point below x: here into another
+    argument laid out just before it (before the fix, into whatever array the allocator
+    had put there, which made the test above depend on the machine).  Only the lanes
+    a load reads decide which array a block of addresses points into."""
+    n = 7
+    memory = np.linspace(-2, 3, 32).astype(np.float32)
+    before, x = memory[:16], memory[16:16 + n]
+    y = np.zeros(n, np.float32)
+    bits = np.zeros(n, np.int32)
+    flags = np.zeros(2, np.int32)
+    KP.address_arith_kernel.interpret[(1,)](x, y, bits, flags, n, BLOCK=16)
+    np.testing.assert_array_equal(y, x[::-1])
+    np.testing.assert_array_equal(flags, [1, 1])
+    assert before.size  # (kept referenced: an array the interpreter can find)
+
+
 def test_grouped_gemm_example_on_the_interpreter() -> None:
     runpy.run_path(os.path.join(EXAMPLES, "grouped_gemm.py"), run_name="not_main")["main"]()
 

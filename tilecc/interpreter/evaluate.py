@@ -458,6 +458,19 @@ class Program:
         return addresses.to_pointer(self.env[SPACE], x, elem, op.loc, Pointer)
 
     # --- memory ------------------------------------------------------------------------------
+    def _resolved(self, op: Op, ptr: Pointer, mask) -> Pointer:
+        """A block of pointers made from integers that no one array holds, resolved again
+        from the lanes the access reads: a masked-off lane may point anywhere, into
+        another array (whichever the allocator put next to this one) or none."""
+        if ptr.raw is None or mask is None:
+            return ptr
+        raw = np.asarray(ptr.raw)
+        active = np.broadcast_to(np.asarray(mask, bool), raw.shape)
+        if not raw.ndim or not active.any() or active.all():
+            return ptr
+        lanes = np.where(active, raw, raw[active][0])  # (the others: an active lane's)
+        return addresses.to_pointer(self.env[SPACE], lanes, ptr.buffer.dtype, op.loc, Pointer)
+
     def _lanes(self, op: Op, ptr: Pointer, mask, what: str):
         if what != "load" and not ptr.buffer.flags.writeable:
             raise InterpreterError(
@@ -492,6 +505,7 @@ class Program:
         mask = self.get(op.operands[1]) if len(op.operands) > 1 else None
         t = op.result.dtype
         other = self.get(op.operands[2]) if len(op.operands) > 2 else _as(0, t)
+        ptr = self._resolved(op, ptr, mask)
         offset, active = self._lanes(op, ptr, mask, "load")
         values = ptr.buffer[np.where(active, offset, 0)] if ptr.buffer.size else \
             np.zeros(offset.shape, _np(t))
@@ -501,6 +515,7 @@ class Program:
         ptr = self.get(op.operands[0])
         value = self.get(op.operands[1])
         mask = self.get(op.operands[2]) if len(op.operands) > 2 else None
+        ptr = self._resolved(op, ptr, mask)
         offset, active = self._lanes(op, ptr, mask, "store")
         if offset.ndim == 0:
             if active:
@@ -515,6 +530,7 @@ class Program:
                   "min": lambda old, v: _float_extreme(old, v, False)}
 
     def _atomic_lanes(self, op: Op, ptr: Pointer, mask, apply):
+        ptr = self._resolved(op, ptr, mask)
         offset, active = self._lanes(op, ptr, mask, "atomic")
         offs = np.atleast_1d(offset)
         act = np.broadcast_to(np.atleast_1d(active), offs.shape)

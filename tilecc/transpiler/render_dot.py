@@ -660,8 +660,8 @@ class DotWriter(Writer):
         # a barrier ends the iteration (else the refill barrier does), where the stages are
         # read by other threads than the ones that copied them: not a block read ahead
         d["closing"] = not p.awaits_at_refill and not p.awaits_at_top and d["shared"] and \
-            not d.get("roles")
-        d["await_top"] = p.awaits_at_top or d.get("roles")
+            not d["roles"]
+        d["await_top"] = p.awaits_at_top or d["roles"]
 
         def release() -> None:
             # a consumer (warp_roles): the previous iteration's product retired (this one's
@@ -694,7 +694,7 @@ class DotWriter(Writer):
                     d["more"]).strip())
                 d["waited"] = True
 
-        self.after_first_fragments = copies if not d.get("roles") else \
+        self.after_first_fragments = copies if not d["roles"] else \
             None if p.releases else release
         with self.out.same_last_statement():
             with self.out.captured() as d["body"]:

@@ -4,7 +4,9 @@ With a GPU (torch with CUDA, and CuPy): per argument kind — torch tensors, CuP
 `__cuda_array_interface__` objects, DLPack objects, NumPy scalars, torch tensors and CuPy
 arrays in turn on one kernel — tilecc's warm launch of a ten-argument kernel minus a CuPy
 RawKernel launch of the same generated source (CuPy arrays and NumPy scalars, as RawKernel
-takes them), in µs, timed in interleaved batches in one process.
+takes them), in µs, timed in interleaved batches in one process; where Triton is
+installed, also tilecc's launch minus Triton's of tutorial 09's persistent matmul with
+three host-side TensorDescriptors (an argument kind RawKernel has no counterpart for).
 
 Without one (or with --stand-ins): each row launches the same kernel the way user code
 does — `kernel[grid](...)`, `kernel.run(..., grid=...)`, an `@autotune`d kernel — with
@@ -45,6 +47,10 @@ BASE = 0x7F0000000000
 
 
 def ten(a, b, c, d, e, f, n, m, k, alpha, BLOCK: tl.constexpr):
+    pass
+
+
+def three_descriptors(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr):
     pass
 
 
@@ -187,6 +193,8 @@ def cases() -> dict:
 
     tuned = tilecc.autotune(configs=[tilecc.Config({"BLOCK": 1024}, num_warps=4)],
                             key=["n"])(tilecc.jit(ten))
+    k12 = tilecc.jit(three_descriptors)
+    descs = [tilecc.TensorDescriptor(t, [1024, 1024], [1024, 1], [128, 64]) for t in ts[:3]]
     return {
         "torch, kernel[(1,)](..., BLOCK=)": lambda: k1[(1,)](*ts, 1024, 3, 5, 0.5, BLOCK=1024),
         "torch, + num_warps=8": lambda: k2[(1,)](*ts, 1024, 3, 5, 0.5, BLOCK=1024,
@@ -207,6 +215,8 @@ def cases() -> dict:
         "DLPack, kernel[(1,)]": lambda: k9[(1,)](*ds, 1024, 3, 5, 0.5, BLOCK=1024),
         "CuPy + NumPy scalars, kernel[(1,)]": lambda: k10[(1,)](*cs, *scalars, BLOCK=1024),
         "torch and CuPy in turn, one kernel (per launch)": (in_turn, 2),
+        "three host TensorDescriptors (torch), kernel[(1,)]": lambda: k12[(1,)](
+            *descs, 1024, 1024, 1024, BLOCK_M=128, num_warps=8, num_stages=3),
     }
 
 
@@ -384,7 +394,10 @@ def gpu_rows(args) -> list[tuple[str, float]]:
         torch.testing.assert_close(ts[4], ref * 0.5 + 3, msg=label)
         torch.testing.assert_close(ts[5], ref - 5, msg=label)
         ts[4].zero_()
+    against_triton = descriptor_cases(args, torch)
+    cases.update(against_triton)
     us = host_us_interleaved(cases, args.number, torch.cuda.synchronize, rounds=args.repeat)
+    triton_us = {label: us.pop(label) for label in against_triton}
     base = us.pop("RawKernel (CuPy arrays, NumPy scalars)")
     base_dlpack = {label: us.pop(f"{DLPACK_BASE}: {label}", None) for label in kinds}
     rows = [("RawKernel (CuPy arrays, NumPy scalars), µs per launch", base)]
@@ -394,7 +407,43 @@ def gpu_rows(args) -> list[tuple[str, float]]:
         if base_dlpack.get(label) is not None:
             rows.append((f"tilecc - (RawKernel + the producer's exports): {label}",
                          per_launch - base_dlpack[label]))
+    if triton_us:
+        tc, tr = triton_us.values()
+        rows.append(("tilecc - Triton: three host TensorDescriptors (tutorial 09's kernel)",
+                     tc - tr))
     return rows
+
+
+DESCRIPTORS = "three host TensorDescriptors (tutorial 09's persistent matmul)"
+
+
+def descriptor_cases(args, torch) -> dict:
+    """tilecc's and Triton's launch of examples/persistent_matmul.py's kernel with three
+    host-side TensorDescriptors (each tool its own class), where Triton is installed: a
+    kind of argument RawKernel has no counterpart for."""
+    if args.match not in DESCRIPTORS:
+        return {}
+    try:
+        import runpy
+
+        import triton  # noqa: F401
+        from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+        from triton_clone import as_triton
+    except ImportError:
+        return {}
+    here = os.path.dirname(os.path.abspath(__file__))
+    kernel = runpy.run_path(os.path.join(here, "..", "examples", "persistent_matmul.py"),
+                            run_name="bench")["persistent_matmul_kernel"]
+    a, b, c = (torch.zeros(256, 256, device="cuda", dtype=torch.float16) for _ in range(3))
+    out = {}
+    for tool, k, cls in (("tilecc", kernel, tilecc.TensorDescriptor),
+                         ("Triton", as_triton(kernel), TritonDescriptor)):
+        descs = (cls.from_tensor(a, [128, 64]), cls.from_tensor(b, [64, 128]),
+                 cls.from_tensor(c, [128, 128]))
+        out[f"{tool}: {DESCRIPTORS}"] = lambda k=k, d=descs: k[(1,)](
+            *d, 256, 256, 256, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+            GROUP_SIZE_M=8, NUM_SMS=1, num_warps=4, num_stages=3)
+    return out
 
 
 def main() -> None:

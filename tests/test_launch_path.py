@@ -809,3 +809,107 @@ def test_cupy_arrays_of_bfloat16_and_float8_are_taken_by_their_dtype() -> None:
                                                                  "typestr": dtype.str}})()
         info = SP.array_info(fake)
         assert info.dtype.short == short and info.ptr == 0x7f0000000000
+
+
+def scaled_tiles(x_desc, y_desc, scale, BLOCK: tl.constexpr):
+    pass
+
+
+def _descriptor(array, shape, strides, block=(64, 32), padding="zero"):
+    return tilecc.TensorDescriptor(array, list(shape), list(strides), list(block), padding)
+
+
+@pytest.mark.parametrize("fw", ["torch", "cupy"])
+def test_host_descriptors_take_the_generated_warm_launch(gpu, fw, monkeypatch):
+    """Host-side TensorDescriptor arguments bind, key and launch in the generated warm
+    launch, which passes what the general path passes; each change of what the
+    specialization reads of a descriptor (its base's alignment and dtype, the dims' and
+    strides' residues, block shape, padding) compiles anew, and one it cannot key (a
+    last stride other than 1, another rank) goes to the general path, which decides."""
+    k = tilecc.jit(scaled_tiles)
+    mk = MAKERS[fw]
+    x, y = mk(BASE), mk(BASE + (1 << 20))
+    dx, dy = _descriptor(x, (512, 256), (256, 1)), _descriptor(y, (512, 256), (256, 1))
+    k[(4,)](dx, dy, 0.5, BLOCK=64)
+    k[(4,)](dx, dy, 0.5, BLOCK=64)  # the second: the warm launch is generated
+    taken = []
+    monkeypatch.setattr(k, "_direct", counting(k._direct, taken))
+    k._grids.clear()
+    variants = [
+        (dx, dy),
+        (_descriptor(mk(BASE + 32), (512, 256), (256, 1)), dy),  # another base, aligned
+        (_descriptor(x, (500, 256), (256, 1)), dy),  # a dim not a multiple of 16
+        (_descriptor(x, (512, 256), (264, 1)), dy),  # a stride of another residue
+        (_descriptor(x, (512, 256), (256, 1), block=(32, 32)), dy),
+        (_descriptor(x, (512, 256), (256, 1), padding="nan"), dy),
+        (dx, _descriptor(mk(BASE + (1 << 21)), (512, 256), (256, 1))),  # the same again
+    ]
+    if fw == "torch":  # another dtype
+        variants.append((dx, _descriptor(FakeTensor(BASE, F16), (512, 256), (256, 1))))
+    for pair in variants + variants:
+        k[(4,)](*pair, 0.5, BLOCK=64)
+    specs = {repr(cache.spec_key(k.specs_for(dict(zip(k._param_names, (*p, 0.5, 64))))[0]))
+             for p in variants}
+    assert len(gpu.builds) == len(specs) == len(variants) - 3  # (the residues key alone)
+    # the first time, keys seen before only (an aligned base like the first, the first
+    # again); the second time, every one
+    assert taken[:len(variants)] == [True, True] + [False] * 4 + [True] + \
+        [False] * (len(variants) - 7)
+    assert all(taken[len(variants):])
+    values = [e["values"] for e in gpu.log]
+    assert values[2:2 + len(variants)] == values[2 + len(variants):]
+    assert values[2][:4] == [BASE, 512, 256, 256]  # base, dims, strides but the last
+    assert values[3][0] == BASE + 32 and values[5][3] == 264
+    # a last stride other than 1 (refused by the specialization) and another rank: the
+    # general path, every time
+    bad = _descriptor(x, (512, 256), (256, 1))
+    bad.strides = [256, 2]  # (a descriptor is a dataclass: its fields may change)
+    with pytest.raises(ValueError, match="last"):
+        k[(4,)](bad, dy, 0.5, BLOCK=64)
+    cube = _descriptor(x, (4, 512, 256), (512 * 256, 256, 1), block=(2, 64, 32))
+    k[(4,)](cube, dy, 0.5, BLOCK=64)
+    k[(4,)](cube, dy, 0.5, BLOCK=64)
+    assert taken[2 * len(variants):] == [False, False]  # (the error left no record)
+    assert gpu.log[-1]["values"][:6] == [BASE, 4, 512, 256, 512 * 256, 256]
+
+
+def test_tensor_map_launches_take_the_generated_warm_launch(gpu, monkeypatch):
+    """A kernel that takes tensor maps of its host-side descriptors launches warm through
+    the generated launch too: the maps are encoded once for the descriptors' values and
+    passed after the parameters; a descriptor over other memory encodes its map again."""
+    from tilecc.runtime import cuda_driver
+    from tilecc.runtime.launch import cuda as launch_cuda
+    from tilecc.transpiler.specs import TensorMap
+
+    encoded = []
+
+    def encode(address, **args):
+        encoded.append(address)
+        return tuple(range(address, address + 16))
+
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled", encode)
+
+    class MapKernel(RecordingKernel):
+        def launch_kernel(self, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+            super().launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
+            at = ctypes.c_void_p.from_address(params + sum(self.taken) * 8).value
+            self.log[-1]["map"] = struct.unpack("=16Q", ctypes.string_at(at, 128))
+
+    def build(jit_fn, specs, num_warps, debug, backend, device_id, num_stages=None):
+        gpu.builds.append(specs)
+        kernel = MapKernel(specs, num_warps, device_id, gpu.log)
+        m = TensorMap("x_desc", "fp32", (64, 32), 128, "zero")
+        kernel.tensor_maps = launch_cuda.map_slots([m], specs)
+        return kernel
+
+    monkeypatch.setattr(L, "_build", build)
+    k = tilecc.jit(scaled_tiles)
+    x, y = FakeTensor(BASE), FakeTensor(BASE + (1 << 20))
+    dy = _descriptor(y, (512, 256), (256, 1))
+    for base in (x, x, x, FakeTensor(BASE + 4096), x):
+        k[(4,)](_descriptor(base, (512, 256), (256, 1)), dy, 0.5, BLOCK=64)
+    assert k._direct is not None and "_tc_l(_tc_g3, (" in k._direct.source
+    assert len(gpu.builds) == 1 and encoded == [BASE, BASE + 4096, BASE]
+    assert [e["map"][0] for e in gpu.log] == [BASE] * 3 + [BASE + 4096, BASE]
+    assert all(e["values"][:4] == [e["map"][0], 512, 256, 256] for e in gpu.log)
+    assert all(e["values"][-1] == 0.5 for e in gpu.log)

@@ -397,6 +397,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
     guards, body, key, out = [], [], [], []
     stream = f"_tc_dlpack_stream_{variant}"  # (per variant: torch's stream, or CuPy's)
     dlpack_args: list[int] = []  # (their capsules' reads are checked by the binder)
+    checked: list[str] = []  # descriptors' flags: whether the binder may key them
     for i, (is_ce, v) in enumerate(zip(constexpr_flags, values)):
         a, t = f"a{i}", type(v)
         env[f"T{i}_{variant}"] = t
@@ -445,6 +446,16 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
             dlpack_args.append(i)
             key += [f"v{i}", f"w{i}", f"p{i} & 15 == 0"]
             out.append(f"p{i}")
+        elif kind == _DESC:  # (q: False where the slow path must see it)
+            lines_key_out = _descriptor_lines(a, i, v, variant, env)
+            if lines_key_out is None:
+                return None
+            guard, lines, part, values_out = lines_key_out
+            guards.append(guard)
+            body += lines
+            key.append(part)
+            out += values_out
+            checked.append(f"q{i}")
         else:
             return None
     names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
@@ -453,7 +464,7 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         lines.append(f"    if {' or '.join(guards)}:")
         lines.append("        return None")
     lines += [f"    {b}" for b in body]
-    unread = [f"w{i} is None" for i in dlpack_args]
+    unread = [f"w{i} is None" for i in dlpack_args] + [f"not {q}" for q in checked]
     if unread:  # (dlpack.UNREAD: nothing is filed under such a key)
         lines.append(f"    if {' or '.join(unread)}:")
         lines.append("        return None")
@@ -473,6 +484,40 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         binder.variant = Variant(guards, body, key, out, f"_tc_bound_{variant}", tail, env)
         binder.direct = combined_direct(param_names, [binder])
     return binder
+
+
+def _descriptor_lines(a: str, i: int, d, variant: int, env: dict):
+    """What a generated warm launch reads of host-side descriptor `a` (argument `i`, like
+    `d`): the guard on its base's type (after the descriptor's own), its lines, its part of
+    the key — `_descriptor_key`'s, unrolled for `d`'s rank, None where `q{i}` is False
+    (another rank, a last stride other than 1: nothing is filed under None, so the general
+    path decides) — and its values.  None where the base is of no kind read here."""
+    base = d.base
+    kind = _KINDS.get(type(base))
+    if kind is None:
+        kind = _kind_of(type(base))
+    rank = len(d.block_shape)
+    if kind not in (_TORCH, _CUPY) or rank == 0 or len(d.shape) != rank or \
+            len(d.strides) != rank:
+        return None
+    env[f"B{i}_{variant}"] = type(base)
+    lines = [f"b{i} = {a}.base"]
+    if kind == _TORCH:
+        lines.append(f"p{i} = b{i}.data_ptr()")
+        device = f"b{i}.get_device()"
+    else:
+        lines += [f"m{i} = b{i}.data", f"p{i} = m{i}.ptr"]
+        device = f"m{i}.device_id"
+    lines += [f"sh{i}, st{i}, bs{i} = {a}.shape, {a}.strides, {a}.block_shape",
+              f"q{i} = len(sh{i}) == {rank} and len(st{i}) == {rank} and "
+              f"len(bs{i}) == {rank} and st{i}[{rank - 1}] == 1"]
+    dims = range(rank)
+    part = (f"(b{i}.dtype, p{i} & 15 == 0, {device}, "
+            f"{', '.join(f'bs{i}[{j}]' for j in dims)}, {a}.padding, "
+            f"{', '.join(f'sh{i}[{j}] & 15 == 0' for j in dims)}, "
+            f"{', '.join(f'st{i}[{j}] & 15' for j in dims)}) if q{i} else None")
+    values = [f"p{i}", *(f"sh{i}[{j}]" for j in dims), *(f"st{i}[{j}]" for j in dims)]
+    return f"type({a}.base) is not B{i}_{variant}", lines, part, values
 
 
 def combined_direct(param_names: tuple[str, ...], binders: list) -> Callable:

@@ -14,6 +14,7 @@ launch itself through CuPy's compiled binding when CuPy is loaded anyway.
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from typing import Callable
@@ -363,7 +364,7 @@ class TensorMapLauncher(Launcher):
     matter, so only where a fallback build exists).  A launch declined is remembered by
     its map's values: the next one with the same values goes to the fallback at once."""
 
-    __slots__ = ("maps", "encoded", "fallback", "_fallback")
+    __slots__ = ("maps", "encoded", "fallback", "_fallback", "_keys")
 
     def __init__(self, kernel, layout: tuple[str, tuple[bool, ...]],
                  stream_of: Callable[[int], int]):
@@ -373,46 +374,78 @@ class TensorMapLauncher(Launcher):
         super().__init__(kernel, (codes + "Q" * 16 * n, taken + ((True,) + (False,) * 15) * n),
                          stream_of)
         self._owner = None
-        self.encoded: list = [None] * n  # per map: (its descriptor's values, the map)
+        self.encoded: list = [None] * n  # per map: (its key, the map's 16 words or None)
         self.fallback: Callable[[], Launcher] | None = None
         self._fallback: Launcher | None = None
+        # per map, what of the values its encoding depends on, read in one C call: the
+        # parts compiled in are the same at every launch of this build
+        self._keys = [_getter(tuple(j for j, _ in picks if j is not None))
+                      for picks, _, _ in self.maps]
 
     def __call__(self, grid: tuple[int, int, int], values) -> None:
-        given, values = values, list(values)
+        words: tuple = ()
+        for i, key in enumerate(self._keys):
+            got = self.encoded[i]
+            if got is None or got[0] != key(values):
+                return self._encode(grid, values)
+            if got[1] is None:  # (declined before, with these values)
+                return self._fallback(grid, values)
+            words += got[1]
+        super().__call__(grid, (*values, *words))
+
+    def _encode(self, grid: tuple[int, int, int], values) -> None:
+        """A launch whose descriptors' values changed: encode the maps again (or decline
+        to the fallback), then launch."""
         driver = _driver()
         for i, (picks, ndim, m) in enumerate(self.maps):
-            key = tuple(values[j] if j is not None else c for j, c in picks)
+            key = self._keys[i](values)
             got = self.encoded[i]
-            if got is not None and got[0] == key and got[1] is None:  # (declined before)
-                return self._fallback(grid, given)
-            if got is None or got[0] != key:
-                address, shape, strides = key[0], key[1:1 + ndim], key[1 + ndim:1 + 2 * ndim]
-                short = [f"{name} >= {least}" for v, (name, least) in
-                         zip(key[1 + 2 * ndim:], m.requires) if v < least]
-                if m.args is not None and (short or (all(n > 0 for n in shape) and (
-                        breaks_tma_rule(m, address, strides) or
-                        (self.fallback is not None and ragged_boxes(m, shape))))):
-                    if self.fallback is not None:
-                        if self._fallback is None:
-                            self._fallback = self.fallback()
-                        self.encoded[i] = (key, None)  # (the next launch alike declines)
-                        return self._fallback(grid, given)
-                    if short:  # (strides: tensor_map_arguments raises Triton's error)
-                        raise ValueError(f"{m.what}: its TMA copies were compiled for "
-                                         f"{', '.join(short)}")
-                args = tensor_map_arguments(m, address, shape, strides)
-                if args is None:  # an empty tensor: a map that reads the padding alone
-                    word, args = padding_map_arguments(m)
-                    # (one that stores writes nothing of the tensor: its element is a
-                    # word of its own, not the padding other maps read)
-                    where = (self.device_id, "written" if m.store else word)
-                    if where not in _padding_memory:
-                        _padding_memory[where] = driver.memAllocFilled(256, word)
-                    address = _padding_memory[where]
-                got = self.encoded[i] = (key, driver.tensorMapEncodeTiled(address=address,
-                                                                          **args))
-            values += got[1]
-        super().__call__(grid, values)
+            if got is not None and got[0] == key:
+                if got[1] is None:  # (declined before)
+                    return self._fallback(grid, values)
+                continue
+            full = tuple(values[j] if j is not None else c for j, c in picks)
+            address, shape, strides = full[0], full[1:1 + ndim], full[1 + ndim:1 + 2 * ndim]
+            short = [f"{name} >= {least}" for v, (name, least) in
+                     zip(full[1 + 2 * ndim:], m.requires) if v < least]
+            if m.args is not None and (short or (all(n > 0 for n in shape) and (
+                    breaks_tma_rule(m, address, strides) or
+                    (self.fallback is not None and ragged_boxes(m, shape))))):
+                if self.fallback is not None:
+                    if self._fallback is None:
+                        self._fallback = self.fallback()
+                    self.encoded[i] = (key, None)  # (the next launch alike declines)
+                    return self._fallback(grid, values)
+                if short:  # (strides: tensor_map_arguments raises Triton's error)
+                    raise ValueError(f"{m.what}: its TMA copies were compiled for "
+                                     f"{', '.join(short)}")
+            args = tensor_map_arguments(m, address, shape, strides)
+            if args is None:  # an empty tensor: a map that reads the padding alone
+                word, args = padding_map_arguments(m)
+                # (one that stores writes nothing of the tensor: its element is a
+                # word of its own, not the padding other maps read)
+                where = (self.device_id, "written" if m.store else word)
+                if where not in _padding_memory:
+                    _padding_memory[where] = driver.memAllocFilled(256, word)
+                address = _padding_memory[where]
+            self.encoded[i] = (key, tuple(driver.tensorMapEncodeTiled(address=address,
+                                                                      **args)))
+        super().__call__(grid, (*values, *(w for _, words in self.encoded for w in words)))
+
+    @staticmethod
+    def direct_tail(out: list[str], hand_off: str) -> tuple[list[str], list[str], dict]:
+        """The generated warm launch calls the launcher (`__call__`): its maps are checked
+        there, and it runs in any thread (the values are packed by `Launcher.__call__`)."""
+        return [], [f"_tc_l(_tc_g3, ({', '.join(out)}{',' if len(out) == 1 else ''}))"], {}
+
+
+def _getter(slots: tuple[int, ...]) -> Callable:
+    """values -> the values at `slots` (a tuple of them; () for none)."""
+    if not slots:
+        return lambda values: ()
+    if len(slots) == 1:
+        return operator.itemgetter(slots[0])
+    return operator.itemgetter(*slots)
 
 
 def launcher(kernel, layout, frameworks: set[str]) -> Launcher:

@@ -213,6 +213,44 @@ def test_the_persistent_example_copies_by_tma_and_compiles() -> None:
     assert source.count("tc::mbarrier_init(") == source.count("tc::mbarrier_inval(") == 1
 
 
+@tilecc.jit
+def column_sums_of_product(a_desc, b_desc, out_ptr, N, K, BM: tl.constexpr,
+                           BN: tl.constexpr, BK: tl.constexpr):
+    """Each block's column sums of A @ B, over all its rows: rows past A's read as zeros
+    (the descriptor's padding), so they add nothing, as Triton's do."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(out_ptr + pid_m * N + rn, tl.sum(acc, axis=0), mask=rn < N)
+
+
+def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
+    """A's rows in one box (a split map): a block past the tensor's last whole slab
+    copies only the 8-row boxes that hold rows of the tensor, the others' places zeroed
+    in every stage before the loop — where the loop runs once per program.  The loop
+    over K of a persistent kernel (inside its loop over tiles) copies every box."""
+    source = _artifact(_signature("fp16", 128, 128, 64), num_warps=8).source
+    assert "tc::mbarrier_complete_bytes(landed, 1024);" in source
+    assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and source.count("make_uint4(0, 0, 0, 0)") == 1
+    zeroing = source.index("make_uint4(0, 0, 0, 0)")
+    assert source.index("tc::fence_mbarrier_init();") < zeroing < \
+        source.index("__syncthreads();  // the barriers, initialized for every thread")
+    nan = _artifact(_signature("fp16", 128, 128, 64, nan=True), num_warps=8).source
+    assert "complete_bytes" not in nan and "make_uint4" not in nan  # (NaN: copied)
+    import os
+    import runpy
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "persistent_matmul.py")
+    example = runpy.run_path(path, run_name="not_main")
+    kernel, signature = example["persistent_matmul_kernel"], example["SIGNATURE"]
+    persistent = kernel.source(signature, num_warps=8, num_stages=4)
+    assert "past the tensor's last whole slab" in persistent
+    assert "complete_bytes" not in persistent and "make_uint4" not in persistent
+
+
 # --- descriptors made in the kernel -----------------------------------------------------------
 
 @tilecc.jit
@@ -574,6 +612,32 @@ def test_a_in_one_box_on_gpu_over_whole_and_partial_slabs(bm, bn, bk, warps, sla
         torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=1e-1)
         a, b, c = _torch_matmul("fp16", m, 96, bk + 8, bm, bn, bk, warps, 3, nan=True)
         assert torch.isnan(c).all()  # A's NaN columns past K meet B's zero rows
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
+                                                   (128, 128, 64, 4, 4), (64, 64, 32, 4, 3)])
+@pytest.mark.parametrize("m", [1, 9, 64 + 8, 127, 129, 1000, 4097])
+def test_rows_past_the_tensor_read_zeros_on_gpu(bm, bn, bk, warps, stages, m) -> None:
+    """Blocks past the last whole slab copy only the boxes holding rows: the column sums
+    over each block's rows, those past the tensor's included, are the tensor's alone."""
+    torch = pytest.importorskip("torch")
+    n, k = 96, 3 * bk + 16
+    torch.manual_seed(m)
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    blocks = tilecc.cdiv(m, bm)
+    out = torch.full((blocks, n), float("nan"), device="cuda")
+    D = tilecc.TensorDescriptor
+    column_sums_of_product[(blocks, tilecc.cdiv(n, bn))](
+        D.from_tensor(a, [bm, bk]), D.from_tensor(b, [bk, bn]), out, n, k, BM=bm, BN=bn,
+        BK=bk, num_warps=warps, num_stages=stages)
+    full = torch.zeros(blocks * bm, n, device="cuda")
+    full[:m] = a.float() @ b.float()
+    ref = full.view(blocks, bm, n).sum(1)
+    torch.testing.assert_close(out, ref, rtol=1e-2, atol=0.05 * (bm * k) ** 0.5)
+    a, b, c = _made_desc_matmul(m, n, k, bm, bn, bk, warps, stages)  # and the products
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=0.1)
 
 
 @pytest.mark.gpu

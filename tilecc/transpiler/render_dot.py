@@ -14,7 +14,7 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 
 from __future__ import annotations
 
-from tilecc.transpiler.ir import Op, Value
+from tilecc.transpiler.ir import Op, Value, walk
 from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import (DotPlan, b_k_major, promotion_steps, swizzled_chunk,
@@ -84,6 +84,9 @@ class DotWriter(Writer):
         # loads read ahead for a product's prologue → (stages array, stage, elements)
         self.read_ahead: dict[int, tuple[str, str, int]] = {}
         self.barriers = self.phase = ""  # a TMA pipeline's mbarriers, and their parity
+        # the loop's split copies that skip the boxes past the tensor's rows, whose places
+        # it zeroes before it (TmaCopy.skip_past), by id()
+        self.zeroed: set[int] = set()
         # a pipeline's mbarriers of the warps' releases (Pipeline.releases), and the
         # variable of the stage its iteration reads
         self.released = self.current_stage = ""
@@ -593,6 +596,14 @@ class DotWriter(Writer):
             arrivals=threads if p.arrivals else None, barriers=self.barriers, dist=p.distance,
             wgmma=any(self.dot_use[ld.result.id][0].attrs["plan"].unit.async_proxy
                       for ld, own in zip(p.loads, p.own) if not own)))
+        # (only where the block's first row reads nothing the loop defines: the zeroing
+        # runs before it)
+        inside = {a.id for a in body.args} | {r.id for o in walk(body) for r in o.results}
+        self.zeroed = {id(c) for c in p.tma if c is not None and c.skip_past and
+                       self.before_loop(c.corner[0], inside) and
+                       self.before_loop(c.rows, inside)}
+        d["zero_fill"] = [self.zero_fill(ld, copy, p.stages, threads)
+                          for ld, copy in zip(p.loads, p.tma) if id(copy) in self.zeroed]
         with self.out.captured() as d["prologue"]:
             self.issue_copies(op, d["next"], "s", f"{d['next']} {cmp} {hi_text}")
         d["ahead"] = self.names.fresh(f"{ivn}_ahead")
@@ -603,6 +614,7 @@ class DotWriter(Writer):
                  next_parity=f"({stage} + 1 == {count} ? {self.phase} ^ 1 : {self.phase})")
         self.pipelined_body(op, d)
         self.out.line(self.ctx.dot_macros.pipelined_loop(d))
+        self.zeroed = set()
         self.wgmma_in_flight = self.refill_barrier = False
         self.deferred, self.deferred_accs = frozenset(), []
 
@@ -748,6 +760,34 @@ class DotWriter(Writer):
         groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
+    def before_loop(self, v: Value, inside: set[int]) -> bool:
+        """Whether `v`'s text reads only values defined before the loop (`inside`: those
+        it defines)."""
+        if v.id in self.exprs.inline and v.owner is not None:
+            return all(self.before_loop(o, inside) for o in v.owner.operands)
+        return v.id not in inside
+
+    def zero_fill(self, ld: Op, copy, stages: int, threads: int) -> dict:
+        """Where a split copy's block ends past the tensor's last whole slab, the places of
+        its 8-row boxes wholly past the tensor's rows, zeroed in every stage before the loop
+        (`TmaCopy.skip_past`: no copy writes there, and the product reads the zeros a
+        copy would have brought), 16 bytes a store."""
+        x = ld.result
+        arr, _, elems = self.pipe_tiles[x.id]
+        dot, which = self.dot_use[x.id]
+        rows, cols = x.type.shape
+        box_rows, box_cols = copy.tail_box
+        row0 = self.exprs.text(copy.corner[0])
+        limit = self.exprs.text(copy.rows)
+        slab = rows_slab(copy.rows_split)
+        chunks = box_rows * box_cols * x.dtype.itemsize // 16
+        return dict(arr=arr, elems=elems, name=x.name or "the operand", threads=threads,
+                    whole=f"{row0} + {rows} <= {limit} / {slab} * {slab}",
+                    past=f"{row0} + r >= {limit}", chunks=chunks, col_boxes=cols // box_cols,
+                    row_boxes=rows // box_rows, box_rows=box_rows, box_cols=box_cols,
+                    count=stages * rows // box_rows * (cols // box_cols) * chunks,
+                    offset=self.operand_offset(dot, which, "r", "col"))
+
     def tma_copies(self, p: Pipeline, stage: str, release: str = "",
                    issuer: bool = True) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
@@ -779,6 +819,8 @@ class DotWriter(Writer):
                     at=", ".join([f"{col0} + col"] + [f"{row0} / {slab}" if st == slab else
                                                     "0" for _, st in copy.rows_split]),
                     whole=f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}",
+                    inside=f"{row0} + r < {self.exprs.text(copy.rows)}"
+                    if id(copy) in self.zeroed else None,
                     offset=self.operand_offset(dot, which, "0", "col"),
                     dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
                          ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")

@@ -1900,6 +1900,11 @@ TC_DEVICE void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                :: "r"(bar), "r"(bytes) : "memory");
 }
+// bytes a barrier was told to expect that no copy will bring (a box skipped)
+TC_DEVICE void mbarrier_complete_bytes(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
 // this thread's arrival (a warp's lane 0 speaking for the warp: one of the arrivals the
 // barrier was initialized with), releasing what the thread read before it
 TC_DEVICE void mbarrier_arrive(unsigned bar) {

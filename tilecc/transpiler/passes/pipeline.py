@@ -44,7 +44,7 @@ at a time through a second map of the descriptor (the last row of blocks of a ra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
@@ -80,6 +80,11 @@ class TmaCopy:
     outer: tuple = ()
     requires: tuple = ()
     pointers: bool = False
+    # a split copy whose block past the last whole slab copies only the 8-row boxes that
+    # hold rows of the tensor: the others' places in every stage are zeroed once before
+    # the loop (`skip_past`: the loop runs once per program, its block's first row and the
+    # tensor's rows fixed before it, so no copy ever writes there)
+    skip_past: bool = False
 
     @property
     def map_box(self) -> tuple[int, ...]:
@@ -168,10 +173,11 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
         return
     reads = ir.uses(kernel)
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
+    top = {id(op) for op in kernel.body.ops}  # loops that run once per program
     for op in kernel.walk():
         if op.kind == "for":
             # with the loads of the products' prologues, else (they would spoil it) without
-            tma = has_tma, maps, made_descriptor_tma
+            tma = has_tma, maps, made_descriptor_tma, id(op) in top
             p = (prologue_reads and _loop(op, kernel.num_stages, reads, *tma, True)) or \
                 _loop(op, kernel.num_stages, reads, *tma, False)
             if p is not None:
@@ -319,7 +325,7 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
-          maps: dict[tuple, tuple], made_descriptor_tma: bool,
+          maps: dict[tuple, tuple], made_descriptor_tma: bool, once: bool,
           prologue: bool) -> Pipeline | None:
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
@@ -430,6 +436,10 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             if not _candidate(loads[i], *fed[i]):
                 return None
             tma[i] = None
+    if once:  # blocks past the last whole slab: their boxes past the tensor's rows skipped
+        tma = [replace(c, skip_past=True) if c is not None and c.rows_split and
+               c.padding == "zero" and _invariant(c.corner[0], body, defined) and
+               _invariant(c.rows, body, defined) else c for c in tma]
     p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma,
                  own=[i >= direct for i in range(len(loads))])
     names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
@@ -440,6 +450,16 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
               f"({stages} stages)")
     return p
+
+
+def _invariant(v: Value, body: Region, defined: dict[int, Op]) -> bool:
+    """Whether `v` is the same at every iteration of the loop of `body`: defined before
+    it, or by pure ops of the body from such values (not the index, nothing carried)."""
+    op = defined.get(v.id)
+    if op is None:
+        return all(v is not a for a in body.args)
+    return op.kind in PURE and not op.regions and \
+        all(_invariant(o, body, defined) for o in op.operands)
 
 
 def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],

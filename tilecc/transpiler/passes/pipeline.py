@@ -39,7 +39,9 @@ that placement (`a_rows_split`; eight-row boxes took the copy engine a third of 
 step's time).  The bounds are the hardware's: outside the tensor a copy reads zeros (or
 NaN for "nan" padding), as the mask would.  A split map's bounds are the tensor's over its
 whole slabs of rows only: a block that reaches past the last whole slab is copied 8 rows
-at a time through a second map of the descriptor (the last row of blocks of a ragged M).
+at a time through a second map of the descriptor (the last row of blocks of a ragged M),
+in a loop that runs once per program only the boxes that hold rows of the tensor
+(`TmaCopy.skip_past`: the others' places, zeroed before the loop, read as the padding).
 """
 
 from __future__ import annotations

@@ -511,6 +511,40 @@ def test_rows_ending_inside_a_split_box_launch_the_fallback(monkeypatch) -> None
     assert fallen == [4097, 4097]
 
 
+def test_one_wave_of_programs_with_a_tail_of_several_copies_launches_the_fallback(
+        monkeypatch) -> None:
+    """A descriptor made in the kernel whose last block of rows takes several 8-row copies
+    (`tail_copies`): a grid whose programs all run at once waits for that block, and runs
+    the other build; a grid of more programs than SMs, a tail of one copy, whole blocks
+    and a host-side descriptor (no other build) stay on TMA."""
+    from tilecc.runtime import cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "tensorMapEncodeTiled", lambda address, **args: (0,) * 16)
+    monkeypatch.setattr(cuda_driver, "deviceGetAttribute", lambda attribute, ordinal: 132)
+    split = ((8, 1), (2, 64), (8, 8))
+    slots = ((0, None), (1, None), (2, None), (2, None), (None, 1))
+    made = TensorMap("a_ptr", "fp16", (128, 64), 128, "zero", ("a_ptr", "M", "K", "K", 1),
+                     rows_split=split)
+    assert [launch_cuda.tail_copies(made, (rows, 64)) for rows in (4096, 4097, 1000, 960)] \
+        == [0, 1, 13, 8]
+    fallen = []
+    kernel = _Recorder([(slots, 2, made)])
+    launcher = launch_cuda.launcher(kernel, ("Qii", (True, True, True)), set())
+    launcher.stream_of = lambda device: 0
+    launcher.fallback = lambda: lambda grid, values: fallen.append((grid, values[1]))
+    for grid, rows in (((8, 8, 1), 1000), ((8, 8, 1), 1000), ((32, 8, 1), 1000),
+                       ((8, 8, 1), 4097), ((8, 8, 1), 4096), ((8, 8, 1), 960)):
+        launcher(grid, [1 << 20, rows, 1024])
+    assert fallen == [((8, 8, 1), 1000)] * 2 + [((8, 8, 1), 960)]
+    assert len(kernel.launches) == 3
+    host = TensorMap("a", "fp16", (128, 64), 128, "zero", rows_split=split)
+    kernel = _Recorder([(tuple((i, None) for i in range(5)), 2, host)])
+    launcher = launch_cuda.launcher(kernel, ("Qiiqq", (True,) * 4 + (False,)), set())
+    launcher.stream_of = lambda device: 0
+    launcher((8, 8, 1), [1 << 20, 1000, 1024, 1024, 1])
+    assert len(kernel.launches) == 1
+
+
 def test_the_fallback_build_reads_made_descriptors_without_tma() -> None:
     from kernels_ptr import DESC_MATMUL_SIGNATURE, desc_matmul_kernel
 

@@ -234,12 +234,13 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     over K of a persistent kernel (inside its loop over tiles) copies every box."""
     source = _artifact(_signature("fp16", 128, 128, 64), num_warps=8).source
     assert "tc::mbarrier_complete_bytes(landed, 1024);" in source
-    assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and source.count("make_uint4(0, 0, 0, 0)") == 1
-    zeroing = source.index("make_uint4(0, 0, 0, 0)")
+    assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and \
+        source.count("tc::zero_16_bytes(") == 1
+    zeroing = source.index("tc::zero_16_bytes(")
     assert source.index("tc::fence_mbarrier_init();") < zeroing < \
         source.index("__syncthreads();  // the barriers, initialized for every thread")
     nan = _artifact(_signature("fp16", 128, 128, 64, nan=True), num_warps=8).source
-    assert "complete_bytes" not in nan and "make_uint4" not in nan  # (NaN: copied)
+    assert "complete_bytes" not in nan and "zero_16_bytes" not in nan  # (NaN: copied)
     import os
     import runpy
 
@@ -248,7 +249,7 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     kernel, signature = example["persistent_matmul_kernel"], example["SIGNATURE"]
     persistent = kernel.source(signature, num_warps=8, num_stages=4)
     assert "past the tensor's last whole slab" in persistent
-    assert "complete_bytes" not in persistent and "make_uint4" not in persistent
+    assert "complete_bytes" not in persistent and "zero_16_bytes" not in persistent
 
 
 # --- descriptors made in the kernel -----------------------------------------------------------

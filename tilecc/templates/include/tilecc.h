@@ -1900,6 +1900,8 @@ TC_DEVICE void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                :: "r"(bar), "r"(bytes) : "memory");
 }
+// 16 bytes of shared memory set to zero (places no copy writes that a product reads)
+TC_DEVICE void zero_16_bytes(void* at) { *reinterpret_cast<uint4*>(at) = make_uint4(0, 0, 0, 0); }
 // bytes a barrier was told to expect that no copy will bring (a box skipped)
 TC_DEVICE void mbarrier_complete_bytes(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"

@@ -96,7 +96,8 @@ def test_descriptor_operands_of_a_warpgroup_product_are_copied_by_tma() -> None:
     assert "const __grid_constant__ tc::TensorMap a_desc_map" in src
     assert "const __grid_constant__ tc::TensorMap a_desc_8rows_map" in src
     assert "if (pid_m * 128 + 128 <= a_desc_shape0 / 64 * 64) {" in src  # whole slabs
-    assert "tc::mbarrier_expect_bytes(landed, 32768)" in src  # 2 x 128 x 64 x 2 bytes
+    # 2 x 128 x 64 x 2 bytes, less A's boxes wholly past the rows (not copied)
+    assert "tc::mbarrier_expect_bytes(landed, 32768 - a_stages_skipped)" in src
     assert "cp_async" not in src
 
 
@@ -233,14 +234,16 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     in every stage before the loop — where the loop runs once per program.  The loop
     over K of a persistent kernel (inside its loop over tiles) copies every box."""
     source = _artifact(_signature("fp16", 128, 128, 64), num_warps=8).source
-    assert "tc::mbarrier_complete_bytes(landed, 1024);" in source
+    assert "tc::mbarrier_expect_bytes(landed, 32768 - a_stages_skipped);" in source
+    assert "1024u * (16 - tc::min(tc::max((a_desc_shape0 - pid_m * 128 + 7) / 8, 0), 16))" in \
+        source
     assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and \
         source.count("tc::zero_16_bytes(") == 1
     zeroing = source.index("tc::zero_16_bytes(")
     assert source.index("tc::fence_mbarrier_init();") < zeroing < \
         source.index("__syncthreads();  // the barriers, initialized for every thread")
     nan = _artifact(_signature("fp16", 128, 128, 64, nan=True), num_warps=8).source
-    assert "complete_bytes" not in nan and "zero_16_bytes" not in nan  # (NaN: copied)
+    assert "_skipped" not in nan and "zero_16_bytes" not in nan  # (NaN: copied)
     import os
     import runpy
 
@@ -249,7 +252,7 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     kernel, signature = example["persistent_matmul_kernel"], example["SIGNATURE"]
     persistent = kernel.source(signature, num_warps=8, num_stages=4)
     assert "past the tensor's last whole slab" in persistent
-    assert "complete_bytes" not in persistent and "zero_16_bytes" not in persistent
+    assert "_skipped" not in persistent and "zero_16_bytes" not in persistent
 
 
 # --- descriptors made in the kernel -----------------------------------------------------------

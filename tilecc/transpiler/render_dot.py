@@ -819,12 +819,21 @@ class DotWriter(Writer):
                     at=", ".join([f"{col0} + col"] + [f"{row0} / {slab}" if st == slab else
                                                     "0" for _, st in copy.rows_split]),
                     whole=f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}",
+                    skipped=None,
                     inside=f"{row0} + r < {self.exprs.text(copy.rows)}"
                     if id(copy) in self.zeroed else None,
                     offset=self.operand_offset(dot, which, "0", "col"),
                     dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
                          ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")
                 box_rows = copy.tail_box[0]  # (the blocks past the whole slabs)
+                if id(copy) in self.zeroed:  # the bytes of the boxes wholly past the rows
+                    boxes = rows // box_rows  # (per 8 rows: a box of each column's)
+                    nbytes = box_rows * cols * x.dtype.itemsize
+                    split["skipped"] = dict(
+                        name=self.names.fresh(f"{arr}_skipped", add=False),
+                        bytes=f"{split['whole']} ? 0u :{BREAK}{nbytes}u * ({boxes} - tc::min("
+                              f"tc::max(({self.exprs.text(copy.rows)} - {row0} + "
+                              f"{box_rows - 1}) / {box_rows}, 0), {boxes}))")
             copies.append(dict(split=split,
                 comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,

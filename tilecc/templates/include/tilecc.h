@@ -1902,11 +1902,6 @@ TC_DEVICE void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
 }
 // 16 bytes of shared memory set to zero (places no copy writes that a product reads)
 TC_DEVICE void zero_16_bytes(void* at) { *reinterpret_cast<uint4*>(at) = make_uint4(0, 0, 0, 0); }
-// bytes a barrier was told to expect that no copy will bring (a box skipped)
-TC_DEVICE void mbarrier_complete_bytes(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
-               :: "r"(bar), "r"(bytes) : "memory");
-}
 // this thread's arrival (a warp's lane 0 speaking for the warp: one of the arrivals the
 // barrier was initialized with), releasing what the thread read before it
 TC_DEVICE void mbarrier_arrive(unsigned bar) {

@@ -179,6 +179,18 @@ def test_a_descriptor_loaded_outside_a_pipelined_product_is_not_mapped() -> None
     assert art.kernel.tensor_maps == [] and "tma_load" not in art.source
 
 
+@pytest.mark.parametrize("rows", ["i32:1", "i32", "i32:16"])
+def test_made_descriptor_tail_blocks_compile_for_every_row_specialization(rows) -> None:
+    """The bytes a tail block's copies bring, computed from the rows however the kernel
+    is specialized on them (== 1: a constant of another type)."""
+    require_cuda_compiler()
+    from kernels_ptr import desc_matmul_kernel
+    from test_compile_kernels import assert_clean_compile
+
+    assert_clean_compile(desc_matmul_kernel, f"*fp16:16, *fp16:16, *fp16:16, {rows}, i32:16, "
+                         "i32:16, 128, 128, 64", "cuda", "sm_90a", num_warps=4, num_stages=4)
+
+
 @pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
     ("fp16", 128, 128, 64, 4, 4), ("fp16", 128, 128, 64, 8, 3), ("bf16", 64, 128, 128, 4, 2),
     ("fp16", 64, 64, 32, 4, 3), ("fp32", 64, 64, 32, 4, 3), ("fp16", 128, 256, 64, 8, 3)])
@@ -235,8 +247,8 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     over K of a persistent kernel (inside its loop over tiles) copies every box."""
     source = _artifact(_signature("fp16", 128, 128, 64), num_warps=8).source
     assert "tc::mbarrier_expect_bytes(landed, 32768 - a_stages_skipped);" in source
-    assert "1024u * (16 - tc::min(tc::max((a_desc_shape0 - pid_m * 128 + 7) / 8, 0), 16))" in \
-        source
+    assert "1024u*(16-tc::min<int>(tc::max<int>((a_desc_shape0-pid_m*128+7)/8,0),16))" in \
+        "".join(source.split())  # (the boxes holding rows: the first ceil(rows left / 8))
     assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and \
         source.count("tc::zero_16_bytes(") == 1
     zeroing = source.index("tc::zero_16_bytes(")

@@ -831,9 +831,9 @@ class DotWriter(Writer):
                     nbytes = box_rows * cols * x.dtype.itemsize
                     split["skipped"] = dict(
                         name=self.names.fresh(f"{arr}_skipped", add=False),
-                        bytes=f"{split['whole']} ? 0u :{BREAK}{nbytes}u * ({boxes} - tc::min("
-                              f"tc::max(({self.exprs.text(copy.rows)} - {row0} + "
-                              f"{box_rows - 1}) / {box_rows}, 0), {boxes}))")
+                        bytes=f"{split['whole']} ? 0u :{BREAK}{nbytes}u * ({boxes} - "
+                              f"tc::min<int>(tc::max<int>(({self.exprs.text(copy.rows)} - "
+                              f"{row0} + {box_rows - 1}) / {box_rows}, 0), {boxes}))")
             copies.append(dict(split=split,
                 comment=comment, base=self.names.fresh(f"{arr}_base", add=False), arr=arr,
                 elems=elems, box=copy.box, rows=rows, cols=cols, box_rows=box_rows,

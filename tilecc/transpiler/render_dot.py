@@ -767,6 +767,12 @@ class DotWriter(Writer):
             return all(self.before_loop(o, inside) for o in v.owner.operands)
         return v.id not in inside
 
+    def whole_slabs(self, copy, row0: str, rows: int) -> str:
+        """Whether a split copy's block, from row `row0`, lies in the tensor's whole slabs of
+        rows (its one box), as C."""
+        slab = rows_slab(copy.rows_split)
+        return f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}"
+
     def zero_fill(self, ld: Op, copy, stages: int, threads: int) -> dict:
         """Where a split copy's block ends past the tensor's last whole slab, the places of
         its 8-row boxes wholly past the tensor's rows, zeroed in every stage before the loop
@@ -778,12 +784,11 @@ class DotWriter(Writer):
         rows, cols = x.type.shape
         box_rows, box_cols = copy.tail_box
         row0 = self.exprs.text(copy.corner[0])
-        limit = self.exprs.text(copy.rows)
-        slab = rows_slab(copy.rows_split)
         chunks = box_rows * box_cols * x.dtype.itemsize // 16
         return dict(arr=arr, elems=elems, name=x.name or "the operand", threads=threads,
-                    whole=f"{row0} + {rows} <= {limit} / {slab} * {slab}",
-                    past=f"{row0} + r >= {limit}", chunks=chunks, col_boxes=cols // box_cols,
+                    whole=self.whole_slabs(copy, row0, rows),
+                    past=f"{row0} + r >= {self.exprs.text(copy.rows)}", chunks=chunks,
+                    col_boxes=cols // box_cols,
                     row_boxes=rows // box_rows, box_rows=box_rows, box_cols=box_cols,
                     count=stages * rows // box_rows * (cols // box_cols) * chunks,
                     offset=self.operand_offset(dot, which, "r", "col"))
@@ -818,7 +823,7 @@ class DotWriter(Writer):
                     rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
                     at=", ".join([f"{col0} + col"] + [f"{row0} / {slab}" if st == slab else
                                                     "0" for _, st in copy.rows_split]),
-                    whole=f"{row0} + {rows} <= {self.exprs.text(copy.rows)} / {slab} * {slab}",
+                    whole=self.whole_slabs(copy, row0, rows),
                     skipped=None,
                     inside=f"{row0} + r < {self.exprs.text(copy.rows)}"
                     if id(copy) in self.zeroed else None,

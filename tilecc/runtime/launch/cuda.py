@@ -416,7 +416,7 @@ class TensorMapLauncher(Launcher):
             if got is None or got[0] != key(values):
                 return self._encode(grid, values)
             if got[1] is None:  # (declined before, with these values)
-                return self._fallback(grid, values)
+                return self._fallback_launcher()(grid, values)
             words += got[1]
         self._launch(grid, values, words)
 

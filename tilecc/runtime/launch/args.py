@@ -464,9 +464,11 @@ def make_binder(constexpr_flags: tuple[bool, ...], values, param_names: tuple[st
         lines.append(f"    if {' or '.join(guards)}:")
         lines.append("        return None")
     lines += [f"    {b}" for b in body]
-    unread = [f"w{i} is None" for i in dlpack_args] + [f"not {q}" for q in checked]
-    if unread:  # (dlpack.UNREAD: nothing is filed under such a key)
-        lines.append(f"    if {' or '.join(unread)}:")
+    # arguments the binder cannot key (a capsule unread, dlpack.UNREAD; a descriptor of
+    # another rank or last stride): nothing is filed under such a key
+    unkeyed = [f"w{i} is None" for i in dlpack_args] + [f"not {q}" for q in checked]
+    if unkeyed:
+        lines.append(f"    if {' or '.join(unkeyed)}:")
         lines.append("        return None")
     lines.append(f"    return ({', '.join(key)}{',' if len(key) == 1 else ''}), "
                  f"[{', '.join(out)}]")

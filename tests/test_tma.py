@@ -179,16 +179,18 @@ def test_a_descriptor_loaded_outside_a_pipelined_product_is_not_mapped() -> None
     assert art.kernel.tensor_maps == [] and "tma_load" not in art.source
 
 
-@pytest.mark.parametrize("rows", ["i32:1", "i32", "i32:16"])
-def test_made_descriptor_tail_blocks_compile_for_every_row_specialization(rows) -> None:
+@pytest.mark.parametrize("rows,bk", [("i32:1", 64), ("i32", 64), ("i32:16", 64), ("i32", 128)])
+def test_made_descriptor_tail_blocks_compile_for_every_row_specialization(rows, bk) -> None:
     """The bytes a tail block's copies bring, computed from the rows however the kernel
-    is specialized on them (== 1: a constant of another type)."""
+    is specialized on them (== 1: a constant of another type); 128 columns of K: two
+    boxes a row of boxes, which the zeroing walks as well."""
     require_cuda_compiler()
     from kernels_ptr import desc_matmul_kernel
     from test_compile_kernels import assert_clean_compile
 
     assert_clean_compile(desc_matmul_kernel, f"*fp16:16, *fp16:16, *fp16:16, {rows}, i32:16, "
-                         "i32:16, 128, 128, 64", "cuda", "sm_90a", num_warps=4, num_stages=4)
+                         f"i32:16, 128, 128, {bk}", "cuda", "sm_90a", num_warps=4,
+                         num_stages=4 if bk == 64 else 2)
 
 
 @pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
@@ -251,6 +253,10 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
         "".join(source.split())  # (the boxes holding rows: the first ceil(rows left / 8))
     assert "if (pid_m * 128 + r >= a_desc_shape0)" in source and \
         source.count("tc::zero_16_bytes(") == 1
+    # a warp a box (3 stages of 16 boxes over 8 warps), its place computed once, the
+    # lanes zeroing its 64 chunks of 16 bytes two apiece
+    assert "for (int b = tc::warp_id(); b < 48; b += 8) {" in source
+    assert "for (int chunk = tc::lane_id(); chunk < 64; chunk += 32)" in source
     zeroing = source.index("tc::zero_16_bytes(")
     assert source.index("tc::fence_mbarrier_init();") < zeroing < \
         source.index("__syncthreads();  // the barriers, initialized for every thread")
@@ -666,7 +672,8 @@ def test_a_in_one_box_on_gpu_over_whole_and_partial_slabs(bm, bn, bk, warps, sla
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
-                                                   (128, 128, 64, 4, 4), (64, 64, 32, 4, 3)])
+                                                   (128, 128, 64, 4, 4), (64, 64, 32, 4, 3),
+                                                   (128, 128, 128, 4, 2)])
 @pytest.mark.parametrize("m", [1, 9, 64 + 8, 127, 129, 1000, 4097])
 def test_rows_past_the_tensor_read_zeros_on_gpu(bm, bn, bk, warps, stages, m) -> None:
     """Blocks past the last whole slab copy only the boxes holding rows: the column sums

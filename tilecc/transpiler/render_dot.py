@@ -777,20 +777,22 @@ class DotWriter(Writer):
         """Where a split copy's block ends past the tensor's last whole slab, the places of
         its 8-row boxes wholly past the tensor's rows, zeroed in every stage before the loop
         (`TmaCopy.skip_past`: no copy writes there, and the product reads the zeros a
-        copy would have brought), 16 bytes a store."""
+        copy would have brought): a warp a box, 16 bytes a lane a store."""
         x = ld.result
         arr, _, elems = self.pipe_tiles[x.id]
         dot, which = self.dot_use[x.id]
         rows, cols = x.type.shape
         box_rows, box_cols = copy.tail_box
         row0 = self.exprs.text(copy.corner[0])
-        chunks = box_rows * box_cols * x.dtype.itemsize // 16
-        return dict(arr=arr, elems=elems, name=x.name or "the operand", threads=threads,
-                    whole=self.whole_slabs(copy, row0, rows),
-                    past=f"{row0} + r >= {self.exprs.text(copy.rows)}", chunks=chunks,
-                    col_boxes=cols // box_cols,
+        box_bytes = box_rows * box_cols * x.dtype.itemsize
+        warp = self.ctx.target.warp_size
+        boxes = stages * rows // box_rows * (cols // box_cols)
+        return dict(arr=arr, elems=elems, name=x.name or "the operand", warps=threads // warp,
+                    lanes=warp, whole=self.whole_slabs(copy, row0, rows),
+                    past=f"{row0} + r >= {self.exprs.text(copy.rows)}", chunks=box_bytes // 16,
+                    box_bytes=box_bytes, col_boxes=cols // box_cols,
                     row_boxes=rows // box_rows, box_rows=box_rows, box_cols=box_cols,
-                    count=stages * rows // box_rows * (cols // box_cols) * chunks,
+                    boxes=boxes,
                     offset=self.operand_offset(dot, which, "r", "col"))
 
     def tma_copies(self, p: Pipeline, stage: str, release: str = "",

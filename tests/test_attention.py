@@ -207,6 +207,22 @@ def test_hopper_copy_engine_stages_released_by_the_warps(d: int) -> None:
                          num_warps=8, num_stages=3)
 
 
+@pytest.mark.parametrize("stages", [2, 4])
+@pytest.mark.parametrize("cp_async", [False, True])
+def test_stages_released_by_the_warps_compile_at_any_depth(stages: int, cp_async: bool) -> None:
+    """A refill waits for the release of the stage the previous iteration read: with two
+    stages `stage ^ 1`, which the barrier's address takes whole (it once read
+    `released + stage ^ 1`, a pointer xor that NVRTC refused).  By the copy engine and by
+    cp.async (the build for strides TMA cannot read)."""
+    sig = _desc_signature(64)
+    _, loop = _hopper_loop(sig, 8, stages, kernel=desc_attention_fwd, cp_async=cp_async)
+    previous = "(start_n_stage ^ 1)" if stages == 2 else "(start_n_stage + 3) % 4"
+    assert f"tc::mbarrier_wait(tc::smem_address(start_n_released + {previous})," in loop
+    require_cuda_compiler()
+    assert_clean_compile(desc_attention_fwd, sig, "cuda", "sm_90", options=desc_attention_fwd.options(
+        arch="sm_90", num_warps=8, num_stages=stages, made_descriptor_tma=not cp_async))
+
+
 def _cuda_qkv(shape, seed: int, dtype: str = "float16"):
     """torch, its functional module and random q, k, v of `shape` on the GPU (the test
     skips without one)."""

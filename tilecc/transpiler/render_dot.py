@@ -665,7 +665,8 @@ class DotWriter(Writer):
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
         s, dist, stage = p.stages, p.distance, d["stage"]
-        write = f"{stage} ^ 1" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
+        # (whole: it lands in sums and products, where `^` would bind last)
+        write = f"({stage} ^ 1)" if s == 2 and dist == 1 else f"({stage} + {dist}) % {s}"
         # (own_stages == dist: iteration + dist lands in the stage read back this iteration)
         own_write = d["own_stage"] or stage if p.own_stages else write
         d["waited"] = False

@@ -85,8 +85,8 @@ def frontend_problem(prog, kernel) -> str | None:
             signature[name] = entry.split(":")[0]  # the type (Triton's attributes go apart)
     src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
     try:
-        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps":
-                                                                         prog.num_warps})
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={
+            "num_warps": prog.num_warps, "num_stages": prog.num_stages})
     except Exception as e:  # noqa: BLE001
         text = str(e)
         if "ptxas" in text or "PTX" in text or "nvidia" in text.lower() or "cuda" in text.lower():
@@ -117,7 +117,7 @@ def interpreter_problem(prog, kernel) -> str | None:
     args = prog.make_args()
     dev = [_torch(a) if isinstance(a, np.ndarray) else a for a in args]
     kernel[prog.grid](**{n: d for (n, _), d in zip(prog.params, dev)},
-                      num_warps=prog.num_warps)
+                      num_warps=prog.num_warps, num_stages=prog.num_stages)
     got = [_numpy(d, a) if isinstance(a, np.ndarray) else a for d, a in zip(dev, args)]
     if expected is None:
         return None

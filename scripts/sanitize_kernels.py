@@ -172,7 +172,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for seed in [*range(80), *CAMPAIGN_SEEDS]:
         prog = RK.generate(seed)
         dev = [RK._to_device(a) if isinstance(a, np.ndarray) else a for a in prog.make_args()]
-        prog.load(tmp)[prog.grid](*dev, num_warps=prog.num_warps)
+        prog.load(tmp)[prog.grid](*dev, num_warps=prog.num_warps,
+                                 num_stages=prog.num_stages)
 cupy.cuda.runtime.deviceSynchronize()
 print(f"sanitizer run: all launches completed ({len(K.CASES)} test cases, "
       f"{len(KD.CASES_DOT)} dot cases, {len(KR.CASES_REORDER)} reordering cases, "

@@ -96,7 +96,8 @@ def _interpreted_and_transpiled(programs: dict) -> dict[str, list[str]]:
                 kernel = prog.load(tmp)
                 for target in texts:
                     texts[target].append(kernel.source(prog.signature(), target=target,
-                                                       num_warps=prog.num_warps))
+                                                       num_warps=prog.num_warps,
+                                                       num_stages=prog.num_stages))
                 _, problem = RK.run_interpreter(prog, kernel)
             except Exception as e:
                 failed.append(RK.Result(s, "internal", f"{type(e).__name__}: {e}"))

@@ -201,7 +201,8 @@ def main() -> int:
             with open(os.path.join(out_dir, f"{prog.name}.py"), "w") as f:
                 f.write(prog.source)
                 f.write(f"\n# {res.kind}: launch grid {prog.grid}, num_warps "
-                        f"{prog.num_warps}, scalars {prog.scalars}\n")
+                        f"{prog.num_warps}, num_stages {prog.num_stages}, "
+                        f"scalars {prog.scalars}\n")
                 f.write("".join(f"# {line}\n" for line in res.detail.splitlines()))
             print(f"seed {res.seed} ({prog.feature}): {res.kind}: "
                   f"{res.detail.splitlines()[0][:300] if res.detail else ''}", flush=True)

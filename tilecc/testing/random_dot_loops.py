@@ -139,6 +139,9 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
 
     scalars = {"rows": rows, "cols": cols, "K": K, "sa": sa, "sb": sb, "so": so,
                "sab": a_size, "sbb": b_size, "sob": o_size}
+    # (drawn apart, as above) the pipeline's depth: two stages and one take other paths
+    # through the renderer (a refill's stage `stage ^ 1`; no pipeline at all)
+    stages = random.Random(seed * 31 + 13).choice([1, 2, 3, 3, 4])
     return Program(seed, "dot_loop", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
                    + [(s, "i32") for s in scalars]
@@ -146,4 +149,4 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
                    {"a_ptr": (dt, gb * a_size), "b_ptr": (dt, gb * b_size)},
                    [Output("out_ptr", f32, gb * o_size, exact=True)],
                    {"M": M, "N": N, "BK": BK}, (gm, gn, gb), warps, 1e-4, reference,
-                   scalars)
+                   scalars, num_stages=stages)

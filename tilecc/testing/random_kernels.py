@@ -477,7 +477,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
 def run_interpreter(prog: Program, kernel) -> tuple[list, str | None]:
     """Launch `kernel` on the interpreter; (its arguments after the run, a mismatch or None)."""
     args = prog.make_args()
-    kernel.interpret[prog.grid](*args, num_warps=prog.num_warps)
+    kernel.interpret[prog.grid](*args, num_warps=prog.num_warps, num_stages=prog.num_stages)
     expected = prog.expected()
     if expected is None:
         return args, None
@@ -526,10 +526,11 @@ def check(prog: Program, directory: str, targets=TARGETS, interpret: bool = True
         for target, arch in targets:
             if arch is None:
                 res.sources[target] = kernel.source(prog.signature(), target=target,
-                                                    num_warps=prog.num_warps)
+                                                    num_warps=prog.num_warps,
+                                                    num_stages=prog.num_stages)
             else:
                 kernel.compile(prog.signature(), target=target, arch=arch,
-                               num_warps=prog.num_warps)
+                               num_warps=prog.num_warps, num_stages=prog.num_stages)
     except NativeCompileError as e:
         res.kind, res.detail = "rejected", str(e)
         return res
@@ -561,7 +562,8 @@ def _mismatch(prog: Program, args: list, problem: str) -> tuple[str, str]:
 
 def sources(prog: Program, directory: str, target: str) -> str:
     kernel = prog.load(directory)
-    return kernel.source(prog.signature(), target=target, num_warps=prog.num_warps)
+    return kernel.source(prog.signature(), target=target, num_warps=prog.num_warps,
+                         num_stages=prog.num_stages)
 
 
 def compile_batch(texts: list[str], target: str, arch: str):
@@ -581,7 +583,8 @@ def precompile(prog: Program, kernel, arch: str) -> None:
 
     values, _ = kernel.bind(tuple(prog.make_args()), {"num_warps": prog.num_warps})
     specs, _ = kernel.specs_for(values)
-    compiler.compile(kernel, specs, "cuda", kernel.options(num_warps=prog.num_warps, arch=arch))
+    compiler.compile(kernel, specs, "cuda", kernel.options(
+        num_warps=prog.num_warps, num_stages=prog.num_stages, arch=arch))
 
 
 def _to_device(a: np.ndarray):
@@ -611,7 +614,7 @@ def run_gpu(prog: Program, kernel, interpreted: Result) -> Result:
     host = prog.make_args()
     try:
         dev = [_to_device(a) if isinstance(a, np.ndarray) else a for a in host]
-        kernel[prog.grid](*dev, num_warps=prog.num_warps)
+        kernel[prog.grid](*dev, num_warps=prog.num_warps, num_stages=prog.num_stages)
         got = [_to_host(d, a) if isinstance(a, np.ndarray) else a for d, a in zip(dev, host)]
     except Exception as e:
         res.kind, res.detail = "gpu", f"{type(e).__name__}: {e}"

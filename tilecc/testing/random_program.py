@@ -50,6 +50,8 @@ class Program:
     rtol: float
     reference: Callable[[dict], dict] = field(repr=False)
     scalars: dict[str, int] = field(default_factory=dict)
+    # shared-memory stages of its pipelined tl.dot loops (Triton's default elsewhere)
+    num_stages: int = 3
 
     # --- running it ---
     def load(self, directory: str):

@@ -140,8 +140,12 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
     scalars = {"rows": rows, "cols": cols, "K": K, "sa": sa, "sb": sb, "so": so,
                "sab": a_size, "sbb": b_size, "sob": o_size}
     # (drawn apart, as above) the pipeline's depth: two stages and one take other paths
-    # through the renderer (a refill's stage `stage ^ 1`; no pipeline at all)
+    # through the renderer (a refill's stage `stage ^ 1`; no pipeline at all); no deeper
+    # than an sm_90 program's shared memory holds (the launch would refuse it, as Triton's)
     stages = random.Random(seed * 31 + 13).choice([1, 2, 3, 3, 4])
+    stage_bytes = (M + N) * BK * dt.bits // 8
+    while stages > 1 and stages * stage_bytes > 200 * 1024:
+        stages -= 1
     return Program(seed, "dot_loop", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
                    + [(s, "i32") for s in scalars]

@@ -230,6 +230,40 @@ def test_maxnreg_takes_what_triton_takes_and_passes_the_nearest_legal_value(aske
     assert CompileOptions(maxnreg=asked).native_flags("cuda") == [f"--maxrregcount={passed}"]
 
 
+@tilecc.jit
+def k_loop(a, b, c, K, BM: tl.constexpr, BK: tl.constexpr):
+    rm, rk = tl.arange(0, BM), tl.arange(0, BK)
+    acc = tl.zeros((BM, BM), dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BM + rm[None, :])
+        acc = tl.dot(x, y, acc)
+    tl.store(c + rm[:, None] * BM + rm[None, :], acc)
+
+
+def test_num_stages_takes_any_depth_triton_takes() -> None:
+    """Libraries' configs pass num_stages=0 (Triton: no pipelining, as 1) and depths past
+    8; a depth whose stages outgrow the program's shared memory is refused when compiled,
+    as Triton refuses it (OutOfResources); only a negative depth or a non-integer is not an
+    option."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,{},64"
+    small, large = sig.format(64), sig.format(128)
+    unpiped = k_loop.source(small, arch="sm_90", num_stages=1)
+    assert k_loop.source(small, arch="sm_90", num_stages=0) == unpiped.replace(
+        "num_stages=1", "num_stages=0")
+    assert "pipeline" not in unpiped.split("#include")[1]
+    deep = k_loop.source(small, arch="sm_90", num_stages=10)
+    assert "10 stages" in deep
+    with pytest.raises(tilecc.OutOfResources, match="shared memory"):
+        k_loop.source(large, arch="sm_90", num_stages=10)
+    for bad in (-1, 2.0, True):
+        with pytest.raises(ValueError, match="num_stages must be a non-negative integer"):
+            k_loop.options(num_stages=bad)
+    require_cuda_compiler()
+    for stages in (0, 10):
+        assert k_loop.compile(small, arch="sm_90", num_stages=stages).data
+
+
 def test_maxnreg_out_of_ptxas_range_compiles_without_warnings() -> None:
     require_cuda_compiler()
     for asked in (256, 8):

@@ -29,8 +29,11 @@ def _num_warps_problem(n: Any) -> str | None:
 
 
 def _num_stages_problem(n: Any) -> str | None:
-    if type(n) is not int or not 1 <= n <= 8:
-        return f"num_stages must be an integer from 1 to 8, got {n!r}"
+    # As Triton takes it: any depth (0 and 1: no pipelining; a depth whose stages outgrow
+    # the program's shared memory is refused when compiled, OutOfResources, as Triton's)
+    if type(n) is not int or n < 0:
+        return (f"num_stages must be a non-negative integer (0 or 1: tl.dot's operands "
+                f"not pipelined), got {n!r}")
     return None
 
 

@@ -1,6 +1,6 @@
-# args: emit {file}:scale -s '*fp32:16,*fp32:16,i32,1024' --num-stages 9
+# args: emit {file}:scale -s '*fp32:16,*fp32:16,i32,1024' --num-stages -1
 # exit: 2
-# error: argument --num-stages: num_stages must be an integer from 1 to 8, got 9
+# error: argument --num-stages: num_stages must be a non-negative integer (0 or 1: tl.dot's operands not pipelined), got -1
 
 import tilecc
 import tilecc.language as tl

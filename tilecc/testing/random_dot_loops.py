@@ -140,9 +140,13 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
     scalars = {"rows": rows, "cols": cols, "K": K, "sa": sa, "sb": sb, "so": so,
                "sab": a_size, "sbb": b_size, "sob": o_size}
     # (drawn apart, as above) the pipeline's depth: two stages and one take other paths
-    # through the renderer (a refill's stage `stage ^ 1`; no pipeline at all); no deeper
-    # than an sm_90 program's shared memory holds (the launch would refuse it, as Triton's)
-    stages = random.Random(seed * 31 + 13).choice([1, 2, 3, 3, 4])
+    # through the renderer (a refill's stage `stage ^ 1`; no pipeline at all), deep ones
+    # more copies in flight than short loops have iterations; no deeper than an sm_90
+    # program's shared memory holds (the launch would refuse it, as Triton's)
+    apart = random.Random(seed * 31 + 13)
+    stages = apart.choice([1, 2, 3, 3, 4, 5, 8])
+    if apart.random() < 0.2:  # warps wgmma does not come in (2), or more of them than rows
+        warps = apart.choice([2, 16])
     stage_bytes = (M + N) * BK * dt.bits // 8
     while stages > 1 and stages * stage_bytes > 200 * 1024:
         stages -= 1

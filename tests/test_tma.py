@@ -10,6 +10,7 @@ filled by the copy engine), NaN padding, mixed TMA / cp.async stages, and Triton
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -242,6 +243,43 @@ def column_sums_of_product(a_desc, b_desc, out_ptr, N, K, BM: tl.constexpr,
     tl.store(out_ptr + pid_m * N + rn, tl.sum(acc, axis=0), mask=rn < N)
 
 
+@tilecc.jit
+def rows_named_like_the_zeroing(a_desc, b_desc, out_ptr, N, K, BM: tl.constexpr,
+                                BN: tl.constexpr, BK: tl.constexpr):
+    """column_sums_of_product with the block's first row held in user variables named as
+    the zeroing's own (each read twice: kept in a variable of its own)."""
+    b = tl.program_id(0) * BM
+    box = b + 0
+    i = box + 0
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([b, k * BK]), b_desc.load([k * BK, 0]), acc)
+    rn = tl.arange(0, BN)
+    tl.store(out_ptr + (b + box + i) // BM * N + rn, tl.sum(acc, axis=0), mask=rn < N)
+
+
+def test_zeroing_before_the_loop_reads_the_users_rows_not_its_own_names() -> None:
+    """The zeroing of the boxes past the rows tests each box against the block's first
+    row, a user value: no name the zeroing declares (its box index, place, coordinates)
+    may hide the user's (a loop index `b` once hid a user's `b`, so the boxes zeroed were
+    chosen by the wrong row)."""
+    sig = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32, i32, "
+           "128, 128, 64")
+    source = rows_named_like_the_zeroing.source(sig, arch="sm_90", num_warps=4)
+    start = source.index("never copied, read zeros")
+    block = source[start:source.index("tc::fence_proxy_async();", start)]
+    declared = set(re.findall(r"\b(?:int|unsigned char\*)\s+(?:const\s+)?(\w+)\s*=", block))
+    declared |= set(re.findall(r"\b(?:int|const int)\s+\w+\s*=[^;]*?,\s*(\w+)\s*=", block))
+    declared |= set(re.findall(r",\s*(\w+)\s*=", block))
+    assert {"r", "s", "col", "box", "chunk"} <= declared, declared
+    tests = re.findall(r"if \((.*?)\)(?: \{|\s*//|\n)", source[source.rindex("\n", 0, start):
+                                                               start + len(block)])
+    assert len(tests) == 2, tests  # the block's slab test, each box's rows test
+    for test in tests:
+        read = set(re.findall(r"\b[A-Za-z_]\w*\b", test)) - {"r"}
+        assert not read & declared, (test, read & declared)
+
+
 def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
     """A's rows in one box (a split map): a block past the tensor's last whole slab
     copies only the 8-row boxes that hold rows of the tensor, the others' places zeroed
@@ -255,7 +293,7 @@ def test_blocks_past_the_last_whole_slab_copy_only_boxes_holding_rows() -> None:
         source.count("tc::zero_16_bytes(") == 1
     # a warp a box (3 stages of 16 boxes over 8 warps), its place computed once, the
     # lanes zeroing its 64 chunks of 16 bytes two apiece
-    assert "for (int b = tc::warp_id(); b < 48; b += 8) {" in source
+    assert "for (int i = tc::warp_id(); i < 48; i += 8) {" in source
     assert "for (int chunk = tc::lane_id(); chunk < 64; chunk += 32)" in source
     zeroing = source.index("tc::zero_16_bytes(")
     assert source.index("tc::fence_mbarrier_init();") < zeroing < \

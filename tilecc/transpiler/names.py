@@ -67,7 +67,7 @@ warp_totals warps_through warps_before
 # accumulators): reserved in kernels that have a tl.dot
 DOT_GENERATED = frozenset("""
 row col g q i h s t nc kr wm wn warpgroup packed kk mi ni a_frag b_frag a_base b_base a_desc
-b_desc a_step b_step in_bounds a_row b_col a_k b_k kc
+b_desc a_step b_step in_bounds a_row b_col a_k b_k kc box
 """.split())
 
 # generated names with a number or a role suffix: acc0, partial1, line0, out0, acc0_other,

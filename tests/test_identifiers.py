@@ -261,6 +261,19 @@ def _kernels_to_scan():
             yield pytest.param(case.kernel, case.signatures[0], id=case.name)
 
 
+def _build(kernel, signature: str, target: str):
+    return kernel.build(kernel._specs(signature, {}), target, 4,
+                        arch="sm_90" if target == "cuda" else None)
+
+
+def _unknown_names(built) -> set[str]:
+    """The identifiers of `built`'s source that are neither names given to user values
+    (or derived from them) nor names user names are kept from."""
+    return {w for w in _code_identifiers(built.source) - built.products.c_names - _SPELLED
+            if not (N.is_reserved(w) or w in N.DOT_GENERATED or w.startswith("__")
+                    or w == built.kernel.symbol)}
+
+
 @pytest.mark.parametrize("target", ["cuda", "hip"])
 @pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
 def test_generated_code_spells_only_known_names(kernel, signature, target):
@@ -268,14 +281,28 @@ def test_generated_code_spells_only_known_names(kernel, signature, target):
     or derived from one, Rendered.c_names), or one that user names are kept from
     (names.is_reserved, names.DOT_GENERATED, `__` built-ins).  A new name in generated code
     that is neither fails here: add it to names.GENERATED (or DOT_GENERATED)."""
-    built = kernel.build(kernel._specs(signature, {}), target, 4,
-                         arch="sm_90" if target == "cuda" else None)
-    known = built.products.c_names
-    unknown = {w for w in _code_identifiers(built.source) - known - _SPELLED
-               if not (N.is_reserved(w) or w in N.DOT_GENERATED or w.startswith("__")
-                       or w == built.kernel.symbol)}
+    built = _build(kernel, signature, target)
+    assert not _unknown_names(built), \
+        f"generated names users are not kept from: {sorted(_unknown_names(built))}"
+    assert not {w for w in built.products.c_names if N.is_reserved(w)}
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+@pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
+def test_generated_names_are_known_whatever_the_user_names(kernel, signature, target,
+                                                           monkeypatch):
+    """As above, with every user name spelled apart (`uu_` before it): a name generated
+    code declares that happens to be a user name of the kernel scanned (a loop index `b`
+    beside a parameter `b`) is then caught too; left unreserved, it could hide a user
+    value of that name in another kernel."""
+    from tilecc.transpiler import render_names
+
+    spell = render_names.c_identifier
+    monkeypatch.setattr(render_names, "c_identifier", lambda name: "uu_" + spell(name))
+    built = _build(kernel, signature, target)
+    assert any(w.startswith("uu_") for w in built.products.c_names)  # (the spelling took)
+    unknown = {w for w in _unknown_names(built) if not w.startswith("uu_")}
     assert not unknown, f"generated names users are not kept from: {sorted(unknown)}"
-    assert not {w for w in known if N.is_reserved(w)}
 
 
 def test_exported_parameter_types_ignore_the_python_names_in_comments(mod):

@@ -235,3 +235,61 @@ def test_runs_read_the_totals_before_them_unless_that_makes_many_reads(monkeypat
     assert form((256, 16), 8)[0]  # (256 x 16 along axis 0: many reads)
     monkeypatch.setattr(render_scan, "DIRECT_PREFIX_READS", 0)
     assert form((64, 16), 4) == (True, False, 4)
+
+
+@tilecc.jit
+def scan_into_generated_names(x_ptr, out_ptr, N: tl.constexpr):
+    """The scans' results named as the locals of the warps' exchange (`before`, `entry`,
+    `line_start`, `place`, `own_entry`, `runs_before`)."""
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    before = tl.cumsum(x, 0)
+    entry = tl.cumsum(x, 0, reverse=True)
+    line_start, place, own_entry, runs_before = before + 1, entry + 2, before * 3, entry * 4
+    tl.store(out_ptr + offs, before)
+    tl.store(out_ptr + N + offs, entry)
+    tl.store(out_ptr + 2 * N + offs, line_start + place + own_entry + runs_before)
+
+
+def _expected_named_scans(x: np.ndarray) -> np.ndarray:
+    before, entry = np.cumsum(x), np.cumsum(x[::-1])[::-1]
+    return np.concatenate([before, entry, before + 1 + entry + 2 + before * 3 + entry * 4])
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_scan_results_named_as_the_exchange_locals_keep_their_own_names(direct,
+                                                                        monkeypatch) -> None:
+    """The locals the warps' exchange declares (the totals before a run, an entry, a
+    line's start) were not reserved: a result named `before` was hidden by the exchange's
+    own `before`, whose cross-warp prefix then never reached it.  Both exchange forms."""
+    from tilecc.transpiler import render_scan
+
+    if not direct:
+        monkeypatch.setattr(render_scan, "DIRECT_PREFIX_READS", 0)
+    kernel = tilecc.jit(scan_into_generated_names.fn)  # (caches of its own: one form each)
+    src = kernel.source("*fp32:16,*fp32:16,1024", num_warps=8)
+    assert ("float* runs_before = " in src) != direct  # (the form asked for)
+    for name in ("before", "entry", "line_start", "place", "own_entry", "runs_before"):
+        assert re.search(rf"\b{name}_\[", src), name  # the user's, renamed
+    # on the interpreter, as the reference the GPU test holds the compiled kernel to
+    x = (np.random.default_rng(5).integers(-8, 8, 1024) * 0.25).astype(np.float32)
+    out = np.zeros(3 * 1024, np.float32)
+    scan_into_generated_names.interpret[(1,)](x, out, 1024, num_warps=8)
+    np.testing.assert_allclose(out, _expected_named_scans(x.astype(np.float64)), atol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("direct", [True, False])
+def test_scan_results_named_as_the_exchange_locals_on_gpu(direct, monkeypatch) -> None:
+    cupy = pytest.importorskip("cupy")
+    from tilecc.transpiler import render_scan
+
+    if not direct:
+        monkeypatch.setattr(render_scan, "DIRECT_PREFIX_READS", 0)
+        monkeypatch.setenv("TILECC_CACHE", "0")  # (the disk cache does not know the bound)
+    kernel = tilecc.jit(scan_into_generated_names.fn)
+    x = (np.random.default_rng(6).integers(-8, 8, 1024) * 0.25).astype(np.float32)
+    out = cupy.zeros(3 * 1024, dtype=cupy.float32)
+    kernel[(1,)](cupy.asarray(x), out, 1024, num_warps=8)
+    np.testing.assert_allclose(cupy.asnumpy(out), _expected_named_scans(x.astype(np.float64)),
+                               atol=1e-3)

@@ -60,7 +60,7 @@ TILECC_HEADER = frozenset({"tc", "tilecc"})
 GENERATED = frozenset("""
 r v k o j chunk acc lane_mask warp line step first buffer combine result smem dynamic_smem
 acc_other lane_pos warp_pos lane_prev run_total run_carry run_prefix has_prefix
-warp_totals warps_through warps_before
+warp_totals warps_through warps_before runs_before before entry line_start place own_entry
 """.split())
 
 # names tl.dot's code declares in blocks where it also reads user values (pipelined copies,
@@ -75,7 +75,7 @@ b_desc a_step b_step in_bounds a_row b_col a_k b_k kc box
 # (which never end in `_`: TC_X_ is free)
 GENERATED_PATTERN = re.compile(
     r"(acc|partial|line|out|lane_prev|run_total|run_carry|run_prefix|warp_totals|warps_through"
-    r"|warps_before)\d+(_other)?"
+    r"|warps_before|runs_before|before|entry)\d+(_other)?"
     r"|[ab]_(desc|frag)\d+(_0)?|(Blocked|Sliced)\d+|(TC|TILECC)_\w*[A-Za-z0-9]")
 
 

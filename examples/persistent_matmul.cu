@@ -323,10 +323,10 @@ extern "C" __global__ void __launch_bounds__(256) persistent_matmul_kernel(
       __syncthreads();
       if (threadIdx.x == 0) {
 #pragma unroll
-        for (int c = 0; c < 128; c += 64)
-          tc::tma_store_2d(c_desc_map, tc::smem_address(buffer + c * 128),
+        for (int col = 0; col < 128; col += 64)
+          tc::tma_store_2d(c_desc_map, tc::smem_address(buffer + col * 128),
               tile_id % num_pid_in_group / tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8) *
-              128 + c, (tile_id / num_pid_in_group * 8 + tile_id %
+              128 + col, (tile_id / num_pid_in_group * 8 + tile_id %
               tc::min(num_pid_m - tile_id / num_pid_in_group * 8, 8)) *
               128);
         tc::tma_store_commit();

@@ -334,6 +334,33 @@ def test_random_programs_generated_names_are_known(wild, monkeypatch, tmp_path) 
     assert not unknown, f"generated names users are not kept from (and a seed): {unknown}"
 
 
+# a declaration in a template: a C type (or a type the renderer fills in) and a literal name
+_DECLARED = re.compile(r"(?:\b(?:int|unsigned|float|double|bool|auto|long|char|short)\b|\}\})"
+                       r"[\s*&]*(?:const\s+)?([A-Za-z]\w*)\s*(?==|\[|;|,(?!\s*\w+\s*\)))")
+
+
+def test_templates_declare_locals_only_under_reserved_names() -> None:
+    """A local a template declares under a name of its own (a loop index, a scratch
+    pointer) sits where the renderer's expressions read user values too: unless user
+    names are kept from it, a user value of that name is hidden there (the loop over a
+    TMA store's boxes, indexed `c`, once stored a block at `c + c` for a user's column
+    `c`).  Names the renderer passes in (`{{ ... }}`) are its own business."""
+    import glob
+
+    declared = {}
+    for path in glob.glob(os.path.join(os.path.dirname(INCLUDE_DIR), "c_like", "*.j2")):
+        with open(path) as f:
+            text = f.read()
+        text = re.sub(r"\{#.*?#\}|\{% filter comment %\}.*?\{% endfilter %\}", "", text,
+                      flags=re.S)
+        for name in _DECLARED.findall(re.sub(r"//[^\n]*", "", text)):
+            declared.setdefault(name, os.path.basename(path))
+    assert len(declared) > 40  # (the pattern finds them)
+    unkept = {n: p for n, p in declared.items()
+              if not (N.is_reserved(n) or n in N.DOT_GENERATED or n in N.CXX_KEYWORDS)}
+    assert not unkept, f"declared under names users are not kept from: {unkept}"
+
+
 def test_exported_parameter_types_ignore_the_python_names_in_comments(mod):
     from tilecc.export.variants import build_variant
 

@@ -59,8 +59,8 @@ def test_a_persistent_kernels_output_tiles_go_out_by_the_copy_engine() -> None:
     steps = ["if (", ">= 0 &&", "< c_desc_shape0 &&", "< c_desc_shape1) {",
              "tc::tma_store_wait_read<0>();  // the last copies have read it",
              "tc::swizzled_chunk<8>(", "tc::fence_proxy_async();  // the tile, visible",
-             "for (int c = 0; c < 256; c += 64)", "tc::tma_store_2d(c_desc_map, "
-             "tc::smem_address(buffer + c * 128)", "tc::tma_store_commit();", "} else {",
+             "for (int col = 0; col < 256; col += 64)", "tc::tma_store_2d(c_desc_map, "
+             "tc::smem_address(buffer + col * 128)", "tc::tma_store_commit();", "} else {",
              "tc::store<2>(c_desc_base",
              "tc::tma_store_wait_read<0>();  // the TMA stores have read their tile"]
     at = [epilogue.index(s) for s in steps]
@@ -106,17 +106,19 @@ def test_no_copy_engine_stores_without_one(target, arch) -> None:
 
 
 @tilecc.jit
-def store_at_kernel(a_ptr, b_ptr, c_desc, K, OM, ON, BM: tl.constexpr, BN: tl.constexpr,
+def store_at_kernel(a_ptr, b_ptr, c_desc, K, r, c, BM: tl.constexpr, BN: tl.constexpr,
                     BK: tl.constexpr):
-    """C's block at (OM, ON) = A @ B, A BM x K and B K x BN row-major (a pipelined K
-    loop: the kernel a copy engine's store is for)."""
+    """C's block at (r, c) = A @ B, A BM x K and B K x BN row-major (a pipelined K
+    loop: the kernel a copy engine's store is for).  The corner's names are those the
+    copies' loops might take (the loop over a block's boxes was once `c` and read
+    `c + c`)."""
     rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
         a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
         b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
         acc = tl.dot(a, b, acc)
-    c_desc.store([OM, ON], acc.to(c_desc.dtype))
+    c_desc.store([r, c], acc.to(c_desc.dtype))
 
 
 def _store_at_signature(dtype: str, bm: int, bn: int) -> str:
@@ -134,6 +136,10 @@ def test_blocks_of_any_16_and_32_bit_type_are_stored_in_128_byte_boxes(dtype, bm
     (store,) = [op for op in kernel.walk() if op.kind == "store"]
     inner = 128 // (4 if dtype == "fp32" else 2)
     assert store.attrs["tma_store"].map.box == (bm, inner)
+    # each box at the user's column plus its own (the loop's index never hides `c`)
+    src = store_at_kernel.source(sig, num_warps=4, num_stages=3, arch="sm_90a")
+    assert f"for (int col = 0; col < {bn}; col += {inner})" in src
+    assert ",c+col,r_);" in "".join(src.split("tc::tma_store_2d(")[1].split())
     assert_clean_compile(store_at_kernel, sig, "cuda", "sm_90a", num_warps=4, num_stages=3)
 
 
@@ -156,21 +162,22 @@ def test_the_interpreter_stores_the_block_clipped() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float16", "float32"])
-def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype) -> None:
+@pytest.mark.parametrize("dtype,bn", [("float16", 64), ("float32", 64), ("float16", 128)])
+def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype, bn) -> None:
+    """(fp32 at 64 columns and fp16 at 128: two boxes a row of the block.)"""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     torch.manual_seed(0)
     a = torch.randn(64, 128, device="cuda", dtype=torch.float16)
-    b = torch.randn(128, 64, device="cuda", dtype=torch.float16)
+    b = torch.randn(128, bn, device="cuda", dtype=torch.float16)
     block = (a.float() @ b.float()).to(getattr(torch, dtype))
-    for om, on in [(-10, 5), (40, -33), (100, 100), (0, 0), (26, 16), (-64, 0)]:
-        c = torch.full((90, 80), 7.0, device="cuda", dtype=getattr(torch, dtype))
-        store_at_kernel[(1,)](a, b, tilecc.TensorDescriptor.from_tensor(c, [64, 64]), 128, om,
-                              on, BM=64, BN=64, BK=32, num_warps=4, num_stages=3)
-        want = torch.full((90, 80), 7.0, device="cuda", dtype=getattr(torch, dtype))
-        r0, r1, c0, c1 = max(om, 0), min(om + 64, 90), max(on, 0), min(on + 64, 80)
+    for om, on in [(-10, 5), (40, -33), (100, 100), (0, 0), (26, 16), (-64, 0), (3, 40)]:
+        c = torch.full((90, 180), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        store_at_kernel[(1,)](a, b, tilecc.TensorDescriptor.from_tensor(c, [64, bn]), 128, om,
+                              on, BM=64, BN=bn, BK=32, num_warps=4, num_stages=3)
+        want = torch.full((90, 180), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        r0, r1, c0, c1 = max(om, 0), min(om + 64, 90), max(on, 0), min(on + bn, 180)
         if r0 < r1 and c0 < c1:
             want[r0:r1, c0:c1] = block[r0 - om:r1 - om, c0 - on:c1 - on]
         torch.testing.assert_close(c, want, rtol=1e-2, atol=1e-2, msg=f"at ({om}, {on})")

@@ -264,6 +264,56 @@ def test_num_stages_takes_any_depth_triton_takes() -> None:
         assert k_loop.compile(small, arch="sm_90", num_stages=stages).data
 
 
+@tilecc.jit
+def two_k_loops(a, b, c, K, BM: tl.constexpr, BK: tl.constexpr, FIRST: tl.constexpr,
+                SECOND: tl.constexpr):
+    """Two K loops, each with a pipeline depth of its own (tl.range's num_stages)."""
+    rm, rk = tl.arange(0, BM), tl.arange(0, BK)
+    acc = tl.zeros((BM, BM), dtype=tl.float32)
+    for k in tl.range(0, K, BK, num_stages=FIRST):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BM + rm[None, :])
+        acc = tl.dot(x, y, acc)
+    for k in tl.range(0, K, BK, num_stages=SECOND):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BM + rm[None, :])
+        acc = tl.dot(x, y, acc)
+    tl.store(c + rm[:, None] * BM + rm[None, :], acc)
+
+
+def _pipelines(source: str) -> list[str]:
+    return re.findall(r"pipeline \(.*?\((\d+) stages", " ".join(
+        line.strip("/ ") for line in source.split("#include")[1].splitlines()))
+
+
+def test_a_loops_own_num_stages_wins_over_the_launchs() -> None:
+    """tl.range(..., num_stages=n) sets that loop's depth, as in Triton: 1 (or 0) leaves it
+    unpipelined whatever the launch asks (a kernel fits its shared memory that way), a
+    deeper one pipelines it where the launch's num_stages would not."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,128,64,{},{}"
+    assert _pipelines(two_k_loops.source(sig.format(1, 4), arch="sm_90", num_stages=3)) == \
+        ["4"]
+    assert _pipelines(two_k_loops.source(sig.format(3, 0), arch="sm_90", num_stages=1)) == \
+        ["3"]
+    assert _pipelines(two_k_loops.source(sig.format(2, 3), arch="sm_90", num_stages=4)) == \
+        ["2", "3"]
+    # each loop's stages take 32 KiB apiece: 5 and 3 do not fit in 227 KiB, 5 and 1 do
+    with pytest.raises(tilecc.OutOfResources):
+        two_k_loops.source(sig.format(5, 3), arch="sm_90")
+    assert _pipelines(two_k_loops.source(sig.format(5, 1), arch="sm_90", num_stages=6)) == \
+        ["5"]
+    with pytest.raises(CompilationError, match="num_stages must be a non-negative constexpr"):
+        two_k_loops.source(sig.format(-1, 3), arch="sm_90")
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, (128, 128)).astype(np.float16)
+    b = rng.integers(-2, 3, (128, 128)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    two_k_loops.interpret[(1,)](a, b, c, 128, BM=128, BK=64, FIRST=1, SECOND=4)
+    np.testing.assert_array_equal(c, 2 * (a.astype(np.float32) @ b.astype(np.float32)))
+    require_cuda_compiler()
+    assert two_k_loops.compile(sig.format(1, 4), arch="sm_90").data
+
+
 def test_maxnreg_out_of_ptxas_range_compiles_without_warnings() -> None:
     require_cuda_compiler()
     for asked in (256, 8):

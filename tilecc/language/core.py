@@ -433,8 +433,9 @@ class static_range(_Builtin):
 
 
 class range(_Builtin):
-    """A run-time loop range (as Python's `range`).  Triton's hints for its compiler
-    (`num_stages`, `loop_unroll_factor`, `disallow_acc_multi_buffer`, `flatten`,
+    """A run-time loop range (as Python's `range`).  `num_stages` sets this loop's pipeline
+    depth over the launch's, as in Triton (0 or 1: not pipelined); Triton's other hints for
+    its compiler (`loop_unroll_factor`, `disallow_acc_multi_buffer`, `flatten`,
     `warp_specialize`, `disable_licm`) are accepted; tilecc plans its loops itself."""
 
     __tilecc_builtin__ = "range"

@@ -122,6 +122,14 @@ class Loops:
             (args[0], args[1], args[2] if len(args) == 3 else Const(1))
         if "step" in kwargs:
             step = kwargs["step"]
+        attrs = {}
+        if kind == "range" and kwargs.get("num_stages") is not None:
+            # this loop's own pipeline depth, which Triton takes over the launch's
+            depth = kwargs["num_stages"]
+            if not (isinstance(depth, Const) and type(depth.value) is int and depth.value >= 0):
+                raise self.error(it, "tl.range's num_stages must be a non-negative constexpr "
+                                     f"integer, got {getattr(depth, 'value', depth)!r}")
+            attrs["num_stages"] = depth.value
         var = node.target.value
         if kind == "static":
             if not all(isinstance(x, Const) and isinstance(x.value, int) for x in (lo, hi, step)):
@@ -157,7 +165,7 @@ class Loops:
         results = [Value(v.type, n) for v, n in zip(inits, carried)]
         step_sign = (1 if step.value > 0 else -1) if isinstance(step, Const) else 1
         self.b.emit_op(Op("for", bounds + inits, results, self.pf.loc(node),
-                          {"step_sign": step_sign}, [region]))
+                          {"step_sign": step_sign, **attrs}, [region]))
         self.scope = outer
         self._bind_carried(carried, results)
 

@@ -61,7 +61,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     contract_products(kernel)
     fold_transposed_loads(kernel)
     if target.async_copies and target.has_tma and made_descriptor_tma and \
-            kernel.num_stages >= 2:
+            pipeline.any_pipelined(kernel):
         pointer_tiles.mark(kernel)
     if carry_offsets(kernel):
         eliminate_dead_code(kernel)  # (the blocks the offsets replace)

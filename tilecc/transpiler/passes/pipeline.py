@@ -171,19 +171,32 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
     them (`CompileTarget.has_tma`; of descriptors made in the kernel only with
     `made_descriptor_tma`); the loads of the products' prologues read ahead too with
     `prologue_reads`."""
-    if kernel.num_stages < 2:
+    if not any_pipelined(kernel):
         return
     reads = ir.uses(kernel)
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     top = {id(op) for op in kernel.body.ops}  # loops that run once per program
     for op in kernel.walk():
-        if op.kind == "for":
+        if op.kind == "for" and loop_stages(kernel, op) >= 2:
             # with the loads of the products' prologues, else (they would spoil it) without
             tma = has_tma, maps, made_descriptor_tma, id(op) in top
-            p = (prologue_reads and _loop(op, kernel.num_stages, reads, *tma, True)) or \
-                _loop(op, kernel.num_stages, reads, *tma, False)
+            stages = loop_stages(kernel, op)
+            p = (prologue_reads and _loop(op, stages, reads, *tma, True)) or \
+                _loop(op, stages, reads, *tma, False)
             if p is not None:
                 op.attrs["pipeline"] = p
+
+
+def loop_stages(kernel: Kernel, loop: Op) -> int:
+    """The pipeline depth of `loop`: its own (`tl.range(..., num_stages=n)`), which Triton
+    takes over the launch's, else the launch's `num_stages`; below 2, not pipelined."""
+    return loop.attrs.get("num_stages", kernel.num_stages)
+
+
+def any_pipelined(kernel: Kernel) -> bool:
+    """Whether any loop of `kernel` may be pipelined (a depth of 2 or more)."""
+    return kernel.num_stages >= 2 or any(
+        op.kind == "for" and op.attrs.get("num_stages", 0) >= 2 for op in kernel.walk())
 
 
 def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,

@@ -103,6 +103,15 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
                       f"(0, pid_n * N), (BK, N), {order})")
         inside.append('b = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")')
         after.append("b_blk = tl.advance(b_blk, (BK, 0))")
+    # (drawn apart, as below) the loop's own pipeline depth a third of the time
+    # (tl.range's num_stages, which wins over the launch's), no deeper than fits
+    own = random.Random(seed * 31 + 17)
+    loop_depth = own.choice([1, 2, 3, 4, 6]) if own.random() < 0.3 else None
+    stage_bytes = (M + N) * BK * dt.bits // 8
+    while loop_depth is not None and loop_depth > 1 and loop_depth * stage_bytes > 200 * 1024:
+        loop_depth -= 1
+    loop_range = "range(0, tl.cdiv(K, BK))" if loop_depth is None else \
+        f"tl.range(0, tl.cdiv(K, BK), num_stages={loop_depth})"
     name = f"random_kernel_{seed}"
     lines = [
         "import tilecc", "import tilecc.language as tl", "", "",
@@ -118,7 +127,7 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
         "    b_base = b_ptr + bat * sbb",
         *("    " + s for s in before),
         "    acc = tl.zeros((M, N), dtype=tl.float32)",
-        "    for k in range(0, tl.cdiv(K, BK)):",
+        f"    for k in {loop_range}:",
         *("        " + s for s in inside),
         "        acc = tl.dot(a, b, acc)",
         *("        " + s for s in after),
@@ -147,7 +156,6 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
     stages = apart.choice([1, 2, 3, 3, 4, 5, 8])
     if apart.random() < 0.2:  # warps wgmma does not come in (2), or more of them than rows
         warps = apart.choice([2, 16])
-    stage_bytes = (M + N) * BK * dt.bits // 8
     while stages > 1 and stages * stage_bytes > 200 * 1024:
         stages -= 1
     return Program(seed, "dot_loop", source, name,

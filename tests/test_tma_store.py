@@ -164,7 +164,8 @@ def test_the_interpreter_stores_the_block_clipped() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,bn", [("float16", 64), ("float32", 64), ("float16", 128)])
 def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype, bn) -> None:
-    """(fp32 at 64 columns and fp16 at 128: two boxes a row of the block.)"""
+    """(fp32 at 64 columns and fp16 at 128: two boxes a row of the block; 184 columns,
+    rows 16-byte multiples apart as a descriptor's strides must be.)"""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -173,11 +174,11 @@ def test_gpu_blocks_stored_at_any_offset_are_clipped_to_the_tensor(dtype, bn) ->
     b = torch.randn(128, bn, device="cuda", dtype=torch.float16)
     block = (a.float() @ b.float()).to(getattr(torch, dtype))
     for om, on in [(-10, 5), (40, -33), (100, 100), (0, 0), (26, 16), (-64, 0), (3, 40)]:
-        c = torch.full((90, 180), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        c = torch.full((90, 184), 7.0, device="cuda", dtype=getattr(torch, dtype))
         store_at_kernel[(1,)](a, b, tilecc.TensorDescriptor.from_tensor(c, [64, bn]), 128, om,
                               on, BM=64, BN=bn, BK=32, num_warps=4, num_stages=3)
-        want = torch.full((90, 180), 7.0, device="cuda", dtype=getattr(torch, dtype))
-        r0, r1, c0, c1 = max(om, 0), min(om + 64, 90), max(on, 0), min(on + bn, 180)
+        want = torch.full((90, 184), 7.0, device="cuda", dtype=getattr(torch, dtype))
+        r0, r1, c0, c1 = max(om, 0), min(om + 64, 90), max(on, 0), min(on + bn, 184)
         if r0 < r1 and c0 < c1:
             want[r0:r1, c0:c1] = block[r0 - om:r1 - om, c0 - on:c1 - on]
         torch.testing.assert_close(c, want, rtol=1e-2, atol=1e-2, msg=f"at ({om}, {on})")

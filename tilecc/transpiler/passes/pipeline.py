@@ -177,10 +177,10 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     top = {id(op) for op in kernel.body.ops}  # loops that run once per program
     for op in kernel.walk():
-        if op.kind == "for" and loop_stages(kernel, op) >= 2:
+        stages = loop_stages(kernel, op) if op.kind == "for" else 0
+        if stages >= 2:
             # with the loads of the products' prologues, else (they would spoil it) without
             tma = has_tma, maps, made_descriptor_tma, id(op) in top
-            stages = loop_stages(kernel, op)
             p = (prologue_reads and _loop(op, stages, reads, *tma, True)) or \
                 _loop(op, stages, reads, *tma, False)
             if p is not None:
@@ -195,8 +195,7 @@ def loop_stages(kernel: Kernel, loop: Op) -> int:
 
 def any_pipelined(kernel: Kernel) -> bool:
     """Whether any loop of `kernel` may be pipelined (a depth of 2 or more)."""
-    return kernel.num_stages >= 2 or any(
-        op.kind == "for" and op.attrs.get("num_stages", 0) >= 2 for op in kernel.walk())
+    return any(op.kind == "for" and loop_stages(kernel, op) >= 2 for op in kernel.walk())
 
 
 def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,

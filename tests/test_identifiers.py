@@ -249,17 +249,24 @@ def _code_identifiers(source: str) -> set[str]:
 
 
 def _kernels_to_scan():
+    """The test cases' kernels, and the examples' (their checked-in signatures)."""
     try:
         import kernels as K
         import kernels_dot as KD
+        from test_blocks import load_example
+        from test_golden import GOLDEN
     except ImportError:
         from tests import kernels as K
         from tests import kernels_dot as KD
+        from tests.test_blocks import load_example
+        from tests.test_golden import GOLDEN
     seen = set()
     for case in list(K.CASES) + list(KD.CASES_DOT):
         if id(case.kernel) not in seen:
             seen.add(id(case.kernel))
             yield pytest.param(case.kernel, case.signatures[0], id=case.name)
+    for name, (module, kernel, signature, _) in GOLDEN.items():
+        yield pytest.param(getattr(load_example(module), kernel), signature, id=name)
 
 
 def _build(kernel, signature: str, target: str):

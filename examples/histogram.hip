@@ -74,7 +74,8 @@ extern "C" __global__ void __launch_bounds__(256) histogram_kernel(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       if (static_cast<int>(blockIdx.x) * 1024 + Blocked0::coord0(r) <
-          n && static_cast<unsigned long long>(x[r]) < 256ull) tc::atomic_add<tc::kCta>(&buffer[x[r]], 1);
+          n && static_cast<unsigned long long>(x[r]) < 256ull)
+        tc::atomic_add<tc::kCta>(&buffer[x[r]], 1);
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 1; ++r) counts[r] = buffer[Blocked1::coord0(r)];

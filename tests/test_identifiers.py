@@ -276,9 +276,11 @@ def _build(kernel, signature: str, target: str):
 
 def _unknown_names(built) -> set[str]:
     """The identifiers of `built`'s source that are neither names given to user values
-    (or derived from them) nor names user names are kept from."""
+    (or derived from them) nor names user names are kept from (those of tl.dot's code
+    only in kernels with a tl.dot, where they are kept from them)."""
+    dots = any(op.kind == "dot" for op in built.kernel.walk())
     return {w for w in _code_identifiers(built.source) - built.products.c_names - _SPELLED
-            if not (N.is_reserved(w) or w in N.DOT_GENERATED or w.startswith("__")
+            if not (N.is_reserved(w) or dots and w in N.DOT_GENERATED or w.startswith("__")
                     or w == built.kernel.symbol or _MEMBER.fullmatch(w))}
 
 

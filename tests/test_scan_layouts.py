@@ -226,7 +226,7 @@ def test_runs_read_the_totals_before_them_unless_that_makes_many_reads(monkeypat
         kernel, sig = (scan_rows_2d, "*fp32:16,*fp32:16,*fp32:16,{},{}") if len(shape) == 2 \
             else (scan_rows_1d, "*fp32:16,*fp32:16,*fp32:16,{}")
         src = kernel.source(sig.format(*shape), num_warps=warps)
-        direct = re.search(r"before\d* = warp_totals\d*\[line_start \+ i\]", src) is None \
+        direct = re.search(r"before\d* = warp_totals\d*\[line_start \+ earlier\]", src) is None \
             and re.search(r"entry\d* = warp_totals", src) is not None
         return ("runs_before" in src, direct, src.count("__syncthreads()"))
 

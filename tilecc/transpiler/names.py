@@ -61,6 +61,7 @@ GENERATED = frozenset("""
 r v k o j chunk acc lane_mask warp line step first buffer combine result smem dynamic_smem
 acc_other lane_pos warp_pos lane_prev run_total run_carry run_prefix has_prefix
 warp_totals warps_through warps_before runs_before before entry line_start place own_entry
+earlier
 """.split())
 
 # names tl.dot's code declares in blocks where it also reads user values (pipelined copies,

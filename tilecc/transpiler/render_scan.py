@@ -278,7 +278,7 @@ class Scans:
             base=base, entries=entries, per_line=per_line, threads=threads, direct=direct,
             line_start=f"({slot}) * {stride}" if slot != "0" else "0", stride=stride,
             place=f"{q} * {plan.warps} + warp_pos" if q != "0" else "warp_pos",
-            read_entry=" ".join(f"const {c_type(x.dtype)} {e} = {t}[line_start + i];"
+            read_entry=" ".join(f"const {c_type(x.dtype)} {e} = {t}[line_start + earlier];"
                                 for x, e, t in zip(xs, entry_values, totals)),
             first_entry=_assign(run_before, entry_values),
             fold_entry=_into(run_before, run_before, entry_values),
@@ -289,7 +289,7 @@ class Scans:
             arrays=[dict(totals=t, offset=off, befores=b, before=m,
                          before_offset=None if direct else offsets[len(xs) + k])
                     for k, (t, off, b, m) in enumerate(zip(totals, offsets, befores, sums))],
-            fold=_into(sums, sums, [f"{t}[line_start + i]" for t in totals]),
+            fold=_into(sums, sums, [f"{t}[line_start + earlier]" for t in totals]),
             keep=" ".join(f"{b}[line_start + place] = {m};" for b, m in zip(befores, sums)),
             take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"
                           for x, p, b in zip(xs, prefixes, befores)))

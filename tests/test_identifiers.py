@@ -297,18 +297,24 @@ def test_generated_code_spells_only_known_names(kernel, signature, target):
     assert not {w for w in built.products.c_names if N.is_reserved(w)}
 
 
-@pytest.mark.parametrize("target", ["cuda", "hip"])
-@pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
-def test_generated_names_are_known_whatever_the_user_names(kernel, signature, target,
-                                                           monkeypatch):
-    """As above, with every user name spelled apart (`uu_` before it): a name generated
-    code declares that happens to be a user name of the kernel scanned (a loop index `b`
-    beside a parameter `b`) is then caught too; left unreserved, it could hide a user
-    value of that name in another kernel."""
+@pytest.fixture
+def user_names_apart(monkeypatch):
+    """Every user name spelled with `uu_` before it while the test renders, so that no
+    name generated code gives out can coincide with one."""
     from tilecc.transpiler import render_names
 
     spell = render_names.c_identifier
     monkeypatch.setattr(render_names, "c_identifier", lambda name: "uu_" + spell(name))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+@pytest.mark.parametrize("kernel,signature", list(_kernels_to_scan()))
+def test_generated_names_are_known_whatever_the_user_names(kernel, signature, target,
+                                                           user_names_apart):
+    """As above, with every user name spelled apart (`uu_` before it): a name generated
+    code declares that happens to be a user name of the kernel scanned (a loop index `b`
+    beside a parameter `b`) is then caught too; left unreserved, it could hide a user
+    value of that name in another kernel."""
     built = _build(kernel, signature, target)
     assert any(w.startswith("uu_") for w in built.products.c_names)  # (the spelling took)
     unknown = {w for w in _unknown_names(built) if not w.startswith("uu_")}
@@ -322,14 +328,11 @@ WILD_SEEDS = range(100000, 100016)
 
 
 @pytest.mark.parametrize("wild", [False, True])
-def test_random_programs_generated_names_are_known(wild, monkeypatch, tmp_path) -> None:
+def test_random_programs_generated_names_are_known(wild, user_names_apart, tmp_path) -> None:
     """test_generated_names_are_known_whatever_the_user_names over random programs, whose
     constructs reach more of the renderer than the cases above."""
     from tilecc.testing import random_kernels as RK
-    from tilecc.transpiler import render_names
 
-    spell = render_names.c_identifier
-    monkeypatch.setattr(render_names, "c_identifier", lambda name: "uu_" + spell(name))
     unknown = {}
     for seed in WILD_SEEDS if wild else RANDOM_SEEDS:
         prog = RK.generate(seed, RK.WILD_FEATURES if wild else RK.FEATURES)

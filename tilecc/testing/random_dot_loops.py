@@ -105,11 +105,13 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
         after.append("b_blk = tl.advance(b_blk, (BK, 0))")
     # (drawn apart, as below) the loop's own pipeline depth a third of the time
     # (tl.range's num_stages, which wins over the launch's), no deeper than fits
-    own = random.Random(seed * 31 + 17)
-    loop_depth = own.choice([1, 2, 3, 4, 6]) if own.random() < 0.3 else None
     stage_bytes = (M + N) * BK * dt.bits // 8
-    while loop_depth is not None and loop_depth > 1 and loop_depth * stage_bytes > 200 * 1024:
-        loop_depth -= 1
+
+    def fitting(depth: int) -> int:  # (at most 200 KiB of stages)
+        return max(1, min(depth, 200 * 1024 // stage_bytes))
+
+    own = random.Random(seed * 31 + 17)
+    loop_depth = fitting(own.choice([1, 2, 3, 4, 6])) if own.random() < 0.3 else None
     loop_range = "range(0, tl.cdiv(K, BK))" if loop_depth is None else \
         f"tl.range(0, tl.cdiv(K, BK), num_stages={loop_depth})"
     name = f"random_kernel_{seed}"
@@ -153,11 +155,9 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
     # more copies in flight than short loops have iterations; no deeper than an sm_90
     # program's shared memory holds (the launch would refuse it, as Triton's)
     apart = random.Random(seed * 31 + 13)
-    stages = apart.choice([1, 2, 3, 3, 4, 5, 8])
+    stages = fitting(apart.choice([1, 2, 3, 3, 4, 5, 8]))
     if apart.random() < 0.2:  # warps wgmma does not come in (2), or more of them than rows
         warps = apart.choice([2, 16])
-    while stages > 1 and stages * stage_bytes > 200 * 1024:
-        stages -= 1
     return Program(seed, "dot_loop", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
                    + [(s, "i32") for s in scalars]

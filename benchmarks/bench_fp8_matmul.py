@@ -5,11 +5,13 @@
 The kernel is examples/matmul.py's `matmul_kernel`, as in bench_matmul.py: tilecc compiles
 it as it is, Triton the very same source.  A is M x K row-major and B is K x N stored
 column-major (K-major, the layout Triton's tutorial uses for fp8, which Hopper's fp8
-wgmma reads); C is fp16, accumulated in fp32.  torch._scaled_mm (cuBLASLt) multiplies the
-same operands with unit scales.  Times are device-event medians after warm-up, the three
-timed side by side at each configuration (`timing.fastest_configs`); TFLOP/s counts
-2·M·N·K.  Every result is compared with
-torch's fp32 product of the same fp8 values first: both compilers run Hopper's fp8 wgmma,
+wgmma reads); C is fp16, accumulated in fp32.  Both tools run the block configurations
+Triton's tutorial gives for fp8 inputs (`matmul.FP8_CONFIGS`: K steps of 128 bytes, where
+the 16-bit list's are 64 or 32; --quick: the first two).  torch._scaled_mm (cuBLASLt)
+multiplies the same operands with unit scales.  Times are device-event medians after
+warm-up, the three timed side by side at each configuration (`timing.fastest_configs`);
+TFLOP/s counts 2·M·N·K.  Every result is compared with torch's fp32 product of the same
+fp8 values first: both compilers run Hopper's fp8 wgmma,
 which sums products at reduced precision (neither kernel passes max_num_imprecise_acc),
 so the largest error is reported, and only a result off by more than 5% of the largest
 value is refused.
@@ -99,10 +101,10 @@ def scaled_mm(a, b):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="the first two configurations")
+    parser.add_argument("--quick", action="store_true", help="the first two fp8 configurations")
     parser.add_argument("--verbose", action="store_true", help="every configuration's speed")
     args = parser.parse_args()
-    configs = MM.CONFIGS[:2] if args.quick else MM.CONFIGS
+    configs = MM.FP8_CONFIGS[:2] if args.quick else MM.FP8_CONFIGS
     tc_k, tr_k = MM.matmul_kernel, as_triton(MM.matmul_kernel)
     print(f"{torch.cuda.get_device_name()}: fp8 matmul (fp32 accumulation, fp16 out), "
           "tilecc / Triton / torch._scaled_mm, TFLOP/s (best configuration)")

@@ -78,6 +78,14 @@ CONFIGS = [
                           (64, 128, 32, 4, 4)]
 ]
 
+# Triton's tutorial's configurations for fp8 operands: K steps of 128 bytes, as for fp16's 64
+FP8_CONFIGS = [
+    tilecc.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": 8},
+                  num_warps=w, num_stages=s)
+    for m, n, k, w, s in [(128, 256, 128, 8, 3), (256, 128, 128, 8, 3), (256, 64, 128, 4, 4),
+                          (64, 256, 128, 4, 4), (128, 128, 128, 4, 4), (128, 64, 64, 4, 4),
+                          (64, 128, 64, 4, 4), (128, 32, 64, 4, 4)]
+]
 
 
 def strides(a) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import tilecc
 import tilecc.language as tl
 from tilecc.errors import CompilationError
+from tilecc.transpiler.matrix_units import WGMMA_WIDTHS
 
 try:
     import kernels_dot as KD
@@ -447,6 +448,25 @@ def test_matmul_example_configs_compile_for_hopper(config, dt: str) -> None:
     if "wgmma" in src.split("#include")[1]:
         assert ("tc::wgmma_wait<1>()" in src) == (config.num_stages >= 3)
     assert "tc::cast_pair(" in src
+    require_cuda_compiler()
+    assert_clean_compile(MM.matmul_kernel, sig, "cuda", "sm_90", **options)
+
+
+@pytest.mark.parametrize("config", MM.FP8_CONFIGS, ids=lambda c: "{BLOCK_SIZE_M}x{BLOCK_SIZE_N}x"
+                         "{BLOCK_SIZE_K}".format(**c.kwargs) + f"-w{c.num_warps}-s{c.num_stages}")
+def test_matmul_example_fp8_configs_compile_for_hopper(config) -> None:
+    """Every fp8 configuration the fp8 benchmark tries (Triton's tutorial's: K steps of
+    128 bytes), e4m3 A row-major and B column-major as the benchmark passes them: Hopper's
+    fp8 wgmma where N is one of its widths (mma.sync over fp16 where it is narrower), clean
+    on sm_90 (no spills, no wgmma serialized by ptxas)."""
+    kw = config.kwargs
+    sig = (f"*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,"
+           f"i32:16,i32:16,i32:1,{kw['BLOCK_SIZE_M']},{kw['BLOCK_SIZE_N']},"
+           f"{kw['BLOCK_SIZE_K']},{kw['GROUP_SIZE_M']},None")
+    options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
+    src = MM.matmul_kernel.source(sig, arch="sm_90", **options)
+    wide = kw["BLOCK_SIZE_N"] in WGMMA_WIDTHS
+    assert ("k32_e4m3_ss" in src.split("#include")[1]) == wide  # both operands from shared
     require_cuda_compiler()
     assert_clean_compile(MM.matmul_kernel, sig, "cuda", "sm_90", **options)
 

@@ -226,3 +226,30 @@ def test_fp8_dot_out_dtype_fp16_on_the_gpu() -> None:
     np.testing.assert_allclose(got.cpu().numpy().astype(np.float32), want.astype(np.float32),
                                rtol=1e-3, atol=1e-3)
 
+
+
+
+try:
+    from test_blocks import load_example
+except ImportError:  # tests/ imported as a package
+    from tests.test_blocks import load_example
+MM = load_example("matmul")
+
+
+@pytest.mark.parametrize("config", MM.FP8_CONFIGS, ids=lambda c: "{BLOCK_SIZE_M}x{BLOCK_SIZE_N}x"
+                         "{BLOCK_SIZE_K}".format(**c.kwargs) + f"-w{c.num_warps}-s{c.num_stages}")
+def test_matmul_example_fp8_configs_on_hopper(config) -> None:
+    """examples/matmul.py's kernel at each fp8 configuration the fp8 benchmark tries
+    (Triton's tutorial's), e4m3 operands as the benchmark passes them (B column-major),
+    ragged in M, N and K: against the exact product of the same fp8 values."""
+    if _capability() < 90:
+        pytest.skip("fp8 wgmma: Hopper")
+    m, n, k = 300, 264, 528  # (rows of 16-byte multiples, as the benchmark's)
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal((m, k)).astype(F.FORMATS["fp8e4nv"][0])
+    bt = rng.standard_normal((n, k)).astype(F.FORMATS["fp8e4nv"][0])  # B^T row-major
+    want = a.astype(np.float64) @ bt.astype(np.float64).T
+    a_t, b_t = _fp8_tensor(a, "fp8e4nv"), _fp8_tensor(bt, "fp8e4nv").T
+    c = torch.zeros((m, n), device="cuda", dtype=torch.float16)
+    MM.launch(a_t, b_t, c, config)
+    assert _relative_error(c.float().cpu().numpy(), want) < 4e-3

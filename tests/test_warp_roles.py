@@ -270,11 +270,58 @@ def test_attention_takes_a_producer_warpgroup_where_its_warps_release_stages() -
         producer, consumer = _roles(src)
         assert "tc::tma_load_4d(" in producer and "tma_load" not in consumer
         assert "for (int start_n = 0; start_n < " in producer
-        # each warp releases the stage it read once its products retired; nothing else
-        assert consumer.count("tc::mbarrier_arrive(") == 1
-        assert "__syncwarp();  // this warp's products retired" in consumer
+        # each warp releases the stage it read once its products retired (the loop's
+        # previous block's, then the last block's); nothing else
+        assert consumer.count("tc::mbarrier_arrive(") == 2
+        assert "__syncwarp();  // this warp's products of the previous block's stage " \
+            "retired" in consumer
         assert "__syncthreads" not in consumer
         assert "tc::sync_consumers<256>();" in consumer  # (Q staged once)
     one = kernel.source(sig.format(d=64, bn=64, causal=False), arch="sm_90a", num_warps=4,
                         num_stages=3)
     assert "producer warpgroup" not in one
+
+
+def _attention_source(num_stages: int = 3, **blocks) -> str:
+    attention = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                            "attention.py"), run_name="not_main")
+    sig = ("*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,i32:16,i32,"
+           "i32:16,{d},{bm},{bn},{causal}").format(**blocks)
+    return attention["attention_fwd"].source(sig, arch="sm_90a", num_warps=8,
+                                             num_stages=num_stages)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_overlaps_each_blocks_softmax_with_the_previous_blocks_product(causal) -> None:
+    """Pipeline.overlapped: after the first block, each iteration issues its scores' product
+    and then the previous block's P V, waits for the scores only (wgmma_wait<1>), works out
+    the softmax under P V, then waits for it, releases its stage and rescales the output;
+    P V's A is converted and packed after that wait (cast_pair_ordered) into registers
+    carried to the next iteration; the last block's P V follows the loop."""
+    src = _attention_source(d=128, bm=128, bn=128, causal=causal)
+    _, consumer = _roles(src)
+    assert "what lies between them computed under it" in re.sub(r"\n\s*//\s+", " ", src)
+    first = consumer.index("the first block: its first product waited for")
+    loop = consumer.index("for (int start_n = 0 + 128; start_n < ")
+    last = consumer.index("the last block's second product")
+    assert first < loop < last
+    body = consumer[loop:last]
+    scores, pv = body.index("wgmma_m64n128k16_f16_ss"), body.index("wgmma_m64n128k16_f16_rs")
+    wait1, wait0 = body.index("tc::wgmma_wait<1>();"), body.index("tc::wgmma_wait<0>();")
+    softmax = body.index("tc::exp2(")
+    rescale = body.index("alpha[((r / 32)")
+    # P converted from fp32 once, by the packing after the wait: no conversion before it
+    pack = body.index("tc::cast_pair_ordered<tc::half>(p[r], p[r + 1])")
+    assert scores < pv < wait1 < softmax < wait0 < rescale < pack
+    assert "cast_pair(" not in body
+    assert body.count("wgmma_wait") == 2  # neither product waits for itself
+    assert "(v_stages + start_n_previous_stage * 16384)" in body[scores:pv]  # the last stage
+    assert "tc::wgmma_wait<1>" not in consumer[:loop] + consumer[last:]
+
+
+def test_attention_keeps_its_loop_where_the_products_registers_would_not_fit() -> None:
+    """A block of 256 queries on 8 warps (128 rows a warpgroup: scores, output and packed
+    probabilities of 128 + 128 + 64 registers a thread; 2 stages, to fit shared memory)
+    keeps the loop that waits for each product (settle.OVERLAP_REGISTERS)."""
+    src = _attention_source(num_stages=2, d=128, bm=256, bn=128, causal=False)
+    assert "producer warpgroup" in src and "_ordered" not in src

@@ -14,12 +14,16 @@ The methods here compute plain data (sizes, names, offsets, the lines other ops 
 
 from __future__ import annotations
 
+import re
+
 from tilecc.transpiler.ir import Op, Value, walk
-from tilecc.transpiler.line_breaks import BREAK, SPACE, inner, words
+from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import (DotPlan, b_k_major, promotion_steps, swizzled_chunk,
                                           wgmma_a_place)
+from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.pipeline import Pipeline
+from tilecc.transpiler.passes.settle import overlap_parts
 from tilecc.transpiler.passes.warp_roles import PRODUCER_REGISTERS, WarpRoles
 from tilecc.transpiler.render_writer import Writer
 from tilecc.transpiler.specs import rows_slab
@@ -80,6 +84,10 @@ class DotWriter(Writer):
         self.deferred_accs: list[tuple[str, int]] = []
         # the accumulator of the wgmma whose commit the copies being written follow
         self.committing: str | None = None
+        # an overlapped loop's (Pipeline.overlapped): the product issued without its wait,
+        # and the second product's A, packed in pairs in the registers of this array
+        self.issue_only: frozenset = frozenset()  # id() of the products issued unwaited
+        self.packed_a: str | None = None
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         # loads read ahead for a product's prologue → (stages array, stage, elements)
         self.read_ahead: dict[int, tuple[str, str, int]] = {}
@@ -348,7 +356,7 @@ class DotWriter(Writer):
             halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
                     for i in range(per_group // 64)],
             frags=[self.a_register_fragments(a, k, i) if a_tile is None else []
-                   for i in range(per_group // 64)])
+                   for i in range(per_group // 64)], issue_only=id(op) in self.issue_only)
         # the next stages' copies overlap the products
         self.committing = acc
         try:
@@ -398,6 +406,9 @@ class DotWriter(Writer):
             for h in (0, 1):
                 first_reg = (2 * i + h) * rk + 2 * c
                 r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                if self.packed_a is not None:  # (packed already: register r0 / 2)
+                    frags.append(f"{self.packed_a}[({r0}) / 2]")
+                    continue
                 pair = self.exprs.text(a, r0), self.exprs.text(a, r0 + ' + 1')
                 frags.append(f"tc::pack2({pair[0]}, {pair[1]})")
         return frags
@@ -612,8 +623,12 @@ class DotWriter(Writer):
         d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
                  next_stage=f"({stage} + 1 == {count} ? 0 : {stage} + 1)",
                  next_parity=f"({stage} + 1 == {count} ? {self.phase} ^ 1 : {self.phase})")
-        self.pipelined_body(op, d)
-        self.out.line(self.ctx.dot_macros.pipelined_loop(d))
+        if roles and p.overlapped:
+            self.overlapped_body(op, d)
+            self.out.line(self.ctx.dot_macros.overlapped_loop(d))
+        else:
+            self.pipelined_body(op, d)
+            self.out.line(self.ctx.dot_macros.pipelined_loop(d))
         self.zeroed = set()
         self.wgmma_in_flight = self.refill_barrier = False
         self.deferred, self.deferred_accs = frozenset(), []
@@ -719,6 +734,113 @@ class DotWriter(Writer):
                 keep = [i for i in range(len(op.results)) if i not in p.state]
                 self.core.assign_yields([op.results[i] for i in keep],
                                         [body.yields[i] for i in keep])
+
+    def overlapped_body(self, op: Op, d: dict) -> None:
+        """An overlapped loop's parts (`Pipeline.overlapped`, `settle.overlap_parts`), as
+        lines: the first block (`d["first"]`: its first product waited for, then the ops
+        between and after the products, the accumulator set to the second product's
+        operand), each later block (`d["body"]`: its first product and the previous
+        block's second issued, the first waited for, the ops that do not read the
+        accumulator under the second, then its wait, the previous stage released and
+        the rest), and the last block's second product (`d["last"]`).  The second
+        product's A (the previous block's values) is packed in pairs into `d["packed"]`
+        once the product before retired, by an instruction the compiler keeps after that
+        wait (`tc::cast_pair_ordered`: the conversion from fp32, where A is converted for
+        the product alone; else `tc::pack2_ordered`): packed earlier, the registers the
+        product still reads would be written under it (ptxas then serializes the
+        products, C7513)."""
+        p: Pipeline = op.attrs["pipeline"]
+        body = op.regions[0]
+        parts = overlap_parts(op)
+        first, second = parts.first, parts.second
+        a, b = second.operands[:2]
+        stage, iv = d["stage"], d["iv"]
+        previous = d["previous"] = self.names.fresh(f"{iv}_previous_stage")
+        slot = body.args[1 + parts.carried]
+        acc = self.names.name(slot)
+        regs = slot.layout.regs
+        arr, _, elems = self.pipe_tiles[b.id]
+        skipped = self.core.skipped
+        # A converted from fp32 for the product alone: the conversion is the packing
+        cast = a.owner if a.owner is not None and pairs_cast(a.owner) and \
+            self.ctx.uses.get(a.id, 0) == 1 else None
+        if cast is not None:
+            x = cast.operands[0]
+            pack = (f"tc::cast_pair_ordered<{c_type(a.dtype)}>({self.exprs.text(x, 'r')},"
+                    f"{INNER}{self.exprs.text(x, 'r + 1')})")
+        else:
+            pack = (f"tc::pack2_ordered({self.exprs.text(a, 'r')},{INNER}"
+                    f"{self.exprs.text(a, 'r + 1')})")
+        free = [o for o in parts.free if o is not cast]
+        packed = d["packed"] = self.names.fresh(
+            f"{self.names.name(a if cast is None else cast.operands[0])}_packed")
+        d["packed_regs"] = a.layout.regs // 2
+
+        def ops(subset: list) -> None:
+            with self.core.filtered(only=frozenset(id(o) for o in subset), skipped=skipped):
+                self.core.region(body)
+
+        def pin(name: str, count: int) -> None:
+            self.out.line(self.ctx.macros.register_loop(count, [f"tc::fence_operand({name}[r]);"]))
+
+        def second_product() -> None:
+            self.core.comment_for(second)
+            self.packed_a = packed
+            try:
+                self.wgmma_loop(second, second.attrs["plan"], acc, None,
+                                f"({arr} + {previous} * {elems})")
+            finally:
+                self.packed_a = None
+
+        def release(which: str = "the previous block's") -> None:
+            self.out.line(f"__syncwarp();  // this warp's products of {which} stage retired")
+            self.out.line(f"if (tc::lane_id() == 0){BODY}tc::mbarrier_arrive("
+                          f"tc::smem_address({self.released} +{BREAK}{previous}));")
+
+        def block(later: bool) -> None:
+            self.out.line(self.ctx.dot_macros.await_stage(
+                d["wait"], "this stage", stage, self.phase, None).strip())
+            ops(parts.before)
+            ops([first])
+            if later:
+                second_product()
+                self.out.line("tc::wgmma_wait<1>();  // this block's product is back; the "
+                              "previous block's runs on")
+            else:
+                self.out.line("tc::wgmma_wait<0>();  // the product is back in registers")
+            pin(self.names.name(first.result), first.result.layout.regs)
+            ops(free)
+            if later:
+                self.out.line("tc::wgmma_wait<0>();  // the previous block's product retired")
+                pin(acc, regs)
+                release()
+            ops(parts.dependent)
+            self.core.assign_yields([slot], [second.operands[2]])
+            self.out.line("// the next product's A, packed once the product reading the "
+                          "registers retired")
+            self.out.line("#pragma unroll")
+            self.out.line(f"for (int r = 0; r < {a.layout.regs}; r += 2){BODY}{packed}[r / 2] ="
+                          f"{BREAK}{pack};")
+            ops(parts.after)
+            keep = [i for i in range(len(op.results)) if i not in p.state and i != parts.carried]
+            self.core.assign_yields([op.results[i] for i in keep], [body.yields[i] for i in keep])
+
+        self.issue_only = frozenset((id(first), id(second)))  # (the loop waits for them)
+        try:
+            with self.out.same_last_statement():
+                with self.out.captured() as d["first"]:
+                    block(later=False)
+                with self.out.captured() as d["body"]:
+                    block(later=True)
+            with self.out.captured() as d["last"]:
+                second_product()
+                self.out.line("tc::wgmma_wait<0>();  // the last block's product retired")
+                pin(acc, regs)
+                release("the last block's")
+        finally:
+            self.issue_only = frozenset()
+        # the first block's index, declared where its lines read it
+        d["first_iv"] = any(re.search(rf"\b{re.escape(iv)}\b", line) for line in d["first"])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str,
                      refill: bool = False, own_stage: str | None = None) -> None:

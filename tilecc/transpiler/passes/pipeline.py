@@ -151,6 +151,10 @@ class Pipeline:
     # several products in the body: id() of those that only update their loop-carried
     # accumulator, which retire at a later product's wait instead of their own
     deferred: frozenset = frozenset()
+    # releases on the consumers of warp roles, two products (attention's forward): each
+    # iteration issues its block's first product, then the previous block's second, and
+    # computes what lies between them under the second (passes.settle `_overlapped`)
+    overlapped: bool = False
     distance: int = 0
     tiles: list = field(default_factory=list)  # passes.settle.Tile per load: its stages
     tma: list = field(default_factory=list)  # per load: its TmaCopy, or None (cp.async)

@@ -272,6 +272,22 @@ def test_gpu_stages_released_by_warps_over_many_iterations(d: int, bn: int,
         torch.testing.assert_close(out.float(), want, atol=2e-2, rtol=2e-2)
 
 
+def _check_output_and_lse(q, k, v, out, lse, causal: bool, dtype: str) -> None:
+    """The output against SDPA in float32, the base-2 log-sum-exp against torch's."""
+    import torch
+    import torch.nn.functional as F
+
+    z, h, n, d = q.shape
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    tol = 2e-2 if dtype == "float16" else 6e-2
+    torch.testing.assert_close(out.float(), want, atol=tol, rtol=tol)
+    s = (q.float() @ k.float().transpose(-1, -2)) / d ** 0.5
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, device="cuda", dtype=torch.bool).triu(1), -float("inf"))
+    want_lse = torch.logsumexp(s, dim=-1).reshape(z * h, n) / np.log(2)
+    torch.testing.assert_close(lse, want_lse, atol=2e-2, rtol=1e-3)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 100, 128, 129, 256, 385])
 @pytest.mark.parametrize("causal", [False, True])
@@ -283,20 +299,13 @@ def test_gpu_overlapped_products_at_every_count_of_key_blocks(n: int, causal: bo
     (the first block and the last P V only), one whole, and several with a ragged last;
     the output and the log-sum-exp against the float32 reference."""
     z, h, d = 1, 3, 128
-    torch, F, q, k, v = _cuda_qkv((z, h, n, d), 3, dtype)
+    torch, _, q, k, v = _cuda_qkv((z, h, n, d), 3, dtype)
     out = torch.full_like(q, float("nan"))
     lse = torch.full((z * h, n), float("nan"), device="cuda", dtype=torch.float32)
     A.attention_fwd[(-(-n // 128), z * h)](
         q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
         HEAD_DIM=d, CAUSAL=causal, BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3)
-    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
-    tol = 2e-2 if dtype == "float16" else 6e-2
-    torch.testing.assert_close(out.float(), want, atol=tol, rtol=tol)
-    s = (q.float() @ k.float().transpose(-1, -2)) / d ** 0.5
-    if causal:
-        s = s.masked_fill(torch.ones(n, n, device="cuda", dtype=torch.bool).triu(1), -float("inf"))
-    want_lse = torch.logsumexp(s, dim=-1).reshape(z * h, n) / np.log(2)
-    torch.testing.assert_close(lse, want_lse, atol=2e-2, rtol=1e-3)
+    _check_output_and_lse(q, k, v, out, lse, causal, dtype)
 
 
 @pytest.mark.gpu
@@ -321,7 +330,7 @@ def test_gpu_configurations_match_sdpa(d: int, blocks, causal: bool) -> None:
 @pytest.mark.parametrize("shape", [(2, 3, 200, 64), (1, 2, 256, 128), (1, 1, 77, 64)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_gpu_matches_sdpa(shape, causal: bool, dtype: str) -> None:
-    torch, F, q, k, v = _cuda_qkv(shape, 0, dtype)
+    torch, _, q, k, v = _cuda_qkv(shape, 0, dtype)
     out = torch.empty_like(q)
     z, h, n, d = shape
     lse = torch.empty((z * h, n), device="cuda", dtype=torch.float32)
@@ -329,11 +338,4 @@ def test_gpu_matches_sdpa(shape, causal: bool, dtype: str) -> None:
     A.attention_fwd[(-(-n // cfg["BLOCK_M"]), z * h)](
         q, k, v, out, lse, 1 / d ** 0.5, q.stride(0), q.stride(1), q.stride(2), h, n,
         HEAD_DIM=d, CAUSAL=causal, **cfg)
-    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
-    tol = 2e-2 if dtype == "float16" else 6e-2
-    torch.testing.assert_close(out.float(), want, atol=tol, rtol=tol)
-    s = (q.float() @ k.float().transpose(-1, -2)) / d ** 0.5
-    if causal:
-        s = s.masked_fill(torch.ones(n, n, device="cuda", dtype=torch.bool).triu(1), -float("inf"))
-    want_lse = torch.logsumexp(s, dim=-1).reshape(z * h, n) / np.log(2)
-    torch.testing.assert_close(lse, want_lse, atol=2e-2, rtol=1e-3)
+    _check_output_and_lse(q, k, v, out, lse, causal, dtype)

@@ -325,3 +325,21 @@ def test_attention_keeps_its_loop_where_the_products_registers_would_not_fit() -
     keeps the loop that waits for each product (settle.OVERLAP_REGISTERS)."""
     src = _attention_source(num_stages=2, d=128, bm=256, bn=128, causal=False)
     assert "producer warpgroup" in src and "_ordered" not in src
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_written_with_descriptors_overlaps_and_compiles_cleanly(causal) -> None:
+    """Triton's Hopper form of the forward (`benchmarks/attention_descriptor.py`: K and V
+    by descriptors, the loop's index read only by the copies where it is not causal, so
+    the first block declares none): overlapped too, and clean for sm_90a (no spills, no
+    products serialized by ptxas, no unused variable)."""
+    kernel = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "benchmarks",
+                                         "attention_descriptor.py"),
+                            run_name="not_main")["attention_fwd_descriptors"]
+    sig = f"*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32:16,i32:16,128,128,128,{causal}"
+    src = kernel.source(sig, arch="sm_90a", num_warps=8, num_stages=3)
+    assert "tc::cast_pair_ordered<tc::half>(" in src
+    first = src[src.index("the first block: its first product waited for"):]
+    assert ("const int start_n = 0;" in first.split("\n")[1]) == causal
+    require_cuda_compiler()
+    assert_clean_compile(kernel, sig, "cuda", "sm_90a", num_warps=8, num_stages=3)

@@ -839,8 +839,9 @@ class DotWriter(Writer):
                 release("the last block's")
         finally:
             self.issue_only = frozenset()
-        # the first block's index, declared where its lines read it
-        d["first_iv"] = any(re.search(rf"\b{re.escape(iv)}\b", line) for line in d["first"])
+        # the first block's index, declared where its code (not a comment) reads it
+        d["first_iv"] = any(re.search(rf"\b{re.escape(iv)}\b", line.split("//")[0])
+                            for line in d["first"])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str,
                      refill: bool = False, own_stage: str | None = None) -> None:

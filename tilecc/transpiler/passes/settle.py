@@ -484,10 +484,11 @@ class Overlap:
 
 def overlap_parts(loop: Op) -> Overlap | None:
     """A loop body of the form products are overlapped in (attention's forward: scores,
-    softmax, P V): two products, both at the body's top level; the first a fresh
-    product (nothing carried reaches it); the second's result only yielded, as a
-    loop-carried accumulator, and its accumulator operand the carried one or made from it
-    by ops between the products — which is all that reads it.  None otherwise."""
+    softmax, P V): two products, both at the body's top level, the first's result not
+    carried; the second's result only yielded, as a loop-carried accumulator, and its
+    accumulator operand the carried one or made from it by ops between the products —
+    which is all that reads it (neither product's A or B, nor another carried value).
+    None otherwise."""
     body = loop.regions[0]
     dots = [o for o in walk(body) if o.kind == "dot"]
     if len(dots) != 2 or any(d not in body.ops for d in dots):

@@ -392,9 +392,14 @@ class DotWriter(Writer):
         for name, regs in self.deferred_accs:
             if keep and name == self.committing:
                 continue  # the newest group's, still in flight
-            self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
+            self.pin(name, regs)
         if refill:
             self.out.line("__syncthreads();  // ... by every warp")
+
+    def pin(self, name: str, regs: int) -> None:
+        """Array `name`'s registers pinned where they are (`tc::fence_operand`): after the
+        wait that gave them back from the tensor cores, before they go to them again."""
+        self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
 
     def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
         """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
@@ -780,9 +785,6 @@ class DotWriter(Writer):
             with self.core.filtered(only=frozenset(id(o) for o in subset), skipped=skipped):
                 self.core.region(body)
 
-        def pin(name: str, count: int) -> None:
-            self.out.line(self.ctx.macros.register_loop(count, [f"tc::fence_operand({name}[r]);"]))
-
         def second_product() -> None:
             self.core.comment_for(second)
             self.packed_a = packed
@@ -808,11 +810,11 @@ class DotWriter(Writer):
                               "previous block's runs on")
             else:
                 self.out.line("tc::wgmma_wait<0>();  // the product is back in registers")
-            pin(self.names.name(first.result), first.result.layout.regs)
+            self.pin(self.names.name(first.result), first.result.layout.regs)
             ops(free)
             if later:
                 self.out.line("tc::wgmma_wait<0>();  // the previous block's product retired")
-                pin(acc, regs)
+                self.pin(acc, regs)
                 release()
             ops(parts.dependent)
             self.core.assign_yields([slot], [second.operands[2]])
@@ -835,7 +837,7 @@ class DotWriter(Writer):
             with self.out.captured() as d["last"]:
                 second_product()
                 self.out.line("tc::wgmma_wait<0>();  // the last block's product retired")
-                pin(acc, regs)
+                self.pin(acc, regs)
                 release("the last block's")
         finally:
             self.issue_only = frozenset()

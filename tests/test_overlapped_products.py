@@ -1,10 +1,10 @@
 """Loops of two products in attention's form (`Pipeline.overlapped`): each block's first
 product issued before the previous block's second, the ops between them computed under
 it.  The bodies vary what `settle.overlap_parts` sorts: the second product's accumulator
-rescaled (or not: then it only accumulates and is deferred instead), its A converted from
-fp32 for it alone (`tc::cast_pair_ordered`) or worked on in fp16 first
-(`tc::pack2_ordered`), values carried beside the accumulator and updated after the second
-product.  Every value is exact (quarters and small sums), so the
+rescaled or not (then it only accumulates: overlapped where warp roles are taken, else
+deferred as before), its A converted from fp32 for it alone (`tc::cast_pair_ordered`) or
+worked on in fp16 first (`tc::pack2_ordered`), values carried beside the accumulator and
+updated after the second product.  Every value is exact (quarters and small sums), so the
 interpreter matches NumPy and the GPU matches the interpreter to the bit; on the CPU each
 form compiles cleanly for sm_90a (no spills, no products serialized by ptxas)."""
 
@@ -98,19 +98,26 @@ def _signature(form: str) -> str:
 
 @pytest.mark.parametrize("form", FORMS)
 def test_each_form_is_overlapped_and_compiles_cleanly(form: str) -> None:
-    """Overlapped where the accumulator is rescaled; a product that only accumulates keeps
-    its wait for the next product's (`Pipeline.deferred`), with one role."""
     src = two_products.source(_signature(form), arch="sm_90a", num_warps=8, num_stages=3)
-    if form == "plain":
-        assert "retired by the next product's wait" in " ".join(src.split())
-        assert "_ordered" not in src and "producer warpgroup" not in src
-    else:
-        assert "tc::wgmma_wait<1>();" in src
-        packing = "tc::pack2_ordered(" if form == "fp16_operand" else "tc::cast_pair_ordered<"
-        assert packing in src
+    assert "producer warpgroup" in " ".join(src.split())
+    assert "tc::wgmma_wait<1>();" in src
+    packing = "tc::pack2_ordered(" if form == "fp16_operand" else "tc::cast_pair_ordered<"
+    assert packing in src
     require_cuda_compiler()
     assert_clean_compile(two_products, _signature(form), "cuda", "sm_90a", num_warps=8,
                          num_stages=3)
+
+
+def test_a_product_that_only_accumulates_is_deferred_where_roles_are_not_taken() -> None:
+    """Its stages' releases pay through the overlap alone: products too short for warp
+    roles (64-wide blocks of keys, head dim 64) keep the wait of the product that only
+    accumulates for the next product's (`Pipeline.deferred`), with one role."""
+    sig = "*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32,64,128,64,'plain'"
+    src = " ".join(two_products.source(sig, arch="sm_90a", num_warps=8,
+                                       num_stages=3).split())
+    assert "retired by the next product's wait" in src
+    assert "producer warpgroup" not in src and "_ordered" not in src
+    assert "released it" not in src
 
 
 @pytest.mark.parametrize("form", FORMS)

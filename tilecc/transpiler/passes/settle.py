@@ -70,6 +70,7 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
     shared memory would not fit with their tile)."""
     emission = Emission(kernel, target.matrix_units)
     pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory
+    planned: dict[int, Pipeline] = {}  # each kept pipeline as the planning pass left it
     for op in kernel.walk():
         p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
         if p is None:
@@ -78,6 +79,7 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
             del op.attrs["pipeline"]
             continue
         pipelined |= {ld.result.id for ld in p.loads}
+        planned[id(op)] = p
         op.attrs["pipeline"] = _own_stages(op, _in_flight(op, p, emission, kernel.num_warps))
     loop_of = _innermost_loops(kernel)
     for op in kernel.walk():
@@ -93,6 +95,14 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
     kernel.tensor_maps = _tensor_maps(kernel)
     stores = _tma_stores(kernel, target, made_descriptor_tma) if tma_stores else []
     roles = kernel.warp_roles = warp_roles.plan(kernel, {id(op) for op, _ in stores})
+    # the releases of a body whose second product only accumulates pay through the overlap
+    # alone, which takes warp roles: without them that product is deferred, as before
+    for op in kernel.walk():
+        p = op.attrs.get("pipeline") if op.kind == "for" else None
+        if p is not None and p.releases and (roles is None or roles.loop is not op) and \
+                _accumulating_readers(op, emission):
+            op.attrs["pipeline"] = _own_stages(op, _in_flight(
+                op, planned[id(op)], emission, kernel.num_warps, offer_overlap=False))
     if roles is not None:
         p = roles.loop.attrs["pipeline"]
         roles.loop.attrs["pipeline"] = replace(p, note=re.sub(
@@ -319,7 +329,8 @@ ARRIVALS_PRODUCT = 1 << 20
 AWAIT_AT_REFILL_DISTANCE = 3
 
 
-def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pipeline:
+def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
+               offer_overlap: bool = True) -> Pipeline:
     """Hopper, num_stages >= 3: one warpgroup MMA stays in flight while the next iteration
     starts, when only the loop reads its accumulator.  The stage the previous iteration's
     MMA read is refilled once every warp has retired its part of it (a warp's wait is its
@@ -372,13 +383,17 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int) -> Pip
     # another's products.  Measured on an H200 against the closing barrier, attention
     # forward of D 128 on 8 warps: 1.07-1.13x.  Not on one warpgroup (D 64 on 4 warps:
     # 0.93-0.99x), nor where a product only accumulates (`_deferred` retires it at a later
-    # product's wait, before a barrier: attention's dQ 0.92-0.94x without).
+    # product's wait, before a barrier: attention's dQ 0.92-0.94x without) — unless the
+    # body takes the overlap (`_overlapped`; not offered where `offer_overlap` is False),
+    # which needs the releases: there, a loop of two 128 x 128 x 128 products whose second
+    # only accumulates ran at 791 TFLOP/s against 616 deferred (H200).
     top = {id(o) for o in body.ops}
     readers = [o for o in walk(body) if o.kind == "dot"]
     releases = (not overlap and num_warps > 4 and len(engine) == 1 and not any(p.own) and
                 bool(readers) and
                 all(id(o) in top and o.attrs["plan"].unit.async_groups for o in readers) and
-                not any(_accumulates_only(o, body, emission) for o in readers))
+                (not _accumulating_readers(loop, emission) or
+                 offer_overlap and _overlap_candidate(loop, p)))
     if releases:
         note = note[:-1] + "; a stage refilled once its readers' warps released it)"
     return replace(p, in_flight=overlap, refill_barrier=barrier,
@@ -529,6 +544,33 @@ def overlap_parts(loop: Op) -> Overlap | None:
                    parts["after"], carried)
 
 
+def _accumulating_readers(loop: Op, emission: Emission) -> bool:
+    """Whether a product of the loop's body only updates its loop-carried accumulator."""
+    body = loop.regions[0]
+    return any(_accumulates_only(o, body, emission) for o in walk(body) if o.kind == "dot")
+
+
+def _overlap_candidate(loop: Op, p: Pipeline) -> bool:
+    """What `_overlapped` asks of a loop that can be known before the warp roles and the
+    operands' places are settled: the body's form (`overlap_parts`), the first product's A
+    made before the loop (staged once) and both products' B streamed, the second's A a
+    16-bit block the unit can read from registers, no fp8 partial sums or narrower results,
+    and the registers the products hold across each other (`OVERLAP_REGISTERS`)."""
+    parts = overlap_parts(loop)
+    if parts is None:
+        return False
+    first, second = parts.first, parts.second
+    made = {r.id for o in walk(loop.regions[0]) for r in o.results}
+    streamed = {ld.result.id for ld in p.loads}
+    a = second.operands[0]
+    held = first.result.layout.regs + second.result.layout.regs + a.layout.regs // 2
+    return (first.operands[0].id not in made and first.operands[1].id in streamed and
+            second.operands[1].id in streamed and a_in_registers(second) and
+            a.dtype.itemsize == 2 and held <= OVERLAP_REGISTERS and
+            all(promotion_steps(d) is None and d.result.dtype == d.attrs["acc_dtype"] and
+                d.attrs["plan"].unit.async_groups for d in (first, second)))
+
+
 def _overlapped(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     """FlashAttention-3's overlap within a warpgroup, for a loop whose stages the
     consumers of warp roles release (`Pipeline.releases`) and whose body has the form
@@ -541,22 +583,13 @@ def _overlapped(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     an H200, attention's forward at head dim 128 (128 x 128 blocks, 8 warps, written by
     hand that way first): 493 -> 570 TFLOP/s non-causal, SDPA 590 in the same run.
     Where the products' registers would not fit (`OVERLAP_REGISTERS`), the loop stays."""
+    if not p.releases or not _overlap_candidate(loop, p):
+        return p
     parts = overlap_parts(loop)
-    if parts is None or not p.releases:
-        return p
     first, second = parts.first, parts.second
-    streamed = {ld.result.id for ld in p.loads}
     once = {(id(h.dot), h.which) for h in loop.attrs.get("hoisted", ())}
-    a = second.operands[0]
-    if (id(first), 0) not in once or first.operands[1].id not in streamed or \
-            second.operands[1].id not in streamed or \
-            not second.attrs["plan"].a_from_registers or a.dtype.itemsize != 2 or \
-            any(promotion_steps(d) is not None or d.result.dtype != d.attrs["acc_dtype"] or
-                not d.attrs["plan"].unit.async_groups for d in (first, second)) or \
+    if (id(first), 0) not in once or not second.attrs["plan"].a_from_registers or \
             emission.uses.get(second.result.id, 0) != 1:
-        return p
-    held = first.result.layout.regs + second.result.layout.regs + a.layout.regs // 2
-    if held > OVERLAP_REGISTERS:
         return p
     return replace(p, overlapped=True, note=p.note[:-1] + "; each block's first product "
                    "issued before the previous block's second, what lies between them "

@@ -393,7 +393,7 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
                 bool(readers) and
                 all(id(o) in top and o.attrs["plan"].unit.async_groups for o in readers) and
                 (not _accumulating_readers(loop, emission) or
-                 offer_overlap and _overlap_candidate(loop, p)))
+                 offer_overlap and _overlap_candidate(loop, p) is not None))
     if releases:
         note = note[:-1] + "; a stage refilled once its readers' warps released it)"
     return replace(p, in_flight=overlap, refill_barrier=barrier,
@@ -550,25 +550,27 @@ def _accumulating_readers(loop: Op, emission: Emission) -> bool:
     return any(_accumulates_only(o, body, emission) for o in walk(body) if o.kind == "dot")
 
 
-def _overlap_candidate(loop: Op, p: Pipeline) -> bool:
-    """What `_overlapped` asks of a loop that can be known before the warp roles and the
-    operands' places are settled: the body's form (`overlap_parts`), the first product's A
-    made before the loop (staged once) and both products' B streamed, the second's A a
-    16-bit block the unit can read from registers, no fp8 partial sums or narrower results,
-    and the registers the products hold across each other (`OVERLAP_REGISTERS`)."""
+def _overlap_candidate(loop: Op, p: Pipeline) -> Overlap | None:
+    """The body's parts (`overlap_parts`) where the loop has what `_overlapped` asks that
+    can be known before the warp roles and the operands' places are settled: the first
+    product's A made before the loop (staged once) and both products' B streamed, the
+    second's A a 16-bit block the unit can read from registers, no fp8 partial sums or
+    narrower results, and the registers the products hold across each other
+    (`OVERLAP_REGISTERS`); None otherwise."""
     parts = overlap_parts(loop)
     if parts is None:
-        return False
+        return None
     first, second = parts.first, parts.second
     made = {r.id for o in walk(loop.regions[0]) for r in o.results}
     streamed = {ld.result.id for ld in p.loads}
     a = second.operands[0]
     held = first.result.layout.regs + second.result.layout.regs + a.layout.regs // 2
-    return (first.operands[0].id not in made and first.operands[1].id in streamed and
-            second.operands[1].id in streamed and a_in_registers(second) and
-            a.dtype.itemsize == 2 and held <= OVERLAP_REGISTERS and
-            all(promotion_steps(d) is None and d.result.dtype == d.attrs["acc_dtype"] and
-                d.attrs["plan"].unit.async_groups for d in (first, second)))
+    ok = (first.operands[0].id not in made and first.operands[1].id in streamed and
+          second.operands[1].id in streamed and a_in_registers(second) and
+          a.dtype.itemsize == 2 and held <= OVERLAP_REGISTERS and
+          all(promotion_steps(d) is None and d.result.dtype == d.attrs["acc_dtype"] and
+              d.attrs["plan"].unit.async_groups for d in (first, second)))
+    return parts if ok else None
 
 
 def _overlapped(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
@@ -583,9 +585,9 @@ def _overlapped(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     an H200, attention's forward at head dim 128 (128 x 128 blocks, 8 warps, written by
     hand that way first): 493 -> 570 TFLOP/s non-causal, SDPA 590 in the same run.
     Where the products' registers would not fit (`OVERLAP_REGISTERS`), the loop stays."""
-    if not p.releases or not _overlap_candidate(loop, p):
+    parts = _overlap_candidate(loop, p) if p.releases else None
+    if parts is None:
         return p
-    parts = overlap_parts(loop)
     first, second = parts.first, parts.second
     once = {(id(h.dot), h.which) for h in loop.attrs.get("hoisted", ())}
     if (id(first), 0) not in once or not second.attrs["plan"].a_from_registers or \

@@ -128,7 +128,9 @@ def test_a_loop_of_tma_stages_waits_for_its_stage_where_it_reads_it() -> None:
     (4, 128, ((8, 1), (2, 32), (4, 8), (2, 64))),
     (8, 128, ((8, 1), (2, 64), (8, 8))),  # warps 8 apart continue the 4 below: merged
     (4, 256, ((8, 1), (2, 32), (4, 8), (4, 64))),
-    (8, 256, None),  # five dims of rows: more than the copy engine's five with the columns
+    # five dims of rows, one more than the copy engine's with the columns: the last (2 of
+    # 32 rows) taken by two copies, each 4 boxes along the dim of 8-row steps
+    (8, 256, ((8, 1), (2, 64), (4, 8, 2), (2, 128))),
 ])
 def test_a_rows_split_lays_out_rows_where_wgmma_a_row_places_them(warps, rows, split) -> None:
     from types import SimpleNamespace
@@ -140,15 +142,36 @@ def test_a_rows_split_lays_out_rows_where_wgmma_a_row_places_them(warps, rows, s
     assert a_rows_split(dot, rows, 0) == split
     if split is None:
         return
-    slab = max(s for _, s in split)
+    slab = max(d[1] for d in split)
     assert a_rows_split(dot, rows, slab // 2) is None  # a block not known to start a slab
-    # the box fills shared memory in the order of its dims, the first fastest: the row of
-    # each position is what wgmma_a_row puts there
+    # the box fills shared memory in the order of its dims, the first fastest, and copy j
+    # (of a dim whose boxes are copies: specs.row_copies) the j-th box's worth of rows
+    # after the others': the row of each position is what wgmma_a_row puts there
     order = [0]
-    for extent, stride in split:
-        order = [o + i * stride for i in range(extent) for o in order]
+    for d in split:
+        order = [o + i * d[1] for i in range(d[0]) for o in order]
+    for d in split:
+        if len(d) > 2:
+            order = [o + j * d[0] * d[1] for j in range(d[2]) for o in order]
     placed = {wgmma_a_place(row, warps, rows // (warps // 4)): row for row in range(rows)}
     assert order == [placed[at] for at in range(rows)]
+
+
+def test_256_rows_on_8_warps_take_two_boxes_not_32_copies() -> None:
+    """A's 256 rows on 8 warps lie in shared memory as five dims of rows: one more than the
+    copy engine has beside the columns.  The last (the second warpgroup's rows, 32 rows
+    on) is taken by a second copy, 4 steps of 8 rows along the dim of 8-row steps: two
+    5-d copies a stage where there were 32 copies of 8 rows (0.41x the K loop's speed)."""
+    art = _artifact(_signature("fp16", 256, 128, 64), num_warps=8, num_stages=4)
+    split = ((8, 1), (2, 64), (4, 8, 2), (2, 128))
+    assert [m.rows_split for m in art.kernel.tensor_maps if m.param == "a_desc"] == [split, None]
+    src = art.source
+    assert "256 x 64 a copy, placed where each warp's wgmma reads those rows: 2 boxes" in src
+    assert src.count("tc::tma_load_5d(") == 4  # two a stage, in the prologue and the loop
+    calls = re.findall(r"tc::tma_load_5d\((.*?), landed\)", src, re.S)
+    # copy j: its coordinate 4 j along the 8-row steps, landing at block row 32 j's place
+    assert ["wgmma_a_row<8, 128>(0)" in c and ", 0, 0, 0, " in c for c in calls[:1]] == [True]
+    assert ["wgmma_a_row<8, 128>(32)" in c and ", 0, 0, 4, " in c for c in calls[1:2]] == [True]
 
 
 def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
@@ -196,7 +219,8 @@ def test_made_descriptor_tail_blocks_compile_for_every_row_specialization(rows, 
 
 @pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
     ("fp16", 128, 128, 64, 4, 4), ("fp16", 128, 128, 64, 8, 3), ("bf16", 64, 128, 128, 4, 2),
-    ("fp16", 64, 64, 32, 4, 3), ("fp32", 64, 64, 32, 4, 3), ("fp16", 128, 256, 64, 8, 3)])
+    ("fp16", 64, 64, 32, 4, 3), ("fp32", 64, 64, 32, 4, 3), ("fp16", 128, 256, 64, 8, 3),
+    ("fp16", 256, 128, 64, 8, 4)])
 def test_tma_kernels_compile_cleanly_for_sm_90a(dtype, bm, bn, bk, warps, stages) -> None:
     require_cuda_compiler()
     from test_compile_kernels import assert_clean_compile
@@ -505,6 +529,14 @@ def test_a_split_map_views_the_rows_as_its_dims_over_the_whole_slabs() -> None:
     # fewer rows than a slab: no block reads this map, which reads the padding alone
     assert launch_cuda.tensor_map_arguments(m, 1 << 20, (40, 300), (512, 1)) is None
     assert launch_cuda.padding_map_arguments(m)[1]["box"] == [64, 8, 2, 4, 2]
+    # 256 rows on 8 warps: the dim of 8-row steps spans the two copies' boxes (8 steps),
+    # a box 4 of them; rows of 64 elements (128 bytes), slabs of 128 rows
+    m = TensorMap("a", "fp16", (256, 64), 128, "zero",
+                  rows_split=((8, 1), (2, 64), (4, 8, 2), (2, 128)))
+    got = launch_cuda.tensor_map_arguments(m, 1 << 20, (4096, 64), (64, 1))
+    assert got == dict(data_type=6, dims=[64, 8, 2, 8, 4096 // 128],
+                       strides=[128, 64 * 128, 8 * 128, 128 * 128], box=[64, 8, 2, 4, 2],
+                       swizzle=3, fill_nan=False)
 
 
 def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> None:
@@ -695,7 +727,8 @@ def test_tma_nan_padding_on_gpu() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bm,bn,bk,warps,slab", [(128, 128, 64, 8, 64), (64, 64, 32, 4, 32)])
+@pytest.mark.parametrize("bm,bn,bk,warps,slab", [(128, 128, 64, 8, 64), (64, 64, 32, 4, 32),
+                                                 (256, 128, 64, 8, 128)])
 def test_a_in_one_box_on_gpu_over_whole_and_partial_slabs(bm, bn, bk, warps, slab) -> None:
     """A's rows in one box over the tensor's whole slabs of rows, 8 at a time past them:
     the products, and NaN padding past K (as Triton's), at rows of whole slabs, rows
@@ -711,7 +744,7 @@ def test_a_in_one_box_on_gpu_over_whole_and_partial_slabs(bm, bn, bk, warps, sla
 @pytest.mark.gpu
 @pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
                                                    (128, 128, 64, 4, 4), (64, 64, 32, 4, 3),
-                                                   (128, 128, 128, 4, 2)])
+                                                   (128, 128, 128, 4, 2), (256, 128, 64, 8, 4)])
 @pytest.mark.parametrize("m", [1, 9, 64 + 8, 127, 129, 1000, 4097])
 def test_rows_past_the_tensor_read_zeros_on_gpu(bm, bn, bk, warps, stages, m) -> None:
     """Blocks past the last whole slab copy only the boxes holding rows: the column sums

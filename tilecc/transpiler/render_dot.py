@@ -26,7 +26,7 @@ from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.passes.settle import overlap_parts
 from tilecc.transpiler.passes.warp_roles import PRODUCER_REGISTERS, WarpRoles
 from tilecc.transpiler.render_writer import Writer
-from tilecc.transpiler.specs import rows_slab
+from tilecc.transpiler.specs import row_copies, rows_slab
 from tilecc.transpiler.target import c_type
 
 INNER = inner(SPACE)  # a break inside a call's parentheses
@@ -921,6 +921,23 @@ class DotWriter(Writer):
                     boxes=boxes,
                     offset=self.operand_offset(dot, which, "r", "col"))
 
+    def split_boxes(self, copy, dot: Op, which: int, row0: str, col0: str) -> list[dict]:
+        """The copies of a block whose rows a split map copies in one box (`rows_split`),
+        each its coordinates and where it lands: the slab dim's coordinate, the others 0,
+        but for a dim taken by copies of their own (`specs.row_copies`), box j at j boxes
+        along it, landing where the block's row of its first place lies."""
+        slab = rows_slab(copy.rows_split)
+        stepped = [d for d in copy.rows_split if row_copies(d) > 1]
+        boxes = []
+        for j in range(row_copies(stepped[0]) if stepped else 1):
+            at = [f"{col0} + col"] + [
+                f"{row0} / {slab}" if d[1] == slab else str(j * d[0]) if row_copies(d) > 1
+                else "0" for d in copy.rows_split]
+            first = str(j * stepped[0][0] * stepped[0][1]) if stepped else "0"
+            boxes.append(dict(at=", ".join(at),
+                              offset=self.operand_offset(dot, which, first, "col")))
+        return boxes
+
     def tma_copies(self, p: Pipeline, stage: str, release: str = "",
                    issuer: bool = True) -> None:
         """One thread's TMA copies of a stage (passes.pipeline.TmaCopy), after it told the
@@ -946,18 +963,15 @@ class DotWriter(Writer):
             at += "".join(f", {self.exprs.text(c)}" for c in reversed(copy.outer))
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
-                slab = rows_slab(copy.rows_split)
                 split = dict(
                     rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
-                    at=", ".join([f"{col0} + col"] + [f"{row0} / {slab}" if st == slab else
-                                                    "0" for _, st in copy.rows_split]),
+                    boxes=self.split_boxes(copy, dot, which, row0, col0),
                     whole=self.whole_slabs(copy, row0, rows),
                     skipped=None,
                     inside=f"{row0} + r < {self.exprs.text(copy.rows)}"
                     if id(copy) in self.zeroed else None,
-                    offset=self.operand_offset(dot, which, "0", "col"),
-                    dims="as " + " x ".join(str(e) for e, _ in copy.rows_split) + " (" +
-                         ", ".join(str(st) for _, st in copy.rows_split) + " rows apart)")
+                    dims="as " + " x ".join(str(d[0]) for d in copy.rows_split) + " (" +
+                         ", ".join(str(d[1]) for d in copy.rows_split) + " rows apart)")
                 box_rows = copy.tail_box[0]  # (the blocks past the whole slabs)
                 if id(copy) in self.zeroed:  # the bytes of the boxes wholly past the rows
                     boxes = rows // box_rows  # (per 8 rows: a box of each column's)

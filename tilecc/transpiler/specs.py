@@ -35,10 +35,18 @@ class DescriptorSpec:
         return len(self.block_shape)
 
 
-def rows_slab(rows_split: tuple[tuple[int, int], ...] | None) -> int:
+def rows_slab(rows_split: tuple[tuple[int, ...], ...] | None) -> int:
     """The rows one step of a split map's outermost row dim spans — the largest of its
     row strides (TensorMap.rows_split); 1 for a map that does not split its rows."""
-    return max(stride for _, stride in rows_split) if rows_split else 1
+    return max(d[1] for d in rows_split) if rows_split else 1
+
+
+def row_copies(dim: tuple[int, ...]) -> int:
+    """How many boxes along a dim of a split map's rows one block takes: 1, or the third
+    entry of a dim whose boxes are copies of their own (`(extent, stride, copies)`: the
+    block's rows need one dim more than the copy engine has, so that dim is stepped by
+    the copies, `extent` apart)."""
+    return dim[2] if len(dim) > 2 else 1
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,8 @@ class TensorMap:
     `padding` "nan"; `store`: the copies write the tensor (passes.settle.TmaStore).
     `rows_split`: the map views the rows as several dims, (extent, row stride) each in the
     order a box fills shared memory (passes.pipeline.a_rows_split); the one of the largest
-    stride spans the tensor's whole slabs of rows (the rest: the descriptor's 8-row map)."""
+    stride spans the tensor's whole slabs of rows (the rest: the descriptor's 8-row map); a
+    dim may take several boxes of a block, each a copy of its own (`row_copies`)."""
 
     param: str
     dtype: str  # the element type's name (D.dtype.short)
@@ -62,7 +71,7 @@ class TensorMap:
     padding: str  # "zero" or "nan"
     args: tuple | None = None
     store: bool = False
-    rows_split: tuple[tuple[int, int], ...] | None = None
+    rows_split: tuple[tuple[int, ...], ...] | None = None
     # a map of the blocks of loads of pointers (passes.pointer_tiles): `args` its base,
     # dims and strides; `requires` (name, least value) of the int arguments its copies'
     # coordinates divide by or add
@@ -80,9 +89,10 @@ class TensorMap:
         if not self.rows_split:
             return list(reversed(shape)), list(reversed(strides[:-1])), list(reversed(self.box))
         slab = self.slab  # (the rows past the last whole slab are not in this map)
-        dims = [shape[1]] + [shape[0] // slab if s == slab else e for e, s in self.rows_split]
-        return (dims, [s * strides[0] for _, s in self.rows_split],
-                [self.box[1]] + [e for e, _ in self.rows_split])
+        dims = [shape[1]] + [shape[0] // slab if d[1] == slab else d[0] * row_copies(d)
+                             for d in self.rows_split]
+        return (dims, [d[1] * strides[0] for d in self.rows_split],
+                [self.box[1]] + [d[0] for d in self.rows_split])
 
     @property
     def key(self) -> tuple:

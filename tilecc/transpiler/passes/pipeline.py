@@ -53,7 +53,7 @@ from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.axis_info import info
 from tilecc.transpiler.passes.dot import b_k_major, wgmma_a_place
-from tilecc.transpiler.specs import rows_slab
+from tilecc.transpiler.specs import row_copies, rows_slab
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,11 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
 def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None:
     """The dims of a tensor map that copies all `rows` of A's block to where each warp's
     wgmma reads them (`wgmma_a_place`) in one box: (extent, row stride) per dim, in the
-    order the box fills shared memory, the first the 8 rows of a core matrix.  The dim
+    order the box fills shared memory, the first the 8 rows of a core matrix.  Where the
+    rows need one dim more than the copy engine's five (with the columns), the last,
+    slowest in shared memory, is taken by copies of their own, each a box further along
+    the dim it continues (`specs.row_copies`: 256 rows on 8 warps, two copies a block;
+    they had taken 32 copies of 8 rows, which ran the K loop at 0.41x the speed).  The dim
     of the largest stride steps over whole slabs of the rows below it, which the others
     fill exactly: the copy engine's bounds on it are the tensor's over its whole slabs
     (a block past them takes the 8-row map), where the block starts at a slab (`row0`,
@@ -267,14 +271,22 @@ def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None
         if not 0 <= at < rows or perm[at] >= 0:
             return None
         perm[at] = row
-    dims = _mixed_radix(perm)
-    if dims is None or len(dims) > 4:
+    dims: list[tuple[int, ...]] | None = _mixed_radix(perm)
+    if dims is None:
+        return None
+    if len(dims) == 5:  # (256 rows on 8 warps) the last dim's boxes as copies of their own
+        extent, stride = dims.pop()
+        into = [i for i, (e, s) in enumerate(dims) if e * s == stride]
+        if not into:
+            return None
+        dims[into[0]] = (*dims[into[0]], extent)
+    if len(dims) > 4:
         return None
     slab = rows_slab(dims)
     below = {0}
-    for extent, stride in dims:
-        if stride != slab:
-            below = {b + i * stride for b in below for i in range(extent)}
+    for d in dims:
+        if d[1] != slab:
+            below = {b + i * d[1] for b in below for i in range(d[0] * row_copies(d))}
     if below != set(range(slab)):
         return None
     first = row0 if isinstance(row0, int) else info(row0).divisibility[0]

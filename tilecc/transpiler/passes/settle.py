@@ -309,7 +309,18 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
 
 
 # multiply-adds of a product per iteration from which one warpgroup's pipeline refills
-# behind a barrier, num_stages - 1 iterations ahead (128 x 128 x 32)
+# behind a barrier, num_stages - 1 iterations ahead (128 x 128 x 32).  Every product does,
+# on any number of warps, where the copy engine fills every stage (each thread then waits
+# for its stage at the top of the iteration).  Measured on an H200 against the barrier
+# ending the iteration, tilecc / Triton speed at the same configuration, 4096³ (8192³), the
+# persistent GEMM over host descriptors and the one of a program a tile over descriptors
+# made in the kernel (`bench_descriptor.py`'s kernels), 4 stages:
+#   128 x 128 x 64, 8 warps: persistent 0.78 -> 1.03 (0.75 -> 1.02), a tile 0.88 -> 1.10
+#     (0.81 -> 1.05); 256 x 128 x 64: +8% persistent, 1.03 -> 1.08 a tile;
+#   128 x 256 x 32, 8 warps, 5 stages: 0.92 -> 0.95 (0.84 -> 0.88), 0.99 -> 1.03
+#     (0.89 -> 0.98); 128 x 256 x 64 level;
+#   one warpgroup: 128 x 64 x 32 persistent 0.69 -> 1.02, a tile 1.05 -> 1.15;
+#     64 x 128 x 32 0.71 -> 0.97 and 1.04 -> 1.30.
 DEEP_PRODUCT = 1 << 19
 
 # cp.async copies run 3 or more ahead arrive on their stage's mbarrier (`Pipeline.arrivals`)
@@ -337,9 +348,10 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
     own: the four warps of a warpgroup run their rows on their own tensor cores, reading
     the same B).  With 4 stages or more the copies run num_stages - 2 iterations ahead,
     and the barrier that ends an iteration is that point; with 3 (one iteration ahead
-    would not hide a load's latency), and in one warpgroup whose product is large enough
-    to hide a barrier, they run num_stages - 1 ahead, behind a second barrier after the
-    wait for the previous MMA (`refill_barrier`), as Triton's pipeline does; from 3 ahead
+    would not hide a load's latency), where the copy engine fills every stage, and in one
+    warpgroup whose product is large enough to hide a barrier, they run num_stages - 1
+    ahead, behind a second barrier after the wait for the previous MMA
+    (`refill_barrier`, `DEEP_PRODUCT`), as Triton's pipeline does; from 3 ahead
     each thread waits for its copies of the next stage before that barrier, which then
     ends the iteration too (`awaits_at_refill`; Triton's iteration ends with another).
     Where every stage is the copy engine's, each thread instead waits for the stage it
@@ -361,7 +373,9 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
                and not a_in_registers(dots[0])  # A's registers must outlive the MMA
                and promotion_steps(dots[0]) is None  # its partial sums are waited for
                and _operands_outlive(dots[0], body, p))
-    barrier = overlap and (s == 3 or (num_warps <= 4 and _multiply_adds(dots[0]) >= DEEP_PRODUCT))
+    engine = {t is not None for t in p.tma}
+    barrier = overlap and (s == 3 or engine == {True} or
+                           num_warps <= 4 and _multiply_adds(dots[0]) >= DEEP_PRODUCT)
     dist = s - 2 if overlap and not barrier else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
             f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
@@ -371,7 +385,6 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
     # arriving on it (not the two mixed), these where the wait for the next stage would
     # otherwise come before the refill (`awaits_at_refill`) and a long product hides the
     # barrier's poll before it (ARRIVALS_PRODUCT)
-    engine = {t is not None for t in p.tma}
     long_product = overlap and (_multiply_adds(dots[0]) >= ARRIVALS_PRODUCT or
                                 dots[0].operands[1].type.shape[-1] >= 256)
     at_top = barrier and len(engine) == 1 and not any(p.own) and \

@@ -9,9 +9,9 @@ the same grid, constexprs and num_warps.  Both outputs are checked against a tor
 reference at the timed shape.  Timing (`timing.gpu_ms_queued`): each round queues
 several calls of each tool back to back behind a sleep kernel between two events, the
 tools interleaved; the median over rounds is kept.  A kernel that fails to compile, run
-or match is reported in the table and the rest go on.  The last line is the geometric
-mean of tilecc/Triton time ratios over the kernels that both ran correctly (below 1:
-tilecc faster).
+or match is reported in the table and the rest go on.  `tc/triton` is a speed ratio, as
+in the other benchmarks: Triton's time over tilecc's (above 1: tilecc faster); the last
+line is its geometric mean over the kernels that both ran correctly.
 """
 
 from __future__ import annotations
@@ -227,10 +227,10 @@ def main() -> None:
     for name, res in rows:
         tc, tr = res.get("tc"), res.get("tr")
         if isinstance(tc, float) and isinstance(tr, float):
-            ratios.append(tc / tr)
+            ratios.append(tr / tc)
             gb = res.get("gbs")
             gbs = f"{gb / (tc * 1e-3):8.0f} {gb / (tr * 1e-3):8.0f}" if gb else ""
-            print(f"{name:<24} {tc:10.4f} {tr:10.4f} {tc / tr:10.3f} {gbs}")
+            print(f"{name:<24} {tc:10.4f} {tr:10.4f} {tr / tc:10.3f} {gbs}")
         else:
             cell = (lambda v: f"{v:10.4f}" if isinstance(v, float) else f"{'FAILED':>10}")
             print(f"{name:<24} {cell(tc)} {cell(tr)} {'-':>10}")

@@ -36,7 +36,7 @@ passes.transpose), N rows of 128 bytes of K.  A's rows are placed where each war
 instruction computes them (`tc::wgmma_a_row`): one copy still moves all of them, through a
 tensor map that views the descriptor's rows as up to four dims whose order in the box is
 that placement (`a_rows_split`; eight-row boxes took the copy engine a third of the K
-step's time).  The bounds are the hardware's: outside the tensor a copy reads zeros (or
+step's time), or two where it needs five (256 rows on 8 warps).  The bounds are the hardware's: outside the tensor a copy reads zeros (or
 NaN for "nan" padding), as the mask would.  A split map's bounds are the tensor's over its
 whole slabs of rows only: a block that reaches past the last whole slab is copied 8 rows
 at a time through a second map of the descriptor (the last row of blocks of a ragged M),

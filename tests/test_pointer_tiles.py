@@ -107,6 +107,27 @@ def matmul_from(A, B, C, M, N, K, LO, stride_am, stride_bk, stride_cm, BM: tl.co
     tl.store(c_blk, acc, boundary_check=(0, 1))
 
 
+@tilecc.jit
+def matmul_stepped(A, B, C, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # pointers the loop advances, the loop counting K itself (a step of BK)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = B + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+STEPPED = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:1,i32:16,{bm},{bn},{bk}"
 FROM = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk}"
 SIG = "*fp16:16,*fp16:16,*fp32:16,i32,i32,i32,i32:16,i32:16,i32:16,{bm},{bn},{bk},{form}"
 # Triton's tutorial loop: pointers the loop advances, the last K step masked
@@ -167,6 +188,42 @@ def test_pointers_a_loop_advances_are_read_where_each_iteration_reads() -> None:
     bp = load_example("attention_block_ptr", "benchmarks").attention_fwd_block_ptr
     art = _build(bp, ATT, warps=8)
     assert sorted(m.param for m in art.kernel.tensor_maps) == ["K", "V"]
+
+
+def test_advanced_pointers_a_map_reads_are_not_carried() -> None:
+    """A load the copy engine may read, of pointers the loop advances, reads its start
+    advanced by the iterations before instead (`_Matcher.from_index`): the loop carries
+    the accumulator alone, and no block of pointers is kept or advanced in the source.
+    Where the copy engine cannot take the block after all (BK = 16: rows of 32 bytes),
+    cp.async reads those addresses, the iterations counted in 64 bits."""
+    for kernel, sig in ((matmul_carried, CARRIED.format(bm=128, bn=128, bk=64)),
+                        (matmul_stepped, STEPPED.format(bm=64, bn=64, bk=64)),
+                        (matmul_stepped, STEPPED.format(bm=64, bn=64, bk=16))):
+        art = _build(kernel, sig)
+        loop = next(o for o in art.kernel.walk() if o.kind == "for")
+        assert [v.type.dtype.short for v in loop.results] == ["fp32"]
+        body = art.source.split("#include")[1]
+        assert "a_ptrs[" not in body and "b_ptrs[" not in body
+    assert "cp_async" not in _build(matmul_stepped, STEPPED.format(bm=64, bn=64, bk=64)).source
+    assert "tc::cast<long long>(k_next / 16) * tc::cast<long long>(16 * stride_bk)," in body
+    # the build for launches the copy engine cannot serve carries them as written
+    art = _build(matmul_stepped, STEPPED.format(bm=64, bn=64, bk=64), made_descriptor_tma=False)
+    loop = next(o for o in art.kernel.walk() if o.kind == "for")
+    assert len(loop.results) == 3
+
+
+@pytest.mark.parametrize("bk", [16, 32])
+def test_advanced_pointers_on_the_interpreter_equal_numpy(bk) -> None:
+    """The pointers from the loop's index read what the advanced ones read: small
+    integers, so that every product and sum is exact."""
+    rng = np.random.default_rng(bk)
+    for m, n, k in ((70, 40, 100), (64, 64, 64), (33, 65, 31), (5, 7, 200)):
+        a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+        b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+        matmul_stepped.interpret[(tilecc.cdiv(m, 32), tilecc.cdiv(n, 32))](
+            a, b, c, m, n, k, k, n, 1, n, BM=32, BN=32, BK=bk)
+        np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
 
 
 @pytest.mark.parametrize("form,reason", [(1, "a bound on another coordinate"),
@@ -348,6 +405,25 @@ def test_gpu_advanced_pointers_through_maps_match_torch(m, n, k, pad) -> None:
             num_stages=stages)
         torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2,
                                    atol=0.05 * k ** 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bk", [16, 64])
+@pytest.mark.parametrize("m,n,k", [(300, 264, 200), (129, 72, 48), (64, 64, 1000)])
+def test_gpu_pointers_from_the_loop_index_match_torch(bk, m, n, k) -> None:
+    """BK 64: the copy engine reads the blocks; BK 16: cp.async reads them at the
+    addresses worked out from the loop's index (`_Matcher.from_index`)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    torch.manual_seed(m + n + k + bk)
+    a = torch.randint(-3, 4, (m, k), device="cuda").half()
+    b = torch.randint(-3, 4, (k, n), device="cuda").half()
+    c = torch.full((m, n), -1.0, device="cuda")
+    matmul_stepped[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](
+        a, b, c, m, n, k, a.stride(0), b.stride(0), 1, c.stride(0), BM=64, BN=64, BK=bk,
+        num_warps=4, num_stages=3)
+    assert torch.equal(c, a.float() @ b.float())
 
 
 @pytest.mark.gpu

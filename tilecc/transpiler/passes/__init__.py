@@ -3,7 +3,8 @@
   0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
                   fused multiply-add under fp fusion (passes.contract); `load(...).T` becomes the load of the
                   transposed block (passes.transpose); on sm_90, loads of pointer blocks
-                  that are boxes of a strided tensor are marked for TMA (passes.pointer_tiles),
+                  that are boxes of a strided tensor are marked for TMA, those the loop
+                  advanced read from its index instead (passes.pointer_tiles),
                   and the others a K loop advances by a scalar become the block before the
                   loop plus a carried offset (passes.carried_offsets);
                   fp8 products no matrix unit of the target multiplies get fp16 operands
@@ -61,8 +62,8 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     contract_products(kernel)
     fold_transposed_loads(kernel)
     if target.async_copies and target.has_tma and made_descriptor_tma and \
-            pipeline.any_pipelined(kernel):
-        pointer_tiles.mark(kernel)
+            pipeline.any_pipelined(kernel) and pointer_tiles.mark(kernel):
+        eliminate_dead_code(kernel)  # (the carried pointers the marked loads no longer read)
     if carry_offsets(kernel):
         eliminate_dead_code(kernel)  # (the blocks the offsets replace)
     dot.convert_unplanned_fp8(kernel, kernel.num_warps, target.matrix_units, target.arch)

@@ -31,7 +31,9 @@ What makes the copy read what the load reads:
 Values a loop carries and advances by constant steps (`a_ptrs += BK * stride_ak`, a block
 pointer and its offsets, `tl.advance`d) are what they start as plus the iterations before
 times the step, for a loop counting by a constant step that divides each advance (from
-`lo`: a start advanced by `lo` before the loop cancels it).
+`lo`: a start advanced by `lo` before the loop cancels it).  A marked load of such a
+block of pointers reads it worked out that way from the loop's index (`from_index`), so
+the loop no longer carries a block the copies never read (nor the source writes it).
 The coordinates are computed in int32, as the copy engine takes them.
 """
 
@@ -88,9 +90,11 @@ class Form:
     dims: dict = field(default_factory=dict)
 
 
-def mark(kernel: Kernel) -> None:
+def mark(kernel: Kernel) -> bool:
     """Mark the loads (in loops, read by products alone) whose blocks a tensor map of
-    arguments can copy (`attrs["descriptor"]`, a DescriptorRead with `pointers`)."""
+    arguments can copy (`attrs["descriptor"]`, a DescriptorRead with `pointers`); whether
+    a marked load's pointers, which its loop carried, now come from the loop's index
+    (`_Matcher.from_index`: the carried ones are then read by nothing but their update)."""
     params = {p.value.id: p for p in kernel.params if p.value is not None}
     loops: dict[int, Op] = {}  # a for loop's index value → the loop
     carried: dict[int, tuple[Op, int]] = {}  # a loop-carried value → its loop, its place
@@ -103,7 +107,9 @@ def mark(kernel: Kernel) -> None:
     for op in kernel.walk():
         for v in op.operands:
             readers.setdefault(v.id, []).append(op)
-    _visit(kernel.body, _Matcher(params, loops, carried), readers, in_loop=False)
+    m = _Matcher(params, loops, carried)
+    _visit(kernel.body, m, readers, in_loop=False)
+    return m.rewritten
 
 
 def _visit(region: Region, m: "_Matcher", readers: dict, in_loop: bool) -> None:
@@ -118,7 +124,7 @@ def _visit(region: Region, m: "_Matcher", readers: dict, in_loop: bool) -> None:
             read, new_ops = m.match(op)
             if read is not None:
                 op.attrs["descriptor"] = read
-                ops += new_ops
+                ops += new_ops + m.from_index(op, region)
         ops.append(op)
     region.ops = ops
 
@@ -132,6 +138,7 @@ class _Matcher:
         self.forms: dict[int, Form | None] = {}
         # per match: block axis → the mask's value of its corner (`_bounds`)
         self.written: dict[int, Value] = {}
+        self.rewritten = False  # a load's carried pointers replaced (`from_index`)
 
     # --- values as sums of coordinates times strides -------------------------------------
 
@@ -238,6 +245,81 @@ class _Matcher:
             steps[key] = Coord(((index, q),), -q * first) if first is not None else \
                 Coord(_terms([(index, q), (_leaf(lo), -q)]))
         return _add(start, Form(None, steps))
+
+    def from_index(self, load: Op, region: Region) -> list[Op]:
+        """Where `load` reads a block of pointers its loop carries and advances by the same
+        step each iteration (`a_ptrs += BLOCK_K * stride_ak`), it reads instead the block
+        the loop starts from, advanced by the step times the iterations before (from the
+        loop's index, in 64 bits): the same addresses, for the interpreter and for the
+        cp.async copies of a build without the copy engine's.  The carried pointers, then
+        read by their update alone, go (passes.dce): the copy engine's copies never read
+        them, and the source would keep the block and its update in every iteration.
+        Returns the ops that compute it, to go before the load (in `region`, the loop's
+        body)."""
+        ptr = load.operands[0]
+        if ptr.id not in self.carried:
+            return []
+        loop, j = self.carried[ptr.id]
+        body = loop.regions[0]
+        update = body.yields[j].owner
+        if body is not region or update is None or update.kind != "addptr" or \
+                update.operands[0] is not ptr:
+            return []
+        lo, step = loop.operands[0], _constant_value(loop.operands[2])
+        step_ops = self._before_loop(update.operands[1], body)
+        if step is None or step <= 0 or step_ops is None or _leaf(lo) is None:
+            return []
+        ops, step_value = step_ops
+        i64 = Type(D.int64)
+
+        def new(kind, operands, type=i64, **attrs) -> Value:
+            op = Op(kind, operands, [Value(type)], load.loc, attrs)
+            ops.append(op)
+            return op.result
+
+        count = body.args[0]  # (index - lo) / step iterations before this one
+        if _constant_value(lo) != 0:
+            count = new("binary", [count, lo], count.type, fn="sub")
+        if step != 1:
+            count = new("binary", [count, new("const", [], count.type, value=step)],
+                        count.type, fn="div")
+        offset = new("binary", [new("cast", [count]), new("cast", [step_value])], fn="mul")
+        offset = new("splat", [offset], Type(D.int64, ptr.type.shape))
+        new("addptr", [loop.operands[3 + j], offset], ptr.type)
+        load.operands[0] = ops[-1].result
+        self.rewritten = True
+        return ops
+
+    def _before_loop(self, v: Value, body: Region) -> tuple[list[Op], Value] | None:
+        """(ops, value): the scalar an update adds at each step (a block of one value, a
+        splat of it), as ops to go before the loop's load: the value itself where it is
+        not made in `body`, else its pure ops made again from constants and values from
+        before the loop; None where it reads anything else."""
+        made = {id(o) for o in body.ops}
+        if v.owner is not None and v.owner.kind == "splat":
+            v = v.owner.operands[0]
+        if v.type.is_block or not v.dtype.is_int():
+            return None
+        ops: list[Op] = []
+        copies: dict[int, Value] = {}
+
+        def again(x: Value) -> Value | None:
+            op = x.owner
+            if op is None or id(op) not in made:
+                return None if x in body.args else x
+            if op.kind not in ("const", "binary", "cast") or op.regions:
+                return None
+            if x.id not in copies:
+                operands = [again(o) for o in op.operands]
+                if any(o is None for o in operands):
+                    return None
+                clone = Op(op.kind, operands, [Value(x.type)], op.loc, dict(op.attrs))
+                ops.append(clone)
+                copies[x.id] = clone.result
+            return copies[x.id]
+
+        got = again(v)
+        return (ops, got) if got is not None else None
 
     def _parameter(self, f: Form) -> str | None:
         """The int parameter `f` is, alone (a stride)."""

@@ -1,12 +1,13 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
   0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
-                  fused multiply-add under fp fusion (passes.contract); `load(...).T` becomes the load of the
-                  transposed block (passes.transpose); on sm_90, loads of pointer blocks
-                  that are boxes of a strided tensor are marked for TMA, those the loop
-                  advanced read from its index instead (passes.pointer_tiles),
-                  and the others a K loop advances by a scalar become the block before the
-                  loop plus a carried offset (passes.carried_offsets);
+                  fused multiply-add under fp fusion (passes.contract); `load(...).T`
+                  becomes the load of the transposed block (passes.transpose); on sm_90,
+                  loads of pointer blocks that are boxes of a strided tensor are marked
+                  for TMA, those the loop advanced read from its index instead
+                  (passes.pointer_tiles), and the others a K loop advances by a scalar
+                  become the block before the loop plus a carried offset
+                  (passes.carried_offsets);
                   fp8 products no matrix unit of the target multiplies get fp16 operands
                   (passes.dot)
   1. axis_info  — contiguity / divisibility / constancy of every integer and pointer value

@@ -36,8 +36,9 @@ passes.transpose), N rows of 128 bytes of K.  A's rows are placed where each war
 instruction computes them (`tc::wgmma_a_row`): one copy still moves all of them, through a
 tensor map that views the descriptor's rows as up to four dims whose order in the box is
 that placement (`a_rows_split`; eight-row boxes took the copy engine a third of the K
-step's time), or two where it needs five (256 rows on 8 warps).  The bounds are the hardware's: outside the tensor a copy reads zeros (or
-NaN for "nan" padding), as the mask would.  A split map's bounds are the tensor's over its
+step's time), or two copies where it needs five (256 rows on 8 warps).  The bounds are
+the hardware's: outside the tensor a copy reads zeros (or NaN for "nan" padding), as the
+mask would.  A split map's bounds are the tensor's over its
 whole slabs of rows only: a block that reaches past the last whole slab is copied 8 rows
 at a time through a second map of the descriptor (the last row of blocks of a ragged M),
 in a loop that runs once per program only the boxes that hold rows of the tensor
@@ -74,7 +75,7 @@ class TmaCopy:
     # the box fills shared memory (`a_rows_split`); None: boxes of `box` rows.  Such a copy
     # also has a map of 8-row boxes for the blocks that reach past the tensor's last whole
     # slab (`rows`: the descriptor's rows, as its bounds mask reads them)
-    rows_split: tuple[tuple[int, int], ...] | None = None
+    rows_split: tuple[tuple[int, ...], ...] | None = None
     rows: Value | None = None
     # a load of pointers (passes.pointer_tiles): the coordinates of the map's dims past
     # the block's (outermost first, box 1 each), and what the launch must find of the
@@ -248,7 +249,7 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
                    src.outer, src.requires, src.pointers)
 
 
-def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, int], ...] | None:
+def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, ...], ...] | None:
     """The dims of a tensor map that copies all `rows` of A's block to where each warp's
     wgmma reads them (`wgmma_a_place`) in one box: (extent, row stride) per dim, in the
     order the box fills shared memory, the first the 8 rows of a core matrix.  Where the

@@ -250,10 +250,11 @@ class _Matcher:
         """Where `load` reads a block of pointers its loop carries and advances by the same
         step each iteration (`a_ptrs += BLOCK_K * stride_ak`), it reads instead the block
         the loop starts from, advanced by the step times the iterations before (from the
-        loop's index, in 64 bits): the same addresses, for the interpreter and for the
-        cp.async copies of a build without the copy engine's.  The carried pointers, then
-        read by their update alone, go (passes.dce): the copy engine's copies never read
-        them, and the source would keep the block and its update in every iteration.
+        loop's index, in 64 bits): the same addresses, for the interpreter and for
+        cp.async where the pipeline leaves the block to it after all.  The carried
+        pointers, then read by their update alone, go (passes.dce): the copy engine's
+        copies never read them, and the source would keep the block and its update in
+        every iteration.
         Returns the ops that compute it, to go before the load (in `region`, the loop's
         body)."""
         ptr = load.operands[0]

@@ -362,13 +362,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        partial0[(Sliced8::coord0(o)) * 2 + tc::warp_id() % 2] = qk_max[o];
+        partial0[(tc::warp_id() % 2) * 128 + Sliced8::coord0(o)] = qk_max[o];
       }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        float acc = partial0[(Sliced8::coord0(o)) * 2];
-        acc = combine(acc, partial0[(Sliced8::coord0(o)) * 2 + 1]);
+        float acc = partial0[Sliced8::coord0(o)];
+        acc = combine(acc, partial0[1 * 128 + Sliced8::coord0(o)]);
         qk_max[o] = acc;
       }
     }
@@ -403,13 +403,13 @@ extern "C" __global__ void __launch_bounds__(512) attention_fwd(
       float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        partial0[(Sliced8::coord0(o)) * 2 + tc::warp_id() % 2] = p_sum[o];
+        partial0[(tc::warp_id() % 2) * 128 + Sliced8::coord0(o)] = p_sum[o];
       }
       __syncthreads();
 #pragma unroll
       for (int o = 0; o < 16; ++o) {
-        float acc = partial0[(Sliced8::coord0(o)) * 2];
-        acc = combine(acc, partial0[(Sliced8::coord0(o)) * 2 + 1]);
+        float acc = partial0[Sliced8::coord0(o)];
+        acc = combine(acc, partial0[1 * 128 + Sliced8::coord0(o)]);
         p_sum[o] = acc;
       }
     }

@@ -3,8 +3,6 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         4 warps x 32 threads = 128 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 255: see
-//                   __launch_bounds__)
 // Specialization:
 //   O: *fp16 (16-byte aligned)
 //   DO: *fp16 (16-byte aligned)
@@ -51,7 +49,7 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
 };
 
-extern "C" __global__ void __launch_bounds__(128, 2) attention_bwd_preprocess(
+extern "C" __global__ void __launch_bounds__(128) attention_bwd_preprocess(
     const tc::half* O,
     const tc::half* DO,
     float* Delta,

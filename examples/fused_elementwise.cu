@@ -3,8 +3,6 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         8 warps x 32 threads = 256 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 128: see
-//                   __launch_bounds__)
 // Specialization:
 //   x_ptr: *fp16 (16-byte aligned)
 //   y_ptr: *fp16 (16-byte aligned)
@@ -33,7 +31,7 @@ struct Blocked0 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-extern "C" __global__ void __launch_bounds__(256, 2) silu_mul_kernel(
+extern "C" __global__ void __launch_bounds__(256) silu_mul_kernel(
     const tc::half* x_ptr,
     const tc::half* y_ptr,
     tc::half* out_ptr,

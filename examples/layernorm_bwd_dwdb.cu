@@ -3,8 +3,6 @@
 //
 // Target:         NVIDIA (cuda, warp size 32)
 // Launch:         4 warps x 32 threads = 128 threads per program; grid from the caller
-//                 at least 2 programs per SM (registers per thread held to 255: see
-//                   __launch_bounds__)
 // Specialization:
 //   DW: *fp32 (16-byte aligned)
 //   DB: *fp32 (16-byte aligned)
@@ -52,7 +50,7 @@ struct Sliced1 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 1 == 0; }
 };
 
-extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
+extern "C" __global__ void __launch_bounds__(128) layer_norm_bwd_dwdb(
     const float* DW,
     const float* DB,
     float* FINAL_DW,
@@ -129,15 +127,15 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o];
+      partial0[(tc::warp_id()) * 128 + Sliced1::coord0(o)] = sum_dw[o];
     }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      float acc = partial0[(Sliced1::coord0(o)) * 4];
+      float acc = partial0[Sliced1::coord0(o)];
 #pragma unroll
       for (int warp = 1; warp < 4; ++warp)
-        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+        acc = combine(acc, partial0[warp * 128 + Sliced1::coord0(o)]);
       sum_dw[o] = acc;
     }
   }
@@ -157,15 +155,15 @@ extern "C" __global__ void __launch_bounds__(128, 2) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem + 2048);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o];
+      partial0[(tc::warp_id()) * 128 + Sliced1::coord0(o)] = sum_db[o];
     }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      float acc = partial0[(Sliced1::coord0(o)) * 4];
+      float acc = partial0[Sliced1::coord0(o)];
 #pragma unroll
       for (int warp = 1; warp < 4; ++warp)
-        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+        acc = combine(acc, partial0[warp * 128 + Sliced1::coord0(o)]);
       sum_db[o] = acc;
     }
   }

@@ -129,15 +129,15 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_dw[o];
+      partial0[(tc::warp_id()) * 128 + Sliced1::coord0(o)] = sum_dw[o];
     }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      float acc = partial0[(Sliced1::coord0(o)) * 4];
+      float acc = partial0[Sliced1::coord0(o)];
 #pragma unroll
       for (int warp = 1; warp < 4; ++warp)
-        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+        acc = combine(acc, partial0[warp * 128 + Sliced1::coord0(o)]);
       sum_dw[o] = acc;
     }
   }
@@ -159,15 +159,15 @@ extern "C" __global__ void __launch_bounds__(256) layer_norm_bwd_dwdb(
     float* partial0 = reinterpret_cast<float*>(smem + 2048);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced1::coord0(o)) * 4 + tc::warp_id()] = sum_db[o];
+      partial0[(tc::warp_id()) * 128 + Sliced1::coord0(o)] = sum_db[o];
     }
     __syncthreads();
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      float acc = partial0[(Sliced1::coord0(o)) * 4];
+      float acc = partial0[Sliced1::coord0(o)];
 #pragma unroll
       for (int warp = 1; warp < 4; ++warp)
-        acc = combine(acc, partial0[(Sliced1::coord0(o)) * 4 + warp]);
+        acc = combine(acc, partial0[warp * 128 + Sliced1::coord0(o)]);
       sum_db[o] = acc;
     }
   }

@@ -851,9 +851,9 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
-          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 +
-          Sliced16::coord5(o)) * 2 + tc::warp_id() % 2] =
+      partial0[(tc::warp_id() % 2) * 64 + (Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 +
+          Sliced16::coord2(o) * 8 + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 +
+          Sliced16::coord5(o))] =
           bits_3[o];
     }
     __syncthreads();
@@ -861,11 +861,12 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     for (int o = 0; o < 4; ++o) {
       long long acc =
           partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
-          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2];
+          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o))];
       acc =
           combine(acc,
-          partial0[(Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 + Sliced16::coord2(o) * 8 +
-          Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 + Sliced16::coord5(o)) * 2 + 1]);
+          partial0[1 * 64 + (Sliced16::coord0(o) * 32 + Sliced16::coord1(o) * 16 +
+          Sliced16::coord2(o) * 8 + Sliced16::coord3(o) * 4 + Sliced16::coord4(o) * 2 +
+          Sliced16::coord5(o))]);
       bits_3[o] = acc;
     }
   }
@@ -948,8 +949,8 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     long long* partial0 = reinterpret_cast<long long*>(smem);
 #pragma unroll
     for (int o = 0; o < 4; ++o) {
-      partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
-          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + (tc::warp_id() / 2)] =
+      partial0[((tc::warp_id() / 2)) * 32 + (Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 +
+          Sliced21::coord2(o) * 4 + Sliced21::coord3(o) * 2 + Sliced21::coord4(o))] =
           bits_4[o];
     }
     __syncthreads();
@@ -957,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(128) topk_kernel(
     for (int o = 0; o < 4; ++o) {
       long long acc =
           partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
-          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2];
+          Sliced21::coord3(o) * 2 + Sliced21::coord4(o))];
       acc =
           combine(acc,
-          partial0[(Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 + Sliced21::coord2(o) * 4 +
-          Sliced21::coord3(o) * 2 + Sliced21::coord4(o)) * 2 + 1]);
+          partial0[1 * 32 + (Sliced21::coord0(o) * 16 + Sliced21::coord1(o) * 8 +
+          Sliced21::coord2(o) * 4 + Sliced21::coord3(o) * 2 + Sliced21::coord4(o))]);
       bits_4[o] = acc;
     }
   }

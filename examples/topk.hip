@@ -890,8 +890,8 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     long long* partial0 = reinterpret_cast<long long*>(smem + 4096);
 #pragma unroll
     for (int o = 0; o < 2; ++o) {
-      partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
-          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + tc::warp_id() % 2] =
+      partial0[(tc::warp_id() % 2) * 32 + (Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 +
+          Sliced20::coord2(o) * 4 + Sliced20::coord3(o) * 2 + Sliced20::coord4(o))] =
           bits_4[o];
     }
     __syncthreads();
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(256) topk_kernel(
     for (int o = 0; o < 2; ++o) {
       long long acc =
           partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
-          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2];
+          Sliced20::coord3(o) * 2 + Sliced20::coord4(o))];
       acc =
           combine(acc,
-          partial0[(Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 + Sliced20::coord2(o) * 4 +
-          Sliced20::coord3(o) * 2 + Sliced20::coord4(o)) * 2 + 1]);
+          partial0[1 * 32 + (Sliced20::coord0(o) * 16 + Sliced20::coord1(o) * 8 +
+          Sliced20::coord2(o) * 4 + Sliced20::coord3(o) * 2 + Sliced20::coord4(o))]);
       bits_4[o] = acc;
     }
   }

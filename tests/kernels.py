@@ -632,8 +632,11 @@ def convert_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def _convert_args(n, dts, rng, masked=True):
     src, dst = dts
     if is_float(src) and dst.kind in "iu":
-        # out of range on purpose: float -> int truncates and saturates on the GPUs
+        # out of range on purpose: float -> int truncates and saturates on the GPUs, and
+        # NaN gives 0
         x = rand(rng, n, src, -1000, 1000)
+        special = np.array([np.nan, np.inf, -np.inf])[:n].astype(src)
+        x[rng.choice(n, len(special), replace=False)] = special
     elif src.kind == "f" or dst.kind == "f":
         # float -> int is undefined out of range: stay inside both types
         lo = 0 if dst.kind in "ub" or src.kind in "ub" else -100

@@ -146,3 +146,73 @@ def test_the_gpu_rounds_as_triton() -> None:
                              enable_fp_fusion=fusion)
                 outs.append(torch.cat([o1, o2]).float().cpu().numpy())
             np.testing.assert_array_equal(outs[0], outs[1])
+
+
+# --- `acc += tl.dot(a, b)`: the sum accumulated by the product (passes/contract.py) ---------
+@tilecc.jit
+def dot_added(a_ptr, b_ptr, c_ptr, x_ptr, K, FORM: tl.constexpr, BM: tl.constexpr,
+              BN: tl.constexpr, BK: tl.constexpr):
+    """C = X + A @ B over a K loop, the product added as FORM says: 0 `acc += dot`,
+    1 `dot + acc`, 2 the product also stored (read twice), 3 `acc - dot`."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.load(x_ptr + rm[:, None] * BN + rn[None, :])
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        if FORM == 0:
+            acc += tl.dot(a, b)
+        elif FORM == 1:
+            acc = tl.dot(a, b) + acc
+        elif FORM == 2:
+            p = tl.dot(a, b)
+            tl.store(x_ptr + rm[:, None] * BN + rn[None, :], p)
+            acc += p
+        else:
+            acc = acc - tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+DOT_ADDED_SIG = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32:16,{form},64,64,32"
+
+
+def _loop_product(kernel, sig: str, arch: str):
+    """The K loop's body, its product, and whether an add or subtraction reads it."""
+    ir = kernel.ir(sig, num_warps=4, arch=arch)
+    body = next(op for op in ir.walk() if op.kind == "for").regions[0]
+    dot = next(op for op in body.ops if op.kind == "dot")
+    added = any(op.kind == "binary" and dot.result in op.operands for op in body.ops)
+    return body, dot, added
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_product_added_to_the_accumulator_accumulates_into_it(arch) -> None:
+    """`acc += tl.dot(a, b)` and `tl.dot(a, b) + acc` are one product into the carried
+    accumulator, as Triton's combine pass makes them: no add is left in the loop, and the
+    product reads the loop's accumulator.  A product read twice, or subtracted, keeps its
+    own zeroed accumulator and the add."""
+    for form in (0, 1):
+        body, dot, added = _loop_product(dot_added, DOT_ADDED_SIG.format(form=form), arch)
+        assert not added and dot.result in body.yields
+        assert dot.operands[2] is body.args[1]  # the carried accumulator
+    for form in (2, 3):
+        body, dot, added = _loop_product(dot_added, DOT_ADDED_SIG.format(form=form), arch)
+        assert added and dot.operands[2] is not body.args[1]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", [0, 1, 2, 3])
+def test_the_gpu_adds_the_products_as_numpy(form) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(form)
+    k = 256
+    a, b = rng.standard_normal((64, k)), rng.standard_normal((k, 64))
+    x = rng.standard_normal((64, 64))
+    args = [torch.tensor(v, device="cuda", dtype=torch.float16) for v in (a, b)]
+    c = torch.zeros((64, 64), device="cuda")
+    xt = torch.tensor(x, device="cuda", dtype=torch.float32)
+    dot_added[(1,)](*args, c, xt, k, FORM=form, BM=64, BN=64, BK=32)
+    a16, b16 = (t.double().cpu().numpy() for t in args)
+    want = x - a16 @ b16 if form == 3 else x + a16 @ b16
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-3, atol=1e-2)

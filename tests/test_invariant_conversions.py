@@ -24,8 +24,9 @@ except ImportError:  # tests/ imported as a package
 @tilecc.jit
 def dequant_matmul(a_ptr, b_ptr, s_ptr, z_ptr, c_ptr, M, N, K, REPEAT: tl.constexpr,
                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = REPEAT * A @ (B * s + z): int8 B dequantized in the K loop by per-column fp16
-    scales and zeros loaded once, before the loops."""
+    """C = REPEAT * A @ (B * s + z) * s + z: int8 B dequantized in the K loop by per-column
+    fp16 scales and zeros loaded once, before the loops, which also scale and shift the
+    product's columns after them."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -37,7 +38,7 @@ def dequant_matmul(a_ptr, b_ptr, s_ptr, z_ptr, c_ptr, M, N, K, REPEAT: tl.conste
             a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
             b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
             acc = tl.dot(a, b.to(tl.float16) * s[None, :] + z[None, :], acc)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc * s[None, :] + z[None, :])
 
 
 def _signature(repeat: int, blocks=(64, 64, 32)) -> str:
@@ -51,6 +52,9 @@ CONVERSION = "layout conversion: through shared memory"
 @pytest.mark.parametrize("repeat", [1, 2])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_conversions_of_values_made_before_the_loops_leave_them(repeat, arch) -> None:
+    """The scales and zeros, read as often against the product after the loops as against
+    the weights inside them, are in the product's layout (their slice of its accumulator)
+    and converted once each, before the loops, for the weights' block."""
     src = dequant_matmul.source(_signature(repeat, (128, 128, 64)), arch=arch, num_warps=8,
                                 num_stages=3)
     body = src.split("#include", 1)[1]
@@ -70,7 +74,8 @@ def _operands(rng, m, n, k):
 def _reference(a, b, s, z, repeat):
     # b * s + z in fp16 is one fused multiply-add (passes.contract): rounded once
     w = (b.astype(np.float64) * s.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
-    return repeat * (a.astype(np.float64) @ w.astype(np.float64))
+    return (repeat * (a.astype(np.float64) @ w.astype(np.float64)) * s.astype(np.float64)
+            + z.astype(np.float64))
 
 
 @pytest.mark.parametrize("repeat", [1, 2])

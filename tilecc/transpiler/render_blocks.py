@@ -279,11 +279,20 @@ class BlockWriter(Writer):
         n_out = dst.regs if dst is not None else 1
         # One output register: no loops, and the accumulators of step 1 are still in scope.
         o = "o" if n_out > 1 else "0"
+        # each warp's partial results side by side, in the results' order: the lanes of a
+        # warp write and read neighbouring slots (slot-major, the warps' values of one slot
+        # side by side, put lanes holding slots 8 apart on one bank: a 16-way conflict)
         slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
-        where = f"({slot}) * {wpc} + " if slot != "0" else ""
+        slot = f"({slot})" if " " in slot else slot
+
+        def at(w: str) -> str:
+            if slot == "0":
+                return w
+            return slot if w == "0" else f"{w} * {slots} + {slot}"
+
         warp = src.warp_along(e)
-        writes = [f"partial{k}[{where}{warp}] ={BREAK}{self.slot(res, o)};"
-                  for k, res in enumerate(results)]
+        writes = [f"partial{k}[{at(f'({warp})' if slot != '0' else warp)}] ={BREAK}"
+                  f"{self.slot(res, o)};" for k, res in enumerate(results)]
         if n_out > 1:
             with self.out.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
                 for write in writes:
@@ -295,12 +304,12 @@ class BlockWriter(Writer):
         with self.out.block_if(n_out > 1, f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
             for k, (t, acc) in enumerate(zip(types, accs)):
                 decl = f"{t} {acc}" if n_out > 1 else acc
-                self.out.line(f"{decl} ={BREAK}partial{k}[{where or '0'}];".replace(" + ]", "]"))
+                self.out.line(f"{decl} ={BREAK}partial{k}[{at('0')}];")
             if warps == 2:
-                self.out.line(self.combine_call(accs, [f"partial{k}[{where}1]"
+                self.out.line(self.combine_call(accs, [f"partial{k}[{at('1')}]"
                                                        for k in range(len(results))]))
             else:
-                others = [f"partial{k}[{where}warp]" for k in range(len(results))]
+                others = [f"partial{k}[{at('warp')}]" for k in range(len(results))]
                 self.out.line("#pragma unroll")
                 self.out.line(f"for (int warp = 1; warp < {warps}; ++warp){BODY}"
                               f"{self.combine_call(accs, others)}")

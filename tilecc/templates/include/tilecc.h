@@ -241,12 +241,35 @@ template <typename T> struct is_float {
 // Float → integer: truncate, saturate to the target's range, NaN → 0 — what the
 // hardware conversions do, made explicit because C leaves out-of-range values undefined.
 // (`nan`: NVIDIA's libdevice conversions from double and to 64 bits give the sign bit.)
+// Without branches: the conversion always runs, on a value inside the range, and selects
+// pick the saturated ends and NaN's value (an `if` per case became a branch per element,
+// which took a row quantization to 388 instructions a thread against Triton's 214).
 template <typename To, typename From>
 TC_DEVICE To float_to_int(From x, To nan = To(0)) {
-  if (!(x == x)) return nan;
-  if (x <= static_cast<From>(int_range<To>::lo)) return int_range<To>::lo;
-  if (x >= static_cast<From>(int_range<To>::hi)) return int_range<To>::hi;
-  return static_cast<To>(x);
+  const From lo = static_cast<From>(int_range<To>::lo), hi = static_cast<From>(int_range<To>::hi);
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__)
+  // fp32 to 32 bits or fewer: the hardware conversion (cvt.rzi, saturating, NaN → 0), then
+  // the narrower range
+  if constexpr (is_same<From, float>::value && sizeof(To) <= 4) {
+    if constexpr (int_range<To>::lo < 0) {
+      const int y = __float2int_rz(x);
+      return static_cast<To>(::min(::max(y, static_cast<int>(int_range<To>::lo)),
+                                   static_cast<int>(int_range<To>::hi)));
+    } else {
+      return static_cast<To>(::min(__float2uint_rz(x), static_cast<unsigned>(int_range<To>::hi)));
+    }
+  }
+#endif
+  if constexpr (2 * sizeof(To) <= sizeof(From)) {  // both ends exact in From: clamp there
+    const From clamped = x > lo ? (x < hi ? x : hi) : lo;  // (NaN compares false: lo)
+    return x == x ? static_cast<To>(clamped) : nan;
+  } else {  // (the top end rounds up in From: past the range)
+    const From inside = x > lo && x < hi ? x : From(0);
+    To y = static_cast<To>(inside);
+    y = x <= lo ? int_range<To>::lo : y;
+    y = x >= hi ? int_range<To>::hi : y;
+    return x == x ? y : nan;
+  }
 }
 
 // An integer of up to 32 bits to fp16 in one rounding (cvt.rn.f16.s32 / .u32): the same

@@ -45,7 +45,7 @@ from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
 from tilecc.transpiler.passes.carried_offsets import carry_offsets, hoist_offsets
 from tilecc.transpiler.passes.coalesce import coalesce_stores
-from tilecc.transpiler.passes.contract import contract_products
+from tilecc.transpiler.passes.contract import contract_products, fold_dot_adds
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
@@ -60,6 +60,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     `prologue_reads` False: pipelines read ahead only the products' own operands."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
+    fold_dot_adds(kernel)
     contract_products(kernel)
     fold_transposed_loads(kernel)
     if target.async_copies and target.has_tma and made_descriptor_tma and \

@@ -1,4 +1,13 @@
-"""Products added in 16-bit floats contracted into fused multiply-adds, as Triton does.
+"""Additions contracted into the products they add, as Triton does: a sum into a `tl.dot`
+that starts from zero, and 16-bit products into fused multiply-adds.
+
+`acc += tl.dot(a, b)` (`acc + dot(a, b, 0)`, either side) is `tl.dot(a, b, acc)` where the
+product is read nowhere else and its type is the sum's, as Triton's combine pass rewrites
+it (not for fp8 products that accumulate imprecisely, nor for a subtraction).  The
+product then accumulates into `acc` on the tensor cores, one accumulator carried by a K
+loop, instead of a second accumulator added after each product retired (a product of
+4-bit weights, `acc += tl.dot(a, b)` in its K loop: 941 instructions an iteration
+against Triton's 546); its rounding is Triton's.
 
 With `enable_fp_fusion` (the default), Triton lets its compiler contract `a * b + c` into
 one fused multiply-add rounded once.  For 32- and 64-bit floats tilecc leaves that to the
@@ -23,6 +32,45 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 
 _SIXTEEN_BIT = {"fp16", "bf16"}
+
+
+def fold_dot_adds(kernel: Kernel) -> None:
+    """`x + dot(a, b, 0)` and `dot(a, b, 0) + x` as `dot(a, b, x)` (the module's
+    docstring), in every region; the add becomes the product, at the add's place."""
+    _fold_dot_adds(kernel.body, ir.uses(kernel))
+
+
+def _fold_dot_adds(region: Region, uses: dict[int, int]) -> None:
+    local: dict[int, Op] = {}  # result id -> this region's dots so far
+    folded: set[int] = set()  # id(op) of dots now made by a later add
+    for op in region.ops:
+        for r in op.regions:
+            _fold_dot_adds(r, uses)
+        if op.kind == "dot":
+            local[op.results[0].id] = op
+        if op.kind != "binary" or op.attrs.get("fn") != "add":
+            continue
+        for side in (0, 1):
+            dot = local.get(op.operands[side].id)
+            other = op.operands[1 - side]
+            if dot is None or id(dot) in folded or uses.get(dot.results[0].id, 0) != 1 or \
+                    dot.attrs.get("imprecise_acc") or other.type != op.results[0].type or \
+                    dot.results[0].type != op.results[0].type or not _zero(dot.operands[2]):
+                continue
+            folded.add(id(dot))
+            op.kind, op.operands, op.attrs = "dot", [*dot.operands[:2], other], dict(dot.attrs)
+            op.loc = dot.loc
+            break
+    region.ops = [o for o in region.ops if id(o) not in folded]
+
+
+def _zero(v: Value) -> bool:
+    """`v` is a block of zeros (a splat of the constant 0)."""
+    splat = v.owner
+    if splat is None or splat.kind != "splat":
+        return False
+    c = splat.operands[0].owner
+    return c is not None and c.kind == "const" and c.attrs.get("value") == 0
 
 
 def contract_products(kernel: Kernel) -> None:

@@ -242,10 +242,6 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         c = classes.find(v.id)
         if c not in rep or prod(v.type.shape) > prod(rep[c]):
             rep[c] = v.type.shape
-    # A class sliced from several others (a row statistic that is both a reduction of a
-    # dot's result and broadcast against a load) takes the slice of a dot result's class
-    # where it has one: the tensor-core accumulator's layout is fixed, and what the other
-    # slices would spare is index arithmetic (recomputed) or one conversion outside loops.
     forced_classes = {classes.find(v.id) for v, _ in forced}
     # a dot run as multiply-adds (no matrix unit) keeps its accumulator in register tiles;
     # row statistics sliced from it and from loads take its slice, as a matrix unit's
@@ -256,11 +252,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             if c not in forced_classes and rep[c] == op.result.type.shape and len(rep[c]) == 2:
                 fma_tiles[c] = fma_tile(rep[c], kernel.num_warps, warp_size)
     forced_classes |= set(fma_tiles)
-    sources: dict[int, tuple[int, int]] = {}
-    for v, src, axis in derived:
-        c, s = classes.find(v.id), classes.find(src.id)
-        if c not in sources or (s in forced_classes and sources[c][0] not in forced_classes):
-            sources[c] = (s, axis)
+    sources = _slice_sources(kernel, classes, derived, forced_classes)
     # A permute's, join's, split's or reshape's result whose class no access or slice
     # places otherwise takes the encoding that holds its elements where the source's
     # are (`view_encoding`), where there is one: the op then moves no data (a `b.T` cast
@@ -309,6 +301,62 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         elif op.kind == "atomic" and op.operands[0].type.is_block:
             op.attrs["plan"] = _atomic_plan(op, _add_width(op, packed_adds, used))
     return conversions
+
+
+def _slice_sources(kernel: Kernel, classes: _Classes, derived: list,
+                   forced_classes: set[int]) -> dict[int, tuple[int, int]]:
+    """class -> (class, axis) it is a slice of.  A class sliced from several others (a
+    row statistic that is both a reduction of a dot's result and broadcast against a
+    load; a row of per-column scales broadcast against a block of weights, whose columns
+    also index the product's stores) takes the slice whose unmet demands cost least: a
+    demand on index arithmetic costs nothing (computed again in the layout wanted), any
+    other a conversion through shared memory, a hundred times over inside a loop (scales
+    loaded in a K loop, converted there at every iteration, took a 4-bit weight product
+    to 941 instructions an iteration against Triton's 546).  Among equal costs, the slice
+    of a dot result's class: the tensor-core accumulator's layout is fixed."""
+    depth = _loop_depths(kernel)
+    entries: dict[int, list[tuple[Value, int, int]]] = {}
+    for v, src, axis in derived:
+        entries.setdefault(classes.find(v.id), []).append((v, classes.find(src.id), axis))
+
+    def cost(c: int, source: tuple[int, int]) -> int:
+        return sum(0 if (s, axis) == source or _index_arithmetic(v) else
+                   1 + 100 * depth.get(v.id, 0) for v, s, axis in entries[c])
+
+    sources = {}
+    for c, demands in entries.items():
+        candidates = list(dict.fromkeys((s, axis) for _, s, axis in demands))
+        sources[c] = min(candidates, key=lambda source: (cost(c, source),
+                                                         source[0] not in forced_classes))
+    return sources
+
+
+def _loop_depths(kernel: Kernel) -> dict[int, int]:
+    """value id -> how many loops its definition is inside."""
+    out: dict[int, int] = {}
+
+    def visit(region: Region, d: int) -> None:
+        for a in region.args:
+            out[a.id] = d
+        for op in region.ops:
+            for r in op.results:
+                out[r.id] = d
+            for r in op.regions:
+                visit(r, d + 1 if op.kind in ("for", "while") else d)
+
+    visit(kernel.body, 0)
+    return out
+
+
+def _index_arithmetic(v: Value, seen: dict[int, bool] | None = None) -> bool:
+    """`v` is built from `tl.arange`, constants and scalars alone (`_rematerialize` computes
+    it again in any layout)."""
+    seen = {} if seen is None else seen
+    if v.id not in seen:
+        op = v.owner
+        seen[v.id] = op is not None and op.kind in _REMAT and all(
+            not o.type.is_block or _index_arithmetic(o, seen) for o in op.operands)
+    return seen[v.id]
 
 
 def _add_width(op: Op, packed_adds: int, used: set[int]) -> int:

@@ -28,11 +28,12 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import untuned_kernels as U  # noqa: E402
+import untuned_kernels_more as UM  # noqa: E402
 from timing import copies_beyond_l2, gpu_ms_queued  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
-          "int64": torch.int64}
+          "int64": torch.int64, "int32": torch.int32, "int8": torch.int8}
 
 
 class TorchMaker:
@@ -43,7 +44,12 @@ class TorchMaker:
         return torch.randn(shape, device="cuda", dtype=DTYPES[dtype], generator=self.gen)
 
     def empty(self, shape, dtype):
-        return torch.full(shape, float("nan"), device="cuda", dtype=DTYPES[dtype])
+        fill = float("nan") if DTYPES[dtype].is_floating_point else -1
+        return torch.full(shape, fill, device="cuda", dtype=DTYPES[dtype])
+
+    def randbits(self, shape):
+        return torch.randint(0, 2 ** 31, shape, device="cuda", dtype=torch.int32,
+                             generator=self.gen)
 
     def randint(self, high, shape):
         return torch.randint(0, high, shape, device="cuda", generator=self.gen)
@@ -143,9 +149,110 @@ def ref_gn(a):
     return dict(y=torch.nn.functional.group_norm(x, 64, a["w"].float(), a["b"].float(), 1e-5))
 
 
+# the second dozen (untuned_kernels_more.py)
+def ref_rms_bwd(a):
+    dy, x, w = _f(a["dy"]), _f(a["x"]), _f(a["w"])
+    rstd = _f(a["rstd"])[:, None]
+    m = dy * w
+    dx = rstd * m - rstd ** 3 * (m * x).mean(1, keepdim=True) * x
+    programs = a["dw"].shape[0]
+    run = -(-x.shape[0] // programs)
+    per_row = torch.nn.functional.pad(dy * x * rstd, (0, 0, 0, run * programs - x.shape[0]))
+    return dict(dx=dx, dw=per_row.reshape(programs, run, -1).sum(1))
+
+
+def ref_swiglu_bwd(a):
+    dc, x, b = _f(a["dc"]), _f(a["a"]), _f(a["b"])
+    sig = torch.sigmoid(x)
+    return dict(a=dc * (x * sig * (1 - sig) + sig) * b, b=dc * x * sig)
+
+
+def ref_add_rms(a):
+    s = _f(a["x"]) + _f(a["residual"])
+    return dict(residual=s, y=s * torch.rsqrt((s * s).mean(1, keepdim=True) + 1e-6) * _f(a["w"]))
+
+
+def ref_quant(a):
+    x = _f(a["x"])
+    absmax = x.abs().amax(1, keepdim=True).clamp(min=1e-10)
+    return dict(xq=torch.round(x * (127 / absmax)), scale=absmax[:, 0] / 127)
+
+
+def ref_softmax(a):
+    return dict(y=torch.softmax(_f(a["x"]), 1))
+
+
+def ref_kl(a):
+    y, t = _f(a["y_pred"]), _f(a["y_true"])
+    return dict(loss=(t * (torch.log(t.clamp(min=1e-10)) - y)).sum(1))
+
+
+def ref_emb(a):
+    return dict(out=_f(a["w"])[a["ids"]])
+
+
+def ref_topk(a):
+    p = torch.softmax(_f(a["logits"]), 1)
+    rows = torch.arange(len(p), device=p.device)
+    i1 = p.argmax(1)  # (the first of equal values, as tl.argmax)
+    p2 = p.clone()
+    p2[rows, i1] = -1.0
+    i2 = p2.argmax(1)
+    w1, w2 = p[rows, i1], p[rows, i2]
+    return dict(weights=torch.stack([w1, w2], 1) / (w1 + w2)[:, None],
+                ids=torch.stack([i1, i2], 1))
+
+
+def ref_paged(a):
+    q, k, v = _f(a["q"]), a["k"], a["v"]
+    page = k.shape[1]
+    out = torch.empty_like(q)
+    for s in range(q.shape[0]):
+        n = int(a["lens"][s])
+        toks = torch.arange(n, device=q.device)
+        pages = a["table"][s][toks // page]
+        ks, vs = _f(k[pages, toks % page]), _f(v[pages, toks % page])  # [n, h, d]
+        p = torch.softmax(torch.einsum("hd,nhd->hn", q[s], ks) * q.shape[-1] ** -0.5, 1)
+        out[s] = torch.einsum("hn,nhd->hd", p, vs)
+    return dict(out=out)
+
+
+def ref_int4(a):
+    packed = a["b"].long()
+    k = packed.shape[0] * 8
+    rows = torch.arange(k, device=packed.device)
+    q = (packed[rows // 8] >> ((rows % 8) * 4)[:, None]) & 0xF
+    group = k // a["scales"].shape[0]
+    b = (q - _f(a["zeros"])[rows // group]) * _f(a["scales"])[rows // group]
+    return dict(c=_f(a["a"]) @ b)
+
+
+def ref_gla(a):
+    q, k, v = (a[n].float() for n in "qkv")
+    g = torch.exp(a["g"].float())
+    scale = q.shape[-1] ** -0.5
+    h = torch.zeros(q.shape[0], v.shape[2], q.shape[2], device=q.device)
+    o = torch.empty_like(v)
+    for t in range(q.shape[1]):
+        h = h * g[:, t, None, :] + v[:, t, :, None] * k[:, t, None, :]
+        o[:, t] = (h * q[:, t, None, :] * scale).sum(-1)
+    return dict(o=o)
+
+
+def ref_causal(a):
+    rows, n = a["x"].shape
+    x = a["x"].float() * 0.125
+    future = torch.arange(n, device=x.device)[None, :] > \
+        (torch.arange(rows, device=x.device) % n)[:, None]
+    return dict(y=torch.softmax(x.masked_fill(future, float("-inf")), 1))
+
+
+CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
-              ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn]
-assert len(REFERENCES) == len(U.CASES)
+              ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
+              ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
+              ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal]
+assert len(REFERENCES) == len(CASES)
 
 
 def clone_inputs(args: dict) -> dict:
@@ -156,9 +263,9 @@ def check(case, kernel, base: dict, expected: dict) -> None:
     args = clone_inputs(base)
     case.launch(kernel, args)
     torch.cuda.synchronize()
-    rtol, atol = case.tol
     for name in case.outputs:
         got, exp = args[name], expected[name]
+        rtol, atol = case.tolerance(name)
         if got.dtype != torch.float32:  # rounded to 16 bits at the end
             rtol, atol = max(rtol, 2e-2), max(atol, 2e-2)
         torch.testing.assert_close(got.double(), exp.double(), rtol=rtol, atol=atol,
@@ -210,7 +317,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.time()
     rows = []
-    for case, ref in zip(U.CASES, REFERENCES):
+    for case, ref in zip(CASES, REFERENCES):
         if args.only and not any(case.name.startswith(p) for p in args.only):
             continue
         try:

@@ -260,6 +260,10 @@ class Case:
         self.outputs, self.reference, self.tol = outputs, reference, tol
         self.moved = moved  # bytes a call must move, for GB/s (None: not memory bound)
 
+    def tolerance(self, output: str) -> tuple[float, float]:
+        """(rtol, atol) of one output: `tol`, or its entry where `tol` is a dict by name."""
+        return self.tol[output] if isinstance(self.tol, dict) else self.tol
+
 
 def _np():
     import numpy as np

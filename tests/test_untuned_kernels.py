@@ -17,6 +17,9 @@ import tilecc.testing as tt
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import untuned_kernels as U  # noqa: E402
+import untuned_kernels_more as UM  # noqa: E402
+
+CASES = U.CASES + UM.CASES
 
 
 class NumpyMaker:
@@ -27,7 +30,10 @@ class NumpyMaker:
         return self.rng.standard_normal(shape).astype(dtype)
 
     def empty(self, shape, dtype):
-        return np.full(shape, np.nan, dtype=dtype)
+        return np.full(shape, -1 if np.dtype(dtype).kind in "iu" else np.nan, dtype=dtype)
+
+    def randbits(self, shape):
+        return self.rng.integers(0, 2 ** 31, shape, dtype=np.int32)
 
     def randint(self, high, shape):
         return self.rng.integers(0, high, shape, dtype=np.int64)
@@ -39,18 +45,19 @@ class NumpyMaker:
         return -np.log1p(np.exp(-self.rng.standard_normal(shape))).astype(dtype)
 
 
-@pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name.replace(" ", "_"))
 def test_untuned_kernel_matches_numpy_on_the_interpreter(case) -> None:
     args = case.inputs(NumpyMaker(0), "float32", big=False)
     expected = case.reference(copy.deepcopy(args))
     case.launch(case.kernel.interpret, args)
     for name in case.outputs:
-        tt.assert_close(args[name], expected[name].astype(np.float32), tt.Tolerance(*case.tol),
+        tt.assert_close(args[name], expected[name].astype(np.float32), tt.Tolerance(*case.tolerance(name)),
                         name)
 
 
 # --- what the compiler makes of them (no GPU: generated code, NVRTC compiles) -------------
-from conftest_compilers import require_cuda_compiler  # noqa: E402
+from conftest_compilers import require_cuda_compiler, require_hip_compiler  # noqa: E402
+from test_compile_kernels import TARGETS, assert_clean_compile  # noqa: E402
 
 import tilecc  # noqa: E402
 import tilecc.language as tl  # noqa: E402
@@ -212,8 +219,53 @@ def test_scans_of_untuned_kernels_stay_in_registers() -> None:
     assert "runs_before" not in src
 
 
+# untuned_kernels_more.py at the configurations bench_untuned.py times (bf16 activations):
+# (kernel, signature, num_warps)
+MORE_SIGNATURES = [
+    (UM.rmsnorm_bwd, "*bf16:16,*bf16:16,*bf16:16,*fp32:16,*bf16:16,*fp32:16,i32:16,i32:16,"
+     "i32:16,i32,4096", 8),
+    (UM.swiglu_bwd, "*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384", 16),
+    (UM.fused_add_rmsnorm, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,fp32,4096", 8),
+    (UM.per_token_quant_int8, "*bf16:16,*i8:16,*fp32:16,i32:16,i32:16,i32:16,4096", 8),
+    (UM.softmax_looped, "*bf16:16,*bf16:16,i32:16,i32:16,2048", 8),
+    (UM.kldiv_rows, "*bf16:16,*bf16:16,*fp32:16,i32:16,i32:16,fp32,16384", 16),
+    (UM.embedding_fwd, "*i64:16,*bf16:16,*bf16:16,i32:16,i32:16,64,128", 4),
+    (UM.topk2_softmax, "*bf16:16,*fp32:16,*i32:16,i32:16,64,64", 4),
+    (UM.paged_decode, "*bf16:16,*bf16:16,*bf16:16,*i64:16,*i64:16,*bf16:16,fp32,i32:16,32,128,"
+     "16", 4),
+    (UM.fused_recurrent_gla, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,fp32,64,64,"
+     "32", 1),
+    (UM.causal_softmax, "*bf16:16,*bf16:16,i32:16,fp32,2048", 8),
+]
+INT4_SIG = ("*bf16:16,*i32:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,i32:16,i32:16,i32:16,"
+            "i32:16,i32:16,64,128,64")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_scales_loaded_in_a_k_loop_take_the_weights_layout(arch) -> None:
+    """A 4-bit weight product's per-group scales and zeros, loaded in its K loop and
+    broadcast against the unpacked weights, while their columns also index the product's
+    stores: loaded in the weights' layout, with no conversion through shared memory (two
+    a K step, each behind two barriers, before); and the product accumulates into the
+    loop's accumulator (`acc += tl.dot(a, b)`), no second accumulator added after it."""
+    src = UM.int4_matmul.source(INT4_SIG, arch=arch, num_warps=4, num_stages=3)
+    assert "before x[..., None]: through shared memory" not in src
+    loop = src[src.index("for (int k_ = 0;"):]
+    assert not re.search(r"acc_\[r\] \+ ", loop)
+
+
+@pytest.mark.parametrize("target,arch", TARGETS)
+def test_the_second_dozen_compile_cleanly(target: str, arch: str) -> None:
+    """The kernels of untuned_kernels_more.py at the configurations bench_untuned.py times
+    (bf16 activations), for every target: no spills, no warnings."""
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    for kernel, sig, warps in MORE_SIGNATURES:
+        assert_clean_compile(kernel, sig, target, arch, num_warps=warps)
+    assert_clean_compile(UM.int4_matmul, INT4_SIG, target, arch, num_warps=4, num_stages=3)
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", U.CASES, ids=lambda c: c.name.replace(" ", "_"))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name.replace(" ", "_"))
 def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
     """The same tiny shapes on the GPU (register-tiled FMA dots, masked gathers and chunked
     scans all run here)."""
@@ -224,4 +276,4 @@ def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
     case.launch(case.kernel, dev)
     for name in case.outputs:
         tt.assert_close(cupy.asnumpy(dev[name]), expected[name].astype(np.float32),
-                        tt.Tolerance(*case.tol), name)
+                        tt.Tolerance(*case.tolerance(name)), name)

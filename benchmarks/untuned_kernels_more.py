@@ -1,0 +1,573 @@
+"""A second dozen of kernels in the styles of LLM kernel libraries, written for Triton and
+run unchanged by tilecc, as `untuned_kernels.py` (whose `Case` they use): backward passes
+that walk runs of rows, in-place updates, quantization with libdevice rounding, looped
+softmaxes and losses over a vocabulary, gathers through index tensors (embeddings, paged
+key-value caches), a router's top-2, a product of 4-bit packed weights, and a recurrence
+over a 2-D state.  Block configurations are those the libraries pick for Triton."""
+
+from __future__ import annotations
+
+import tilecc
+import tilecc.language as tl
+from untuned_kernels import Case, _np
+
+
+# --- RMS norm backward: each program walks a run of rows, its share of dW in registers ---
+@tilecc.jit
+def rmsnorm_bwd(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_ptr, stride, n_rows, n_cols,
+                rows_per_program, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    row_start = pid * rows_per_program
+    row_end = tl.minimum(row_start + rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    dw = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
+    for row in range(row_start, row_end):
+        dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        m = dy * w
+        dx = rstd * m - rstd * rstd * rstd * (tl.sum(m * x, axis=0) / n_cols) * x
+        dw += dy * (x * rstd)
+        tl.store(dx_ptr + row * stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    tl.store(dw_ptr + pid * n_cols + cols, dw, mask=mask)
+
+
+# --- SwiGLU backward, in place: a <- da, b <- db -------------------------------------------
+@tilecc.jit
+def swiglu_bwd(dc_ptr, a_ptr, b_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    program_id = tl.program_id(0).to(tl.int64)
+    dc_ptr += program_id * stride
+    a_ptr += program_id * stride
+    b_ptr += program_id * stride
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    mask = col_offsets < n_cols
+    dc_row = tl.load(dc_ptr + col_offsets, mask=mask, other=0)
+    a_row = tl.load(a_ptr + col_offsets, mask=mask, other=0).to(tl.float32)
+    b_row = tl.load(b_ptr + col_offsets, mask=mask, other=0)
+    sig_a = tl.sigmoid(a_row)
+    silu_a = a_row * sig_a
+    db_row = dc_row * silu_a
+    da_row = dc_row * (silu_a * (1 - sig_a) + sig_a) * b_row
+    tl.store(a_ptr + col_offsets, da_row, mask=mask)
+    tl.store(b_ptr + col_offsets, db_row, mask=mask)
+
+
+# --- residual add then RMS norm: the sum written back over the residual ---------------------
+@tilecc.jit
+def fused_add_rmsnorm(x_ptr, residual_ptr, w_ptr, y_ptr, stride, N, eps,
+                      BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    r = tl.load(residual_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    x += r
+    tl.store(residual_ptr + row * stride + cols, x.to(residual_ptr.dtype.element_ty), mask=mask)
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / N + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + row * stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# --- per-token int8 quantization: scale by the row's largest magnitude, round to nearest ---
+@tilecc.jit
+def per_token_quant_int8(x_ptr, xq_ptr, scale_ptr, stride_x, stride_xq, N,
+                         BLOCK: tl.constexpr):
+    row_id = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(x_ptr + row_id * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+    absmax = tl.maximum(tl.max(tl.abs(x)), 1e-10)
+    scale_x = absmax / 127
+    x_q = x * (127 / absmax)
+    x_q = tl.extra.cuda.libdevice.round(x_q).to(tl.int8)
+    tl.store(xq_ptr + row_id * stride_xq + cols, x_q, mask=mask)
+    tl.store(scale_ptr + row_id, scale_x)
+
+
+# --- softmax of long rows: an online pass per lane, then a pass that writes --------------
+@tilecc.jit
+def softmax_looped(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * stride
+    m = tl.full((BLOCK,), float("-inf"), tl.float32)  # each lane's running maximum and sum
+    s = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-1e30).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.exp(x - m_new)
+        m = m_new
+    row_max = tl.max(m, 0)
+    total = tl.sum(s * tl.exp(m - row_max), 0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        ok = cols < n_cols
+        x = tl.load(x_row + cols, mask=ok, other=-1e30).to(tl.float32)
+        y = tl.exp(x - row_max) / total
+        tl.store(y_ptr + row * stride + cols, y.to(y_ptr.dtype.element_ty), mask=ok)
+
+
+# --- KL divergence per row (the target as probabilities), chunked over the vocabulary ----
+@tilecc.jit
+def kldiv_rows(y_pred_ptr, y_true_ptr, loss_ptr, stride, n_cols, eps,
+               BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    y_pred_ptr += pid * stride
+    y_true_ptr += pid * stride
+    base_offsets = tl.arange(0, BLOCK_SIZE)
+    loss_sum = 0.0
+    for i in range(0, n_cols, BLOCK_SIZE):
+        offsets = i + base_offsets
+        mask = offsets < n_cols
+        y = tl.load(y_pred_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        y_true = tl.load(y_true_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        loss = y_true * (tl.log(tl.maximum(y_true, eps)) - y)
+        loss_sum += tl.sum(loss)
+    tl.store(loss_ptr + pid, loss_sum)
+
+
+# --- embedding lookup: rows gathered through the token ids --------------------------------
+@tilecc.jit
+def embedding_fwd(ids_ptr, w_ptr, out_ptr, n_tokens, D, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask_m = offs_m < n_tokens
+    ids = tl.load(ids_ptr + offs_m, mask=mask_m, other=0)
+    mask = mask_m[:, None] & (offs_n[None, :] < D)
+    rows = tl.load(w_ptr + ids[:, None] * D + offs_n[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + offs_m[:, None] * D + offs_n[None, :], rows, mask=mask)
+
+
+# --- a router's top 2 of E experts: softmax, two argmaxes, weights renormalized ------------
+@tilecc.jit
+def topk2_softmax(logits_ptr, weights_ptr, ids_ptr, n_tokens, E: tl.constexpr,
+                  BLOCK_T: tl.constexpr):
+    offs_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    offs_e = tl.arange(0, E)
+    tok_ok = offs_t < n_tokens
+    x = tl.load(logits_ptr + offs_t[:, None] * E + offs_e[None, :], mask=tok_ok[:, None],
+                other=0.0).to(tl.float32)
+    x = x - tl.max(x, 1)[:, None]
+    p = tl.exp(x)
+    p = p / tl.sum(p, 1)[:, None]
+    i1 = tl.argmax(p, 1)
+    w1 = tl.max(p, 1)
+    p2 = tl.where(offs_e[None, :] == i1[:, None], -1.0, p)
+    i2 = tl.argmax(p2, 1)
+    w2 = tl.max(p2, 1)
+    norm = w1 + w2
+    tl.store(weights_ptr + offs_t * 2, w1 / norm, mask=tok_ok)
+    tl.store(weights_ptr + offs_t * 2 + 1, w2 / norm, mask=tok_ok)
+    tl.store(ids_ptr + offs_t * 2, i1, mask=tok_ok)
+    tl.store(ids_ptr + offs_t * 2 + 1, i2, mask=tok_ok)
+
+
+# --- decode attention over a paged key-value cache: one query per (sequence, head) --------
+@tilecc.jit
+def paged_decode(q_ptr, k_cache, v_cache, block_table, seq_lens, out_ptr, scale, max_blocks,
+                 H: tl.constexpr, D: tl.constexpr, PAGE: tl.constexpr):
+    """The cache is [pages, PAGE, H, D]; `block_table[seq, b]` is the page holding the
+    sequence's tokens [b PAGE, (b + 1) PAGE)."""
+    seq = tl.program_id(0)
+    head = tl.program_id(1)
+    offs_d = tl.arange(0, D)
+    offs_p = tl.arange(0, PAGE)
+    q = tl.load(q_ptr + (seq * H + head) * D + offs_d).to(tl.float32)
+    seq_len = tl.load(seq_lens + seq)
+    e_max = -float("inf")
+    e_sum = 0.0
+    acc = tl.zeros([D], dtype=tl.float32)
+    for b in range(0, tl.cdiv(seq_len, PAGE)):
+        page = tl.load(block_table + seq * max_blocks + b)
+        toks = b * PAGE + offs_p
+        kv = ((page * PAGE + offs_p[:, None]) * H + head) * D + offs_d[None, :]
+        k = tl.load(k_cache + kv).to(tl.float32)
+        s = tl.sum(k * q[None, :], 1) * scale
+        s = tl.where(toks < seq_len, s, float("-inf"))
+        n_max = tl.maximum(e_max, tl.max(s, 0))
+        alpha = tl.exp(e_max - n_max)
+        p = tl.exp(s - n_max)
+        e_sum = e_sum * alpha + tl.sum(p, 0)
+        v = tl.load(v_cache + kv).to(tl.float32)
+        acc = acc * alpha + tl.sum(p[:, None] * v, 0)
+        e_max = n_max
+    tl.store(out_ptr + (seq * H + head) * D + offs_d, (acc / e_sum).to(out_ptr.dtype.element_ty))
+
+
+# --- a product with 4-bit weights, 8 to an int32 along K, per-group scales and zeros -----
+@tilecc.jit
+def int4_matmul(a_ptr, b_ptr, scales_ptr, zeros_ptr, c_ptr, M, N, K, stride_am, stride_bk,
+                stride_cm, groupsize, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + (offs_k[:, None] // 8) * stride_bk + offs_n[None, :]
+    shifter = (offs_k % 8) * 4
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_m[:, None] < M, other=0.0)
+        b = tl.load(b_ptrs)
+        g = (k * BLOCK_K) // groupsize
+        scales = tl.load(scales_ptr + g * N + offs_n)
+        zeros = tl.load(zeros_ptr + g * N + offs_n)
+        b = (b >> shifter[:, None]) & 0xF
+        b = (b - zeros[None, :]) * scales[None, :]
+        acc += tl.dot(a, b.to(a.dtype))
+        a_ptrs += BLOCK_K
+        b_ptrs += (BLOCK_K // 8) * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+# --- gated linear attention, recurrent form: a [BV, K] state per program, a step a token --
+@tilecc.jit
+def fused_recurrent_gla(q, k, v, g, o, T, scale, K: tl.constexpr, V: tl.constexpr,
+                        BV: tl.constexpr):
+    i_v, i_bh = tl.program_id(0), tl.program_id(1)
+    p_q = q + i_bh * T * K + tl.arange(0, K)
+    p_k = k + i_bh * T * K + tl.arange(0, K)
+    p_g = g + i_bh * T * K + tl.arange(0, K)
+    p_v = v + i_bh * T * V + i_v * BV + tl.arange(0, BV)
+    p_o = o + i_bh * T * V + i_v * BV + tl.arange(0, BV)
+    h = tl.zeros([BV, K], dtype=tl.float32)
+    for _ in range(0, T):
+        b_q = tl.load(p_q).to(tl.float32) * scale
+        b_k = tl.load(p_k).to(tl.float32)
+        b_v = tl.load(p_v).to(tl.float32)
+        b_g = tl.load(p_g).to(tl.float32)
+        h = h * tl.exp(b_g)[None, :] + b_v[:, None] * b_k[None, :]
+        b_o = tl.sum(h * b_q[None, :], axis=1)
+        tl.store(p_o, b_o.to(p_o.dtype.element_ty))
+        p_q += K
+        p_k += K
+        p_g += K
+        p_v += V
+        p_o += V
+
+
+# --- scaled causal softmax of attention scores, one query row per program ------------------
+@tilecc.jit
+def causal_softmax(x_ptr, y_ptr, n_cols, scale, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    query = row % n_cols  # rows are (batch x head, query), each n_cols keys
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=ok, other=-float("inf")).to(tl.float32)
+    x = tl.where(cols <= query, x * scale, -float("inf"))
+    x = x - tl.max(x, 0)
+    e = tl.exp(x)
+    y = e / tl.sum(e, 0)
+    tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=ok)
+
+
+# --- the cases (as untuned_kernels.CASES; `mk` also has mk.randbits(shape): non-negative
+# int32) ------------------------------------------------------------------------------------
+SMS = 132  # the programs of the row-run kernels (as many as an H100's or H200's SMs)
+
+
+def _rms_bwd_in(mk, dt, big):
+    m, n = (8192, 4096) if big else (37, 40)
+    return dict(dy=mk.randn((m, n), dt), x=mk.randn((m, n), dt), w=mk.randn((n,), dt),
+                rstd=abs(mk.randn((m,), "float32")) + 0.5, dx=mk.empty((m, n), dt),
+                dw=mk.empty((SMS if big else 4, n), "float32"))
+
+
+def _rms_bwd_launch(k, a):
+    m, n = a["x"].shape
+    programs = a["dw"].shape[0]
+    k[(programs,)](a["dy"], a["x"], a["w"], a["rstd"], a["dx"], a["dw"], n, m, n,
+                   tilecc.cdiv(m, programs), BLOCK_SIZE=tilecc.next_power_of_2(n),
+                   num_warps=8)
+
+
+def _rms_bwd_ref(a):
+    np = _np()
+    dy, x, w = (a[s].astype("float64") for s in ("dy", "x", "w"))
+    rstd = a["rstd"].astype("float64")[:, None]
+    m = dy * w
+    dx = rstd * m - rstd ** 3 * (m * x).mean(1, keepdims=True) * x
+    per_row = dy * x * rstd
+    programs = a["dw"].shape[0]
+    run = -(-x.shape[0] // programs)
+    dw = np.stack([per_row[p * run:(p + 1) * run].sum(0) for p in range(programs)])
+    return dict(dx=dx, dw=dw)
+
+
+def _swiglu_bwd_in(mk, dt, big):
+    m, n = (8192, 11008) if big else (5, 300)
+    return dict(dc=mk.randn((m, n), dt), a=mk.randn((m, n), dt), b=mk.randn((m, n), dt))
+
+
+def _swiglu_bwd_launch(k, a):
+    m, n = a["a"].shape
+    k[(m,)](a["dc"], a["a"], a["b"], n, n, BLOCK_SIZE=tilecc.next_power_of_2(n),
+            num_warps=16)
+
+
+def _swiglu_bwd_ref(a):
+    np = _np()
+    dc, x, b = (a[s].astype("float64") for s in ("dc", "a", "b"))
+    sig = 1 / (1 + np.exp(-x))
+    return dict(a=dc * (x * sig * (1 - sig) + sig) * b, b=dc * x * sig)
+
+
+def _add_rms_in(mk, dt, big):
+    m, n = (8192, 4096) if big else (6, 200)
+    return dict(x=mk.randn((m, n), dt), residual=mk.randn((m, n), dt), w=mk.randn((n,), dt),
+                y=mk.empty((m, n), dt))
+
+
+def _add_rms_launch(k, a):
+    m, n = a["x"].shape
+    k[(m,)](a["x"], a["residual"], a["w"], a["y"], n, n, 1e-6,
+            BLOCK_N=tilecc.next_power_of_2(n), num_warps=8)
+
+
+def _add_rms_ref(a):
+    np = _np()
+    s = a["x"].astype("float64") + a["residual"].astype("float64")
+    rstd = 1 / np.sqrt((s * s).mean(1, keepdims=True) + 1e-6)
+    return dict(residual=s, y=s * rstd * a["w"].astype("float64"))
+
+
+def _quant_in(mk, dt, big):
+    m, n = (8192, 4096) if big else (7, 100)
+    return dict(x=mk.randn((m, n), dt), xq=mk.empty((m, n), "int8"),
+                scale=mk.empty((m,), "float32"))
+
+
+def _quant_launch(k, a):
+    m, n = a["x"].shape
+    block = tilecc.next_power_of_2(n)
+    k[(m,)](a["x"], a["xq"], a["scale"], n, n, n, BLOCK=block,
+            num_warps=min(max(block // 256, 1), 8))
+
+
+def _quant_ref(a):
+    np = _np()
+    x = a["x"].astype("float64")
+    absmax = np.maximum(np.abs(x).max(1, keepdims=True), 1e-10)
+    return dict(xq=np.round(x * (127 / absmax)), scale=absmax[:, 0] / 127)
+
+
+def _softmax_in(mk, dt, big):
+    m, n = (4096, 32000) if big else (3, 333)
+    return dict(x=mk.randn((m, n), dt), y=mk.empty((m, n), dt))
+
+
+def _softmax_launch(k, a, BLOCK=2048):
+    m, n = a["x"].shape
+    k[(m,)](a["x"], a["y"], n, n, BLOCK=BLOCK if n > 1000 else 64, num_warps=8)
+
+
+def _softmax_ref(a):
+    np = _np()
+    x = a["x"].astype("float64")
+    e = np.exp(x - x.max(1, keepdims=True))
+    return dict(y=e / e.sum(1, keepdims=True))
+
+
+def _kl_in(mk, dt, big):
+    m, n = (4096, 32000) if big else (3, 500)
+    return dict(y_pred=mk.randn((m, n), dt), y_true=abs(mk.randn((m, n), dt)),
+                loss=mk.empty((m,), "float32"))
+
+
+def _kl_launch(k, a):
+    m, n = a["y_pred"].shape
+    k[(m,)](a["y_pred"], a["y_true"], a["loss"], n, n, 1e-10,
+            BLOCK_SIZE=16384 if n > 1000 else 128, num_warps=16)
+
+
+def _kl_ref(a):
+    np = _np()
+    y, t = a["y_pred"].astype("float64"), a["y_true"].astype("float64")
+    return dict(loss=(t * (np.log(np.maximum(t, 1e-10)) - y)).sum(1))
+
+
+def _emb_in(mk, dt, big):
+    vocab, d, tokens = (32000, 4096, 16384) if big else (50, 96, 29)
+    return dict(ids=mk.randint(vocab, (tokens,)), w=mk.randn((vocab, d), dt),
+                out=mk.empty((tokens, d), dt))
+
+
+def _emb_launch(k, a):
+    tokens, d = a["out"].shape
+    k[(tilecc.cdiv(tokens, 64), tilecc.cdiv(d, 128))](a["ids"], a["w"], a["out"], tokens, d,
+                                                       BLOCK_M=64, BLOCK_N=128, num_warps=4)
+
+
+def _emb_ref(a):
+    return dict(out=a["w"].astype("float64")[a["ids"]])
+
+
+def _topk_in(mk, dt, big):
+    tokens = 65536 if big else 45
+    return dict(logits=mk.randn((tokens, 64), dt), weights=mk.empty((tokens, 2), "float32"),
+                ids=mk.empty((tokens, 2), "int32"))
+
+
+def _topk_launch(k, a):
+    tokens = a["logits"].shape[0]
+    k[(tilecc.cdiv(tokens, 64),)](a["logits"], a["weights"], a["ids"], tokens, E=64,
+                                  BLOCK_T=64, num_warps=4)
+
+
+def _topk_ref(a):
+    np = _np()
+    x = a["logits"].astype("float64")
+    p = np.exp(x - x.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    rows = np.arange(len(p))
+    i1 = p.argmax(1)  # (the first of equal values, as tl.argmax)
+    p2 = p.copy()
+    p2[rows, i1] = -1.0
+    i2 = p2.argmax(1)
+    w1, w2 = p[rows, i1], p[rows, i2]
+    return dict(weights=np.stack([w1, w2], 1) / (w1 + w2)[:, None], ids=np.stack([i1, i2], 1))
+
+
+def _paged_in(mk, dt, big):
+    seqs, h, d, page, longest = (64, 32, 128, 16, 4096) if big else (3, 2, 32, 16, 70)
+    max_blocks = longest // page + (longest % page > 0)
+    pages = seqs * max_blocks
+    return dict(q=mk.randn((seqs, h, d), dt), k=mk.randn((pages, page, h, d), dt),
+                v=mk.randn((pages, page, h, d), dt),
+                table=mk.randint(pages, (seqs, max_blocks)),
+                lens=mk.randint(longest, (seqs,)) + 1, out=mk.empty((seqs, h, d), dt))
+
+
+def _paged_launch(k, a):
+    seqs, h, d = a["q"].shape
+    k[(seqs, h)](a["q"], a["k"], a["v"], a["table"], a["lens"], a["out"], d ** -0.5,
+                 a["table"].shape[1], H=h, D=d, PAGE=a["k"].shape[1], num_warps=4)
+
+
+def _paged_ref(a):
+    np = _np()
+    q = a["q"].astype("float64")
+    page = a["k"].shape[1]
+    out = np.empty_like(q)
+    for s in range(q.shape[0]):
+        n = int(a["lens"][s])
+        pages = a["table"][s][np.arange(n) // page]
+        k = a["k"].astype("float64")[pages, np.arange(n) % page]  # [n, h, d]
+        v = a["v"].astype("float64")[pages, np.arange(n) % page]
+        sc = np.einsum("hd,nhd->hn", q[s], k) * q.shape[-1] ** -0.5
+        p = np.exp(sc - sc.max(1, keepdims=True))
+        out[s] = np.einsum("hn,nhd->hd", p / p.sum(1, keepdims=True), v)
+    return dict(out=out)
+
+
+def _int4_in(mk, dt, big):
+    m, n, k, group = (2048, 4096, 4096, 128) if big else (40, 128, 256, 128)
+    return dict(a=mk.randn((m, k), dt), b=mk.randbits((k // 8, n)),
+                scales=mk.randn((k // group, n), dt) * 0.02,
+                zeros=mk.randn((k // group, n), dt) + 8, c=mk.empty((m, n), dt))
+
+
+def _int4_launch(k, a, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64):
+    m, kk = a["a"].shape
+    n = a["c"].shape[1]
+    group = kk // a["scales"].shape[0]
+    k[(tilecc.cdiv(m, BLOCK_M), tilecc.cdiv(n, BLOCK_N))](
+        a["a"], a["b"], a["scales"], a["zeros"], a["c"], m, n, kk, kk, n, n, group,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=4, num_stages=3)
+
+
+def _int4_ref(a):
+    np = _np()
+    packed = a["b"].astype("int64")
+    k = packed.shape[0] * 8
+    rows = np.arange(k)
+    q = (packed[rows // 8] >> ((rows % 8) * 4)[:, None]) & 0xF
+    group = k // a["scales"].shape[0]
+    s, z = a["scales"].astype("float64"), a["zeros"].astype("float64")
+    b = (q - z[rows // group]) * s[rows // group]
+    return dict(c=a["a"].astype("float64") @ b)
+
+
+def _gla_in(mk, dt, big):
+    bh, t, kd, vd = (64, 2048, 64, 64) if big else (2, 11, 16, 32)
+    return dict(q=mk.randn((bh, t, kd), dt), k=mk.randn((bh, t, kd), dt),
+                v=mk.randn((bh, t, vd), dt), g=mk.logsigmoid((bh, t, kd), dt),
+                o=mk.empty((bh, t, vd), dt))
+
+
+def _gla_launch(k, a, BV=32):
+    bh, t, kd = a["q"].shape
+    vd = a["v"].shape[2]
+    bv = min(BV, vd)
+    k[(vd // bv, bh)](a["q"], a["k"], a["v"], a["g"], a["o"], t, kd ** -0.5, K=kd, V=vd,
+                      BV=bv, num_warps=1)
+
+
+def _gla_ref(a):
+    np = _np()
+    q, k, v = (a[s].astype("float64") for s in "qkv")
+    g = np.exp(a["g"].astype("float64"))
+    scale = q.shape[-1] ** -0.5
+    h = np.zeros((q.shape[0], v.shape[2], q.shape[2]))
+    o = np.empty_like(v)
+    for t in range(q.shape[1]):
+        h = h * g[:, t, None, :] + v[:, t, :, None] * k[:, t, None, :]
+        o[:, t] = (h * q[:, t, None, :] * scale).sum(-1)
+    return dict(o=o)
+
+
+def _causal_in(mk, dt, big):
+    bh, n = (64, 2048) if big else (3, 50)
+    return dict(x=mk.randn((bh * n, n), dt), y=mk.empty((bh * n, n), dt))
+
+
+def _causal_launch(k, a):
+    rows, n = a["x"].shape
+    block = tilecc.next_power_of_2(n)
+    k[(rows,)](a["x"], a["y"], n, 0.125, BLOCK=block, num_warps=8 if block >= 2048 else 4)
+
+
+def _causal_ref(a):
+    np = _np()
+    rows, n = a["x"].shape
+    x = a["x"].astype("float64") * 0.125
+    future = np.arange(n)[None, :] > (np.arange(rows) % n)[:, None]
+    x = np.where(future, -np.inf, x)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return dict(y=e / e.sum(1, keepdims=True))
+
+
+CASES = [
+    Case("rmsnorm bwd row runs", rmsnorm_bwd, _rms_bwd_in, _rms_bwd_launch, ("dx", "dw"),
+         _rms_bwd_ref, moved=lambda e: 3 * 8192 * 4096 * e),
+    Case("swiglu bwd in place", swiglu_bwd, _swiglu_bwd_in, _swiglu_bwd_launch, ("a", "b"),
+         _swiglu_bwd_ref, moved=lambda e: 5 * 8192 * 11008 * e),
+    Case("add + rmsnorm 4096", fused_add_rmsnorm, _add_rms_in, _add_rms_launch,
+         ("residual", "y"), _add_rms_ref, moved=lambda e: 4 * 8192 * 4096 * e),
+    Case("int8 token quant", per_token_quant_int8, _quant_in, _quant_launch, ("xq", "scale"),
+         _quant_ref, tol=dict(xq=(0.0, 1.0), scale=(1e-5, 1e-7)), moved=lambda e: 8192 * 4096 * (e + 1)),
+    Case("softmax looped 32000", softmax_looped, _softmax_in, _softmax_launch, ("y",),
+         _softmax_ref, tol=(1e-4, 1e-6), moved=lambda e: 3 * 4096 * 32000 * e),
+    Case("kl div 32000", kldiv_rows, _kl_in, _kl_launch, ("loss",), _kl_ref,
+         tol=(1e-3, 1e-2), moved=lambda e: 2 * 4096 * 32000 * e),
+    Case("embedding gather", embedding_fwd, _emb_in, _emb_launch, ("out",), _emb_ref,
+         moved=lambda e: 2 * 16384 * 4096 * e),
+    Case("router top-2 of 64", topk2_softmax, _topk_in, _topk_launch, ("weights", "ids"),
+         _topk_ref, tol=(1e-4, 1e-5)),
+    Case("paged decode attn", paged_decode, _paged_in, _paged_launch, ("out",), _paged_ref),
+    Case("int4 weight matmul", int4_matmul, _int4_in, _int4_launch, ("c",), _int4_ref,
+         tol=(2e-2, 2e-1)),
+    Case("gla recurrent steps", fused_recurrent_gla, _gla_in, _gla_launch, ("o",), _gla_ref,
+         tol=(1e-3, 1e-3), moved=lambda e: 4 * 64 * 2048 * 64 * e),
+    Case("causal softmax 2048", causal_softmax, _causal_in, _causal_launch, ("y",),
+         _causal_ref, tol=(1e-4, 1e-6), moved=lambda e: 2 * 64 * 2048 * 2048 * e),
+]

@@ -47,6 +47,9 @@ class TorchMaker:
         fill = float("nan") if DTYPES[dtype].is_floating_point else -1
         return torch.full(shape, fill, device="cuda", dtype=DTYPES[dtype])
 
+    def from_numpy(self, a):
+        return torch.from_numpy(a).cuda()
+
     def randbits(self, shape):
         return torch.randint(0, 2 ** 31, shape, device="cuda", dtype=torch.int32,
                              generator=self.gen)
@@ -247,11 +250,33 @@ def ref_causal(a):
     return dict(y=torch.softmax(x.masked_fill(future, float("-inf")), 1))
 
 
+def ref_moe(a):
+    tokens = a["a"].shape[0]
+    top_k = a["c"].shape[0] // tokens
+    slots = a["sorted_ids"].long()
+    experts = a["expert_ids"].long().repeat_interleave(UM._MOE_BM)
+    live = slots < tokens * top_k
+    slots, experts = slots[live], experts[live]
+    out = torch.full(a["c"].shape, float("nan"), device="cuda", dtype=torch.float64)
+    for e in range(a["b"].shape[0]):  # each expert's slots, one product
+        mine = slots[experts == e]
+        out[mine] = _f(a["a"])[mine // top_k] @ _f(a["b"][e]) * _f(a["weights"])[mine][:, None]
+    return dict(c=out)
+
+
+def ref_scan(a, BT=64):
+    x, y = torch.exp(a["a"].float()), a["b"].float()
+    h = torch.empty_like(y)
+    for t in range(x.shape[1]):
+        h[:, t] = y[:, t] if t % BT == 0 else x[:, t] * h[:, t - 1] + y[:, t]
+    return dict(h=h)
+
+
 CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
               ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
               ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
-              ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal]
+              ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan]
 assert len(REFERENCES) == len(CASES)
 
 

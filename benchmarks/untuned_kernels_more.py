@@ -1,9 +1,10 @@
-"""A second dozen of kernels in the styles of LLM kernel libraries, written for Triton and
+"""A second batch of kernels in the styles of LLM kernel libraries, written for Triton and
 run unchanged by tilecc, as `untuned_kernels.py` (whose `Case` they use): backward passes
 that walk runs of rows, in-place updates, quantization with libdevice rounding, looped
 softmaxes and losses over a vocabulary, gathers through index tensors (embeddings, paged
-key-value caches), a router's top-2, a product of 4-bit packed weights, and a recurrence
-over a 2-D state.  Block configurations are those the libraries pick for Triton."""
+key-value caches, a mixture of experts' tokens sorted by expert), a router's top-2, a
+product of 4-bit packed weights, a recurrence over a 2-D state and a linear recurrence by
+`tl.associative_scan`.  Block configurations are those the libraries pick for Triton."""
 
 from __future__ import annotations
 
@@ -270,8 +271,70 @@ def causal_softmax(x_ptr, y_ptr, n_cols, scale, BLOCK: tl.constexpr):
     tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=ok)
 
 
-# --- the cases (as untuned_kernels.CASES; `mk` also has mk.randbits(shape): non-negative
-# int32) ------------------------------------------------------------------------------------
+# --- a mixture of experts' product: each block of rows is one expert's tokens, gathered ----
+@tilecc.jit
+def fused_moe(a_ptr, b_ptr, c_ptr, weights_ptr, sorted_ids_ptr, expert_ids_ptr,
+              padded_ptr, N, K, EM, num_valid, stride_am, stride_be, stride_bk, stride_cm,
+              top_k: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """`sorted_ids` lists the (token, choice) slots expert by expert, each expert's run
+    padded to BLOCK_M with `num_valid` (no slot); `expert_ids` names each block's expert.
+    Row `slot` of C is row `slot // top_k` of A times its expert's B, times its weight."""
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(EM, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_pid_n
+    first_m = pid // group * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % group_m
+    pid_n = (pid % group) // group_m
+    if pid_m * BLOCK_M >= tl.load(padded_ptr):
+        return
+    slots = tl.load(sorted_ids_ptr + pid_m * BLOCK_M + tl.arange(0, BLOCK_M))
+    live = slots < num_valid
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + slots[:, None] // top_k * stride_am + offs_k[None, :]
+    expert = tl.load(expert_ids_ptr + pid_m)
+    b_ptrs = b_ptr + expert * stride_be + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=live[:, None] & (offs_k[None, :] < left), other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < left, other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    w = tl.load(weights_ptr + slots, mask=live, other=0)
+    acc = acc * w[:, None]
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + slots[:, None] * stride_cm + offs_cn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=live[:, None] & (offs_cn[None, :] < N))
+
+
+# --- a linear recurrence h_t = a_t h_{t-1} + b_t over chunks of time, by a scan of pairs --
+@tilecc.jit
+def _affine_combine(a1, b1, a2, b2):
+    return a1 * a2, b1 * a2 + b2
+
+
+@tilecc.jit
+def linear_scan(a_ptr, b_ptr, h_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
+    """Within each chunk of BT steps, from a zero state, with a_t = exp of the log decays
+    given (log_a, b, h: [B, T, D])."""
+    i_t, i_d, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    t = i_t * BT + tl.arange(0, BT)
+    d = i_d * BD + tl.arange(0, BD)
+    offs = (i_b * T + t[:, None]) * D + d[None, :]
+    ok = (t[:, None] < T) & (d[None, :] < D)
+    a = tl.exp(tl.load(a_ptr + offs, mask=ok, other=0.0).to(tl.float32))  # (log decays)
+    b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+    _, h = tl.associative_scan((a, b), 0, _affine_combine)
+    tl.store(h_ptr + offs, h.to(h_ptr.dtype.element_ty), mask=ok)
+
+
+# --- the cases (as untuned_kernels.CASES; `mk` also has mk.randbits(shape), non-negative
+# int32, and mk.from_numpy(array), a host array on the framework's device) ----------------
 SMS = 132  # the programs of the row-run kernels (as many as an H100's or H200's SMs)
 
 
@@ -546,6 +609,75 @@ def _causal_ref(a):
     return dict(y=e / e.sum(1, keepdims=True))
 
 
+def _moe_in(mk, dt, big):
+    np = _np()
+    tokens, experts, top_k, n, k = (2048, 8, 2, 4096, 4096) if big else (13, 4, 2, 64, 64)
+    rng = np.random.default_rng(1)
+    choice = np.stack([rng.permutation(experts)[:top_k] for _ in range(tokens)])
+    slots = choice.reshape(-1)  # slot = token * top_k + j: its expert
+    ids, blocks = [], []
+    for e in range(experts):  # each expert's slots, padded to whole blocks
+        mine = np.flatnonzero(slots == e)
+        pad = -len(mine) % _MOE_BM
+        ids += list(mine) + [tokens * top_k] * pad
+        blocks += [e] * ((len(mine) + pad) // _MOE_BM)
+    return dict(a=mk.randn((tokens, k), dt), b=mk.randn((experts, k, n), dt) * 0.05,
+                c=mk.empty((tokens * top_k, n), dt),
+                weights=mk.from_numpy(rng.random(tokens * top_k).astype("float32")),
+                sorted_ids=mk.from_numpy(np.array(ids, "int32")),
+                expert_ids=mk.from_numpy(np.array(blocks, "int32")),
+                padded=mk.from_numpy(np.array([len(ids)], "int32")))
+
+
+_MOE_BM = 64
+
+
+def _moe_launch(k, a, BLOCK_N=64, BLOCK_K=32):
+    tokens, kk = a["a"].shape
+    experts, _, n = a["b"].shape
+    em = a["sorted_ids"].shape[0]
+    top_k = a["c"].shape[0] // tokens
+    grid = (tilecc.cdiv(em, _MOE_BM) * tilecc.cdiv(n, BLOCK_N),)
+    k[grid](a["a"], a["b"], a["c"], a["weights"], a["sorted_ids"], a["expert_ids"],
+            a["padded"], n, kk, em, tokens * top_k, kk, kk * n, n, n, top_k=top_k,
+            BLOCK_M=_MOE_BM, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=8, num_warps=4,
+            num_stages=4)
+
+
+def _moe_ref(a):
+    np = _np()
+    tokens = a["a"].shape[0]
+    top_k = a["c"].shape[0] // tokens
+    x, w = a["a"].astype("float64"), a["b"].astype("float64")
+    out = np.full(a["c"].shape, np.nan)
+    ids, blocks = a["sorted_ids"], a["expert_ids"]
+    for i, slot in enumerate(ids):
+        if slot < tokens * top_k:
+            out[slot] = x[slot // top_k] @ w[blocks[i // _MOE_BM]] * a["weights"][slot]
+    return dict(c=out)
+
+
+def _scan_in(mk, dt, big):
+    b, t, d = (8, 4096, 1024) if big else (2, 70, 40)
+    return dict(a=mk.logsigmoid((b, t, d), dt), b=mk.randn((b, t, d), dt),
+                h=mk.empty((b, t, d), dt))
+
+
+def _scan_launch(k, a, BT=64, BD=64):
+    b, t, d = a["a"].shape
+    k[(tilecc.cdiv(t, BT), tilecc.cdiv(d, BD), b)](a["a"], a["b"], a["h"], t, d, BT=BT, BD=BD,
+                                                    num_warps=4)
+
+
+def _scan_ref(a, BT=64):
+    np = _np()
+    x, y = np.exp(a["a"].astype("float64")), a["b"].astype("float64")
+    h = np.empty_like(y)
+    for t in range(x.shape[1]):
+        h[:, t] = y[:, t] if t % BT == 0 else x[:, t] * h[:, t - 1] + y[:, t]
+    return dict(h=h)
+
+
 CASES = [
     Case("rmsnorm bwd row runs", rmsnorm_bwd, _rms_bwd_in, _rms_bwd_launch, ("dx", "dw"),
          _rms_bwd_ref, moved=lambda e: 3 * 8192 * 4096 * e),
@@ -570,4 +702,8 @@ CASES = [
          tol=(1e-3, 1e-3), moved=lambda e: 4 * 64 * 2048 * 64 * e),
     Case("causal softmax 2048", causal_softmax, _causal_in, _causal_launch, ("y",),
          _causal_ref, tol=(1e-4, 1e-6), moved=lambda e: 2 * 64 * 2048 * 2048 * e),
+    Case("fused moe top-2 of 8", fused_moe, _moe_in, _moe_launch, ("c",), _moe_ref,
+         tol=(2e-2, 5e-2)),
+    Case("linear scan pairs", linear_scan, _scan_in, _scan_launch, ("h",), _scan_ref,
+         tol=(1e-4, 1e-4), moved=lambda e: 3 * 8 * 4096 * 1024 * e),
 ]

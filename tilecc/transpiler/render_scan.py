@@ -251,9 +251,11 @@ class Scans:
         a time, under the condition that it is before it (a 64 x 16 fp32 cumsum on 4 warps:
         32 registers and 28 reads, as Triton's; reading the line once for all the runs
         vectorizes the reads and keeps it all in registers: 34 registers, and at 42 two
-        waves of programs where one had done).  Otherwise one thread per entry combines
-        those before it in its line into a second array (the entry's exclusive prefix),
-        and after another barrier each thread reads one prefix per run it holds."""
+        waves of programs where one had done).  Otherwise the entries' exclusive prefixes go
+        into a second array: where lines hold 8 entries or more and there are no more lines
+        than threads (`by_line`), a thread a line folds its entries in order; else one
+        thread per entry combines those before it in its line.  After another barrier each
+        thread reads one prefix per run it holds."""
         lines = prod(plan.lines.shape) if plan.lines is not None else 1
         per_line = plan.reps * plan.warps
         entries = lines * per_line
@@ -262,6 +264,12 @@ class Scans:
         # a 64 x 16 cumsum's warp holds fell in one bank: 4-way conflicts, 30% slower)
         stride = per_line | 1
         direct = plan.n_out * plan.reps * (per_line - 1) <= DIRECT_PREFIX_READS
+        threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
+        # long lines, no more than the threads: a thread a line folds its entries in order
+        # (per_line - 1 combines a line, where a thread an entry does up to per_line - 2 an
+        # entry: a scan of pairs over 64 x 64 on 4 warps, 16 entries a line, 0.81x Triton's
+        # speed that way)
+        by_line = not direct and per_line >= 8 and lines <= threads
         offsets, total = _packed_arrays([(lines * stride, x.dtype.itemsize) for x in xs]
                                         * (1 if direct else 2))
         base = self.blocks.pool_step(total)
@@ -271,11 +279,11 @@ class Scans:
             (f"{q} * {plan.warps} + " if q != "0" else "")
         totals, befores = names("warp_totals"), names("runs_before")
         sums, prefixes = names("before"), names("run_prefix")
-        threads = self.ctx.kernel.num_warps * self.ctx.target.warp_size
         entry_values = names("entry")
         run_before = [f"{m}[{q}]" for m in sums]
         return dict(
             base=base, entries=entries, per_line=per_line, threads=threads, direct=direct,
+            lines=lines, by_line=by_line,
             line_start=f"({slot}) * {stride}" if slot != "0" else "0", stride=stride,
             place=f"{q} * {plan.warps} + warp_pos" if q != "0" else "warp_pos",
             read_entry=" ".join(f"const {c_type(x.dtype)} {e} = {t}[line_start + earlier];"
@@ -290,6 +298,7 @@ class Scans:
                          before_offset=None if direct else offsets[len(xs) + k])
                     for k, (t, off, b, m) in enumerate(zip(totals, offsets, befores, sums))],
             fold=_into(sums, sums, [f"{t}[line_start + earlier]" for t in totals]),
+            fold_in_order=_into(sums, sums, [f"{t}[line_start + place]" for t in totals]),
             keep=" ".join(f"{b}[line_start + place] = {m};" for b, m in zip(befores, sums)),
             take=" ".join(f"const {c_type(x.dtype)} {p} = {b}[{at}warp_pos];"
                           for x, p, b in zip(xs, prefixes, befores)))

@@ -272,11 +272,36 @@ def ref_scan(a, BT=64):
     return dict(h=h)
 
 
+def ref_rope_il(a):
+    x = _f(a["x"])
+    pos = torch.arange(x.shape[0], device=x.device) % a["cos"].shape[0]
+    cos, sin = _f(a["cos"])[pos][:, None, :], _f(a["sin"])[pos][:, None, :]
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return dict(x=torch.stack([even * cos - odd * sin, odd * cos + even * sin], -1).flatten(-2))
+
+
+def ref_softmax_bwd(a):
+    dy, y = _f(a["dy"]), _f(a["y"])
+    return dict(dx=y * (dy - (dy * y).sum(1, keepdim=True)))
+
+
+def ref_conv(a):
+    x = torch.nn.functional.pad(_f(a["x"]), (3, 0))
+    acc = torch.nn.functional.conv1d(x, _f(a["w"])[:, None, :], _f(a["bias"]),
+                                     groups=x.shape[1])
+    return dict(o=torch.nn.functional.silu(acc))
+
+
+def ref_scaled(a):
+    return dict(c=_f(a["a"]) @ _f(a["b"]) * _f(a["sa"])[:, None] * _f(a["sb"])[None, :])
+
+
 CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
               ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
               ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
-              ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan]
+              ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan,
+              ref_rope_il, ref_softmax_bwd, ref_conv, ref_scaled]
 assert len(REFERENCES) == len(CASES)
 
 

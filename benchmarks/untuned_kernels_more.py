@@ -333,6 +333,91 @@ def linear_scan(a_ptr, b_ptr, h_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
     tl.store(h_ptr + offs, h.to(h_ptr.dtype.element_ty), mask=ok)
 
 
+# --- rotary embedding over interleaved pairs (x[2i], x[2i+1]), one token's heads a program --
+@tilecc.jit
+def rope_interleaved(x_ptr, cos_ptr, sin_ptr, seq_len, n_heads, H_PAD: tl.constexpr,
+                     HALF: tl.constexpr):
+    tok = tl.program_id(0)
+    pos = tok % seq_len
+    heads = tl.arange(0, H_PAD)
+    i = tl.arange(0, HALF)
+    cos = tl.load(cos_ptr + pos * HALF + i)[None, :]
+    sin = tl.load(sin_ptr + pos * HALF + i)[None, :]
+    base = x_ptr + tok * n_heads * 2 * HALF + heads[:, None] * 2 * HALF
+    ok = heads[:, None] < n_heads
+    even = tl.load(base + 2 * i[None, :], mask=ok, other=0.0).to(tl.float32)
+    odd = tl.load(base + 2 * i[None, :] + 1, mask=ok, other=0.0).to(tl.float32)
+    tl.store(base + 2 * i[None, :], (even * cos - odd * sin).to(x_ptr.dtype.element_ty),
+             mask=ok)
+    tl.store(base + 2 * i[None, :] + 1, (odd * cos + even * sin).to(x_ptr.dtype.element_ty),
+             mask=ok)
+
+
+# --- softmax backward, one row a program: dx = y * (dy - sum(dy * y)) -----------------------
+@tilecc.jit
+def softmax_bwd(dy_ptr, y_ptr, dx_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    dy = tl.load(dy_ptr + row * stride + cols, mask=ok, other=0.0).to(tl.float32)
+    y = tl.load(y_ptr + row * stride + cols, mask=ok, other=0.0).to(tl.float32)
+    dx = y * (dy - tl.sum(dy * y, axis=0))
+    tl.store(dx_ptr + row * stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=ok)
+
+
+# --- a causal depthwise convolution over time (x: [B, C, T], a width-W filter per channel) --
+@tilecc.jit
+def causal_conv1d(x_ptr, w_ptr, b_ptr, o_ptr, C, T, W: tl.constexpr, BLOCK_C: tl.constexpr,
+                  BLOCK_T: tl.constexpr):
+    i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    c = i_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    t = i_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    c_ok = c < C
+    acc = tl.zeros((BLOCK_C, BLOCK_T), dtype=tl.float32) + \
+        tl.load(b_ptr + c, mask=c_ok, other=0.0).to(tl.float32)[:, None]
+    row = x_ptr + (i_b * C + c[:, None]) * T
+    for w in tl.static_range(W):
+        src = t[None, :] - (W - 1) + w
+        x = tl.load(row + src, mask=c_ok[:, None] & (src >= 0) & (src < T), other=0.0)
+        acc += x.to(tl.float32) * tl.load(w_ptr + c * W + w, mask=c_ok, other=0.0)[:, None]
+    acc = acc * tl.sigmoid(acc)  # SiLU, as Mamba applies it
+    tl.store(o_ptr + (i_b * C + c[:, None]) * T + t[None, :], acc.to(o_ptr.dtype.element_ty),
+             mask=c_ok[:, None] & (t[None, :] < T))
+
+
+# --- a product scaled per row of A and per column of B after the loop (row-wise fp8 style) --
+@tilecc.jit
+def scaled_matmul(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_pid_n
+    first_m = pid // group * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % group_m
+    pid_n = (pid % group) // group_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BLOCK_K),
+                    other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BLOCK_K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * N
+    sa = tl.load(sa_ptr + offs_m, mask=offs_m < M, other=0.0)
+    sb = tl.load(sb_ptr + offs_n, mask=offs_n < N, other=0.0)
+    c = acc * sa[:, None] * sb[None, :]
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
 # --- the cases (as untuned_kernels.CASES; `mk` also has mk.randbits(shape), non-negative
 # int32, and mk.from_numpy(array), a host array on the framework's device) ----------------
 SMS = 132  # the programs of the row-run kernels (as many as an H100's or H200's SMs)
@@ -678,6 +763,87 @@ def _scan_ref(a, BT=64):
     return dict(h=h)
 
 
+def _rope_il_in(mk, dt, big):
+    tokens, heads, seq = (4 * 4096, 32, 4096) if big else (6, 3, 4)
+    return dict(x=mk.randn((tokens, heads, 128), dt), cos=mk.randn((seq, 64), "float32"),
+                sin=mk.randn((seq, 64), "float32"))
+
+
+def _rope_il_launch(k, a):
+    tokens, heads, d = a["x"].shape
+    k[(tokens,)](a["x"], a["cos"], a["sin"], a["cos"].shape[0], heads,
+                 H_PAD=tilecc.next_power_of_2(heads), HALF=d // 2, num_warps=4)
+
+
+def _rope_il_ref(a):
+    np = _np()
+    x = a["x"].astype("float64")
+    pos = np.arange(x.shape[0]) % a["cos"].shape[0]
+    cos, sin = a["cos"][pos][:, None, :], a["sin"][pos][:, None, :]
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = even * cos - odd * sin, odd * cos + even * sin
+    return dict(x=out)
+
+
+def _softmax_bwd_in(mk, dt, big):
+    m, n = (8192, 4096) if big else (5, 300)
+    return dict(dy=mk.randn((m, n), dt), y=abs(mk.randn((m, n), dt)) * 0.01,
+                dx=mk.empty((m, n), dt))
+
+
+def _softmax_bwd_launch(k, a):
+    m, n = a["y"].shape
+    k[(m,)](a["dy"], a["y"], a["dx"], n, n, BLOCK=tilecc.next_power_of_2(n), num_warps=8)
+
+
+def _softmax_bwd_ref(a):
+    dy, y = a["dy"].astype("float64"), a["y"].astype("float64")
+    return dict(dx=y * (dy - (dy * y).sum(1, keepdims=True)))
+
+
+def _conv_in(mk, dt, big):
+    b, c, t = (4, 4096, 2048) if big else (2, 20, 37)
+    return dict(x=mk.randn((b, c, t), dt), w=mk.randn((c, 4), dt), bias=mk.randn((c,), dt),
+                o=mk.empty((b, c, t), dt))
+
+
+def _conv_launch(k, a, BLOCK_C=64, BLOCK_T=64):
+    b, c, t = a["x"].shape
+    k[(tilecc.cdiv(t, BLOCK_T), tilecc.cdiv(c, BLOCK_C), b)](
+        a["x"], a["w"], a["bias"], a["o"], c, t, W=4, BLOCK_C=BLOCK_C, BLOCK_T=BLOCK_T,
+        num_warps=4)
+
+
+def _conv_ref(a):
+    np = _np()
+    x, w = a["x"].astype("float64"), a["w"].astype("float64")
+    pad = np.concatenate([np.zeros(x.shape[:2] + (3,)), x], axis=2)
+    acc = a["bias"].astype("float64")[None, :, None] + sum(
+        pad[:, :, j:j + x.shape[2]] * w[None, :, j, None] for j in range(4))
+    return dict(o=acc / (1 + np.exp(-acc)))
+
+
+def _scaled_in(mk, dt, big):
+    m, n, k = (4096, 4096, 4096) if big else (40, 72, 96)
+    return dict(a=mk.randn((m, k), dt), b=mk.randn((k, n), dt),
+                sa=abs(mk.randn((m,), "float32")), sb=abs(mk.randn((n,), "float32")),
+                c=mk.empty((m, n), dt))
+
+
+def _scaled_launch(k, a, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64):
+    m, kk = a["a"].shape
+    n = a["b"].shape[1]
+    k[(tilecc.cdiv(m, BLOCK_M) * tilecc.cdiv(n, BLOCK_N),)](
+        a["a"], a["b"], a["sa"], a["sb"], a["c"], m, n, kk, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K, GROUP_M=8, num_warps=8, num_stages=3)
+
+
+def _scaled_ref(a):
+    c = a["a"].astype("float64") @ a["b"].astype("float64")
+    return dict(c=c * a["sa"].astype("float64")[:, None] * a["sb"].astype("float64")[None, :])
+
+
 CASES = [
     Case("rmsnorm bwd row runs", rmsnorm_bwd, _rms_bwd_in, _rms_bwd_launch, ("dx", "dw"),
          _rms_bwd_ref, moved=lambda e: 3 * 8192 * 4096 * e),
@@ -706,4 +872,12 @@ CASES = [
          tol=(2e-2, 5e-2)),
     Case("linear scan pairs", linear_scan, _scan_in, _scan_launch, ("h",), _scan_ref,
          tol=(1e-4, 1e-4), moved=lambda e: 3 * 8 * 4096 * 1024 * e),
+    Case("rope interleaved", rope_interleaved, _rope_il_in, _rope_il_launch, ("x",),
+         _rope_il_ref, moved=lambda e: 2 * 4 * 4096 * 32 * 128 * e),
+    Case("softmax bwd 4096", softmax_bwd, _softmax_bwd_in, _softmax_bwd_launch, ("dx",),
+         _softmax_bwd_ref, tol=(1e-3, 1e-5), moved=lambda e: 3 * 8192 * 4096 * e),
+    Case("causal conv1d w4", causal_conv1d, _conv_in, _conv_launch, ("o",), _conv_ref,
+         moved=lambda e: 2 * 4 * 4096 * 2048 * e),
+    Case("row/col scaled matmul", scaled_matmul, _scaled_in, _scaled_launch, ("c",),
+         _scaled_ref, tol=(2e-2, 1e-1)),
 ]

@@ -240,7 +240,11 @@ MORE_SIGNATURES = [
      "32", 1),
     (UM.causal_softmax, "*bf16:16,*bf16:16,i32:16,fp32,2048", 8),
     (UM.linear_scan, "*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,64,64", 4),
+    (UM.rope_interleaved, "*bf16:16,*fp32:16,*fp32:16,i32:16,i32:16,32,64", 4),
+    (UM.softmax_bwd, "*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,4096", 8),
+    (UM.causal_conv1d, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,4,64,64", 4),
 ]
+SCALED_SIG = "*bf16:16,*bf16:16,*fp32:16,*fp32:16,*bf16:16,i32:16,i32:16,i32:16,128,128,64,8"
 MOE_SIG = ("*bf16:16,*bf16:16,*bf16:16,*fp32:16,*i32:16,*i32:16,*i32:16,i32:16,i32:16,i32,"
            "i32:16,i32:16,i32:16,i32:16,i32:16,2,64,64,32,8")
 INT4_SIG = ("*bf16:16,*i32:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,i32:16,i32:16,i32:16,"
@@ -258,6 +262,16 @@ def test_scales_loaded_in_a_k_loop_take_the_weights_layout(arch) -> None:
     assert "before x[..., None]: through shared memory" not in src
     loop = src[src.index("for (int k_ = 0;"):]
     assert not re.search(r"acc_\[r\] \+ ", loop)
+
+
+def test_shifts_taken_back_keep_the_alignment_of_the_runs() -> None:
+    """A causal convolution reads x at t - (W - 1) + w: at w = W - 1 the shift is taken back
+    (t - 3 + 3 is t), and the load reads 16 bytes a vector as at t; at w = 1 (t - 2), 4
+    bytes; the others an element at a time (Triton's arithmetic folding gives the same)."""
+    sig = "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,4,64,64"
+    src = UM.causal_conv1d.source(sig, arch="sm_90", num_warps=4)
+    loads = re.findall(r"L\d+ load x: (\d+) x bf16", src)
+    assert sorted(loads) == ["1", "1", "2", "8"], loads
 
 
 def test_a_scan_across_warps_folds_long_lines_a_thread_each() -> None:
@@ -280,6 +294,8 @@ def test_the_second_batch_compiles_cleanly(target: str, arch: str) -> None:
         assert_clean_compile(kernel, sig, target, arch, num_warps=warps)
     assert_clean_compile(UM.int4_matmul, INT4_SIG, target, arch, num_warps=4, num_stages=3)
     assert_clean_compile(UM.fused_moe, MOE_SIG, target, arch, num_warps=4, num_stages=4)
+    assert_clean_compile(UM.scaled_matmul, SCALED_SIG, target, arch, num_warps=8,
+                         num_stages=3)
 
 
 @pytest.mark.gpu

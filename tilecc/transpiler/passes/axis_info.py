@@ -125,10 +125,10 @@ def _rule(op: Op) -> AxisInfo:
         if fn == "add":
             contig = tuple(max(gcd(x, y), gcd(p, q)) for x, y, p, q in
                            zip(a.contiguity, c.constancy, a.constancy, c.contiguity))
-            return AxisInfo(contig, div, const)
+            return _with_offsets_folded(op, AxisInfo(contig, div, const))
         if fn == "sub":
-            return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, c.constancy)),
-                            div, const)
+            return _with_offsets_folded(op, AxisInfo(
+                tuple(gcd(x, y) for x, y in zip(a.contiguity, c.constancy)), div, const))
         if fn == "mul":
             for x, y in ((ops[0], a), (ops[1], c)):  # times one: the other side unchanged
                 if _is_one(x):
@@ -201,6 +201,37 @@ def analyze(kernel: Kernel) -> None:
 
 _NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute", "join",
             "atomic", "atomic_cas", "convert", "flip", "cat", "gather", "histogram", "map"}
+
+
+def _with_offsets_folded(op: Op, found: AxisInfo) -> AxisInfo:
+    """`found` for an integer sum or difference, bettered by what holds of it as a value
+    plus the constants added and taken along the way folded into one: `t - 3 + 3` is `t`,
+    whose 16-element runs `t - 3` had lost (a shifted load of a causal convolution, read
+    8 bytes at a time where Triton's arithmetic folding let it read 16)."""
+    if not op.result.dtype.is_int():
+        return found
+    base, total = op.result, 0
+    while True:  # peel `x + k`, `k + x` and `x - k`
+        o = base.owner
+        if o is None or o.kind != "binary" or o.attrs["fn"] not in ("add", "sub"):
+            break
+        right, left = _const_int(o.operands[1]), _const_int(o.operands[0])
+        if right is not None:
+            total, base = total + (right if o.attrs["fn"] == "add" else -right), o.operands[0]
+        elif left is not None and o.attrs["fn"] == "add":
+            total, base = total + left, o.operands[1]
+        else:
+            break
+    if base is op.result:
+        return found
+    rank = len(found.divisibility)
+    b = _expand(info(base), rank) if not base.type.is_block else info(base)
+    if len(b.divisibility) != rank:
+        return found
+    div = tuple(gcd(x, _pow2_factor(abs(total))) for x in b.divisibility)
+    return AxisInfo(*(tuple(max(x, y) for x, y in zip(f, g)) for f, g in (
+        (found.contiguity, b.contiguity), (found.divisibility, div),
+        (found.constancy, b.constancy))))
 
 
 def _is_one(v: Value) -> bool:

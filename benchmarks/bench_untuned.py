@@ -50,6 +50,9 @@ class TorchMaker:
     def from_numpy(self, a):
         return torch.from_numpy(a).cuda()
 
+    def zeros(self, shape, dtype):
+        return torch.zeros(shape, device="cuda", dtype=DTYPES[dtype])
+
     def randbits(self, shape):
         return torch.randint(0, 2 ** 31, shape, device="cuda", dtype=torch.int32,
                              generator=self.gen)
@@ -296,12 +299,32 @@ def ref_scaled(a):
     return dict(c=_f(a["a"]) @ _f(a["b"]) * _f(a["sa"])[:, None] * _f(a["sb"])[None, :])
 
 
+def ref_bias(a):
+    return dict(db=_f(a["dy"]).sum(0))
+
+
+def ref_emb_bwd(a):
+    dw = torch.zeros(a["dw"].shape, device="cuda", dtype=torch.float64)
+    return dict(dw=dw.index_add_(0, a["ids"], _f(a["dy"])))
+
+
+def ref_bmm(a):
+    return dict(c=_f(a["a"]) @ _f(a["b"]))
+
+
+def ref_welford(a):
+    x = _f(a["x"])
+    y = (x - x.mean(1, keepdim=True)) * torch.rsqrt(x.var(1, unbiased=False, keepdim=True) + 1e-5)
+    return dict(y=y * _f(a["w"]) + _f(a["b"]))
+
+
 CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
               ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
               ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
               ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan,
-              ref_rope_il, ref_softmax_bwd, ref_conv, ref_scaled]
+              ref_rope_il, ref_softmax_bwd, ref_conv, ref_scaled, ref_bias, ref_emb_bwd,
+              ref_bmm, ref_welford]
 assert len(REFERENCES) == len(CASES)
 
 

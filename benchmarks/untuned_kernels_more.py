@@ -418,8 +418,77 @@ def scaled_matmul(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, BLOCK_M: tl.cons
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+# --- a bias gradient: column sums of a block of rows a program, added atomically -----------
+@tilecc.jit
+def bias_grad_atomic(dy_ptr, db_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    dy = tl.load(dy_ptr + rows[:, None] * N + cols[None, :],
+                 mask=(rows[:, None] < M) & (cols[None, :] < N), other=0.0)
+    tl.atomic_add(db_ptr + cols, tl.sum(dy.to(tl.float32), axis=0), mask=cols < N)
+
+
+# --- an embedding's backward: each token's gradient row added into its id's row ------------
+@tilecc.jit
+def embedding_bwd(ids_ptr, dy_ptr, dw_ptr, n_tokens, D, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ok = (offs_m[:, None] < n_tokens) & (offs_n[None, :] < D)
+    ids = tl.load(ids_ptr + offs_m, mask=offs_m < n_tokens, other=0)
+    dy = tl.load(dy_ptr + offs_m[:, None] * D + offs_n[None, :], mask=ok, other=0.0)
+    tl.atomic_add(dw_ptr + ids[:, None] * D + offs_n[None, :], dy.to(tl.float32), mask=ok)
+
+
+# --- batched small products: a program multiplies BLOCK_B pairs of 32 x 32 blocks at once --
+@tilecc.jit
+def batched_small_mm(a_ptr, b_ptr, c_ptr, B, BLOCK_B: tl.constexpr, S: tl.constexpr):
+    bb = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+    r = tl.arange(0, S)
+    offs = bb[:, None, None] * S * S + r[None, :, None] * S + r[None, None, :]
+    ok = bb[:, None, None] < B
+    a = tl.load(a_ptr + offs, mask=ok, other=0.0)
+    b = tl.load(b_ptr + offs, mask=ok, other=0.0)
+    c = tl.dot(a, b)
+    tl.store(c_ptr + offs, c.to(c_ptr.dtype.element_ty), mask=ok)
+
+
+# --- layer norm by Welford's running mean and variance, chunked over long rows ------------
+@tilecc.jit
+def welford_layernorm(x_ptr, w_ptr, b_ptr, y_ptr, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * N
+    mean = tl.zeros((BLOCK,), tl.float32)
+    m2 = tl.zeros((BLOCK,), tl.float32)
+    count = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, N, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        ok = cols < N
+        x = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32)
+        new_count = count + ok.to(tl.float32)
+        delta = x - mean
+        mean += tl.where(ok, delta / tl.maximum(new_count, 1.0), 0.0)
+        m2 += tl.where(ok, delta * (x - mean), 0.0)
+        count = new_count
+    # the lanes' statistics merged (Chan et al.): each lane holds its own count
+    total = tl.sum(count, 0)
+    row_mean = tl.sum(mean * count, 0) / total
+    var = (tl.sum(m2, 0) + tl.sum(count * (mean - row_mean) * (mean - row_mean), 0)) / total
+    rstd = tl.rsqrt(var + eps)
+    for start in range(0, N, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        ok = cols < N
+        x = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=ok, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=ok, other=0.0).to(tl.float32)
+        y = (x - row_mean) * rstd * w + b
+        tl.store(y_ptr + row * N + cols, y.to(y_ptr.dtype.element_ty), mask=ok)
+
+
 # --- the cases (as untuned_kernels.CASES; `mk` also has mk.randbits(shape), non-negative
-# int32, and mk.from_numpy(array), a host array on the framework's device) ----------------
+# int32, mk.zeros(shape, dtype) and mk.from_numpy(array), a host array on the framework's
+# device) ------------------------------------------------------------------------------------
 SMS = 132  # the programs of the row-run kernels (as many as an H100's or H200's SMs)
 
 
@@ -844,6 +913,76 @@ def _scaled_ref(a):
     return dict(c=c * a["sa"].astype("float64")[:, None] * a["sb"].astype("float64")[None, :])
 
 
+def _bias_in(mk, dt, big):
+    m, n = (16384, 4096) if big else (37, 100)
+    return dict(dy=mk.randn((m, n), dt), db=mk.zeros((n,), "float32"))
+
+
+def _bias_launch(k, a, BLOCK_M=128, BLOCK_N=128):
+    m, n = a["dy"].shape  # (db starts at zero; timed calls keep adding into it)
+    k[(tilecc.cdiv(m, BLOCK_M), tilecc.cdiv(n, BLOCK_N))](a["dy"], a["db"], m, n,
+                                                           BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                                           num_warps=4)
+
+
+def _bias_ref(a):
+    return dict(db=a["dy"].astype("float64").sum(0))
+
+
+def _emb_bwd_in(mk, dt, big):
+    vocab, d, tokens = (32000, 4096, 16384) if big else (9, 96, 29)
+    return dict(ids=mk.randint(vocab, (tokens,)), dy=mk.randn((tokens, d), dt),
+                dw=mk.zeros((vocab, d), "float32"))
+
+
+def _emb_bwd_launch(k, a):
+    tokens, d = a["dy"].shape  # (dw starts at zero; timed calls keep adding into it)
+    k[(tilecc.cdiv(tokens, 64), tilecc.cdiv(d, 128))](a["ids"], a["dy"], a["dw"], tokens, d,
+                                                       BLOCK_M=64, BLOCK_N=128, num_warps=4)
+
+
+def _emb_bwd_ref(a):
+    np = _np()
+    dw = np.zeros(a["dw"].shape)
+    np.add.at(dw, a["ids"], a["dy"].astype("float64"))
+    return dict(dw=dw)
+
+
+def _bmm_in(mk, dt, big):
+    b = 65536 if big else 5
+    return dict(a=mk.randn((b, 32, 32), dt), b=mk.randn((b, 32, 32), dt),
+                c=mk.empty((b, 32, 32), dt))
+
+
+def _bmm_launch(k, a, BLOCK_B=8):
+    b = a["a"].shape[0]
+    k[(tilecc.cdiv(b, BLOCK_B),)](a["a"], a["b"], a["c"], b, BLOCK_B=BLOCK_B, S=32,
+                                  num_warps=4)
+
+
+def _bmm_ref(a):
+    return dict(c=a["a"].astype("float64") @ a["b"].astype("float64"))
+
+
+def _welford_in(mk, dt, big):
+    m, n = (4096, 16384) if big else (3, 1000)
+    return dict(x=mk.randn((m, n), dt), w=mk.randn((n,), dt), b=mk.randn((n,), dt),
+                y=mk.empty((m, n), dt))
+
+
+def _welford_launch(k, a):
+    m, n = a["x"].shape
+    k[(m,)](a["x"], a["w"], a["b"], a["y"], n, 1e-5, BLOCK=1024 if n > 1000 else 128,
+            num_warps=4)
+
+
+def _welford_ref(a):
+    np = _np()
+    x = a["x"].astype("float64")
+    y = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    return dict(y=y * a["w"].astype("float64") + a["b"].astype("float64"))
+
+
 CASES = [
     Case("rmsnorm bwd row runs", rmsnorm_bwd, _rms_bwd_in, _rms_bwd_launch, ("dx", "dw"),
          _rms_bwd_ref, moved=lambda e: 3 * 8192 * 4096 * e),
@@ -880,4 +1019,12 @@ CASES = [
          moved=lambda e: 2 * 4 * 4096 * 2048 * e),
     Case("row/col scaled matmul", scaled_matmul, _scaled_in, _scaled_launch, ("c",),
          _scaled_ref, tol=(2e-2, 1e-1)),
+    Case("bias grad atomics", bias_grad_atomic, _bias_in, _bias_launch, ("db",), _bias_ref,
+         tol=(1e-3, 1e-2), moved=lambda e: 16384 * 4096 * e),
+    Case("embedding bwd atomics", embedding_bwd, _emb_bwd_in, _emb_bwd_launch, ("dw",),
+         _emb_bwd_ref, tol=(1e-4, 1e-4)),
+    Case("batched 32x32 dots", batched_small_mm, _bmm_in, _bmm_launch, ("c",), _bmm_ref,
+         tol=(2e-2, 5e-2), moved=lambda e: 3 * 65536 * 32 * 32 * e),
+    Case("welford layernorm", welford_layernorm, _welford_in, _welford_launch, ("y",),
+         _welford_ref, moved=lambda e: 2 * 4096 * 16384 * e),
 ]

@@ -38,6 +38,9 @@ class NumpyMaker:
     def from_numpy(self, a):
         return a
 
+    def zeros(self, shape, dtype):
+        return np.zeros(shape, dtype=dtype)
+
     def randint(self, high, shape):
         return self.rng.integers(0, high, shape, dtype=np.int64)
 
@@ -223,7 +226,9 @@ def test_scans_of_untuned_kernels_stay_in_registers() -> None:
 
 
 # untuned_kernels_more.py at the configurations bench_untuned.py times (bf16 activations):
-# (kernel, signature, num_warps)
+# (kernel, signature, num_warps).  Not batched_small_mm: its products of 8 batches each
+# take the batches apart and back through shared memory (dot_forms.batched), and ptxas
+# spills for it (the runtime builds it all the same)
 MORE_SIGNATURES = [
     (UM.rmsnorm_bwd, "*bf16:16,*bf16:16,*bf16:16,*fp32:16,*bf16:16,*fp32:16,i32:16,i32:16,"
      "i32:16,i32,4096", 8),
@@ -243,6 +248,9 @@ MORE_SIGNATURES = [
     (UM.rope_interleaved, "*bf16:16,*fp32:16,*fp32:16,i32:16,i32:16,32,64", 4),
     (UM.softmax_bwd, "*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,4096", 8),
     (UM.causal_conv1d, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,4,64,64", 4),
+    (UM.bias_grad_atomic, "*bf16:16,*fp32:16,i32:16,i32:16,128,128", 4),
+    (UM.embedding_bwd, "*i64:16,*bf16:16,*fp32:16,i32:16,i32:16,64,128", 4),
+    (UM.welford_layernorm, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,fp32,1024", 4),
 ]
 SCALED_SIG = "*bf16:16,*bf16:16,*fp32:16,*fp32:16,*bf16:16,i32:16,i32:16,i32:16,128,128,64,8"
 MOE_SIG = ("*bf16:16,*bf16:16,*bf16:16,*fp32:16,*i32:16,*i32:16,*i32:16,i32:16,i32:16,i32,"

@@ -567,15 +567,15 @@ class BlockWriter(Writer):
             self.broadcast_from_owners(res)
 
     def packed_atomic(self, op: Op, res: Value, step: int, used: bool) -> str:
-        """`step` consecutive 16-bit adds of a thread in one instruction: a pair whose old
-        values are read, else a pair or a vector reduction."""
+        """`step` consecutive adds of a thread in one instruction: a 16-bit pair whose old
+        values are read, else a 16-bit pair or a vector reduction (16-bit or fp32)."""
         ptr, val = op.operands[0], op.operands[1]
         vals = [self.exprs.text(val, f"v + {k}" if k else "v") for k in range(step)]
         scope, name, at = self.atomic_scope(op), self.names.name(res), self.exprs.text(ptr, "v")
         if used:  # pairs only
             return call(f"tc::atomic_add_pair{scope}", f"{name}[v]", f"{name}[v + 1]", at,
                         *vals) + ";"
-        if step == 2:
+        if step == 2 and val.dtype.itemsize == 2:
             return call(f"tc::reduce_add_pair{scope}", at, *vals) + ";"
         packed = f"tc::Vec<{c_type(val.dtype)}, {step}>{{{{{', '.join(vals)}}}}}"
         return call(f"tc::reduce_add_vec{scope}", at, packed) + ";"

@@ -2204,9 +2204,12 @@ template <Scope SC = kGpu, typename T> TC_DEVICE void reduce_add_pair(T* p, T lo
 }
 
 // 4 or 8 consecutive fp16 / bf16 elements, 8- or 16-byte aligned, their old values unused:
-// one vector red (.v2 / .v4 of f16x2 / bf16x2, sm_90); elsewhere pair by pair.
+// one vector red (.v2 / .v4 of f16x2 / bf16x2, sm_90); elsewhere pair by pair.  2 or 4
+// consecutive fp32 elements likewise (.v2 / .v4 .f32, sm_90); elsewhere one by one.
 #define TC_RED_VEC(SCOPE, VEC, TYPE, ...) \
   asm volatile("red" SCOPE ".global.add.noftz." VEC "." TYPE " [%0], " __VA_ARGS__ : "memory")
+#define TC_RED_VEC_F32(SCOPE, VEC, ...) \
+  asm volatile("red" SCOPE ".global.add." VEC ".f32 [%0], " __VA_ARGS__ : "memory")
 template <Scope SC = kGpu, typename T, int N> TC_DEVICE void reduce_add_vec(T* p, const Vec<T, N>& v) {
 #if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr ((N == 4 || N == 8) && is_half_like<T>::value) {
@@ -2229,14 +2232,31 @@ template <Scope SC = kGpu, typename T, int N> TC_DEVICE void reduce_add_vec(T* p
       else TC_RED_VEC("", "v4", "bf16x2", TC_ARGS);
 #undef TC_ARGS
     }
+  } else if constexpr ((N == 2 || N == 4) && is_same<T, float>::value) {
+    constexpr bool sys = SC == kSystem;
+    if constexpr (N == 2) {
+#define TC_ARGS "{%1, %2};" ::"l"(p), "f"(v[0]), "f"(v[1])
+      if constexpr (sys) TC_RED_VEC_F32(".sys", "v2", TC_ARGS);
+      else TC_RED_VEC_F32("", "v2", TC_ARGS);
+#undef TC_ARGS
+    } else {
+#define TC_ARGS "{%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+      if constexpr (sys) TC_RED_VEC_F32(".sys", "v4", TC_ARGS);
+      else TC_RED_VEC_F32("", "v4", TC_ARGS);
+#undef TC_ARGS
+    }
   } else
 #endif
-  {
+  if constexpr (is_same<T, float>::value) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) native_atomicAdd<SC>(p + i, v[i]);
+  } else {
 #pragma unroll
     for (int i = 0; i < N; i += 2) reduce_add_pair<SC>(p + i, v[i], v[i + 1]);
   }
 }
 #undef TC_RED_VEC
+#undef TC_RED_VEC_F32
 
 template <Scope SC = kGpu, typename T> TC_DEVICE T atomic_add(T* p, T v) {
   if constexpr (is_half_like<T>::value) {

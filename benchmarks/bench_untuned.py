@@ -1,5 +1,6 @@
-"""Kernels nobody tuned for tilecc: library-style Triton kernels (benchmarks/untuned_kernels.py)
-through tilecc and Triton at the same block configuration, on one GPU.
+"""Kernels nobody tuned for tilecc: library-style Triton kernels (benchmarks/untuned_kernels.py,
+a first dozen; untuned_kernels_more.py, a second batch) through tilecc and Triton at the
+same block configuration, on one GPU.
 
     python benchmarks/bench_untuned.py [--only NAME_PREFIX] [--rounds N]
 

@@ -57,7 +57,8 @@ def test_untuned_kernel_matches_numpy_on_the_interpreter(case) -> None:
     expected = case.reference(copy.deepcopy(args))
     case.launch(case.kernel.interpret, args)
     for name in case.outputs:
-        tt.assert_close(args[name], expected[name].astype(np.float32), tt.Tolerance(*case.tolerance(name)),
+        tt.assert_close(args[name], expected[name].astype(np.float32),
+                        tt.Tolerance(*case.tolerance(name)),
                         name)
 
 

@@ -246,7 +246,8 @@ template <typename T> struct is_float {
 // which took a row quantization to 388 instructions a thread against Triton's 214).
 template <typename To, typename From>
 TC_DEVICE To float_to_int(From x, To nan = To(0)) {
-  const From lo = static_cast<From>(int_range<To>::lo), hi = static_cast<From>(int_range<To>::hi);
+  const From lo = static_cast<From>(int_range<To>::lo);
+  const From hi = static_cast<From>(int_range<To>::hi);
 #if !defined(TC_HIP) && defined(__CUDA_ARCH__)
   // fp32 to 32 bits or fewer: the hardware conversion (cvt.rzi, saturating, NaN → 0), then
   // the narrower range
@@ -256,7 +257,8 @@ TC_DEVICE To float_to_int(From x, To nan = To(0)) {
       return static_cast<To>(::min(::max(y, static_cast<int>(int_range<To>::lo)),
                                    static_cast<int>(int_range<To>::hi)));
     } else {
-      return static_cast<To>(::min(__float2uint_rz(x), static_cast<unsigned>(int_range<To>::hi)));
+      const unsigned y = __float2uint_rz(x);
+      return static_cast<To>(::min(y, static_cast<unsigned>(int_range<To>::hi)));
     }
   }
 #endif

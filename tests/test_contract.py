@@ -216,3 +216,30 @@ def test_the_gpu_adds_the_products_as_numpy(form) -> None:
     a16, b16 = (t.double().cpu().numpy() for t in args)
     want = x - a16 @ b16 if form == 3 else x + a16 @ b16
     np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.gpu
+def test_the_gpu_adds_the_products_as_triton() -> None:
+    """The same kernel source through Triton on the same GPU, `acc += tl.dot(a, b)` and
+    `tl.dot(a, b) + acc` over K = 4096 onto a large accumulator: both tools accumulate the
+    products into the loop's accumulator (Triton's combine pass, tilecc's fold), and the
+    sums agree to a few fp32 ulps."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    rng = np.random.default_rng(7)
+    k = 4096
+    a = torch.tensor(rng.standard_normal((64, k)), device="cuda", dtype=torch.float16)
+    b = torch.tensor(rng.standard_normal((k, 64)), device="cuda", dtype=torch.float16)
+    x = torch.tensor(rng.standard_normal((64, 64)) * 1e3, device="cuda", dtype=torch.float32)
+    for form in (0, 1):
+        outs = []
+        for kernel in (dot_added, as_triton(dot_added)):
+            c = torch.zeros((64, 64), device="cuda")
+            kernel[(1,)](a, b, c, x, k, FORM=form, BM=64, BN=64, BK=32)
+            outs.append(c.cpu().numpy())
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6, atol=1e-3)

@@ -285,14 +285,15 @@ class BlockWriter(Writer):
         slot = self.linear(dst, o, _row_major(dst.shape)) if dst is not None else "0"
         slot = f"({slot})" if " " in slot else slot
 
-        def at(w: str) -> str:
+        def at(w: str) -> str:  # warp w's entry of the slot (w: an index or an expression)
             if slot == "0":
                 return w
-            return slot if w == "0" else f"{w} * {slots} + {slot}"
+            if w == "0":
+                return slot
+            return f"{w if w.isalnum() else f'({w})'} * {slots} + {slot}"
 
-        warp = src.warp_along(e)
-        writes = [f"partial{k}[{at(f'({warp})' if slot != '0' else warp)}] ={BREAK}"
-                  f"{self.slot(res, o)};" for k, res in enumerate(results)]
+        writes = [f"partial{k}[{at(src.warp_along(e))}] ={BREAK}{self.slot(res, o)};"
+                  for k, res in enumerate(results)]
         if n_out > 1:
             with self.out.block(f"#pragma unroll\nfor (int o = 0; o < {n_out}; ++o) {{"):
                 for write in writes:

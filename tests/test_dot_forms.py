@@ -113,6 +113,22 @@ def batched_kernel(A, B, C, D, BS: tl.constexpr, M: tl.constexpr, N: tl.constexp
 
 
 @tilecc.jit
+def batched_inner_kernel(A, B, D, BS: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                         K: tl.constexpr):
+    # A and D hold the batch axis innermost ([M, K, BS], [M, N, BS]): the store runs
+    # along it (its batches are then not a thread's registers); A's batches are taken
+    # apart from a value computed from the load (not loaded into the batches' layout)
+    rb = tl.arange(0, BS)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rn = tl.arange(0, N)[None, None, :]
+    rk_row = tl.arange(0, K)[None, None, :]
+    rk_col = tl.arange(0, K)[None, :, None]
+    a = tl.load(A + rm * K * BS + rk_row * BS + rb)
+    b = tl.load(B + rb * K * N + rk_col * N + rn)
+    tl.store(D + rm * N * BS + rn * BS + rb, tl.dot(a * 2, b))
+
+
+@tilecc.jit
 def batched_4d_kernel(A, B, C, D, P: tl.constexpr, Q: tl.constexpr, M: tl.constexpr,
                       N: tl.constexpr, K: tl.constexpr):
     # [P, Q, M, K] @ [P, Q, K, N] + C: P x Q products (Triton folds the leading axes)
@@ -235,6 +251,78 @@ def test_dot_of_4d_blocks_on_gpu() -> None:
     d = torch.zeros_like(c)
     batched_4d_kernel[(1,)](a, b, c, d, P=2, Q=2, M=16, N=16, K=32)
     assert torch.equal(d, torch.matmul(a.float(), b.float()) + c)  # small integers: exact
+
+
+BATCHED_SHAPES = [  # (BS, M, N, K, num_warps)
+    (8, 32, 32, 32, 4), (2, 16, 32, 32, 1), (4, 64, 32, 16, 8), (2, 16, 16, 16, 16),
+    (16, 16, 16, 32, 4), (2, 32, 64, 32, 2)]
+
+
+def _batched_inputs(bs, m, n, k, dt, seed=3):
+    rng = np.random.default_rng(seed)
+    acc_t = np.int32 if dt == np.int8 else np.float32
+    return (rng.integers(-3, 4, (bs, m, k)).astype(dt), rng.integers(-3, 4, (bs, k, n)).astype(dt),
+            rng.integers(-5, 6, (bs, m, n)).astype(acc_t), acc_t)
+
+
+def test_batched_dot_takes_batches_apart_in_registers() -> None:
+    """The batches of a 3-D product's operands are a thread's registers (unstack, a
+    register view) and the products' results are stacked once through shared memory:
+    there were trees of splits and joins, each through shared memory, and spills."""
+    src = batched_kernel.source("*fp16:16,*fp16:16,*fp32:16,*fp32:16", BS=8, M=32, N=32,
+                                K=32, WITH_ACC=False, num_warps=4, arch="sm_90a")
+    assert src.count("the batches taken apart (axis 0): in registers") == 2
+    assert src.count("the batches stacked (axis 0), in 16-byte chunks swizzled by row") == 1
+    assert "split the last axis" not in src and "join along" not in src
+    # one barrier per product's staged operands, none for the buffer's reuse
+    assert "may still be read by an earlier step" not in src
+    # batches smaller than the program (16 x 16 over 512 threads): warps split the batch
+    # axis; a computed block's batches go through shared memory, a loaded one is loaded
+    # into its batches' layout
+    src = batched_inner_kernel.source("*fp16:16,*fp16:16,*fp32:16", BS=4, M=16, N=16, K=16,
+                                      num_warps=16, arch="sm_90a")
+    assert src.count("the batches taken apart (axis 0): through shared memory") == 1
+    assert src.count("the batches taken apart (axis 0): in registers") == 1
+
+
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90a"),
+                                         ("hip", "gfx90a")])
+def test_batched_dots_compile_cleanly(target, arch) -> None:
+    (require_cuda_compiler if target == "cuda" else require_hip_compiler)()
+    for bs, m, n, k, warps in BATCHED_SHAPES:
+        assert_clean_compile(batched_kernel, "*fp16:16,*fp16:16,*fp32:16,*fp32:16", target,
+                             arch, BS=bs, M=m, N=n, K=k, WITH_ACC=True, num_warps=warps)
+    assert_clean_compile(batched_inner_kernel, "*fp16:16,*fp16:16,*fp32:16", target, arch,
+                         BS=4, M=16, N=16, K=16, num_warps=4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", BATCHED_SHAPES, ids=str)
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.int8])
+def test_batched_dot_on_gpu(shape, dt) -> None:
+    cupy = pytest.importorskip("cupy")
+    bs, m, n, k, warps = shape
+    k = max(k, 32) if dt == np.int8 else k  # int8 products take K >= 32 (Triton's rule)
+    a, b, c, acc_t = _batched_inputs(bs, m, n, k, dt)
+    for with_acc in (False, True):
+        d = cupy.zeros((bs, m, n), acc_t)
+        batched_kernel[(1,)](cupy.asarray(a), cupy.asarray(b), cupy.asarray(c), d, BS=bs, M=m,
+                             N=n, K=k, WITH_ACC=with_acc, num_warps=warps)
+        want = np.matmul(a.astype(np.int64), b.astype(np.int64)) + (c if with_acc else 0)
+        assert np.array_equal(cupy.asnumpy(d), want.astype(acc_t))  # small integers: exact
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("warps", [1, 4, 16])
+def test_batched_dot_with_the_batch_axis_innermost_on_gpu(warps) -> None:
+    cupy = pytest.importorskip("cupy")
+    bs, m, n, k = 4, 16, 32, 16
+    a, b, _, _ = _batched_inputs(bs, m, n, k, np.float16)
+    d = cupy.zeros((m, n, bs), np.float32)
+    batched_inner_kernel[(1,)](cupy.asarray(np.ascontiguousarray(a.transpose(1, 2, 0))),
+                               cupy.asarray(b), d, BS=bs, M=m, N=n, K=k, num_warps=warps)
+    want = np.matmul(2 * a.astype(np.int64), b.astype(np.int64)).transpose(1, 2, 0)
+    assert np.array_equal(cupy.asnumpy(d), want.astype(np.float32))
 
 
 def _precision_error(p: str, a, b) -> float:
@@ -462,3 +550,13 @@ def test_a_product_rounded_after_it_waits_where_it_is_issued() -> None:
     require_cuda_compiler()
     assert_clean_compile(half_sum_attention_kernel, "*fp16:16,*fp16:16,*fp16:16,*fp16:16,i32:16",
                          "cuda", "sm_90", D=64, BM=64, BN=64, num_warps=4)
+
+
+def test_batched_dot_with_the_batch_axis_innermost_interpreted() -> None:
+    bs, m, n, k = 4, 16, 32, 16
+    a, b, _, _ = _batched_inputs(bs, m, n, k, np.float16)
+    d = np.zeros((m, n, bs), np.float32)
+    batched_inner_kernel.interpret[(1,)](np.ascontiguousarray(a.transpose(1, 2, 0)), b, d,
+                                         BS=bs, M=m, N=n, K=k)
+    want = np.matmul(2 * a.astype(np.int64), b.astype(np.int64)).transpose(1, 2, 0)
+    assert np.array_equal(d, want.astype(np.float32))

@@ -227,9 +227,8 @@ def test_scans_of_untuned_kernels_stay_in_registers() -> None:
 
 
 # untuned_kernels_more.py at the configurations bench_untuned.py times (bf16 activations):
-# (kernel, signature, num_warps).  Not batched_small_mm: its products of 8 batches each
-# take the batches apart and back through shared memory (dot_forms.batched), and ptxas
-# spills for it (the runtime builds it all the same)
+# (kernel, signature, num_warps).  batched_small_mm: its 8 batches are taken apart in
+# registers (unstack); through trees of splits and joins, ptxas spilled for it
 MORE_SIGNATURES = [
     (UM.rmsnorm_bwd, "*bf16:16,*bf16:16,*bf16:16,*fp32:16,*bf16:16,*fp32:16,i32:16,i32:16,"
      "i32:16,i32,4096", 8),
@@ -252,6 +251,7 @@ MORE_SIGNATURES = [
     (UM.bias_grad_atomic, "*bf16:16,*fp32:16,i32:16,i32:16,128,128", 4),
     (UM.embedding_bwd, "*i64:16,*bf16:16,*fp32:16,i32:16,i32:16,64,128", 4),
     (UM.welford_layernorm, "*bf16:16,*bf16:16,*bf16:16,*bf16:16,i32:16,fp32,1024", 4),
+    (UM.batched_small_mm, "*bf16:16,*bf16:16,*bf16:16,i32:16,8,32", 4),
 ]
 SCALED_SIG = "*bf16:16,*bf16:16,*fp32:16,*fp32:16,*bf16:16,i32:16,i32:16,i32:16,128,128,64,8"
 MOE_SIG = ("*bf16:16,*bf16:16,*bf16:16,*fp32:16,*i32:16,*i32:16,*i32:16,i32:16,i32:16,i32,"

@@ -348,6 +348,13 @@ class Program:
         x = np.asarray(self.get(op.operands[0]))
         return [x[..., 0].copy(), x[..., 1].copy()]
 
+    def op_unstack(self, op: Op):
+        x = np.asarray(self.get(op.operands[0]))
+        return [x[i].copy() for i in range(len(op.results))]
+
+    def op_stack(self, op: Op):
+        return np.stack([np.asarray(self.get(v)) for v in op.operands])
+
     def op_flip(self, op: Op):
         return self._shaped(op, lambda a: np.flip(a, op.attrs["axis"]).copy())
 

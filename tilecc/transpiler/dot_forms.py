@@ -20,52 +20,23 @@ SPLIT = ("tf32x3", "bf16x3", "bf16x6")
 def batched(b, a: Value, w: Value, c: Value,
             product: Callable[[Value, Value, Value], Value]) -> Value:
     """`product` of each batch of a (B, M, K) and w (B, K, N) with c (B, M, N), stacked
-    back into (B, M, N).  The batches are taken apart and put together with the block
-    ops (permute, reshape, split, join), which go through shared memory."""
+    back into (B, M, N).  The batches are taken apart by `unstack` and put together by
+    `stack`: where the batch axis is held in registers (passes.layouts), both copy
+    registers."""
     parts = [product(x, y, z) for x, y, z in zip(_unstack(b, a), _unstack(b, w), _unstack(b, c))]
-    return _stack(b, parts)
+    return b.emit("stack", parts, Type(parts[0].dtype, (len(parts),) + parts[0].type.shape))
 
 
 def _unstack(b, x: Value) -> list[Value]:
-    """The B blocks (P, Q) of a (B, P, Q) block, in order."""
-    _, p, q = x.type.shape
-    return _split_last(b, b.emit("permute", [x], Type(x.dtype, (p, q, x.type.shape[0])),
-                                 order=(1, 2, 0)))
-
-
-def _split_last(b, y: Value) -> list[Value]:
-    """(P, Q, n) → n blocks (P, Q): the even and the odd indices of the last axis split
-    apart (tl.split), each halved again, until one is left."""
-    p, q, n = y.type.shape
-    if n == 1:
-        return [b.emit("reshape", [y], Type(y.dtype, (p, q)))]
-    pairs = b.emit("reshape", [y], Type(y.dtype, (p, q * n // 2, 2)))
-    halves = [Value(Type(y.dtype, (p, q * n // 2))) for _ in range(2)]
-    b.emit_op(Op("split", [pairs], halves, b.loc))
-    even, odd = (_split_last(b, b.emit("reshape", [h], Type(y.dtype, (p, q, n // 2))))
-                 for h in halves)
-    out: list[Value] = []
-    for e, o in zip(even, odd):
-        out += [e, o]
-    return out
-
-
-def _stack(b, xs: list[Value]) -> Value:
-    """n blocks (P, Q) → (n, P, Q)."""
-    y = _join_last(b, xs)
-    p, q, n = y.type.shape
-    return b.emit("permute", [y], Type(y.dtype, (n, p, q)), order=(2, 0, 1))
-
-
-def _join_last(b, xs: list[Value]) -> Value:
-    p, q = xs[0].type.shape
-    if len(xs) == 1:
-        return b.emit("reshape", [xs[0]], Type(xs[0].dtype, (p, q, 1)))
-    even, odd = _join_last(b, xs[0::2]), _join_last(b, xs[1::2])
-    n = 2 * even.type.shape[2]
-    flat = [b.emit("reshape", [h], Type(h.dtype, (p, q * n // 2))) for h in (even, odd)]
-    pairs = b.emit("join", flat, Type(even.dtype, (p, q * n // 2, 2)))
-    return b.emit("reshape", [pairs], Type(even.dtype, (p, q, n)))
+    """The B blocks (P, Q) of a (B, P, Q) block, in order.  A scalar broadcast (the zeros
+    of a product with no accumulator) is broadcast to each block instead, so that it
+    takes each product's accumulator layout where it is made."""
+    n, shape = x.type.shape[0], x.type.shape[1:]
+    if x.owner is not None and x.owner.kind == "splat":
+        return [S.splat(b, x.owner.operands[0], shape) for _ in range(n)]
+    parts = [Value(Type(x.dtype, shape)) for _ in range(n)]
+    b.emit_op(Op("unstack", [x], parts, b.loc))
+    return parts
 
 
 # ---- split precision: fp32 products from several tf32 / bf16 ones ----------------------

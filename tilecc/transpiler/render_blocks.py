@@ -1,5 +1,5 @@
 """Rendering of the block operations that move data between threads: reductions,
-layout changes (convert, reshape, permute, join, split) and atomics.
+layout changes (convert, reshape, permute, join, split, unstack, stack) and atomics.
 
 Their writer (`BlockWriter`) also keeps the shared-memory pool.  Reductions go register →
 warp (butterfly shuffles) → block (one shared-memory exchange, only when warps split the
@@ -11,6 +11,7 @@ reader can follow where the data goes.
 
 from __future__ import annotations
 
+import math
 from math import prod
 from typing import NamedTuple
 
@@ -438,16 +439,18 @@ class BlockWriter(Writer):
         return place(f"{name}::coord0(j) -{SPACE}tc::lane_id() / 4 +{SPACE}tc::lane_id() % 8",
                      f"{name}::coord1(j) / 8")
 
-    def swizzled(self, v: Value, idx: str) -> str:
+    def swizzled(self, v: Value, idx: str, axis: int = 0) -> str:
         """Where register `idx` of a 2-D block lies in its row-major copy whose rows' 16-byte
         chunks are permuted by row (`tc::swizzled_chunk`): the rows a warp writes or reads
-        together fall in different banks."""
+        together fall in different banks.  `axis`: that of the rows, the columns' the next
+        (a 3-D block's batches: the one before, each batch's copy after the last's)."""
         per_chunk = 16 // v.dtype.itemsize
         name = self.exprs.lname(v.layout)
-        row, col = f"{name}::coord0({idx})", f"{name}::coord1({idx})"
-        chunk = call(f"tc::swizzled_chunk<{v.type.shape[1] // per_chunk}>", row,
-                     f"{col} / {per_chunk}")
-        return inner(f"{chunk} * {per_chunk} +{SPACE}{col} % {per_chunk}")
+        row, col = f"{name}::coord{axis}({idx})", f"{name}::coord{axis + 1}({idx})"
+        rows, width = v.type.shape[axis:axis + 2]
+        chunk = call(f"tc::swizzled_chunk<{width // per_chunk}>", row, f"{col} / {per_chunk}")
+        batch = f"{name}::coord{axis - 1}({idx}) * {rows * width} +{SPACE}" if axis else ""
+        return inner(f"{batch}{chunk} * {per_chunk} +{SPACE}{col} % {per_chunk}")
 
     def op_reshape(self, op: Op) -> None:
         x, y = op.operands[0], op.result
@@ -477,9 +480,17 @@ class BlockWriter(Writer):
         elif op.kind == "split":
             lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'2 * r + {h}')};"
                      for h, y in enumerate(op.results)]
+        elif op.kind == "unstack":  # batch i: the source's registers i R ... i R + R - 1
+            r = op.results[0].layout.regs
+            lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'{i * r} + r')};"
+                     for i, y in enumerate(op.results)]
+        elif op.kind == "stack":
+            name = self.names.name(op.result)
+            lines = [f"{name}[{i * x.layout.regs} + r] = {self.exprs.text(v, 'r')};"
+                     for i, v in enumerate(op.operands)]
         else:
             lines = [f"{self.names.name(op.result)}[r] = {self.exprs.text(x, 'r')};"]
-        regs = op.results[0].layout.regs if op.kind == "split" else x.layout.regs
+        regs = op.results[0].layout.regs if op.kind in ("split", "unstack") else x.layout.regs
         self.out.line(self.ctx.macros.register_loop(regs, lines))
         return True
 
@@ -513,6 +524,40 @@ class BlockWriter(Writer):
                       [(out[0], self.linear(out[0].layout, "r", strides)),
                        (out[1], self.linear(out[1].layout, "r", strides) + " + 1")],
                       "split the last axis")
+
+    def op_unstack(self, op: Op) -> None:
+        what = "the batches taken apart (axis 0)"
+        if not self.in_registers(op, what):
+            self.batch_exchange(op, op.operands[0], op.results, False, what)
+
+    def op_stack(self, op: Op) -> None:
+        what = "the batches stacked (axis 0)"
+        if not self.in_registers(op, what):
+            self.batch_exchange(op, op.result, op.operands, True, what)
+
+    def batch_exchange(self, op: Op, whole: Value, parts: list[Value], stacking: bool,
+                       what: str) -> None:
+        """An unstack or stack through shared memory: batch i's copy after batch i - 1's,
+        2-D batches in rows swizzled by 16-byte chunk (`swizzled`) where their vectors
+        allow (`_swizzled_runs`: a product's accumulator pairs written 8 bytes at a time
+        into rows of 32 words would all meet in a few banks)."""
+        size = prod(whole.type.shape[1:])
+        runs = _swizzled_runs(parts[0], whole, 1) if len(whole.type.shape) == 3 else None
+        if runs is not None:
+            whole_at, part_at = self.swizzled(whole, "r", 1), [
+                self.swizzled(x, "r") + (f" + {i * size}" if i else "")
+                for i, x in enumerate(parts)]
+            what += ", in 16-byte chunks swizzled by row"
+        else:
+            runs = (1, 1)
+            whole_at = self.linear(whole.layout, "r", _row_major(whole.type.shape))
+            part_at = [self.linear(x.layout, "r", _row_major(x.type.shape)) +
+                       (f" + {i * size}" if i else "") for i, x in enumerate(parts)]
+        sides = [list(zip(parts, part_at)), [(whole, whole_at)]]
+        if not stacking:
+            sides.reverse()
+            runs = runs[::-1]
+        self.exchange(op, sides[0], sides[1], what, runs)
 
     # --- atomics and barriers -------------------------------------------------------------
     @staticmethod
@@ -614,11 +659,11 @@ class BlockWriter(Writer):
         self.out.line("__syncthreads();")
 
 
-def _swizzled_runs(x: Value, y: Value) -> tuple[int, int] | None:
+def _swizzled_runs(x: Value, y: Value, batch_axes: int = 0) -> tuple[int, int] | None:
     """A 2-D conversion's vectors (registers written, read at once) where it can go
     through swizzled rows of 16-byte chunks: a power-of-two number of chunks per row, each
     side's vectors within a chunk, one side's at least 2 wide.  None: the plain row-major
-    exchange."""
+    exchange.  `batch_axes`: y has as many more axes in front (a stack of x's)."""
     if len(x.type.shape) != 2:
         return None
     per_chunk = 16 // x.dtype.itemsize
@@ -626,7 +671,10 @@ def _swizzled_runs(x: Value, y: Value) -> tuple[int, int] | None:
     chunks = width // per_chunk
     if per_chunk < 1 or width % per_chunk or chunks & (chunks - 1):
         return None
-    runs = tuple(p.vec if p.fast_axis == 1 else 1 for p in (x.layout, y.layout))
+    runs = (x.layout.vec if x.layout.fast_axis == 1 else 1,
+            y.layout.vec if y.layout.fast_axis == 1 + batch_axes else 1)
+    if batch_axes:  # a run of a stack's side longer than a chunk: read a chunk at a time
+        runs = tuple(math.gcd(r, per_chunk) for r in runs)
     if max(runs) < 2 or any(per_chunk % r for r in runs):
         return None
     return runs

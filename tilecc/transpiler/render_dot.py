@@ -250,11 +250,14 @@ class DotWriter(Writer):
                 tiles.append((x, self.names.fresh(f"{self.names.name(d)}_{'ab'[which]}"), True))
                 offset += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
         if any(own for *_, own in tiles):
-            self.blocks.pool_step(offset, alternate=False)  # wgmma's tiles: at the pool's start
+            # wgmma's tiles at the pool's start (its swizzle atoms: 1024-byte aligned); other
+            # units' alternate halves with the steps before them, as other steps do (one
+            # product after another: no barrier before each product's stores)
+            base = self.blocks.pool_step(offset, alternate=not plan.unit.async_proxy)
             at = 0
             for x, tile, own in tiles:
                 if own:
-                    self.out.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>(smem" +
+                    self.out.line(f"{in_t}* {tile} = reinterpret_cast<{in_t}*>({base}" +
                                   (f" + {at});" if at else ");"))
                     at += (x.type.shape[0] * x.type.shape[1] * esize + 15) // 16 * 16
             for which, (x, tile, own) in enumerate(tiles):

@@ -200,6 +200,7 @@ def analyze(kernel: Kernel) -> None:
 
 
 _NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute", "join",
+            "unstack", "stack",
             "atomic", "atomic_cas", "convert", "flip", "cat", "gather", "histogram", "map"}
 
 

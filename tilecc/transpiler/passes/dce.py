@@ -15,6 +15,7 @@ PURE = {"const", "splat", "arange", "program_id", "num_programs", "cast", "unary
         "binary", "cmp", "where", "fma", "extern", "addptr", "broadcast", "expand_dims"}
 # also free of side effects, but not inlined as expressions by the renderer
 REMOVABLE = PURE | {"counter", "reduce", "scan", "reshape", "permute", "join", "split", "convert",
+                    "unstack", "stack",
                     "dot", "flip", "cat", "gather", "histogram"}
 
 

@@ -97,10 +97,19 @@ def view_encoding(op: Op, enc: Blocked) -> Blocked | None:
       register 2 r + h holds operand h's register r.  split is its inverse, where the
       last axis is held so.
     * reshape merging an axis with the next one, which each thread holds whole and
-      runs next faster (fp4 nibble pairs into a row): same registers."""
+      runs next faster (fp4 nibble pairs into a row): same registers.
+    * unstack (of a source whose axis 0, the batches, each thread holds whole and
+      slowest: `batch_in_registers`): result i is source registers i R ... i R + R - 1,
+      R the result's count.  stack is its inverse."""
     x, rank = op.operands[0], len(enc.order)
     if len(x.type.shape) != rank:
         return None
+    if op.kind == "stack":
+        return batch_in_registers(enc)
+    if op.kind == "unstack":
+        if (enc.spt[0], enc.tpw[0], enc.wpc[0]) != (1, 1, 1) or enc.order[-1] != 0:
+            return None
+        return Blocked(enc.spt[1:], enc.tpw[1:], enc.wpc[1:], tuple(a - 1 for a in enc.order[:-1]))
     if op.kind == "permute":
         order = tuple(op.attrs["order"])
         return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
@@ -128,6 +137,13 @@ def view_encoding(op: Op, enc: Blocked) -> Blocked | None:
                        enc.tpw[:k + 1] + enc.tpw[k + 2:], enc.wpc[:k + 1] + enc.wpc[k + 2:],
                        order)
     return None
+
+
+def batch_in_registers(enc: Blocked) -> Blocked:
+    """`enc` with a new axis 0 in front that each thread holds whole, slowest: the
+    encoding of a stack of blocks in `enc`, whose batches are then register views."""
+    return Blocked((1,) + enc.spt, (1,) + enc.tpw, (1,) + enc.wpc,
+                   tuple(a + 1 for a in enc.order) + (0,))
 
 
 def fma_tile(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:
@@ -170,6 +186,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     forced: list[tuple[Value, Blocked]] = []  # dot results: their unit's accumulator layout
     derived: list[tuple[Value, Value, int]] = []  # (value, source, axis): enc(v) = Slice(enc(src))
     views: list[tuple[Value, Value, Op]] = []  # (result, source, op): permutes, joins...
+    unstacked: set[int] = set()  # sources of unstack: batches taken apart
     blocks: list[Value] = []
     for op in kernel.walk():
         for v in op.results + [a for r in op.regions for a in r.args]:
@@ -205,9 +222,12 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
             classes.join(op.operands[0], op.operands[1])
         elif op.kind == "expand_dims" and op.operands[0].type.is_block:
             derived.append((op.operands[0], op.result, op.attrs["axis"]))
-        elif op.kind in ("permute", "reshape", "split") or (
-                op.kind == "join" and op.operands[0].type == op.operands[1].type):
+        elif op.kind in ("permute", "reshape", "split", "unstack") or (
+                op.kind in ("join", "stack") and
+                all(v.type == op.operands[0].type for v in op.operands)):
             views += [(r, op.operands[0], op) for r in op.results]
+            if op.kind == "unstack":
+                unstacked.add(op.operands[0].id)
         elif op.kind == "dot":
             classes.join(op.operands[2], op.result)
             op.attrs["plan"] = dot.plan(op, kernel.num_warps, matrix_units, arch)
@@ -263,6 +283,13 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         c = classes.find(v.id)
         if c not in orders and c not in sources and c not in forced_classes:
             viewed.setdefault(c, (classes.find(src.id), op))
+    # a block whose batches are taken apart (a batched tl.dot's operands) holds its batch
+    # axis in registers, where each batch still spreads over every thread and the batch
+    # axis is the slowest in memory: `unstack` is then a register view
+    batches = {c for c in {classes.find(i) for i in unstacked}
+               if c not in forced_classes and c not in sources and
+               prod(rep[c][1:]) >= kernel.num_warps * warp_size and
+               (c not in orders or orders[c][0][-1] == 0)}
     encodings: dict[int, Encoding] = dict(fma_tiles)
     for v, enc in forced:
         c = classes.find(v.id)
@@ -287,12 +314,17 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         else:
             order = orders[c][0] if c in orders and len(orders[c][0]) == len(rep[c]) else None
             enc = default_blocked(rep[c], vec.get(c, 1), kernel.num_warps, warp_size, order)
+            if c in batches:  # each batch whole in every thread's registers: no exchange
+                enc = batch_in_registers(default_blocked(
+                    rep[c][1:], vec.get(c, 1), kernel.num_warps, warp_size,
+                    order and tuple(a - 1 for a in order[:-1])))
         encodings[c] = enc
         return enc
 
     for v in blocks:
         v.layout = Placement(encoding(classes.find(v.id)), v.type.shape)
     conversions = _insert_conversions(kernel, derived)
+    _load_batches_in_place(kernel)
     for op in kernel.walk():
         if op.kind == "load":
             op.attrs["plan"] = _shared_rows(_plan(op), op.operands[0])
@@ -462,6 +494,47 @@ def _insert_conversions(kernel: Kernel, derived) -> list[str]:
     walk(kernel.body)
     _hoist_invariant_conversions(kernel.body)
     return notes
+
+
+def _load_batches_in_place(kernel: Kernel) -> None:
+    """A block loaded only to be taken apart into batches whose layout is not a view of
+    its own (a 3-D `acc` of a batched tl.dot: the products' accumulators) is loaded
+    straight into the batches' layout, stacked (`batch_in_registers`), as a 2-D
+    accumulator is loaded into its own; its pointers, mask and default, index
+    arithmetic, are computed again in that layout.  Else each batch would go through
+    shared memory, every batch's registers live at once."""
+    uses = ir.uses(kernel)
+    wanted: dict[int, Placement] = {}  # load op id → the placement of its result
+    for op in kernel.walk():
+        x = op.operands[0] if op.kind == "unstack" else None
+        if x is None or x.owner is None or x.owner.kind != "load" or uses.get(x.id) != 1:
+            continue
+        part = op.results[0].layout.enc
+        if isinstance(part, Blocked) and all(y.layout.enc == part for y in op.results):
+            want = Placement(batch_in_registers(part), x.type.shape)
+            if want != x.layout:
+                wanted[id(x.owner)] = want
+
+    def walk(region: Region) -> None:
+        new_ops: list[Op] = []
+        for op in region.ops:
+            for r in op.regions:
+                walk(r)
+            want = wanted.get(id(op))
+            if want is not None:
+                clones: list[Op] = []
+                operands = [o if not o.type.is_block else
+                            _rematerialize(o, Placement(want.enc, o.type.shape), clones,
+                                           REMAT_POINTERS) for o in op.operands]
+                if all(o is not None for o in operands):
+                    new_ops.extend(clones)
+                    op.operands[:] = operands
+                    op.result.layout = want
+            new_ops.append(op)
+        region.ops = new_ops
+
+    if wanted:
+        walk(kernel.body)
 
 
 def _hoist_invariant_conversions(region: Region) -> None:

@@ -544,7 +544,7 @@ def reads_ahead(kernel: Kernel) -> bool:
 
 
 # what a product's operand may be computed with from its prologue loads
-_PROLOGUE_OPS = PURE | {"permute", "reshape", "join", "split", "convert"}
+_PROLOGUE_OPS = PURE | {"permute", "reshape", "join", "split", "unstack", "stack", "convert"}
 # ops that may write memory (inline assembly may)
 _WRITES = {"store", "atomic", "atomic_cas", "inline_asm"}
 

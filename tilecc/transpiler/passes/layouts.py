@@ -238,10 +238,14 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
     # weights' width: at twice their width, the columns a warp covers halve and the warps
     # go to the rows, where a reduction over the rows crosses warps); and the axis order
     # its pointers are contiguous in (Triton's coalescing): the loads of a transposed
-    # block (`K^T`, contiguous along axis 0) run along axis 0
+    # block (`K^T`, contiguous along axis 0) run along axis 0.  A vector atomic among
+    # them sets the width, not the widest load: a warp's atomics then cover whole
+    # sectors, adjacent lanes adjacent 16 bytes (fp32 gradients added from bf16 ones,
+    # loaded 16 bytes a thread, took each 32-byte sector in two instructions)
     used = {o.id for op in kernel.walk() for o in op.operands}
     vec: dict[int, int] = {}
     widest: dict[int, int] = {}  # class → elements of its largest access
+    vector_atomics: dict[int, tuple[int, int]] = {}  # class → (elements, narrowest width)
     orders: dict[int, tuple[tuple[int, ...], int]] = {}  # class → (order, elements accessed)
     for op in kernel.walk():
         if op.kind in ("load", "store", "atomic", "atomic_cas") and op.operands[0].type.is_block:
@@ -254,9 +258,15 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
                 widest[c], vec[c] = size, width
             elif size == widest[c]:
                 vec[c] = max(vec[c], width)
+            if op.kind == "atomic" and width > 1:
+                known = vector_atomics.get(c, (size, width))
+                vector_atomics[c] = max(known, (size, width), key=lambda k: (k[0], -k[1]))
             order = _contiguity_order(ptr)
             if c not in orders or prod(ptr.type.shape) > orders[c][1]:
                 orders[c] = (order, prod(ptr.type.shape))
+    for c, (size, width) in vector_atomics.items():
+        if size == widest[c]:
+            vec[c] = min(vec[c], width)
     rep: dict[int, tuple[int, ...]] = {}
     for v in blocks:
         c = classes.find(v.id)

@@ -1,4 +1,4 @@
-"""Permutes, joins, splits and reshapes that move no data (passes.layouts.view_encoding):
+"""Permutes, joins, splits, reshapes, stacks and unstacks that move no data (passes.layouts.view_encoding):
 where nothing else places the result, it takes the encoding that keeps every element of
 the source in the same thread, and the renderer copies registers instead of going
 through shared memory.  The encodings are checked against the layouts' own coordinates
@@ -61,6 +61,30 @@ def test_a_permute_keeps_each_element_in_its_thread_and_register(shape) -> None:
             assert q.regs == p.regs
             for (t, r), c in _holds(p, warps).items():
                 assert q.coords(t, r, 32) == tuple(c[a] for a in order)
+
+
+@pytest.mark.parametrize("shape", SHAPES_2D + [(64,), (4, 4, 8)])
+@pytest.mark.parametrize("batches", [1, 3, 8])
+def test_a_stack_and_an_unstack_keep_the_batches_in_registers(shape, batches) -> None:
+    """stack (the batches of a batched tl.dot put together): register i R + r of the
+    result holds block i's register r (R registers a block); unstack (of a stack held
+    so) gives each block back, and refuses a source whose batch axis lanes or warps
+    split."""
+    stacked = (batches,) + shape
+    for p, warps in _placements(shape):
+        x = Value(Type(F32, shape))
+        op = Op("stack", [x] * batches, [Value(Type(F32, stacked))], None, {})
+        enc = view_encoding(op, p.enc)
+        q = Placement(enc, stacked)
+        assert q.regs == batches * p.regs
+        for (t, r), c in _holds(p, warps).items():
+            for i in range(batches):
+                assert q.coords(t, i * p.regs + r, 32) == (i,) + c
+        unstack = _op("unstack", stacked, [shape] * batches)
+        assert view_encoding(unstack, enc) == p.enc
+    split = default_blocked(stacked, 1, 8, 32, tuple(reversed(range(len(stacked)))))
+    if split.tpw[0] * split.wpc[0] > 1:
+        assert view_encoding(_op("unstack", stacked, [shape] * batches), split) is None
 
 
 @pytest.mark.parametrize("shape", SHAPES_2D + [(64,), (4, 4, 8)])

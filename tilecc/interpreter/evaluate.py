@@ -426,8 +426,10 @@ class Program:
             n = xs[0].shape[axis]
             left = [np.take(x, range(0, n - 1, 2), axis=axis) for x in xs]
             right = [np.take(x, range(1, n, 2), axis=axis) for x in xs]
+            # (the lower indices on the left: the combine for elements in order, where
+            # the op has one, builtins_blocks.reduce_blocks)
             pairs = [np.broadcast_to(np.asarray(c), left[0].shape)
-                     for c in self.combine(op.regions[0], left, right)]
+                     for c in self.combine(op.regions[-1], left, right)]
             xs = pairs if n % 2 == 0 else [
                 np.concatenate([c, np.take(x, [n - 1], axis=axis)], axis=axis)
                 for c, x in zip(pairs, xs)]

@@ -61,6 +61,27 @@ def _argmin_combine(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr
     return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
 
 
+# The same where every element on the left comes before every one on the right along
+# the axis (a thread folding its own elements in order; the interpreter's tree): a tie
+# or a NaN on the left then keeps the left, and two comparisons decide where the
+# general combine takes four (a router's top-2 of 64: 0.85x Triton's speed, whose
+# combine leaves NaN to the order of the combines).
+@kernel_function
+def _argmax_combine_in_order(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
+    take_first = value2 <= value1
+    if value1.dtype.is_floating():
+        take_first = take_first | (value1 != value1)
+    return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
+
+
+@kernel_function
+def _argmin_combine_in_order(value1, index1, value2, index2, TIE_BREAK_LEFT: tl.constexpr):
+    take_first = value1 <= value2
+    if value1.dtype.is_floating():
+        take_first = take_first | (value1 != value1)
+    return tl.where(take_first, value1, value2), tl.where(take_first, index1, index2)
+
+
 @kernel_function
 def _xor_combine(a, b):
     return a ^ b

@@ -224,8 +224,12 @@ def _combine_fn(x: Any):
 
 
 def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
-                  keep_dims: bool = False, kind: str = "reduce", reverse: bool = False
-                  ) -> list[Value]:
+                  keep_dims: bool = False, kind: str = "reduce", reverse: bool = False,
+                  in_order=None) -> list[Value]:
+    """`fn` over `axis` (every axis: None).  `in_order`: a combine equal to `fn` where
+    every element of its left operands comes before every one of its right operands
+    along the axis (a reduction's second region: the renderer's fold of a thread's own
+    elements, and the interpreter's tree, use it)."""
     b = tracer.b
     if axis is None:
         if kind == "scan":
@@ -235,7 +239,8 @@ def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
         # the block through shared memory: each step needs only its own partials.  With
         # keep_dims each reduced axis stays, of size 1: shape (1,) * rank.
         for ax in reversed(range(len(inputs[0].type.shape))):
-            inputs = reduce_blocks(tracer, inputs, ax, fn, constexprs, keep_dims)
+            inputs = reduce_blocks(tracer, inputs, ax, fn, constexprs, keep_dims,
+                                   in_order=in_order)
         return inputs
     shape = inputs[0].type.shape
     for x in inputs[1:]:
@@ -249,7 +254,10 @@ def reduce_blocks(tracer, inputs: list[Value], axis, fn, constexprs: dict,
     attrs = {"axis": axis, "combine": fn.__name__.strip("_").replace("_combine", "")}
     if kind == "scan":
         attrs["reverse"] = reverse
-    b.emit_op(Op(kind, list(inputs), results, b.loc, attrs, [region]))
+    regions = [region]
+    if in_order is not None and kind == "reduce":
+        regions.append(_combine_region(tracer, in_order, [x.dtype for x in inputs], constexprs))
+    b.emit_op(Op(kind, list(inputs), results, b.loc, attrs, regions))
     if keep_dims and kind == "reduce":
         results = [expand_dims(b, r, axis) if r.type.is_block else S.splat(b, r, (1,))
                    for r in results]
@@ -328,9 +336,10 @@ def _min_max(tracer, name, input, axis, return_indices, tie_break_left, keep_dim
     # axis=None: each element's row-major position, as if the block were one axis
     idx = _flat_indices(tracer.b, x.type.shape) if ax is None else \
         _indices(tracer.b, x.type.shape, _axis(ax, len(x.type.shape)))
-    fn = _std("_argmax_combine" if name in ("max", "argmax") else "_argmin_combine")
-    values, indices = reduce_blocks(tracer, [x, idx], ax, fn,
-                                    {"TIE_BREAK_LEFT": bool(constant(tie_break_left, "tie"))}, keep)
+    which = "_argmax_combine" if name in ("max", "argmax") else "_argmin_combine"
+    values, indices = reduce_blocks(tracer, [x, idx], ax, _std(which),
+                                    {"TIE_BREAK_LEFT": bool(constant(tie_break_left, "tie"))}, keep,
+                                    in_order=_std(f"{which}_in_order"))
     return Const((values, indices))
 
 

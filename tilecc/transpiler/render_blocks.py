@@ -162,7 +162,7 @@ class BlockWriter(Writer):
     def slot(self, v: Value, idx: str) -> str:
         return f"{self.names.name(v)}[{idx}]" if v.type.is_block else self.names.name(v)
 
-    def combine_lambda(self, region: Region, n: int) -> None:
+    def combine_lambda(self, region: Region, n: int, name: str = "combine") -> None:
         """The combine function as a C++ lambda: `combine(a, b)` returning the combined
         value, or, for several values, `combine(a0, .., b0, .., out0, ..)`."""
         with self.names.own_names():
@@ -176,7 +176,7 @@ class BlockWriter(Writer):
             params = [f"{c_type(a.dtype)} {self.names.name(a)}" for a in region.args]
         if n > 1:
             params += [f"{c_type(a.dtype)}& out{i}" for i, a in enumerate(region.args[:n])]
-        head = f"auto combine = []({joined(params, ', ')}) {{"
+        head = f"auto {name} = []({joined(params, ', ')}) {{"
         if not body:
             self.out.line(f"{head} {ret} }};")
         else:
@@ -185,10 +185,10 @@ class BlockWriter(Writer):
             self.out.line(f"  {ret}")
             self.out.line("};")
 
-    def combine_call(self, accs: list[str], others: list[str]) -> str:
+    def combine_call(self, accs: list[str], others: list[str], name: str = "combine") -> str:
         if len(accs) == 1:
-            return f"{accs[0]} ={BREAK}combine({accs[0]},{SPACE}{others[0]});"
-        return f"combine({joined(accs + others + accs, ', ')});"
+            return f"{accs[0]} ={BREAK}{name}({accs[0]},{SPACE}{others[0]});"
+        return f"{name}({joined(accs + others + accs, ', ')});"
 
     # --- reductions ------------------------------------------------------------------------------
     def op_reduce(self, op: Op) -> None:
@@ -216,6 +216,11 @@ class BlockWriter(Writer):
                 if not u and warps > 1:  # not read later, but the warps exchange it
                     self.core.declare(res)
             self.combine_lambda(op.regions[0], len(xs))
+            # a thread's own elements, folded in order: the combine for elements in order
+            # where the reduction has one (builtins_blocks.reduce_blocks)
+            in_order = "combine_in_order" if len(op.regions) > 1 and j_count > 1 else "combine"
+            if in_order != "combine":
+                self.combine_lambda(op.regions[1], len(xs), in_order)
         types = [c_type(x.dtype) for x in xs]
         accs = ["acc"] if len(xs) == 1 else [f"acc{i}" for i in range(len(xs))]
         lanes, lstride = src.unique_lanes(e), src.lstride(e)
@@ -226,11 +231,13 @@ class BlockWriter(Writer):
                  for t, acc, x in zip(types, accs, xs)]
         combine = []
         if j_count == 2:
-            combine = [self.combine_call(accs, [self.exprs.text(x, reg(o, "1")) for x in xs])]
+            combine = [self.combine_call(accs, [self.exprs.text(x, reg(o, "1")) for x in xs],
+                                         in_order)]
         elif j_count > 2:
             others = [self.exprs.text(x, reg(o, "j")) for x in xs]
             loop = f"for (int j = 1; j < {j_count}; ++j)"
-            combine = ["#pragma unroll", f"{loop}{BODY}{self.combine_call(accs, others)}"]
+            combine = ["#pragma unroll",
+                       f"{loop}{BODY}{self.combine_call(accs, others, in_order)}"]
         with self.out.captured() as shuffle:
             if lanes > 1:
                 self.shuffle_steps(accs, types, lstride, lanes)

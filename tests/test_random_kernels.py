@@ -154,6 +154,21 @@ def test_random_dot_loops() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_batched_dots() -> None:
+    """Programs of RK.LATER_FEATURES' batched_dot (3-D tl.dot: batches taken apart and
+    stacked, passes.layouts.batch_in_registers) on the interpreter against NumPy,
+    transpiled for both targets and compiled in one NVRTC (sm_90) and one hiprtc run."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("batched_dot",)) for s in range(500000, 500012)}
+    texts = _interpreted_and_transpiled(programs)
+    assert any("rb * (M * K)" in p.source for p in programs.values())
+    assert any("rk_row * B + rb" in p.source for p in programs.values())
+    assert any("the batches taken apart (axis 0): in registers" in t for t in texts["cuda"])
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

@@ -72,6 +72,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         return _dot_program(seed, rng, transposed, skinny=feature == "skinny_dot")
     if feature == "dot_loop":  # (random_dot_loops: K loops over blocks of pointers)
         return dot_loop_program(seed, rng, D)
+    if feature == "batched_dot":
+        return _batched_dot_program(seed, rng)
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
@@ -470,6 +472,71 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
                    [Output("out_ptr", out_dt, G * M * N, exact=dt.is_int)],
                    {"M": M, "N": N, "K": K}, (G,), warps, rtol, reference,
                    {"kk": kk})
+
+
+def _batched_dot_program(seed: int, rng: random.Random) -> Program:
+    """acc = tl.dot(a, b[, acc=c]) on [B, M, K] x [B, K, N] blocks of fp16, bf16, fp32 or
+    int8 (one 2-D product per batch), then an epilogue; A stored with its batch axis first
+    or last in memory, each program its own batches of A and of the output."""
+    dt = D[rng.choice(["float16", "float32", "int8"]
+                      + (["bfloat16"] if "bfloat16" in D else []))]
+    acc_t = D["int32"] if dt.is_int else D["float32"]
+    B, M, N, K = (rng.choice([1, 2, 4, 8]), rng.choice([16, 32]), rng.choice([16, 32]),
+                  rng.choice([16, 32]))
+    if dt.is_int:
+        K *= 2  # int8 products need K >= 32 (Triton's minimum too)
+    with_acc, a_last, warps, G = (rng.random() < 0.4, rng.random() < 0.3,
+                                  rng.choice([1, 2, 4, 8]), rng.choice([1, 2]))
+    epilogue = rng.choice(["acc", "acc * 2 + c", "tl.maximum(acc, 0)"] if dt.is_int else
+                          ["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
+                           "(acc + c).to(tl.float16)"])
+    name = f"random_kernel_{seed}"
+    a_at = "rm * (K * B) + rk_row * B + rb" if a_last else "rb * (M * K) + rm * K + rk_row"
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr, "
+        "N: tl.constexpr, K: tl.constexpr):",
+        "    pid = tl.program_id(0)",
+        "    rb = tl.arange(0, B)[:, None, None]",
+        "    rm = tl.arange(0, M)[None, :, None]",
+        "    rn = tl.arange(0, N)[None, None, :]",
+        "    rk_row = tl.arange(0, K)[None, None, :]",
+        "    rk_col = tl.arange(0, K)[None, :, None]",
+        f"    a = tl.load(a_ptr + pid * (B * M * K) + {a_at})",
+        "    b = tl.load(b_ptr + rb * (K * N) + rk_col * N + rn)",
+        "    c = tl.load(c_ptr + rb * (M * N) + rm * N + rn)",
+        f"    acc = tl.dot(a, b{', acc=c' if with_acc else ''})",
+        f"    tl.store(out_ptr + pid * (B * M * N) + rb * (M * N) + rm * N + rn, {epilogue})",
+    ]) + "\n"
+    out_dt = D["float16"] if "float16)" in epilogue else acc_t
+    rtol = RTOL["float16"] if out_dt.name == "float16" else 1e-4
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        a = inputs["a_ptr"].astype(np.float64)
+        a = a.reshape(G, M, K, B).transpose(0, 3, 1, 2) if a_last else a.reshape(G, B, M, K)
+        b = inputs["b_ptr"].astype(np.float64).reshape(B, K, N)
+        c = inputs["c_ptr"].astype(np.float64).reshape(B, M, N)
+        acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
+        if dt.is_int:
+            r = {"acc": acc, "acc * 2 + c": acc * 2 + c,
+                 "tl.maximum(acc, 0)": np.maximum(acc, 0)}[epilogue]
+        else:
+            acc, c32 = acc.astype(np.float32), c.astype(np.float32)
+            r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
+                 "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
+                 "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
+        r = np.asarray(r).astype(out_dt.np).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "batched_dot", source, name,
+                   [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
+                    ("out_ptr", "array"), ("B", "constexpr"), ("M", "constexpr"),
+                    ("N", "constexpr"), ("K", "constexpr")],
+                   {"a_ptr": (dt, G * B * M * K), "b_ptr": (dt, B * K * N),
+                    "c_ptr": (acc_t, B * M * N)},
+                   [Output("out_ptr", out_dt, G * B * M * N, exact=dt.is_int)],
+                   {"B": B, "M": M, "N": N, "K": K}, (G,), warps, rtol, reference)
 
 
 # --- checking one program --------------------------------------------------------------------

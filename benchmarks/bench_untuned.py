@@ -319,13 +319,17 @@ def ref_welford(a):
     return dict(y=y * _f(a["w"]) + _f(a["b"]))
 
 
+def ref_transpose(a):
+    return dict(y=_f(a["x"]).T)
+
+
 CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
               ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
               ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
               ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan,
               ref_rope_il, ref_softmax_bwd, ref_conv, ref_scaled, ref_bias, ref_emb_bwd,
-              ref_bmm, ref_welford]
+              ref_bmm, ref_welford, ref_transpose]
 assert len(REFERENCES) == len(CASES)
 
 

@@ -3,8 +3,9 @@ run unchanged by tilecc, as `untuned_kernels.py` (whose `Case` they use): backwa
 that walk runs of rows, in-place updates, quantization with libdevice rounding, looped
 softmaxes and losses over a vocabulary, gathers through index tensors (embeddings, paged
 key-value caches, a mixture of experts' tokens sorted by expert), a router's top-2, a
-product of 4-bit packed weights, a recurrence over a 2-D state and a linear recurrence by
-`tl.associative_scan`.  Block configurations are those the libraries pick for Triton."""
+product of 4-bit packed weights, a recurrence over a 2-D state, a linear recurrence by
+`tl.associative_scan` and a transpose by tiles.  Block configurations are those the
+libraries pick for Triton."""
 
 from __future__ import annotations
 
@@ -452,6 +453,16 @@ def batched_small_mm(a_ptr, b_ptr, c_ptr, B, BLOCK_B: tl.constexpr, S: tl.conste
     b = tl.load(b_ptr + offs, mask=ok, other=0.0)
     c = tl.dot(a, b)
     tl.store(c_ptr + offs, c.to(c_ptr.dtype.element_ty), mask=ok)
+
+
+# --- a transpose by tiles: each program loads a tile along its rows, stores it transposed --
+@tilecc.jit
+def transpose_tiles(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ok = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=ok, other=0.0)
+    tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(x), mask=tl.trans(ok))
 
 
 # --- layer norm by Welford's running mean and variance, chunked over long rows ------------
@@ -948,6 +959,22 @@ def _emb_bwd_ref(a):
     return dict(dw=dw)
 
 
+def _transpose_in(mk, dt, big):
+    m, n = (8192, 8192) if big else (37, 45)
+    return dict(x=mk.randn((m, n), dt), y=mk.empty((n, m), dt))
+
+
+def _transpose_launch(k, a, BLOCK_M=64, BLOCK_N=64):
+    m, n = a["x"].shape
+    k[(tilecc.cdiv(m, BLOCK_M), tilecc.cdiv(n, BLOCK_N))](a["x"], a["y"], m, n,
+                                                         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                                         num_warps=4)
+
+
+def _transpose_ref(a):
+    return dict(y=a["x"].T.astype("float64"))
+
+
 def _bmm_in(mk, dt, big):
     b = 65536 if big else 5
     return dict(a=mk.randn((b, 32, 32), dt), b=mk.randn((b, 32, 32), dt),
@@ -1028,4 +1055,6 @@ CASES = [
          tol=(2e-2, 5e-2), moved=lambda e: 3 * 65536 * 32 * 32 * e),
     Case("welford layernorm", welford_layernorm, _welford_in, _welford_launch, ("y",),
          _welford_ref, moved=lambda e: 2 * 4096 * 16384 * e),
+    Case("transpose 64x64 tiles", transpose_tiles, _transpose_in, _transpose_launch, ("y",),
+         _transpose_ref, tol=(0, 0), moved=lambda e: 2 * 8192 * 8192 * e),
 ]

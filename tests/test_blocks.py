@@ -490,3 +490,25 @@ def test_layernorm_example_on_gpu(m: int, n: int, dtype) -> None:
     dx, dw, db = layernorm_ex.layer_norm_backward(to(dy), to(x), to(w), mean, rstd, cupy)
     _ln_check([cupy.asnumpy(a) for a in (y, dx, dw, db)],
               layernorm_ex.reference(x, w, b, dy, eps), dtype, m)
+
+
+def test_padded_rows_pad_only_where_a_warp_meets_a_bank_twice() -> None:
+    """`_padded_rows` (an exchange through shared memory in row-major order): a block read
+    along its columns (a transpose) gets rows one element longer, so that a warp's read
+    meets a bank twice at most (16 times unpadded); a block written and read along its
+    rows, 16 bytes at a time, keeps them unpadded (padding would break the vectors)."""
+    from tilecc.transpiler.passes.layouts import default_blocked
+    from tilecc.transpiler.passes.placement import Placement
+    from tilecc.transpiler.render_blocks import _padded_rows
+
+    shape = (64, 64)
+    rows = Placement(default_blocked(shape, 4, 4, 32), shape)
+    assert _padded_rows(shape, [(rows, (0, 1)), (rows, (0, 1))], 4, 32) == [64, 1]
+    # the transpose's result, its rows along the block's columns, placed as rows are:
+    # each of its axes the other of the block's
+    assert _padded_rows(shape, [(rows, (0, 1)), (rows, (1, 0))], 4, 32) == [65, 1]
+
+    def most_in_a_bank(row: int) -> int:
+        words = {c1 * row + c0 for c0, c1 in (rows.coords(lane, 0, 32) for lane in range(32))}
+        return max(sum(1 for w in words if w % 32 == b) for b in range(32))
+    assert (most_in_a_bank(64), most_in_a_bank(65)) == (16, 2)

@@ -109,6 +109,12 @@ def _rule(op: Op) -> AxisInfo:
         new_div = 1 if any(c > 1 for c in a.contiguity) else min(a.divisibility)
         return AxisInfo(ins(a.contiguity, 1), ins(a.divisibility, new_div),
                         ins(a.constancy, HUGE))
+    if k == "permute":  # axis i is the source's axis order[i] (a transposed mask's runs)
+        order = op.attrs["order"]
+        return AxisInfo(*(tuple(getattr(a, f)[o] for o in order)
+                          for f in ("contiguity", "divisibility", "constancy")))
+    if k == "unstack":  # each batch: the source's runs along the other axes
+        return AxisInfo(a.contiguity[1:], a.divisibility[1:], a.constancy[1:])
     if k == "cast" and ops[0].dtype.is_int() and op.result.dtype.is_int() \
             and not op.attrs.get("bitcast"):
         return a
@@ -199,8 +205,7 @@ def analyze(kernel: Kernel) -> None:
     _region(kernel.body)
 
 
-_NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "permute", "join",
-            "unstack", "stack",
+_NO_RULE = {"for", "if", "while", "reduce", "scan", "split", "reshape", "join", "stack",
             "atomic", "atomic_cas", "convert", "flip", "cat", "gather", "histogram", "map"}
 
 

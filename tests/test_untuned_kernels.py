@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sys
 
 import numpy as np
@@ -308,10 +309,16 @@ def test_a_transpose_reads_padded_rows() -> None:
 def test_a_transposed_mask_keeps_its_runs() -> None:
     """`tl.trans(ok)` has ok's runs along the other axis (passes.axis_info's rule for
     permute): the transposed tile is stored 16 bytes at a time, its mask checked once a
-    vector, where it was stored an element at a time (0.41x Triton's speed)."""
+    vector, where it was stored an element at a time (0.41x Triton's speed), its mask
+    exchanged through shared memory too."""
     src = UM.transpose_tiles.source("*bf16:16,*bf16:16,i32:16,i32:16", BLOCK_M=64,
                                     BLOCK_N=64, num_warps=4, arch="sm_90")
     assert "store: 8 x bf16 (16 B) along axis 1" in src
+    # the mask, index arithmetic, computed again where its permute moves nothing
+    # (layouts._permuted_index_arithmetic): one exchange, the tile's, and one barrier
+    assert src.count("permute axes to [1, 0]: through shared memory") == 1
+    assert src.count("permute axes to [1, 0]: in registers") == 1
+    assert src.count("__syncthreads()") == 1
 
 
 @pytest.mark.parametrize("target,arch", TARGETS)

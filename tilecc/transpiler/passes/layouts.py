@@ -335,6 +335,7 @@ def assign(kernel: Kernel, warp_size: int, matrix_units: tuple[MatrixUnit, ...] 
         v.layout = Placement(encoding(classes.find(v.id)), v.type.shape)
     conversions = _insert_conversions(kernel, derived)
     _load_batches_in_place(kernel)
+    _permuted_index_arithmetic(kernel.body)
     for op in kernel.walk():
         if op.kind == "load":
             op.attrs["plan"] = _shared_rows(_plan(op), op.operands[0])
@@ -545,6 +546,30 @@ def _load_batches_in_place(kernel: Kernel) -> None:
 
     if wanted:
         walk(kernel.body)
+
+
+def _permuted_index_arithmetic(region: Region) -> None:
+    """A permute of index arithmetic (`tl.trans(mask)` of a tile stored transposed) whose
+    result is not a view of its operand: the operand is computed again in the layout
+    whose permute is the result's, and the permute moves no data (`view_encoding`),
+    where it went through shared memory behind a barrier of its own."""
+    new_ops: list[Op] = []
+    for op in region.ops:
+        for r in op.regions:
+            _permuted_index_arithmetic(r)
+        y = op.results[0] if op.kind == "permute" else None
+        if y is not None and isinstance(y.layout.enc, Blocked):
+            x, order, enc = op.operands[0], tuple(op.attrs["order"]), y.layout.enc
+            want = Placement(Blocked(tuple(enc.spt[order.index(a)] for a in range(len(order))),
+                                     tuple(enc.tpw[order.index(a)] for a in range(len(order))),
+                                     tuple(enc.wpc[order.index(a)] for a in range(len(order))),
+                                     tuple(order[a] for a in enc.order)), x.type.shape)
+            clones: list[Op] = []
+            if x.layout != want and (made := _rematerialize(x, want, clones)) is not None:
+                new_ops.extend(clones)
+                op.operands[0] = made
+        new_ops.append(op)
+    region.ops = new_ops
 
 
 def _hoist_invariant_conversions(region: Region) -> None:

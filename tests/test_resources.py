@@ -331,10 +331,13 @@ def test_consecutive_block_sized_steps_share_the_pool():
     waits for the first and reuses its half."""
     rendered = two_permutes.build(two_permutes._specs("*i32, *i32, *i32", dict(N=32)), "cuda",
                                   4, arch="sm_90").products
-    assert rendered.static_shared_bytes + rendered.shared_bytes == 32 ** 3 * 4
+    # one step's block (its rows perhaps padded: render_blocks._padded_rows), not two
+    used = rendered.static_shared_bytes + rendered.shared_bytes
+    assert 32 ** 3 * 4 <= used < 2 * 32 ** 3 * 4
+    assert "may still be read by an earlier step" in rendered.source
     # where both halves fit, consecutive steps still alternate (no barrier between them)
     small = two_permutes.source("*i32, *i32, *i32", arch="sm_90", N=8)
-    assert "smem + 2048" in small and "may still be read" not in small
+    assert "reinterpret_cast<int*>(smem + " in small and "may still be read" not in small
     x = np.arange(8 ** 3, dtype=np.int32).reshape(8, 8, 8)
     y, z = np.zeros_like(x), np.zeros_like(x)
     two_permutes.interpret[(1,)](x, y, z, N=8)

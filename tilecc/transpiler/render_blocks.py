@@ -136,6 +136,10 @@ class BlockWriter(Writer):
         self.pool_b_bytes = max(self.pool_b_bytes, (nbytes + 15) // 16 * 16)
         return f"smem + {POOL_B}"
 
+    def pool_room(self) -> int:
+        """Bytes a step of the pool may take beside tl.dot's tiles."""
+        return self.ctx.target.shared_memory_limit - -(-self.ctx.pipe_smem // 1024) * 1024
+
     def _halves_fit(self, nbytes: int) -> bool:
         """The pool's two halves, with a step of `nbytes` in either, fit the target's
         shared memory beside tl.dot's tiles."""
@@ -410,7 +414,7 @@ class BlockWriter(Writer):
             same = tuple(range(len(x.type.shape)))
             strides = _row_major(x.type.shape) if tiles else _padded_rows(
                 x.type.shape, [(x.layout, same), (y.layout, same)], x.dtype.itemsize,
-                self.ctx.target.warp_size)
+                self.ctx.target.warp_size, self.pool_room())
             self.exchange(op, [(x, self.linear(x.layout, "r", strides))],
                           [(y, self.linear(y.layout, "r", strides))], "layout conversion",
                           tiles=tiles, elements=strides[0] * x.type.shape[0])
@@ -512,7 +516,8 @@ class BlockWriter(Writer):
             return
         src_strides = _padded_rows(x.type.shape, [(x.layout, tuple(range(len(order)))),
                                                   (y.layout, tuple(order))],
-                                   x.dtype.itemsize, self.ctx.target.warp_size)
+                                   x.dtype.itemsize, self.ctx.target.warp_size,
+                                   self.pool_room())
         self.exchange(op, [(x, self.linear(x.layout, "r", src_strides))],
                       [(y, self.linear(y.layout, "r", [src_strides[o] for o in order]))],
                       f"permute axes to {list(order)}",
@@ -680,14 +685,15 @@ ROW_PADDINGS = (0, 1, 2, 4, 8)
 
 
 def _padded_rows(shape: tuple[int, ...], sides: list[tuple[Placement, tuple[int, ...]]],
-                 esize: int, warp_size: int) -> list[int]:
+                 esize: int, warp_size: int, room: int | None = None) -> list[int]:
     """Strides of a row-major copy of a block of `shape` whose rows (its last axis) are
     padded so that the writes and reads of `sides` — each a placement whose axis i is the
     block's axis `order[i]` — take the fewest shared-memory wavefronts: a transpose read
     down the columns of unpadded rows of 64 words has every lane of a column in one bank
     (0.45-0.84x Triton's speed; 0.96-1.01 with rows of 65).  A side whose registers run
     along the rows is counted as the compiler accesses it, a vector of its run where the
-    rows keep the vectors aligned, so rows a vector side reads whole stay unpadded."""
+    rows keep the vectors aligned, so rows a vector side reads whole stay unpadded.
+    Only paddings whose copy fits `room` bytes are tried."""
     base = _row_major(shape)
     if len(shape) < 2 or shape[-1] == 1:
         return base
@@ -727,7 +733,9 @@ def _padded_rows(shape: tuple[int, ...], sides: list[tuple[Placement, tuple[int,
                     total += max(len(w) for w in banks.values())
         return total
 
-    return min((strides(pad) for pad in ROW_PADDINGS), key=cost)
+    fits = [st for st in map(strides, ROW_PADDINGS)
+            if room is None or st[0] * shape[0] * esize <= room or st == base]
+    return min(fits, key=cost)
 
 
 def _swizzled_runs(x: Value, y: Value, batch_axes: int = 0) -> tuple[int, int] | None:

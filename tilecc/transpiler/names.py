@@ -58,8 +58,8 @@ TILECC_HEADER = frozenset({"tc", "tilecc"})
 # names generated code declares itself in scopes that read user values: loop indices over
 # registers and vectors, shared-memory pools and views, reduction and scan temporaries
 GENERATED = frozenset("""
-r v k o j chunk acc lane_mask warp line step first buffer combine result smem dynamic_smem
-acc_other lane_pos warp_pos lane_prev run_total run_carry run_prefix has_prefix
+r v k o j chunk acc lane_mask warp line step first buffer combine combine_in_order result smem
+dynamic_smem acc_other lane_pos warp_pos lane_prev run_total run_carry run_prefix has_prefix
 warp_totals warps_through warps_before runs_before before entry line_start place own_entry
 earlier
 """.split())

@@ -5,6 +5,9 @@ code through NVRTC and hiprtc; GPU runs in tests/test_gpu_fp8.py."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -560,3 +563,29 @@ def test_batched_dot_with_the_batch_axis_innermost_interpreted() -> None:
                                          BS=bs, M=m, N=n, K=k)
     want = np.matmul(2 * a.astype(np.int64), b.astype(np.int64)).transpose(1, 2, 0)
     assert np.array_equal(d, want.astype(np.float32))
+
+
+@pytest.mark.gpu
+def test_batched_dot_as_triton() -> None:
+    """The same batched kernel through Triton on the same GPU (random fp16 operands, with
+    and without acc): the products agree to fp32 rounding (each batch summed over K = 32
+    by the tensor cores, in an order neither tool promises)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from triton_clone import as_triton
+
+    g = torch.Generator(device="cuda").manual_seed(11)
+    for bs, m, n, k, warps in [(8, 32, 32, 32, 4), (4, 64, 32, 16, 8), (2, 16, 16, 16, 1)]:
+        a = torch.randn((bs, m, k), device="cuda", generator=g).half()
+        b = torch.randn((bs, k, n), device="cuda", generator=g).half()
+        c = torch.randn((bs, m, n), device="cuda", generator=g)
+        for with_acc in (False, True):
+            outs = []
+            for kernel in (batched_kernel, as_triton(batched_kernel)):
+                d = torch.zeros((bs, m, n), device="cuda")
+                kernel[(1,)](a, b, c, d, BS=bs, M=m, N=n, K=k, WITH_ACC=with_acc,
+                             num_warps=warps)
+                outs.append(d.cpu().numpy())
+            np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+

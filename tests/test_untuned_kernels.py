@@ -347,3 +347,36 @@ def test_untuned_kernel_matches_numpy_on_gpu(case) -> None:
     for name in case.outputs:
         tt.assert_close(cupy.asnumpy(dev[name]), expected[name].astype(np.float32),
                         tt.Tolerance(*case.tolerance(name)), name)
+
+
+@pytest.mark.gpu
+def test_transpose_and_argmax_as_triton() -> None:
+    """The transpose by tiles (padded rows, a permuted mask) and the router's top-2 (its
+    argmax folding a thread's elements in order) through Triton on the same GPU: the
+    same bits, on ragged shapes and on rows of tied values (no NaN, where Triton's
+    compiled combine and NumPy's rule agree)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from triton_clone import as_triton
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    for m, n in ((37, 45), (130, 70), (64, 64)):
+        x = torch.randn((m, n), device="cuda", generator=g).to(torch.bfloat16)
+        outs = []
+        for kernel in (UM.transpose_tiles, as_triton(UM.transpose_tiles)):
+            y = torch.zeros((n, m), device="cuda", dtype=torch.bfloat16)
+            kernel[(tilecc.cdiv(m, 64), tilecc.cdiv(n, 64))](x, y, m, n, BLOCK_M=64,
+                                                             BLOCK_N=64, num_warps=4)
+            outs.append(y)
+        assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], x.T)
+    tokens = 45
+    logits = torch.randint(-3, 4, (tokens, 64), device="cuda", generator=g).to(torch.bfloat16)
+    outs = []
+    for kernel in (UM.topk2_softmax, as_triton(UM.topk2_softmax)):
+        w = torch.zeros((tokens, 2), device="cuda")
+        ids = torch.zeros((tokens, 2), device="cuda", dtype=torch.int32)
+        kernel[(1,)](logits, w, ids, tokens, E=64, BLOCK_T=64, num_warps=4)
+        outs.append((w, ids))
+    assert torch.equal(outs[0][1], outs[1][1])
+    torch.testing.assert_close(outs[0][0], outs[1][0], rtol=1e-6, atol=1e-6)
+

@@ -11,8 +11,7 @@ reader can follow where the data goes.
 
 from __future__ import annotations
 
-import math
-from math import prod
+from math import gcd, prod
 from typing import NamedTuple
 
 from tilecc.transpiler.ir import Op, Region, Value
@@ -497,8 +496,8 @@ class BlockWriter(Writer):
             lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'2 * r + {h}')};"
                      for h, y in enumerate(op.results)]
         elif op.kind == "unstack":  # batch i: the source's registers i R ... i R + R - 1
-            r = op.results[0].layout.regs
-            lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'{i * r} + r')};"
+            each = op.results[0].layout.regs
+            lines = [f"{self.names.name(y)}[r] = {self.exprs.text(x, f'{i * each} + r')};"
                      for i, y in enumerate(op.results)]
         elif op.kind == "stack":
             name = self.names.name(op.result)
@@ -753,7 +752,7 @@ def _swizzled_runs(x: Value, y: Value, batch_axes: int = 0) -> tuple[int, int] |
     runs = (x.layout.vec if x.layout.fast_axis == 1 else 1,
             y.layout.vec if y.layout.fast_axis == 1 + batch_axes else 1)
     if batch_axes:  # a run of a stack's side longer than a chunk: read a chunk at a time
-        runs = tuple(math.gcd(r, per_chunk) for r in runs)
+        runs = tuple(gcd(r, per_chunk) for r in runs)
     if max(runs) < 2 or any(per_chunk % r for r in runs):
         return None
     return runs

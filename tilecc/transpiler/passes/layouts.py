@@ -109,12 +109,10 @@ def view_encoding(op: Op, enc: Blocked) -> Blocked | None:
     if op.kind == "unstack":
         if (enc.spt[0], enc.tpw[0], enc.wpc[0]) != (1, 1, 1) or enc.order[-1] != 0:
             return None
-        return Blocked(enc.spt[1:], enc.tpw[1:], enc.wpc[1:], tuple(a - 1 for a in enc.order[:-1]))
+        return Blocked(enc.spt[1:], enc.tpw[1:], enc.wpc[1:],
+                       tuple(a - 1 for a in enc.order[:-1]))
     if op.kind == "permute":
-        order = tuple(op.attrs["order"])
-        return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
-                       tuple(enc.wpc[a] for a in order),
-                       tuple(order.index(a) for a in enc.order))
+        return permuted(enc, tuple(op.attrs["order"]))
     if op.kind == "join":
         return Blocked(enc.spt + (2,), enc.tpw + (1,), enc.wpc + (1,), (rank,) + enc.order)
     last = rank - 1
@@ -137,6 +135,13 @@ def view_encoding(op: Op, enc: Blocked) -> Blocked | None:
                        enc.tpw[:k + 1] + enc.tpw[k + 2:], enc.wpc[:k + 1] + enc.wpc[k + 2:],
                        order)
     return None
+
+
+def permuted(enc: Blocked, order: tuple[int, ...]) -> Blocked:
+    """The encoding of `permute(x, order)` of an x in `enc` that keeps each element in its
+    thread and register: axis i is x's axis order[i]."""
+    return Blocked(tuple(enc.spt[a] for a in order), tuple(enc.tpw[a] for a in order),
+                   tuple(enc.wpc[a] for a in order), tuple(order.index(a) for a in enc.order))
 
 
 def batch_in_registers(enc: Blocked) -> Blocked:
@@ -559,11 +564,9 @@ def _permuted_index_arithmetic(region: Region) -> None:
             _permuted_index_arithmetic(r)
         y = op.results[0] if op.kind == "permute" else None
         if y is not None and isinstance(y.layout.enc, Blocked):
-            x, order, enc = op.operands[0], tuple(op.attrs["order"]), y.layout.enc
-            want = Placement(Blocked(tuple(enc.spt[order.index(a)] for a in range(len(order))),
-                                     tuple(enc.tpw[order.index(a)] for a in range(len(order))),
-                                     tuple(enc.wpc[order.index(a)] for a in range(len(order))),
-                                     tuple(order[a] for a in enc.order)), x.type.shape)
+            x, order = op.operands[0], tuple(op.attrs["order"])
+            inverse = tuple(order.index(a) for a in range(len(order)))
+            want = Placement(permuted(y.layout.enc, inverse), x.type.shape)
             clones: list[Op] = []
             if x.layout != want and (made := _rematerialize(x, want, clones)) is not None:
                 new_ops.extend(clones)

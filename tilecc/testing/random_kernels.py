@@ -381,6 +381,25 @@ def _finish(feature, fn, axis, rank, full, res_dt, out_dt, outs, pid, offs, mask
         written[pid * N: (pid + 1) * N] = True
 
 
+# what a product's program stores (by whether its inputs are integers), and its value
+DOT_EPILOGUES = {False: ["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
+                         "(acc + c).to(tl.float16)"],
+                 True: ["acc", "acc * 2 + c", "tl.maximum(acc, 0)"]}
+
+
+def _epilogue_value(epilogue: str, acc, c, is_int: bool, out_dt) -> np.ndarray:
+    """The stored values of `epilogue` (DOT_EPILOGUES) of float64 `acc` and `c`, flat."""
+    if is_int:
+        r = {"acc": acc, "acc * 2 + c": acc * 2 + c,
+             "tl.maximum(acc, 0)": np.maximum(acc, 0)}[epilogue]
+    else:
+        acc, c32 = acc.astype(np.float32), c.astype(np.float32)
+        r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
+             "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
+             "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
+    return np.asarray(r).astype(out_dt.np).reshape(-1)
+
+
 def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
                  skinny: bool = False) -> Program:
     """acc = tl.dot(a, b[, acc=c]) on [M, K] x [K, N] tiles of fp16, bf16, fp32 or int8,
@@ -404,11 +423,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
     with_acc = rng.random() < 0.3
     k_masked = rng.random() < 0.3
     kk = rng.randint(1, K) if k_masked else K
-    if dt.is_int:
-        epilogue = rng.choice(["acc", "acc * 2 + c", "tl.maximum(acc, 0)"])
-    else:
-        epilogue = rng.choice(["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
-                               "(acc + c).to(tl.float16)"])
+    epilogue = rng.choice(DOT_EPILOGUES[dt.is_int])
     name = f"random_kernel_{seed}"
     G = rng.choice([1, 2])
     warps = rng.choice([1, 2, 4])
@@ -453,15 +468,7 @@ def _dot_program(seed: int, rng: random.Random, transposed: bool = False,
         b = (b.reshape(N, K).T if b_t else b.reshape(K, N))[:kk]
         c = inputs["c_ptr"].astype(np.float64).reshape(M, N)
         acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
-        if dt.is_int:
-            r = {"acc": acc, "acc * 2 + c": acc * 2 + c, "tl.maximum(acc, 0)": np.maximum(acc, 0)
-                 }[epilogue]
-        else:
-            acc, c32 = acc.astype(np.float32), c.astype(np.float32)
-            r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
-                 "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
-                 "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
-        r = np.asarray(r).astype(out_dt.np).reshape(-1)
+        r = _epilogue_value(epilogue, acc, c, dt.is_int, out_dt)
         return {"out_ptr": (r, np.ones(r.size, bool))}
 
     return Program(seed, "skinny_dot" if skinny else "dot", source, name,
@@ -487,9 +494,7 @@ def _batched_dot_program(seed: int, rng: random.Random) -> Program:
         K *= 2  # int8 products need K >= 32 (Triton's minimum too)
     with_acc, a_last, warps, G = (rng.random() < 0.4, rng.random() < 0.3,
                                   rng.choice([1, 2, 4, 8]), rng.choice([1, 2]))
-    epilogue = rng.choice(["acc", "acc * 2 + c", "tl.maximum(acc, 0)"] if dt.is_int else
-                          ["acc", "acc * 2.0 + c", "tl.maximum(acc, 0.0)",
-                           "(acc + c).to(tl.float16)"])
+    epilogue = rng.choice(DOT_EPILOGUES[dt.is_int])
     name = f"random_kernel_{seed}"
     a_at = "rm * (K * B) + rk_row * B + rb" if a_last else "rb * (M * K) + rm * K + rk_row"
     source = "\n".join([
@@ -518,15 +523,7 @@ def _batched_dot_program(seed: int, rng: random.Random) -> Program:
         b = inputs["b_ptr"].astype(np.float64).reshape(B, K, N)
         c = inputs["c_ptr"].astype(np.float64).reshape(B, M, N)
         acc = a @ b + (c if with_acc else 0)  # exact: small integers and quarters
-        if dt.is_int:
-            r = {"acc": acc, "acc * 2 + c": acc * 2 + c,
-                 "tl.maximum(acc, 0)": np.maximum(acc, 0)}[epilogue]
-        else:
-            acc, c32 = acc.astype(np.float32), c.astype(np.float32)
-            r = {"acc": acc, "acc * 2.0 + c": acc * np.float32(2) + c32,
-                 "tl.maximum(acc, 0.0)": np.maximum(acc, np.float32(0)),
-                 "(acc + c).to(tl.float16)": (acc + c32).astype(np.float16)}[epilogue]
-        r = np.asarray(r).astype(out_dt.np).reshape(-1)
+        r = _epilogue_value(epilogue, acc, c, dt.is_int, out_dt)
         return {"out_ptr": (r, np.ones(r.size, bool))}
 
     return Program(seed, "batched_dot", source, name,

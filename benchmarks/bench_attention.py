@@ -1,6 +1,6 @@
 """Fused attention (forward) through tilecc, Triton and torch's SDPA, side by side.
 
-    python benchmarks/bench_attention.py [--quick] [--block-ptr | --descriptors]
+    python benchmarks/bench_attention.py [--quick] [--block-ptr | --descriptors] [--sustained]
 
 The kernel is examples/attention.py's `attention_fwd` (--block-ptr: the same written with
 block pointers, `attention_block_ptr.py`; --descriptors: with tensor descriptors, K and V
@@ -11,13 +11,17 @@ shown, beside `torch.nn.functional.scaled_dot_product_attention`.  Batch 4, 32 h
 sequence 4096, head dimension 64 and 128, causal and not, fp16.  Times are device-event
 medians after warm-up, the tools and SDPA interleaved for each configuration
 (`timing.gpu_ms_queued`); TFLOP/s counts 4·B·H·N²·D, halved when causal.  Every result is
-checked against SDPA first.
+checked against SDPA first.  --sustained times each tool's fastest configuration again,
+each alone under its own sustained load (`timing.gpu_ms_sustained`): rounds of a few calls
+of each in turn give a kernel that draws more power than its neighbours the clock they
+leave, which it does not get when it runs on its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
@@ -25,7 +29,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import attention as AT  # noqa: E402
-from timing import fastest_configs  # noqa: E402
+from timing import fastest_configs, gpu_ms_sustained  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 B, H, N = 4, 32, 4096
@@ -69,9 +73,23 @@ def best(kernels: dict, q, k, v, causal, configs, ref) -> dict:
         if tool in outs:
             torch.testing.assert_close(outs[tool], ref, atol=2e-2, rtol=2e-2)
 
-    got = fastest_configs(launchers, configs, check=check, rounds=ROUNDS, calls=CALLS)
-    return {tool: (ms, "BM{} BN{} w{} s{}".format(*cfg) if cfg is not None else "")
-            for tool, (ms, cfg) in got.items()}
+    return fastest_configs(launchers, configs, check=check, rounds=ROUNDS, calls=CALLS)
+
+
+def sustained(kernels: dict, q, k, v, causal, got: dict) -> dict:
+    """{tool: ms}: each tool at its fastest configuration in `got`, and SDPA, timed again
+    each alone under its own sustained load (`timing.gpu_ms_sustained`), the median of
+    its rounds."""
+    cases = {"SDPA": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)}
+    for tool, kernel in kernels.items():
+        out, lse = torch.empty_like(q), torch.empty((B * H, N), device="cuda")
+        cases[tool] = launcher(kernel, q, k, v, out, lse, causal, got[tool][1])
+    timed = gpu_ms_sustained(cases, rounds=5)
+    return {tool: statistics.median(times) for tool, times in timed.items()}
+
+
+def label(cfg) -> str:
+    return "BM{} BN{} w{} s{}".format(*cfg) if cfg is not None else ""
 
 
 def main() -> None:
@@ -82,6 +100,9 @@ def main() -> None:
     ap.add_argument("--descriptors", action="store_true",
                     help="the kernel written with tensor descriptors, K and V by TMA "
                          "(attention_descriptor.py)")
+    ap.add_argument("--sustained", action="store_true",
+                    help="also time each tool's fastest configuration, and SDPA, each alone "
+                         "under its own sustained load (timing.gpu_ms_sustained)")
     args = ap.parse_args()
     if args.block_ptr:
         from attention_block_ptr import attention_fwd_block_ptr as kernel
@@ -108,14 +129,26 @@ def main() -> None:
             (t_tc, c_tc), (t_tr, c_tr), t_sdpa = got["tilecc"], got["Triton"], got["SDPA"][0]
             flops = 4 * B * H * N * N * d * (0.5 if causal else 1.0)
             tf = [flops / t / 1e9 for t in (t_tc, t_tr, t_sdpa)]
-            rows.append((d, causal, *tf, c_tc, c_tr))
+            alone = ()
+            if args.sustained:
+                ms = sustained({"tilecc": tc_k, "Triton": tr_k}, q, k, v, causal, got)
+                alone = tuple(flops / ms[t] / 1e9 for t in ("tilecc", "Triton", "SDPA"))
+            rows.append((d, causal, *tf, label(c_tc), label(c_tr), alone))
     print(f"\n{torch.cuda.get_device_name()}: attention forward, B={B} H={H} N={N} fp16 "
           "(TFLOP/s; best configuration of each)")
     print(f"{'D':>4} {'causal':>6} {'tilecc':>8} {'Triton':>8} {'SDPA':>8} {'tc/Triton':>9} "
           f"{'tc/SDPA':>8}  tilecc config / Triton config")
-    for d, causal, tc, tr, sd, c_tc, c_tr in rows:
+    for d, causal, tc, tr, sd, c_tc, c_tr, _ in rows:
         print(f"{d:>4} {str(causal):>6} {tc:8.1f} {tr:8.1f} {sd:8.1f} {tc / tr:9.3f} "
               f"{tc / sd:8.3f}  {c_tc} / {c_tr}")
+    if args.sustained:
+        print("\nthe same configurations, each tool alone under its own sustained load "
+              "(TFLOP/s, the median of 5 rounds)")
+        print(f"{'D':>4} {'causal':>6} {'tilecc':>8} {'Triton':>8} {'SDPA':>8} "
+              f"{'tc/Triton':>9} {'tc/SDPA':>8}")
+        for d, causal, *_, (tc, tr, sd) in rows:
+            print(f"{d:>4} {str(causal):>6} {tc:8.1f} {tr:8.1f} {sd:8.1f} {tc / tr:9.3f} "
+                  f"{tc / sd:8.3f}")
 
 
 if __name__ == "__main__":

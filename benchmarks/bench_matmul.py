@@ -1,6 +1,6 @@
 """Matrix multiplication through tilecc, Triton and cuBLAS (torch.matmul), side by side.
 
-    python benchmarks/bench_matmul.py [--quick]
+    python benchmarks/bench_matmul.py [--quick] [--sustained]
 
 The kernel is examples/matmul.py's `matmul_kernel`: tilecc compiles it as it is, and Triton
 compiles the very same function source with `tl` bound to `triton.language`.  Both run
@@ -8,7 +8,9 @@ the example's block configurations (`CONFIGS`; --quick: the first two) and the b
 each is shown.  Times are device-event medians after warm-up, the tools (and cuBLAS)
 interleaved for each configuration (`timing.gpu_ms_queued`: rounds of a few calls of each,
 the first tool of a round rotating; the median round); TFLOP/s counts 2·M·N·K.  Every
-result is checked against torch.matmul first.
+result is checked against torch.matmul first.  --sustained adds a row under each shape:
+the fastest configurations and cuBLAS timed again, each alone under its own sustained
+load (`timing.gpu_ms_sustained`: the clock a kernel gets at the power limit by itself).
 
     python benchmarks/bench_matmul.py --persistent [--quick]
 
@@ -27,13 +29,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import matmul as MM  # noqa: E402
-from timing import dense_peak_tflops, fastest_configs  # noqa: E402
+from timing import dense_peak_tflops, fastest_configs, gpu_ms_sustained  # noqa: E402
 from triton_clone import as_triton  # noqa: E402
 
 import tilecc  # noqa: E402
@@ -177,10 +180,18 @@ def best(kernels: dict, a, b, c, configs, ref, baseline) -> dict:
                 f"{tool} {2 * m * k * b.shape[1] / t / 1e9:7.1f}" for tool, t in times.items())
                 + " TFLOP/s")
 
-    got = fastest_configs(launchers, configs, prepare=c.zero_, check=check, report=report,
-                          rounds=ROUNDS, calls=CALLS)
-    return {tool: (ms, label(cfg) if cfg is not None and tool != "cuBLAS" else "")
-            for tool, (ms, cfg) in got.items()}
+    return fastest_configs(launchers, configs, prepare=c.zero_, check=check, report=report,
+                           rounds=ROUNDS, calls=CALLS)
+
+
+def sustained(kernels: dict, a, b, c, got: dict, baseline) -> dict:
+    """{tool: ms}: each tool at its fastest configuration in `got`, and cuBLAS, timed again
+    each alone under its own sustained load (`timing.gpu_ms_sustained`), the median of
+    its rounds."""
+    cases = {"cuBLAS": baseline}
+    cases |= {tool: run(kernel, a, b, c, got[tool][1]) for tool, kernel in kernels.items()}
+    timed = gpu_ms_sustained(cases, rounds=5)
+    return {tool: statistics.median(times) for tool, times in timed.items()}
 
 
 def main() -> None:
@@ -191,6 +202,9 @@ def main() -> None:
                         help="persistent_kernel (a loop over tiles) through both tools")
     parser.add_argument("--index", action="store_true",
                         help="index_kernel (persistent, pointers from the K loop's index)")
+    parser.add_argument("--sustained", action="store_true",
+                        help="under each shape, its fastest configurations and cuBLAS timed "
+                             "again, each alone under its own sustained load ('alone')")
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
@@ -223,7 +237,15 @@ def main() -> None:
             print(f"{dname:<5} {f'{m}x{k}x{n}':>16} {tflops(t_tc):8.1f} {tflops(t_tr):8.1f} "
                   f"{tflops(t_cublas):8.1f} {t_cublas / t_tc:9.3f} {t_tr / t_tc:9.3f} "
                   f"{tflops(t_tc) / peak if peak else float('nan'):7.3f}  "
-                  f"{cfg_tc} / {cfg_tr}", flush=True)
+                  f"{label(cfg_tc)} / {label(cfg_tr)}", flush=True)
+            if args.sustained:
+                ms = sustained({"tilecc": tc_k, "Triton": tr_k}, a, b, c, got,
+                               lambda: torch.matmul(a, b))
+                print(f"{'  alone':<5} {'':>16} {tflops(ms['tilecc']):8.1f} "
+                      f"{tflops(ms['Triton']):8.1f} {tflops(ms['cuBLAS']):8.1f} "
+                      f"{ms['cuBLAS'] / ms['tilecc']:9.3f} {ms['Triton'] / ms['tilecc']:9.3f} "
+                      f"{tflops(ms['tilecc']) / peak if peak else float('nan'):7.3f}",
+                      flush=True)
     # the fused epilogue, checked once on a ragged shape
     a = torch.randn(1000, 1000, device="cuda", dtype=torch.float16)
     b = torch.randn(1000, 1000, device="cuda", dtype=torch.float16)

@@ -96,6 +96,45 @@ def runs(fn, what: str) -> bool:
     return True
 
 
+def gpu_ms_sustained(cases: dict, seconds: float = 0.3, settle: float = 0.1,
+                     rounds: int = 3) -> dict:
+    """Device milliseconds per call of each case under its own sustained load, per round:
+    {label: [ms, ...]}.
+
+    `cases[label]()` launches one call.  A round runs each case alone, the first case
+    rotating: `settle` seconds of back-to-back calls untimed, then about `seconds` of them
+    between two events.  Under a heavy kernel an H200 runs at its power limit and its clock
+    follows the load of the last few milliseconds, so rounds of a few calls of each case in
+    turn (`gpu_ms_queued`) time each case partly at the clock its neighbours left: a kernel
+    that draws more power than its neighbours runs faster there than it can run on its own
+    (torch's SDPA at head dimension 128: 614 TFLOP/s between Triton and tilecc, 558 alone).
+    This is the speed a workload that runs one of them for long gets."""
+    import torch
+
+    def block(fn, calls: int) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    counts = {}
+    for label, fn in cases.items():  # warm-up, and how many calls fill `seconds`
+        block(fn, 3)
+        ms = max(block(fn, 5) / 5, 1e-3)
+        counts[label] = (max(3, int(settle * 1e3 / ms)), max(10, int(seconds * 1e3 / ms)))
+    out = {label: [] for label in cases}
+    labels = list(cases)
+    for r in range(rounds):
+        for label in labels[r % len(labels):] + labels[:r % len(labels)]:
+            warm, calls = counts[label]
+            block(cases[label], warm)
+            out[label].append(block(cases[label], calls) / calls)
+    return out
+
+
 def fastest_configs(launchers: dict, configs, prepare=None, check=None, report=None,
                     rounds: int = 15, calls: int = 8, sleep: bool = False) -> dict:
     """{name: (ms, config)}: each tool's fastest of `configs`, the tools timed side by side.

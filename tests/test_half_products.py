@@ -1,7 +1,9 @@
-"""Products of fp16 / bf16 blocks held in registers, two per instruction (tc::mul_pair:
-mul.rn.f16x2, fma.rn.bf16x2 with -0): in the source, compiled for both vendors, on the
-interpreter against NumPy, and on the GPU bit for bit against torch's products (one
-rounding of the exact product) over ordinary, subnormal, infinite and NaN values."""
+"""Products, sums and differences of fp16 / bf16 blocks, two per instruction (tc::mul_pair:
+mul.rn.f16x2, fma.rn.bf16x2 with -0; tc::add_pair, tc::sub_pair), held in registers or read
+once, and conversions from fp32 that a product reads, two per instruction too
+(tc::cast_pair): in the source, compiled for both vendors, on the interpreter against
+NumPy, and on the GPU bit for bit against torch (one rounding of the exact result) over
+ordinary, subnormal, infinite and NaN values."""
 
 from __future__ import annotations
 
@@ -30,6 +32,29 @@ def products(x_ptr, y_ptr, p_ptr, q_ptr, n, BLOCK: tl.constexpr):
     tl.store(q_ptr + offs, p * x, mask=ok)
 
 
+@tilecc.jit
+def gated(x_ptr, y_ptr, out_ptr, scaled_ptr, n, BLOCK: tl.constexpr):
+    # the GELU-gate form of LLM kernels: fp32 math, converted, times a 16-bit block
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    x = tl.load(x_ptr + offs, mask=ok)
+    y = tl.load(y_ptr + offs, mask=ok)
+    h = x.to(tl.float32) * 0.5
+    tl.store(out_ptr + offs, h.to(y.dtype) * y, mask=ok)
+    tl.store(scaled_ptr + offs, h.to(y.dtype), mask=ok)  # a conversion only stored
+
+
+@tilecc.jit
+def sums(x_ptr, y_ptr, s_ptr, d_ptr, n, BLOCK: tl.constexpr):
+    # a residual add, and a difference
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    x = tl.load(x_ptr + offs, mask=ok)
+    y = tl.load(y_ptr + offs, mask=ok)
+    tl.store(s_ptr + offs, x + y, mask=ok)
+    tl.store(d_ptr + offs, x - y, mask=ok)
+
+
 def _signature(dtype: str) -> str:
     return f"*{dtype}:16,*{dtype}:16,*{dtype}:16,*{dtype}:16,i32,256"
 
@@ -43,10 +68,42 @@ def test_products_held_in_registers_are_taken_two_at_a_time(dtype, arch) -> None
     assert_clean_compile(products, _signature(dtype), "cuda", arch)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_products_and_conversions_read_once_are_taken_two_at_a_time(dtype, arch) -> None:
+    """Before, both went into the store's expression one element at a time: each
+    conversion an F2F of its own (ptxas packs pairs only of what is stored) and each product
+    a float product and another conversion.  The conversion is made in the product's loop,
+    a pair at a time: made in a loop of its own before, every pair is live at once."""
+    c = "half" if dtype == "fp16" else "bfloat16"
+    src = gated.source(_signature(dtype), arch=arch)
+    body = (f"    tc::{c} h_{dtype}[2];\n"
+            f"    tc::cast_pair(h[r], h[r + 1], h_{dtype}[0], h_{dtype}[1]);\n"
+            f"    tc::mul_pair(h_{dtype}[0], h_{dtype}[1], y[r], y[r + 1], t[r], t[r + 1]);\n")
+    assert body in src
+    # the conversion only stored stays in its store, where ptxas packs its pairs
+    assert f"chunk[k] = tc::cast<tc::{c}>(h[v + k]);" in src
+    require_cuda_compiler()
+    assert_clean_compile(gated, _signature(dtype), "cuda", arch)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_sums_and_differences_are_taken_two_at_a_time(dtype, arch) -> None:
+    """Before, each element was two conversions up, a float sum and a conversion down."""
+    src = sums.source(_signature(dtype), arch=arch)
+    assert "tc::add_pair(x[r], x[r + 1], y[r], y[r + 1], t[r], t[r + 1]);" in src
+    assert "tc::sub_pair(x[r], x[r + 1], y[r], y[r + 1], t_1[r], t_1[r + 1]);" in src
+    require_cuda_compiler()
+    assert_clean_compile(sums, _signature(dtype), "cuda", arch)
+
+
 def test_products_in_pairs_compile_for_amd() -> None:
     require_hip_compiler()
     for dtype in ("fp16", "bf16"):
         assert_clean_compile(products, _signature(dtype), "hip", "gfx90a")
+        assert_clean_compile(gated, _signature(dtype), "hip", "gfx90a")
+        assert_clean_compile(sums, _signature(dtype), "hip", "gfx90a")
 
 
 def _special_values(dtype) -> np.ndarray:
@@ -72,6 +129,89 @@ def test_interpreter_products_match_numpy() -> None:
     np.testing.assert_array_equal(p.view(np.uint16)[~np.isnan(want)],
                                   want.view(np.uint16)[~np.isnan(want)])
     assert np.isnan(p[np.isnan(want)]).all()
+
+
+def test_interpreter_gated_matches_numpy() -> None:
+    vals = _special_values(np.float16)
+    x = np.repeat(vals, len(vals)).astype(np.float16)
+    y = np.tile(vals, len(vals)).astype(np.float16)
+    n = len(x)
+    out, scaled = np.empty_like(x), np.empty_like(x)
+    gated.interpret[(tilecc.cdiv(n, 256),)](x, y, out, scaled, n, BLOCK=256)
+    with np.errstate(all="ignore"):
+        h = (x.astype(np.float32) * np.float32(0.5)).astype(np.float16)
+        want = (h.astype(np.float32) * y.astype(np.float32)).astype(np.float16)
+    for got, ref in ((out, want), (scaled, h)):
+        nan = np.isnan(ref)
+        np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
+        assert np.isnan(got[nan]).all()
+
+
+def test_interpreter_sums_match_numpy() -> None:
+    vals = _special_values(np.float16)
+    x = np.repeat(vals, len(vals)).astype(np.float16)
+    y = np.tile(vals, len(vals)).astype(np.float16)
+    n = len(x)
+    s, d = np.empty_like(x), np.empty_like(x)
+    sums.interpret[(tilecc.cdiv(n, 256),)](x, y, s, d, n, BLOCK=256)
+    with np.errstate(all="ignore"):
+        want_s = (x.astype(np.float32) + y.astype(np.float32)).astype(np.float16)
+        want_d = (x.astype(np.float32) - y.astype(np.float32)).astype(np.float16)
+    for got, ref in ((s, want_s), (d, want_d)):
+        nan = np.isnan(ref)
+        np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
+        assert np.isnan(got[nan]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_sums_round_once_as_torch(dtype) -> None:
+    """Signed zeros included: x - x is +0, -0 + -0 is -0 (the bf16 forms are fmas)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    dt = getattr(torch, dtype)
+    vals = torch.tensor(_special_values(np.float16 if dtype == "float16" else np.float32),
+                        dtype=torch.float64)
+    if dtype == "bfloat16":
+        vals = torch.cat([vals, torch.tensor([1e-39, -3e-40, 3e38, 1e-38], dtype=torch.float64)])
+    x = vals.repeat_interleave(len(vals)).to(dt).cuda()
+    y = vals.repeat(len(vals)).to(dt).cuda()
+    torch.manual_seed(0)
+    x = torch.cat([x, (torch.randn(5000, device="cuda") * 30).to(dt)])
+    y = torch.cat([y, torch.randn(5000, device="cuda").to(dt)])
+    n = x.numel()
+    s, d = torch.empty_like(x), torch.empty_like(x)
+    sums[(tilecc.cdiv(n, 256),)](x, y, s, d, n, BLOCK=256)
+    for got, ref in ((s, (x.float() + y.float()).to(dt)), (d, (x.float() - y.float()).to(dt))):
+        nan = torch.isnan(ref)
+        assert torch.equal(got[~nan].view(torch.int16), ref[~nan].view(torch.int16))
+        assert torch.isnan(got[nan]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_gated_rounds_as_torch(dtype) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    dt = getattr(torch, dtype)
+    vals = torch.tensor(_special_values(np.float16 if dtype == "float16" else np.float32),
+                        dtype=torch.float64)
+    x = vals.repeat_interleave(len(vals)).to(dt).cuda()
+    y = vals.repeat(len(vals)).to(dt).cuda()
+    torch.manual_seed(0)
+    x = torch.cat([x, (torch.randn(5000, device="cuda") * 30).to(dt)])
+    y = torch.cat([y, torch.randn(5000, device="cuda").to(dt)])
+    n = x.numel()
+    out, scaled = torch.empty_like(x), torch.empty_like(x)
+    gated[(tilecc.cdiv(n, 256),)](x, y, out, scaled, n, BLOCK=256)
+    h = (x.float() * 0.5).to(dt)
+    want = (h.float() * y.float()).to(dt)
+    for got, ref in ((out, want), (scaled, h)):
+        nan = torch.isnan(ref)
+        assert torch.equal(got[~nan].view(torch.int16), ref[~nan].view(torch.int16))
+        assert torch.isnan(got[nan]).all()
 
 
 @pytest.mark.gpu

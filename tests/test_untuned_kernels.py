@@ -189,6 +189,21 @@ def test_bf16_arithmetic_compiles_for_each_arch(arch) -> None:
     assert _bf16_arith_kernel.compile("*i16:16,*i16:16,*i16:16,1024", arch=arch).data
 
 
+def test_gated_activations_keep_two_programs_an_sm() -> None:
+    """SwiGLU and GELU gates at 32 warps (`(a * sigmoid(a)).to(b.dtype) * b`): the
+    conversion and the product two elements a time in one loop, 32 registers a thread, so
+    two programs of 1024 threads an SM.  The conversions in a loop of their own before the
+    products spilled at 32 registers, and the build without the request took 35: one
+    program an SM."""
+    require_cuda_compiler()
+    sig = "*bf16:16,*bf16:16,*bf16:16,i32:16,i32:16,16384"
+    for kernel in (U.swiglu_fwd, U.geglu_tanh_fwd):
+        src = kernel.source(sig, arch="sm_90a", num_warps=32)
+        assert "__launch_bounds__(1024, 2)" in src and "tc::cast_pair(" in src
+        log = kernel.compile(sig, arch="sm_90a", num_warps=32).log
+        assert int(re.search(r"Used (\d+) registers", log)[1]) <= 32, log
+
+
 @pytest.mark.gpu
 def test_bf16_native_arithmetic_is_rounded_as_through_float() -> None:
     """bf16 + - * on the GPU give the bits the interpreter's float-then-round gives,

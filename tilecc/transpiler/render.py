@@ -34,7 +34,7 @@ from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.line_breaks import SPACE, joined, lay_out, words
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import (in_pairs, pairs_cast, pairs_fma,
-                                                pairs_product)
+                                                pairs_product, pairs_sum)
 from tilecc.transpiler.passes.layouts import MemoryPlan, Placement
 from tilecc.transpiler.passes.settle import tma_store_tile
 from tilecc.transpiler.render_asm import AsmWriter
@@ -308,6 +308,30 @@ class CoreWriter(Writer):
         else:
             self._write_tested(test, write)
 
+    def _paired_statements(self, fn: str, op: Op) -> None:
+        """`op` (a 16-bit product, sum or fma) two registers at a time through `fn`; an operand
+        that is a conversion from fp32 written into it (passes.emission) is converted two
+        at a time there first, into a pair of the loop's own.  Converted one element at a
+        time ptxas gives each its own F2F; converted in a statement before, every pair
+        of the block is live at once (GELU's gate at 1024 threads spilled at 32 registers)."""
+        v = op.result
+        converted, operands = [], []
+        for x in op.operands:
+            cast = x.owner
+            if x.id in self.ctx.emission.inline and cast is not None and pairs_cast(cast) \
+                    and x.layout == v.layout:
+                src = cast.operands[0]
+                base = self.names.name(src) if src.id not in self.ctx.emission.inline \
+                    else "converted"
+                pair = self.names.fresh(f"{base}_{x.dtype.short}")
+                converted.append((c_type(x.dtype), pair, self.exprs.text(src, "r"),
+                                  self.exprs.text(src, "r + 1")))
+                operands += [f"{pair}[0]", f"{pair}[1]"]
+            else:
+                operands += [self.exprs.text(x, "r"), self.exprs.text(x, "r + 1")]
+        self.out.line(self.ctx.macros.pairs(fn, v.layout.regs, operands, self.names.name(v),
+                                            converted))
+
     def _block_statements(self, group: list[Op]) -> None:
         """The statements that compute a group of block values, declared before."""
         if pairs_cast(group[0]):  # fp32 -> fp16 / bf16, two elements per instruction
@@ -316,16 +340,15 @@ class CoreWriter(Writer):
                 v.layout.regs, self.exprs.text(x, "r"), self.exprs.text(x, "r + 1"),
                 self.names.name(v)))
             return
-        paired = "tc::mul_pair" if pairs_product(group[0]) else \
-            "tc::fma_pair" if pairs_fma(group[0]) else None
-        if paired and self.ctx.root(group[0].result) == group[0].result.id:
-            # fp16 / bf16 products and fmas, two per instruction (a result updating another
-            # value's variable in place keeps the general path, which orders its reads first)
-            v = group[0].result
-            self.out.line(self.ctx.macros.pairs(
-                paired, v.layout.regs,
-                [self.exprs.text(x, r) for x in group[0].operands for r in ("r", "r + 1")],
-                self.names.name(v)))
+        first = group[0]
+        paired = "tc::mul_pair" if pairs_product(first) else \
+            "tc::fma_pair" if pairs_fma(first) else \
+            f"tc::{first.attrs['fn']}_pair" if pairs_sum(first) else None
+        if paired and self.ctx.root(first.result) == first.result.id:
+            # fp16 / bf16 products, sums and fmas, two per instruction (a result updating
+            # another value's variable in place keeps the general path, which orders its
+            # reads first)
+            self._paired_statements(paired, first)
             return
         # a result living in another value's variable (a loop-carried one) updates it in place
         in_place = {self.ctx.root(op.result) for op in group

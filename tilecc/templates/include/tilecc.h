@@ -362,6 +362,48 @@ TC_DEVICE void mul_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
 #endif
 }
 
+// Two fp16 / bf16 sums or differences in one instruction (sm_80 and later).  A float holds
+// at least 2p + 2 bits of a p-bit format's significand (24 >= 2 * 11 + 2), so rounding the
+// float sum to 16 bits gives the correctly rounded sum, as the paired instruction does (an
+// fma with 1.0 for bf16, which has no add.rn.bf16x2 before sm_90).
+template <typename T>
+TC_DEVICE void add_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(is_half_like<T>::value, "add_pair adds fp16 or bf16");
+  unsigned sum;
+  if constexpr (is_same<T, half>::value) {
+    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(sum) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)));
+  } else {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;"
+        : "=r"(sum) : "r"(pack2(a0, a1)), "r"(0x3f803f80u), "r"(pack2(b0, b1)));
+  }
+  x = T::from_bits(static_cast<unsigned short>(sum & 0xffffu));
+  y = T::from_bits(static_cast<unsigned short>(sum >> 16));
+#else
+  x = a0 + b0;
+  y = a1 + b1;
+#endif
+}
+
+template <typename T>
+TC_DEVICE void sub_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
+#if !defined(TC_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(is_half_like<T>::value, "sub_pair subtracts fp16 or bf16");
+  unsigned difference;
+  if constexpr (is_same<T, half>::value) {
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(difference) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)));
+  } else {  // a - b = fma(b, -1, a)
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;"
+        : "=r"(difference) : "r"(pack2(b0, b1)), "r"(0xbf80bf80u), "r"(pack2(a0, a1)));
+  }
+  x = T::from_bits(static_cast<unsigned short>(difference & 0xffffu));
+  y = T::from_bits(static_cast<unsigned short>(difference >> 16));
+#else
+  x = a0 - b0;
+  y = a1 - b1;
+#endif
+}
+
 template <typename To, typename From>
 TC_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal sizes");

@@ -51,6 +51,13 @@ def pairs_product(op: Op) -> bool:
     return op.kind == "binary" and op.attrs == {"fn": "mul"} and _sixteen_bit_pairs(op)
 
 
+def pairs_sum(op: Op) -> bool:
+    """A block sum or difference of fp16 or bf16 values, two elements per instruction
+    (tc::add_pair, tc::sub_pair)."""
+    return op.kind == "binary" and op.attrs.get("fn") in ("add", "sub") and \
+        len(op.attrs) == 1 and _sixteen_bit_pairs(op)
+
+
 def pairs_fma(op: Op) -> bool:
     """A block fused multiply-add of fp16 or bf16 values (passes.contract), two elements
     per instruction (tc::fma_pair)."""
@@ -59,8 +66,8 @@ def pairs_fma(op: Op) -> bool:
 
 def in_pairs(op: Op) -> bool:
     """An op rendered two registers at a time, alone (`pairs_cast`, `pairs_product`,
-    `pairs_fma`)."""
-    return pairs_cast(op) or pairs_product(op) or pairs_fma(op)
+    `pairs_sum`, `pairs_fma`)."""
+    return pairs_cast(op) or pairs_product(op) or pairs_sum(op) or pairs_fma(op)
 
 
 class Emission:
@@ -144,23 +151,12 @@ class Emission:
                     self.alias[op.result.id] = self.root(acc)
 
     def _written_in_pairs(self) -> set[int]:
-        """16-bit fused multiply-adds, and the products they add (read directly or negated):
-        statements two elements at a time.  Written into their reader instead, one element
-        at a time, each product is a float product and a conversion, and each fma one
-        instruction per element (a rotary embedding ran 270 SASS instructions, Triton's
-        107)."""
-        out: set[int] = set()
-        for op in self.k.walk():
-            if not pairs_fma(op):
-                continue
-            out.add(op.result.id)
-            for x in op.operands:
-                p = x.owner
-                if p is not None and p.kind == "unary" and p.attrs.get("fn") == "neg":
-                    p = p.operands[0].owner
-                if p is not None and pairs_product(p) and p.result.layout == op.result.layout:
-                    out.add(p.result.id)
-        return out
+        """16-bit products, sums and fused multiply-adds: statements two elements at a time.
+        Written into their reader instead, one element at a time, each product is a float
+        product and a conversion, each fma one instruction per element (a rotary embedding
+        ran 270 SASS instructions, Triton's 107).  A conversion from fp32 one of them reads
+        once stays in it, converted two at a time there (`render._paired_statements`)."""
+        return {op.result.id for op in self.k.walk() if in_pairs(op) and not pairs_cast(op)}
 
     def _index_values(self) -> set[int]:
         """Block values built only from `tl.arange`, constants and unchanging scalars (offsets,

@@ -323,13 +323,28 @@ def ref_transpose(a):
     return dict(y=_f(a["x"]).T)
 
 
+def _zeros_like_gpu(shape):
+    return torch.zeros(shape, device="cuda", dtype=torch.float64)
+
+
+def ref_chunk_state(a):
+    return dict(h=UM.chunk_state_reference(_f(a["k"]), _f(a["v"]), _f(a["g"]), torch,
+                                           _zeros_like_gpu))
+
+
+def ref_chunk_output(a):
+    q = _f(a["q"])
+    return dict(o=UM.chunk_output_reference(q, _f(a["k"]), _f(a["v"]), _f(a["g"]), _f(a["h"]),
+                                            q.shape[2] ** -0.5, torch, _zeros_like_gpu))
+
+
 CASES = U.CASES + UM.CASES
 REFERENCES = [ref_l2norm, ref_rmsnorm, ref_gated, ref_swiglu, ref_geglu, ref_sparsemax,
               ref_cumsum, ref_ce, ref_rope, ref_taylor, ref_rnn, ref_gn,
               ref_rms_bwd, ref_swiglu_bwd, ref_add_rms, ref_quant, ref_softmax, ref_kl,
               ref_emb, ref_topk, ref_paged, ref_int4, ref_gla, ref_causal, ref_moe, ref_scan,
               ref_rope_il, ref_softmax_bwd, ref_conv, ref_scaled, ref_bias, ref_emb_bwd,
-              ref_bmm, ref_welford, ref_transpose]
+              ref_bmm, ref_welford, ref_transpose, ref_chunk_state, ref_chunk_output]
 assert len(REFERENCES) == len(CASES)
 
 

@@ -4,7 +4,8 @@ that walk runs of rows, in-place updates, quantization with libdevice rounding, 
 softmaxes and losses over a vocabulary, gathers through index tensors (embeddings, paged
 key-value caches, a mixture of experts' tokens sorted by expert), a router's top-2, a
 product of 4-bit packed weights, a recurrence over a 2-D state, a linear recurrence by
-`tl.associative_scan` and a transpose by tiles.  Block configurations are those the
+`tl.associative_scan`, a transpose by tiles, and chunked linear attention (the state at
+each chunk's start, then the chunks' outputs).  Block configurations are those the
 libraries pick for Triton."""
 
 from __future__ import annotations
@@ -463,6 +464,69 @@ def transpose_tiles(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.const
     ok = (rm[:, None] < M) & (rn[None, :] < N)
     x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=ok, other=0.0)
     tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(x), mask=tl.trans(ok))
+
+
+# --- chunked linear attention with scalar decays, as chunk-parallel libraries write it: the
+# state at each chunk's start (a product accumulated across the chunk loop and stored at each
+# step), then each chunk's output from its state and its own causal scores; block pointers
+# with boundary checks throughout -----------------------------------------------------------
+@tilecc.jit
+def chunk_gated_state(k_ptr, v_ptr, g_ptr, h_ptr, T, NT, K: tl.constexpr, V: tl.constexpr,
+                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    b_h = tl.zeros([BK, BV], dtype=tl.float32)
+    for i_t in range(NT):
+        p_h = tl.make_block_ptr(h_ptr + (i_bh * NT + i_t) * K * V, (K, V), (V, 1),
+                                (i_k * BK, i_v * BV), (BK, BV), (1, 0))
+        tl.store(p_h, b_h.to(p_h.dtype.element_ty), boundary_check=(0, 1))
+        p_k = tl.make_block_ptr(k_ptr + i_bh * T * K, (K, T), (1, K), (i_k * BK, i_t * BT),
+                                (BK, BT), (0, 1))
+        p_v = tl.make_block_ptr(v_ptr + i_bh * T * V, (T, V), (V, 1), (i_t * BT, i_v * BV),
+                                (BT, BV), (1, 0))
+        b_k = tl.load(p_k, boundary_check=(0, 1))
+        b_v = tl.load(p_v, boundary_check=(0, 1))
+        last = tl.minimum((i_t + 1) * BT, T) - 1
+        g_last = tl.load(g_ptr + i_bh * T + last)
+        o_t = i_t * BT + tl.arange(0, BT)
+        b_g = tl.load(g_ptr + i_bh * T + o_t, mask=o_t < T, other=0.0)
+        b_h *= tl.exp(g_last)
+        b_v = (b_v * tl.exp(g_last - b_g)[:, None]).to(b_v.dtype)
+        b_h += tl.dot(b_k, b_v)
+
+
+@tilecc.jit
+def chunk_gated_output(q_ptr, k_ptr, v_ptr, g_ptr, h_ptr, o_ptr, scale, T, NT,
+                       K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+                       BV: tl.constexpr):
+    i_v, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    o_i = tl.arange(0, BT)
+    m_s = o_i[:, None] >= o_i[None, :]
+    b_o = tl.zeros([BT, BV], dtype=tl.float32)
+    b_s = tl.zeros([BT, BT], dtype=tl.float32)
+    for i_k in range(tl.cdiv(K, BK)):
+        p_q = tl.make_block_ptr(q_ptr + i_bh * T * K, (T, K), (K, 1), (i_t * BT, i_k * BK),
+                                (BT, BK), (1, 0))
+        p_k = tl.make_block_ptr(k_ptr + i_bh * T * K, (K, T), (1, K), (i_k * BK, i_t * BT),
+                                (BK, BT), (0, 1))
+        p_h = tl.make_block_ptr(h_ptr + (i_bh * NT + i_t) * K * V, (K, V), (V, 1),
+                                (i_k * BK, i_v * BV), (BK, BV), (1, 0))
+        b_q = tl.load(p_q, boundary_check=(0, 1))
+        b_k = tl.load(p_k, boundary_check=(0, 1))
+        b_h = tl.load(p_h, boundary_check=(0, 1))
+        b_o += tl.dot(b_q, b_h)
+        b_s += tl.dot(b_q, b_k)
+    o_t = i_t * BT + o_i
+    b_g = tl.load(g_ptr + i_bh * T + o_t, mask=o_t < T, other=0.0)
+    b_o = b_o * tl.exp(b_g)[:, None]
+    b_s = b_s * tl.exp(b_g[:, None] - b_g[None, :])
+    b_s = tl.where(m_s, b_s, 0)
+    p_v = tl.make_block_ptr(v_ptr + i_bh * T * V, (T, V), (V, 1), (i_t * BT, i_v * BV),
+                            (BT, BV), (1, 0))
+    b_v = tl.load(p_v, boundary_check=(0, 1))
+    b_o = (b_o + tl.dot(b_s.to(b_v.dtype), b_v)) * scale
+    p_o = tl.make_block_ptr(o_ptr + i_bh * T * V, (T, V), (V, 1), (i_t * BT, i_v * BV),
+                            (BT, BV), (1, 0))
+    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
 
 
 # --- layer norm by Welford's running mean and variance, chunked over long rows ------------
@@ -975,6 +1039,71 @@ def _transpose_ref(a):
     return dict(y=a["x"].T.astype("float64"))
 
 
+CHUNK = 64  # the chunk length (BT) of the chunked linear attention
+
+
+def _chunks_in(mk, dt, big):
+    bh, t, d = (64, 4096, 128) if big else (2, 100, 128)  # (a last chunk of 36 when small)
+    nt = -(-t // CHUNK)
+    return dict(q=mk.randn((bh, t, d), dt), k=mk.randn((bh, t, d), dt),
+                v=mk.randn((bh, t, d), dt), g=mk.logsigmoid((bh, t), "float32") * 0.1,
+                h=mk.randn((bh, nt, d, d), dt), o=mk.empty((bh, t, d), dt))
+
+
+def _chunk_state_launch(k, a):
+    bh, t, d = a["k"].shape
+    k[(d // 64, d // 64, bh)](a["k"], a["v"], a["g"], a["h"], t, -(-t // CHUNK), K=d, V=d,
+                              BT=CHUNK, BK=64, BV=64, num_warps=4, num_stages=2)
+
+
+def _chunk_output_launch(k, a):
+    bh, t, d = a["q"].shape
+    nt = -(-t // CHUNK)
+    k[(d // 64, nt, bh)](a["q"], a["k"], a["v"], a["g"], a["h"], a["o"], d ** -0.5, t, nt,
+                         K=d, V=d, BT=CHUNK, BK=64, BV=64, num_warps=4, num_stages=2)
+
+
+def chunk_state_reference(k, v, g, xp, zeros):
+    """The state before each chunk, (bh, chunks, K, V), in float64 (`xp`: numpy or torch;
+    `zeros(shape)`: float64 zeros of that library)."""
+    bh, t, d = k.shape
+    nt = -(-t // CHUNK)
+    h, s = zeros((bh, nt, d, v.shape[2])), zeros((bh, d, v.shape[2]))
+    for c in range(nt):
+        lo, hi = c * CHUNK, min((c + 1) * CHUNK, t)
+        h[:, c] = s
+        g_last = g[:, hi - 1]
+        decayed = v[:, lo:hi] * xp.exp(g_last[:, None] - g[:, lo:hi])[:, :, None]
+        s = s * xp.exp(g_last)[:, None, None] + xp.einsum("bti,btj->bij", k[:, lo:hi], decayed)
+    return h
+
+
+def chunk_output_reference(q, k, v, g, h, scale, xp, zeros):
+    """Each chunk's output from the state before it and its own causal, decayed scores."""
+    bh, t, d = q.shape
+    o = zeros(v.shape)
+    for c in range(-(-t // CHUNK)):
+        lo, hi = c * CHUNK, min((c + 1) * CHUNK, t)
+        qc, gc = q[:, lo:hi], g[:, lo:hi]
+        inter = xp.einsum("bti,bij->btj", qc, h[:, c]) * xp.exp(gc)[:, :, None]
+        s = xp.einsum("bti,bsi->bts", qc, k[:, lo:hi]) * xp.exp(gc[:, :, None] - gc[:, None, :])
+        s = xp.tril(s)  # (causal within the chunk)
+        o[:, lo:hi] = (inter + xp.einsum("bts,bsj->btj", s, v[:, lo:hi])) * scale
+    return o
+
+
+def _chunk_state_ref(a):
+    np = _np()
+    k, v, g = (a[n].astype("float64") for n in ("k", "v", "g"))
+    return dict(h=chunk_state_reference(k, v, g, np, np.zeros))
+
+
+def _chunk_output_ref(a):
+    np = _np()
+    q, k, v, g, h = (a[n].astype("float64") for n in ("q", "k", "v", "g", "h"))
+    return dict(o=chunk_output_reference(q, k, v, g, h, q.shape[2] ** -0.5, np, np.zeros))
+
+
 def _bmm_in(mk, dt, big):
     b = 65536 if big else 5
     return dict(a=mk.randn((b, 32, 32), dt), b=mk.randn((b, 32, 32), dt),
@@ -1057,4 +1186,10 @@ CASES = [
          _welford_ref, moved=lambda e: 2 * 4096 * 16384 * e),
     Case("transpose 64x64 tiles", transpose_tiles, _transpose_in, _transpose_launch, ("y",),
          _transpose_ref, tol=(0, 0), moved=lambda e: 2 * 8192 * 8192 * e),
+    Case("chunk gated state", chunk_gated_state, _chunks_in, _chunk_state_launch, ("h",),
+         _chunk_state_ref, tol=(2e-2, 2e-1), moved=lambda e: 64 * 4096 * 128 * 2 * 2 * e
+         + 64 * 64 * 128 * 128 * e),
+    Case("chunk gated output", chunk_gated_output, _chunks_in, _chunk_output_launch, ("o",),
+         _chunk_output_ref, tol=(2e-2, 1e-1), moved=lambda e: 64 * 4096 * 128 * 4 * e
+         + 64 * 64 * 128 * 128 * e),
 ]

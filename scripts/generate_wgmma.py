@@ -31,7 +31,8 @@ def intrinsic(n: int, dtype: str, a_from_registers: bool) -> str:
     `hi` are the thread's accumulator registers of its two row blocks (rows 8 h + lane / 4
     of its warp's 16, h = 0, 1), n / 4 each, in the instruction's order: columns
     8 j + 2 (lane % 4) + e, for j < n / 8 and e = 0, 1.  8-bit inputs have no
-    transpose operands: B must be K-major (TRANS_B 0)."""
+    transpose operands: B must be K-major (TRANS_B 0); 16-bit A from shared memory may
+    be M-major (TRANS_A 1: the tile laid out as an N-major B is)."""
     ins = WGMMA.instructions[(dtype, "ieee")]
     count = n // 2
     regs = [f"{half}[{2 * j + e}]" for j in range(n // 8) for half in ("lo", "hi")
@@ -42,16 +43,19 @@ def intrinsic(n: int, dtype: str, a_from_registers: bool) -> str:
         a_in, at, trans = ", ".join(f'"r"(a[{q}])' for q in range(4)), count + 4, "%{}"
     else:
         a_param, a_ops = "unsigned long long a_desc", f"%{count}"
-        a_in, at, trans = '"l"(a_desc)', count + 1, "0, %{}"
-    trans = trans.format(at + 2)  # operands: D, A, B's descriptor, scale-d, TRANS_B
+        a_in, at, trans = '"l"(a_desc)', count + 1, f"%{count + 4}, %{{}}"
+    trans = trans.format(at + 2)  # operands: D, A, B's descriptor, scale-d, TRANS_B, TRANS_A
     if not ins.b_n_major:  # no imm-trans operands at all
         trans = ""
     name = ins.intrinsic_for(n) + ("_rs" if a_from_registers else "_ss")
     source = "registers (4 packed pairs)" if a_from_registers else "shared memory (descriptor)"
     outs = [f'"+f"({r})' for r in regs]
+    transposes_a = ins.b_n_major and not a_from_registers
     lines = [f"// {ins.ptx(n)}",
-             f"// A from {source}, B from shared memory (descriptor), N-major (TRANS_B 1) "
-             "or K-major (0)",
+             f"// A from {source}" + (", K-major (TRANS_A 0) or M-major (1)" if transposes_a
+                                      else "")
+             + ", B from shared memory (descriptor), N-major (TRANS_B 1) or K-major (0)",
+             "template <int TRANS_B, int TRANS_A = 0>" if transposes_a else
              "template <int TRANS_B>",
              f"TC_DEVICE void {name}(float* lo, float* hi, {a_param},",
              f"{' ' * (len(name) + 16)}unsigned long long b_desc) {{"]
@@ -69,7 +73,8 @@ def intrinsic(n: int, dtype: str, a_from_registers: bool) -> str:
         lines.append(f"               {':' if c == 0 else ' '} {', '.join(outs[c:c + 4])}"
                      + ("," if c + 4 < count else ""))
     lines.append(f'               : {a_in}, "l"(b_desc), "r"(1)'
-                 + (', "n"(TRANS_B));' if trans else ");"))
+                 + (', "n"(TRANS_B), "n"(TRANS_A));' if transposes_a else
+                    ', "n"(TRANS_B));' if trans else ");"))
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -411,3 +411,36 @@ def test_boundary_check_is_one_unsigned_comparison_per_dim(wide) -> None:
     width = "unsigned long long" if wide else "unsigned int"
     assert f"tc::cast<{width}>(tc::max(M, " in loop and f"tc::cast<{width}>(tc::max(K, " in loop
     assert ">=" not in loop
+
+
+@tilecc.jit
+def _stored_as_the_pointer_says(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # chunk-parallel libraries' spelling: `b.to(p.dtype.element_ty)` before a store
+    p_x = tl.make_block_ptr(x_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    p_y = tl.make_block_ptr(y_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    b = tl.load(p_x, boundary_check=(0,)).to(tl.float32) * 3.0
+    tl.static_assert(p_y.dtype.element_ty.shape == (BLOCK,))
+    tl.store(p_y, b.to(p_y.dtype.element_ty), boundary_check=(0,))
+    tl.store(p_y, b.to(p_y.type.element_ty), boundary_check=(0,))
+
+
+def test_block_pointer_dtype_names_a_block_of_its_elements() -> None:
+    """As in Triton: `p.dtype` (and `p.type`) of a block pointer is a pointer to a block of
+    its elements, and `.to()` of a block type converts to its element type.  Before,
+    `p.dtype` was not supported in kernels."""
+    x = np.arange(100, dtype=np.float16)
+    y = np.zeros_like(x)
+    _stored_as_the_pointer_says.interpret[(2,)](x, y, 100, BLOCK=64)
+    np.testing.assert_array_equal(y, x * 3)
+    src = _stored_as_the_pointer_says.source("*fp16:16,*fp16:16,i32,64")
+    assert "tc::cast<tc::half>(" in src
+
+
+def test_block_pointer_attribute_unknown_is_an_attribute_error() -> None:
+    @tilecc.jit
+    def strides_of(x_ptr, n, BLOCK: tl.constexpr):
+        p = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
+        tl.store(x_ptr + tl.arange(0, BLOCK), p.strides)
+
+    with pytest.raises(CompilationError, match="a block pointer has no attribute `strides`"):
+        strides_of.source("*fp32,i32,16")

@@ -30,6 +30,12 @@ DOT_LOOP = ("*{dt}:16,*{dt}:16,*{acc}:16,i32,i32,i32:16,i32:16,i32:1,{b_strides}
 N_MAJOR, K_MAJOR = "i32:16,i32:1", "i32:1,i32:16"  # B's strides (K, N): rows, or columns
 
 
+# A stored M-major (its strides (M, K): columns), M a multiple of 16: the wgmma builds stage
+# it M-major (passes.dot.a_m_major), copied 16 bytes along M
+A_M_MAJOR = ("*{dt}:16,*{dt}:16,*fp32:16,i32:16,i32,i32:16,i32:1,i32:16,i32:16,i32:1,i32:16,"
+             "{bm},{bn},{bk},0")
+
+
 def dot_loop(dt: str, bm: int, bn: int, bk: int, b_strides: str = N_MAJOR,
              acc: str = "fp32") -> str:
     return DOT_LOOP.format(dt=dt, acc=acc, b_strides=b_strides, bm=bm, bn=bn, bk=bk)
@@ -49,6 +55,10 @@ BUILDS = [
     (KD.dot_loop_kernel, dot_loop("fp32", 64, 64, 32), "sm_90", 4),
     (KD.dot_loop_kernel, dot_loop("fp32", 64, 64, 32), "sm_80", 4),
     (KD.dot_loop_kernel, dot_loop("i8", 64, 64, 64, acc="i32"), "sm_80", 4),
+    (KD.dot_loop_kernel, A_M_MAJOR.format(dt="fp16", bm=64, bn=128, bk=64), "sm_90", 4),
+    (KD.dot_loop_kernel, A_M_MAJOR.format(dt="bf16", bm=128, bn=64, bk=32), "sm_90", 4),
+    (KD.dot_loop_kernel, A_M_MAJOR.format(dt="fp16", bm=128, bn=128, bk=64), "sm_90", 8),
+    (KD.dot_loop_kernel, A_M_MAJOR.format(dt="fp16", bm=256, bn=64, bk=32), "sm_90", 8),
 ]
 
 

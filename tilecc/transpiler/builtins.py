@@ -235,6 +235,8 @@ def _min_max(tracer, name, x, y, propagate_nan):
 @handles("cast")
 def _cast(tracer, name, input, dtype, fp_downcast_rounding, bitcast):
     to = constant(dtype, "dtype")
+    if isinstance(to, D.block_type):  # as Triton: a block type converts to its element type
+        to = to.scalar
     if not isinstance(to, (D.dtype, D.pointer_type)):
         raise TypeError(f"expected a dtype, got {to!r}")
     x = kernel_value(tracer, input, "input")

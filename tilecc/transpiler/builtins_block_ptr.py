@@ -54,6 +54,15 @@ class BlockPointer:
             other.tile is self.tile and other.block_shape == self.block_shape
 
 
+def attribute(bp: BlockPointer, attr: str) -> Const | None:
+    """`p.dtype` and `p.type` of a block pointer: as in Triton, a pointer to a block of its
+    elements, whose `element_ty` is that block's type (`x.to(p.dtype.element_ty)`, as
+    chunked kernels store, converts to the block's element type)."""
+    if attr in ("dtype", "type"):
+        return Const(D.pointer_type(D.block_type(bp.element_ty, bp.block_shape)))
+    return None
+
+
 def unwrap(x: Any) -> Any:
     """The BlockPointer inside a builtin's argument, else the argument."""
     return x.value if isinstance(x, Const) and isinstance(x.value, BlockPointer) else x

@@ -19,6 +19,7 @@ import libcst as cst
 
 from tilecc.language import core as language_core
 from tilecc.language import dtypes as D
+from tilecc.transpiler import builtins_block_ptr as BP
 from tilecc.transpiler import builtins_descriptor as TD
 from tilecc.transpiler import semantic as S
 from tilecc.transpiler.frontend_calls import call_method
@@ -246,6 +247,12 @@ class Expressions:
             if attr in TD.METHODS:
                 return Method(base, attr)
             raise self.error(node, f"a tensor descriptor has no attribute `{attr}`",
+                             "AttributeError")
+        if BP.is_block_pointer(base):
+            got = BP.attribute(BP.unwrap(base), attr)
+            if got is not None:
+                return got
+            raise self.error(node, f"a block pointer has no attribute `{attr}` in kernels",
                              "AttributeError")
         if isinstance(base, Const):
             if isinstance(base.value, (D.dtype, D.pointer_type, D.block_type)) and \

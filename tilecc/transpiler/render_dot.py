@@ -19,8 +19,8 @@ import re
 from tilecc.transpiler.ir import Op, Value, walk
 from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
-from tilecc.transpiler.passes.dot import (DotPlan, b_k_major, promotion_steps, swizzled_chunk,
-                                          wgmma_a_place)
+from tilecc.transpiler.passes.dot import (DotPlan, a_m_major, b_k_major, promotion_steps,
+                                          swizzled_chunk, wgmma_a_place)
 from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.pipeline import Pipeline
 from tilecc.transpiler.passes.settle import overlap_parts
@@ -127,7 +127,13 @@ class DotWriter(Writer):
                 return self.tile_offset(plan.swizzled, col, row, rows, esize)
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
-        if which == 1 and not b_k_major(dot):  # B: atoms of 64 columns, each K rows of 128 B
+        if which == 0 and a_m_major(dot):  # A M-major: laid out as an N-major B, A^T's, its
+            # rows placed where each warp's instruction computes them (as K-major)
+            warps = plan.warps[0]
+            place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
+            row, col, rows, cols = col, place, cols, rows
+        if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
+            # B: atoms of 64 columns, each K rows of 128 B (A M-major: of 64 rows of M)
             return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{INNER}"
                     f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
@@ -160,7 +166,11 @@ class DotWriter(Writer):
             if which == 1 and b_k_major(dot):
                 return plain(col, row, rows)
             return plain(row, col, cols)
-        if which == 1 and not b_k_major(dot):
+        if which == 0 and a_m_major(dot):
+            warps = plan.warps[0]
+            place = wgmma_a_place(row, warps, rows // (warps // 4))
+            row, col, rows, cols = col, place, cols, rows
+        if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
             return (col // atom * rows * atom + swizzled_chunk(8, row, col % atom // epc) * epc
                     + col % epc)
         if which == 1:
@@ -200,7 +210,8 @@ class DotWriter(Writer):
         p = x.layout
         esize = x.dtype.itemsize
         lname = self.exprs.lname(p)
-        along = 0 if which == 1 and b_k_major(dot) else 1  # the axis contiguous in the tile
+        along = 0 if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot) else 1
+        # (the axis contiguous in the tile)
         vec = p.vec if p.fast_axis == along else 1
         if plan.swizzled:
             vec = min(vec, 16 // esize)
@@ -345,9 +356,15 @@ class DotWriter(Writer):
         else:  # K-major: as A's tile, all n rows
             b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)
         a_desc0, a_step = [], ""
+        a_trans = a_tile is not None and a_m_major(op)
         for i in range(per_group // 64 if a_tile is not None else 0):
             first = f"warpgroup * {per_group}" + (f" + {64 * i}" if i else "")
-            desc, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
+            if a_trans:  # M-major: the instruction's 64 rows are one atom of K rows
+                atom = f" + ({first}) / 64 * {k * 128}"
+                desc, a_step = f"tc::wgmma_descriptor(a_base{atom}, {k * 128}, 1024, 1)", \
+                    "kk * 128"
+            else:
+                desc, a_step = self.k_major_descriptor("a_base", first, k * esize, m)
             a_desc0.append(desc)
         data = dict(
             steps=k // plan.k_step, k_step=plan.k_step, per_group=per_group, n=n,
@@ -355,7 +372,8 @@ class DotWriter(Writer):
             acc=acc, target=target, regs=d.layout.regs, b_desc0=b_desc0, b_step=b_step,
             a_desc0=a_desc0, a_step=a_step, in_flight=self.wgmma_in_flight,
             refill_barrier=self.refill_barrier,
-            intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}<{b_trans}>",
+            intrinsic=f"tc::{ins.intrinsic_for(n)}_{'rs' if a_tile is None else 'ss'}"
+                      f"<{b_trans}{', 1' if a_trans else ''}>",
             halves=[[f"{target} + {(2 * i + h) * rn}" if (2 * i + h) else target for h in (0, 1)]
                     for i in range(per_group // 64)],
             frags=[self.a_register_fragments(a, k, i) if a_tile is None else []

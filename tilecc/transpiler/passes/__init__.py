@@ -44,7 +44,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
 from tilecc.transpiler.passes.carried_offsets import carry_offsets, hoist_offsets
-from tilecc.transpiler.passes.coalesce import coalesce_stores
+from tilecc.transpiler.passes.coalesce import coalesce_in_loops, coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products, fold_dot_adds
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
@@ -83,5 +83,8 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     settle(kernel, target, made_descriptor_tma, tma_stores)
     pointer_tiles.unmark_unused(kernel)
     conversions += coalesce_stores(kernel, target.warp_size)
+    if target.async_copies:  # (NVIDIA: measured there)
+        conversions += coalesce_in_loops(kernel, target.warp_size, target.matrix_units,
+                                         target.shared_memory_limit)
     ir.verify(kernel)
     return conversions

@@ -80,6 +80,21 @@ def b_k_major(op: Op) -> bool:
         (b.layout is not None and b.layout.fast_axis == 0)
 
 
+def a_m_major(op: Op) -> bool:
+    """A is staged M-major (each K row of its tile holding 64 consecutive rows of M, as an
+    N-major B's holds 64 columns) when its layout runs along M — a block of A^T loaded
+    from a row-major A^T, as chunk-parallel kernels load K^T — and the instruction reads
+    it so (wgmma's 16-bit ones, A from shared memory): its loads and copies stay 16-byte
+    vectors, where staged K-major each element went to the tile on its own."""
+    plan = op.attrs["plan"]
+    a = op.operands[0]
+    ins = instruction(op)
+    return (plan.unit.operands_from_shared and not plan.a_from_registers
+            and ins is not None and ins.b_n_major and not a_in_registers(op)
+            and a.layout is not None and a.layout.fast_axis == 0
+            and a.type.shape[0] % 64 == 0)
+
+
 def swizzled_chunk(chunks: int, row: int, chunk: int) -> int:
     """The 16-byte chunk of a tile of rows `chunks` chunks long that holds chunk `chunk`
     of row `row`: what `tc::swizzled_chunk<chunks>` computes in the generated code."""

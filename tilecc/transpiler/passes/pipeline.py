@@ -18,7 +18,8 @@ on the loop index, on values from before the loop, and on loop-carried values ("
 state", the pointers) whose updates depend on nothing else and which nothing else reads.
 Masked-off vectors are zero-filled by the copy (`other` must be 0); a load whose mask
 varies inside a vector, or whose vectors are not 4, 8 or 16 bytes along tile rows (along
-K for a B staged K-major, `passes.dot.b_k_major`), stays a plain load.  Loads the
+K for a B staged K-major, `passes.dot.b_k_major`, along M for an A staged M-major,
+`passes.dot.a_m_major`), stays a plain load.  Loads the
 operands are *computed* from (weights cast, `b.T`, fp4 unpacked) are read ahead too, each
 thread's vectors into stages of their own (`prologue_loads`).  This pass only
 marks what could be pipelined; `passes.settle` keeps what the renderer can write out.
@@ -53,7 +54,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.axis_info import info
-from tilecc.transpiler.passes.dot import b_k_major, wgmma_a_place
+from tilecc.transpiler.passes.dot import a_m_major, b_k_major, wgmma_a_place
 from tilecc.transpiler.specs import row_copies, rows_slab
 
 
@@ -179,6 +180,7 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
     if not any_pipelined(kernel):
         return
     reads = ir.uses(kernel)
+    origins = Origins(kernel)
     maps: dict[tuple, tuple] = {}  # descriptor → the box of its one tensor map (kernel-wide)
     top = {id(op) for op in kernel.body.ops}  # loops that run once per program
     for op in kernel.walk():
@@ -186,8 +188,8 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
         if stages >= 2:
             # with the loads of the products' prologues, else (they would spoil it) without
             tma = has_tma, maps, made_descriptor_tma, id(op) in top
-            p = (prologue_reads and _loop(op, stages, reads, *tma, True)) or \
-                _loop(op, stages, reads, *tma, False)
+            p = (prologue_reads and _loop(op, stages, reads, *tma, origins)) or \
+                _loop(op, stages, reads, *tma, None)
             if p is not None:
                 op.attrs["pipeline"] = p
 
@@ -218,7 +220,7 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
             not dot.attrs["plan"].unit.async_proxy:
         return None
     k_major_b = which == 1 and b_k_major(dot)
-    if src.transposed != k_major_b:
+    if src.transposed != k_major_b or which == 0 and a_m_major(dot):
         return None
     rows, cols = x.type.shape
     outer, inner = (cols, rows) if src.transposed else (rows, cols)  # the descriptor's dims
@@ -345,8 +347,9 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
     x = load.result
     plan = load.attrs.get("plan")
     p = x.layout
-    # vectors along the tile's rows; along B's K where B is staged K-major
-    along = 0 if which == 1 and b_k_major(dot) else 1
+    # vectors along the tile's rows; along B's K where B is staged K-major, along A's M
+    # where A is staged M-major
+    along = 0 if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot) else 1
     if plan is None or p.fast_axis != along:
         return False
     nbytes = plan.vec * x.dtype.itemsize
@@ -357,7 +360,9 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
           maps: dict[tuple, tuple], made_descriptor_tma: bool, once: bool,
-          prologue: bool) -> Pipeline | None:
+          prologue: Origins | None) -> Pipeline | None:
+    """`loop`'s pipeline, or None; with `prologue` (the kernel's pointers' origins), the
+    loads of the products' prologues read ahead too."""
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -388,7 +393,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                 tma.append(copy)
                 fed.append((op, which))
     direct = len(loads)
-    for ld in prologue_loads(body, loads, users, yielded) if prologue else ():
+    for ld in prologue_loads(body, loads, users, yielded, prologue) if prologue else ():
         loads.append(ld)
         tma.append(None)
     if not loads:
@@ -494,7 +499,7 @@ def _invariant(v: Value, body: Region, defined: dict[int, Op]) -> bool:
 
 
 def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
-                   yielded: set[int]) -> list[Op]:
+                   yielded: set[int], origins: Origins | None = None) -> list[Op]:
     """Loads of the body that a product's operands are computed from (`a.to(tl.bfloat16)`,
     fp8 or int8 weights scaled, fp4 nibbles unpacked, `b.T` of a block): read only by
     element-wise ops and views whose results reach the products' A or B alone.  Copied
@@ -502,12 +507,19 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     each thread's vectors into a stage of their own layout, which the same thread reads
     back: no barrier orders those reads, the loop's wait for its own copies does.  Only
     loads cp.async can make (4-, 8- or 16-byte vectors, zero where masked off), in loops
-    that store nothing.  (A build whose stages do not fit is made without them:
-    `runtime.compiler`.)"""
+    whose stores write through other pointer arguments than the loads read (`origins`: as
+    Triton's pipeliner, which reads ahead across any store, arguments are taken not to
+    overlap; a loop that stores through the argument a load reads, or writes memory in
+    any other way, reads nothing ahead).  (A build whose stages do not fit is made without
+    them: `runtime.compiler`.)"""
     operand_of = {v.id for o in body.ops if o.kind == "dot" and o.attrs["plan"].matrix
                   for v in o.operands[:2]}
-    if not operand_of or any(o.kind in _WRITES for o in _walk(body)):
-        return []  # (a store in the loop might write what a later iteration loads)
+    writes = [o for o in _walk(body) if o.kind in _WRITES]
+    if not operand_of or (writes and origins is None):
+        return []
+    written = {origins.argument(o.operands[0]) for o in writes if o.kind == "store"}
+    if any(o.kind != "store" for o in writes) or None in written:
+        return []  # (a write through a pointer of unknown origin might reach any load)
     known: dict[int, bool] = {}
 
     def feeds_operands(v: Value) -> bool:
@@ -530,11 +542,54 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
                 op.result.layout.replicated or \
                 (len(op.operands) > 2 and not _is_zero(op.operands[2])):
             continue
+        if writes and origins.argument(op.operands[0]) in written | {None}:
+            continue  # (the loop stores through what it reads, or may)
         # (a product's own operand that its pipeline does not copy stays: the threads store
         # it to the product's tile, and copies issued among its mma would hold its addresses)
         if feeds_operands(op.result) and not any(r.kind == "dot" for r in users[op.result.id]):
             out.append(op)
     return out
+
+
+class Origins:
+    """The pointer argument a block of pointers is computed from: through offsets added,
+    broadcasts, views and the pointers a loop carries (its initial value, where each
+    iteration only adds to it); None where it may come from several or from memory."""
+
+    _VIEWS = {"splat", "broadcast", "expand_dims", "convert", "reshape", "permute"}
+
+    def __init__(self, kernel: Kernel):
+        self.params = {p.value.id: p.value for p in kernel.params if p.value is not None}
+        self.carried: dict[int, tuple[Value, Value]] = {}  # loop arg -> (init, update)
+        for op in kernel.walk():
+            if op.kind == "for":
+                body = op.regions[0]
+                for arg, init, update in zip(body.args[1:], op.operands[3:], body.yields):
+                    self.carried[arg.id] = (init, update)
+
+    def argument(self, v: Value) -> Value | None:
+        got = self._origin(v, frozenset())
+        return got if isinstance(got, Value) else None
+
+    def _origin(self, v: Value, seen: frozenset):
+        """`argument`, or `_ITSELF` for a carried value met again inside its own update."""
+        if v.id in self.params:
+            return self.params[v.id]
+        if v.id in self.carried:
+            if v.id in seen:
+                return _ITSELF
+            init, update = self.carried[v.id]
+            first = self._origin(init, seen | {v.id})
+            later = self._origin(update, seen | {v.id})
+            return first if isinstance(first, Value) and later in (first, _ITSELF) else None
+        op = v.owner
+        if op is not None and (op.kind == "addptr" or op.kind in self._VIEWS or
+                               (op.kind == "cast" and op.result.dtype.is_ptr())):
+            return self._origin(op.operands[0], seen)
+        return None
+
+
+_ITSELF = object()
 
 
 def reads_ahead(kernel: Kernel) -> bool:

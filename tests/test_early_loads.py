@@ -79,3 +79,48 @@ def test_attention_backward_loads_its_rows_before_the_products() -> None:
     loop = src[src.index("for (int start_m = 0;"):]
     first = loop.index("tc::wgmma_m64n")
     assert loop.index("lse = tl.load(") < first and loop.index("delta = tl.load(") < first
+
+
+@tilecc.jit
+def stored_then_scaled(X, W, S, O, LOG, K, BM: tl.constexpr, BK: tl.constexpr):
+    # each iteration first logs the running sum (through LOG), then loads its scales
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BM), dtype=tl.float32)
+    for k in range(0, K, BK):
+        tl.store(LOG + k // BK * BM + rm, tl.sum(acc, 1))
+        x = tl.load(X + rm[:, None] * K + (k + rk)[None, :])
+        w = tl.load(W + (k + rk)[:, None] * BM + rm[None, :])
+        last = tl.minimum(k + BK, K) - 1
+        top = tl.load(S + last)  # a scalar, through a named index
+        s = tl.load(S + k + rm % BK)
+        acc = tl.dot(x, w) * s[:, None] * top + acc
+    tl.store(O + rm[:, None] * BM + rm[None, :], acc)
+
+
+def test_loads_move_above_a_store_through_another_argument() -> None:
+    """The scales (a block and a scalar read through a named index) move above the store
+    of the log, which writes another argument; before, the store kept both below it."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16,64,32"
+    loop = _loop(stored_then_scaled.source(sig, arch="sm_90a", num_stages=3))
+    store = loop.index("tl.store(LOG")
+    assert loop.index("s = tl.load(") < store and loop.index("top = tl.load(") < store
+    assert loop.index("const int last =") < loop.index("top = tl.load(")
+
+
+def test_the_interpreter_runs_the_moved_loads() -> None:
+    rng = np.random.default_rng(1)
+    K, BM, BK = 96, 64, 32
+    x = (rng.integers(-2, 3, (BM, K)) * 0.5).astype(np.float16)
+    w = (rng.integers(-2, 3, (K, BM)) * 0.5).astype(np.float16)
+    s = rng.integers(1, 4, K).astype(np.float32)
+    log = np.zeros(K // BK * BM, np.float32)
+    out = np.zeros((BM, BM), np.float32)
+    stored_then_scaled.interpret[(1,)](x, w, s, out, log, K, BM=BM, BK=BK, num_stages=3)
+    want, logs = np.zeros((BM, BM)), []
+    for k in range(0, K, BK):
+        logs.append(want.sum(1))
+        part = x[:, k:k + BK].astype(np.float64) @ w[k:k + BK].astype(np.float64)
+        want += part * s[k + np.arange(BM) % BK][:, None] * s[min(k + BK, K) - 1]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(log, np.concatenate(logs), rtol=1e-6)

@@ -9,11 +9,16 @@ dK/dV kernel a sixth of its time on an H100-class GPU (measured with the loads r
 At the top of the body their latency overlaps the products.
 
 A load moves with the index arithmetic it reads (pure values written as expressions where
-they are read, never kept in a variable: moving them costs no register), only when all it
+they are read, never kept in a variable, and scalars: moving them costs a register at
+most), only when all it
 reads is ready at the top (defined before the loop, or the loop's own arguments), and
-never past an op with side effects (a store, an atomic, a barrier, a branch or loop).
-Run by passes.settle, which knows which values are written as expressions.  The
-interpreter runs the same order; nothing a moved load reads is written in between.
+never past an op with side effects (an atomic, a barrier, a branch or loop) but a store
+through another pointer argument than its own (`pipeline.Origins`; arguments are taken not
+to overlap, as the pipeline's copies take them): a chunked attention stores its state
+first in each iteration, and the decays it loads after it waited out their latency.
+Scalar loads move too.  Run by passes.settle, which knows which values are written as
+expressions.  The interpreter runs the same order; nothing a moved load reads is written
+in between.
 """
 
 from __future__ import annotations
@@ -21,16 +26,18 @@ from __future__ import annotations
 from tilecc.transpiler.ir import Kernel, Op
 from tilecc.transpiler.passes.dce import REMOVABLE
 from tilecc.transpiler.passes.emission import Emission
+from tilecc.transpiler.passes.pipeline import Origins
 
 
 def loads_first(kernel: Kernel, emission: Emission) -> None:
+    origins = Origins(kernel)
     for op in kernel.walk():
         p = op.attrs.get("pipeline") if op.kind == "for" else None
         if p is not None:
-            _reorder(op, {id(ld) for ld in p.loads} | p.slice_ops, emission)
+            _reorder(op, {id(ld) for ld in p.loads} | p.slice_ops, emission, origins)
 
 
-def _reorder(loop: Op, pipelined: set[int], emission: Emission) -> None:
+def _reorder(loop: Op, pipelined: set[int], emission: Emission, origins: Origins) -> None:
     body = loop.regions[0]
     defined = {r.id: o for o in body.ops for r in o.results}  # values made in the body
     expressions = emission.inline | emission.recomputed
@@ -41,17 +48,22 @@ def _reorder(loop: Op, pipelined: set[int], emission: Emission) -> None:
         o = defined.get(v.id)
         if o is None or id(o) in moved:
             return True
-        if o.kind not in REMOVABLE or v.id not in expressions or len(o.regions):
-            return False
+        if o.kind not in REMOVABLE or len(o.regions) or \
+                (v.id not in expressions and v.type.is_block):
+            return False  # (a scalar's variable moves with it: a register at most)
         into.append(o)
         return all(slice_of(x, into) for x in o.operands)
 
+    stored: set[int] = set()  # id() of the arguments the stores passed write through
     for o in body.ops:
-        if o.kind == "load" and id(o) not in pipelined and o.results and \
-                o.result.type.is_block:
+        if o.kind == "load" and id(o) not in pipelined and o.results:
+            source = origins.argument(o.operands[0]) if stored else None
             needed: list[Op] = []
-            if all(slice_of(x, needed) for x in o.operands):
+            if (not stored or (source is not None and id(source) not in stored)) and \
+                    all(slice_of(x, needed) for x in o.operands):
                 moved |= {id(x) for x in needed} | {id(o)}
+        elif o.kind == "store" and origins.argument(o.operands[0]) is not None:
+            stored.add(id(origins.argument(o.operands[0])))
         elif o.kind not in REMOVABLE and o.kind != "load":
             break  # side effects: nothing after them moves above them
     if moved and any(id(o) not in moved for o in body.ops[:len(moved)]):

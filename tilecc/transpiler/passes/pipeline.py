@@ -544,9 +544,14 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
             continue
         if writes and origins.argument(op.operands[0]) in written | {None}:
             continue  # (the loop stores through what it reads, or may)
-        # (a product's own operand that its pipeline does not copy stays: the threads store
-        # it to the product's tile, and copies issued among its mma would hold its addresses)
-        if feeds_operands(op.result) and not any(r.kind == "dot" for r in users[op.result.id]):
+        # a product's own operand that its pipeline does not copy (read by two products,
+        # or an 8-bit B along N): only for warpgroup MMAs, whose operands the threads store
+        # to their tiles before they start, and which then keep no product in flight
+        # (passes.settle.in_stages); with mma.sync, copies issued among the fragments' mma
+        # held their addresses in registers (a 128 x 128 tile on sm_80 spilled)
+        own = [r for r in users[op.result.id] if r.kind == "dot"]
+        if feeds_operands(op.result) and all(
+                r.attrs["plan"].unit.operands_from_shared for r in own):
             out.append(op)
     return out
 

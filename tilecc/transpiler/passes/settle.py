@@ -438,13 +438,20 @@ def _own_stages(loop: Op, p: Pipeline) -> Pipeline:
     return replace(p, own_stages=p.distance)
 
 
+def in_stages(p: Pipeline) -> set[int]:
+    """The values a product reads straight from the pipeline's stages: its loads, but for
+    those read ahead and read back into registers (`Pipeline.own`), which the threads
+    then store to the pool as any value made in the body."""
+    return {ld.result.id for ld, own in zip(p.loads, p.own) if not own}
+
+
 def _operands_outlive(dot: Op, body: Region, p: Pipeline) -> bool:
     """Whether what a product reads stays put while it runs on into the next iteration:
     its operands come from the pipeline's stages (whose refills wait for it) or from
     before the loop (staged once).  An operand computed in the body (`b.to(tl.float16)`
     of a loaded int8 block) is staged in the shared-memory pool at every iteration: the
     next iteration's stores would overwrite it under the product still reading it."""
-    streamed = {ld.result.id for ld in p.loads}
+    streamed = in_stages(p)
     made = {r.id for o in walk(body) for r in o.results}
     return all(x.id in streamed or x.id not in made for x in dot.operands[:2])
 
@@ -467,7 +474,7 @@ def _deferred(loop: Op, p: Pipeline, emission: Emission) -> Pipeline:
     its own result."""
     body = loop.regions[0]
     dots = [o for o in body.ops if o.kind == "dot" and o.attrs["plan"].unit.async_groups]
-    streamed = {ld.result.id for ld in p.loads}
+    streamed = in_stages(p)
     once = {(id(h.dot), h.which) for h in loop.attrs.get("hoisted", ())}
 
     def settled(d: Op, which: int) -> bool:
@@ -575,7 +582,7 @@ def _overlap_candidate(loop: Op, p: Pipeline) -> Overlap | None:
         return None
     first, second = parts.first, parts.second
     made = {r.id for o in walk(loop.regions[0]) for r in o.results}
-    streamed = {ld.result.id for ld in p.loads}
+    streamed = in_stages(p)
     a = second.operands[0]
     held = first.result.layout.regs + second.result.layout.regs + a.layout.regs // 2
     ok = (first.operands[0].id not in made and first.operands[1].id in streamed and

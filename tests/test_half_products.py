@@ -117,56 +117,58 @@ def _special_values(dtype) -> np.ndarray:
     return base
 
 
-def test_interpreter_products_match_numpy() -> None:
+def _host_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """x and y in fp16: every pair of the special values once."""
     vals = _special_values(np.float16)
-    x = np.repeat(vals, len(vals)).astype(np.float16)
-    y = np.tile(vals, len(vals)).astype(np.float16)
+    return (np.repeat(vals, len(vals)).astype(np.float16),
+            np.tile(vals, len(vals)).astype(np.float16))
+
+
+def _same_bits(got: np.ndarray, ref: np.ndarray) -> None:
+    """The same bits where `ref` is a number, a NaN where it is one."""
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
+    assert np.isnan(got[nan]).all()
+
+
+def _interpret(kernel, x, y) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's two outputs on the interpreter."""
     n = len(x)
-    p, q = np.empty_like(x), np.empty_like(x)
-    products.interpret[(tilecc.cdiv(n, 256),)](x, y, p, q, n, BLOCK=256)
+    first, second = np.empty_like(x), np.empty_like(x)
+    kernel.interpret[(tilecc.cdiv(n, 256),)](x, y, first, second, n, BLOCK=256)
+    return first, second
+
+
+def _rounded(x, dtype=np.float16):
+    """Float values rounded once to `dtype` (NumPy's warnings of infinities silenced)."""
     with np.errstate(all="ignore"):
-        want = (x.astype(np.float32) * y.astype(np.float32)).astype(np.float16)
-    np.testing.assert_array_equal(p.view(np.uint16)[~np.isnan(want)],
-                                  want.view(np.uint16)[~np.isnan(want)])
-    assert np.isnan(p[np.isnan(want)]).all()
+        return x.astype(dtype)
+
+
+def test_interpreter_products_match_numpy() -> None:
+    x, y = _host_pairs()
+    p, _ = _interpret(products, x, y)
+    _same_bits(p, _rounded(x.astype(np.float32) * y.astype(np.float32)))
 
 
 def test_interpreter_gated_matches_numpy() -> None:
-    vals = _special_values(np.float16)
-    x = np.repeat(vals, len(vals)).astype(np.float16)
-    y = np.tile(vals, len(vals)).astype(np.float16)
-    n = len(x)
-    out, scaled = np.empty_like(x), np.empty_like(x)
-    gated.interpret[(tilecc.cdiv(n, 256),)](x, y, out, scaled, n, BLOCK=256)
-    with np.errstate(all="ignore"):
-        h = (x.astype(np.float32) * np.float32(0.5)).astype(np.float16)
-        want = (h.astype(np.float32) * y.astype(np.float32)).astype(np.float16)
-    for got, ref in ((out, want), (scaled, h)):
-        nan = np.isnan(ref)
-        np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
-        assert np.isnan(got[nan]).all()
+    x, y = _host_pairs()
+    out, scaled = _interpret(gated, x, y)
+    h = _rounded(x.astype(np.float32) * np.float32(0.5))
+    _same_bits(out, _rounded(h.astype(np.float32) * y.astype(np.float32)))
+    _same_bits(scaled, h)
 
 
 def test_interpreter_sums_match_numpy() -> None:
-    vals = _special_values(np.float16)
-    x = np.repeat(vals, len(vals)).astype(np.float16)
-    y = np.tile(vals, len(vals)).astype(np.float16)
-    n = len(x)
-    s, d = np.empty_like(x), np.empty_like(x)
-    sums.interpret[(tilecc.cdiv(n, 256),)](x, y, s, d, n, BLOCK=256)
-    with np.errstate(all="ignore"):
-        want_s = (x.astype(np.float32) + y.astype(np.float32)).astype(np.float16)
-        want_d = (x.astype(np.float32) - y.astype(np.float32)).astype(np.float16)
-    for got, ref in ((s, want_s), (d, want_d)):
-        nan = np.isnan(ref)
-        np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
-        assert np.isnan(got[nan]).all()
+    x, y = _host_pairs()
+    s, d = _interpret(sums, x, y)
+    _same_bits(s, _rounded(x.astype(np.float32) + y.astype(np.float32)))
+    _same_bits(d, _rounded(x.astype(np.float32) - y.astype(np.float32)))
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_gpu_sums_round_once_as_torch(dtype) -> None:
-    """Signed zeros included: x - x is +0, -0 + -0 is -0 (the bf16 forms are fmas)."""
+def _device_pairs(dtype: str, x_scale: float, y_scale: float):
+    """(torch, x, y) on the GPU in `dtype`: every pair of the special values (bf16's own
+    subnormals and extremes added), then random values times the scales."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -178,65 +180,48 @@ def test_gpu_sums_round_once_as_torch(dtype) -> None:
     x = vals.repeat_interleave(len(vals)).to(dt).cuda()
     y = vals.repeat(len(vals)).to(dt).cuda()
     torch.manual_seed(0)
-    x = torch.cat([x, (torch.randn(5000, device="cuda") * 30).to(dt)])
-    y = torch.cat([y, torch.randn(5000, device="cuda").to(dt)])
-    n = x.numel()
-    s, d = torch.empty_like(x), torch.empty_like(x)
-    sums[(tilecc.cdiv(n, 256),)](x, y, s, d, n, BLOCK=256)
-    for got, ref in ((s, (x.float() + y.float()).to(dt)), (d, (x.float() - y.float()).to(dt))):
-        nan = torch.isnan(ref)
-        assert torch.equal(got[~nan].view(torch.int16), ref[~nan].view(torch.int16))
-        assert torch.isnan(got[nan]).all()
+    x = torch.cat([x, (torch.randn(5000, device="cuda") * x_scale).to(dt)])
+    y = torch.cat([y, (torch.randn(5000, device="cuda") * y_scale).to(dt)])
+    return torch, x, y
+
+
+def _launch(kernel, x, y):
+    first, second = x.new_empty(x.shape), x.new_empty(x.shape)
+    kernel[(tilecc.cdiv(x.numel(), 256),)](x, y, first, second, x.numel(), BLOCK=256)
+    return first, second
+
+
+def _same_bits_on_gpu(torch, got, ref) -> None:
+    nan = torch.isnan(ref)
+    assert torch.equal(got[~nan].view(torch.int16), ref[~nan].view(torch.int16))
+    assert torch.isnan(got[nan]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_sums_round_once_as_torch(dtype) -> None:
+    """Signed zeros included: x - x is +0, -0 + -0 is -0 (the bf16 forms are fmas)."""
+    torch, x, y = _device_pairs(dtype, 30, 1)
+    s, d = _launch(sums, x, y)
+    _same_bits_on_gpu(torch, s, (x.float() + y.float()).to(x.dtype))
+    _same_bits_on_gpu(torch, d, (x.float() - y.float()).to(x.dtype))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gpu_gated_rounds_as_torch(dtype) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    dt = getattr(torch, dtype)
-    vals = torch.tensor(_special_values(np.float16 if dtype == "float16" else np.float32),
-                        dtype=torch.float64)
-    x = vals.repeat_interleave(len(vals)).to(dt).cuda()
-    y = vals.repeat(len(vals)).to(dt).cuda()
-    torch.manual_seed(0)
-    x = torch.cat([x, (torch.randn(5000, device="cuda") * 30).to(dt)])
-    y = torch.cat([y, torch.randn(5000, device="cuda").to(dt)])
-    n = x.numel()
-    out, scaled = torch.empty_like(x), torch.empty_like(x)
-    gated[(tilecc.cdiv(n, 256),)](x, y, out, scaled, n, BLOCK=256)
-    h = (x.float() * 0.5).to(dt)
-    want = (h.float() * y.float()).to(dt)
-    for got, ref in ((out, want), (scaled, h)):
-        nan = torch.isnan(ref)
-        assert torch.equal(got[~nan].view(torch.int16), ref[~nan].view(torch.int16))
-        assert torch.isnan(got[nan]).all()
+    torch, x, y = _device_pairs(dtype, 30, 1)
+    out, scaled = _launch(gated, x, y)
+    h = (x.float() * 0.5).to(x.dtype)
+    _same_bits_on_gpu(torch, out, (h.float() * y.float()).to(x.dtype))
+    _same_bits_on_gpu(torch, scaled, h)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gpu_products_in_pairs_round_once_as_torch(dtype) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    dt = getattr(torch, dtype)
-    vals = torch.tensor(_special_values(np.float16 if dtype == "float16" else np.float32),
-                        dtype=torch.float64)
-    if dtype == "bfloat16":  # bf16's own subnormals and extremes
-        vals = torch.cat([vals, torch.tensor([1e-39, -3e-40, 3e38, 1e-38], dtype=torch.float64)])
-    x = vals.repeat_interleave(len(vals)).to(dt).cuda()
-    y = vals.repeat(len(vals)).to(dt).cuda()
-    torch.manual_seed(0)
-    x = torch.cat([x, torch.randn(5000, device="cuda").to(dt)])
-    y = torch.cat([y, (torch.randn(5000, device="cuda") * 100).to(dt)])
-    n = x.numel()
-    p, q = torch.empty_like(x), torch.empty_like(x)
-    products[(tilecc.cdiv(n, 256),)](x, y, p, q, n, BLOCK=256)
-    want = (x.float() * y.float()).to(dt)  # the exact product, rounded once
-    nan = torch.isnan(want)
-    assert torch.equal(p[~nan].view(torch.int16), want[~nan].view(torch.int16))
-    assert torch.isnan(p[nan]).all()
-    want_q = (want.float() * x.float()).to(dt)
-    nan_q = torch.isnan(want_q)
-    assert torch.equal(q[~nan_q].view(torch.int16), want_q[~nan_q].view(torch.int16))
+    torch, x, y = _device_pairs(dtype, 1, 100)
+    p, q = _launch(products, x, y)
+    want = (x.float() * y.float()).to(x.dtype)  # the exact product, rounded once
+    _same_bits_on_gpu(torch, p, want)
+    _same_bits_on_gpu(torch, q, (want.float() * x.float()).to(x.dtype))

@@ -311,6 +311,21 @@ TC_DEVICE To cast(From x) {
   }
 }
 
+// Two 16-bit floats in one 32-bit register, the first in the low half: a pair of a
+// tensor-core register fragment.
+template <typename T>
+TC_DEVICE unsigned pack2(T lo, T hi) {
+  return static_cast<unsigned>(lo.bits) | (static_cast<unsigned>(hi.bits) << 16);
+}
+
+// The two 16-bit floats of a 32-bit register, as pack2 holds them (and the paired
+// instructions below leave them).
+template <typename T>
+TC_DEVICE void unpack2(unsigned word, T& lo, T& hi) {
+  lo = T::from_bits(static_cast<unsigned short>(word & 0xffffu));
+  hi = T::from_bits(static_cast<unsigned short>(word >> 16));
+}
+
 // Two fp32 values to fp16 or bf16 in one instruction (cvt.rn.{f16,bf16}x2.f32), the form
 // the tensor-core accumulators are converted in: converted one by one, ptxas serializes
 // warpgroup MMAs kept in flight across loop iterations (info C7514).
@@ -324,19 +339,11 @@ TC_DEVICE void cast_pair(float a, float b, To& x, To& y) {
   } else {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(b), "f"(a));
   }
-  x = To::from_bits(static_cast<unsigned short>(packed & 0xffffu));
-  y = To::from_bits(static_cast<unsigned short>(packed >> 16));
+  unpack2(packed, x, y);
 #else
   x = cast<To>(a);
   y = cast<To>(b);
 #endif
-}
-
-// Two 16-bit floats in one 32-bit register, the first in the low half: a pair of a
-// tensor-core register fragment.
-template <typename T>
-TC_DEVICE unsigned pack2(T lo, T hi) {
-  return static_cast<unsigned>(lo.bits) | (static_cast<unsigned>(hi.bits) << 16);
 }
 
 // Two fp16 / bf16 products in one instruction (sm_80 and later): the exact product of two
@@ -354,8 +361,7 @@ TC_DEVICE void mul_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;"
         : "=r"(product) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)), "r"(0x80008000u));
   }
-  x = T::from_bits(static_cast<unsigned short>(product & 0xffffu));
-  y = T::from_bits(static_cast<unsigned short>(product >> 16));
+  unpack2(product, x, y);
 #else
   x = a0 * b0;
   y = a1 * b1;
@@ -377,8 +383,7 @@ TC_DEVICE void add_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;"
         : "=r"(sum) : "r"(pack2(a0, a1)), "r"(0x3f803f80u), "r"(pack2(b0, b1)));
   }
-  x = T::from_bits(static_cast<unsigned short>(sum & 0xffffu));
-  y = T::from_bits(static_cast<unsigned short>(sum >> 16));
+  unpack2(sum, x, y);
 #else
   x = a0 + b0;
   y = a1 + b1;
@@ -396,8 +401,7 @@ TC_DEVICE void sub_pair(T a0, T a1, T b0, T b1, T& x, T& y) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;"
         : "=r"(difference) : "r"(pack2(b0, b1)), "r"(0xbf80bf80u), "r"(pack2(a0, a1)));
   }
-  x = T::from_bits(static_cast<unsigned short>(difference & 0xffffu));
-  y = T::from_bits(static_cast<unsigned short>(difference >> 16));
+  unpack2(difference, x, y);
 #else
   x = a0 - b0;
   y = a1 - b1;
@@ -585,8 +589,7 @@ TC_DEVICE void fma_pair(T a0, T a1, T b0, T b1, T c0, T c1, T& x, T& y) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;"
         : "=r"(sum) : "r"(pack2(a0, a1)), "r"(pack2(b0, b1)), "r"(pack2(c0, c1)));
   }
-  x = T::from_bits(static_cast<unsigned short>(sum & 0xffffu));
-  y = T::from_bits(static_cast<unsigned short>(sum >> 16));
+  unpack2(sum, x, y);
 #else
   x = fma(a0, b0, c0);
   y = fma(a1, b1, c1);

@@ -87,7 +87,8 @@ def test_cast_weights_are_read_ahead_beside_the_streamed_operand() -> None:
     src = int8_weights_kernel.source(INT8_SIG.format(bm=128, bn=128, bk=64), num_warps=4,
                                      num_stages=4, arch="sm_90a")
     assert "a of tl.dot and b (read back for the product's operands) copied into shared " \
-        "memory with cp.async, 3 iterations ahead (4 stages)" in _notes(src)
+        "memory with cp.async, 3 iterations ahead (4 stages; issued at the top of each " \
+        "iteration)" in _notes(src)
     loop = _loop(src)
     read = loop.index("// read ahead: this thread's own copies")
     assert read < loop.index("tc::cast<tc::half>(b[")  # read back, then cast
@@ -106,7 +107,8 @@ def test_a_loop_reading_ahead_only_its_own_copies_has_no_barrier_for_them() -> N
     src = upcast_bt_kernel.source(UPCAST_SIG.format(bm=128, bn=128, bk=64), num_warps=8,
                                   num_stages=3, arch="sm_90a")
     assert "a, b (read back for the product's operands) copied into shared memory with " \
-        "cp.async, 2 iterations ahead (3 stages)" in _notes(src)
+        "cp.async, 2 iterations ahead (3 stages; issued at the top of each iteration)" \
+        in _notes(src)
     body = src.split("#include")[1]
     prologue = body[body.index("// prologue:"):body.index("for (int k_ = ")]
     assert "tc::cp_async_wait<1>();" in prologue and "__syncthreads" not in prologue
@@ -267,3 +269,98 @@ def test_gpu_upcast_bt(bm, bn, bk, warps, stages, m, n, k) -> None:
     upcast_bt_kernel[(tilecc.cdiv(m, bm), tilecc.cdiv(n, bn))](
         a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-4, atol=1e-3)
+
+
+# --- every load of a loop whose copies go out at the top of the iteration ---------------------
+
+@tilecc.jit
+def decayed_products(x_ptr, w_ptr, g_ptr, o_ptr, log_ptr, K, KV, BM: tl.constexpr,
+                     BK: tl.constexpr):
+    """Each iteration logs its running sum (through another argument), then decays it by a
+    masked scalar and adds a product scaled by a masked block of rows (held in copies by
+    the lanes of each row, a block slice of the product's layout)."""
+    rm, rk = tl.arange(0, BM), tl.arange(0, BK)
+    acc = tl.zeros((BM, BM), dtype=tl.float32)
+    for k in range(0, K, BK):
+        tl.store(log_ptr + k // BK * BM + rm, tl.sum(acc, 1))
+        x = tl.load(x_ptr + rm[:, None] * K + (k + rk)[None, :])
+        w = tl.load(w_ptr + (k + rk)[:, None] * BM + rm[None, :])
+        decay = tl.load(g_ptr + k // BK, mask=k < KV, other=0.0)
+        rows = tl.load(g_ptr + k // BK + 1 + rm, mask=k + rm < KV, other=0.0)
+        acc = acc * decay + tl.dot(x, w) * rows[:, None]
+    tl.store(o_ptr + rm[:, None] * BM + rm[None, :], acc)
+
+
+DECAYED_SIG = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16,i32,64,32"
+
+
+def _decayed_case(K: int, KV: int, seed: int):
+    rng = np.random.default_rng(seed)
+    BM, BK = 64, 32
+    x = (rng.integers(-2, 3, (BM, K)) * 0.5).astype(np.float16)
+    w = (rng.integers(-2, 3, (K, BM)) * 0.5).astype(np.float16)
+    g = rng.integers(1, 4, K // BK + BM + 1).astype(np.float32) * 0.5
+    want, logs = np.zeros((BM, BM)), []
+    for k in range(0, K, BK):
+        logs.append(want.sum(1))
+        decay = g[k // BK] if k < KV else 0.0
+        rows = np.where(k + np.arange(BM) < KV, g[k // BK + 1 + np.arange(BM)], 0.0)
+        part = x[:, k:k + BK].astype(np.float64) @ w[k:k + BK].astype(np.float64)
+        want = want * decay + part * rows[:, None]
+    return (x, w, g), want, np.concatenate(logs)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_every_load_is_read_ahead_where_the_copies_go_out_at_the_top(stages) -> None:
+    """One warpgroup product and nothing kept in flight: the copies of the next stage go
+    out at the top of the iteration, ahead of the store and the decay, and the scalar and
+    the block of rows are copied ahead too (cp.async, zero where masked off), each read
+    back where it was loaded.  Before, the copies went out under the product, and the
+    scalar and the rows were loaded in the iteration that used them."""
+    src = decayed_products.source(DECAYED_SIG, arch="sm_90a", num_warps=4, num_stages=stages)
+    notes = _notes(src)
+    assert "x, w of tl.dot and decay, rows (read back where loaded) copied into shared " \
+        f"memory with TMA and cp.async, {stages - 1} iteration" in notes
+    assert "issued at the top of each iteration" in notes
+    loop = src[src.index("for (int k_ = 0;"):]
+    store = loop.index("tl.store(log_ptr")
+    assert loop.index("tc::tma_load_2d(") < store  # the product's operands, at the top
+    assert "(decay_stages + " in loop and "? 4 : 0);" in loop
+    assert loop.index("const float decay = decay_stages[") < loop.index("acc_[r] * decay")
+    # 2 stages: as many stages of the loads read ahead, refilled at the top with the rest;
+    # 3: a stage fewer, refilled once each thread read its copies back
+    copies = loop.index("tc::cp_async<4>(tc::smem_address(decay_stages")
+    assert (copies < store) == (stages == 2)
+    assert copies > loop.index("const float decay =") or stages == 2
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_every_load_read_ahead_compiles_cleanly(arch) -> None:
+    require_cuda_compiler()
+    for stages in (2, 3, 4):
+        assert_clean_compile(decayed_products, DECAYED_SIG, "cuda", arch, num_warps=4,
+                             num_stages=stages)
+
+
+@pytest.mark.parametrize("K,KV", [(96, 96), (128, 70), (256, 33)])
+def test_interpreter_decayed_products(K, KV) -> None:
+    (x, w, g), want, logs = _decayed_case(K, KV, seed=K + KV)
+    out = np.zeros((64, 64), np.float32)
+    log = np.zeros(K // 32 * 64, np.float32)
+    decayed_products.interpret[(1,)](x, w, g, out, log, K, KV, BM=64, BK=32, num_stages=2)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(log, logs, rtol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("K,KV", [(96, 96), (128, 70), (256, 33), (1024, 1000)])
+def test_gpu_decayed_products(stages, K, KV) -> None:
+    torch = _cuda_torch()
+    (x, w, g), want, logs = _decayed_case(K, KV, seed=K + KV)
+    out = torch.full((64, 64), 7.0, device="cuda")
+    log = torch.full((K // 32 * 64,), 7.0, device="cuda")
+    decayed_products[(1,)](*(torch.from_numpy(a).cuda() for a in (x, w, g)), out, log, K, KV,
+                           BM=64, BK=32, num_warps=4, num_stages=stages)
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(log.cpu().numpy(), logs, rtol=1e-5)

@@ -169,6 +169,11 @@ class Pipeline:
     # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage,
     # then one more per stage with `releases`
     barriers: object = None
+    # the same loop with every other load of the body read ahead too (`read_ahead_loads`),
+    # which passes.settle takes where the loop keeps no product in flight
+    wider: Pipeline | None = None
+    # settled: the copies go out at the top of each iteration, not under its product
+    copies_at_top: bool = False
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
@@ -190,6 +195,10 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
             tma = has_tma, maps, made_descriptor_tma, id(op) in top
             p = (prologue_reads and _loop(op, stages, reads, *tma, origins)) or \
                 _loop(op, stages, reads, *tma, None)
+            if p is not None and prologue_reads:
+                wider = _loop(op, stages, reads, *tma, origins, every=True)
+                if wider is not None and len(wider.loads) > len(p.loads):
+                    p.wider = wider
             if p is not None:
                 op.attrs["pipeline"] = p
 
@@ -360,9 +369,10 @@ def _candidate(load: Op, dot: Op, which: int) -> bool:
 
 def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
           maps: dict[tuple, tuple], made_descriptor_tma: bool, once: bool,
-          prologue: Origins | None) -> Pipeline | None:
+          prologue: Origins | None, every: bool = False) -> Pipeline | None:
     """`loop`'s pipeline, or None; with `prologue` (the kernel's pointers' origins), the
-    loads of the products' prologues read ahead too."""
+    loads of the products' prologues read ahead too, and with `every` each other load
+    whose address the copies can compute ahead (`read_ahead_loads`)."""
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -393,7 +403,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                 tma.append(copy)
                 fed.append((op, which))
     direct = len(loads)
-    for ld in prologue_loads(body, loads, users, yielded, prologue) if prologue else ():
+    for ld in prologue_loads(body, loads, users, yielded, prologue, every) if prologue else ():
         loads.append(ld)
         tma.append(None)
     if not loads:
@@ -416,9 +426,21 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             return all(pull(o) for o in op.operands)
         return True
 
-    for ld in loads:
-        if not all(pull(o) for o in ld.operands):
+    kept = []
+    for i, ld in enumerate(loads):
+        before, held = dict(slice_ops), set(state)
+        if all(pull(o) for o in ld.operands):
+            kept.append(i)
+        elif every and i >= direct:  # (an address computed from what the body loads)
+            slice_ops.clear()
+            slice_ops.update(before)
+            state.clear()
+            state.update(held)
+        else:
             return None
+    loads, tma = [loads[i] for i in kept], [tma[i] for i in kept]
+    if not loads:
+        return None
     # the coordinates of a load of pointers a TMA copy reads (passes.pointer_tiles) are
     # computed where the copies are issued, where nothing else in the body reads them
     for i, copy in enumerate(tma):
@@ -478,10 +500,11 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                _invariant(c.rows, body, defined) else c for c in tma]
     p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma,
                  own=[i >= direct for i in range(len(loads))])
+    why = "where loaded" if every else "for the product's operands"
     names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
     read = ", ".join(ld.result.name or "a block" for ld in loads[direct:])
     what = (f"{names} of tl.dot" if names else "") + (" and " if names and read else "") + \
-        (f"{read} (read back for the product's operands)" if read else "")
+        (f"{read} (read back {why})" if read else "")
     p.note = (f"L{loop.loc.line}: {what} copied into shared memory with "
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
               f"({stages} stages)")
@@ -499,7 +522,8 @@ def _invariant(v: Value, body: Region, defined: dict[int, Op]) -> bool:
 
 
 def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
-                   yielded: set[int], origins: Origins | None = None) -> list[Op]:
+                   yielded: set[int], origins: Origins | None = None,
+                   every: bool = False) -> list[Op]:
     """Loads of the body that a product's operands are computed from (`a.to(tl.bfloat16)`,
     fp8 or int8 weights scaled, fp4 nibbles unpacked, `b.T` of a block): read only by
     element-wise ops and views whose results reach the products' A or B alone.  Copied
@@ -511,7 +535,13 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     Triton's pipeliner, which reads ahead across any store, arguments are taken not to
     overlap; a loop that stores through the argument a load reads, or writes memory in
     any other way, reads nothing ahead).  (A build whose stages do not fit is made without
-    them: `runtime.compiler`.)"""
+    them: `runtime.compiler`.)
+
+    With `every`, the body's other loads too, blocks and scalars, whatever reads them
+    (`read_ahead_loads`): Triton's pipeliner copies every load of a loop that holds a
+    product ahead with cp.async, scalars included, and a loop of a long body (a state
+    stored, a decay computed before its product) otherwise waits for them at each
+    iteration."""
     operand_of = {v.id for o in body.ops if o.kind == "dot" and o.attrs["plan"].matrix
                   for v in o.operands[:2]}
     writes = [o for o in _walk(body) if o.kind in _WRITES]
@@ -534,26 +564,46 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
 
     out = []
     for op in body.ops:
-        if op.kind != "load" or op in direct or not op.result.type.is_block:
-            continue
-        plan = op.attrs.get("plan")
-        if plan is None or plan.vec * op.result.dtype.itemsize not in (4, 8, 16) or \
-                plan.mask_mode not in ("none", "vector", "prefix") or \
-                op.result.layout.replicated or \
-                (len(op.operands) > 2 and not _is_zero(op.operands[2])):
+        if op.kind != "load" or op in direct or not copied_ahead(op, every) or \
+                not every and op.result.layout.replicated:
             continue
         if writes and origins.argument(op.operands[0]) in written | {None}:
             continue  # (the loop stores through what it reads, or may)
+        if every and not op.result.type.is_block:
+            out.append(op)
+            continue
         # a product's own operand that its pipeline does not copy (read by two products,
         # or an 8-bit B along N): only for warpgroup MMAs, whose operands the threads store
         # to their tiles before they start, and which then keep no product in flight
         # (passes.settle.in_stages); with mma.sync, copies issued among the fragments' mma
         # held their addresses in registers (a 128 x 128 tile on sm_80 spilled)
         own = [r for r in users[op.result.id] if r.kind == "dot"]
-        if feeds_operands(op.result) and all(
+        if (every or feeds_operands(op.result)) and all(
                 r.attrs["plan"].unit.operands_from_shared for r in own):
             out.append(op)
     return out
+
+
+def copied_ahead(load: Op, scalars: bool = False) -> bool:
+    """Whether each thread's part of `load` can be copied ahead by cp.async, into a stage
+    of its own: vectors of 4, 8 or 16 bytes, each read whole or not at all, zero where
+    masked off; with `scalars`, a scalar of 4 or 8 bytes.  A block held in copies
+    (several threads hold each element) is copied by every holder, as its load reads it."""
+    x = load.result
+    if len(load.operands) > 2 and not _is_zero(load.operands[2]):
+        return False
+    if not x.type.is_block:
+        return scalars and x.dtype.itemsize in (4, 8) and not x.dtype.is_ptr()
+    plan = load.attrs.get("plan")
+    return plan is not None and plan.vec * x.dtype.itemsize in (4, 8, 16) and (
+        plan.mask_mode in ("none", "vector", "prefix") or
+        plan.mask_mode == "element" and plan.vec == 1)
+
+
+def own_elements(x: Value, threads: int) -> int:
+    """The elements of a stage of `x`, a load read ahead (`Pipeline.own`): each thread's
+    registers side by side (`render_dot.own_offset`), one per thread for a scalar."""
+    return x.layout.regs * threads if x.type.is_block else threads
 
 
 class Origins:

@@ -60,7 +60,7 @@
 //   none
 // Matrix products (tl.dot):
 //   L38: a, b (read back for the product's operands) copied into shared memory with cp.async, 2
-//     iterations ahead (3 stages; issued at the top of each iteration)
+//     iterations ahead (3 stages)
 //   L46: wgmma.m64n128k16 (bf16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
 //     memory, B from shared memory (K-major)
 // Memory accesses:
@@ -255,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
   unsigned char* const a_stages = reinterpret_cast<unsigned char*>(dynamic_smem);
   unsigned char* const b_stages = reinterpret_cast<unsigned char*>(dynamic_smem + 8192);
   // pipeline (a, b (read back for the product's operands) copied into shared memory with cp.async,
-  //   2 iterations ahead (3 stages; issued at the top of each iteration))
+  //   2 iterations ahead (3 stages))
   {  // prologue: the copies of the first 2 iterations
     int k_next = 0;
 #pragma unroll
@@ -346,39 +346,6 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
         for (int k = 0; k < 16; ++k) b[v + k] = chunk[k];
       }
     }
-    if (k_ahead < (K + 64 - 1) / 64) {
-      // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
-      const unsigned a_stages_base = tc::smem_address(a_stages + (k_stage) * 4096);
-#pragma unroll
-      for (int v = 0; v < 16; v += 16) {
-        tc::cp_async<16>(a_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
-            a_desc_base +
-            (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
-            tc::cast<long long>(k_ahead * 64 / 2)) +
-            (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
-            tc::cast<long long>(Sliced1::coord0(v))),
-            (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
-            tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
-            (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ahead * 64 / 2) <
-            tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
-      }
-      // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
-      const unsigned b_stages_base = tc::smem_address(b_stages + (k_stage) * 4096);
-#pragma unroll
-      for (int v = 0; v < 16; v += 16) {
-        tc::cp_async<16>(b_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
-            b_desc_base +
-            (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
-            tc::cast<long long>(k_ahead * 64 / 2)) +
-            (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
-            tc::cast<long long>(Sliced1::coord0(v))),
-            (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
-            tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
-            (tc::cast<unsigned int>(Sliced1::coord0(v)) + tc::cast<unsigned int>(k_ahead * 64 / 2) <
-            tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
-      }
-    }
-    tc::cp_async_commit();
     // L46: accumulator = tl.dot_scaled(a, sa, FORMAT, b.T, sb, FORMAT, accumulator)
     unsigned char t_2[16];
     // permute axes to [1, 0]: in registers (every thread keeps its elements)
@@ -560,6 +527,41 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
         tc::wgmma_m64n128k16_bf16_ss<0>(accumulator, accumulator + 32, a_desc0, b_desc);
       }
       tc::wgmma_commit();
+      if (k_ahead < (K + 64 - 1) / 64) {
+        // L39: a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K // PACK])
+        const unsigned a_stages_base = tc::smem_address(a_stages + (k_stage) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(a_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              a_desc_base +
+              (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
+              tc::cast<long long>(k_ahead * 64 / 2)) +
+              (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
+              tc::cast<long long>(Sliced1::coord0(v))),
+              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              tc::cast<unsigned int>(k_ahead * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
+        }
+        // L40: b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K // PACK])
+        const unsigned b_stages_base = tc::smem_address(b_stages + (k_stage) * 4096);
+#pragma unroll
+        for (int v = 0; v < 16; v += 16) {
+          tc::cp_async<16>(b_stages_base + (v / 16 * 256 + threadIdx.x) * 16,
+              b_desc_base +
+              (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
+              tc::cast<long long>(k_ahead * 64 / 2)) +
+              (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
+              tc::cast<long long>(Sliced1::coord0(v))),
+              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
+              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              tc::cast<unsigned int>(k_ahead * 64 / 2) <
+              tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
+        }
+      }
+      tc::cp_async_commit();
       tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
       for (int r = 0; r < 64; ++r) tc::fence_operand(accumulator[r]);

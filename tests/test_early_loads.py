@@ -98,16 +98,11 @@ def stored_then_scaled(X, W, S, O, LOG, K, BM: tl.constexpr, BK: tl.constexpr):
     tl.store(O + rm[:, None] * BM + rm[None, :], acc)
 
 
-STORED_THEN_SCALED_SIG = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16,64,32"
-
-
 def test_loads_move_above_a_store_through_another_argument() -> None:
     """The scales (a block and a scalar read through a named index) move above the store
-    of the log, which writes another argument; before, the store kept both below it.
-    (On sm_80, whose mma.sync loop issues its copies among the fragments; the warpgroup
-    loop of sm_90 reads the scales ahead instead: `test_read_ahead`.)"""
-    loop = _loop(stored_then_scaled.source(STORED_THEN_SCALED_SIG, arch="sm_80",
-                                           num_stages=3))
+    of the log, which writes another argument; before, the store kept both below it."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16,64,32"
+    loop = _loop(stored_then_scaled.source(sig, arch="sm_90a", num_stages=3))
     store = loop.index("tl.store(LOG")
     assert loop.index("s = tl.load(") < store and loop.index("top = tl.load(") < store
     assert loop.index("const int last =") < loop.index("top = tl.load(")

@@ -87,9 +87,6 @@ class DotWriter(Writer):
         # an overlapped loop's (Pipeline.overlapped): the product issued without its wait,
         # and the second product's A, packed in pairs in the registers of this array
         self.issue_only: frozenset = frozenset()  # id() of the products issued unwaited
-        # (the loads read ahead not read back yet, and their copies' writer): a pipeline
-        # whose copies go out at the top refills the stages of those loads once read back
-        self.own_refill: tuple[set[int], object] | None = None
         self.packed_a: str | None = None
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         # loads read ahead for a product's prologue → (stages array, stage, elements)
@@ -755,24 +752,15 @@ class DotWriter(Writer):
         self.after_first_fragments = copies if not d["roles"] else \
             None if p.releases else release
         at_top = p.copies_at_top and not d["roles"]
-        # the loads read ahead in fewer stages refill the one this iteration reads: their
-        # copies wait until each thread read its own back, then commit with the others
-        split = at_top and p.own_stages
-        guard = f"{d['ahead']} {d['cmp']} {d['hi']}"
         if at_top:  # (passes.settle._at_top: the stage they refill is free there)
             self.after_first_fragments = None
-        if split:
-            self.own_refill = ({ld.result.id for ld, own in zip(p.loads, p.own) if own},
-                               lambda: self.issue_copies(op, d["ahead"], write, guard,
-                                                         refill=True, own_stage=own_write,
-                                                         part="own"))
         with self.out.same_last_statement():
             with self.out.captured() as d["body"]:
                 if at_top:
-                    self.issue_copies(op, d["ahead"], write, guard, refill=True,
-                                      own_stage=own_write, part="shared" if split else "all")
+                    self.issue_copies(op, d["ahead"], write,
+                                      f"{d['ahead']} {d['cmp']} {d['hi']}", refill=True,
+                                      own_stage=own_write)
                 self.core.region(body)
-                assert self.own_refill is None, "the loads read ahead were not read back"
                 if self.after_first_fragments is not None:  # no mma read the stages first
                     self.after_first_fragments()
                     self.after_first_fragments = None
@@ -887,8 +875,7 @@ class DotWriter(Writer):
                             for line in d["first"])
 
     def issue_copies(self, op: Op, iv_text: str, stage: str, guard: str,
-                     refill: bool = False, own_stage: str | None = None,
-                     part: str = "all") -> None:
+                     refill: bool = False, own_stage: str | None = None) -> None:
         """The copies of one iteration (index `iv_text`) into `stage`, then the stream state
         advanced past it; skipped past the end of the loop.  Commits one group either way,
         so the waits can count groups (or, `Pipeline.arrivals`, has the copies arrive on
@@ -897,13 +884,9 @@ class DotWriter(Writer):
         one the previous iteration read (distance num_stages - 1), released when that
         iteration ended, whose phase is this stage's, or the one before where this
         iteration's stage is the first (a barrier's first wait for the phase before its
-        first passes at once: the first refill of the last stage).  A `part` ("shared":
-        the copies of the stages every thread reads, committed with the rest; "own": the
-        loads read ahead, then the stream state and the commit) issues half of them."""
+        first passes at once: the first refill of the last stage)."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
-        if part == "shared" and all(p.own):
-            return
         # the scalars the copies read (named in the body, where they are no longer
         # written: passes.settle), as expressions of iv_text
         scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
@@ -917,20 +900,19 @@ class DotWriter(Writer):
                     phase=self.phase)).strip()
                 if not any(t is not None for t in p.tma):
                     self.out.line(release)
-            if any(t is not None for t in p.tma) and part != "own":
+            if any(t is not None for t in p.tma):
                 self.tma_copies(p, stage, release)
             for ld, copy, own in zip(p.loads, p.tma, p.own):
-                if copy is None and (part == "all" or own == (part == "own")):
+                if copy is None:
                     self.core.comment_for(ld)
                     self.copy_tile(ld, own_stage if own and own_stage else stage)
             if p.arrivals:
                 self.out.line("// this thread's arrival on the stage's barrier, once they "
                               "have landed")
                 self.out.line(f"tc::cp_async_arrive(tc::smem_address({self.barriers} + {stage}));")
-            if part != "shared":
-                self.core.assign_yields([body.args[1 + i] for i in p.state],
-                                        [body.yields[i] for i in p.state])
-        groups = any(t is None for t in p.tma) and not p.arrivals and part != "shared"
+            self.core.assign_yields([body.args[1 + i] for i in p.state],
+                                    [body.yields[i] for i in p.state])
+        groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
     def before_loop(self, v: Value, inside: set[int]) -> bool:
@@ -1060,18 +1042,11 @@ class DotWriter(Writer):
         self.core.comment_for(op)
         if not x.type.is_block:  # a scalar: this thread's own copy
             self.core.declare(x, f"{arr}[{stage} * {elems} + threadIdx.x]")
-        else:
-            self.core.declare(x)
-            self.out.line(self.ctx.dot_macros.read_back(dict(
-                name=self.names.name(x), arr=arr, stage=stage, elems=elems,
-                regs=x.layout.regs, vec=plan.vec, ctype=c_type(x.dtype),
-                at=self.own_offset(plan.vec, plan.vec))))
-        if self.own_refill is not None:  # the last one read back: their stage refilled
-            waiting, refill = self.own_refill
-            waiting.discard(x.id)
-            if not waiting:
-                self.own_refill = None
-                refill()
+            return True
+        self.core.declare(x)
+        self.out.line(self.ctx.dot_macros.read_back(dict(
+            name=self.names.name(x), arr=arr, stage=stage, elems=elems, regs=x.layout.regs,
+            vec=plan.vec, ctype=c_type(x.dtype), at=self.own_offset(plan.vec, plan.vec))))
         return True
 
     def copy_tile(self, ld: Op, stage: str) -> None:

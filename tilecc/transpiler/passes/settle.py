@@ -433,19 +433,22 @@ def _plain(p: Pipeline) -> bool:
 
 
 def _at_top(loop: Op, p: Pipeline) -> Pipeline:
-    """The copies of a plain pipeline (`_plain`) whose body's one product is a warpgroup
-    MMA go out at the top of each iteration (`Pipeline.copies_at_top`), where the stage
-    they refill is free: the previous iteration waited for its product and ended with a
-    barrier (or, for the loads read ahead alone, each thread read its own copies back).
-    Issued under the product instead, they overlapped it alone and the rest of the body
-    waited for them: a chunked linear attention's state loop, which stores its state and
-    scales its values before its product, ran at 0.74 of Triton's speed, and at 0.90 with
-    the copies at the top (H200, `bench_untuned.py --only chunk`).  With one product,
-    none is deferred to a later one's wait (`_deferred`), so none reads a stage past its
-    iteration.  The loads read ahead in fewer stages (`_own_stages`) refill the stage this
-    iteration reads once each thread read its copies back (`render_dot.pipelined_body`).""" 
+    """The copies of a plain pipeline (`_plain`) one iteration ahead (2 stages) whose
+    body's one product is a warpgroup MMA go out at the top of each iteration
+    (`Pipeline.copies_at_top`), where the stage they refill is free: the previous
+    iteration waited for its product and ended with a barrier (or, for the loads read
+    ahead alone, each thread read its own copies back).  Issued under the product, one
+    iteration ahead, they overlapped the product alone and the rest of the body waited for
+    them: a chunked linear attention's state loop, which stores its state and scales its
+    values before its product, ran at 0.74 of Triton's speed, and at 0.90 with the copies
+    at the top (H200, hand-edited source).  With one product none is deferred to a later
+    one's wait (`_deferred`), so none reads a stage past its iteration.  Not two or more
+    ahead, where the copies already have a whole iteration to land: there the weight
+    products (`bench_weight_products.py --quick`, 3 and 4 stages) lost 5-40% with their
+    copies at the top.""" 
     dots = [o for o in walk(loop.regions[0]) if o.kind == "dot"]
-    if not _plain(p) or len(dots) != 1 or dots[0] not in loop.regions[0].ops or \
+    if not _plain(p) or p.distance != 1 or len(dots) != 1 or \
+            dots[0] not in loop.regions[0].ops or \
             not dots[0].attrs["plan"].unit.async_groups:
         return p
     return replace(p, copies_at_top=True, note=p.note[:-1] + "; issued at the top of each "
@@ -461,13 +464,13 @@ def _own_stages(loop: Op, p: Pipeline) -> Pipeline:
     back (the refill goes out after that issue: `render_dot.pipelined_body`); with a
     second product the refill could come before a later read back.  A stage fewer of a
     64 x 128 int8 weight tile at 4 stages takes the program to Triton's 72 KiB, three
-    programs an SM instead of two.  Not where the copies go out at the top of an iteration
-    one ahead (`_at_top`): refilled after the read back, in the middle of the body, they
-    would have the rest of it to land before the iteration's wait (the chunked state,
-    H200: 0.86 of Triton's speed so, 0.94 in as many stages as the others)."""
+    programs an SM instead of two.  Not where the copies go out at the top of the
+    iteration (`_at_top`, one ahead): refilled after the read back, in the middle of the
+    body, they would have the rest of it alone to land (the chunked state, H200: 0.86 of
+    Triton's speed so, 0.94 in as many stages as the others)."""
     body = loop.regions[0]
     dots = [o for o in body.ops if o.kind == "dot"]
-    if p.copies_at_top and p.distance < 2:
+    if p.copies_at_top:
         return p
     if not any(p.own) or p.distance >= p.stages or len(dots) != 1 or \
             not dots[0].attrs["plan"].unit.async_groups:

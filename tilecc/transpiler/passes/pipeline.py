@@ -169,8 +169,8 @@ class Pipeline:
     # passes.settle.Tile of the stages' mbarriers (TMA copies, or `arrivals`), one per stage,
     # then one more per stage with `releases`
     barriers: object = None
-    # the same loop with every other load of the body read ahead too (`read_ahead_loads`),
-    # which passes.settle takes where the loop keeps no product in flight
+    # the same loop with every other load of the body read ahead too (`prologue_loads`
+    # with `every`), which passes.settle takes where the copies go out at the top
     wider: Pipeline | None = None
     # settled: the copies go out at the top of each iteration, not under its product
     copies_at_top: bool = False
@@ -372,7 +372,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
           prologue: Origins | None, every: bool = False) -> Pipeline | None:
     """`loop`'s pipeline, or None; with `prologue` (the kernel's pointers' origins), the
     loads of the products' prologues read ahead too, and with `every` each other load
-    whose address the copies can compute ahead (`read_ahead_loads`)."""
+    whose address the copies can compute ahead."""
     body = loop.regions[0]
     defined = {r.id: op for op in body.ops for r in op.results}
     users: dict[int, list[Op]] = {}
@@ -538,7 +538,7 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     them: `runtime.compiler`.)
 
     With `every`, the body's other loads too, blocks and scalars, whatever reads them
-    (`read_ahead_loads`): Triton's pipeliner copies every load of a loop that holds a
+    (`copied_ahead`): Triton's pipeliner copies every load of a loop that holds a
     product ahead with cp.async, scalars included, and a loop of a long body (a state
     stored, a decay computed before its product) otherwise waits for them at each
     iteration."""

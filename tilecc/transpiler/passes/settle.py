@@ -445,7 +445,7 @@ def _at_top(loop: Op, p: Pipeline) -> Pipeline:
     one's wait (`_deferred`), so none reads a stage past its iteration.  Not two or more
     ahead, where the copies already have a whole iteration to land: there the weight
     products (`bench_weight_products.py --quick`, 3 and 4 stages) lost 5-40% with their
-    copies at the top.""" 
+    copies at the top."""
     dots = [o for o in walk(loop.regions[0]) if o.kind == "dot"]
     if not _plain(p) or p.distance != 1 or len(dots) != 1 or \
             dots[0] not in loop.regions[0].ops or \
@@ -470,9 +470,7 @@ def _own_stages(loop: Op, p: Pipeline) -> Pipeline:
     Triton's speed so, 0.94 in as many stages as the others)."""
     body = loop.regions[0]
     dots = [o for o in body.ops if o.kind == "dot"]
-    if p.copies_at_top:
-        return p
-    if not any(p.own) or p.distance >= p.stages or len(dots) != 1 or \
+    if not any(p.own) or p.copies_at_top or p.distance >= p.stages or len(dots) != 1 or \
             not dots[0].attrs["plan"].unit.async_groups:
         return p
     at = {id(o): i for i, o in enumerate(body.ops)}

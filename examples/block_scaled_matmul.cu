@@ -30,12 +30,12 @@
 //   BLOCK_N = 128 (constexpr)
 //   BLOCK_K = 64 (constexpr)
 // Layouts (which thread holds which element; see the structs below):
-//   Sliced0: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
-//     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced1: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked2: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+//   Blocked0: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //     axis 1: 16 per thread x 2 lanes x 1 warps
+//   Sliced1: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+//     from a 128 x 1 tiling (reduced axes dropped)
+//   Sliced2: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
 //   Sliced3: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
 //   Sliced4: 2 block, 1 registers per thread; axis 0: 1 per thread x 2 lanes x 1 warps; sliced from
@@ -77,29 +77,9 @@
 //     lane by lane
 #include "tilecc.h"
 
-// Sliced0: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
-//   from a 128 x 1 tiling (reduced axes dropped)
-struct Sliced0 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 2 * 16 == 0; }
-};
-
-// Sliced1: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
-//   from a 1 x 32 tiling (reduced axes dropped)
-struct Sliced1 {
-  enum : int { kRegs = 16 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
-};
-
-// Blocked2: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
+// Blocked0: 128 x 32 block, 16 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps;
 //   axis 1: 16 per thread x 2 lanes x 1 warps
-struct Blocked2 {
+struct Blocked0 {
   enum : int { kRegs = 16 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
@@ -107,6 +87,26 @@ struct Blocked2 {
   static TC_DEVICE int coord1(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced1: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
+//   from a 128 x 1 tiling (reduced axes dropped)
+struct Sliced1 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 16 + (tc::lane_id() / 2); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 2 * 16 == 0; }
+};
+
+// Sliced2: 32 block, 16 registers per thread; axis 0: 16 per thread x 2 lanes x 1 warps; sliced
+//   from a 1 x 32 tiling (reduced axes dropped)
+struct Sliced2 {
+  enum : int { kRegs = 16 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 2 * 16 + r % 16; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 16 + (tc::lane_id() / 2) == 0; }
 };
 
 // Sliced3: 128 block, 1 registers per thread; axis 0: 1 per thread x 16 lanes x 8 warps; sliced
@@ -269,11 +269,11 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
               a_desc_base +
               (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
               tc::cast<long long>(k_next * 64 / 2)) +
-              (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
-              tc::cast<long long>(Sliced1::coord0(v))),
-              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
+              (tc::cast<long long>(Sliced1::coord0(0)) * a_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
               tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
-              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
               tc::cast<unsigned int>(k_next * 64 / 2) <
               tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
         }
@@ -285,11 +285,11 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
               b_desc_base +
               (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
               tc::cast<long long>(k_next * 64 / 2)) +
-              (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
-              tc::cast<long long>(Sliced1::coord0(v))),
-              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
+              (tc::cast<long long>(Sliced1::coord0(0)) * b_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
               tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
-              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
               tc::cast<unsigned int>(k_next * 64 / 2) <
               tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
         }
@@ -536,11 +536,11 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
               a_desc_base +
               (tc::cast<long long>(pid_m * 128) * a_desc_stride0 +
               tc::cast<long long>(k_ahead * 64 / 2)) +
-              (tc::cast<long long>(Sliced0::coord0(0)) * a_desc_stride0 +
-              tc::cast<long long>(Sliced1::coord0(v))),
-              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
+              (tc::cast<long long>(Sliced1::coord0(0)) * a_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_m * 128) <
               tc::cast<unsigned int>(tc::max(a_desc_shape0, 0))) &
-              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
               tc::cast<unsigned int>(k_ahead * 64 / 2) <
               tc::cast<unsigned int>(tc::max(a_desc_shape1, 0))) ? 16 : 0);
         }
@@ -552,11 +552,11 @@ extern "C" __global__ void __launch_bounds__(256) block_scaled_matmul_kernel(
               b_desc_base +
               (tc::cast<long long>(pid_n * 128) * b_desc_stride0 +
               tc::cast<long long>(k_ahead * 64 / 2)) +
-              (tc::cast<long long>(Sliced0::coord0(0)) * b_desc_stride0 +
-              tc::cast<long long>(Sliced1::coord0(v))),
-              (tc::cast<unsigned int>(Sliced0::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
+              (tc::cast<long long>(Sliced1::coord0(0)) * b_desc_stride0 +
+              tc::cast<long long>(Sliced2::coord0(v))),
+              (tc::cast<unsigned int>(Sliced1::coord0(0)) + tc::cast<unsigned int>(pid_n * 128) <
               tc::cast<unsigned int>(tc::max(b_desc_shape0, 0))) &
-              (tc::cast<unsigned int>(Sliced1::coord0(v)) +
+              (tc::cast<unsigned int>(Sliced2::coord0(v)) +
               tc::cast<unsigned int>(k_ahead * 64 / 2) <
               tc::cast<unsigned int>(tc::max(b_desc_shape1, 0))) ? 16 : 0);
         }

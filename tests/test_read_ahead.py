@@ -272,11 +272,11 @@ def test_gpu_upcast_bt(bm, bn, bk, warps, stages, m, n, k) -> None:
 # --- every load of a loop whose copies go out at the top of the iteration ---------------------
 
 @tilecc.jit
-def decayed_products(x_ptr, w_ptr, g_ptr, o_ptr, log_ptr, K, KV, BM: tl.constexpr,
+def decayed_products(x_ptr, w_ptr, g_ptr, b_ptr, o_ptr, log_ptr, K, KV, BM: tl.constexpr,
                      BK: tl.constexpr):
     """Each iteration logs its running sum (through another argument), then decays it by a
-    masked scalar and adds a product scaled by a masked block of rows (held in copies by
-    the lanes of each row, a block slice of the product's layout)."""
+    masked scalar, adds a product scaled by a masked block of rows (held in copies by the
+    lanes of each row, a block slice of the product's layout) and a whole block."""
     rm, rk = tl.arange(0, BM), tl.arange(0, BK)
     acc = tl.zeros((BM, BM), dtype=tl.float32)
     for k in range(0, K, BK):
@@ -285,11 +285,12 @@ def decayed_products(x_ptr, w_ptr, g_ptr, o_ptr, log_ptr, K, KV, BM: tl.constexp
         w = tl.load(w_ptr + (k + rk)[:, None] * BM + rm[None, :])
         decay = tl.load(g_ptr + k // BK, mask=k < KV, other=0.0)
         rows = tl.load(g_ptr + k // BK + 1 + rm, mask=k + rm < KV, other=0.0)
-        acc = acc * decay + tl.dot(x, w) * rows[:, None]
+        bias = tl.load(b_ptr + k // BK * BM * BM + rm[:, None] * BM + rm[None, :])
+        acc = acc * decay + tl.dot(x, w) * rows[:, None] + bias
     tl.store(o_ptr + rm[:, None] * BM + rm[None, :], acc)
 
 
-DECAYED_SIG = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16,i32,64,32"
+DECAYED_SIG = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32:16,i32,64,32"
 
 
 def _decayed_case(K: int, KV: int, seed: int):
@@ -298,24 +299,26 @@ def _decayed_case(K: int, KV: int, seed: int):
     x = (rng.integers(-2, 3, (BM, K)) * 0.5).astype(np.float16)
     w = (rng.integers(-2, 3, (K, BM)) * 0.5).astype(np.float16)
     g = rng.integers(1, 4, K // BK + BM + 1).astype(np.float32) * 0.5
+    b = rng.integers(-2, 3, (K // BK, BM, BM)).astype(np.float32)
     want, logs = np.zeros((BM, BM)), []
     for k in range(0, K, BK):
         logs.append(want.sum(1))
         decay = g[k // BK] if k < KV else 0.0
         rows = np.where(k + np.arange(BM) < KV, g[k // BK + 1 + np.arange(BM)], 0.0)
         part = x[:, k:k + BK].astype(np.float64) @ w[k:k + BK].astype(np.float64)
-        want = want * decay + part * rows[:, None]
-    return (x, w, g), want, np.concatenate(logs)
+        want = want * decay + part * rows[:, None] + b[k // BK]
+    return (x, w, g, b), want, np.concatenate(logs)
 
 
 @pytest.mark.parametrize("stages", [2, 3])
 def test_every_load_is_read_ahead_where_the_copies_go_out_at_the_top(stages) -> None:
     """One warpgroup product, nothing kept in flight, one iteration ahead: the copies of
     the next stage go out at the top of the iteration, ahead of the store and the decay,
-    and the scalar and the block of rows are copied ahead too (cp.async, zero where masked
-    off), each read back where it was loaded.  Before, the copies went out under the
-    product, and the scalar and the rows were loaded in the iteration that used them, as
-    they still are two iterations ahead (3 stages)."""
+    and every other load is read ahead too: the masked scalar and the block of rows (a
+    few registers) loaded one iteration ahead into registers, the whole block copied by
+    cp.async into stages of its own and read back where it was loaded.  Before, the
+    copies went out under the product, and the rest was loaded in the iteration that
+    used it, as it still is two iterations ahead (3 stages)."""
     src = decayed_products.source(DECAYED_SIG, arch="sm_90a", num_warps=4, num_stages=stages)
     notes = _notes(src)
     loop = src[src.index("for (int k_ = 0;"):]
@@ -323,16 +326,21 @@ def test_every_load_is_read_ahead_where_the_copies_go_out_at_the_top(stages) -> 
     if stages == 3:
         assert "x, w of tl.dot copied into shared memory with TMA, 2 iterations ahead " \
             "(3 stages)" in notes
-        assert "decay_stages" not in src and loop.index("tc::tma_load_2d(") > store
+        assert "decay_next" not in src and "bias_stages" not in src
+        assert loop.index("tc::tma_load_2d(") > store
         return
-    assert "x, w of tl.dot and decay, rows (read back where loaded) copied into shared " \
-        "memory with TMA and cp.async, 1 iteration ahead (2 stages; issued at the top of " \
-        "each iteration)" in notes
+    assert "x, w of tl.dot and bias (read back where loaded) copied into shared memory " \
+        "with TMA and cp.async, 1 iteration ahead (2 stages; decay, rows loaded one " \
+        "iteration ahead into registers; issued at the top of each iteration)" in notes
     assert loop.index("tc::tma_load_2d(") < store  # the product's operands, at the top
-    assert loop.index("tc::cp_async<4>(tc::smem_address(decay_stages") < store
-    assert "? 4 : 0);" in loop  # (masked off: nothing copied, the stage reads zero)
-    assert loop.index("const float decay = decay_stages[") < loop.index("acc_[r] * decay")
-    assert loop.index("rows_stages + ") < loop.index("const float decay = decay_stages[")
+    assert loop.index("tc::smem_address(bias_stages") < store
+    # this iteration's values taken from the registers, then the next iteration's loaded
+    # (the scalar masked: zero past KV, as `other` says)
+    assert loop.index("const float decay = decay_next;") < \
+        loop.index("decay_next = decay_ahead") < store
+    assert "k_ahead < KV ? g_ptr[k_ahead / 32] : 0.0f;" in loop
+    assert loop.index("rows[r] = rows_next[r];") < loop.index("rows_next[r] = rows_ahead")
+    assert loop.index("// read ahead: this thread's own copies") > store
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -345,10 +353,10 @@ def test_every_load_read_ahead_compiles_cleanly(arch) -> None:
 
 @pytest.mark.parametrize("K,KV", [(96, 96), (128, 70), (256, 33), (1024, 1000)])
 def test_interpreter_decayed_products(K, KV) -> None:
-    (x, w, g), want, logs = _decayed_case(K, KV, seed=K + KV)
+    (x, w, g, b), want, logs = _decayed_case(K, KV, seed=K + KV)
     out = np.zeros((64, 64), np.float32)
     log = np.zeros(K // 32 * 64, np.float32)
-    decayed_products.interpret[(1,)](x, w, g, out, log, K, KV, BM=64, BK=32, num_stages=2)
+    decayed_products.interpret[(1,)](x, w, g, b, out, log, K, KV, BM=64, BK=32, num_stages=2)
     # (fp32 sums beside float64 ones: an element that cancels is close in absolute terms)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
     np.testing.assert_allclose(log, logs, rtol=1e-5, atol=1e-6 * np.abs(logs).max())
@@ -359,10 +367,10 @@ def test_interpreter_decayed_products(K, KV) -> None:
 @pytest.mark.parametrize("K,KV", [(96, 96), (128, 70), (256, 33), (1024, 1000)])
 def test_gpu_decayed_products(stages, K, KV) -> None:
     torch = _cuda_torch()
-    (x, w, g), want, logs = _decayed_case(K, KV, seed=K + KV)
+    inputs, want, logs = _decayed_case(K, KV, seed=K + KV)
     out = torch.full((64, 64), 7.0, device="cuda")
     log = torch.full((K // 32 * 64,), 7.0, device="cuda")
-    decayed_products[(1,)](*(torch.from_numpy(a).cuda() for a in (x, w, g)), out, log, K, KV,
+    decayed_products[(1,)](*(torch.from_numpy(a).cuda() for a in inputs), out, log, K, KV,
                            BM=64, BK=32, num_warps=4, num_stages=stages)
     np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-5,
                                atol=1e-6 * np.abs(want).max())

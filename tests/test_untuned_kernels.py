@@ -216,22 +216,23 @@ def test_chunk_state_reads_ahead_and_stores_whole_vectors() -> None:
     stored from the accumulator's layout 4 bytes a lane, half of each sector an
     instruction.  Before, nothing was read ahead and K^T went to its tile an element at a
     time (the stores took a third of the kernel's time on an H200).  The copies of the
-    next chunk, the decays included, go out at the top of each iteration (they went out
-    under the product, and the decays were loaded where used: 0.74 of Triton's speed)."""
+    next chunk go out at the top of each iteration, and its decays are loaded one
+    iteration ahead into registers (the copies went out under the product, and the decays
+    were loaded where used: 0.74 of Triton's speed)."""
     src = UM.chunk_gated_state.source(CHUNK_STATE_SIG, arch="sm_90a", num_warps=4,
                                       num_stages=2)
     notes = " ".join(src.split("#include")[0].replace("//", " ").split())
-    assert "b_k of tl.dot and b_v, g_last, b_g (read back where loaded) copied into " \
-        "shared memory with cp.async, 1 iteration ahead (2 stages; issued at the top of " \
-        "each iteration)" in notes
+    assert "b_k of tl.dot and b_v (read back for the product's operands) copied into " \
+        "shared memory with cp.async, 1 iteration ahead (2 stages; g_last, b_g loaded one " \
+        "iteration ahead into registers; issued at the top of each iteration)" in notes
     assert "_ss<1, 1>(" in src
     assert "for 16-byte stores in the loop: through shared memory" in notes
     assert "store: 8 x bf16 (16 B) along axis 1" in notes
     loop = src[src.index("for (int i_t = 0;"):]
     assert "tc::stmatrix_x4(" in loop
-    # the next chunk's copies, its decays' too, go out before the state is stored
-    assert loop.index("tc::cp_async<4>(tc::smem_address(g_last_stages") < \
-        loop.index("tl.store(p_h")
+    # the next chunk's copies, and its decays' loads, go out before the state is stored
+    store = loop.index("tl.store(p_h")
+    assert loop.index("tc::cp_async<16>(") < store and loop.index("g_last_next = ") < store
     # on AMD (not measured there) the state is stored as before
     amd = UM.chunk_gated_state.source(CHUNK_STATE_SIG, target="hip", arch="gfx90a",
                                       num_warps=4, num_stages=2)

@@ -87,6 +87,7 @@ class DotWriter(Writer):
         # an overlapped loop's (Pipeline.overlapped): the product issued without its wait,
         # and the second product's A, packed in pairs in the registers of this array
         self.issue_only: frozenset = frozenset()  # id() of the products issued unwaited
+        self.rotated: dict[int, str] = {}  # a load read ahead into registers: their name
         self.packed_a: str | None = None
         self.vector_offsets: dict[int, str] = {}  # pipelined load → its vectors' offsets
         # loads read ahead for a product's prologue → (stages array, stage, elements)
@@ -649,6 +650,8 @@ class DotWriter(Writer):
         d.update(more=f"{ivn} + {d['step_operand']} {cmp} {hi_text}",
                  next_stage=f"({stage} + 1 == {count} ? 0 : {stage} + 1)",
                  next_parity=f"({stage} + 1 == {count} ? {self.phase} ^ 1 : {self.phase})")
+        if p.rotated:
+            self.rotated_loads(op, d["lo"], f"{d['lo']} {cmp} {hi_text}", first=True)
         if roles and p.overlapped:
             self.overlapped_body(op, d)
             self.out.line(self.ctx.dot_macros.overlapped_loop(d))
@@ -760,6 +763,9 @@ class DotWriter(Writer):
                     self.issue_copies(op, d["ahead"], write,
                                       f"{d['ahead']} {d['cmp']} {d['hi']}", refill=True,
                                       own_stage=own_write)
+                if p.rotated:  # (settle takes them only with the copies at the top)
+                    self.rotated_loads(op, d["ahead"], f"{d['ahead']} {d['cmp']} {d['hi']}",
+                                       first=False)
                 self.core.region(body)
                 if self.after_first_fragments is not None:  # no mma read the stages first
                     self.after_first_fragments()
@@ -915,6 +921,50 @@ class DotWriter(Writer):
         groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
 
+    def rotated_loads(self, op: Op, iv_text: str, guard: str, first: bool) -> None:
+        """The loads a pipeline reads one iteration ahead into registers
+        (`Pipeline.rotated`): before the loop (`first`) the registers of each, loaded for
+        the first iteration; at the top of the body each value taken from them, then the
+        next iteration's loaded into them (skipped past the end of the loop).  A load is
+        written as it would be where it was, its index the iteration's (`iv_text`), into a
+        variable of its own, then copied into the registers."""
+        p: Pipeline = op.attrs["pipeline"]
+        body = op.regions[0]
+        for ld in p.rotated:
+            x = ld.result
+            ctype, name = self.exprs.ctype(x), self.names.name(x)
+            regs = x.layout.regs if x.type.is_block else None
+            if first:
+                self.rotated[x.id] = self.names.fresh(f"{name}_next")
+                self.out.line(f"// {x.name or 'a load'}: loaded one iteration ahead into "
+                              "these registers")
+                self.out.line(self.ctx.macros.declaration(
+                    ctype, self.rotated[x.id], regs=regs, init=None if regs else "{}"))
+                continue
+            self.core.comment_for(ld)
+            if regs is None:
+                self.core.declare(x, self.rotated[x.id])
+            else:
+                self.core.declare(x)
+                self.out.line(self.ctx.macros.register_loop(
+                    regs, [f"{name}[r] = {self.rotated[x.id]}[r];"]))
+        # the scalars the loads read (named in the body: passes.settle), as expressions
+        scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
+                   and o not in p.rotated and o.results[0].id not in self.exprs.inline}
+        with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
+                self.out.captured() as lines:
+            for ld in p.rotated:
+                x = ld.result
+                loaded = self.names.fresh(f"{self.names.name(x)}_ahead")
+                self.core.comment_for(ld)
+                with self.names.named_as(x, loaded):
+                    self.core.op_load(ld)
+                nxt = self.rotated[x.id]
+                self.out.line(f"{nxt} = {loaded};" if not x.type.is_block else
+                              self.ctx.macros.register_loop(
+                                  x.layout.regs, [f"{nxt}[r] = {loaded}[r];"]))
+        self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, False))
+
     def before_loop(self, v: Value, inside: set[int]) -> bool:
         """Whether `v`'s text reads only values defined before the loop (`inside`: those
         it defines)."""
@@ -1040,9 +1090,6 @@ class DotWriter(Writer):
         arr, stage, elems = self.read_ahead[x.id]
         plan = op.attrs["plan"]
         self.core.comment_for(op)
-        if not x.type.is_block:  # a scalar: this thread's own copy
-            self.core.declare(x, f"{arr}[{stage} * {elems} + threadIdx.x]")
-            return True
         self.core.declare(x)
         self.out.line(self.ctx.dot_macros.read_back(dict(
             name=self.names.name(x), arr=arr, stage=stage, elems=elems, regs=x.layout.regs,
@@ -1053,17 +1100,11 @@ class DotWriter(Writer):
         """A thread's cp.async copies of its vectors of `ld`'s tile into `stage`."""
         x = ld.result
         plan = ld.attrs["plan"]
+        layout = self.exprs.lname(x.layout)  # (layouts are numbered as first named)
         esize = x.dtype.itemsize
         arr, _, elems = self.pipe_tiles.get(x.id) or self.read_ahead[x.id]
         ptr = self.exprs.text(ld.operands[0], "v")
         mask = ld.operands[1] if len(ld.operands) > 1 else None
-        if not x.type.is_block:  # a scalar: one copy a thread, in a slot of its own
-            size = f"{self.exprs.wrap(mask, 'v', 4)} ? {esize} : 0" if mask is not None \
-                else str(esize)
-            self.out.line(f"tc::cp_async<{esize}>(tc::smem_address({arr} + ({stage}) * "
-                          f"{elems} + threadIdx.x),{BREAK}{ptr},{BREAK}{size});")
-            return
-        layout = self.exprs.lname(x.layout)  # (layouts are numbered as first named)
         prefix = mask is not None and plan.mask_mode == "prefix"
         nbytes = plan.vec * esize
         size = "in_bounds" if prefix else f"{self.exprs.wrap(mask, 'v', 4)} ? {nbytes} : 0" \

@@ -174,6 +174,10 @@ class Pipeline:
     wider: Pipeline | None = None
     # settled: the copies go out at the top of each iteration, not under its product
     copies_at_top: bool = False
+    # loads of a wider pipeline that no product's operand is computed from, each thread's
+    # part within ROTATED_REGISTERS: loaded one iteration ahead into registers of their
+    # own where the copies go out (no stage), the value taken from them at the top
+    rotated: list = field(default_factory=list)
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
@@ -197,7 +201,7 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
                 _loop(op, stages, reads, *tma, None)
             if p is not None and prologue_reads:
                 wider = _loop(op, stages, reads, *tma, origins, every=True)
-                if wider is not None and len(wider.loads) > len(p.loads):
+                if wider is not None and len(wider.loads) + len(wider.rotated) > len(p.loads):
                     p.wider = wider
             if p is not None:
                 op.attrs["pipeline"] = p
@@ -439,6 +443,16 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
         else:
             return None
     loads, tma = [loads[i] for i in kept], [tma[i] for i in kept]
+    rotated: list[Op] = []
+    prologue_only: set[int] = set()
+    if every:  # the small loads no product's operand is computed from: into registers
+        prologue_only = {id(ld) for ld in prologue_loads(body, loads[:direct], users, yielded,
+                                                         prologue)}
+        rotated = [ld for ld in loads[direct:] if id(ld) not in prologue_only and
+                   rotatable(ld)]
+        out = {id(ld) for ld in rotated}
+        tma = [c for ld, c in zip(loads, tma) if id(ld) not in out]
+        loads = [ld for ld in loads if id(ld) not in out]
     if not loads:
         return None
     # the coordinates of a load of pointers a TMA copy reads (passes.pointer_tiles) are
@@ -473,8 +487,9 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     moved_values = {r.id for op in moved.values() for r in op.results} | \
         {body.args[1 + i].id for i in state} | {ld.result.id for ld in loads}
     moved_values -= {ld.result.id for ld in loads[direct:]}  # (read back where they were)
+    moved_values -= {ld.result.id for ld in rotated}  # (taken at the top of the body)
     for op in body.ops:  # nothing left in the body may read what moved
-        if id(op) in moved or op in loads:
+        if id(op) in moved or op in loads or op in rotated:
             continue
         if op.kind == "dot" and any(ld.result in op.operands[:2] for ld in loads):
             rest = [v for v in op.operands if v not in [ld.result for ld in loads]]
@@ -498,16 +513,18 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
         tma = [replace(c, skip_past=True) if c is not None and c.rows_split and
                c.padding == "zero" and _invariant(c.corner[0], body, defined) and
                _invariant(c.rows, body, defined) else c for c in tma]
-    p = Pipeline(stages, loads, sorted(state), set(moved) | {id(ld) for ld in loads}, tma=tma,
-                 own=[i >= direct for i in range(len(loads))])
-    why = "where loaded" if every else "for the product's operands"
+    p = Pipeline(stages, loads, sorted(state),
+                 set(moved) | {id(ld) for ld in loads + rotated}, tma=tma,
+                 own=[i >= direct for i in range(len(loads))], rotated=rotated)
+    operands = not every or all(id(ld) in prologue_only for ld in loads[direct:])
+    why = "for the product's operands" if operands else "where loaded"
     names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
     read = ", ".join(ld.result.name or "a block" for ld in loads[direct:])
     what = (f"{names} of tl.dot" if names else "") + (" and " if names and read else "") + \
         (f"{read} (read back {why})" if read else "")
     p.note = (f"L{loop.loc.line}: {what} copied into shared memory with "
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
-              f"({stages} stages)")
+              f"({stages} stages{in_registers(p)})")
     return p
 
 
@@ -537,11 +554,12 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     any other way, reads nothing ahead).  (A build whose stages do not fit is made without
     them: `runtime.compiler`.)
 
-    With `every`, the body's other loads too, blocks and scalars, whatever reads them
-    (`copied_ahead`): Triton's pipeliner copies every load of a loop that holds a
-    product ahead with cp.async, scalars included, and a loop of a long body (a state
-    stored, a decay computed before its product) otherwise waits for them at each
-    iteration."""
+    With `every`, the body's other loads too, whatever reads them: scalars and small
+    blocks (`rotatable`; read ahead into registers: `Pipeline.rotated`), larger blocks
+    cp.async can copy (`copied_ahead`).  Triton's pipeliner copies every load of a loop
+    that holds a product ahead with cp.async, scalars included, and a loop of a long body
+    (a state stored, a decay computed before its product) otherwise waits for them at
+    each iteration."""
     operand_of = {v.id for o in body.ops if o.kind == "dot" and o.attrs["plan"].matrix
                   for v in o.operands[:2]}
     writes = [o for o in _walk(body) if o.kind in _WRITES]
@@ -564,13 +582,15 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
 
     out = []
     for op in body.ops:
-        if op.kind != "load" or op in direct or not copied_ahead(op, every) or \
-                not every and op.result.layout.replicated:
+        if op.kind != "load" or op in direct:
             continue
         if writes and origins.argument(op.operands[0]) in written | {None}:
             continue  # (the loop stores through what it reads, or may)
-        if every and not op.result.type.is_block:
-            out.append(op)
+        if every and rotatable(op) and not feeds_operands(op.result):
+            out.append(op)  # (into registers: any load)
+            continue
+        if not op.result.type.is_block or not copied_ahead(op) or \
+                not every and op.result.layout.replicated:
             continue
         # a product's own operand that its pipeline does not copy (read by two products,
         # or an 8-bit B along N): only for warpgroup MMAs, whose operands the threads store
@@ -584,16 +604,28 @@ def prologue_loads(body: Region, direct: list[Op], users: dict[int, list[Op]],
     return out
 
 
-def copied_ahead(load: Op, scalars: bool = False) -> bool:
-    """Whether each thread's part of `load` can be copied ahead by cp.async, into a stage
-    of its own: vectors of 4, 8 or 16 bytes, each read whole or not at all, zero where
-    masked off; with `scalars`, a scalar of 4 or 8 bytes.  A block held in copies
-    (several threads hold each element) is copied by every holder, as its load reads it."""
+# registers a thread may hold of a load read one iteration ahead into registers
+# (`Pipeline.rotated`), twice over (this iteration's and the next's): the decays of a
+# chunked linear attention (a scalar and a slice of 4), copied through shared memory
+# stages instead, left it at 0.95 of Triton's speed, and at 1.00 so (H200)
+ROTATED_REGISTERS = 8
+
+
+def rotatable(load: Op) -> bool:
+    """Whether `load` is small enough to read one iteration ahead into registers
+    (`Pipeline.rotated`): a scalar, or a block of at most ROTATED_REGISTERS a thread."""
+    x = load.result
+    return not x.type.is_block or x.layout.regs <= ROTATED_REGISTERS
+
+
+def copied_ahead(load: Op) -> bool:
+    """Whether each thread's part of block `load` can be copied ahead by cp.async, into a
+    stage of its own: vectors of 4, 8 or 16 bytes, each read whole or not at all, zero
+    where masked off.  A block held in copies (several threads hold each element) is
+    copied by every holder, as its load reads it."""
     x = load.result
     if len(load.operands) > 2 and not _is_zero(load.operands[2]):
         return False
-    if not x.type.is_block:
-        return scalars and x.dtype.itemsize in (4, 8) and not x.dtype.is_ptr()
     plan = load.attrs.get("plan")
     return plan is not None and plan.vec * x.dtype.itemsize in (4, 8, 16) and (
         plan.mask_mode in ("none", "vector", "prefix") or
@@ -601,9 +633,10 @@ def copied_ahead(load: Op, scalars: bool = False) -> bool:
 
 
 def own_elements(x: Value, threads: int) -> int:
-    """The elements of a stage of `x`, a load read ahead (`Pipeline.own`): each thread's
-    registers side by side (`render_dot.own_offset`), one per thread for a scalar."""
-    return x.layout.regs * threads if x.type.is_block else threads
+    """The elements of a stage of `x`, a block read ahead (`Pipeline.own`): each thread's
+    registers side by side (`render_dot.own_offset`; more than the block's elements where
+    threads hold copies)."""
+    return x.layout.regs * threads
 
 
 class Origins:
@@ -657,6 +690,12 @@ def reads_ahead(kernel: Kernel) -> bool:
 _PROLOGUE_OPS = PURE | {"permute", "reshape", "join", "split", "unstack", "stack", "convert"}
 # ops that may write memory (inline assembly may)
 _WRITES = {"store", "atomic", "atomic_cas", "inline_asm"}
+
+
+def in_registers(p: Pipeline) -> str:
+    """The loads a pipeline reads ahead into registers, for the kernel's header."""
+    names = ", ".join(ld.result.name or "a load" for ld in p.rotated)
+    return f"; {names} loaded one iteration ahead into registers" if p.rotated else ""
 
 
 def copy_engines(p: Pipeline) -> str:

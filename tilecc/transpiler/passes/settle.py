@@ -32,7 +32,8 @@ from tilecc.transpiler.passes import warp_roles
 from tilecc.transpiler.passes.dot import DotPlan, a_in_registers, b_k_major, promotion_steps
 from tilecc.transpiler.passes.early_loads import loads_first
 from tilecc.transpiler.passes.emission import Emission
-from tilecc.transpiler.passes.pipeline import Pipeline, copy_engines, own_elements
+from tilecc.transpiler.passes.pipeline import (Pipeline, copy_engines, in_registers,
+                                               own_elements)
 from tilecc.transpiler.specs import TensorMap
 from tilecc.transpiler.target import CompileTarget
 
@@ -312,7 +313,8 @@ def _writable_ahead(loop: Op, p: Pipeline, emission: Emission) -> bool:
     renderer inlines, and scalars (an offset `k * BLOCK_K` read by several pointers),
     which the issue point writes out again as expressions of the index it copies for."""
     body = {id(o): o for o in loop.regions[0].ops}
-    return all(body[i] in p.loads or body[i].results[0].id in emission.inline
+    return all(body[i] in p.loads or body[i] in p.rotated or
+               body[i].results[0].id in emission.inline
                or not body[i].results[0].type.is_block for i in p.slice_ops)
 
 
@@ -386,7 +388,7 @@ def _in_flight(loop: Op, p: Pipeline, emission: Emission, num_warps: int,
                            num_warps <= 4 and _multiply_adds(dots[0]) >= DEEP_PRODUCT)
     dist = s - 2 if overlap and not barrier else s - 1
     note = (f"{p.note.split(' copied')[0]} copied into shared memory with {copy_engines(p)}, "
-            f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages"
+            f"{dist} iteration{'s' if dist > 1 else ''} ahead ({s} stages{in_registers(p)}"
             + (f"; one {dots[0].attrs['plan'].unit.name} kept in flight)" if overlap else ")"))
     # a thread's wait for a stage is all its reads need where the stage's mbarrier tells
     # when every copy of it landed: the copy engine's, or every thread's cp.async copies

@@ -147,7 +147,8 @@ def test_random_dot_loops() -> None:
     programs = {s: RK.generate(s, ("dot_loop",)) for s in range(300000, 300012)}
     texts = _interpreted_and_transpiled(programs)
     sources = [p.source for p in programs.values()]
-    for form in ("rk = k * BK", "a_ptrs += BK", "tl.make_block_ptr(a_base"):
+    for form in ("rk = k * BK", "a_ptrs += BK", "tl.make_block_ptr(a_base",
+                 "acc + tl.dot(a, b) * (s * r[:, None])"):  # (products scaled per step)
         assert any(form in t for t in sources), form
     assert any("tc::tma_load_" in t for t in texts["cuda"])
     RK.compile_batch(texts["cuda"], "cuda", "sm_90a")  # (wgmma: the arch-specific target)

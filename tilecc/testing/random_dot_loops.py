@@ -9,8 +9,11 @@ tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail maske
 (`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
 launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
 the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
-K x N or N x K.  The inputs are quarters in [-4, 4], so every product and sum is exact
-and the result is NumPy's to the bit.
+K x N or N x K.  A third of the loops scale each step's product by a scalar and a block
+of M rows loaded in the loop (small int32s), loads no product's operand is computed from
+(read one iteration ahead into registers where a loop's copies go out at the top of each
+iteration).  The inputs are quarters in [-4, 4] (the scales integers in [-8, 8]), so every
+product and sum is exact and the result is NumPy's to the bit.
 """
 
 from __future__ import annotations
@@ -112,13 +115,19 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
 
     own = random.Random(seed * 31 + 17)
     loop_depth = fitting(own.choice([1, 2, 3, 4, 6])) if own.random() < 0.3 else None
+    # (drawn apart too) each step's product scaled by a scalar and a block of rows
+    scaled = random.Random(seed * 31 + 19).random() < 1 / 3
+    steps = -(-K // BK)
+    if scaled:
+        inside += ["s = tl.load(s_ptr + k)", "r = tl.load(r_ptr + k * M + tl.arange(0, M))"]
     loop_range = "range(0, tl.cdiv(K, BK))" if loop_depth is None else \
         f"tl.range(0, tl.cdiv(K, BK), num_stages={loop_depth})"
     name = f"random_kernel_{seed}"
     lines = [
         "import tilecc", "import tilecc.language as tl", "", "",
         "@tilecc.jit",
-        f"def {name}(a_ptr, b_ptr, out_ptr, rows, cols, K, sa, sb, so, sab, sbb, sob, "
+        f"def {name}(a_ptr, b_ptr, out_ptr, {'s_ptr, r_ptr, ' if scaled else ''}"
+        "rows, cols, K, sa, sb, so, sab, sbb, sob, "
         "M: tl.constexpr, N: tl.constexpr, BK: tl.constexpr):",
         "    pid_m = tl.program_id(0)",
         "    pid_n = tl.program_id(1)",
@@ -131,7 +140,8 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
         "    acc = tl.zeros((M, N), dtype=tl.float32)",
         f"    for k in {loop_range}:",
         *("        " + s for s in inside),
-        "        acc = tl.dot(a, b, acc)",
+        "        acc = " + ("acc + tl.dot(a, b) * (s * r[:, None])" if scaled else
+                            "tl.dot(a, b, acc)"),
         *("        " + s for s in after),
         "    tl.store(out_ptr + bat * sob + rm[:, None] * so + rn[None, :], acc,",
         "             mask=(rm[:, None] < rows) & (rn[None, :] < cols))",
@@ -145,7 +155,15 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
             a[:, :, max(K - doubled, 0):] *= 2
         b = inputs["b_ptr"].astype(np.float64).reshape(gb, -1, sb)
         b = b[:, :, :K].transpose(0, 2, 1) if b_t else b[:, :, :cols]
-        r = (a @ b).astype(np.float32).reshape(-1)  # exact: quarters, sums below 2**24
+        if scaled:  # each step's product scaled by s[k] and row r[k * M + row % M]
+            s, rs = inputs["s_ptr"].astype(np.float64), inputs["r_ptr"].astype(np.float64)
+            out = np.zeros((gb, rows, b.shape[2]))
+            for k in range(steps):
+                part = a[:, :, k * BK:(k + 1) * BK] @ b[:, k * BK:(k + 1) * BK]
+                out += part * s[k] * rs[k * M + np.arange(rows) % M][None, :, None]
+        else:
+            out = a @ b
+        r = out.astype(np.float32).reshape(-1)  # exact: quarters, sums below 2**24
         return {"out_ptr": (r, np.ones(r.size, bool))}
 
     scalars = {"rows": rows, "cols": cols, "K": K, "sa": sa, "sb": sb, "so": so,
@@ -158,11 +176,13 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
     stages = fitting(apart.choice([1, 2, 3, 3, 4, 5, 8]))
     if apart.random() < 0.2:  # warps wgmma does not come in (2), or more of them than rows
         warps = apart.choice([2, 16])
+    i32 = types["int32"]
+    scales = {"s_ptr": (i32, steps), "r_ptr": (i32, steps * M)} if scaled else {}
     return Program(seed, "dot_loop", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
-                   + [(s, "i32") for s in scalars]
+                   + [(s, "array") for s in scales] + [(s, "i32") for s in scalars]
                    + [("M", "constexpr"), ("N", "constexpr"), ("BK", "constexpr")],
-                   {"a_ptr": (dt, gb * a_size), "b_ptr": (dt, gb * b_size)},
+                   {"a_ptr": (dt, gb * a_size), "b_ptr": (dt, gb * b_size), **scales},
                    [Output("out_ptr", f32, gb * o_size, exact=True)],
                    {"M": M, "N": N, "BK": BK}, (gm, gn, gb), warps, 1e-4, reference,
                    scalars, num_stages=stages)

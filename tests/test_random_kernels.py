@@ -145,12 +145,16 @@ def test_random_dot_loops() -> None:
     require_cuda_compiler()
     require_hip_compiler()
     programs = {s: RK.generate(s, ("dot_loop",)) for s in range(300000, 300012)}
+    # (scaled_dot_loop: each step's product scaled by a scalar and a block of rows loaded
+    # in the loop, which a 2-stage loop on sm_90 reads one iteration ahead into registers)
+    programs.update({s: RK.generate(s, ("scaled_dot_loop",)) for s in range(310008, 310014)})
     texts = _interpreted_and_transpiled(programs)
     sources = [p.source for p in programs.values()]
     for form in ("rk = k * BK", "a_ptrs += BK", "tl.make_block_ptr(a_base",
-                 "acc + tl.dot(a, b) * (s * r[:, None])"):  # (products scaled per step)
+                 "acc + tl.dot(a, b) * (s * r[:, None])"):
         assert any(form in t for t in sources), form
     assert any("tc::tma_load_" in t for t in texts["cuda"])
+    assert any("loaded one iteration ahead into registers" in t for t in texts["cuda"])
     RK.compile_batch(texts["cuda"], "cuda", "sm_90a")  # (wgmma: the arch-specific target)
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 

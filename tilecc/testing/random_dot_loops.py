@@ -9,11 +9,11 @@ tl.arange(0, BK)`), pointers the loop advances (`a_ptrs += BK`, the K tail maske
 (`bat * stride`), with ragged rows, columns and K, row strides padded or not (so that a
 launch runs either the build whose copies the copy engine makes, passes.pointer_tiles, or
 the one that copies by cp.async; odd strides leave no vectors to copy at all), B stored
-K x N or N x K.  A third of the loops scale each step's product by a scalar and a block
-of M rows loaded in the loop (small int32s), loads no product's operand is computed from
-(read one iteration ahead into registers where a loop's copies go out at the top of each
-iteration).  The inputs are quarters in [-4, 4] (the scales integers in [-8, 8]), so every
-product and sum is exact and the result is NumPy's to the bit.
+K x N or N x K.  The `scaled_dot_loop` feature scales each step's product by a scalar and a
+block of M rows loaded in the loop (small int32s), loads no product's operand is computed
+from (read one iteration ahead into registers where a loop's copies go out at the top of
+each iteration).  The inputs are quarters in [-4, 4] (the scales integers in [-8, 8]), so
+every product and sum is exact and the result is NumPy's to the bit.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ import numpy as np
 from tilecc.testing.random_program import Output, Program
 
 
-def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
-    """The program of `seed` (`types`: name → DT of the generator's element types)."""
+def dot_loop_program(seed: int, rng: random.Random, types: dict,
+                     scaled: bool = False) -> Program:
+    """The program of `seed` (`types`: name → DT of the generator's element types); with
+    `scaled`, each step's product scaled by loads of the loop."""
     dt = types[rng.choice(["float16", "float16", "float32"] +
                           (["bfloat16"] * 2 if "bfloat16" in types else []))]
     f32 = types["float32"]
@@ -115,8 +117,6 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
 
     own = random.Random(seed * 31 + 17)
     loop_depth = fitting(own.choice([1, 2, 3, 4, 6])) if own.random() < 0.3 else None
-    # (drawn apart too) each step's product scaled by a scalar and a block of rows
-    scaled = random.Random(seed * 31 + 19).random() < 1 / 3
     steps = -(-K // BK)
     if scaled:
         inside += ["s = tl.load(s_ptr + k)", "r = tl.load(r_ptr + k * M + tl.arange(0, M))"]
@@ -178,7 +178,7 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict) -> Program:
         warps = apart.choice([2, 16])
     i32 = types["int32"]
     scales = {"s_ptr": (i32, steps), "r_ptr": (i32, steps * M)} if scaled else {}
-    return Program(seed, "dot_loop", source, name,
+    return Program(seed, "scaled_dot_loop" if scaled else "dot_loop", source, name,
                    [("a_ptr", "array"), ("b_ptr", "array"), ("out_ptr", "array")]
                    + [(s, "array") for s in scales] + [(s, "i32") for s in scalars]
                    + [("M", "constexpr"), ("N", "constexpr"), ("BK", "constexpr")],

@@ -70,8 +70,9 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
     feature = rng.choices(features, [weights[f] for f in features])[0]
     if feature in ("dot", "skinny_dot"):
         return _dot_program(seed, rng, transposed, skinny=feature == "skinny_dot")
-    if feature == "dot_loop":  # (random_dot_loops: K loops over blocks of pointers)
-        return dot_loop_program(seed, rng, D)
+    if feature in ("dot_loop", "scaled_dot_loop"):  # (random_dot_loops: K loops over
+        # blocks of pointers; scaled by loads of the loop)
+        return dot_loop_program(seed, rng, D, scaled=feature == "scaled_dot_loop")
     if feature == "batched_dot":
         return _batched_dot_program(seed, rng)
     rank = rng.choice([1, 2, 2])

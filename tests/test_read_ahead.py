@@ -279,14 +279,16 @@ def decayed_products(x_ptr, w_ptr, g_ptr, b_ptr, o_ptr, log_ptr, K, KV, BM: tl.c
     lanes of each row, a block slice of the product's layout) and a whole block."""
     rm, rk = tl.arange(0, BM), tl.arange(0, BK)
     acc = tl.zeros((BM, BM), dtype=tl.float32)
+    decays = g_ptr  # (advanced by the loop: read ahead from the pointer of the next step)
     for k in range(0, K, BK):
         tl.store(log_ptr + k // BK * BM + rm, tl.sum(acc, 1))
         x = tl.load(x_ptr + rm[:, None] * K + (k + rk)[None, :])
         w = tl.load(w_ptr + (k + rk)[:, None] * BM + rm[None, :])
-        decay = tl.load(g_ptr + k // BK, mask=k < KV, other=0.0)
+        decay = tl.load(decays, mask=k < KV, other=0.0)
         rows = tl.load(g_ptr + k // BK + 1 + rm, mask=k + rm < KV, other=0.0)
         bias = tl.load(b_ptr + k // BK * BM * BM + rm[:, None] * BM + rm[None, :])
         acc = acc * decay + tl.dot(x, w) * rows[:, None] + bias
+        decays += 1
     tl.store(o_ptr + rm[:, None] * BM + rm[None, :], acc)
 
 
@@ -338,9 +340,11 @@ def test_every_load_is_read_ahead_where_the_copies_go_out_at_the_top(stages) -> 
     # (the scalar masked: zero past KV, as `other` says)
     assert loop.index("const float decay = decay_next;") < \
         loop.index("decay_next = decay_ahead") < store
-    assert "k_ahead < KV ? g_ptr[k_ahead / 32] : 0.0f;" in loop
+    assert "k_ahead < KV ? *(decays) : 0.0f;" in loop  # (the pointer, not yet advanced)
     assert loop.index("rows[r] = rows_next[r];") < loop.index("rows_next[r] = rows_ahead")
     assert loop.index("// read ahead: this thread's own copies") > store
+    # the next decay read through the carried pointer before the copies advance it
+    assert loop.index("*(decays)") < loop.index("decays = decays + 1;")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

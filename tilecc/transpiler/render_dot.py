@@ -759,13 +759,14 @@ class DotWriter(Writer):
             self.after_first_fragments = None
         with self.out.same_last_statement():
             with self.out.captured() as d["body"]:
+                if p.rotated:  # (settle takes them only with the copies at the top; before
+                    # the copies, which advance the stream state past the iteration ahead)
+                    self.rotated_loads(op, d["ahead"], f"{d['ahead']} {d['cmp']} {d['hi']}",
+                                       first=False)
                 if at_top:
                     self.issue_copies(op, d["ahead"], write,
                                       f"{d['ahead']} {d['cmp']} {d['hi']}", refill=True,
                                       own_stage=own_write)
-                if p.rotated:  # (settle takes them only with the copies at the top)
-                    self.rotated_loads(op, d["ahead"], f"{d['ahead']} {d['cmp']} {d['hi']}",
-                                       first=False)
                 self.core.region(body)
                 if self.after_first_fragments is not None:  # no mma read the stages first
                     self.after_first_fragments()

@@ -894,12 +894,8 @@ class DotWriter(Writer):
         first passes at once: the first refill of the last stage)."""
         p: Pipeline = op.attrs["pipeline"]
         body = op.regions[0]
-        # the scalars the copies read (named in the body, where they are no longer
-        # written: passes.settle), as expressions of iv_text
-        scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
-                   and o not in p.loads and o.results[0].id not in self.exprs.inline}
-        with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
-                self.out.captured() as lines:
+        with self.names.named_as(body.args[0], iv_text), \
+                self.exprs.inlined(self.ahead_scalars(op)), self.out.captured() as lines:
             release = ""
             if refill and p.releases:  # (the copy engine's: its one thread waits)
                 release = self.ctx.dot_macros.await_release(dict(
@@ -921,6 +917,14 @@ class DotWriter(Writer):
                                     [body.yields[i] for i in p.state])
         groups = any(t is None for t in p.tma) and not p.arrivals
         self.out.line(self.ctx.dot_macros.issue_copies(guard, lines, groups))
+
+    def ahead_scalars(self, op: Op) -> set[int]:
+        """The scalars a pipeline's copies and its loads read ahead read (named in the
+        body, where they are no longer written: passes.settle), to be written as
+        expressions of the index of the iteration they are for."""
+        p: Pipeline = op.attrs["pipeline"]
+        return {o.results[0].id for o in op.regions[0].ops if id(o) in p.slice_ops
+                and o.kind != "load" and o.results[0].id not in self.exprs.inline}
 
     def rotated_loads(self, op: Op, iv_text: str, guard: str, first: bool) -> None:
         """The loads a pipeline reads one iteration ahead into registers
@@ -949,11 +953,8 @@ class DotWriter(Writer):
                 self.core.declare(x)
                 self.out.line(self.ctx.macros.register_loop(
                     regs, [f"{name}[r] = {self.rotated[x.id]}[r];"]))
-        # the scalars the loads read (named in the body: passes.settle), as expressions
-        scalars = {o.results[0].id for o in body.ops if id(o) in p.slice_ops
-                   and o not in p.rotated and o.results[0].id not in self.exprs.inline}
-        with self.names.named_as(body.args[0], iv_text), self.exprs.inlined(scalars), \
-                self.out.captured() as lines:
+        with self.names.named_as(body.args[0], iv_text), \
+                self.exprs.inlined(self.ahead_scalars(op)), self.out.captured() as lines:
             for ld in p.rotated:
                 x = ld.result
                 loaded = self.names.fresh(f"{self.names.name(x)}_ahead")

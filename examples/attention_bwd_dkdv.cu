@@ -29,14 +29,14 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
-//   Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+//   Blocked3: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //     1: 1 per thread x 4 lanes x 8 warps
+//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
+//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//     from a 64 x 1 tiling (reduced axes dropped)
+//   Sliced6: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
+//     from a 1 x 32 tiling (reduced axes dropped)
 //   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
 //   Sliced8: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
@@ -49,7 +49,8 @@
 //   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L131: do, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages)
+//   L131: qt, do, dot, q of tl.dot copied into shared memory with TMA and cp.async, 2 iterations
+//     ahead (3 stages)
 //   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
 //   L141: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
@@ -61,14 +62,14 @@
 //     uniform over 64 elements, checked once per vector
 //   L115 load v: 2 x fp16 (4 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
-//   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
-//     uniform over 64 elements, checked once per vector
 //   L136 load lse: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per element
 //   L142 load delta: 1 x fp32; pointers contiguous over 32, aligned to 4 B; mask checked per
 //     element
-//   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
+//   L135 load qt: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L140 load do: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
+//     uniform over 64 elements, checked once per vector
+//   L143 load dot: 8 x fp16 (16 B) along axis 0; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
 //   L146 load q: 8 x fp16 (16 B) along axis 1; pointers contiguous over 64, aligned to 16 B; mask
 //     uniform over 64 elements, checked once per vector
@@ -114,39 +115,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced3: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced3 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced4: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced5: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
-};
-
-// Blocked6: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
+// Blocked3: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
 //   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked6 {
+struct Blocked3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -154,6 +125,36 @@ struct Blocked6 {
   static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
   // whether this thread stores its elements (false where it holds copies)
   static TC_DEVICE bool owner() { return true; }
+};
+
+// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced4 {
+  enum : int { kRegs = 1 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
+};
+
+// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+//   a 64 x 1 tiling (reduced axes dropped)
+struct Sliced5 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
+};
+
+// Sliced6: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
+//   a 1 x 32 tiling (reduced axes dropped)
+struct Sliced6 {
+  enum : int { kRegs = 8 };
+  // the coordinate along axis 0 of the element in this thread's register r
+  static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
+  // whether this thread stores its elements (false where it holds copies)
+  static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
 // Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
@@ -208,9 +209,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     const __grid_constant__ tc::TensorMap DO_map /* DO's blocks, [1, 1, 32, 64] boxes */,
     const __grid_constant__ tc::TensorMap Q_map /* Q's blocks, [1, 1, 32, 64] boxes */) {
   tc::launch_ranges<256>();
-  // shared memory for reductions, scans and layout conversions (4096 bytes, reused step by step)
-  __shared__ unsigned char smem[4096] __attribute__((aligned(1024)));
-  // dynamic shared memory: the tl.dot pipeline stages (57368 bytes, given at launch)
+  // dynamic shared memory: the tl.dot pipeline stages (81944 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   // One program per block of BLOCK_N keys: dK and dV stay in registers while the
   // queries stream past BLOCK_M at a time.  Everything is transposed (keys along the
@@ -302,12 +301,27 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   float dk[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) dk[r] = 0.0f;
-  tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
-  tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
-  // pipeline (do, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3 stages))
+  tc::half* const qt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
+  unsigned qt_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked3::coord0(0), col = Blocked3::coord1(0);
+    qt_at = 2 * (tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8);
+    tc::keep_in_register(qt_at);
+  }
+  tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
+  tc::half* const dot_stages = reinterpret_cast<tc::half*>(dynamic_smem + 57344);
+  unsigned dot_at;  // where this thread's first vector lands in a stage, in bytes
+  {
+    const int row = Blocked3::coord0(0), col = Blocked3::coord1(0);
+    dot_at = 2 * (tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8);
+    tc::keep_in_register(dot_at);
+  }
+  tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 69632);
+  // pipeline (qt, do, dot, q of tl.dot copied into shared memory with TMA and cp.async, 2
+  //   iterations ahead (3 stages))
   // per stage: its TMA copies have landed
   unsigned long long* const start_m_landed =
-      reinterpret_cast<unsigned long long*>(dynamic_smem + 57344);
+      reinterpret_cast<unsigned long long*>(dynamic_smem + 81920);
   if (threadIdx.x == 0) {
     for (int s = 0; s < 3; ++s) tc::mbarrier_init(tc::smem_address(start_m_landed + s), 1);
     tc::fence_mbarrier_init();
@@ -342,10 +356,32 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   Q_map, 0 + col, start_m_next + r, h_index, z_index, landed);
         }
+        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+        // and their dS^T columns are zero, so they add nothing
+        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        const unsigned qt_stages_base = tc::smem_address(qt_stages + (s) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          tc::cp_async<16>(qt_stages_base + qt_at,
+              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
+              stride_m,
+              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        const unsigned dot_stages_base = tc::smem_address(dot_stages + (s) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          tc::cp_async<16>(dot_stages_base + dot_at,
+              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
+              stride_m,
+              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
       }
+      tc::cp_async_commit();
       start_m_next += 32;
     }
   }
+  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
   // the TMA copies for the first stage
   if (lo < N_CTX) tc::mbarrier_wait(tc::smem_address(start_m_landed + 0), 0);
   __syncthreads();
@@ -354,62 +390,35 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   for (int start_m = lo; start_m < N_CTX; start_m += 32) {
     const int start_m_ahead = start_m + 2 * 32;
     // L132: rows = start_m + offs_m (index arithmetic: recomputed where it is used)
-    // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-    // and their dS^T columns are zero, so they add nothing
-    // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-    tc::half qt[8];
-#pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced3::coord0(0) < N_CTX,
-          Q + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) qt[v + k] = chunk[k];
-    }
     // L136: lse = tl.load(lse_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float lse[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced5::coord0(r) <
-          N_CTX ? *(LSE + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced6::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced6::coord0(r) + start_m) : 0.0f;
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced5::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced5::coord0(r) + start_m) : 0.0f;
-    // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-    tc::half dot[8];
-#pragma unroll
-    for (int v = 0; v < 8; v += 8) {
-      const tc::Vec<tc::half, 8> chunk = tc::load_if<8>(start_m + Sliced3::coord0(0) < N_CTX,
-          DO + base + Sliced3::coord0(0) * stride_m + Sliced4::coord0(v) + start_m * stride_m,
-          tc::splat<8>(tc::half::from_bits(0x0000 /* 0.0 */)));
-#pragma unroll
-      for (int k = 0; k < 8; ++k) dot[v + k] = chunk[k];
-    }
+          start_m + Sliced6::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced6::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
     float t_1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* t_1_b = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-      t_1_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8] = qt[r];
-    __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
     {
       const int wm = tc::warp_id(), wn = 0;
       const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
-      const unsigned a_base = tc::smem_address(k_tile), b_base = tc::smem_address(t_1_b);
+      const unsigned a_base = tc::smem_address(k_tile),
+          b_base = tc::smem_address((qt_stages + start_m_stage * 2048));
       // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
       unsigned a_frag[2][1][4], b_frag[2][4][2];
+
 #pragma unroll
       for (int mi = 0; mi < 1; ++mi) {
         tc::ldmatrix_x4(a_frag[0][mi],
@@ -417,9 +426,9 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ni += 2)
-        tc::ldmatrix_x4_trans(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-            b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g,
-            (ni + q / 2) * 1 + wn));
+        tc::ldmatrix_x4(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
+            b_frag[0][ni + 1][1],
+            b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g, q % 2));
       if (start_m_ahead < N_CTX) {
         if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
           const unsigned landed = tc::smem_address(start_m_landed + ((start_m_stage + 2) % 3));
@@ -447,7 +456,31 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   Q_map, 0 + col, start_m_ahead + r, h_index, z_index, landed);
         }
+        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+        // and their dS^T columns are zero, so they add nothing
+        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        const unsigned qt_stages_base =
+            tc::smem_address(qt_stages + ((start_m_stage + 2) % 3) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          tc::cp_async<16>(qt_stages_base + qt_at,
+              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
+              stride_m,
+              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
+        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+        const unsigned dot_stages_base =
+            tc::smem_address(dot_stages + ((start_m_stage + 2) % 3) * 2048);
+#pragma unroll
+        for (int v = 0; v < 8; v += 8) {
+          tc::cp_async<16>(dot_stages_base + dot_at,
+              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
+              stride_m,
+              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
+        }
       }
+      tc::cp_async_commit();
+      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
       // the TMA copies for the next stage
       if (start_m + 32 < N_CTX)
         tc::mbarrier_wait(tc::smem_address(start_m_landed +
@@ -456,6 +489,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {
+
 #pragma unroll
           for (int mi = 0; mi < 1; ++mi) {
             tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
@@ -464,10 +498,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
           }
 #pragma unroll
           for (int ni = 0; ni < 4; ni += 2)
-            tc::ldmatrix_x4_trans(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
+            tc::ldmatrix_x4(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
                 b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                b_base + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
-                (ni + q / 2) * 1 + wn));
+                b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g,
+                (kk + 1) * 2 + q % 2));
         }
 #pragma unroll
         for (int mi = 0; mi < 1; ++mi)
@@ -499,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         pt_1[r] =
-            start_m + Sliced5::coord0((r % 8)) >= t_ +
+            start_m + Sliced6::coord0((r % 8)) >= t_ +
             Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
       // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
 #pragma unroll
@@ -539,21 +573,16 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     float dpt[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) dpt[r] = 0.0f;
-    __syncthreads();  // the buffer may still be read by an earlier step
-    tc::half* dpt_b = reinterpret_cast<tc::half*>(smem);
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-      dpt_b[tc::swizzled_chunk<4>(Blocked6::coord0(r), Blocked6::coord1(r) / 8) * 8 +
-          Blocked6::coord1(r) % 8] = dot[r];
-    __syncthreads();
     // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
     //   8 wn + [0, 8)
     {
       const int wm = tc::warp_id(), wn = 0;
       const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
-      const unsigned a_base = tc::smem_address(v_tile), b_base = tc::smem_address(dpt_b);
+      const unsigned a_base = tc::smem_address(v_tile),
+          b_base = tc::smem_address((dot_stages + start_m_stage * 2048));
       // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
       unsigned a_frag[2][1][4], b_frag[2][4][2];
+
 #pragma unroll
       for (int mi = 0; mi < 1; ++mi) {
         tc::ldmatrix_x4(a_frag[0][mi],
@@ -561,12 +590,13 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ni += 2)
-        tc::ldmatrix_x4_trans(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-            b_frag[0][ni + 1][1], b_base + 16 * tc::swizzled_chunk<4>(q % 2 * 8 + g,
-            (ni + q / 2) * 1 + wn));
+        tc::ldmatrix_x4(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
+            b_frag[0][ni + 1][1],
+            b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g, q % 2));
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk + 1 < 4) {
+
 #pragma unroll
           for (int mi = 0; mi < 1; ++mi) {
             tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
@@ -575,10 +605,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
           }
 #pragma unroll
           for (int ni = 0; ni < 4; ni += 2)
-            tc::ldmatrix_x4_trans(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
+            tc::ldmatrix_x4(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
                 b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                b_base + 16 * tc::swizzled_chunk<4>((kk + 1) * 16 + q % 2 * 8 + g,
-                (ni + q / 2) * 1 + wn));
+                b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g,
+                (kk + 1) * 2 + q % 2));
         }
 #pragma unroll
         for (int mi = 0; mi < 1; ++mi)
@@ -632,6 +662,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       start_m_phase ^= 1;
     }
   }
+  tc::cp_async_wait<0>();
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_m_landed + s));

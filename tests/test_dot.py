@@ -315,7 +315,8 @@ def test_offsets_computed_from_the_loop_index_keep_the_pipeline(arch) -> None:
 def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     """B stored column-major (a block of K^T): its loads run along K in 16-byte vectors;
     on sm_90 cp.async copies them into a K-major tile that wgmma reads untransposed; on
-    sm_80 (ldmatrix reads N-major tiles) B is stored by the threads, A still streams in."""
+    sm_80 cp.async copies them into a K-major tile too, which ldmatrix reads
+    untransposed (passes.dot.b_k_major: `MatrixUnit.ldmatrix_either_way`)."""
     sig = ("*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:1,i32:16,i32:16,"
            "64,64,64,0")
     src = _source(KD.dot_loop_kernel, sig, arch="sm_90", cp_async=True)
@@ -331,7 +332,8 @@ def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
     assert row_major.count("_ss<1>(") == 1 and "K-major" not in row_major
     ampere = _source(KD.dot_loop_kernel, sig, arch="sm_80")
     assert "load b: 8 x fp16 (16 B) along axis 0" in ampere
-    assert "a of tl.dot copied into shared memory with cp.async" in ampere
+    assert "a, b of tl.dot copied into shared memory with cp.async" in ampere
+    assert "tc::ldmatrix_x4(b_frag" in ampere and "ldmatrix_x4_trans(b_frag" not in ampere
 
 
 def test_fp32_precision_selects_tf32_or_fma() -> None:

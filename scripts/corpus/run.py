@@ -154,7 +154,8 @@ def run_worker(name: str, backend: str, args, src: str, deps: list[str], ops: li
             why = header.get("load") or ended or "error: not reported"
             kind = why.split(":")[0]
             rows[op] = {"op": op, "forward": kind, "backward": "-", "detail": why.split(": ", 1)[-1],
-                        "kernels": [], "compile": {}, "times_us": {}, "cases": 0}
+                        "kernels": [], "compile": {}, "times_us": {}, "kernel_us": {},
+                        "cases": 0}
     return header, rows
 
 
@@ -216,6 +217,22 @@ def ratio(mine: dict, theirs: dict) -> float | None:
 
 # ------------------------------------------------------------------------------------------
 # Tables
+
+
+def print_kernels(rows: list[dict], kernel_times: dict, at_least: float) -> None:
+    """Each kernel of the ops at or past `at_least` (tilecc time over Triton's), its device
+    time a call summed over the op's cases under each backend: which kernel makes the gap."""
+    slow = [r["op"] for r in rows if r.get("_ratio") and r["_ratio"] >= at_least]
+    if not slow:
+        return
+    print(f"   kernels of the ops at or past {at_least:.2f} (µs a call over the cases, "
+          "tilecc / Triton)")
+    for op in slow:
+        mine, theirs = kernel_times[op]
+        for k in sorted(set(mine) | set(theirs), key=lambda k: -mine.get(k, 0.0)):
+            a, b = mine.get(k), theirs.get(k)
+            q = f"{a / b:6.2f}" if a and b else "     -"
+            print(f"   {op:<26} {k[:60]:<60} {a or 0:9.1f} {b or 0:9.1f} {q}")
 
 KINDS = ("ok", "mismatch", "refused", "error", "n/a", "-")
 
@@ -291,6 +308,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--jobs", type=int, default=1,
                    help="shards of each library's ops run at once (both backends each)")
     p.add_argument("--traceback", action="store_true", help="whole tracebacks of errors (stderr)")
+    p.add_argument("--kernels", type=float, default=None, metavar="RATIO",
+                   help="with --vs-triton on a GPU: under each library's table, every kernel "
+                        "of an op whose tilecc / Triton time is at least RATIO, timed apart")
     p.add_argument("--lib-dir", action="append", default=[],
                    help="another directory holding lib_<name>.py modules")
     args = p.parse_args(argv)
@@ -323,7 +343,7 @@ def main(argv: list[str]) -> int:
             save_mine = os.path.join(tmp, "tilecc") if args.vs_triton else None
             save_theirs = os.path.join(tmp, "triton")
             header, mine, theirs = run_sharded(name, args, src, deps, ops, save_mine, save_theirs)
-            rows = []
+            rows, kernel_times = [], {}
             for op in ops:
                 r = dict(mine[op])
                 for target, kind in r.get("compile", {}).items():
@@ -332,6 +352,7 @@ def main(argv: list[str]) -> int:
                     t = theirs[op]
                     r["triton"] = f"{t['forward']} {t['backward']}"
                     r["vs triton"] = compare_saved(op, save_mine, save_theirs)
+                    kernel_times[op] = (r.get("kernel_us", {}), t.get("kernel_us", {}))
                     q = ratio(r.get("times_us", {}), t.get("times_us", {}))
                     if q is not None:
                         both = [c for c in r["times_us"] if c in t["times_us"]]
@@ -349,6 +370,8 @@ def main(argv: list[str]) -> int:
         if args.vs_triton:
             columns += ["triton", "vs triton"] + (["ratio"] if args.device == "cuda" else [])
         print_library(name, lib, rows, columns, args.device, header)
+        if args.kernels is not None and args.vs_triton:
+            print_kernels(rows, kernel_times, args.kernels)
         summary.append(summary_row(name, lib, rows, args.device))
         sys.stdout.flush()
     if summary:

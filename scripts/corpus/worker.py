@@ -251,11 +251,13 @@ def run_case(case, keep: dict | None) -> tuple[str, str]:
     return fwd, compare(list(mine_grads), list(ref_grads), atol, rtol, "grad of input") or "ok"
 
 
-def gpu_time_us(case, with_backward: bool, reps: int = 5) -> float:
+def gpu_time_us(case, with_backward: bool, reps: int = 5,
+                per_kernel: dict | None = None) -> float:
     """Device time of one call (forward, then backward where `with_backward`), in µs: the
     kernels' own time summed by torch's profiler (launch gaps left out, so that the two
     backends' host overheads do not count), the mean of `reps` calls after the one
-    already made; CUDA events around the calls where the profiler saw no kernel."""
+    already made; CUDA events around the calls where the profiler saw no kernel.  Each
+    kernel's share (µs a call, by the kernel's name) is added to `per_kernel`."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -273,8 +275,11 @@ def gpu_time_us(case, with_backward: bool, reps: int = 5) -> float:
         for inputs in sets:
             call(inputs)
         torch.cuda.synchronize()
-    total = sum(e.device_time_total for e in prof.events()
-                if e.device_type == torch.autograd.DeviceType.CUDA)
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total = sum(e.device_time_total for e in kernels)
+    if per_kernel is not None:
+        for e in kernels:
+            per_kernel[e.name] = per_kernel.get(e.name, 0.0) + e.device_time_total / reps
     if total > 0:
         return total / reps
     sets = [_copies(case, False) for _ in range(reps)]
@@ -468,6 +473,7 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
     COMPILED.clear()
     fwd_bad = bwd_bad = None
     n, kept, times, backward_ran = 0, {}, {}, False
+    kernel_us: dict[str, float] = {}  # every timed case's kernels, by name
     t0 = time.time()
     phase = "import"
     try:
@@ -490,7 +496,7 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
                 break  # the same failure again for every shape
             if args.time and _kind(bwd) not in ("refused", "error"):
                 try:
-                    times[case.label] = gpu_time_us(case, bwd != "-")
+                    times[case.label] = gpu_time_us(case, bwd != "-", per_kernel=kernel_us)
                 except Timeout:
                     raise
                 except Exception as e:  # noqa: BLE001 - an op that ran is not failed by its timing
@@ -504,7 +510,7 @@ def run_op(name: str, lib, args, save_dir: str | None) -> dict:
     if save_dir and kept:
         torch.save(kept, os.path.join(save_dir, f"{name}.pt"))
     row = {"op": name, "cases": n, "kernels": sorted(LAUNCHED), "seconds": round(time.time() - t0, 1),
-           "times_us": times, "compile": {}}
+           "times_us": times, "kernel_us": kernel_us, "compile": {}}
     fwd_failed = fwd_bad is not None and _kind(fwd_bad[1]) in ("refused", "error", "n/a")
     row["forward"] = "n/a" if n == 0 and fwd_bad is None else (_kind(fwd_bad[1]) if fwd_bad else "ok")
     row["backward"] = "-" if fwd_failed else (_kind(bwd_bad[1]) if bwd_bad else "ok")

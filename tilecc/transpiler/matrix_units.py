@@ -150,6 +150,10 @@ class MatrixUnit:
     a_from_registers: bool = False
     # B may be read K-major (untransposed) when that is how its layout runs
     b_k_major: bool = False
+    # 16-bit A and B tiles read by ldmatrix with or without `.trans`: each staged with its
+    # rows along the axis its layout runs (A M-major, B K-major where they run along axis
+    # 0), so that its stores are vectors (passes.dot.a_m_major, b_k_major)
+    ldmatrix_either_way: bool = False
     # the threads' shared-memory writes must be fenced (fence.proxy.async) before the
     # unit reads them
     async_proxy: bool = False
@@ -187,7 +191,8 @@ MMA_SYNC = MatrixUnit(
      ("bf16", "ieee"): Instruction("m16n8k16", 16, "f32.bf16.bf16.f32", "mma_m16n8k16_bf16"),
      ("fp32", "tf32"): Instruction("m16n8k8", 8, "f32.tf32.tf32.f32", "mma_m16n8k8_tf32"),
      ("i8", "ieee"): Instruction("m16n8k32", 32, "s32.s8.s8.s32", "mma_m16n8k32_s8")},
-    split=_whole_tiles, describe=_describe_warps, tiles="16 x 8 mma tiles", main_loop="mma_loop")
+    split=_whole_tiles, describe=_describe_warps, tiles="16 x 8 mma tiles", main_loop="mma_loop",
+    ldmatrix_either_way=True)
 
 WGMMA = MatrixUnit(
     "wgmma", ("sm_90",),

@@ -124,7 +124,9 @@ class DotWriter(Writer):
         rows, cols = x.type.shape
         esize = x.dtype.itemsize
         if not plan.unit.operands_from_shared:  # ldmatrix's rows, or the portable loop's
-            if which == 1 and b_k_major(dot):  # B's columns as the tile's rows (MFMA)
+            # B's columns as the tile's rows (MFMA; ldmatrix untransposed), A's columns
+            # (ldmatrix transposed)
+            if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot):
                 return self.tile_offset(plan.swizzled, col, row, rows, esize)
             return self.tile_offset(plan.swizzled, row, col, cols, esize)
         epc, atom = 16 // esize, 128 // esize  # elements in a 16-byte chunk, a 128-byte row
@@ -164,7 +166,7 @@ class DotWriter(Writer):
             return swizzled_chunk(row_len // epc, row, col // epc) * epc + col % epc
 
         if not plan.unit.operands_from_shared:
-            if which == 1 and b_k_major(dot):
+            if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot):
                 return plain(col, row, rows)
             return plain(row, col, cols)
         if which == 0 and a_m_major(dot):
@@ -465,9 +467,14 @@ class DotWriter(Writer):
         mt, nt = m // (16 * wm), n // (8 * wn)
         tf32 = a.dtype.short == "fp32"
         lane_k, half = ("tc::lane_id() % 4", 4) if tf32 else ("tc::lane_id() % 4 * 4", 16)
+        # A M-major, B K-major (passes.dot): their tiles' rows run along M and N, and
+        # ldmatrix reads them with the other `.trans`
+        a_m, b_k = a_m_major(op), b_k_major(op)
         return dict(
-            mt=mt, nt=nt, wn=wn, chunks_a=k // epc, chunks_b=n // epc, tf32=tf32,
-            a_row=f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g", ldmatrix_b=esize == 2,
+            mt=mt, nt=nt, wn=wn, chunks_a=(m if a_m else k) // epc,
+            chunks_b=(k if b_k else n) // epc, tf32=tf32, a_m_major=a_m, b_k_major=b_k,
+            a_row=f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g",
+            a_chunk=f"(2 * mi + q % 2) * {wm} + wm", ldmatrix_b=esize == 2,
             pairs=nt // 2, col0=f"{8 * wn} * ni + 8 * wn", ks=plan.k_step, lane_k=lane_k,
             half=half, b_tile=b_tile,
             b_offset=self.tile_offset(plan.swizzled, "kr", "nc", n, esize),

@@ -73,11 +73,24 @@ def b_k_major(op: Op) -> bool:
     whatever its layout (its stores then transpose it, an element at a time)."""
     b = op.operands[1]
     unit = op.attrs["plan"].unit
+    if _ldmatrix_along_axis_0(op, b):
+        return True
     if not unit.b_k_major:
         return False
     ins = instruction(op)
     return (ins is not None and not ins.b_n_major) or \
         (b.layout is not None and b.layout.fast_axis == 0)
+
+
+def _ldmatrix_along_axis_0(op: Op, x) -> bool:
+    """A 16-bit operand read by ldmatrix (`unit.ldmatrix_either_way`) whose layout runs
+    along axis 0 (A along M, B along K): staged with its rows along that axis, read with
+    the other `.trans` than its usual.  Each thread's run of the axis is then one vector
+    store; staged the usual way, at 2 warps a 64 x 64 block transposed took 64 scalar
+    stores and their swizzled addresses a thread (chunked linear attention's backward)."""
+    plan = op.attrs["plan"]
+    return (plan.unit.ldmatrix_either_way and plan.swizzled and x.dtype.itemsize == 2
+            and x.layout is not None and x.layout.fast_axis == 0 and x.layout.vec > 1)
 
 
 def a_m_major(op: Op) -> bool:
@@ -88,6 +101,8 @@ def a_m_major(op: Op) -> bool:
     vectors, where staged K-major each element went to the tile on its own."""
     plan = op.attrs["plan"]
     a = op.operands[0]
+    if not plan.a_from_registers and not a_in_registers(op) and _ldmatrix_along_axis_0(op, a):
+        return True
     ins = instruction(op)
     return (plan.unit.operands_from_shared and not plan.a_from_registers
             and ins is not None and ins.b_n_major and not a_in_registers(op)

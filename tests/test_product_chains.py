@@ -184,3 +184,116 @@ def test_gpu_chunk_backward(warps, stages, T, D, BD) -> None:
         *(torch.from_numpy(v).cuda() for v in (a, x, dy, s)), dx, ds, T, D=D, BT=BT, BD=BD,
         num_warps=warps, num_stages=stages)
     _check(dx.cpu().numpy(), ds.cpu().numpy(), *_reference(a, x, dy, s))
+
+
+# --- a product of a product: A straight from the first product's registers ----------------
+
+@tilecc.jit
+def product_of_product(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr,
+                       K: tl.constexpr, L: tl.constexpr):
+    """(a @ b) cast to a's type, then @ c: on mma.sync with the warps all along M the
+    second product's A is the first's accumulator registers, paired (no shared memory)."""
+    rm, rn, rk, rl = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K), tl.arange(0, L)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    p = tl.dot(a, b)
+    c = tl.load(c_ptr + rn[:, None] * L + rl[None, :])
+    tl.store(out_ptr + rm[:, None] * L + rl[None, :], tl.dot(p.to(a.dtype), c))
+
+
+CHAINS = [(16, 16, 16, 16, 1), (64, 64, 32, 32, 2), (128, 64, 64, 64, 4), (32, 128, 16, 64, 2),
+          (64, 32, 64, 128, 8)]  # (M, N, K, L, warps)
+
+
+def _chain_case(M, N, K, L, dtype, seed):
+    rng = np.random.default_rng(seed)
+    # small integers and halves: exact in fp16 / bf16, sums exact in fp32, so only the
+    # rounding of p to the input type differs from float64, and it is reproduced
+    a, b, c = ((rng.integers(-4, 5, s) / 2).astype(np.float32) for s in ((M, K), (K, N), (N, L)))
+    p = a.astype(np.float64) @ b.astype(np.float64)
+    return a, b, c, p
+
+
+def _round(x, dtype):
+    import ml_dtypes
+    return x.astype(ml_dtypes.bfloat16 if dtype == "bf16" else np.float16).astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("M,N,K,L,warps", CHAINS[:3])
+def test_interpreter_product_of_product(M, N, K, L, warps, dtype) -> None:
+    import ml_dtypes
+    a, b, c, p = _chain_case(M, N, K, L, dtype, seed=M + N + K)
+    t = ml_dtypes.bfloat16 if dtype == "bf16" else np.float16
+    out = np.zeros((M, L), np.float32)
+    product_of_product.interpret[(1,)](a.astype(t), b.astype(t), c.astype(t), out, M=M, N=N,
+                                       K=K, L=L)
+    np.testing.assert_array_equal(out, _round(p, dtype) @ c.astype(np.float64))
+
+
+@pytest.mark.parametrize("M,N,K,L,warps", CHAINS)
+def test_second_product_takes_a_from_registers(M, N, K, L, warps) -> None:
+    sig = f"*fp16:16,*fp16:16,*fp16:16,*fp32:16,{M},{N},{K},{L}"
+    src = product_of_product.source(sig, arch="sm_80", num_warps=warps)
+    header = src.split("#include")[0]
+    second = [line for line in header.splitlines() if "mma.sync" in line][-1]
+    split_along_m = re.search(r"(\d+) x 1 warps", second) is not None
+    assert ("A from registers" in second) == split_along_m, second
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_product_of_product_compiles_cleanly(arch) -> None:
+    require_cuda_compiler()
+    for M, N, K, L, warps in CHAINS:
+        for dtype in ("fp16", "bf16"):
+            assert_clean_compile(product_of_product,
+                                 f"*{dtype}:16,*{dtype}:16,*{dtype}:16,*fp32:16,{M},{N},{K},{L}",
+                                 "cuda", arch, num_warps=warps)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("M,N,K,L,warps", CHAINS)
+def test_gpu_product_of_product(M, N, K, L, warps, dtype) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    a, b, c, p = _chain_case(M, N, K, L, dtype, seed=M + N + K)
+    t = torch.bfloat16 if dtype == "bf16" else torch.float16
+    out = torch.full((M, L), 7.0, device="cuda")
+    product_of_product[(1,)](*(torch.from_numpy(x).cuda().to(t) for x in (a, b, c)), out,
+                             M=M, N=N, K=K, L=L, num_warps=warps)
+    np.testing.assert_array_equal(out.cpu().numpy(), _round(p, dtype) @ c.astype(np.float64))
+
+
+@pytest.mark.parametrize("M,N,K,L,warps", [c for c in CHAINS if c[4] in (1, 2, 4)][:3])
+def test_a_register_fragments_are_the_instruction_fragments(M, N, K, L, warps) -> None:
+    """Each register of mma.sync's A fragment, taken from the accumulator-layout registers
+    (`render_dot.a_fragment_register`), holds the elements PTX's m16n8k16 fragment layout
+    gives it: register j of lane l in tile mi, step kk is row 8 (j % 2) + l / 4 of the
+    tile's rows, columns 16 kk + 8 (j / 2) + 2 (l % 4) + [0, 2)."""
+    from tilecc.transpiler.render_dot import a_fragment_register
+    from tilecc.transpiler.target import CUDA
+
+    sig = f"*fp16:16,*fp16:16,*fp16:16,*fp32:16,{M},{N},{K},{L}"
+    built = product_of_product.build(product_of_product._specs(sig, {}), CUDA, warps,
+                                     arch="sm_80")
+    second = [op for op in built.kernel.walk() if op.kind == "dot"][-1]
+    plan = second.attrs["plan"]
+    assert plan.a_from_registers
+    a = second.operands[0]
+    wm = plan.warps[0]
+    for warp in range(warps):
+        for lane in range(32):
+            thread = warp * 32 + lane
+            for mi in range(M // (16 * wm)):
+                # the tile's rows: 8-row groups 2 mi and 2 mi + 1 of the warp (as the
+                # product's C fragment and its ldmatrix'd A are placed)
+                rows = [(2 * mi + h) * 8 * wm + warp * 8 + lane // 4 for h in (0, 1)]
+                for kk in range(N // 16):
+                    for j in range(4):
+                        h, c = j % 2, j // 2
+                        r = eval(a_fragment_register(mi, h, c, N, str(kk)))
+                        for e in (0, 1):
+                            assert a.layout.coords(thread, r + e, 32) == \
+                                (rows[h], 16 * kk + 8 * c + 2 * (lane % 4) + e)

@@ -189,10 +189,13 @@ MMA_SYNC = MatrixUnit(
     "mma.sync", (),
     {("fp16", "ieee"): Instruction("m16n8k16", 16, "f32.f16.f16.f32", "mma_m16n8k16_f16"),
      ("bf16", "ieee"): Instruction("m16n8k16", 16, "f32.bf16.bf16.f32", "mma_m16n8k16_bf16"),
-     ("fp32", "tf32"): Instruction("m16n8k8", 8, "f32.tf32.tf32.f32", "mma_m16n8k8_tf32"),
-     ("i8", "ieee"): Instruction("m16n8k32", 32, "s32.s8.s8.s32", "mma_m16n8k32_s8")},
+     # (A's fragment of tf32 and int8 is not an accumulator's pairs)
+     ("fp32", "tf32"): Instruction("m16n8k8", 8, "f32.tf32.tf32.f32", "mma_m16n8k8_tf32",
+                                   a_from_registers=False),
+     ("i8", "ieee"): Instruction("m16n8k32", 32, "s32.s8.s8.s32", "mma_m16n8k32_s8",
+                                 a_from_registers=False)},
     split=_whole_tiles, describe=_describe_warps, tiles="16 x 8 mma tiles", main_loop="mma_loop",
-    ldmatrix_either_way=True)
+    a_from_registers=True, ldmatrix_either_way=True)
 
 WGMMA = MatrixUnit(
     "wgmma", ("sm_90",),

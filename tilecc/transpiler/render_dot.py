@@ -60,6 +60,19 @@ def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int,
         slot0=f"mi * {ins.accumulator_slots * nt} + ni")
 
 
+def a_fragment_register(i: int | str, h: int, c: int, k: int, kk: str) -> str:
+    """The first of the two registers (a C expression of `kk`, and of `i` where it is one)
+    that make A's fragment register (h, c) of tile `i` of a product reading A from the
+    accumulator-layout registers of a [M, k] value: rows 8 h + lane / 4 of the tile,
+    columns 8 c + 2 (lane % 4) + [0, 2) of K step `kk` (16 columns; that layout has k / 4
+    registers a row repetition)."""
+    rk = k // 4
+    if isinstance(i, int):
+        first = (2 * i + h) * rk + 2 * c
+        return f"{first} + 4 * {kk}" if first else f"4 * {kk}"
+    return f"(2 * {i} + {h}) * {rk} + {2 * c} + 4 * {kk}"
+
+
 class DotWriter(Writer):
     """tl.dot, and the loops whose dot operands stream into shared memory ahead of their
     use (pipelined `for`s: the core writer hands them over, `pipelined_for`).  Its state,
@@ -301,20 +314,26 @@ class DotWriter(Writer):
             f"{acc}[r] ={BREAK}tc::fma({x},{INNER}{y},{INNER}{acc}[r]);"
         self.out.line(self.ctx.dot_macros.fma_loop(k, d.layout.regs, step))
 
-    def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
+    def mma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str | None,
+                 b_tile: str) -> None:
+        """mma.sync over K: each step's fragments by ldmatrix from the tiles, or A's (where
+        `a_tile` is None) paired from the registers of its accumulator-layout value."""
         a, d = op.operands[0], op.result
         (m, k), n = a.type.shape, d.type.shape[1]
         wm, wn = plan.warps
         mt, nt = m // (16 * wm), n // (8 * wn)  # mma tiles per warp along M and N
         rn = 2 * nt  # accumulator registers per row of the warp's share
         hook_lines = self.copies_in_loop() or []  # the pipeline's, after the first loads
+        frags = self.fragment_data(op, plan, b_tile)
+        if a_tile is None:
+            frags["a_registers"] = [
+                self.a_register_fragments(a, k, "mi", kk) for kk in ("0", "(kk + 1)")]
         self.out.line(self.ctx.dot_macros.mma_loop(dict(
             steps=k // plan.k_step, k_step=plan.k_step, wm=wm, wn=wn, mt=mt, nt=nt, rn=rn,
             warp_m="tc::warp_id()" if wn == 1 else f"tc::warp_id() / {wn}",
             warp_n="0" if wn == 1 else f"tc::warp_id() % {wn}", a_tile=a_tile, b_tile=b_tile,
             intrinsic=plan.unit.instructions[(a.dtype.short, op.attrs["precision"])].intrinsic,
-            acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines,
-            frags=self.fragment_data(op, plan, b_tile))))
+            acc=acc, c0=f"2 * mi * {rn} + 2 * ni", hook=hook_lines, frags=frags)))
 
     def mfma_loop(self, op: Op, plan: DotPlan, acc: str, a_tile: str, b_tile: str) -> None:
         """AMD MFMA over K: per K step, each lane reads its run of `k_per_lane` elements of
@@ -425,16 +444,15 @@ class DotWriter(Writer):
         wait that gave them back from the tensor cores, before they go to them again."""
         self.out.line(self.ctx.macros.register_loop(regs, [f"tc::fence_operand({name}[r]);"]))
 
-    def a_register_fragments(self, a: Value, k: int, i: int) -> list[str]:
-        """wgmma's A from registers, instruction `i`'s four: fragment register (h, c) is row
-        8 h + lane / 4, columns 8 c + 2 (lane % 4) + [0, 2) of K step kk, the accumulator
-        layout's registers, paired."""
-        rk = k // 4  # A's registers per row repetition, in the accumulator layout
+    def a_register_fragments(self, a: Value, k: int, i: int | str,
+                             kk: str = "kk") -> list[str]:
+        """A from registers, the four of wgmma's instruction `i` (mma.sync's tile `i`, a C
+        expression): fragment register (h, c) is row 8 h + lane / 4, columns 8 c +
+        2 (lane % 4) + [0, 2) of K step `kk`, the accumulator layout's registers, paired."""
         frags = []
         for c in (0, 1):
             for h in (0, 1):
-                first_reg = (2 * i + h) * rk + 2 * c
-                r0 = f"{first_reg} + 4 * kk" if first_reg else "4 * kk"
+                r0 = a_fragment_register(i, h, c, k, kk)
                 if self.packed_a is not None:  # (packed already: register r0 / 2)
                     frags.append(f"{self.packed_a}[({r0}) / 2]")
                     continue
@@ -476,7 +494,7 @@ class DotWriter(Writer):
             a_row=f"(2 * mi + q % 2) * {8 * wm} + wm * 8 + g",
             a_chunk=f"(2 * mi + q % 2) * {wm} + wm", ldmatrix_b=esize == 2,
             pairs=nt // 2, col0=f"{8 * wn} * ni + 8 * wn", ks=plan.k_step, lane_k=lane_k,
-            half=half, b_tile=b_tile,
+            half=half, b_tile=b_tile, a_registers=None,
             b_offset=self.tile_offset(plan.swizzled, "kr", "nc", n, esize),
             b_offset_packed=self.tile_offset(plan.swizzled, "(kr + t)", "nc", n, esize))
 

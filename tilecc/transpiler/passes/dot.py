@@ -129,15 +129,17 @@ def wgmma_a_place(row: int, warps: int, rows_per_group: int) -> int:
 
 def a_in_registers(op: Op) -> bool:
     """A can go to the unit from registers, with no trip through shared memory, when it is
-    held in the accumulator layout of a product of the same warps (attention's
-    probabilities, the first product's result cast to fp16, feeding the second): a thread
-    then holds exactly the elements of A that wgmma's register fragment asks of it.
+    held in the accumulator layout of a product of the same warps, all along M
+    (attention's probabilities, the first product's result cast to fp16, feeding the
+    second): a thread then holds exactly the elements of A that the instruction's register
+    fragment asks of it (wgmma's, and mma.sync's m16n8k16: two 16 x 8 accumulator tiles
+    side by side are one 16 x 16 A fragment).
     (Whether it does also depends on pipelining: `DotPlan.a_from_registers`.)"""
     plan: DotPlan = op.attrs["plan"]
     a = op.operands[0]
     ins = instruction(op)
     return (plan.unit.a_from_registers and ins is not None and ins.a_from_registers
-            and a.layout is not None
+            and plan.warps[1] == 1 and a.layout is not None
             and a.layout == Placement(accumulator(plan.unit, plan.warps), a.type.shape))
 
 

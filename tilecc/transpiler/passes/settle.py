@@ -96,7 +96,8 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
             a_regs = a_in_registers(op) and op.operands[0].id not in pipelined
             if a_regs and _held_across_iterations(op, loop_of):
                 a_regs = False
-            sources = _sources(op, a_regs) if plan.unit.operands_from_shared else plan.sources
+            sources = _sources(op, a_regs) if plan.unit.operands_from_shared else \
+                ("A from registers (held in the accumulator layout)" if a_regs else plan.sources)
             op.attrs["plan"] = replace(plan, a_from_registers=a_regs, sources=sources)
     kernel.arch_specific = any(op.attrs["plan"].unit.arch_specific
                                for op in kernel.walk() if op.kind == "dot")

@@ -174,6 +174,25 @@ def test_random_batched_dots() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_chained_dots() -> None:
+    """Programs of RK.LATER_FEATURES' chained_dot (a product's result, cast, made the next
+    product's A: from the first product's registers where the warps lie along M) on the
+    interpreter against NumPy, transpiled for both targets and compiled for sm_90a, sm_80
+    and gfx90a."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("chained_dot",)) for s in range(600000, 600012)}
+    texts = _interpreted_and_transpiled(programs)
+    with tempfile.TemporaryDirectory() as tmp:
+        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps)
+                  for prog in programs.values()]
+    for text in (texts["cuda"], ampere):
+        assert any("mma.sync" in t and "A from registers" in t for t in text)
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
+    RK.compile_batch(ampere, "cuda", "sm_80")
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

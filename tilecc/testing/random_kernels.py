@@ -75,6 +75,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         return dot_loop_program(seed, rng, D, scaled=feature == "scaled_dot_loop")
     if feature == "batched_dot":
         return _batched_dot_program(seed, rng)
+    if feature == "chained_dot":
+        return _chained_dot_program(seed, rng)
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])
@@ -535,6 +537,61 @@ def _batched_dot_program(seed: int, rng: random.Random) -> Program:
                     "c_ptr": (acc_t, B * M * N)},
                    [Output("out_ptr", out_dt, G * B * M * N, exact=dt.is_int)],
                    {"B": B, "M": M, "N": N, "K": K}, (G,), warps, rtol, reference)
+
+
+# a product's result, made the next product's A (`acc` the first product, fp32)
+CHAIN_STEPS = {"acc": lambda p: p, "tl.maximum(acc, 0.0)": lambda p: np.maximum(p, 0.0),
+               "acc * 0.5": lambda p: p * 0.5}
+
+
+def _chained_dot_program(seed: int, rng: random.Random) -> Program:
+    """out = tl.dot(f(tl.dot(a, b)).to(a's type), c) on [M, K] x [K, N] x [N, L] tiles of
+    fp16 or bf16 (or fp32, which stays in shared memory): where the warps split the
+    second product along M only, its A goes to mma.sync from the first's accumulator
+    registers.  The first product is exact in fp32, its cast rounded as NumPy rounds."""
+    dt = D[rng.choice(["float16", "float16", "float32"]
+                      + (["bfloat16", "bfloat16"] if "bfloat16" in D else []))]
+    M, N, K, L = (rng.choice([16, 32, 64, 128]), rng.choice([16, 32]), rng.choice([16, 32]),
+                  rng.choice([16, 32, 64]))
+    warps, G = rng.choice([1, 2, 4, 8]), rng.choice([1, 2])
+    step = rng.choice(sorted(CHAIN_STEPS))
+    name = f"random_kernel_{seed}"
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, "
+        "K: tl.constexpr, L: tl.constexpr):",
+        "    pid = tl.program_id(0)",
+        "    rm = tl.arange(0, M)",
+        "    rn = tl.arange(0, N)",
+        "    rk = tl.arange(0, K)",
+        "    rl = tl.arange(0, L)",
+        "    a = tl.load(a_ptr + pid * (M * K) + rm[:, None] * K + rk[None, :])",
+        "    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])",
+        "    c = tl.load(c_ptr + rn[:, None] * L + rl[None, :])",
+        "    acc = tl.dot(a, b)",
+        f"    p = ({step}).to(a.dtype)",
+        "    tl.store(out_ptr + pid * (M * L) + rm[:, None] * L + rl[None, :], tl.dot(p, c))",
+    ]) + "\n"
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        a = inputs["a_ptr"].astype(np.float64).reshape(G, M, K)
+        b = inputs["b_ptr"].astype(np.float64).reshape(K, N)
+        c = inputs["c_ptr"].astype(np.float64).reshape(N, L)
+        # quarters in [-4, 4]: both products exact in fp32 (fp32 operands: tf32 rounds
+        # nothing of them, but the first product's sums then do; the tolerance covers it)
+        p = CHAIN_STEPS[step](a @ b).astype(dt.np).astype(np.float64)
+        r = (p @ c).astype(np.float32).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "chained_dot", source, name,
+                   [("a_ptr", "array"), ("b_ptr", "array"), ("c_ptr", "array"),
+                    ("out_ptr", "array"), ("M", "constexpr"), ("N", "constexpr"),
+                    ("K", "constexpr"), ("L", "constexpr")],
+                   {"a_ptr": (dt, G * M * K), "b_ptr": (dt, K * N), "c_ptr": (dt, N * L)},
+                   [Output("out_ptr", D["float32"], G * M * L, exact=False)],
+                   {"M": M, "N": N, "K": K, "L": L}, (G,), warps,
+                   1e-2 if dt.name == "float32" else 1e-4, reference)
 
 
 # --- checking one program --------------------------------------------------------------------

@@ -938,34 +938,33 @@ TC_DEVICE unsigned smem_address(const void* p) {
 }
 
 // Four (two) 8 x 8 matrices of 16-bit elements; lane i gives the address of row i % 8 of
-// matrix i / 8.  `.trans` hands each lane a column pair instead of a row pair.
-TC_DEVICE void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+// matrix i / 8.  `.trans` hands each lane a column pair instead of a row pair.  Into four
+// registers of the caller's choosing (B fragments of two mma tiles), or into one
+// fragment's array (A's).  Untransposed B comes from a K-major tile (each of B's columns a
+// tile row), transposed A from an M-major one (each of A's columns a tile row).
+TC_DEVICE void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
+                           unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
 TC_DEVICE void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
                                  unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
-TC_DEVICE void ldmatrix_x2_trans(unsigned& r0, unsigned& r1, unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r0), "=r"(r1) : "r"(addr));
+TC_DEVICE void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  ldmatrix_x4(r[0], r[1], r[2], r[3], addr);
 }
-// The same into registers of the caller's choosing: B fragments of a K-major tile (each of
-// B's columns a tile row) untransposed, A fragments of an M-major one (each of A's columns
-// a tile row) transposed.
-TC_DEVICE void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
-                           unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+TC_DEVICE void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+  ldmatrix_x4_trans(r[0], r[1], r[2], r[3], addr);
 }
 TC_DEVICE void ldmatrix_x2(unsigned& r0, unsigned& r1, unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
                : "=r"(r0), "=r"(r1) : "r"(addr));
 }
-TC_DEVICE void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
-  ldmatrix_x4_trans(r[0], r[1], r[2], r[3], addr);
+TC_DEVICE void ldmatrix_x2_trans(unsigned& r0, unsigned& r1, unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r0), "=r"(r1) : "r"(addr));
 }
 
 // The reverse (sm_90+): four 8 x 8 matrices of 16-bit elements stored, lane i giving the

@@ -270,3 +270,27 @@ def test_tutorials_runner_statuses_and_benchmarks_skipped_without_editing(tmp_pa
     stdout = (out / "01-ok" / "stdout.txt").read_text()
     assert "before the benchmark" in stdout and "benchmark never: skipped" in stdout
     assert "Traceback" in (out / "02-fails" / "stderr.txt").read_text()
+
+
+def test_kernels_table_lists_each_kernel_of_the_slow_ops(capsys):
+    """`run.py --kernels RATIO`: under a library's table, every kernel of the ops at or past
+    RATIO (tilecc time over Triton's), its µs a call under each backend and their ratio,
+    the slowest first; ops below RATIO and kernels one backend did not run stay apart."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "corpus" / "run.py"
+    spec = importlib.util.spec_from_file_location("corpus_run", path)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    rows = [{"op": "slow", "_ratio": 1.5}, {"op": "fast", "_ratio": 0.9}, {"op": "untimed"}]
+    times = {"slow": ({"k_a": 3.0, "k_b": 9.0, "only_mine": 1.0}, {"k_a": 3.0, "k_b": 4.5}),
+             "fast": ({"k_c": 1.0}, {"k_c": 2.0})}
+    run.print_kernels(rows, times, 1.1)
+    lines = capsys.readouterr().out.splitlines()
+    assert "1.10" in lines[0]
+    body = [line.split() for line in lines[1:]]
+    assert [b[1] for b in body] == ["k_b", "k_a", "only_mine"]
+    assert body[0][2:] == ["9.0", "4.5", "2.00"] and body[1][4] == "1.00"
+    assert body[2][2:] == ["1.0", "0.0", "-"]
+    run.print_kernels(rows, times, 2.0)  # no op that slow: nothing printed
+    assert capsys.readouterr().out == ""

@@ -238,6 +238,9 @@ def chunk_hgrn(dev):
     f = module("fla.ops.hgrn.chunk").chunk_hgrn
     for case in fused_recurrent_hgrn(dev):
         case.fn = lambda x, g: f(x, g, output_final_state=True)
+        # its backward drops the final state's gradient (`dht`): backward through the
+        # outputs alone, else Triton and tilecc both "mismatch" the reference
+        case.bwd_outputs = [0]
         yield case
 
 

@@ -207,7 +207,7 @@ CHAINS = [(16, 16, 16, 16, 1), (64, 64, 32, 32, 2), (128, 64, 64, 64, 4), (128, 
           (32, 128, 16, 64, 2), (64, 32, 64, 128, 8)]
 
 
-def _chain_case(M, N, K, L, dtype, seed):
+def _chain_case(M, N, K, L, seed):
     rng = np.random.default_rng(seed)
     # small integers and halves: exact in fp16 / bf16, sums exact in fp32, so only the
     # rounding of p to the input type differs from float64, and it is reproduced
@@ -216,17 +216,20 @@ def _chain_case(M, N, K, L, dtype, seed):
     return a, b, c, p
 
 
-def _round(x, dtype):
+def _np_type(dtype: str):
     import ml_dtypes
-    return x.astype(ml_dtypes.bfloat16 if dtype == "bf16" else np.float16).astype(np.float64)
+    return ml_dtypes.bfloat16 if dtype == "bf16" else np.float16
+
+
+def _round(x, dtype):
+    return x.astype(_np_type(dtype)).astype(np.float64)
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("M,N,K,L,warps", CHAINS[:3])
 def test_interpreter_product_of_product(M, N, K, L, warps, dtype) -> None:
-    import ml_dtypes
-    a, b, c, p = _chain_case(M, N, K, L, dtype, seed=M + N + K)
-    t = ml_dtypes.bfloat16 if dtype == "bf16" else np.float16
+    a, b, c, p = _chain_case(M, N, K, L, seed=M + N + K)
+    t = _np_type(dtype)
     out = np.zeros((M, L), np.float32)
     product_of_product.interpret[(1,)](a.astype(t), b.astype(t), c.astype(t), out, M=M, N=N,
                                        K=K, L=L)
@@ -260,7 +263,7 @@ def test_gpu_product_of_product(M, N, K, L, warps, dtype) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    a, b, c, p = _chain_case(M, N, K, L, dtype, seed=M + N + K)
+    a, b, c, p = _chain_case(M, N, K, L, seed=M + N + K)
     t = torch.bfloat16 if dtype == "bf16" else torch.float16
     out = torch.full((M, L), 7.0, device="cuda")
     product_of_product[(1,)](*(torch.from_numpy(x).cuda().to(t) for x in (a, b, c)), out,

@@ -191,7 +191,7 @@ def triton_compile(kernel, signature: list[str], num_warps: int, num_stages: int
     for i, (name, entry) in enumerate(zip(fn.arg_names, signature)):
         entry = entry.strip()
         ty, _, div = entry.partition(":")
-        literal = re.fullmatch(r"-?\d+|True|False|-?\d*\.\d*(e-?\d+)?|'[^']*'|\"[^\"]*\"",
+        literal = re.fullmatch(r"-?\d+|True|False|None|-?\d*\.\d*(e-?\d+)?|'[^']*'|\"[^\"]*\"",
                                entry)
         if literal or div == "1":  # a constexpr's value; an integer equal to 1 is one too
             consts[name] = eval(entry) if literal else 1

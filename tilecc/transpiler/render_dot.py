@@ -19,8 +19,8 @@ import re
 from tilecc.transpiler.ir import Op, Value, walk
 from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, inner, words
 from tilecc.transpiler.matrix_units import Instruction
-from tilecc.transpiler.passes.dot import (DotPlan, a_m_major, b_k_major, promotion_steps,
-                                          swizzled_chunk, wgmma_a_place)
+from tilecc.transpiler.passes.dot import (DotPlan, a_m_major, b_k_major, operand_place,
+                                          promotion_steps)
 from tilecc.transpiler.passes.emission import pairs_cast
 from tilecc.transpiler.passes.pipeline import Pipeline, own_elements
 from tilecc.transpiler.passes.settle import overlap_parts
@@ -165,40 +165,9 @@ class DotWriter(Writer):
                 f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
 
     def operand_place(self, dot: Op, which: int, row: int, col: int) -> int:
-        """What `operand_offset` computes, for one element: the element offset of
-        (row, col) in operand `which`'s tile (tests hold the two to each other)."""
-        plan: DotPlan = dot.attrs["plan"]
-        x = dot.operands[which]
-        rows, cols = x.type.shape
-        esize = x.dtype.itemsize
-        epc, atom = 16 // esize, 128 // esize
-
-        def plain(row: int, col: int, row_len: int) -> int:
-            if not plan.swizzled:
-                return row * row_len + col
-            return swizzled_chunk(row_len // epc, row, col // epc) * epc + col % epc
-
-        if not plan.unit.operands_from_shared:
-            if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot):
-                return plain(col, row, rows)
-            return plain(row, col, cols)
-        if which == 0 and a_m_major(dot):
-            warps = plan.warps[0]
-            place = wgmma_a_place(row, warps, rows // (warps // 4))
-            row, col, rows, cols = col, place, cols, rows
-        if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
-            return (col // atom * rows * atom + swizzled_chunk(8, row, col % atom // epc) * epc
-                    + col % epc)
-        if which == 1:
-            row, col, rows, cols = col, row, cols, rows
-            place = row
-        else:
-            warps = plan.warps[0]
-            place = wgmma_a_place(row, warps, rows // (warps // 4))
-        if cols * esize == 64:
-            return swizzled_chunk(4, place, col // epc) * epc + col % epc
-        return (col // atom * rows * atom + swizzled_chunk(8, place, col % atom // epc) * epc
-                + col % epc)
+        """What `operand_offset` computes, for one element (passes.dot.operand_place: tests
+        hold the two to each other)."""
+        return operand_place(dot, which, row, col)
 
     def vector_steps(self, dot: Op, which: int, layout, vec: int) -> list[int] | None:
         """Where each of a thread's vectors of operand `which` lands in its tile, in bytes
@@ -538,6 +507,7 @@ class DotWriter(Writer):
             moved |= p.slice_ops
             # read back from their stages where they were (`read_ahead`)
             moved -= {id(ld) for ld, own in zip(p.loads, p.own) if own}
+            moved |= {id(v) for v in p.views}  # (read from the stages: no registers)
             for o in op.regions[0].ops:
                 if o.kind == "dot":
                     for which, x in enumerate(o.operands[:2]):
@@ -703,6 +673,9 @@ class DotWriter(Writer):
                 arrays.append(dict(ctype=c_type(x.dtype), arr=arr, offset=tile.offset, at=None))
                 continue
             self.pipe_tiles[x.id] = (arr, stage, x.type.numel)
+            for view in p.views:  # the same stage, read the other way
+                if view.operands[0] is x:
+                    self.pipe_tiles[view.result.id] = self.pipe_tiles[x.id]
             if tma is None:
                 dot, which = self.dot_use[x.id]
                 vec = ld.attrs["plan"].vec

@@ -127,6 +127,44 @@ def wgmma_a_place(row: int, warps: int, rows_per_group: int) -> int:
             + g)
 
 
+def operand_place(dot: Op, which: int, row: int, col: int) -> int:
+    """The element offset of (row, col) in operand `which` (0: A, 1: B) of `dot`'s tile in
+    shared memory, in the layout its plan reads: what `render_dot.operand_offset` writes as
+    C, for one element."""
+    plan: DotPlan = dot.attrs["plan"]
+    x = dot.operands[which]
+    rows, cols = x.type.shape
+    esize = x.dtype.itemsize
+    epc, atom = 16 // esize, 128 // esize
+
+    def plain(row: int, col: int, row_len: int) -> int:
+        if not plan.swizzled:
+            return row * row_len + col
+        return swizzled_chunk(row_len // epc, row, col // epc) * epc + col % epc
+
+    if not plan.unit.operands_from_shared:
+        if which == 1 and b_k_major(dot) or which == 0 and a_m_major(dot):
+            return plain(col, row, rows)
+        return plain(row, col, cols)
+    if which == 0 and a_m_major(dot):
+        warps = plan.warps[0]
+        place = wgmma_a_place(row, warps, rows // (warps // 4))
+        row, col, rows, cols = col, place, cols, rows
+    if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
+        return (col // atom * rows * atom + swizzled_chunk(8, row, col % atom // epc) * epc
+                + col % epc)
+    if which == 1:
+        row, col, rows, cols = col, row, cols, rows
+        place = row
+    else:
+        warps = plan.warps[0]
+        place = wgmma_a_place(row, warps, rows // (warps // 4))
+    if cols * esize == 64:
+        return swizzled_chunk(4, place, col // epc) * epc + col % epc
+    return (col // atom * rows * atom + swizzled_chunk(8, place, col % atom // epc) * epc
+            + col % epc)
+
+
 def a_in_registers(op: Op) -> bool:
     """A can go to the unit from registers, with no trip through shared memory, when it is
     held in the accumulator layout of a product of the same warps, all along M

@@ -54,7 +54,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.axis_info import info
-from tilecc.transpiler.passes.dot import a_m_major, b_k_major, wgmma_a_place
+from tilecc.transpiler.passes.dot import a_m_major, b_k_major, operand_place, wgmma_a_place
 from tilecc.transpiler.specs import row_copies, rows_slab
 
 
@@ -178,6 +178,9 @@ class Pipeline:
     # part within ROTATED_REGISTERS: loaded one iteration ahead into registers of their
     # own where the copies go out (no stage), the value taken from them at the top
     rotated: list = field(default_factory=list)
+    # transposes (`permute` (1, 0)) of pipelined loads that products read from the loads'
+    # stages (`_shared_stage`): no value in registers, the stage read the other way
+    views: list = field(default_factory=list)
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
@@ -388,12 +391,23 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     loads: list[Op] = []
     tma: list[TmaCopy | None] = []
     fed: list[tuple[Op, int]] = []  # per load: the product it feeds, and as which operand
+    views: list[Op] = []  # transposes of loads read from their stages (`Pipeline.views`)
     for op in body.ops:
         if op.kind != "dot" or not op.attrs["plan"].matrix:
             continue
         for which, x in enumerate(op.operands[:2]):
             ld = defined.get(x.id)
-            if ld is None or ld.kind != "load" or users.get(x.id) != [op] or x.id in yielded:
+            if ld is None or ld.kind != "load" or x.id in yielded or ld in loads:
+                continue
+            shared = None
+            if users.get(x.id) != [op]:  # read by other products too, or transposed
+                shared = _shared_stage(ld, users, yielded)
+                if shared is None or not _candidate(ld, op, which):
+                    continue
+                loads.append(ld)
+                tma.append(None)  # (the copy engine's boxes serve one product's layout)
+                fed.append((op, which))
+                views += shared
                 continue
             copy = tma_copy(ld, op, which, has_tma)
             if copy is not None and copy.args is not None and not made_descriptor_tma:
@@ -488,11 +502,13 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
         {body.args[1 + i].id for i in state} | {ld.result.id for ld in loads}
     moved_values -= {ld.result.id for ld in loads[direct:]}  # (read back where they were)
     moved_values -= {ld.result.id for ld in rotated}  # (taken at the top of the body)
+    moved_values |= {v.result.id for v in views}  # (no registers: read from the stages)
+    staged = [ld.result for ld in loads[:direct]] + [v.result for v in views]
     for op in body.ops:  # nothing left in the body may read what moved
-        if id(op) in moved or op in loads or op in rotated:
+        if id(op) in moved or op in loads or op in rotated or op in views:
             continue
-        if op.kind == "dot" and any(ld.result in op.operands[:2] for ld in loads):
-            rest = [v for v in op.operands if v not in [ld.result for ld in loads]]
+        if op.kind == "dot" and any(v in op.operands[:2] for v in staged):
+            rest = [v for v in op.operands if v not in staged]
         else:
             rest = op.operands
         if any(v.id in moved_values for v in rest) or any(
@@ -515,7 +531,8 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                _invariant(c.rows, body, defined) else c for c in tma]
     p = Pipeline(stages, loads, sorted(state),
                  set(moved) | {id(ld) for ld in loads + rotated}, tma=tma,
-                 own=[i >= direct for i in range(len(loads))], rotated=rotated)
+                 own=[i >= direct for i in range(len(loads))], rotated=rotated,
+                 views=[v for v in views if v.operands[0].owner in loads[:direct]])
     operands = not every or all(id(ld) in prologue_only for ld in loads[direct:])
     why = "for the product's operands" if operands else "where loaded"
     names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
@@ -526,6 +543,53 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
               f"({stages} stages{in_registers(p)})")
     return p
+
+
+def _shared_stage(load: Op, users: dict[int, list[Op]], yielded: set[int]) -> list[Op] | None:
+    """Where a load is read by several products, or by one and transposed for another
+    (attention's backward: `tl.dot(k, qT)`, then `tl.dot(dsT, tl.trans(qT))`): the
+    transposes (`permute` (1, 0)) whose products read its stage as it is, or None.  One
+    stage serves them all where every product's tile places each element where the first
+    one's does (`operand_place`): a block whose 128-byte rows run along its contiguous
+    axis is K-major B of one product and, transposed, N-major B of the other, the same
+    bytes, read with the other major-ness (Triton reads such a block so).  Read by anything
+    else, or placed otherwise, the load stays with the operands read ahead (each thread's
+    vectors read back into registers, then staged for each product)."""
+    x = load.result
+    reads: list[tuple[Op, int, bool]] = []  # (product, operand, through a transpose)
+    views: list[Op] = []
+    for u in dict.fromkeys(users.get(x.id, [])):  # (each reader once)
+        if u.kind == "permute" and tuple(u.attrs["order"]) == (1, 0) and \
+                u.result.id not in yielded:
+            views.append(u)
+            for w in dict.fromkeys(users.get(u.result.id, [])):
+                if not _reads_as_operand(w, u.result, reads, True):
+                    return None
+        elif not _reads_as_operand(u, x, reads, False):
+            return None
+    first = next(((d, which) for d, which, view in reads if not view), None)
+    if first is None or len(reads) < 2:
+        return None
+    units = {(d.attrs["plan"].unit, d.attrs["plan"].swizzled) for d, _, _ in reads}
+    if len(units) != 1:
+        return None
+    rows, cols = x.type.shape
+    for d, which, view in reads:
+        if (d, which) != first and any(
+                operand_place(*first, r, c) != operand_place(d, which, *((c, r) if view else
+                                                                       (r, c)))
+                for r in range(rows) for c in range(cols)):
+            return None
+    return views
+
+
+def _reads_as_operand(dot: Op, x: Value, reads: list, view: bool) -> bool:
+    """Whether `dot` is a matrix unit's product reading `x` as A or B alone (noted in
+    `reads`), not as its accumulator."""
+    if dot.kind != "dot" or not dot.attrs["plan"].matrix or x in dot.operands[2:]:
+        return False
+    reads += [(dot, which, view) for which in (0, 1) if dot.operands[which] is x]
+    return True
 
 
 def _invariant(v: Value, body: Region, defined: dict[int, Op]) -> bool:

@@ -86,7 +86,7 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
             wider = _at_top(op, _in_flight(op, p.wider, emission, kernel.num_warps))
             if wider.copies_at_top:
                 p, settled = p.wider, wider
-        pipelined |= {ld.result.id for ld in p.loads}
+        pipelined |= {ld.result.id for ld in p.loads} | {v.result.id for v in p.views}
         planned[id(op)] = p
         op.attrs["pipeline"] = _own_stages(op, settled)
     loop_of = _innermost_loops(kernel)
@@ -484,10 +484,12 @@ def _own_stages(loop: Op, p: Pipeline) -> Pipeline:
 
 
 def in_stages(p: Pipeline) -> set[int]:
-    """The values a product reads straight from the pipeline's stages: its loads, but for
-    those read ahead and read back into registers (`Pipeline.own`), which the threads
-    then store to the pool as any value made in the body."""
-    return {ld.result.id for ld, own in zip(p.loads, p.own) if not own}
+    """The values a product reads straight from the pipeline's stages: its loads (and their
+    transposes read the other way, `Pipeline.views`), but for those read ahead and read
+    back into registers (`Pipeline.own`), which the threads then store to the pool as any
+    value made in the body."""
+    return {ld.result.id for ld, own in zip(p.loads, p.own) if not own} | \
+        {v.result.id for v in p.views}
 
 
 def _operands_outlive(dot: Op, body: Region, p: Pipeline) -> bool:

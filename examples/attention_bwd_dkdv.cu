@@ -29,19 +29,13 @@
 //     from a 1 x 64 tiling (reduced axes dropped)
 //   Blocked2: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 8 lanes x 8 warps;
 //     axis 1: 2 per thread x 4 lanes x 1 warps
-//   Blocked3: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//     1: 1 per thread x 4 lanes x 8 warps
-//   Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced3: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
 //     from a 1 x 32 tiling (reduced axes dropped)
-//   Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
-//     from a 64 x 1 tiling (reduced axes dropped)
-//   Sliced6: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced
-//     from a 1 x 32 tiling (reduced axes dropped)
-//   Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
+//   Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps;
 //     axis 1: 8 per thread x 8 lanes x 1 warps
-//   Sliced8: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
+//   Sliced5: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced
 //     from a 128 x 1 tiling (reduced axes dropped)
-//   Sliced9: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
+//   Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced
 //     from a 1 x 64 tiling (reduced axes dropped)
 // Layout conversions (through shared memory):
 //   L149: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
@@ -49,12 +43,14 @@
 //   L150: the stored value (fp16[128, 64]), for 16-byte stores: through shared memory (the tl.dot
 //     tiles')
 // Matrix products (tl.dot):
-//   L131: qt, do, dot, q of tl.dot copied into shared memory with TMA and cp.async, 2 iterations
-//     ahead (3 stages)
-//   L137: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L131: qt, do, dot, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3
+//     stages; 2 accumulating products retired by the next product's wait)
+//   L137: wgmma.m64n32k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
 //   L141: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
-//   L144: mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+//   L144: wgmma.m64n32k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from shared
+//     memory, B from shared memory (K-major)
 //   L147: wgmma.m64n64k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K step, A from registers
 //     (held in the accumulator layout), B from shared memory
 // Memory accesses:
@@ -115,41 +111,9 @@ struct Blocked2 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Blocked3: 64 x 32 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; axis
-//   1: 1 per thread x 4 lanes x 8 warps
-struct Blocked3 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // the coordinate along axis 1 of the element in this thread's register r
-  static TC_DEVICE int coord1(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return true; }
-};
-
-// Sliced4: 32 block, 1 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced3: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
 //   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced4 {
-  enum : int { kRegs = 1 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::warp_id() * 4 + (tc::lane_id() / 8); }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
-};
-
-// Sliced5: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
-//   a 64 x 1 tiling (reduced axes dropped)
-struct Sliced5 {
-  enum : int { kRegs = 8 };
-  // the coordinate along axis 0 of the element in this thread's register r
-  static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
-  // whether this thread stores its elements (false where it holds copies)
-  static TC_DEVICE bool owner() { return tc::warp_id() * 4 + (tc::lane_id() / 8) == 0; }
-};
-
-// Sliced6: 32 block, 8 registers per thread; axis 0: 2 per thread x 4 lanes x 1 warps; sliced from
-//   a 1 x 32 tiling (reduced axes dropped)
-struct Sliced6 {
+struct Sliced3 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r / 2 * 8 + tc::lane_id() % 4 * 2 + r % 2; }
@@ -157,9 +121,9 @@ struct Sliced6 {
   static TC_DEVICE bool owner() { return tc::warp_id() * 8 + (tc::lane_id() / 4) == 0; }
 };
 
-// Blocked7: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
+// Blocked4: 128 x 64 block, 32 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; axis
 //   1: 8 per thread x 8 lanes x 1 warps
-struct Blocked7 {
+struct Blocked4 {
   enum : int { kRegs = 32 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) {
@@ -171,9 +135,9 @@ struct Blocked7 {
   static TC_DEVICE bool owner() { return true; }
 };
 
-// Sliced8: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
+// Sliced5: 128 block, 4 registers per thread; axis 0: 1 per thread x 4 lanes x 8 warps; sliced from
 //   a 128 x 1 tiling (reduced axes dropped)
-struct Sliced8 {
+struct Sliced5 {
   enum : int { kRegs = 4 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return r * 32 + tc::warp_id() * 4 + (tc::lane_id() / 8); }
@@ -181,9 +145,9 @@ struct Sliced8 {
   static TC_DEVICE bool owner() { return tc::lane_id() % 8 * 8 == 0; }
 };
 
-// Sliced9: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
+// Sliced6: 64 block, 8 registers per thread; axis 0: 8 per thread x 8 lanes x 1 warps; sliced from
 //   a 1 x 64 tiling (reduced axes dropped)
-struct Sliced9 {
+struct Sliced6 {
   enum : int { kRegs = 8 };
   // the coordinate along axis 0 of the element in this thread's register r
   static TC_DEVICE int coord0(int r) { return tc::lane_id() % 8 * 8 + r % 8; }
@@ -206,8 +170,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     int stride_m,
     int H,
     int N_CTX,
-    const __grid_constant__ tc::TensorMap DO_map /* DO's blocks, [1, 1, 32, 64] boxes */,
-    const __grid_constant__ tc::TensorMap Q_map /* Q's blocks, [1, 1, 32, 64] boxes */) {
+    const __grid_constant__ tc::TensorMap Q_map /* Q's blocks, [1, 1, 32, 64] boxes */,
+    const __grid_constant__ tc::TensorMap DO_map /* DO's blocks, [1, 1, 32, 64] boxes */) {
   tc::launch_ranges<256>();
   // dynamic shared memory: the tl.dot pipeline stages (81944 bytes, given at launch)
   extern __shared__ __align__(1024) unsigned char dynamic_smem[];
@@ -284,7 +248,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = k_[v + k];
-    tc::store<2>(k_tile + tc::swizzled_chunk<8>(row, col / 8) * 8 + col % 8, chunk);
+    tc::store<2>(k_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
 #pragma unroll
   for (int v = 0; v < 32; v += 2) {
@@ -292,8 +257,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 2> chunk;
 #pragma unroll
     for (int k = 0; k < 2; ++k) chunk[k] = v_[v + k];
-    tc::store<2>(v_tile + tc::swizzled_chunk<8>(row, col / 8) * 8 + col % 8, chunk);
+    tc::store<2>(v_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
   }
+  tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();
   float dv[32];
 #pragma unroll
@@ -302,23 +269,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
   for (int r = 0; r < 32; ++r) dk[r] = 0.0f;
   tc::half* const qt_stages = reinterpret_cast<tc::half*>(dynamic_smem + 32768);
-  unsigned qt_at;  // where this thread's first vector lands in a stage, in bytes
-  {
-    const int row = Blocked3::coord0(0), col = Blocked3::coord1(0);
-    qt_at = 2 * (tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8);
-    tc::keep_in_register(qt_at);
-  }
   tc::half* const do_stages = reinterpret_cast<tc::half*>(dynamic_smem + 45056);
   tc::half* const dot_stages = reinterpret_cast<tc::half*>(dynamic_smem + 57344);
-  unsigned dot_at;  // where this thread's first vector lands in a stage, in bytes
-  {
-    const int row = Blocked3::coord0(0), col = Blocked3::coord1(0);
-    dot_at = 2 * (tc::swizzled_chunk<8>(col, row / 8) * 8 + row % 8);
-    tc::keep_in_register(dot_at);
-  }
   tc::half* const q_stages = reinterpret_cast<tc::half*>(dynamic_smem + 69632);
-  // pipeline (qt, do, dot, q of tl.dot copied into shared memory with TMA and cp.async, 2
-  //   iterations ahead (3 stages))
+  // pipeline (qt, do, dot, q of tl.dot copied into shared memory with TMA, 2 iterations ahead (3
+  //   stages; 2 accumulating products retired by the next product's wait))
   // per stage: its TMA copies have landed
   unsigned long long* const start_m_landed =
       reinterpret_cast<unsigned long long*>(dynamic_smem + 81920);
@@ -334,7 +289,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       if (start_m_next < N_CTX) {
         if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
           const unsigned landed = tc::smem_address(start_m_landed + (s));
-          tc::mbarrier_expect_bytes(landed, 8192);
+          tc::mbarrier_expect_bytes(landed, 16384);
+          // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+          // and their dS^T columns are zero, so they add nothing
+          // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+          const unsigned qt_stages_base = tc::smem_address(qt_stages + (s) * 2048);
+          // 32 x 64 a copy, the block's transpose: B K-major
+#pragma unroll
+          for (int col = 0; col < 32; col += 32)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(qt_stages_base + 2 * (r / 64 * 2048 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  Q_map, 0 + r, start_m_next + col, h_index, z_index, landed);
           // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned do_stages_base = tc::smem_address(do_stages + (s) * 2048);
           // 32 x 64 a copy
@@ -345,6 +312,17 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
               tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   DO_map, 0 + col, start_m_next + r, h_index, z_index, landed);
+          // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX,
+          //   other=0.0)
+          const unsigned dot_stages_base = tc::smem_address(dot_stages + (s) * 2048);
+          // 32 x 64 a copy, the block's transpose: B K-major
+#pragma unroll
+          for (int col = 0; col < 32; col += 32)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(dot_stages_base + 2 * (r / 64 * 2048 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  DO_map, 0 + r, start_m_next + col, h_index, z_index, landed);
           // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned q_stages_base = tc::smem_address(q_stages + (s) * 2048);
           // 32 x 64 a copy
@@ -356,32 +334,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   Q_map, 0 + col, start_m_next + r, h_index, z_index, landed);
         }
-        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-        // and their dS^T columns are zero, so they add nothing
-        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned qt_stages_base = tc::smem_address(qt_stages + (s) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(qt_stages_base + qt_at,
-              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned dot_stages_base = tc::smem_address(dot_stages + (s) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(dot_stages_base + dot_at,
-              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_next *
-              stride_m,
-              start_m_next + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
       }
-      tc::cp_async_commit();
       start_m_next += 32;
     }
   }
-  tc::cp_async_wait<1>();  // this thread's copies for the first stage have landed
   // the TMA copies for the first stage
   if (lo < N_CTX) tc::mbarrier_wait(tc::smem_address(start_m_landed + 0), 0);
   __syncthreads();
@@ -395,44 +351,67 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       lse[r] =
-          start_m + Sliced6::coord0(r) <
-          N_CTX ? *(LSE + off_hz * N_CTX + Sliced6::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced3::coord0(r) <
+          N_CTX ? *(LSE + off_hz * N_CTX + Sliced3::coord0(r) + start_m) : 0.0f;
     // L142: delta = tl.load(delta_ptrs + start_m, mask=rows < N_CTX, other=0.0)
     float delta[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r)
       delta[r] =
-          start_m + Sliced6::coord0(r) <
-          N_CTX ? *(Delta + off_hz * N_CTX + Sliced6::coord0(r) + start_m) : 0.0f;
+          start_m + Sliced3::coord0(r) <
+          N_CTX ? *(Delta + off_hz * N_CTX + Sliced3::coord0(r) + start_m) : 0.0f;
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
-    // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+    // 128 x 64 @ 64 x 32 (fp16): wgmma.m64n32k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
+    //   step, A from shared memory, B from shared memory (K-major)
     float t_1[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) t_1[r] = 0.0f;
-    // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
-    //   8 wn + [0, 8)
+    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n32
+    //   instruction, reading A and B from shared memory
     {
-      const int wm = tc::warp_id(), wn = 0;
-      const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address(k_tile),
           b_base = tc::smem_address((qt_stages + start_m_stage * 2048));
-      // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
-      unsigned a_frag[2][1][4], b_frag[2][4][2];
-
+      // the accumulator registers stay where the tensor cores write them (no copies
+      // between multiplications, which would serialize them)
 #pragma unroll
-      for (int mi = 0; mi < 1; ++mi) {
-        tc::ldmatrix_x4(a_frag[0][mi],
-            a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
+      for (int r = 0; r < 16; ++r) tc::fence_operand(t_1[r]);
+      tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const unsigned long long b_desc = b_desc0 + (kk / 4 * 256 + kk % 4 * 2);
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
+        //   lane / 4
+        const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
+        tc::wgmma_m64n32k16_f16_ss<0>(t_1, t_1 + 8, a_desc0, b_desc);
       }
+      tc::wgmma_commit();
+      tc::wgmma_wait<1>();  // earlier products retired: their stages can be refilled
 #pragma unroll
-      for (int ni = 0; ni < 4; ni += 2)
-        tc::ldmatrix_x4(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-            b_frag[0][ni + 1][1],
-            b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g, q % 2));
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
+      __syncthreads();  // ... by every warp
       if (start_m_ahead < N_CTX) {
         if (threadIdx.x == 0) {  // the copy engine's copies, issued by one thread
           const unsigned landed = tc::smem_address(start_m_landed + ((start_m_stage + 2) % 3));
-          tc::mbarrier_expect_bytes(landed, 8192);
+          tc::mbarrier_expect_bytes(landed, 16384);
+          // queries past the end load as zeros: their P^T columns then meet zero rows of dO
+          // and their dS^T columns are zero, so they add nothing
+          // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
+          const unsigned qt_stages_base =
+              tc::smem_address(qt_stages + ((start_m_stage + 2) % 3) * 2048);
+          // 32 x 64 a copy, the block's transpose: B K-major
+#pragma unroll
+          for (int col = 0; col < 32; col += 32)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(qt_stages_base + 2 * (r / 64 * 2048 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  Q_map, 0 + r, start_m_ahead + col, h_index, z_index, landed);
           // L140: do = tl.load(do_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned do_stages_base =
               tc::smem_address(do_stages + ((start_m_stage + 2) % 3) * 2048);
@@ -444,6 +423,18 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
               tc::tma_load_4d(do_stages_base + 2 * (col / 64 * 2048 +
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   DO_map, 0 + col, start_m_ahead + r, h_index, z_index, landed);
+          // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX,
+          //   other=0.0)
+          const unsigned dot_stages_base =
+              tc::smem_address(dot_stages + ((start_m_stage + 2) % 3) * 2048);
+          // 32 x 64 a copy, the block's transpose: B K-major
+#pragma unroll
+          for (int col = 0; col < 32; col += 32)
+#pragma unroll
+            for (int r = 0; r < 64; r += 64)
+              tc::tma_load_4d(dot_stages_base + 2 * (r / 64 * 2048 +
+                  tc::swizzled_chunk<8>(col, r % 64 / 8) * 8 + r % 8),
+                  DO_map, 0 + r, start_m_ahead + col, h_index, z_index, landed);
           // L146: q = tl.load(q_ptrs + start_m * stride_m, mask=rows[:, None] < N_CTX, other=0.0)
           const unsigned q_stages_base =
               tc::smem_address(q_stages + ((start_m_stage + 2) % 3) * 2048);
@@ -456,61 +447,19 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
                   tc::swizzled_chunk<8>(r, col % 64 / 8) * 8 + col % 8),
                   Q_map, 0 + col, start_m_ahead + r, h_index, z_index, landed);
         }
-        // queries past the end load as zeros: their P^T columns then meet zero rows of dO
-        // and their dS^T columns are zero, so they add nothing
-        // L135: qt = tl.load(qt_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned qt_stages_base =
-            tc::smem_address(qt_stages + ((start_m_stage + 2) % 3) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(qt_stages_base + qt_at,
-              Q + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
-        // L143: dot = tl.load(dot_ptrs + start_m * stride_m, mask=rows[None, :] < N_CTX, other=0.0)
-        const unsigned dot_stages_base =
-            tc::smem_address(dot_stages + ((start_m_stage + 2) % 3) * 2048);
-#pragma unroll
-        for (int v = 0; v < 8; v += 8) {
-          tc::cp_async<16>(dot_stages_base + dot_at,
-              DO + base + Sliced4::coord0(0) * stride_m + Sliced5::coord0(v) + start_m_ahead *
-              stride_m,
-              start_m_ahead + Sliced4::coord0(0) < N_CTX ? 16 : 0);
-        }
       }
-      tc::cp_async_commit();
-      tc::cp_async_wait<1>();  // this thread's copies for the next stage have landed
       // the TMA copies for the next stage
       if (start_m + 32 < N_CTX)
         tc::mbarrier_wait(tc::smem_address(start_m_landed +
             (start_m_stage + 1 == 3 ? 0 : start_m_stage + 1)),
             (start_m_stage + 1 == 3 ? start_m_phase ^ 1 : start_m_phase));
+      tc::wgmma_wait<0>();  // the accumulator is back in registers
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        if (kk + 1 < 4) {
-
+      for (int r = 0; r < 16; ++r) tc::fence_operand(t_1[r]);
 #pragma unroll
-          for (int mi = 0; mi < 1; ++mi) {
-            tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
-                a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
-                (kk + 1) * 2 + q / 2));
-          }
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
 #pragma unroll
-          for (int ni = 0; ni < 4; ni += 2)
-            tc::ldmatrix_x4(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
-                b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g,
-                (kk + 1) * 2 + q % 2));
-        }
-#pragma unroll
-        for (int mi = 0; mi < 1; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 4; ++ni)
-            tc::mma_m16n8k16_f16(t_1[2 * mi * 8 + 2 * ni], t_1[2 * mi * 8 + 2 * ni + 1],
-                t_1[2 * mi * 8 + 2 * ni + 8], t_1[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
-                b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
-      }
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
     }
     // L137: pt = tl.math.exp2(tl.dot(k, qt) * qk_scale - lse[None, :])
     float pt[16];
@@ -533,7 +482,7 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
       for (int r = 0; r < 16; ++r)
         pt_1[r] =
-            start_m + Sliced6::coord0((r % 8)) >= t_ +
+            start_m + Sliced3::coord0((r % 8)) >= t_ +
             Sliced0::coord0(((r / 8) * 2 + (r % 8) % 2) / 2) ? pt[r] : 0.0f;
       // L141: dv = tl.dot(pt.to(DO.dtype.element_ty), do, dv)
 #pragma unroll
@@ -564,60 +513,45 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         tc::wgmma_m64n64k16_f16_rs<1>(dv, dv + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
-      tc::wgmma_wait<0>();  // the accumulator is back in registers
-#pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
+      // not waited for here: a later product's wait retires it (only the next iteration reads
+      // dv)
     }
     // L144: dpt = tl.dot(v, dot)
-    // 128 x 64 @ 64 x 32 (fp16): mma.sync.m16n8k16 (f16), 8 x 1 warps, 16 x 32 outputs per warp
+    // 128 x 64 @ 64 x 32 (fp16): wgmma.m64n32k16 (fp16, Hopper), 2 warpgroups x 1 instruction per K
+    //   step, A from shared memory, B from shared memory (K-major)
     float dpt[16];
 #pragma unroll
     for (int r = 0; r < 16; ++r) dpt[r] = 0.0f;
-    // main loop: 4 steps of K = 16; warp (wm, wn) owns rows 64 i + 8 wm + [0, 8) and columns 8 j +
-    //   8 wn + [0, 8)
+    // main loop: 4 steps of K = 16; warpgroup w computes rows [64 w, 64 (w + 1)) as 1 m64n32
+    //   instruction, reading A and B from shared memory
     {
-      const int wm = tc::warp_id(), wn = 0;
-      const int g = tc::lane_id() % 8, q = tc::lane_id() / 8;  // ldmatrix: row g of matrix q
+      const int warpgroup = tc::warpgroup_id();
       const unsigned a_base = tc::smem_address(v_tile),
           b_base = tc::smem_address((dot_stages + start_m_stage * 2048));
-      // fragments of step kk + 1 are read while the mma of step kk run (two buffers)
-      unsigned a_frag[2][1][4], b_frag[2][4][2];
-
+      // the accumulator registers stay where the tensor cores write them (no copies
+      // between multiplications, which would serialize them)
 #pragma unroll
-      for (int mi = 0; mi < 1; ++mi) {
-        tc::ldmatrix_x4(a_frag[0][mi],
-            a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g, q / 2));
-      }
-#pragma unroll
-      for (int ni = 0; ni < 4; ni += 2)
-        tc::ldmatrix_x4(b_frag[0][ni][0], b_frag[0][ni][1], b_frag[0][ni + 1][0],
-            b_frag[0][ni + 1][1],
-            b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g, q % 2));
+      for (int r = 0; r < 16; ++r) tc::fence_operand(dpt[r]);
+      tc::wgmma_fence();  // the accumulator registers go to the tensor cores
+      const unsigned long long b_desc0 = tc::wgmma_descriptor(b_base, 16, 1024, 1);
+      const unsigned long long a_desc0_0 =
+          tc::wgmma_descriptor(a_base + (warpgroup * 64) * 128, 16, 1024, 1);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        if (kk + 1 < 4) {
-
-#pragma unroll
-          for (int mi = 0; mi < 1; ++mi) {
-            tc::ldmatrix_x4(a_frag[(kk + 1) % 2][mi],
-                a_base + 16 * tc::swizzled_chunk<8>((2 * mi + q % 2) * 64 + wm * 8 + g,
-                (kk + 1) * 2 + q / 2));
-          }
-#pragma unroll
-          for (int ni = 0; ni < 4; ni += 2)
-            tc::ldmatrix_x4(b_frag[(kk + 1) % 2][ni][0], b_frag[(kk + 1) % 2][ni][1],
-                b_frag[(kk + 1) % 2][ni + 1][0], b_frag[(kk + 1) % 2][ni + 1][1],
-                b_base + 16 * tc::swizzled_chunk<8>(((ni + q / 2) * 1 + wn) * 8 + g,
-                (kk + 1) * 2 + q % 2));
-        }
-#pragma unroll
-        for (int mi = 0; mi < 1; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 4; ++ni)
-            tc::mma_m16n8k16_f16(dpt[2 * mi * 8 + 2 * ni], dpt[2 * mi * 8 + 2 * ni + 1],
-                dpt[2 * mi * 8 + 2 * ni + 8], dpt[2 * mi * 8 + 2 * ni + 9], a_frag[kk % 2][mi],
-                b_frag[kk % 2][ni][0], b_frag[kk % 2][ni][1]);
+        const unsigned long long b_desc = b_desc0 + (kk / 4 * 256 + kk % 4 * 2);
+        // rows 16 (warp % 4) + [0, 16) of the warpgroup's slice: accumulator rows lane / 4 and 8 +
+        //   lane / 4
+        const unsigned long long a_desc0 = a_desc0_0 + (kk / 4 * 1024 + kk % 4 * 2);
+        tc::wgmma_m64n32k16_f16_ss<0>(dpt, dpt + 8, a_desc0, b_desc);
       }
+      tc::wgmma_commit();
+      tc::wgmma_wait<0>();  // the accumulator is back in registers
+#pragma unroll
+      for (int r = 0; r < 16; ++r) tc::fence_operand(dpt[r]);
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
+#pragma unroll
+      for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
     }
     // L145: dst = pt * (dpt - delta[None, :])
     float dst[16];
@@ -652,9 +586,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
         tc::wgmma_m64n64k16_f16_rs<1>(dk, dk + 16, a_frag0, b_desc);
       }
       tc::wgmma_commit();
-      tc::wgmma_wait<0>();  // the accumulator is back in registers
-#pragma unroll
-      for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
+      // not waited for here: a later product's wait retires it (only the next iteration reads
+      // dk)
     }
     __syncthreads();  // the next stage is everyone's; this one is no longer read
     if (++start_m_stage == 3) {
@@ -662,7 +595,11 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
       start_m_phase ^= 1;
     }
   }
-  tc::cp_async_wait<0>();
+  tc::wgmma_wait<0>();  // the last iteration's deferred products
+#pragma unroll
+  for (int r = 0; r < 32; ++r) tc::fence_operand(dv[r]);
+#pragma unroll
+  for (int r = 0; r < 32; ++r) tc::fence_operand(dk[r]);
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int s = 0; s < 3; ++s) tc::mbarrier_inval(tc::smem_address(start_m_landed + s));
@@ -692,8 +629,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 32; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked7::coord0(r),
-          Blocked7::coord1(r) / 8) * 8 + Blocked7::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked4::coord0(r),
+          Blocked4::coord1(r) / 8) * 8 + Blocked4::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_5[r + k] = chunk[k];
     }
@@ -703,10 +640,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_5[v + k];
-    tc::store_if<8>(t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+    tc::store_if<8>(t_ + Sliced5::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
         DV +
-        (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced9::coord0((v % 8))),
+        (base + (t_ + Sliced5::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced6::coord0((v % 8))),
         chunk);
   }
   // L150: tl.store(DK + kv_at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys)
@@ -735,8 +672,8 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
 #pragma unroll
     for (int r = 0; r < 32; r += 8) {
       const tc::Vec<tc::half, 8> chunk =
-          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked7::coord0(r),
-          Blocked7::coord1(r) / 8) * 8 + Blocked7::coord1(r) % 8);
+          tc::load<8>(buffer + tc::swizzled_chunk<8>(Blocked4::coord0(r),
+          Blocked4::coord1(r) / 8) * 8 + Blocked4::coord1(r) % 8);
 #pragma unroll
       for (int k = 0; k < 8; ++k) t_7[r + k] = chunk[k];
     }
@@ -746,10 +683,10 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
     tc::Vec<tc::half, 8> chunk;
 #pragma unroll
     for (int k = 0; k < 8; ++k) chunk[k] = t_7[v + k];
-    tc::store_if<8>(t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
+    tc::store_if<8>(t_ + Sliced5::coord0(((v / 8) * 8 + v % 8) / 8) < N_CTX,
         DK +
-        (base + (t_ + Sliced8::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
-        Sliced9::coord0((v % 8))),
+        (base + (t_ + Sliced5::coord0(((v / 8) * 8 + v % 8) / 8)) * stride_m +
+        Sliced6::coord0((v % 8))),
         chunk);
   }
 }

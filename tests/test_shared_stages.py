@@ -114,14 +114,47 @@ def test_one_stage_serves_both_products(arch, case) -> None:
     assert not re.search(r"\b(kt|v)_?\[\d+\];", src)  # (no registers hold either block)
 
 
-def test_products_on_two_units_read_tiles_of_their_own() -> None:
-    """On sm_90a at BN 32 the two products of BN columns run on mma.sync and the two of D
-    columns on wgmma, whose tiles place the elements otherwise: v is read back into
-    registers and staged for each product."""
-    src = both_ways.source(_sig("fp16", 64, 64, 32), arch="sm_90a", num_warps=4,
-                           num_stages=2)
+@tilecc.jit
+def as_a_and_b(x_ptr, w_ptr, p_ptr, y_ptr, out_ptr, N, D: tl.constexpr, BM: tl.constexpr,
+               BN: tl.constexpr):
+    """x and y are N x D, w is D x D, p is BM x N, out is BM x D: per block of BN rows of
+    x, y = x @ w, and out = sum of p's block @ x: x is A of one product and B of the
+    other, as it is loaded."""
+    d = tl.arange(0, D)
+    m = tl.arange(0, BM)
+    w = tl.load(w_ptr + d[:, None] * D + d[None, :])
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for n0 in range(0, N, BN):
+        rows = n0 + tl.arange(0, BN)
+        x = tl.load(x_ptr + rows[:, None] * D + d[None, :], mask=rows[:, None] < N, other=0.0)
+        p = tl.load(p_ptr + m[:, None] * N + rows[None, :], mask=rows[None, :] < N, other=0.0)
+        tl.store(y_ptr + rows[:, None] * D + d[None, :], tl.dot(x, w), mask=rows[:, None] < N)
+        acc = tl.dot(p, x, acc)
+    tl.store(out_ptr + m[:, None] * D + d[None, :], acc)
+
+
+AB_SIG = "*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,i32,64,64,64"
+
+
+@pytest.mark.parametrize("arch,shared", [("sm_80", True), ("sm_90a", False)])
+def test_a_tile_placed_otherwise_is_staged_for_each_product(arch, shared) -> None:
+    """mma.sync's tiles of A and of an N-major B both hold x's rows as they are: one stage
+    serves both.  wgmma places A's rows where each warp's instruction computes them
+    (`wgmma_a_place`), unlike B's: x is read back into registers and staged for each."""
+    src = as_a_and_b.source(AB_SIG, arch=arch, num_warps=4, num_stages=2)
     note = next(line for line in _header(src).splitlines() if "copied into shared" in line)
-    assert "v (read back for the product's operands)" in note, note
+    assert ("read back" not in note) == shared, note
+
+
+def test_interpreter_as_a_and_b() -> None:
+    N, D, BM = 150, 64, 64
+    rng = np.random.default_rng(3)
+    x, w, p = ((rng.integers(-2, 3, s) / 2).astype(np.float16)
+               for s in ((N, D), (D, D), (BM, N)))
+    y, out = np.zeros((N, D), np.float32), np.zeros((BM, D), np.float32)
+    as_a_and_b.interpret[(1,)](x, w, p, y, out, N, D=D, BM=BM, BN=64)
+    np.testing.assert_array_equal(y, x.astype(np.float64) @ w.astype(np.float64))
+    np.testing.assert_array_equal(out, p.astype(np.float64) @ x.astype(np.float64))
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -133,6 +166,7 @@ def test_both_ways_compiles_cleanly(arch) -> None:
         for dtype in ("fp16", "bf16"):
             assert_clean_compile(both_ways, _sig(dtype, D, BM, BN), "cuda", arch,
                                  num_warps=warps, num_stages=stages)
+    assert_clean_compile(as_a_and_b, AB_SIG, "cuda", arch, num_warps=4, num_stages=2)
     if arch == "sm_80":  # 64 accumulator registers and mma.sync's fragments: a few bytes
         # spill (212 bytes with each block read back and staged per product)
         binary = both_ways.compile(_sig("fp16", 128, 64, 64), arch=arch, num_warps=4,
@@ -154,3 +188,20 @@ def test_gpu_both_ways(N, D, BM, BN, warps, stages, dtype) -> None:
                                      out, N, D=D, BM=BM, BN=BN, num_warps=warps,
                                      num_stages=stages)
     np.testing.assert_array_equal(out.cpu().numpy(), _reference(q, k, v, BM, BN, dtype))
+
+
+@pytest.mark.gpu
+def test_gpu_as_a_and_b() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    N, D, BM = 150, 64, 64
+    rng = np.random.default_rng(3)
+    x, w, p = ((rng.integers(-2, 3, s) / 2).astype(np.float16)
+               for s in ((N, D), (D, D), (BM, N)))
+    y = torch.zeros((N, D), device="cuda")
+    out = torch.zeros((BM, D), device="cuda")
+    as_a_and_b[(1,)](*(torch.from_numpy(v).cuda() for v in (x, w, p)), y, out, N, D=D, BM=BM,
+                     BN=64, num_warps=4, num_stages=2)
+    np.testing.assert_array_equal(y.cpu().numpy(), x.astype(np.float64) @ w.astype(np.float64))
+    np.testing.assert_array_equal(out.cpu().numpy(), p.astype(np.float64) @ x.astype(np.float64))

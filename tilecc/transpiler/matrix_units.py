@@ -96,9 +96,10 @@ def whole_tiles_of(tm: int, tn: int, m: int, n: int, k: int, num_warps: int,
     return best[1]
 
 
-# The tile widths wgmma runs at (B in 64-column swizzle atoms, at most 256 columns):
-# `tilecc.h` holds an intrinsic for each (scripts/generate_wgmma.py writes them).
-WGMMA_WIDTHS = (64, 128, 192, 256)
+# The tile widths wgmma runs at (B in 64-column swizzle atoms, at most 256 columns, or one
+# 32-column row of 64 bytes: a K step of head dim 32, `BV = 32` blocks): `tilecc.h` holds
+# an intrinsic for each (scripts/generate_wgmma.py writes them).
+WGMMA_WIDTHS = (32, 64, 128, 192, 256)
 
 
 def _warpgroups(m: int, n: int, k: int, num_warps: int, k_step: int) -> tuple[int, int] | None:

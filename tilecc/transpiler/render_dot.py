@@ -149,7 +149,11 @@ class DotWriter(Writer):
             place = f"tc::wgmma_a_row<{warps}, {rows // (warps // 4)}>({row})"
             row, col, rows, cols = col, place, cols, rows
         if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
-            # B: atoms of 64 columns, each K rows of 128 B (A M-major: of 64 rows of M)
+            # B: atoms of 64 columns, each K rows of 128 B (A M-major: of 64 rows of M); B
+            # of 64-byte rows: one atom of 64-byte swizzle
+            if cols * esize == 64:
+                return (f"tc::swizzled_chunk<4>({row},{INNER}{col} / {epc}) * {epc} +{SPACE}"
+                        f"{col} % {epc}")
             return (f"{col} / {atom} * {rows * atom} +{SPACE}tc::swizzled_chunk<8>({row},{INNER}"
                     f"{col} % {atom} / {epc}) * {epc} +{SPACE}{col} % {epc}")
         if which == 1:  # B K-major: B's columns are the tile's rows, laid out as A's
@@ -342,7 +346,9 @@ class DotWriter(Writer):
         target = acc if every is None else self.names.fresh(f"{acc}_part")
         # each K step's descriptor is the tile's plus its offset (in 16-byte units: the
         # address field is the low 14 bits, and the tiles end below 256 KiB)
-        if b_trans:
+        if b_trans and n * esize == 64:  # N-major, one 64-byte swizzle atom of K rows
+            b_desc0, b_step = f"tc::wgmma_descriptor(b_base, {k * 64}, 512, 2)", "kk * 64"
+        elif b_trans:  # N-major: atoms of 64 columns, K rows of 128 bytes each
             b_desc0, b_step = f"tc::wgmma_descriptor(b_base, {k * 128}, 1024, 1)", "kk * 128"
         else:  # K-major: as A's tile, all n rows
             b_desc0, b_step = self.k_major_descriptor("b_base", "", k * esize, n)

@@ -151,6 +151,8 @@ def operand_place(dot: Op, which: int, row: int, col: int) -> int:
         place = wgmma_a_place(row, warps, rows // (warps // 4))
         row, col, rows, cols = col, place, cols, rows
     if which == 0 and a_m_major(dot) or which == 1 and not b_k_major(dot):
+        if cols * esize == 64:
+            return swizzled_chunk(4, row, col // epc) * epc + col % epc
         return (col // atom * rows * atom + swizzled_chunk(8, row, col % atom // epc) * epc
                 + col % epc)
     if which == 1:

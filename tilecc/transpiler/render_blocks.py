@@ -352,8 +352,9 @@ class BlockWriter(Writer):
             if tiles:
                 self.out.line("__syncthreads();  // every thread is done with the tl.dot tiles")
                 base = "dynamic_smem"
-            else:
-                base = self.pool_step(count * writes[0][0].dtype.itemsize)
+            else:  # (in the first half, behind a barrier: where the products' tiles were)
+                base = self.pool_step(count * writes[0][0].dtype.itemsize,
+                                      alternate=not op.attrs.get("pool_first_half"))
         self.out.line(self.ctx.block_macros.exchange(dict(
             comment=f"{why}: through shared memory" + (" (the tl.dot tiles')" if tiles else ""),
             wait=wait, base=base, ctype=c_type(writes[0][0].dtype),

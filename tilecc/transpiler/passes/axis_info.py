@@ -143,7 +143,7 @@ def _rule(op: Op) -> AxisInfo:
                                                zip(a.divisibility, c.divisibility)), const)
         if fn == "div" and op.operands[0].dtype.is_int():  # `//` on integers
             # x // n by a constant n dividing x's divisor is exact: (128 k) // 2 = 64 k
-            n = _const_int(ops[1])
+            n = const_int(ops[1])
             if n is not None and n > 0:
                 if n == 1:
                     return a
@@ -221,7 +221,7 @@ def _with_offsets_folded(op: Op, found: AxisInfo) -> AxisInfo:
         o = base.owner
         if o is None or o.kind != "binary" or o.attrs["fn"] not in ("add", "sub"):
             break
-        right, left = _const_int(o.operands[1]), _const_int(o.operands[0])
+        right, left = const_int(o.operands[1]), const_int(o.operands[0])
         if right is not None:
             total, base = total + (right if o.attrs["fn"] == "add" else -right), o.operands[0]
         elif left is not None and o.attrs["fn"] == "add":
@@ -241,10 +241,10 @@ def _with_offsets_folded(op: Op, found: AxisInfo) -> AxisInfo:
 
 
 def _is_one(v: Value) -> bool:
-    return _const_int(v) == 1
+    return const_int(v) == 1
 
 
-def _const_int(v: Value) -> int | None:
+def const_int(v: Value) -> int | None:
     """The value of an integer constant (splat or broadcast too), else None."""
     op = v.owner
     while op is not None and op.kind in ("splat", "broadcast"):

@@ -48,7 +48,7 @@ from __future__ import annotations
 from tilecc.language import dtypes as D
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Type, Value
-from tilecc.transpiler.passes.axis_info import _const_int, info
+from tilecc.transpiler.passes.axis_info import const_int, info
 
 
 def carry_offsets(kernel: Kernel) -> bool:
@@ -524,7 +524,7 @@ def _constant(v: Value) -> int | None:
     """The value of an integer constant, widened or not (axis_info's, past the casts)."""
     while v.owner is not None and v.owner.kind == "cast" and not v.owner.attrs.get("bitcast"):
         v = v.owner.operands[0]
-    return _const_int(v)
+    return const_int(v)
 
 
 def _uniform(v: Value) -> Value | None:

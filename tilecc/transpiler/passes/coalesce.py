@@ -71,12 +71,47 @@ def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:
     # (not over the TMA copies' mbarriers: memory that held one is not reused uninvalidated)
     tiles_end = max((t.offset + t.nbytes for t in dynamic_tiles(kernel, barriers=False)),
                     default=0)
-    if not tiles_end or kernel.warp_roles is not None and kernel.warp_roles.tiles:
+    if not tiles_end:
+        return _coalesce_in_pool(kernel, warp_size)
+    if kernel.warp_roles is not None and kernel.warp_roles.tiles:
         # (a producer refills the tiles under the next tile's stores)
         return []
     notes: list[str] = []
     _coalesce_region(kernel.body, False, kernel.num_warps, warp_size, tiles_end, notes)
     return notes
+
+
+def _coalesce_in_pool(kernel: Kernel, warp_size: int) -> list[str]:
+    """A kernel whose products stage their operands in the pool of shared memory, with no
+    tiles in dynamic memory (no K loop, or one of a single iteration, `range(tl.cdiv(K,
+    BK))` at K = BK): its stores outside loops converted through the pool's first half
+    too, where the block fits in what the products' tiles take of it already (the pool
+    does not grow: as many programs an SM)."""
+    room = max((_staged_bytes(op) for op in kernel.walk() if op.kind == "dot"), default=0)
+    notes: list[str] = []
+    new_ops: list[Op] = []
+    for op in kernel.body.ops:
+        made = _coalesced(op, kernel.num_warps, warp_size, room, reuse=False) \
+            if op.kind == "store" and room else None
+        if made is not None:
+            made[-1].attrs["pool_first_half"] = True
+            new_ops.extend(made)
+            what = made[-1].operands[0].name or "the stored value"
+            notes.append(f"L{op.loc.line}: {what} ({op.operands[1].type}), for 16-byte stores: "
+                         "through shared memory (the tl.dot tiles' pool)")
+        new_ops.append(op)
+    kernel.body.ops = new_ops
+    return notes
+
+
+def _staged_bytes(dot: Op) -> int:
+    """The bytes of the pool a matrix unit's product stages its operands in (those not
+    read from registers): render_dot.op_dot's tiles."""
+    plan = dot.attrs["plan"]
+    if not plan.matrix:
+        return 0
+    staged = dot.operands[1:2] if plan.a_from_registers else dot.operands[:2]
+    return sum((prod(x.type.shape) * x.dtype.itemsize + 15) // 16 * 16 for x in staged)
 
 
 def _coalesce_region(region, in_loop: bool, num_warps: int, warp_size: int, room: int,

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Region, Value
 from tilecc.transpiler.passes.dce import PURE
-from tilecc.transpiler.passes.axis_info import info
+from tilecc.transpiler.passes.axis_info import const_int, info
 from tilecc.transpiler.passes.dot import a_m_major, b_k_major, operand_place, wgmma_a_place
 from tilecc.transpiler.specs import row_copies, rows_slab
 
@@ -212,8 +212,22 @@ def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True
 
 def loop_stages(kernel: Kernel, loop: Op) -> int:
     """The pipeline depth of `loop`: its own (`tl.range(..., num_stages=n)`), which Triton
-    takes over the launch's, else the launch's `num_stages`; below 2, not pipelined."""
-    return loop.attrs.get("num_stages", kernel.num_stages)
+    takes over the launch's, else the launch's `num_stages`; below 2, not pipelined.  At
+    most the loop's iterations where their count is a constant (`range(tl.cdiv(K, BK))`
+    of constexprs): stages no copy ever fills only cost shared memory (fla's output
+    kernel at K = BK ran its one iteration on 3 stages, 80 KiB, 2 programs an SM where
+    Triton's 24 KiB fit 9)."""
+    stages = loop.attrs.get("num_stages", kernel.num_stages)
+    trips = constant_trips(loop)
+    return stages if trips is None else min(stages, trips)
+
+
+def constant_trips(loop: Op) -> int | None:
+    """How many times `loop` (a `for`) runs, where its bounds and step are constants."""
+    lo, hi, step = (const_int(v) for v in loop.operands[:3])
+    if lo is None or hi is None or not step:
+        return None
+    return max(0, -(-(hi - lo) // step)) if step > 0 else max(0, -(-(lo - hi) // -step))
 
 
 def any_pipelined(kernel: Kernel) -> bool:

@@ -193,6 +193,26 @@ def test_random_chained_dots() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_shared_operands() -> None:
+    """Programs of RK.LATER_FEATURES' shared_operand (one load, B of a product as it is and
+    of another through tl.trans: one pipeline stage read both ways) on the interpreter
+    against NumPy, transpiled for both targets and compiled for sm_90a, sm_80 and
+    gfx90a."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("shared_operand",)) for s in range(610000, 610012)}
+    texts = _interpreted_and_transpiled(programs)
+    with tempfile.TemporaryDirectory() as tmp:
+        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps,
+                                        num_stages=prog.num_stages)
+                  for prog in programs.values()]
+    for text in (texts["cuda"], ampere):
+        assert any("x of tl.dot copied into shared memory" in t for t in text)
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
+    RK.compile_batch(ampere, "cuda", "sm_80")
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

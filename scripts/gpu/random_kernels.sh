@@ -5,7 +5,9 @@
 # RANDOM_KERNELS / 10 of block pointers moved in loops (block_ptr_loop, from 200000) and
 # RANDOM_KERNELS / 10 K loops of tl.dot over blocks of pointers (dot_loop, from 300000) and
 # RANDOM_KERNELS / 20 of them scaled by loads of the loop (scaled_dot_loop, from 310000) and
-# RANDOM_KERNELS / 20 products of products (chained_dot, from 600000);
+# RANDOM_KERNELS / 20 products of products (chained_dot, from 600000) and
+# RANDOM_KERNELS / 20 loads read by two products, one through tl.trans (shared_operand,
+# from 610000);
 # the counts and failing programs go to $OUT/random_kernels.  Run from the repository root
 # with PYTHONPATH (and OUT) set, as scripts/gpu_check.sh does.
 set -uo pipefail
@@ -26,4 +28,5 @@ run random_kernels_block_ptr.log -n $((n / 10)) --start 200000 --features block_
 run random_kernels_dot_loop.log -n $((n / 10)) --start 300000 --features dot_loop
 run random_kernels_scaled_dot_loop.log -n $((n / 20)) --start 310000 --features scaled_dot_loop
 run random_kernels_chained_dot.log -n $((n / 20)) --start 600000 --features chained_dot
+run random_kernels_shared_operand.log -n $((n / 20)) --start 610000 --features shared_operand
 exit "$status"

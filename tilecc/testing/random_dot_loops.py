@@ -186,3 +186,69 @@ def dot_loop_program(seed: int, rng: random.Random, types: dict,
                    [Output("out_ptr", f32, gb * o_size, exact=True)],
                    {"M": M, "N": N, "BK": BK}, (gm, gn, gb), warps, 1e-4, reference,
                    scalars, num_stages=stages)
+
+
+def shared_operand_program(seed: int, rng: random.Random, types: dict) -> Program:
+    """The `shared_operand` feature: a loop over blocks of BN rows of x (N x D) whose one
+    load feeds two products, as it is and through `tl.trans` (attention's backward reads
+    its keys and queries so): x loaded by rows ([BN, D]) or by columns ([D, BN], contiguous
+    along D either way), B of the first product and, transposed, B of the second (one of
+    them K-major, the other N-major); the second's sums carried over the blocks.  Where every
+    product's tile places the block alike, one pipeline stage serves both
+    (passes.pipeline._shared_stage).  Quarters in [-4, 4]: each first product is exact in
+    fp32, its rounding to the input type reproduced."""
+    dt = types[rng.choice(["float16", "float16", "float32"] +
+                          (["bfloat16"] * 2 if "bfloat16" in types else []))]
+    f32 = types["float32"]
+    D, BN, BM = rng.choice([32, 64, 64, 128]), rng.choice([16, 32, 64]), rng.choice([64, 128])
+    if dt.name == "float32":  # (within gfx90a's 64 KiB of shared memory)
+        D, BN, BM = min(D, 64), min(BN, 32), 64
+    warps = rng.choice([4, 8]) if BM == 128 else rng.choice([2, 4, 4])
+    stages = rng.choice([1, 2, 3, 4])
+    n = rng.randint(1, 3 * BN)
+    by_columns = rng.random() < 0.5  # x read as its transpose [D, BN] (still along D)
+    name = f"random_kernel_{seed}"
+    if by_columns:
+        load = "tl.load(x_ptr + d[:, None] + cols[None, :] * D, mask=cols[None, :] < N, " \
+               "other=0.0)"
+        first, second = "tl.dot(q, x)", "tl.dot(g.to(q.dtype), tl.trans(x), acc)"
+    else:
+        load = "tl.load(x_ptr + cols[:, None] * D + d[None, :], mask=cols[:, None] < N, " \
+               "other=0.0)"
+        first, second = "tl.dot(q, tl.trans(x))", "tl.dot(g.to(q.dtype), x, acc)"
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(q_ptr, x_ptr, out_ptr, N, D: tl.constexpr, BM: tl.constexpr, "
+        "BN: tl.constexpr):",
+        "    d = tl.arange(0, D)",
+        "    rm = tl.arange(0, BM)",
+        "    q = tl.load(q_ptr + rm[:, None] * D + d[None, :])",
+        "    acc = tl.zeros([BM, D], dtype=tl.float32)",
+        "    for n0 in range(0, N, BN):",
+        "        cols = n0 + tl.arange(0, BN)",
+        f"        x = {load}",
+        f"        g = {first}",
+        f"        acc = {second}",
+        "    tl.store(out_ptr + rm[:, None] * D + d[None, :], acc)",
+    ]) + "\n"
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        q = inputs["q_ptr"].astype(np.float64).reshape(BM, D)
+        x = inputs["x_ptr"].astype(np.float64).reshape(-1, D)[:n]
+        acc = np.zeros((BM, D))
+        for n0 in range(0, n, BN):
+            xb = x[n0:n0 + BN]
+            g = (q @ xb.T).astype(dt.np).astype(np.float64)
+            acc += g @ xb
+        r = acc.astype(np.float32).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "shared_operand", source, name,
+                   [("q_ptr", "array"), ("x_ptr", "array"), ("out_ptr", "array"), ("N", "i32"),
+                    ("D", "constexpr"), ("BM", "constexpr"), ("BN", "constexpr")],
+                   {"q_ptr": (dt, BM * D), "x_ptr": (dt, n * D)},
+                   [Output("out_ptr", f32, BM * D, exact=False)],
+                   {"D": D, "BM": BM, "BN": BN}, (1,), warps,
+                   1e-2 if dt.name == "float32" else 1e-4, reference, {"N": n},
+                   num_stages=stages)

@@ -338,7 +338,11 @@ def test_column_major_b_is_loaded_along_k_and_staged_k_major() -> None:
 
 def test_fp32_precision_selects_tf32_or_fma() -> None:
     base = "*fp32:16,*fp32:16,*fp32:16,i32,i32,i32,i32,i32:1,i32,i32:1,i32,64,64,32,"
-    assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0")
+    # tf32: warpgroup MMA on Hopper (B K-major: tf32's wgmma reads no N-major B), mma.sync
+    # before
+    assert "tc::wgmma_m64n64k8_tf32_ss<0>(" in _source(KD.dot_loop_kernel, base + "0",
+                                                       arch="sm_90a")
+    assert "tc::mma_m16n8k8_tf32(" in _source(KD.dot_loop_kernel, base + "0", arch="sm_80")
     ieee = _source(KD.dot_loop_kernel, base + "1")
     assert "mma_" not in ieee.split("#include")[1] and "tc::fma(" in ieee
     # AMD: fp32 MFMA (one K element a lane) for both, as gfx90a has no tf32; fp64 sums

@@ -1,8 +1,11 @@
-"""Products 32 columns wide on Hopper's warpgroup MMA (wgmma.m64n32): head dims of 32 and
-`BV = 32` blocks, as linear-attention libraries tile, ran on mma.sync until B could be one
-64-byte row of N (N-major B in a 64-byte swizzle atom, `passes.dot.operand_place`) or 32
-rows of K (K-major B).  Checked in the source, on the interpreter against NumPy, compiled
-by NVRTC, and on the GPU, exactly (small integers: every sum exact in fp32)."""
+"""Products on Hopper's warpgroup MMA that ran on mma.sync before: 32 columns wide
+(wgmma.m64n32), as head dims of 32 and `BV = 32` blocks of linear-attention libraries
+tile them — B one 64-byte row of N (N-major B in a 64-byte swizzle atom,
+`passes.dot.operand_place`) or 32 rows of K (K-major B) — and fp32 at tf32 precision
+(wgmma.m64nNk8.tf32, B K-major only, as for fp8), whose tensor cores read the top 19 bits
+of each fp32 operand (PTX: the low 13 bits truncated), as Triton's Hopper products do.
+Checked in the source, on the interpreter against NumPy, compiled by NVRTC, and on the
+GPU, exactly (small integers: every sum exact in fp32)."""
 
 from __future__ import annotations
 
@@ -43,7 +46,7 @@ def narrow_product(a_ptr, b_ptr, c_ptr, M, K, BM: tl.constexpr, BN: tl.constexpr
 
 # (M, K, BM, BK, warps, stages): ragged M and K, two warpgroups, no pipeline
 CASES = [(100, 96, 64, 32, 4, 2), (200, 256, 128, 64, 8, 3), (64, 128, 64, 128, 4, 1)]
-TYPES = ["fp16", "bf16", "fp8e4nv"]
+TYPES = ["fp16", "bf16", "fp8e4nv", "fp32"]
 
 
 def _sig(dtype: str, BM: int, BK: int, columns: bool) -> str:
@@ -62,11 +65,12 @@ def _operands(M: int, K: int, seed: int):
 def test_hopper_runs_32_columns_on_wgmma(dtype, columns) -> None:
     if dtype.startswith("fp8") and not columns:
         pytest.skip("fp8's wgmma reads B K-major only: an N-major B is transposed first")
+    # (an N-major fp32 B is staged K-major too, by each thread from its own copies)
     M, K, BM, BK, warps, stages = CASES[1]  # (fp8's K of 32 bytes a K step takes BK 64)
     src = narrow_product.source(_sig(dtype, BM, BK, columns), arch="sm_90a", num_warps=warps,
                                 num_stages=stages)
     header = src.split("#include")[0]
-    shape = "m64n32k32" if dtype.startswith("fp8") else "m64n32k16"
+    shape = {"fp8e4nv": "m64n32k32", "fp32": "m64n32k8"}.get(dtype, "m64n32k16")
     assert f"wgmma.{shape}" in header and "mma.sync" not in header, header
 
 
@@ -101,7 +105,8 @@ def test_gpu_narrow_product(M, K, BM, BK, warps, stages, dtype, columns) -> None
         pytest.skip("no CUDA device")
     if dtype.startswith("fp8") and torch.cuda.get_device_capability() < (8, 9):
         pytest.skip("fp8e4nv needs sm_89 or later (as in Triton)")
-    t = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}[dtype]
+    t = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn,
+         "fp32": torch.float32}[dtype]
     a, b = _operands(M, K, seed=M + K)
     stored = np.ascontiguousarray(b.T) if columns else b
     c = torch.full((M, 32), 7.0, device="cuda")
@@ -110,3 +115,21 @@ def test_gpu_narrow_product(M, K, BM, BK, warps, stages, dtype, columns) -> None
                                           BM=BM, BN=32, BK=BK, B_COLUMNS=columns,
                                           num_warps=warps, num_stages=stages)
     np.testing.assert_array_equal(c.cpu().numpy(), a @ b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("columns", [False, True])
+def test_gpu_tf32_operands_truncated_as_hopper_reads_them(columns) -> None:
+    """1 + 3 * 2**-12 is 1 to a truncating tf32 and 1 + 2**-10 rounded to nearest (mma.sync's
+    cvt.rna, the interpreter's): on Hopper each of K = 96 ones of A times ones of B sums to
+    exactly 96, as Triton's wgmma products give."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 device")
+    M, K, BM, BK = 64, 96, 64, 32
+    a = np.full((M, K), 1 + 3 * 2.0 ** -12, np.float32)
+    b = np.ones((K, 32), np.float32)
+    c = torch.zeros((M, 32), device="cuda")
+    narrow_product[(1,)](torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), c, M, K,
+                         BM=BM, BN=32, BK=BK, B_COLUMNS=columns, num_warps=4, num_stages=2)
+    np.testing.assert_array_equal(c.cpu().numpy(), np.full((M, 32), 96, np.float32))

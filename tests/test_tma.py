@@ -197,9 +197,12 @@ def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
     # NaN padding: TMA fills NaN for floats
     art = _artifact(_signature("fp16", 64, 64, 64, nan=True))
     assert art.kernel.tensor_maps[0].padding == "nan"
-    # tf32 products run on mma.sync (not a warpgroup product): cp.async
+    # tf32 products run on wgmma, which reads B K-major only: A by TMA (128-byte rows of
+    # fp32), the row-major B by cp.async into the threads' own stages, staged K-major
     art = _artifact(_signature("fp32", 64, 64, 32))
-    assert art.kernel.tensor_maps == [] and "tc::cp_async<16>(" in art.source
+    assert [(m.param, m.box) for m in art.kernel.tensor_maps] == [("a_desc", (64, 32)),
+                                                                  ("a_desc", (8, 32))]
+    assert "b (read back for the product's operands)" in art.source
 
 
 def test_a_descriptor_loaded_outside_a_pipelined_product_is_not_mapped() -> None:

@@ -211,7 +211,12 @@ WGMMA = MatrixUnit(
                                       a_from_registers=False, b_n_major=False),
      ("fp8e5", "ieee"): Instruction("m64nNk32", 32, "f32.e5m2.e5m2", "wgmma_m64nNk32_e5m2",
                                     opcode="wgmma.mma_async.sync.aligned",
-                                    a_from_registers=False, b_n_major=False)},
+                                    a_from_registers=False, b_n_major=False),
+     # fp32 at tf32 precision (Triton's default): both operands K-major fp32 in shared
+     # memory, of which the tensor cores read a tf32's bits, as Triton's products on sm_90
+     ("fp32", "tf32"): Instruction("m64nNk8", 8, "f32.tf32.tf32", "wgmma_m64nNk8_tf32",
+                                   opcode="wgmma.mma_async.sync.aligned",
+                                   a_from_registers=False, b_n_major=False)},
     split=_warpgroups, describe=_describe_warpgroups, tiles="m64 tiles per warpgroup",
     warps_per_instruction=4,
     operands_from_shared=True, a_from_registers=True, b_k_major=True, async_proxy=True,

@@ -1723,12 +1723,172 @@ TC_DEVICE void wgmma_m64n256k16_f16_rs(float* lo, float* hi, const unsigned (&a)
                  "+f"(lo[62]), "+f"(lo[63]), "+f"(hi[62]), "+f"(hi[63])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1), "n"(TRANS_B));
 }
+// wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// A from shared memory (descriptor), B from shared memory (descriptor), K-major
+template <int TRANS_B>
+TC_DEVICE void wgmma_m64n32k8_tf32_ss(float* lo, float* hi, unsigned long long a_desc,
+                                      unsigned long long b_desc) {
+  static_assert(TRANS_B == 0, "wgmma of fp32 reads B K-major");
+  TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+               "%16, %17, p, 1, 1;\n}\n"
+               : "+f"(lo[0]), "+f"(lo[1]), "+f"(hi[0]), "+f"(hi[1]),
+                 "+f"(lo[2]), "+f"(lo[3]), "+f"(hi[2]), "+f"(hi[3]),
+                 "+f"(lo[4]), "+f"(lo[5]), "+f"(hi[4]), "+f"(hi[5]),
+                 "+f"(lo[6]), "+f"(lo[7]), "+f"(hi[6]), "+f"(hi[7])
+               : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+// wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
+// A from shared memory (descriptor), B from shared memory (descriptor), K-major
+template <int TRANS_B>
+TC_DEVICE void wgmma_m64n64k8_tf32_ss(float* lo, float* hi, unsigned long long a_desc,
+                                      unsigned long long b_desc) {
+  static_assert(TRANS_B == 0, "wgmma of fp32 reads B K-major");
+  TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+               "%32, %33, p, 1, 1;\n}\n"
+               : "+f"(lo[0]), "+f"(lo[1]), "+f"(hi[0]), "+f"(hi[1]),
+                 "+f"(lo[2]), "+f"(lo[3]), "+f"(hi[2]), "+f"(hi[3]),
+                 "+f"(lo[4]), "+f"(lo[5]), "+f"(hi[4]), "+f"(hi[5]),
+                 "+f"(lo[6]), "+f"(lo[7]), "+f"(hi[6]), "+f"(hi[7]),
+                 "+f"(lo[8]), "+f"(lo[9]), "+f"(hi[8]), "+f"(hi[9]),
+                 "+f"(lo[10]), "+f"(lo[11]), "+f"(hi[10]), "+f"(hi[11]),
+                 "+f"(lo[12]), "+f"(lo[13]), "+f"(hi[12]), "+f"(hi[13]),
+                 "+f"(lo[14]), "+f"(lo[15]), "+f"(hi[14]), "+f"(hi[15])
+               : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+// wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// A from shared memory (descriptor), B from shared memory (descriptor), K-major
+template <int TRANS_B>
+TC_DEVICE void wgmma_m64n128k8_tf32_ss(float* lo, float* hi, unsigned long long a_desc,
+                                       unsigned long long b_desc) {
+  static_assert(TRANS_B == 0, "wgmma of fp32 reads B K-major");
+  TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+               "%64, %65, p, 1, 1;\n}\n"
+               : "+f"(lo[0]), "+f"(lo[1]), "+f"(hi[0]), "+f"(hi[1]),
+                 "+f"(lo[2]), "+f"(lo[3]), "+f"(hi[2]), "+f"(hi[3]),
+                 "+f"(lo[4]), "+f"(lo[5]), "+f"(hi[4]), "+f"(hi[5]),
+                 "+f"(lo[6]), "+f"(lo[7]), "+f"(hi[6]), "+f"(hi[7]),
+                 "+f"(lo[8]), "+f"(lo[9]), "+f"(hi[8]), "+f"(hi[9]),
+                 "+f"(lo[10]), "+f"(lo[11]), "+f"(hi[10]), "+f"(hi[11]),
+                 "+f"(lo[12]), "+f"(lo[13]), "+f"(hi[12]), "+f"(hi[13]),
+                 "+f"(lo[14]), "+f"(lo[15]), "+f"(hi[14]), "+f"(hi[15]),
+                 "+f"(lo[16]), "+f"(lo[17]), "+f"(hi[16]), "+f"(hi[17]),
+                 "+f"(lo[18]), "+f"(lo[19]), "+f"(hi[18]), "+f"(hi[19]),
+                 "+f"(lo[20]), "+f"(lo[21]), "+f"(hi[20]), "+f"(hi[21]),
+                 "+f"(lo[22]), "+f"(lo[23]), "+f"(hi[22]), "+f"(hi[23]),
+                 "+f"(lo[24]), "+f"(lo[25]), "+f"(hi[24]), "+f"(hi[25]),
+                 "+f"(lo[26]), "+f"(lo[27]), "+f"(hi[26]), "+f"(hi[27]),
+                 "+f"(lo[28]), "+f"(lo[29]), "+f"(hi[28]), "+f"(hi[29]),
+                 "+f"(lo[30]), "+f"(lo[31]), "+f"(hi[30]), "+f"(hi[31])
+               : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+// wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32
+// A from shared memory (descriptor), B from shared memory (descriptor), K-major
+template <int TRANS_B>
+TC_DEVICE void wgmma_m64n192k8_tf32_ss(float* lo, float* hi, unsigned long long a_desc,
+                                       unsigned long long b_desc) {
+  static_assert(TRANS_B == 0, "wgmma of fp32 reads B K-major");
+  TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+               "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+               "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+               "%96, %97, p, 1, 1;\n}\n"
+               : "+f"(lo[0]), "+f"(lo[1]), "+f"(hi[0]), "+f"(hi[1]),
+                 "+f"(lo[2]), "+f"(lo[3]), "+f"(hi[2]), "+f"(hi[3]),
+                 "+f"(lo[4]), "+f"(lo[5]), "+f"(hi[4]), "+f"(hi[5]),
+                 "+f"(lo[6]), "+f"(lo[7]), "+f"(hi[6]), "+f"(hi[7]),
+                 "+f"(lo[8]), "+f"(lo[9]), "+f"(hi[8]), "+f"(hi[9]),
+                 "+f"(lo[10]), "+f"(lo[11]), "+f"(hi[10]), "+f"(hi[11]),
+                 "+f"(lo[12]), "+f"(lo[13]), "+f"(hi[12]), "+f"(hi[13]),
+                 "+f"(lo[14]), "+f"(lo[15]), "+f"(hi[14]), "+f"(hi[15]),
+                 "+f"(lo[16]), "+f"(lo[17]), "+f"(hi[16]), "+f"(hi[17]),
+                 "+f"(lo[18]), "+f"(lo[19]), "+f"(hi[18]), "+f"(hi[19]),
+                 "+f"(lo[20]), "+f"(lo[21]), "+f"(hi[20]), "+f"(hi[21]),
+                 "+f"(lo[22]), "+f"(lo[23]), "+f"(hi[22]), "+f"(hi[23]),
+                 "+f"(lo[24]), "+f"(lo[25]), "+f"(hi[24]), "+f"(hi[25]),
+                 "+f"(lo[26]), "+f"(lo[27]), "+f"(hi[26]), "+f"(hi[27]),
+                 "+f"(lo[28]), "+f"(lo[29]), "+f"(hi[28]), "+f"(hi[29]),
+                 "+f"(lo[30]), "+f"(lo[31]), "+f"(hi[30]), "+f"(hi[31]),
+                 "+f"(lo[32]), "+f"(lo[33]), "+f"(hi[32]), "+f"(hi[33]),
+                 "+f"(lo[34]), "+f"(lo[35]), "+f"(hi[34]), "+f"(hi[35]),
+                 "+f"(lo[36]), "+f"(lo[37]), "+f"(hi[36]), "+f"(hi[37]),
+                 "+f"(lo[38]), "+f"(lo[39]), "+f"(hi[38]), "+f"(hi[39]),
+                 "+f"(lo[40]), "+f"(lo[41]), "+f"(hi[40]), "+f"(hi[41]),
+                 "+f"(lo[42]), "+f"(lo[43]), "+f"(hi[42]), "+f"(hi[43]),
+                 "+f"(lo[44]), "+f"(lo[45]), "+f"(hi[44]), "+f"(hi[45]),
+                 "+f"(lo[46]), "+f"(lo[47]), "+f"(hi[46]), "+f"(hi[47])
+               : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+// wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
+// A from shared memory (descriptor), B from shared memory (descriptor), K-major
+template <int TRANS_B>
+TC_DEVICE void wgmma_m64n256k8_tf32_ss(float* lo, float* hi, unsigned long long a_desc,
+                                       unsigned long long b_desc) {
+  static_assert(TRANS_B == 0, "wgmma of fp32 reads B K-major");
+  TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+               "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+               "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+               "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+               "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+               "%128, %129, p, 1, 1;\n}\n"
+               : "+f"(lo[0]), "+f"(lo[1]), "+f"(hi[0]), "+f"(hi[1]),
+                 "+f"(lo[2]), "+f"(lo[3]), "+f"(hi[2]), "+f"(hi[3]),
+                 "+f"(lo[4]), "+f"(lo[5]), "+f"(hi[4]), "+f"(hi[5]),
+                 "+f"(lo[6]), "+f"(lo[7]), "+f"(hi[6]), "+f"(hi[7]),
+                 "+f"(lo[8]), "+f"(lo[9]), "+f"(hi[8]), "+f"(hi[9]),
+                 "+f"(lo[10]), "+f"(lo[11]), "+f"(hi[10]), "+f"(hi[11]),
+                 "+f"(lo[12]), "+f"(lo[13]), "+f"(hi[12]), "+f"(hi[13]),
+                 "+f"(lo[14]), "+f"(lo[15]), "+f"(hi[14]), "+f"(hi[15]),
+                 "+f"(lo[16]), "+f"(lo[17]), "+f"(hi[16]), "+f"(hi[17]),
+                 "+f"(lo[18]), "+f"(lo[19]), "+f"(hi[18]), "+f"(hi[19]),
+                 "+f"(lo[20]), "+f"(lo[21]), "+f"(hi[20]), "+f"(hi[21]),
+                 "+f"(lo[22]), "+f"(lo[23]), "+f"(hi[22]), "+f"(hi[23]),
+                 "+f"(lo[24]), "+f"(lo[25]), "+f"(hi[24]), "+f"(hi[25]),
+                 "+f"(lo[26]), "+f"(lo[27]), "+f"(hi[26]), "+f"(hi[27]),
+                 "+f"(lo[28]), "+f"(lo[29]), "+f"(hi[28]), "+f"(hi[29]),
+                 "+f"(lo[30]), "+f"(lo[31]), "+f"(hi[30]), "+f"(hi[31]),
+                 "+f"(lo[32]), "+f"(lo[33]), "+f"(hi[32]), "+f"(hi[33]),
+                 "+f"(lo[34]), "+f"(lo[35]), "+f"(hi[34]), "+f"(hi[35]),
+                 "+f"(lo[36]), "+f"(lo[37]), "+f"(hi[36]), "+f"(hi[37]),
+                 "+f"(lo[38]), "+f"(lo[39]), "+f"(hi[38]), "+f"(hi[39]),
+                 "+f"(lo[40]), "+f"(lo[41]), "+f"(hi[40]), "+f"(hi[41]),
+                 "+f"(lo[42]), "+f"(lo[43]), "+f"(hi[42]), "+f"(hi[43]),
+                 "+f"(lo[44]), "+f"(lo[45]), "+f"(hi[44]), "+f"(hi[45]),
+                 "+f"(lo[46]), "+f"(lo[47]), "+f"(hi[46]), "+f"(hi[47]),
+                 "+f"(lo[48]), "+f"(lo[49]), "+f"(hi[48]), "+f"(hi[49]),
+                 "+f"(lo[50]), "+f"(lo[51]), "+f"(hi[50]), "+f"(hi[51]),
+                 "+f"(lo[52]), "+f"(lo[53]), "+f"(hi[52]), "+f"(hi[53]),
+                 "+f"(lo[54]), "+f"(lo[55]), "+f"(hi[54]), "+f"(hi[55]),
+                 "+f"(lo[56]), "+f"(lo[57]), "+f"(hi[56]), "+f"(hi[57]),
+                 "+f"(lo[58]), "+f"(lo[59]), "+f"(hi[58]), "+f"(hi[59]),
+                 "+f"(lo[60]), "+f"(lo[61]), "+f"(hi[60]), "+f"(hi[61]),
+                 "+f"(lo[62]), "+f"(lo[63]), "+f"(hi[62]), "+f"(hi[63])
+               : "l"(a_desc), "l"(b_desc), "r"(1));
+}
 // wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3
 // A from shared memory (descriptor), B from shared memory (descriptor), K-major
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n32k32_e4m3_ss(float* lo, float* hi, unsigned long long a_desc,
                                        unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e4nv reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
@@ -1744,7 +1904,7 @@ TC_DEVICE void wgmma_m64n32k32_e4m3_ss(float* lo, float* hi, unsigned long long 
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n64k32_e4m3_ss(float* lo, float* hi, unsigned long long a_desc,
                                        unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e4nv reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1765,7 +1925,7 @@ TC_DEVICE void wgmma_m64n64k32_e4m3_ss(float* lo, float* hi, unsigned long long 
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n128k32_e4m3_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e4nv reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1796,7 +1956,7 @@ TC_DEVICE void wgmma_m64n128k32_e4m3_ss(float* lo, float* hi, unsigned long long
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n192k32_e4m3_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e4nv reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1837,7 +1997,7 @@ TC_DEVICE void wgmma_m64n192k32_e4m3_ss(float* lo, float* hi, unsigned long long
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n256k32_e4m3_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e4nv reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1888,7 +2048,7 @@ TC_DEVICE void wgmma_m64n256k32_e4m3_ss(float* lo, float* hi, unsigned long long
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n32k32_e5m2_ss(float* lo, float* hi, unsigned long long a_desc,
                                        unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e5 reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
@@ -1904,7 +2064,7 @@ TC_DEVICE void wgmma_m64n32k32_e5m2_ss(float* lo, float* hi, unsigned long long 
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n64k32_e5m2_ss(float* lo, float* hi, unsigned long long a_desc,
                                        unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e5 reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1925,7 +2085,7 @@ TC_DEVICE void wgmma_m64n64k32_e5m2_ss(float* lo, float* hi, unsigned long long 
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n128k32_e5m2_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e5 reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1956,7 +2116,7 @@ TC_DEVICE void wgmma_m64n128k32_e5m2_ss(float* lo, float* hi, unsigned long long
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n192k32_e5m2_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e5 reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n192k32.f32.e5m2.e5m2 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -1997,7 +2157,7 @@ TC_DEVICE void wgmma_m64n192k32_e5m2_ss(float* lo, float* hi, unsigned long long
 template <int TRANS_B>
 TC_DEVICE void wgmma_m64n256k32_e5m2_ss(float* lo, float* hi, unsigned long long a_desc,
                                         unsigned long long b_desc) {
-  static_assert(TRANS_B == 0, "8-bit wgmma reads B K-major");
+  static_assert(TRANS_B == 0, "wgmma of fp8e5 reads B K-major");
   TC_WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "

@@ -510,7 +510,7 @@ class DotWriter(Writer):
             p: Pipeline | None = op.attrs.get("pipeline") if op.kind == "for" else None
             if p is None:
                 continue
-            moved |= p.slice_ops
+            moved |= p.slice_ops - p.kept  # (the kept ops: in the body too)
             # read back from their stages where they were (`read_ahead`)
             moved -= {id(ld) for ld, own in zip(p.loads, p.own) if own}
             moved |= {id(v) for v in p.views}  # (read from the stages: no registers)

@@ -181,6 +181,9 @@ class Pipeline:
     # transposes (`permute` (1, 0)) of pipelined loads that products read from the loads'
     # stages (`_shared_stage`): no value in registers, the stage read the other way
     views: list = field(default_factory=list)
+    # ids of ops of `slice_ops` the rest of the body reads too (index arithmetic: a causal
+    # mask's offsets), written at the issue point and in the body both (`_kept_in_body`)
+    kept: set = field(default_factory=set)
 
 
 def plan(kernel: Kernel, has_tma: bool = False, made_descriptor_tma: bool = True,
@@ -512,6 +515,12 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
         if reads.get(loop.results[i].id, 0):  # its value after the loop would be ahead
             return None
     moved = {**slice_ops, **update_ops}
+    # index arithmetic the copies share with the rest of the body (a causal mask's `o_k`
+    # and `m_k`, also the loads' mask): written at the issue point for the iteration
+    # ahead and in the body for its own, where it reads no stream state and no load
+    kept = _kept_in_body(body, slice_ops, set(update_ops), loads + rotated, views, carried,
+                         state, defined)
+    moved = {k: op for k, op in moved.items() if k not in kept}
     moved_values = {r.id for op in moved.values() for r in op.results} | \
         {body.args[1 + i].id for i in state} | {ld.result.id for ld in loads}
     moved_values -= {ld.result.id for ld in loads[direct:]}  # (read back where they were)
@@ -544,9 +553,10 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
                c.padding == "zero" and _invariant(c.corner[0], body, defined) and
                _invariant(c.rows, body, defined) else c for c in tma]
     p = Pipeline(stages, loads, sorted(state),
-                 set(moved) | {id(ld) for ld in loads + rotated}, tma=tma,
+                 set(moved) | set(kept) | {id(ld) for ld in loads + rotated}, tma=tma,
                  own=[i >= direct for i in range(len(loads))], rotated=rotated,
-                 views=[v for v in views if v.operands[0].owner in loads[:direct]])
+                 views=[v for v in views if v.operands[0].owner in loads[:direct]],
+                 kept=set(kept))
     operands = not every or all(id(ld) in prologue_only for ld in loads[direct:])
     why = "for the product's operands" if operands else "where loaded"
     names = ", ".join(ld.result.name or "an operand" for ld in loads[:direct])
@@ -557,6 +567,45 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
               f"{copy_engines(p)}, {stages - 1} iteration{'s' if stages > 2 else ''} ahead "
               f"({stages} stages{in_registers(p)})")
     return p
+
+
+def _kept_in_body(body: Region, slice_ops: dict[int, Op], updates: set[int], moved_loads: list,
+                  views: list, carried: dict[int, int], state: set[int],
+                  defined: dict[int, Op]) -> dict[int, Op]:
+    """The ops of `slice_ops` (moved to the issue point) that the rest of the body reads,
+    with the ops of the slice they read in turn, where none of them reads a stream-state
+    value (the issue point advances it) or a load: they stay in the body too."""
+    streamed = {body.args[1 + i].id for i in state}
+    tainted: dict[int, bool] = {}
+
+    def taints(v: Value) -> bool:  # reads stream state or a load, within the body
+        if v.id in streamed:
+            return True
+        op = defined.get(v.id)
+        if op is None or v.id in carried:
+            return False
+        if v.id not in tainted:
+            tainted[v.id] = op.kind == "load" or any(taints(o) for o in op.operands)
+        return tainted[v.id]
+
+    skip = set(slice_ops) | updates | {id(o) for o in moved_loads + views}
+    produced = {r.id: k for k, op in slice_ops.items() for r in op.results}
+    wanted = [v for op in body.ops if id(op) not in skip
+              for v in list(op.operands) + [x for r in op.regions for o in _walk(r)
+                                            for x in o.operands]
+              if v.id in produced]
+    kept: dict[int, Op] = {}
+    while wanted:
+        v = wanted.pop()
+        k = produced.get(v.id)
+        if k is None or k in kept or k in updates:
+            continue
+        op = slice_ops[k]
+        if op.kind == "load" or taints(v):
+            return {}  # (the body reads what only the issue point may compute)
+        kept[k] = op
+        wanted += [o for o in op.operands if o.id in produced]
+    return kept
 
 
 def _shared_stage(load: Op, users: dict[int, list[Op]], yielded: set[int]) -> list[Op] | None:

@@ -139,7 +139,7 @@ def plan(kernel: Kernel, tma_stores: set[int]) -> WarpRoles | None:
         producer.add(id(op))
         needed += op.operands
     return WarpRoles(tiles, loop, frozenset(producer),
-                     _read_by_producer_only(kernel, producer, p.slice_ops))
+                     _read_by_producer_only(kernel, producer, p.slice_ops - p.kept))
 
 
 def _read_by_producer_only(kernel: Kernel, producer: set[int], moved: set[int]) -> frozenset:

@@ -72,6 +72,22 @@ def test_one_iteration_stores_16_bytes_through_the_pool(arch) -> None:
     assert re.search(r"store: 8 x fp16 \(16 B\)", store), store
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_stores_conversion_takes_no_more_shared_memory(arch, monkeypatch) -> None:
+    """The conversion goes where the products' tiles were: the program's shared memory is
+    what it is without it (ptxas's report)."""
+    require_cuda_compiler()
+    from tilecc.transpiler.passes import coalesce
+
+    def smem() -> list[str]:
+        binary = short_k.compile(_sig(64, 64), arch=arch, num_warps=4, num_stages=3)
+        return re.findall(r"(\d+) bytes smem", binary.log or "")
+
+    converted = smem()
+    monkeypatch.setattr(coalesce, "_coalesce_in_pool", lambda kernel, warp_size: [])
+    assert converted and converted == smem()
+
+
 def test_interpreter_short_k() -> None:
     rng = np.random.default_rng(0)
     for K, BK, _, _ in TRIPS:

@@ -58,9 +58,7 @@ def coalesce_in_loops(kernel: Kernel, warp_size: int, units, room: int) -> list[
                     made = _coalesced(op, kernel.num_warps, warp_size, room, reuse=False)
                     if made is not None:
                         new_ops.extend(made)
-                        what = made[-1].operands[0].name or "the stored value"
-                        notes.append(f"L{op.loc.line}: {what} ({x.type}), for 16-byte stores "
-                                     "in the loop: through shared memory")
+                        notes.append(_note(op, made, " in the loop: through shared memory"))
                 new_ops.append(op)
             body.ops = new_ops
     return notes
@@ -96,12 +94,17 @@ def _coalesce_in_pool(kernel: Kernel, warp_size: int) -> list[str]:
         if made is not None:
             made[-1].attrs["pool_first_half"] = True
             new_ops.extend(made)
-            what = made[-1].operands[0].name or "the stored value"
-            notes.append(f"L{op.loc.line}: {what} ({op.operands[1].type}), for 16-byte stores: "
-                         "through shared memory (the tl.dot tiles' pool)")
+            notes.append(_note(op, made, ": through shared memory (the tl.dot tiles' pool)"))
         new_ops.append(op)
     kernel.body.ops = new_ops
     return notes
+
+
+def _note(store: Op, made: list[Op], where: str) -> str:
+    """The header's note of a store given a coalesced layout by `made` (its conversion
+    last)."""
+    what = made[-1].operands[0].name or "the stored value"
+    return f"L{store.loc.line}: {what} ({store.operands[1].type}), for 16-byte stores{where}"
 
 
 def _staged_bytes(dot: Op) -> int:
@@ -130,10 +133,7 @@ def _coalesce_region(region, in_loop: bool, num_warps: int, warp_size: int, room
                 if in_loop:
                     made[-1].attrs["tiles_again"] = True
                 new_ops.extend(made)
-                x = op.operands[1]
-                what = made[-1].operands[0].name or "the stored value"
-                notes.append(f"L{op.loc.line}: {what} ({x.type}), for 16-byte stores: "
-                             "through shared memory (the tl.dot tiles')")
+                notes.append(_note(op, made, ": through shared memory (the tl.dot tiles')"))
         elif op.kind in LOOPS and not _own_tiles(op) and _has_tiles(op):
             for body in op.regions:
                 _coalesce_region(body, True, num_warps, warp_size, room, notes)

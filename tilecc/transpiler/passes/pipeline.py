@@ -518,8 +518,8 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     # index arithmetic the copies share with the rest of the body (a causal mask's `o_k`
     # and `m_k`, also the loads' mask): written at the issue point for the iteration
     # ahead and in the body for its own, where it reads no stream state and no load
-    kept = _kept_in_body(body, slice_ops, set(update_ops), loads + rotated, views, carried,
-                         state, defined)
+    kept = _kept_in_body(body, slice_ops, set(update_ops), loads + rotated, views, state,
+                         defined)
     moved = {k: op for k, op in moved.items() if k not in kept}
     moved_values = {r.id for op in moved.values() for r in op.results} | \
         {body.args[1 + i].id for i in state} | {ld.result.id for ld in loads}
@@ -570,8 +570,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
 
 
 def _kept_in_body(body: Region, slice_ops: dict[int, Op], updates: set[int], moved_loads: list,
-                  views: list, carried: dict[int, int], state: set[int],
-                  defined: dict[int, Op]) -> dict[int, Op]:
+                  views: list, state: set[int], defined: dict[int, Op]) -> dict[int, Op]:
     """The ops of `slice_ops` (moved to the issue point) that the rest of the body reads,
     with the ops of the slice they read in turn, where none of them reads a stream-state
     value (the issue point advances it) or a load: they stay in the body too."""
@@ -582,13 +581,13 @@ def _kept_in_body(body: Region, slice_ops: dict[int, Op], updates: set[int], mov
         if v.id in streamed:
             return True
         op = defined.get(v.id)
-        if op is None or v.id in carried:
+        if op is None:  # (the index, a value from before the loop, a carried one)
             return False
         if v.id not in tainted:
             tainted[v.id] = op.kind == "load" or any(taints(o) for o in op.operands)
         return tainted[v.id]
 
-    skip = set(slice_ops) | updates | {id(o) for o in moved_loads + views}
+    skip = set(slice_ops) | {id(o) for o in moved_loads + views}  # (updates: in the slice)
     produced = {r.id: k for k, op in slice_ops.items() for r in op.results}
     wanted = [v for op in body.ops if id(op) not in skip
               for v in list(op.operands) + [x for r in op.regions for o in _walk(r)
@@ -601,7 +600,7 @@ def _kept_in_body(body: Region, slice_ops: dict[int, Op], updates: set[int], mov
         if k is None or k in kept or k in updates:
             continue
         op = slice_ops[k]
-        if op.kind == "load" or taints(v):
+        if taints(v):
             return {}  # (the body reads what only the issue point may compute)
         kept[k] = op
         wanted += [o for o in op.operands if o.id in produced]

@@ -337,13 +337,13 @@ class BlockWriter(Writer):
     def exchange(self, op: Op, writes: list[tuple[Value, str]],
                  reads: list[tuple[Value, str]], why: str, runs: tuple[int, int] = (1, 1),
                  tiles: bool = False, fragments: bool = False,
-                 elements: int | None = None) -> None:
+                 elements: int | None = None, read_fragments: bool = False) -> None:
         """Each thread writes its registers of `writes` at the given positions; after a
         barrier each reads `reads`' registers from theirs.  `runs`: consecutive registers
         written / read as one vector (positions are then those of each run's first);
         `tiles`: in the tl.dot tiles' dynamic shared memory, every loop reading them done;
         `fragments`: the writes are `stmatrix`'s, eight registers at a time (positions:
-        `fragment_rows`); `elements`: the buffer's size, where the positions leave gaps
+        `fragment_rows`); `read_fragments`: the reads are `ldmatrix`'s, alike; `elements`: the buffer's size, where the positions leave gaps
         (padded rows: `_padded_rows`), else the writes' elements."""
         for res, _ in reads:
             self.core.declare(res)
@@ -362,8 +362,8 @@ class BlockWriter(Writer):
                          value=self.exprs.text(v, "r + k" if runs[0] > 1 else "r"),
                          pairs=self.fragment_pairs(v) if fragments else None)
                     for v, pos in writes],
-            reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1])
-                   for v, pos in reads],
+            reads=[dict(regs=v.layout.regs, pos=pos, name=self.names.name(v), run=runs[1],
+                        fragments=read_fragments) for v, pos in reads],
             after="__syncthreads();  // read by every thread: the tiles can be refilled"
             if tiles and op.attrs.get("tiles_again") else "")))
 
@@ -428,6 +428,14 @@ class BlockWriter(Writer):
                           "layout conversion, in 16-byte chunks swizzled by row (stmatrix)",
                           (8, runs[1]), tiles, fragments=True)
             return
+        if self.by_ldmatrix(y):
+            def place(row: str, chunk: str) -> str:
+                return inner(call(f"tc::swizzled_chunk<{y.type.shape[1] // 8}>", row, chunk) +
+                             " * 8")
+            self.exchange(op, [(x, self.swizzled(x, "r"))], [(y, self.fragment_rows(y, place))],
+                          "layout conversion, in 16-byte chunks swizzled by row (ldmatrix)",
+                          (runs[0], 8), tiles, read_fragments=True)
+            return
         self.exchange(op, [(x, self.swizzled(x, "r"))], [(y, self.swizzled(y, "r"))],
                       "layout conversion, in 16-byte chunks swizzled by row", runs, tiles)
 
@@ -438,6 +446,13 @@ class BlockWriter(Writer):
         16-byte store a lane per four pairs, where pairs take one 4-byte store each and
         each its own swizzled address."""
         return v.dtype.short in ("fp16", "bf16") and self.ctx.target.has_stmatrix and \
+            v.layout.matrix_fragments
+
+    def by_ldmatrix(self, v: Value) -> bool:
+        """Whether `v`'s registers are read from shared memory as `ldmatrix`'s 8 x 8
+        blocks: `by_stmatrix`'s fragments the other way, on any target with the
+        instruction (sm_75 and later)."""
+        return v.dtype.short in ("fp16", "bf16") and self.ctx.target.has_ldmatrix and \
             v.layout.matrix_fragments
 
     def fragment_pairs(self, v: Value) -> list[str]:

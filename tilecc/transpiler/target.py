@@ -225,6 +225,13 @@ class CompileTarget:
         return isinstance(number, int) and number >= 90
 
     @property
+    def has_ldmatrix(self) -> bool:
+        """Warps read tensor-core fragments from shared memory as 8 x 8 matrices
+        (`ldmatrix`, NVIDIA sm_75 and later)."""
+        number = self.arch_number
+        return self.async_copies and isinstance(number, int) and number >= 75
+
+    @property
     def packed_add_elements(self) -> int:
         """fp16 / bf16 elements one atomic add whose old values go unused may update: 16
         bytes as one vector reduction on sm_90 and later, else a packed pair."""

@@ -32,8 +32,9 @@
                   whether a producer warpgroup issues a persistent loop's copies,
                   passes.warp_roles)
   5. coalesce   — a product's result stored from a blocked layout (16-byte vectors), through
-                  the tl.dot tiles' shared memory once the loops are done; rendering then
-                  only reads the IR
+                  the tl.dot tiles' shared memory once the loops are done; blocks loaded
+                  into a product's layout read in 16-byte vectors and converted; rendering
+                  then only reads the IR
 The interpreter runs the IR these passes leave, so what the GPU code computes and what CI
 checks on NumPy cannot drift apart.
 """
@@ -44,7 +45,7 @@ from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel
 from tilecc.transpiler.passes import axis_info, dot, layouts, pipeline, pointer_tiles
 from tilecc.transpiler.passes.carried_offsets import carry_offsets, hoist_offsets
-from tilecc.transpiler.passes.coalesce import coalesce_in_loops, coalesce_stores
+from tilecc.transpiler.passes.coalesce import coalesce_in_loops, coalesce_loads, coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products, fold_dot_adds
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
 from tilecc.transpiler.passes.dce import eliminate_dead_code
@@ -86,5 +87,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     if target.async_copies:  # (NVIDIA: measured there)
         conversions += coalesce_in_loops(kernel, target.warp_size, target.matrix_units,
                                          target.shared_memory_limit)
+        conversions += coalesce_loads(kernel, target.warp_size, target.matrix_units,
+                                      target.shared_memory_limit)
     ir.verify(kernel)
     return conversions

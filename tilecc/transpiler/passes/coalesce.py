@@ -1,4 +1,5 @@
-"""Stores of a product's result in whole 16-byte vectors: the block goes through shared memory.
+"""Stores of a product's result, and loads into a product's layout, in whole 16-byte vectors:
+the block goes through shared memory.
 
 A matrix unit leaves its accumulator in the unit's layout: a thread holds pairs of
 adjacent columns, so a store straight from it writes 4 bytes per lane (fp16) in rows 8
@@ -22,16 +23,27 @@ linear attention, written before each chunk is added) is converted through the p
 layout conversions (`coalesce_in_loops`), a step like any other there, where the pool's
 largest step still fits beside the tiles: a loop that stored 4 bytes a lane spent a third
 of its time on those stores (H200, 64 x 64 bf16 states, 64 chunks a program).
+
+Loads the other way round (`coalesce_loads`): a 16-bit block loaded into a matrix unit's
+accumulator layout (it is added to a product's result, or is a product's A read from
+registers) reads 4 bytes a lane there, in rows 8 lanes apart.  Where the pointers allow,
+it is loaded from a blocked layout in 16-byte vectors instead and converted through the
+pool, as Triton's loads keep their coalesced layout and convert: fla's WY-representation
+backward kernel read its six 64 x 64 blocks in 196 four-byte loads (Triton: 56 of 16 bytes).
+The conversion is placed where the block is first read, not after the load, so that a load
+the loop issued early keeps its latency hidden.
 """
 
 from __future__ import annotations
 
 from math import prod
 
+from tilecc.transpiler import ir
 from tilecc.transpiler.ir import Kernel, Op, Value, walk
+from tilecc.transpiler.passes.dce import PURE
 from tilecc.transpiler.passes.emission import in_accumulator_layout
 from tilecc.transpiler.passes.layouts import (REMAT_POINTERS, _contiguity_order, _plan,
-                                              _rematerialize, default_blocked)
+                                              _rematerialize, _shared_rows, default_blocked)
 from tilecc.transpiler.passes.placement import Placement
 from tilecc.transpiler.passes.settle import dynamic_tiles
 
@@ -62,6 +74,139 @@ def coalesce_in_loops(kernel: Kernel, warp_size: int, units, room: int) -> list[
                 new_ops.append(op)
             body.ops = new_ops
     return notes
+
+
+def coalesce_loads(kernel: Kernel, warp_size: int, units, room: int) -> list[str]:
+    """Load the 16-bit blocks held in a matrix unit's accumulator layout, read less than 8
+    bytes a lane there, from a blocked layout in 16-byte vectors, converted through the
+    pool (`room`: the bytes of shared memory beside the tl.dot tiles); the header's notes.
+    Only in loops: a block loaded once (attention backward's Q and dO before its loop over
+    keys) costs little read narrow, and its conversion would take the pool's memory from
+    the kernel's whole run (at head dim 64 that cost attention backward a third of its
+    speed).  Not the loads a pipeline copies (they never pass through registers), nor in
+    a kernel with warp roles (a producer warp takes no part in the pool's barriers)."""
+    if kernel.warp_roles is not None:
+        return []
+    copied = {id(ld) for op in kernel.walk() if op.kind == "for" and "pipeline" in op.attrs
+              for ld in op.attrs["pipeline"].loads}
+    tiles = -(-max((t.offset + t.nbytes for t in dynamic_tiles(kernel)), default=0) // 1024)
+    notes: list[str] = []
+    home = {id(op): r for r in _regions(kernel.body) for op in r.ops}  # op → its region
+
+    def visit(region, in_loop: bool) -> None:
+        for op in list(region.ops):
+            for r in op.regions:
+                visit(r, in_loop or op.kind in LOOPS)
+            x = op.results[0] if op.kind == "load" and op.results else None
+            if x is None or not in_loop or id(op) in copied or "descriptor" in op.attrs or \
+                    not x.type.is_block or x.dtype.itemsize > 2 or \
+                    not in_accumulator_layout(x, units) or \
+                    op.attrs["plan"].vec * x.dtype.itemsize >= 8 or \
+                    prod(x.type.shape) * x.dtype.itemsize > room - tiles * 1024:
+                continue
+            made = _coalesced_load(op, kernel.num_warps, warp_size)
+            if made is None:
+                continue
+            clones, origins, convert = made
+            replaced.update(id(o) for o in origins.values())
+            for clone in clones:  # each beside what it copies: pointers kept from before a
+                where = home[id(origins[id(clone)])]  # loop are made there again
+                where.ops.insert(where.ops.index(origins[id(clone)]) + 1, clone)
+                home[id(clone)] = where
+            at = _first_reader(region, op, x)
+            region.ops.insert(at, convert)
+            what = x.name or "the loaded value"
+            notes.append(f"L{op.loc.line}: {what} ({x.type}), loaded in 16-byte vectors")
+
+    replaced: set[int] = set()  # id() of the index arithmetic made again in a new layout
+    visit(kernel.body, False)
+    if replaced:
+        _drop_unread(kernel, replaced)
+    return notes
+
+
+def _drop_unread(kernel: Kernel, candidates: set[int]) -> None:
+    """Drop the ops of `candidates` (pure index arithmetic) that nothing reads any more,
+    and then what only they read: the pointers of a layout no load uses."""
+    while True:
+        uses = ir.uses(kernel)
+        dropped = False
+        for region in _regions(kernel.body):
+            kept = []
+            for op in region.ops:
+                if id(op) in candidates and op.kind in PURE and \
+                        not any(uses.get(r.id) for r in op.results):
+                    candidates.update(id(o.owner) for o in op.operands if o.owner is not None)
+                    dropped = True
+                else:
+                    kept.append(op)
+            region.ops = kept
+        if not dropped:
+            return
+
+
+def _coalesced_load(load: Op, num_warps: int, warp_size: int):
+    """The index arithmetic that gives `load` a coalesced layout (its operands rewritten,
+    its result a new value), which op each of those copies, and the conversion back to the
+    layout its result had, whose result is that old value; None where no wider vector
+    would be read, or its pointers, mask or default are not index arithmetic."""
+    ptr, x = load.operands[0], load.results[0]
+    if len(x.type.shape) != 2:
+        return None
+    enc = default_blocked(x.type.shape, max(1, 16 // ptr.dtype.element_ty.itemsize), num_warps,
+                          warp_size, _contiguity_order(ptr))
+    want = Placement(enc, x.type.shape)
+    if want == x.layout:
+        return None
+    clones: list[Op] = []
+    origins: dict[int, Op] = {}
+    operands = [o if not o.type.is_block else
+                _rematerialize(o, Placement(enc, o.type.shape), clones, REMAT_POINTERS,
+                               origins)
+                for o in load.operands]
+    if any(o is None for o in operands):
+        return None
+    before, old = load.attrs["plan"], list(load.operands)
+    y = Value(x.type, x.name)
+    y.layout, y.info = want, x.info
+    load.operands[:], load.results[0] = operands, y
+    y.owner = load
+    after = _shared_rows(_plan(load), load.operands[0])
+    if after.vec <= before.vec:  # no wider: keep the load as it was
+        load.operands[:], load.results[0] = old, x
+        return None
+    load.attrs["plan"] = after
+    convert = Op("convert", [y], [x], load.loc, {})
+    return clones, origins, convert
+
+
+def _regions(region):
+    """`region` and every region nested in it."""
+    yield region
+    for op in region.ops:
+        for r in op.regions:
+            yield from _regions(r)
+
+
+def _first_reader(region, after: Op, x: Value) -> int:
+    """The index in `region` of the first op past `after` that reads `x` (itself or in a
+    region of its own); the end where only the region's yields do."""
+    start = region.ops.index(after) + 1
+    for i in range(start, len(region.ops)):
+        if any(o is x for o in _read_by(region.ops[i])):
+            return i
+    return len(region.ops)
+
+
+def _read_by(op: Op):
+    yield from op.operands
+    for r in op.regions:
+        for inner in walk(r):
+            yield from inner.operands
+        yield from r.yields
+        for inner in walk(r):
+            for rr in inner.regions:
+                yield from rr.yields
 
 
 def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:

@@ -602,11 +602,12 @@ REMAT_POINTERS = _REMAT | {"addptr"}  # and pointers offset by index arithmetic
 
 
 def _rematerialize(x: Value, want: Placement, clones: list[Op],
-                   kinds: set[str] = _REMAT) -> Value | None:
+                   kinds: set[str] = _REMAT, origins: dict | None = None) -> Value | None:
     """`x` computed again with placement `want`, when it is index arithmetic (built from
     `tl.arange`, constants and scalars; ops of `kinds`): a few integer operations instead
     of a trip through shared memory.  New ops are appended to `clones` in dependency
-    order; None when x depends on anything else."""
+    order (and `origins`, where given, maps each one's id() to the op it copies); None
+    when x depends on anything else."""
     op = x.owner
     if op is None or op.kind not in kinds:
         return None
@@ -619,7 +620,7 @@ def _rematerialize(x: Value, want: Placement, clones: list[Op],
             sub = Placement(Slice(want.enc, op.attrs["axis"]), o.type.shape)
         else:  # element-wise and broadcast: the same encoding at the operand's shape
             sub = Placement(want.enc, o.type.shape)
-        y = o if o.layout == sub else _rematerialize(o, sub, clones, kinds)
+        y = o if o.layout == sub else _rematerialize(o, sub, clones, kinds, origins)
         if y is None:
             return None
         operands.append(y)
@@ -627,6 +628,8 @@ def _rematerialize(x: Value, want: Placement, clones: list[Op],
     y.layout, y.info = want, x.info
     clone = Op(op.kind, operands, [y], op.loc, dict(op.attrs))
     clones.append(clone)
+    if origins is not None:
+        origins[id(clone)] = op
     return y
 
 

@@ -46,9 +46,9 @@ the `ratio` column is tilecc's time over Triton's.
 With `--jobs N` a library's ops are dealt round-robin to N shards, each shard a worker
 of its own, and the tilecc and Triton workers of every shard run at the same time: the
 run is bound by compiling (autotuning) on the host, so shards on a machine with many cores
-cut the wall time about N-fold.  Processes share the GPU by time-slicing; the profiler's
-kernel times are each kernel's own execution, so the ratios stay comparable (kernels of
-these sizes run far shorter than a time slice).
+cut the wall time about N-fold.  Processes share the GPU by time-slicing, which a kernel's time
+would count: every worker times (its autotuning included) holding a lock the others wait
+for (`worker.gpu_alone`).
 
 One table per library and a summary are printed; the exit status is 0 whatever the outcomes.
 """
@@ -321,6 +321,9 @@ def main(argv: list[str]) -> int:
         import torch
 
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device == "cuda" and args.vs_triton:  # workers time one at a time (worker.gpu_alone)
+        fd, os.environ["CORPUS_GPU_LOCK"] = tempfile.mkstemp(prefix="corpus-gpu-", suffix=".lock")
+        os.close(fd)
     only: dict[str, list[str]] = {}
     for item in filter(None, args.only.split(",")):
         lib_name, _, op = item.partition(":")

@@ -17,7 +17,7 @@ import tilecc
 import tilecc.language as tl
 from tilecc.runtime import compiler
 from tilecc.runtime.launch import cuda as launch_cuda
-from tilecc.transpiler import passes
+from tilecc.transpiler.passes import run as pass_order
 from tilecc.transpiler.passes.pointer_tiles import UNBOUNDED
 from tilecc.transpiler.specs import TensorMap
 
@@ -265,7 +265,7 @@ def test_what_else_keeps_pointer_blocks_off_the_copy_engine(monkeypatch) -> None
     kept = _build(matmul_index, sig).kernel
     # (a build never marked holds the pointers from before the loop, which a block still
     # marked when that pass ran does not: compared without that pass)
-    monkeypatch.setattr(passes, "hoist_offsets", lambda kernel: False)
+    monkeypatch.setattr(pass_order, "hoist_offsets", lambda kernel: False)
     plain = _build(matmul_index, sig, made_descriptor_tma=False).kernel
     monkeypatch.undo()
     assert kept.tensor_maps == [] and all("descriptor" not in op.attrs for op in kept.walk())

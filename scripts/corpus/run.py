@@ -47,8 +47,8 @@ With `--jobs N` a library's ops are dealt round-robin to N shards, each shard a 
 of its own, and the tilecc and Triton workers of every shard run at the same time: the
 run is bound by compiling (autotuning) on the host, so shards on a machine with many cores
 cut the wall time about N-fold.  Processes share the GPU by time-slicing, which a kernel's time
-would count: every worker times (its autotuning included) holding a lock the others wait
-for (`worker.gpu_alone`).
+would count: every worker times its calls holding a lock the others wait for
+(`worker.gpu_alone`); autotuning is not under it, and may pick by disturbed times.
 
 One table per library and a summary are printed; the exit status is 0 whatever the outcomes.
 """

@@ -258,11 +258,12 @@ GPU_LOCK = os.environ.get("CORPUS_GPU_LOCK", "")  # set by run.py for sharded GP
 @contextlib.contextmanager
 def gpu_alone():
     """While it times, this worker alone times (`CORPUS_GPU_LOCK`: a file every worker of
-    a sharded run locks around its timing and its autotuning).  Processes sharing one GPU
-    take turns at it: a kernel preempted by another process's counts that slice in its
-    own time, and autotuning picks by such times.  Timed side by side with 15 other
-    workers, torch's own elementwise kernels, the same in both runs, came out up to 1.14x
-    apart, and 3-8 µs kernels up to 1.9x."""
+    a sharded run locks around its timed calls).  Processes sharing one GPU take turns at
+    it: a kernel preempted by another process's counts that slice in its own time.  Timed
+    side by side with 15 other workers, torch's own elementwise kernels, the same in both
+    runs, came out up to 1.14x apart, and 3-8 µs kernels up to 1.9x.  (Autotuning under
+    the lock too made the workers wait for each other past their time limit per op; its
+    picks stay exposed to the other workers.)"""
     if not GPU_LOCK:
         yield
         return
@@ -272,25 +273,6 @@ def gpu_alone():
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _timing_alone(backend: str) -> None:
-    """The autotuners' timing under `gpu_alone`: tilecc's device timing, or Triton's
-    do_bench (which its Autotuner takes when the library's kernels are decorated)."""
-    if not GPU_LOCK:
-        return
-    if backend == "tilecc":
-        import tilecc.runtime.autotune_bench as bench
-        module, name = bench, "device_times"
-    else:
-        import triton.testing
-        module, name = triton.testing, "do_bench"
-    timed = getattr(module, name)
-
-    def alone(*a, **k):
-        with gpu_alone():
-            return timed(*a, **k)
-    setattr(module, name, alone)
 
 
 def gpu_time_us(case, with_backward: bool, reps: int = 5,
@@ -609,8 +591,6 @@ def main(argv: list[str]) -> int:
     report.write(json.dumps({"triton": triton.__file__, "version": triton.__version__}) + "\n")
     if args.device == "cpu":
         cpu_standins(args.backend)
-    elif args.time:
-        _timing_alone(args.backend)
     try:
         if hasattr(lib, "load"):
             lib.load(args.src, args.device)

@@ -153,15 +153,13 @@ def _coalesced_load(load: Op, num_warps: int, warp_size: int):
     ptr, x = load.operands[0], load.results[0]
     if len(x.type.shape) != 2:
         return None
-    enc = default_blocked(x.type.shape, max(1, 16 // ptr.dtype.element_ty.itemsize), num_warps,
-                          warp_size, _contiguity_order(ptr))
-    want = Placement(enc, x.type.shape)
+    want = _coalesced_placement(ptr, x.type.shape, num_warps, warp_size)
     if want == x.layout:
         return None
     clones: list[Op] = []
     origins: dict[int, Op] = {}
     operands = [o if not o.type.is_block else
-                _rematerialize(o, Placement(enc, o.type.shape), clones, REMAT_POINTERS,
+                _rematerialize(o, Placement(want.enc, o.type.shape), clones, REMAT_POINTERS,
                                origins)
                 for o in load.operands]
     if any(o is None for o in operands):
@@ -297,6 +295,15 @@ def _has_tiles(op: Op) -> bool:
     return any(o.kind in LOOPS and _own_tiles(o) for o in (op, *inner))
 
 
+def _coalesced_placement(ptr: Value, shape: tuple[int, ...], num_warps: int,
+                         warp_size: int) -> Placement:
+    """Triton's coalesced layout of a block accessed through `ptr`: 16 bytes a thread along
+    the pointers' contiguous axis, a warp's lanes along it."""
+    enc = default_blocked(shape, max(1, 16 // ptr.dtype.element_ty.itemsize), num_warps,
+                          warp_size, _contiguity_order(ptr))
+    return Placement(enc, shape)
+
+
 def _coalesced(store: Op, num_warps: int, warp_size: int, room: int,
                reuse: bool = True) -> list[Op] | None:
     """The ops that give `store` a coalesced layout (rewriting its operands), or None
@@ -310,9 +317,7 @@ def _coalesced(store: Op, num_warps: int, warp_size: int, room: int,
     if prod(x.type.shape) * esize > room:
         return None
     before = store.attrs["plan"]
-    enc = default_blocked(x.type.shape, max(1, 16 // ptr.dtype.element_ty.itemsize), num_warps,
-                          warp_size, _contiguity_order(ptr))
-    want = Placement(enc, x.type.shape)
+    want = _coalesced_placement(ptr, x.type.shape, num_warps, warp_size)
     if want == x.layout:
         return None
     clones: list[Op] = []

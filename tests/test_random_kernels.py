@@ -213,6 +213,26 @@ def test_random_shared_operands() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
+def test_random_products_meeting_loads() -> None:
+    """Programs of RK.LATER_FEATURES' product_meets_load (a block loaded in a loop, met
+    element by element by the loop's product: loaded in 16-byte vectors and converted
+    where its rows are aligned) on the interpreter against NumPy, transpiled for both
+    targets and compiled for sm_90a, sm_80 and gfx90a."""
+    require_cuda_compiler()
+    require_hip_compiler()
+    programs = {s: RK.generate(s, ("product_meets_load",)) for s in range(620000, 620012)}
+    texts = _interpreted_and_transpiled(programs)
+    with tempfile.TemporaryDirectory() as tmp:
+        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps,
+                                        num_stages=prog.num_stages)
+                  for prog in programs.values()]
+    for text in (texts["cuda"], ampere):
+        assert any("v (" in t and "), loaded in 16-byte vectors" in t for t in text)
+    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
+    RK.compile_batch(ampere, "cuda", "sm_80")
+    RK.compile_batch(texts["hip"], "hip", "gfx90a")
+
+
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:
     """The constructs are drawn only when asked for: a seed's program of FEATURES is the
     same whatever else the generator can write."""

@@ -7,7 +7,8 @@
 # RANDOM_KERNELS / 20 of them scaled by loads of the loop (scaled_dot_loop, from 310000) and
 # RANDOM_KERNELS / 20 products of products (chained_dot, from 600000) and
 # RANDOM_KERNELS / 20 loads read by two products, one through tl.trans (shared_operand,
-# from 610000);
+# from 610000) and RANDOM_KERNELS / 20 loads met element by element by a loop's product
+# (product_meets_load, from 620000);
 # the counts and failing programs go to $OUT/random_kernels.  Run from the repository root
 # with PYTHONPATH (and OUT) set, as scripts/gpu_check.sh does.
 set -uo pipefail
@@ -29,4 +30,6 @@ run random_kernels_dot_loop.log -n $((n / 10)) --start 300000 --features dot_loo
 run random_kernels_scaled_dot_loop.log -n $((n / 20)) --start 310000 --features scaled_dot_loop
 run random_kernels_chained_dot.log -n $((n / 20)) --start 600000 --features chained_dot
 run random_kernels_shared_operand.log -n $((n / 20)) --start 610000 --features shared_operand
+run random_kernels_product_meets_load.log -n $((n / 20)) --start 620000 \
+    --features product_meets_load
 exit "$status"

@@ -252,3 +252,71 @@ def shared_operand_program(seed: int, rng: random.Random, types: dict) -> Progra
                    {"D": D, "BM": BM, "BN": BN}, (1,), warps,
                    1e-2 if dt.name == "float32" else 1e-4, reference, {"N": n},
                    num_stages=stages)
+
+
+def product_meets_load_program(seed: int, rng: random.Random, types: dict) -> Program:
+    """The `product_meets_load` feature: a loop over chunks of BV columns where a block
+    loaded in the loop meets the chunk's product element by element (fla's WY-representation
+    backward: `tl.sum(b_dv_beta * b_v, 1)`), so that it is loaded in the product's
+    accumulator layout — read in 16-byte vectors and converted where the columns are
+    aligned (passes.coalesce.coalesce_loads), as it is where they are not.  Per block of
+    BT rows: p = a @ u stored, s = the row sums over the chunks of an element-wise
+    combination of p and v.  Rows and columns ragged."""
+    dt = types[rng.choice(["float16", "float16", "float32"] +
+                          (["bfloat16"] * 2 if "bfloat16" in types else []))]
+    f32 = types["float32"]
+    BT, BV = rng.choice([32, 64]), rng.choice([16, 32, 64])
+    warps = rng.choice([2, 4, 4, 8])
+    stages = rng.choice([1, 2, 3])
+    T = rng.randint(1, 3 * BT)
+    V = rng.randint(1, 3 * BV) // 8 * 8 or 8 if rng.random() < 0.75 else rng.randint(1, 3 * BV)
+    combine, fn = rng.choice([("p * v", lambda p, v: p * v),
+                              ("p * v + v", lambda p, v: p * v + v),
+                              ("tl.where(v > 0, p, v)", lambda p, v: np.where(v > 0, p, v))])
+    name = f"random_kernel_{seed}"
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(a_ptr, u_ptr, v_ptr, p_ptr, s_ptr, T, V, BT: tl.constexpr, "
+        "BV: tl.constexpr):",
+        "    o_t = tl.program_id(0) * BT + tl.arange(0, BT)",
+        "    m_t = o_t < T",
+        "    o_a = tl.arange(0, BT)",
+        "    a = tl.load(a_ptr + o_t[:, None] * BT + o_a[None, :], mask=m_t[:, None], other=0.0)",
+        "    s = tl.zeros([BT], dtype=tl.float32)",
+        "    for i_v in range(tl.cdiv(V, BV)):",
+        "        o_v = i_v * BV + tl.arange(0, BV)",
+        "        m = m_t[:, None] & (o_v[None, :] < V)",
+        "        u = tl.load(u_ptr + o_t[:, None] * V + o_v[None, :], mask=m, other=0.0)",
+        "        v = tl.load(v_ptr + o_t[:, None] * V + o_v[None, :], mask=m, other=0.0)",
+        "        p = tl.dot(a, u)",
+        f"        s += tl.sum({combine}, 1)",
+        "        tl.store(p_ptr + o_t[:, None] * V + o_v[None, :], p.to(p_ptr.dtype.element_ty),"
+        " mask=m)",
+        "    tl.store(s_ptr + o_t, s, mask=m_t)",
+    ]) + "\n"
+    blocks = -(-T // BT)
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        a = inputs["a_ptr"].astype(np.float64).reshape(blocks * BT, BT)
+        u = inputs["u_ptr"].astype(np.float64).reshape(T, V)
+        v = inputs["v_ptr"].astype(np.float64).reshape(T, V)
+        p = np.zeros((T, V))
+        for r0 in range(0, T, BT):
+            rows = slice(r0, min(r0 + BT, T))
+            p[rows] = a[rows, :rows.stop - r0] @ u[rows]
+        s = fn(p, v).sum(1)
+        stored = p.astype(dt.np).astype(np.float64).reshape(-1)
+        return {"p_ptr": (stored, np.ones(stored.size, bool)),
+                "s_ptr": (s, np.ones(T, bool))}
+
+    return Program(seed, "product_meets_load", source, name,
+                   [("a_ptr", "array"), ("u_ptr", "array"), ("v_ptr", "array"),
+                    ("p_ptr", "array"), ("s_ptr", "array"), ("T", "i32"), ("V", "i32"),
+                    ("BT", "constexpr"), ("BV", "constexpr")],
+                   {"a_ptr": (dt, blocks * BT * BT), "u_ptr": (dt, T * V),
+                    "v_ptr": (dt, T * V)},
+                   [Output("p_ptr", dt, T * V, exact=False), Output("s_ptr", f32, T, exact=False)],
+                   {"BT": BT, "BV": BV}, (blocks,), warps,
+                   1e-2 if dt.name == "float32" else 1e-4, reference, {"T": T, "V": V},
+                   num_stages=stages)

@@ -197,14 +197,13 @@ def _first_reader(region, after: Op, x: Value) -> int:
 
 
 def _read_by(op: Op):
+    """The values `op` reads: its operands, and those its regions' ops and yields read."""
     yield from op.operands
     for r in op.regions:
-        for inner in walk(r):
-            yield from inner.operands
-        yield from r.yields
-        for inner in walk(r):
-            for rr in inner.regions:
-                yield from rr.yields
+        for sub in _regions(r):
+            yield from sub.yields
+            for inner in sub.ops:
+                yield from inner.operands
 
 
 def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:

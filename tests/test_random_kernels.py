@@ -174,63 +174,43 @@ def test_random_batched_dots() -> None:
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
-def test_random_chained_dots() -> None:
-    """Programs of RK.LATER_FEATURES' chained_dot (a product's result, cast, made the next
-    product's A: from the first product's registers where the warps lie along M) on the
-    interpreter against NumPy, transpiled for both targets and compiled for sm_90a, sm_80
-    and gfx90a."""
+def _on_every_target(feature: str, seeds: range) -> list[list[str]]:
+    """Programs of RK.LATER_FEATURES' `feature` on the interpreter against NumPy,
+    transpiled (each at its warps and stages) and compiled for sm_90a, sm_80 and gfx90a;
+    the CUDA sources of sm_90a and of sm_80, for the caller's checks."""
     require_cuda_compiler()
     require_hip_compiler()
-    programs = {s: RK.generate(s, ("chained_dot",)) for s in range(600000, 600012)}
+    programs = {s: RK.generate(s, (feature,)) for s in seeds}
     texts = _interpreted_and_transpiled(programs)
     with tempfile.TemporaryDirectory() as tmp:
-        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps)
+        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps,
+                                        num_stages=prog.num_stages)
                   for prog in programs.values()]
-    for text in (texts["cuda"], ampere):
-        assert any("mma.sync" in t and "A from registers" in t for t in text)
     RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
     RK.compile_batch(ampere, "cuda", "sm_80")
     RK.compile_batch(texts["hip"], "hip", "gfx90a")
+    return [texts["cuda"], ampere]
+
+
+def test_random_chained_dots() -> None:
+    """chained_dot: a product's result, cast, made the next product's A (from the first
+    product's registers where the warps lie along M)."""
+    for text in _on_every_target("chained_dot", range(600000, 600012)):
+        assert any("mma.sync" in t and "A from registers" in t for t in text)
 
 
 def test_random_shared_operands() -> None:
-    """Programs of RK.LATER_FEATURES' shared_operand (one load, B of a product as it is and
-    of another through tl.trans: one pipeline stage read both ways) on the interpreter
-    against NumPy, transpiled for both targets and compiled for sm_90a, sm_80 and
-    gfx90a."""
-    require_cuda_compiler()
-    require_hip_compiler()
-    programs = {s: RK.generate(s, ("shared_operand",)) for s in range(610000, 610012)}
-    texts = _interpreted_and_transpiled(programs)
-    with tempfile.TemporaryDirectory() as tmp:
-        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps,
-                                        num_stages=prog.num_stages)
-                  for prog in programs.values()]
-    for text in (texts["cuda"], ampere):
+    """shared_operand: one load, B of a product as it is and of another through tl.trans
+    (one pipeline stage read both ways)."""
+    for text in _on_every_target("shared_operand", range(610000, 610012)):
         assert any("x of tl.dot copied into shared memory" in t for t in text)
-    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
-    RK.compile_batch(ampere, "cuda", "sm_80")
-    RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
 def test_random_products_meeting_loads() -> None:
-    """Programs of RK.LATER_FEATURES' product_meets_load (a block loaded in a loop, met
-    element by element by the loop's product: loaded in 16-byte vectors and converted
-    where its rows are aligned) on the interpreter against NumPy, transpiled for both
-    targets and compiled for sm_90a, sm_80 and gfx90a."""
-    require_cuda_compiler()
-    require_hip_compiler()
-    programs = {s: RK.generate(s, ("product_meets_load",)) for s in range(620000, 620012)}
-    texts = _interpreted_and_transpiled(programs)
-    with tempfile.TemporaryDirectory() as tmp:
-        ampere = [prog.load(tmp).source(prog.signature(), arch="sm_80", num_warps=prog.num_warps,
-                                        num_stages=prog.num_stages)
-                  for prog in programs.values()]
-    for text in (texts["cuda"], ampere):
+    """product_meets_load: a block loaded in a loop, met element by element by the loop's
+    product (loaded in 16-byte vectors and converted where its rows are aligned)."""
+    for text in _on_every_target("product_meets_load", range(620000, 620012)):
         assert any("v (" in t and "), loaded in 16-byte vectors" in t for t in text)
-    RK.compile_batch(texts["cuda"], "cuda", "sm_90a")
-    RK.compile_batch(ampere, "cuda", "sm_80")
-    RK.compile_batch(texts["hip"], "hip", "gfx90a")
 
 
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:

@@ -269,7 +269,10 @@ def product_meets_load_program(seed: int, rng: random.Random, types: dict) -> Pr
     warps = rng.choice([2, 4, 4, 8])
     stages = rng.choice([1, 2, 3])
     T = rng.randint(1, 3 * BT)
-    V = rng.randint(1, 3 * BV) // 8 * 8 or 8 if rng.random() < 0.75 else rng.randint(1, 3 * BV)
+    aligned = rng.random() < 0.75  # rows of 16 bytes' multiples three times in four
+    V = rng.randint(1, 3 * BV)
+    if aligned:
+        V = max(8, V // 8 * 8)
     combine, fn = rng.choice([("p * v", lambda p, v: p * v),
                               ("p * v + v", lambda p, v: p * v + v),
                               ("tl.where(v > 0, p, v)", lambda p, v: np.where(v > 0, p, v))])

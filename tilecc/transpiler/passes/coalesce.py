@@ -54,7 +54,7 @@ def coalesce_in_loops(kernel: Kernel, warp_size: int, units, room: int) -> list[
     """Convert the values of the stores in loops whose blocks are matrix units'
     accumulators of 16-bit elements, stored less than 8 bytes a lane, through the pool
     (`room`: the bytes of shared memory beside the tl.dot tiles); the header's notes."""
-    tiles = -(-max((t.offset + t.nbytes for t in dynamic_tiles(kernel)), default=0) // 1024)
+    tiles = _tiles_kib(kernel)
     notes: list[str] = []
     for loop in kernel.walk():
         if loop.kind not in LOOPS:
@@ -89,7 +89,7 @@ def coalesce_loads(kernel: Kernel, warp_size: int, units, room: int) -> list[str
         return []
     copied = {id(ld) for op in kernel.walk() if op.kind == "for" and "pipeline" in op.attrs
               for ld in op.attrs["pipeline"].loads}
-    tiles = -(-max((t.offset + t.nbytes for t in dynamic_tiles(kernel)), default=0) // 1024)
+    tiles = _tiles_kib(kernel)
     notes: list[str] = []
     home = {id(op): r for r in _regions(kernel.body) for op in r.ops}  # op → its region
 
@@ -204,6 +204,11 @@ def _read_by(op: Op):
             yield from sub.yields
             for inner in sub.ops:
                 yield from inner.operands
+
+
+def _tiles_kib(kernel: Kernel) -> int:
+    """The KiB of dynamic shared memory the tl.dot tiles take, rounded up."""
+    return -(-max((t.offset + t.nbytes for t in dynamic_tiles(kernel)), default=0) // 1024)
 
 
 def coalesce_stores(kernel: Kernel, warp_size: int) -> list[str]:

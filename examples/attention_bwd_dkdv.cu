@@ -243,22 +243,26 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dkdv(
   // L144: v of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const v_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-    tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = k_[v + k];
-    tc::store<2>(k_tile + col / 64 * 8192 +
-        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+  for (int r = 0; r < 32; r += 8) {
+    // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+    const int j = r + 2 * (tc::lane_id() / 8);
+    const int row = Blocked2::coord0(j) - tc::lane_id() / 4 + tc::lane_id() % 8,
+        col = Blocked2::coord1(j) - 2 * (tc::lane_id() % 4);
+    tc::stmatrix_x4(tc::smem_address(k_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8),
+        tc::pack2(k_[r + 0], k_[r + 1]), tc::pack2(k_[r + 2], k_[r + 3]),
+        tc::pack2(k_[r + 4], k_[r + 5]), tc::pack2(k_[r + 6], k_[r + 7]));
   }
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-    tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = v_[v + k];
-    tc::store<2>(v_tile + col / 64 * 8192 +
-        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+  for (int r = 0; r < 32; r += 8) {
+    // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+    const int j = r + 2 * (tc::lane_id() / 8);
+    const int row = Blocked2::coord0(j) - tc::lane_id() / 4 + tc::lane_id() % 8,
+        col = Blocked2::coord1(j) - 2 * (tc::lane_id() % 4);
+    tc::stmatrix_x4(tc::smem_address(v_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8),
+        tc::pack2(v_[r + 0], v_[r + 1]), tc::pack2(v_[r + 2], v_[r + 3]),
+        tc::pack2(v_[r + 4], v_[r + 5]), tc::pack2(v_[r + 6], v_[r + 7]));
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();

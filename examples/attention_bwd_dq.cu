@@ -225,22 +225,26 @@ extern "C" __global__ void __launch_bounds__(256) attention_bwd_dq(
   // L190: do of tl.dot does not change in the loop: staged in shared memory once
   tc::half* const do_tile = reinterpret_cast<tc::half*>(dynamic_smem + 16384);
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-    tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = q_[v + k];
-    tc::store<2>(q_tile + col / 64 * 8192 +
-        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+  for (int r = 0; r < 32; r += 8) {
+    // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+    const int j = r + 2 * (tc::lane_id() / 8);
+    const int row = Blocked2::coord0(j) - tc::lane_id() / 4 + tc::lane_id() % 8,
+        col = Blocked2::coord1(j) - 2 * (tc::lane_id() % 4);
+    tc::stmatrix_x4(tc::smem_address(q_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8),
+        tc::pack2(q_[r + 0], q_[r + 1]), tc::pack2(q_[r + 2], q_[r + 3]),
+        tc::pack2(q_[r + 4], q_[r + 5]), tc::pack2(q_[r + 6], q_[r + 7]));
   }
 #pragma unroll
-  for (int v = 0; v < 32; v += 2) {
-    const int row = Blocked2::coord0(v), col = Blocked2::coord1(v);
-    tc::Vec<tc::half, 2> chunk;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) chunk[k] = do_[v + k];
-    tc::store<2>(do_tile + col / 64 * 8192 +
-        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8, chunk);
+  for (int r = 0; r < 32; r += 8) {
+    // lane i gives row i % 8 of the 8 x 8 block of registers (j, j + 1), j = r + 2 (i / 8)
+    const int j = r + 2 * (tc::lane_id() / 8);
+    const int row = Blocked2::coord0(j) - tc::lane_id() / 4 + tc::lane_id() % 8,
+        col = Blocked2::coord1(j) - 2 * (tc::lane_id() % 4);
+    tc::stmatrix_x4(tc::smem_address(do_tile + col / 64 * 8192 +
+        tc::swizzled_chunk<8>(tc::wgmma_a_row<8, 64>(row), col % 64 / 8) * 8 + col % 8),
+        tc::pack2(do_[r + 0], do_[r + 1]), tc::pack2(do_[r + 2], do_[r + 3]),
+        tc::pack2(do_[r + 4], do_[r + 5]), tc::pack2(do_[r + 6], do_[r + 7]));
   }
   tc::fence_proxy_async();  // the stores, visible to the tensor cores
   __syncthreads();

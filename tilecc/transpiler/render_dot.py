@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from tilecc.transpiler.ir import Op, Value, walk
-from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, inner, words
+from tilecc.transpiler.line_breaks import BODY, BREAK, SPACE, inner, joined, words
 from tilecc.transpiler.matrix_units import Instruction
 from tilecc.transpiler.passes.dot import (DotPlan, a_m_major, b_k_major, operand_place,
                                           promotion_steps)
@@ -30,6 +30,17 @@ from tilecc.transpiler.specs import row_copies, rows_slab
 from tilecc.transpiler.target import c_type
 
 INNER = inner(SPACE)  # a break inside a call's parentheses
+
+
+def fragment_row_start(layout: str, axis: int) -> tuple[str, str]:
+    """Where the row of an 8 x 8 fragment block that this lane addresses for `stmatrix`
+    starts, as C (row, column) of the block: the block of registers (j, j + 1), its rows
+    along `axis` (lane i holding row i / 4, columns 2 (i % 4) and the next); lane i gives
+    the start of row i % 8."""
+    c = [f"{layout}::coord{e}(j)" for e in (0, 1)]
+    c[axis] += " - tc::lane_id() / 4 + tc::lane_id() % 8"
+    c[1 - axis] += " - 2 * (tc::lane_id() % 4)"
+    return c[0], c[1]
 
 
 def mfma_indices(ins: Instruction, warps: tuple[int, int], nt: int,
@@ -191,6 +202,46 @@ class DotWriter(Writer):
                 return None
         return steps
 
+    def fragment_staging(self, dot: Op, which: int) -> int | None:
+        """Whether operand `which` of `dot` goes to its tile as `stmatrix`'s 8 x 8 blocks:
+        where its register pairs are tensor-core fragments (a product's result, or its
+        `tl.trans`) whose rows are 16 contiguous bytes of the tile — the axis of the
+        operand along which a fragment's rows run (`fragment_row_start`); None elsewhere.
+        Found by simulating every warp's stores against `operand_place`.  (The tile runs
+        along the operand's layout, `b_k_major`, `a_m_major`: a fragment's columns are never
+        the tile's rows, which `stmatrix.trans` would store.)"""
+        x = dot.operands[which]
+        if x.dtype.short not in ("fp16", "bf16") or not self.ctx.target.has_stmatrix or \
+                x.layout.regs % 8 or len(x.type.shape) != 2:
+            return None
+        return next((axis for axis in (0, 1) if self._stores_fragments(dot, which, axis)),
+                    None)
+
+    def _stores_fragments(self, dot: Op, which: int, axis: int) -> bool:
+        """Whether `stmatrix` of operand `which`'s registers r ... r + 7, each lane
+        addressing the row `fragment_row_start` gives it, writes every element where
+        `operand_place` puts it: element e of a block's row k from register e % 2 of lane
+        4k + e / 2, at the address lane k gives (lane 8m + k, block m)."""
+        x = dot.operands[which]
+        layout, ws = x.layout, self.ctx.target.warp_size
+
+        def place(c: tuple[int, ...]) -> int:
+            return self.operand_place(dot, which, *c)
+
+        for warp in range(self.ctx.kernel.num_warps):
+            for r in range(0, layout.regs, 8):
+                for lane in range(ws):
+                    m, k = lane // 8, lane % 8
+                    start = list(layout.coords(warp * ws + lane, r + 2 * m, ws))
+                    start[axis] += k - lane // 4
+                    start[1 - axis] -= 2 * (lane % 4)
+                    first = place(tuple(start))
+                    if first % 8 or any(  # (16-byte aligned)
+                            place(layout.coords(warp * ws + 4 * k + e // 2, r + 2 * m + e % 2,
+                                                ws)) != first + e for e in range(8)):
+                        return False
+        return True
+
     def stage_operand(self, dot: Op, which: int, tile: str) -> None:
         """Operand `which`'s registers → its shared-memory tile, a vector per store where
         its layout holds consecutive elements of a tile row."""
@@ -205,6 +256,14 @@ class DotWriter(Writer):
         if plan.swizzled:
             vec = min(vec, 16 // esize)
         t = c_type(x.dtype)
+        staging = self.fragment_staging(dot, which)
+        if staging is not None:  # 16 bytes a lane per four register pairs
+            row, col = fragment_row_start(lname, staging)
+            self.out.line(self.ctx.dot_macros.stage_fragments(dict(
+                regs=p.regs, row=row, col=col, tile=tile,
+                offset=self.operand_offset(dot, which, "row", "col"),
+                pairs=joined(self.blocks.fragment_pairs(x), ", "))))
+            return
         if vec == 1:
             off = self.operand_offset(dot, which, f"{lname}::coord0(r)", f"{lname}::coord1(r)")
             value = self.exprs.text(x, 'r')

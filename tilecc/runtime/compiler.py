@@ -76,7 +76,8 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
                     maxnreg: int | None = None, enable_fp_fusion: bool | None = None,
                     num_ctas: int | None = None, enable_reflect_ftz: bool | None = None,
                     made_descriptor_tma: bool = True, tma_stores: bool = True,
-                    prologue_reads: bool = True, launch_cooperative_grid: bool | None = None,
+                    prologue_reads: bool = True, deferred_products: bool = True,
+                    launch_cooperative_grid: bool | None = None,
                     **hip_hints) -> CompileOptions:
     """The options of one compile, checked against the table (`runtime/options.py`) and
     with defaults filled in.  `debug` None: the kernel's `@jit(debug=...)`, else
@@ -103,7 +104,7 @@ def resolve_options(kernel_fn: KernelFunction, *, num_warps: int | None = None,
         enable_fp_fusion=OPTIONS["enable_fp_fusion"].check(
             default_of("enable_fp_fusion") if enable_fp_fusion is None else enable_fp_fusion),
         made_descriptor_tma=made_descriptor_tma, tma_stores=tma_stores,
-        prologue_reads=prologue_reads)
+        prologue_reads=prologue_reads, deferred_products=deferred_products)
 
 
 # --- transpiling ----------------------------------------------------------------------------------
@@ -129,7 +130,8 @@ def _lower(kernel_fn: KernelFunction, specs: list[ArgSpec], target: CompileTarge
     kernel = frontend.parse(kernel_fn.fn, specs, traced, target)
     return kernel, run_passes(kernel, target, made_descriptor_tma=options.made_descriptor_tma,
                               tma_stores=options.tma_stores,
-                              prologue_reads=options.prologue_reads)
+                              prologue_reads=options.prologue_reads,
+                              deferred_products=options.deferred_products)
 
 
 def transpile(kernel_fn: KernelFunction, specs: list[ArgSpec],
@@ -214,6 +216,13 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
     if art.products.min_programs and _spills(binary.log):
         # the programs per SM asked of ptxas cost register spills: not worth them
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
+        binary = compile_source(art, target)
+    if _serialized(binary.log) and _defers_products(art.kernel):
+        # ptxas serialized the warpgroup products to keep one in flight across iterations
+        # (its C7515): each waited for where it is issued costs less than serial products
+        options = replace(options, deferred_products=False)
+        art = transpile(kernel_fn, list(specs), target, options,
+                        occupancy=art.products.min_programs is not None)
         binary = compile_source(art, target)
     extra = art.products.threads != options.num_warps * target.warp_size
     art = replace(art, binary=binary._replace(shared_bytes=art.products.shared_bytes,
@@ -321,6 +330,17 @@ def _native_flags(options: CompileOptions, target: CompileTarget) -> list[str]:
 
 def _spills(log: str) -> bool:
     return any(n != "0" for n in re.findall(r"(\d+) bytes spill stores", log))
+
+
+def _serialized(log: str) -> bool:
+    """ptxas's note that it serialized a kernel's warpgroup MMAs (C7515: registers of a
+    product in flight defined by other instructions before its wait)."""
+    return "C7515" in log
+
+
+def _defers_products(kernel) -> bool:
+    return any(op.attrs["pipeline"].deferred for op in kernel.walk()
+               if op.kind == "for" and op.attrs.get("pipeline") is not None)
 
 
 def _dump(art: Artifact, target: CompileTarget, key: str) -> None:

@@ -222,6 +222,10 @@ class CompileOptions:
     # (passes.pipeline.prologue_loads); a build whose shared memory would not fit with
     # their stages is made without (decided alike every time: not in cache keys)
     prologue_reads: bool = True
+    # products of a pipelined body whose wait a later product's does (passes.settle.
+    # _deferred); a build where ptxas serializes the warpgroup products for it is made
+    # without (decided alike every time: not in cache keys)
+    deferred_products: bool = True
 
     def native_flags(self, target) -> list[str]:
         """The native compiler's flags these options ask for (beyond the runtime's own) on

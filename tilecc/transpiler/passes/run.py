@@ -15,11 +15,13 @@ from tilecc.transpiler.target import CompileTarget
 
 
 def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True,
-               tma_stores: bool = True, prologue_reads: bool = True) -> list[str]:
+               tma_stores: bool = True, prologue_reads: bool = True,
+               deferred_products: bool = True) -> list[str]:
     """Annotate `kernel` in place; returns the layout conversions it needs, described.
     `made_descriptor_tma` False: descriptors the kernel makes are not copied by TMA;
     `tma_stores` False: no descriptor store is written by the copy engine;
-    `prologue_reads` False: pipelines read ahead only the products' own operands."""
+    `prologue_reads` False: pipelines read ahead only the products' own operands;
+    `deferred_products` False: every product of a pipelined body waits for itself."""
     ir.verify(kernel)
     eliminate_dead_code(kernel)
     fold_dot_adds(kernel)
@@ -42,7 +44,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     eliminate_dead_code(kernel)
     if target.async_copies:
         pipeline.plan(kernel, target.has_tma, made_descriptor_tma, prologue_reads)
-    settle(kernel, target, made_descriptor_tma, tma_stores)
+    settle(kernel, target, made_descriptor_tma, tma_stores, deferred_products)
     pointer_tiles.unmark_unused(kernel)
     conversions += coalesce_stores(kernel, target.warp_size)
     if target.async_copies:  # (NVIDIA: measured there)

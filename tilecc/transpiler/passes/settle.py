@@ -65,10 +65,11 @@ def _held_across_iterations(dot: Op, loop_of: dict[int, Op | None]) -> bool:
 
 
 def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = True,
-           tma_stores: bool = True) -> None:
+           tma_stores: bool = True, deferred_products: bool = True) -> None:
     """Settle `kernel`'s pipelines, dot plans, arch-specific flag and tl.dot tiles in place.
     `tma_stores` False: descriptor stores stay stores of the threads (a build whose
-    shared memory would not fit with their tile)."""
+    shared memory would not fit with their tile); `deferred_products` False: no product
+    leaves its wait to a later one's (a build where ptxas serialized them so)."""
     emission = Emission(kernel, target.matrix_units)
     pipelined: set[int] = set()  # ids of the loads pipelines copy into shared memory
     planned: dict[int, Pipeline] = {}  # each kept pipeline as the planning pass left it
@@ -119,7 +120,7 @@ def settle(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool = Tr
             "released (", p.note))
     _dynamic_tiles(kernel, pipelined, stores, kernel.num_warps * target.warp_size)
     for op in kernel.walk():
-        if op.kind == "for" and "pipeline" in op.attrs:
+        if op.kind == "for" and "pipeline" in op.attrs and deferred_products:
             op.attrs["pipeline"] = _deferred(op, op.attrs["pipeline"], emission)
             if roles is not None and roles.loop is op:
                 op.attrs["pipeline"] = _overlapped(op, op.attrs["pipeline"], emission)

@@ -218,8 +218,9 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
     if _serialized(binary.log) and _defers_products(art.kernel):
-        # ptxas serialized the warpgroup products to keep one in flight across iterations
-        # (its C7515): each waited for where it is issued costs less than serial products
+        # ptxas serialized the warpgroup products, where one is kept in flight across
+        # iterations (its C7515 in causal product chains): each waited for where it is
+        # issued costs less than serial products
         options = replace(options, deferred_products=False)
         art = transpile(kernel_fn, list(specs), target, options,
                         occupancy=art.products.min_programs is not None)
@@ -334,8 +335,8 @@ def _spills(log: str) -> bool:
 
 def _serialized(log: str) -> bool:
     """ptxas's note that it serialized a kernel's warpgroup MMAs (C7515: registers of a
-    product in flight defined by other instructions before its wait)."""
-    return "C7515" in log
+    product in flight defined by other instructions before its wait; C75xx other causes)."""
+    return "wgmma.mma_async instructions are serialized" in log
 
 
 def _defers_products(kernel) -> bool:

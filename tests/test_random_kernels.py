@@ -21,9 +21,11 @@ from tilecc.testing import random_kernels as RK
 from tilecc.testing.batch import failures
 
 try:
-    from conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from conftest_compilers import (clean_log_problem, require_cuda_compiler,
+                                    require_hip_compiler)
 except ImportError:  # tests/ imported as a package
-    from tests.conftest_compilers import require_cuda_compiler, require_hip_compiler
+    from tests.conftest_compilers import (clean_log_problem, require_cuda_compiler,
+                                          require_hip_compiler)
 
 # CI: CHUNKS x PER_CHUNK programs (TILECC_RANDOM_KERNELS overrides the total; the long
 # campaign: TILECC_RANDOM_KERNELS=5000 bash scripts/test.sh tests/test_random_kernels.py)
@@ -211,6 +213,23 @@ def test_random_products_meeting_loads() -> None:
     product (loaded in 16-byte vectors and converted where its rows are aligned)."""
     for text in _on_every_target("product_meets_load", range(620000, 620012)):
         assert any("v (" in t and "), loaded in 16-byte vectors" in t for t in text)
+
+
+def test_random_masked_chains() -> None:
+    """masked_chain: a loop's product masked by its row and column indices, cast, the A of
+    a product accumulating over the loop.  Where the sm_90a build leaves that product's
+    wait to the next iteration, ptxas serializes the warpgroup products; the runtime's
+    compile of those programs is clean (built without the deferral)."""
+    seeds = range(630000, 630012)
+    deferred = [s for s, t in zip(seeds, _on_every_target("masked_chain", seeds)[0])
+                if "retired by the next product's wait" in t]
+    assert deferred
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in deferred:
+            prog = RK.generate(s, ("masked_chain",))
+            binary = prog.load(tmp).compile(prog.signature(), arch="sm_90a",
+                                            num_warps=prog.num_warps, num_stages=prog.num_stages)
+            assert clean_log_problem(binary.log, "cuda") is None, (s, binary.log)
 
 
 def test_wild_features_leave_the_programs_of_the_others_alone() -> None:

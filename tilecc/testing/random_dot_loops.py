@@ -323,3 +323,88 @@ def product_meets_load_program(seed: int, rng: random.Random, types: dict) -> Pr
                    {"BT": BT, "BV": BV}, (blocks,), warps,
                    1e-2 if dt.name == "float32" else 1e-4, reference, {"T": T, "V": V},
                    num_stages=stages)
+
+
+# the masks of `masked_chain`: a row's columns kept, as Python over (rows, cols) and as
+# NumPy over their index grids
+CHAIN_MASKS = {
+    "rm[:, None] >= cols[None, :]": lambda r, c: r >= c,
+    "rm[:, None] > cols[None, :]": lambda r, c: r > c,
+    "(rm[:, None] >= cols[None, :]) & (rm[:, None] - cols[None, :] < 24)":
+        lambda r, c: (r >= c) & (r - c < 24),
+}
+
+
+def masked_chain_program(seed: int, rng: random.Random, types: dict) -> Program:
+    """The `masked_chain` feature: a loop over blocks of BN columns whose product q @ k^T,
+    masked by its row and column indices (causal, strictly, or a sliding window; by a
+    select or by a product with the mask), cast to q's type, is the A of a product that
+    accumulates over the loop (`@ v`): causal attention without its softmax, linear
+    attention's intra-chunk part.  Where the second product's wait is left to the next
+    iteration, ptxas serializes the warpgroup products (C7515) and the compile builds the
+    kernel without that (compiler.compile).  The loop runs over every column up to the
+    block's last row, or over the block's own columns.  Inputs are quarters in [-4, 4]:
+    the scores are exact, their cast rounded as NumPy rounds."""
+    dt = types[rng.choice(["float16", "float16", "float32"] +
+                          (["bfloat16"] * 2 if "bfloat16" in types else []))]
+    D, BM, BN = rng.choice([16, 32, 64, 64]), rng.choice([32, 64, 64, 128]), \
+        rng.choice([16, 32, 64])
+    warps = rng.choice([2, 4, 4, 8])
+    stages = rng.choice([1, 2, 3, 3, 4])
+    N = rng.randint(1, 3 * BM)
+    cond = rng.choice(sorted(CHAIN_MASKS))
+    if rng.random() < 0.25:
+        masked = f"s * ({cond}).to(tl.float32)"
+    else:
+        masked = f"tl.where({cond}, s, 0.0)"
+    diagonal = rng.random() < 0.3
+    start = "tl.program_id(0) * BM" if diagonal else "0"
+    name = f"random_kernel_{seed}"
+    source = "\n".join([
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(q_ptr, k_ptr, v_ptr, out_ptr, N, D: tl.constexpr, BM: tl.constexpr, "
+        "BN: tl.constexpr):",
+        "    rm = tl.program_id(0) * BM + tl.arange(0, BM)",
+        "    d = tl.arange(0, D)",
+        "    q = tl.load(q_ptr + rm[:, None] * D + d[None, :], mask=rm[:, None] < N, other=0.0)",
+        "    acc = tl.zeros([BM, D], dtype=tl.float32)",
+        f"    for n0 in range({start}, tl.minimum((tl.program_id(0) + 1) * BM, N), BN):",
+        "        cols = n0 + tl.arange(0, BN)",
+        "        live = cols < N",
+        "        kt = tl.load(k_ptr + d[:, None] + cols[None, :] * D, mask=live[None, :], "
+        "other=0.0)",
+        "        v = tl.load(v_ptr + cols[:, None] * D + d[None, :], mask=live[:, None], "
+        "other=0.0)",
+        "        s = tl.dot(q, kt)",
+        f"        s = {masked}",
+        "        acc = tl.dot(s.to(q.dtype), v, acc)",
+        "    tl.store(out_ptr + rm[:, None] * D + d[None, :], acc, mask=rm[:, None] < N)",
+    ]) + "\n"
+    blocks = -(-N // BM)
+    keep = CHAIN_MASKS[cond]
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        q, k, v = (inputs[p].astype(np.float64).reshape(N, D) for p in ("q_ptr", "k_ptr",
+                                                                         "v_ptr"))
+        out = np.zeros((N, D))
+        for r0 in range(0, N, BM):
+            rows = np.arange(r0, min(r0 + BM, N))
+            # the loop's column blocks: from 0 (or the block's first row) while below both
+            # the block's end and N; BN past the last row are masked off or beyond N
+            cols = np.arange(r0 if diagonal else 0, min(r0 + BM, N))
+            s = q[rows] @ k[cols].T
+            s = np.where(keep(rows[:, None], cols[None, :]), s, 0.0)
+            out[rows] = s.astype(dt.np).astype(np.float64) @ v[cols]
+        r = out.astype(np.float32).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "masked_chain", source, name,
+                   [("q_ptr", "array"), ("k_ptr", "array"), ("v_ptr", "array"),
+                    ("out_ptr", "array"), ("N", "i32"), ("D", "constexpr"),
+                    ("BM", "constexpr"), ("BN", "constexpr")],
+                   {"q_ptr": (dt, N * D), "k_ptr": (dt, N * D), "v_ptr": (dt, N * D)},
+                   [Output("out_ptr", types["float32"], N * D, exact=False)],
+                   {"D": D, "BM": BM, "BN": BN}, (blocks,), warps,
+                   1e-2 if dt.name == "float32" else 1e-4, reference, {"N": N},
+                   num_stages=stages)

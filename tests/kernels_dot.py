@@ -12,7 +12,7 @@ import numpy as np
 
 import tilecc
 import tilecc.language as tl
-from tilecc.interpreter.evaluate import round_to_tf32
+from tilecc.interpreter.evaluate import truncate_to_tf32
 
 try:
     from kernels import BF16, F32, I32, cdiv, junk, rand
@@ -36,7 +36,7 @@ def _product(a: np.ndarray, b: np.ndarray, tf32: bool = False) -> np.ndarray:
         return a.astype(np.int64) @ b.astype(np.int64)
     x, y = a.astype(np.float32), b.astype(np.float32)
     if tf32:
-        x, y = round_to_tf32(x), round_to_tf32(y)
+        x, y = truncate_to_tf32(x), truncate_to_tf32(y)
     return x.astype(np.float64) @ y.astype(np.float64)
 
 

@@ -98,12 +98,13 @@ def float_to_int(x: np.ndarray, t: D.dtype) -> np.ndarray:
                     np.array(t.max, dtype=_np(t)))
 
 
-def round_to_tf32(x: np.ndarray) -> np.ndarray:
-    """fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero (PTX
-    cvt.rna.tf32.f32, what the tensor cores are fed); infinities and NaN pass through."""
+def truncate_to_tf32(x: np.ndarray) -> np.ndarray:
+    """fp32 cut to tf32's 10 mantissa bits (toward zero): what the tensor cores read of an
+    fp32 operand — mma.sync's and wgmma's alike, as Triton feeds them fp32 bits as they
+    are; infinities and NaN pass through."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
-    return np.where(np.isfinite(x), rounded, x).astype(np.float32)
+    cut = (bits & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(x), cut, x).astype(np.float32)
 
 
 def trunc_div(a, b):
@@ -407,7 +408,7 @@ class Program:
             return _as(prod + c.astype(np.int32), op.result.dtype)
         a, b = a.astype(acc), b.astype(acc)
         if op.attrs["precision"] == "tf32":
-            a, b = round_to_tf32(a), round_to_tf32(b)
+            a, b = truncate_to_tf32(a), truncate_to_tf32(b)
         return _as(np.matmul(a, b) + c.astype(acc), op.result.dtype)
 
     def combine(self, region: Region, left: list, right: list) -> list:

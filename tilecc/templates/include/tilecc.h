@@ -976,13 +976,6 @@ TC_DEVICE void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2,
                :: "r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
 }
 
-// fp32 → tf32, rounded to nearest (ties away), as the tensor cores want it
-TC_DEVICE unsigned to_tf32(unsigned x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "r"(x));
-  return r;
-}
-
 // D = A B + D for one 16 x 8 output tile of a warp; d0..d3 are the C fragment (rows g and
 // g + 8, columns 2 (lane % 4) and + 1, g = lane / 4).
 TC_DEVICE void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3,

@@ -104,6 +104,71 @@ def test_a_16_bit_store_inside_a_loop_goes_through_the_pool() -> None:
     assert not [op for op in amd.walk() if op.kind == "convert"]
 
 
+@tilecc.jit
+def running_state_kernel(a_ptr, b_ptr, c_ptr, n_tiles, EVERY: tl.constexpr,
+                         BLOCK: tl.constexpr):
+    """A product's accumulator stored every EVERY iterations before the next tile is added
+    (fla's chunk_fwd_kernel_h stores its state under `if i_t % NTS == 0`): C_j = the sum
+    of A_t @ B over t < j EVERY."""
+    r = tl.arange(0, BLOCK)
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    acc = tl.zeros([BLOCK, BLOCK], dtype=tl.float32)
+    for t in range(n_tiles):
+        if t % EVERY == 0:
+            tl.store(c_ptr + t // EVERY * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :],
+                     acc.to(tl.float16))
+        a = tl.load(a_ptr + t * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :])
+        acc = tl.dot(a, b, acc)
+
+
+RUNNING_SIG = "*fp16:16,*fp16:16,*fp16:16,i32,{every},64"
+
+
+def _running_case(n_tiles: int, every: int):
+    """Entries in {-1, 0, 1}: every partial sum exact in fp16 (below 2048)."""
+    rng = np.random.default_rng(n_tiles * 10 + every)
+    a = rng.integers(-1, 2, (n_tiles, 64, 64)).astype(np.float16)
+    b = rng.integers(-1, 2, (64, 64)).astype(np.float16)
+    sums = np.cumsum(a.astype(np.float64) @ b.astype(np.float64), axis=0)
+    ref = np.stack([np.zeros((64, 64))] + list(sums[:-1]))[::every]
+    return a, b, ref
+
+
+@pytest.mark.parametrize("every", [1, 2])
+def test_a_store_under_a_branch_of_the_loop_goes_through_the_pool(every) -> None:
+    """The branches of a loop's body are its iterations' too: the store under `if` is
+    converted there as in the body (the branch's condition is a scalar, so every thread
+    reaches the conversion's barriers or none does); before, it was stored 4 bytes a
+    lane.  The interpreter runs the converted IR to NumPy's result."""
+    sig = RUNNING_SIG.format(every=every)
+    src = running_state_kernel.source(sig, arch="sm_90a", num_warps=4, num_stages=3)
+    notes = " ".join(src.split("#include")[0].replace("//", " ").split())
+    assert "for 16-byte stores in the loop: through shared memory" in notes
+    assert "store: 8 x fp16 (16 B) along axis 1" in notes
+    n_tiles = 5
+    a, b, ref = _running_case(n_tiles, every)
+    c = np.full((len(ref), 64, 64), 7, np.float16)
+    running_state_kernel.interpret[(1,)](a, b, c, n_tiles, EVERY=every, BLOCK=64)
+    np.testing.assert_array_equal(c.astype(np.float64), ref)
+    require_cuda_compiler()
+    assert_clean_compile(running_state_kernel, sig, "cuda", "sm_90a", num_warps=4,
+                         num_stages=3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("every,warps", [(1, 4), (2, 4), (2, 8)])
+def test_gpu_a_store_under_a_branch_of_the_loop(every, warps) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    n_tiles = 7
+    a, b, ref = _running_case(n_tiles, every)
+    c = torch.full((len(ref), 64, 64), 7.0, device="cuda", dtype=torch.float16)
+    running_state_kernel[(1,)](torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), c,
+                               n_tiles, EVERY=every, BLOCK=64, num_warps=warps, num_stages=3)
+    np.testing.assert_array_equal(c.cpu().numpy().astype(np.float64), ref)
+
+
 @pytest.mark.parametrize("m,n,k", [(128, 256, 64), (200, 264, 72), (37, 24, 40)])
 def test_the_interpreter_runs_the_converted_store(m, n, k) -> None:
     """The interpreter runs the IR with the conversion and the pointers and mask computed

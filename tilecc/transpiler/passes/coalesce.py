@@ -59,7 +59,7 @@ def coalesce_in_loops(kernel: Kernel, warp_size: int, units, room: int) -> list[
     for loop in kernel.walk():
         if loop.kind not in LOOPS:
             continue
-        for body in loop.regions:
+        for body in _iteration_regions(loop):
             new_ops: list[Op] = []
             for op in body.ops:
                 x = op.operands[1] if op.kind == "store" else None
@@ -74,6 +74,24 @@ def coalesce_in_loops(kernel: Kernel, warp_size: int, units, room: int) -> list[
                 new_ops.append(op)
             body.ops = new_ops
     return notes
+
+
+def _iteration_regions(loop: Op) -> list:
+    """The regions a loop's iteration runs: its body's, and those of the branches in it
+    (a state stored every few chunks: `if i_t % NTS == 0: tl.store(...)`), not those of
+    the loops nested in it (each is a loop of its own).  A branch's condition is a scalar,
+    alike in every thread: a conversion's barriers there are reached by all or none."""
+    out = []
+
+    def visit(region) -> None:
+        out.append(region)
+        for op in region.ops:
+            if op.kind == "if":
+                for r in op.regions:
+                    visit(r)
+    for body in loop.regions:
+        visit(body)
+    return out
 
 
 def coalesce_loads(kernel: Kernel, warp_size: int, units, room: int) -> list[str]:

@@ -47,12 +47,14 @@ def test_interpreter_matches_numpy(n, d, causal, blocks, heads, seed) -> None:
 
 
 def test_interpreter_batches_fp32_and_scale() -> None:
-    """Two batches (the batch stride reaches the kernel), fp32 inputs, a custom scale."""
+    """Two batches (the batch stride reaches the kernel), fp32 inputs, a custom scale.  The
+    products take tf32's 10 mantissa bits of each operand, the rest truncated (as the
+    tensor cores read fp32): up to 2^-10 of each, biased toward zero."""
     rng = np.random.default_rng(1)
     q, k, v = _inputs(rng, (2, 2, 40, 32), np.float32)
     out, lse = A.attention(q, k, v, False, sm_scale=0.3, BLOCK_M=16, BLOCK_N=16,
                            num_warps=4)
-    _check(out, lse, q, k, v, False, 0.3, atol=1e-3)
+    _check(out, lse, q, k, v, False, 0.3, atol=4e-3)
 
 
 @pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("cuda", "sm_90"),

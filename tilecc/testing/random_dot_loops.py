@@ -325,8 +325,8 @@ def product_meets_load_program(seed: int, rng: random.Random, types: dict) -> Pr
                    num_stages=stages)
 
 
-# the masks of `masked_chain`: a row's columns kept, as Python over (rows, cols) and as
-# NumPy over their index grids
+# the masks of `masked_chain`, each a row's columns kept: its source in the kernel, and the
+# same over NumPy's index grids of rows and columns
 CHAIN_MASKS = {
     "rm[:, None] >= cols[None, :]": lambda r, c: r >= c,
     "rm[:, None] > cols[None, :]": lambda r, c: r > c,

@@ -220,8 +220,9 @@ class DotWriter(Writer):
     def _stores_fragments(self, dot: Op, which: int, axis: int) -> bool:
         """Whether `stmatrix` of operand `which`'s registers r ... r + 7, each lane
         addressing the row `fragment_row_start` gives it, writes every element where
-        `operand_place` puts it: element e of a block's row k from register e % 2 of lane
-        4k + e / 2, at the address lane k gives (lane 8m + k, block m)."""
+        `operand_place` puts it: element e of row k of block m (registers r + 2m and the
+        next) comes from register r + 2m + e % 2 of lane 4k + e / 2, at the address lane
+        8m + k gives."""
         x = dot.operands[which]
         layout, ws = x.layout, self.ctx.target.warp_size
 

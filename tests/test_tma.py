@@ -127,27 +127,35 @@ def test_a_loop_of_tma_stages_waits_for_its_stage_where_it_reads_it() -> None:
     assert "the TMA copies for this stage" not in src
 
 
-@pytest.mark.parametrize("warps,rows,split", [
-    (4, 64, ((8, 1), (2, 32), (4, 8))),
-    (4, 128, ((8, 1), (2, 32), (4, 8), (2, 64))),
-    (8, 128, ((8, 1), (2, 64), (8, 8))),  # warps 8 apart continue the 4 below: merged
-    (4, 256, ((8, 1), (2, 32), (4, 8), (4, 64))),
+@pytest.mark.parametrize("warps,rows,outer,split", [
+    (4, 64, 0, ((8, 1), (2, 32), (4, 8))),
+    (4, 128, 0, ((8, 1), (2, 32), (4, 8), (2, 64))),
+    (8, 128, 0, ((8, 1), (2, 64), (8, 8))),  # warps 8 apart continue the 4 below: merged
+    (4, 256, 0, ((8, 1), (2, 32), (4, 8), (4, 64))),
     # five dims of rows, one more than the copy engine's with the columns: the last (2 of
     # 32 rows) taken by two copies, each 4 boxes along the dim of 8-row steps
-    (8, 256, ((8, 1), (2, 64), (4, 8, 2), (2, 128))),
+    (8, 256, 0, ((8, 1), (2, 64), (4, 8, 2), (2, 128))),
+    # a map with a dim past the block's (a batch: passes.unit_dims) has one fewer for the
+    # rows: 128 rows on 4 warps take two copies along the slab dim, 2 slabs apart
+    (4, 64, 1, ((8, 1), (2, 32), (4, 8))),
+    (4, 128, 1, ((8, 1), (2, 32, 2), (4, 8))),
+    (8, 128, 1, ((8, 1), (2, 64), (8, 8))),
+    (4, 64, 2, ((8, 1, 4), (2, 32))),
+    (8, 256, 1, None),
 ])
-def test_a_rows_split_lays_out_rows_where_wgmma_a_row_places_them(warps, rows, split) -> None:
+def test_a_rows_split_lays_out_rows_where_wgmma_a_row_places_them(warps, rows, outer,
+                                                                  split) -> None:
     from types import SimpleNamespace
 
     from tilecc.transpiler.passes.dot import wgmma_a_place
     from tilecc.transpiler.passes.pipeline import a_rows_split
 
     dot = SimpleNamespace(attrs={"plan": SimpleNamespace(warps=(warps, 1))})
-    assert a_rows_split(dot, rows, 0) == split
+    assert a_rows_split(dot, rows, 0, outer) == split
     if split is None:
         return
     slab = max(d[1] for d in split)
-    assert a_rows_split(dot, rows, slab // 2) is None  # a block not known to start a slab
+    assert a_rows_split(dot, rows, slab // 2, outer) is None  # not known to start a slab
     # the box fills shared memory in the order of its dims, the first fastest, and copy j
     # (of a dim whose boxes are copies: specs.row_copies) the j-th box's worth of rows
     # after the others': the row of each position is what wgmma_a_row puts there
@@ -176,7 +184,8 @@ def test_256_rows_on_8_warps_take_two_boxes_not_32_copies() -> None:
     # copy j: its coordinate 4 j along the 8-row steps, landing at block row 32 j's place
     for j, call in enumerate(calls):  # (the prologue's two, then the loop's)
         assert f"wgmma_a_row<8, 128>({32 * (j % 2)})" in call
-        assert f", 0, 0, {4 * (j % 2)}, " in call
+        # (the slab dim's coordinate the block's own: no copy steps along it)
+        assert call.endswith(f", 0, 0, {4 * (j % 2)}, pid_m * 256 / 128")
 
 
 def test_tma_copies_only_where_the_copy_engine_can_write_the_tile() -> None:
@@ -545,6 +554,21 @@ def test_a_split_map_views_the_rows_as_its_dims_over_the_whole_slabs() -> None:
     assert got == dict(data_type=6, dims=[64, 8, 2, 8, 4096 // 128],
                        strides=[128, 64 * 128, 8 * 128, 128 * 128], box=[64, 8, 2, 4, 2],
                        swizzle=3, fill_nan=False)
+
+
+def test_a_split_map_of_a_batched_descriptor_has_the_batch_after_the_rows() -> None:
+    """A map whose box is 1 along a batch (passes.unit_dims): the rows' dims as in a 2-D
+    map, then the batch, outermost; the slab dim spans each batch's whole slabs."""
+    m = TensorMap("x", "fp16", (1, 128, 64), 128, "zero",
+                  rows_split=((8, 1), (2, 32, 2), (4, 8)))
+    got = launch_cuda.tensor_map_arguments(m, 1 << 20, (3, 1000, 96), (1000 * 96, 96, 1))
+    assert got == dict(data_type=6, dims=[96, 8, 1000 // 32, 4, 3],
+                       strides=[192, 32 * 192, 8 * 192, 1000 * 192], box=[64, 8, 2, 4, 1],
+                       swizzle=3, fill_nan=False)
+    # fewer rows in a batch than a slab: every block takes the 8-row map
+    assert launch_cuda.tensor_map_arguments(m, 1 << 20, (3, 20, 96), (20 * 96, 96, 1)) is None
+    assert launch_cuda.tail_copies(m, (3, 1000, 96)) == 13  # (1000 % 128: 104 rows past)
+    assert launch_cuda.padding_map_arguments(m)[1]["box"] == [64, 8, 2, 4, 1]
 
 
 def test_a_made_descriptor_off_the_rule_launches_the_fallback(monkeypatch) -> None:

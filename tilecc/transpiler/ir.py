@@ -137,11 +137,14 @@ class DescriptorRead:
     transposed: bool = False
     # the descriptor's shape, as the bounds mask reads it (one scalar per dim)
     bounds: tuple = ()
-    # a load of pointers read as a box of a tensor map (passes.pointer_tiles): the
-    # coordinates of the map's dims past the block's two (box 1 each; outermost first),
-    # what the launch must find of arguments ((name, least value) each), and the ops
-    # that compute the coordinates (dropped when no TMA copy reads them)
+    # the coordinates of the map's dims past the block's two (box 1 each; outermost
+    # first): a load of pointers read as a box of a tensor map (passes.pointer_tiles), or
+    # the leading unit dims of a descriptor's block that a reshape dropped
+    # (passes.unit_dims: then `outer_bounds`, the descriptor's shape in those dims); of a
+    # load of pointers also what the launch must find of arguments ((name, least value)
+    # each), and the ops that compute the coordinates (dropped when no TMA copy reads them)
     outer: tuple = ()
+    outer_bounds: tuple = ()
     requires: tuple = ()
     pointers: bool = False
     ops: tuple = ()

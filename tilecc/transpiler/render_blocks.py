@@ -374,7 +374,7 @@ class BlockWriter(Writer):
         the corner lies inside the tensor; elsewhere `threads`, the threads' own store."""
         t, x = op.attrs["tma_store"], op.operands[1]
         rows, cols = x.type.shape
-        box_cols, per_chunk = t.map.box[1], 16 // x.dtype.itemsize
+        box_cols, per_chunk = t.map.box[-1], 16 // x.dtype.itemsize
         layout = x.layout
         run = layout.vec if layout.fast_axis == 1 else 1
         while per_chunk % run:
@@ -394,8 +394,9 @@ class BlockWriter(Writer):
             pos = inner(f"{col} / {box_cols} * {rows * box_cols} +{SPACE}{chunk} * "
                         f"{per_chunk} +{SPACE}{col} % {per_chunk}")
         row0, col0 = (self.exprs.text(c) for c in t.corner)
-        inside = f" &&{SPACE}".join(f"{c} >= 0 && {c} < {self.exprs.text(n)}"
-                                    for c, n in zip((row0, col0), t.bounds))
+        outer = [self.exprs.text(c) for c in t.outer]
+        inside = f" &&{SPACE}".join(f"{c} >= 0 && {c} < {self.exprs.text(n)}" for c, n in zip(
+            outer + [row0, col0], t.outer_bounds + t.bounds))
         self.out.line(self.ctx.block_macros.tma_store(dict(
             inside=inside, threads="\n".join(threads),
             comment=f"through shared memory, then the copy engine (TMA): {rows} x {box_cols} "
@@ -404,7 +405,7 @@ class BlockWriter(Writer):
             value=self.exprs.text(x, "r + k" if run > 1 else "r"), pos=pos, pairs=pairs,
             cols=cols,
             inner=box_cols, rows=rows, map=self.names.map_names[t.map.key], row=row0,
-            col=col0)))
+            col=col0, rank=2 + len(outer), outer="".join(f", {c}" for c in reversed(outer)))))
 
     def op_convert(self, op: Op) -> None:
         x, y = op.operands[0], op.result

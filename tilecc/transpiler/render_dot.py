@@ -1070,14 +1070,17 @@ class DotWriter(Writer):
         """The copies of a block whose rows a split map copies in one box (`rows_split`),
         each its coordinates and where it lands: the slab dim's coordinate, the others 0,
         but for a dim taken by copies of their own (`specs.row_copies`), box j at j boxes
-        along it, landing where the block's row of its first place lies."""
+        along it (the slab dim's too: 128 rows on 4 warps through a map with a dim past
+        the block's), landing where the block's row of its first place lies."""
         slab = rows_slab(copy.rows_split)
         stepped = [d for d in copy.rows_split if row_copies(d) > 1]
         boxes = []
         for j in range(row_copies(stepped[0]) if stepped else 1):
             at = [f"{col0} + col"] + [
-                f"{row0} / {slab}" if d[1] == slab else str(j * d[0]) if row_copies(d) > 1
-                else "0" for d in copy.rows_split]
+                (f"{row0} / {slab}" + (f" + {j * d[0]}" if j and row_copies(d) > 1 else ""))
+                if d[1] == slab else
+                str(j * d[0]) if row_copies(d) > 1 else "0" for d in copy.rows_split] + [
+                self.exprs.text(c) for c in reversed(copy.outer)]  # (the map's dims past)
             first = str(j * stepped[0][0] * stepped[0][1]) if stepped else "0"
             boxes.append(dict(at=", ".join(at),
                               offset=self.operand_offset(dot, which, first, "col")))
@@ -1104,12 +1107,14 @@ class DotWriter(Writer):
             (box_rows, box_cols), at = copy.box, f"{col0} + col, {row0} + r"
             if copy.transposed:
                 (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + col"
-            # a map of pointer blocks: its dims past the block's, one element each
+            # the map's dims past the block's (a map of pointer blocks, a descriptor's unit
+            # dims), one element each
             at += "".join(f", {self.exprs.text(c)}" for c in reversed(copy.outer))
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
                 split = dict(
-                    rank=1 + len(copy.rows_split), map=self.names.map_names[copy.key],
+                    rank=1 + len(copy.rows_split) + len(copy.outer),
+                    map=self.names.map_names[copy.key],
                     boxes=self.split_boxes(copy, dot, which, row0, col0),
                     whole=self.whole_slabs(copy, row0, rows),
                     skipped=None,

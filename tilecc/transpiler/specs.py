@@ -89,10 +89,12 @@ class TensorMap:
         if not self.rows_split:
             return list(reversed(shape)), list(reversed(strides[:-1])), list(reversed(self.box))
         slab = self.slab  # (the rows past the last whole slab are not in this map)
-        dims = [shape[1]] + [shape[0] // slab if d[1] == slab else d[0] * row_copies(d)
-                             for d in self.rows_split]
-        return (dims, [d[1] * strides[0] for d in self.rows_split],
-                [self.box[1]] + [d[0] for d in self.rows_split])
+        outer = len(self.box) - 2  # (dims past the block's: box 1, after the rows' dims)
+        dims = [shape[-1]] + [shape[-2] // slab if d[1] == slab else d[0] * row_copies(d)
+                              for d in self.rows_split] + list(reversed(shape[:-2]))
+        return (dims, [d[1] * strides[-2] for d in self.rows_split] +
+                list(reversed(strides[:-2])),
+                [self.box[-1]] + [d[0] for d in self.rows_split] + [1] * outer)
 
     @property
     def key(self) -> tuple:

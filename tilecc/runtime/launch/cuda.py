@@ -207,7 +207,7 @@ def tensor_map_arguments(m, address: int, shape, strides) -> dict | None:
             f"{m.what}: a tensor descriptor's base must be 16-byte aligned and its strides "
             f"but the last positive multiples of 16 bytes (Triton's rule; sm_90's TMA copies "
             f"need them), got address {address:#x} and strides {list(strides)} of {m.dtype}")
-    if shape[0] < m.slab:  # not one whole slab: no block is copied through this map
+    if shape[-2] < m.slab:  # not one whole slab: no block is copied through this map
         return None
     size = _element_bytes(m)
     dims, steps, box = m.encoded_dims(shape, strides)
@@ -232,7 +232,7 @@ def ragged_boxes(m, shape) -> bool:
     cp.async build holds its speed: 1.03–1.40x the TMA build's at 4097 rows).  Not for
     descriptors made in the kernel, whose other build reads them by bounds-checked loads:
     0.89–1.26x the TMA build's at 4097 and 1000 rows, no better on the whole."""
-    return m.pointers and bool(m.rows_split) and shape[0] % m.box[0] != 0
+    return m.pointers and bool(m.rows_split) and shape[-2] % m.box[-2] != 0
 
 
 def tail_copies(m, shape) -> int:
@@ -245,7 +245,7 @@ def tail_copies(m, shape) -> int:
     260 by the other)."""
     if not m.rows_split:
         return 0
-    tail = shape[0] % m.box[0]
+    tail = shape[-2] % m.box[-2]
     return -(-tail // 8)
 
 

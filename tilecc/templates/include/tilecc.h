@@ -2277,6 +2277,26 @@ TC_DEVICE void tma_store_2d(const TensorMap& map, unsigned src, int c0, int c1) 
                :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(src)
                : "memory");
 }
+// The same through a map of 3 to 5 dims (a descriptor's block with leading dims of 1:
+// passes.unit_dims).
+TC_DEVICE void tma_store_3d(const TensorMap& map, unsigned src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+               :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2),
+                  "r"(src) : "memory");
+}
+TC_DEVICE void tma_store_4d(const TensorMap& map, unsigned src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"
+               " [%0, {%1, %2, %3, %4}], [%5];"
+               :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2),
+                  "r"(c3), "r"(src) : "memory");
+}
+TC_DEVICE void tma_store_5d(const TensorMap& map, unsigned src, int c0, int c1, int c2, int c3,
+                            int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group"
+               " [%0, {%1, %2, %3, %4, %5}], [%6];"
+               :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2),
+                  "r"(c3), "r"(c4), "r"(src) : "memory");
+}
 TC_DEVICE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 template <int N> TC_DEVICE void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");

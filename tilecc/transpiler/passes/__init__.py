@@ -1,7 +1,9 @@
 """The pass pipeline: `run_passes(kernel, target)` annotates the IR for rendering.
 
   0. dce        — drop pure values nothing reads; fp16 / bf16 `a * b + c` becomes one
-                  fused multiply-add under fp fusion (passes.contract); `load(...).T`
+                  fused multiply-add under fp fusion (passes.contract); a reshape
+                  dropping unit dims of a load (adding them for a store) becomes the
+                  load (store) of the reshaped block (passes.unit_dims); `load(...).T`
                   becomes the load of the transposed block (passes.transpose); on sm_90,
                   loads of pointer blocks that are boxes of a strided tensor are marked
                   for TMA, those the loop advanced read from its index instead

@@ -111,11 +111,16 @@ class TmaCopy:
         return 8, self.box[1]
 
     @property
+    def map_tail_box(self) -> tuple[int, ...]:
+        """The box of the 8-row map, in all its dims (outermost first)."""
+        return (1,) * len(self.outer) + self.tail_box
+
+    @property
     def maps(self) -> dict[tuple, tuple]:
         """The maps this copy reads: key -> (box, swizzle, rows split)."""
         out = {self.key: (self.map_box, self.swizzle, self.rows_split)}
         if self.rows_split:
-            out[self.tail_key] = (self.tail_box, self.swizzle, None)
+            out[self.tail_key] = (self.map_tail_box, self.swizzle, None)
         return out
 
 
@@ -259,8 +264,8 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
     outer, inner = (cols, rows) if src.transposed else (rows, cols)  # the descriptor's dims
     esize = x.dtype.itemsize
     row_bytes = inner * esize
-    split = a_rows_split(dot, rows, src.corner[0]) if which == 0 and row_split and \
-        src.bounds else None
+    split = a_rows_split(dot, rows, src.corner[0], len(src.outer)) if which == 0 and \
+        row_split and src.bounds else None
     box_rows = 8 if which == 0 and split is None else outer  # (where wgmma_a_row puts A's)
     if which + k_major_b != 1 and row_bytes == 64:  # A or K-major B: 64-byte swizzle
         swizzle, box = 64, (box_rows, inner)
@@ -284,7 +289,8 @@ def tma_copy(load: Op, dot: Op, which: int, has_tma: bool,
                    src.outer, src.requires, src.pointers)
 
 
-def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, ...], ...] | None:
+def a_rows_split(dot: Op, rows: int, row0, outer: int = 0
+                 ) -> tuple[tuple[int, ...], ...] | None:
     """The dims of a tensor map that copies all `rows` of A's block to where each warp's
     wgmma reads them (`wgmma_a_place`) in one box: (extent, row stride) per dim, in the
     order the box fills shared memory, the first the 8 rows of a core matrix.  Where the
@@ -296,7 +302,8 @@ def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, ...], ...] | None
     fill exactly: the copy engine's bounds on it are the tensor's over its whole slabs
     (a block past them takes the 8-row map), where the block starts at a slab (`row0`,
     the block's first row, known to be a multiple).  None where no such dims exist within
-    the copy engine's five (with the columns) or the start is not known to be one."""
+    the copy engine's five (with the columns and the map's `outer` dims past the block's)
+    or the start is not known to be one."""
     warps = dot.attrs["plan"].warps[0]
     if warps % 4 or rows % (warps // 4) or rows % 8:
         return None
@@ -310,13 +317,14 @@ def a_rows_split(dot: Op, rows: int, row0) -> tuple[tuple[int, ...], ...] | None
     dims: list[tuple[int, ...]] | None = _mixed_radix(perm)
     if dims is None:
         return None
-    if len(dims) == 5:  # (256 rows on 8 warps) the last dim's boxes as copies of their own
+    most = 4 - outer  # the copy engine's five dims, less the columns and the outer ones
+    if len(dims) == most + 1:  # (256 rows on 8 warps) the last dim's boxes as copies
         extent, stride = dims.pop()
         into = [i for i, (e, s) in enumerate(dims) if e * s == stride]
         if not into:
             return None
         dims[into[0]] = (*dims[into[0]], extent)
-    if len(dims) > 4:
+    if len(dims) > most:
         return None
     slab = rows_slab(dims)
     below = {0}
@@ -416,16 +424,18 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
             ld = defined.get(x.id)
             if ld is None or ld.kind != "load" or x.id in yielded or ld in loads:
                 continue
-            shared = None
             if users.get(x.id) != [op]:  # read by other products too, or transposed
                 shared = _shared_stage(ld, users, yielded)
-                if shared is None or not _candidate(ld, op, which):
+                if shared is None or shared and not _candidate(ld, op, which):
                     continue
-                loads.append(ld)
-                tma.append(None)  # (the copy engine's boxes serve one product's layout)
-                fed.append((op, which))
-                views += shared
-                continue
+                if shared:  # (the copy engine's boxes serve one product's layout)
+                    loads.append(ld)
+                    tma.append(None)
+                    fed.append((op, which))
+                    views += shared
+                    continue
+                # several products read the stage as it is, each element where this one
+                # does (`_shared_stage`): copied for this one, it serves them all
             copy = tma_copy(ld, op, which, has_tma)
             if copy is not None and copy.args is not None and not made_descriptor_tma:
                 copy = None
@@ -544,7 +554,7 @@ def _loop(loop: Op, stages: int, reads: dict[int, int], has_tma: bool,
     for i, copy in enumerate(tma):
         if copy is not None and not all(
                 c.id in carried or c is body.args[0] or c.id not in defined or
-                id(defined[c.id]) in slice_ops for c in copy.corner):
+                id(defined[c.id]) in slice_ops for c in copy.corner + copy.outer):
             if not _candidate(loads[i], *fed[i]):
                 return None
             tma[i] = None

@@ -9,6 +9,7 @@ from tilecc.transpiler.passes.carried_offsets import carry_offsets, hoist_offset
 from tilecc.transpiler.passes.coalesce import coalesce_in_loops, coalesce_loads, coalesce_stores
 from tilecc.transpiler.passes.contract import contract_products, fold_dot_adds
 from tilecc.transpiler.passes.transpose import fold_transposed_loads
+from tilecc.transpiler.passes.unit_dims import fold_unit_dims
 from tilecc.transpiler.passes.dce import eliminate_dead_code
 from tilecc.transpiler.passes.settle import settle
 from tilecc.transpiler.target import CompileTarget
@@ -26,6 +27,7 @@ def run_passes(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool 
     eliminate_dead_code(kernel)
     fold_dot_adds(kernel)
     contract_products(kernel)
+    fold_unit_dims(kernel)
     fold_transposed_loads(kernel)
     if target.async_copies and target.has_tma and made_descriptor_tma and \
             pipeline.any_pipelined(kernel) and pointer_tiles.mark(kernel):

@@ -160,6 +160,10 @@ class TmaStore:
     corner: tuple
     bounds: tuple  # the descriptor's shape (a block with its corner outside: the threads')
     buffer: Tile
+    # the coordinates of the map's dims past the block's (box 1 each, outermost first)
+    # and the descriptor's shape there (ir.DescriptorRead.outer)
+    outer: tuple = ()
+    outer_bounds: tuple = ()
 
 
 def _tma_stores(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool
@@ -185,7 +189,8 @@ def _tma_stores(kernel: Kernel, target: CompileTarget, made_descriptor_tma: bool
         inner = 128 // x.dtype.itemsize
         if cols % inner or rows % 8 or rows > 256:
             continue
-        m = TensorMap(src.param, x.dtype.short, (rows, inner), 128, "zero", src.args, True)
+        m = TensorMap(src.param, x.dtype.short, (1,) * len(src.outer) + (rows, inner), 128,
+                      "zero", src.args, True)
         have = maps.get(m.key)
         if have is not None and have != m:  # one map per descriptor (the loads' box)
             continue
@@ -264,7 +269,8 @@ def _dynamic_tiles(kernel: Kernel, pipelined: set[int],
         buffer = Tile(at, nbytes, f"the blocks the copy engine stores: {nbytes} bytes")
         for op, m in stores:
             src = op.attrs["descriptor"]
-            op.attrs["tma_store"] = TmaStore(m, src.corner, src.bounds, buffer)
+            op.attrs["tma_store"] = TmaStore(m, src.corner, src.bounds, buffer, src.outer,
+                                             src.outer_bounds)
 
 
 def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
@@ -280,7 +286,7 @@ def _tensor_maps(kernel: Kernel) -> list[TensorMap]:
                                            requires=copy.requires, pointers=copy.pointers)
             if copy is not None and copy.rows_split and copy.tail_key not in maps:
                 maps[copy.tail_key] = TensorMap(copy.param, ld.result.dtype.short,
-                                                copy.tail_box, copy.swizzle, copy.padding,
+                                                copy.map_tail_box, copy.swizzle, copy.padding,
                                                 copy.args, requires=copy.requires,
                                                 pointers=copy.pointers)
     return list(maps.values())

@@ -9,7 +9,8 @@
 # RANDOM_KERNELS / 20 loads read by two products, one through tl.trans (shared_operand,
 # from 610000) and RANDOM_KERNELS / 20 loads met element by element by a loop's product
 # (product_meets_load, from 620000) and RANDOM_KERNELS / 20 masked products cast into a
-# product accumulating over the loop (masked_chain, from 630000);
+# product accumulating over the loop (masked_chain, from 630000) and RANDOM_KERNELS / 20
+# batched blocks reshaped to and from a product's 2-D block (batched_block, from 640000);
 # the counts and failing programs go to $OUT/random_kernels.  Run from the repository root
 # with PYTHONPATH (and OUT) set, as scripts/gpu_check.sh does.
 set -uo pipefail
@@ -34,4 +35,5 @@ run random_kernels_shared_operand.log -n $((n / 20)) --start 610000 --features s
 run random_kernels_product_meets_load.log -n $((n / 20)) --start 620000 \
     --features product_meets_load
 run random_kernels_masked_chain.log -n $((n / 20)) --start 630000 --features masked_chain
+run random_kernels_batched_block.log -n $((n / 20)) --start 640000 --features batched_block
 exit "$status"

@@ -408,3 +408,92 @@ def masked_chain_program(seed: int, rng: random.Random, types: dict) -> Program:
                    {"D": D, "BM": BM, "BN": BN}, (blocks,), warps,
                    1e-2 if dt.name == "float32" else 1e-4, reference, {"N": N},
                    num_stages=stages)
+
+
+def batched_block_program(seed: int, rng: random.Random, types: dict) -> Program:
+    """The `batched_block` feature: a batched K loop written as Liger's fused MLP writes
+    it: x (B, S, K) read through a 3-D tensor descriptor made in the kernel, a block of 1
+    along the batch reshaped to the 2-D block the product reads (`tl.reshape`, `.reshape`,
+    or a 3-D block pointer), the weights (N, K) through a 2-D descriptor as `w.T`; with a
+    second weight array the block feeds two products.  The result is stored through a 3-D
+    descriptor, reshaped back to its box (sometimes cast to the inputs' type), or by
+    pointers.  Ragged rows (the descriptor's zeros past each batch's rows) and K (past K).
+    Where the reshape only drops the batch, the load and the store are the 2-D block's
+    (passes.unit_dims), TMA copies of a 3-d map on sm_90 (the descriptors' shapes and
+    strides are arguments, whose maps the launch encodes).  Inputs are quarters in
+    [-4, 4]: every product and sum is exact."""
+    dt = types[rng.choice(["float16", "float16", "float32"] +
+                          (["bfloat16"] * 2 if "bfloat16" in types else []))]
+    f32 = types["float32"]
+    BM, BN, BK = rng.choice([64, 64, 128]), rng.choice([64, 128]), rng.choice([32, 64])
+    if dt.name == "float32":  # (within gfx90a's 64 KiB of shared memory)
+        BM, BN, BK = 64, 64, 32
+    warps = rng.choice([4, 4, 8])
+    stages = rng.choice([1, 2, 3, 3, 4])
+    step = 16 // dt.np.itemsize  # (a descriptor's strides are 16-byte multiples)
+    B, S, K = rng.randint(1, 3), rng.randint(1, 3 * BM), step * rng.randint(1, 160 // step)
+    N = BN * rng.choice([1, 2])
+    two = rng.random() < 0.4
+    load = rng.choice(["reshape", "method", "block_ptr"])
+    cast = rng.random() < 0.3 and not two  # (a 16-bit sum of quarters is exact below 2^11)
+    by_pointers = rng.random() < 0.25
+    out_dt = dt if cast else f32
+    name = f"random_kernel_{seed}"
+    x_read = {
+        "reshape": "tl.reshape(xd.load([b, pid_m * BM, k]), [BM, BK])",
+        "method": "xd.load([b, pid_m * BM, k]).reshape(BM, BK)",
+        "block_ptr": "tl.load(tl.advance(xp, (0, 0, k)), boundary_check=(0, 1, 2), "
+                     "padding_option='zero').reshape(BM, BK)"}[load]
+    lines = [
+        "import tilecc", "import tilecc.language as tl", "", "",
+        "@tilecc.jit",
+        f"def {name}(x_ptr, w_ptr, v_ptr, out_ptr, B, S, K, x_batch, out_batch, "
+        "N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):",
+        "    pid_m, pid_n, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)",
+        "    xd = tl.make_tensor_descriptor(x_ptr, [B, S, K], [x_batch, K, 1], [1, BM, BK])",
+        "    xp = tl.make_block_ptr(x_ptr, (B, S, K), (x_batch, K, 1), (b, pid_m * BM, 0), "
+        "(1, BM, BK), (2, 1, 0))",
+        "    wd = tl.make_tensor_descriptor(w_ptr, [N, K], [K, 1], [BN, BK])",
+        "    vd = tl.make_tensor_descriptor(v_ptr, [N, K], [K, 1], [BN, BK])",
+        "    acc = tl.zeros([BM, BN], dtype=tl.float32)",
+        "    acc2 = tl.zeros([BM, BN], dtype=tl.float32)",
+        "    for k in range(0, K, BK):",
+        f"        x = {x_read}",
+        "        acc = tl.dot(x, tl.trans(wd.load([pid_n * BN, k])), acc)",
+    ]
+    if two:
+        lines.append("        acc2 = tl.dot(x, vd.load([pid_n * BN, k]).T, acc2)")
+    lines.append("    res = acc + acc2" if two else "    res = acc")
+    if by_pointers:
+        lines += ["    rows = pid_m * BM + tl.arange(0, BM)",
+                  "    cols = pid_n * BN + tl.arange(0, BN)",
+                  "    tl.store(out_ptr + b * S * N + rows[:, None] * N + cols[None, :], "
+                  f"res{'.to(x_ptr.dtype.element_ty)' if cast else ''}, "
+                  "mask=rows[:, None] < S)"]
+    else:
+        lines += ["    od = tl.make_tensor_descriptor(out_ptr, [B, S, N], [out_batch, N, 1], "
+                  "[1, BM, BN])",
+                  "    od.store([b, pid_m * BM, pid_n * BN], tl.reshape(res, [1, BM, BN])"
+                  f"{'.to(x_ptr.dtype.element_ty)' if cast else ''})"]
+    source = "\n".join(lines) + "\n"
+
+    def reference(inputs: dict, nudge: int = 0) -> dict:
+        x = inputs["x_ptr"].astype(np.float64).reshape(B, S, K)
+        w = inputs["w_ptr"].astype(np.float64).reshape(N, K)
+        out = x @ w.T
+        if two:
+            out = out + x @ inputs["v_ptr"].astype(np.float64).reshape(N, K).T
+        r = out.astype(out_dt.np).reshape(-1)
+        return {"out_ptr": (r, np.ones(r.size, bool))}
+
+    return Program(seed, "batched_block", source, name,
+                   [("x_ptr", "array"), ("w_ptr", "array"), ("v_ptr", "array"),
+                    ("out_ptr", "array"), ("B", "i32"), ("S", "i32"), ("K", "i32"),
+                    ("x_batch", "i32"), ("out_batch", "i32"), ("N", "constexpr"), ("BM", "constexpr"), ("BN", "constexpr"),
+                    ("BK", "constexpr")],
+                   {"x_ptr": (dt, B * S * K), "w_ptr": (dt, N * K), "v_ptr": (dt, N * K)},
+                   [Output("out_ptr", out_dt, B * S * N, exact=False)],
+                   {"N": N, "BM": BM, "BN": BN, "BK": BK}, (-(-S // BM), N // BN, B), warps,
+                   1e-2 if dt.name == "float32" else 1e-4, reference,
+                   {"B": B, "S": S, "K": K, "x_batch": S * K, "out_batch": S * N},
+                   num_stages=stages)

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from tilecc.testing import random_wild as W
-from tilecc.testing.random_dot_loops import (dot_loop_program, masked_chain_program,
-                                             product_meets_load_program, shared_operand_program)
+from tilecc.testing.random_dot_loops import (batched_block_program, dot_loop_program,
+                                             masked_chain_program, product_meets_load_program,
+                                             shared_operand_program)
 from tilecc.testing.random_exprs import (  # noqa: F401 - re-exported for tests
     CUMSUM_TO, SUM_TO, D, DT, DTYPES, RTOL, Gen, Undefined, _check_int_range, _ints, _wrap,
     block_len, cast_value, computation_type, literal_type, minmax_type, sum_rtol)
@@ -84,6 +85,8 @@ def generate(seed: int, features: tuple[str, ...] = FEATURES,
         return product_meets_load_program(seed, rng, D)
     if feature == "masked_chain":
         return masked_chain_program(seed, rng, D)
+    if feature == "batched_block":
+        return batched_block_program(seed, rng, D)
     rank = rng.choice([1, 2, 2])
     M = rng.choice([1, 2, 4, 8]) if rank == 2 else 1
     N = rng.choice([16, 32, 64, 128] if rank == 2 else [16, 32, 64, 128, 256, 1024])

@@ -51,7 +51,7 @@ WILD_FEATURES = ("ptr_loop", "branch_memory", "branch_carry", "optional_ptr", "s
 # constructs added after seeds of WILD_FEATURES were recorded (tests' regression seeds):
 # drawn only when asked for, so that those seeds keep their programs
 LATER_FEATURES = ("block_ptr_loop", "dot_loop", "batched_dot", "scaled_dot_loop", "chained_dot",
-                  "shared_operand", "product_meets_load", "masked_chain")
+                  "shared_operand", "product_meets_load", "masked_chain", "batched_block")
 WEIGHTS = {f: 1.0 for f in WILD_FEATURES + LATER_FEATURES}
 # features that are expression nodes (WildGen draws them inside `res`)
 NODES = {"scalar_where", "builtin_minmax"}

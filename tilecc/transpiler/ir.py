@@ -196,6 +196,24 @@ class Kernel:
         yield from walk(self.body)
 
 
+def rewrite(region: Region, replaced: dict[int, "Op | None"], after: dict[int, list["Op"]],
+            renamed: dict[int, Value]) -> None:
+    """`region` and those nested in it rewritten in place: each op whose id is in
+    `replaced` gives way to its replacement (None: dropped), the ops of `after[id(op)]`
+    follow it, and every operand and yield reads `renamed`'s value for a renamed id (the
+    folds of passes.transpose and passes.unit_dims)."""
+    ops: list[Op] = []
+    for op in region.ops:
+        for r in op.regions:
+            rewrite(r, replaced, after, renamed)
+        new = replaced.get(id(op), op)
+        for o in ([new] if new is not None else []) + after.get(id(op), []):
+            o.operands = [renamed.get(v.id, v) for v in o.operands]
+            ops.append(o)
+    region.ops = ops
+    region.yields = [renamed.get(v.id, v) for v in region.yields]
+
+
 def walk(region: Region) -> Iterator[Op]:
     for op in region.ops:
         yield op

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tilecc.transpiler import ir
-from tilecc.transpiler.ir import DescriptorRead, Kernel, Op, Region, Type, Value
+from tilecc.transpiler.ir import DescriptorRead, Kernel, Op, Type, Value
 
 # element-wise ops: transposed by transposing their block operands
 _ELEMENTWISE = {"cast", "unary", "binary", "cmp", "addptr", "where", "fma"}
@@ -102,19 +102,5 @@ def fold_transposed_loads(kernel: Kernel) -> None:
         renamed[op.result.id] = new.result
 
     if swapped:
-        _rebuild(kernel.body, after, swapped, renamed)
+        ir.rewrite(kernel.body, swapped, after, renamed)
 
-
-def _rebuild(region: Region, after: dict[int, list[Op]], swapped: dict[int, Op | None],
-             renamed: dict[int, Value]) -> None:
-    ops: list[Op] = []
-    for op in region.ops:
-        for r in op.regions:
-            _rebuild(r, after, swapped, renamed)
-        op.operands = [renamed.get(v.id, v) for v in op.operands]
-        new = swapped.get(id(op), op)
-        if new is not None:
-            ops.append(new)
-        ops.extend(after.get(id(op), ()))
-    region.ops = ops
-    region.yields = [renamed.get(v.id, v) for v in region.yields]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tilecc.transpiler import ir
-from tilecc.transpiler.ir import DescriptorRead, Kernel, Op, Region, Type, Value
+from tilecc.transpiler.ir import DescriptorRead, Kernel, Op, Type, Value
 
 # element-wise ops: their block operands share the result's shape
 _ELEMENTWISE = {"cast", "unary", "binary", "cmp", "addptr", "where", "fma"}
@@ -75,8 +75,8 @@ def fold_unit_dims(kernel: Kernel) -> None:
                 continue
             replaced[id(op)] = Op("store", [folder.squeezed(v, dims) for v in op.operands],
                                   [], op.loc, _descriptor(op.attrs, dims))
-    if replaced:
-        _rebuild(kernel.body, folder.after, replaced, renamed)
+    if replaced:  # (a folded store may read a folded load: `x.reshape(1, n)` of its reshape)
+        ir.rewrite(kernel.body, replaced, folder.after, renamed)
 
 
 def _reshaped_from(x: Value) -> tuple[int, ...] | None:
@@ -192,17 +192,3 @@ def _inner_dims(dims: tuple[int, ...], axis: int) -> tuple[int, ...]:
     """`dims` of an `expand_dims(x, axis)` result as dims of `x`."""
     return tuple(d if d < axis else d - 1 for d in dims if d != axis)
 
-
-def _rebuild(region: Region, after: dict[int, list[Op]], replaced: dict[int, Op | None],
-             renamed: dict[int, Value]) -> None:
-    ops: list[Op] = []
-    for op in region.ops:
-        for r in op.regions:
-            _rebuild(r, after, replaced, renamed)
-        new = replaced.get(id(op), op)
-        for o in ([new] if new is not None else []) + after.get(id(op), []):
-            # (a folded store may read a folded load: `x.reshape(1, n)` of its reshape)
-            o.operands = [renamed.get(v.id, v) for v in o.operands]
-            ops.append(o)
-    region.ops = ops
-    region.yields = [renamed.get(v.id, v) for v in region.yields]

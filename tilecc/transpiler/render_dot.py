@@ -1066,23 +1066,26 @@ class DotWriter(Writer):
                     boxes=boxes,
                     offset=self.operand_offset(dot, which, "r", "col"))
 
-    def split_boxes(self, copy, dot: Op, which: int, row0: str, col0: str) -> list[dict]:
+    def split_boxes(self, copy, dot: Op, which: int, row0: str, col0: str,
+                    past: str) -> list[dict]:
         """The copies of a block whose rows a split map copies in one box (`rows_split`),
         each its coordinates and where it lands: the slab dim's coordinate, the others 0,
         but for a dim taken by copies of their own (`specs.row_copies`), box j at j boxes
         along it (the slab dim's too: 128 rows on 4 warps through a map with a dim past
-        the block's), landing where the block's row of its first place lies."""
+        the block's), landing where the block's row of its first place lies; `past`: the
+        coordinates of the map's dims past the block's, as the copy's text ends."""
         slab = rows_slab(copy.rows_split)
         stepped = [d for d in copy.rows_split if row_copies(d) > 1]
         boxes = []
         for j in range(row_copies(stepped[0]) if stepped else 1):
-            at = [f"{col0} + col"] + [
-                (f"{row0} / {slab}" + (f" + {j * d[0]}" if j and row_copies(d) > 1 else ""))
-                if d[1] == slab else
-                str(j * d[0]) if row_copies(d) > 1 else "0" for d in copy.rows_split] + [
-                self.exprs.text(c) for c in reversed(copy.outer)]  # (the map's dims past)
+            def coordinate(d: tuple[int, ...]) -> str:
+                step = j * d[0] if row_copies(d) > 1 else 0
+                if d[1] != slab:
+                    return str(step)
+                return f"{row0} / {slab}" + (f" + {step}" if step else "")
+            at = ", ".join([f"{col0} + col"] + [coordinate(d) for d in copy.rows_split])
             first = str(j * stepped[0][0] * stepped[0][1]) if stepped else "0"
-            boxes.append(dict(at=", ".join(at),
+            boxes.append(dict(at=at + past,
                               offset=self.operand_offset(dot, which, first, "col")))
         return boxes
 
@@ -1109,13 +1112,14 @@ class DotWriter(Writer):
                 (box_cols, box_rows), at = copy.box, f"{col0} + r, {row0} + col"
             # the map's dims past the block's (a map of pointer blocks, a descriptor's unit
             # dims), one element each
-            at += "".join(f", {self.exprs.text(c)}" for c in reversed(copy.outer))
+            past = "".join(f", {self.exprs.text(c)}" for c in reversed(copy.outer))
+            at += past
             split = None
             if copy.rows_split:  # all rows in one box: the slab dim's coordinate, the rest 0
                 split = dict(
                     rank=1 + len(copy.rows_split) + len(copy.outer),
                     map=self.names.map_names[copy.key],
-                    boxes=self.split_boxes(copy, dot, which, row0, col0),
+                    boxes=self.split_boxes(copy, dot, which, row0, col0, past),
                     whole=self.whole_slabs(copy, row0, rows),
                     skipped=None,
                     inside=f"{row0} + r < {self.exprs.text(copy.rows)}"
